@@ -1,0 +1,2 @@
+//! ascendopt command-line interface.
+fn main() {}

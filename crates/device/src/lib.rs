@@ -1,0 +1,2 @@
+//! The device layer: where an operator is built, run and profiled.
+#![deny(missing_docs)]

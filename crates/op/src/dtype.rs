@@ -1,0 +1,165 @@
+//! Element types of operator tensors, with their op.toml names, sizes and
+//! the codes of the simulator ABI (`AscDtype` in `abi.h`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// An element type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    /// IEEE binary16 (`half`).
+    Float16,
+    /// bfloat16 (`bfloat16_t`).
+    Bfloat16,
+    /// IEEE binary32.
+    Float32,
+    /// Signed 8-bit integer.
+    Int8,
+    /// Unsigned 8-bit integer.
+    Uint8,
+    /// Signed 16-bit integer.
+    Int16,
+    /// Unsigned 16-bit integer.
+    Uint16,
+    /// Signed 32-bit integer.
+    Int32,
+    /// Unsigned 32-bit integer.
+    Uint32,
+    /// Signed 64-bit integer.
+    Int64,
+    /// Unsigned 64-bit integer.
+    Uint64,
+    /// Boolean, one byte (0 or 1).
+    Bool,
+    /// IEEE binary64.
+    Float64,
+}
+
+impl Dtype {
+    /// Every dtype, in ABI code order.
+    pub const ALL: [Dtype; 13] = [
+        Dtype::Float16,
+        Dtype::Bfloat16,
+        Dtype::Float32,
+        Dtype::Int8,
+        Dtype::Uint8,
+        Dtype::Int16,
+        Dtype::Uint16,
+        Dtype::Int32,
+        Dtype::Uint32,
+        Dtype::Int64,
+        Dtype::Uint64,
+        Dtype::Bool,
+        Dtype::Float64,
+    ];
+
+    /// Size of one element in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::Int8 | Dtype::Uint8 | Dtype::Bool => 1,
+            Dtype::Float16 | Dtype::Bfloat16 | Dtype::Int16 | Dtype::Uint16 => 2,
+            Dtype::Float32 | Dtype::Int32 | Dtype::Uint32 => 4,
+            Dtype::Int64 | Dtype::Uint64 | Dtype::Float64 => 8,
+        }
+    }
+
+    /// The name used in op.toml (`float16`, `float32`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Float16 => "float16",
+            Dtype::Bfloat16 => "bfloat16",
+            Dtype::Float32 => "float32",
+            Dtype::Int8 => "int8",
+            Dtype::Uint8 => "uint8",
+            Dtype::Int16 => "int16",
+            Dtype::Uint16 => "uint16",
+            Dtype::Int32 => "int32",
+            Dtype::Uint32 => "uint32",
+            Dtype::Int64 => "int64",
+            Dtype::Uint64 => "uint64",
+            Dtype::Bool => "bool",
+            Dtype::Float64 => "float64",
+        }
+    }
+
+    /// Parses an op.toml name; also accepts the short forms `half`, `float`,
+    /// `fp16`, `fp32`, `bf16`.
+    pub fn parse(name: &str) -> Option<Dtype> {
+        let d = match name {
+            "float16" | "half" | "fp16" => Dtype::Float16,
+            "bfloat16" | "bf16" => Dtype::Bfloat16,
+            "float32" | "float" | "fp32" => Dtype::Float32,
+            "int8" => Dtype::Int8,
+            "uint8" => Dtype::Uint8,
+            "int16" => Dtype::Int16,
+            "uint16" => Dtype::Uint16,
+            "int32" => Dtype::Int32,
+            "uint32" => Dtype::Uint32,
+            "int64" => Dtype::Int64,
+            "uint64" => Dtype::Uint64,
+            "bool" => Dtype::Bool,
+            "float64" | "double" => Dtype::Float64,
+            _ => return None,
+        };
+        Some(d)
+    }
+
+    /// The `AscDtype` code of the simulator ABI.
+    pub fn abi_code(self) -> u8 {
+        match self {
+            Dtype::Float16 => 1,
+            Dtype::Bfloat16 => 2,
+            Dtype::Float32 => 3,
+            Dtype::Int8 => 4,
+            Dtype::Uint8 => 5,
+            Dtype::Int16 => 6,
+            Dtype::Uint16 => 7,
+            Dtype::Int32 => 8,
+            Dtype::Uint32 => 9,
+            Dtype::Int64 => 10,
+            Dtype::Uint64 => 11,
+            Dtype::Bool => 12,
+            Dtype::Float64 => 13,
+        }
+    }
+
+    /// Inverse of [`Dtype::abi_code`].
+    pub fn from_abi_code(code: u8) -> Option<Dtype> {
+        Dtype::ALL.iter().copied().find(|d| d.abi_code() == code)
+    }
+
+    /// True for floating-point types.
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            Dtype::Float16 | Dtype::Bfloat16 | Dtype::Float32 | Dtype::Float64
+        )
+    }
+
+    /// True for signed integer types.
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64)
+    }
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abi_codes_round_trip() {
+        for d in Dtype::ALL {
+            assert_eq!(Dtype::from_abi_code(d.abi_code()), Some(d));
+            assert_eq!(Dtype::parse(d.name()), Some(d));
+        }
+        assert_eq!(Dtype::from_abi_code(0), None);
+        assert_eq!(Dtype::parse("complex64"), None);
+    }
+}

@@ -1,0 +1,306 @@
+/* ascendopt simulator: the C ABI between the AscendC emulation headers and the
+ * Rust runtime.
+ *
+ * Every AscendC API call made by a kernel becomes one call through the
+ * function table `AscRuntime`; the Rust side (crates/sim/src/abi.rs mirrors
+ * every struct here field by field, `#[repr(C)]`) owns all on-chip memory,
+ * computes the result and records one instruction in the trace.
+ *
+ * Rules:
+ *  - Plain C, fixed-width types only. Bump ASC_ABI_VERSION on any change.
+ *  - Local (on-chip) memory is named by (memory kind, byte address); global
+ *    memory by real host pointers, which the runtime bounds-checks against
+ *    the allocations it made.
+ *  - A fatal error (UB overflow, GM out of bounds, deadlock, ...) does not
+ *    return: the runtime writes the failed result and ends the worker.
+ */
+#ifndef ASCENDOPT_ABI_H
+#define ASCENDOPT_ABI_H
+
+#include <stdint.h>
+
+#define ASC_ABI_VERSION 1u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- element types ---------------------------------------------------- */
+enum AscDtype {
+  ASC_DT_NONE = 0,
+  ASC_DT_F16 = 1,
+  ASC_DT_BF16 = 2,
+  ASC_DT_F32 = 3,
+  ASC_DT_I8 = 4,
+  ASC_DT_U8 = 5,
+  ASC_DT_I16 = 6,
+  ASC_DT_U16 = 7,
+  ASC_DT_I32 = 8,
+  ASC_DT_U32 = 9,
+  ASC_DT_I64 = 10,
+  ASC_DT_U64 = 11,
+  ASC_DT_BOOL = 12,
+  ASC_DT_F64 = 13
+};
+
+/* ---- memories ----------------------------------------------------------- */
+enum AscMem {
+  ASC_MEM_GM = 0,
+  ASC_MEM_UB = 1,
+  ASC_MEM_L1 = 2,
+  ASC_MEM_L0A = 3,
+  ASC_MEM_L0B = 4,
+  ASC_MEM_L0C = 5,
+  ASC_MEM_BT = 6,
+  ASC_MEM_FB = 7
+};
+
+/* ---- pipes (also the halves of a HardEvent: event = src * 8 + dst) ----- */
+enum AscPipe {
+  ASC_PIPE_S = 0,
+  ASC_PIPE_V = 1,
+  ASC_PIPE_M = 2,
+  ASC_PIPE_MTE1 = 3,
+  ASC_PIPE_MTE2 = 4,
+  ASC_PIPE_MTE3 = 5,
+  ASC_PIPE_FIX = 6,
+  ASC_PIPE_ALL = 7
+};
+
+/* Source location of the API call in the kernel (file may be NULL). */
+typedef struct AscLoc {
+  const char* file;
+  int32_t line;
+} AscLoc;
+
+/* A view of on-chip memory: `elems` elements of `dtype` at byte `addr`. */
+typedef struct AscLocal {
+  uint8_t mem;   /* AscMem */
+  uint8_t dtype; /* AscDtype */
+  uint16_t reserved;
+  uint32_t addr;  /* byte offset inside the core's memory `mem` */
+  uint32_t elems; /* logical size of the view, in elements */
+} AscLocal;
+
+/* ---- vector instructions ------------------------------------------------ */
+enum AscVecOpCode {
+  /* binary, dst = f(src0, src1) */
+  ASC_VOP_ADD = 1,
+  ASC_VOP_SUB = 2,
+  ASC_VOP_MUL = 3,
+  ASC_VOP_DIV = 4,
+  ASC_VOP_MAX = 5,
+  ASC_VOP_MIN = 6,
+  ASC_VOP_AND = 7,
+  ASC_VOP_OR = 8,
+  ASC_VOP_ADD_RELU = 9,
+  ASC_VOP_FUSED_MUL_ADD = 10, /* dst = src0 * dst + src1 */
+  ASC_VOP_MUL_ADD_DST = 11,   /* dst = src0 * src1 + dst */
+  ASC_VOP_SUB_RELU = 12,
+  /* unary, dst = f(src0) */
+  ASC_VOP_EXP = 20,
+  ASC_VOP_LN = 21,
+  ASC_VOP_ABS = 22,
+  ASC_VOP_RECIPROCAL = 23,
+  ASC_VOP_SQRT = 24,
+  ASC_VOP_RSQRT = 25,
+  ASC_VOP_RELU = 26,
+  ASC_VOP_NOT = 27,
+  ASC_VOP_NEG = 28,
+  /* vector-scalar, dst = f(src0, scalar) */
+  ASC_VOP_ADDS = 40,
+  ASC_VOP_MULS = 41,
+  ASC_VOP_MAXS = 42,
+  ASC_VOP_MINS = 43,
+  ASC_VOP_SUBS = 44,
+  ASC_VOP_DIVS = 45,
+  ASC_VOP_LEAKY_RELU = 46,
+  ASC_VOP_AXPY = 47, /* dst += scalar * src0 (src0 dtype may differ: src_dtype) */
+  ASC_VOP_SHIFT_LEFT = 48,
+  ASC_VOP_SHIFT_RIGHT = 49,
+  /* fill and index */
+  ASC_VOP_DUPLICATE = 60,       /* dst = scalar */
+  ASC_VOP_CREATE_VEC_INDEX = 61, /* dst[i] = scalar + i; count form only */
+  ASC_VOP_BRCB = 62,            /* p[0]=dstBlkStride p[1]=dstRepStride, repeat */
+  ASC_VOP_GATHER = 63,          /* src1 = u32 byte offsets, p[0] = srcBaseAddr */
+  /* conversion */
+  ASC_VOP_CAST = 70, /* round = AscRound, src_dtype -> dtype */
+  /* compare and select */
+  ASC_VOP_COMPARE = 80,  /* round = AscCmp; dst is a u8 bit mask */
+  ASC_VOP_COMPARES = 81, /* round = AscCmp; scalar operand */
+  ASC_VOP_SELECT = 82,   /* src2 = u8 bit mask; p[0] = SELMODE; mode 1 uses scalar */
+  /* reductions */
+  ASC_VOP_REDUCE_SUM = 90, /* src1 = work tensor; p[0] = calIndex */
+  ASC_VOP_REDUCE_MAX = 91,
+  ASC_VOP_REDUCE_MIN = 92,
+  ASC_VOP_WHOLE_REDUCE_SUM = 93, /* p[0]=dstRepStride p[1]=srcBlkStride p[2]=srcRepStride p[3]=ReduceOrder */
+  ASC_VOP_WHOLE_REDUCE_MAX = 94,
+  ASC_VOP_WHOLE_REDUCE_MIN = 95,
+  ASC_VOP_BLOCK_REDUCE_SUM = 96, /* p[0]=dstRepStride p[1]=srcBlkStride p[2]=srcRepStride */
+  ASC_VOP_BLOCK_REDUCE_MAX = 97,
+  ASC_VOP_BLOCK_REDUCE_MIN = 98,
+  ASC_VOP_PAIR_REDUCE_SUM = 99
+};
+
+/* How the number of elements processed is given. */
+enum AscVecForm {
+  ASC_FORM_COUNT = 0,     /* `count` elements, contiguous (count form API) */
+  ASC_FORM_MASK_CONT = 1, /* mask[0] = first N elements per repeat; repeat + strides */
+  ASC_FORM_MASK_BITS = 2, /* mask[0] = low 64 lanes, mask[1] = high 64 lanes */
+  ASC_FORM_MASK_CUR = 3   /* mask already set by SetVectorMask (isSetMask=false) */
+};
+
+/* Cast round modes (AscendC RoundMode). */
+enum AscRound {
+  ASC_RND_NONE = 0,
+  ASC_RND_RINT = 1,
+  ASC_RND_FLOOR = 2,
+  ASC_RND_CEIL = 3,
+  ASC_RND_ROUND = 4,
+  ASC_RND_TRUNC = 5,
+  ASC_RND_ODD = 6,
+  ASC_RND_HYBRID = 7
+};
+
+/* Compare modes (AscendC CMPMODE). */
+enum AscCmp {
+  ASC_CMP_LT = 0,
+  ASC_CMP_GT = 1,
+  ASC_CMP_EQ = 2,
+  ASC_CMP_LE = 3,
+  ASC_CMP_GE = 4,
+  ASC_CMP_NE = 5
+};
+
+typedef struct AscVecOp {
+  uint32_t op;        /* AscVecOpCode */
+  uint8_t dtype;      /* element type of dst (and of the sources unless noted) */
+  uint8_t src_dtype;  /* source type for Cast / Axpy / Compare (else = dtype) */
+  uint8_t form;       /* AscVecForm */
+  uint8_t round;      /* AscRound for Cast, AscCmp for Compare(s) */
+  AscLocal dst;
+  AscLocal src0;
+  AscLocal src1;
+  AscLocal src2;
+  uint64_t count;     /* ASC_FORM_COUNT: number of elements */
+  uint64_t mask[2];   /* mask forms */
+  uint32_t repeat;    /* mask forms: repeat times */
+  uint32_t dst_blk, src0_blk, src1_blk; /* data-block strides, 32 B units */
+  uint32_t dst_rep, src0_rep, src1_rep; /* repeat strides, 32 B units */
+  uint64_t scalar_bits; /* scalar operand, as bits of `scalar_dtype` */
+  uint8_t scalar_dtype;
+  uint8_t reserved[7];
+  uint32_t p[8];      /* op-specific parameters (see AscVecOpCode) */
+  AscLoc loc;
+} AscVecOp;
+
+/* ---- data movement ------------------------------------------------------ */
+/* One end of a copy: on-chip (mem != GM: mem/addr) or global (gm pointer). */
+typedef struct AscAddr {
+  uint8_t mem;   /* AscMem */
+  uint8_t reserved[3];
+  uint32_t addr; /* byte address for on-chip memories */
+  void* gm;      /* host pointer for ASC_MEM_GM */
+} AscAddr;
+
+enum AscCopyKind {
+  ASC_COPY_COUNT = 0,  /* DataCopy(dst, src, count): count*size rounded down to 32 B */
+  ASC_COPY_PARAMS = 1, /* DataCopyParams: block_count x block_len (32 B units), gaps in 32 B */
+  ASC_COPY_PAD = 2     /* DataCopyPad: block_len in bytes; GM stride bytes, UB stride 32 B blocks */
+};
+
+typedef struct AscCopyOp {
+  uint8_t kind;  /* AscCopyKind */
+  uint8_t dtype; /* element type */
+  uint8_t is_pad;     /* DataCopyPadExtParams.isPad */
+  uint8_t left_pad;   /* elements */
+  uint8_t right_pad;  /* elements */
+  uint8_t reserved[3];
+  AscAddr dst;
+  AscAddr src;
+  uint64_t count;
+  uint32_t block_count;
+  uint32_t block_len;
+  uint32_t src_gap; /* srcGap / srcStride */
+  uint32_t dst_gap; /* dstGap / dstStride */
+  uint64_t pad_bits; /* paddingValue as bits of dtype */
+  AscLoc loc;
+} AscCopyOp;
+
+/* ---- synchronisation and mask state ------------------------------------ */
+enum AscSyncKind {
+  ASC_SYNC_SET_FLAG = 0,    /* a = event (src*8+dst), b = id */
+  ASC_SYNC_WAIT_FLAG = 1,   /* a = event, b = id */
+  ASC_SYNC_BARRIER = 2,     /* a = pipe */
+  ASC_SYNC_ALL = 3,         /* SyncAll across blocks */
+  ASC_SYNC_DCACHE = 4,      /* DataCacheCleanAndInvalid */
+  ASC_SYNC_ATOMIC_ADD = 5,  /* a = dtype; following UB->GM copies accumulate */
+  ASC_SYNC_ATOMIC_NONE = 6,
+  ASC_SYNC_MASK_COUNT = 7,  /* SetMaskCount */
+  ASC_SYNC_MASK_NORM = 8,   /* SetMaskNorm */
+  ASC_SYNC_RESET_MASK = 9,  /* ResetMask */
+  ASC_SYNC_ATOMIC_MAX = 10, /* a = dtype */
+  ASC_SYNC_ATOMIC_MIN = 11  /* a = dtype */
+};
+
+/* ---- the function table the runtime hands to a kernel library ---------- */
+typedef struct AscRuntime {
+  uint32_t abi_version;
+  uint32_t reserved;
+
+  /* identity */
+  int64_t (*block_idx)(void);
+  int64_t (*block_num)(void);
+  uint64_t (*tiling_key)(void);
+  uint64_t (*system_cycle)(void);
+
+  /* TPipe / TQue / TBuf. Positions are AscendC TPosition codes (see
+   * kernel_operator.h); a TQueBind passes src | dst << 8. Handles are >= 0. */
+  int32_t (*que_create)(uint32_t pos, uint32_t depth, uint32_t num, uint32_t len, AscLoc loc);
+  int32_t (*buf_create)(uint32_t pos, uint32_t len, AscLoc loc);
+  AscLocal (*buf_get)(int32_t handle, uint8_t dtype, uint32_t elems, AscLoc loc);
+  AscLocal (*que_alloc)(int32_t handle, uint8_t dtype, AscLoc loc);
+  void (*que_enque)(int32_t handle, AscLocal t, AscLoc loc);
+  AscLocal (*que_deque)(int32_t handle, uint8_t dtype, AscLoc loc);
+  void (*que_free)(int32_t handle, AscLocal t, AscLoc loc);
+  void (*pipe_reset)(AscLoc loc);
+  int32_t (*fetch_event_id)(uint32_t event, AscLoc loc);
+  void (*release_event_id)(uint32_t event, int32_t id, AscLoc loc);
+
+  /* instructions */
+  void (*vec)(const AscVecOp* op);
+  void (*copy)(const AscCopyOp* op);
+  void (*sync)(uint32_t kind, uint32_t a, uint32_t b, AscLoc loc);
+  void (*set_vector_mask)(uint8_t dtype, uint64_t hi, uint64_t lo, AscLoc loc);
+
+  /* scalar access (PIPE_S) */
+  uint64_t (*local_get)(AscLocal t, uint32_t index, AscLoc loc);
+  void (*local_set)(AscLocal t, uint32_t index, uint64_t bits, AscLoc loc);
+  uint64_t (*gm_get)(const void* p, uint8_t dtype, AscLoc loc);
+  void (*gm_set)(void* p, uint8_t dtype, uint64_t bits, AscLoc loc);
+  void (*gm_read_bytes)(const void* p, void* dst, uint64_t len, AscLoc loc);
+
+  /* diagnostics */
+  void (*print)(const char* text);
+  void (*trap)(const char* message, AscLoc loc);
+} AscRuntime;
+
+/* Exported by every kernel library (crates/sim/runtime_src/kernel_entry.cpp).
+ *
+ * Fatal faults: a runtime call that finds a fatal fault records it and then
+ * calls ascendopt_kernel_throw(), which throws a C++ exception that unwinds
+ * the kernel (through the runtime's "C-unwind" frames) back to
+ * ascendopt_kernel_call, which returns 1. The runtime functions are
+ * therefore declared C-unwind on the Rust side. */
+void ascendopt_kernel_attach(const AscRuntime* rt);
+/* Calls `entry` (an extern "C" kernel taking `nargs` GM_ADDR arguments,
+ * nargs <= 32). Returns 0 when it ran to the end, 1 when a fault stopped it. */
+int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs, uint8_t** args);
+/* Throws the fault exception; only the runtime calls it. */
+void ascendopt_kernel_throw(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ASCENDOPT_ABI_H */

@@ -1,0 +1,96 @@
+/* ascendopt simulator: the C ABI between the Rust worker and a compiled host
+ * (op_host) library. The worker fills AscHostTilingIn from the test case and
+ * the hardware profile, calls `ascendopt_host_tiling`, and reads
+ * AscHostTilingOut. crates/sim/src/host_abi.rs mirrors these structs.
+ *
+ * Bump ASC_HOST_ABI_VERSION on any change.
+ */
+#ifndef ASCENDOPT_HOST_ABI_H
+#define ASCENDOPT_HOST_ABI_H
+
+#include <stdint.h>
+
+#define ASC_HOST_ABI_VERSION 1u
+#define ASC_HOST_MAX_DIMS 8
+#define ASC_HOST_MAX_WORKSPACES 8
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A tensor as the tiling function sees it (dtype is AscDtype of abi.h). */
+typedef struct AscHostTensor {
+  uint32_t dtype;
+  uint32_t ndim;
+  int64_t dims[ASC_HOST_MAX_DIMS];
+} AscHostTensor;
+
+enum AscAttrKind {
+  ASC_ATTR_INT = 0,
+  ASC_ATTR_FLOAT = 1,
+  ASC_ATTR_BOOL = 2,
+  ASC_ATTR_STR = 3,
+  ASC_ATTR_LIST_INT = 4,
+  ASC_ATTR_LIST_FLOAT = 5
+};
+
+/* An attribute value, matched to OpDef's Attr(name) by name. */
+typedef struct AscHostAttr {
+  const char* name;
+  uint32_t kind; /* AscAttrKind */
+  uint32_t list_len;
+  int64_t i;             /* INT, BOOL */
+  double f;              /* FLOAT */
+  const char* s;         /* STR */
+  const int64_t* list_i; /* LIST_INT */
+  const float* list_f;   /* LIST_FLOAT */
+} AscHostAttr;
+
+/* What platform_ascendc::PlatformAscendC reports. */
+typedef struct AscHostPlatform {
+  const char* soc_version; /* e.g. "Ascend910B2" */
+  uint32_t core_num_aiv;
+  uint32_t core_num_aic;
+  uint64_t ub_size;
+  uint64_t l1_size;
+  uint64_t l0a_size;
+  uint64_t l0b_size;
+  uint64_t l0c_size;
+  uint64_t l2_size;
+  uint64_t hbm_size;
+  uint64_t lib_api_workspace;
+} AscHostPlatform;
+
+typedef struct AscHostTilingIn {
+  uint32_t abi_version;
+  const char* op_type; /* OpDef class name, e.g. "AddCustom"; NULL = the only one */
+  uint32_t n_inputs;
+  const AscHostTensor* inputs;
+  uint32_t n_outputs;
+  const AscHostTensor* outputs;
+  uint32_t n_attrs;
+  const AscHostAttr* attrs;
+  AscHostPlatform platform;
+  uint8_t* tiling_buf;      /* raw tiling data buffer */
+  uint64_t tiling_capacity; /* its size in bytes */
+} AscHostTilingIn;
+
+typedef struct AscHostTilingOut {
+  int32_t status; /* 0 = ge::GRAPH_SUCCESS; anything else is a failed tiling */
+  uint32_t block_dim;
+  uint64_t tiling_key;
+  uint64_t tiling_size; /* bytes of tiling_buf that are set */
+  uint32_t n_workspaces;
+  uint64_t workspaces[ASC_HOST_MAX_WORKSPACES];
+  char message[1024]; /* error text when status != 0 */
+} AscHostTilingOut;
+
+/* Exported by every host library (crates/sim/runtime/host_entry.cpp).
+ * Returns status (also stored in out->status). */
+int32_t ascendopt_host_tiling(const AscHostTilingIn* in, AscHostTilingOut* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ASCENDOPT_HOST_ABI_H */

@@ -1,0 +1,110 @@
+// ascendopt AscendC emulation: LocalTensor and GlobalTensor.
+// A LocalTensor is a view (memory kind, byte address, element count) of a
+// core's on-chip memory owned by the Rust runtime; element access goes
+// through the runtime (PIPE_S). A GlobalTensor is a real pointer into GM
+// buffers allocated by the runtime, which bounds-checks every access.
+#ifndef ASCENDOPT_KERNEL_TENSOR_H
+#define ASCENDOPT_KERNEL_TENSOR_H
+
+#include "types.h"
+
+namespace AscendC {
+
+template <class T>
+class LocalTensor {
+ public:
+  using PrimType = T;
+  AscLocal desc_{};
+  TPosition pos_ = TPosition::VECCALC;
+
+  LocalTensor() {
+    desc_.mem = ASC_MEM_UB;
+    desc_.dtype = ::ascendopt::dtype_of<T>();
+  }
+  static LocalTensor from_desc(AscLocal d, TPosition pos) {
+    LocalTensor t;
+    t.desc_ = d;
+    t.desc_.dtype = ::ascendopt::dtype_of<T>();
+    t.pos_ = pos;
+    return t;
+  }
+
+  // Sub-view starting `offset` elements in.
+  LocalTensor operator[](uint32_t offset) const {
+    LocalTensor t = *this;
+    t.desc_.addr = desc_.addr + offset * (uint32_t)sizeof(T);
+    t.desc_.elems = offset <= desc_.elems ? desc_.elems - offset : 0;
+    return t;
+  }
+
+  T GetValue(uint32_t index, ASC_LOC) const {
+    return ::ascendopt::from_bits<T>(ASC_RT->local_get(desc_, index, loc_.c()));
+  }
+  void SetValue(uint32_t index, T value, ASC_LOC) const {
+    ASC_RT->local_set(desc_, index, ::ascendopt::to_bits<T>(value), loc_.c());
+  }
+
+  template <class U>
+  LocalTensor<U> ReinterpretCast() const {
+    LocalTensor<U> t;
+    t.desc_ = desc_;
+    t.desc_.dtype = ::ascendopt::dtype_of<U>();
+    t.desc_.elems = (uint32_t)((uint64_t)desc_.elems * sizeof(T) / sizeof(U));
+    t.pos_ = pos_;
+    return t;
+  }
+
+  uint32_t GetSize() const { return desc_.elems; }
+  uint32_t GetLength() const { return desc_.elems * (uint32_t)sizeof(T); }
+  void SetSize(uint32_t size) { desc_.elems = size; }
+  uint64_t GetPhyAddr() const { return desc_.addr; }
+  uint64_t GetPhyAddr(uint32_t offset) const { return desc_.addr + offset * sizeof(T); }
+  TPosition GetPosition() const { return pos_; }
+  int32_t GetUserTag() const { return 0; }
+  void SetUserTag(int32_t) {}
+  uint8_t mem() const { return desc_.mem; }
+  uint32_t addr() const { return desc_.addr; }
+};
+
+template <class T>
+class GlobalTensor {
+ public:
+  using PrimType = T;
+  __gm__ T* base_ = nullptr;
+  uint64_t size_ = 0;
+
+  void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
+    base_ = buffer;
+    size_ = bufferSize;
+  }
+  void SetGlobalBuffer(__gm__ T* buffer) {
+    base_ = buffer;
+    size_ = 0;
+  }
+  GlobalTensor operator[](uint64_t offset) const {
+    GlobalTensor t;
+    t.base_ = base_ + offset;
+    t.size_ = offset <= size_ ? size_ - offset : 0;
+    return t;
+  }
+  T GetValue(uint64_t index, ASC_LOC) const {
+    return ::ascendopt::from_bits<T>(
+        ASC_RT->gm_get((const void*)(base_ + index), ::ascendopt::dtype_of<T>(), loc_.c()));
+  }
+  void SetValue(uint64_t index, T value, ASC_LOC) const {
+    ASC_RT->gm_set((void*)(base_ + index), ::ascendopt::dtype_of<T>(), ::ascendopt::to_bits<T>(value),
+                   loc_.c());
+  }
+  uint64_t GetSize() const { return size_; }
+  __gm__ T* GetPhyAddr() const { return base_; }
+  __gm__ T* GetPhyAddr(uint64_t offset) const { return base_ + offset; }
+  __gm__ T* address_() const { return base_; }
+  template <class Mode>
+  void SetL2CacheHint(Mode) {}
+};
+
+enum class CacheMode : uint8_t { CACHE_MODE_NORMAL = 0, CACHE_MODE_DISABLE = 1, CACHE_MODE_LAST = 2 };
+
+}  // namespace AscendC
+
+#endif

@@ -1,0 +1,190 @@
+//! `#[repr(C)]` mirrors of `include/ascendopt/abi.h`, the table of calls
+//! between the AscendC emulation headers and this runtime.
+//!
+//! Invariant: every struct here matches `abi.h` field by field; a layout
+//! test compiles a C++ probe that prints the C sizes and offsets and
+//! compares them with these.
+
+#![allow(missing_docs)]
+
+use std::ffi::{c_char, c_void, CStr};
+
+/// Version of the kernel ABI (`ASC_ABI_VERSION`).
+pub const ABI_VERSION: u32 = 1;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct AscLoc {
+    pub file: *const c_char,
+    pub line: i32,
+}
+
+impl AscLoc {
+    /// The file name, or "" when the kernel passed none.
+    pub fn file(&self) -> String {
+        if self.file.is_null() {
+            return String::new();
+        }
+        // SAFETY: the headers pass `__builtin_FILE()`, a static C string.
+        unsafe { CStr::from_ptr(self.file) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// The line, 0 when unknown.
+    pub fn line(&self) -> u32 {
+        self.line.max(0) as u32
+    }
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AscLocal {
+    pub mem: u8,
+    pub dtype: u8,
+    pub reserved: u16,
+    pub addr: u32,
+    pub elems: u32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct AscVecOp {
+    pub op: u32,
+    pub dtype: u8,
+    pub src_dtype: u8,
+    pub form: u8,
+    pub round: u8,
+    pub dst: AscLocal,
+    pub src0: AscLocal,
+    pub src1: AscLocal,
+    pub src2: AscLocal,
+    pub count: u64,
+    pub mask: [u64; 2],
+    pub repeat: u32,
+    pub dst_blk: u32,
+    pub src0_blk: u32,
+    pub src1_blk: u32,
+    pub dst_rep: u32,
+    pub src0_rep: u32,
+    pub src1_rep: u32,
+    pub scalar_bits: u64,
+    pub scalar_dtype: u8,
+    pub reserved: [u8; 7],
+    pub p: [u32; 8],
+    pub loc: AscLoc,
+}
+
+/// `AscVecForm`.
+pub mod form {
+    pub const COUNT: u8 = 0;
+    pub const MASK_CONT: u8 = 1;
+    pub const MASK_BITS: u8 = 2;
+    pub const MASK_CUR: u8 = 3;
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct AscAddr {
+    pub mem: u8,
+    pub reserved: [u8; 3],
+    pub addr: u32,
+    pub gm: *mut c_void,
+}
+
+/// `AscCopyKind`.
+pub mod copy_kind {
+    pub const COUNT: u8 = 0;
+    pub const PARAMS: u8 = 1;
+    pub const PAD: u8 = 2;
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct AscCopyOp {
+    pub kind: u8,
+    pub dtype: u8,
+    pub is_pad: u8,
+    pub left_pad: u8,
+    pub right_pad: u8,
+    pub reserved: [u8; 3],
+    pub dst: AscAddr,
+    pub src: AscAddr,
+    pub count: u64,
+    pub block_count: u32,
+    pub block_len: u32,
+    pub src_gap: u32,
+    pub dst_gap: u32,
+    pub pad_bits: u64,
+    pub loc: AscLoc,
+}
+
+/// `AscSyncKind`.
+pub mod sync_kind {
+    pub const SET_FLAG: u32 = 0;
+    pub const WAIT_FLAG: u32 = 1;
+    pub const BARRIER: u32 = 2;
+    pub const ALL: u32 = 3;
+    pub const DCACHE: u32 = 4;
+    pub const ATOMIC_ADD: u32 = 5;
+    pub const ATOMIC_NONE: u32 = 6;
+    pub const MASK_COUNT: u32 = 7;
+    pub const MASK_NORM: u32 = 8;
+    pub const RESET_MASK: u32 = 9;
+    pub const ATOMIC_MAX: u32 = 10;
+    pub const ATOMIC_MIN: u32 = 11;
+}
+
+/// `AscRound` (Cast) codes.
+pub mod round {
+    pub const NONE: u8 = 0;
+    pub const RINT: u8 = 1;
+    pub const FLOOR: u8 = 2;
+    pub const CEIL: u8 = 3;
+    pub const ROUND: u8 = 4;
+    pub const TRUNC: u8 = 5;
+    pub const ODD: u8 = 6;
+    pub const HYBRID: u8 = 7;
+}
+
+/// `AscCmp` codes.
+pub mod cmp {
+    pub const LT: u8 = 0;
+    pub const GT: u8 = 1;
+    pub const EQ: u8 = 2;
+    pub const LE: u8 = 3;
+    pub const GE: u8 = 4;
+    pub const NE: u8 = 5;
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AscRuntime {
+    pub abi_version: u32,
+    pub reserved: u32,
+    pub block_idx: extern "C-unwind" fn() -> i64,
+    pub block_num: extern "C-unwind" fn() -> i64,
+    pub tiling_key: extern "C-unwind" fn() -> u64,
+    pub system_cycle: extern "C-unwind" fn() -> u64,
+    pub que_create: extern "C-unwind" fn(pos: u32, depth: u32, num: u32, len: u32, loc: AscLoc) -> i32,
+    pub buf_create: extern "C-unwind" fn(pos: u32, len: u32, loc: AscLoc) -> i32,
+    pub buf_get: extern "C-unwind" fn(handle: i32, dtype: u8, elems: u32, loc: AscLoc) -> AscLocal,
+    pub que_alloc: extern "C-unwind" fn(handle: i32, dtype: u8, loc: AscLoc) -> AscLocal,
+    pub que_enque: extern "C-unwind" fn(handle: i32, t: AscLocal, loc: AscLoc),
+    pub que_deque: extern "C-unwind" fn(handle: i32, dtype: u8, loc: AscLoc) -> AscLocal,
+    pub que_free: extern "C-unwind" fn(handle: i32, t: AscLocal, loc: AscLoc),
+    pub pipe_reset: extern "C-unwind" fn(loc: AscLoc),
+    pub fetch_event_id: extern "C-unwind" fn(event: u32, loc: AscLoc) -> i32,
+    pub release_event_id: extern "C-unwind" fn(event: u32, id: i32, loc: AscLoc),
+    pub vec: extern "C-unwind" fn(op: *const AscVecOp),
+    pub copy: extern "C-unwind" fn(op: *const AscCopyOp),
+    pub sync: extern "C-unwind" fn(kind: u32, a: u32, b: u32, loc: AscLoc),
+    pub set_vector_mask: extern "C-unwind" fn(dtype: u8, hi: u64, lo: u64, loc: AscLoc),
+    pub local_get: extern "C-unwind" fn(t: AscLocal, index: u32, loc: AscLoc) -> u64,
+    pub local_set: extern "C-unwind" fn(t: AscLocal, index: u32, bits: u64, loc: AscLoc),
+    pub gm_get: extern "C-unwind" fn(p: *const c_void, dtype: u8, loc: AscLoc) -> u64,
+    pub gm_set: extern "C-unwind" fn(p: *mut c_void, dtype: u8, bits: u64, loc: AscLoc),
+    pub gm_read_bytes: extern "C-unwind" fn(p: *const c_void, dst: *mut c_void, len: u64, loc: AscLoc),
+    pub print: extern "C-unwind" fn(text: *const c_char),
+    pub trap: extern "C-unwind" fn(message: *const c_char, loc: AscLoc),
+}

@@ -1,0 +1,1 @@
+//! Compiling operator sources with g++ (in progress).

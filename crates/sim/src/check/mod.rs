@@ -1,0 +1,1 @@
+//! Checkers over the trace (in progress).

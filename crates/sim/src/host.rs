@@ -1,0 +1,1 @@
+//! Running host tiling code (in progress).

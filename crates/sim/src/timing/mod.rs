@@ -1,0 +1,1 @@
+//! Timing model of the Ascend 910B2 (in progress).

@@ -1,0 +1,531 @@
+//! The instruction trace: what one launch of a kernel did, one record per
+//! AscendC API call, per block. The functional runtime writes it; the timing
+//! model and the race checker read it.
+//!
+//! Invariant: a trace holds no tensor values, only what the hardware would
+//! see (pipes, sizes, addresses, sync events), so timing can never depend on
+//! data and the functional result never depends on timing.
+
+use ascendopt_op::Dtype;
+use serde::{Deserialize, Serialize};
+
+/// A hardware pipe of an AI core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Pipe {
+    /// Scalar unit (PIPE_S): issues everything, does GetValue/SetValue.
+    S,
+    /// Vector unit (PIPE_V).
+    V,
+    /// Cube unit (PIPE_M).
+    M,
+    /// L1 -> L0A/L0B moves (PIPE_MTE1).
+    Mte1,
+    /// GM -> UB/L1 moves (PIPE_MTE2).
+    Mte2,
+    /// UB -> GM moves (PIPE_MTE3).
+    Mte3,
+    /// L0C -> GM/L1 (PIPE_FIX).
+    Fix,
+}
+
+impl Pipe {
+    /// Every pipe, in ABI code order.
+    pub const ALL: [Pipe; 7] = [
+        Pipe::S,
+        Pipe::V,
+        Pipe::M,
+        Pipe::Mte1,
+        Pipe::Mte2,
+        Pipe::Mte3,
+        Pipe::Fix,
+    ];
+
+    /// The `AscPipe` code of the ABI (7 is PIPE_ALL, not a pipe).
+    pub fn from_code(code: u32) -> Option<Pipe> {
+        Pipe::ALL.get(code as usize).copied()
+    }
+
+    /// The AscendC name (`PIPE_V`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pipe::S => "PIPE_S",
+            Pipe::V => "PIPE_V",
+            Pipe::M => "PIPE_M",
+            Pipe::Mte1 => "PIPE_MTE1",
+            Pipe::Mte2 => "PIPE_MTE2",
+            Pipe::Mte3 => "PIPE_MTE3",
+            Pipe::Fix => "PIPE_FIX",
+        }
+    }
+}
+
+/// A memory of the chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Mem {
+    /// Global memory (HBM).
+    Gm,
+    /// Unified buffer of a vector core.
+    Ub,
+    /// L1 buffer of a cube core.
+    L1,
+    /// L0A.
+    L0a,
+    /// L0B.
+    L0b,
+    /// L0C.
+    L0c,
+    /// Bias table.
+    Bt,
+    /// Fixpipe buffer.
+    Fb,
+}
+
+impl Mem {
+    /// Every memory, in ABI code order.
+    pub const ALL: [Mem; 8] = [
+        Mem::Gm,
+        Mem::Ub,
+        Mem::L1,
+        Mem::L0a,
+        Mem::L0b,
+        Mem::L0c,
+        Mem::Bt,
+        Mem::Fb,
+    ];
+
+    /// The `AscMem` code of the ABI.
+    pub fn from_code(code: u8) -> Option<Mem> {
+        Mem::ALL.get(code as usize).copied()
+    }
+
+    /// Short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mem::Gm => "GM",
+            Mem::Ub => "UB",
+            Mem::L1 => "L1",
+            Mem::L0a => "L0A",
+            Mem::L0b => "L0B",
+            Mem::L0c => "L0C",
+            Mem::Bt => "BT",
+            Mem::Fb => "FB",
+        }
+    }
+}
+
+/// A byte range of one memory. For GM, `space` is the allocation index and
+/// `start` the offset inside it (allocations are 512-byte aligned); for
+/// on-chip memories `space` is 0 and `start` the byte address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Region {
+    /// Which memory.
+    pub mem: Mem,
+    /// GM allocation index, 0 on chip.
+    pub space: u32,
+    /// First byte.
+    pub start: u64,
+    /// Number of bytes (the bounding range of a strided access).
+    pub len: u64,
+}
+
+impl Region {
+    /// True when the two ranges share a byte of the same memory.
+    pub fn overlaps(&self, other: &Region) -> bool {
+        self.mem == other.mem
+            && self.space == other.space
+            && self.start < other.start + other.len
+            && other.start < self.start + self.len
+    }
+}
+
+/// A vector operation (the `AscVecOpCode` of the ABI).
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum VecOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+    And,
+    Or,
+    AddRelu,
+    FusedMulAdd,
+    MulAddDst,
+    SubRelu,
+    Exp,
+    Ln,
+    Abs,
+    Reciprocal,
+    Sqrt,
+    Rsqrt,
+    Relu,
+    Not,
+    Neg,
+    Adds,
+    Muls,
+    Maxs,
+    Mins,
+    Subs,
+    Divs,
+    LeakyRelu,
+    Axpy,
+    ShiftLeft,
+    ShiftRight,
+    Duplicate,
+    CreateVecIndex,
+    Brcb,
+    Gather,
+    Cast,
+    Compare,
+    Compares,
+    Select,
+    ReduceSum,
+    ReduceMax,
+    ReduceMin,
+    WholeReduceSum,
+    WholeReduceMax,
+    WholeReduceMin,
+    BlockReduceSum,
+    BlockReduceMax,
+    BlockReduceMin,
+    PairReduceSum,
+}
+
+impl VecOp {
+    /// Decodes an `AscVecOpCode`.
+    pub fn from_code(code: u32) -> Option<VecOp> {
+        use VecOp::*;
+        Some(match code {
+            1 => Add,
+            2 => Sub,
+            3 => Mul,
+            4 => Div,
+            5 => Max,
+            6 => Min,
+            7 => And,
+            8 => Or,
+            9 => AddRelu,
+            10 => FusedMulAdd,
+            11 => MulAddDst,
+            12 => SubRelu,
+            20 => Exp,
+            21 => Ln,
+            22 => Abs,
+            23 => Reciprocal,
+            24 => Sqrt,
+            25 => Rsqrt,
+            26 => Relu,
+            27 => Not,
+            28 => Neg,
+            40 => Adds,
+            41 => Muls,
+            42 => Maxs,
+            43 => Mins,
+            44 => Subs,
+            45 => Divs,
+            46 => LeakyRelu,
+            47 => Axpy,
+            48 => ShiftLeft,
+            49 => ShiftRight,
+            60 => Duplicate,
+            61 => CreateVecIndex,
+            62 => Brcb,
+            63 => Gather,
+            70 => Cast,
+            80 => Compare,
+            81 => Compares,
+            82 => Select,
+            90 => ReduceSum,
+            91 => ReduceMax,
+            92 => ReduceMin,
+            93 => WholeReduceSum,
+            94 => WholeReduceMax,
+            95 => WholeReduceMin,
+            96 => BlockReduceSum,
+            97 => BlockReduceMax,
+            98 => BlockReduceMin,
+            99 => PairReduceSum,
+            _ => return None,
+        })
+    }
+
+    /// The AscendC API name.
+    pub fn name(self) -> &'static str {
+        use VecOp::*;
+        match self {
+            Add => "Add",
+            Sub => "Sub",
+            Mul => "Mul",
+            Div => "Div",
+            Max => "Max",
+            Min => "Min",
+            And => "And",
+            Or => "Or",
+            AddRelu => "AddRelu",
+            FusedMulAdd => "FusedMulAdd",
+            MulAddDst => "MulAddDst",
+            SubRelu => "SubRelu",
+            Exp => "Exp",
+            Ln => "Ln",
+            Abs => "Abs",
+            Reciprocal => "Reciprocal",
+            Sqrt => "Sqrt",
+            Rsqrt => "Rsqrt",
+            Relu => "Relu",
+            Not => "Not",
+            Neg => "Neg",
+            Adds => "Adds",
+            Muls => "Muls",
+            Maxs => "Maxs",
+            Mins => "Mins",
+            Subs => "Subs",
+            Divs => "Divs",
+            LeakyRelu => "LeakyRelu",
+            Axpy => "Axpy",
+            ShiftLeft => "ShiftLeft",
+            ShiftRight => "ShiftRight",
+            Duplicate => "Duplicate",
+            CreateVecIndex => "CreateVecIndex",
+            Brcb => "Brcb",
+            Gather => "Gather",
+            Cast => "Cast",
+            Compare => "Compare",
+            Compares => "Compares",
+            Select => "Select",
+            ReduceSum => "ReduceSum",
+            ReduceMax => "ReduceMax",
+            ReduceMin => "ReduceMin",
+            WholeReduceSum => "WholeReduceSum",
+            WholeReduceMax => "WholeReduceMax",
+            WholeReduceMin => "WholeReduceMin",
+            BlockReduceSum => "BlockReduceSum",
+            BlockReduceMax => "BlockReduceMax",
+            BlockReduceMin => "BlockReduceMin",
+            PairReduceSum => "PairReduceSum",
+        }
+    }
+}
+
+/// Direction of a DMA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DmaDir {
+    /// GM -> UB (MTE2).
+    GmToUb,
+    /// UB -> GM (MTE3).
+    UbToGm,
+    /// UB -> UB (MTE2 on A2).
+    UbToUb,
+    /// GM -> L1 (MTE2).
+    GmToL1,
+    /// UB -> L1 (MTE3).
+    UbToL1,
+    /// L1 -> L0A/L0B (MTE1).
+    L1ToL0,
+    /// L0C -> GM/L1/UB (FIX).
+    L0cOut,
+}
+
+/// What a scalar-pipe instruction did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarOp {
+    /// LocalTensor::GetValue.
+    LocalGet,
+    /// LocalTensor::SetValue.
+    LocalSet,
+    /// GlobalTensor::GetValue (through the data cache).
+    GmGet,
+    /// GlobalTensor::SetValue (through the data cache).
+    GmSet,
+    /// GET_TILING_DATA: a copy of the tiling struct from GM to the stack.
+    TilingRead,
+    /// DataCacheCleanAndInvalid.
+    DcacheFlush,
+}
+
+/// Who issued a flag operation (for messages: the race checker names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SyncOrigin {
+    /// SetFlag/WaitFlag written by the kernel.
+    User,
+    /// TQue::EnQue (set, producer -> consumer).
+    EnQue,
+    /// TQue::DeQue (wait, producer -> consumer).
+    DeQue,
+    /// TQue::FreeTensor (set, consumer -> producer).
+    FreeTensor,
+    /// TQue::AllocTensor (wait, consumer -> producer).
+    AllocTensor,
+}
+
+/// Identity of a flag: user flags by (event, id), queue flags by buffer slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FlagKey {
+    /// `SetFlag<HardEvent>(id)`.
+    User {
+        /// Event id 0..=7.
+        id: u32,
+    },
+    /// A TQue buffer slot's forward (EnQue/DeQue) or backward
+    /// (Free/Alloc) flag.
+    Slot {
+        /// Queue handle.
+        queue: u32,
+        /// Slot index in the queue.
+        slot: u32,
+        /// true for the forward (data ready) flag.
+        forward: bool,
+    },
+}
+
+/// What one instruction is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum InstrKind {
+    /// A vector instruction (PIPE_V).
+    Vector {
+        /// Operation.
+        op: VecOp,
+        /// Element type of the destination.
+        dtype: Dtype,
+        /// Element type of the source where it differs (Cast).
+        src_dtype: Dtype,
+        /// Hardware repeats (256 bytes of the widest operand each).
+        repeats: u32,
+        /// Elements processed (active lanes summed over repeats).
+        elems: u64,
+    },
+    /// A data move on an MTE pipe or the fixpipe.
+    Dma {
+        /// Direction.
+        dir: DmaDir,
+        /// Bytes moved in total (payload, without padding).
+        bytes: u64,
+        /// Number of bursts (blockCount).
+        bursts: u32,
+        /// Bytes per burst.
+        burst_bytes: u64,
+        /// Byte offset of the first GM byte inside its allocation (for the
+        /// 32 B vs 512 B alignment cost); 0 when no GM side.
+        gm_offset: u64,
+        /// true when the GM side is strided (gaps between bursts).
+        gm_strided: bool,
+        /// Atomic accumulation into GM.
+        atomic: bool,
+    },
+    /// A scalar access or scalar-side operation (PIPE_S).
+    Scalar {
+        /// What it did.
+        op: ScalarOp,
+        /// Bytes accessed.
+        bytes: u64,
+    },
+    /// SetFlag: fires when all earlier work of `src` is done.
+    SetFlag {
+        /// Producer pipe.
+        src: Pipe,
+        /// Consumer pipe.
+        dst: Pipe,
+        /// Flag identity.
+        key: FlagKey,
+        /// Who issued it.
+        origin: SyncOrigin,
+    },
+    /// WaitFlag: blocks `dst` until the flag is set, then clears it.
+    WaitFlag {
+        /// Producer pipe.
+        src: Pipe,
+        /// Consumer pipe.
+        dst: Pipe,
+        /// Flag identity.
+        key: FlagKey,
+        /// Who issued it.
+        origin: SyncOrigin,
+    },
+    /// PipeBarrier<pipe>; `None` is PIPE_ALL.
+    Barrier {
+        /// The pipe, or every pipe.
+        pipe: Option<Pipe>,
+    },
+    /// SyncAll: every block waits for every other.
+    SyncAll {
+        /// How many SyncAll this block passed before (0-based).
+        generation: u32,
+    },
+}
+
+/// One instruction of one block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Instr {
+    /// The pipe that executes it (S for flags issued by the scalar unit is
+    /// not used: flags carry their own pipes).
+    pub pipe: Pipe,
+    /// What it is.
+    pub kind: InstrKind,
+    /// Regions read.
+    pub reads: Vec<Region>,
+    /// Regions written.
+    pub writes: Vec<Region>,
+    /// Index into [`Trace::locs`] of the API call's source location.
+    pub loc: u32,
+}
+
+/// A source location of an API call in the kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SrcLoc {
+    /// File as the compiler saw it (may be empty when unknown).
+    pub file: String,
+    /// 1-based line, 0 when unknown.
+    pub line: u32,
+    /// The API called (`DataCopy`, `Add`, `EnQue`, ...).
+    pub api: String,
+}
+
+impl std::fmt::Display for SrcLoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.file.is_empty() {
+            write!(f, "{} (unknown location)", self.api)
+        } else {
+            write!(f, "{} at {}:{}", self.api, self.file, self.line)
+        }
+    }
+}
+
+/// The instructions of one block (one AI core instance).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockTrace {
+    /// Block index (GetBlockIdx).
+    pub block: u32,
+    /// Instructions in program (issue) order.
+    pub instrs: Vec<Instr>,
+}
+
+/// The trace of one kernel launch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Number of blocks launched (Block Dim).
+    pub block_dim: u32,
+    /// Sizes in bytes of the GM allocations, by `Region::space` index.
+    pub gm_spaces: Vec<u64>,
+    /// Per-block instruction streams, by block index.
+    pub blocks: Vec<BlockTrace>,
+    /// Source locations, indexed by `Instr::loc`.
+    pub locs: Vec<SrcLoc>,
+}
+
+impl Trace {
+    /// The source location of an instruction.
+    pub fn loc_of(&self, instr: &Instr) -> Option<&SrcLoc> {
+        self.locs.get(instr.loc as usize)
+    }
+
+    /// Total number of instructions over all blocks.
+    pub fn len(&self) -> usize {
+        self.blocks.iter().map(|b| b.instrs.len()).sum()
+    }
+
+    /// True when no block recorded anything.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,1 @@
+//! The sandboxed worker process (in progress).
