@@ -141,6 +141,50 @@ impl Dtype {
     pub fn is_signed_int(self) -> bool {
         matches!(self, Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64)
     }
+
+    /// True for signed and unsigned integer types (not bool).
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != Dtype::Bool
+    }
+
+    /// The `ge::DataType` code of this dtype, as used by attributes such as
+    /// cast's `dst_type`. Source: the `ge::DataType` enum of the CANN graph
+    /// headers (DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3,
+    /// DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7, DT_UINT32 = 8, DT_INT64 = 9,
+    /// DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27); the
+    /// codes used by the benchmark operators are listed in
+    /// shared/ref/operators-l1-l3.md ("cast").
+    pub fn ge_code(self) -> i64 {
+        match self {
+            Dtype::Float32 => 0,
+            Dtype::Float16 => 1,
+            Dtype::Int8 => 2,
+            Dtype::Int32 => 3,
+            Dtype::Uint8 => 4,
+            Dtype::Int16 => 6,
+            Dtype::Uint16 => 7,
+            Dtype::Uint32 => 8,
+            Dtype::Int64 => 9,
+            Dtype::Uint64 => 10,
+            Dtype::Float64 => 11,
+            Dtype::Bool => 12,
+            Dtype::Bfloat16 => 27,
+        }
+    }
+
+    /// Inverse of [`Dtype::ge_code`].
+    pub fn from_ge_code(code: i64) -> Option<Dtype> {
+        Dtype::ALL.iter().copied().find(|d| d.ge_code() == code)
+    }
+
+    /// The names accepted by [`Dtype::parse`] for every dtype, for messages.
+    pub fn all_names() -> String {
+        Dtype::ALL
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 impl fmt::Display for Dtype {
@@ -160,6 +204,12 @@ mod tests {
             assert_eq!(Dtype::parse(d.name()), Some(d));
         }
         assert_eq!(Dtype::from_abi_code(0), None);
+        for d in Dtype::ALL {
+            assert_eq!(Dtype::from_ge_code(d.ge_code()), Some(d));
+        }
+        assert_eq!(Dtype::from_ge_code(27), Some(Dtype::Bfloat16));
+        assert_eq!(Dtype::from_ge_code(3), Some(Dtype::Int32));
+        assert_eq!(Dtype::from_ge_code(5), None);
         assert_eq!(Dtype::parse("complex64"), None);
     }
 }

@@ -6,5 +6,11 @@
 #![deny(missing_docs)]
 
 pub mod dtype;
+pub mod error;
+pub mod float;
+pub mod spec;
+pub mod tensor;
 
 pub use dtype::Dtype;
+pub use error::{KeyPath, OpError, PathSeg, SpecError};
+pub use tensor::Tensor;

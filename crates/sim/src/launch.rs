@@ -6,10 +6,20 @@
 //! Only the worker process (`ascendopt-worker`) and tests of trusted kernels
 //! call [`run`]; everything else goes through [`crate::worker`].
 
-use crate::trace::{SrcLoc, Trace};
+use crate::abi::AscRuntime;
+use crate::runtime::block::{self, Block, Shared};
+use crate::runtime::gm::GmSpace;
+use crate::runtime::table::TABLE;
+use crate::trace::{BlockTrace, SrcLoc, Trace};
 use ascendopt_op::Dtype;
+use libloading::Library;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::ffi::c_void;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A tensor handed to or returned by a launch: raw little-endian bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,11 +176,225 @@ pub enum LaunchFailure {
     },
 }
 
-/// Runs one launch in this process.
+/// Most blocks one launch may use (each block is a thread of the worker).
+pub const MAX_BLOCK_DIM: u32 = 1024;
+
+impl Platform {
+    /// Per-core memory sizes by `trace::Mem` index (GM = 0). BT is 1 KB and
+    /// FB 2+1+2+2 KB (hardware-facts.md section F, "Per-core memory").
+    pub fn mem_sizes(&self) -> [u64; 8] {
+        [
+            0,
+            self.ub_size,
+            self.l1_size,
+            self.l0a_size,
+            self.l0b_size,
+            self.l0c_size,
+            1024,
+            7 * 1024,
+        ]
+    }
+}
+
+/// Runs one launch in this process: host tiling, then the kernel.
 pub fn run(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
+    let tiling = tiling_for_job(job)?;
+    run_kernel(job, &tiling)
+}
+
+/// Calls the host library's tiling function for the job's shapes.
+fn tiling_for_job(job: &LaunchJob) -> Result<TilingInfo, LaunchFailure> {
     let _ = job;
-    Err(LaunchFailure::Load {
-        what: "launch".into(),
-        message: "not implemented yet".into(),
+    Err(LaunchFailure::Tiling {
+        message: "host tiling is not wired yet".into(),
+    })
+}
+
+type AttachFn = unsafe extern "C" fn(*const AscRuntime);
+type CallFn = unsafe extern "C" fn(*const c_void, u32, *mut *mut u8) -> i32;
+type ThrowFn = unsafe extern "C-unwind" fn();
+
+/// Runs the kernel of `job` on every block with the given tiling decisions.
+pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, LaunchFailure> {
+    if tiling.block_dim == 0 || tiling.block_dim > MAX_BLOCK_DIM {
+        return Err(LaunchFailure::Tiling {
+            message: format!(
+                "SetBlockDim({}) is outside 1..={} (the simulator runs every block as a thread)",
+                tiling.block_dim, MAX_BLOCK_DIM
+            ),
+        });
+    }
+    let load_err = |message: String| LaunchFailure::Load {
+        what: format!("kernel library {}", job.kernel_lib.display()),
+        message,
+    };
+    // SAFETY: loading a kernel library runs its static constructors; the
+    // worker process exists so that this untrusted code cannot hurt the
+    // caller.
+    let lib = unsafe { Library::new(&job.kernel_lib) }.map_err(|e| load_err(e.to_string()))?;
+    // SAFETY: the symbols are the ones kernel_entry.cpp defines, with the
+    // signatures of abi.h; the entry is only called through kernel_call.
+    let (attach, call, throw, entry) = unsafe {
+        let attach: libloading::Symbol<AttachFn> = lib
+            .get(b"ascendopt_kernel_attach\0")
+            .map_err(|e| load_err(format!("{e} (was it linked with kernel_entry.cpp?)")))?;
+        let call: libloading::Symbol<CallFn> =
+            lib.get(b"ascendopt_kernel_call\0").map_err(|e| load_err(e.to_string()))?;
+        let throw: libloading::Symbol<ThrowFn> =
+            lib.get(b"ascendopt_kernel_throw\0").map_err(|e| load_err(e.to_string()))?;
+        let mut name = job.kernel_name.clone().into_bytes();
+        name.push(0);
+        let entry: libloading::Symbol<*const c_void> = lib.get(&name).map_err(|e| {
+            load_err(format!(
+                "kernel entry `{}` not found ({e}); declare it extern \"C\" __global__ __aicore__",
+                job.kernel_name
+            ))
+        })?;
+        (*attach, *call, *throw, *entry)
+    };
+
+    // GM: inputs, outputs, workspace, tiling data (kernel argument order).
+    let mut gm = GmSpace::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ 0x5eed_0f_9a7e);
+    let mut arg_spaces = Vec::new();
+    for (i, t) in job.inputs.iter().enumerate() {
+        arg_spaces.push(gm.alloc(&format!("input {i}"), t.data.len(), &t.data));
+    }
+    let mut output_spaces = Vec::new();
+    for (i, t) in job.outputs.iter().enumerate() {
+        let s = gm.alloc(&format!("output {i}"), t.data.len(), &t.data);
+        output_spaces.push(s);
+        arg_spaces.push(s);
+    }
+    let mut ws = vec![0u8; tiling.workspace as usize];
+    rng.fill_bytes(&mut ws);
+    arg_spaces.push(gm.alloc("workspace", ws.len(), &ws));
+    arg_spaces.push(gm.alloc("tiling data", tiling.data.len().max(1), &tiling.data));
+    let args: Vec<usize> = arg_spaces.iter().map(|&s| gm.allocs()[s as usize].base()).collect();
+    let gm_spaces: Vec<u64> = gm.allocs().iter().map(|a| a.len() as u64).collect();
+
+    let mut shared = Shared::new(
+        gm,
+        tiling.block_dim,
+        tiling.tiling_key,
+        job.platform.mem_sizes(),
+        job.seed,
+        job.max_instrs_per_block,
+    );
+    shared.throw_fn = Some(throw);
+    let shared = Arc::new(shared);
+    // SAFETY: TABLE is 'static and matches abi.h.
+    unsafe { attach(&TABLE) };
+
+    let entry_addr = entry as usize;
+    let call_addr = call as usize;
+    let results: Vec<Result<(Block, i32), String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..tiling.block_dim)
+            .map(|idx| {
+                let shared = shared.clone();
+                let mut args = args.clone();
+                std::thread::Builder::new()
+                    .name(format!("block-{idx}"))
+                    .stack_size(16 << 20)
+                    .spawn_scoped(scope, move || {
+                        block::install(Block::new(idx, shared.clone()));
+                        // SAFETY: call_addr is ascendopt_kernel_call and
+                        // entry_addr the kernel entry of a loaded library;
+                        // args points to live GM allocations.
+                        let rc = unsafe {
+                            let call: CallFn = std::mem::transmute::<usize, CallFn>(call_addr);
+                            call(
+                                entry_addr as *const c_void,
+                                args.len() as u32,
+                                args.as_mut_ptr() as *mut *mut u8,
+                            )
+                        };
+                        shared.block_finished();
+                        block::uninstall().map(|b| (b, rc)).ok_or_else(|| "block state lost".to_string())
+                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| Err("block thread panicked".to_string())),
+                Err(e) => Err(format!("cannot start a block thread: {e}")),
+            })
+            .collect()
+    });
+
+    if let Some(f) = shared.take_fault() {
+        return Err(LaunchFailure::Fault {
+            block: f.block,
+            message: f.fault.to_string(),
+            loc: f.loc,
+        });
+    }
+    let mut blocks = Vec::new();
+    for r in results {
+        match r {
+            Ok((b, 0)) => blocks.push(b),
+            Ok((_, 2)) => {
+                return Err(load_err(format!(
+                    "the kernel takes more than 32 arguments ({} given)",
+                    args.len()
+                )))
+            }
+            Ok((b, rc)) => {
+                return Err(LaunchFailure::Fault {
+                    block: b.idx,
+                    message: format!("kernel stopped with code {rc}"),
+                    loc: None,
+                })
+            }
+            Err(message) => return Err(LaunchFailure::Fault { block: 0, message, loc: None }),
+        }
+    }
+
+    // Merge per-block location tables.
+    let mut trace = Trace {
+        block_dim: tiling.block_dim,
+        gm_spaces,
+        blocks: Vec::new(),
+        locs: Vec::new(),
+    };
+    let mut index: HashMap<SrcLoc, u32> = HashMap::new();
+    for b in blocks {
+        let remap: Vec<u32> = b
+            .locs
+            .iter()
+            .map(|l| {
+                *index.entry(l.clone()).or_insert_with(|| {
+                    trace.locs.push(l.clone());
+                    (trace.locs.len() - 1) as u32
+                })
+            })
+            .collect();
+        let mut instrs = b.instrs;
+        for i in &mut instrs {
+            i.loc = remap.get(i.loc as usize).copied().unwrap_or(0);
+        }
+        trace.blocks.push(BlockTrace { block: b.idx, instrs });
+    }
+    let outputs = output_spaces
+        .iter()
+        .map(|&s| shared.gm.allocs()[s as usize].bytes().to_vec())
+        .collect();
+    let findings = shared
+        .notes()
+        .into_iter()
+        .map(|n| Finding {
+            kind: n.kind.to_string(),
+            message: n.message,
+        })
+        .collect();
+    let printed = shared.printed();
+    drop(lib);
+    Ok(LaunchOutput {
+        tiling: tiling.clone(),
+        outputs,
+        trace,
+        findings,
+        printed,
     })
 }

@@ -1,0 +1,178 @@
+// ascendopt AscendC emulation: DataCopy and DataCopyPad (hardware-facts.md
+// section B; guide 6.2.3.1). Every overload becomes one AscCopyOp; the
+// runtime checks alignment and bounds, moves the bytes and records a DMA.
+#ifndef ASCENDOPT_KERNEL_COPY_H
+#define ASCENDOPT_KERNEL_COPY_H
+
+#include "tensor.h"
+
+namespace AscendC {
+
+struct DataCopyParams {
+  uint16_t blockCount = 1;
+  uint16_t blockLen = 0;
+  union {
+    uint16_t srcGap = 0;
+    uint16_t srcStride;
+  };
+  union {
+    uint16_t dstGap = 0;
+    uint16_t dstStride;
+  };
+  DataCopyParams() {}
+  DataCopyParams(uint16_t count, uint16_t len, uint16_t srcGapIn, uint16_t dstGapIn)
+      : blockCount(count), blockLen(len) {
+    srcGap = srcGapIn;
+    dstGap = dstGapIn;
+  }
+};
+
+struct DataCopyExtParams {
+  uint16_t blockCount = 1;
+  uint32_t blockLen = 0;
+  uint32_t srcStride = 0;
+  uint32_t dstStride = 0;
+  uint32_t rsv = 0;
+  DataCopyExtParams() {}
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn, uint32_t rsvIn = 0)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
+};
+
+template <class T>
+struct DataCopyPadExtParams {
+  bool isPad = false;
+  uint8_t leftPadding = 0;
+  uint8_t rightPadding = 0;
+  T paddingValue = T(0);
+  DataCopyPadExtParams() {}
+  DataCopyPadExtParams(bool isPadIn, uint8_t left, uint8_t right, T value)
+      : isPad(isPadIn), leftPadding(left), rightPadding(right), paddingValue(value) {}
+};
+
+struct DataCopyPadParams {
+  bool isPad = false;
+  uint8_t leftPadding = 0;
+  uint8_t rightPadding = 0;
+  uint64_t paddingValue = 0;
+  DataCopyPadParams() {}
+  DataCopyPadParams(bool isPadIn, uint8_t left, uint8_t right, uint64_t value)
+      : isPad(isPadIn), leftPadding(left), rightPadding(right), paddingValue(value) {}
+};
+
+namespace detail {
+template <class T>
+inline AscAddr local_addr(const LocalTensor<T>& t) {
+  AscAddr a{};
+  a.mem = t.desc_.mem;
+  a.addr = t.desc_.addr;
+  a.gm = nullptr;
+  return a;
+}
+template <class T>
+inline AscAddr global_addr(const GlobalTensor<T>& t) {
+  AscAddr a{};
+  a.mem = ASC_MEM_GM;
+  a.addr = 0;
+  a.gm = (void*)t.base_;
+  return a;
+}
+template <class T>
+inline AscCopyOp base_op(uint8_t kind, AscAddr dst, AscAddr src, const ::ascendopt::Loc& loc) {
+  AscCopyOp op;
+  memset(&op, 0, sizeof(op));
+  op.kind = kind;
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.dst = dst;
+  op.src = src;
+  op.loc = loc.c();
+  return op;
+}
+template <class T>
+inline void copy_count(AscAddr dst, AscAddr src, uint32_t count, const ::ascendopt::Loc& loc) {
+  AscCopyOp op = base_op<T>(ASC_COPY_COUNT, dst, src, loc);
+  op.count = count;
+  ASC_RT->copy(&op);
+}
+template <class T>
+inline void copy_params(AscAddr dst, AscAddr src, const DataCopyParams& p, const ::ascendopt::Loc& loc) {
+  AscCopyOp op = base_op<T>(ASC_COPY_PARAMS, dst, src, loc);
+  op.block_count = p.blockCount;
+  op.block_len = p.blockLen;
+  op.src_gap = p.srcGap;
+  op.dst_gap = p.dstGap;
+  ASC_RT->copy(&op);
+}
+template <class T>
+inline void copy_pad(AscAddr dst, AscAddr src, uint32_t count, uint32_t len, uint32_t srcStride, uint32_t dstStride,
+                     bool isPad, uint8_t left, uint8_t right, uint64_t padBits, const ::ascendopt::Loc& loc) {
+  AscCopyOp op = base_op<T>(ASC_COPY_PAD, dst, src, loc);
+  op.block_count = count;
+  op.block_len = len;
+  op.src_gap = srcStride;
+  op.dst_gap = dstStride;
+  op.is_pad = isPad ? 1 : 0;
+  op.left_pad = left;
+  op.right_pad = right;
+  op.pad_bits = padBits;
+  ASC_RT->copy(&op);
+}
+}  // namespace detail
+
+// ---- DataCopy, count form (count*sizeof(T) must be a multiple of 32 B;
+// the hardware rounds the length down otherwise) ----
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, ASC_LOC) {
+  detail::copy_count<T>(detail::local_addr(dst), detail::global_addr(src), count, loc_);
+}
+template <class T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, ASC_LOC) {
+  detail::copy_count<T>(detail::global_addr(dst), detail::local_addr(src), count, loc_);
+}
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, ASC_LOC) {
+  detail::copy_count<T>(detail::local_addr(dst), detail::local_addr(src), count, loc_);
+}
+
+// ---- DataCopy with DataCopyParams (blockLen and gaps in 32 B blocks) ----
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p, ASC_LOC) {
+  detail::copy_params<T>(detail::local_addr(dst), detail::global_addr(src), p, loc_);
+}
+template <class T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, ASC_LOC) {
+  detail::copy_params<T>(detail::global_addr(dst), detail::local_addr(src), p, loc_);
+}
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, ASC_LOC) {
+  detail::copy_params<T>(detail::local_addr(dst), detail::local_addr(src), p, loc_);
+}
+
+// ---- DataCopyPad (blockLen in bytes; GM strides in bytes, UB strides in
+// 32 B blocks) ----
+template <class T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                        const DataCopyPadExtParams<T>& pad, ASC_LOC) {
+  detail::copy_pad<T>(detail::local_addr(dst), detail::global_addr(src), p.blockCount, p.blockLen, p.srcStride,
+                      p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding,
+                      ::ascendopt::to_bits<T>(pad.paddingValue), loc_);
+}
+template <class T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p, ASC_LOC) {
+  detail::copy_pad<T>(detail::global_addr(dst), detail::local_addr(src), p.blockCount, p.blockLen, p.srcStride,
+                      p.dstStride, false, 0, 0, 0, loc_);
+}
+template <class T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                        const DataCopyPadParams& pad, ASC_LOC) {
+  detail::copy_pad<T>(detail::local_addr(dst), detail::global_addr(src), p.blockCount, p.blockLen, p.srcStride,
+                      p.dstStride, pad.isPad, pad.leftPadding, pad.rightPadding, pad.paddingValue, loc_);
+}
+template <class T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, ASC_LOC) {
+  detail::copy_pad<T>(detail::global_addr(dst), detail::local_addr(src), p.blockCount, p.blockLen, p.srcStride,
+                      p.dstStride, false, 0, 0, 0, loc_);
+}
+
+}  // namespace AscendC
+
+#endif

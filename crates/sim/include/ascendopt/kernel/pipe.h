@@ -1,0 +1,115 @@
+// ascendopt AscendC emulation: TPipe, TQue, TQueBind, TBuf.
+// Buffer memory and queue state live in the Rust runtime (per block); these
+// classes hold only a handle. Queue calls become flag instructions in the
+// trace (EnQue/DeQue forward, FreeTensor/AllocTensor backward), as on the
+// hardware (hardware-facts.md section A, "Queue calls = hardware events").
+#ifndef ASCENDOPT_KERNEL_PIPE_H
+#define ASCENDOPT_KERNEL_PIPE_H
+
+#include "tensor.h"
+
+namespace AscendC {
+
+template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK = 0>
+class TQueBind {
+ public:
+  int32_t handle_ = -1;
+  static constexpr uint32_t pos_code = (uint32_t)SRC | ((uint32_t)DST << 8);
+  static constexpr uint32_t depth = (uint32_t)DEPTH;
+
+  template <class T>
+  LocalTensor<T> AllocTensor(ASC_LOC) {
+    return LocalTensor<T>::from_desc(ASC_RT->que_alloc(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), SRC);
+  }
+  template <class T>
+  bool EnQue(const LocalTensor<T>& t, ASC_LOC) {
+    ASC_RT->que_enque(handle_, t.desc_, loc_.c());
+    return true;
+  }
+  template <class T>
+  LocalTensor<T> DeQue(ASC_LOC) {
+    return LocalTensor<T>::from_desc(ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), DST);
+  }
+  template <class T>
+  void FreeTensor(LocalTensor<T>& t, ASC_LOC) {
+    ASC_RT->que_free(handle_, t.desc_, loc_.c());
+  }
+  void FreeAllEvent() {}
+  bool VacantInQue() { return true; }
+};
+
+template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>
+class TQue : public TQueBind<POS, POS, DEPTH, MASK> {};
+
+template <TPosition POS = TPosition::VECCALC>
+class TBuf {
+ public:
+  int32_t handle_ = -1;
+  template <class T>
+  LocalTensor<T> Get(ASC_LOC) {
+    return LocalTensor<T>::from_desc(ASC_RT->buf_get(handle_, ::ascendopt::dtype_of<T>(), 0, loc_.c()), POS);
+  }
+  template <class T>
+  LocalTensor<T> Get(uint32_t len, ASC_LOC) {
+    return LocalTensor<T>::from_desc(ASC_RT->buf_get(handle_, ::ascendopt::dtype_of<T>(), len, loc_.c()), POS);
+  }
+  template <class T>
+  LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, ASC_LOC) {
+    LocalTensor<T> whole = Get<T>(0, loc_);
+    LocalTensor<T> t = whole;
+    t.desc_.addr = whole.desc_.addr + bufOffset;
+    t.desc_.elems = size;
+    return t;
+  }
+};
+
+class TPipe;
+namespace detail {
+inline TPipe*& current_pipe() {
+  static thread_local TPipe* p = nullptr;
+  return p;
+}
+}  // namespace detail
+
+class TPipe {
+ public:
+  TPipe() { detail::current_pipe() = this; }
+  ~TPipe() {
+    if (detail::current_pipe() == this) detail::current_pipe() = nullptr;
+  }
+  TPipe(const TPipe&) = delete;
+  TPipe& operator=(const TPipe&) = delete;
+
+  void Init() {}
+  template <TPosition S, TPosition D, int32_t DEPTH, auto M>
+  bool InitBuffer(TQueBind<S, D, DEPTH, M>& que, uint8_t num, uint32_t len, ASC_LOC) {
+    que.handle_ = ASC_RT->que_create(TQueBind<S, D, DEPTH, M>::pos_code, (uint32_t)DEPTH, num, len, loc_.c());
+    return que.handle_ >= 0;
+  }
+  template <TPosition P>
+  bool InitBuffer(TBuf<P>& buf, uint32_t len, ASC_LOC) {
+    buf.handle_ = ASC_RT->buf_create((uint32_t)P, len, loc_.c());
+    return buf.handle_ >= 0;
+  }
+  template <HardEvent E>
+  TEventID FetchEventID(ASC_LOC) {
+    return (TEventID)ASC_RT->fetch_event_id((uint32_t)E, loc_.c());
+  }
+  TEventID FetchEventID(HardEvent e, ASC_LOC) { return (TEventID)ASC_RT->fetch_event_id((uint32_t)e, loc_.c()); }
+  template <HardEvent E>
+  TEventID AllocEventID(ASC_LOC) {
+    return (TEventID)ASC_RT->fetch_event_id((uint32_t)E, loc_.c());
+  }
+  template <HardEvent E>
+  void ReleaseEventID(TEventID id, ASC_LOC) {
+    ASC_RT->release_event_id((uint32_t)E, id, loc_.c());
+  }
+  void Reset(ASC_LOC) { ASC_RT->pipe_reset(loc_.c()); }
+  void Destroy(ASC_LOC) { ASC_RT->pipe_reset(loc_.c()); }
+};
+
+inline TPipe* GetTPipePtr() { return detail::current_pipe(); }
+
+}  // namespace AscendC
+
+#endif

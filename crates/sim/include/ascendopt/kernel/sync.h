@@ -1,0 +1,62 @@
+// ascendopt AscendC emulation: flags, barriers, SyncAll, atomics, data cache
+// (hardware-facts.md section A "Explicit sync"; guide 6.2.3.7).
+#ifndef ASCENDOPT_KERNEL_SYNC_H
+#define ASCENDOPT_KERNEL_SYNC_H
+
+#include "tensor.h"
+
+namespace AscendC {
+
+template <HardEvent E>
+inline void SetFlag(int32_t id, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_SET_FLAG, (uint32_t)E, (uint32_t)id, loc_.c());
+}
+template <HardEvent E>
+inline void WaitFlag(int32_t id, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_WAIT_FLAG, (uint32_t)E, (uint32_t)id, loc_.c());
+}
+template <pipe_t P>
+inline void PipeBarrier(ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_BARRIER, (uint32_t)P, 0, loc_.c());
+}
+inline void pipe_barrier(pipe_t p, ASC_LOC) { ASC_RT->sync(ASC_SYNC_BARRIER, (uint32_t)p, 0, loc_.c()); }
+
+template <bool isAIVOnly = true>
+inline void SyncAll(ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_ALL, 0, 0, loc_.c());
+}
+template <bool isAIVOnly = true>
+inline void SyncAll(const GlobalTensor<int32_t>&, const LocalTensor<int32_t>&, int32_t usedCores = 0, ASC_LOC) {
+  (void)usedCores;
+  ASC_RT->sync(ASC_SYNC_ALL, 0, 0, loc_.c());
+}
+
+template <class T>
+inline void SetAtomicAdd(ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_ATOMIC_ADD, ::ascendopt::dtype_of<T>(), 0, loc_.c());
+}
+template <class T>
+inline void SetAtomicMax(ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_ATOMIC_MAX, ::ascendopt::dtype_of<T>(), 0, loc_.c());
+}
+template <class T>
+inline void SetAtomicMin(ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_ATOMIC_MIN, ::ascendopt::dtype_of<T>(), 0, loc_.c());
+}
+inline void SetAtomicNone(ASC_LOC) { ASC_RT->sync(ASC_SYNC_ATOMIC_NONE, 0, 0, loc_.c()); }
+
+enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+template <class T, CacheLine entireType = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_OUT>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_DCACHE, 0, 0, loc_.c());
+}
+template <class T, CacheLine entireType = CacheLine::SINGLE_CACHE_LINE, DcciDst dst = DcciDst::CACHELINE_OUT>
+inline void DataCacheCleanAndInvalid(const LocalTensor<T>&, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_DCACHE, 0, 0, loc_.c());
+}
+
+}  // namespace AscendC
+
+#endif

@@ -7,7 +7,7 @@
 
 use crate::abi::AscVecOp;
 use crate::runtime::fault::Fault;
-use crate::trace::Region;
+use crate::trace::{Region, VecOp};
 
 /// The vector mask registers of a core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,13 +44,26 @@ pub struct VecEffect {
     pub writes: Vec<Region>,
 }
 
-/// Executes one vector instruction on `ub`.
+/// Executes one vector instruction on `ub`: dispatches by op code to the
+/// family that implements it (arithmetic, Cast, compare/select,
+/// reductions, gather/fill). Every family checks its operands (in UB,
+/// 32-byte aligned, in bounds) through [`lanes::plan`] before it writes.
 pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffect, Fault> {
-    let _ = (ub, mask, op);
-    Err(Fault::Unsupported {
+    use VecOp::*;
+    let kind = VecOp::from_code(op.op).ok_or_else(|| Fault::InvalidArg {
         api: "vector",
-        what: "vector instructions are not implemented yet".into(),
-    })
+        what: format!("unknown vector op code {}", op.op),
+    })?;
+    match kind {
+        Compare | Compares | Select => compare::execute(ub, mask, op),
+        ReduceSum | ReduceMax | ReduceMin | WholeReduceSum | WholeReduceMax | WholeReduceMin
+        | BlockReduceSum | BlockReduceMax | BlockReduceMin | PairReduceSum => reduce::execute(ub, mask, op),
+        Brcb | Gather | CreateVecIndex => gather::execute(ub, mask, op),
+        Cast => cast::execute(ub, mask, op),
+        Add | Sub | Mul | Div | Max | Min | And | Or | AddRelu | FusedMulAdd | MulAddDst | SubRelu
+        | Exp | Ln | Abs | Reciprocal | Sqrt | Rsqrt | Relu | Not | Neg | Adds | Muls | Maxs | Mins
+        | Subs | Divs | LeakyRelu | Axpy | ShiftLeft | ShiftRight | Duplicate => arith::execute(ub, mask, op),
+    }
 }
 
 pub mod arith;

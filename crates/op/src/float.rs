@@ -1,0 +1,290 @@
+//! Correctly rounded conversions into the floating-point formats of
+//! [`Dtype`]: round-to-nearest-even from f64 and from integers, with
+//! subnormals, overflow to infinity and quiet NaNs.
+//!
+//! The `half` crate is not used for narrowing because its `f64 -> f16` goes
+//! through `f32` on x86 (double rounding) and its `f64 -> bf16` drops the low
+//! mantissa bits before rounding (a lost sticky bit), and the golden must
+//! round once.
+
+use crate::Dtype;
+
+/// Exponent and stored-mantissa widths of a binary floating-point format.
+#[derive(Debug, Clone, Copy)]
+struct Format {
+    exp_bits: u32,
+    man_bits: u32,
+}
+
+fn format_of(dtype: Dtype) -> Option<Format> {
+    let (exp_bits, man_bits) = match dtype {
+        Dtype::Float16 => (5, 10),
+        Dtype::Bfloat16 => (8, 7),
+        Dtype::Float32 => (8, 23),
+        Dtype::Float64 => (11, 52),
+        _ => return None,
+    };
+    Some(Format { exp_bits, man_bits })
+}
+
+/// Bits of the canonical quiet NaN of a float dtype (0 for other dtypes).
+pub fn quiet_nan_bits(dtype: Dtype) -> u64 {
+    match format_of(dtype) {
+        Some(f) => (((1u64 << f.exp_bits) - 1) << f.man_bits) | (1u64 << (f.man_bits - 1)),
+        None => 0,
+    }
+}
+
+/// Largest finite value of a float dtype (0 for other dtypes).
+pub fn max_finite(dtype: Dtype) -> f64 {
+    match format_of(dtype) {
+        Some(f) => {
+            let bias = (1i32 << (f.exp_bits - 1)) - 1;
+            let mant = 2.0 - 2f64.powi(-(f.man_bits as i32));
+            mant * 2f64.powi(bias)
+        }
+        None => 0.0,
+    }
+}
+
+/// Smallest positive normal value of a float dtype (0 for other dtypes).
+pub fn min_normal(dtype: Dtype) -> f64 {
+    match format_of(dtype) {
+        Some(f) => {
+            let bias = (1i32 << (f.exp_bits - 1)) - 1;
+            2f64.powi(1 - bias)
+        }
+        None => 0.0,
+    }
+}
+
+/// Smallest positive subnormal value of a float dtype (0 for other dtypes).
+pub fn min_subnormal(dtype: Dtype) -> f64 {
+    match format_of(dtype) {
+        Some(f) => {
+            let bias = (1i32 << (f.exp_bits - 1)) - 1;
+            // 2^(1 - bias - man_bits); for f64 this is 2^-1074, which powi
+            // cannot reach in one step.
+            2f64.powi(1 - bias) * 2f64.powi(-(f.man_bits as i32))
+        }
+        None => 0.0,
+    }
+}
+
+/// Rounds `v` to the nearest value of the float `dtype` (ties to even) and
+/// returns its bit pattern. NaN becomes the canonical quiet NaN. Returns 0 for
+/// non-float dtypes.
+pub fn round_f64_to_bits(v: f64, dtype: Dtype) -> u64 {
+    let Some(fmt) = format_of(dtype) else {
+        return 0;
+    };
+    if dtype == Dtype::Float64 {
+        return if v.is_nan() {
+            quiet_nan_bits(dtype)
+        } else {
+            v.to_bits()
+        };
+    }
+    if dtype == Dtype::Float32 {
+        // Rust's `as` rounds to nearest even, with subnormals and overflow.
+        return if v.is_nan() {
+            quiet_nan_bits(dtype)
+        } else {
+            u64::from((v as f32).to_bits())
+        };
+    }
+    let width = 1 + fmt.exp_bits + fmt.man_bits;
+    let sign = if v.is_sign_negative() && !v.is_nan() {
+        1u64 << (width - 1)
+    } else {
+        0
+    };
+    let exp_all_ones = ((1u64 << fmt.exp_bits) - 1) << fmt.man_bits;
+    if v.is_nan() {
+        return quiet_nan_bits(dtype);
+    }
+    if v.is_infinite() {
+        return sign | exp_all_ones;
+    }
+    let bits = v.abs().to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        // Zero or an f64 subnormal: far below half the smallest subnormal of
+        // f16/bf16.
+        return sign;
+    }
+    let e = biased - 1023;
+    let sig = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    let bias = (1i32 << (fmt.exp_bits - 1)) - 1;
+    let emin = 1 - bias;
+    let m = fmt.man_bits as i32;
+    // The result is n * 2^q with q the quantum of the target at this
+    // magnitude; sig * 2^(e - 52) is the exact value.
+    let q = e.max(emin) - m;
+    let shift = q - (e - 52);
+    let mut n = if shift >= 54 {
+        0
+    } else {
+        let shift = shift as u32;
+        let n = sig >> shift;
+        let rem = sig & ((1u64 << shift) - 1);
+        let half = 1u64 << (shift - 1);
+        if rem > half || (rem == half && n & 1 == 1) {
+            n + 1
+        } else {
+            n
+        }
+    };
+    let mut q = q;
+    if n == 1u64 << (m + 1) {
+        n >>= 1;
+        q += 1;
+    }
+    if n >= 1u64 << m {
+        let biased_exp = q + m + bias;
+        if biased_exp >= (1 << fmt.exp_bits) - 1 {
+            return sign | exp_all_ones;
+        }
+        sign | ((biased_exp as u64) << fmt.man_bits) | (n - (1u64 << m))
+    } else {
+        sign | n
+    }
+}
+
+/// The value of a float dtype's bit pattern, exactly, as f64.
+pub fn bits_to_f64(bits: u64, dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::Float16 => f64::from(half::f16::from_bits(bits as u16).to_f32()),
+        Dtype::Bfloat16 => f64::from(half::bf16::from_bits(bits as u16).to_f32()),
+        Dtype::Float32 => f64::from(f32::from_bits(bits as u32)),
+        Dtype::Float64 => f64::from_bits(bits),
+        _ => 0.0,
+    }
+}
+
+/// Rounds the integer `v` to the nearest value of the float `dtype` (ties to
+/// even, one rounding, overflow to infinity) and returns its bits.
+pub fn int_to_float_bits(v: i128, dtype: Dtype) -> u64 {
+    let Some(fmt) = format_of(dtype) else {
+        return 0;
+    };
+    let negative = v < 0;
+    let mag = v.unsigned_abs();
+    let precision = fmt.man_bits + 1;
+    let len = 128 - mag.leading_zeros();
+    let rounded = if len <= precision {
+        mag as f64
+    } else {
+        let shift = len - precision;
+        let n = mag >> shift;
+        let rem = mag & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        let n = if rem > half || (rem == half && n & 1 == 1) {
+            n + 1
+        } else {
+            n
+        };
+        // n <= 2^precision <= 2^53 is exact in f64, and so is the scaling.
+        (n as f64) * 2f64.powi(shift as i32)
+    };
+    let value = if negative { -rounded } else { rounded };
+    // `value` is representable in `dtype` unless it overflows, in which case
+    // the f64 -> dtype rounding below produces the infinity.
+    round_f64_to_bits(value, dtype)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f16(v: f64) -> u64 {
+        round_f64_to_bits(v, Dtype::Float16)
+    }
+    fn bf16(v: f64) -> u64 {
+        round_f64_to_bits(v, Dtype::Bfloat16)
+    }
+
+    #[test]
+    fn f16_rounding_hand_checked() {
+        assert_eq!(f16(1.0), 0x3C00);
+        assert_eq!(f16(-2.0), 0xC000);
+        assert_eq!(f16(65504.0), 0x7BFF);
+        // 65520 is the midpoint between 65504 and 65536 (= overflow): ties to
+        // even goes up, so infinity; just below stays at max.
+        assert_eq!(f16(65519.99), 0x7BFF);
+        assert_eq!(f16(65520.0), 0x7C00);
+        assert_eq!(f16(-1e6), 0xFC00);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even -> 1.
+        assert_eq!(f16(1.0 + 2f64.powi(-11)), 0x3C00);
+        // 1 + 3*2^-11 is halfway between 1+2^-10 (odd) and 1+2^-9: -> even.
+        assert_eq!(f16(1.0 + 3.0 * 2f64.powi(-11)), 0x3C02);
+        // Just above a midpoint rounds up (a sticky bit far below f32
+        // precision: the f32 route would round down).
+        assert_eq!(f16(1.0 + 2f64.powi(-11) + 2f64.powi(-40)), 0x3C01);
+        // Subnormals: 2^-24 is the smallest, 2^-25 ties to 0, 3*2^-25 -> 2^-23.
+        assert_eq!(f16(2f64.powi(-24)), 0x0001);
+        assert_eq!(f16(2f64.powi(-25)), 0x0000);
+        assert_eq!(f16(3.0 * 2f64.powi(-25)), 0x0002);
+        assert_eq!(f16(-0.0), 0x8000);
+        // Largest subnormal rounding up into the smallest normal.
+        assert_eq!(f16(2f64.powi(-14) - 2f64.powi(-26)), 0x0400);
+        assert_eq!(f16(f64::NAN), 0x7E00);
+        assert_eq!(f16(f64::NEG_INFINITY), 0xFC00);
+        // 0.1 -> 0x2E66 (0.0999755859375).
+        assert_eq!(f16(0.1), 0x2E66);
+    }
+
+    #[test]
+    fn bf16_rounding_hand_checked() {
+        assert_eq!(bf16(1.0), 0x3F80);
+        // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even -> 1.0.
+        assert_eq!(bf16(1.0 + 2f64.powi(-8)), 0x3F80);
+        // A sticky bit below the truncated 32 bits must round up.
+        assert_eq!(bf16(1.0 + 2f64.powi(-8) + 2f64.powi(-40)), 0x3F81);
+        assert_eq!(bf16(3.0e38), 0x7F62);
+        assert_eq!(bf16(3.4e38), 0x7F80);
+        assert_eq!(bf16(f64::NAN), 0x7FC0);
+        assert_eq!(bf16(-0.0), 0x8000);
+    }
+
+    #[test]
+    fn f32_and_f64_paths() {
+        assert_eq!(round_f64_to_bits(0.1, Dtype::Float32), 0x3DCC_CCCD);
+        assert_eq!(round_f64_to_bits(1e39, Dtype::Float32), 0x7F80_0000);
+        assert_eq!(round_f64_to_bits(0.1, Dtype::Float64), 0.1f64.to_bits());
+        assert_eq!(round_f64_to_bits(1.0, Dtype::Int32), 0);
+    }
+
+    #[test]
+    fn int_to_float_rounds_once() {
+        // 2049 is a tie between 2048 and 2050 in f16: even -> 2048.
+        assert_eq!(int_to_float_bits(2049, Dtype::Float16), f16(2048.0));
+        assert_eq!(int_to_float_bits(2051, Dtype::Float16), f16(2052.0));
+        assert_eq!(int_to_float_bits(65520, Dtype::Float16), 0x7C00);
+        assert_eq!(int_to_float_bits(-65519, Dtype::Float16), 0xFBFF);
+        // 2^60 + 2^52 + 1 is just above the bf16 midpoint between 2^60 and
+        // 2^60 + 2^53; rounding through f64 or f32 would land on the midpoint
+        // and go to even (2^60).
+        let v: i128 = (1 << 60) + (1 << 52) + 1;
+        assert_eq!(
+            int_to_float_bits(v, Dtype::Bfloat16),
+            bf16(2f64.powi(60) + 2f64.powi(53))
+        );
+        assert_eq!(
+            int_to_float_bits(16_777_217, Dtype::Float32),
+            u64::from(16_777_216f32.to_bits())
+        );
+        assert_eq!(int_to_float_bits(0, Dtype::Float32), 0);
+        assert_eq!(int_to_float_bits(-3, Dtype::Float64), (-3.0f64).to_bits());
+    }
+
+    #[test]
+    fn limits() {
+        assert_eq!(max_finite(Dtype::Float16), 65504.0);
+        assert_eq!(min_normal(Dtype::Float16), 2f64.powi(-14));
+        assert_eq!(min_subnormal(Dtype::Float16), 2f64.powi(-24));
+        assert_eq!(max_finite(Dtype::Float32), f64::from(f32::MAX));
+        assert_eq!(min_subnormal(Dtype::Bfloat16), 2f64.powi(-133));
+        assert_eq!(min_subnormal(Dtype::Float64), f64::from_bits(1));
+    }
+}

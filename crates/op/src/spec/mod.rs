@@ -1,0 +1,3 @@
+//! The op.toml schema: parsing, validation and the validated spec types.
+
+pub(crate) mod locate;

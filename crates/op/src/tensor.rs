@@ -1,0 +1,286 @@
+//! Host tensors: a dtype, a row-major shape and little-endian bytes, with
+//! element access as f64 / i64 that rounds or wraps like a cast.
+
+use crate::float::{bits_to_f64, int_to_float_bits, round_f64_to_bits};
+use crate::Dtype;
+
+/// A dense row-major tensor with little-endian element bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tensor {
+    /// Element type.
+    pub dtype: Dtype,
+    /// Shape; `[]` is a scalar with one element.
+    pub shape: Vec<usize>,
+    /// `numel(shape) * dtype.size()` bytes.
+    pub data: Vec<u8>,
+}
+
+/// Number of elements of a shape (1 for `[]`).
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Formats a shape as `[2, 3]`.
+pub fn shape_str(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+impl Tensor {
+    /// A tensor of zero bytes (0, +0.0, false).
+    pub fn zeros(dtype: Dtype, shape: &[usize]) -> Tensor {
+        Tensor {
+            dtype,
+            shape: shape.to_vec(),
+            data: vec![0; numel(shape) * dtype.size()],
+        }
+    }
+
+    /// A tensor whose every element holds `element` (one element's bytes,
+    /// e.g. [`crate::compare::poison_bytes`]).
+    pub fn filled(dtype: Dtype, shape: &[usize], element: &[u8]) -> Tensor {
+        let n = numel(shape);
+        let mut data = Vec::with_capacity(n * dtype.size());
+        for _ in 0..n {
+            data.extend_from_slice(element);
+        }
+        Tensor {
+            dtype,
+            shape: shape.to_vec(),
+            data,
+        }
+    }
+
+    /// A tensor from values, each stored as by [`Tensor::set_f64`].
+    pub fn from_f64s(dtype: Dtype, shape: &[usize], values: &[f64]) -> Tensor {
+        let mut t = Tensor::zeros(dtype, shape);
+        for (i, &v) in values.iter().enumerate().take(t.numel()) {
+            t.set_f64(i, v);
+        }
+        t
+    }
+
+    /// A tensor from values, each stored as by [`Tensor::set_i64`].
+    pub fn from_i64s(dtype: Dtype, shape: &[usize], values: &[i64]) -> Tensor {
+        let mut t = Tensor::zeros(dtype, shape);
+        for (i, &v) in values.iter().enumerate().take(t.numel()) {
+            t.set_i64(i, v);
+        }
+        t
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        numel(&self.shape)
+    }
+
+    /// True when the byte length matches shape and dtype.
+    pub fn is_consistent(&self) -> bool {
+        self.data.len() == self.numel() * self.dtype.size()
+    }
+
+    /// The raw bits of element `i`, zero-extended. Panics when `i` is out of
+    /// range, like slice indexing.
+    pub fn bits(&self, i: usize) -> u64 {
+        let size = self.dtype.size();
+        let bytes = &self.data[i * size..(i + 1) * size];
+        let mut buf = [0u8; 8];
+        buf[..size].copy_from_slice(bytes);
+        u64::from_le_bytes(buf)
+    }
+
+    /// Sets the raw bits of element `i` (low `dtype.size()` bytes).
+    pub fn set_bits(&mut self, i: usize, bits: u64) {
+        let size = self.dtype.size();
+        let bytes = bits.to_le_bytes();
+        self.data[i * size..(i + 1) * size].copy_from_slice(&bytes[..size]);
+    }
+
+    /// Element `i` as f64: exact for floats and for integers below 2^53;
+    /// bool is 0 or 1 (any non-zero byte reads as 1).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        let bits = self.bits(i);
+        if self.dtype.is_float() {
+            bits_to_f64(bits, self.dtype)
+        } else if self.dtype == Dtype::Bool {
+            if bits != 0 {
+                1.0
+            } else {
+                0.0
+            }
+        } else {
+            int_value(bits, self.dtype) as f64
+        }
+    }
+
+    /// Element `i` as an integer: exact for integer dtypes (uint64 above
+    /// `i64::MAX` wraps to negative), floats truncate toward zero (NaN gives
+    /// 0, out-of-range saturates), bool is 0 or 1.
+    pub fn get_i64(&self, i: usize) -> i64 {
+        let bits = self.bits(i);
+        if self.dtype.is_float() {
+            bits_to_f64(bits, self.dtype) as i64
+        } else if self.dtype == Dtype::Bool {
+            i64::from(bits != 0)
+        } else {
+            int_value(bits, self.dtype) as i64
+        }
+    }
+
+    /// Element `i` as i128, exact for every integer dtype including uint64.
+    pub fn get_i128(&self, i: usize) -> i128 {
+        let bits = self.bits(i);
+        if self.dtype.is_float() {
+            bits_to_f64(bits, self.dtype) as i128
+        } else if self.dtype == Dtype::Bool {
+            i128::from(bits != 0)
+        } else {
+            int_value(bits, self.dtype)
+        }
+    }
+
+    /// Stores `v` in element `i` like a cast from f64: floats round to
+    /// nearest even once; integers truncate toward zero then wrap to the
+    /// width (NaN gives 0); bool stores `v != 0` (NaN is true).
+    pub fn set_f64(&mut self, i: usize, v: f64) {
+        let bits = if self.dtype.is_float() {
+            round_f64_to_bits(v, self.dtype)
+        } else if self.dtype == Dtype::Bool {
+            u64::from(v != 0.0)
+        } else {
+            // `as` truncates toward zero, saturates, and maps NaN to 0.
+            wrap_int(v as i128, self.dtype)
+        };
+        self.set_bits(i, bits);
+    }
+
+    /// Stores the integer `v` in element `i`: floats round to nearest even
+    /// once; integers wrap (two's complement); bool stores `v != 0`.
+    pub fn set_i64(&mut self, i: usize, v: i64) {
+        self.set_i128(i, i128::from(v));
+    }
+
+    /// Like [`Tensor::set_i64`] for values beyond i64 (uint64).
+    pub fn set_i128(&mut self, i: usize, v: i128) {
+        let bits = if self.dtype.is_float() {
+            int_to_float_bits(v, self.dtype)
+        } else if self.dtype == Dtype::Bool {
+            u64::from(v != 0)
+        } else {
+            wrap_int(v, self.dtype)
+        };
+        self.set_bits(i, bits);
+    }
+
+    /// All elements as f64.
+    pub fn to_f64s(&self) -> Vec<f64> {
+        (0..self.numel()).map(|i| self.get_f64(i)).collect()
+    }
+
+    /// All elements as i64.
+    pub fn to_i64s(&self) -> Vec<i64> {
+        (0..self.numel()).map(|i| self.get_i64(i)).collect()
+    }
+
+    /// The multi-dimensional index of flat index `flat` (row-major).
+    pub fn multi_index(&self, flat: usize) -> Vec<usize> {
+        multi_index(&self.shape, flat)
+    }
+}
+
+/// The multi-dimensional index of `flat` in a row-major `shape`.
+pub fn multi_index(shape: &[usize], flat: usize) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    let mut rest = flat;
+    for (d, &dim) in shape.iter().enumerate().rev() {
+        if dim > 0 {
+            idx[d] = rest % dim;
+            rest /= dim;
+        }
+    }
+    idx
+}
+
+/// The integer value of raw bits of an integer dtype.
+fn int_value(bits: u64, dtype: Dtype) -> i128 {
+    let width = dtype.size() * 8;
+    if dtype.is_signed_int() {
+        let shift = 64 - width;
+        i128::from(((bits << shift) as i64) >> shift)
+    } else {
+        i128::from(bits)
+    }
+}
+
+/// `v` wrapped to the width of an integer dtype, as raw bits.
+fn wrap_int(v: i128, dtype: Dtype) -> u64 {
+    let width = dtype.size() * 8;
+    let mask: u128 = if width >= 64 {
+        u128::from(u64::MAX)
+    } else {
+        (1u128 << width) - 1
+    };
+    ((v as u128) & mask) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_elements_round_once_and_read_back_exactly() {
+        let mut t = Tensor::zeros(Dtype::Float16, &[2, 2]);
+        t.set_f64(0, 0.1);
+        assert_eq!(t.bits(0), 0x2E66);
+        assert_eq!(t.get_f64(0), 0.0999755859375);
+        t.set_f64(3, -65520.0);
+        assert_eq!(t.get_f64(3), f64::NEG_INFINITY);
+        assert_eq!(t.data.len(), 8);
+        assert_eq!(&t.data[0..2], &[0x66, 0x2E]);
+        t.set_i64(1, 2049);
+        assert_eq!(t.get_f64(1), 2048.0);
+    }
+
+    #[test]
+    fn integer_elements_wrap_and_truncate() {
+        let mut t = Tensor::zeros(Dtype::Int8, &[4]);
+        t.set_i64(0, 200);
+        assert_eq!(t.get_i64(0), -56);
+        t.set_f64(1, -3.9);
+        assert_eq!(t.get_i64(1), -3);
+        t.set_f64(2, 300.7);
+        assert_eq!(t.get_i64(2), 44);
+        t.set_f64(3, f64::NAN);
+        assert_eq!(t.get_i64(3), 0);
+        let mut u = Tensor::zeros(Dtype::Uint8, &[1]);
+        u.set_i64(0, -1);
+        assert_eq!(u.get_i64(0), 255);
+        let mut u64t = Tensor::zeros(Dtype::Uint64, &[1]);
+        u64t.set_i128(0, i128::from(u64::MAX));
+        assert_eq!(u64t.get_i128(0), i128::from(u64::MAX));
+        assert_eq!(u64t.get_i64(0), -1);
+        let mut i32t = Tensor::zeros(Dtype::Int32, &[1]);
+        i32t.set_i64(0, i64::from(i32::MAX) + 1);
+        assert_eq!(i32t.get_i64(0), i64::from(i32::MIN));
+        assert_eq!(i32t.data, vec![0, 0, 0, 0x80]);
+    }
+
+    #[test]
+    fn bool_elements() {
+        let mut t = Tensor::zeros(Dtype::Bool, &[3]);
+        t.set_f64(0, f64::NAN);
+        t.set_f64(1, -0.0);
+        t.set_i64(2, 7);
+        assert_eq!(t.data, vec![1, 0, 1]);
+    }
+
+    #[test]
+    fn multi_index_is_row_major() {
+        let t = Tensor::zeros(Dtype::Float32, &[2, 3, 4]);
+        assert_eq!(t.multi_index(0), vec![0, 0, 0]);
+        assert_eq!(t.multi_index(23), vec![1, 2, 3]);
+        assert_eq!(t.multi_index(13), vec![1, 0, 1]);
+        assert_eq!(multi_index(&[], 0), Vec::<usize>::new());
+        assert_eq!(shape_str(&[2, 3]), "[2, 3]");
+    }
+}

@@ -1,0 +1,479 @@
+// ascendopt host (op_host) emulation: the runtime contexts a tiling, InferShape
+// or InferDataType function receives (gert::TilingContext & co.), shapes,
+// tensor descriptions and attributes.
+//
+// The simulator's host_entry.cpp fills a TilingContext from the worker's
+// request (shapes, dtypes, attributes matched to the OpDef, platform). The
+// members after "state" below are that plumbing, not CANN API.
+//
+// Clean-room, from the AscendC guide 2.10.2.5 (Host tiling) and 6.4.
+#ifndef ASCENDOPT_HOST_CONTEXT_H
+#define ASCENDOPT_HOST_CONTEXT_H
+
+#include "../host_abi.h"
+#include "core.h"
+
+namespace fe {
+// What GetPlatformInfo() hands to platform_ascendc::PlatformAscendC.
+class PlatFormInfos {
+ public:
+  AscHostPlatform info_;
+};
+}  // namespace fe
+
+namespace gert {
+
+// A tensor shape of up to kMaxDimNum dimensions.
+class Shape {
+ public:
+  static constexpr size_t kMaxDimNum = 25;
+
+  Shape() : dim_num_(0), dims_{} {}
+  Shape(std::initializer_list<int64_t> dims) : dim_num_(0), dims_{} {
+    for (int64_t d : dims) AppendDim(d);
+  }
+
+  size_t GetDimNum() const { return dim_num_; }
+  void SetDimNum(size_t num) {
+    if (num > kMaxDimNum) ::ascendopt::host::fail("Shape::SetDimNum(%zu): at most %zu dimensions", num, kMaxDimNum);
+    for (size_t i = dim_num_; i < num; ++i) dims_[i] = 0;
+    dim_num_ = num;
+  }
+  int64_t GetDim(size_t idx) const {
+    check(idx, "GetDim");
+    return dims_[idx];
+  }
+  void SetDim(size_t idx, int64_t value) {
+    check(idx, "SetDim");
+    dims_[idx] = value;
+  }
+  Shape& AppendDim(int64_t value) {
+    if (dim_num_ >= kMaxDimNum) ::ascendopt::host::fail("Shape::AppendDim: at most %zu dimensions", kMaxDimNum);
+    dims_[dim_num_++] = value;
+    return *this;
+  }
+  // Number of elements; 1 for a scalar (no dimension).
+  int64_t GetShapeSize() const {
+    int64_t n = 1;
+    for (size_t i = 0; i < dim_num_; ++i) n *= dims_[i];
+    return n;
+  }
+  bool IsScalar() const { return dim_num_ == 0; }
+  int64_t operator[](size_t idx) const { return GetDim(idx); }
+  int64_t& operator[](size_t idx) {
+    check(idx, "operator[]");
+    return dims_[idx];
+  }
+  bool operator==(const Shape& o) const {
+    if (dim_num_ != o.dim_num_) return false;
+    for (size_t i = 0; i < dim_num_; ++i)
+      if (dims_[i] != o.dims_[i]) return false;
+    return true;
+  }
+  bool operator!=(const Shape& o) const { return !(*this == o); }
+
+ private:
+  void check(size_t idx, const char* what) const {
+    if (idx >= dim_num_)
+      ::ascendopt::host::fail("Shape::%s(%zu): the shape has %zu dimensions", what, idx, dim_num_);
+  }
+  size_t dim_num_;
+  int64_t dims_[kMaxDimNum];
+};
+
+// Origin and storage shapes of a tensor (the same for FORMAT_ND).
+class StorageShape {
+ public:
+  StorageShape() = default;
+  StorageShape(std::initializer_list<int64_t> origin, std::initializer_list<int64_t> storage)
+      : origin_(origin), storage_(storage) {}
+  const Shape& GetOriginShape() const { return origin_; }
+  const Shape& GetStorageShape() const { return storage_; }
+  Shape& MutableOriginShape() { return origin_; }
+  Shape& MutableStorageShape() { return storage_; }
+
+  Shape origin_;
+  Shape storage_;
+};
+
+// Origin and storage formats of a tensor.
+class StorageFormat {
+ public:
+  StorageFormat() = default;
+  StorageFormat(ge::Format origin, ge::Format storage) : origin_(origin), storage_(storage) {}
+  ge::Format GetOriginFormat() const { return origin_; }
+  ge::Format GetStorageFormat() const { return storage_; }
+  void SetOriginFormat(ge::Format f) { origin_ = f; }
+  void SetStorageFormat(ge::Format f) { storage_ = f; }
+
+  ge::Format origin_ = ge::FORMAT_ND;
+  ge::Format storage_ = ge::FORMAT_ND;
+};
+
+// The compile-time description of an input or output (GetInputDesc).
+class CompileTimeTensorDesc {
+ public:
+  ge::DataType GetDataType() const { return dtype_; }
+  const StorageFormat& GetFormat() const { return format_; }
+  ge::Format GetStorageFormat() const { return format_.GetStorageFormat(); }
+  ge::Format GetOriginFormat() const { return format_.GetOriginFormat(); }
+
+  ge::DataType dtype_ = ge::DT_UNDEFINED;
+  StorageFormat format_;
+};
+
+// A runtime tensor as the tiling sees it: shape, dtype, format, no data.
+class Tensor {
+ public:
+  int64_t GetShapeSize() const { return shape_.GetStorageShape().GetShapeSize(); }
+  ge::DataType GetDataType() const { return dtype_; }
+  const StorageShape& GetShape() const { return shape_; }
+  const Shape& GetStorageShape() const { return shape_.GetStorageShape(); }
+  const Shape& GetOriginShape() const { return shape_.GetOriginShape(); }
+  const StorageFormat& GetFormat() const { return format_; }
+  ge::Format GetStorageFormat() const { return format_.GetStorageFormat(); }
+  ge::Format GetOriginFormat() const { return format_.GetOriginFormat(); }
+  // Input values (ValueDepend) are not given to the simulated tiling.
+  ASCENDOPT_HOST_UNSUPPORTED(GetData, "gert::Tensor::GetData (tensor values in tiling, ValueDepend)")
+  ASCENDOPT_HOST_UNSUPPORTED(GetAddr, "gert::Tensor::GetAddr (tensor values in tiling, ValueDepend)")
+
+  StorageShape shape_;
+  ge::DataType dtype_ = ge::DT_UNDEFINED;
+  StorageFormat format_;
+};
+
+// A list attribute's values.
+class ContinuousVector {
+ public:
+  size_t GetSize() const { return size_; }
+  size_t GetCapacity() const { return size_; }
+  const void* GetData() const { return data_; }
+
+  const void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <class T>
+class TypedContinuousVector : public ContinuousVector {
+ public:
+  const T* GetData() const { return static_cast<const T*>(data_); }
+};
+}  // namespace gert
+
+namespace ascendopt {
+namespace host {
+enum class AttrKind : uint8_t { None = 0, Int, Float, Bool, Str, ListInt, ListFloat, ListBool };
+
+// One attribute value as the tiling function sees it.
+struct AttrSlot {
+  const char* name = "";
+  AttrKind kind = AttrKind::None;
+  int64_t i = 0;
+  float f = 0.0f;
+  bool b = false;
+  const char* s = "";
+  gert::TypedContinuousVector<int64_t> list_i;
+  gert::TypedContinuousVector<float> list_f;
+  gert::TypedContinuousVector<bool> list_b;
+};
+
+const char* attr_kind_name(AttrKind k);
+[[noreturn]] void attr_kind_error(const AttrSlot& slot, size_t index, const char* wanted);
+
+// GetAttrPointer<T>: which C++ types view which attribute kinds.
+template <class T>
+struct AttrAccess {
+  template <class U = T>
+  static const T* get(const AttrSlot&, size_t) {
+    static_assert(always_false<U>,
+                  "not supported by the ascendopt simulator: GetAttrPointer<T> with this T "
+                  "(use int64_t, float, bool, char, gert::ContinuousVector or "
+                  "gert::TypedContinuousVector<int64_t|float|bool>)");
+    return nullptr;
+  }
+};
+// GE stores Int attributes as int64_t; narrower views read its low bytes
+// (little-endian), as they do in CANN.
+#define ASCENDOPT_ATTR_ACCESS(T, KIND, FIELD)                               \
+  template <>                                                              \
+  struct AttrAccess<T> {                                                   \
+    static const T* get(const AttrSlot& s, size_t index) {                 \
+      if (s.kind != AttrKind::KIND) attr_kind_error(s, index, #T);         \
+      return reinterpret_cast<const T*>(&s.FIELD);                         \
+    }                                                                      \
+  };
+ASCENDOPT_ATTR_ACCESS(int64_t, Int, i)
+ASCENDOPT_ATTR_ACCESS(uint64_t, Int, i)
+ASCENDOPT_ATTR_ACCESS(int32_t, Int, i)
+ASCENDOPT_ATTR_ACCESS(uint32_t, Int, i)
+ASCENDOPT_ATTR_ACCESS(float, Float, f)
+ASCENDOPT_ATTR_ACCESS(bool, Bool, b)
+ASCENDOPT_ATTR_ACCESS(gert::TypedContinuousVector<int64_t>, ListInt, list_i)
+ASCENDOPT_ATTR_ACCESS(gert::TypedContinuousVector<float>, ListFloat, list_f)
+ASCENDOPT_ATTR_ACCESS(gert::TypedContinuousVector<bool>, ListBool, list_b)
+#undef ASCENDOPT_ATTR_ACCESS
+template <>
+struct AttrAccess<char> {
+  static const char* get(const AttrSlot& s, size_t index) {
+    if (s.kind != AttrKind::Str) attr_kind_error(s, index, "char");
+    return s.s;
+  }
+};
+template <>
+struct AttrAccess<gert::ContinuousVector> {
+  static const gert::ContinuousVector* get(const AttrSlot& s, size_t index) {
+    switch (s.kind) {
+      case AttrKind::ListInt:
+        return &s.list_i;
+      case AttrKind::ListFloat:
+        return &s.list_f;
+      case AttrKind::ListBool:
+        return &s.list_b;
+      default:
+        attr_kind_error(s, index, "gert::ContinuousVector");
+    }
+  }
+};
+}  // namespace host
+}  // namespace ascendopt
+
+namespace gert {
+
+// The operator's attributes, in OpDef Attr() declaration order.
+class RuntimeAttrs {
+ public:
+  template <class T>
+  const T* GetAttrPointer(size_t index) const {
+    return ::ascendopt::host::AttrAccess<T>::get(slot(index), index);
+  }
+  const int64_t* GetInt(size_t index) const { return GetAttrPointer<int64_t>(index); }
+  const float* GetFloat(size_t index) const { return GetAttrPointer<float>(index); }
+  const bool* GetBool(size_t index) const { return GetAttrPointer<bool>(index); }
+  const char* GetStr(size_t index) const { return GetAttrPointer<char>(index); }
+  const TypedContinuousVector<int64_t>* GetListInt(size_t index) const {
+    return GetAttrPointer<TypedContinuousVector<int64_t>>(index);
+  }
+  const TypedContinuousVector<float>* GetListFloat(size_t index) const {
+    return GetAttrPointer<TypedContinuousVector<float>>(index);
+  }
+  const TypedContinuousVector<bool>* GetListBool(size_t index) const {
+    return GetAttrPointer<TypedContinuousVector<bool>>(index);
+  }
+  size_t GetAttrNum() const { return n_; }
+  ASCENDOPT_HOST_UNSUPPORTED(GetListListInt, "RuntimeAttrs::GetListListInt")
+
+  // ---- state (filled by host_entry.cpp) ----
+  const ::ascendopt::host::AttrSlot& slot(size_t index) const {
+    if (index >= n_)
+      ::ascendopt::host::fail("GetAttrs()->Get...(%zu): OpDef %s declares %zu attribute(s)", index, op_, n_);
+    return slots_[index];
+  }
+  const ::ascendopt::host::AttrSlot* slots_ = nullptr;
+  size_t n_ = 0;
+  const char* op_ = "";
+};
+
+// The raw tiling data buffer (GetRawTilingData).
+class TilingData {
+ public:
+  void* GetData() { return data_; }
+  const void* GetData() const { return data_; }
+  size_t GetCapacity() const { return capacity_; }
+  size_t GetDataSize() const { return size_; }
+  void SetDataSize(size_t size) {
+    if (size > capacity_)
+      ::ascendopt::host::fail("TilingData::SetDataSize(%zu): the tiling buffer holds %zu bytes", size, capacity_);
+    size_ = size;
+  }
+  // Appends the bytes of `data` after the current data size.
+  template <class T>
+  ge::graphStatus Append(const T& data) {
+    if (size_ + sizeof(T) > capacity_) return ge::GRAPH_FAILED;
+    memcpy(static_cast<uint8_t*>(data_) + size_, &data, sizeof(T));
+    size_ += sizeof(T);
+    return ge::GRAPH_SUCCESS;
+  }
+
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+};
+
+// Tensors of one side (inputs or outputs) of a context.
+struct AscendoptTensors {
+  const Tensor& at(size_t index, const char* what) const {
+    if (index >= n_)
+      ::ascendopt::host::fail("%s(%zu): the operator has %zu %s", what, index, n_, side_);
+    return tensors_[index];
+  }
+  Tensor* tensors_ = nullptr;
+  CompileTimeTensorDesc* descs_ = nullptr;
+  size_t n_ = 0;
+  const char* side_ = "inputs";
+};
+
+// What a tiling function reads and sets.
+class TilingContext {
+ public:
+  const StorageShape* GetInputShape(size_t index) const { return &inputs_.at(index, "GetInputShape").shape_; }
+  const StorageShape* GetOutputShape(size_t index) const { return &outputs_.at(index, "GetOutputShape").shape_; }
+  // Optional inputs: an index past the given inputs is an absent input.
+  const StorageShape* GetOptionalInputShape(size_t index) const {
+    return index < inputs_.n_ ? &inputs_.tensors_[index].shape_ : nullptr;
+  }
+  const Tensor* GetInputTensor(size_t index) const { return &inputs_.at(index, "GetInputTensor"); }
+  const Tensor* GetOutputTensor(size_t index) const { return &outputs_.at(index, "GetOutputTensor"); }
+  const Tensor* GetOptionalInputTensor(size_t index) const {
+    return index < inputs_.n_ ? &inputs_.tensors_[index] : nullptr;
+  }
+  const CompileTimeTensorDesc* GetInputDesc(size_t index) const {
+    inputs_.at(index, "GetInputDesc");
+    return &inputs_.descs_[index];
+  }
+  const CompileTimeTensorDesc* GetOutputDesc(size_t index) const {
+    outputs_.at(index, "GetOutputDesc");
+    return &outputs_.descs_[index];
+  }
+  const CompileTimeTensorDesc* GetOptionalInputDesc(size_t index) const {
+    return index < inputs_.n_ ? &inputs_.descs_[index] : nullptr;
+  }
+  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputShape, "TilingContext::GetDynamicInputShape (DYNAMIC inputs)")
+  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputTensor, "TilingContext::GetDynamicInputTensor (DYNAMIC inputs)")
+  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputDesc, "TilingContext::GetDynamicInputDesc (DYNAMIC inputs)")
+  ASCENDOPT_HOST_UNSUPPORTED(GetCompileInfo, "TilingContext::GetCompileInfo (TilingParse compile info)")
+  ASCENDOPT_HOST_UNSUPPORTED(GetIrInputInstanceInfo, "TilingContext::GetIrInputInstanceInfo")
+  size_t GetComputeNodeInputNum() const { return inputs_.n_; }
+  size_t GetComputeNodeOutputNum() const { return outputs_.n_; }
+  const RuntimeAttrs* GetAttrs() const { return &attrs_; }
+  fe::PlatFormInfos* GetPlatformInfo() const { return platform_; }
+  const char* GetNodeName() const { return node_type_; }
+  const char* GetNodeType() const { return node_type_; }
+
+  ge::graphStatus SetBlockDim(uint32_t block_dim) {
+    block_dim_ = block_dim;
+    return ge::GRAPH_SUCCESS;
+  }
+  uint32_t GetBlockDim() const { return block_dim_; }
+  ge::graphStatus SetTilingKey(uint64_t key) {
+    tiling_key_ = key;
+    return ge::GRAPH_SUCCESS;
+  }
+  uint64_t GetTilingKey() const { return tiling_key_; }
+  // Batch scheduling of all blocks at once; the simulator runs every block
+  // anyway, so the mode changes nothing.
+  ge::graphStatus SetScheduleMode(uint32_t mode) {
+    schedule_mode_ = mode;
+    return ge::GRAPH_SUCCESS;
+  }
+  uint32_t GetScheduleMode() const { return schedule_mode_; }
+  // Outputs are poisoned, never cleared, by the simulator; see InitValue.
+  ge::graphStatus SetNeedAtomic(bool atomic) {
+    need_atomic_ = atomic;
+    return ge::GRAPH_SUCCESS;
+  }
+  bool NeedAtomic() const { return need_atomic_; }
+  int32_t GetDeterministic() const { return 0; }
+
+  TilingData* GetRawTilingData() { return &raw_tiling_; }
+  // Standard-C++ tiling structs: the struct lives in the raw buffer, whose
+  // data size becomes sizeof(T).
+  template <class T>
+  T* GetTilingData() {
+    if (sizeof(T) > raw_tiling_.capacity_)
+      ::ascendopt::host::fail("GetTilingData<T>(): T is %zu bytes, the tiling buffer holds %zu", sizeof(T),
+                              raw_tiling_.capacity_);
+    raw_tiling_.size_ = sizeof(T);
+    return static_cast<T*>(raw_tiling_.data_);
+  }
+  size_t* GetWorkspaceSizes(size_t num) {
+    if (num > ASC_HOST_MAX_WORKSPACES)
+      ::ascendopt::host::fail("GetWorkspaceSizes(%zu): the simulator supports at most %d workspaces", num,
+                              ASC_HOST_MAX_WORKSPACES);
+    if (num > n_workspaces_) n_workspaces_ = num;
+    return workspaces_;
+  }
+  size_t GetWorkspaceNum() const { return n_workspaces_; }
+
+  // ---- state (filled by host_entry.cpp) ----
+  AscendoptTensors inputs_;
+  AscendoptTensors outputs_;
+  RuntimeAttrs attrs_;
+  fe::PlatFormInfos* platform_ = nullptr;
+  const char* node_type_ = "";
+  uint32_t block_dim_ = 0;
+  uint64_t tiling_key_ = 0;
+  uint32_t schedule_mode_ = 0;
+  bool need_atomic_ = false;
+  TilingData raw_tiling_;
+  size_t workspaces_[ASC_HOST_MAX_WORKSPACES] = {};
+  size_t n_workspaces_ = 0;
+};
+
+// What an InferShape function reads and sets. The simulator takes output
+// shapes from the test case and does not call InferShape; the class lets
+// op_host files that define one compile.
+class InferShapeContext {
+ public:
+  const Shape* GetInputShape(size_t index) const { return &in_.at(index, "GetInputShape").shape_.storage_; }
+  const Shape* GetOptionalInputShape(size_t index) const {
+    return index < in_.n_ ? &in_.tensors_[index].shape_.storage_ : nullptr;
+  }
+  const Tensor* GetInputTensor(size_t index) const { return &in_.at(index, "GetInputTensor"); }
+  Shape* GetOutputShape(size_t index) {
+    out_.at(index, "GetOutputShape");
+    return &out_.tensors_[index].shape_.storage_;
+  }
+  const RuntimeAttrs* GetAttrs() const { return &attrs_; }
+  const char* GetNodeName() const { return node_type_; }
+  const char* GetNodeType() const { return node_type_; }
+  size_t GetComputeNodeInputNum() const { return in_.n_; }
+  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputShape, "InferShapeContext::GetDynamicInputShape (DYNAMIC inputs)")
+
+  AscendoptTensors in_;
+  AscendoptTensors out_;
+  RuntimeAttrs attrs_;
+  const char* node_type_ = "";
+};
+
+// What an InferDataType function reads and sets (not called by the
+// simulator, see InferShapeContext).
+class InferDataTypeContext {
+ public:
+  ge::DataType GetInputDataType(size_t index) const { return in_.at(index, "GetInputDataType").dtype_; }
+  ge::DataType GetOptionalInputDataType(size_t index) const {
+    return index < in_.n_ ? in_.tensors_[index].dtype_ : ge::DT_UNDEFINED;
+  }
+  ge::DataType GetOutputDataType(size_t index) const { return out_.at(index, "GetOutputDataType").dtype_; }
+  ge::graphStatus SetOutputDataType(size_t index, ge::DataType dtype) {
+    out_.at(index, "SetOutputDataType");
+    out_.tensors_[index].dtype_ = dtype;
+    return ge::GRAPH_SUCCESS;
+  }
+  const RuntimeAttrs* GetAttrs() const { return &attrs_; }
+  const char* GetNodeName() const { return node_type_; }
+  const char* GetNodeType() const { return node_type_; }
+
+  AscendoptTensors in_;
+  AscendoptTensors out_;
+  RuntimeAttrs attrs_;
+  const char* node_type_ = "";
+};
+
+// Shape-range inference and tiling-parse contexts: declared so that
+// functions taking them compile; the simulator never calls them.
+class InferShapeRangeContext {};
+class TilingParseContext {
+ public:
+  ASCENDOPT_HOST_UNSUPPORTED(GetCompiledInfo, "TilingParseContext::GetCompiledInfo")
+  ASCENDOPT_HOST_UNSUPPORTED(GetPlatformInfo, "TilingParseContext::GetPlatformInfo")
+};
+
+struct OpImplRegisterV2 {
+  using TilingKernelFunc = uint32_t (*)(TilingContext*);
+  using InferShapeKernelFunc = uint32_t (*)(InferShapeContext*);
+  using InferDataTypeKernelFunc = uint32_t (*)(InferDataTypeContext*);
+  using InferShapeRangeKernelFunc = uint32_t (*)(InferShapeRangeContext*);
+};
+}  // namespace gert
+
+#endif

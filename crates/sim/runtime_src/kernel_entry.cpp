@@ -1,0 +1,111 @@
+// ascendopt simulator: linked into every kernel library. Holds the runtime
+// table pointer, calls the kernel entry with its GM arguments, and turns a
+// fatal fault reported by the runtime into a C++ exception that unwinds the
+// kernel back to ascendopt_kernel_call (see abi.h).
+#include "ascendopt/abi.h"
+
+namespace ascendopt {
+const AscRuntime* g_rt = nullptr;
+struct KernelFault {};
+}  // namespace ascendopt
+
+typedef uint8_t* A;
+
+extern "C" __attribute__((visibility("default"))) void ascendopt_kernel_attach(const AscRuntime* rt) {
+  ascendopt::g_rt = rt;
+}
+
+extern "C" __attribute__((visibility("default"))) void ascendopt_kernel_throw(void) {
+  throw ascendopt::KernelFault{};
+}
+
+#define ASC_ARGS_1 a[0]
+#define ASC_ARGS_2 ASC_ARGS_1, a[1]
+#define ASC_ARGS_3 ASC_ARGS_2, a[2]
+#define ASC_ARGS_4 ASC_ARGS_3, a[3]
+#define ASC_ARGS_5 ASC_ARGS_4, a[4]
+#define ASC_ARGS_6 ASC_ARGS_5, a[5]
+#define ASC_ARGS_7 ASC_ARGS_6, a[6]
+#define ASC_ARGS_8 ASC_ARGS_7, a[7]
+#define ASC_ARGS_9 ASC_ARGS_8, a[8]
+#define ASC_ARGS_10 ASC_ARGS_9, a[9]
+#define ASC_ARGS_11 ASC_ARGS_10, a[10]
+#define ASC_ARGS_12 ASC_ARGS_11, a[11]
+#define ASC_ARGS_13 ASC_ARGS_12, a[12]
+#define ASC_ARGS_14 ASC_ARGS_13, a[13]
+#define ASC_ARGS_15 ASC_ARGS_14, a[14]
+#define ASC_ARGS_16 ASC_ARGS_15, a[15]
+#define ASC_ARGS_17 ASC_ARGS_16, a[16]
+#define ASC_ARGS_18 ASC_ARGS_17, a[17]
+#define ASC_ARGS_19 ASC_ARGS_18, a[18]
+#define ASC_ARGS_20 ASC_ARGS_19, a[19]
+#define ASC_ARGS_21 ASC_ARGS_20, a[20]
+#define ASC_ARGS_22 ASC_ARGS_21, a[21]
+#define ASC_ARGS_23 ASC_ARGS_22, a[22]
+#define ASC_ARGS_24 ASC_ARGS_23, a[23]
+#define ASC_ARGS_25 ASC_ARGS_24, a[24]
+#define ASC_ARGS_26 ASC_ARGS_25, a[25]
+#define ASC_ARGS_27 ASC_ARGS_26, a[26]
+#define ASC_ARGS_28 ASC_ARGS_27, a[27]
+#define ASC_ARGS_29 ASC_ARGS_28, a[28]
+#define ASC_ARGS_30 ASC_ARGS_29, a[29]
+#define ASC_ARGS_31 ASC_ARGS_30, a[30]
+#define ASC_ARGS_32 ASC_ARGS_31, a[31]
+
+#define ASC_P1 A
+#define ASC_P2 ASC_P1, A
+#define ASC_P3 ASC_P2, A
+#define ASC_P4 ASC_P3, A
+#define ASC_P5 ASC_P4, A
+#define ASC_P6 ASC_P5, A
+#define ASC_P7 ASC_P6, A
+#define ASC_P8 ASC_P7, A
+#define ASC_P9 ASC_P8, A
+#define ASC_P10 ASC_P9, A
+#define ASC_P11 ASC_P10, A
+#define ASC_P12 ASC_P11, A
+#define ASC_P13 ASC_P12, A
+#define ASC_P14 ASC_P13, A
+#define ASC_P15 ASC_P14, A
+#define ASC_P16 ASC_P15, A
+#define ASC_P17 ASC_P16, A
+#define ASC_P18 ASC_P17, A
+#define ASC_P19 ASC_P18, A
+#define ASC_P20 ASC_P19, A
+#define ASC_P21 ASC_P20, A
+#define ASC_P22 ASC_P21, A
+#define ASC_P23 ASC_P22, A
+#define ASC_P24 ASC_P23, A
+#define ASC_P25 ASC_P24, A
+#define ASC_P26 ASC_P25, A
+#define ASC_P27 ASC_P26, A
+#define ASC_P28 ASC_P27, A
+#define ASC_P29 ASC_P28, A
+#define ASC_P30 ASC_P29, A
+#define ASC_P31 ASC_P30, A
+#define ASC_P32 ASC_P31, A
+
+#define ASC_CASE(n)                                            \
+  case n:                                                      \
+    reinterpret_cast<void (*)(ASC_P##n)>(entry)(ASC_ARGS_##n); \
+    break;
+
+extern "C" __attribute__((visibility("default"))) int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs,
+                                                                                 uint8_t** a) {
+  try {
+    switch (nargs) {
+      case 0:
+        entry();
+        break;
+      ASC_CASE(1) ASC_CASE(2) ASC_CASE(3) ASC_CASE(4) ASC_CASE(5) ASC_CASE(6) ASC_CASE(7) ASC_CASE(8)
+      ASC_CASE(9) ASC_CASE(10) ASC_CASE(11) ASC_CASE(12) ASC_CASE(13) ASC_CASE(14) ASC_CASE(15) ASC_CASE(16)
+      ASC_CASE(17) ASC_CASE(18) ASC_CASE(19) ASC_CASE(20) ASC_CASE(21) ASC_CASE(22) ASC_CASE(23) ASC_CASE(24)
+      ASC_CASE(25) ASC_CASE(26) ASC_CASE(27) ASC_CASE(28) ASC_CASE(29) ASC_CASE(30) ASC_CASE(31) ASC_CASE(32)
+      default:
+        return 2;
+    }
+  } catch (const ascendopt::KernelFault&) {
+    return 1;
+  }
+  return 0;
+}

@@ -1,1 +1,0 @@
-//! Compiling operator sources with g++ (in progress).

@@ -1,0 +1,382 @@
+//! Turning g++'s stderr into something a person (or a proposer) can act on:
+//! the error lines with their file:line and source snippet, without the
+//! notes, warnings and include chains; and a one-line summary of the first
+//! error, naming the AscendC API when the simulator lacks it.
+
+use super::api_names::is_api_name;
+use std::path::Path;
+
+/// At most this many lines are kept in the trimmed diagnostics.
+const MAX_LINES: usize = 200;
+/// At most this many bytes are kept in the trimmed diagnostics.
+const MAX_BYTES: usize = 16 * 1024;
+
+/// The first error of a failed compilation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FirstError {
+    /// File the error is attributed to (a kernel line rather than a header of
+    /// the simulator when g++ names one in a "required from here" line).
+    pub file: Option<String>,
+    /// 1-based line.
+    pub line: Option<u32>,
+    /// The interpreted message.
+    pub message: String,
+}
+
+/// A `file:line:col: kind: message` line.
+struct Located<'a> {
+    file: &'a str,
+    line: u32,
+    kind: &'a str,
+    message: &'a str,
+}
+
+/// Parses `file:line:col: kind: message` (also `file:line: kind: message`).
+fn parse_located(text: &str) -> Option<Located<'_>> {
+    // The file may contain ':' only in odd paths; g++ prints it verbatim, so
+    // split at the first ":<digits>:" group.
+    let bytes = text.as_bytes();
+    let mut idx = 0;
+    while let Some(rel) = text[idx..].find(':') {
+        let colon = idx + rel;
+        let digits_end = bytes[colon + 1..]
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .map(|p| colon + 1 + p)
+            .unwrap_or(bytes.len());
+        if digits_end > colon + 1 && bytes.get(digits_end) == Some(&b':') {
+            let file = &text[..colon];
+            let line: u32 = text[colon + 1..digits_end].parse().ok()?;
+            let mut rest = &text[digits_end + 1..];
+            // Optional column.
+            let col_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if col_len > 0 && rest.as_bytes().get(col_len) == Some(&b':') {
+                rest = &rest[col_len + 1..];
+            }
+            let rest = rest.trim_start();
+            let (kind, message) = match rest.find(": ") {
+                Some(p) => (&rest[..p], &rest[p + 2..]),
+                None => ("", rest),
+            };
+            if file.is_empty() {
+                return None;
+            }
+            return Some(Located {
+                file,
+                line,
+                kind,
+                message,
+            });
+        }
+        idx = colon + 1;
+    }
+    None
+}
+
+/// Whether a line is a source snippet printed under a diagnostic
+/// (`   12 |     Foo(x);` or `      |     ^~~`).
+fn is_snippet(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    if trimmed.len() == line.len() {
+        return false;
+    }
+    let after_digits = trimmed.trim_start_matches(|c: char| c.is_ascii_digit());
+    after_digits.starts_with(" |") || after_digits.starts_with('|')
+}
+
+/// Keeps the error lines of g++'s stderr with their snippets and the
+/// "In function"/"required from" context; drops warnings, notes and include
+/// chains. Falls back to the whole text (bounded) when no error line is
+/// recognised (e.g. a driver error).
+pub(crate) fn trim(stderr: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut keep_snippet = false;
+    let mut saw_error = false;
+    for line in stderr.lines() {
+        if line.starts_with("In file included from") || line.starts_with("                 from ") {
+            keep_snippet = false;
+            continue;
+        }
+        if is_snippet(line) {
+            if keep_snippet {
+                kept.push(line);
+            }
+            continue;
+        }
+        if let Some(loc) = parse_located(line) {
+            match loc.kind {
+                "error" | "fatal error" => {
+                    saw_error = true;
+                    keep_snippet = true;
+                    kept.push(line);
+                }
+                "warning" | "note" => keep_snippet = false,
+                _ => {
+                    // "required from here", "required from ..." context.
+                    keep_snippet = false;
+                    if line.contains("required from") || line.contains("error") {
+                        kept.push(line);
+                    }
+                }
+            }
+            continue;
+        }
+        keep_snippet = false;
+        let is_context = line.contains(": In ") && line.ends_with(':');
+        let is_link = line.contains("undefined reference")
+            || line.starts_with("/usr/bin/ld")
+            || line.starts_with("collect2:");
+        let is_driver = line.starts_with("compilation terminated");
+        if is_context || is_link || is_driver || line.contains("error") {
+            saw_error |= !is_context;
+            kept.push(line);
+        }
+    }
+    let text = if saw_error {
+        bound(kept.into_iter())
+    } else {
+        bound(stderr.lines())
+    };
+    text.trim_end().to_string()
+}
+
+/// Joins lines, stopping at [`MAX_LINES`] / [`MAX_BYTES`].
+fn bound<'a>(lines: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for (count, line) in lines.enumerate() {
+        if count >= MAX_LINES || out.len() + line.len() + 1 > MAX_BYTES {
+            out.push_str("... (more diagnostics cut)\n");
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The identifier inside the first pair of quotes of `text`, without a
+/// namespace or class qualification (`'AscendC::Foo'` gives `Foo`).
+fn quoted_name(text: &str) -> Option<&str> {
+    let start = text.find(['\'', '`'])? + 1;
+    let len = text[start..].find('\'')?;
+    let inner = &text[start..start + len];
+    let inner = inner.split('(').next().unwrap_or(inner);
+    let inner = inner.split('<').next().unwrap_or(inner);
+    Some(inner.rsplit("::").next().unwrap_or(inner).trim())
+}
+
+/// When `message` says a name is missing and the name is an AscendC API,
+/// returns that name.
+fn unsupported_api(message: &str) -> Option<&str> {
+    let missing = message.contains("was not declared in this scope")
+        || message.contains("is not a member of 'AscendC")
+        || message.contains("has not been declared")
+        || message.contains("does not name a type")
+        || message.contains("has no member named")
+        || message.contains("undefined reference to");
+    if !missing {
+        return None;
+    }
+    let name = if let Some(pos) = message.find("has no member named") {
+        quoted_name(&message[pos..])?
+    } else {
+        quoted_name(message)?
+    };
+    is_api_name(name).then_some(name)
+}
+
+/// The first error of `stderr`, attributed to a line of the operator rather
+/// than to a header under `sim_include` when g++ says where it was required
+/// from.
+pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError> {
+    let sim_prefix = sim_include.to_string_lossy();
+    let in_sim = |file: &str| !sim_prefix.is_empty() && file.starts_with(sim_prefix.as_ref());
+    let mut required_from: Option<(String, u32)> = None;
+    for line in stderr.lines() {
+        if let Some(loc) = parse_located(line) {
+            match loc.kind {
+                "error" | "fatal error" => {
+                    let (file, line_no) = match &required_from {
+                        Some((file, line_no)) if in_sim(loc.file) => (file.clone(), *line_no),
+                        _ => (loc.file.to_string(), loc.line),
+                    };
+                    let message = match unsupported_api(loc.message) {
+                        Some(name) => format!("not supported by the ascendopt simulator: {name}"),
+                        None => loc.message.to_string(),
+                    };
+                    return Some(FirstError {
+                        file: Some(file),
+                        line: Some(line_no),
+                        message,
+                    });
+                }
+                "warning" | "note" => {}
+                _ => {
+                    if line.contains("required from") && !in_sim(loc.file) {
+                        required_from = Some((loc.file.to_string(), loc.line));
+                    }
+                }
+            }
+            continue;
+        }
+        if line.contains(": In ") && line.ends_with(':') {
+            required_from = None;
+        }
+        if line.contains("undefined reference to") {
+            // `file.cpp:(.text+0x1a): undefined reference to `foo''
+            let file = line.split(":(").next().filter(|f| !f.contains(' ')).map(str::to_string);
+            let message = match unsupported_api(line) {
+                Some(name) => format!("not supported by the ascendopt simulator: {name}"),
+                None => line
+                    .split_once(": ")
+                    .map(|(_, m)| m)
+                    .unwrap_or(line)
+                    .to_string(),
+            };
+            return Some(FirstError {
+                file,
+                line: None,
+                message,
+            });
+        }
+        if let Some(rest) = line.strip_prefix("g++: error: ").or_else(|| line.strip_prefix("c++: error: ")) {
+            return Some(FirstError {
+                file: None,
+                line: None,
+                message: rest.to_string(),
+            });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIM: &str = "/w/crates/sim/include";
+
+    /// Real g++ 12 output (LC_ALL=C) for a kernel that calls an unsupported
+    /// API, an undeclared name and a missing AscendC member.
+    const STDERR: &str = "\
+/op/k.cpp: In function 'void k(GM_ADDR)':
+/op/k.cpp:6:3: error: 'FooBar' was not declared in this scope
+    6 |   FooBar(a);
+      |   ^~~~~~
+/op/k.cpp:8:3: error: 'WholeReduceSum' was not declared in this scope
+    8 |   WholeReduceSum(a);
+      |   ^~~~~~~~~~~~~~
+In file included from /w/crates/sim/include/kernel_operator.h:14,
+                 from /op/k.cpp:1:
+/w/crates/sim/include/ascendopt/kernel/unsupported.h: In instantiation of 'void AscendC::Mmad(As&& ...) [with Ts = {}; As = {int&, int&}]':
+/op/k.cpp:5:7:   required from here
+/w/crates/sim/include/ascendopt/kernel/unsupported.h:11:32: error: static assertion failed: not supported by the ascendopt simulator: Mmad
+   11 |     static_assert(::ascendopt::always_false<Ts..., As...>,
+      |                   ~~~~~~~~~~~~~^~~~~~~~~~~~
+/w/crates/sim/include/ascendopt/kernel/unsupported.h:16:1: note: in expansion of macro 'ASCENDOPT_UNSUPPORTED'
+   16 | ASCENDOPT_UNSUPPORTED(Mmad)
+      | ^~~~~~~~~~~~~~~~~~~~~
+/op/k.cpp:9:5: warning: unused variable 'z' [-Wunused-variable]
+    9 |   int z;
+      |     ^
+";
+
+    #[test]
+    fn trim_keeps_errors_with_snippets_and_drops_notes_warnings_includes() {
+        let expected = "\
+/op/k.cpp: In function 'void k(GM_ADDR)':
+/op/k.cpp:6:3: error: 'FooBar' was not declared in this scope
+    6 |   FooBar(a);
+      |   ^~~~~~
+/op/k.cpp:8:3: error: 'WholeReduceSum' was not declared in this scope
+    8 |   WholeReduceSum(a);
+      |   ^~~~~~~~~~~~~~
+/w/crates/sim/include/ascendopt/kernel/unsupported.h: In instantiation of 'void AscendC::Mmad(As&& ...) [with Ts = {}; As = {int&, int&}]':
+/op/k.cpp:5:7:   required from here
+/w/crates/sim/include/ascendopt/kernel/unsupported.h:11:32: error: static assertion failed: not supported by the ascendopt simulator: Mmad
+   11 |     static_assert(::ascendopt::always_false<Ts..., As...>,
+      |                   ~~~~~~~~~~~~~^~~~~~~~~~~~";
+        assert_eq!(trim(STDERR), expected);
+    }
+
+    #[test]
+    fn first_error_is_a_plain_undeclared_name() {
+        let first = first_error(STDERR, Path::new(SIM)).unwrap();
+        assert_eq!(first.file.as_deref(), Some("/op/k.cpp"));
+        assert_eq!(first.line, Some(6));
+        assert_eq!(first.message, "'FooBar' was not declared in this scope");
+    }
+
+    #[test]
+    fn undeclared_api_name_is_reported_as_unsupported() {
+        let text = "/op/k.cpp: In function 'void k()':\n\
+                    /op/k.cpp:8:3: error: 'WholeReduceSum' was not declared in this scope\n";
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.line, Some(8));
+        assert_eq!(first.message, "not supported by the ascendopt simulator: WholeReduceSum");
+
+        let text = "/op/k.cpp:7:12: error: 'TBufPool' is not a member of 'AscendC'\n";
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.message, "not supported by the ascendopt simulator: TBufPool");
+
+        let text = "/op/k.cpp:6:23: error: 'class AscendC::TPipe' has no member named 'InitBufPool'\n";
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.message, "not supported by the ascendopt simulator: InitBufPool");
+
+        // A member that is not an AscendC API stays g++'s message.
+        let text = "/op/k.cpp:6:23: error: 'class AscendC::TPipe' has no member named 'Frob'\n";
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.message, "'class AscendC::TPipe' has no member named 'Frob'");
+    }
+
+    #[test]
+    fn static_assert_in_a_sim_header_is_attributed_to_the_kernel_line() {
+        let text = STDERR
+            .lines()
+            .skip(7)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let first = first_error(&text, Path::new(SIM)).unwrap();
+        assert_eq!(first.file.as_deref(), Some("/op/k.cpp"));
+        assert_eq!(first.line, Some(5));
+        assert_eq!(
+            first.message,
+            "static assertion failed: not supported by the ascendopt simulator: Mmad"
+        );
+    }
+
+    #[test]
+    fn linker_errors_are_kept_and_summarised() {
+        let text = "/usr/bin/ld: /tmp/cc369g9V.o: in function `k':\n\
+                    k2.cpp:(.text+0xa): undefined reference to `undefined_thing'\n\
+                    collect2: error: ld returned 1 exit status\n";
+        assert_eq!(trim(text), text.trim_end());
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.file.as_deref(), Some("k2.cpp"));
+        assert_eq!(first.line, None);
+        assert_eq!(first.message, "undefined reference to `undefined_thing'");
+
+        let text = "k.cpp:(.text+0xa): undefined reference to `AscendC::GatherMask(int)'\n";
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.message, "not supported by the ascendopt simulator: GatherMask");
+    }
+
+    #[test]
+    fn driver_errors_fall_back_to_the_whole_text() {
+        let text = "g++: error: /op/missing.cpp: No such file or directory\n\
+                    g++: fatal error: no input files\ncompilation terminated.\n";
+        assert_eq!(trim(text), text.trim_end());
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.message, "/op/missing.cpp: No such file or directory");
+    }
+
+    #[test]
+    fn trimmed_text_is_bounded() {
+        let many: String = (0..1000)
+            .map(|i| format!("/op/k.cpp:{i}:1: error: 'x{i}' was not declared in this scope\n"))
+            .collect();
+        let out = trim(&many);
+        assert_eq!(out.lines().count(), MAX_LINES + 1);
+        assert!(out.ends_with("... (more diagnostics cut)"));
+    }
+}

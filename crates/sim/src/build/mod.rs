@@ -1,0 +1,835 @@
+//! Compiling an operator package with g++ into two shared objects: the host
+//! library (op_host tiling code + `runtime_src/host_entry.cpp`) and the kernel
+//! library (op_kernel code + `runtime_src/kernel_entry.cpp`), with a
+//! content-hash cache so that unchanged sources are never recompiled.
+//!
+//! Commands (see [`COMMON_FLAGS`], [`LINK_FLAGS`]):
+//!
+//! ```text
+//! g++ <common> -I <sim include> -c runtime_src/kernel_entry.cpp -o rt-kernel-<key>.o   (once, cached)
+//! g++ <common> -I <sim include> -I op_host -I op_kernel -DASCENDOPT_KERNEL_SIDE
+//!     -include op_host/<op>_tiling.h <defines> op_kernel/<op>.cpp rt-kernel-<key>.o
+//!     -shared -Wl,--no-undefined -o kernel-<key>.so
+//! ```
+//!
+//! and the same for the host without the kernel-side define and header. The
+//! host and kernel compilers run concurrently (two g++ processes).
+//!
+//! Where things are found ([`Toolchain::from_env`]):
+//! - compiler: `g++` on `PATH`, or env `ASCENDOPT_CXX`;
+//! - emulation headers: `crates/sim/include` of this source tree (located at
+//!   compile time from `CARGO_MANIFEST_DIR`), or env `ASCENDOPT_SIM_INCLUDE`;
+//! - runtime translation units: `crates/sim/runtime_src`, or env
+//!   `ASCENDOPT_SIM_RUNTIME_SRC`.
+//!
+//! Cache ([`BuildCache`]): one flat directory (env `ASCENDOPT_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/ascendopt/build`, else `$HOME/.cache/ascendopt/build`)
+//! holding `host-<key>.so`, `kernel-<key>.so` and `rt-<unit>-<key>.o`. Each
+//! unit has its own SHA-256 key over: the g++ version line, the flags, every
+//! file under the emulation include and runtime_src directories, the unit's
+//! sources and (kernel) forced tiling header with their absolute paths (they
+//! end up in `__FILE__` and diagnostics), the defines, and every regular
+//! non-hidden file under the package include directories except the *other*
+//! unit's sources — so editing `op_kernel/x.cpp` rebuilds only the kernel and
+//! editing `op_host/x.cpp` (the tiling function) only the host, while a
+//! header change rebuilds whichever side can see it. Headers included from
+//! outside these directories (other than the system's) are not tracked.
+//!
+//! Invariants:
+//! - A cache entry is only ever created by an atomic rename of a complete
+//!   file, so a reader never sees a half-written library and two processes
+//!   building the same operator at once both succeed (the second rename
+//!   replaces an identical file).
+//! - A compile failure is a [`BuildError::Compile`] whose summary names the
+//!   first error's file and line; nothing is cached for it.
+//!
+//! Not done: the cache is never pruned; stale `.tmp-*` files of a killed
+//! build stay until removed by hand.
+
+mod api_names;
+mod diagnostics;
+
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Flags of every g++ invocation. `-O1` compiles an add kernel about as fast
+/// as `-O0` while running the emulated kernel several times faster (see the
+/// figures in the crate's test `build_times`); `-g1` gives line tables so a
+/// crash can be located; `-fvisibility=default` keeps the kernel entry
+/// symbols loadable; no `-ffast-math` (results must follow IEEE rules).
+pub const COMMON_FLAGS: &[&str] = &[
+    "-std=c++17",
+    "-O1",
+    "-g1",
+    "-fPIC",
+    "-fvisibility=default",
+    "-pipe",
+    "-fmessage-length=0",
+    "-fdiagnostics-color=never",
+    "-fmax-errors=20",
+];
+
+/// Flags of the link step of a library: a shared object that must not leave
+/// any symbol undefined (a missing API becomes a build error, not a load
+/// error in the worker).
+pub const LINK_FLAGS: &[&str] = &["-shared", "-Wl,--no-undefined"];
+
+/// Define passed to the kernel unit (the tiling header expands differently).
+pub const KERNEL_SIDE_DEFINE: &str = "ASCENDOPT_KERNEL_SIDE";
+
+/// A g++ compile (of one unit) that takes longer than this is stopped.
+pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Bumped when the layout of the cache or the key changes.
+const CACHE_FORMAT: &str = "ascendopt-build-v1";
+
+/// Which of the two libraries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// op_host: tiling function, OpDef.
+    Host,
+    /// op_kernel: the AscendC kernel.
+    Kernel,
+}
+
+impl Unit {
+    /// `"host"` or `"kernel"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Host => "host",
+            Unit::Kernel => "kernel",
+        }
+    }
+
+    /// The runtime translation unit linked into this library.
+    fn runtime_source(self) -> &'static str {
+        match self {
+            Unit::Host => "host_entry.cpp",
+            Unit::Kernel => "kernel_entry.cpp",
+        }
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The compiler and the simulator's C++ sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// The C++ compiler (`g++`).
+    pub cxx: PathBuf,
+    /// The AscendC emulation headers (`crates/sim/include`).
+    pub include_dir: PathBuf,
+    /// `kernel_entry.cpp` and `host_entry.cpp` (`crates/sim/runtime_src`).
+    pub runtime_src_dir: PathBuf,
+}
+
+impl Toolchain {
+    /// `g++` (env `ASCENDOPT_CXX`), the include directory of this source tree
+    /// (env `ASCENDOPT_SIM_INCLUDE`) and its runtime_src directory (env
+    /// `ASCENDOPT_SIM_RUNTIME_SRC`).
+    pub fn from_env() -> Toolchain {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Toolchain {
+            cxx: var("ASCENDOPT_CXX").unwrap_or_else(|| PathBuf::from("g++")),
+            include_dir: var("ASCENDOPT_SIM_INCLUDE").unwrap_or_else(|| manifest.join("include")),
+            runtime_src_dir: var("ASCENDOPT_SIM_RUNTIME_SRC")
+                .unwrap_or_else(|| manifest.join("runtime_src")),
+        }
+    }
+}
+
+/// What to compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildRequest {
+    /// Compiler and simulator sources.
+    pub toolchain: Toolchain,
+    /// op_host sources (`op_host/*.cpp`).
+    pub host_sources: Vec<PathBuf>,
+    /// op_kernel sources (`op_kernel/*.cpp`).
+    pub kernel_sources: Vec<PathBuf>,
+    /// Package include directories for both units (`op_host/`, `op_kernel/`),
+    /// searched after the emulation headers.
+    pub include_dirs: Vec<PathBuf>,
+    /// Header force-included into the kernel unit (`op_host/<op>_tiling.h`).
+    pub tiling_header: Option<PathBuf>,
+    /// Extra defines for both units, `NAME` or `NAME=VALUE`.
+    pub defines: Vec<String>,
+    /// Stop a unit's g++ after this long.
+    pub timeout: Duration,
+}
+
+impl BuildRequest {
+    /// The request for an msopgen-layout package: `op_host/*.cpp`,
+    /// `op_kernel/*.cpp`, include dirs `op_host` and `op_kernel`, and the
+    /// tiling header `op_host/*_tiling.h` (if several, the one named after the
+    /// folder). No defines, [`DEFAULT_COMPILE_TIMEOUT`].
+    pub fn for_op_dir(op_dir: &Path, toolchain: Toolchain) -> Result<BuildRequest, BuildError> {
+        let host_dir = op_dir.join("op_host");
+        let kernel_dir = op_dir.join("op_kernel");
+        let host_sources = files_with_suffix(&host_dir, ".cpp")?;
+        let kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
+        if host_sources.is_empty() || kernel_sources.is_empty() {
+            return Err(BuildError::BadRequest {
+                message: format!(
+                    "{}: expected .cpp files in op_host/ and op_kernel/",
+                    op_dir.display()
+                ),
+            });
+        }
+        let tiling_headers = files_with_suffix(&host_dir, "_tiling.h")?;
+        let tiling_header = match tiling_headers.len() {
+            0 => None,
+            1 => tiling_headers.into_iter().next(),
+            _ => {
+                let op_name = op_dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                let wanted = op_name.map(|n| format!("{n}_tiling.h"));
+                let found = tiling_headers
+                    .iter()
+                    .find(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()) == wanted)
+                    .cloned();
+                match found {
+                    Some(path) => Some(path),
+                    None => {
+                        return Err(BuildError::BadRequest {
+                            message: format!(
+                                "{}: several *_tiling.h headers and none named after the folder",
+                                host_dir.display()
+                            ),
+                        })
+                    }
+                }
+            }
+        };
+        Ok(BuildRequest {
+            toolchain,
+            host_sources,
+            kernel_sources,
+            include_dirs: vec![host_dir, kernel_dir],
+            tiling_header,
+            defines: Vec::new(),
+            timeout: DEFAULT_COMPILE_TIMEOUT,
+        })
+    }
+}
+
+/// The sorted regular files of `dir` whose name ends with `suffix`.
+fn files_with_suffix(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>, BuildError> {
+    let read_err = |source| BuildError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).map_err(read_err)? {
+        let entry = entry.map_err(read_err)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(suffix) && !name.starts_with('.') && entry.path().is_file() {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Where compiled libraries are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildCache {
+    dir: PathBuf,
+}
+
+impl BuildCache {
+    /// A cache in `dir` (created on first build).
+    pub fn at(dir: impl Into<PathBuf>) -> BuildCache {
+        BuildCache { dir: dir.into() }
+    }
+
+    /// Env `ASCENDOPT_CACHE_DIR`, else `$XDG_CACHE_HOME/ascendopt/build`, else
+    /// `$HOME/.cache/ascendopt/build`.
+    pub fn from_env() -> Result<BuildCache, BuildError> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        if let Some(dir) = var("ASCENDOPT_CACHE_DIR") {
+            return Ok(BuildCache::at(dir));
+        }
+        if let Some(dir) = var("XDG_CACHE_HOME") {
+            return Ok(BuildCache::at(dir.join("ascendopt").join("build")));
+        }
+        if let Some(dir) = var("HOME") {
+            return Ok(BuildCache::at(dir.join(".cache").join("ascendopt").join("build")));
+        }
+        Err(BuildError::NoCacheDir)
+    }
+
+    /// The cache directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// The two libraries of a successful build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// The host (tiling) library.
+    pub host_lib: PathBuf,
+    /// The kernel library.
+    pub kernel_lib: PathBuf,
+    /// Hex SHA-256 naming this pair of libraries.
+    pub key: String,
+    /// Both libraries came from the cache.
+    pub cached: bool,
+    /// The host library came from the cache.
+    pub host_cached: bool,
+    /// The kernel library came from the cache.
+    pub kernel_cached: bool,
+    /// Wall time of the host compile (0 when cached).
+    pub host_ms: u64,
+    /// Wall time of the kernel compile (0 when cached).
+    pub kernel_ms: u64,
+}
+
+/// Why a build failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The compiler is not installed.
+    #[error("{cxx} not found: install build-essential")]
+    CompilerMissing {
+        /// The compiler that was looked for.
+        cxx: String,
+    },
+    /// The sources do not compile.
+    #[error("{unit} does not compile: {}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Compile {
+        /// Which library.
+        unit: Unit,
+        /// File of the first error (a source of the unit if g++ named none).
+        file: PathBuf,
+        /// Line of the first error.
+        line: Option<u32>,
+        /// The first error, e.g. `not supported by the ascendopt simulator: Mmad`.
+        message: String,
+        /// g++'s stderr trimmed to the errors with file:line and snippets.
+        diagnostics: String,
+    },
+    /// g++ ran longer than the request's timeout and was killed.
+    #[error("{unit} compile timed out after {after_ms} ms")]
+    Timeout {
+        /// Which library.
+        unit: Unit,
+        /// How long it ran.
+        after_ms: u64,
+    },
+    /// A source, header or directory could not be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The cache directory could not be written.
+    #[error("build cache {}: {source}", .path.display())]
+    Cache {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The compiler exists but could not be run.
+    #[error("cannot run {cxx}: {source}")]
+    Spawn {
+        /// The compiler.
+        cxx: String,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// No cache directory can be derived from the environment.
+    #[error("no build cache directory: set ASCENDOPT_CACHE_DIR or HOME")]
+    NoCacheDir,
+    /// The request itself is unusable.
+    #[error("bad build request: {message}")]
+    BadRequest {
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Compiles (or takes from the cache) the host and kernel libraries of `req`.
+pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
+    check_defines(&req.defines)?;
+    let toolchain = &req.toolchain;
+    let compiler_version = compiler_version(&toolchain.cxx)?;
+    let sim_tree = hash_sim_tree(toolchain)?;
+    let include_dirs = canonical_all(&req.include_dirs)?;
+    let host_sources = canonical_all(&req.host_sources)?;
+    let kernel_sources = canonical_all(&req.kernel_sources)?;
+    let tiling_header = req.tiling_header.as_deref().map(canonical).transpose()?;
+    if host_sources.is_empty() || kernel_sources.is_empty() {
+        return Err(BuildError::BadRequest {
+            message: "need at least one host and one kernel source".into(),
+        });
+    }
+    let host = UnitPlan {
+        unit: Unit::Host,
+        sources: host_sources.clone(),
+        forced_header: None,
+        include_dirs: include_dirs.clone(),
+        defines: req.defines.clone(),
+    };
+    let mut kernel_defines = vec![KERNEL_SIDE_DEFINE.to_string()];
+    kernel_defines.extend(req.defines.iter().cloned());
+    let kernel = UnitPlan {
+        unit: Unit::Kernel,
+        sources: kernel_sources.clone(),
+        forced_header: tiling_header,
+        include_dirs,
+        defines: kernel_defines,
+    };
+    let common = KeyBase {
+        compiler_version: &compiler_version,
+        sim_tree: &sim_tree,
+    };
+    let host_key = host.key(&common, &kernel_sources)?;
+    let kernel_key = kernel.key(&common, &host_sources)?;
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let host_lib = cache.dir().join(format!("host-{host_key}.so"));
+    let kernel_lib = cache.dir().join(format!("kernel-{kernel_key}.so"));
+    let host_cached = host_lib.is_file();
+    let kernel_cached = kernel_lib.is_file();
+
+    let run = |plan: &UnitPlan, out: &Path, cached: bool| -> Result<u64, BuildError> {
+        if cached {
+            return Ok(0);
+        }
+        let start = Instant::now();
+        let rt_obj = ensure_runtime_object(plan.unit, toolchain, &common, cache, req.timeout)?;
+        plan.compile(toolchain, &rt_obj, out, cache, req.timeout)?;
+        Ok(elapsed_ms(start))
+    };
+    let (host_res, kernel_res) = std::thread::scope(|scope| {
+        let host_thread = scope.spawn(|| run(&host, &host_lib, host_cached));
+        let kernel_res = run(&kernel, &kernel_lib, kernel_cached);
+        let host_res = host_thread.join().unwrap_or_else(|_| {
+            Err(BuildError::BadRequest {
+                message: "host compile thread panicked".into(),
+            })
+        });
+        (host_res, kernel_res)
+    });
+    // Report the kernel's error first: it is the one a refinement step edits.
+    let kernel_ms = kernel_res?;
+    let host_ms = host_res?;
+    let mut pair = Sha256::new();
+    pair.update(host_key.as_bytes());
+    pair.update(kernel_key.as_bytes());
+    Ok(Built {
+        host_lib,
+        kernel_lib,
+        key: hex(&pair.finalize()),
+        cached: host_cached && kernel_cached,
+        host_cached,
+        kernel_cached,
+        host_ms,
+        kernel_ms,
+    })
+}
+
+/// Rejects defines that are not `NAME` or `NAME=VALUE` with an identifier
+/// name (they are passed as single `-D` arguments, never through a shell).
+fn check_defines(defines: &[String]) -> Result<(), BuildError> {
+    for define in defines {
+        let name = define.split('=').next().unwrap_or("");
+        let ident = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident || define.contains(['\n', '\0']) {
+            return Err(BuildError::BadRequest {
+                message: format!("define {define:?} is not NAME or NAME=VALUE"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The first line of `cxx --version`.
+fn compiler_version(cxx: &Path) -> Result<String, BuildError> {
+    let output = Command::new(cxx)
+        .arg("--version")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| spawn_error(cxx, source))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    match text.lines().next() {
+        Some(line) if output.status.success() && !line.trim().is_empty() => Ok(line.trim().to_string()),
+        _ => Err(BuildError::Spawn {
+            cxx: cxx.display().to_string(),
+            source: io::Error::other("`--version` printed nothing"),
+        }),
+    }
+}
+
+/// `CompilerMissing` for a compiler that does not exist, else `Spawn`.
+fn spawn_error(cxx: &Path, source: io::Error) -> BuildError {
+    if source.kind() == io::ErrorKind::NotFound {
+        BuildError::CompilerMissing {
+            cxx: cxx.display().to_string(),
+        }
+    } else {
+        BuildError::Spawn {
+            cxx: cxx.display().to_string(),
+            source,
+        }
+    }
+}
+
+fn canonical(path: &Path) -> Result<PathBuf, BuildError> {
+    fs::canonicalize(path).map_err(|source| BuildError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn canonical_all(paths: &[PathBuf]) -> Result<Vec<PathBuf>, BuildError> {
+    paths.iter().map(|p| canonical(p)).collect()
+}
+
+fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Feeds length-prefixed fields into a SHA-256 so that field boundaries are
+/// unambiguous.
+struct KeyHasher(Sha256);
+
+impl KeyHasher {
+    fn new(tag: &str) -> KeyHasher {
+        let mut hasher = KeyHasher(Sha256::new());
+        hasher.field(CACHE_FORMAT.as_bytes());
+        hasher.field(tag.as_bytes());
+        hasher
+    }
+
+    fn field(&mut self, bytes: &[u8]) {
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+
+    fn path(&mut self, path: &Path) {
+        self.field(path.as_os_str().as_encoded_bytes());
+    }
+
+    /// Path and contents of a file.
+    fn file(&mut self, path: &Path) -> Result<(), BuildError> {
+        let contents = fs::read(path).map_err(|source| BuildError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.path(path);
+        self.field(&contents);
+        Ok(())
+    }
+
+    fn finish(self) -> String {
+        hex(&self.0.finalize())
+    }
+}
+
+/// The regular, non-hidden files under `dir`, recursively, sorted.
+fn tree_files(dir: &Path) -> Result<Vec<PathBuf>, BuildError> {
+    fn walk(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) -> Result<(), BuildError> {
+        let read_err = |source| BuildError::Read {
+            path: dir.to_path_buf(),
+            source,
+        };
+        if depth > 16 {
+            return Err(read_err(io::Error::other("directories nested too deep (symlink loop?)")));
+        }
+        let mut entries = Vec::new();
+        for entry in fs::read_dir(dir).map_err(read_err)? {
+            let entry = entry.map_err(read_err)?;
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            entries.push(entry.path());
+        }
+        entries.sort();
+        for path in entries {
+            // `metadata` follows symlinks: a linked header counts by content.
+            match fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => walk(&path, depth + 1, out)?,
+                Ok(meta) if meta.is_file() => out.push(path),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out)?;
+    Ok(out)
+}
+
+/// SHA-256 over every file of the emulation headers and runtime sources.
+fn hash_sim_tree(toolchain: &Toolchain) -> Result<String, BuildError> {
+    let mut hasher = KeyHasher::new("sim-tree");
+    for dir in [&toolchain.include_dir, &toolchain.runtime_src_dir] {
+        let dir = canonical(dir)?;
+        hasher.path(&dir);
+        for file in tree_files(&dir)? {
+            hasher.file(&file)?;
+        }
+    }
+    Ok(hasher.finish())
+}
+
+/// What every key shares.
+struct KeyBase<'a> {
+    compiler_version: &'a str,
+    sim_tree: &'a str,
+}
+
+impl KeyBase<'_> {
+    fn hasher(&self, tag: &str) -> KeyHasher {
+        let mut hasher = KeyHasher::new(tag);
+        hasher.field(self.compiler_version.as_bytes());
+        hasher.field(self.sim_tree.as_bytes());
+        for flag in COMMON_FLAGS.iter().chain(LINK_FLAGS) {
+            hasher.field(flag.as_bytes());
+        }
+        hasher
+    }
+}
+
+/// How to compile one library.
+struct UnitPlan {
+    unit: Unit,
+    sources: Vec<PathBuf>,
+    forced_header: Option<PathBuf>,
+    include_dirs: Vec<PathBuf>,
+    defines: Vec<String>,
+}
+
+impl UnitPlan {
+    /// The cache key; `other_sources` (the other unit's sources) are left out
+    /// of the include-directory scan.
+    fn key(&self, base: &KeyBase<'_>, other_sources: &[PathBuf]) -> Result<String, BuildError> {
+        let mut hasher = base.hasher(self.unit.name());
+        for source in &self.sources {
+            hasher.field(b"source");
+            hasher.file(source)?;
+        }
+        if let Some(header) = &self.forced_header {
+            hasher.field(b"forced-header");
+            hasher.file(header)?;
+        }
+        for define in &self.defines {
+            hasher.field(b"define");
+            hasher.field(define.as_bytes());
+        }
+        for dir in &self.include_dirs {
+            hasher.field(b"include-dir");
+            hasher.path(dir);
+            for file in tree_files(dir)? {
+                if !other_sources.contains(&file) && !self.sources.contains(&file) {
+                    hasher.file(&file)?;
+                }
+            }
+        }
+        Ok(hasher.finish())
+    }
+
+    /// Compiles and links the library into `out` (atomically).
+    fn compile(
+        &self,
+        toolchain: &Toolchain,
+        rt_obj: &Path,
+        out: &Path,
+        cache: &BuildCache,
+        timeout: Duration,
+    ) -> Result<(), BuildError> {
+        let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
+        args.push("-I".into());
+        args.push(toolchain.include_dir.clone().into());
+        for dir in &self.include_dirs {
+            args.push("-I".into());
+            args.push(dir.clone().into());
+        }
+        for define in &self.defines {
+            args.push(format!("-D{define}").into());
+        }
+        if let Some(header) = &self.forced_header {
+            args.push("-include".into());
+            args.push(header.clone().into());
+        }
+        args.extend(self.sources.iter().map(|s| s.clone().into()));
+        args.push(rt_obj.into());
+        args.extend(LINK_FLAGS.iter().map(Into::into));
+        let main_file = self.sources.first().cloned().unwrap_or_default();
+        run_compiler(self.unit, toolchain, args, out, cache, timeout, &main_file)
+    }
+}
+
+/// The cached object of the unit's runtime translation unit, compiled on
+/// first use.
+fn ensure_runtime_object(
+    unit: Unit,
+    toolchain: &Toolchain,
+    base: &KeyBase<'_>,
+    cache: &BuildCache,
+    timeout: Duration,
+) -> Result<PathBuf, BuildError> {
+    let source = canonical(&toolchain.runtime_src_dir.join(unit.runtime_source()))?;
+    let mut hasher = base.hasher("runtime-object");
+    hasher.file(&source)?;
+    let obj = cache.dir().join(format!("rt-{}-{}.o", unit.name(), hasher.finish()));
+    if obj.is_file() {
+        return Ok(obj);
+    }
+    let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
+    args.push("-I".into());
+    args.push(toolchain.include_dir.clone().into());
+    args.push("-c".into());
+    args.push(source.clone().into());
+    run_compiler(unit, toolchain, args, &obj, cache, timeout, &source)?;
+    Ok(obj)
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh temporary path in the cache directory, for `final_path`.
+fn temp_path(cache: &BuildCache, final_path: &Path) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let name = final_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    cache.dir().join(format!(
+        ".tmp-{}-{}-{}-{}",
+        std::process::id(),
+        TMP_COUNTER.fetch_add(1, Ordering::Relaxed),
+        nanos,
+        name
+    ))
+}
+
+/// Runs g++ with `args` plus `-o <temp>`, then renames the temp file to
+/// `out`. Stderr goes to a temp log file so that a chatty compile cannot
+/// block on a full pipe while we wait with a timeout.
+fn run_compiler(
+    unit: Unit,
+    toolchain: &Toolchain,
+    mut args: Vec<std::ffi::OsString>,
+    out: &Path,
+    cache: &BuildCache,
+    timeout: Duration,
+    main_file: &Path,
+) -> Result<(), BuildError> {
+    let tmp_out = temp_path(cache, out);
+    let tmp_log = tmp_out.with_extension("log");
+    let cache_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BuildError::Cache { path, source }
+    };
+    let log = fs::File::create(&tmp_log).map_err(cache_err(&tmp_log))?;
+    args.push("-o".into());
+    args.push(tmp_out.clone().into());
+    let start = Instant::now();
+    let spawned = Command::new(&toolchain.cxx)
+        .args(&args)
+        .env("LC_ALL", "C")
+        .env("LANG", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(source) => {
+            let _ = fs::remove_file(&tmp_log);
+            return Err(spawn_error(&toolchain.cxx, source));
+        }
+    };
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(BuildError::Timeout {
+                    unit,
+                    after_ms: elapsed_ms(start),
+                });
+            }
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(source) => {
+                let _ = child.kill();
+                break Err(BuildError::Spawn {
+                    cxx: toolchain.cxx.display().to_string(),
+                    source,
+                });
+            }
+        }
+    };
+    let stderr = fs::read(&tmp_log).unwrap_or_default();
+    let _ = fs::remove_file(&tmp_log);
+    let status = match status {
+        Ok(status) => status,
+        Err(err) => {
+            let _ = fs::remove_file(&tmp_out);
+            return Err(err);
+        }
+    };
+    if !status.success() || !tmp_out.is_file() {
+        let _ = fs::remove_file(&tmp_out);
+        let stderr = String::from_utf8_lossy(&stderr);
+        let first = diagnostics::first_error(&stderr, &toolchain.include_dir);
+        let (file, line, message) = match first {
+            Some(first) => (
+                first.file.map(PathBuf::from).unwrap_or_else(|| main_file.to_path_buf()),
+                first.line,
+                first.message,
+            ),
+            None => (
+                main_file.to_path_buf(),
+                None,
+                format!("g++ failed ({status}) without an error line"),
+            ),
+        };
+        return Err(BuildError::Compile {
+            unit,
+            file,
+            line,
+            message,
+            diagnostics: diagnostics::trim(&stderr),
+        });
+    }
+    fs::rename(&tmp_out, out).map_err(|source| {
+        let _ = fs::remove_file(&tmp_out);
+        BuildError::Cache {
+            path: out.to_path_buf(),
+            source,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;

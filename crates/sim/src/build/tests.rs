@@ -1,0 +1,296 @@
+//! Tests of the build cache and compile errors, against a tiny stand-in for
+//! the simulator's include and runtime_src trees (so they do not depend on
+//! the real headers, and each compile takes a fraction of a second).
+
+use super::*;
+use std::time::Instant;
+
+/// A temporary simulator tree and operator package.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+const KERNEL_SRC: &str = "\
+extern \"C\" int kernel_value() {
+#ifdef ASCENDOPT_KERNEL_SIDE
+  return TILE_LEN * 100 + EXTRA + API_VALUE;
+#else
+  return -1;
+#endif
+}
+";
+
+const HOST_SRC: &str = "\
+#include \"kernel_operator.h\"
+#include \"demo_tiling.h\"
+extern \"C\" int host_value() { return TILE_LEN + API_VALUE; }
+";
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let fixture = Fixture { _dir: dir, root };
+        fixture.write("sim/include/kernel_operator.h", "#pragma once\n#define API_VALUE 40\nnamespace AscendC {}\n");
+        fixture.write("sim/include/ascendopt/abi.h", "#pragma once\n");
+        fixture.write("sim/runtime_src/kernel_entry.cpp", "extern \"C\" int rt_kernel_marker() { return 7; }\n");
+        fixture.write("sim/runtime_src/host_entry.cpp", "extern \"C\" int rt_host_marker() { return 9; }\n");
+        fixture.write("ops/demo/op_host/demo_tiling.h", "#pragma once\n#define TILE_LEN 16\n");
+        fixture.write("ops/demo/op_host/demo.cpp", HOST_SRC);
+        // The kernel includes kernel_operator.h first, as real kernels do.
+        fixture.write(
+            "ops/demo/op_kernel/demo.cpp",
+            &format!("#include \"kernel_operator.h\"\n{KERNEL_SRC}"),
+        );
+        fixture.write("ops/demo/op.toml", "name = \"demo\"\n");
+        fixture
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.path(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn toolchain(&self) -> Toolchain {
+        Toolchain {
+            cxx: PathBuf::from("g++"),
+            include_dir: self.path("sim/include"),
+            runtime_src_dir: self.path("sim/runtime_src"),
+        }
+    }
+
+    fn request(&self) -> BuildRequest {
+        let mut req = BuildRequest::for_op_dir(&self.path("ops/demo"), self.toolchain()).unwrap();
+        req.defines.push("EXTRA=3".into());
+        req
+    }
+
+    fn cache(&self) -> BuildCache {
+        BuildCache::at(self.path("cache"))
+    }
+}
+
+/// Calls `extern "C" int name()` of a library built by these tests from the
+/// fixture's own sources (trusted code, so loading it in-process is fine).
+fn call(lib: &Path, name: &str) -> i32 {
+    unsafe {
+        let lib = libloading::Library::new(lib).unwrap();
+        let f: libloading::Symbol<unsafe extern "C" fn() -> i32> = lib.get(name.as_bytes()).unwrap();
+        f()
+    }
+}
+
+#[test]
+fn for_op_dir_finds_the_msopgen_layout() {
+    let fx = Fixture::new();
+    let req = BuildRequest::for_op_dir(&fx.path("ops/demo"), fx.toolchain()).unwrap();
+    assert_eq!(req.host_sources, vec![fx.path("ops/demo/op_host/demo.cpp")]);
+    assert_eq!(req.kernel_sources, vec![fx.path("ops/demo/op_kernel/demo.cpp")]);
+    assert_eq!(req.tiling_header, Some(fx.path("ops/demo/op_host/demo_tiling.h")));
+    assert_eq!(
+        req.include_dirs,
+        vec![fx.path("ops/demo/op_host"), fx.path("ops/demo/op_kernel")]
+    );
+
+    let err = BuildRequest::for_op_dir(&fx.path("ops"), fx.toolchain()).unwrap_err();
+    assert!(matches!(err, BuildError::Read { .. }), "{err}");
+}
+
+#[test]
+fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
+    let fx = Fixture::new();
+    let cache = fx.cache();
+    let first = build(&fx.request(), &cache).unwrap();
+    assert!(!first.cached && !first.host_cached && !first.kernel_cached);
+    assert!(first.host_ms > 0 && first.kernel_ms > 0);
+    // -include of the tiling header, -DASCENDOPT_KERNEL_SIDE, the extra define
+    // and the sim include dir all reached the kernel: 16*100 + 3 + 40.
+    assert_eq!(call(&first.kernel_lib, "kernel_value"), 1643);
+    assert_eq!(call(&first.host_lib, "host_value"), 56);
+    assert_eq!(call(&first.kernel_lib, "rt_kernel_marker"), 7);
+    assert_eq!(call(&first.host_lib, "rt_host_marker"), 9);
+
+    // Unchanged: straight from the cache.
+    let start = Instant::now();
+    let again = build(&fx.request(), &cache).unwrap();
+    let took = start.elapsed();
+    assert!(again.cached, "{again:?}");
+    assert!(took < Duration::from_millis(50), "cached build took {took:?}");
+    assert_eq!((again.host_ms, again.kernel_ms), (0, 0));
+    assert_eq!(again.key, first.key);
+    assert_eq!(again.kernel_lib, first.kernel_lib);
+
+    // The kernel source changes: only the kernel is rebuilt.
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        &format!("#include \"kernel_operator.h\"\n{}", KERNEL_SRC.replace("EXTRA +", "EXTRA + 1 +")),
+    );
+    let kernel_edit = build(&fx.request(), &cache).unwrap();
+    assert!(kernel_edit.host_cached && !kernel_edit.kernel_cached);
+    assert_ne!(kernel_edit.key, first.key);
+    assert_eq!(call(&kernel_edit.kernel_lib, "kernel_value"), 1644);
+    assert_eq!(kernel_edit.host_lib, first.host_lib);
+
+    // The tiling function (a host source) changes: only the host is rebuilt.
+    fx.write("ops/demo/op_host/demo.cpp", &HOST_SRC.replace("TILE_LEN +", "TILE_LEN + 1 +"));
+    let host_edit = build(&fx.request(), &cache).unwrap();
+    assert!(!host_edit.host_cached && host_edit.kernel_cached);
+    assert_eq!(call(&host_edit.host_lib, "host_value"), 57);
+
+    // The tiling header is seen by both.
+    fx.write("ops/demo/op_host/demo_tiling.h", "#pragma once\n#define TILE_LEN 32\n");
+    let header_edit = build(&fx.request(), &cache).unwrap();
+    assert!(!header_edit.host_cached && !header_edit.kernel_cached);
+    assert_eq!(call(&header_edit.kernel_lib, "kernel_value"), 3244);
+    assert_eq!(call(&header_edit.host_lib, "host_value"), 73);
+
+    // A simulator header changes: everything is rebuilt, runtime objects too.
+    fx.write("sim/include/ascendopt/abi.h", "#pragma once\n// v2\n");
+    let sim_edit = build(&fx.request(), &cache).unwrap();
+    assert!(!sim_edit.host_cached && !sim_edit.kernel_cached);
+    let runtime_objects = fs::read_dir(cache.dir())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("rt-kernel-"))
+        .count();
+    assert_eq!(runtime_objects, 2);
+
+    // A define changes: both rebuilt.
+    let mut req = fx.request();
+    req.defines = vec!["EXTRA=5".into()];
+    let define_edit = build(&req, &cache).unwrap();
+    assert!(!define_edit.host_cached && !define_edit.kernel_cached);
+    assert_eq!(call(&define_edit.kernel_lib, "kernel_value"), 3246);
+
+    // No temporary file is left behind.
+    let leftovers: Vec<_> = fs::read_dir(cache.dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn compile_error_names_file_line_and_the_unsupported_api() {
+    let fx = Fixture::new();
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        "#include \"kernel_operator.h\"\nextern \"C\" void k() {\n  int x = 0;\n  AscendC::GatherMask(x);\n}\n",
+    );
+    let err = build(&fx.request(), &fx.cache()).unwrap_err();
+    let kernel_file = fx.path("ops/demo/op_kernel/demo.cpp");
+    match &err {
+        BuildError::Compile {
+            unit,
+            file,
+            line,
+            message,
+            diagnostics,
+        } => {
+            assert_eq!(*unit, Unit::Kernel);
+            assert_eq!(file, &fs::canonicalize(&kernel_file).unwrap());
+            assert_eq!(*line, Some(4));
+            assert_eq!(message, "not supported by the ascendopt simulator: GatherMask");
+            assert!(
+                diagnostics.contains("demo.cpp:4:12: error: 'GatherMask' is not a member of 'AscendC'"),
+                "{diagnostics}"
+            );
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "kernel does not compile: {}:4: not supported by the ascendopt simulator: GatherMask",
+            fs::canonicalize(&kernel_file).unwrap().display()
+        )
+    );
+    // Nothing is cached for the failed unit.
+    let kernels = fs::read_dir(fx.cache().dir())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("kernel-"))
+        .count();
+    assert_eq!(kernels, 0);
+}
+
+#[test]
+fn host_compile_error_is_reported_as_host() {
+    let fx = Fixture::new();
+    fx.write("ops/demo/op_host/demo.cpp", "int f() { return undeclared_thing; }\n");
+    let err = build(&fx.request(), &fx.cache()).unwrap_err();
+    match err {
+        BuildError::Compile {
+            unit, line, message, ..
+        } => {
+            assert_eq!(unit, Unit::Host);
+            assert_eq!(line, Some(1));
+            assert_eq!(message, "'undeclared_thing' was not declared in this scope");
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+}
+
+#[test]
+fn missing_compiler_says_how_to_install_it() {
+    let fx = Fixture::new();
+    let mut req = fx.request();
+    req.toolchain.cxx = PathBuf::from("g++-that-does-not-exist");
+    let err = build(&req, &fx.cache()).unwrap_err();
+    assert!(matches!(err, BuildError::CompilerMissing { .. }));
+    assert_eq!(err.to_string(), "g++-that-does-not-exist not found: install build-essential");
+}
+
+#[test]
+fn a_compiler_that_hangs_is_stopped_at_the_timeout() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let fake = fx.path("fake-gxx");
+    fx.write(
+        "fake-gxx",
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'fake g++ 1.0'; exit 0; fi\nexec sleep 30\n",
+    );
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut req = fx.request();
+    req.toolchain.cxx = fake;
+    req.timeout = Duration::from_millis(300);
+    let start = Instant::now();
+    let err = build(&req, &fx.cache()).unwrap_err();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    match err {
+        BuildError::Timeout { after_ms, .. } => assert!((300..5000).contains(&after_ms), "{after_ms}"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_defines_are_rejected_before_compiling() {
+    let fx = Fixture::new();
+    for bad in ["", "1X", "X Y=1", "-o/tmp/x", "A=1\nB"] {
+        let mut req = fx.request();
+        req.defines = vec![bad.to_string()];
+        let err = build(&req, &fx.cache()).unwrap_err();
+        assert!(matches!(err, BuildError::BadRequest { .. }), "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn concurrent_builds_of_the_same_op_both_succeed() {
+    let fx = Fixture::new();
+    let cache = fx.cache();
+    let req = fx.request();
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| build(&req, &cache));
+        let b = scope.spawn(|| build(&req, &cache));
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    assert_eq!(a.kernel_lib, b.kernel_lib);
+    assert_eq!(a.host_lib, b.host_lib);
+    assert_eq!(call(&a.kernel_lib, "kernel_value"), 1643);
+    assert_eq!(call(&b.host_lib, "host_value"), 56);
+}

@@ -1,0 +1,437 @@
+//! Per-launch shared state and per-block state, and the plumbing that lets
+//! the `extern "C-unwind"` runtime functions reach them: each block runs on
+//! its own thread with its [`Block`] in a thread-local.
+//!
+//! Faults: an API call that commits a fault stores it in [`Shared`] (the
+//! first fault of the launch wins), raises the abort flag so that every
+//! other block stops at its next API call, and then unwinds the kernel by
+//! calling the kernel library's `ascendopt_kernel_throw`.
+
+use super::fault::Fault;
+use super::gm::GmSpace;
+use super::vec::MaskState;
+use crate::abi::AscLoc;
+use crate::trace::{Instr, InstrKind, Mem, Pipe, Region, SrcLoc};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// Most text a launch keeps from kernel printf.
+const MAX_PRINTED: usize = 64 * 1024;
+
+/// A fault with where it happened.
+#[derive(Debug, Clone)]
+pub struct BlockFault {
+    /// Block index.
+    pub block: u32,
+    /// The fault.
+    pub fault: Fault,
+    /// The API call.
+    pub loc: Option<SrcLoc>,
+}
+
+/// A non-fatal note from the runtime.
+#[derive(Debug, Clone)]
+pub struct Note {
+    /// Class.
+    pub kind: &'static str,
+    /// Message.
+    pub message: String,
+}
+
+/// State of the cross-block barrier (SyncAll).
+#[derive(Default)]
+struct SyncAllState {
+    arrived: u32,
+    generation: u32,
+    finished: u32,
+}
+
+/// State shared by all blocks of one launch.
+pub struct Shared {
+    /// Global memory.
+    pub gm: GmSpace,
+    /// Blocks launched.
+    pub block_dim: u32,
+    /// Tiling key.
+    pub tiling_key: u64,
+    /// Bytes of each on-chip memory, by `Mem` index (0 for GM).
+    pub mem_sizes: [u64; 8],
+    /// Seed of on-chip garbage.
+    pub seed: u64,
+    /// Instruction limit per block.
+    pub max_instrs: u64,
+    /// The kernel library's `ascendopt_kernel_throw`.
+    pub throw_fn: Option<unsafe extern "C-unwind" fn()>,
+    abort: AtomicBool,
+    fault: Mutex<Option<BlockFault>>,
+    notes: Mutex<Vec<Note>>,
+    printed: Mutex<String>,
+    sync_all: Mutex<SyncAllState>,
+    sync_cv: Condvar,
+    /// Serialises atomic read-modify-write copies to GM.
+    pub atomic_lock: Mutex<()>,
+}
+
+// SAFETY: GM buffers are written through raw pointers by block threads; the
+// layout (`GmSpace::allocs`) is never changed while blocks run, and blocks
+// that write the same bytes race exactly as the hardware cores would.
+unsafe impl Sync for Shared {}
+// SAFETY: as above.
+unsafe impl Send for Shared {}
+
+impl Shared {
+    /// New shared state.
+    pub fn new(gm: GmSpace, block_dim: u32, tiling_key: u64, mem_sizes: [u64; 8], seed: u64, max_instrs: u64) -> Shared {
+        Shared {
+            gm,
+            block_dim,
+            tiling_key,
+            mem_sizes,
+            seed,
+            max_instrs,
+            throw_fn: None,
+            abort: AtomicBool::new(false),
+            fault: Mutex::new(None),
+            notes: Mutex::new(Vec::new()),
+            printed: Mutex::new(String::new()),
+            sync_all: Mutex::new(SyncAllState::default()),
+            sync_cv: Condvar::new(),
+            atomic_lock: Mutex::new(()),
+        }
+    }
+
+    /// True once any block faulted.
+    pub fn aborted(&self) -> bool {
+        self.abort.load(Ordering::SeqCst)
+    }
+
+    /// Records a fault (the first one wins) and raises the abort flag.
+    pub fn record_fault(&self, f: BlockFault) {
+        if let Ok(mut slot) = self.fault.lock() {
+            if slot.is_none() {
+                *slot = Some(f);
+            }
+        }
+        self.abort.store(true, Ordering::SeqCst);
+        self.sync_cv.notify_all();
+    }
+
+    /// The first fault, if any.
+    pub fn take_fault(&self) -> Option<BlockFault> {
+        self.fault.lock().ok().and_then(|mut f| f.take())
+    }
+
+    /// Adds a note.
+    pub fn note(&self, kind: &'static str, message: String) {
+        if let Ok(mut n) = self.notes.lock() {
+            if n.len() < 1000 && !n.iter().any(|x| x.message == message) {
+                n.push(Note { kind, message });
+            }
+        }
+    }
+
+    /// All notes.
+    pub fn notes(&self) -> Vec<Note> {
+        self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+
+    /// Appends kernel printf output.
+    pub fn print(&self, text: &str) {
+        if let Ok(mut p) = self.printed.lock() {
+            if p.len() < MAX_PRINTED {
+                p.push_str(text);
+            }
+        }
+    }
+
+    /// Everything printed.
+    pub fn printed(&self) -> String {
+        self.printed.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// A block returned from the kernel: later SyncAll can no longer complete.
+    pub fn block_finished(&self) {
+        if let Ok(mut s) = self.sync_all.lock() {
+            s.finished += 1;
+        }
+        self.sync_cv.notify_all();
+    }
+
+    /// Waits until every block reached SyncAll. Err when that cannot happen.
+    pub fn sync_all(&self) -> Result<u32, Fault> {
+        let mut s = self.sync_all.lock().map_err(|_| Fault::Deadlock {
+            what: "SyncAll state poisoned".into(),
+        })?;
+        let gen = s.generation;
+        s.arrived += 1;
+        if s.arrived == self.block_dim {
+            s.arrived = 0;
+            s.generation += 1;
+            self.sync_cv.notify_all();
+            return Ok(gen);
+        }
+        loop {
+            if self.aborted() {
+                return Err(Fault::Deadlock {
+                    what: "SyncAll interrupted: another block faulted".into(),
+                });
+            }
+            if s.generation != gen {
+                return Ok(gen);
+            }
+            if s.finished > 0 && s.arrived + s.finished >= self.block_dim {
+                return Err(Fault::Deadlock {
+                    what: format!(
+                        "SyncAll waits for {} block(s) that already returned from the kernel without calling it",
+                        s.finished
+                    ),
+                });
+            }
+            let (guard, _) = self
+                .sync_cv
+                .wait_timeout(s, Duration::from_millis(50))
+                .map_err(|_| Fault::Deadlock {
+                    what: "SyncAll state poisoned".into(),
+                })?;
+            s = guard;
+        }
+    }
+}
+
+/// A TQue / TQueBind.
+pub struct Queue {
+    /// Memory of the buffers.
+    pub mem: Mem,
+    /// Producer pipe (EnQue side).
+    pub producer: Pipe,
+    /// Consumer pipe (DeQue side).
+    pub consumer: Pipe,
+    /// Queue depth (template argument).
+    pub depth: u32,
+    /// Byte address of slot 0.
+    pub base: u32,
+    /// Bytes per slot (the InitBuffer length).
+    pub len: u32,
+    /// Slot stride (length rounded up to 32 B).
+    pub stride: u32,
+    /// State of each slot.
+    pub slots: Vec<SlotState>,
+    /// Slots en-queued, oldest first.
+    pub fifo: std::collections::VecDeque<u32>,
+    /// Whether each slot was freed at least once (its free flag is set).
+    pub freed: Vec<bool>,
+    /// Next slot AllocTensor hands out (round robin).
+    pub next: u32,
+    /// Where it was created.
+    pub loc: u32,
+}
+
+/// State of one queue buffer slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotState {
+    /// Available to AllocTensor.
+    Free,
+    /// Returned by AllocTensor.
+    Allocated,
+    /// In the queue (EnQue'd).
+    Queued,
+    /// Returned by DeQue.
+    Dequeued,
+}
+
+/// A TBuf.
+pub struct Buf {
+    /// Memory.
+    pub mem: Mem,
+    /// Byte address.
+    pub base: u32,
+    /// Bytes.
+    pub len: u32,
+}
+
+/// Everything one block (one AI core instance) owns.
+pub struct Block {
+    /// GetBlockIdx.
+    pub idx: u32,
+    /// Launch state.
+    pub shared: Arc<Shared>,
+    /// On-chip memories, by `Mem` index (GM unused), allocated lazily.
+    pub mems: [Vec<u8>; 8],
+    /// Bump pointer of each on-chip memory.
+    pub bump: [u64; 8],
+    /// Queues by handle.
+    pub queues: Vec<Queue>,
+    /// TBufs by handle.
+    pub bufs: Vec<Buf>,
+    /// Vector mask registers.
+    pub mask: MaskState,
+    /// Active GM atomic mode for UB->GM copies: (kind, dtype code).
+    pub atomic: Option<(u32, u8)>,
+    /// Event ids handed out by FetchEventID, per HardEvent.
+    pub event_ids: HashMap<u32, u8>,
+    /// SyncAll calls so far.
+    pub sync_all_count: u32,
+    /// The instructions recorded so far.
+    pub instrs: Vec<Instr>,
+    /// Source locations (interned).
+    pub locs: Vec<SrcLoc>,
+    loc_index: HashMap<(usize, i32, &'static str), u32>,
+    rng: ChaCha8Rng,
+}
+
+impl Block {
+    /// A fresh block.
+    pub fn new(idx: u32, shared: Arc<Shared>) -> Block {
+        let rng = ChaCha8Rng::seed_from_u64(shared.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(idx as u64 + 1)));
+        Block {
+            idx,
+            shared,
+            mems: Default::default(),
+            bump: [0; 8],
+            queues: Vec::new(),
+            bufs: Vec::new(),
+            mask: MaskState::reset(),
+            atomic: None,
+            event_ids: HashMap::new(),
+            sync_all_count: 0,
+            instrs: Vec::new(),
+            locs: Vec::new(),
+            loc_index: HashMap::new(),
+            rng,
+        }
+    }
+
+    /// The bytes of an on-chip memory, created on first use and filled with
+    /// seeded garbage (real on-chip memory is never cleared).
+    pub fn mem(&mut self, mem: Mem) -> &mut Vec<u8> {
+        let i = mem as usize;
+        if self.mems[i].is_empty() && mem != Mem::Gm {
+            let size = self.shared.mem_sizes[i] as usize;
+            let mut v = vec![0u8; size];
+            self.rng.fill_bytes(&mut v);
+            self.mems[i] = v;
+        }
+        &mut self.mems[i]
+    }
+
+    /// Fills bytes with garbage (undefined padding).
+    pub fn garbage(&mut self, out: &mut [u8]) {
+        self.rng.fill_bytes(out);
+    }
+
+    /// Interns a source location.
+    pub fn loc(&mut self, loc: &AscLoc, api: &'static str) -> u32 {
+        let key = (loc.file as usize, loc.line, api);
+        if let Some(&i) = self.loc_index.get(&key) {
+            return i;
+        }
+        let i = self.locs.len() as u32;
+        self.locs.push(SrcLoc {
+            file: loc.file(),
+            line: loc.line(),
+            api: api.to_string(),
+        });
+        self.loc_index.insert(key, i);
+        i
+    }
+
+    /// Records an instruction.
+    pub fn record(
+        &mut self,
+        pipe: Pipe,
+        kind: InstrKind,
+        reads: Vec<Region>,
+        writes: Vec<Region>,
+        loc: u32,
+    ) -> Result<(), Fault> {
+        if self.instrs.len() as u64 >= self.shared.max_instrs {
+            return Err(Fault::InvalidArg {
+                api: "kernel",
+                what: format!(
+                    "instruction limit of {} per block exceeded (an endless loop, or a per-element scalar loop over a huge tensor)",
+                    self.shared.max_instrs
+                ),
+            });
+        }
+        self.instrs.push(Instr {
+            pipe,
+            kind,
+            reads,
+            writes,
+            loc,
+        });
+        Ok(())
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Block>> = const { RefCell::new(None) };
+}
+
+/// Installs `block` as this thread's current block.
+pub fn install(block: Block) {
+    CURRENT.with(|c| *c.borrow_mut() = Some(block));
+}
+
+/// Removes and returns this thread's block.
+pub fn uninstall() -> Option<Block> {
+    CURRENT.with(|c| c.borrow_mut().take())
+}
+
+/// Runs `f` on the current block. On a fault (or when another block
+/// faulted), records it and unwinds the kernel; never returns in that case.
+pub fn with_block<T>(loc: &AscLoc, api: &'static str, f: impl FnOnce(&mut Block) -> Result<T, Fault>) -> T {
+    let outcome = CURRENT.with(|c| {
+        let mut guard = c.borrow_mut();
+        let Some(block) = guard.as_mut() else {
+            return Err((None, None));
+        };
+        if block.shared.aborted() {
+            return Err((Some(block.shared.clone()), None));
+        }
+        match f(block) {
+            Ok(v) => Ok(v),
+            Err(fault) => {
+                let src = SrcLoc {
+                    file: loc.file(),
+                    line: loc.line(),
+                    api: api.to_string(),
+                };
+                let shared = block.shared.clone();
+                shared.record_fault(BlockFault {
+                    block: block.idx,
+                    fault,
+                    loc: Some(src),
+                });
+                Err((Some(shared), None::<()>))
+            }
+        }
+    });
+    match outcome {
+        Ok(v) => v,
+        Err((shared, _)) => unwind(shared),
+    }
+}
+
+/// Unwinds the kernel through the kernel library's throw function. Without
+/// one (no block installed: the runtime was called outside a launch) the
+/// process cannot continue safely and aborts.
+fn unwind(shared: Option<Arc<Shared>>) -> ! {
+    if let Some(throw) = shared.as_ref().and_then(|s| s.throw_fn) {
+        drop(shared);
+        // SAFETY: the kernel library's throw function raises a C++ exception
+        // caught in its ascendopt_kernel_call; every frame between is C++ or a
+        // "C-unwind" runtime function holding no borrow.
+        unsafe { throw() };
+        // The throw function never returns; if it did, continuing would
+        // run the kernel past a fault.
+        std::process::abort();
+    }
+    eprintln!("ascendopt runtime: AscendC API called outside a kernel launch");
+    std::process::abort();
+}

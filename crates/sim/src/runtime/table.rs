@@ -1,0 +1,443 @@
+//! The `AscRuntime` function table handed to kernel libraries: one
+//! `extern "C-unwind"` function per ABI entry, each forwarding to the
+//! current block (see [`super::block::with_block`]), plus the small
+//! handlers for flags, barriers, masks and scalar access.
+
+use super::block::{with_block, Block};
+use super::fault::Fault;
+use super::queue::dtype_size;
+use super::vec::{self, MaskState};
+use crate::abi::{sync_kind, AscCopyOp, AscLoc, AscLocal, AscRuntime, AscVecOp, ABI_VERSION};
+use crate::trace::{InstrKind, Mem, Pipe, ScalarOp, VecOp};
+use ascendopt_op::Dtype;
+use std::ffi::{c_char, c_void, CStr};
+
+/// The table every kernel library is attached to.
+pub static TABLE: AscRuntime = AscRuntime {
+    abi_version: ABI_VERSION,
+    reserved: 0,
+    block_idx: rt_block_idx,
+    block_num: rt_block_num,
+    tiling_key: rt_tiling_key,
+    system_cycle: rt_system_cycle,
+    que_create: rt_que_create,
+    buf_create: rt_buf_create,
+    buf_get: rt_buf_get,
+    que_alloc: rt_que_alloc,
+    que_enque: rt_que_enque,
+    que_deque: rt_que_deque,
+    que_free: rt_que_free,
+    pipe_reset: rt_pipe_reset,
+    fetch_event_id: rt_fetch_event_id,
+    release_event_id: rt_release_event_id,
+    vec: rt_vec,
+    copy: rt_copy,
+    sync: rt_sync,
+    set_vector_mask: rt_set_vector_mask,
+    local_get: rt_local_get,
+    local_set: rt_local_set,
+    gm_get: rt_gm_get,
+    gm_set: rt_gm_set,
+    gm_read_bytes: rt_gm_read_bytes,
+    print: rt_print,
+    trap: rt_trap,
+};
+
+const NO_LOC: AscLoc = AscLoc {
+    file: std::ptr::null(),
+    line: 0,
+};
+
+extern "C-unwind" fn rt_block_idx() -> i64 {
+    with_block(&NO_LOC, "GetBlockIdx", |b| Ok(b.idx as i64))
+}
+
+extern "C-unwind" fn rt_block_num() -> i64 {
+    with_block(&NO_LOC, "GetBlockNum", |b| Ok(b.shared.block_dim as i64))
+}
+
+extern "C-unwind" fn rt_tiling_key() -> u64 {
+    with_block(&NO_LOC, "TILING_KEY_IS", |b| Ok(b.shared.tiling_key))
+}
+
+extern "C-unwind" fn rt_system_cycle() -> u64 {
+    with_block(&NO_LOC, "GetSystemCycle", |b| Ok(b.instrs.len() as u64))
+}
+
+extern "C-unwind" fn rt_que_create(pos: u32, depth: u32, num: u32, len: u32, loc: AscLoc) -> i32 {
+    with_block(&loc, "InitBuffer", |b| {
+        let l = b.loc(&loc, "InitBuffer");
+        b.que_create(pos, depth, num, len, l)
+    })
+}
+
+extern "C-unwind" fn rt_buf_create(pos: u32, len: u32, loc: AscLoc) -> i32 {
+    with_block(&loc, "InitBuffer", |b| b.buf_create(pos, len))
+}
+
+extern "C-unwind" fn rt_buf_get(handle: i32, dtype: u8, elems: u32, loc: AscLoc) -> AscLocal {
+    with_block(&loc, "TBuf::Get", |b| b.buf_get(handle, dtype, elems))
+}
+
+extern "C-unwind" fn rt_que_alloc(handle: i32, dtype: u8, loc: AscLoc) -> AscLocal {
+    with_block(&loc, "AllocTensor", |b| {
+        let l = b.loc(&loc, "AllocTensor");
+        b.que_alloc(handle, dtype, l)
+    })
+}
+
+extern "C-unwind" fn rt_que_enque(handle: i32, t: AscLocal, loc: AscLoc) {
+    with_block(&loc, "EnQue", |b| {
+        let l = b.loc(&loc, "EnQue");
+        b.que_enque(handle, t, l)
+    })
+}
+
+extern "C-unwind" fn rt_que_deque(handle: i32, dtype: u8, loc: AscLoc) -> AscLocal {
+    with_block(&loc, "DeQue", |b| {
+        let l = b.loc(&loc, "DeQue");
+        b.que_deque(handle, dtype, l)
+    })
+}
+
+extern "C-unwind" fn rt_que_free(handle: i32, t: AscLocal, loc: AscLoc) {
+    with_block(&loc, "FreeTensor", |b| {
+        let l = b.loc(&loc, "FreeTensor");
+        b.que_free(handle, t, l)
+    })
+}
+
+extern "C-unwind" fn rt_pipe_reset(loc: AscLoc) {
+    with_block(&loc, "TPipe::Reset", |b| {
+        b.pipe_reset();
+        Ok(())
+    })
+}
+
+extern "C-unwind" fn rt_fetch_event_id(event: u32, loc: AscLoc) -> i32 {
+    with_block(&loc, "FetchEventID", |b| {
+        let used = b.event_ids.entry(event).or_insert(0);
+        // ids 0..=5 are free for the kernel; 6 and 7 are reserved
+        // (hardware-facts.md section A, "Explicit sync").
+        for id in 0..6u8 {
+            if *used & (1 << id) == 0 {
+                *used |= 1 << id;
+                return Ok(id as i32);
+            }
+        }
+        Err(Fault::InvalidArg {
+            api: "FetchEventID",
+            what: format!("all 6 event ids of HardEvent {} are in use: ReleaseEventID the ones you are done with", event_name(event)),
+        })
+    })
+}
+
+extern "C-unwind" fn rt_release_event_id(event: u32, id: i32, loc: AscLoc) {
+    with_block(&loc, "ReleaseEventID", |b| {
+        if let Some(used) = b.event_ids.get_mut(&event) {
+            if (0..8).contains(&id) {
+                *used &= !(1u8 << id);
+            }
+        }
+        Ok(())
+    })
+}
+
+extern "C-unwind" fn rt_vec(op: *const AscVecOp) {
+    // SAFETY: the headers pass a pointer to a live, initialised AscVecOp.
+    let op = unsafe { *op };
+    let name = VecOp::from_code(op.op).map(|v| v.name()).unwrap_or("vector op");
+    with_block(&op.loc, name, |b| b.vector(&op))
+}
+
+extern "C-unwind" fn rt_copy(op: *const AscCopyOp) {
+    // SAFETY: the headers pass a pointer to a live, initialised AscCopyOp.
+    let op = unsafe { *op };
+    let api = if op.kind == crate::abi::copy_kind::PAD { "DataCopyPad" } else { "DataCopy" };
+    with_block(&op.loc, api, |b| {
+        let l = b.loc(&op.loc, api);
+        b.copy(&op, l)
+    })
+}
+
+extern "C-unwind" fn rt_sync(kind: u32, a: u32, c: u32, loc: AscLoc) {
+    let api = match kind {
+        sync_kind::SET_FLAG => "SetFlag",
+        sync_kind::WAIT_FLAG => "WaitFlag",
+        sync_kind::BARRIER => "PipeBarrier",
+        sync_kind::ALL => "SyncAll",
+        sync_kind::DCACHE => "DataCacheCleanAndInvalid",
+        sync_kind::ATOMIC_ADD => "SetAtomicAdd",
+        sync_kind::ATOMIC_MAX => "SetAtomicMax",
+        sync_kind::ATOMIC_MIN => "SetAtomicMin",
+        sync_kind::ATOMIC_NONE => "SetAtomicNone",
+        sync_kind::MASK_COUNT => "SetMaskCount",
+        sync_kind::MASK_NORM => "SetMaskNorm",
+        sync_kind::RESET_MASK => "ResetMask",
+        _ => "sync",
+    };
+    with_block(&loc, api, |b| {
+        let l = b.loc(&loc, api);
+        b.sync(kind, a, c, l)
+    })
+}
+
+extern "C-unwind" fn rt_set_vector_mask(_dtype: u8, hi: u64, lo: u64, loc: AscLoc) {
+    with_block(&loc, "SetVectorMask", |b| {
+        b.mask.hi = hi;
+        b.mask.lo = lo;
+        Ok(())
+    })
+}
+
+extern "C-unwind" fn rt_local_get(t: AscLocal, index: u32, loc: AscLoc) -> u64 {
+    with_block(&loc, "GetValue", |b| {
+        let l = b.loc(&loc, "GetValue");
+        b.local_access(t, index, None, l)
+    })
+}
+
+extern "C-unwind" fn rt_local_set(t: AscLocal, index: u32, bits: u64, loc: AscLoc) {
+    with_block(&loc, "SetValue", |b| {
+        let l = b.loc(&loc, "SetValue");
+        b.local_access(t, index, Some(bits), l).map(|_| ())
+    })
+}
+
+extern "C-unwind" fn rt_gm_get(p: *const c_void, dtype: u8, loc: AscLoc) -> u64 {
+    with_block(&loc, "GlobalTensor::GetValue", |b| {
+        let l = b.loc(&loc, "GlobalTensor::GetValue");
+        b.gm_access(p as u64, dtype, None, l)
+    })
+}
+
+extern "C-unwind" fn rt_gm_set(p: *mut c_void, dtype: u8, bits: u64, loc: AscLoc) {
+    with_block(&loc, "GlobalTensor::SetValue", |b| {
+        let l = b.loc(&loc, "GlobalTensor::SetValue");
+        b.gm_access(p as u64, dtype, Some(bits), l).map(|_| ())
+    })
+}
+
+extern "C-unwind" fn rt_gm_read_bytes(p: *const c_void, dst: *mut c_void, len: u64, loc: AscLoc) {
+    with_block(&loc, "GET_TILING_DATA", |b| {
+        let l = b.loc(&loc, "GET_TILING_DATA");
+        let region = b.region("src", Mem::Gm, (p as u64, p as u64 + len))?;
+        let mut buf = vec![0u8; len as usize];
+        b.read_bytes(Mem::Gm, p as u64, &mut buf);
+        // SAFETY: the kernel passes a pointer to a local of `len` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), dst as *mut u8, buf.len()) };
+        b.record(
+            Pipe::S,
+            InstrKind::Scalar {
+                op: ScalarOp::TilingRead,
+                bytes: len,
+            },
+            vec![region],
+            vec![],
+            l,
+        )
+    })
+}
+
+extern "C-unwind" fn rt_print(text: *const c_char) {
+    if text.is_null() {
+        return;
+    }
+    // SAFETY: the headers pass a NUL-terminated buffer.
+    let s = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+    with_block(&NO_LOC, "printf", |b| {
+        b.shared.print(&s);
+        Ok(())
+    })
+}
+
+extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
+    let msg = if message.is_null() {
+        "trap".to_string()
+    } else {
+        // SAFETY: NUL-terminated string from the headers.
+        unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()
+    };
+    with_block(&loc, "trap", |_| Err::<(), _>(Fault::Trap { message: msg }))
+}
+
+fn event_name(event: u32) -> String {
+    let p = |c: u32| Pipe::from_code(c).map(|p| p.name().trim_start_matches("PIPE_")).unwrap_or("?");
+    format!("{}_{}", p(event / 8), p(event % 8))
+}
+
+impl Block {
+    /// Executes a vector instruction and records it.
+    pub fn vector(&mut self, op: &AscVecOp) -> Result<(), Fault> {
+        let vop = VecOp::from_code(op.op).ok_or_else(|| Fault::Unsupported {
+            api: "vector",
+            what: format!("instruction code {}", op.op),
+        })?;
+        let dtype = Dtype::from_abi_code(op.dtype).ok_or_else(|| Fault::InvalidArg {
+            api: vop.name(),
+            what: format!("element type code {}", op.dtype),
+        })?;
+        let src_dtype = Dtype::from_abi_code(op.src_dtype).unwrap_or(dtype);
+        let l = self.loc(&op.loc, vop.name());
+        let mask: MaskState = self.mask;
+        let ub = self.mem(Mem::Ub);
+        let effect = vec::execute(ub, &mask, op)?;
+        self.record(
+            Pipe::V,
+            InstrKind::Vector {
+                op: vop,
+                dtype,
+                src_dtype,
+                repeats: effect.repeats,
+                elems: effect.elems,
+            },
+            effect.reads,
+            effect.writes,
+            l,
+        )
+    }
+
+    /// Flags, barriers, SyncAll, atomics, masks.
+    pub fn sync(&mut self, kind: u32, a: u32, c: u32, loc: u32) -> Result<(), Fault> {
+        use crate::trace::{FlagKey, SyncOrigin};
+        match kind {
+            sync_kind::SET_FLAG | sync_kind::WAIT_FLAG => {
+                let api = if kind == sync_kind::SET_FLAG { "SetFlag" } else { "WaitFlag" };
+                let (src, dst) = match (Pipe::from_code(a / 8), Pipe::from_code(a % 8)) {
+                    (Some(s), Some(d)) => (s, d),
+                    _ => {
+                        return Err(Fault::InvalidArg {
+                            api,
+                            what: format!("HardEvent code {a} names no pair of pipes"),
+                        })
+                    }
+                };
+                if c >= 8 {
+                    return Err(Fault::InvalidArg {
+                        api,
+                        what: format!("event id {c} outside 0..=7"),
+                    });
+                }
+                let key = FlagKey::User { id: c };
+                let (pipe, k) = if kind == sync_kind::SET_FLAG {
+                    (src, InstrKind::SetFlag { src, dst, key, origin: SyncOrigin::User })
+                } else {
+                    (dst, InstrKind::WaitFlag { src, dst, key, origin: SyncOrigin::User })
+                };
+                self.record(pipe, k, vec![], vec![], loc)
+            }
+            sync_kind::BARRIER => {
+                let pipe = if a == crate::trace::Pipe::ALL.len() as u32 {
+                    None
+                } else {
+                    Some(Pipe::from_code(a).ok_or_else(|| Fault::InvalidArg {
+                        api: "PipeBarrier",
+                        what: format!("pipe code {a}"),
+                    })?)
+                };
+                if pipe == Some(Pipe::S) {
+                    return Err(Fault::InvalidArg {
+                        api: "PipeBarrier",
+                        what: "PipeBarrier<PIPE_S> is a hardware error (hardware-facts.md section A)".into(),
+                    });
+                }
+                self.record(pipe.unwrap_or(Pipe::S), InstrKind::Barrier { pipe }, vec![], vec![], loc)
+            }
+            sync_kind::ALL => {
+                let generation = self.sync_all_count;
+                self.sync_all_count += 1;
+                self.record(Pipe::S, InstrKind::SyncAll { generation }, vec![], vec![], loc)?;
+                let shared = self.shared.clone();
+                shared.sync_all().map(|_| ())
+            }
+            sync_kind::DCACHE => self.record(
+                Pipe::S,
+                InstrKind::Scalar {
+                    op: ScalarOp::DcacheFlush,
+                    bytes: 0,
+                },
+                vec![],
+                vec![],
+                loc,
+            ),
+            sync_kind::ATOMIC_ADD | sync_kind::ATOMIC_MAX | sync_kind::ATOMIC_MIN => {
+                dtype_size(a as u8)?;
+                self.atomic = Some((kind, a as u8));
+                Ok(())
+            }
+            sync_kind::ATOMIC_NONE => {
+                self.atomic = None;
+                Ok(())
+            }
+            sync_kind::MASK_COUNT => {
+                self.mask.counter = true;
+                Ok(())
+            }
+            sync_kind::MASK_NORM => {
+                self.mask.counter = false;
+                Ok(())
+            }
+            sync_kind::RESET_MASK => {
+                let counter = self.mask.counter;
+                self.mask = MaskState::reset();
+                self.mask.counter = counter;
+                Ok(())
+            }
+            k => Err(Fault::InvalidArg {
+                api: "sync",
+                what: format!("unknown sync kind {k}"),
+            }),
+        }
+    }
+
+    /// LocalTensor::GetValue (write = None) or SetValue.
+    pub fn local_access(&mut self, t: AscLocal, index: u32, write: Option<u64>, loc: u32) -> Result<u64, Fault> {
+        let size = dtype_size(t.dtype)? as u64;
+        let mem = Mem::from_code(t.mem).ok_or_else(|| Fault::InvalidArg {
+            api: "GetValue/SetValue",
+            what: format!("memory code {}", t.mem),
+        })?;
+        let at = t.addr as u64 + index as u64 * size;
+        let region = self.region("tensor", mem, (at, at + size))?;
+        let (op, reads, writes) = match write {
+            None => (ScalarOp::LocalGet, vec![region], vec![]),
+            Some(_) => (ScalarOp::LocalSet, vec![], vec![region]),
+        };
+        let mut value = 0u64;
+        match write {
+            None => {
+                let mut buf = [0u8; 8];
+                self.read_bytes(mem, at, &mut buf[..size as usize]);
+                value = u64::from_le_bytes(buf);
+            }
+            Some(bits) => {
+                let bytes = bits.to_le_bytes();
+                self.write_bytes(mem, at, &bytes[..size as usize], None)?;
+            }
+        }
+        self.record(Pipe::S, InstrKind::Scalar { op, bytes: size }, reads, writes, loc)?;
+        Ok(value)
+    }
+
+    /// GlobalTensor::GetValue (write = None) or SetValue.
+    pub fn gm_access(&mut self, addr: u64, dtype: u8, write: Option<u64>, loc: u32) -> Result<u64, Fault> {
+        let size = dtype_size(dtype)? as u64;
+        let region = self.region("GlobalTensor", Mem::Gm, (addr, addr + size))?;
+        let mut value = 0u64;
+        let (op, reads, writes) = match write {
+            None => {
+                let mut buf = [0u8; 8];
+                self.read_bytes(Mem::Gm, addr, &mut buf[..size as usize]);
+                value = u64::from_le_bytes(buf);
+                (ScalarOp::GmGet, vec![region], vec![])
+            }
+            Some(bits) => {
+                let bytes = bits.to_le_bytes();
+                self.write_bytes(Mem::Gm, addr, &bytes[..size as usize], None)?;
+                (ScalarOp::GmSet, vec![], vec![region])
+            }
+        };
+        self.record(Pipe::S, InstrKind::Scalar { op, bytes: size }, reads, writes, loc)?;
+        Ok(value)
+    }
+}

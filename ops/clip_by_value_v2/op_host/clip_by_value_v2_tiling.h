@@ -1,0 +1,27 @@
+// Tiling data of ClipByValueV2 (y = min(max(x, clip_value_min), clip_value_max)),
+// shared by the host tiling function and the kernel (GET_TILING_DATA).
+//
+// Work split: the flat tensor is cut into split units of SPLIT_UNIT_BYTES
+// (see op_host/clip_by_value_v2.cpp); every core takes `blockUnits` units and the
+// first `tailCoreNum` cores take one more, so no core does more than one unit
+// of extra work. Each core streams its range through UB in tiles of
+// `tileLength` elements with `bufferNum` buffers per queue.
+#ifndef CLIP_BY_VALUE_V2_TILING_H
+#define CLIP_BY_VALUE_V2_TILING_H
+
+#include "register/tilingdata_base.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(ClipByValueV2TilingData)
+TILING_DATA_FIELD_DEF(uint32_t, totalLength);  // elements of x (= y)
+TILING_DATA_FIELD_DEF(uint32_t, unitLength);   // elements per split unit
+TILING_DATA_FIELD_DEF(uint32_t, blockUnits);   // units of a non-tail core
+TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one more unit
+TILING_DATA_FIELD_DEF(uint32_t, tileLength);   // elements per full UB tile
+TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per queue (2 = double buffering)
+END_TILING_DATA_DEF;
+
+REGISTER_TILING_DATA_CLASS(ClipByValueV2, ClipByValueV2TilingData)
+}  // namespace optiling
+
+#endif  // CLIP_BY_VALUE_V2_TILING_H
