@@ -1,2 +1,50 @@
-//! ascendopt command-line interface.
-fn main() {}
+//! ascendopt command-line interface: parses arguments, calls one library
+//! function per command, prints the result. Exit codes: 0 success, 1 the
+//! command ran and found a failure (a case failed), 2 bad usage or input.
+
+mod eval_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Make AscendC operators faster (simulated Ascend 910B2 by default).
+#[derive(Debug, Parser)]
+#[command(name = "ascendopt", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build operators, run their cases against the golden reference and
+    /// print per-case verdicts.
+    Eval(eval_cmd::EvalArgs),
+}
+
+/// What a command concluded.
+pub enum Status {
+    /// Everything passed.
+    Ok,
+    /// The command ran and found failures.
+    Failed,
+}
+
+fn main() -> ExitCode {
+    // The sandboxed worker: the CLI binary doubles as the worker process.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
+        return ascendopt_sim::worker::worker_main();
+    }
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Eval(args) => eval_cmd::run(args),
+    };
+    match result {
+        Ok(Status::Ok) => ExitCode::SUCCESS,
+        Ok(Status::Failed) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,2 +1,174 @@
-//! The device layer: where an operator is built, run and profiled.
+//! The device layer: where an operator package is built, run and timed.
+//!
+//! [`Device`] is the seam between the evaluation harness and hardware: the
+//! built-in [`SimDevice`] compiles with g++ and runs on the Ascend 910B2
+//! simulator; a real-NPU device (CANN toolkit) implements the same trait.
+//!
+//! Invariants:
+//! - A device never panics on a kernel's behaviour: every failure of a
+//!   build or a run is a value ([`DeviceError`], [`RunOutcome`]).
+//! - Devices know nothing of correctness: they return raw outputs; the
+//!   harness compares them with the golden.
 #![deny(missing_docs)]
+
+mod sim;
+
+pub use sim::{SimDevice, SimDeviceConfig};
+
+use ascendopt_op::package::OpPackage;
+use ascendopt_op::Tensor;
+use ascendopt_sim::launch::{Finding, JobAttr, Platform, TilingInfo};
+use ascendopt_sim::trace::{SrcLoc, Trace};
+use std::path::PathBuf;
+
+/// A compiled operator, ready to run on the device that built it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Artifact {
+    /// Content hash of what was compiled.
+    pub key: String,
+    /// Host (tiling) library.
+    pub host_lib: PathBuf,
+    /// Kernel library.
+    pub kernel_lib: PathBuf,
+    /// Kernel entry symbol.
+    pub kernel_name: String,
+    /// OpDef class name.
+    pub op_type: String,
+    /// Both libraries came from the build cache.
+    pub cached: bool,
+    /// Compile wall time in ms (0 when cached).
+    pub compile_ms: u64,
+}
+
+/// One launch: inputs, outputs with their initial (poisoned) contents,
+/// attributes and the seed of the on-chip garbage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    /// Inputs in kernel order.
+    pub inputs: Vec<Tensor>,
+    /// Outputs in kernel order, pre-filled.
+    pub outputs: Vec<Tensor>,
+    /// Attributes for the tiling.
+    pub attrs: Vec<JobAttr>,
+    /// Seed of uninitialised memory contents.
+    pub seed: u64,
+}
+
+/// A finished launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunResult {
+    /// Outputs after the kernel (shapes and dtypes of the request).
+    pub outputs: Vec<Tensor>,
+    /// The tiling decisions.
+    pub tiling: TilingInfo,
+    /// The instruction trace (simulator only).
+    pub trace: Option<Trace>,
+    /// Non-fatal findings of the runtime.
+    pub findings: Vec<Finding>,
+    /// Kernel printf output.
+    pub printed: String,
+}
+
+/// How a launch ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// Ran to the end.
+    Finished(RunResult),
+    /// The tiling function failed or returned an unusable result.
+    TilingFailed {
+        /// Why.
+        message: String,
+    },
+    /// The kernel committed a fault (UB overflow, out of bounds, deadlock...).
+    Fault {
+        /// Block that faulted.
+        block: u32,
+        /// What happened.
+        message: String,
+        /// API call and source line.
+        loc: Option<SrcLoc>,
+    },
+    /// The kernel process died of a signal.
+    Crashed {
+        /// Signal name (`SIGSEGV`).
+        signal: String,
+        /// End of its stderr.
+        detail: String,
+    },
+    /// It ran out of time.
+    TimedOut {
+        /// Wall time when stopped.
+        after_ms: u64,
+    },
+    /// It ran out of memory.
+    OutOfMemory {
+        /// End of its stderr.
+        detail: String,
+    },
+    /// The device itself failed (worker missing, protocol error, library
+    /// that does not load).
+    DeviceFailed {
+        /// Why.
+        message: String,
+    },
+}
+
+impl RunOutcome {
+    /// One line for a person.
+    pub fn summary(&self) -> String {
+        match self {
+            RunOutcome::Finished(_) => "finished".into(),
+            RunOutcome::TilingFailed { message } => format!("tiling failed: {message}"),
+            RunOutcome::Fault { block, message, loc } => match loc {
+                Some(l) => format!("block {block}: {message} ({l})"),
+                None => format!("block {block}: {message}"),
+            },
+            RunOutcome::Crashed { signal, detail } => {
+                let d = detail.trim();
+                if d.is_empty() {
+                    format!("kernel crashed ({signal})")
+                } else {
+                    format!("kernel crashed ({signal}): {}", last_line(d))
+                }
+            }
+            RunOutcome::TimedOut { after_ms } => format!("timed out after {after_ms} ms"),
+            RunOutcome::OutOfMemory { detail } => format!("out of memory: {}", last_line(detail)),
+            RunOutcome::DeviceFailed { message } => format!("device error: {message}"),
+        }
+    }
+}
+
+fn last_line(s: &str) -> &str {
+    s.trim().lines().last().unwrap_or("")
+}
+
+/// Why a build failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeviceError {
+    /// The compiler rejected the sources.
+    #[error("{summary}")]
+    Compile {
+        /// One line naming the first error's file and line.
+        summary: String,
+        /// The compiler's diagnostics.
+        diagnostics: String,
+    },
+    /// The build could not be attempted (no compiler, unreadable folder).
+    #[error("{message}")]
+    Setup {
+        /// Why.
+        message: String,
+    },
+}
+
+/// A place where operators are built and run.
+pub trait Device: Send + Sync {
+    /// Short name (`sim-ascend910b2`).
+    fn name(&self) -> String;
+    /// What the tiling functions are told about the hardware.
+    fn platform(&self) -> &Platform;
+    /// Compiles an operator package.
+    fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError>;
+    /// Runs one launch.
+    fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome;
+}

@@ -177,6 +177,22 @@ impl Dtype {
         Dtype::ALL.iter().copied().find(|d| d.ge_code() == code)
     }
 
+    /// The value range of an integer dtype (bool: 0..=1); None for floats.
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        if self.is_float() {
+            return None;
+        }
+        if self == Dtype::Bool {
+            return Some((0, 1));
+        }
+        let bits = self.size() as u32 * 8;
+        Some(if self.is_signed_int() {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        })
+    }
+
     /// The names accepted by [`Dtype::parse`] for every dtype, for messages.
     pub fn all_names() -> String {
         Dtype::ALL
@@ -210,6 +226,10 @@ mod tests {
         assert_eq!(Dtype::from_ge_code(27), Some(Dtype::Bfloat16));
         assert_eq!(Dtype::from_ge_code(3), Some(Dtype::Int32));
         assert_eq!(Dtype::from_ge_code(5), None);
+        assert_eq!(Dtype::Int8.int_range(), Some((-128, 127)));
+        assert_eq!(Dtype::Uint16.int_range(), Some((0, 65535)));
+        assert_eq!(Dtype::Uint64.int_range(), Some((0, i128::from(u64::MAX))));
+        assert_eq!(Dtype::Float16.int_range(), None);
         assert_eq!(Dtype::parse("complex64"), None);
     }
 }

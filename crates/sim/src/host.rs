@@ -1,1 +1,1081 @@
-//! Running host tiling code (in progress).
+//! Running an operator's host tiling function: load the compiled host
+//! (op_host) library, hand it the shapes, dtypes, attributes and platform
+//! of a launch through `ascendopt_host_tiling` (see
+//! `include/ascendopt/host_abi.h`), and collect what the tiling decided.
+//!
+//! The library runs user code: call this only in the worker process.
+//!
+//! Invariants:
+//! - A result is returned only if it is usable by a launch: block dim in
+//!   `1..=65535`, tiling data within the buffer, at most
+//!   [`host_abi::MAX_WORKSPACES`] workspaces, nothing written past the
+//!   buffer.
+//! - Problems of the request (unknown op, attribute or dtype the OpDef does
+//!   not accept) are [`HostError::Request`]; problems of the tiling code are
+//!   [`HostError::Tiling`] or [`HostError::BadResult`].
+
+use crate::host_abi::{
+    self, AscHostAttr, AscHostPlatform, AscHostTensor, AscHostTilingIn, AscHostTilingOut,
+};
+use crate::launch::{AttrValue, JobAttr, LaunchFailure, Platform, TilingInfo};
+use ascendopt_op::Dtype;
+use std::ffi::{c_char, CString};
+use std::path::{Path, PathBuf};
+
+/// Bytes of the raw tiling buffer a tiling function may fill
+/// (`GetRawTilingData()->GetCapacity()`). Tiling structs are small (the
+/// guide, 3.8.3.2, asks to keep them so); 64 KiB leaves ample room.
+pub const TILING_CAPACITY: usize = 64 * 1024;
+
+/// Largest block dim: numBlocks is a logical core count in [1, 65535]
+/// (guide 2.10.2.5.1, "numBlocks ... 取值范围为[1,65535]").
+pub const MAX_BLOCK_DIM: u32 = 65535;
+
+/// Bytes after the buffer that must stay untouched.
+const GUARD_LEN: usize = 64;
+const GUARD_BYTE: u8 = 0xA5;
+
+/// What the tiling function is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TilingRequest {
+    /// OpDef class name (`OP_ADD(AddCustom)` → "AddCustom"); `None` = the
+    /// only operator the library registers.
+    pub op_type: Option<String>,
+    /// Inputs in OpDef order: element type and shape.
+    pub inputs: Vec<(Dtype, Vec<i64>)>,
+    /// Outputs in OpDef order.
+    pub outputs: Vec<(Dtype, Vec<i64>)>,
+    /// Attributes, matched by name to the OpDef's `Attr` declarations.
+    pub attrs: Vec<JobAttr>,
+    /// What `PlatformAscendC` reports.
+    pub platform: Platform,
+    /// What `GetLibApiWorkSpaceSize()` reports (bytes).
+    pub lib_api_workspace: u64,
+}
+
+/// Why a tiling produced no usable result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The library could not be loaded.
+    #[error("cannot load host library {}: {message}", path.display())]
+    Load {
+        /// The library.
+        path: PathBuf,
+        /// The loader's message.
+        message: String,
+    },
+    /// The library lacks the simulator's entry point (not linked with
+    /// `host_entry.cpp`).
+    #[error("host library {} has no `ascendopt_host_tiling`: {message}", path.display())]
+    MissingEntry {
+        /// The library.
+        path: PathBuf,
+        /// The loader's message.
+        message: String,
+    },
+    /// The request does not fit the operator (or cannot be passed at all).
+    #[error("tiling request rejected: {message}")]
+    Request {
+        /// What is wrong, naming the attribute, tensor or op.
+        message: String,
+    },
+    /// The tiling function failed: it returned non-zero, threw, or misused
+    /// an API.
+    #[error("{message} (status {status})")]
+    Tiling {
+        /// The status it returned (-1 for GRAPH_FAILED and for errors the
+        /// simulator found).
+        status: i32,
+        /// What went wrong.
+        message: String,
+    },
+    /// The tiling function succeeded but its result cannot be launched.
+    #[error("unusable tiling result: {message}")]
+    BadResult {
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl From<HostError> for LaunchFailure {
+    fn from(err: HostError) -> Self {
+        match err {
+            HostError::Load { ref path, .. } | HostError::MissingEntry { ref path, .. } => {
+                LaunchFailure::Load {
+                    what: format!("host library {}", path.display()),
+                    message: err.to_string(),
+                }
+            }
+            other => LaunchFailure::Tiling {
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// A loaded host library.
+pub struct HostLib {
+    lib: libloading::Library,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for HostLib {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostLib").field("path", &self.path).finish()
+    }
+}
+
+impl HostLib {
+    /// Loads the library (which runs its static initialisers: OP_ADD
+    /// registrations and whatever else the user's code does).
+    pub fn open(path: &Path) -> Result<HostLib, HostError> {
+        // SAFETY: loading runs the library's initialisers. The library is
+        // untrusted user code; the caller is the worker process, whose crash
+        // the parent reports.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| HostError::Load {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        // SAFETY: only checks that the symbol exists; the type is the one
+        // host_abi.h declares.
+        unsafe { lib.get::<host_abi::HostTilingFn>(host_abi::ENTRY_SYMBOL) }.map_err(|e| {
+            HostError::MissingEntry {
+                path: path.to_owned(),
+                message: e.to_string(),
+            }
+        })?;
+        Ok(HostLib {
+            lib,
+            path: path.to_owned(),
+        })
+    }
+
+    /// The library's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs the tiling function of the requested operator.
+    pub fn tiling(&self, req: &TilingRequest) -> Result<TilingInfo, HostError> {
+        let call = Marshalled::new(req)?;
+        let mut buf = vec![0u8; TILING_CAPACITY + GUARD_LEN];
+        buf[TILING_CAPACITY..].fill(GUARD_BYTE);
+        let input = call.tiling_in(buf.as_mut_ptr(), TILING_CAPACITY as u64);
+        let mut out = AscHostTilingOut::zeroed();
+        // SAFETY: checked in `open`; the signature is host_abi.h's.
+        let entry = unsafe {
+            self.lib
+                .get::<host_abi::HostTilingFn>(host_abi::ENTRY_SYMBOL)
+        }
+        .map_err(|e| HostError::MissingEntry {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        // SAFETY: `input` points into `call` and `buf`, which outlive the
+        // call; `out` is a valid record. The library catches every C++
+        // exception before returning.
+        let status = unsafe { entry(&input, &mut out) };
+        if buf[TILING_CAPACITY..].iter().any(|&b| b != GUARD_BYTE) {
+            return Err(HostError::BadResult {
+                message: format!("the tiling function wrote past the end of the {TILING_CAPACITY}-byte tiling buffer"),
+            });
+        }
+        if status != 0 || out.status != 0 {
+            let message = out.message();
+            return Err(match out.error_kind {
+                host_abi::error_kind::REQUEST => HostError::Request { message },
+                _ => HostError::Tiling {
+                    status: out.status,
+                    message,
+                },
+            });
+        }
+        check_result(&out, buf)
+    }
+}
+
+/// Loads `lib` and runs the tiling function of the requested operator.
+pub fn run_tiling(lib: &Path, req: &TilingRequest) -> Result<TilingInfo, HostError> {
+    HostLib::open(lib)?.tiling(req)
+}
+
+fn check_result(out: &AscHostTilingOut, mut buf: Vec<u8>) -> Result<TilingInfo, HostError> {
+    let bad = |message: String| Err(HostError::BadResult { message });
+    if out.block_dim == 0 {
+        return bad("the tiling function set no block dim (SetBlockDim)".into());
+    }
+    if out.block_dim > MAX_BLOCK_DIM {
+        return bad(format!(
+            "block dim {} exceeds {MAX_BLOCK_DIM}",
+            out.block_dim
+        ));
+    }
+    let size = out.tiling_size;
+    if size > TILING_CAPACITY as u64 {
+        return bad(format!(
+            "tiling data size {size} exceeds the {TILING_CAPACITY}-byte buffer"
+        ));
+    }
+    let n_ws = out.n_workspaces as usize;
+    if n_ws > host_abi::MAX_WORKSPACES {
+        return bad(format!(
+            "{n_ws} workspaces; at most {}",
+            host_abi::MAX_WORKSPACES
+        ));
+    }
+    let workspace = out.workspaces[..n_ws]
+        .iter()
+        .try_fold(0u64, |acc, &w| acc.checked_add(w));
+    let Some(workspace) = workspace else {
+        return bad(format!(
+            "workspace sizes {:?} overflow",
+            &out.workspaces[..n_ws]
+        ));
+    };
+    buf.truncate(size as usize);
+    Ok(TilingInfo {
+        block_dim: out.block_dim,
+        tiling_key: out.tiling_key,
+        data: buf,
+        workspace,
+    })
+}
+
+/// The request in C form; owns everything the pointers point to.
+struct Marshalled {
+    op_type: Option<CString>,
+    inputs: Vec<AscHostTensor>,
+    outputs: Vec<AscHostTensor>,
+    attrs: Vec<AscHostAttr>,
+    platform: AscHostPlatform,
+    // Pointed to by `attrs` / `platform`; never read directly.
+    _names: Vec<CString>,
+    _strings: Vec<CString>,
+    _list_f: Vec<Vec<f32>>,
+    _soc: CString,
+}
+
+fn c_string(what: &str, s: &str) -> Result<CString, HostError> {
+    CString::new(s).map_err(|_| HostError::Request {
+        message: format!("{what} {s:?} contains a NUL byte"),
+    })
+}
+
+fn tensors(side: &str, list: &[(Dtype, Vec<i64>)]) -> Result<Vec<AscHostTensor>, HostError> {
+    list.iter()
+        .enumerate()
+        .map(|(i, (dtype, shape))| {
+            if shape.len() > host_abi::MAX_DIMS {
+                return Err(HostError::Request {
+                    message: format!(
+                        "{side} {i} has {} dimensions; the host ABI passes at most {}",
+                        shape.len(),
+                        host_abi::MAX_DIMS
+                    ),
+                });
+            }
+            let mut dims = [0i64; host_abi::MAX_DIMS];
+            dims[..shape.len()].copy_from_slice(shape);
+            Ok(AscHostTensor {
+                dtype: u32::from(dtype.abi_code()),
+                ndim: shape.len() as u32,
+                dims,
+            })
+        })
+        .collect()
+}
+
+fn count(what: &str, n: usize) -> Result<u32, HostError> {
+    u32::try_from(n).map_err(|_| HostError::Request {
+        message: format!("{n} {what} is too many"),
+    })
+}
+
+impl Marshalled {
+    fn new(req: &TilingRequest) -> Result<Marshalled, HostError> {
+        let op_type = req
+            .op_type
+            .as_deref()
+            .map(|s| c_string("op type", s))
+            .transpose()?;
+        let inputs = tensors("input", &req.inputs)?;
+        let outputs = tensors("output", &req.outputs)?;
+        count("inputs", inputs.len())?;
+        count("outputs", outputs.len())?;
+        count("attributes", req.attrs.len())?;
+        let mut names = Vec::new();
+        let mut strings = Vec::new();
+        let mut list_f: Vec<Vec<f32>> = Vec::new();
+        let mut attrs = Vec::new();
+        for attr in &req.attrs {
+            let name = c_string("attribute name", &attr.name)?;
+            let mut c = AscHostAttr {
+                name: name.as_ptr(),
+                kind: 0,
+                list_len: 0,
+                i: 0,
+                f: 0.0,
+                s: std::ptr::null(),
+                list_i: std::ptr::null(),
+                list_f: std::ptr::null(),
+            };
+            names.push(name);
+            match &attr.value {
+                AttrValue::Int(v) => {
+                    c.kind = host_abi::attr_kind::INT;
+                    c.i = *v;
+                }
+                AttrValue::Float(v) => {
+                    c.kind = host_abi::attr_kind::FLOAT;
+                    c.f = *v;
+                }
+                AttrValue::Bool(v) => {
+                    c.kind = host_abi::attr_kind::BOOL;
+                    c.i = i64::from(*v);
+                }
+                AttrValue::Str(v) => {
+                    let s = c_string(&format!("attribute {}", attr.name), v)?;
+                    c.kind = host_abi::attr_kind::STR;
+                    c.s = s.as_ptr();
+                    strings.push(s);
+                }
+                AttrValue::ListInt(v) => {
+                    c.kind = host_abi::attr_kind::LIST_INT;
+                    c.list_len = count("list elements", v.len())?;
+                    // The request outlives the call.
+                    c.list_i = v.as_ptr();
+                }
+                AttrValue::ListFloat(v) => {
+                    c.kind = host_abi::attr_kind::LIST_FLOAT;
+                    c.list_len = count("list elements", v.len())?;
+                    list_f.push(v.iter().map(|&x| x as f32).collect());
+                    c.list_f = list_f.last().map_or(std::ptr::null(), |l| l.as_ptr());
+                }
+            }
+            attrs.push(c);
+        }
+        let p = &req.platform;
+        let soc = c_string("SoC version", &p.soc_version)?;
+        let platform = AscHostPlatform {
+            soc_version: soc.as_ptr(),
+            core_num_aiv: p.core_num_aiv,
+            core_num_aic: p.core_num_aic,
+            ub_size: p.ub_size,
+            l1_size: p.l1_size,
+            l0a_size: p.l0a_size,
+            l0b_size: p.l0b_size,
+            l0c_size: p.l0c_size,
+            l2_size: p.l2_size,
+            hbm_size: p.hbm_size,
+            lib_api_workspace: req.lib_api_workspace,
+        };
+        Ok(Marshalled {
+            op_type,
+            inputs,
+            outputs,
+            attrs,
+            platform,
+            _names: names,
+            _strings: strings,
+            _list_f: list_f,
+            _soc: soc,
+        })
+    }
+
+    fn tiling_in(&self, tiling_buf: *mut u8, tiling_capacity: u64) -> AscHostTilingIn {
+        AscHostTilingIn {
+            abi_version: host_abi::HOST_ABI_VERSION,
+            op_type: self
+                .op_type
+                .as_ref()
+                .map_or(std::ptr::null(), |s| s.as_ptr() as *const c_char),
+            n_inputs: self.inputs.len() as u32,
+            inputs: self.inputs.as_ptr(),
+            n_outputs: self.outputs.len() as u32,
+            outputs: self.outputs.as_ptr(),
+            n_attrs: self.attrs.len() as u32,
+            attrs: self.attrs.as_ptr(),
+            platform: self.platform,
+            tiling_buf,
+            tiling_capacity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+    use std::sync::OnceLock;
+
+    const CRATE: &str = env!("CARGO_MANIFEST_DIR");
+
+    /// The tiling header of the probe operators. The comments give the
+    /// offsets the tests decode; the kernel-side test asserts the same
+    /// offsets on the kernel's struct.
+    const PROBE_TILING_H: &str = r#"
+#ifndef PROBE_TILING_H
+#define PROBE_TILING_H
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(ProbeSub)
+  TILING_DATA_FIELD_DEF(float, wsum);      // 0
+  TILING_DATA_FIELD_DEF(uint16_t, wlen);   // 4
+END_TILING_DATA_DEF;                       // size 8
+REGISTER_TILING_DATA_CLASS(ProbeSubOp, ProbeSub)
+
+BEGIN_TILING_DATA_DEF(ProbeTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, total);        // 0
+  TILING_DATA_FIELD_DEF(uint8_t, ndim);          // 4, then 3 padding bytes
+  TILING_DATA_FIELD_DEF(int64_t, lastDim);       // 8
+  TILING_DATA_FIELD_DEF(float, alpha);           // 16
+  TILING_DATA_FIELD_DEF(int32_t, count);         // 20
+  TILING_DATA_FIELD_DEF(uint8_t, flag);          // 24
+  TILING_DATA_FIELD_DEF(uint8_t, modeFirst);     // 25
+  TILING_DATA_FIELD_DEF(uint16_t, modeLen);      // 26
+  TILING_DATA_FIELD_DEF_ARR(uint32_t, 4, axes);  // 28
+  TILING_DATA_FIELD_DEF(uint32_t, nAxes);        // 44
+  TILING_DATA_FIELD_DEF_STRUCT(ProbeSub, sub);   // 48
+  TILING_DATA_FIELD_DEF(uint32_t, inDtype);      // 56
+  TILING_DATA_FIELD_DEF(uint32_t, outDtype);     // 60
+  TILING_DATA_FIELD_DEF(uint64_t, ubSize);       // 64
+  TILING_DATA_FIELD_DEF(uint32_t, aiv);          // 72
+  TILING_DATA_FIELD_DEF(uint32_t, aic);          // 76
+END_TILING_DATA_DEF;                             // size 80
+REGISTER_TILING_DATA_CLASS(AddProbe, ProbeTiling)
+}
+#endif
+"#;
+
+    /// Two operators. AddProbe: shapes, dtypes, attributes by index and the
+    /// platform into ProbeTiling; `count` selects failure modes.
+    /// PlatformProbe: a standard-C++ tiling struct via GetTilingData<T>.
+    const PROBE_HOST_CPP: &str = r#"
+#include "probe_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+struct PlatformTiling {
+  uint32_t coreNum;
+  uint32_t blocks;
+  uint32_t is910b;
+  uint32_t outRank;
+  uint64_t ubAfterReserve;
+  uint64_t l0c;
+};
+
+namespace optiling {
+static ge::graphStatus ProbeTilingFunc(gert::TilingContext* context) {
+  ProbeTiling t;
+  const gert::Shape& x = context->GetInputShape(0)->GetStorageShape();
+  t.set_total((uint32_t)x.GetShapeSize());
+  t.set_ndim((uint8_t)x.GetDimNum());
+  t.set_lastDim(x.GetDim(x.GetDimNum() - 1));
+  const gert::RuntimeAttrs* attrs = context->GetAttrs();
+  t.set_alpha(*attrs->GetAttrPointer<float>(0));
+  int64_t count = *attrs->GetInt(1);
+  t.set_count((int32_t)count);
+  t.set_flag(*attrs->GetBool(2) ? 1 : 0);
+  const char* mode = attrs->GetStr(3);
+  t.set_modeFirst((uint8_t)mode[0]);
+  t.set_modeLen((uint16_t)strlen(mode));
+  const gert::ContinuousVector* axes = attrs->GetAttrPointer<gert::ContinuousVector>(4);
+  const int64_t* axv = static_cast<const int64_t*>(axes->GetData());
+  uint32_t ax[4] = {0, 0, 0, 0};
+  for (size_t i = 0; i < axes->GetSize() && i < 4; ++i) ax[i] = (uint32_t)axv[i];
+  t.set_axes(ax);
+  t.set_nAxes((uint32_t)axes->GetSize());
+  const gert::TypedContinuousVector<float>* w = attrs->GetListFloat(5);
+  float wsum = 0;
+  for (size_t i = 0; i < w->GetSize(); ++i) wsum += w->GetData()[i];
+  t.sub.set_wsum(wsum);
+  t.sub.set_wlen((uint16_t)w->GetSize());
+  t.set_inDtype(context->GetInputDesc(0)->GetDataType());
+  t.set_outDtype(context->GetOutputDesc(0)->GetDataType());
+  auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+  uint64_t ub = 0;
+  platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub);
+  t.set_ubSize(ub);
+  t.set_aiv(platform.GetCoreNumAiv());
+  t.set_aic(platform.GetCoreNumAic());
+  context->SetBlockDim(platform.GetCoreNumAiv() / 2);
+  context->SetTilingKey(context->GetInputTensor(0)->GetDataType() == ge::DT_FLOAT16 ? 10 : 20);
+  size_t* ws = context->GetWorkspaceSizes(2);
+  ws[0] = 1024;
+  ws[1] = platform.GetLibApiWorkSpaceSize();
+  if (count < 0) return ge::GRAPH_FAILED;
+  if (count == 99) attrs->GetAttrPointer<int64_t>(0);  // alpha is a Float
+  if (count == 98) memset(context->GetRawTilingData()->GetData(), 0x11,
+                          context->GetRawTilingData()->GetCapacity() + 8);
+  if (count == 97) attrs->GetInt(6);  // there are 6 attributes
+  if (count == 96) { t.SaveToBuffer(context->GetRawTilingData()->GetData(), 16); return ge::GRAPH_SUCCESS; }
+  if (count == 95) context->SetBlockDim(0);
+  t.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+  context->GetRawTilingData()->SetDataSize(t.GetDataSize());
+  return ge::GRAPH_SUCCESS;
+}
+
+static ge::graphStatus PlatformTilingFunc(gert::TilingContext* context) {
+  platform_ascendc::PlatformAscendC* p = platform_ascendc::PlatformAscendCManager::GetInstance();
+  PlatformTiling* t = context->GetTilingData<PlatformTiling>();
+  t->coreNum = p->GetCoreNum();
+  t->blocks = p->CalcTschNumBlocks(40, p->GetCoreNumAic(), p->GetCoreNumAiv());
+  t->is910b = p->GetSocVersion() == platform_ascendc::SocVersion::ASCEND910B;
+  t->outRank = (uint32_t)context->GetOutputShape(0)->GetStorageShape().GetDimNum();
+  auto own = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+  own.ReserveLocalMemory(platform_ascendc::ReservedSize::RESERVED_SIZE_8K);
+  own.GetCoreMemSize(platform_ascendc::CoreMemType::UB, t->ubAfterReserve);
+  own.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, t->l0c);
+  context->SetBlockDim(t->blocks);
+  return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ge {
+static graphStatus InferShape(gert::InferShapeContext* context) {
+  *context->GetOutputShape(0) = *context->GetInputShape(0);
+  return GRAPH_SUCCESS;
+}
+static graphStatus InferDataType(gert::InferDataTypeContext* context) {
+  context->SetOutputDataType(0, context->GetInputDataType(0));
+  return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class AddProbe : public OpDef {
+ public:
+  explicit AddProbe(const char* name) : OpDef(name) {
+    this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+    this->Input("bias").ParamType(OPTIONAL).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+    this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+    this->Attr("alpha").AttrType(OPTIONAL).Float(1.5);
+    this->Attr("count").AttrType(REQUIRED).Int();
+    this->Attr("flag").AttrType(OPTIONAL).Bool(true);
+    this->Attr("mode").AttrType(OPTIONAL).String("fast");
+    this->Attr("axes").AttrType(OPTIONAL).ListInt({3, 4});
+    this->Attr("weights").AttrType(OPTIONAL).ListFloat({0.5f, 0.25f});
+    this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);
+    this->AICore().SetTiling(optiling::ProbeTilingFunc);
+    this->AICore().AddConfig("ascend910b");
+  }
+};
+OP_ADD(AddProbe);
+
+class PlatformProbe : public OpDef {
+ public:
+  explicit PlatformProbe(const char* name) : OpDef(name) {
+    this->Input("x").ParamType(REQUIRED).DataTypeList({ge::DT_INT32});
+    this->Output("y").ParamType(REQUIRED).Follow("x");
+    this->AICore().SetTiling(optiling::PlatformTilingFunc).SetTilingParse([](gert::TilingParseContext*) { return ge::GRAPH_SUCCESS; });
+    this->AICore().AddConfig("ascend910b");
+  }
+};
+OP_ADD(PlatformProbe);
+}  // namespace ops
+"#;
+
+    /// The simplest msopgen-style op, the only one in its library.
+    const SINGLE_HOST_CPP: &str = r#"
+#include "register/tilingdata_base.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(TilingData)
+  TILING_DATA_FIELD_DEF(uint32_t, totalLength);
+  TILING_DATA_FIELD_DEF(uint32_t, tileNum);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(AddCustom, TilingData)
+static ge::graphStatus TilingFunc(gert::TilingContext* context) {
+  TilingData tiling;
+  tiling.set_totalLength(context->GetInputShape(0)->GetOriginShape().GetShapeSize());
+  tiling.set_tileNum(8);
+  context->SetBlockDim(8);
+  tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+  context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+  size_t* ws = context->GetWorkspaceSizes(1);
+  ws[0] = 0;
+  return ge::GRAPH_SUCCESS;
+}
+}
+namespace ops {
+class AddCustom : public OpDef {
+ public:
+  explicit AddCustom(const char* name) : OpDef(name) {
+    this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    this->Input("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    this->AICore().SetTiling(optiling::TilingFunc);
+    this->AICore().AddConfig("ascend910b");
+  }
+};
+OP_ADD(AddCustom);
+}
+"#;
+
+    /// Compiles `files` (name, text; the first is the source) in `dir` as
+    /// the build does; Err carries g++'s stderr.
+    fn compile_host(dir: &Path, files: &[(&str, &str)]) -> Result<PathBuf, String> {
+        let op_host = dir.join("op_host");
+        std::fs::create_dir_all(&op_host).unwrap();
+        for (name, text) in files {
+            std::fs::write(op_host.join(name), text).unwrap();
+        }
+        let lib = dir.join("libhost.so");
+        let out = Command::new("g++")
+            .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-Wall", "-Werror"])
+            .arg("-I")
+            .arg(format!("{CRATE}/include"))
+            .arg("-I")
+            .arg(&op_host)
+            .arg(op_host.join(files[0].0))
+            .arg(format!("{CRATE}/runtime_src/host_entry.cpp"))
+            .arg("-o")
+            .arg(&lib)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        if out.status.success() {
+            Ok(lib)
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+
+    /// Compiles a translation unit with -fsyntax-only; Err carries stderr.
+    fn syntax_check(dir: &Path, files: &[(&str, &str)], extra: &[&str]) -> Result<(), String> {
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let out = Command::new("g++")
+            .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
+            .arg("-I")
+            .arg(format!("{CRATE}/include"))
+            .arg("-I")
+            .arg(dir)
+            .args(extra)
+            .arg(dir.join(files[0].0))
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+
+    /// The probe library, compiled and loaded once for all tests (the file
+    /// is deleted at once; the mapping stays).
+    fn probe_lib() -> &'static HostLib {
+        static LIB: OnceLock<HostLib> = OnceLock::new();
+        LIB.get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let lib = compile_host(
+                dir.path(),
+                &[
+                    ("probe.cpp", PROBE_HOST_CPP),
+                    ("probe_tiling.h", PROBE_TILING_H),
+                ],
+            )
+            .unwrap();
+            HostLib::open(&lib).unwrap()
+        })
+    }
+
+    fn platform() -> Platform {
+        Platform {
+            soc_version: "Ascend910B2".into(),
+            core_num_aiv: 48,
+            core_num_aic: 24,
+            ub_size: 196_352,
+            l1_size: 524_288,
+            l0a_size: 65_536,
+            l0b_size: 65_536,
+            l0c_size: 131_072,
+            l2_size: 201_326_592,
+            hbm_size: 68_719_476_736,
+        }
+    }
+
+    fn attr(name: &str, value: AttrValue) -> JobAttr {
+        JobAttr {
+            name: name.into(),
+            value,
+        }
+    }
+
+    fn probe_request(dtype: Dtype, attrs: Vec<JobAttr>) -> TilingRequest {
+        TilingRequest {
+            op_type: Some("AddProbe".into()),
+            inputs: vec![(dtype, vec![2, 3, 40])],
+            outputs: vec![(dtype, vec![2, 3, 40])],
+            attrs,
+            platform: platform(),
+            lib_api_workspace: 16 * 1024 * 1024,
+        }
+    }
+
+    fn u16_at(d: &[u8], off: usize) -> u16 {
+        u16::from_le_bytes(d[off..off + 2].try_into().unwrap())
+    }
+    fn u32_at(d: &[u8], off: usize) -> u32 {
+        u32::from_le_bytes(d[off..off + 4].try_into().unwrap())
+    }
+    fn i32_at(d: &[u8], off: usize) -> i32 {
+        i32::from_le_bytes(d[off..off + 4].try_into().unwrap())
+    }
+    fn u64_at(d: &[u8], off: usize) -> u64 {
+        u64::from_le_bytes(d[off..off + 8].try_into().unwrap())
+    }
+    fn i64_at(d: &[u8], off: usize) -> i64 {
+        i64::from_le_bytes(d[off..off + 8].try_into().unwrap())
+    }
+    fn f32_at(d: &[u8], off: usize) -> f32 {
+        f32::from_le_bytes(d[off..off + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn tiling_sets_block_dim_key_data_and_workspace_with_attr_defaults() {
+        let req = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(7))]);
+        let info = probe_lib().tiling(&req).unwrap();
+        assert_eq!(info.block_dim, 24); // 48 AIV / 2
+        assert_eq!(info.tiling_key, 10); // float16 input
+        assert_eq!(info.workspace, 1024 + 16 * 1024 * 1024);
+        let d = &info.data;
+        assert_eq!(d.len(), 80);
+        assert_eq!(u32_at(d, 0), 240); // 2 * 3 * 40
+        assert_eq!(d[4], 3);
+        assert_eq!(&d[5..8], &[0, 0, 0]); // padding zeroed
+        assert_eq!(i64_at(d, 8), 40);
+        assert_eq!(f32_at(d, 16), 1.5); // alpha default
+        assert_eq!(i32_at(d, 20), 7);
+        assert_eq!(d[24], 1); // flag default true
+        assert_eq!(d[25], b'f'); // mode default "fast"
+        assert_eq!(u16_at(d, 26), 4);
+        assert_eq!(
+            [u32_at(d, 28), u32_at(d, 32), u32_at(d, 36), u32_at(d, 40)],
+            [3, 4, 0, 0]
+        );
+        assert_eq!(u32_at(d, 44), 2);
+        assert_eq!(f32_at(d, 48), 0.75); // 0.5 + 0.25
+        assert_eq!(u16_at(d, 52), 2);
+        assert_eq!(u32_at(d, 56), 1); // ge::DT_FLOAT16
+        assert_eq!(u32_at(d, 60), 1);
+        assert_eq!(u64_at(d, 64), 196_352);
+        assert_eq!(u32_at(d, 72), 48);
+        assert_eq!(u32_at(d, 76), 24);
+    }
+
+    #[test]
+    fn attrs_are_matched_by_name_whatever_the_request_order() {
+        let req = probe_request(
+            Dtype::Float32,
+            vec![
+                attr("weights", AttrValue::ListInt(vec![1, 2, 4])),
+                attr("mode", AttrValue::Str("exact".into())),
+                attr("axes", AttrValue::ListInt(vec![9, 8, 7, 6, 5])),
+                attr("flag", AttrValue::Bool(false)),
+                attr("count", AttrValue::Int(11)),
+                attr("alpha", AttrValue::Int(3)),
+            ],
+        );
+        let info = probe_lib().tiling(&req).unwrap();
+        let d = &info.data;
+        assert_eq!(info.tiling_key, 20); // float32 input
+        assert_eq!(f32_at(d, 16), 3.0); // Int given for a Float attr
+        assert_eq!(i32_at(d, 20), 11);
+        assert_eq!(d[24], 0);
+        assert_eq!((d[25], u16_at(d, 26)), (b'e', 5));
+        assert_eq!(
+            [u32_at(d, 28), u32_at(d, 32), u32_at(d, 36), u32_at(d, 40)],
+            [9, 8, 7, 6]
+        );
+        assert_eq!(u32_at(d, 44), 5);
+        assert_eq!((f32_at(d, 48), u16_at(d, 52)), (7.0, 3)); // ListInt given for ListFloat
+        assert_eq!(u32_at(d, 56), 0); // ge::DT_FLOAT
+    }
+
+    #[test]
+    fn a_failing_tiling_is_a_tiling_error() {
+        let req = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(-1))]);
+        let err = probe_lib().tiling(&req).unwrap_err();
+        assert_eq!(
+            err,
+            HostError::Tiling {
+                status: -1,
+                message: "the tiling function of AddProbe returned 4294967295 (GRAPH_FAILED)"
+                    .into()
+            }
+        );
+    }
+
+    #[test]
+    fn api_misuse_inside_the_tiling_names_the_call() {
+        let cases = [
+            (99, "in the tiling function of AddProbe: GetAttrPointer<int64_t>(0): attribute 'alpha' is Float"),
+            (97, "in the tiling function of AddProbe: GetAttrs()->Get...(6): OpDef AddProbe declares 6 attribute(s)"),
+            (
+                96,
+                "in the tiling function of AddProbe: ProbeTiling::SaveToBuffer: the tiling data is 80 bytes, \
+                 the buffer holds 16",
+            ),
+        ];
+        for (count, message) in cases {
+            let req = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(count))]);
+            let err = probe_lib().tiling(&req).unwrap_err();
+            assert_eq!(
+                err,
+                HostError::Tiling {
+                    status: -1,
+                    message: message.into()
+                },
+                "count = {count}"
+            );
+        }
+    }
+
+    #[test]
+    fn unusable_results_are_rejected() {
+        let overrun = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(98))]);
+        assert_eq!(
+            probe_lib().tiling(&overrun).unwrap_err(),
+            HostError::BadResult {
+                message: "the tiling function wrote past the end of the 65536-byte tiling buffer"
+                    .into()
+            }
+        );
+        let no_blocks = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(95))]);
+        assert_eq!(
+            probe_lib().tiling(&no_blocks).unwrap_err(),
+            HostError::BadResult {
+                message: "the tiling function set no block dim (SetBlockDim)".into()
+            }
+        );
+    }
+
+    #[test]
+    fn requests_the_opdef_does_not_accept_are_request_errors() {
+        let check = |req: TilingRequest, expected: &str| {
+            assert_eq!(
+                probe_lib().tiling(&req).unwrap_err(),
+                HostError::Request {
+                    message: expected.into()
+                }
+            );
+        };
+        check(
+            probe_request(Dtype::Float16, vec![]),
+            "attribute 'count' of OpDef AddProbe is REQUIRED and the request does not give it",
+        );
+        check(
+            probe_request(
+                Dtype::Float16,
+                vec![
+                    attr("count", AttrValue::Int(1)),
+                    attr("cuont", AttrValue::Int(1)),
+                ],
+            ),
+            "the request gives attribute 'cuont', which OpDef AddProbe does not declare \
+             (it declares: alpha, count, flag, mode, axes, weights)",
+        );
+        check(
+            probe_request(Dtype::Float16, vec![attr("count", AttrValue::Float(1.0))]),
+            "attribute 'count' is Int in the OpDef but the request gives Float",
+        );
+        check(
+            probe_request(Dtype::Int32, vec![attr("count", AttrValue::Int(1))]),
+            "inputs 0 ('x') of AddProbe has dtype DT_INT32; the OpDef allows DT_FLOAT16, DT_FLOAT",
+        );
+        let mut three_inputs =
+            probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(1))]);
+        three_inputs.inputs = vec![(Dtype::Float16, vec![4]); 3];
+        check(
+            three_inputs,
+            "the request gives 3 inputs but OpDef AddProbe declares 2",
+        );
+        let mut unknown = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(1))]);
+        unknown.op_type = Some("MulProbe".into());
+        check(
+            unknown,
+            "no operator 'MulProbe' in the host library (it registers: PlatformProbe, AddProbe)",
+        );
+        let mut unnamed = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(1))]);
+        unnamed.op_type = None;
+        check(
+            unnamed,
+            "the host library registers 2 operators (PlatformProbe, AddProbe); name one with op_type",
+        );
+        let mut deep = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(1))]);
+        deep.inputs[0].1 = vec![1; 9];
+        assert_eq!(
+            probe_lib().tiling(&deep).unwrap_err(),
+            HostError::Request {
+                message: "input 0 has 9 dimensions; the host ABI passes at most 8".into()
+            }
+        );
+    }
+
+    #[test]
+    fn platform_queries_and_standard_cpp_tiling_struct() {
+        let req = TilingRequest {
+            op_type: Some("PlatformProbe".into()),
+            inputs: vec![(Dtype::Int32, vec![5, 6])],
+            outputs: vec![(Dtype::Int32, vec![5, 6])],
+            attrs: vec![],
+            platform: platform(),
+            lib_api_workspace: 0,
+        };
+        let info = probe_lib().tiling(&req).unwrap();
+        let d = &info.data;
+        assert_eq!(d.len(), 32); // sizeof(PlatformTiling), set by GetTilingData<T>
+        assert_eq!(u32_at(d, 0), 48); // GetCoreNum = AIV cores
+        assert_eq!(u32_at(d, 4), 20); // ceil(40 / (48 / 24))
+        assert_eq!(u32_at(d, 8), 1); // ASCEND910B
+        assert_eq!(u32_at(d, 12), 2);
+        assert_eq!(u64_at(d, 16), 196_352 - 8192);
+        assert_eq!(u64_at(d, 24), 131_072);
+        assert_eq!(
+            (info.block_dim, info.tiling_key, info.workspace),
+            (20, 0, 0)
+        );
+    }
+
+    #[test]
+    fn run_tiling_takes_the_only_op_of_a_library() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = compile_host(dir.path(), &[("add_custom.cpp", SINGLE_HOST_CPP)]).unwrap();
+        let req = TilingRequest {
+            op_type: None,
+            inputs: vec![
+                (Dtype::Float16, vec![8, 2048]),
+                (Dtype::Float16, vec![8, 2048]),
+            ],
+            outputs: vec![(Dtype::Float16, vec![8, 2048])],
+            attrs: vec![],
+            platform: platform(),
+            lib_api_workspace: 0,
+        };
+        let info = run_tiling(&lib, &req).unwrap();
+        assert_eq!(
+            info,
+            TilingInfo {
+                block_dim: 8,
+                tiling_key: 0,
+                data: [16384u32.to_le_bytes(), 8u32.to_le_bytes()].concat(),
+                workspace: 0,
+            }
+        );
+        let missing = run_tiling(&dir.path().join("nope.so"), &req).unwrap_err();
+        assert!(matches!(missing, HostError::Load { .. }), "{missing:?}");
+    }
+
+    #[test]
+    fn unsupported_host_apis_fail_to_compile_with_their_name() {
+        let cases = [
+            (
+                "uint64_t bw; p.GetCoreMemBw(platform_ascendc::CoreMemType::L2, bw);",
+                "not supported by the ascendopt simulator: PlatformAscendC::GetCoreMemBw",
+            ),
+            (
+                "const int64_t* v = context->GetInputTensor(0)->GetData<int64_t>(); (void)v;",
+                "not supported by the ascendopt simulator: gert::Tensor::GetData",
+            ),
+            (
+                "context->GetDynamicInputShape(0, 1);",
+                "not supported by the ascendopt simulator: TilingContext::GetDynamicInputShape",
+            ),
+            (
+                "const double* d = context->GetAttrs()->GetAttrPointer<double>(0); (void)d;",
+                "not supported by the ascendopt simulator: GetAttrPointer<T> with this T",
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (call, message) in cases {
+            let src = format!(
+                "#include \"register/op_def_registry.h\"\n\
+                 static ge::graphStatus Tiling(gert::TilingContext* context) {{\n\
+                   auto p = platform_ascendc::PlatformAscendC(context->GetPlatformInfo()); (void)p;\n\
+                   {call}\n\
+                   return ge::GRAPH_SUCCESS;\n\
+                 }}\n\
+                 ge::graphStatus (*keep)(gert::TilingContext*) = Tiling;\n"
+            );
+            let err = syntax_check(dir.path(), &[("t.cpp", &src)], &[]).unwrap_err();
+            assert!(
+                err.contains(&format!("error: static assertion failed: {message}")),
+                "{call}\n{err}"
+            );
+        }
+        let init_value = "#include \"register/op_def_registry.h\"\n\
+            namespace ops { class Z : public OpDef { public: explicit Z(const char* n) : OpDef(n) {\n\
+              this->Output(\"z\").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).InitValue(0);\n\
+            } }; OP_ADD(Z); }\n";
+        let err = syntax_check(dir.path(), &[("z.cpp", init_value)], &[]).unwrap_err();
+        assert!(
+            err.contains("error: static assertion failed: not supported by the ascendopt simulator: OpParamDef::InitValue"),
+            "{err}"
+        );
+    }
+
+    /// A kernel that reads the probe tiling struct; its static_asserts pin
+    /// the offsets the host tests decode.
+    const KERNEL_CPP: &str = r#"
+#include "kernel_operator.h"
+#include <stddef.h>
+static_assert(sizeof(ProbeTiling) == 80, "size");
+static_assert(offsetof(ProbeTiling, lastDim) == 8, "lastDim");
+static_assert(offsetof(ProbeTiling, modeLen) == 26, "modeLen");
+static_assert(offsetof(ProbeTiling, axes) == 28, "axes");
+static_assert(offsetof(ProbeTiling, sub) == 48, "sub");
+static_assert(offsetof(ProbeTiling, ubSize) == 64, "ubSize");
+static_assert(offsetof(ProbeTiling, aic) == 76, "aic");
+struct PlainTiling { uint32_t n; };
+extern "C" __global__ __aicore__ void probe(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+  (void)x; (void)workspace;
+  GET_TILING_DATA(td, tiling);
+  static_assert(std::is_same<decltype(td), ProbeTiling>::value, "default struct");
+  uint32_t n = td.total + td.axes[3] + td.sub.wlen;
+  if (TILING_KEY_IS(10)) n += 1;
+  GET_TILING_DATA_WITH_STRUCT(ProbeSub, sub, tiling);
+  GET_TILING_DATA_MEMBER(ProbeTiling, axes, axes, tiling);
+  static_assert(sizeof(axes) == 16, "member");
+  n += (uint32_t)sub.wlen + axes[0];
+  (void)n;
+}
+extern "C" __global__ __aicore__ void plain(GM_ADDR tiling) {
+  REGISTER_TILING_DEFAULT(PlainTiling);
+  GET_TILING_DATA(td, tiling);
+  static_assert(std::is_same<decltype(td), PlainTiling>::value, "REGISTER_TILING_DEFAULT");
+  (void)td.n;
+}
+"#;
+
+    #[test]
+    fn kernel_side_reads_the_same_struct() {
+        let dir = tempfile::tempdir().unwrap();
+        let tiling_h = dir.path().join("probe_tiling.h");
+        let include = tiling_h.to_str().unwrap();
+        syntax_check(
+            dir.path(),
+            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", PROBE_TILING_H)],
+            &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
+        )
+        .unwrap();
+        // A per-tiling-key struct cannot be honoured.
+        let keyed = PROBE_TILING_H.replace(
+            "REGISTER_TILING_DATA_CLASS(AddProbe,",
+            "REGISTER_TILING_DATA_CLASS(AddProbe_2,",
+        );
+        let err = syntax_check(
+            dir.path(),
+            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed)],
+            &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("not supported by the ascendopt simulator: REGISTER_TILING_DATA_CLASS(<OpType>_<key>, ...)"),
+            "{err}"
+        );
+    }
+}

@@ -179,7 +179,28 @@ pub enum LaunchFailure {
 /// Most blocks one launch may use (each block is a thread of the worker).
 pub const MAX_BLOCK_DIM: u32 = 1024;
 
+/// UB bytes the tiling sees and a kernel may use: 192 KB less 256 B
+/// (hardware-facts.md section E: "At runtime the tiling sees UB = 196352 B
+/// (192 KB - 256), while the ini says 196608").
+pub const UB_RESERVED_BYTES: u64 = 256;
+
 impl Platform {
+    /// The platform of a hardware profile.
+    pub fn from_hw(hw: &crate::timing::hw::HwProfile) -> Platform {
+        Platform {
+            soc_version: hw.soc_version.clone(),
+            core_num_aiv: hw.aiv_cores,
+            core_num_aic: hw.aic_cores,
+            ub_size: hw.ub_bytes.saturating_sub(UB_RESERVED_BYTES),
+            l1_size: hw.l1_bytes,
+            l0a_size: hw.l0a_bytes,
+            l0b_size: hw.l0b_bytes,
+            l0c_size: hw.l0c_bytes,
+            l2_size: hw.l2_bytes,
+            hbm_size: hw.hbm_bytes,
+        }
+    }
+
     /// Per-core memory sizes by `trace::Mem` index (GM = 0). BT is 1 KB and
     /// FB 2+1+2+2 KB (hardware-facts.md section F, "Per-core memory").
     pub fn mem_sizes(&self) -> [u64; 8] {
@@ -204,11 +225,30 @@ pub fn run(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
 
 /// Calls the host library's tiling function for the job's shapes.
 fn tiling_for_job(job: &LaunchJob) -> Result<TilingInfo, LaunchFailure> {
-    let _ = job;
-    Err(LaunchFailure::Tiling {
-        message: "host tiling is not wired yet".into(),
+    let shapes = |ts: &[JobTensor]| ts.iter().map(|t| (t.dtype, t.shape.clone())).collect();
+    let req = crate::host::TilingRequest {
+        op_type: job.op_type.clone(),
+        inputs: shapes(&job.inputs),
+        outputs: shapes(&job.outputs),
+        attrs: job.attrs.clone(),
+        platform: job.platform.clone(),
+        lib_api_workspace: LIB_API_WORKSPACE,
+    };
+    crate::host::run_tiling(&job.host_lib, &req).map_err(|e| match e {
+        crate::host::HostError::Load { .. } => LaunchFailure::Load {
+            what: format!("host library {}", job.host_lib.display()),
+            message: e.to_string(),
+        },
+        other => LaunchFailure::Tiling {
+            message: other.to_string(),
+        },
     })
 }
+
+/// What `GetLibApiWorkSpaceSize()` reports: 16 MiB. An assumption: the
+/// guide documents the call but gives no figure, and no built-in kernel
+/// uses the system workspace.
+pub const LIB_API_WORKSPACE: u64 = 16 << 20;
 
 type AttachFn = unsafe extern "C" fn(*const AscRuntime);
 type CallFn = unsafe extern "C" fn(*const c_void, u32, *mut *mut u8) -> i32;

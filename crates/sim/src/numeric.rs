@@ -189,7 +189,11 @@ pub fn int_range(dtype: Dtype) -> Option<(i128, i128)> {
 /// Two's-complement wrap of `v` into an integer dtype (keeps the low bits).
 pub fn wrap_int(v: i128, dtype: Dtype) -> u64 {
     let bits = 8 * dtype.size() as u32;
-    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     (v as u64) & mask
 }
 
@@ -324,7 +328,12 @@ fn round_exact(x: Exact, fmt: FloatFormat, rounding: Rounding, overflow: Overflo
                 Rounding::Ceil => !x.negative,
             },
         };
-        return sign | if to_inf { fmt.inf_bits() } else { fmt.max_bits() };
+        return sign
+            | if to_inf {
+                fmt.inf_bits()
+            } else {
+                fmt.max_bits()
+            };
     }
     let hidden = 1u128 << (p - 1);
     if n < hidden {
@@ -338,7 +347,11 @@ fn round_exact(x: Exact, fmt: FloatFormat, rounding: Rounding, overflow: Overflo
 /// Rounds `x` to the float format `fmt` once; NaN becomes the quiet NaN of
 /// `fmt` (sign kept), ±inf stays ±inf.
 pub fn round_float(x: f64, fmt: FloatFormat, rounding: Rounding, overflow: Overflow) -> u64 {
-    let sign = if x.is_sign_negative() { fmt.sign_bit() } else { 0 };
+    let sign = if x.is_sign_negative() {
+        fmt.sign_bit()
+    } else {
+        0
+    };
     if x.is_nan() {
         return sign | fmt.quiet_nan_bits();
     }
@@ -432,8 +445,14 @@ mod tests {
         assert_eq!(load(&ub, 2, Dtype::Float32), 0x3f80_0000);
         store(&mut ub, 8, Dtype::Int16, wrap_int(-2, Dtype::Int16));
         assert_eq!(&ub[8..10], &[0xfe, 0xff]);
-        assert_eq!(int_value(Dtype::Int16, load(&ub, 8, Dtype::Int16)), Some(-2));
-        assert_eq!(int_value(Dtype::Uint16, load(&ub, 8, Dtype::Uint16)), Some(65534));
+        assert_eq!(
+            int_value(Dtype::Int16, load(&ub, 8, Dtype::Int16)),
+            Some(-2)
+        );
+        assert_eq!(
+            int_value(Dtype::Uint16, load(&ub, 8, Dtype::Uint16)),
+            Some(65534)
+        );
         assert_eq!(float_value(Dtype::Float32, 0x3f80_0000), Some(1.0));
         assert_eq!(float_value(Dtype::Bfloat16, 0x3fc0), Some(1.5));
         assert_eq!(float_value(Dtype::Int32, 1), None);
@@ -508,21 +527,42 @@ mod tests {
         }
         // int16 2^12 + 2 -> half: RINT/FLOOR/TRUNC 2^12, CEIL/ROUND 2^12 + 4.
         let v = 4096 + 2;
-        assert_eq!(f16v(int_to_float(v, F16, Rounding::Rint, Overflow::Ieee) as u16), 4096.0);
-        assert_eq!(f16v(int_to_float(v, F16, Rounding::Ceil, Overflow::Ieee) as u16), 4100.0);
-        assert_eq!(f16v(int_to_float(v, F16, Rounding::Round, Overflow::Ieee) as u16), 4100.0);
-        assert_eq!(f16v(int_to_float(-v, F16, Rounding::Floor, Overflow::Ieee) as u16), -4100.0);
+        assert_eq!(
+            f16v(int_to_float(v, F16, Rounding::Rint, Overflow::Ieee) as u16),
+            4096.0
+        );
+        assert_eq!(
+            f16v(int_to_float(v, F16, Rounding::Ceil, Overflow::Ieee) as u16),
+            4100.0
+        );
+        assert_eq!(
+            f16v(int_to_float(v, F16, Rounding::Round, Overflow::Ieee) as u16),
+            4100.0
+        );
+        assert_eq!(
+            f16v(int_to_float(-v, F16, Rounding::Floor, Overflow::Ieee) as u16),
+            -4100.0
+        );
         // int64 2^35 + 2^12 + 2^11 -> float: RINT 2^35 + 2^13 (tie to even), TRUNC 2^35 + 2^12.
         let v = (1i128 << 35) + (1 << 12) + (1 << 11);
         let rint = int_to_float(v, F32, Rounding::Rint, Overflow::Ieee);
-        assert_eq!(float_value(Dtype::Float32, rint), Some(2f64.powi(35) + 8192.0));
+        assert_eq!(
+            float_value(Dtype::Float32, rint),
+            Some(2f64.powi(35) + 8192.0)
+        );
         let trunc = int_to_float(v, F32, Rounding::Trunc, Overflow::Ieee);
-        assert_eq!(float_value(Dtype::Float32, trunc), Some(2f64.powi(35) + 4096.0));
+        assert_eq!(
+            float_value(Dtype::Float32, trunc),
+            Some(2f64.powi(35) + 4096.0)
+        );
         // int64 beyond f64's 53 bits rounds once (no double rounding):
         // 2^60 + 2^36 + 1 is just above the tie between 2^60 and 2^60 + 2^37.
         let v = (1i128 << 60) + (1 << 36) + 1;
         let bits = int_to_float(v, F32, Rounding::Rint, Overflow::Ieee);
-        assert_eq!(float_value(Dtype::Float32, bits), Some(2f64.powi(60) + 2f64.powi(37)));
+        assert_eq!(
+            float_value(Dtype::Float32, bits),
+            Some(2f64.powi(60) + 2f64.powi(37))
+        );
     }
 
     #[test]
@@ -542,7 +582,10 @@ mod tests {
             }
         }
         assert_eq!(round_to_int(f64::NAN, Rounding::Rint), None);
-        assert_eq!(round_integral(-0.25, Rounding::Ceil).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(
+            round_integral(-0.25, Rounding::Ceil).to_bits(),
+            (-0.0f64).to_bits()
+        );
         assert_eq!(round_integral(0.5, Rounding::Rint), 0.0);
         assert_eq!(round_integral(0.5, Rounding::Round), 1.0);
     }
@@ -550,18 +593,36 @@ mod tests {
     #[test]
     fn float_to_int_saturates() {
         // Guide: half 2^7 - 0.5 = 127.5 -> int8: RINT/CEIL/ROUND saturate to 127, FLOOR/TRUNC 127.
-        for r in [Rounding::Rint, Rounding::Ceil, Rounding::Round, Rounding::Floor, Rounding::Trunc] {
+        for r in [
+            Rounding::Rint,
+            Rounding::Ceil,
+            Rounding::Round,
+            Rounding::Floor,
+            Rounding::Trunc,
+        ] {
             assert_eq!(float_to_int(127.5, r, Dtype::Int8), 127);
         }
         assert_eq!(float_to_int(-129.0, Rounding::Rint, Dtype::Int8), 0x80);
         // Guide: float 2^22 + 0.5 -> int16 saturates to 2^15 - 1.
-        assert_eq!(float_to_int(4194304.5, Rounding::Trunc, Dtype::Int16), 0x7fff);
+        assert_eq!(
+            float_to_int(4194304.5, Rounding::Trunc, Dtype::Int16),
+            0x7fff
+        );
         assert_eq!(float_to_int(-1.75, Rounding::Rint, Dtype::Uint8), 0);
         assert_eq!(float_to_int(1.75, Rounding::Trunc, Dtype::Uint8), 1);
         assert_eq!(float_to_int(f64::NAN, Rounding::Rint, Dtype::Int32), 0);
-        assert_eq!(float_to_int(f64::INFINITY, Rounding::Rint, Dtype::Int32), 0x7fff_ffff);
-        assert_eq!(float_to_int(f64::NEG_INFINITY, Rounding::Rint, Dtype::Int64), 1 << 63);
-        assert_eq!(float_to_int(-3e9, Rounding::Rint, Dtype::Int32), 0x8000_0000);
+        assert_eq!(
+            float_to_int(f64::INFINITY, Rounding::Rint, Dtype::Int32),
+            0x7fff_ffff
+        );
+        assert_eq!(
+            float_to_int(f64::NEG_INFINITY, Rounding::Rint, Dtype::Int64),
+            1 << 63
+        );
+        assert_eq!(
+            float_to_int(-3e9, Rounding::Rint, Dtype::Int32),
+            0x8000_0000
+        );
     }
 
     #[test]

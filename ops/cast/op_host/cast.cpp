@@ -34,6 +34,7 @@ constexpr uint32_t TILE_BYTES = 32768;      // ascendopt:knob min=1024 max=65536
 constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2
 constexpr uint32_t MAX_CORE_NUM = 48;       // ascendopt:knob min=1 max=48 step=1
 constexpr uint32_t SPLIT_UNIT_BYTES = 512;  // ascendopt:knob choices=32,64,128,256,512
+constexpr uint32_t MIN_CORE_BYTES = 1024;   // ascendopt:knob min=32 max=65536 step=pow2
 
 struct CastPlan {
   uint32_t coreNum;
@@ -60,6 +61,11 @@ bool MakeCastPlan(uint64_t total, uint32_t inBytes, uint32_t outBytes, uint32_t 
     if (coreNum > units) {
         coreNum = units;
     }
+    // Tiny tensors: no core gets less than MIN_CORE_BYTES.
+    uint64_t coreCap = (total * wideBytes + MIN_CORE_BYTES - 1) / MIN_CORE_BYTES;
+    if (coreNum > coreCap) {
+        coreNum = coreCap;
+    }
     if (coreNum == 0) {
         coreNum = 1;
     }
@@ -75,14 +81,29 @@ bool MakeCastPlan(uint64_t total, uint32_t inBytes, uint32_t outBytes, uint32_t 
     }
     uint64_t burstElems = GM_ALIGN_BYTES / narrowBytes;
     uint64_t blockElems = BLOCK_BYTES / narrowBytes;
-    tileLength = tileLength >= burstElems ? tileLength / burstElems * burstElems : tileLength / blockElems * blockElems;
-    // No tile longer than the largest core range (rounded up to a UB block).
-    uint64_t coreMax = (blockUnits + (tailCoreNum > 0 ? 1 : 0)) * unitLength;
-    coreMax = (coreMax + blockElems - 1) / blockElems * blockElems;
-    if (tileLength > coreMax) {
-        tileLength = coreMax;
+    uint64_t maxTile =
+        tileLength >= burstElems ? tileLength / burstElems * burstElems : tileLength / blockElems * blockElems;
+    if (maxTile == 0) {
+        return false;
     }
+    // Equal tiles: the fewest tiles of at most maxTile elements that cover
+    // the largest core range, rounded up to whole GM bursts (a single tile
+    // only to a UB block).
+    uint64_t coreMax = (blockUnits + (tailCoreNum > 0 ? 1 : 0)) * unitLength;
+    if (coreMax > total) {
+        coreMax = total;
+    }
+    uint64_t tileNum = coreMax == 0 ? 1 : (coreMax + maxTile - 1) / maxTile;
+    uint64_t alignElems = tileNum > 1 ? burstElems : blockElems;
+    if (maxTile % alignElems != 0) {
+        alignElems = blockElems;
+    }
+    tileLength = (coreMax + tileNum - 1) / tileNum;
+    tileLength = (tileLength + alignElems - 1) / alignElems * alignElems;
     if (tileLength == 0) {
+        tileLength = alignElems;
+    }
+    if (tileLength > maxTile) {
         return false;
     }
     plan.coreNum = static_cast<uint32_t>(coreNum);

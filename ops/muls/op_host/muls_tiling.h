@@ -18,7 +18,7 @@ TILING_DATA_FIELD_DEF(uint32_t, blockUnits);   // units of a non-tail core
 TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one more unit
 TILING_DATA_FIELD_DEF(uint32_t, tileLength);   // elements per full UB tile
 TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per queue (2 = double buffering)
-TILING_DATA_FIELD_DEF(float, value);           // the scalar factor (attr `value`)
+TILING_DATA_FIELD_DEF(float, factor);          // the scalar factor (attr `value`)
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(Muls, MulsTilingData)

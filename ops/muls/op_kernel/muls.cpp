@@ -41,7 +41,7 @@ public:
         }
         blockLength = static_cast<uint32_t>(length);
         tileLength = tiling.tileLength;
-        scalar = static_cast<T>(tiling.value);
+        scalar = static_cast<T>(tiling.factor);
 
         xGm.SetGlobalBuffer((__gm__ T*)x + start, blockLength);
         yGm.SetGlobalBuffer((__gm__ T*)y + start, blockLength);

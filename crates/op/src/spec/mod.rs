@@ -1,3 +1,1481 @@
 //! The op.toml schema: parsing, validation and the validated spec types.
+//!
+//! [`OpSpec::parse`] turns the text of an op.toml into an [`OpSpec`] whose
+//! cases are fully resolved (every tensor has a dtype and a shape, every attr
+//! a value, every output a tolerance). Every error names the file, the line
+//! and column, and the key path (`cases[2].shapes`). The schema is documented
+//! in `ops/README-schema.md`.
 
 pub(crate) mod locate;
+mod raw;
+
+use crate::error::{KeyPath, OpError};
+use crate::golden;
+use crate::tiling::Constraint;
+use crate::Dtype;
+use locate::Locator;
+use raw::{RawCase, RawDist, RawSpec, RawTensor, RawTolerance};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A validated op.toml.
+#[derive(Debug, Clone)]
+pub struct OpSpec {
+    /// The op.toml file, as given to the loader.
+    pub file: PathBuf,
+    /// Operator name (the package folder name by convention).
+    pub name: String,
+    /// Benchmark level, 1 to 3.
+    pub level: u8,
+    /// OpDef class name in the host code (`AddCustom`).
+    pub op_type: String,
+    /// Kernel entry symbol (defaults to `name`).
+    pub kernel: String,
+    /// One-line description.
+    pub description: String,
+    /// Host sources relative to the package, when listed explicitly.
+    pub host_sources: Option<Vec<PathBuf>>,
+    /// Kernel sources relative to the package, when listed explicitly.
+    pub kernel_sources: Option<Vec<PathBuf>>,
+    /// Tiling header relative to the package, when given explicitly.
+    pub tiling_header: Option<PathBuf>,
+    /// Inputs in kernel argument order.
+    pub inputs: Vec<TensorSpec>,
+    /// Outputs in kernel argument order.
+    pub outputs: Vec<TensorSpec>,
+    /// Attributes.
+    pub attrs: Vec<AttrSpec>,
+    /// Operator-wide tolerance overrides per dtype.
+    pub tolerances: BTreeMap<Dtype, Tolerance>,
+    /// How the expected outputs are computed.
+    pub golden: GoldenSpec,
+    /// Constraints between tiling knobs (`[tiling] constraints`).
+    pub constraints: Vec<Constraint>,
+    /// Test cases, in file order.
+    pub cases: Vec<Case>,
+    /// The op.toml text, for positioning errors found later.
+    pub(crate) text: String,
+}
+
+/// An input or output tensor of the operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorSpec {
+    /// Name as in the OpDef (`x`).
+    pub name: String,
+    /// Dtypes allowed; empty for an output means "whatever the rule gives".
+    pub dtypes: Vec<Dtype>,
+    /// How the dtype follows from others (required for outputs).
+    pub rule: Option<DtypeRule>,
+}
+
+/// How a tensor's dtype is determined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DtypeRule {
+    /// The same dtype as the named input.
+    SameAs(String),
+    /// Always this dtype.
+    Fixed(Dtype),
+    /// Given by an attribute: an int attr holds a `ge::DataType` code, a str
+    /// attr a dtype name.
+    FromAttr(String),
+}
+
+/// Attribute types of the OpDef.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttrType {
+    /// `int` (i64).
+    Int,
+    /// `float`.
+    Float,
+    /// `bool`.
+    Bool,
+    /// `str`.
+    Str,
+    /// `list_int`.
+    ListInt,
+    /// `list_float`.
+    ListFloat,
+}
+
+impl AttrType {
+    /// The op.toml name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttrType::Int => "int",
+            AttrType::Float => "float",
+            AttrType::Bool => "bool",
+            AttrType::Str => "str",
+            AttrType::ListInt => "list_int",
+            AttrType::ListFloat => "list_float",
+        }
+    }
+
+    fn parse(name: &str) -> Option<AttrType> {
+        [
+            AttrType::Int,
+            AttrType::Float,
+            AttrType::Bool,
+            AttrType::Str,
+            AttrType::ListInt,
+            AttrType::ListFloat,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+    }
+}
+
+/// An attribute value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    /// Integer.
+    Int(i64),
+    /// Floating point.
+    Float(f64),
+    /// Boolean.
+    Bool(bool),
+    /// String.
+    Str(String),
+    /// List of integers.
+    ListInt(Vec<i64>),
+    /// List of floats.
+    ListFloat(Vec<f64>),
+}
+
+impl AttrValue {
+    /// The value as f64 for `Int` and `Float`.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            AttrValue::Int(v) => Some(*v as f64),
+            AttrValue::Float(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The value for `Int`.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            AttrValue::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for AttrValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AttrValue::Int(v) => write!(f, "{v}"),
+            AttrValue::Float(v) => write!(f, "{v:?}"),
+            AttrValue::Bool(v) => write!(f, "{v}"),
+            AttrValue::Str(v) => write!(f, "{v:?}"),
+            AttrValue::ListInt(v) => write!(f, "{v:?}"),
+            AttrValue::ListFloat(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// An attribute of the operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrSpec {
+    /// Name as in the OpDef `Attr("name")`.
+    pub name: String,
+    /// Type.
+    pub ty: AttrType,
+    /// Value used when a case does not give one (None iff required).
+    pub default: Option<AttrValue>,
+    /// True when every case must give a value.
+    pub required: bool,
+}
+
+/// Element-wise tolerance: an element fails only when both its absolute
+/// error exceeds `atol` and its relative error exceeds `rtol`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Relative tolerance (relative to |expected|).
+    pub rtol: f64,
+}
+
+/// The default tolerance of a dtype, CANN style.
+///
+/// - float16: atol = rtol = 1e-3 (the cann-ops example check and
+///   NPUKernelBench, shared/ref/operators-l1-l3.md "Common rules"). 1e-3 is
+///   about one fp16 ulp relative (2^-10 = 9.8e-4).
+/// - bfloat16: 4e-3: NPUKernelBench uses rtol = 1/256 + 1/16384 = 3.97e-3
+///   for bf16 (operators-l2.md, Foreach "tolerance"); 2^-8 = 3.9e-3 is the
+///   bf16 unit roundoff, the error of the one final rounding.
+/// - float32: 1e-4 (the fp32 setting of KernelBench-style checks,
+///   shared/ref/peers-and-pitfalls.md).
+/// - float64: 1e-9 (no NPU reference; the golden computes in f64).
+/// - integers and bool: exact (0, 0).
+pub fn default_tolerance(dtype: Dtype) -> Tolerance {
+    let t = match dtype {
+        Dtype::Float16 => 1e-3,
+        Dtype::Bfloat16 => 4e-3,
+        Dtype::Float32 => 1e-4,
+        Dtype::Float64 => 1e-9,
+        _ => 0.0,
+    };
+    Tolerance { atol: t, rtol: t }
+}
+
+/// How the expected outputs are computed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GoldenSpec {
+    /// A Rust function of this crate ([`crate::golden::builtins`]).
+    Builtin(String),
+    /// A Python script (python3 + numpy), relative to the package.
+    Script(PathBuf),
+}
+
+/// Sign restriction of the `mixed` distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sign {
+    /// Both signs (and both zeros).
+    Any,
+    /// Non-negative values only (+0 but not -0).
+    Positive,
+    /// Non-positive values only (-0 but not +0).
+    Negative,
+}
+
+/// How the values of an input are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dist {
+    /// The default: mostly |v| < scale, some tiny (1e-4..1e-2 of scale),
+    /// some larger (scale..16·scale), some ±0; random sign unless
+    /// restricted. Integers: mostly |v| ≤ scale, some small, some over the
+    /// whole dtype range, some 0.
+    Mixed {
+        /// Magnitude scale.
+        scale: f64,
+        /// Sign restriction.
+        sign: Sign,
+    },
+    /// Uniform in [low, high) (integers: [low, high]).
+    Uniform {
+        /// Lower bound.
+        low: f64,
+        /// Upper bound.
+        high: f64,
+    },
+    /// Normal with the given mean and standard deviation.
+    Normal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        scale: f64,
+    },
+    /// Integer values uniform in [low, high], in any dtype.
+    Int {
+        /// Lower bound (inclusive).
+        low: i64,
+        /// Upper bound (inclusive).
+        high: i64,
+    },
+}
+
+/// Special values that may be injected into an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Special {
+    /// ±infinity (floats only).
+    Inf,
+    /// NaN (floats only).
+    Nan,
+    /// ±0 (0 for integers).
+    Zero,
+    /// Near the largest finite value (integers: min/max).
+    Huge,
+    /// Smallest normals and subnormals (integers: ±1).
+    Tiny,
+}
+
+impl Special {
+    /// Every special, in order.
+    pub const ALL: [Special; 5] = [
+        Special::Inf,
+        Special::Nan,
+        Special::Zero,
+        Special::Huge,
+        Special::Tiny,
+    ];
+
+    /// The op.toml name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Special::Inf => "inf",
+            Special::Nan => "nan",
+            Special::Zero => "zero",
+            Special::Huge => "huge",
+            Special::Tiny => "tiny",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Special> {
+        Special::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// One input of a case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseInput {
+    /// Input name.
+    pub name: String,
+    /// Dtype.
+    pub dtype: Dtype,
+    /// Shape.
+    pub shape: Vec<usize>,
+    /// Value distribution.
+    pub dist: Dist,
+    /// Special values injected (empty: none).
+    pub specials: Vec<Special>,
+}
+
+/// One output of a case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseOutput {
+    /// Output name.
+    pub name: String,
+    /// Dtype.
+    pub dtype: Dtype,
+    /// Tolerance used to compare it.
+    pub tolerance: Tolerance,
+}
+
+/// A resolved test case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// Case name, unique in the spec.
+    pub name: String,
+    /// Inputs in kernel order.
+    pub inputs: Vec<CaseInput>,
+    /// Outputs in kernel order (shapes come from the golden).
+    pub outputs: Vec<CaseOutput>,
+    /// Every attribute of the operator with its value (defaults filled).
+    pub attrs: Vec<(String, AttrValue)>,
+}
+
+impl Case {
+    /// The value of an attribute.
+    pub fn attr(&self, name: &str) -> Option<&AttrValue> {
+        self.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// An input by name.
+    pub fn input(&self, name: &str) -> Option<&CaseInput> {
+        self.inputs.iter().find(|i| i.name == name)
+    }
+
+    /// Total number of input elements.
+    pub fn input_elements(&self) -> usize {
+        self.inputs.iter().map(|i| crate::tensor::numel(&i.shape)).sum()
+    }
+}
+
+impl OpSpec {
+    /// Reads and validates an op.toml file.
+    pub fn load(file: &Path) -> Result<OpSpec, OpError> {
+        let text = std::fs::read_to_string(file).map_err(|e| OpError::io("read", file, e))?;
+        OpSpec::parse(&text, file)
+    }
+
+    /// Validates the text of an op.toml; `file` is used in messages.
+    pub fn parse(text: &str, file: &Path) -> Result<OpSpec, OpError> {
+        let loc = Locator::new(file, text);
+        let raw: RawSpec =
+            toml::from_str(text).map_err(|e| loc.error_at_span(e.span(), e.message()))?;
+        Builder { loc: &loc }.build(raw, text, file)
+    }
+
+    /// An input by name.
+    pub fn input(&self, name: &str) -> Option<&TensorSpec> {
+        self.inputs.iter().find(|t| t.name == name)
+    }
+
+    /// An attribute by name.
+    pub fn attr(&self, name: &str) -> Option<&AttrSpec> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
+
+    /// A case by name.
+    pub fn case(&self, name: &str) -> Option<&Case> {
+        self.cases.iter().find(|c| c.name == name)
+    }
+
+    /// The tolerance for an output dtype: the operator's override, else the
+    /// default.
+    pub fn tolerance_for(&self, dtype: Dtype) -> Tolerance {
+        self.tolerances
+            .get(&dtype)
+            .copied()
+            .unwrap_or_else(|| default_tolerance(dtype))
+    }
+
+    /// A spec error at a key path of this op.toml.
+    pub(crate) fn error_at(&self, path: KeyPath, message: impl Into<String>) -> OpError {
+        Locator::new(&self.file, &self.text).error(path, message)
+    }
+}
+
+fn root() -> KeyPath {
+    KeyPath::root()
+}
+
+fn parse_dtype(name: &str) -> Result<Dtype, String> {
+    Dtype::parse(name)
+        .ok_or_else(|| format!("unknown dtype `{name}`; expected one of {}", Dtype::all_names()))
+}
+
+fn dtype_list(dtypes: &[Dtype]) -> String {
+    dtypes.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<&str> = names.collect();
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+struct Builder<'a> {
+    loc: &'a Locator<'a>,
+}
+
+impl Builder<'_> {
+    fn err(&self, path: KeyPath, message: impl Into<String>) -> OpError {
+        self.loc.error(path, message)
+    }
+
+    fn build(&self, raw: RawSpec, text: &str, file: &Path) -> Result<OpSpec, OpError> {
+        let op_path = root().key("op");
+        let op = &raw.op;
+        if !is_identifier(&op.name) {
+            return Err(self.err(
+                op_path.key("name"),
+                format!("`{}` is not a valid operator name (letters, digits, `_`)", op.name),
+            ));
+        }
+        if !(1..=3).contains(&op.level) {
+            return Err(self.err(
+                op_path.key("level"),
+                format!("level {} is out of range; expected 1, 2 or 3", op.level),
+            ));
+        }
+        if !is_identifier(&op.op_type) {
+            return Err(self.err(
+                op_path.key("op_type"),
+                format!("`{}` is not a valid OpDef class name", op.op_type),
+            ));
+        }
+        let kernel = op.kernel.clone().unwrap_or_else(|| op.name.clone());
+        if !is_identifier(&kernel) {
+            return Err(self.err(
+                op_path.key("kernel"),
+                format!("`{kernel}` is not a valid kernel symbol"),
+            ));
+        }
+        let host_sources = self.source_list(&op.host_sources, op_path.key("host_sources"))?;
+        let kernel_sources = self.source_list(&op.kernel_sources, op_path.key("kernel_sources"))?;
+        let tiling_header = match &op.tiling_header {
+            Some(p) => {
+                self.relative_path(p, op_path.key("tiling_header"))?;
+                Some(PathBuf::from(p))
+            }
+            None => None,
+        };
+
+        let attrs = self.attrs(&raw)?;
+        let inputs = self.tensors(&raw.inputs, "inputs", &raw, &attrs)?;
+        let outputs = self.tensors(&raw.outputs, "outputs", &raw, &attrs)?;
+        if outputs.is_empty() {
+            return Err(self.err(root(), "the operator has no [[outputs]]"));
+        }
+        let mut seen = BTreeSet::new();
+        for (kind, list) in [("inputs", &inputs), ("outputs", &outputs)] {
+            for (i, t) in list.iter().enumerate() {
+                if !seen.insert(t.name.clone()) {
+                    return Err(self.err(
+                        root().key(kind).index(i).key("name"),
+                        format!("tensor name `{}` is used twice", t.name),
+                    ));
+                }
+                if t.name == "workspace" || t.name == "tiling" {
+                    return Err(self.err(
+                        root().key(kind).index(i).key("name"),
+                        format!("`{}` is reserved for the kernel's trailing argument", t.name),
+                    ));
+                }
+            }
+        }
+
+        let mut tolerances = BTreeMap::new();
+        for (name, tol) in &raw.tolerance {
+            let path = root().key("tolerance").key(name);
+            let dtype = parse_dtype(name).map_err(|m| self.err(path.clone(), m))?;
+            tolerances.insert(dtype, self.tolerance(tol, &path)?);
+        }
+
+        let golden = self.golden(&raw)?;
+        let constraints = self.constraints(&raw)?;
+
+        let mut spec = OpSpec {
+            file: file.to_path_buf(),
+            name: op.name.clone(),
+            level: op.level as u8,
+            op_type: op.op_type.clone(),
+            kernel,
+            description: op.description.clone(),
+            host_sources,
+            kernel_sources,
+            tiling_header,
+            inputs,
+            outputs,
+            attrs,
+            tolerances,
+            golden,
+            constraints,
+            cases: Vec::new(),
+            text: text.to_string(),
+        };
+
+        if raw.cases.is_empty() {
+            return Err(self.err(root(), "the operator has no [[cases]]"));
+        }
+        let mut cases = Vec::new();
+        for (i, rc) in raw.cases.iter().enumerate() {
+            let path = root().key("cases").index(i);
+            if cases.iter().any(|c: &Case| c.name == rc.name) {
+                return Err(self.err(
+                    path.key("name"),
+                    format!("case name `{}` is used twice", rc.name),
+                ));
+            }
+            let case = self.case(rc, &path, &spec)?;
+            if let GoldenSpec::Builtin(name) = &spec.golden {
+                if let Some(b) = golden::builtin(name) {
+                    (b.infer)(&case).map_err(|r| self.err(path.key(r.key), r.message))?;
+                }
+            }
+            cases.push(case);
+        }
+        spec.cases = cases;
+        Ok(spec)
+    }
+
+    fn relative_path(&self, p: &str, path: KeyPath) -> Result<(), OpError> {
+        let pb = Path::new(p);
+        if p.is_empty()
+            || pb.is_absolute()
+            || pb
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(self.err(
+                path,
+                format!("`{p}` must be a relative path inside the package"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn source_list(
+        &self,
+        list: &Option<Vec<String>>,
+        path: KeyPath,
+    ) -> Result<Option<Vec<PathBuf>>, OpError> {
+        let Some(list) = list else {
+            return Ok(None);
+        };
+        if list.is_empty() {
+            return Err(self.err(path, "the list is empty; omit the key to use the default"));
+        }
+        let mut out = Vec::new();
+        for (i, p) in list.iter().enumerate() {
+            self.relative_path(p, path.index(i))?;
+            out.push(PathBuf::from(p));
+        }
+        Ok(Some(out))
+    }
+
+    fn attrs(&self, raw: &RawSpec) -> Result<Vec<AttrSpec>, OpError> {
+        let mut out: Vec<AttrSpec> = Vec::new();
+        for (i, ra) in raw.attrs.iter().enumerate() {
+            let path = root().key("attrs").index(i);
+            if !is_identifier(&ra.name) {
+                return Err(self.err(
+                    path.key("name"),
+                    format!("`{}` is not a valid attr name", ra.name),
+                ));
+            }
+            if out.iter().any(|a| a.name == ra.name) {
+                return Err(self.err(
+                    path.key("name"),
+                    format!("attr name `{}` is used twice", ra.name),
+                ));
+            }
+            let ty = AttrType::parse(&ra.ty).ok_or_else(|| {
+                self.err(
+                    path.key("type"),
+                    format!(
+                        "unknown attr type `{}`; expected int, float, bool, str, list_int or list_float",
+                        ra.ty
+                    ),
+                )
+            })?;
+            let default = match &ra.default {
+                Some(v) => Some(
+                    attr_value(ty, v).map_err(|m| self.err(path.key("default"), m))?,
+                ),
+                None => None,
+            };
+            match (ra.required, &default) {
+                (true, Some(_)) => {
+                    return Err(self.err(
+                        path.key("default"),
+                        "a required attr takes no default (set required = false)",
+                    ))
+                }
+                (false, None) => {
+                    return Err(self.err(
+                        path,
+                        format!(
+                            "attr `{}` needs a `default` or `required = true`",
+                            ra.name
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+            out.push(AttrSpec {
+                name: ra.name.clone(),
+                ty,
+                default,
+                required: ra.required,
+            });
+        }
+        Ok(out)
+    }
+
+    fn tensors(
+        &self,
+        list: &[RawTensor],
+        kind: &str,
+        raw: &RawSpec,
+        attrs: &[AttrSpec],
+    ) -> Result<Vec<TensorSpec>, OpError> {
+        let is_output = kind == "outputs";
+        let mut out: Vec<TensorSpec> = Vec::new();
+        for (i, rt) in list.iter().enumerate() {
+            let path = root().key(kind).index(i);
+            if !is_identifier(&rt.name) {
+                return Err(self.err(
+                    path.key("name"),
+                    format!("`{}` is not a valid tensor name", rt.name),
+                ));
+            }
+            let mut dtypes = Vec::new();
+            match &rt.dtypes {
+                Some(list) => {
+                    if list.is_empty() {
+                        return Err(self.err(path.key("dtypes"), "no dtype listed"));
+                    }
+                    for (j, name) in list.iter().enumerate() {
+                        let d = parse_dtype(name)
+                            .map_err(|m| self.err(path.key("dtypes").index(j), m))?;
+                        if dtypes.contains(&d) {
+                            return Err(self.err(
+                                path.key("dtypes").index(j),
+                                format!("{d} is listed twice"),
+                            ));
+                        }
+                        dtypes.push(d);
+                    }
+                }
+                None if !is_output => {
+                    return Err(self.err(
+                        path.key("dtypes"),
+                        format!("input `{}` lists no dtypes", rt.name),
+                    ))
+                }
+                None => {}
+            }
+            let rule = match &rt.dtype {
+                None => None,
+                Some(r) => {
+                    let rpath = path.key("dtype");
+                    let given = [
+                        r.same_as.as_ref().map(|_| "same_as"),
+                        r.fixed.as_ref().map(|_| "fixed"),
+                        r.from_attr.as_ref().map(|_| "from_attr"),
+                    ];
+                    let given: Vec<&str> = given.into_iter().flatten().collect();
+                    if given.len() != 1 {
+                        return Err(self.err(
+                            rpath,
+                            format!(
+                                "give exactly one of same_as, fixed, from_attr (got {})",
+                                if given.is_empty() { "none".to_string() } else { given.join(", ") }
+                            ),
+                        ));
+                    }
+                    if let Some(other) = &r.same_as {
+                        let earlier = raw.inputs.iter().take(if is_output { usize::MAX } else { i });
+                        if !earlier.clone().any(|t| &t.name == other) {
+                            let what = if is_output { "an input" } else { "an earlier input" };
+                            return Err(self.err(
+                                rpath.key("same_as"),
+                                format!(
+                                    "`{other}` is not {what} (inputs: {})",
+                                    names_list(earlier.map(|t| t.name.as_str()))
+                                ),
+                            ));
+                        }
+                        Some(DtypeRule::SameAs(other.clone()))
+                    } else if let Some(name) = &r.fixed {
+                        let d = parse_dtype(name).map_err(|m| self.err(rpath.key("fixed"), m))?;
+                        Some(DtypeRule::Fixed(d))
+                    } else if let Some(attr) = &r.from_attr {
+                        match attrs.iter().find(|a| &a.name == attr) {
+                            Some(a) if matches!(a.ty, AttrType::Int | AttrType::Str) => {}
+                            Some(a) => {
+                                return Err(self.err(
+                                    rpath.key("from_attr"),
+                                    format!(
+                                        "attr `{attr}` is of type {}; a dtype attr must be int (ge::DataType code) or str",
+                                        a.ty.name()
+                                    ),
+                                ))
+                            }
+                            None => {
+                                return Err(self.err(
+                                    rpath.key("from_attr"),
+                                    format!(
+                                        "no attr named `{attr}` (attrs: {})",
+                                        names_list(attrs.iter().map(|a| a.name.as_str()))
+                                    ),
+                                ))
+                            }
+                        }
+                        Some(DtypeRule::FromAttr(attr.clone()))
+                    } else {
+                        None
+                    }
+                }
+            };
+            if !is_output && matches!(rule, Some(DtypeRule::Fixed(_) | DtypeRule::FromAttr(_))) {
+                return Err(self.err(
+                    path.key("dtype"),
+                    "an input's dtype rule can only be same_as; list fixed dtypes in `dtypes`",
+                ));
+            }
+            let rule = match rule {
+                Some(r) => Some(r),
+                None if is_output && dtypes.len() == 1 => Some(DtypeRule::Fixed(dtypes[0])),
+                None if is_output => {
+                    return Err(self.err(
+                        path,
+                        format!(
+                            "output `{}` needs a dtype rule: dtype = {{ same_as = \"<input>\" }}, {{ fixed = \"<dtype>\" }} or {{ from_attr = \"<attr>\" }}",
+                            rt.name
+                        ),
+                    ))
+                }
+                None => None,
+            };
+            out.push(TensorSpec {
+                name: rt.name.clone(),
+                dtypes,
+                rule,
+            });
+        }
+        Ok(out)
+    }
+
+    fn tolerance(&self, t: &RawTolerance, path: &KeyPath) -> Result<Tolerance, OpError> {
+        for (key, v) in [("atol", t.atol), ("rtol", t.rtol)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(self.err(
+                    path.key(key),
+                    format!("{key} = {v} must be finite and >= 0"),
+                ));
+            }
+        }
+        Ok(Tolerance {
+            atol: t.atol,
+            rtol: t.rtol,
+        })
+    }
+
+    fn golden(&self, raw: &RawSpec) -> Result<GoldenSpec, OpError> {
+        let path = root().key("golden");
+        let Some(g) = &raw.golden else {
+            return match golden::builtin(&raw.op.name) {
+                Some(_) => Ok(GoldenSpec::Builtin(raw.op.name.clone())),
+                None => Err(self.err(
+                    root(),
+                    format!(
+                        "no [golden] table and no builtin golden named `{}`; add [golden] with builtin = \"...\" or script = \"golden.py\"",
+                        raw.op.name
+                    ),
+                )),
+            };
+        };
+        match (&g.builtin, &g.script) {
+            (Some(name), None) => {
+                if golden::builtin(name).is_none() {
+                    return Err(self.err(
+                        path.key("builtin"),
+                        format!(
+                            "no builtin golden named `{name}` (builtins: {})",
+                            names_list(golden::builtins().iter().map(|b| b.name))
+                        ),
+                    ));
+                }
+                Ok(GoldenSpec::Builtin(name.clone()))
+            }
+            (None, Some(script)) => {
+                self.relative_path(script, path.key("script"))?;
+                Ok(GoldenSpec::Script(PathBuf::from(script)))
+            }
+            _ => Err(self.err(path, "give exactly one of `builtin` and `script`")),
+        }
+    }
+
+    fn constraints(&self, raw: &RawSpec) -> Result<Vec<Constraint>, OpError> {
+        let mut out = Vec::new();
+        if let Some(t) = &raw.tiling {
+            for (i, text) in t.constraints.iter().enumerate() {
+                let c = Constraint::parse(text).map_err(|m| {
+                    self.err(root().key("tiling").key("constraints").index(i), m)
+                })?;
+                out.push(c);
+            }
+        }
+        Ok(out)
+    }
+
+    fn case(&self, rc: &RawCase, path: &KeyPath, spec: &OpSpec) -> Result<Case, OpError> {
+        if rc.name.is_empty() || rc.name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(self.err(
+                path.key("name"),
+                format!("case name `{}` must be non-empty without spaces", rc.name),
+            ));
+        }
+        // Shapes.
+        let n_in = spec.inputs.len();
+        if rc.shapes.len() != n_in {
+            let given = rc.shapes.len();
+            return Err(self.err(
+                path.key("shapes"),
+                format!(
+                    "{given} shape{} given but the operator has {n_in} input{}",
+                    if given == 1 { "" } else { "s" },
+                    if n_in == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        let mut shapes = Vec::new();
+        for (i, dims) in rc.shapes.iter().enumerate() {
+            let mut shape = Vec::new();
+            for (j, &d) in dims.iter().enumerate() {
+                if d < 0 {
+                    return Err(self.err(
+                        path.key("shapes").index(i).index(j),
+                        format!("dimension {d} is negative"),
+                    ));
+                }
+                shape.push(d as usize);
+            }
+            let total = shape
+                .iter()
+                .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+                .filter(|&n| n <= 1 << 31);
+            if total.is_none() {
+                return Err(self.err(
+                    path.key("shapes").index(i),
+                    "more than 2^31 elements",
+                ));
+            }
+            shapes.push(shape);
+        }
+
+        // Attrs.
+        for key in rc.attrs.keys() {
+            if spec.attr(key).is_none() {
+                return Err(self.err(
+                    path.key("attrs").key(key),
+                    format!(
+                        "the operator has no attr `{key}` (attrs: {})",
+                        names_list(spec.attrs.iter().map(|a| a.name.as_str()))
+                    ),
+                ));
+            }
+        }
+        let mut attrs = Vec::new();
+        for a in &spec.attrs {
+            let value = match rc.attrs.get(&a.name) {
+                Some(v) => attr_value(a.ty, v)
+                    .map_err(|m| self.err(path.key("attrs").key(&a.name), m))?,
+                None => match &a.default {
+                    Some(d) => d.clone(),
+                    None => {
+                        let at = if rc.attrs.is_empty() { path.clone() } else { path.key("attrs") };
+                        return Err(self.err(
+                            at,
+                            format!("required attr `{}` has no value in this case", a.name),
+                        ));
+                    }
+                },
+            };
+            attrs.push((a.name.clone(), value));
+        }
+
+        // Dtypes of inputs.
+        let single = match &rc.dtype {
+            Some(name) => Some(parse_dtype(name).map_err(|m| self.err(path.key("dtype"), m))?),
+            None => None,
+        };
+        let mut per_tensor = BTreeMap::new();
+        for (key, name) in &rc.dtypes {
+            let kpath = path.key("dtypes").key(key);
+            let is_tensor = spec.inputs.iter().chain(&spec.outputs).any(|t| &t.name == key);
+            if !is_tensor {
+                return Err(self.err(
+                    kpath,
+                    format!(
+                        "no tensor named `{key}` (tensors: {})",
+                        names_list(spec.inputs.iter().chain(&spec.outputs).map(|t| t.name.as_str()))
+                    ),
+                ));
+            }
+            let d = parse_dtype(name).map_err(|m| self.err(kpath, m))?;
+            per_tensor.insert(key.clone(), d);
+        }
+        let mut input_dtypes: Vec<(Dtype, KeyPath)> = Vec::new();
+        for (i, t) in spec.inputs.iter().enumerate() {
+            let from_map = per_tensor.get(&t.name).map(|d| (*d, path.key("dtypes").key(&t.name)));
+            let same_as = match &t.rule {
+                Some(DtypeRule::SameAs(other)) => spec
+                    .inputs
+                    .iter()
+                    .position(|o| &o.name == other)
+                    .and_then(|j| input_dtypes.get(j).cloned()),
+                _ => None,
+            };
+            let resolved = from_map
+                .or_else(|| single.map(|d| (d, path.key("dtype"))))
+                .or_else(|| same_as.clone())
+                .or_else(|| (t.dtypes.len() == 1).then(|| (t.dtypes[0], path.clone())));
+            let Some((dtype, at)) = resolved else {
+                return Err(self.err(
+                    path.clone(),
+                    format!(
+                        "no dtype for input `{}`: set `dtype = \"...\"` or `dtypes = {{ {} = \"...\" }}`",
+                        t.name, t.name
+                    ),
+                ));
+            };
+            if !t.dtypes.contains(&dtype) {
+                return Err(self.err(
+                    at,
+                    format!(
+                        "{dtype} is not allowed for input `{}` (allowed: {})",
+                        t.name,
+                        dtype_list(&t.dtypes)
+                    ),
+                ));
+            }
+            if let Some((other, _)) = &same_as {
+                if *other != dtype {
+                    let other_name = match &t.rule {
+                        Some(DtypeRule::SameAs(o)) => o.as_str(),
+                        _ => "",
+                    };
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "input `{}` must have the dtype of `{other_name}` ({other}) but is {dtype}",
+                            t.name
+                        ),
+                    ));
+                }
+            }
+            let _ = i;
+            input_dtypes.push((dtype, at));
+        }
+
+        // Dtypes of outputs.
+        let case_tol = match &rc.tolerance {
+            Some(t) => Some(self.tolerance(t, &path.key("tolerance"))?),
+            None => None,
+        };
+        let mut outputs = Vec::new();
+        for t in &spec.outputs {
+            let (dtype, at) = match &t.rule {
+                Some(DtypeRule::SameAs(name)) => {
+                    let j = spec.inputs.iter().position(|o| &o.name == name).unwrap_or(0);
+                    match input_dtypes.get(j) {
+                        Some(x) => x.clone(),
+                        None => return Err(self.err(path.clone(), "internal: dtype rule names no input")),
+                    }
+                }
+                Some(DtypeRule::Fixed(d)) => (*d, path.clone()),
+                Some(DtypeRule::FromAttr(attr)) => {
+                    let at = path.key("attrs").key(attr);
+                    let value = attrs.iter().find(|(n, _)| n == attr).map(|(_, v)| v);
+                    let d = match value {
+                        Some(AttrValue::Int(code)) => Dtype::from_ge_code(*code).ok_or_else(|| {
+                            self.err(
+                                at.clone(),
+                                format!("{attr} = {code} is not a known ge::DataType code"),
+                            )
+                        })?,
+                        Some(AttrValue::Str(name)) => {
+                            parse_dtype(name).map_err(|m| self.err(at.clone(), m))?
+                        }
+                        _ => {
+                            return Err(self.err(
+                                at,
+                                format!("attr `{attr}` does not give a dtype"),
+                            ))
+                        }
+                    };
+                    (d, at)
+                }
+                None => return Err(self.err(path.clone(), "internal: output without dtype rule")),
+            };
+            if let Some(&declared) = per_tensor.get(&t.name) {
+                if declared != dtype {
+                    return Err(self.err(
+                        path.key("dtypes").key(&t.name),
+                        format!(
+                            "output `{}` is {declared} here but its dtype rule gives {dtype}",
+                            t.name
+                        ),
+                    ));
+                }
+            }
+            if !t.dtypes.is_empty() && !t.dtypes.contains(&dtype) {
+                return Err(self.err(
+                    at,
+                    format!(
+                        "output `{}` would be {dtype}, which is not allowed (allowed: {})",
+                        t.name,
+                        dtype_list(&t.dtypes)
+                    ),
+                ));
+            }
+            outputs.push(CaseOutput {
+                name: t.name.clone(),
+                dtype,
+                tolerance: case_tol.unwrap_or_else(|| spec.tolerance_for(dtype)),
+            });
+        }
+
+        // Value distributions and specials.
+        for key in rc.inputs.keys() {
+            if spec.input(key).is_none() {
+                return Err(self.err(
+                    path.key("inputs").key(key),
+                    format!(
+                        "no input named `{key}` (inputs: {})",
+                        names_list(spec.inputs.iter().map(|t| t.name.as_str()))
+                    ),
+                ));
+            }
+        }
+        let case_specials = match &rc.specials {
+            Some(v) => specials(v).map_err(|m| self.err(path.key("specials"), m))?,
+            None => Vec::new(),
+        };
+        let mut inputs = Vec::new();
+        for ((t, shape), (dtype, _)) in spec.inputs.iter().zip(shapes).zip(input_dtypes) {
+            let dpath = path.key("inputs").key(&t.name);
+            let default_dist = RawDist::default();
+            let rd = rc.inputs.get(&t.name).unwrap_or(&default_dist);
+            let dist = self.dist(rd, &dpath, dtype)?;
+            let specials = match &rd.specials {
+                Some(v) => specials(v).map_err(|m| self.err(dpath.key("specials"), m))?,
+                None => case_specials.clone(),
+            };
+            inputs.push(CaseInput {
+                name: t.name.clone(),
+                dtype,
+                shape,
+                dist,
+                specials,
+            });
+        }
+
+        Ok(Case {
+            name: rc.name.clone(),
+            inputs,
+            outputs,
+            attrs,
+        })
+    }
+
+    fn dist(&self, rd: &RawDist, path: &KeyPath, dtype: Dtype) -> Result<Dist, OpError> {
+        let kind = rd.kind.as_deref().unwrap_or("mixed");
+        let allowed: &[&str] = match kind {
+            "mixed" => &["scale", "sign"],
+            "uniform" | "int" => &["low", "high"],
+            "normal" => &["mean", "scale"],
+            other => {
+                return Err(self.err(
+                    path.key("kind"),
+                    format!("unknown distribution `{other}`; expected mixed, uniform, normal or int"),
+                ))
+            }
+        };
+        let present = [
+            ("low", rd.low.is_some()),
+            ("high", rd.high.is_some()),
+            ("mean", rd.mean.is_some()),
+            ("scale", rd.scale.is_some()),
+            ("sign", rd.sign.is_some()),
+        ];
+        for (key, is_present) in present {
+            if is_present && !allowed.contains(&key) {
+                return Err(self.err(
+                    path.key(key),
+                    format!("`{key}` does not apply to kind = \"{kind}\" (keys: {})", allowed.join(", ")),
+                ));
+            }
+        }
+        let finite = |key: &str, v: f64| -> Result<f64, OpError> {
+            if v.is_finite() {
+                Ok(v)
+            } else {
+                Err(self.err(path.key(key), format!("{key} must be finite")))
+            }
+        };
+        let need = |key: &str, v: Option<f64>| -> Result<f64, OpError> {
+            match v {
+                Some(v) => finite(key, v),
+                None => Err(self.err(
+                    path.clone(),
+                    format!("kind = \"{kind}\" needs `{key}`"),
+                )),
+            }
+        };
+        let dist = match kind {
+            "mixed" => {
+                let scale = match rd.scale {
+                    Some(s) => finite("scale", s)?,
+                    None if dtype.is_float() => 1.0,
+                    None => 100.0,
+                };
+                if scale <= 0.0 {
+                    return Err(self.err(path.key("scale"), "scale must be > 0"));
+                }
+                let sign = match rd.sign.as_deref() {
+                    None | Some("any") => Sign::Any,
+                    Some("positive") => Sign::Positive,
+                    Some("negative") => Sign::Negative,
+                    Some(other) => {
+                        return Err(self.err(
+                            path.key("sign"),
+                            format!("unknown sign `{other}`; expected any, positive or negative"),
+                        ))
+                    }
+                };
+                Dist::Mixed { scale, sign }
+            }
+            "uniform" => {
+                let low = need("low", rd.low)?;
+                let high = need("high", rd.high)?;
+                if low > high || (low == high && dtype.is_float()) {
+                    return Err(self.err(path.key("high"), format!("high = {high} must exceed low = {low}")));
+                }
+                if !dtype.is_float() && (low.fract() != 0.0 || high.fract() != 0.0) {
+                    return Err(self.err(path.clone(), format!("{dtype} needs integer bounds")));
+                }
+                Dist::Uniform { low, high }
+            }
+            "normal" => {
+                let mean = rd.mean.map(|m| finite("mean", m)).transpose()?.unwrap_or(0.0);
+                let scale = rd.scale.map(|s| finite("scale", s)).transpose()?.unwrap_or(1.0);
+                if scale <= 0.0 {
+                    return Err(self.err(path.key("scale"), "scale must be > 0"));
+                }
+                Dist::Normal { mean, scale }
+            }
+            _ => {
+                let low = need("low", rd.low)?;
+                let high = need("high", rd.high)?;
+                if low.fract() != 0.0 || high.fract() != 0.0 || low.abs() > 9e15 || high.abs() > 9e15 {
+                    return Err(self.err(path.clone(), "int bounds must be integers"));
+                }
+                if low > high {
+                    return Err(self.err(path.key("high"), format!("high = {high} is below low = {low}")));
+                }
+                Dist::Int { low: low as i64, high: high as i64 }
+            }
+        };
+        Ok(dist)
+    }
+}
+
+fn attr_value(ty: AttrType, v: &toml::Value) -> Result<AttrValue, String> {
+    let bad = || format!("expected a value of type {}, got {}", ty.name(), v.type_str());
+    Ok(match (ty, v) {
+        (AttrType::Int, toml::Value::Integer(i)) => AttrValue::Int(*i),
+        (AttrType::Float, toml::Value::Integer(i)) => AttrValue::Float(*i as f64),
+        (AttrType::Float, toml::Value::Float(f)) => AttrValue::Float(*f),
+        (AttrType::Bool, toml::Value::Boolean(b)) => AttrValue::Bool(*b),
+        (AttrType::Str, toml::Value::String(s)) => AttrValue::Str(s.clone()),
+        (AttrType::ListInt, toml::Value::Array(a)) => AttrValue::ListInt(
+            a.iter()
+                .map(|x| x.as_integer().ok_or_else(bad))
+                .collect::<Result<_, _>>()?,
+        ),
+        (AttrType::ListFloat, toml::Value::Array(a)) => AttrValue::ListFloat(
+            a.iter()
+                .map(|x| match x {
+                    toml::Value::Integer(i) => Ok(*i as f64),
+                    toml::Value::Float(f) => Ok(*f),
+                    _ => Err(bad()),
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        _ => return Err(bad()),
+    })
+}
+
+fn specials(v: &toml::Value) -> Result<Vec<Special>, String> {
+    let all_names = || Special::ALL.map(|s| s.name()).join(", ");
+    match v {
+        toml::Value::Boolean(true) => Ok(Special::ALL.to_vec()),
+        toml::Value::Boolean(false) => Ok(Vec::new()),
+        toml::Value::Array(items) => {
+            let mut out = Vec::new();
+            for item in items {
+                let name = item.as_str().ok_or_else(|| {
+                    format!("expected special names ({}), got {}", all_names(), item.type_str())
+                })?;
+                let s = Special::parse(name)
+                    .ok_or_else(|| format!("unknown special `{name}`; expected {}", all_names()))?;
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            out.sort();
+            Ok(out)
+        }
+        other => Err(format!(
+            "expected true, false or a list of specials ({}), got {}",
+            all_names(),
+            other.type_str()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"[op]
+name = "add_custom"
+level = 1
+op_type = "AddCustom"
+
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32"]
+
+[[inputs]]
+name = "y"
+dtypes = ["float16", "float32"]
+dtype = { same_as = "x" }
+
+[[outputs]]
+name = "z"
+dtype = { same_as = "x" }
+
+[[cases]]
+name = "a"
+shapes = [[8], [8]]
+dtype = "float16"
+
+[[cases]]
+name = "b"
+shapes = [[4, 4], [4, 4]]
+dtype = "float32"
+"#;
+
+    fn err(text: &str) -> String {
+        OpSpec::parse(text, Path::new("ops/add_custom/op.toml"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    fn ok(text: &str) -> OpSpec {
+        OpSpec::parse(text, Path::new("ops/add_custom/op.toml")).unwrap()
+    }
+
+    #[test]
+    fn base_parses_with_defaults() {
+        let s = ok(BASE);
+        assert_eq!(s.kernel, "add_custom");
+        assert_eq!(s.golden, GoldenSpec::Builtin("add_custom".to_string()));
+        assert_eq!(s.cases.len(), 2);
+        let b = &s.cases[1];
+        assert_eq!(b.inputs[1].dtype, Dtype::Float32);
+        assert_eq!(b.inputs[1].shape, vec![4, 4]);
+        assert_eq!(b.inputs[0].dist, Dist::Mixed { scale: 1.0, sign: Sign::Any });
+        assert!(b.inputs[0].specials.is_empty());
+        assert_eq!(b.outputs[0].dtype, Dtype::Float32);
+        assert_eq!(b.outputs[0].tolerance, Tolerance { atol: 1e-4, rtol: 1e-4 });
+        assert_eq!(s.cases[0].outputs[0].tolerance, Tolerance { atol: 1e-3, rtol: 1e-3 });
+    }
+
+    #[test]
+    fn shape_count_mismatch() {
+        let text = BASE.replace("shapes = [[4, 4], [4, 4]]", "shapes = [[16]]");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:26:1: cases[1].shapes: 1 shape given but the operator has 2 inputs"
+        );
+    }
+
+    #[test]
+    fn missing_field() {
+        let text = BASE.replace("name = \"b\"\n", "");
+        assert_eq!(err(&text), "ops/add_custom/op.toml:24:1: cases[1].name: missing field `name`");
+        let text = BASE.replace("op_type = \"AddCustom\"\n", "");
+        assert_eq!(err(&text), "ops/add_custom/op.toml:1:1: op.op_type: missing field `op_type`");
+    }
+
+    #[test]
+    fn unknown_key() {
+        let text = BASE.replace("name = \"b\"\n", "name = \"b\"\nshape = [4]\n");
+        let e = err(&text);
+        assert!(
+            e.starts_with("ops/add_custom/op.toml:26:1: cases[1].shape: unknown field `shape`, expected one of"),
+            "{e}"
+        );
+        let text = BASE.replace("level = 1\n", "level = 1\nkernal = \"x\"\n");
+        assert!(err(&text).starts_with("ops/add_custom/op.toml:4:1: op.kernal: unknown field `kernal`"));
+        // Inside an inline table.
+        let text = BASE.replace("dtype = \"float32\"\n", "dtype = \"float32\"\ninputs = { x = { kind = \"uniform\", low = 0, hi = 1 } }\n");
+        let e = err(&text);
+        assert!(e.starts_with("ops/add_custom/op.toml:28:"), "{e}");
+        assert!(e.contains("cases[1].inputs.x.hi: unknown field `hi`"), "{e}");
+    }
+
+    #[test]
+    fn bad_dtype() {
+        let text = BASE.replace("dtypes = [\"float16\", \"float32\"]\n\n[[inputs]]", "dtypes = [\"float16\", \"float8\"]\n\n[[inputs]]");
+        let e = err(&text);
+        assert!(e.starts_with("ops/add_custom/op.toml:8:22: inputs[0].dtypes[1]: unknown dtype `float8`; expected one of float16, bfloat16"), "{e}");
+        let text = BASE.replace("dtype = \"float32\"", "dtype = \"int32\"");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:27:1: cases[1].dtype: int32 is not allowed for input `x` (allowed: float16, float32)"
+        );
+        let text = BASE.replace("dtype = \"float32\"", "dtypes = { x = \"float32\", y = \"float16\" }");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:27:27: cases[1].dtypes.y: input `y` must have the dtype of `x` (float32) but is float16"
+        );
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let text = BASE.replace("level = 1", "level = = 1");
+        let e = err(&text);
+        assert!(e.starts_with("ops/add_custom/op.toml:3:9: "), "{e}");
+    }
+
+    #[test]
+    fn wrong_value_type_has_path() {
+        let text = BASE.replace("level = 1", "level = \"one\"");
+        let e = err(&text);
+        assert!(e.starts_with("ops/add_custom/op.toml:3:9: op.level: invalid type: string"), "{e}");
+        let text = BASE.replace("shapes = [[8], [8]]", "shapes = [[8], [-8]]");
+        assert_eq!(err(&text), "ops/add_custom/op.toml:21:17: cases[0].shapes[1][0]: dimension -8 is negative");
+    }
+
+    #[test]
+    fn attrs_are_checked_and_defaulted() {
+        let text = BASE.replace(
+            "[[cases]]\nname = \"a\"",
+            "[[attrs]]\nname = \"alpha\"\ntype = \"float\"\ndefault = 1\n\n[[attrs]]\nname = \"mode\"\ntype = \"str\"\nrequired = true\n\n[[cases]]\nname = \"a\"\nattrs = { mode = \"fast\", alpha = 2 }",
+        );
+        let text = text.replace("name = \"b\"", "name = \"b\"\nattrs = { mode = \"slow\" }");
+        let s = ok(&text);
+        assert_eq!(s.cases[0].attr("alpha"), Some(&AttrValue::Float(2.0)));
+        assert_eq!(s.cases[1].attr("alpha"), Some(&AttrValue::Float(1.0)));
+        assert_eq!(s.cases[1].attr("mode"), Some(&AttrValue::Str("slow".into())));
+        let bad = text.replace("attrs = { mode = \"slow\" }", "attrs = { mode = 3 }");
+        assert!(err(&bad).ends_with("cases[1].attrs.mode: expected a value of type str, got integer"));
+        let missing = text.replace("attrs = { mode = \"slow\" }\n", "");
+        assert!(err(&missing).ends_with("cases[1]: required attr `mode` has no value in this case"));
+        let unknown = text.replace("attrs = { mode = \"slow\" }", "attrs = { mode = \"slow\", beta = 1 }");
+        assert!(err(&unknown).ends_with("cases[1].attrs.beta: the operator has no attr `beta` (attrs: alpha, mode)"));
+    }
+
+    #[test]
+    fn output_rules_and_tolerances() {
+        let text = BASE.replace("dtype = { same_as = \"x\" }\n\n[[cases]]", "\n[[cases]]");
+        assert!(err(&text).contains("outputs[0]: output `z` needs a dtype rule"));
+        let text = BASE.replace(
+            "[[cases]]\nname = \"a\"",
+            "[tolerance.float16]\natol = 1e-2\nrtol = 2e-2\n\n[[cases]]\nname = \"a\"",
+        );
+        let s = ok(&text);
+        assert_eq!(s.cases[0].outputs[0].tolerance, Tolerance { atol: 1e-2, rtol: 2e-2 });
+        let text = BASE.replace("dtype = \"float32\"", "dtype = \"float32\"\ntolerance = { atol = 0.5, rtol = 0.25 }");
+        assert_eq!(ok(&text).cases[1].outputs[0].tolerance, Tolerance { atol: 0.5, rtol: 0.25 });
+        let text = BASE.replace("dtype = \"float32\"", "dtype = \"float32\"\ntolerance = { atol = -1.0, rtol = 0.25 }");
+        assert!(err(&text).contains("cases[1].tolerance.atol: atol = -1 must be finite and >= 0"));
+    }
+
+    #[test]
+    fn distributions_and_specials() {
+        let text = BASE.replace(
+            "dtype = \"float32\"",
+            "dtype = \"float32\"\nspecials = [\"nan\", \"inf\"]\ninputs = { x = { kind = \"uniform\", low = -1, high = 2 }, y = { sign = \"positive\", specials = false } }",
+        );
+        let s = ok(&text);
+        let c = &s.cases[1];
+        assert_eq!(c.inputs[0].dist, Dist::Uniform { low: -1.0, high: 2.0 });
+        assert_eq!(c.inputs[0].specials, vec![Special::Inf, Special::Nan]);
+        assert_eq!(c.inputs[1].dist, Dist::Mixed { scale: 1.0, sign: Sign::Positive });
+        assert!(c.inputs[1].specials.is_empty());
+        let bad = text.replace("low = -1, high = 2", "low = -1, mean = 2");
+        assert!(err(&bad).contains("cases[1].inputs.x.mean: `mean` does not apply to kind = \"uniform\" (keys: low, high)"));
+        let bad = text.replace("\"nan\", \"inf\"", "\"nan\", \"denormal\"");
+        assert!(err(&bad).contains("cases[1].specials: unknown special `denormal`; expected inf, nan, zero, huge, tiny"));
+        let bad = text.replace("inputs = { x", "inputs = { w");
+        assert!(err(&bad).contains("cases[1].inputs.w: no input named `w` (inputs: x, y)"));
+    }
+
+    #[test]
+    fn golden_and_names() {
+        let text = format!("{BASE}\n[golden]\nbuiltin = \"nope\"\n");
+        assert!(err(&text).contains("golden.builtin: no builtin golden named `nope` (builtins: add_custom, muls"));
+        let text = format!("{BASE}\n[golden]\nscript = \"golden.py\"\n");
+        assert_eq!(ok(&text).golden, GoldenSpec::Script(PathBuf::from("golden.py")));
+        let text = format!("{BASE}\n[golden]\nscript = \"../golden.py\"\n");
+        assert!(err(&text).contains("golden.script: `../golden.py` must be a relative path inside the package"));
+        let text = BASE.replace("name = \"custom_op\"", "").replace("name = \"add_custom\"", "name = \"my_op\"");
+        assert!(err(&text).starts_with("ops/add_custom/op.toml: no [golden] table and no builtin golden named `my_op`"));
+        let text = BASE.replace("name = \"b\"", "name = \"a\"");
+        assert_eq!(err(&text), "ops/add_custom/op.toml:25:1: cases[1].name: case name `a` is used twice");
+        let text = BASE.replace("level = 1", "level = 4");
+        assert_eq!(err(&text), "ops/add_custom/op.toml:3:1: op.level: level 4 is out of range; expected 1, 2 or 3");
+        let text = format!("{BASE}\n[tiling]\nconstraints = [\"A *\"]\n");
+        assert!(err(&text).contains("tiling.constraints[0]: unexpected end of expression"));
+    }
+}

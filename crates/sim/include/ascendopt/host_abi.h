@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define ASC_HOST_ABI_VERSION 1u
+#define ASC_HOST_ABI_VERSION 2u
 #define ASC_HOST_MAX_DIMS 8
 #define ASC_HOST_MAX_WORKSPACES 8
 
@@ -75,8 +75,20 @@ typedef struct AscHostTilingIn {
   uint64_t tiling_capacity; /* its size in bytes */
 } AscHostTilingIn;
 
+/* Who is to blame when status != 0. */
+enum AscHostErrorKind {
+  ASC_HOST_ERR_NONE = 0,
+  /* The request does not fit the library: unknown op type, missing or
+   * mistyped attribute, dtype the OpDef does not allow, too many tensors. */
+  ASC_HOST_ERR_REQUEST = 1,
+  /* The tiling function failed: returned non-zero, threw, or misused an API
+   * (SaveToBuffer past the capacity, GetInputShape out of range, ...). */
+  ASC_HOST_ERR_TILING = 2
+};
+
 typedef struct AscHostTilingOut {
   int32_t status; /* 0 = ge::GRAPH_SUCCESS; anything else is a failed tiling */
+  uint32_t error_kind; /* AscHostErrorKind */
   uint32_t block_dim;
   uint64_t tiling_key;
   uint64_t tiling_size; /* bytes of tiling_buf that are set */
@@ -85,7 +97,7 @@ typedef struct AscHostTilingOut {
   char message[1024]; /* error text when status != 0 */
 } AscHostTilingOut;
 
-/* Exported by every host library (crates/sim/runtime/host_entry.cpp).
+/* Exported by every host library (crates/sim/runtime_src/host_entry.cpp).
  * Returns status (also stored in out->status). */
 int32_t ascendopt_host_tiling(const AscHostTilingIn* in, AscHostTilingOut* out);
 

@@ -1,1 +1,126 @@
-// GET_TILING_DATA and TILING_KEY_IS (in progress)
+// ascendopt AscendC emulation, kernel side of the tiling data:
+// GET_TILING_DATA, GET_TILING_DATA_WITH_STRUCT, GET_TILING_DATA_MEMBER,
+// GET_TILING_DATA_PTR_WITH_STRUCT, REGISTER_TILING_DEFAULT and TILING_KEY_IS.
+//
+// The tiling struct is the same standard-layout struct the host wrote
+// (register/tilingdata_base.h expands the same macros on both sides);
+// GET_TILING_DATA copies its bytes from GM through the runtime
+// (gm_read_bytes), so the copy is bounds-checked and traced.
+//
+// Which struct GET_TILING_DATA uses: REGISTER_TILING_DEFAULT(T) in the
+// kernel function if present, else the struct registered with
+// REGISTER_TILING_DATA_CLASS(<OpType>, T). Registrations of nested structs
+// (`<Struct>Op`) are not candidates; per-tiling-key registrations
+// (`<OpType>_<key>`) are not supported. The choice is made by overload
+// resolution on declarations the macros leave behind (see
+// ascendopt_default_tiling_struct).
+//
+// Clean-room, from the AscendC guide 2.10.2.5 and 6.4.4.
+#ifndef ASCENDOPT_KERNEL_TILING_H
+#define ASCENDOPT_KERNEL_TILING_H
+
+#include "types.h"
+
+namespace optiling {
+template <bool IsDefault>
+struct AscendoptTilingTag {};
+template <int N>
+struct AscendoptTilingUniq {};
+// Converts to every AscendoptTilingUniq<N>, so one call matches the single
+// default registration whatever its counter value.
+struct AscendoptTilingAny {
+  template <int N>
+  operator AscendoptTilingUniq<N>() const {
+    return {};
+  }
+};
+struct AscendoptNoDefaultTiling {};
+struct AscendoptTrue {
+  static constexpr bool value = true;
+};
+struct AscendoptFalse {
+  static constexpr bool value = false;
+};
+
+// Fallbacks, chosen only when no registration matches (an ellipsis is the
+// worst conversion).
+AscendoptNoDefaultTiling ascendopt_default_tiling_struct(AscendoptTilingTag<true>, ...);
+AscendoptFalse ascendopt_keyed_tiling_registered(...);
+
+// `<OpType>_<digits>`: a struct for one tiling key.
+constexpr bool ascendopt_is_keyed_registration(const char* op) {
+  size_t n = 0;
+  while (op[n] != 0) ++n;
+  size_t i = n;
+  while (i > 0 && op[i - 1] >= '0' && op[i - 1] <= '9') --i;
+  return i < n && i > 0 && op[i - 1] == '_';
+}
+// `<Struct>Op`: a nested struct registered for the framework's checks.
+constexpr bool ascendopt_is_struct_registration(const char* op, const char* cls) {
+  size_t i = 0;
+  while (cls[i] != 0 && op[i] == cls[i]) ++i;
+  return cls[i] == 0 && op[i] == 'O' && op[i + 1] == 'p' && op[i + 2] == 0;
+}
+constexpr bool ascendopt_is_default_registration(const char* op, const char* cls) {
+  return !ascendopt_is_keyed_registration(op) && !ascendopt_is_struct_registration(op, cls);
+}
+}  // namespace optiling
+
+// Kernel-side REGISTER_TILING_DATA_CLASS (used by register/tilingdata_base.h
+// when ASCENDOPT_KERNEL_SIDE is defined): leaves declarations that
+// GET_TILING_DATA finds by argument-dependent lookup in namespace optiling.
+#define ASCENDOPT_KERNEL_REGISTER_TILING_DATA_CLASS(op_type, class_name)                              \
+  class_name ascendopt_default_tiling_struct(                                                         \
+      ::optiling::AscendoptTilingTag<::optiling::ascendopt_is_default_registration(#op_type, #class_name)>, \
+      ::optiling::AscendoptTilingUniq<__COUNTER__>);                                                  \
+  ::optiling::AscendoptTrue ascendopt_keyed_tiling_registered(                                        \
+      ::optiling::AscendoptTilingTag<::optiling::ascendopt_is_keyed_registration(#op_type)>);
+
+// Makes `tiling_type` the struct of GET_TILING_DATA in this kernel function
+// (standard C++ tiling structs). A block-scope declaration hides every
+// namespace-scope one.
+#define REGISTER_TILING_DEFAULT(tiling_type)                                                          \
+  tiling_type ascendopt_default_tiling_struct(::optiling::AscendoptTilingTag<true>,                  \
+                                              ::optiling::AscendoptTilingAny)
+
+#define REGISTER_TILING_FOR_TILINGKEY(condition, tiling_type)                                         \
+  static_assert(::ascendopt::always_false<tiling_type>,                                              \
+                "not supported by the ascendopt simulator: REGISTER_TILING_FOR_TILINGKEY")
+
+#define ASCENDOPT_READ_TILING(var, tiling_arg) \
+  ASC_RT->gm_read_bytes((const void*)(tiling_arg), (void*)&(var), sizeof(var), ::ascendopt::Loc().c())
+
+// Declares `tiling_data` of the default tiling struct and fills it from GM.
+#define GET_TILING_DATA(tiling_data, tiling_arg)                                                       \
+  static_assert(!decltype(ascendopt_keyed_tiling_registered(::optiling::AscendoptTilingTag<true>{}))::value, \
+                "not supported by the ascendopt simulator: REGISTER_TILING_DATA_CLASS(<OpType>_<key>, ...) " \
+                "(a tiling struct per tiling key)");                                                  \
+  using ascendopt_tiling_type_##tiling_data = decltype(ascendopt_default_tiling_struct(              \
+      ::optiling::AscendoptTilingTag<true>{}, ::optiling::AscendoptTilingAny{}));                     \
+  static_assert(!::std::is_same<ascendopt_tiling_type_##tiling_data, ::optiling::AscendoptNoDefaultTiling>::value, \
+                "GET_TILING_DATA: no tiling struct; use REGISTER_TILING_DATA_CLASS(<OpType>, <Struct>) "   \
+                "in the tiling header or REGISTER_TILING_DEFAULT(<Struct>) in the kernel");             \
+  ascendopt_tiling_type_##tiling_data tiling_data;                                                    \
+  ASCENDOPT_READ_TILING(tiling_data, tiling_arg)
+
+// Declares `tiling_data` of type `tiling_type` and fills it from GM.
+#define GET_TILING_DATA_WITH_STRUCT(tiling_type, tiling_data, tiling_arg) \
+  tiling_type tiling_data;                                                \
+  ASCENDOPT_READ_TILING(tiling_data, tiling_arg)
+
+// Declares `tiling_data` as a pointer to a local copy of the struct.
+#define GET_TILING_DATA_PTR_WITH_STRUCT(tiling_type, tiling_data, tiling_arg) \
+  tiling_type ascendopt_tiling_copy_##tiling_data;                            \
+  ASCENDOPT_READ_TILING(ascendopt_tiling_copy_##tiling_data, tiling_arg);     \
+  const tiling_type* tiling_data = &ascendopt_tiling_copy_##tiling_data
+
+// Declares `var` as member `member` of `tiling_type` and reads only it.
+#define GET_TILING_DATA_MEMBER(tiling_type, member, var, tiling_arg)                         \
+  decltype(tiling_type::member) var;                                                       \
+  ASC_RT->gm_read_bytes((const void*)((const uint8_t*)(tiling_arg) + __builtin_offsetof(tiling_type, member)), \
+                        (void*)&(var), sizeof(var), ::ascendopt::Loc().c())
+
+// True when the host set tiling key `key`.
+#define TILING_KEY_IS(key) (ASC_RT->tiling_key() == (uint64_t)(key))
+
+#endif

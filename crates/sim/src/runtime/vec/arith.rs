@@ -26,7 +26,10 @@ use crate::trace::VecOp;
 use super::lanes::{plan, Access, Operand, Spec};
 use super::{MaskState, VecEffect};
 
-use Dtype::{Bfloat16 as BF16, Float16 as F16, Float32 as F32, Int16 as I16, Int32 as I32, Uint16 as U16, Uint32 as U32};
+use Dtype::{
+    Bfloat16 as BF16, Float16 as F16, Float32 as F32, Int16 as I16, Int32 as I32, Uint16 as U16,
+    Uint32 as U32,
+};
 
 /// The raw inputs of one element: src0, src1 and the old dst (bits).
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,7 +65,9 @@ fn shape(kind: VecOp) -> Option<Shape> {
         Add | Sub | Mul | Div | Max | Min | And | Or | AddRelu | SubRelu => Shape::Binary,
         FusedMulAdd | MulAddDst => Shape::BinaryAccumulate,
         Exp | Ln | Abs | Reciprocal | Sqrt | Rsqrt | Relu | Not | Neg => Shape::Unary,
-        Adds | Muls | Maxs | Mins | Subs | Divs | LeakyRelu | ShiftLeft | ShiftRight => Shape::Scalar,
+        Adds | Muls | Maxs | Mins | Subs | Divs | LeakyRelu | ShiftLeft | ShiftRight => {
+            Shape::Scalar
+        }
         Axpy => Shape::ScalarAccumulate,
         Duplicate => Shape::Fill,
         _ => return None,
@@ -171,7 +176,11 @@ fn scalar_arg(api: &'static str, op: &AscVecOp, expected: Dtype) -> Result<Scala
         });
     }
     let size = 8 * expected.size() as u32;
-    let bits = if size >= 64 { op.scalar_bits } else { op.scalar_bits & ((1u64 << size) - 1) };
+    let bits = if size >= 64 {
+        op.scalar_bits
+    } else {
+        op.scalar_bits & ((1u64 << size) - 1)
+    };
     Ok(ScalarArg {
         bits,
         float: float_value(expected, bits).unwrap_or(f64::NAN),
@@ -180,7 +189,13 @@ fn scalar_arg(api: &'static str, op: &AscVecOp, expected: Dtype) -> Result<Scala
 }
 
 /// Builds the element function of `kind` for (dst, src) dtypes.
-fn elem_fn(api: &'static str, kind: VecOp, op: &AscVecOp, dst: Dtype, src: Dtype) -> Result<ElemFn, Fault> {
+fn elem_fn(
+    api: &'static str,
+    kind: VecOp,
+    op: &AscVecOp,
+    dst: Dtype,
+    src: Dtype,
+) -> Result<ElemFn, Fault> {
     use VecOp::*;
     let float = dst.is_float();
     let sign_bit = 1u64 << (8 * dst.size() - 1);
@@ -200,12 +215,18 @@ fn elem_fn(api: &'static str, kind: VecOp, op: &AscVecOp, dst: Dtype, src: Dtype
         Or => Box::new(|x: Inputs| x.src0 | x.src1),
         AddRelu if float => float_fn(src, dst, |a, b, _| relu(a + b)),
         AddRelu => Box::new(move |x: Inputs| {
-            let sum = int_value(dst, wrap_int(decode_int(dst, x.src0) + decode_int(dst, x.src1), dst));
+            let sum = int_value(
+                dst,
+                wrap_int(decode_int(dst, x.src0) + decode_int(dst, x.src1), dst),
+            );
             wrap_int(sum.unwrap_or(0).max(0), dst)
         }),
         SubRelu if float => float_fn(src, dst, |a, b, _| relu(a - b)),
         SubRelu => Box::new(move |x: Inputs| {
-            let diff = int_value(dst, wrap_int(decode_int(dst, x.src0) - decode_int(dst, x.src1), dst));
+            let diff = int_value(
+                dst,
+                wrap_int(decode_int(dst, x.src0) - decode_int(dst, x.src1), dst),
+            );
             wrap_int(diff.unwrap_or(0).max(0), dst)
         }),
         // dst = src0 * dst + src1
@@ -302,7 +323,9 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     })?;
     let dst = dtype_of(api, op.dtype, "destination")?;
     let src = match kind {
-        VecOp::Axpy | VecOp::MulAddDst if op.src_dtype != 0 => dtype_of(api, op.src_dtype, "source")?,
+        VecOp::Axpy | VecOp::MulAddDst if op.src_dtype != 0 => {
+            dtype_of(api, op.src_dtype, "source")?
+        }
         _ => dst,
     };
     if !supported(kind).contains(&(dst, src)) {
@@ -351,4 +374,459 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
         }
     }
     Ok(plan.effect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::form;
+    use crate::runtime::vec::lanes::tests::{blank_op, ub};
+    use crate::trace::{Mem, Region};
+
+    const POISON: u8 = 0xa5;
+
+    fn h(x: f64) -> u64 {
+        u64::from(half::f16::from_f64(x).to_bits())
+    }
+
+    fn f(x: f32) -> u64 {
+        u64::from(x.to_bits())
+    }
+
+    /// A poisoned 8 KiB UB.
+    fn new_ub() -> Vec<u8> {
+        vec![POISON; 8192]
+    }
+
+    fn put(ub: &mut [u8], addr: usize, dtype: Dtype, bits: &[u64]) {
+        for (i, b) in bits.iter().enumerate() {
+            numeric::store(ub, addr + i * dtype.size(), dtype, *b);
+        }
+    }
+
+    fn get(ub: &[u8], addr: usize, dtype: Dtype, n: usize) -> Vec<u64> {
+        (0..n)
+            .map(|i| numeric::load(ub, addr + i * dtype.size(), dtype))
+            .collect()
+    }
+
+    fn poison(dtype: Dtype) -> u64 {
+        numeric::load(&[POISON; 8], 0, dtype)
+    }
+
+    /// A count-form op of `kind` on `dtype`: dst at 0, src0 at 1024, src1 at 2048.
+    fn count_op(kind: u32, dtype: Dtype, count: u64) -> AscVecOp {
+        let mut op = blank_op();
+        op.op = kind;
+        op.dtype = dtype.abi_code();
+        op.src_dtype = dtype.abi_code();
+        op.dst = ub(0, op.dtype);
+        op.src0 = ub(1024, op.dtype);
+        op.src1 = ub(2048, op.dtype);
+        op.count = count;
+        op
+    }
+
+    fn with_scalar(mut op: AscVecOp, dtype: Dtype, bits: u64) -> AscVecOp {
+        op.scalar_dtype = dtype.abi_code();
+        op.scalar_bits = bits;
+        op
+    }
+
+    fn run(ub: &mut [u8], op: &AscVecOp) -> Result<VecEffect, Fault> {
+        super::super::execute(ub, &MaskState::reset(), op)
+    }
+
+    /// Runs a count-form op with two sources and returns dst.
+    fn binary(kind: u32, dtype: Dtype, a: &[u64], b: &[u64]) -> Vec<u64> {
+        let mut ub = new_ub();
+        put(&mut ub, 1024, dtype, a);
+        put(&mut ub, 2048, dtype, b);
+        run(&mut ub, &count_op(kind, dtype, a.len() as u64)).unwrap();
+        get(&ub, 0, dtype, a.len())
+    }
+
+    /// Runs a count-form op with one source (and an optional scalar).
+    fn unary(op: AscVecOp, dtype: Dtype, a: &[u64]) -> Result<Vec<u64>, Fault> {
+        let mut ub = new_ub();
+        put(&mut ub, 1024, dtype, a);
+        let mut op = op;
+        op.count = a.len() as u64;
+        run(&mut ub, &op)?;
+        Ok(get(&ub, 0, dtype, a.len()))
+    }
+
+    #[test]
+    fn half_add_rounds_once_to_nearest_even() {
+        let tie = 2f64.powi(-11);
+        let out = binary(
+            1,
+            F16,
+            &[h(1.0), h(1.0 + 2f64.powi(-10)), h(-1.0), h(65504.0)],
+            &[h(tie), h(tie), h(-tie), h(32.0)],
+        );
+        // 1 + 2^-11 ties to 1; 1 + 3*2^-11 ties up to the even 1 + 2^-9;
+        // -1 - 2^-11 ties to -1; 65504 + 32 = 65536 ties to even = 2^16 -> inf.
+        assert_eq!(out, vec![0x3c00, 0x3c02, 0xbc00, 0x7c00]);
+        // Sub and Mul, exact in f64 then rounded: 0.1 * 3 in half.
+        let out = binary(3, F16, &[h(0.1)], &[h(3.0)]);
+        // 0.1 in half is 0x2e66 = 0.0999755859375; * 3 = 0.2999267578125 -> 0x34cc (0.2998046875) or 0x34cd?
+        // 0.2999267578125 / 2^-12 = 1228.5 -> halfway, ties to even 1228 -> 0x34cc.
+        assert_eq!(out, vec![0x34cc]);
+        // f32: 1 - 2^-25 is halfway between 1 - 2^-24 (odd) and 1: ties to 1.
+        let out = binary(
+            2,
+            F32,
+            &[f(1.0), f(1.0)],
+            &[f(f32::EPSILON / 4.0), f(f32::EPSILON * 0.375)],
+        );
+        assert_eq!(out, vec![f(1.0), f(1.0 - f32::EPSILON / 2.0)]);
+    }
+
+    #[test]
+    fn integer_arithmetic_wraps() {
+        let w = |v: i128, d| wrap_int(v, d);
+        let out = binary(
+            1,
+            I16,
+            &[w(32767, I16), w(-5, I16)],
+            &[w(1, I16), w(3, I16)],
+        );
+        assert_eq!(out, vec![0x8000, w(-2, I16)]);
+        let out = binary(
+            3,
+            I32,
+            &[w(65536, I32), w(-7, I32)],
+            &[w(65536, I32), w(6, I32)],
+        );
+        assert_eq!(out, vec![0, w(-42, I32)]);
+        let out = binary(2, I32, &[w(i32::MIN.into(), I32)], &[w(1, I32)]);
+        assert_eq!(out, vec![0x7fff_ffff]);
+        let out = binary(5, I16, &[w(-3, I16), w(7, I16)], &[w(2, I16), w(-9, I16)]);
+        assert_eq!(out, vec![w(2, I16), w(7, I16)]);
+        let out = binary(6, I32, &[w(-3, I32)], &[w(2, I32)]);
+        assert_eq!(out, vec![w(-3, I32)]);
+        // AddRelu int16 wraps first: 30000 + 30000 -> -5536 -> 0.
+        let out = binary(
+            9,
+            I16,
+            &[w(30000, I16), w(-3, I16)],
+            &[w(30000, I16), w(10, I16)],
+        );
+        assert_eq!(out, vec![0, 7]);
+    }
+
+    #[test]
+    fn float_binary_family() {
+        let out = binary(
+            4,
+            F32,
+            &[f(1.0), f(1.0), f(-1.0)],
+            &[f(3.0), f(0.0), f(0.0)],
+        );
+        assert_eq!(
+            out,
+            vec![f(1.0 / 3.0), f(f32::INFINITY), f(f32::NEG_INFINITY)]
+        );
+        let out = binary(4, F16, &[h(1.0)], &[h(3.0)]);
+        assert_eq!(out, vec![0x3555]); // 1/3 in half
+        let nan = f(f32::NAN);
+        let out = binary(5, F32, &[f(1.0), nan, f(-2.0)], &[f(2.0), f(1.0), f(-3.0)]);
+        assert!(f32::from_bits(out[1] as u32).is_nan());
+        assert_eq!((out[0], out[2]), (f(2.0), f(-2.0)));
+        let out = binary(6, F16, &[h(1.0), h(-0.5)], &[h(2.0), h(-0.25)]);
+        assert_eq!(out, vec![h(1.0), h(-0.5)]);
+        let out = binary(12, F32, &[f(1.0), f(5.0)], &[f(2.0), f(2.5)]); // SubRelu
+        assert_eq!(out, vec![f(0.0), f(2.5)]);
+        let out = binary(9, F16, &[h(-4.0), h(1.5)], &[h(1.0), h(1.0)]); // AddRelu
+        assert_eq!(out, vec![h(0.0), h(2.5)]);
+        let out = binary(7, U16, &[0xf0f0], &[0x3c3c]); // And
+        assert_eq!(out, vec![0x3030]);
+        let out = binary(8, I16, &[0xf0f0], &[0x0f01]); // Or
+        assert_eq!(out, vec![0xfff1]);
+    }
+
+    #[test]
+    fn unary_family() {
+        let exp = unary(count_op(20, F32, 0), F32, &[f(1.0), f(0.0), f(-200.0)]).unwrap();
+        assert_eq!(exp, vec![0x402d_f854, f(1.0), f(0.0)]); // e = 2.71828175 in f32
+        let ln = unary(count_op(21, F16, 0), F16, &[h(1.0), h(0.0), h(-1.0)]).unwrap();
+        assert_eq!((ln[0], ln[1]), (h(0.0), 0xfc00));
+        assert_eq!(ln[2] & 0x7c00, 0x7c00);
+        assert_ne!(ln[2] & 0x03ff, 0); // NaN
+        let abs = unary(count_op(22, F16, 0), F16, &[h(-2.5), 0x8000, 0xfe00]).unwrap();
+        assert_eq!(abs, vec![h(2.5), 0x0000, 0x7e00]);
+        let rec = unary(count_op(23, F32, 0), F32, &[f(4.0), f(-0.0)]).unwrap();
+        assert_eq!(rec, vec![f(0.25), f(f32::NEG_INFINITY)]);
+        let sqrt = unary(count_op(24, F16, 0), F16, &[h(2.0), h(9.0)]).unwrap();
+        assert_eq!(sqrt, vec![0x3da8, h(3.0)]); // sqrt(2) = 1.4140625 in half
+        let rsqrt = unary(count_op(25, F32, 0), F32, &[f(4.0), f(0.0)]).unwrap();
+        assert_eq!(rsqrt, vec![f(0.5), f(f32::INFINITY)]);
+        let relu = unary(count_op(26, I32, 0), I32, &[wrap_int(-3, I32), 5]).unwrap();
+        assert_eq!(relu, vec![0, 5]);
+        let relu = unary(count_op(26, F16, 0), F16, &[h(-3.0), h(0.5)]).unwrap();
+        assert_eq!(relu, vec![h(0.0), h(0.5)]);
+        let not = unary(count_op(27, U16, 0), U16, &[0x00ff]).unwrap();
+        assert_eq!(not, vec![0xff00]);
+        let neg = unary(count_op(28, I16, 0), I16, &[wrap_int(-32768, I16), 5]).unwrap();
+        assert_eq!(neg, vec![0x8000, wrap_int(-5, I16)]);
+        let neg = unary(count_op(28, F32, 0), F32, &[f(1.5)]).unwrap();
+        assert_eq!(neg, vec![f(-1.5)]);
+    }
+
+    #[test]
+    fn scalar_family() {
+        let op = |kind, d: Dtype, s: u64| with_scalar(count_op(kind, d, 0), d, s);
+        let adds = unary(op(40, F16, h(2f64.powi(-11))), F16, &[h(1.0), h(2.0)]).unwrap();
+        assert_eq!(adds, vec![h(1.0), h(2.0)]);
+        let muls = unary(op(41, I16, 300), I16, &[300, wrap_int(-2, I16)]).unwrap();
+        assert_eq!(
+            muls,
+            vec![wrap_int(90000 - 131072, I16), wrap_int(-600, I16)]
+        );
+        let maxs = unary(op(42, F32, f(0.5)), F32, &[f(0.25), f(1.0)]).unwrap();
+        assert_eq!(maxs, vec![f(0.5), f(1.0)]);
+        let mins = unary(op(43, I32, 3), I32, &[wrap_int(-9, I32), 8]).unwrap();
+        assert_eq!(mins, vec![wrap_int(-9, I32), 3]);
+        let subs = unary(op(44, F32, f(1.0)), F32, &[f(0.5)]).unwrap();
+        assert_eq!(subs, vec![f(-0.5)]);
+        let divs = unary(op(45, F16, h(4.0)), F16, &[h(1.0)]).unwrap();
+        assert_eq!(divs, vec![h(0.25)]);
+        let leaky = unary(op(46, F32, f(0.1)), F32, &[f(-2.0), f(3.0), f(0.0)]).unwrap();
+        assert_eq!(leaky, vec![f(-0.2), f(3.0), f(0.0)]);
+        let shl = unary(op(48, U16, 4), U16, &[0x1234, 0xffff]).unwrap();
+        assert_eq!(shl, vec![0x2340, 0xfff0]);
+        let shl16 = unary(op(48, I16, 16), I16, &[0x1234]).unwrap();
+        assert_eq!(shl16, vec![0]);
+        let shr = unary(op(49, I16, 1), I16, &[0xaaaa]).unwrap();
+        assert_eq!(shr, vec![0xd555]); // arithmetic (guide example)
+        let shr = unary(op(49, I16, 3), I16, &[0xaaaa]).unwrap();
+        assert_eq!(shr, vec![0xf555]);
+        let shr = unary(op(49, U16, 1), U16, &[0xaaaa]).unwrap();
+        assert_eq!(shr, vec![0x5555]); // logical
+                                       // roundEn: 17 >> 5 with bit 4 set -> 0 + 1 (guide example).
+        let mut rounded = op(49, I32, 5);
+        rounded.p[0] = 1;
+        assert_eq!(unary(rounded, I32, &[17, 15]).unwrap(), vec![1, 0]);
+        let bad = unary(op(48, I16, 17), I16, &[1]);
+        assert!(matches!(bad, Err(Fault::InvalidArg { .. })));
+        // The scalar must have the operand type.
+        let mismatch = unary(
+            with_scalar(count_op(40, F16, 0), F32, f(1.0)),
+            F16,
+            &[h(1.0)],
+        );
+        assert!(matches!(mismatch, Err(Fault::InvalidArg { .. })));
+    }
+
+    #[test]
+    fn fused_and_accumulating_ops() {
+        // FusedMulAdd: dst = src0 * dst + src1.
+        let mut ub = new_ub();
+        put(&mut ub, 0, F16, &[h(3.0), h(0.5)]);
+        put(&mut ub, 1024, F16, &[h(2.0), h(-4.0)]);
+        put(&mut ub, 2048, F16, &[h(1.0), h(0.25)]);
+        run(&mut ub, &count_op(10, F16, 2)).unwrap();
+        assert_eq!(get(&ub, 0, F16, 2), vec![h(7.0), h(-1.75)]);
+
+        // MulAddDst half x half + float, mask form with src rep stride 4:
+        // 64 lanes per repeat, 2 repeats, contiguous.
+        let mut ub = new_ub();
+        let a: Vec<u64> = (0..128).map(|i| h(f64::from(i))).collect();
+        let b: Vec<u64> = (0..128).map(|_| h(0.5)).collect();
+        let d: Vec<u64> = (0..128).map(|i| f(i as f32)).collect();
+        put(&mut ub, 0, F32, &d);
+        put(&mut ub, 1024, F16, &a);
+        put(&mut ub, 2048, F16, &b);
+        let mut op = count_op(11, F32, 0);
+        op.src_dtype = F16.abi_code();
+        op.form = form::MASK_CONT;
+        op.mask = [64, 0];
+        op.repeat = 2;
+        (op.src0_rep, op.src1_rep) = (4, 4);
+        let eff = run(&mut ub, &op).unwrap();
+        let want: Vec<u64> = (0..128).map(|i| f(i as f32 * 1.5)).collect();
+        assert_eq!(get(&ub, 0, F32, 128), want);
+        assert_eq!((eff.repeats, eff.elems), (2, 128));
+        assert_eq!(
+            eff.reads[0],
+            Region {
+                mem: Mem::Ub,
+                space: 0,
+                start: 0,
+                len: 512
+            }
+        );
+        assert_eq!(eff.writes, vec![eff.reads[0]]);
+        assert_eq!(
+            eff.reads[1],
+            Region {
+                mem: Mem::Ub,
+                space: 0,
+                start: 1024,
+                len: 256
+            }
+        );
+
+        // Axpy, half source and scalar into a float dst: dst += 0.1h * src.
+        let mut ub = new_ub();
+        put(&mut ub, 0, F32, &[f(1.0), f(-1.0)]);
+        put(&mut ub, 1024, F16, &[h(2.0), h(10.0)]);
+        let mut op = with_scalar(count_op(47, F32, 2), F16, h(0.1));
+        op.src_dtype = F16.abi_code();
+        run(&mut ub, &op).unwrap();
+        let tenth = 0.0999755859375f64; // 0.1 in half
+        let want = [
+            f((1.0 + 2.0 * tenth) as f32),
+            f((-1.0 + 10.0 * tenth) as f32),
+        ];
+        assert_eq!(get(&ub, 0, F32, 2), want);
+        // Axpy float <- float source with a half scalar is rejected.
+        let mut bad = with_scalar(count_op(47, F32, 2), F16, h(0.1));
+        bad.src_dtype = F32.abi_code();
+        assert!(matches!(
+            run(&mut new_ub(), &bad),
+            Err(Fault::InvalidArg { .. })
+        ));
+    }
+
+    #[test]
+    fn mask_forms_with_strides_leave_inactive_lanes() {
+        // Add float, continuous mask 3, 2 repeats; dst block stride 2, repeat
+        // stride 4 (4 blocks); src0 repeat stride 1; src1 block stride 0.
+        let mut ub = new_ub();
+        let a: Vec<u64> = (0..64).map(|i| f(i as f32)).collect();
+        put(&mut ub, 1024, F32, &a);
+        put(&mut ub, 2048, F32, &[f(100.0), f(200.0), f(300.0)]);
+        let mut op = count_op(1, F32, 0);
+        op.form = form::MASK_CONT;
+        op.mask = [3, 0];
+        op.repeat = 2;
+        (op.dst_blk, op.dst_rep) = (2, 4);
+        op.src0_rep = 1;
+        (op.src1_blk, op.src1_rep) = (0, 0);
+        let eff = run(&mut ub, &op).unwrap();
+        assert_eq!((eff.repeats, eff.elems), (2, 6));
+        let out = get(&ub, 0, F32, 40);
+        // repeat 0 -> dst floats 0..3 = src0[0..3] + src1[0..3]
+        assert_eq!(&out[0..3], &[f(100.0), f(201.0), f(302.0)]);
+        assert_eq!(out[3], poison(F32));
+        // repeat 1 -> dst floats 32..35 = src0[8..11] + src1[0..3]
+        assert_eq!(&out[32..35], &[f(108.0), f(209.0), f(310.0)]);
+        assert_eq!(out[35], poison(F32));
+        assert!(out[4..32].iter().all(|&b| b == poison(F32)));
+
+        // Bit mask on half: lanes 0 and 127 of one repeat; lane 127 lies in
+        // block 7, with dst block stride 2 at byte 7*64 + 15*2.
+        let mut ub = new_ub();
+        put(&mut ub, 1024, F16, &vec![h(1.0); 128]);
+        put(&mut ub, 2048, F16, &vec![h(2.0); 128]);
+        let mut op = count_op(3, F16, 0);
+        op.form = form::MASK_BITS;
+        op.mask = [1, 1 << 63];
+        op.repeat = 1;
+        op.dst_blk = 2;
+        run(&mut ub, &op).unwrap();
+        assert_eq!(numeric::load(&ub, 0, F16), h(2.0));
+        assert_eq!(numeric::load(&ub, 2, F16), poison(F16));
+        assert_eq!(numeric::load(&ub, 7 * 64 + 30, F16), h(2.0));
+        assert_eq!(numeric::load(&ub, 7 * 64 + 28, F16), poison(F16));
+    }
+
+    #[test]
+    fn repeat_stride_zero_accumulates() {
+        // Add(dst, src0, dst) with dst/src1 repeat stride 0: each repeat reads
+        // the dst written by the previous one (hardware-facts C, overlap rule).
+        let mut ub = new_ub();
+        put(&mut ub, 0, F32, &vec![f(0.0); 64]);
+        let a: Vec<u64> = (0..192).map(|i| f((i / 64 + 1) as f32)).collect();
+        put(&mut ub, 1024, F32, &a);
+        let mut op = count_op(1, F32, 0);
+        op.src1 = op.dst;
+        op.form = form::MASK_CONT;
+        op.mask = [64, 0];
+        op.repeat = 3;
+        (op.dst_rep, op.src1_rep) = (0, 0);
+        run(&mut ub, &op).unwrap();
+        assert_eq!(get(&ub, 0, F32, 64), vec![f(6.0); 64]);
+    }
+
+    #[test]
+    fn counter_mode_and_duplicate() {
+        // SetMaskCount + SetVectorMask(len = 70) + Duplicate<float, false>(..., 1, 1, 8).
+        let mut ub = new_ub();
+        let mut op = with_scalar(count_op(60, F32, 0), F32, f(-1.5));
+        op.form = form::MASK_CUR;
+        op.repeat = 1;
+        let counter = MaskState {
+            counter: true,
+            lo: 70,
+            hi: 0,
+        };
+        let eff = super::super::execute(&mut ub, &counter, &op).unwrap();
+        assert_eq!((eff.repeats, eff.elems), (2, 70));
+        let out = get(&ub, 0, F32, 72);
+        assert!(out[..70].iter().all(|&b| b == f(-1.5)));
+        assert_eq!(out[70], poison(F32));
+
+        // Duplicate bf16 with a bit mask, dst block stride 1 repeat stride 16.
+        let mut ub = new_ub();
+        let mut op = with_scalar(count_op(60, BF16, 0), BF16, 0x3fc0);
+        op.form = form::MASK_BITS;
+        op.mask = [0b11, 0];
+        op.repeat = 2;
+        op.dst_rep = 16;
+        run(&mut ub, &op).unwrap();
+        assert_eq!(get(&ub, 0, BF16, 3), vec![0x3fc0, 0x3fc0, poison(BF16)]);
+        assert_eq!(get(&ub, 512, BF16, 3), vec![0x3fc0, 0x3fc0, poison(BF16)]);
+        assert_eq!(get(&ub, 256, BF16, 2), vec![poison(BF16); 2]);
+    }
+
+    #[test]
+    fn unsupported_dtypes_and_bad_operands() {
+        let unsupported = |kind: u32, d: Dtype| {
+            let mut ub = new_ub();
+            let op = with_scalar(count_op(kind, d, 16), d, 0);
+            matches!(run(&mut ub, &op), Err(Fault::Unsupported { .. }))
+        };
+        assert!(unsupported(4, I16)); // Div int16
+        assert!(unsupported(20, I32)); // Exp int32
+        assert!(unsupported(1, BF16)); // Add bfloat16
+        assert!(unsupported(7, F16)); // And half
+        assert!(unsupported(26, I16)); // Relu int16
+        assert!(unsupported(60, Dtype::Int8)); // Duplicate int8
+        assert!(unsupported(48, F32)); // ShiftLeft float
+                                       // Misaligned dst and out-of-range src1 in the executed op.
+        let mut mem = new_ub();
+        let mut op = count_op(1, F16, 16);
+        op.dst = ub(16, F16.abi_code());
+        let err = run(&mut mem, &op).unwrap_err();
+        assert!(matches!(
+            err,
+            Fault::Unaligned {
+                operand: "dst",
+                addr: 16,
+                ..
+            }
+        ));
+        op.dst = ub(0, F16.abi_code());
+        op.src1 = ub(8192 - 32, F16.abi_code());
+        op.count = 32;
+        let err = run(&mut mem, &op).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Fault::LocalOutOfRange {
+                    operand: "src1",
+                    end: 8224,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(
+            mem.iter().all(|&b| b == POISON),
+            "a faulting op writes nothing"
+        );
+    }
 }

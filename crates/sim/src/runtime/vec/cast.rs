@@ -25,16 +25,29 @@ use super::lanes::{plan, Access, Operand, Spec};
 use super::{MaskState, VecEffect};
 
 use Dtype::{
-    Bfloat16 as BF16, Float16 as F16, Float32 as F32, Int16 as I16, Int32 as I32, Int64 as I64, Int8 as I8,
-    Uint8 as U8,
+    Bfloat16 as BF16, Float16 as F16, Float32 as F32, Int16 as I16, Int32 as I32, Int64 as I64,
+    Int8 as I8, Uint8 as U8,
 };
 
 const API: &str = "Cast";
 
 /// RINT, FLOOR, CEIL, ROUND, TRUNC.
-const R5: &[u8] = &[round::RINT, round::FLOOR, round::CEIL, round::ROUND, round::TRUNC];
+const R5: &[u8] = &[
+    round::RINT,
+    round::FLOOR,
+    round::CEIL,
+    round::ROUND,
+    round::TRUNC,
+];
 /// R5 and NONE.
-const R5N: &[u8] = &[round::RINT, round::FLOOR, round::CEIL, round::ROUND, round::TRUNC, round::NONE];
+const R5N: &[u8] = &[
+    round::RINT,
+    round::FLOOR,
+    round::CEIL,
+    round::ROUND,
+    round::TRUNC,
+    round::NONE,
+];
 /// R5, ODD and NONE (float -> half).
 const R5ON: &[u8] = &[
     round::RINT,
@@ -117,13 +130,25 @@ pub(crate) fn convert(bits: u64, src: Dtype, dst: Dtype, mode: Rounding, deq_sca
         (Some(_), Some(fmt)) => {
             let x = float_value(src, bits).unwrap_or(f64::NAN);
             if src == dst {
-                round_float(numeric::round_integral(x, mode), fmt, Rounding::Rint, Overflow::Saturate)
+                round_float(
+                    numeric::round_integral(x, mode),
+                    fmt,
+                    Rounding::Rint,
+                    Overflow::Saturate,
+                )
             } else {
                 round_float(x, fmt, mode, Overflow::Saturate)
             }
         }
-        (Some(_), None) => numeric::float_to_int(float_value(src, bits).unwrap_or(f64::NAN), mode, dst),
-        (None, Some(fmt)) => numeric::int_to_float(int_value(src, bits).unwrap_or(0), fmt, mode, Overflow::Saturate),
+        (Some(_), None) => {
+            numeric::float_to_int(float_value(src, bits).unwrap_or(f64::NAN), mode, dst)
+        }
+        (None, Some(fmt)) => numeric::int_to_float(
+            int_value(src, bits).unwrap_or(0),
+            fmt,
+            mode,
+            Overflow::Saturate,
+        ),
         (None, None) => saturate_int(int_value(src, bits).unwrap_or(0), dst),
     }
 }
@@ -168,11 +193,282 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     for chunk in plan.repeat_chunks() {
         let results: Vec<u64> = chunk
             .clone()
-            .map(|i| convert(numeric::load(ub, plan.addr(i, 1), src), src, dst, mode, deq_scale))
+            .map(|i| {
+                convert(
+                    numeric::load(ub, plan.addr(i, 1), src),
+                    src,
+                    dst,
+                    mode,
+                    deq_scale,
+                )
+            })
             .collect();
         for (i, bits) in chunk.zip(results) {
             numeric::store(ub, plan.addr(i, 0), dst, bits);
         }
     }
     Ok(plan.effect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::form;
+    use crate::numeric::wrap_int;
+    use crate::runtime::vec::lanes::tests::{blank_op, ub};
+
+    const POISON: u8 = 0x5a;
+
+    fn h(x: f64) -> u64 {
+        u64::from(half::f16::from_f64(x).to_bits())
+    }
+
+    fn f(x: f32) -> u64 {
+        u64::from(x.to_bits())
+    }
+
+    fn bf(x: f32) -> u64 {
+        u64::from(half::bf16::from_f32(x).to_bits())
+    }
+
+    const MODES: [u8; 5] = [
+        round::RINT,
+        round::FLOOR,
+        round::CEIL,
+        round::ROUND,
+        round::TRUNC,
+    ];
+
+    fn cast_op(src: Dtype, dst: Dtype, mode: u8, count: u64) -> AscVecOp {
+        let mut op = blank_op();
+        op.op = 70;
+        op.dtype = dst.abi_code();
+        op.src_dtype = src.abi_code();
+        op.round = mode;
+        op.dst = ub(0, op.dtype);
+        op.src0 = ub(2048, op.src_dtype);
+        op.count = count;
+        op
+    }
+
+    /// Casts `input` (count form) and returns the dst elements.
+    fn cast(src: Dtype, dst: Dtype, mode: u8, input: &[u64]) -> Result<Vec<u64>, Fault> {
+        run_cast(cast_op(src, dst, mode, input.len() as u64), input)
+    }
+
+    fn run_cast(op: AscVecOp, input: &[u64]) -> Result<Vec<u64>, Fault> {
+        let src = Dtype::from_abi_code(op.src_dtype).unwrap();
+        let dst = Dtype::from_abi_code(op.dtype).unwrap();
+        let mut mem = vec![POISON; 8192];
+        for (i, b) in input.iter().enumerate() {
+            numeric::store(&mut mem, 2048 + i * src.size(), src, *b);
+        }
+        super::super::execute(&mut mem, &MaskState::reset(), &op)?;
+        Ok((0..input.len())
+            .map(|i| numeric::load(&mem, i * dst.size(), dst))
+            .collect())
+    }
+
+    /// Expected outputs per mode in MODES order for one input.
+    fn each_mode(src: Dtype, dst: Dtype, input: u64, want: [u64; 5]) {
+        for (mode, w) in MODES.iter().zip(want) {
+            assert_eq!(
+                cast(src, dst, *mode, &[input]).unwrap(),
+                vec![w],
+                "{src}->{dst} {}",
+                round_name(*mode)
+            );
+        }
+    }
+
+    #[test]
+    fn guide_examples_per_pair() {
+        let i = |v: i128, d: Dtype| wrap_int(v, d);
+        // half -> int32, input -1.5: RINT -2, FLOOR -2, CEIL -1, ROUND -2, TRUNC -1.
+        each_mode(
+            F16,
+            I32,
+            h(-1.5),
+            [i(-2, I32), i(-2, I32), i(-1, I32), i(-2, I32), i(-1, I32)],
+        );
+        // half -> int16, 2^7 - 0.5: 128, 127, 128, 128, 127.
+        each_mode(F16, I16, h(127.5), [128, 127, 128, 128, 127]);
+        // half -> int8, 2^7 - 0.5: saturates to 127 in every mode.
+        each_mode(F16, I8, h(127.5), [127; 5]);
+        // half -> uint8, 1.75: 2, 1, 2, 2, 1.
+        each_mode(F16, U8, h(1.75), [2, 1, 2, 2, 1]);
+        // float -> float, 0.5: 0, 0, 1, 1, 0.
+        each_mode(F32, F32, f(0.5), [f(0.0), f(0.0), f(1.0), f(1.0), f(0.0)]);
+        // float -> half, 0.5 + 2^-12: 0.5, 0.5, 0.5 + 2^-11, 0.5 + 2^-11, 0.5.
+        let up = h(0.5 + 2f64.powi(-11));
+        each_mode(
+            F32,
+            F16,
+            f(0.5 + 2f32.powi(-12)),
+            [h(0.5), h(0.5), up, up, h(0.5)],
+        );
+        assert_eq!(
+            cast(F32, F16, round::ODD, &[f(0.5 + 2f32.powi(-12))]).unwrap(),
+            vec![up]
+        );
+        assert_eq!(
+            cast(F32, F16, round::NONE, &[f(0.5 + 2f32.powi(-12))]).unwrap(),
+            vec![h(0.5)]
+        );
+        // float -> int64 / int32, 2^22 + 0.5: 2^22, 2^22, 2^22 + 1, 2^22 + 1, 2^22.
+        let (lo, hi) = (1u64 << 22, (1u64 << 22) + 1);
+        each_mode(F32, I64, f(4194304.5), [lo, lo, hi, hi, lo]);
+        each_mode(F32, I32, f(4194304.5), [lo, lo, hi, hi, lo]);
+        // float -> int16, 2^22 + 0.5: saturates to 2^15 - 1.
+        each_mode(F32, I16, f(4194304.5), [0x7fff; 5]);
+        // float -> bf16, 0.5 + 2^-9 + 2^-11: 0.5 + 2^-8, 0.5, 0.5 + 2^-8, 0.5 + 2^-8, 0.5.
+        let x = f(0.5 + 2f32.powi(-9) + 2f32.powi(-11));
+        let up = bf(0.5 + 2f32.powi(-8));
+        each_mode(F32, BF16, x, [up, bf(0.5), up, up, bf(0.5)]);
+        // bf16 -> int32, 2^6 + 0.5: 64, 64, 65, 65, 64.
+        each_mode(BF16, I32, bf(64.5), [64, 64, 65, 65, 64]);
+        // int16 -> half, 2^12 + 2: 4096, 4096, 4100, 4100, 4096.
+        each_mode(
+            I16,
+            F16,
+            4098,
+            [h(4096.0), h(4096.0), h(4100.0), h(4100.0), h(4096.0)],
+        );
+        // int32 -> float, 2^25 + 3: 2^25 + 4, 2^25, 2^25 + 4, 2^25 + 4, 2^25.
+        let (lo, hi) = (f(33554432.0), f(33554436.0));
+        each_mode(I32, F32, (1 << 25) + 3, [hi, lo, hi, hi, lo]);
+        // int64 -> float, 2^35 + 2^12 + 2^11: RINT/CEIL/ROUND 2^35 + 2^13, FLOOR/TRUNC 2^35 + 2^12.
+        let (lo, hi) = (f(34359742464.0), f(34359746560.0));
+        each_mode(
+            I64,
+            F32,
+            (1 << 35) + (1 << 12) + (1 << 11),
+            [hi, lo, hi, hi, lo],
+        );
+    }
+
+    #[test]
+    fn exact_and_saturating_conversions() {
+        let i = |v: i128, d: Dtype| wrap_int(v, d);
+        assert_eq!(
+            cast(F16, F32, round::NONE, &[h(1.5 - 2f64.powi(-10))]).unwrap(),
+            vec![f(1.5 - 2f32.powi(-10))]
+        );
+        assert_eq!(
+            cast(BF16, F32, round::NONE, &[bf(1.5 - 2f32.powi(-6))]).unwrap(),
+            vec![f(1.5 - 2f32.powi(-6))]
+        );
+        assert_eq!(
+            cast(I8, F16, round::NONE, &[i(-1, I8), 127]).unwrap(),
+            vec![h(-1.0), h(127.0)]
+        );
+        assert_eq!(cast(U8, F16, round::NONE, &[255]).unwrap(), vec![h(255.0)]);
+        assert_eq!(
+            cast(I16, F32, round::NONE, &[i(-32768, I16)]).unwrap(),
+            vec![f(-32768.0)]
+        );
+        assert_eq!(
+            cast(I32, I16, round::NONE, &[0x7fff_ffff, i(-70000, I32)]).unwrap(),
+            vec![0x7fff, 0x8000]
+        );
+        assert_eq!(
+            cast(I32, I64, round::NONE, &[i(-2, I32)]).unwrap(),
+            vec![i(-2, I64)]
+        );
+        assert_eq!(
+            cast(I64, I32, round::NONE, &[1 << 31]).unwrap(),
+            vec![0x7fff_ffff]
+        );
+        // Overflow saturates: float -> half 1e6 -> 65504; -inf stays -inf; NaN -> int 0.
+        let out = cast(
+            F32,
+            F16,
+            round::RINT,
+            &[f(1e6), f(-1e6), f(f32::NEG_INFINITY)],
+        )
+        .unwrap();
+        assert_eq!(out, vec![0x7bff, 0xfbff, 0xfc00]);
+        assert_eq!(
+            cast(F32, I32, round::RINT, &[f(f32::NAN), f(3e9)]).unwrap(),
+            vec![0, 0x7fff_ffff]
+        );
+        assert_eq!(
+            cast(F16, U8, round::RINT, &[h(-3.0), h(300.0)]).unwrap(),
+            vec![0, 255]
+        );
+        // float -> float keeps the sign of a zero result.
+        assert_eq!(
+            cast(F32, F32, round::CEIL, &[f(-0.5)]).unwrap(),
+            vec![f(-0.0)]
+        );
+    }
+
+    #[test]
+    fn int32_to_half_uses_the_deq_scale() {
+        let mut op = cast_op(I32, F16, round::NONE, 3);
+        op.scalar_dtype = F16.abi_code();
+        op.scalar_bits = h(0.5);
+        let out = run_cast(op, &[1000, wrap_int(-3, I32), 1 << 20]).unwrap();
+        assert_eq!(out, vec![h(500.0), h(-1.5), 0x7bff]);
+        let unscaled = cast(I32, F16, round::NONE, &[1]);
+        assert!(matches!(unscaled, Err(Fault::InvalidArg { .. })));
+    }
+
+    #[test]
+    fn illegal_pairs_and_modes() {
+        let unsupported =
+            |src, dst, mode| matches!(cast(src, dst, mode, &[0]), Err(Fault::Unsupported { .. }));
+        assert!(unsupported(F16, I32, round::NONE));
+        assert!(unsupported(F16, F32, round::RINT));
+        assert!(unsupported(F32, F16, round::HYBRID));
+        assert!(unsupported(F32, I32, round::ODD));
+        assert!(unsupported(BF16, F16, round::RINT));
+        assert!(unsupported(F16, BF16, round::RINT));
+        assert!(unsupported(I8, I16, round::NONE));
+        assert!(unsupported(F32, Dtype::Float64, round::RINT));
+    }
+
+    #[test]
+    fn mask_form_uses_the_wider_type_and_per_operand_strides() {
+        // Guide sample: half -> int32 CEIL, mask 64, repeat 2, {1, 1, 8, 4}.
+        let input = [1.4, 1.5, 1.6, 2.4, 2.5, 2.6];
+        let src: Vec<u64> = (0..128).map(|k| h(input[k % 6])).collect();
+        let mut op = cast_op(F16, I32, round::CEIL, 0);
+        op.form = form::MASK_CONT;
+        op.mask = [64, 0];
+        op.repeat = 2;
+        (op.dst_rep, op.src0_rep) = (8, 4);
+        let out = run_cast(op, &src).unwrap();
+        let want: Vec<u64> = (0..128).map(|k| [2, 2, 2, 3, 3, 3][k % 6]).collect();
+        assert_eq!(out, want);
+        for (mode, table) in [
+            (round::RINT, [1, 2, 2, 2, 2, 3]),
+            (round::FLOOR, [1, 1, 1, 2, 2, 2]),
+            (round::ROUND, [1, 2, 2, 2, 3, 3]),
+            (round::TRUNC, [1, 1, 1, 2, 2, 2]),
+        ] {
+            op.round = mode;
+            let out = run_cast(op, &src).unwrap();
+            let want: Vec<u64> = (0..128).map(|k| table[k % 6]).collect();
+            assert_eq!(out, want, "{}", round_name(mode));
+        }
+
+        // float -> half, mask 32 of 64 lanes, repeat 2, {1, 1, 4, 8}: the
+        // second repeat's halves start 128 bytes after the first.
+        let src: Vec<u64> = (0..128).map(|k| f(k as f32)).collect();
+        let mut op = cast_op(F32, F16, round::NONE, 0);
+        op.form = form::MASK_CONT;
+        op.mask = [32, 0];
+        op.repeat = 2;
+        (op.dst_rep, op.src0_rep) = (4, 8);
+        let mut mem = vec![POISON; 8192];
+        for (k, b) in src.iter().enumerate() {
+            numeric::store(&mut mem, 2048 + 4 * k, F32, *b);
+        }
+        let eff = super::super::execute(&mut mem, &MaskState::reset(), &op).unwrap();
+        assert_eq!((eff.repeats, eff.elems), (2, 64));
+        let got = |k: usize| numeric::load(&mem, 2 * k, F16);
+        assert_eq!((got(0), got(31), got(32)), (h(0.0), h(31.0), 0x5a5a));
+        assert_eq!((got(64), got(95), got(96)), (h(64.0), h(95.0), 0x5a5a));
+    }
 }

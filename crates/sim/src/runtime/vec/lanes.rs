@@ -193,7 +193,7 @@ impl Plan {
     pub(crate) fn effect(&self) -> VecEffect {
         VecEffect {
             repeats: self.repeats,
-            elems: self.positions.len() as u64,
+            elems: self.len() as u64,
             reads: self.reads.clone(),
             writes: self.writes.clone(),
         }
@@ -211,13 +211,20 @@ pub(crate) fn ub_region(start: u64, end: u64) -> Region {
 }
 
 /// Checks that an operand view is in UB and 32-byte aligned.
-pub(crate) fn check_local(api: &'static str, name: &'static str, local: &AscLocal) -> Result<(), Fault> {
+pub(crate) fn check_local(
+    api: &'static str,
+    name: &'static str,
+    local: &AscLocal,
+) -> Result<(), Fault> {
     match Mem::from_code(local.mem) {
         Some(Mem::Ub) => {}
         Some(mem) => {
             return Err(Fault::Unsupported {
                 api,
-                what: format!("{name} in {}: vector instructions work on UB operands only", mem.name()),
+                what: format!(
+                    "{name} in {}: vector instructions work on UB operands only",
+                    mem.name()
+                ),
             })
         }
         None => {
@@ -239,7 +246,12 @@ pub(crate) fn check_local(api: &'static str, name: &'static str, local: &AscLoca
 }
 
 /// Checks that the UB bytes `[start, end)` lie inside a UB of `ub_len` bytes.
-pub(crate) fn check_range(name: &'static str, start: u64, end: u64, ub_len: usize) -> Result<(), Fault> {
+pub(crate) fn check_range(
+    name: &'static str,
+    start: u64,
+    end: u64,
+    ub_len: usize,
+) -> Result<(), Fault> {
     if end > ub_len as u64 {
         return Err(Fault::LocalOutOfRange {
             operand: name,
@@ -261,14 +273,31 @@ struct Activity {
     contiguous: bool,
 }
 
-fn activity(spec: &Spec, op: &AscVecOp, mask: &MaskState) -> Result<Activity, Fault> {
+fn activity(
+    spec: &Spec,
+    op: &AscVecOp,
+    mask: &MaskState,
+    ub_len: usize,
+) -> Result<Activity, Fault> {
     let api = spec.api;
     let lanes = (REPEAT_BYTES / u64::from(spec.lane_bytes)) as u32;
     let counted = |n: u64| -> Result<Vec<(u32, u32)>, Fault> {
         if n > MAX_COUNT {
             return Err(Fault::InvalidArg {
                 api,
-                what: format!("element count {} is negative or above {MAX_COUNT}", n as i64),
+                what: format!(
+                    "element count {} is negative or above {MAX_COUNT}",
+                    n as i64
+                ),
+            });
+        }
+        // No legitimate instruction processes more elements than the UB has
+        // bytes; the cap keeps a wild counter-mode count from exhausting
+        // host memory before the bounds check.
+        if n > ub_len as u64 {
+            return Err(Fault::InvalidArg {
+                api,
+                what: format!("element count {n} is more than a {ub_len}-byte UB can hold"),
             });
         }
         Ok((0..n)
@@ -347,7 +376,12 @@ fn activity(spec: &Spec, op: &AscVecOp, mask: &MaskState) -> Result<Activity, Fa
 /// Plans one vector instruction: checks the operands, the mask and the
 /// repeat, and computes every active element's operand addresses and the
 /// bounding regions. Nothing is read or written.
-pub(crate) fn plan(spec: &Spec, op: &AscVecOp, mask: &MaskState, ub_len: usize) -> Result<Plan, Fault> {
+pub(crate) fn plan(
+    spec: &Spec,
+    op: &AscVecOp,
+    mask: &MaskState,
+    ub_len: usize,
+) -> Result<Plan, Fault> {
     let api = spec.api;
     if !matches!(spec.lane_bytes, 1 | 2 | 4 | 8) {
         return Err(Fault::InvalidArg {
@@ -375,7 +409,7 @@ pub(crate) fn plan(spec: &Spec, op: &AscVecOp, mask: &MaskState, ub_len: usize) 
             check_range(operand.name, start, end, ub_len)?;
         }
     }
-    let activity = activity(spec, op, mask)?;
+    let activity = activity(spec, op, mask, ub_len)?;
     let n_operands = spec.operands.len();
     let mut addrs = Vec::with_capacity(activity.positions.len() * n_operands);
     let mut lows = vec![u64::MAX; n_operands];
@@ -505,7 +539,10 @@ pub(crate) mod tests {
         assert_eq!(res.repeats, 2); // 130 * 2 B = 260 B -> ceil(260 / 256)
         assert_eq!(res.addr(129, 0), 258);
         assert_eq!(res.addr(129, 2), 2048 + 258);
-        assert_eq!(res.reads, vec![ub_region(1024, 1284), ub_region(2048, 2308)]);
+        assert_eq!(
+            res.reads,
+            vec![ub_region(1024, 1284), ub_region(2048, 2308)]
+        );
         assert_eq!(res.writes, vec![ub_region(0, 260)]);
     }
 
@@ -555,7 +592,8 @@ pub(crate) mod tests {
         assert_eq!(res.addr(2, 0), 254);
         // For b32 only the low word counts.
         let ops32 = [Operand::dst(&op, 4, Access::Write), Operand::src0(&op, 4)];
-        let res32 = super::plan(&Spec::widest("Abs", &ops32), &op, &MaskState::reset(), UB).unwrap();
+        let res32 =
+            super::plan(&Spec::widest("Abs", &ops32), &op, &MaskState::reset(), UB).unwrap();
         assert_eq!(res32.positions, vec![(0, 0), (0, 2)]);
     }
 
@@ -615,8 +653,14 @@ pub(crate) mod tests {
         op.repeat = 0;
         op.dst = ub(0, 1);
         let ops = [Operand::dst(&op, 2, Access::Write)];
-        let res0 = super::plan(&Spec::widest("Duplicate", &ops), &op, &MaskState::reset(), UB).unwrap();
-        assert!(res0.is_empty());
+        let res0 = super::plan(
+            &Spec::widest("Duplicate", &ops),
+            &op,
+            &MaskState::reset(),
+            UB,
+        )
+        .unwrap();
+        assert_eq!(res0.len(), 0);
         assert!(res0.writes.is_empty());
         op.repeat = 3;
         let state = MaskState {
@@ -682,16 +726,41 @@ pub(crate) mod tests {
         let ops = binary(&op, 2);
         let spec = Spec::widest("Add", &ops);
         op.mask = [129, 0];
-        assert!(matches!(plan(&spec, &op, &MaskState::reset(), UB), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            plan(&spec, &op, &MaskState::reset(), UB),
+            Err(Fault::InvalidArg { .. })
+        ));
         op.mask = [0, 0];
-        assert!(matches!(plan(&spec, &op, &MaskState::reset(), UB), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            plan(&spec, &op, &MaskState::reset(), UB),
+            Err(Fault::InvalidArg { .. })
+        ));
         op.form = form::MASK_BITS;
-        assert!(matches!(plan(&spec, &op, &MaskState::reset(), UB), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            plan(&spec, &op, &MaskState::reset(), UB),
+            Err(Fault::InvalidArg { .. })
+        ));
         op.mask = [1, 0];
         op.repeat = 256;
-        assert!(matches!(plan(&spec, &op, &MaskState::reset(), UB), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            plan(&spec, &op, &MaskState::reset(), UB),
+            Err(Fault::InvalidArg { .. })
+        ));
         op.form = form::COUNT;
         op.count = (-5i64) as u64;
-        assert!(matches!(plan(&spec, &op, &MaskState::reset(), UB), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            plan(&spec, &op, &MaskState::reset(), UB),
+            Err(Fault::InvalidArg { .. })
+        ));
+        let wild = MaskState {
+            counter: true,
+            lo: 1 << 30,
+            hi: 0,
+        };
+        op.form = form::MASK_CUR;
+        assert!(matches!(
+            plan(&spec, &op, &wild, UB),
+            Err(Fault::InvalidArg { .. })
+        ));
     }
 }

@@ -1,0 +1,131 @@
+//! `ascendopt eval`: check operators on the simulator.
+
+use crate::Status;
+use anyhow::{Context, Result};
+use ascendopt_device::{Device, DeviceError, SimDevice, SimDeviceConfig};
+use ascendopt_harness::eval::{self, CaseSelector, CaseVerdict, CheckConfig, OpCheck};
+use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `ascendopt eval`.
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// Operator folders (containing op.toml) or built-in operator names;
+    /// none = every built-in operator.
+    ops: Vec<String>,
+    /// Only this case (0-based index or name).
+    #[arg(long)]
+    case: Option<String>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Resolves an argument to an operator folder: a path with an op.toml, or
+/// the name of a built-in operator.
+pub fn resolve_op(arg: &str) -> Result<PathBuf> {
+    let p = Path::new(arg);
+    if p.join("op.toml").is_file() {
+        return Ok(p.to_path_buf());
+    }
+    let builtin = builtin_ops_dir().join(arg);
+    if builtin.join("op.toml").is_file() {
+        return Ok(builtin);
+    }
+    if p.is_dir() {
+        anyhow::bail!("{arg}: no op.toml in this folder");
+    }
+    anyhow::bail!("{arg}: not an operator folder and not a built-in operator (see {})", builtin_ops_dir().display())
+}
+
+pub fn run(args: EvalArgs) -> Result<Status> {
+    let dirs = if args.ops.is_empty() {
+        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
+    } else {
+        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+    };
+    let case = args.case.map(|c| match c.parse::<usize>() {
+        Ok(i) => CaseSelector::Index(i),
+        Err(_) => CaseSelector::Name(c),
+    });
+    let cfg = CheckConfig { case, seed: args.seed };
+    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let mut packages = Vec::new();
+    for dir in &dirs {
+        packages.push(OpPackage::load(dir)?);
+    }
+    let mut checks = Vec::new();
+    let mut all_passed = true;
+    for pkg in &packages {
+        let check = eval::check_op(&device, pkg, &cfg)?;
+        all_passed &= check.passed();
+        if !args.json {
+            print_text(&check, &device);
+        }
+        checks.push(check);
+    }
+    if args.json {
+        let doc = if checks.len() == 1 && !args.ops.is_empty() {
+            eval::to_json(&checks[0])
+        } else {
+            serde_json::json!({ "operators": checks.iter().map(eval::to_json).collect::<Vec<_>>() })
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else if checks.len() > 1 {
+        let passed = checks.iter().filter(|c| c.passed()).count();
+        println!("{passed}/{} operators passed", checks.len());
+    }
+    Ok(if all_passed { Status::Ok } else { Status::Failed })
+}
+
+fn print_text(check: &OpCheck, device: &dyn Device) {
+    match &check.build {
+        Ok(a) => println!(
+            "{} on {}: built{}",
+            check.op,
+            device.name(),
+            if a.cached { " (cached)".to_string() } else { format!(" in {} ms", a.compile_ms) }
+        ),
+        Err(DeviceError::Compile { summary, diagnostics }) => {
+            println!("{}: COMPILE ERROR: {summary}", check.op);
+            for line in diagnostics.lines().take(20) {
+                println!("    {line}");
+            }
+            return;
+        }
+        Err(e) => {
+            println!("{}: BUILD FAILED: {e}", check.op);
+            return;
+        }
+    }
+    for c in &check.cases {
+        let head = format!("  {:<24} {:<44}", c.name, c.signature);
+        match &c.verdict {
+            CaseVerdict::Pass | CaseVerdict::Mismatch => {
+                let label = if c.verdict.passed() { "PASS" } else { "FAIL" };
+                let worst_abs = c.outputs.iter().map(|o| o.report.max_abs_err).fold(0.0, f64::max);
+                let worst_rel = c.outputs.iter().map(|o| o.report.max_rel_err).fold(0.0, f64::max);
+                let bad: usize = c.outputs.iter().map(|o| o.report.mismatches).sum();
+                let total: usize = c.outputs.iter().map(|o| o.report.total).sum();
+                let blocks = c.run.as_ref().map(|r| r.tiling.block_dim).unwrap_or(0);
+                println!(
+                    "{head} {label}  max abs {worst_abs:.2e}  max rel {worst_rel:.2e}  {bad}/{total} bad  blocks {blocks}  {} ms",
+                    c.run_ms
+                );
+                for o in c.outputs.iter().filter(|o| !o.report.passed()) {
+                    println!("      {}: {}", o.name, o.report);
+                }
+            }
+            CaseVerdict::RunFailed(o) => println!("{head} FAIL  {}", o.summary()),
+            CaseVerdict::GoldenFailed(m) => println!("{head} FAIL  golden: {m}"),
+        }
+        if let Some(r) = &c.run {
+            for f in &r.findings {
+                println!("      note ({}): {}", f.kind, f.message);
+            }
+        }
+    }
+}

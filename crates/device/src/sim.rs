@@ -1,0 +1,180 @@
+//! The built-in device: g++ + the Ascend 910B2 simulator, each launch in a
+//! sandboxed worker process.
+
+use crate::{Artifact, Device, DeviceError, RunOutcome, RunRequest, RunResult};
+use ascendopt_op::package::OpPackage;
+use ascendopt_op::Tensor;
+use ascendopt_sim::build::{self, BuildCache, BuildError, BuildRequest, Toolchain};
+use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform};
+use ascendopt_sim::timing::HwProfile;
+use ascendopt_sim::worker::{self, WorkerLimits, WorkerOutcome};
+
+/// Everything the simulator device needs.
+#[derive(Debug, Clone)]
+pub struct SimDeviceConfig {
+    /// The hardware profile (platform sizes and timing).
+    pub hw: HwProfile,
+    /// Where compiled libraries are cached.
+    pub cache: BuildCache,
+    /// Compiler and emulation headers.
+    pub toolchain: Toolchain,
+    /// Limits of each worker run.
+    pub limits: WorkerLimits,
+    /// Instruction limit per block (catches endless loops that call APIs).
+    pub max_instrs_per_block: u64,
+}
+
+impl SimDeviceConfig {
+    /// The 910B2 profile, the cache from the environment, standard limits.
+    pub fn standard() -> Result<SimDeviceConfig, DeviceError> {
+        let hw = HwProfile::builtin("ascend910b2").map_err(|e| DeviceError::Setup {
+            message: e.to_string(),
+        })?;
+        let cache = BuildCache::from_env().map_err(|e| DeviceError::Setup {
+            message: e.to_string(),
+        })?;
+        Ok(SimDeviceConfig {
+            hw,
+            cache,
+            toolchain: Toolchain::from_env(),
+            limits: WorkerLimits::standard(),
+            max_instrs_per_block: 4_000_000,
+        })
+    }
+}
+
+/// The simulator device.
+#[derive(Debug, Clone)]
+pub struct SimDevice {
+    config: SimDeviceConfig,
+    platform: Platform,
+}
+
+impl SimDevice {
+    /// A device with this configuration.
+    pub fn new(config: SimDeviceConfig) -> SimDevice {
+        let platform = Platform::from_hw(&config.hw);
+        SimDevice { config, platform }
+    }
+
+    /// The hardware profile.
+    pub fn hw(&self) -> &HwProfile {
+        &self.config.hw
+    }
+}
+
+fn to_job_tensor(t: &Tensor) -> JobTensor {
+    JobTensor {
+        dtype: t.dtype,
+        shape: t.shape.iter().map(|&d| d as i64).collect(),
+        data: t.data.clone(),
+    }
+}
+
+impl Device for SimDevice {
+    fn name(&self) -> String {
+        format!("sim-{}", self.config.hw.name)
+    }
+
+    fn platform(&self) -> &Platform {
+        &self.platform
+    }
+
+    fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
+        let spec = &package.spec;
+        let req = BuildRequest {
+            toolchain: self.config.toolchain.clone(),
+            host_sources: package.host_sources.clone(),
+            kernel_sources: package.kernel_sources.clone(),
+            include_dirs: vec![package.dir.join("op_host"), package.dir.join("op_kernel")],
+            tiling_header: package.tiling_header.clone(),
+            defines: Vec::new(),
+            timeout: build::DEFAULT_COMPILE_TIMEOUT,
+        };
+        let setup = |e: BuildError| DeviceError::Setup { message: e.to_string() };
+        match build::build(&req, &self.config.cache) {
+            Ok(b) => Ok(Artifact {
+                key: b.key,
+                host_lib: b.host_lib,
+                kernel_lib: b.kernel_lib,
+                kernel_name: spec.kernel.clone(),
+                op_type: spec.op_type.clone(),
+                cached: b.cached,
+                compile_ms: b.host_ms.max(b.kernel_ms),
+            }),
+            Err(e @ BuildError::Compile { .. }) => {
+                let diagnostics = match &e {
+                    BuildError::Compile { diagnostics, .. } => diagnostics.clone(),
+                    _ => String::new(),
+                };
+                Err(DeviceError::Compile {
+                    summary: e.to_string(),
+                    diagnostics,
+                })
+            }
+            Err(e @ BuildError::Timeout { .. }) => Err(DeviceError::Compile {
+                summary: e.to_string(),
+                diagnostics: String::new(),
+            }),
+            Err(e) => Err(setup(e)),
+        }
+    }
+
+    fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome {
+        let job = LaunchJob {
+            host_lib: artifact.host_lib.clone(),
+            kernel_lib: artifact.kernel_lib.clone(),
+            kernel_name: artifact.kernel_name.clone(),
+            op_type: Some(artifact.op_type.clone()),
+            inputs: request.inputs.iter().map(to_job_tensor).collect(),
+            outputs: request.outputs.iter().map(to_job_tensor).collect(),
+            attrs: request.attrs.clone(),
+            platform: self.platform.clone(),
+            seed: request.seed,
+            max_instrs_per_block: self.config.max_instrs_per_block,
+        };
+        match worker::run_job(&job, &self.config.limits) {
+            WorkerOutcome::Finished(out) => {
+                let outputs = request
+                    .outputs
+                    .iter()
+                    .zip(out.outputs)
+                    .map(|(req, data)| Tensor {
+                        dtype: req.dtype,
+                        shape: req.shape.clone(),
+                        data,
+                    })
+                    .collect();
+                RunOutcome::Finished(RunResult {
+                    outputs,
+                    tiling: out.tiling,
+                    trace: Some(out.trace),
+                    findings: out.findings,
+                    printed: out.printed,
+                })
+            }
+            WorkerOutcome::Failed(LaunchFailure::Tiling { message }) => RunOutcome::TilingFailed { message },
+            WorkerOutcome::Failed(LaunchFailure::Load { what, message }) => RunOutcome::DeviceFailed {
+                message: format!("cannot load {what}: {message}"),
+            },
+            WorkerOutcome::Failed(LaunchFailure::Fault { block, message, loc }) => {
+                RunOutcome::Fault { block, message, loc }
+            }
+            WorkerOutcome::Crashed {
+                signal_name,
+                stderr_tail,
+                ..
+            } => RunOutcome::Crashed {
+                signal: signal_name,
+                detail: stderr_tail,
+            },
+            WorkerOutcome::TimedOut { after_ms, .. } => RunOutcome::TimedOut { after_ms },
+            WorkerOutcome::OutOfMemory { stderr_tail } => RunOutcome::OutOfMemory { detail: stderr_tail },
+            WorkerOutcome::Exited { code, stderr_tail } => RunOutcome::Crashed {
+                signal: format!("exit({code})"),
+                detail: stderr_tail,
+            },
+            WorkerOutcome::WorkerError { message } => RunOutcome::DeviceFailed { message },
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Checking an operator package on a device: build it, run every case with
+//! fresh random inputs against the golden reference, and compare every
+//! element (the engine of `ascendopt eval`).
+//!
+//! Outputs are poisoned before launch, so an output element the kernel never
+//! wrote is reported as such; on-chip memory and the workspace start as
+//! seeded garbage.
+
+use ascendopt_device::{Artifact, Device, DeviceError, RunOutcome, RunRequest, RunResult};
+use ascendopt_op::compare::{compare, poisoned, CompareReport};
+use ascendopt_op::gen::gen_inputs;
+use ascendopt_op::package::OpPackage;
+use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::Tensor;
+use ascendopt_sim::launch::{self as launch, JobAttr};
+use std::time::Instant;
+
+/// Which cases to check, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckConfig {
+    /// Only the case with this index (0-based) or name; None = every case.
+    pub case: Option<CaseSelector>,
+    /// Seed of the inputs and of the on-chip garbage.
+    pub seed: u64,
+}
+
+/// A case picked by index or name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaseSelector {
+    /// 0-based position in op.toml.
+    Index(usize),
+    /// Case name.
+    Name(String),
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaseVerdict {
+    /// Every element of every output matched.
+    Pass,
+    /// Some element differs beyond tolerance (or was never written).
+    Mismatch,
+    /// The launch did not finish (fault, crash, time-out, tiling error).
+    RunFailed(RunOutcome),
+    /// The golden reference could not be computed for this case.
+    GoldenFailed(String),
+}
+
+impl CaseVerdict {
+    /// True for [`CaseVerdict::Pass`].
+    pub fn passed(&self) -> bool {
+        matches!(self, CaseVerdict::Pass)
+    }
+
+    /// Short label (`pass`, `mismatch`, `fault`, ...).
+    pub fn label(&self) -> &'static str {
+        match self {
+            CaseVerdict::Pass => "pass",
+            CaseVerdict::Mismatch => "mismatch",
+            CaseVerdict::GoldenFailed(_) => "golden-error",
+            CaseVerdict::RunFailed(o) => match o {
+                RunOutcome::Finished(_) => "finished",
+                RunOutcome::TilingFailed { .. } => "tiling-error",
+                RunOutcome::Fault { .. } => "fault",
+                RunOutcome::Crashed { .. } => "crash",
+                RunOutcome::TimedOut { .. } => "timeout",
+                RunOutcome::OutOfMemory { .. } => "out-of-memory",
+                RunOutcome::DeviceFailed { .. } => "device-error",
+            },
+        }
+    }
+}
+
+/// One output of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputCheck {
+    /// Output name.
+    pub name: String,
+    /// The comparison.
+    pub report: CompareReport,
+}
+
+/// The check of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseCheck {
+    /// Case name.
+    pub name: String,
+    /// Input shapes and dtypes, e.g. `x: float16[48, 1024]`.
+    pub signature: String,
+    /// Verdict.
+    pub verdict: CaseVerdict,
+    /// Per-output comparisons (empty when the run failed).
+    pub outputs: Vec<OutputCheck>,
+    /// The run, when it finished.
+    pub run: Option<RunResult>,
+    /// Wall time of the launch in ms.
+    pub run_ms: u64,
+}
+
+/// The check of one operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpCheck {
+    /// Operator name.
+    pub op: String,
+    /// The build, or why it failed.
+    pub build: Result<Artifact, DeviceError>,
+    /// Per-case results (empty when the build failed).
+    pub cases: Vec<CaseCheck>,
+}
+
+impl OpCheck {
+    /// True when the build worked and every case passed.
+    pub fn passed(&self) -> bool {
+        self.build.is_ok() && self.cases.iter().all(|c| c.verdict.passed())
+    }
+}
+
+/// Error selecting cases.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{op}: {message}")]
+pub struct SelectError {
+    /// Operator.
+    pub op: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The cases `cfg` selects from `package`.
+pub fn select_cases<'a>(package: &'a OpPackage, cfg: &CheckConfig) -> Result<Vec<&'a Case>, SelectError> {
+    let cases = package.cases();
+    let err = |message: String| SelectError {
+        op: package.name().to_string(),
+        message,
+    };
+    match &cfg.case {
+        None => Ok(cases.iter().collect()),
+        Some(CaseSelector::Index(i)) => cases.get(*i).map(|c| vec![c]).ok_or_else(|| {
+            err(format!(
+                "no case {i}: the operator has {} case(s), numbered from 0",
+                cases.len()
+            ))
+        }),
+        Some(CaseSelector::Name(n)) => package.case(n).map(|c| vec![c]).ok_or_else(|| {
+            let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+            err(format!("no case named `{n}`; cases: {}", names.join(", ")))
+        }),
+    }
+}
+
+/// Converts op.toml attribute values to the launch's.
+pub fn job_attrs(case: &Case) -> Vec<JobAttr> {
+    case.attrs
+        .iter()
+        .map(|(name, v)| JobAttr {
+            name: name.clone(),
+            value: match v {
+                AttrValue::Int(i) => launch::AttrValue::Int(*i),
+                AttrValue::Float(f) => launch::AttrValue::Float(*f),
+                AttrValue::Bool(b) => launch::AttrValue::Bool(*b),
+                AttrValue::Str(s) => launch::AttrValue::Str(s.clone()),
+                AttrValue::ListInt(l) => launch::AttrValue::ListInt(l.clone()),
+                AttrValue::ListFloat(l) => launch::AttrValue::ListFloat(l.clone()),
+            },
+        })
+        .collect()
+}
+
+fn signature(case: &Case) -> String {
+    case.inputs
+        .iter()
+        .map(|i| {
+            let dims: Vec<String> = i.shape.iter().map(|d| d.to_string()).collect();
+            format!("{}: {}[{}]", i.name, i.dtype, dims.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Inputs, golden outputs and poisoned output buffers of one case.
+pub struct Prepared {
+    /// Inputs in kernel order.
+    pub inputs: Vec<Tensor>,
+    /// Expected outputs.
+    pub expected: Vec<Tensor>,
+    /// The request to launch.
+    pub request: RunRequest,
+}
+
+/// Generates inputs for `case` with `seed` and computes the golden.
+pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepared, String> {
+    let inputs = gen_inputs(case, seed);
+    let expected = package.golden(case, &inputs).map_err(|e| e.to_string())?;
+    let outputs = expected.iter().map(|t| poisoned(t.dtype, &t.shape)).collect();
+    Ok(Prepared {
+        request: RunRequest {
+            inputs: inputs.clone(),
+            outputs,
+            attrs: job_attrs(case),
+            seed,
+        },
+        inputs,
+        expected,
+    })
+}
+
+/// Runs one case on an already built artifact.
+pub fn check_case(device: &dyn Device, artifact: &Artifact, package: &OpPackage, case: &Case, seed: u64) -> CaseCheck {
+    let mut check = CaseCheck {
+        name: case.name.clone(),
+        signature: signature(case),
+        verdict: CaseVerdict::Pass,
+        outputs: Vec::new(),
+        run: None,
+        run_ms: 0,
+    };
+    let prepared = match prepare_case(package, case, seed) {
+        Ok(p) => p,
+        Err(e) => {
+            check.verdict = CaseVerdict::GoldenFailed(e);
+            return check;
+        }
+    };
+    let start = Instant::now();
+    let outcome = device.run(artifact, &prepared.request);
+    check.run_ms = start.elapsed().as_millis() as u64;
+    let result = match outcome {
+        RunOutcome::Finished(r) => r,
+        other => {
+            check.verdict = CaseVerdict::RunFailed(other);
+            return check;
+        }
+    };
+    for ((expected, actual), out) in prepared.expected.iter().zip(&result.outputs).zip(&case.outputs) {
+        match compare(expected, actual, out.tolerance) {
+            Ok(report) => {
+                if !report.passed() {
+                    check.verdict = CaseVerdict::Mismatch;
+                }
+                check.outputs.push(OutputCheck {
+                    name: out.name.clone(),
+                    report,
+                });
+            }
+            Err(e) => {
+                check.verdict = CaseVerdict::GoldenFailed(e.to_string());
+            }
+        }
+    }
+    check.run = Some(result);
+    check
+}
+
+/// Builds `package` on `device` and checks the selected cases.
+pub fn check_op(device: &dyn Device, package: &OpPackage, cfg: &CheckConfig) -> Result<OpCheck, SelectError> {
+    let cases = select_cases(package, cfg)?;
+    let build = device.build(package);
+    let checks = match &build {
+        Ok(artifact) => cases
+            .iter()
+            .enumerate()
+            .map(|(i, case)| check_case(device, artifact, package, case, cfg.seed.wrapping_add(i as u64)))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    Ok(OpCheck {
+        op: package.name().to_string(),
+        build,
+        cases: checks,
+    })
+}
+
+fn report_json(r: &CompareReport) -> serde_json::Value {
+    serde_json::json!({
+        "dtype": r.dtype.name(),
+        "atol": r.tolerance.atol,
+        "rtol": r.tolerance.rtol,
+        "total": r.total,
+        "mismatches": r.mismatches,
+        "max_abs_err": finite_or_null(r.max_abs_err),
+        "max_rel_err": finite_or_null(r.max_rel_err),
+        "unwritten": r.unwritten,
+        "first_bad": r.first_bad.as_ref().map(|b| serde_json::json!({
+            "index": b.index,
+            "multi_index": b.multi_index,
+            "expected": b.expected.to_string(),
+            "actual": b.actual.to_string(),
+        })),
+    })
+}
+
+fn finite_or_null(v: f64) -> serde_json::Value {
+    if v.is_finite() {
+        serde_json::json!(v)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+/// The JSON document of `ascendopt eval --json` for one operator.
+pub fn to_json(check: &OpCheck) -> serde_json::Value {
+    let build = match &check.build {
+        Ok(a) => serde_json::json!({ "ok": true, "cached": a.cached, "compile_ms": a.compile_ms, "key": a.key }),
+        Err(DeviceError::Compile { summary, diagnostics }) => {
+            serde_json::json!({ "ok": false, "error": summary, "diagnostics": diagnostics })
+        }
+        Err(e) => serde_json::json!({ "ok": false, "error": e.to_string() }),
+    };
+    let cases: Vec<serde_json::Value> = check
+        .cases
+        .iter()
+        .map(|c| {
+            let detail = match &c.verdict {
+                CaseVerdict::RunFailed(o) => Some(o.summary()),
+                CaseVerdict::GoldenFailed(m) => Some(m.clone()),
+                _ => None,
+            };
+            serde_json::json!({
+                "name": c.name,
+                "inputs": c.signature,
+                "verdict": c.verdict.label(),
+                "detail": detail,
+                "run_ms": c.run_ms,
+                "block_dim": c.run.as_ref().map(|r| r.tiling.block_dim),
+                "tiling_key": c.run.as_ref().map(|r| r.tiling.tiling_key),
+                "findings": c.run.as_ref().map(|r| r.findings.iter().map(|f| serde_json::json!({"kind": f.kind, "message": f.message})).collect::<Vec<_>>()),
+                "outputs": c.outputs.iter().map(|o| {
+                    let mut v = report_json(&o.report);
+                    v["name"] = serde_json::json!(o.name);
+                    v
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "op": check.op,
+        "passed": check.passed(),
+        "build": build,
+        "cases": cases,
+    })
+}

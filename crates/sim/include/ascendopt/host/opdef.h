@@ -1,0 +1,384 @@
+// ascendopt host (op_host) emulation: the operator prototype builder
+// (ops::OpDef, OpParamDef, OpAttrDef, OpAICoreDef, OpAICoreConfig) and
+// OP_ADD, which registers an OpDef for host_entry.cpp to find.
+//
+// Clean-room, from the AscendC guide 6.4.3 (原型注册与管理). The builder
+// records what the simulator uses (inputs and outputs with their dtypes,
+// attributes with types and defaults, the tiling function) and accepts the
+// options that do not change what a launch computes. Options that would
+// (InitValue, AICPU/MC2 definitions, ...) fail to compile with a message.
+//
+// The member functions that are not templates live in host_entry.cpp.
+#ifndef ASCENDOPT_HOST_OPDEF_H
+#define ASCENDOPT_HOST_OPDEF_H
+
+#include "context.h"
+
+// Graph-mode checks (SetCheckSupport / SetOpSelectFormat) take these; the
+// simulator never calls such functions, so the types only need to compile.
+namespace ge {
+class AscendString {
+ public:
+  AscendString(const char* s = "") : s_(s != nullptr ? s : "") {}
+  const char* GetString() const { return s_; }
+
+ private:
+  const char* s_;
+};
+class Shape {
+ public:
+  size_t GetDimNum() const { return 0; }
+  int64_t GetDim(size_t) const { return 0; }
+  int64_t GetShapeSize() const { return 0; }
+};
+class TensorDesc {
+ public:
+  Shape GetShape() const { return Shape(); }
+  Shape GetOriginShape() const { return Shape(); }
+  DataType GetDataType() const { return DT_UNDEFINED; }
+  Format GetFormat() const { return FORMAT_ND; }
+  Format GetOriginFormat() const { return FORMAT_ND; }
+};
+class Operator {
+ public:
+  TensorDesc GetInputDesc(uint32_t) const { return TensorDesc(); }
+  TensorDesc GetOutputDesc(uint32_t) const { return TensorDesc(); }
+  TensorDesc GetInputDescByName(const char*) const { return TensorDesc(); }
+  TensorDesc GetOutputDescByName(const char*) const { return TensorDesc(); }
+  size_t GetInputsSize() const { return 0; }
+  size_t GetOutputsSize() const { return 0; }
+  template <class T>
+  graphStatus GetAttr(const char*, T&) const {
+    return GRAPH_FAILED;
+  }
+};
+}  // namespace ge
+
+namespace ops {
+class OpDef;
+}
+
+namespace ascendopt {
+namespace host {
+constexpr size_t kMaxParams = 32;
+constexpr size_t kMaxAttrs = 32;
+constexpr size_t kMaxTypeList = 64;
+
+// One OP_ADD: a name and how to build the OpDef (at the first tiling call,
+// inside the simulator's error handling, not at library load).
+struct OpRegistration {
+  const char* name;
+  ops::OpDef* (*create)();
+  OpRegistration* next;
+  OpRegistration(const char* op_name, ops::OpDef* (*factory)());
+};
+}  // namespace host
+}  // namespace ascendopt
+
+namespace ops {
+enum Option { IGNORE = 0, OPTIONAL = 1, REQUIRED = 2, DYNAMIC = 3, VIRTUAL = 4 };
+enum class FollowType { ALL = 0, DTYPE = 1, FORMAT = 2, SHAPE = 3, INVALID_TYPE };
+enum class DependScope { ALL = 0, TILING = 1, INVALID_SCOPE };
+enum class FormatCheckOption { DEFAULT = 0, STRICT = 1, MAX };
+enum class CommentSection { LABEL = 0, BRIEF, CONSTRAINTS, RESTRICTIONS, SEE, THIRDPARTYFWKCOMPAT, CATEGORY, END };
+enum class ScalarType : uint32_t {
+  UINT64 = 0,
+  INT64 = 1,
+  UINT32 = 2,
+  INT32 = 3,
+  UINT16 = 4,
+  INT16 = 5,
+  UINT8 = 6,
+  INT8 = 7,
+  FLOAT32 = 8,
+  FLOAT16 = 9,
+  INVALID_DTYPE = 0xFFFFFFFFu
+};
+struct ScalarVar {
+  ScalarType type = ScalarType::INVALID_DTYPE;
+  double value = 0.0;
+  ScalarVar() = default;
+  template <class V>
+  ScalarVar(ScalarType t, V v) : type(t), value((double)v) {}
+};
+
+// An input or output of the prototype.
+class OpParamDef {
+ public:
+  OpParamDef() = default;
+  explicit OpParamDef(const char* name);
+
+  OpParamDef& ParamType(Option param_type);
+  OpParamDef& DataType(std::initializer_list<ge::DataType> types);
+  template <class C>
+  OpParamDef& DataType(const C& types) {
+    n_dtypes_ = 0;
+    for (auto t : types) add_dtype(t);
+    return *this;
+  }
+  OpParamDef& DataTypeList(std::initializer_list<ge::DataType> types);
+  template <class C>
+  OpParamDef& DataTypeList(const C& types) {
+    n_dtypes_ = 0;
+    dtype_list_ = true;
+    for (auto t : types) add_dtype(t);
+    return *this;
+  }
+  template <class C>
+  OpParamDef& DataTypeForBinQuery(const C&) {
+    return *this;
+  }
+  OpParamDef& DataTypeForBinQuery(std::initializer_list<ge::DataType>) { return *this; }
+  OpParamDef& Format(std::initializer_list<ge::Format> formats);
+  template <class C>
+  OpParamDef& Format(const C& formats) {
+    n_formats_ = 0;
+    for (auto f : formats) add_format(f);
+    return *this;
+  }
+  OpParamDef& FormatList(std::initializer_list<ge::Format> formats) { return Format(formats); }
+  template <class C>
+  OpParamDef& FormatList(const C& formats) {
+    return Format(formats);
+  }
+  template <class C>
+  OpParamDef& FormatForBinQuery(const C&) {
+    return *this;
+  }
+  OpParamDef& FormatForBinQuery(std::initializer_list<ge::Format>) { return *this; }
+  OpParamDef& UnknownShapeFormat(std::initializer_list<ge::Format>) { return *this; }
+  template <class C>
+  OpParamDef& UnknownShapeFormat(const C&) {
+    return *this;
+  }
+  OpParamDef& ValueDepend(Option) { return *this; }
+  OpParamDef& ValueDepend(Option, DependScope) { return *this; }
+  OpParamDef& AutoContiguous() { return *this; }
+  OpParamDef& IgnoreContiguous() { return *this; }
+  OpParamDef& Scalar() { return *this; }
+  OpParamDef& ScalarList() { return *this; }
+  OpParamDef& To(ge::DataType) { return *this; }
+  OpParamDef& To(const char*) { return *this; }
+  OpParamDef& Version(uint32_t) { return *this; }
+  OpParamDef& Comment(const char*) { return *this; }
+  OpParamDef& Follow(const char* param_name);
+  OpParamDef& Follow(const char* param_name, FollowType) { return Follow(param_name); }
+  // Outputs cleared or set before the launch: the simulator's outputs start
+  // poisoned, so accepting this silently would break the kernel.
+  template <class T0 = void>
+  OpParamDef& InitValue(uint64_t) {
+    static_assert(::ascendopt::host::always_false<T0>,
+                  "not supported by the ascendopt simulator: OpParamDef::InitValue");
+    return *this;
+  }
+  template <class T0 = void>
+  OpParamDef& InitValue(const ScalarVar&) {
+    static_assert(::ascendopt::host::always_false<T0>,
+                  "not supported by the ascendopt simulator: OpParamDef::InitValue");
+    return *this;
+  }
+  template <class T0 = void>
+  OpParamDef& InitValue(std::initializer_list<ScalarVar>) {
+    static_assert(::ascendopt::host::always_false<T0>,
+                  "not supported by the ascendopt simulator: OpParamDef::InitValue");
+    return *this;
+  }
+  template <class T0 = void>
+  OpParamDef& OutputShapeDependOnCompute() {
+    static_assert(::ascendopt::host::always_false<T0>,
+                  "not supported by the ascendopt simulator: OpParamDef::OutputShapeDependOnCompute");
+    return *this;
+  }
+
+  // ---- state ----
+  void add_dtype(ge::DataType t);
+  void add_format(ge::Format f);
+  const char* name_ = "";
+  Option param_type_ = REQUIRED;
+  ge::DataType dtypes_[::ascendopt::host::kMaxTypeList] = {};
+  size_t n_dtypes_ = 0;
+  bool dtype_list_ = false;
+  ge::Format formats_[::ascendopt::host::kMaxTypeList] = {};
+  size_t n_formats_ = 0;
+  const char* follow_ = nullptr;
+  const char* error_ = nullptr;
+};
+
+// An attribute of the prototype, with its type and default.
+class OpAttrDef {
+ public:
+  OpAttrDef() = default;
+  explicit OpAttrDef(const char* name);
+
+  OpAttrDef& AttrType(Option attr_type);
+  OpAttrDef& Bool();
+  OpAttrDef& Bool(bool value);
+  OpAttrDef& Float();
+  OpAttrDef& Float(float value);
+  OpAttrDef& Int();
+  OpAttrDef& Int(int64_t value);
+  OpAttrDef& String();
+  OpAttrDef& String(const char* value);
+  OpAttrDef& ListBool();
+  OpAttrDef& ListBool(std::initializer_list<bool> values);
+  template <class C>
+  OpAttrDef& ListBool(const C& values) {
+    begin_list(::ascendopt::host::AttrKind::ListBool);
+    for (bool v : values) push_bool(v);
+    return *this;
+  }
+  OpAttrDef& ListFloat();
+  OpAttrDef& ListFloat(std::initializer_list<float> values);
+  template <class C>
+  OpAttrDef& ListFloat(const C& values) {
+    begin_list(::ascendopt::host::AttrKind::ListFloat);
+    for (float v : values) push_float(v);
+    return *this;
+  }
+  OpAttrDef& ListInt();
+  OpAttrDef& ListInt(std::initializer_list<int64_t> values);
+  template <class C>
+  OpAttrDef& ListInt(const C& values) {
+    begin_list(::ascendopt::host::AttrKind::ListInt);
+    for (int64_t v : values) push_int(v);
+    return *this;
+  }
+  OpAttrDef& Version(uint32_t) { return *this; }
+  OpAttrDef& Comment(const char*) { return *this; }
+  ASCENDOPT_HOST_UNSUPPORTED(ListListInt, "OpAttrDef::ListListInt")
+
+  // ---- state ----
+  void set_kind(::ascendopt::host::AttrKind kind);
+  void begin_list(::ascendopt::host::AttrKind kind);
+  void push_int(int64_t v);
+  void push_float(float v);
+  void push_bool(bool v);
+  const char* name_ = "";
+  Option attr_type_ = OPTIONAL;
+  ::ascendopt::host::AttrKind kind_ = ::ascendopt::host::AttrKind::None;
+  bool has_default_ = false;
+  int64_t default_i_ = 0;
+  float default_f_ = 0.0f;
+  bool default_b_ = false;
+  const char* default_s_ = "";
+  void* default_list_ = nullptr;  // malloc'ed int64_t / float / bool array
+  size_t default_len_ = 0;
+};
+
+// Per-SoC configuration; the flags are compile options of CANN's build and
+// change nothing in the simulator.
+class OpAICoreConfig {
+ public:
+  OpAICoreConfig() = default;
+  explicit OpAICoreConfig(const char*) {}
+  OpParamDef& Input(const char* name);
+  OpParamDef& Output(const char* name);
+  OpAICoreConfig& DynamicCompileStaticFlag(bool) { return *this; }
+  OpAICoreConfig& DynamicFormatFlag(bool) { return *this; }
+  OpAICoreConfig& DynamicRankSupportFlag(bool) { return *this; }
+  OpAICoreConfig& DynamicShapeSupportFlag(bool) { return *this; }
+  OpAICoreConfig& NeedCheckSupportFlag(bool) { return *this; }
+  OpAICoreConfig& PrecisionReduceFlag(bool) { return *this; }
+  OpAICoreConfig& ExtendCfgInfo(const char*, const char*) { return *this; }
+
+  // ---- state ----
+  OpParamDef params_[::ascendopt::host::kMaxParams];
+  size_t n_params_ = 0;
+  const char* error_ = nullptr;
+};
+
+class OpAICoreDef {
+ public:
+  OpAICoreDef& SetTiling(gert::OpImplRegisterV2::TilingKernelFunc func) {
+    tiling_ = func;
+    return *this;
+  }
+  // Graph-mode callbacks, never called by the simulator.
+  template <class F>
+  OpAICoreDef& SetTilingParse(F) {
+    return *this;
+  }
+  template <class F>
+  OpAICoreDef& SetCheckSupport(F) {
+    return *this;
+  }
+  template <class F>
+  OpAICoreDef& SetOpSelectFormat(F) {
+    return *this;
+  }
+  template <class F>
+  OpAICoreDef& SetOpSupportInfo(F) {
+    return *this;
+  }
+  template <class F>
+  OpAICoreDef& SetOpSpecInfo(F) {
+    return *this;
+  }
+  void AddConfig(const char*) {}
+  // A configuration that redefines inputs or outputs for a SoC disables the
+  // simulator's dtype check against the top-level definition.
+  void AddConfig(const char*, OpAICoreConfig& config) {
+    if (config.n_params_ > 0) config_redefines_params_ = true;
+  }
+
+  // ---- state ----
+  gert::OpImplRegisterV2::TilingKernelFunc tiling_ = nullptr;
+  bool config_redefines_params_ = false;
+};
+
+// The operator prototype. A user's op class derives from it and fills it in
+// its constructor; OP_ADD registers it.
+class OpDef {
+ public:
+  explicit OpDef(const char* type);
+  virtual ~OpDef() = default;
+
+  OpParamDef& Input(const char* name);
+  OpParamDef& Output(const char* name);
+  OpAttrDef& Attr(const char* name);
+  OpDef& SetInferShape(gert::OpImplRegisterV2::InferShapeKernelFunc func) {
+    infer_shape_ = func;
+    return *this;
+  }
+  OpDef& SetInferShapeRange(gert::OpImplRegisterV2::InferShapeRangeKernelFunc) { return *this; }
+  OpDef& SetInferDataType(gert::OpImplRegisterV2::InferDataTypeKernelFunc func) {
+    infer_dtype_ = func;
+    return *this;
+  }
+  OpAICoreDef& AICore() { return aicore_; }
+  OpDef& EnableFallBack() { return *this; }
+  OpDef& FormatMatchMode(FormatCheckOption) { return *this; }
+  template <class... A>
+  OpDef& Comment(A&&...) {
+    return *this;
+  }
+  ASCENDOPT_HOST_UNSUPPORTED(AICPU, "OpDef::AICPU")
+  ASCENDOPT_HOST_UNSUPPORTED(HostCPU, "OpDef::HostCPU")
+  ASCENDOPT_HOST_UNSUPPORTED(MC2, "OpDef::MC2")
+
+  // ---- state ----
+  const char* type_ = "";
+  OpParamDef inputs_[::ascendopt::host::kMaxParams];
+  size_t n_inputs_ = 0;
+  OpParamDef outputs_[::ascendopt::host::kMaxParams];
+  size_t n_outputs_ = 0;
+  OpAttrDef attrs_[::ascendopt::host::kMaxAttrs];
+  size_t n_attrs_ = 0;
+  OpAICoreDef aicore_;
+  gert::OpImplRegisterV2::InferShapeKernelFunc infer_shape_ = nullptr;
+  gert::OpImplRegisterV2::InferDataTypeKernelFunc infer_dtype_ = nullptr;
+  const char* error_ = nullptr;  // first builder misuse (too many inputs, ...)
+};
+}  // namespace ops
+
+// Registers the prototype class `opType` (derived from ops::OpDef) under its
+// class name.
+#define OP_ADD(opType, ...)                                                                \
+  static ::ops::OpDef* ascendopt_create_op_##opType() {                                  \
+    static opType ascendopt_instance(#opType);                                           \
+    return &ascendopt_instance;                                                          \
+  }                                                                                      \
+  static ::ascendopt::host::OpRegistration ascendopt_op_registration_##opType(#opType,   \
+                                                                              &ascendopt_create_op_##opType)
+
+#endif

@@ -1,0 +1,7 @@
+// ascendopt host (op_host) emulation of CANN's exe_graph/runtime/infer_shape_context.h.
+#ifndef ASCENDOPT_EXE_GRAPH_RUNTIME_INFER_SHAPE_CONTEXT_H
+#define ASCENDOPT_EXE_GRAPH_RUNTIME_INFER_SHAPE_CONTEXT_H
+
+#include "../../ascendopt/host/context.h"
+
+#endif

@@ -1,0 +1,90 @@
+// ascendopt emulation of CANN's register/tilingdata_base.h: the TilingData
+// definition macros, for both sides of an operator.
+//
+// An op's `<name>_tiling.h` is compiled twice: into the host library (here
+// the struct gets set_/get_ accessors, SaveToBuffer and GetDataSize) and,
+// force-included with -DASCENDOPT_KERNEL_SIDE, into the kernel library
+// (GET_TILING_DATA reads the same struct from GM). On both sides the macros
+// expand to the same standard-layout struct: the fields are public members
+// named as declared, in declaration order, with natural C++ alignment, and
+// the struct's bytes are the tiling data (GetDataSize() == sizeof).
+// The constructor zeroes the whole struct, padding included, so the bytes
+// are deterministic.
+//
+// Clean-room, from the AscendC guide 6.4.4 (TilingData结构定义/注册).
+#ifndef ASCENDOPT_REGISTER_TILINGDATA_BASE_H
+#define ASCENDOPT_REGISTER_TILINGDATA_BASE_H
+
+#ifdef ASCENDOPT_KERNEL_SIDE
+#include "../ascendopt/kernel/tiling.h"
+#else
+#include "../ascendopt/host/core.h"
+#endif
+
+#ifdef ASCENDOPT_KERNEL_SIDE
+#define ASCENDOPT_TILING_HOST_METHODS(class_name)
+#else
+namespace ascendopt {
+namespace host {
+inline void save_tiling(void* buf, size_t capacity, const void* data, size_t size, const char* name) {
+  if (buf == nullptr) fail("%s::SaveToBuffer: the buffer is null", name);
+  if (size > capacity)
+    fail("%s::SaveToBuffer: the tiling data is %zu bytes, the buffer holds %zu", name, size, capacity);
+  memcpy(buf, data, size);
+}
+}  // namespace host
+}  // namespace ascendopt
+#define ASCENDOPT_TILING_HOST_METHODS(class_name)                                                 \
+  void SaveToBuffer(void* buf, size_t capacity) const {                                           \
+    ::ascendopt::host::save_tiling(buf, capacity, this, sizeof(*this), #class_name);               \
+  }                                                                                               \
+  size_t GetDataSize() const { return sizeof(*this); }
+#endif
+
+#define BEGIN_TILING_DATA_DEF(class_name)                      \
+  class class_name {                                           \
+   public:                                                     \
+    class_name() { memset((void*)this, 0, sizeof(*this)); }    \
+    ASCENDOPT_TILING_HOST_METHODS(class_name)
+
+#define TILING_DATA_FIELD_DEF(data_type, field_name)           \
+  data_type field_name;                                        \
+  void set_##field_name(data_type value) { field_name = value; } \
+  data_type get_##field_name() const { return field_name; }
+
+// set_ copies `arr_size` elements from the pointer (guide 6.4.4.2).
+#define TILING_DATA_FIELD_DEF_ARR(arr_type, arr_size, field_name)            \
+  arr_type field_name[arr_size];                                             \
+  void set_##field_name(const arr_type* values) {                            \
+    if (values != nullptr) memcpy(field_name, values, sizeof(field_name));   \
+  }                                                                          \
+  arr_type* get_##field_name() { return field_name; }                        \
+  const arr_type* get_##field_name() const { return field_name; }
+
+#define TILING_DATA_FIELD_DEF_STRUCT(struct_type, field_name)                     \
+  struct_type field_name;                                                        \
+  void set_##field_name(const struct_type& value) { field_name = value; }         \
+  struct_type& get_##field_name() { return field_name; }                          \
+  const struct_type& get_##field_name() const { return field_name; }
+
+#define END_TILING_DATA_DEF \
+  }                         \
+  ;
+
+#define ASCENDOPT_TILING_LAYOUT_CHECK(class_name)                                        \
+  static_assert(__is_standard_layout(class_name) && __is_trivially_copyable(class_name), \
+                "tiling struct " #class_name " must be standard-layout and trivially copyable");
+
+#ifdef ASCENDOPT_KERNEL_SIDE
+// Tiling structs are named unqualified in kernels, as CANN generates them
+// outside any namespace for the kernel.
+namespace optiling {}
+using namespace optiling;
+#define REGISTER_TILING_DATA_CLASS(op_type, class_name) \
+  ASCENDOPT_TILING_LAYOUT_CHECK(class_name)             \
+  ASCENDOPT_KERNEL_REGISTER_TILING_DATA_CLASS(op_type, class_name)
+#else
+#define REGISTER_TILING_DATA_CLASS(op_type, class_name) ASCENDOPT_TILING_LAYOUT_CHECK(class_name)
+#endif
+
+#endif

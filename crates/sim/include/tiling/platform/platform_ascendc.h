@@ -1,0 +1,8 @@
+// ascendopt host (op_host) emulation of CANN's
+// tiling/platform/platform_ascendc.h (platform_ascendc::PlatformAscendC).
+#ifndef ASCENDOPT_TILING_PLATFORM_PLATFORM_ASCENDC_H
+#define ASCENDOPT_TILING_PLATFORM_PLATFORM_ASCENDC_H
+
+#include "../../ascendopt/host/platform.h"
+
+#endif

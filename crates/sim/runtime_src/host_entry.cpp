@@ -1,0 +1,746 @@
+// ascendopt simulator: linked into every host (op_host) library. Holds the
+// OpDef registry filled by OP_ADD, the out-of-line parts of the OpDef
+// builder, and `ascendopt_host_tiling` (see ascendopt/host_abi.h): it finds
+// the registered op, builds a gert::TilingContext from the worker's request
+// (shapes, dtypes, attributes matched by name to the OpDef's Attr order with
+// the OpDef's defaults, platform), calls the tiling function and reports
+// what it set.
+//
+// Nothing escapes as an exception: request errors, API misuse inside the
+// tiling function (ascendopt::host::fail) and exceptions thrown by user code
+// all become a status != 0 with a message.
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <exception>
+
+#include "ascendopt/abi.h"
+#include "ascendopt/host_abi.h"
+#include "register/op_def_registry.h"
+
+namespace ascendopt {
+namespace host {
+
+// What fail() throws.
+struct HostFailure {
+  char message[900];
+};
+
+void fail(const char* fmt, ...) {
+  HostFailure f;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f.message, sizeof f.message, fmt, ap);
+  va_end(ap);
+  throw f;
+}
+
+// A request error (ASC_HOST_ERR_REQUEST) found before the tiling runs.
+struct RequestError {
+  char message[900];
+};
+
+[[noreturn]] static void request_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void request_error(const char* fmt, ...) {
+  RequestError e;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e.message, sizeof e.message, fmt, ap);
+  va_end(ap);
+  throw e;
+}
+
+const char* attr_kind_name(AttrKind k) {
+  switch (k) {
+    case AttrKind::Int:
+      return "Int";
+    case AttrKind::Float:
+      return "Float";
+    case AttrKind::Bool:
+      return "Bool";
+    case AttrKind::Str:
+      return "String";
+    case AttrKind::ListInt:
+      return "ListInt";
+    case AttrKind::ListFloat:
+      return "ListFloat";
+    case AttrKind::ListBool:
+      return "ListBool";
+    default:
+      return "untyped";
+  }
+}
+
+void attr_kind_error(const AttrSlot& slot, size_t index, const char* wanted) {
+  fail("GetAttrPointer<%s>(%zu): attribute '%s' is %s", wanted, index, slot.name, attr_kind_name(slot.kind));
+}
+
+// ---- registry ----------------------------------------------------------------
+static OpRegistration* g_registry_head = nullptr;
+
+OpRegistration::OpRegistration(const char* op_name, ops::OpDef* (*factory)())
+    : name(op_name), create(factory), next(g_registry_head) {
+  g_registry_head = this;
+}
+
+static const char* dup_str(const char* s) {
+  if (s == nullptr) return "";
+  char* d = strdup(s);
+  return d != nullptr ? d : "";
+}
+
+// ---- platform of the call in progress (PlatformAscendCManager) -------------
+static thread_local fe::PlatFormInfos* g_current_platform = nullptr;
+
+}  // namespace host
+}  // namespace ascendopt
+
+namespace platform_ascendc {
+PlatformAscendC* PlatformAscendCManager::GetInstance() {
+  static thread_local PlatformAscendC instance(nullptr);
+  if (ascendopt::host::g_current_platform == nullptr)
+    ascendopt::host::fail("PlatformAscendCManager::GetInstance() outside a tiling call");
+  instance = PlatformAscendC(ascendopt::host::g_current_platform);
+  return &instance;
+}
+PlatformAscendC* PlatformAscendCManager::GetInstance(const char*) { return GetInstance(); }
+}  // namespace platform_ascendc
+
+// ---- OpDef builder ------------------------------------------------------------
+namespace ops {
+using ascendopt::host::AttrKind;
+using ascendopt::host::dup_str;
+using ascendopt::host::kMaxAttrs;
+using ascendopt::host::kMaxParams;
+using ascendopt::host::kMaxTypeList;
+
+OpParamDef::OpParamDef(const char* name) : name_(dup_str(name)) {}
+OpParamDef& OpParamDef::ParamType(Option param_type) {
+  param_type_ = param_type;
+  return *this;
+}
+OpParamDef& OpParamDef::DataType(std::initializer_list<ge::DataType> types) {
+  n_dtypes_ = 0;
+  for (ge::DataType t : types) add_dtype(t);
+  return *this;
+}
+OpParamDef& OpParamDef::DataTypeList(std::initializer_list<ge::DataType> types) {
+  n_dtypes_ = 0;
+  dtype_list_ = true;
+  for (ge::DataType t : types) add_dtype(t);
+  return *this;
+}
+OpParamDef& OpParamDef::Format(std::initializer_list<ge::Format> formats) {
+  n_formats_ = 0;
+  for (ge::Format f : formats) add_format(f);
+  return *this;
+}
+OpParamDef& OpParamDef::Follow(const char* param_name) {
+  follow_ = dup_str(param_name);
+  return *this;
+}
+void OpParamDef::add_dtype(ge::DataType t) {
+  if (n_dtypes_ >= kMaxTypeList) {
+    error_ = "more than 64 entries in DataType()";
+    return;
+  }
+  dtypes_[n_dtypes_++] = t;
+}
+void OpParamDef::add_format(ge::Format f) {
+  if (n_formats_ >= kMaxTypeList) {
+    error_ = "more than 64 entries in Format()";
+    return;
+  }
+  formats_[n_formats_++] = f;
+}
+
+OpAttrDef::OpAttrDef(const char* name) : name_(dup_str(name)) {}
+OpAttrDef& OpAttrDef::AttrType(Option attr_type) {
+  attr_type_ = attr_type;
+  return *this;
+}
+void OpAttrDef::set_kind(AttrKind kind) {
+  kind_ = kind;
+  has_default_ = false;
+}
+OpAttrDef& OpAttrDef::Bool() {
+  set_kind(AttrKind::Bool);
+  return *this;
+}
+OpAttrDef& OpAttrDef::Bool(bool value) {
+  set_kind(AttrKind::Bool);
+  default_b_ = value;
+  has_default_ = true;
+  return *this;
+}
+OpAttrDef& OpAttrDef::Float() {
+  set_kind(AttrKind::Float);
+  return *this;
+}
+OpAttrDef& OpAttrDef::Float(float value) {
+  set_kind(AttrKind::Float);
+  default_f_ = value;
+  has_default_ = true;
+  return *this;
+}
+OpAttrDef& OpAttrDef::Int() {
+  set_kind(AttrKind::Int);
+  return *this;
+}
+OpAttrDef& OpAttrDef::Int(int64_t value) {
+  set_kind(AttrKind::Int);
+  default_i_ = value;
+  has_default_ = true;
+  return *this;
+}
+OpAttrDef& OpAttrDef::String() {
+  set_kind(AttrKind::Str);
+  return *this;
+}
+OpAttrDef& OpAttrDef::String(const char* value) {
+  set_kind(AttrKind::Str);
+  default_s_ = dup_str(value);
+  has_default_ = true;
+  return *this;
+}
+void OpAttrDef::begin_list(AttrKind kind) {
+  set_kind(kind);
+  free(default_list_);
+  default_list_ = nullptr;
+  default_len_ = 0;
+  has_default_ = true;
+}
+template <class T>
+static void push_list(void*& list, size_t& len, T v) {
+  void* grown = realloc(list, (len + 1) * sizeof(T));
+  if (grown == nullptr) return;
+  list = grown;
+  static_cast<T*>(list)[len++] = v;
+}
+void OpAttrDef::push_int(int64_t v) { push_list(default_list_, default_len_, v); }
+void OpAttrDef::push_float(float v) { push_list(default_list_, default_len_, v); }
+void OpAttrDef::push_bool(bool v) { push_list(default_list_, default_len_, v); }
+OpAttrDef& OpAttrDef::ListBool() {
+  set_kind(AttrKind::ListBool);
+  return *this;
+}
+OpAttrDef& OpAttrDef::ListBool(std::initializer_list<bool> values) {
+  begin_list(AttrKind::ListBool);
+  for (bool v : values) push_bool(v);
+  return *this;
+}
+OpAttrDef& OpAttrDef::ListFloat() {
+  set_kind(AttrKind::ListFloat);
+  return *this;
+}
+OpAttrDef& OpAttrDef::ListFloat(std::initializer_list<float> values) {
+  begin_list(AttrKind::ListFloat);
+  for (float v : values) push_float(v);
+  return *this;
+}
+OpAttrDef& OpAttrDef::ListInt() {
+  set_kind(AttrKind::ListInt);
+  return *this;
+}
+OpAttrDef& OpAttrDef::ListInt(std::initializer_list<int64_t> values) {
+  begin_list(AttrKind::ListInt);
+  for (int64_t v : values) push_int(v);
+  return *this;
+}
+
+// The param named `name` in `params`, appended when new.
+static OpParamDef& find_or_add(OpParamDef* params, size_t& n, const char* name, const char*& error,
+                               const char* too_many) {
+  for (size_t i = 0; i < n; ++i)
+    if (strcmp(params[i].name_, name != nullptr ? name : "") == 0) return params[i];
+  if (n >= kMaxParams) {
+    error = too_many;
+    static thread_local OpParamDef overflow;
+    overflow = OpParamDef(name);
+    return overflow;
+  }
+  params[n] = OpParamDef(name);
+  return params[n++];
+}
+
+OpParamDef& OpAICoreConfig::Input(const char* name) {
+  return find_or_add(params_, n_params_, name, error_, "more than 32 parameters in OpAICoreConfig");
+}
+OpParamDef& OpAICoreConfig::Output(const char* name) {
+  return find_or_add(params_, n_params_, name, error_, "more than 32 parameters in OpAICoreConfig");
+}
+
+OpDef::OpDef(const char* type) : type_(ascendopt::host::dup_str(type)) {}
+OpParamDef& OpDef::Input(const char* name) {
+  return find_or_add(inputs_, n_inputs_, name, error_, "more than 32 inputs");
+}
+OpParamDef& OpDef::Output(const char* name) {
+  return find_or_add(outputs_, n_outputs_, name, error_, "more than 32 outputs");
+}
+OpAttrDef& OpDef::Attr(const char* name) {
+  for (size_t i = 0; i < n_attrs_; ++i)
+    if (strcmp(attrs_[i].name_, name != nullptr ? name : "") == 0) return attrs_[i];
+  if (n_attrs_ >= kMaxAttrs) {
+    error_ = "more than 32 attributes";
+    static thread_local OpAttrDef overflow;
+    overflow = OpAttrDef(name);
+    return overflow;
+  }
+  attrs_[n_attrs_] = OpAttrDef(name);
+  return attrs_[n_attrs_++];
+}
+}  // namespace ops
+
+// ---- the tiling call ------------------------------------------------------------
+namespace ascendopt {
+namespace host {
+namespace {
+
+constexpr size_t kMaxTensors = 64;
+
+const char* ge_dtype_name(ge::DataType t) {
+  switch (t) {
+    case ge::DT_FLOAT:
+      return "DT_FLOAT";
+    case ge::DT_FLOAT16:
+      return "DT_FLOAT16";
+    case ge::DT_BF16:
+      return "DT_BF16";
+    case ge::DT_INT8:
+      return "DT_INT8";
+    case ge::DT_UINT8:
+      return "DT_UINT8";
+    case ge::DT_INT16:
+      return "DT_INT16";
+    case ge::DT_UINT16:
+      return "DT_UINT16";
+    case ge::DT_INT32:
+      return "DT_INT32";
+    case ge::DT_UINT32:
+      return "DT_UINT32";
+    case ge::DT_INT64:
+      return "DT_INT64";
+    case ge::DT_UINT64:
+      return "DT_UINT64";
+    case ge::DT_BOOL:
+      return "DT_BOOL";
+    case ge::DT_DOUBLE:
+      return "DT_DOUBLE";
+    default:
+      return "DT_?";
+  }
+}
+
+// AscDtype (abi.h) -> GE's code.
+bool ge_dtype_of(uint32_t asc, ge::DataType& out) {
+  switch (asc) {
+    case ASC_DT_F16:
+      out = ge::DT_FLOAT16;
+      return true;
+    case ASC_DT_BF16:
+      out = ge::DT_BF16;
+      return true;
+    case ASC_DT_F32:
+      out = ge::DT_FLOAT;
+      return true;
+    case ASC_DT_I8:
+      out = ge::DT_INT8;
+      return true;
+    case ASC_DT_U8:
+      out = ge::DT_UINT8;
+      return true;
+    case ASC_DT_I16:
+      out = ge::DT_INT16;
+      return true;
+    case ASC_DT_U16:
+      out = ge::DT_UINT16;
+      return true;
+    case ASC_DT_I32:
+      out = ge::DT_INT32;
+      return true;
+    case ASC_DT_U32:
+      out = ge::DT_UINT32;
+      return true;
+    case ASC_DT_I64:
+      out = ge::DT_INT64;
+      return true;
+    case ASC_DT_U64:
+      out = ge::DT_UINT64;
+      return true;
+    case ASC_DT_BOOL:
+      out = ge::DT_BOOL;
+      return true;
+    case ASC_DT_F64:
+      out = ge::DT_DOUBLE;
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* req_kind_name(uint32_t kind) {
+  switch (kind) {
+    case ASC_ATTR_INT:
+      return "Int";
+    case ASC_ATTR_FLOAT:
+      return "Float";
+    case ASC_ATTR_BOOL:
+      return "Bool";
+    case ASC_ATTR_STR:
+      return "String";
+    case ASC_ATTR_LIST_INT:
+      return "ListInt";
+    case ASC_ATTR_LIST_FLOAT:
+      return "ListFloat";
+    default:
+      return "unknown kind";
+  }
+}
+
+// Buffers that live for one call (converted attribute lists).
+struct Arena {
+  void* blocks[kMaxAttrs] = {};
+  size_t n = 0;
+  void* alloc(size_t bytes) {
+    if (n >= kMaxAttrs) request_error("too many converted attribute lists");
+    void* p = calloc(bytes == 0 ? 1 : bytes, 1);
+    if (p == nullptr) request_error("out of memory");
+    blocks[n++] = p;
+    return p;
+  }
+  ~Arena() {
+    for (size_t i = 0; i < n; ++i) free(blocks[i]);
+  }
+};
+
+ops::OpDef* find_op(const char* op_type) {
+  size_t count = 0;
+  char names[512];
+  names[0] = 0;
+  for (OpRegistration* r = g_registry_head; r != nullptr; r = r->next) {
+    if (op_type != nullptr && strcmp(r->name, op_type) == 0) return r->create();
+    ++count;
+    size_t used = strlen(names);
+    snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", r->name);
+  }
+  if (count == 0) request_error("the host library registers no operator (no OP_ADD)");
+  if (op_type != nullptr) request_error("no operator '%s' in the host library (it registers: %s)", op_type, names);
+  if (count > 1) request_error("the host library registers %zu operators (%s); name one with op_type", count, names);
+  return g_registry_head->create();
+}
+
+void fill_tensors(const char* op, const char* side, uint32_t n, const AscHostTensor* src, gert::Tensor* tensors,
+                  gert::CompileTimeTensorDesc* descs) {
+  if (n > kMaxTensors) request_error("%u %s: the simulator supports at most %zu", n, side, kMaxTensors);
+  if (n > 0 && src == nullptr) request_error("%s: null tensor array", side);
+  for (uint32_t i = 0; i < n; ++i) {
+    const AscHostTensor& t = src[i];
+    if (t.ndim > ASC_HOST_MAX_DIMS)
+      request_error("%s %u of %s has %u dimensions; at most %d", side, i, op, t.ndim, ASC_HOST_MAX_DIMS);
+    ge::DataType dt;
+    if (!ge_dtype_of(t.dtype, dt)) request_error("%s %u of %s: unknown AscDtype code %u", side, i, op, t.dtype);
+    gert::Shape shape;
+    for (uint32_t d = 0; d < t.ndim; ++d) shape.AppendDim(t.dims[d]);
+    tensors[i].shape_.origin_ = shape;
+    tensors[i].shape_.storage_ = shape;
+    tensors[i].dtype_ = dt;
+    descs[i].dtype_ = dt;
+  }
+}
+
+// Checks the count and dtypes of one side against the OpDef's params.
+void check_params(const ops::OpDef& def, const char* side, const ops::OpParamDef* params, size_t n_params,
+                  uint32_t n, const gert::Tensor* tensors) {
+  bool dynamic = false;
+  size_t required = 0;
+  for (size_t i = 0; i < n_params; ++i) {
+    if (params[i].param_type_ == ops::DYNAMIC) dynamic = true;
+    if (params[i].param_type_ == ops::REQUIRED) required = i + 1;
+  }
+  if (!dynamic) {
+    if (n > n_params)
+      request_error("the request gives %u %s but OpDef %s declares %zu", n, side, def.type_, n_params);
+    if (n < required)
+      request_error("the request gives %u %s but OpDef %s requires %zu ('%s' is REQUIRED)", n, side, def.type_,
+                    required, params[required - 1].name_);
+  }
+  for (uint32_t i = 0; i < n && i < n_params; ++i) {
+    const ops::OpParamDef& p = params[i];
+    if (p.param_type_ == ops::DYNAMIC) break;  // later indices no longer line up
+    if (p.n_dtypes_ == 0) continue;
+    bool ok = false;
+    for (size_t k = 0; k < p.n_dtypes_; ++k) ok = ok || p.dtypes_[k] == tensors[i].dtype_;
+    if (!ok) {
+      char allowed[400];
+      allowed[0] = 0;
+      for (size_t k = 0; k < p.n_dtypes_; ++k) {
+        size_t used = strlen(allowed);
+        snprintf(allowed + used, sizeof allowed - used, "%s%s", k ? ", " : "", ge_dtype_name(p.dtypes_[k]));
+      }
+      request_error("%s %u ('%s') of %s has dtype %s; the OpDef allows %s", side, i, p.name_, def.type_,
+                    ge_dtype_name(tensors[i].dtype_), allowed);
+    }
+  }
+}
+
+// Sets `slot` from the request's value for attribute `decl`.
+void attr_from_request(const ops::OpAttrDef& decl, const AscHostAttr& a, AttrSlot& slot, Arena& arena) {
+  const char* op_kind = attr_kind_name(decl.kind_);
+  auto mismatch = [&]() {
+    request_error("attribute '%s' is %s in the OpDef but the request gives %s", decl.name_, op_kind,
+                  req_kind_name(a.kind));
+  };
+  bool is_list = a.kind == ASC_ATTR_LIST_INT || a.kind == ASC_ATTR_LIST_FLOAT;
+  if (is_list && a.list_len > 0 && (a.kind == ASC_ATTR_LIST_INT ? a.list_i == nullptr : a.list_f == nullptr))
+    request_error("attribute '%s': null list", decl.name_);
+  switch (decl.kind_) {
+    case AttrKind::Int:
+      if (a.kind != ASC_ATTR_INT) mismatch();
+      slot.i = a.i;
+      break;
+    case AttrKind::Float:
+      if (a.kind == ASC_ATTR_FLOAT)
+        slot.f = (float)a.f;
+      else if (a.kind == ASC_ATTR_INT)
+        slot.f = (float)a.i;
+      else
+        mismatch();
+      break;
+    case AttrKind::Bool:
+      if (a.kind != ASC_ATTR_BOOL) mismatch();
+      slot.b = a.i != 0;
+      break;
+    case AttrKind::Str:
+      if (a.kind != ASC_ATTR_STR) mismatch();
+      slot.s = a.s != nullptr ? a.s : "";
+      break;
+    case AttrKind::ListInt: {
+      if (a.kind == ASC_ATTR_LIST_FLOAT && a.list_len == 0) {
+        slot.list_i.data_ = arena.alloc(0);
+      } else {
+        if (a.kind != ASC_ATTR_LIST_INT) mismatch();
+        slot.list_i.data_ = a.list_len > 0 ? (const void*)a.list_i : arena.alloc(0);
+      }
+      slot.list_i.size_ = a.list_len;
+      break;
+    }
+    case AttrKind::ListFloat: {
+      if (!is_list) mismatch();
+      float* values = static_cast<float*>(arena.alloc(a.list_len * sizeof(float)));
+      for (uint32_t k = 0; k < a.list_len; ++k)
+        values[k] = a.kind == ASC_ATTR_LIST_FLOAT ? a.list_f[k] : (float)a.list_i[k];
+      slot.list_f.data_ = values;
+      slot.list_f.size_ = a.list_len;
+      break;
+    }
+    case AttrKind::ListBool: {
+      if (!is_list || (a.kind == ASC_ATTR_LIST_FLOAT && a.list_len > 0)) mismatch();
+      bool* values = static_cast<bool*>(arena.alloc(a.list_len * sizeof(bool)));
+      for (uint32_t k = 0; k < a.list_len; ++k) {
+        if (a.list_i[k] != 0 && a.list_i[k] != 1)
+          request_error("attribute '%s' is ListBool; element %u of the request is %lld", decl.name_, k,
+                        (long long)a.list_i[k]);
+        values[k] = a.list_i[k] != 0;
+      }
+      slot.list_b.data_ = values;
+      slot.list_b.size_ = a.list_len;
+      break;
+    }
+    default:
+      request_error("attribute '%s' has no type in OpDef (call Int(), Float(), ...)", decl.name_);
+  }
+}
+
+// Sets `slot` from the OpDef default of `decl`.
+void attr_from_default(const ops::OpAttrDef& decl, AttrSlot& slot) {
+  slot.i = decl.default_i_;
+  slot.f = decl.default_f_;
+  slot.b = decl.default_b_;
+  slot.s = decl.default_s_;
+  slot.list_i.data_ = decl.default_list_;
+  slot.list_i.size_ = decl.default_len_;
+  slot.list_f.data_ = decl.default_list_;
+  slot.list_f.size_ = decl.default_len_;
+  slot.list_b.data_ = decl.default_list_;
+  slot.list_b.size_ = decl.default_len_;
+}
+
+void fill_attrs(const ops::OpDef& def, const AscHostTilingIn& in, AttrSlot* slots, Arena& arena) {
+  if (in.n_attrs > 0 && in.attrs == nullptr) request_error("null attribute array");
+  for (uint32_t r = 0; r < in.n_attrs; ++r) {
+    const char* name = in.attrs[r].name != nullptr ? in.attrs[r].name : "";
+    bool declared = false;
+    for (size_t k = 0; k < def.n_attrs_; ++k) declared = declared || strcmp(def.attrs_[k].name_, name) == 0;
+    if (!declared) {
+      char names[400];
+      names[0] = 0;
+      for (size_t k = 0; k < def.n_attrs_; ++k) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", def.attrs_[k].name_);
+      }
+      request_error("the request gives attribute '%s', which OpDef %s does not declare (it declares: %s)", name,
+                    def.type_, def.n_attrs_ ? names : "none");
+    }
+    for (uint32_t q = 0; q < r; ++q)
+      if (in.attrs[q].name != nullptr && strcmp(in.attrs[q].name, name) == 0)
+        request_error("the request gives attribute '%s' twice", name);
+  }
+  for (size_t k = 0; k < def.n_attrs_; ++k) {
+    const ops::OpAttrDef& decl = def.attrs_[k];
+    AttrSlot& slot = slots[k];
+    slot.name = decl.name_;
+    slot.kind = decl.kind_;
+    if (decl.kind_ == AttrKind::None)
+      request_error("attribute '%s' of OpDef %s has no type (call Int(), Float(), ...)", decl.name_, def.type_);
+    const AscHostAttr* given = nullptr;
+    for (uint32_t r = 0; r < in.n_attrs; ++r)
+      if (in.attrs[r].name != nullptr && strcmp(in.attrs[r].name, decl.name_) == 0) given = &in.attrs[r];
+    if (given != nullptr) {
+      attr_from_request(decl, *given, slot, arena);
+    } else if (decl.attr_type_ == ops::REQUIRED) {
+      request_error("attribute '%s' of OpDef %s is REQUIRED and the request does not give it", decl.name_,
+                    def.type_);
+    } else if (!decl.has_default_) {
+      request_error("attribute '%s' of OpDef %s is OPTIONAL without a default, and the request does not give it",
+                    decl.name_, def.type_);
+    } else {
+      attr_from_default(decl, slot);
+    }
+  }
+}
+
+void set_message(AscHostTilingOut* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void set_message(AscHostTilingOut* out, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out->message, sizeof out->message, fmt, ap);
+  va_end(ap);
+}
+
+// Everything the tiling function sees, for one call.
+struct CallState {
+  gert::Tensor inputs[kMaxTensors];
+  gert::CompileTimeTensorDesc input_descs[kMaxTensors];
+  gert::Tensor outputs[kMaxTensors];
+  gert::CompileTimeTensorDesc output_descs[kMaxTensors];
+  AttrSlot attrs[kMaxAttrs];
+  fe::PlatFormInfos platform;
+  gert::TilingContext ctx;
+};
+
+// Restores the PlatformAscendCManager platform when the call ends.
+struct CurrentPlatform {
+  explicit CurrentPlatform(fe::PlatFormInfos* p) { g_current_platform = p; }
+  ~CurrentPlatform() { g_current_platform = nullptr; }
+};
+
+void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
+  if (in == nullptr) request_error("null request");
+  if (in->abi_version != ASC_HOST_ABI_VERSION)
+    request_error("host ABI version %u, the library speaks %u", in->abi_version, ASC_HOST_ABI_VERSION);
+  ops::OpDef* def = find_op(in->op_type);
+  if (def->error_ != nullptr) request_error("OpDef %s: %s", def->type_, def->error_);
+  for (size_t i = 0; i < def->n_inputs_; ++i)
+    if (def->inputs_[i].error_ != nullptr)
+      request_error("OpDef %s input '%s': %s", def->type_, def->inputs_[i].name_, def->inputs_[i].error_);
+  for (size_t i = 0; i < def->n_outputs_; ++i)
+    if (def->outputs_[i].error_ != nullptr)
+      request_error("OpDef %s output '%s': %s", def->type_, def->outputs_[i].name_, def->outputs_[i].error_);
+  if (def->aicore_.tiling_ == nullptr)
+    request_error("OpDef %s has no tiling function (AICore().SetTiling)", def->type_);
+
+  CallState* st = new CallState();
+  struct Owner {
+    CallState* p;
+    ~Owner() { delete p; }
+  } owner{st};
+  Arena arena;
+  fill_tensors(def->type_, "inputs", in->n_inputs, in->inputs, st->inputs, st->input_descs);
+  fill_tensors(def->type_, "outputs", in->n_outputs, in->outputs, st->outputs, st->output_descs);
+  if (!def->aicore_.config_redefines_params_) {
+    check_params(*def, "inputs", def->inputs_, def->n_inputs_, in->n_inputs, st->inputs);
+    check_params(*def, "outputs", def->outputs_, def->n_outputs_, in->n_outputs, st->outputs);
+  }
+  fill_attrs(*def, *in, st->attrs, arena);
+  st->platform.info_ = in->platform;
+  if (in->tiling_capacity > 0 && in->tiling_buf == nullptr) request_error("null tiling buffer");
+  if (in->tiling_buf != nullptr) memset(in->tiling_buf, 0, in->tiling_capacity);
+
+  gert::TilingContext& ctx = st->ctx;
+  ctx.inputs_ = {st->inputs, st->input_descs, in->n_inputs, "inputs"};
+  ctx.outputs_ = {st->outputs, st->output_descs, in->n_outputs, "outputs"};
+  ctx.attrs_.slots_ = st->attrs;
+  ctx.attrs_.n_ = def->n_attrs_;
+  ctx.attrs_.op_ = def->type_;
+  ctx.platform_ = &st->platform;
+  ctx.node_type_ = def->type_;
+  ctx.raw_tiling_.data_ = in->tiling_buf;
+  ctx.raw_tiling_.capacity_ = in->tiling_capacity;
+
+  uint32_t status;
+  {
+    CurrentPlatform current(&st->platform);
+    try {
+      status = def->aicore_.tiling_(&ctx);
+    } catch (const HostFailure& f) {
+      out->status = (int32_t)ge::GRAPH_FAILED;
+      out->error_kind = ASC_HOST_ERR_TILING;
+      set_message(out, "in the tiling function of %s: %s", def->type_, f.message);
+      return;
+    } catch (const std::exception& e) {
+      out->status = (int32_t)ge::GRAPH_FAILED;
+      out->error_kind = ASC_HOST_ERR_TILING;
+      set_message(out, "the tiling function of %s threw: %s", def->type_, e.what());
+      return;
+    } catch (...) {
+      out->status = (int32_t)ge::GRAPH_FAILED;
+      out->error_kind = ASC_HOST_ERR_TILING;
+      set_message(out, "the tiling function of %s threw an exception", def->type_);
+      return;
+    }
+  }
+  out->status = (int32_t)status;
+  out->block_dim = ctx.block_dim_;
+  out->tiling_key = ctx.tiling_key_;
+  out->tiling_size = ctx.raw_tiling_.size_;
+  out->n_workspaces = (uint32_t)ctx.n_workspaces_;
+  for (size_t i = 0; i < ctx.n_workspaces_; ++i) out->workspaces[i] = ctx.workspaces_[i];
+  if (status != ge::GRAPH_SUCCESS) {
+    out->error_kind = ASC_HOST_ERR_TILING;
+    set_message(out, "the tiling function of %s returned %u%s", def->type_, status,
+                status == ge::GRAPH_FAILED ? " (GRAPH_FAILED)" : "");
+  }
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace ascendopt
+
+extern "C" __attribute__((visibility("default"))) int32_t ascendopt_host_tiling(const AscHostTilingIn* in,
+                                                                                AscHostTilingOut* out) {
+  using namespace ascendopt::host;
+  if (out == nullptr) return (int32_t)ge::GRAPH_FAILED;
+  memset(out, 0, sizeof *out);
+  try {
+    run(in, out);
+  } catch (const RequestError& e) {
+    out->status = (int32_t)ge::GRAPH_FAILED;
+    out->error_kind = ASC_HOST_ERR_REQUEST;
+    set_message(out, "%s", e.message);
+  } catch (const HostFailure& f) {
+    // fail() outside the tiling function: building the OpDef.
+    out->status = (int32_t)ge::GRAPH_FAILED;
+    out->error_kind = ASC_HOST_ERR_REQUEST;
+    set_message(out, "%s", f.message);
+  } catch (const std::exception& e) {
+    out->status = (int32_t)ge::GRAPH_FAILED;
+    out->error_kind = ASC_HOST_ERR_REQUEST;
+    set_message(out, "building the OpDef threw: %s", e.what());
+  } catch (...) {
+    out->status = (int32_t)ge::GRAPH_FAILED;
+    out->error_kind = ASC_HOST_ERR_REQUEST;
+    set_message(out, "building the OpDef threw an exception");
+  }
+  return out->status;
+}

@@ -1,0 +1,360 @@
+//! Costs of single instructions, from the hardware profile: a vector call's
+//! pipe occupancy and completion latency, a DMA's phases (issue, transfer
+//! with its rate cap, latency) and the scalar unit's cycles.
+//!
+//! Everything here is a pure function of one instruction and the profile;
+//! interactions (queues, flags, shared HBM) are the engine's business.
+
+use super::hw::{DmaPath, HwProfile};
+use crate::trace::{DmaDir, Instr, InstrKind, Mem, Pipe, ScalarOp, VecOp};
+use ascendopt_op::Dtype;
+
+/// Bytes of one vector repeat (8 blocks of 32 B).
+pub const REPEAT_BYTES: u64 = 256;
+
+/// Timing of a vector instruction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VecCost {
+    /// Cycles the vector pipe is busy.
+    pub occupancy: u64,
+    /// Cycles from the end of occupancy until the result is usable.
+    pub latency: u64,
+}
+
+/// Cost of a vector API call on `repeats` repeats (or `elems` elements when
+/// the trace gives no repeats).
+pub fn vector_cost(
+    hw: &HwProfile,
+    op: VecOp,
+    dtype: Dtype,
+    src_dtype: Dtype,
+    repeats: u32,
+    elems: u64,
+) -> VecCost {
+    let elem_bytes = dtype.size().max(src_dtype.size()) as u32;
+    let repeats = if repeats > 0 {
+        u64::from(repeats)
+    } else {
+        (elems * u64::from(elem_bytes)).div_ceil(REPEAT_BYTES).max(1)
+    };
+    let (head, per_repeat) = match hw.vector_rule(op, elem_bytes) {
+        Some(rule) => (rule.head_cycles, rule.per_repeat_cycles),
+        // The loader guarantees a catch-all rule; keep a safe answer anyway.
+        None => (23.0, 1.3184),
+    };
+    VecCost {
+        occupancy: ((per_repeat * repeats as f64).ceil() as u64).max(1),
+        latency: head.round() as u64,
+    }
+}
+
+/// Timing of a DMA.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DmaCost {
+    /// MTE cycles before data moves (descriptor issue, per-burst overhead).
+    pub issue: u64,
+    /// Bytes the transfer phase moves (bursts rounded up to the granule).
+    pub charged_bytes: f64,
+    /// Fastest the transfer may go, bytes per cycle (alignment included).
+    pub rate_cap: f64,
+    /// True when the transfer uses the shared HBM.
+    pub uses_hbm: bool,
+    /// Cycles from the end of the transfer to completion.
+    pub latency: u64,
+    /// GM bytes read (payload).
+    pub gm_read: u64,
+    /// GM bytes written (payload).
+    pub gm_write: u64,
+    /// True when the GM side is not aligned for the full rate.
+    pub misaligned: bool,
+}
+
+/// The data path of a DMA.
+pub fn dma_path<'h>(hw: &'h HwProfile, dir: DmaDir, instr: &Instr) -> &'h DmaPath {
+    match dir {
+        DmaDir::GmToUb => &hw.dma.gm_to_ub,
+        DmaDir::UbToGm => &hw.dma.ub_to_gm,
+        DmaDir::UbToUb => &hw.dma.ub_to_ub,
+        DmaDir::GmToL1 => &hw.dma.gm_to_l1,
+        DmaDir::UbToL1 => &hw.dma.ub_to_l1,
+        DmaDir::L1ToL0 => {
+            if instr.writes.iter().any(|r| r.mem == Mem::L0b) {
+                &hw.dma.l1_to_l0b
+            } else {
+                &hw.dma.l1_to_l0a
+            }
+        }
+        DmaDir::L0cOut => &hw.dma.l0c_out,
+    }
+}
+
+/// Cost of a DMA instruction. `bytes`, `bursts`, `burst_bytes`, `gm_offset`
+/// and `gm_strided` are the trace's fields.
+#[allow(clippy::too_many_arguments)]
+pub fn dma_cost(
+    hw: &HwProfile,
+    instr: &Instr,
+    dir: DmaDir,
+    bytes: u64,
+    bursts: u32,
+    burst_bytes: u64,
+    gm_offset: u64,
+    gm_strided: bool,
+) -> DmaCost {
+    let path = dma_path(hw, dir, instr);
+    let granule = hw.dma.granule_bytes;
+    let charged = if bursts > 0 && burst_bytes > 0 {
+        u64::from(bursts) * burst_bytes.div_ceil(granule) * granule
+    } else {
+        bytes.div_ceil(granule) * granule
+    };
+    let (gm_read, gm_write) = match dir {
+        DmaDir::GmToUb | DmaDir::GmToL1 => (bytes, 0),
+        DmaDir::UbToGm => (0, bytes),
+        DmaDir::L0cOut if instr.writes.iter().any(|r| r.mem == Mem::Gm) => (0, bytes),
+        _ => (0, 0),
+    };
+    let uses_hbm = gm_read > 0 || gm_write > 0;
+    let align = hw.dma.gm_align_bytes;
+    // Later bursts of a strided copy start at unknown offsets; a burst
+    // length that is a multiple or a divisor of the alignment (128/256/512 B
+    // rows, [G §3.8.5.2]) keeps them aligned when the first one is.
+    let odd_bursts = gm_strided
+        && bursts > 1
+        && burst_bytes % align != 0
+        && align % burst_bytes.max(1) != 0;
+    let misaligned = uses_hbm && (gm_offset % align != 0 || odd_bursts);
+    let factor = if misaligned {
+        hw.dma.unaligned_rate_factor
+    } else {
+        1.0
+    };
+    let extra_bursts = f64::from(bursts.saturating_sub(1));
+    DmaCost {
+        issue: (path.issue_cycles + hw.dma.burst_cycles * extra_bursts).round() as u64,
+        charged_bytes: charged as f64,
+        rate_cap: path.bytes_per_cycle * factor,
+        uses_hbm,
+        latency: path.latency_cycles.round() as u64,
+        gm_read,
+        gm_write,
+        misaligned,
+    }
+}
+
+/// Scalar-unit cycles to issue an instruction that runs on another pipe (or
+/// a flag/barrier), not counting any waiting.
+pub fn issue_cycles(hw: &HwProfile, kind: &InstrKind) -> u64 {
+    let s = &hw.scalar;
+    let cycles = match kind {
+        InstrKind::Vector { .. } => s.issue_vector_cycles,
+        InstrKind::Dma { .. } => s.issue_dma_cycles,
+        InstrKind::SetFlag { .. } | InstrKind::WaitFlag { .. } => s.issue_sync_cycles,
+        InstrKind::Barrier { .. } => s.issue_barrier_cycles,
+        InstrKind::SyncAll { .. } => s.issue_sync_cycles,
+        InstrKind::Scalar { .. } => s.issue_access_cycles,
+    };
+    cycles.round() as u64
+}
+
+/// A small data cache for scalar GM accesses: line-granular, FIFO eviction.
+#[derive(Debug, Clone, Default)]
+pub struct DCache {
+    lines: std::collections::HashSet<(u32, u64)>,
+    order: std::collections::VecDeque<(u32, u64)>,
+}
+
+impl DCache {
+    /// Touches a line; true on a hit.
+    fn touch(&mut self, line: (u32, u64), capacity: usize) -> bool {
+        if self.lines.contains(&line) {
+            return true;
+        }
+        if self.order.len() >= capacity.max(1) {
+            if let Some(old) = self.order.pop_front() {
+                self.lines.remove(&old);
+            }
+        }
+        self.lines.insert(line);
+        self.order.push_back(line);
+        false
+    }
+
+    /// Drops every line (DataCacheCleanAndInvalid).
+    fn clear(&mut self) {
+        self.lines.clear();
+        self.order.clear();
+    }
+}
+
+/// Cycles of a scalar-pipe operation (without the issue overhead).
+pub fn scalar_cost(hw: &HwProfile, op: ScalarOp, bytes: u64, instr: &Instr, cache: &mut DCache) -> u64 {
+    let s = &hw.scalar;
+    let line_bytes = s.dcache_line_bytes;
+    let capacity = (s.dcache_bytes / line_bytes) as usize;
+    let mut gm_cycles = |load: bool, regions: &[crate::trace::Region]| -> f64 {
+        let mut total = 0.0;
+        let mut any = false;
+        for region in regions.iter().filter(|r| r.mem == Mem::Gm) {
+            any = true;
+            let first = region.start / line_bytes;
+            let last = (region.start + region.len.max(1) - 1) / line_bytes;
+            for line in first..=last {
+                total += if cache.touch((region.space, line), capacity) {
+                    if load {
+                        s.load_cycles
+                    } else {
+                        s.store_cycles
+                    }
+                } else {
+                    s.gm_miss_cycles
+                };
+            }
+        }
+        if !any {
+            // No region recorded: assume cold lines.
+            total = bytes.div_ceil(line_bytes).max(1) as f64 * s.gm_miss_cycles;
+        }
+        total
+    };
+    let cycles = match op {
+        ScalarOp::LocalGet => s.load_cycles,
+        ScalarOp::LocalSet => s.store_cycles,
+        ScalarOp::GmGet | ScalarOp::TilingRead => gm_cycles(true, &instr.reads),
+        ScalarOp::GmSet => gm_cycles(false, &instr.writes),
+        ScalarOp::DcacheFlush => {
+            cache.clear();
+            s.dcache_flush_cycles
+        }
+    };
+    cycles.round() as u64
+}
+
+/// The pipe that executes an instruction (flags: the pipe they act on).
+pub fn exec_pipe(instr: &Instr) -> Pipe {
+    match &instr.kind {
+        InstrKind::Vector { .. } => {
+            if instr.pipe == Pipe::S {
+                Pipe::V
+            } else {
+                instr.pipe
+            }
+        }
+        InstrKind::Dma { dir, .. } => {
+            if instr.pipe == Pipe::S || instr.pipe == Pipe::V {
+                match dir {
+                    DmaDir::GmToUb | DmaDir::GmToL1 | DmaDir::UbToUb => Pipe::Mte2,
+                    DmaDir::UbToGm | DmaDir::UbToL1 => Pipe::Mte3,
+                    DmaDir::L1ToL0 => Pipe::Mte1,
+                    DmaDir::L0cOut => Pipe::Fix,
+                }
+            } else {
+                instr.pipe
+            }
+        }
+        InstrKind::Scalar { .. } => Pipe::S,
+        InstrKind::SetFlag { src, .. } => *src,
+        InstrKind::WaitFlag { dst, .. } => *dst,
+        InstrKind::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
+        InstrKind::SyncAll { .. } => Pipe::S,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Region;
+
+    fn hw() -> HwProfile {
+        HwProfile::builtin("ascend910b2").unwrap()
+    }
+
+    fn dma_instr(dir: DmaDir) -> Instr {
+        let gm = Region {
+            mem: Mem::Gm,
+            space: 0,
+            start: 0,
+            len: 1024,
+        };
+        let ub = Region {
+            mem: Mem::Ub,
+            space: 0,
+            start: 0,
+            len: 1024,
+        };
+        let (reads, writes) = match dir {
+            DmaDir::UbToGm => (vec![ub], vec![gm]),
+            _ => (vec![gm], vec![ub]),
+        };
+        Instr {
+            pipe: Pipe::Mte2,
+            kind: InstrKind::Dma {
+                dir,
+                bytes: 1024,
+                bursts: 1,
+                burst_bytes: 1024,
+                gm_offset: 0,
+                gm_strided: false,
+                atomic: false,
+            },
+            reads,
+            writes,
+            loc: 0,
+        }
+    }
+
+    #[test]
+    fn vector_cost_is_head_plus_repeats() {
+        // Add f16 on 128 repeats: ceil(1.3184 * 128) = 169 busy, 22 head.
+        let c = vector_cost(&hw(), VecOp::Add, Dtype::Float16, Dtype::Float16, 128, 0);
+        assert_eq!(c, VecCost { occupancy: 169, latency: 22 });
+        // Without repeats, 4096 f32 elements are 64 repeats.
+        let c = vector_cost(&hw(), VecOp::Adds, Dtype::Float32, Dtype::Float32, 0, 4096);
+        assert_eq!(c.occupancy, (0.9088f64 * 64.0).ceil() as u64);
+        // Cast f16 -> f32 counts repeats of the wider f32 operand (4 bytes).
+        let c = vector_cost(&hw(), VecOp::Cast, Dtype::Float32, Dtype::Float16, 2, 0);
+        assert_eq!(c.occupancy, 2);
+        assert_eq!(c.latency, 20);
+    }
+
+    #[test]
+    fn dma_alignment_and_granule() {
+        let hw = hw();
+        let instr = dma_instr(DmaDir::GmToUb);
+        let aligned = dma_cost(&hw, &instr, DmaDir::GmToUb, 1000, 1, 1000, 512, false);
+        assert!(!aligned.misaligned && aligned.uses_hbm);
+        assert_eq!(aligned.charged_bytes, 1024.0, "rounded to 32 B");
+        assert_eq!(aligned.gm_read, 1000);
+        let odd = dma_cost(&hw, &instr, DmaDir::GmToUb, 1024, 1, 1024, 32, false);
+        assert!(odd.misaligned);
+        assert!((odd.rate_cap - 0.7 * aligned.rate_cap).abs() < 1e-9);
+        // 256 B rows of a strided copy stay aligned; 96 B rows do not.
+        let rows = dma_cost(&hw, &instr, DmaDir::GmToUb, 2048, 8, 256, 0, true);
+        assert!(!rows.misaligned);
+        assert_eq!(rows.issue, 27 + 4 * 7);
+        let odd_rows = dma_cost(&hw, &instr, DmaDir::GmToUb, 768, 8, 96, 0, true);
+        assert!(odd_rows.misaligned);
+        let store = dma_cost(&hw, &dma_instr(DmaDir::UbToGm), DmaDir::UbToGm, 64, 1, 64, 0, false);
+        assert_eq!((store.gm_read, store.gm_write), (0, 64));
+        let local = dma_cost(&hw, &instr, DmaDir::UbToUb, 64, 1, 64, 0, false);
+        assert!(!local.uses_hbm);
+    }
+
+    #[test]
+    fn scalar_gm_reads_hit_the_cache_after_a_miss() {
+        let hw = hw();
+        let mut cache = DCache::default();
+        let mut instr = dma_instr(DmaDir::GmToUb);
+        instr.reads = vec![Region {
+            mem: Mem::Gm,
+            space: 3,
+            start: 8,
+            len: 4,
+        }];
+        let miss = scalar_cost(&hw, ScalarOp::GmGet, 4, &instr, &mut cache);
+        let hit = scalar_cost(&hw, ScalarOp::GmGet, 4, &instr, &mut cache);
+        assert_eq!((miss, hit), (684, 6));
+        scalar_cost(&hw, ScalarOp::DcacheFlush, 0, &instr, &mut cache);
+        assert_eq!(scalar_cost(&hw, ScalarOp::GmGet, 4, &instr, &mut cache), 684);
+    }
+}

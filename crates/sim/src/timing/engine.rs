@@ -1,0 +1,882 @@
+//! The discrete-event model: per block (core instance) an in-order scalar
+//! unit issues the trace into per-pipe issue queues of finite depth; each
+//! pipe runs its queue in order; flags, barriers and SyncAll add the
+//! dependencies; DMAs that touch GM share the HBM bandwidth of the chip.
+//!
+//! Rules (the contract the tests check):
+//! - A vector call occupies PIPE_V for `per_repeat * repeats` cycles and
+//!   completes `head` cycles later; the next independent vector call may
+//!   start as soon as the pipe is free. An instruction whose regions overlap
+//!   a still-running instruction of the same pipe waits for it (in-pipe
+//!   hazards are ordered, as the compiler's barriers do on the device).
+//! - A DMA occupies its MTE for `issue + transfer` and completes `latency`
+//!   later; the transfer of a GM-side DMA runs at the lesser of its per-core
+//!   cap and its fair share of HBM.
+//! - SetFlag sits in the source pipe's queue and fires when every earlier
+//!   instruction of that pipe is done; WaitFlag sits in the destination
+//!   pipe's queue and blocks it until the flag is set, then clears it
+//!   (flags count, so a double set is not lost; the checker reports it).
+//!   PipeBarrier<p> drains pipe p; PIPE_ALL and SyncAll stop the scalar unit
+//!   until every pipe is drained.
+//! - Scalar GetValue/SetValue wait for earlier conflicting accesses on any
+//!   pipe (the compiler's automatic S<->V/MTE syncs) and then take the scalar
+//!   unit for their cost.
+//! - Cross-pipe order comes only from flags: a missing flag makes the model
+//!   faster, never slower, and the race checker reports it.
+//!
+//! Events sit in `BinaryHeap<Reverse<(Cycle, Seq, Event)>>`; `Seq` breaks
+//! ties in insertion order, so runs reproduce; time never goes back.
+
+use super::cost::{self, DCache};
+use super::hbm::Hbm;
+use super::hw::HwProfile;
+use super::TimingError;
+use crate::trace::{BlockTrace, FlagKey, Instr, InstrKind, Mem, Pipe, Trace};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+/// Simulated time in core clock cycles.
+pub type Cycle = u64;
+
+/// Kind of a core a block runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CoreType {
+    /// A vector core (AIV).
+    Aiv,
+    /// A cube core (AIC).
+    Aic,
+}
+
+impl CoreType {
+    /// `aiv` / `aic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoreType::Aiv => "aiv",
+            CoreType::Aic => "aic",
+        }
+    }
+}
+
+/// What a span of the timeline was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanKind {
+    /// Real work (vector, DMA, scalar access): counts as busy.
+    Work,
+    /// A WaitFlag, SyncAll or PIPE_ALL barrier holding a pipe.
+    Wait,
+    /// A SetFlag or a single-pipe barrier.
+    Sync,
+}
+
+/// When one instruction ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Index of the instruction in its block's trace.
+    pub instr: u32,
+    /// The pipe it ran on.
+    pub pipe: Pipe,
+    /// Start cycle (from the start of the kernel, after the launch head).
+    pub start: Cycle,
+    /// End cycle (completion).
+    pub end: Cycle,
+    /// What it was.
+    pub kind: SpanKind,
+}
+
+/// The timeline of one block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockTimeline {
+    /// Block index.
+    pub block: u32,
+    /// Core type.
+    pub core_type: CoreType,
+    /// Physical core it ran on (0-based within its core type).
+    pub core: u32,
+    /// First cycle.
+    pub start: Cycle,
+    /// Last cycle.
+    pub end: Cycle,
+    /// Cycles the scalar unit was busy (issuing and scalar accesses).
+    pub scalar_busy: Cycle,
+    /// Spans in start order per pipe (pipes interleaved).
+    pub spans: Vec<Span>,
+}
+
+/// What [`run`] computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineOutput {
+    /// Per block, by block index.
+    pub blocks: Vec<BlockTimeline>,
+    /// Cycle the last block ended.
+    pub makespan: Cycle,
+    /// GM bytes read by DMAs.
+    pub gm_read: u64,
+    /// GM bytes written by DMAs.
+    pub gm_write: u64,
+    /// Number of events processed.
+    pub events: u64,
+}
+
+/// An event of the simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    BlockStart { block: u32 },
+    Wake { block: u32 },
+    XferStart { block: u32, idx: u32 },
+    XferEnd { block: u32, idx: u32 },
+    Done { block: u32, idx: u32 },
+    FlagSet { block: u32, flag: u32 },
+    HbmTick { generation: u64 },
+    SyncAllRelease { generation: u32 },
+}
+
+#[derive(Debug, Clone, Default)]
+struct PipeSim {
+    /// Issued, not yet started.
+    queue: VecDeque<u32>,
+    /// The pipe cannot start another instruction before this cycle.
+    occupied_until: Cycle,
+    /// Started, not yet done.
+    inflight: Vec<u32>,
+    /// When the head of the queue started waiting (WaitFlag).
+    head_wait_since: Option<Cycle>,
+}
+
+#[derive(Debug, Clone)]
+struct BlockSim {
+    core_type: CoreType,
+    core: u32,
+    started: bool,
+    finished: bool,
+    start: Cycle,
+    end: Cycle,
+    pc: usize,
+    scalar_free: Cycle,
+    scalar_busy: Cycle,
+    scalar_wait_since: Option<Cycle>,
+    at_sync_all: Option<u32>,
+    pipes: [PipeSim; 7],
+    /// Set count per flag id.
+    flags: Vec<u32>,
+    /// Flag id per instruction (u32::MAX when none).
+    flag_of: Vec<u32>,
+    /// (start, end) per instruction; end is set at completion.
+    spans: Vec<(Cycle, Cycle)>,
+    started_instr: Vec<bool>,
+    dma_latency: HashMap<u32, Cycle>,
+    dcache: DCache,
+}
+
+fn pipe_index(pipe: Pipe) -> usize {
+    match pipe {
+        Pipe::S => 0,
+        Pipe::V => 1,
+        Pipe::M => 2,
+        Pipe::Mte1 => 3,
+        Pipe::Mte2 => 4,
+        Pipe::Mte3 => 5,
+        Pipe::Fix => 6,
+    }
+}
+
+/// True when the two instructions access a common byte and one writes it.
+pub(crate) fn conflicts(a: &Instr, b: &Instr) -> bool {
+    a.writes
+        .iter()
+        .any(|w| b.reads.iter().chain(&b.writes).any(|r| w.overlaps(r)))
+        || a.reads.iter().any(|r| b.writes.iter().any(|w| r.overlaps(w)))
+}
+
+/// The core type of a block: AIC when it uses a cube-side pipe or memory.
+pub fn core_type_of(block: &BlockTrace) -> CoreType {
+    let cube = block.instrs.iter().any(|instr| {
+        matches!(cost::exec_pipe(instr), Pipe::M | Pipe::Mte1 | Pipe::Fix)
+            || instr.reads.iter().chain(&instr.writes).any(|r| {
+                matches!(r.mem, Mem::L1 | Mem::L0a | Mem::L0b | Mem::L0c | Mem::Bt | Mem::Fb)
+            })
+    });
+    if cube {
+        CoreType::Aic
+    } else {
+        CoreType::Aiv
+    }
+}
+
+struct Sim<'a> {
+    trace: &'a Trace,
+    hw: &'a HwProfile,
+    now: Cycle,
+    seq: u64,
+    heap: BinaryHeap<Reverse<(Cycle, u64, Event)>>,
+    blocks: Vec<BlockSim>,
+    hbm: Hbm,
+    /// Blocks waiting for a free core, per core type.
+    pending: [VecDeque<u32>; 2],
+    /// Blocks arrived at each SyncAll generation.
+    sync_all_arrived: HashMap<u32, u32>,
+    gm_read: u64,
+    gm_write: u64,
+    events: u64,
+}
+
+/// Runs the model over a trace.
+pub fn run(trace: &Trace, hw: &HwProfile) -> Result<EngineOutput, TimingError> {
+    let mut sim = Sim {
+        trace,
+        hw,
+        now: 0,
+        seq: 0,
+        heap: BinaryHeap::new(),
+        blocks: Vec::with_capacity(trace.blocks.len()),
+        hbm: Hbm::new(hw.hbm_bytes_per_cycle),
+        pending: [VecDeque::new(), VecDeque::new()],
+        sync_all_arrived: HashMap::new(),
+        gm_read: 0,
+        gm_write: 0,
+        events: 0,
+    };
+    for block in &trace.blocks {
+        sim.blocks.push(prepare_block(block));
+    }
+    // First wave: as many blocks of each type as there are cores.
+    let mut used = [0u32; 2];
+    for index in 0..sim.blocks.len() {
+        let type_index = sim.blocks[index].core_type as usize;
+        let cores = match sim.blocks[index].core_type {
+            CoreType::Aiv => hw.aiv_cores,
+            CoreType::Aic => hw.aic_cores,
+        };
+        if used[type_index] < cores {
+            sim.blocks[index].core = used[type_index];
+            used[type_index] += 1;
+            sim.push(0, Event::BlockStart { block: index as u32 });
+        } else {
+            sim.pending[type_index].push_back(index as u32);
+        }
+    }
+    while let Some(Reverse((time, _, event))) = sim.heap.pop() {
+        assert!(time >= sim.now, "timing model: time went back ({time} < {})", sim.now);
+        sim.now = time;
+        sim.events += 1;
+        sim.handle(event);
+    }
+    if let Some(index) = sim.blocks.iter().position(|b| !b.finished) {
+        return Err(TimingError::Deadlock {
+            block: trace.blocks[index].block,
+            detail: sim.describe_stuck(index),
+        });
+    }
+    let makespan = sim.blocks.iter().map(|b| b.end).max().unwrap_or(0);
+    let blocks = sim
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(index, state)| sim.timeline_of(index, state))
+        .collect();
+    Ok(EngineOutput {
+        blocks,
+        makespan,
+        gm_read: sim.gm_read,
+        gm_write: sim.gm_write,
+        events: sim.events,
+    })
+}
+
+fn prepare_block(block: &BlockTrace) -> BlockSim {
+    let mut ids: HashMap<(Pipe, Pipe, FlagKey), u32> = HashMap::new();
+    let mut flag_of = Vec::with_capacity(block.instrs.len());
+    for instr in &block.instrs {
+        let id = match &instr.kind {
+            InstrKind::SetFlag { src, dst, key, .. } | InstrKind::WaitFlag { src, dst, key, .. } => {
+                let next = ids.len() as u32;
+                *ids.entry((*src, *dst, *key)).or_insert(next)
+            }
+            _ => u32::MAX,
+        };
+        flag_of.push(id);
+    }
+    let n = block.instrs.len();
+    BlockSim {
+        core_type: core_type_of(block),
+        core: 0,
+        started: false,
+        finished: false,
+        start: 0,
+        end: 0,
+        pc: 0,
+        scalar_free: 0,
+        scalar_busy: 0,
+        scalar_wait_since: None,
+        at_sync_all: None,
+        pipes: Default::default(),
+        flags: vec![0; ids.len()],
+        flag_of,
+        spans: vec![(Cycle::MAX, Cycle::MAX); n],
+        started_instr: vec![false; n],
+        dma_latency: HashMap::new(),
+        dcache: DCache::default(),
+    }
+}
+
+impl<'a> Sim<'a> {
+    fn push(&mut self, time: Cycle, event: Event) {
+        self.seq += 1;
+        self.heap.push(Reverse((time, self.seq, event)));
+    }
+
+    fn instr(&self, block: usize, idx: u32) -> &'a Instr {
+        &self.trace.blocks[block].instrs[idx as usize]
+    }
+
+    fn handle(&mut self, event: Event) {
+        let now = self.now;
+        match event {
+            Event::BlockStart { block } => {
+                let b = &mut self.blocks[block as usize];
+                b.started = true;
+                b.start = now;
+                b.scalar_free = now;
+                self.advance(block as usize);
+            }
+            Event::Wake { block } => self.advance(block as usize),
+            Event::XferStart { block, idx } => self.start_transfer(block as usize, idx),
+            Event::XferEnd { block, idx } => {
+                self.end_transfer(block as usize, idx);
+                self.advance(block as usize);
+            }
+            Event::Done { block, idx } => {
+                let b = &mut self.blocks[block as usize];
+                let pipe = cost::exec_pipe(&self.trace.blocks[block as usize].instrs[idx as usize]);
+                let p = &mut b.pipes[pipe_index(pipe)];
+                if let Some(pos) = p.inflight.iter().position(|&i| i == idx) {
+                    p.inflight.swap_remove(pos);
+                }
+                b.spans[idx as usize].1 = now;
+                self.advance(block as usize);
+            }
+            Event::FlagSet { block, flag } => {
+                self.blocks[block as usize].flags[flag as usize] += 1;
+                self.advance(block as usize);
+            }
+            Event::HbmTick { generation } => {
+                if generation != self.hbm.generation {
+                    return;
+                }
+                let finished = self.hbm.take_finished(now);
+                let mut touched = Vec::new();
+                for (block, idx) in finished {
+                    self.end_transfer(block as usize, idx);
+                    touched.push(block as usize);
+                }
+                self.schedule_hbm();
+                touched.sort_unstable();
+                touched.dedup();
+                for block in touched {
+                    self.advance(block);
+                }
+            }
+            Event::SyncAllRelease { generation } => {
+                for index in 0..self.blocks.len() {
+                    if self.blocks[index].at_sync_all == Some(generation) {
+                        self.blocks[index].at_sync_all = None;
+                        self.advance(index);
+                    }
+                }
+            }
+        }
+    }
+
+    fn schedule_hbm(&mut self) {
+        if let Some(time) = self.hbm.next_finish(self.now) {
+            let generation = self.hbm.generation;
+            self.push(time, Event::HbmTick { generation });
+        }
+    }
+
+    fn start_transfer(&mut self, block: usize, idx: u32) {
+        let instr = self.instr(block, idx);
+        let InstrKind::Dma {
+            dir,
+            bytes,
+            bursts,
+            burst_bytes,
+            gm_offset,
+            gm_strided,
+            ..
+        } = instr.kind
+        else {
+            return;
+        };
+        let c = cost::dma_cost(self.hw, instr, dir, bytes, bursts, burst_bytes, gm_offset, gm_strided);
+        self.gm_read += c.gm_read;
+        self.gm_write += c.gm_write;
+        self.blocks[block].dma_latency.insert(idx, c.latency);
+        if c.uses_hbm {
+            self.hbm.add(self.now, (block as u32, idx), c.charged_bytes, c.rate_cap);
+            self.schedule_hbm();
+        } else {
+            let cycles = (c.charged_bytes / c.rate_cap).ceil() as Cycle;
+            self.push(
+                self.now + cycles,
+                Event::XferEnd {
+                    block: block as u32,
+                    idx,
+                },
+            );
+        }
+    }
+
+    /// The data of a DMA has moved: its pipe is free, completion follows
+    /// after the latency.
+    fn end_transfer(&mut self, block: usize, idx: u32) {
+        let now = self.now;
+        let pipe = cost::exec_pipe(self.instr(block, idx));
+        let b = &mut self.blocks[block];
+        b.pipes[pipe_index(pipe)].occupied_until = now;
+        let latency = b.dma_latency.remove(&idx).unwrap_or(0);
+        self.push(
+            now + latency,
+            Event::Done {
+                block: block as u32,
+                idx,
+            },
+        );
+        self.push(now, Event::Wake { block: block as u32 });
+    }
+
+    /// Makes all the progress a block can make at the current time.
+    fn advance(&mut self, block: usize) {
+        if !self.blocks[block].started || self.blocks[block].finished {
+            return;
+        }
+        loop {
+            let mut progress = false;
+            for pipe in &Pipe::ALL[1..] {
+                while self.try_start_head(block, *pipe) {
+                    progress = true;
+                }
+            }
+            if self.scalar_step(block) {
+                progress = true;
+            }
+            if !progress {
+                break;
+            }
+        }
+        self.check_finished(block);
+    }
+
+    fn check_finished(&mut self, block: usize) {
+        let now = self.now;
+        let len = self.trace.blocks[block].instrs.len();
+        let b = &self.blocks[block];
+        let idle = b.pc >= len
+            && b.scalar_free <= now
+            && b.at_sync_all.is_none()
+            && b.pipes
+                .iter()
+                .all(|p| p.queue.is_empty() && p.inflight.is_empty() && p.occupied_until <= now);
+        if !idle {
+            return;
+        }
+        let b = &mut self.blocks[block];
+        b.finished = true;
+        b.end = now;
+        let core = b.core;
+        let type_index = b.core_type as usize;
+        if let Some(next) = self.pending[type_index].pop_front() {
+            self.blocks[next as usize].core = core;
+            self.push(now, Event::BlockStart { block: next });
+        }
+    }
+
+    /// Tries to start the instruction at the head of a pipe's queue.
+    fn try_start_head(&mut self, block: usize, pipe: Pipe) -> bool {
+        let now = self.now;
+        let pi = pipe_index(pipe);
+        let (idx, occupied_until) = {
+            let p = &self.blocks[block].pipes[pi];
+            match p.queue.front() {
+                Some(&idx) => (idx, p.occupied_until),
+                None => return false,
+            }
+        };
+        if occupied_until > now {
+            return false;
+        }
+        let instr = self.instr(block, idx);
+        match &instr.kind {
+            InstrKind::WaitFlag { .. } => {
+                let flag = self.blocks[block].flag_of[idx as usize] as usize;
+                let b = &mut self.blocks[block];
+                if b.flags[flag] == 0 {
+                    b.pipes[pi].head_wait_since.get_or_insert(now);
+                    return false;
+                }
+                b.flags[flag] -= 1;
+                let since = b.pipes[pi].head_wait_since.take().unwrap_or(now);
+                b.pipes[pi].queue.pop_front();
+                b.spans[idx as usize] = (since, now);
+                b.started_instr[idx as usize] = true;
+                true
+            }
+            InstrKind::SetFlag { .. } => {
+                let flag = self.blocks[block].flag_of[idx as usize];
+                let b = &mut self.blocks[block];
+                if !b.pipes[pi].inflight.is_empty() {
+                    return false;
+                }
+                b.pipes[pi].queue.pop_front();
+                b.spans[idx as usize] = (now, now);
+                b.started_instr[idx as usize] = true;
+                let latency = self.hw.sync.flag_latency_cycles.round() as Cycle;
+                self.push(
+                    now + latency,
+                    Event::FlagSet {
+                        block: block as u32,
+                        flag,
+                    },
+                );
+                true
+            }
+            InstrKind::Barrier { .. } => {
+                let b = &mut self.blocks[block];
+                if !b.pipes[pi].inflight.is_empty() {
+                    return false;
+                }
+                b.pipes[pi].queue.pop_front();
+                b.spans[idx as usize] = (now, now);
+                b.started_instr[idx as usize] = true;
+                true
+            }
+            InstrKind::Vector {
+                op,
+                dtype,
+                src_dtype,
+                repeats,
+                elems,
+            } => {
+                if self.hazard(block, pi, instr) {
+                    return false;
+                }
+                let c = cost::vector_cost(self.hw, *op, *dtype, *src_dtype, *repeats, *elems);
+                let b = &mut self.blocks[block];
+                let p = &mut b.pipes[pi];
+                p.queue.pop_front();
+                p.occupied_until = now + c.occupancy;
+                p.inflight.push(idx);
+                b.spans[idx as usize] = (now, Cycle::MAX);
+                b.started_instr[idx as usize] = true;
+                let done = now + c.occupancy + c.latency;
+                self.push(
+                    done,
+                    Event::Done {
+                        block: block as u32,
+                        idx,
+                    },
+                );
+                self.push(now + c.occupancy, Event::Wake { block: block as u32 });
+                true
+            }
+            InstrKind::Dma {
+                dir,
+                bytes,
+                bursts,
+                burst_bytes,
+                gm_offset,
+                gm_strided,
+                ..
+            } => {
+                if self.hazard(block, pi, instr) {
+                    return false;
+                }
+                let c = cost::dma_cost(
+                    self.hw,
+                    instr,
+                    *dir,
+                    *bytes,
+                    *bursts,
+                    *burst_bytes,
+                    *gm_offset,
+                    *gm_strided,
+                );
+                let b = &mut self.blocks[block];
+                let p = &mut b.pipes[pi];
+                p.queue.pop_front();
+                p.occupied_until = Cycle::MAX;
+                p.inflight.push(idx);
+                b.spans[idx as usize] = (now, Cycle::MAX);
+                b.started_instr[idx as usize] = true;
+                self.push(
+                    now + c.issue,
+                    Event::XferStart {
+                        block: block as u32,
+                        idx,
+                    },
+                );
+                true
+            }
+            // Scalar-unit instructions never enter a pipe queue.
+            InstrKind::Scalar { .. } | InstrKind::SyncAll { .. } => {
+                let b = &mut self.blocks[block];
+                b.pipes[pi].queue.pop_front();
+                true
+            }
+        }
+    }
+
+    /// True when `instr` touches what a running instruction of the same pipe
+    /// still touches.
+    fn hazard(&self, block: usize, pi: usize, instr: &Instr) -> bool {
+        if instr.reads.is_empty() && instr.writes.is_empty() {
+            return false;
+        }
+        self.blocks[block].pipes[pi]
+            .inflight
+            .iter()
+            .any(|&other| conflicts(instr, self.instr(block, other)))
+    }
+
+    /// True when an earlier instruction, queued or running on any pipe,
+    /// conflicts with a scalar access.
+    fn scalar_must_wait(&self, block: usize, instr: &Instr) -> bool {
+        self.blocks[block].pipes.iter().any(|p| {
+            p.queue
+                .iter()
+                .chain(&p.inflight)
+                .any(|&other| conflicts(instr, self.instr(block, other)))
+        })
+    }
+
+    fn all_drained(&self, block: usize) -> bool {
+        let now = self.now;
+        self.blocks[block]
+            .pipes
+            .iter()
+            .all(|p| p.queue.is_empty() && p.inflight.is_empty() && p.occupied_until <= now)
+    }
+
+    /// One step of the scalar unit: issue or execute the next instruction.
+    fn scalar_step(&mut self, block: usize) -> bool {
+        let now = self.now;
+        let hw = self.hw;
+        {
+            let b = &self.blocks[block];
+            if b.at_sync_all.is_some()
+                || b.scalar_free > now
+                || b.pc >= self.trace.blocks[block].instrs.len()
+            {
+                return false;
+            }
+        }
+        let idx = self.blocks[block].pc as u32;
+        let instr = self.instr(block, idx);
+        let issue = cost::issue_cycles(hw, &instr.kind);
+        let depth = hw.issue_queue_depth as usize;
+        let mut cost_cycles = issue;
+        match &instr.kind {
+            InstrKind::Vector { .. } | InstrKind::Dma { .. } => {
+                let pi = pipe_index(cost::exec_pipe(instr));
+                let b = &mut self.blocks[block];
+                if b.pipes[pi].queue.len() >= depth {
+                    return false;
+                }
+                b.pipes[pi].queue.push_back(idx);
+            }
+            InstrKind::SetFlag { src, .. } => {
+                if *src == Pipe::S {
+                    let flag = self.blocks[block].flag_of[idx as usize];
+                    let latency = hw.sync.flag_latency_cycles.round() as Cycle;
+                    self.push(
+                        now + issue + latency,
+                        Event::FlagSet {
+                            block: block as u32,
+                            flag,
+                        },
+                    );
+                    let b = &mut self.blocks[block];
+                    b.spans[idx as usize] = (now, now + issue);
+                    b.started_instr[idx as usize] = true;
+                } else {
+                    let pi = pipe_index(*src);
+                    let b = &mut self.blocks[block];
+                    if b.pipes[pi].queue.len() >= depth {
+                        return false;
+                    }
+                    b.pipes[pi].queue.push_back(idx);
+                }
+            }
+            InstrKind::WaitFlag { dst, .. } => {
+                if *dst == Pipe::S {
+                    let flag = self.blocks[block].flag_of[idx as usize] as usize;
+                    let b = &mut self.blocks[block];
+                    if b.flags[flag] == 0 {
+                        b.scalar_wait_since.get_or_insert(now);
+                        return false;
+                    }
+                    b.flags[flag] -= 1;
+                    let since = b.scalar_wait_since.take().unwrap_or(now);
+                    b.spans[idx as usize] = (since, now + issue);
+                    b.started_instr[idx as usize] = true;
+                } else {
+                    let pi = pipe_index(*dst);
+                    let b = &mut self.blocks[block];
+                    if b.pipes[pi].queue.len() >= depth {
+                        return false;
+                    }
+                    b.pipes[pi].queue.push_back(idx);
+                }
+            }
+            InstrKind::Barrier { pipe: Some(Pipe::S) } => {
+                // PipeBarrier<PIPE_S> is a hardware error (the checker says
+                // so); the scalar unit is in order anyway.
+                let b = &mut self.blocks[block];
+                b.spans[idx as usize] = (now, now + issue);
+                b.started_instr[idx as usize] = true;
+            }
+            InstrKind::Barrier { pipe: Some(pipe) } => {
+                let pi = pipe_index(*pipe);
+                let b = &mut self.blocks[block];
+                if b.pipes[pi].queue.len() >= depth {
+                    return false;
+                }
+                b.pipes[pi].queue.push_back(idx);
+            }
+            InstrKind::Barrier { pipe: None } => {
+                if !self.all_drained(block) {
+                    self.blocks[block].scalar_wait_since.get_or_insert(now);
+                    return false;
+                }
+                let b = &mut self.blocks[block];
+                let since = b.scalar_wait_since.take().unwrap_or(now);
+                b.spans[idx as usize] = (since, now + issue);
+                b.started_instr[idx as usize] = true;
+            }
+            InstrKind::Scalar { op, bytes } => {
+                if self.scalar_must_wait(block, instr) {
+                    self.blocks[block].scalar_wait_since.get_or_insert(now);
+                    return false;
+                }
+                let b = &mut self.blocks[block];
+                b.scalar_wait_since = None;
+                let work = cost::scalar_cost(hw, *op, *bytes, instr, &mut b.dcache);
+                cost_cycles = issue + work;
+                b.spans[idx as usize] = (now, now + cost_cycles);
+                b.started_instr[idx as usize] = true;
+            }
+            InstrKind::SyncAll { generation } => {
+                if !self.all_drained(block) {
+                    self.blocks[block].scalar_wait_since.get_or_insert(now);
+                    return false;
+                }
+                let generation = *generation;
+                let b = &mut self.blocks[block];
+                b.scalar_wait_since = None;
+                b.at_sync_all = Some(generation);
+                b.spans[idx as usize] = (now, Cycle::MAX);
+                b.started_instr[idx as usize] = true;
+                b.pc += 1;
+                b.scalar_free = now + issue;
+                b.scalar_busy += issue;
+                let arrived = self.sync_all_arrived.entry(generation).or_insert(0);
+                *arrived += 1;
+                if *arrived as usize == self.blocks.len() {
+                    let cost = hw.sync.sync_all_cycles.round() as Cycle;
+                    self.push(now + issue + cost, Event::SyncAllRelease { generation });
+                    // Close the spans of every block waiting here.
+                    for other in &mut self.blocks {
+                        if other.at_sync_all == Some(generation) {
+                            for span in other.spans.iter_mut().filter(|s| s.1 == Cycle::MAX && s.0 != Cycle::MAX) {
+                                span.1 = now + issue + cost;
+                            }
+                        }
+                    }
+                }
+                return true;
+            }
+        }
+        let b = &mut self.blocks[block];
+        b.pc += 1;
+        b.scalar_free = now + cost_cycles;
+        b.scalar_busy += cost_cycles;
+        if cost_cycles > 0 {
+            self.push(now + cost_cycles, Event::Wake { block: block as u32 });
+        }
+        true
+    }
+
+    /// Why a block cannot finish (for the deadlock message).
+    fn describe_stuck(&self, block: usize) -> String {
+        let b = &self.blocks[block];
+        let instrs = &self.trace.blocks[block].instrs;
+        let name = |idx: u32| -> String {
+            let instr = &instrs[idx as usize];
+            let what = match &instr.kind {
+                InstrKind::WaitFlag { src, dst, key, .. } => {
+                    format!(" waits for flag {}->{} {key:?} that is never set", src.name(), dst.name())
+                }
+                InstrKind::SyncAll { .. } => " waits in SyncAll for blocks that never arrive (Block Dim above the core count, or a block skips it)".to_string(),
+                _ => String::new(),
+            };
+            match self.trace.loc_of(instr) {
+                Some(loc) => format!("{loc}{what}"),
+                None => format!("instruction {idx}{what}"),
+            }
+        };
+        if !b.started {
+            return "never started (all cores stayed busy)".to_string();
+        }
+        let mut parts = Vec::new();
+        if b.pc < instrs.len() {
+            parts.push(format!("scalar unit at {}", name(b.pc as u32)));
+        }
+        for (pi, p) in b.pipes.iter().enumerate() {
+            if let Some(&head) = p.queue.front() {
+                parts.push(format!("{} at {}", Pipe::ALL[pi].name(), name(head)));
+            }
+        }
+        if parts.is_empty() {
+            "waits for nothing identifiable".to_string()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    fn timeline_of(&self, index: usize, state: &BlockSim) -> BlockTimeline {
+        let block = &self.trace.blocks[index];
+        let mut spans = Vec::with_capacity(block.instrs.len());
+        for (idx, instr) in block.instrs.iter().enumerate() {
+            if !state.started_instr[idx] {
+                continue;
+            }
+            let (start, end) = state.spans[idx];
+            let end = if end == Cycle::MAX { start } else { end };
+            let kind = match &instr.kind {
+                InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Scalar { .. } => {
+                    SpanKind::Work
+                }
+                InstrKind::WaitFlag { .. }
+                | InstrKind::SyncAll { .. }
+                | InstrKind::Barrier { pipe: None } => SpanKind::Wait,
+                InstrKind::SetFlag { .. } | InstrKind::Barrier { .. } => SpanKind::Sync,
+            };
+            spans.push(Span {
+                instr: idx as u32,
+                pipe: cost::exec_pipe(instr),
+                start,
+                end,
+                kind,
+            });
+        }
+        BlockTimeline {
+            block: block.block,
+            core_type: state.core_type,
+            core: state.core,
+            start: state.start,
+            end: state.end,
+            scalar_busy: state.scalar_busy,
+            spans,
+        }
+    }
+}

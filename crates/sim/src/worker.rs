@@ -1,1 +1,0 @@
-//! The sandboxed worker process (in progress).

@@ -1,0 +1,148 @@
+//! The worker side: read the job from stdin, run it, write the reply to the
+//! result pipe whose fd number is in env [`RESULT_FD_ENV`].
+//!
+//! Hidden self-test jobs (for the sandbox tests; `kernel_name` starting with
+//! `__selftest:`), handled here instead of by `launch::run`:
+//! - `__selftest:echo` — returns the input tensors as outputs;
+//! - `__selftest:call:<symbol>` — loads `kernel_lib` and calls
+//!   `extern "C" long <symbol>(unsigned long seed)`, returning its result as
+//!   one 8-byte little-endian output (tests compile misbehaving C functions);
+//! - `__selftest:fail` — returns a `LaunchFailure::Fault`;
+//! - `__selftest:alloc` — allocates until Rust's allocator gives up (as the
+//!   runtime would when a trace grows without bound);
+//! - `__selftest:panic` — panics inside the worker.
+
+use super::protocol::{self, Reply};
+use crate::launch::{LaunchFailure, LaunchJob, LaunchOutput, TilingInfo};
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter};
+use std::os::fd::FromRawFd;
+use std::process::ExitCode;
+
+/// Env var naming the fd of the result pipe.
+pub(crate) const RESULT_FD_ENV: &str = "ASCENDOPT_WORKER_RESULT_FD";
+/// Exit code of a worker that could not talk to its parent.
+pub(crate) const EXIT_PROTOCOL: u8 = 86;
+
+/// Prefix of self-test kernel names.
+const SELFTEST: &str = "__selftest:";
+
+/// The worker process: see the module docs of [`crate::worker`].
+pub fn worker_main() -> ExitCode {
+    let fd: i32 = match std::env::var(RESULT_FD_ENV).ok().and_then(|v| v.parse().ok()) {
+        Some(fd) if fd > 2 => fd,
+        _ => {
+            eprintln!(
+                "ascendopt-worker runs kernels for ascendopt and is started by it; \
+                 it cannot be used on its own ({RESULT_FD_ENV} is not set)"
+            );
+            return ExitCode::from(EXIT_PROTOCOL);
+        }
+    };
+    // SAFETY: fcntl on an fd number only queries it.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        eprintln!("ascendopt-worker: result fd {fd} is not open");
+        return ExitCode::from(EXIT_PROTOCOL);
+    }
+    // Keep the result pipe away from any program the kernel might exec.
+    // SAFETY: as above; the fd is ours from here on.
+    let result_file = unsafe {
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        File::from_raw_fd(fd)
+    };
+    let mut stdin = BufReader::with_capacity(1 << 20, io::stdin().lock());
+    let job = protocol::read_job(&mut stdin);
+    drop(stdin);
+    // The kernel gets an empty stdin.
+    if let Ok(null) = File::open("/dev/null") {
+        use std::os::fd::AsRawFd;
+        // SAFETY: dup2 onto fd 0, which we no longer read.
+        unsafe { libc::dup2(null.as_raw_fd(), 0) };
+    }
+    let reply = match job {
+        Err(message) => Reply::Refused(format!("cannot read the job: {message}")),
+        Ok(job) => run(&job),
+    };
+    let mut writer = BufWriter::with_capacity(1 << 20, result_file);
+    match protocol::write_reply(&mut writer, reply) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("ascendopt-worker: cannot send the result: {err}");
+            ExitCode::from(EXIT_PROTOCOL)
+        }
+    }
+}
+
+/// Runs the job, turning a panic of the simulator into a reply.
+fn run(job: &LaunchJob) -> Reply {
+    let outcome = std::panic::catch_unwind(|| match job.kernel_name.strip_prefix(SELFTEST) {
+        Some(mode) => selftest(mode, job),
+        None => Ok(crate::launch::run(job)),
+    });
+    match outcome {
+        Ok(Ok(result)) => Reply::Launch(result),
+        Ok(Err(message)) => Reply::Refused(message),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".into());
+            Reply::Panicked(message)
+        }
+    }
+}
+
+/// A launch output carrying only `outputs`.
+fn plain_output(outputs: Vec<Vec<u8>>) -> LaunchOutput {
+    LaunchOutput {
+        tiling: TilingInfo {
+            block_dim: 0,
+            tiling_key: 0,
+            data: Vec::new(),
+            workspace: 0,
+        },
+        outputs,
+        trace: Default::default(),
+        findings: Vec::new(),
+        printed: String::new(),
+    }
+}
+
+type SelftestResult = Result<Result<LaunchOutput, LaunchFailure>, String>;
+
+fn selftest(mode: &str, job: &LaunchJob) -> SelftestResult {
+    if mode == "echo" {
+        return Ok(Ok(plain_output(job.inputs.iter().map(|t| t.data.clone()).collect())));
+    }
+    if mode == "fail" {
+        return Ok(Err(LaunchFailure::Fault {
+            block: 0,
+            message: "self-test fault".into(),
+            loc: None,
+        }));
+    }
+    if mode == "alloc" {
+        let mut hoard: Vec<Vec<u8>> = Vec::new();
+        loop {
+            hoard.push(std::hint::black_box(vec![1u8; 64 << 20]));
+        }
+    }
+    if mode == "panic" {
+        panic!("self-test panic");
+    }
+    if let Some(symbol) = mode.strip_prefix("call:") {
+        // SAFETY: this is what the worker exists for: running a user
+        // library in a sandboxed process.
+        let value = unsafe {
+            let lib = libloading::Library::new(&job.kernel_lib)
+                .map_err(|e| format!("cannot load {}: {e}", job.kernel_lib.display()))?;
+            let func: libloading::Symbol<unsafe extern "C" fn(u64) -> i64> = lib
+                .get(symbol.as_bytes())
+                .map_err(|e| format!("no symbol {symbol}: {e}"))?;
+            func(job.seed)
+        };
+        return Ok(Ok(plain_output(vec![value.to_le_bytes().to_vec()])));
+    }
+    Err(format!("unknown self-test {mode:?}"))
+}

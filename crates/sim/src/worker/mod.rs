@@ -1,0 +1,859 @@
+//! Running a [`LaunchJob`] in a sandboxed child process, so that a kernel
+//! that crashes, hangs, eats memory or misbehaves ends as a failed run while
+//! ascendopt goes on.
+//!
+//! Parent side: [`run_job`] / [`run_job_with`]. Child side: [`worker_main`],
+//! the whole of the `ascendopt-worker` binary (and of `ascendopt __worker`).
+//!
+//! Protocol (see `protocol.rs`): the job goes to the worker's stdin; the
+//! reply comes back on a dedicated pipe whose fd number the worker finds in
+//! env `ASCENDOPT_WORKER_RESULT_FD`, because the kernel may print to stdout.
+//! The worker's stdout and stderr are pipes that the parent drains in the
+//! same `poll` loop that feeds stdin and reads the reply (no deadlock
+//! whatever the sizes); only their last [`WorkerLimits::capture_bytes`] are
+//! kept. Tensor contents travel as raw bytes after a small bincode header.
+//!
+//! Sandbox (Linux), applied between fork and exec:
+//! - own process group; the parent kills the whole group (SIGKILL) when the
+//!   worker exits or [`WorkerLimits::wall_ms`] passes;
+//! - `RLIMIT_AS` ([`WorkerLimits::address_space_bytes`], 4 GiB by default),
+//!   `RLIMIT_CPU` (soft: SIGXCPU, hard one second later), `RLIMIT_FSIZE`
+//!   (writing a larger file raises SIGXFSZ), `RLIMIT_CORE` 0, `RLIMIT_NOFILE`;
+//! - no new processes: a seccomp filter makes `fork`, `vfork` and `clone`
+//!   without `CLONE_THREAD` fail (threads are still allowed, bounded by
+//!   `RLIMIT_AS`). `RLIMIT_NPROC` is *not* used: it counts every process of
+//!   the user (a busy machine would make the worker's own threads fail) and
+//!   root ignores it. Where seccomp is unavailable (another architecture, an
+//!   old kernel) the worker runs without it and
+//!   [`SandboxStatus::processes_blocked`] is false; leftovers that stay in the
+//!   process group are still killed at the end;
+//! - no network: a private network namespace (`unshare(CLONE_NEWNET)` as
+//!   root, `CLONE_NEWUSER | CLONE_NEWNET` otherwise), whose only interface is
+//!   a loopback that is down. When the machine refuses both (containers
+//!   without the capability, user namespaces disabled) the worker runs with
+//!   the host network and [`SandboxStatus::network_isolated`] is false:
+//!   that fallback is recorded, never an error;
+//! - a private temporary working directory (also `HOME` and `TMPDIR`),
+//!   deleted afterwards, and a cleared environment (only `PATH`, `HOME`,
+//!   `TMPDIR`, `LC_ALL` and the result fd variable).
+//!
+//! Invariants: [`run_job`] never panics and never returns an error type:
+//! every failure of the child is a [`WorkerOutcome`]. Kernel code never runs
+//! in the calling process.
+
+mod child;
+mod protocol;
+mod sandbox;
+
+pub use child::worker_main;
+
+use crate::launch::{LaunchFailure, LaunchJob, LaunchOutput};
+use protocol::Reply;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Limits of one worker run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerLimits {
+    /// Wall-clock limit; the process group is killed after it.
+    pub wall_ms: u64,
+    /// CPU-time limit (RLIMIT_CPU), seconds.
+    pub cpu_seconds: u64,
+    /// Virtual memory limit (RLIMIT_AS), bytes.
+    pub address_space_bytes: u64,
+    /// Largest file the worker may write (RLIMIT_FSIZE), bytes.
+    pub file_size_bytes: u64,
+    /// Open file descriptors (RLIMIT_NOFILE).
+    pub open_files: u64,
+    /// How much of the end of stdout and of stderr is kept.
+    pub capture_bytes: usize,
+    /// A reply larger than this is a protocol error.
+    pub max_reply_bytes: u64,
+}
+
+impl WorkerLimits {
+    /// 60 s wall, 120 s CPU, 4 GiB address space, 16 MiB files, 256 fds,
+    /// 64 KiB of stdout/stderr, 4 GiB reply.
+    pub fn standard() -> WorkerLimits {
+        WorkerLimits {
+            wall_ms: 60_000,
+            cpu_seconds: 120,
+            address_space_bytes: 4 << 30,
+            file_size_bytes: 16 << 20,
+            open_files: 256,
+            capture_bytes: 64 << 10,
+            max_reply_bytes: 4 << 30,
+        }
+    }
+}
+
+/// Which limit stopped a run that took too long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeLimit {
+    /// [`WorkerLimits::wall_ms`].
+    Wall,
+    /// [`WorkerLimits::cpu_seconds`] (SIGXCPU / SIGKILL from the kernel).
+    Cpu,
+}
+
+/// How a worker run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkerOutcome {
+    /// The launch ran to the end.
+    Finished(LaunchOutput),
+    /// The runtime reported a fault (or the tiling/loading failed).
+    Failed(LaunchFailure),
+    /// The worker died of a signal (SIGSEGV, SIGABRT, SIGXFSZ for a file
+    /// over the size limit, ...).
+    Crashed {
+        /// Signal number.
+        signal: i32,
+        /// Its name, e.g. `SIGSEGV`.
+        signal_name: String,
+        /// The end of the worker's stderr.
+        stderr_tail: String,
+    },
+    /// A time limit stopped it.
+    TimedOut {
+        /// Wall time when it was stopped.
+        after_ms: u64,
+        /// Which limit.
+        limit: TimeLimit,
+        /// The end of the worker's stderr.
+        stderr_tail: String,
+    },
+    /// An allocation failed under the address-space limit (told apart by
+    /// the abort message of Rust's allocator or of C++'s `std::bad_alloc`;
+    /// a kernel that dereferences a failed `malloc` shows as `Crashed`).
+    OutOfMemory {
+        /// The end of the worker's stderr.
+        stderr_tail: String,
+    },
+    /// The worker exited without sending a result (the kernel called
+    /// `exit`?).
+    Exited {
+        /// Exit code.
+        code: i32,
+        /// The end of the worker's stderr.
+        stderr_tail: String,
+    },
+    /// The worker could not be started or did not follow the protocol.
+    WorkerError {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl WorkerOutcome {
+    /// One line for a person.
+    pub fn summary(&self) -> String {
+        match self {
+            WorkerOutcome::Finished(_) => "finished".into(),
+            WorkerOutcome::Failed(failure) => format!("failed: {failure}"),
+            WorkerOutcome::Crashed { signal_name, .. } => match signal_name.as_str() {
+                "SIGXFSZ" => "crashed: wrote a file larger than the limit (SIGXFSZ)".into(),
+                name => format!("crashed ({name})"),
+            },
+            WorkerOutcome::TimedOut { after_ms, limit, .. } => match limit {
+                TimeLimit::Wall => format!("timed out after {after_ms} ms"),
+                TimeLimit::Cpu => format!("CPU time limit exceeded after {after_ms} ms"),
+            },
+            WorkerOutcome::OutOfMemory { .. } => "out of memory".into(),
+            WorkerOutcome::Exited { code, .. } => format!("exited with code {code} without a result"),
+            WorkerOutcome::WorkerError { message } => format!("worker error: {message}"),
+        }
+    }
+}
+
+/// What confinement the worker actually got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SandboxStatus {
+    /// The worker had a private network namespace.
+    pub network_isolated: bool,
+    /// A user namespace was created for it (not running as root).
+    pub user_namespace: bool,
+    /// The seccomp filter against new processes was installed.
+    pub processes_blocked: bool,
+}
+
+/// A worker run with everything observed about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerReport {
+    /// How it ended.
+    pub outcome: WorkerOutcome,
+    /// The confinement it got (all false if it never started).
+    pub sandbox: SandboxStatus,
+    /// Wall time from spawn to the end of the run.
+    pub wall_ms: u64,
+    /// The end of what the worker wrote to stdout.
+    pub stdout_tail: String,
+    /// The end of what the worker wrote to stderr.
+    pub stderr_tail: String,
+    /// The private working directory (already deleted).
+    pub work_dir: PathBuf,
+}
+
+/// How to start a worker process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerCommand {
+    /// The executable.
+    pub program: PathBuf,
+    /// Its arguments (`["__worker"]` for the ascendopt CLI).
+    pub args: Vec<OsString>,
+}
+
+/// No worker executable could be found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct WorkerNotFound {
+    /// What was tried and how to fix it.
+    pub message: String,
+}
+
+impl WorkerCommand {
+    /// Env `ASCENDOPT_WORKER` (a path); else the current executable with
+    /// `__worker` if it is `ascendopt`; else `ascendopt-worker` next to the
+    /// current executable or in its parent directory (where cargo puts
+    /// binaries when the current one is a test in `target/<profile>/deps`).
+    pub fn locate() -> Result<WorkerCommand, WorkerNotFound> {
+        if let Some(path) = std::env::var_os("ASCENDOPT_WORKER").filter(|p| !p.is_empty()) {
+            let path = PathBuf::from(path);
+            if path.is_file() {
+                return Ok(WorkerCommand {
+                    program: std::path::absolute(&path).unwrap_or(path),
+                    args: Vec::new(),
+                });
+            }
+            return Err(WorkerNotFound {
+                message: format!("ASCENDOPT_WORKER={} is not a file", path.display()),
+            });
+        }
+        let exe = std::env::current_exe().map_err(|e| WorkerNotFound {
+            message: format!("cannot find the current executable ({e}); set ASCENDOPT_WORKER"),
+        })?;
+        if exe.file_stem().and_then(|s| s.to_str()) == Some("ascendopt") {
+            return Ok(WorkerCommand {
+                program: exe,
+                args: vec!["__worker".into()],
+            });
+        }
+        let name = format!("ascendopt-worker{}", std::env::consts::EXE_SUFFIX);
+        let dir = exe.parent().unwrap_or(Path::new("."));
+        for candidate in [Some(dir.join(&name)), dir.parent().map(|p| p.join(&name))]
+            .into_iter()
+            .flatten()
+        {
+            if candidate.is_file() {
+                return Ok(WorkerCommand {
+                    program: candidate,
+                    args: Vec::new(),
+                });
+            }
+        }
+        Err(WorkerNotFound {
+            message: format!(
+                "{name} not found next to {} or in its parent directory: build it with \
+                 `cargo build -p ascendopt-sim --bin ascendopt-worker`, or set ASCENDOPT_WORKER",
+                exe.display()
+            ),
+        })
+    }
+}
+
+/// Runs `job` in a worker found by [`WorkerCommand::locate`].
+pub fn run_job(job: &LaunchJob, limits: &WorkerLimits) -> WorkerOutcome {
+    match WorkerCommand::locate() {
+        Ok(command) => run_job_with(&command, job, limits).outcome,
+        Err(err) => WorkerOutcome::WorkerError {
+            message: err.to_string(),
+        },
+    }
+}
+
+/// Runs `job` in a worker started with `command`.
+pub fn run_job_with(command: &WorkerCommand, job: &LaunchJob, limits: &WorkerLimits) -> WorkerReport {
+    let start = Instant::now();
+    let work_dir = match make_work_dir() {
+        Ok(dir) => dir,
+        Err(err) => {
+            return not_started(start, PathBuf::new(), format!("cannot create a work directory: {err}"))
+        }
+    };
+    let report = run_in(command, job, limits, &work_dir, start);
+    let _ = std::fs::remove_dir_all(&work_dir);
+    report
+}
+
+fn not_started(start: Instant, work_dir: PathBuf, message: String) -> WorkerReport {
+    WorkerReport {
+        outcome: WorkerOutcome::WorkerError { message },
+        sandbox: SandboxStatus {
+            network_isolated: false,
+            user_namespace: false,
+            processes_blocked: false,
+        },
+        wall_ms: elapsed_ms(start),
+        stdout_tail: String::new(),
+        stderr_tail: String::new(),
+        work_dir,
+    }
+}
+
+fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+static WORK_DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh private (0700) directory under the system temp dir.
+fn make_work_dir() -> io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "ascendopt-worker-{}-{}-{nanos}",
+        std::process::id(),
+        WORK_DIR_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+/// A pipe whose both ends are close-on-exec: (read, write).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 fills two fds on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the fds were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn set_nonblocking(fd: RawFd) {
+    // SAFETY: fcntl on an fd we own.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// Asks for a 1 MiB pipe buffer (fewer wake-ups for big tensors); ignored
+/// when the system refuses.
+fn grow_pipe(fd: RawFd) {
+    // SAFETY: fcntl on an fd we own.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20);
+    }
+}
+
+/// The last `cap` bytes of a stream.
+struct Tail {
+    bytes: Vec<u8>,
+    cap: usize,
+    total: u64,
+}
+
+impl Tail {
+    fn new(cap: usize) -> Tail {
+        Tail {
+            bytes: Vec::new(),
+            cap,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
+        self.bytes.extend_from_slice(data);
+        if self.bytes.len() > self.cap.saturating_mul(2).max(4096) {
+            let cut = self.bytes.len() - self.cap;
+            self.bytes.drain(..cut);
+        }
+    }
+
+    fn text(&self) -> String {
+        let start = self.bytes.len().saturating_sub(self.cap);
+        let text = String::from_utf8_lossy(&self.bytes[start..]).into_owned();
+        let kept = (self.bytes.len() - start) as u64;
+        if self.total > kept {
+            format!("[... {} bytes cut]\n{text}", self.total - kept)
+        } else {
+            text
+        }
+    }
+}
+
+/// Where the reply bytes go.
+struct ReplyBuf {
+    bytes: Vec<u8>,
+    max: u64,
+    overflow: bool,
+}
+
+/// Whether the child has exited, without reaping it (so its process group
+/// stays reserved until we kill it).
+fn exited_nowait(pid: libc::pid_t) -> bool {
+    // SAFETY: waitid with a zeroed siginfo; WNOWAIT leaves the child alone.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let rc = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        rc == 0 && info.si_pid() != 0
+    }
+}
+
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: signals the worker's own process group (pgid == its pid).
+    unsafe {
+        libc::killpg(pid, libc::SIGKILL);
+    }
+}
+
+/// Everything the I/O loop collected.
+struct Collected {
+    status: Option<ExitStatus>,
+    timed_out: bool,
+    stdout: Tail,
+    stderr: Tail,
+    reply: ReplyBuf,
+    wait_error: Option<String>,
+}
+
+fn run_in(
+    command: &WorkerCommand,
+    job: &LaunchJob,
+    limits: &WorkerLimits,
+    work_dir: &Path,
+    start: Instant,
+) -> WorkerReport {
+    let fail = |message: String| not_started(start, work_dir.to_path_buf(), message);
+    let encoded = match protocol::encode_job(job) {
+        Ok(encoded) => encoded,
+        Err(message) => return fail(message),
+    };
+    let (status_read, status_write) = match pipe() {
+        Ok(p) => p,
+        Err(err) => return fail(format!("cannot create a pipe: {err}")),
+    };
+    let (reply_read, reply_write) = match pipe() {
+        Ok(p) => p,
+        Err(err) => return fail(format!("cannot create a pipe: {err}")),
+    };
+    grow_pipe(reply_write.as_raw_fd());
+    let plan = sandbox::SandboxPlan {
+        rlimits: sandbox::Rlimits {
+            address_space: limits.address_space_bytes,
+            cpu_seconds: limits.cpu_seconds.max(1),
+            file_size: limits.file_size_bytes,
+            open_files: limits.open_files.max(16),
+        },
+        filter: sandbox::no_new_processes_filter(),
+        status_fd: status_write.as_raw_fd(),
+        result_fd: reply_write.as_raw_fd(),
+    };
+    let mut cmd = Command::new(&command.program);
+    cmd.args(&command.args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", work_dir)
+        .env("TMPDIR", work_dir)
+        .env("LC_ALL", "C")
+        .env(child::RESULT_FD_ENV, reply_write.as_raw_fd().to_string())
+        .current_dir(work_dir)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: the hook runs between fork and exec, and `apply` only makes
+    // async-signal-safe syscalls on data prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || plan.apply());
+    }
+    let spawned = cmd.spawn();
+    // Our copies of the child's ends.
+    drop(status_write);
+    drop(reply_write);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(err) => {
+            return fail(format!(
+                "cannot start the worker {}: {err}",
+                command.program.display()
+            ))
+        }
+    };
+    let sandbox = read_status(&status_read);
+    drop(status_read);
+
+    let collected = pump(&mut child, &encoded, reply_read, limits, start);
+    let wall_ms = elapsed_ms(start);
+    let stdout_tail = collected.stdout.text();
+    let stderr_tail = collected.stderr.text();
+    let outcome = classify(&collected, &stderr_tail, wall_ms);
+    WorkerReport {
+        outcome,
+        sandbox,
+        wall_ms,
+        stdout_tail,
+        stderr_tail,
+        work_dir: work_dir.to_path_buf(),
+    }
+}
+
+/// The status byte written by the child before exec.
+fn read_status(fd: &OwnedFd) -> SandboxStatus {
+    let mut byte = 0u8;
+    // SAFETY: reads one byte into a local. The child's write end is closed
+    // (exec happened), so this does not block.
+    let n = unsafe { libc::read(fd.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+    let valid = n == 1 && byte & sandbox::STATUS_VALID != 0;
+    SandboxStatus {
+        network_isolated: valid && byte & sandbox::STATUS_NET != 0,
+        user_namespace: valid && byte & sandbox::STATUS_USERNS != 0,
+        processes_blocked: valid && byte & sandbox::STATUS_SECCOMP != 0,
+    }
+}
+
+/// Feeds the job, drains stdout/stderr/reply, enforces the wall limit, kills
+/// the process group at the end and reaps the child.
+fn pump(
+    child: &mut Child,
+    encoded: &protocol::EncodedJob<'_>,
+    reply_read: OwnedFd,
+    limits: &WorkerLimits,
+    start: Instant,
+) -> Collected {
+    let pid = child.id() as libc::pid_t;
+    let deadline = start + Duration::from_millis(limits.wall_ms);
+    let grace = Duration::from_millis(500);
+    let mut stdin: Option<OwnedFd> = child.stdin.take().map(OwnedFd::from);
+    let mut stdout: Option<OwnedFd> = child.stdout.take().map(OwnedFd::from);
+    let mut stderr: Option<OwnedFd> = child.stderr.take().map(OwnedFd::from);
+    let mut reply_fd = Some(reply_read);
+    for fd in [&stdin, &stdout, &stderr, &reply_fd].into_iter().flatten() {
+        set_nonblocking(fd.as_raw_fd());
+    }
+    if let Some(fd) = &stdin {
+        grow_pipe(fd.as_raw_fd());
+    }
+    let mut out = Collected {
+        status: None,
+        timed_out: false,
+        stdout: Tail::new(limits.capture_bytes),
+        stderr: Tail::new(limits.capture_bytes),
+        reply: ReplyBuf {
+            bytes: Vec::new(),
+            max: limits.max_reply_bytes,
+            overflow: false,
+        },
+        wait_error: None,
+    };
+    let segments: Vec<&[u8]> = std::iter::once(encoded.head.as_slice())
+        .chain(encoded.bulk.iter().copied())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let (mut seg_idx, mut seg_off) = (0usize, 0usize);
+    let mut buf = vec![0u8; 256 << 10];
+    let mut ended_at: Option<Instant> = None;
+
+    loop {
+        let now = Instant::now();
+        if ended_at.is_none() {
+            let exited = exited_nowait(pid);
+            if exited || now >= deadline {
+                out.timed_out = !exited;
+                // Kill leftovers while the leader still holds the group id.
+                kill_group(pid);
+                match child.wait() {
+                    Ok(status) => out.status = Some(status),
+                    Err(err) => out.wait_error = Some(err.to_string()),
+                }
+                stdin = None;
+                ended_at = Some(now);
+            }
+        }
+        let readers_open = stdout.is_some() || stderr.is_some() || reply_fd.is_some();
+        if let Some(ended) = ended_at {
+            if !readers_open || now >= ended + grace {
+                break;
+            }
+        }
+        if stdin.is_some() && seg_idx >= segments.len() {
+            stdin = None; // all written: EOF for the worker
+        }
+
+        let mut pollfds: Vec<libc::pollfd> = Vec::with_capacity(4);
+        let mut roles: Vec<u8> = Vec::with_capacity(4);
+        for (role, fd, events) in [
+            (0u8, &stdin, libc::POLLOUT),
+            (1, &stdout, libc::POLLIN),
+            (2, &stderr, libc::POLLIN),
+            (3, &reply_fd, libc::POLLIN),
+        ] {
+            if let Some(fd) = fd {
+                pollfds.push(libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events,
+                    revents: 0,
+                });
+                roles.push(role);
+            }
+        }
+        let limit = match ended_at {
+            Some(ended) => (ended + grace).saturating_duration_since(now),
+            None => deadline.saturating_duration_since(now),
+        };
+        // Wake up now and then to notice an exit whose pipes stay open
+        // elsewhere; pipes closing wake us up at once in the common case.
+        let tick = if pollfds.is_empty() { 5 } else { 50 };
+        let timeout_ms = limit.as_millis().min(tick) as libc::c_int;
+        // SAFETY: pollfds is a valid array of its length.
+        let rc = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, timeout_ms) };
+        if rc <= 0 {
+            continue;
+        }
+        for (pfd, role) in pollfds.iter().zip(&roles) {
+            if pfd.revents == 0 {
+                continue;
+            }
+            match role {
+                0 => {
+                    let mut close = pfd.revents & (libc::POLLERR | libc::POLLHUP) != 0;
+                    while !close && seg_idx < segments.len() {
+                        let seg = &segments[seg_idx][seg_off..];
+                        // SAFETY: writes from a valid slice.
+                        let n = unsafe { libc::write(pfd.fd, seg.as_ptr().cast(), seg.len()) };
+                        if n < 0 {
+                            let err = io::Error::last_os_error();
+                            if err.kind() != io::ErrorKind::WouldBlock && err.kind() != io::ErrorKind::Interrupted {
+                                close = true; // EPIPE: the worker is gone
+                            }
+                            break;
+                        }
+                        seg_off += n as usize;
+                        if seg_off == segments[seg_idx].len() {
+                            seg_idx += 1;
+                            seg_off = 0;
+                        }
+                    }
+                    if close || seg_idx >= segments.len() {
+                        stdin = None;
+                    }
+                }
+                _ => {
+                    let eof = drain(pfd.fd, &mut buf, |data| match role {
+                        1 => out.stdout.push(data),
+                        2 => out.stderr.push(data),
+                        _ => {
+                            if out.reply.bytes.len() as u64 + data.len() as u64 > out.reply.max {
+                                out.reply.overflow = true;
+                            } else {
+                                out.reply.bytes.extend_from_slice(data);
+                            }
+                        }
+                    });
+                    let overflow = *role == 3 && out.reply.overflow;
+                    if eof || overflow {
+                        match role {
+                            1 => stdout = None,
+                            2 => stderr = None,
+                            _ => reply_fd = None,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if ended_at.is_none() {
+        kill_group(pid);
+        let _ = child.wait();
+    }
+    out
+}
+
+/// Reads what is available; true at end of file (or on an error).
+fn drain(fd: RawFd, buf: &mut [u8], mut sink: impl FnMut(&[u8])) -> bool {
+    loop {
+        // SAFETY: reads into a valid buffer.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            sink(&buf[..n as usize]);
+            continue;
+        }
+        if n == 0 {
+            return true;
+        }
+        let err = io::Error::last_os_error();
+        return match err.kind() {
+            io::ErrorKind::WouldBlock => false,
+            io::ErrorKind::Interrupted => continue,
+            _ => true,
+        };
+    }
+}
+
+/// Whether stderr shows a failed allocation.
+fn looks_out_of_memory(stderr: &str) -> bool {
+    stderr.contains("memory allocation of")
+        || stderr.contains("std::bad_alloc")
+        || stderr.contains("Cannot allocate memory")
+        || stderr.contains("out of memory")
+}
+
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGSYS => "SIGSYS",
+        libc::SIGTRAP => "SIGTRAP",
+        other => return format!("signal {other}"),
+    };
+    name.to_string()
+}
+
+fn classify(collected: &Collected, stderr_tail: &str, wall_ms: u64) -> WorkerOutcome {
+    let stderr_tail = stderr_tail.to_string();
+    if collected.timed_out {
+        return WorkerOutcome::TimedOut {
+            after_ms: wall_ms,
+            limit: TimeLimit::Wall,
+            stderr_tail,
+        };
+    }
+    // A complete reply wins: the launch is over even if teardown went wrong.
+    if !collected.reply.bytes.is_empty() && !collected.reply.overflow {
+        if let Ok(reply) = protocol::decode_reply(&collected.reply.bytes) {
+            return match reply {
+                Reply::Launch(Ok(output)) => WorkerOutcome::Finished(output),
+                Reply::Launch(Err(failure)) => WorkerOutcome::Failed(failure),
+                Reply::Refused(message) => WorkerOutcome::WorkerError {
+                    message: format!("the worker refused the job: {message}"),
+                },
+                Reply::Panicked(message) => WorkerOutcome::WorkerError {
+                    message: format!("the simulator panicked: {message}"),
+                },
+            };
+        }
+    }
+    let Some(status) = collected.status else {
+        return WorkerOutcome::WorkerError {
+            message: format!(
+                "lost track of the worker: {}",
+                collected.wait_error.as_deref().unwrap_or("unknown")
+            ),
+        };
+    };
+    if let Some(signal) = status.signal() {
+        if signal == libc::SIGXCPU {
+            return WorkerOutcome::TimedOut {
+                after_ms: wall_ms,
+                limit: TimeLimit::Cpu,
+                stderr_tail,
+            };
+        }
+        if looks_out_of_memory(&stderr_tail) {
+            return WorkerOutcome::OutOfMemory { stderr_tail };
+        }
+        return WorkerOutcome::Crashed {
+            signal,
+            signal_name: signal_name(signal),
+            stderr_tail,
+        };
+    }
+    if collected.reply.overflow {
+        return WorkerOutcome::WorkerError {
+            message: format!("the reply exceeds {} bytes", collected.reply.max),
+        };
+    }
+    let code = status.code().unwrap_or(-1);
+    if code == i32::from(child::EXIT_PROTOCOL) {
+        return WorkerOutcome::WorkerError {
+            message: format!("the worker failed: {}", stderr_tail.trim()),
+        };
+    }
+    if !collected.reply.bytes.is_empty() {
+        return WorkerOutcome::WorkerError {
+            message: format!("unreadable reply of {} bytes", collected.reply.bytes.len()),
+        };
+    }
+    if looks_out_of_memory(&stderr_tail) {
+        return WorkerOutcome::OutOfMemory { stderr_tail };
+    }
+    WorkerOutcome::Exited { code, stderr_tail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_end_and_says_how_much_was_cut() {
+        let mut tail = Tail::new(4);
+        tail.push(b"hello ");
+        tail.push(b"world");
+        assert_eq!(tail.text(), "[... 7 bytes cut]\norld");
+        let mut short = Tail::new(100);
+        short.push(b"ok");
+        assert_eq!(short.text(), "ok");
+        // Lots of small pushes stay bounded in memory.
+        let mut big = Tail::new(10);
+        for _ in 0..100_000 {
+            big.push(b"0123456789");
+        }
+        assert!(big.bytes.len() <= 4096 + 10);
+        assert!(big.text().ends_with("0123456789"));
+    }
+
+    #[test]
+    fn summaries_name_the_cause() {
+        let crashed = WorkerOutcome::Crashed {
+            signal: libc::SIGXFSZ,
+            signal_name: signal_name(libc::SIGXFSZ),
+            stderr_tail: String::new(),
+        };
+        assert_eq!(
+            crashed.summary(),
+            "crashed: wrote a file larger than the limit (SIGXFSZ)"
+        );
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(64), "signal 64");
+        let timed = WorkerOutcome::TimedOut {
+            after_ms: 1200,
+            limit: TimeLimit::Wall,
+            stderr_tail: String::new(),
+        };
+        assert_eq!(timed.summary(), "timed out after 1200 ms");
+    }
+
+    #[test]
+    fn out_of_memory_is_told_apart_by_the_abort_message() {
+        assert!(looks_out_of_memory("memory allocation of 4294967296 bytes failed\n"));
+        assert!(looks_out_of_memory(
+            "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc"
+        ));
+        assert!(!looks_out_of_memory("Segmentation fault"));
+    }
+}

@@ -1,0 +1,320 @@
+//! The bytes exchanged with the worker.
+//!
+//! Job (parent → worker stdin) and reply (worker → result pipe) have the
+//! same frame: 8 magic bytes, a little-endian u64 header length, a bincode
+//! header, then the raw tensor bytes one after another. Tensor contents are
+//! kept out of the bincode header so that tens of megabytes pass as plain
+//! `write`/`read` calls instead of element-by-element serde visits.
+
+use crate::launch::{LaunchFailure, LaunchJob, LaunchOutput};
+use bincode::Options;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+
+/// First bytes of a job.
+pub(crate) const JOB_MAGIC: [u8; 8] = *b"ASCJOB01";
+/// First bytes of a reply.
+pub(crate) const REPLY_MAGIC: [u8; 8] = *b"ASCRES01";
+/// A header larger than this is refused (the bulk data is not in it).
+const MAX_HEADER: u64 = 1 << 30;
+
+/// The bincode options of both sides (fixed-width integers, bounded).
+fn options(limit: u64) -> impl Options {
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_little_endian()
+        .with_limit(limit)
+}
+
+/// The job without tensor contents, and their lengths.
+#[derive(Serialize, Deserialize)]
+struct JobHeader {
+    job: LaunchJob,
+    input_lens: Vec<u64>,
+    output_lens: Vec<u64>,
+}
+
+/// What the worker sends back.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum Reply {
+    /// `launch::run` returned (outputs of an `Ok` travel as bulk data).
+    Launch(Result<LaunchOutput, LaunchFailure>),
+    /// The worker could not use the job (bad frame, unknown self-test).
+    Refused(String),
+    /// The simulator itself panicked.
+    Panicked(String),
+}
+
+#[derive(Serialize, Deserialize)]
+struct ReplyHeader {
+    reply: Reply,
+    output_lens: Vec<u64>,
+}
+
+/// A job as one header and the borrowed tensor contents that follow it.
+pub(crate) struct EncodedJob<'a> {
+    /// Magic, length and header.
+    pub head: Vec<u8>,
+    /// Input then output contents, in order.
+    pub bulk: Vec<&'a [u8]>,
+}
+
+/// Encodes `job`; `job` keeps its data (the frame borrows it).
+pub(crate) fn encode_job(job: &LaunchJob) -> Result<EncodedJob<'_>, String> {
+    let strip = |t: &crate::launch::JobTensor| crate::launch::JobTensor {
+        dtype: t.dtype,
+        shape: t.shape.clone(),
+        data: Vec::new(),
+    };
+    let skeleton = LaunchJob {
+        host_lib: std::path::absolute(&job.host_lib).unwrap_or_else(|_| job.host_lib.clone()),
+        kernel_lib: std::path::absolute(&job.kernel_lib).unwrap_or_else(|_| job.kernel_lib.clone()),
+        kernel_name: job.kernel_name.clone(),
+        op_type: job.op_type.clone(),
+        inputs: job.inputs.iter().map(strip).collect(),
+        outputs: job.outputs.iter().map(strip).collect(),
+        attrs: job.attrs.clone(),
+        platform: job.platform.clone(),
+        seed: job.seed,
+        max_instrs_per_block: job.max_instrs_per_block,
+    };
+    let header = JobHeader {
+        job: skeleton,
+        input_lens: job.inputs.iter().map(|t| t.data.len() as u64).collect(),
+        output_lens: job.outputs.iter().map(|t| t.data.len() as u64).collect(),
+    };
+    let head = frame(JOB_MAGIC, &header)?;
+    let bulk = job
+        .inputs
+        .iter()
+        .chain(&job.outputs)
+        .map(|t| t.data.as_slice())
+        .collect();
+    Ok(EncodedJob { head, bulk })
+}
+
+/// Magic + length + bincode of `value`.
+fn frame<T: Serialize>(magic: [u8; 8], value: &T) -> Result<Vec<u8>, String> {
+    let body = options(MAX_HEADER)
+        .serialize(value)
+        .map_err(|e| format!("cannot encode: {e}"))?;
+    let mut out = Vec::with_capacity(16 + body.len());
+    out.extend_from_slice(&magic);
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Reads magic + length + header from `reader`.
+fn read_header<T: for<'de> Deserialize<'de>>(reader: &mut impl Read, magic: [u8; 8]) -> Result<T, String> {
+    let mut head = [0u8; 16];
+    reader
+        .read_exact(&mut head)
+        .map_err(|e| format!("truncated frame: {e}"))?;
+    if head[..8] != magic {
+        return Err("bad magic (not an ascendopt worker frame)".into());
+    }
+    let mut len_bytes = [0u8; 8];
+    len_bytes.copy_from_slice(&head[8..]);
+    let len = u64::from_le_bytes(len_bytes);
+    if len > MAX_HEADER {
+        return Err(format!("header of {len} bytes is too large"));
+    }
+    let mut body = Vec::new();
+    reader
+        .take(len)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("truncated header: {e}"))?;
+    if body.len() as u64 != len {
+        return Err("truncated header".into());
+    }
+    options(len).deserialize(&body).map_err(|e| format!("bad header: {e}"))
+}
+
+/// Reads `len` bytes of bulk data.
+fn read_bulk(reader: &mut impl Read, len: u64, available: Option<u64>) -> Result<Vec<u8>, String> {
+    if let Some(available) = available {
+        if len > available {
+            return Err(format!("frame announces {len} bytes but only {available} follow"));
+        }
+    }
+    let len = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
+    let mut data = vec![0u8; len];
+    reader
+        .read_exact(&mut data)
+        .map_err(|e| format!("truncated tensor data: {e}"))?;
+    Ok(data)
+}
+
+/// Reads a job (worker side).
+pub(crate) fn read_job(reader: &mut impl Read) -> Result<LaunchJob, String> {
+    let header: JobHeader = read_header(reader, JOB_MAGIC)?;
+    let mut job = header.job;
+    if header.input_lens.len() != job.inputs.len() || header.output_lens.len() != job.outputs.len() {
+        return Err("tensor count does not match the header".into());
+    }
+    for (tensor, len) in job.inputs.iter_mut().zip(&header.input_lens) {
+        tensor.data = read_bulk(reader, *len, None)?;
+    }
+    for (tensor, len) in job.outputs.iter_mut().zip(&header.output_lens) {
+        tensor.data = read_bulk(reader, *len, None)?;
+    }
+    Ok(job)
+}
+
+/// Writes a reply (worker side). A finished launch's output contents go as
+/// bulk data after the header.
+pub(crate) fn write_reply(writer: &mut impl Write, reply: Reply) -> io::Result<()> {
+    let (reply, outputs) = match reply {
+        Reply::Launch(Ok(mut output)) => {
+            let outputs = std::mem::take(&mut output.outputs);
+            (Reply::Launch(Ok(output)), outputs)
+        }
+        other => (other, Vec::new()),
+    };
+    let header = ReplyHeader {
+        reply,
+        output_lens: outputs.iter().map(|o| o.len() as u64).collect(),
+    };
+    let head = frame(REPLY_MAGIC, &header).map_err(io::Error::other)?;
+    writer.write_all(&head)?;
+    for output in &outputs {
+        writer.write_all(output)?;
+    }
+    writer.flush()
+}
+
+/// Decodes a complete reply (parent side).
+pub(crate) fn decode_reply(bytes: &[u8]) -> Result<Reply, String> {
+    let mut reader = bytes;
+    let header: ReplyHeader = read_header(&mut reader, REPLY_MAGIC)?;
+    let mut reply = header.reply;
+    let mut outputs = Vec::with_capacity(header.output_lens.len());
+    for len in &header.output_lens {
+        let available = reader.len() as u64;
+        outputs.push(read_bulk(&mut reader, *len, Some(available))?);
+    }
+    if !reader.is_empty() {
+        return Err(format!("{} unexpected bytes after the reply", reader.len()));
+    }
+    match &mut reply {
+        Reply::Launch(Ok(output)) => output.outputs = outputs,
+        _ if !outputs.is_empty() => return Err("output data after a reply without outputs".into()),
+        _ => {}
+    }
+    Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::{JobTensor, Platform, TilingInfo};
+    use ascendopt_op::Dtype;
+
+    pub(crate) fn platform() -> Platform {
+        Platform {
+            soc_version: "Ascend910B2".into(),
+            core_num_aiv: 48,
+            core_num_aic: 24,
+            ub_size: 192 * 1024,
+            l1_size: 512 * 1024,
+            l0a_size: 64 * 1024,
+            l0b_size: 64 * 1024,
+            l0c_size: 128 * 1024,
+            l2_size: 192 << 20,
+            hbm_size: 64 << 30,
+        }
+    }
+
+    fn job() -> LaunchJob {
+        LaunchJob {
+            host_lib: "/c/host.so".into(),
+            kernel_lib: "/c/kernel.so".into(),
+            kernel_name: "add_custom".into(),
+            op_type: Some("AddCustom".into()),
+            inputs: vec![
+                JobTensor {
+                    dtype: Dtype::Float16,
+                    shape: vec![2, 3],
+                    data: (0..12).collect(),
+                },
+                JobTensor {
+                    dtype: Dtype::Float32,
+                    shape: vec![0],
+                    data: vec![],
+                },
+            ],
+            outputs: vec![JobTensor {
+                dtype: Dtype::Float16,
+                shape: vec![2, 3],
+                data: vec![0xAB; 12],
+            }],
+            attrs: vec![],
+            platform: platform(),
+            seed: 7,
+            max_instrs_per_block: 1000,
+        }
+    }
+
+    #[test]
+    fn a_job_round_trips_with_its_tensor_bytes() {
+        let job = job();
+        let encoded = encode_job(&job).unwrap();
+        let mut bytes = encoded.head.clone();
+        for part in &encoded.bulk {
+            bytes.extend_from_slice(part);
+        }
+        assert_eq!(&bytes[..8], b"ASCJOB01");
+        // 12 + 0 + 12 bulk bytes follow the header.
+        let header_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
+        assert_eq!(bytes.len(), 16 + header_len + 24);
+        let back = read_job(&mut bytes.as_slice()).unwrap();
+        assert_eq!(back, job);
+    }
+
+    #[test]
+    fn a_truncated_or_foreign_job_is_an_error() {
+        let job = job();
+        let encoded = encode_job(&job).unwrap();
+        let mut bytes = encoded.head.clone();
+        bytes.extend_from_slice(encoded.bulk[0]);
+        let err = read_job(&mut bytes.as_slice()).unwrap_err();
+        assert!(err.starts_with("truncated tensor data"), "{err}");
+        let err = read_job(&mut &b"GET / HTTP/1.1\r\n\r\n"[..]).unwrap_err();
+        assert!(err.contains("bad magic"), "{err}");
+    }
+
+    #[test]
+    fn replies_round_trip_and_garbage_is_rejected() {
+        let output = LaunchOutput {
+            tiling: TilingInfo {
+                block_dim: 8,
+                tiling_key: 1,
+                data: vec![1, 2, 3, 4],
+                workspace: 0,
+            },
+            outputs: vec![vec![9; 5], vec![]],
+            trace: Default::default(),
+            findings: vec![],
+            printed: "hello".into(),
+        };
+        let mut bytes = Vec::new();
+        write_reply(&mut bytes, Reply::Launch(Ok(output.clone()))).unwrap();
+        match decode_reply(&bytes).unwrap() {
+            Reply::Launch(Ok(back)) => assert_eq!(back, output),
+            other => panic!("{other:?}"),
+        }
+        // One byte short, one byte too many, or a lying length: refused.
+        assert!(decode_reply(&bytes[..bytes.len() - 1]).is_err());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode_reply(&longer).unwrap_err().contains("unexpected bytes"));
+        let mut lying = bytes.clone();
+        lying[8..16].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
+        assert!(decode_reply(&lying).is_err());
+
+        let mut bytes = Vec::new();
+        write_reply(&mut bytes, Reply::Refused("no".into())).unwrap();
+        assert!(matches!(decode_reply(&bytes).unwrap(), Reply::Refused(m) if m == "no"));
+    }
+}
