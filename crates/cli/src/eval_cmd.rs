@@ -22,6 +22,9 @@ pub struct EvalArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
+    /// Wall-clock limit of one launch, in seconds.
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
 }
 
 /// Resolves an argument to an operator folder: a path with an op.toml, or
@@ -52,7 +55,9 @@ pub fn run(args: EvalArgs) -> Result<Status> {
         Err(_) => CaseSelector::Name(c),
     });
     let cfg = CheckConfig { case, seed: args.seed };
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let mut config = SimDeviceConfig::standard()?;
+    config.limits.wall_ms = args.timeout.saturating_mul(1000);
+    let device = SimDevice::new(config);
     let mut packages = Vec::new();
     for dir in &dirs {
         packages.push(OpPackage::load(dir)?);

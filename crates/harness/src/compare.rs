@@ -376,13 +376,16 @@ mod probe {
     use super::*;
     #[test]
     fn probe_rates() {
-        for z in [1.8, 2.0, 2.2] {
-            for n in [10, 15, 20, 25, 30, 40] {
-                let cfg = CompareConfig { z, repeats: n, ..CompareConfig::RECOMMENDED };
-                let (fa, p) = error_rates(&cfg, 0.02, 10000, 1);
-                let (fa3, p3) = error_rates(&cfg, 0.03, 4000, 1);
-                eprintln!("z {z} n {n}: cv2 fa {fa:.4} power {p:.4} | cv3 fa {fa3:.4} power {p3:.4}");
-            }
+        let cfg = CompareConfig { z: 2.2, ..CompareConfig::RECOMMENDED };
+        for lat in [5.0, 10.0, 20.0, 29.0, 50.0, 100.0, 1000.0] {
+            let cv = effective_cv(0.01, 0.5, lat);
+            let (fa, p) = error_rates(&cfg, cv, 10000, 5);
+            eprintln!("lat {lat} cv {cv:.4}: fa {fa:.4} power {p:.4}");
+        }
+        for n in [30, 60, 100, 200] {
+            let cfg = CompareConfig { z: 2.2, repeats: n, ..CompareConfig::RECOMMENDED };
+            let (fa, p) = error_rates(&cfg, 0.051, 4000, 5);
+            eprintln!("10us n {n}: fa {fa:.4} power {p:.4}");
         }
     }
 }

@@ -432,8 +432,8 @@ ops::OpDef* find_op(const char* op_type) {
 
 void fill_tensors(const char* op, const char* side, uint32_t n, const AscHostTensor* src, gert::Tensor* tensors,
                   gert::CompileTimeTensorDesc* descs) {
-  if (n > kMaxTensors) request_error("%u %s: the simulator supports at most %zu", n, side, kMaxTensors);
-  if (n > 0 && src == nullptr) request_error("%s: null tensor array", side);
+  if (n > kMaxTensors) request_error("%u %ss: the simulator supports at most %zu", n, side, kMaxTensors);
+  if (n > 0 && src == nullptr) request_error("%ss: null tensor array", side);
   for (uint32_t i = 0; i < n; ++i) {
     const AscHostTensor& t = src[i];
     if (t.ndim > ASC_HOST_MAX_DIMS)
@@ -460,9 +460,9 @@ void check_params(const ops::OpDef& def, const char* side, const ops::OpParamDef
   }
   if (!dynamic) {
     if (n > n_params)
-      request_error("the request gives %u %s but OpDef %s declares %zu", n, side, def.type_, n_params);
+      request_error("the request gives %u %ss but OpDef %s declares %zu", n, side, def.type_, n_params);
     if (n < required)
-      request_error("the request gives %u %s but OpDef %s requires %zu ('%s' is REQUIRED)", n, side, def.type_,
+      request_error("the request gives %u %ss but OpDef %s requires %zu ('%s' is REQUIRED)", n, side, def.type_,
                     required, params[required - 1].name_);
   }
   for (uint32_t i = 0; i < n && i < n_params; ++i) {
@@ -656,11 +656,11 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
     ~Owner() { delete p; }
   } owner{st};
   Arena arena;
-  fill_tensors(def->type_, "inputs", in->n_inputs, in->inputs, st->inputs, st->input_descs);
-  fill_tensors(def->type_, "outputs", in->n_outputs, in->outputs, st->outputs, st->output_descs);
+  fill_tensors(def->type_, "input", in->n_inputs, in->inputs, st->inputs, st->input_descs);
+  fill_tensors(def->type_, "output", in->n_outputs, in->outputs, st->outputs, st->output_descs);
   if (!def->aicore_.config_redefines_params_) {
-    check_params(*def, "inputs", def->inputs_, def->n_inputs_, in->n_inputs, st->inputs);
-    check_params(*def, "outputs", def->outputs_, def->n_outputs_, in->n_outputs, st->outputs);
+    check_params(*def, "input", def->inputs_, def->n_inputs_, in->n_inputs, st->inputs);
+    check_params(*def, "output", def->outputs_, def->n_outputs_, in->n_outputs, st->outputs);
   }
   fill_attrs(*def, *in, st->attrs, arena);
   st->platform.info_ = in->platform;

@@ -623,7 +623,15 @@ OP_ADD(AddCustom);
         }
         let lib = dir.join("libhost.so");
         let out = Command::new("g++")
-            .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-Wall", "-Werror"])
+            .args([
+                "-std=c++17",
+                "-O1",
+                "-shared",
+                "-fPIC",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+            ])
             .arg("-I")
             .arg(format!("{CRATE}/include"))
             .arg("-I")
@@ -642,13 +650,15 @@ OP_ADD(AddCustom);
         }
     }
 
-    /// Compiles a translation unit with -fsyntax-only; Err carries stderr.
+    /// Compiles a translation unit with -fsyntax-only (warnings allowed:
+    /// the kernel side includes headers of other parts of the simulator);
+    /// Err carries stderr.
     fn syntax_check(dir: &Path, files: &[(&str, &str)], extra: &[&str]) -> Result<(), String> {
         for (name, text) in files {
             std::fs::write(dir.join(name), text).unwrap();
         }
         let out = Command::new("g++")
-            .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
+            .args(["-std=c++17", "-fsyntax-only", "-Wall"])
             .arg("-I")
             .arg(format!("{CRATE}/include"))
             .arg("-I")
@@ -885,7 +895,7 @@ OP_ADD(AddCustom);
         );
         check(
             probe_request(Dtype::Int32, vec![attr("count", AttrValue::Int(1))]),
-            "inputs 0 ('x') of AddProbe has dtype DT_INT32; the OpDef allows DT_FLOAT16, DT_FLOAT",
+            "input 0 ('x') of AddProbe has dtype DT_INT32; the OpDef allows DT_FLOAT16, DT_FLOAT",
         );
         let mut three_inputs =
             probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(1))]);

@@ -125,7 +125,8 @@ extern "C" long t_env(unsigned long) {
 fn mischief_lib() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("ascendopt-worker-test-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("ascendopt-worker-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let src = dir.join("mischief.cpp");
         let lib = dir.join("libmischief.so");
@@ -137,7 +138,11 @@ fn mischief_lib() -> &'static Path {
             .arg(&lib)
             .output()
             .expect("g++ is needed for the worker tests");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         lib
     })
 }
@@ -145,7 +150,9 @@ fn mischief_lib() -> &'static Path {
 /// Points `WorkerCommand::locate` at the worker cargo built for this test.
 fn use_built_worker() {
     static SET: OnceLock<()> = OnceLock::new();
-    SET.get_or_init(|| std::env::set_var("ASCENDOPT_WORKER", env!("CARGO_BIN_EXE_ascendopt-worker")));
+    SET.get_or_init(|| {
+        std::env::set_var("ASCENDOPT_WORKER", env!("CARGO_BIN_EXE_ascendopt-worker"))
+    });
 }
 
 fn platform() -> Platform {
@@ -189,8 +196,16 @@ fn limits() -> WorkerLimits {
 fn call(name: &str, seed: u64, limits: &WorkerLimits) -> WorkerReport {
     use_built_worker();
     let command = WorkerCommand::locate().unwrap();
-    let report = run_job_with(&command, &job(&format!("__selftest:call:t_{name}"), seed), limits);
-    assert!(!report.work_dir.exists(), "work dir {} left behind", report.work_dir.display());
+    let report = run_job_with(
+        &command,
+        &job(&format!("__selftest:call:t_{name}"), seed),
+        limits,
+    );
+    assert!(
+        !report.work_dir.exists(),
+        "work dir {} left behind",
+        report.work_dir.display()
+    );
     report
 }
 
@@ -201,7 +216,10 @@ fn returned(report: &WorkerReport) -> i64 {
             assert_eq!(output.outputs.len(), 1);
             i64::from_le_bytes(output.outputs[0].as_slice().try_into().unwrap())
         }
-        other => panic!("expected Finished, got {other:?}\nstderr: {}", report.stderr_tail),
+        other => panic!(
+            "expected Finished, got {other:?}\nstderr: {}",
+            report.stderr_tail
+        ),
     }
 }
 
@@ -210,7 +228,9 @@ fn a_segfault_is_a_crash_with_sigsegv() {
     let report = call("segv", 0, &limits());
     match &report.outcome {
         WorkerOutcome::Crashed {
-            signal, signal_name, ..
+            signal,
+            signal_name,
+            ..
         } => {
             assert_eq!(*signal, libc::SIGSEGV);
             assert_eq!(signal_name, "SIGSEGV");
@@ -229,7 +249,9 @@ fn an_infinite_loop_times_out_within_the_limit() {
     let report = call("hang", 0, &limits);
     let took = start.elapsed();
     match &report.outcome {
-        WorkerOutcome::TimedOut { after_ms, limit, .. } => {
+        WorkerOutcome::TimedOut {
+            after_ms, limit, ..
+        } => {
             assert_eq!(*limit, TimeLimit::Wall);
             assert!((1000..1600).contains(after_ms), "after {after_ms} ms");
         }
@@ -247,7 +269,9 @@ fn the_cpu_limit_also_stops_a_spinning_kernel() {
     };
     let report = call("hang", 0, &limits);
     match &report.outcome {
-        WorkerOutcome::TimedOut { limit, after_ms, .. } => {
+        WorkerOutcome::TimedOut {
+            limit, after_ms, ..
+        } => {
             assert_eq!(*limit, TimeLimit::Cpu);
             assert!(*after_ms < 5000, "after {after_ms} ms");
         }
@@ -263,10 +287,17 @@ fn unbounded_allocation_in_the_simulator_is_out_of_memory() {
         ..limits()
     };
     let start = Instant::now();
-    let report = run_job_with(&WorkerCommand::locate().unwrap(), &job("__selftest:alloc", 0), &limits);
+    let report = run_job_with(
+        &WorkerCommand::locate().unwrap(),
+        &job("__selftest:alloc", 0),
+        &limits,
+    );
     match &report.outcome {
         WorkerOutcome::OutOfMemory { stderr_tail } => {
-            assert!(stderr_tail.contains("memory allocation of"), "{stderr_tail}")
+            assert!(
+                stderr_tail.contains("memory allocation of"),
+                "{stderr_tail}"
+            )
         }
         other => panic!("expected OutOfMemory, got {other:?}"),
     }
@@ -296,7 +327,9 @@ fn writing_a_100_mb_file_is_stopped_by_the_file_size_limit() {
     let report = call("writefile", 0, &limits());
     match &report.outcome {
         WorkerOutcome::Crashed {
-            signal, signal_name, ..
+            signal,
+            signal_name,
+            ..
         } => {
             assert_eq!(*signal, libc::SIGXFSZ);
             assert_eq!(signal_name, "SIGXFSZ");
@@ -318,9 +351,16 @@ fn no_network_when_isolation_is_available() {
     let rc = returned(&report);
     if report.sandbox.network_isolated {
         // A fresh network namespace: loopback is down.
-        assert_eq!(rc, i64::from(libc::ENETUNREACH), "connect returned errno {rc}");
+        assert_eq!(
+            rc,
+            i64::from(libc::ENETUNREACH),
+            "connect returned errno {rc}"
+        );
         let accepted = listener.accept();
-        assert!(accepted.is_err(), "the worker reached the parent's listener");
+        assert!(
+            accepted.is_err(),
+            "the worker reached the parent's listener"
+        );
     } else {
         eprintln!("network isolation not available on this machine: connect returned {rc}");
         assert_eq!(rc, 0);
@@ -332,7 +372,10 @@ fn a_fork_bomb_is_contained() {
     let report = call("fork", 0, &limits());
     let started = returned(&report);
     if report.sandbox.processes_blocked {
-        assert_eq!(started, 0, "fork succeeded {started} times under the filter");
+        assert_eq!(
+            started, 0,
+            "fork succeeded {started} times under the filter"
+        );
     } else {
         eprintln!("seccomp not available: {started} forks, killed with the process group");
     }
@@ -359,8 +402,15 @@ fn lots_of_output_does_not_block_and_only_the_tail_is_kept() {
     };
     let report = call("print", 0, &limits);
     assert_eq!(returned(&report), 1);
-    assert!(report.stdout_tail.ends_with("END-OF-STDOUT\n"), "{}", &report.stdout_tail[..100]);
-    assert!(report.stdout_tail.starts_with("[... "), "tail not marked as cut");
+    assert!(
+        report.stdout_tail.ends_with("END-OF-STDOUT\n"),
+        "{}",
+        &report.stdout_tail[..100]
+    );
+    assert!(
+        report.stdout_tail.starts_with("[... "),
+        "tail not marked as cut"
+    );
     assert!(report.stdout_tail.len() < 4096 + 64);
     assert!(report.stderr_tail.len() < 4096 + 64);
 }
@@ -394,7 +444,10 @@ fn large_tensors_round_trip() {
     match outcome {
         WorkerOutcome::Finished(output) => {
             assert_eq!(output.outputs.len(), 1);
-            assert!(output.outputs[0] == input, "32 MB tensor changed on the way");
+            assert!(
+                output.outputs[0] == input,
+                "32 MB tensor changed on the way"
+            );
         }
         other => panic!("expected Finished, got {other:?}"),
     }

@@ -728,7 +728,17 @@ mod tests {
 
     #[test]
     fn knows_common_apis_and_rejects_others() {
-        for name in ["DataCopy", "Add", "Mmad", "EnQue", "SetFlag", "WaitFlag", "TPipe", "GET_TILING_DATA", "WholeReduceSum"] {
+        for name in [
+            "DataCopy",
+            "Add",
+            "Mmad",
+            "EnQue",
+            "SetFlag",
+            "WaitFlag",
+            "TPipe",
+            "GET_TILING_DATA",
+            "WholeReduceSum",
+        ] {
             assert!(is_api_name(name), "{name}");
         }
         for name in ["Get", "myHelper", "KernelAdd", "DataCopyX", ""] {

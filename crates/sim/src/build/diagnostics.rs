@@ -224,7 +224,11 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
         }
         if line.contains("undefined reference to") {
             // `file.cpp:(.text+0x1a): undefined reference to `foo''
-            let file = line.split(":(").next().filter(|f| !f.contains(' ')).map(str::to_string);
+            let file = line
+                .split(":(")
+                .next()
+                .filter(|f| !f.contains(' '))
+                .map(str::to_string);
             let message = match unsupported_api(line) {
                 Some(name) => format!("not supported by the ascendopt simulator: {name}"),
                 None => line
@@ -239,7 +243,10 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
                 message,
             });
         }
-        if let Some(rest) = line.strip_prefix("g++: error: ").or_else(|| line.strip_prefix("c++: error: ")) {
+        if let Some(rest) = line
+            .strip_prefix("g++: error: ")
+            .or_else(|| line.strip_prefix("c++: error: "))
+        {
             return Some(FirstError {
                 file: None,
                 line: None,
@@ -313,29 +320,38 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
                     /op/k.cpp:8:3: error: 'WholeReduceSum' was not declared in this scope\n";
         let first = first_error(text, Path::new(SIM)).unwrap();
         assert_eq!(first.line, Some(8));
-        assert_eq!(first.message, "not supported by the ascendopt simulator: WholeReduceSum");
+        assert_eq!(
+            first.message,
+            "not supported by the ascendopt simulator: WholeReduceSum"
+        );
 
         let text = "/op/k.cpp:7:12: error: 'TBufPool' is not a member of 'AscendC'\n";
         let first = first_error(text, Path::new(SIM)).unwrap();
-        assert_eq!(first.message, "not supported by the ascendopt simulator: TBufPool");
+        assert_eq!(
+            first.message,
+            "not supported by the ascendopt simulator: TBufPool"
+        );
 
-        let text = "/op/k.cpp:6:23: error: 'class AscendC::TPipe' has no member named 'InitBufPool'\n";
+        let text =
+            "/op/k.cpp:6:23: error: 'class AscendC::TPipe' has no member named 'InitBufPool'\n";
         let first = first_error(text, Path::new(SIM)).unwrap();
-        assert_eq!(first.message, "not supported by the ascendopt simulator: InitBufPool");
+        assert_eq!(
+            first.message,
+            "not supported by the ascendopt simulator: InitBufPool"
+        );
 
         // A member that is not an AscendC API stays g++'s message.
         let text = "/op/k.cpp:6:23: error: 'class AscendC::TPipe' has no member named 'Frob'\n";
         let first = first_error(text, Path::new(SIM)).unwrap();
-        assert_eq!(first.message, "'class AscendC::TPipe' has no member named 'Frob'");
+        assert_eq!(
+            first.message,
+            "'class AscendC::TPipe' has no member named 'Frob'"
+        );
     }
 
     #[test]
     fn static_assert_in_a_sim_header_is_attributed_to_the_kernel_line() {
-        let text = STDERR
-            .lines()
-            .skip(7)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = STDERR.lines().skip(7).collect::<Vec<_>>().join("\n");
         let first = first_error(&text, Path::new(SIM)).unwrap();
         assert_eq!(first.file.as_deref(), Some("/op/k.cpp"));
         assert_eq!(first.line, Some(5));
@@ -358,7 +374,10 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
 
         let text = "k.cpp:(.text+0xa): undefined reference to `AscendC::GatherMask(int)'\n";
         let first = first_error(text, Path::new(SIM)).unwrap();
-        assert_eq!(first.message, "not supported by the ascendopt simulator: GatherMask");
+        assert_eq!(
+            first.message,
+            "not supported by the ascendopt simulator: GatherMask"
+        );
     }
 
     #[test]

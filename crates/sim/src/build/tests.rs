@@ -32,11 +32,23 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
         let fixture = Fixture { _dir: dir, root };
-        fixture.write("sim/include/kernel_operator.h", "#pragma once\n#define API_VALUE 40\nnamespace AscendC {}\n");
+        fixture.write(
+            "sim/include/kernel_operator.h",
+            "#pragma once\n#define API_VALUE 40\nnamespace AscendC {}\n",
+        );
         fixture.write("sim/include/ascendopt/abi.h", "#pragma once\n");
-        fixture.write("sim/runtime_src/kernel_entry.cpp", "extern \"C\" int rt_kernel_marker() { return 7; }\n");
-        fixture.write("sim/runtime_src/host_entry.cpp", "extern \"C\" int rt_host_marker() { return 9; }\n");
-        fixture.write("ops/demo/op_host/demo_tiling.h", "#pragma once\n#define TILE_LEN 16\n");
+        fixture.write(
+            "sim/runtime_src/kernel_entry.cpp",
+            "extern \"C\" int rt_kernel_marker() { return 7; }\n",
+        );
+        fixture.write(
+            "sim/runtime_src/host_entry.cpp",
+            "extern \"C\" int rt_host_marker() { return 9; }\n",
+        );
+        fixture.write(
+            "ops/demo/op_host/demo_tiling.h",
+            "#pragma once\n#define TILE_LEN 16\n",
+        );
         fixture.write("ops/demo/op_host/demo.cpp", HOST_SRC);
         // The kernel includes kernel_operator.h first, as real kernels do.
         fixture.write(
@@ -81,7 +93,8 @@ impl Fixture {
 fn call(lib: &Path, name: &str) -> i32 {
     unsafe {
         let lib = libloading::Library::new(lib).unwrap();
-        let f: libloading::Symbol<unsafe extern "C" fn() -> i32> = lib.get(name.as_bytes()).unwrap();
+        let f: libloading::Symbol<unsafe extern "C" fn() -> i32> =
+            lib.get(name.as_bytes()).unwrap();
         f()
     }
 }
@@ -91,8 +104,14 @@ fn for_op_dir_finds_the_msopgen_layout() {
     let fx = Fixture::new();
     let req = BuildRequest::for_op_dir(&fx.path("ops/demo"), fx.toolchain()).unwrap();
     assert_eq!(req.host_sources, vec![fx.path("ops/demo/op_host/demo.cpp")]);
-    assert_eq!(req.kernel_sources, vec![fx.path("ops/demo/op_kernel/demo.cpp")]);
-    assert_eq!(req.tiling_header, Some(fx.path("ops/demo/op_host/demo_tiling.h")));
+    assert_eq!(
+        req.kernel_sources,
+        vec![fx.path("ops/demo/op_kernel/demo.cpp")]
+    );
+    assert_eq!(
+        req.tiling_header,
+        Some(fx.path("ops/demo/op_host/demo_tiling.h"))
+    );
     assert_eq!(
         req.include_dirs,
         vec![fx.path("ops/demo/op_host"), fx.path("ops/demo/op_kernel")]
@@ -121,7 +140,10 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     let again = build(&fx.request(), &cache).unwrap();
     let took = start.elapsed();
     assert!(again.cached, "{again:?}");
-    assert!(took < Duration::from_millis(50), "cached build took {took:?}");
+    assert!(
+        took < Duration::from_millis(50),
+        "cached build took {took:?}"
+    );
     assert_eq!((again.host_ms, again.kernel_ms), (0, 0));
     assert_eq!(again.key, first.key);
     assert_eq!(again.kernel_lib, first.kernel_lib);
@@ -129,7 +151,10 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     // The kernel source changes: only the kernel is rebuilt.
     fx.write(
         "ops/demo/op_kernel/demo.cpp",
-        &format!("#include \"kernel_operator.h\"\n{}", KERNEL_SRC.replace("EXTRA +", "EXTRA + 1 +")),
+        &format!(
+            "#include \"kernel_operator.h\"\n{}",
+            KERNEL_SRC.replace("EXTRA +", "EXTRA + 1 +")
+        ),
     );
     let kernel_edit = build(&fx.request(), &cache).unwrap();
     assert!(kernel_edit.host_cached && !kernel_edit.kernel_cached);
@@ -138,13 +163,19 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     assert_eq!(kernel_edit.host_lib, first.host_lib);
 
     // The tiling function (a host source) changes: only the host is rebuilt.
-    fx.write("ops/demo/op_host/demo.cpp", &HOST_SRC.replace("TILE_LEN +", "TILE_LEN + 1 +"));
+    fx.write(
+        "ops/demo/op_host/demo.cpp",
+        &HOST_SRC.replace("TILE_LEN +", "TILE_LEN + 1 +"),
+    );
     let host_edit = build(&fx.request(), &cache).unwrap();
     assert!(!host_edit.host_cached && host_edit.kernel_cached);
     assert_eq!(call(&host_edit.host_lib, "host_value"), 57);
 
     // The tiling header is seen by both.
-    fx.write("ops/demo/op_host/demo_tiling.h", "#pragma once\n#define TILE_LEN 32\n");
+    fx.write(
+        "ops/demo/op_host/demo_tiling.h",
+        "#pragma once\n#define TILE_LEN 32\n",
+    );
     let header_edit = build(&fx.request(), &cache).unwrap();
     assert!(!header_edit.host_cached && !header_edit.kernel_cached);
     assert_eq!(call(&header_edit.kernel_lib, "kernel_value"), 3244);
@@ -156,7 +187,13 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     assert!(!sim_edit.host_cached && !sim_edit.kernel_cached);
     let runtime_objects = fs::read_dir(cache.dir())
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("rt-kernel-"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("rt-kernel-")
+        })
         .count();
     assert_eq!(runtime_objects, 2);
 
@@ -196,9 +233,13 @@ fn compile_error_names_file_line_and_the_unsupported_api() {
             assert_eq!(*unit, Unit::Kernel);
             assert_eq!(file, &fs::canonicalize(&kernel_file).unwrap());
             assert_eq!(*line, Some(4));
-            assert_eq!(message, "not supported by the ascendopt simulator: GatherMask");
+            assert_eq!(
+                message,
+                "not supported by the ascendopt simulator: GatherMask"
+            );
             assert!(
-                diagnostics.contains("demo.cpp:4:12: error: 'GatherMask' is not a member of 'AscendC'"),
+                diagnostics
+                    .contains("demo.cpp:4:12: error: 'GatherMask' is not a member of 'AscendC'"),
                 "{diagnostics}"
             );
         }
@@ -214,7 +255,13 @@ fn compile_error_names_file_line_and_the_unsupported_api() {
     // Nothing is cached for the failed unit.
     let kernels = fs::read_dir(fx.cache().dir())
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("kernel-"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("kernel-")
+        })
         .count();
     assert_eq!(kernels, 0);
 }
@@ -222,11 +269,17 @@ fn compile_error_names_file_line_and_the_unsupported_api() {
 #[test]
 fn host_compile_error_is_reported_as_host() {
     let fx = Fixture::new();
-    fx.write("ops/demo/op_host/demo.cpp", "int f() { return undeclared_thing; }\n");
+    fx.write(
+        "ops/demo/op_host/demo.cpp",
+        "int f() { return undeclared_thing; }\n",
+    );
     let err = build(&fx.request(), &fx.cache()).unwrap_err();
     match err {
         BuildError::Compile {
-            unit, line, message, ..
+            unit,
+            line,
+            message,
+            ..
         } => {
             assert_eq!(unit, Unit::Host);
             assert_eq!(line, Some(1));
@@ -243,7 +296,10 @@ fn missing_compiler_says_how_to_install_it() {
     req.toolchain.cxx = PathBuf::from("g++-that-does-not-exist");
     let err = build(&req, &fx.cache()).unwrap_err();
     assert!(matches!(err, BuildError::CompilerMissing { .. }));
-    assert_eq!(err.to_string(), "g++-that-does-not-exist not found: install build-essential");
+    assert_eq!(
+        err.to_string(),
+        "g++-that-does-not-exist not found: install build-essential"
+    );
 }
 
 #[test]
@@ -263,7 +319,9 @@ fn a_compiler_that_hangs_is_stopped_at_the_timeout() {
     let err = build(&req, &fx.cache()).unwrap_err();
     assert!(start.elapsed() < Duration::from_secs(5));
     match err {
-        BuildError::Timeout { after_ms, .. } => assert!((300..5000).contains(&after_ms), "{after_ms}"),
+        BuildError::Timeout { after_ms, .. } => {
+            assert!((300..5000).contains(&after_ms), "{after_ms}")
+        }
         other => panic!("expected a timeout, got {other:?}"),
     }
 }
@@ -275,7 +333,10 @@ fn bad_defines_are_rejected_before_compiling() {
         let mut req = fx.request();
         req.defines = vec![bad.to_string()];
         let err = build(&req, &fx.cache()).unwrap_err();
-        assert!(matches!(err, BuildError::BadRequest { .. }), "{bad:?}: {err}");
+        assert!(
+            matches!(err, BuildError::BadRequest { .. }),
+            "{bad:?}: {err}"
+        );
     }
 }
 
@@ -313,7 +374,9 @@ fn real_add_custom_builds_against_the_emulation_headers() {
     let start = Instant::now();
     let built = match build(&req, &cache) {
         Ok(built) => built,
-        Err(BuildError::Compile { diagnostics, .. }) => panic!("add_custom does not compile:\n{diagnostics}"),
+        Err(BuildError::Compile { diagnostics, .. }) => {
+            panic!("add_custom does not compile:\n{diagnostics}")
+        }
         Err(err) => panic!("{err}"),
     };
     let first = start.elapsed();
@@ -333,7 +396,12 @@ fn real_add_custom_builds_against_the_emulation_headers() {
         start.elapsed()
     );
     let has_symbol = |lib: &Path, name: &str| {
-        let out = Command::new("nm").arg("-D").arg("--defined-only").arg(lib).output().unwrap();
+        let out = Command::new("nm")
+            .arg("-D")
+            .arg("--defined-only")
+            .arg(lib)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .any(|l| l.split_whitespace().last() == Some(name))

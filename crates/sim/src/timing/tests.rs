@@ -609,3 +609,46 @@ fn simulating_48_blocks_of_2000_instructions_is_fast() {
     assert!(r.profile.task_duration_us > 0.0);
     assert!(elapsed.as_secs_f64() < 3.0, "{elapsed:?}");
 }
+
+#[test]
+fn zz_print_calibration() {
+    for b in [1024u64, 8192, 16384, 65536, 131072, 1 << 20, 4 << 20] {
+        println!("copy {b}: {:.2} GB/s (32B-aligned {:.2})", copy_gbps(b, 0), copy_gbps(b, 32));
+    }
+    let mut kernel = AddKernel::new(1, 64 * 8192, 8192, 1);
+    kernel.extra_ops = vec![VecOp::Exp; 7];
+    let s = sim(&kernel.build()).profile;
+    kernel.buffer_num = 2;
+    let d = sim(&kernel.build()).profile;
+    println!("double buffer: {:.3} -> {:.3} = {:.2}x", s.core_span_us, d.core_span_us, s.core_span_us / d.core_span_us);
+    println!("{}", s.render_text());
+    println!("{}", d.render_text());
+    for extra in [0usize, 3] {
+        let mut k = AddKernel::new(1, 64 * 8192, 8192, 1);
+        k.extra_ops = vec![VecOp::Exp; extra];
+        let a = sim(&k.build()).profile.core_span_us;
+        k.buffer_num = 2;
+        let b = sim(&k.build()).profile.core_span_us;
+        println!("extra {extra}: db speedup {:.2}", a / b);
+    }
+    let total = 16 * 1024 * 1024;
+    let one = sim(&AddKernel::new(1, total, 8192, 2).build()).profile;
+    for blocks in [1u32, 2, 4, 8, 16, 24, 32, 40, 48] {
+        let p = sim(&AddKernel::new(blocks, total, 8192, 2).build()).profile;
+        println!("blocks {blocks}: task {:.2} us span {:.2} speedup {:.2} bw {:.1} GB/s", p.task_duration_us, p.core_span_us, one.task_duration_us / p.task_duration_us, p.achieved_gbps);
+    }
+    let p = sim(&AddKernel::new(48, total, 8192, 2).build()).profile;
+    println!("{}", p.render_text().lines().take(12).collect::<Vec<_>>().join("\n"));
+    for tile in [128u64, 1024, 4096, 8192, 16384, 32768] {
+        let p = sim(&AddKernel::new(48, total, tile, 2).build()).profile;
+        println!("48 cores tile {tile}: task {:.2} us", p.task_duration_us);
+    }
+    let t0 = std::time::Instant::now();
+    let trace = AddKernel::new(48, 48 * 143 * 2048, 2048, 2).build();
+    let n = trace.len();
+    let r = sim(&trace);
+    println!("sim {} instrs: {:?}, events {}", n, t0.elapsed(), r.timeline.events);
+    let t0 = std::time::Instant::now();
+    let f = crate::check::check(&trace);
+    println!("check: {:?} {}", t0.elapsed(), f.len());
+}

@@ -29,7 +29,10 @@ const SELFTEST: &str = "__selftest:";
 
 /// The worker process: see the module docs of [`crate::worker`].
 pub fn worker_main() -> ExitCode {
-    let fd: i32 = match std::env::var(RESULT_FD_ENV).ok().and_then(|v| v.parse().ok()) {
+    let fd: i32 = match std::env::var(RESULT_FD_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         Some(fd) if fd > 2 => fd,
         _ => {
             eprintln!(
@@ -113,7 +116,9 @@ type SelftestResult = Result<Result<LaunchOutput, LaunchFailure>, String>;
 
 fn selftest(mode: &str, job: &LaunchJob) -> SelftestResult {
     if mode == "echo" {
-        return Ok(Ok(plain_output(job.inputs.iter().map(|t| t.data.clone()).collect())));
+        return Ok(Ok(plain_output(
+            job.inputs.iter().map(|t| t.data.clone()).collect(),
+        )));
     }
     if mode == "fail" {
         return Ok(Err(LaunchFailure::Fault {

@@ -160,12 +160,16 @@ impl WorkerOutcome {
                 "SIGXFSZ" => "crashed: wrote a file larger than the limit (SIGXFSZ)".into(),
                 name => format!("crashed ({name})"),
             },
-            WorkerOutcome::TimedOut { after_ms, limit, .. } => match limit {
+            WorkerOutcome::TimedOut {
+                after_ms, limit, ..
+            } => match limit {
                 TimeLimit::Wall => format!("timed out after {after_ms} ms"),
                 TimeLimit::Cpu => format!("CPU time limit exceeded after {after_ms} ms"),
             },
             WorkerOutcome::OutOfMemory { .. } => "out of memory".into(),
-            WorkerOutcome::Exited { code, .. } => format!("exited with code {code} without a result"),
+            WorkerOutcome::Exited { code, .. } => {
+                format!("exited with code {code} without a result")
+            }
             WorkerOutcome::WorkerError { message } => format!("worker error: {message}"),
         }
     }
@@ -277,12 +281,20 @@ pub fn run_job(job: &LaunchJob, limits: &WorkerLimits) -> WorkerOutcome {
 }
 
 /// Runs `job` in a worker started with `command`.
-pub fn run_job_with(command: &WorkerCommand, job: &LaunchJob, limits: &WorkerLimits) -> WorkerReport {
+pub fn run_job_with(
+    command: &WorkerCommand,
+    job: &LaunchJob,
+    limits: &WorkerLimits,
+) -> WorkerReport {
     let start = Instant::now();
     let work_dir = match make_work_dir() {
         Ok(dir) => dir,
         Err(err) => {
-            return not_started(start, PathBuf::new(), format!("cannot create a work directory: {err}"))
+            return not_started(
+                start,
+                PathBuf::new(),
+                format!("cannot create a work directory: {err}"),
+            )
         }
     };
     let report = run_in(command, job, limits, &work_dir, start);
@@ -623,7 +635,13 @@ fn pump(
         let tick = if pollfds.is_empty() { 5 } else { 50 };
         let timeout_ms = limit.as_millis().min(tick) as libc::c_int;
         // SAFETY: pollfds is a valid array of its length.
-        let rc = unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, timeout_ms) };
+        let rc = unsafe {
+            libc::poll(
+                pollfds.as_mut_ptr(),
+                pollfds.len() as libc::nfds_t,
+                timeout_ms,
+            )
+        };
         if rc <= 0 {
             continue;
         }
@@ -640,7 +658,9 @@ fn pump(
                         let n = unsafe { libc::write(pfd.fd, seg.as_ptr().cast(), seg.len()) };
                         if n < 0 {
                             let err = io::Error::last_os_error();
-                            if err.kind() != io::ErrorKind::WouldBlock && err.kind() != io::ErrorKind::Interrupted {
+                            if err.kind() != io::ErrorKind::WouldBlock
+                                && err.kind() != io::ErrorKind::Interrupted
+                            {
                                 close = true; // EPIPE: the worker is gone
                             }
                             break;
@@ -850,7 +870,9 @@ mod tests {
 
     #[test]
     fn out_of_memory_is_told_apart_by_the_abort_message() {
-        assert!(looks_out_of_memory("memory allocation of 4294967296 bytes failed\n"));
+        assert!(looks_out_of_memory(
+            "memory allocation of 4294967296 bytes failed\n"
+        ));
         assert!(looks_out_of_memory(
             "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc"
         ));

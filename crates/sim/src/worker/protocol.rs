@@ -106,7 +106,10 @@ fn frame<T: Serialize>(magic: [u8; 8], value: &T) -> Result<Vec<u8>, String> {
 }
 
 /// Reads magic + length + header from `reader`.
-fn read_header<T: for<'de> Deserialize<'de>>(reader: &mut impl Read, magic: [u8; 8]) -> Result<T, String> {
+fn read_header<T: for<'de> Deserialize<'de>>(
+    reader: &mut impl Read,
+    magic: [u8; 8],
+) -> Result<T, String> {
     let mut head = [0u8; 16];
     reader
         .read_exact(&mut head)
@@ -128,14 +131,18 @@ fn read_header<T: for<'de> Deserialize<'de>>(reader: &mut impl Read, magic: [u8;
     if body.len() as u64 != len {
         return Err("truncated header".into());
     }
-    options(len).deserialize(&body).map_err(|e| format!("bad header: {e}"))
+    options(len)
+        .deserialize(&body)
+        .map_err(|e| format!("bad header: {e}"))
 }
 
 /// Reads `len` bytes of bulk data.
 fn read_bulk(reader: &mut impl Read, len: u64, available: Option<u64>) -> Result<Vec<u8>, String> {
     if let Some(available) = available {
         if len > available {
-            return Err(format!("frame announces {len} bytes but only {available} follow"));
+            return Err(format!(
+                "frame announces {len} bytes but only {available} follow"
+            ));
         }
     }
     let len = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
@@ -150,7 +157,8 @@ fn read_bulk(reader: &mut impl Read, len: u64, available: Option<u64>) -> Result
 pub(crate) fn read_job(reader: &mut impl Read) -> Result<LaunchJob, String> {
     let header: JobHeader = read_header(reader, JOB_MAGIC)?;
     let mut job = header.job;
-    if header.input_lens.len() != job.inputs.len() || header.output_lens.len() != job.outputs.len() {
+    if header.input_lens.len() != job.inputs.len() || header.output_lens.len() != job.outputs.len()
+    {
         return Err("tensor count does not match the header".into());
     }
     for (tensor, len) in job.inputs.iter_mut().zip(&header.input_lens) {
@@ -308,7 +316,9 @@ mod tests {
         assert!(decode_reply(&bytes[..bytes.len() - 1]).is_err());
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(decode_reply(&longer).unwrap_err().contains("unexpected bytes"));
+        assert!(decode_reply(&longer)
+            .unwrap_err()
+            .contains("unexpected bytes"));
         let mut lying = bytes.clone();
         lying[8..16].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
         assert!(decode_reply(&lying).is_err());

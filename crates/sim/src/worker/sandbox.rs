@@ -176,7 +176,12 @@ const ARCH: Option<Arch> = Some(Arch {
 const ARCH: Option<Arch> = None;
 
 fn stmt(code: u16, k: u32) -> libc::sock_filter {
-    libc::sock_filter { code, jt: 0, jf: 0, k }
+    libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
 }
 
 fn jump(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
@@ -245,7 +250,11 @@ mod tests {
         let rets: Vec<u32> = filter[10..].iter().map(|i| i.k).collect();
         assert_eq!(
             rets,
-            vec![0x7fff_0000, 0x0005_0000 | libc::EPERM as u32, 0x0005_0000 | libc::ENOSYS as u32]
+            vec![
+                0x7fff_0000,
+                0x0005_0000 | libc::EPERM as u32,
+                0x0005_0000 | libc::ENOSYS as u32
+            ]
         );
         // clone without CLONE_THREAD goes to EPERM, with it to ALLOW.
         assert_eq!(9 + 1 + filter[9].jt as usize, 10);

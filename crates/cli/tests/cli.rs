@@ -1,0 +1,146 @@
+//! End-to-end tests of the `ascendopt` binary: real g++ builds, real worker
+//! processes, the built-in operators and deliberately broken copies of them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ascendopt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ascendopt"))
+        .args(args)
+        .env("ASCENDOPT_CACHE_DIR", repo().join("target/ascendopt-test-cache"))
+        .output()
+        .expect("run ascendopt")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A copy of ops/add_custom in a temp dir with `edit` applied to the kernel.
+fn broken_add(edit: impl Fn(&str) -> String) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo().join("ops/add_custom");
+    for sub in ["op_host", "op_kernel"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dir.path().join(sub).join(e.file_name())).unwrap();
+        }
+    }
+    std::fs::copy(src.join("op.toml"), dir.path().join("op.toml")).unwrap();
+    let k = dir.path().join("op_kernel/add_custom.cpp");
+    let code = std::fs::read_to_string(&k).unwrap();
+    let edited = edit(&code);
+    assert_ne!(edited, code, "the edit did not apply");
+    std::fs::write(&k, edited).unwrap();
+    dir
+}
+
+fn eval_broken(dir: &tempfile::TempDir, extra: &[&str]) -> (i32, String) {
+    let path = dir.path().to_str().unwrap().to_string();
+    let mut args = vec!["eval", path.as_str(), "--case", "f32_7"];
+    args.extend_from_slice(extra);
+    let out = ascendopt(&args);
+    (out.status.code().unwrap_or(-1), text(&out))
+}
+
+#[test]
+fn eval_builtin_case_passes_and_prints_the_verdict() {
+    let out = ascendopt(&["eval", "add_custom", "--case", "f32_7"]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("f32_7") && t.contains("PASS") && t.contains("0/7 bad"), "{t}");
+}
+
+#[test]
+fn eval_json_is_one_document() {
+    let out = ascendopt(&["eval", "muls", "--case", "0", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["op"], "muls");
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["cases"][0]["verdict"], "pass");
+    assert!(v["cases"][0]["outputs"][0]["total"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn ub_overflow_is_reported_with_the_line() {
+    let dir = broken_add(|c| c.replacen("pipe->InitBuffer(inQueueX, tiling.bufferNum, tileLength * sizeof(T));", "pipe->InitBuffer(inQueueX, tiling.bufferNum, 150000);", 1));
+    let (code, t) = eval_broken(&dir, &[]);
+    assert_eq!(code, 1, "{t}");
+    assert!(t.contains("UB overflow") && t.contains("add_custom.cpp:"), "{t}");
+}
+
+#[test]
+fn gm_out_of_bounds_is_reported() {
+    let dir = broken_add(|c| c.replacen("DataCopyPad(xLocal, xGm[offset]", "DataCopyPad(xLocal, xGm[offset + 4096]", 1));
+    let (code, t) = eval_broken(&dir, &[]);
+    assert_eq!(code, 1, "{t}");
+    assert!(t.contains("GM") && t.contains("DataCopyPad at") && t.contains("add_custom.cpp:"), "{t}");
+}
+
+#[test]
+fn unaligned_ub_operand_is_reported() {
+    let dir = broken_add(|c| c.replacen("Add(zLocal, xLocal, yLocal, length);", "Add(zLocal[1], xLocal, yLocal, length);", 1));
+    let (code, t) = eval_broken(&dir, &[]);
+    assert_eq!(code, 1, "{t}");
+    assert!(t.contains("aligned") && t.contains("Add at"), "{t}");
+}
+
+#[test]
+fn unsupported_api_fails_to_compile_with_its_name() {
+    let dir = broken_add(|c| c.replacen("Add(zLocal, xLocal, yLocal, length);", "Sigmoid(zLocal, xLocal, length);", 1));
+    let (code, t) = eval_broken(&dir, &[]);
+    assert_eq!(code, 1, "{t}");
+    assert!(t.contains("COMPILE ERROR") && t.contains("not supported by the ascendopt simulator: Sigmoid"), "{t}");
+}
+
+#[test]
+fn endless_loop_times_out() {
+    let dir = broken_add(|c| c.replacen("if (blockLength == 0) {", "for (volatile int spin = 0; spin >= 0; spin = 1) {}\n        if (blockLength == 0) {", 1));
+    let (code, t) = eval_broken(&dir, &["--timeout", "3"]);
+    assert_eq!(code, 1, "{t}");
+    assert!(t.contains("timed out"), "{t}");
+}
+
+#[test]
+fn segfault_is_a_crash_not_a_crash_of_ascendopt() {
+    let dir = broken_add(|c| c.replacen("if (blockLength == 0) {", "*(volatile int*)8 = 1;\n        if (blockLength == 0) {", 1));
+    let (code, t) = eval_broken(&dir, &[]);
+    assert_eq!(code, 1, "{t}");
+    assert!(t.contains("crashed (SIGSEGV)"), "{t}");
+}
+
+#[test]
+fn op_toml_with_a_missing_field_is_bad_input() {
+    let dir = broken_add(|c| c.to_string() + "\n");
+    let toml = dir.path().join("op.toml");
+    let s = std::fs::read_to_string(&toml).unwrap().replacen("level = 1\n", "", 1);
+    std::fs::write(&toml, s).unwrap();
+    let (code, t) = eval_broken(&dir, &[]);
+    assert_eq!(code, 2, "{t}");
+    assert!(t.contains("op.toml") && t.contains("level"), "{t}");
+}
+
+#[test]
+fn case_with_mismatched_shapes_is_rejected() {
+    let dir = broken_add(|c| c.to_string() + "\n");
+    let toml = dir.path().join("op.toml");
+    let s = std::fs::read_to_string(&toml).unwrap().replacen("shapes = [[48, 8192], [48, 8192]]", "shapes = [[48, 8192], [48, 8191]]", 1);
+    std::fs::write(&toml, s).unwrap();
+    let out = ascendopt(&["eval", dir.path().to_str().unwrap(), "--case", "f16_48x8192"]);
+    let t = text(&out);
+    assert_ne!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("shape"), "{t}");
+}
+
+#[test]
+fn unknown_operator_is_bad_usage() {
+    let out = ascendopt(&["eval", "no_such_op"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("no_such_op"));
+}
