@@ -22,6 +22,17 @@ pub struct EvalArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
+    /// Print the msprof-style profile of every passing case.
+    #[arg(long)]
+    profile: bool,
+    /// Profile without measurement noise (identical latency every run).
+    #[arg(long)]
+    deterministic: bool,
+    /// Write a Chrome Trace Event JSON timeline (Perfetto, chrome://tracing)
+    /// of each passing case: to FILE for one case, else FILE with the case
+    /// name inserted before the extension.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
     /// Wall-clock limit of one launch, in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
@@ -54,7 +65,13 @@ pub fn run(args: EvalArgs) -> Result<Status> {
         Ok(i) => CaseSelector::Index(i),
         Err(_) => CaseSelector::Name(c),
     });
-    let cfg = CheckConfig { case, seed: args.seed };
+    let cfg = CheckConfig {
+        case,
+        seed: args.seed,
+        profile: args.profile,
+        deterministic: args.deterministic,
+        timeline: args.trace.is_some(),
+    };
     let mut config = SimDeviceConfig::standard()?;
     config.limits.wall_ms = args.timeout.saturating_mul(1000);
     let device = SimDevice::new(config);
@@ -70,6 +87,9 @@ pub fn run(args: EvalArgs) -> Result<Status> {
         if !args.json {
             print_text(&check, &device);
         }
+        if let Some(path) = &args.trace {
+            write_timelines(&check, path, packages.len() * check.cases.len() > 1)?;
+        }
         checks.push(check);
     }
     if args.json {
@@ -84,6 +104,23 @@ pub fn run(args: EvalArgs) -> Result<Status> {
         println!("{passed}/{} operators passed", checks.len());
     }
     Ok(if all_passed { Status::Ok } else { Status::Failed })
+}
+
+fn write_timelines(check: &OpCheck, path: &Path, several: bool) -> Result<()> {
+    for c in &check.cases {
+        let Some(timeline) = &c.timeline else { continue };
+        let json = timeline.as_ref().map_err(|e| anyhow::anyhow!("{}/{}: no timeline: {e}", check.op, c.name))?;
+        let file = if several {
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+            path.with_file_name(format!("{stem}.{}.{}{ext}", check.op, c.name))
+        } else {
+            path.to_path_buf()
+        };
+        std::fs::write(&file, json).with_context(|| format!("writing {}", file.display()))?;
+        eprintln!("timeline of {}/{} written to {}", check.op, c.name, file.display());
+    }
+    Ok(())
 }
 
 fn print_text(check: &OpCheck, device: &dyn Device) {
@@ -109,6 +146,14 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
     for c in &check.cases {
         let head = format!("  {:<24} {:<44}", c.name, c.signature);
         match &c.verdict {
+            CaseVerdict::Hazard => {
+                println!("{head} FAIL  hazards in the trace (results would depend on timing on the NPU):");
+                if let Some(r) = &c.run {
+                    for h in &r.hazards {
+                        println!("      {} : {}", h.kind, h.message);
+                    }
+                }
+            }
             CaseVerdict::Pass | CaseVerdict::Mismatch => {
                 let label = if c.verdict.passed() { "PASS" } else { "FAIL" };
                 let worst_abs = c.outputs.iter().map(|o| o.report.max_abs_err).fold(0.0, f64::max);
@@ -131,6 +176,15 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
             for f in &r.findings {
                 println!("      note ({}): {}", f.kind, f.message);
             }
+        }
+        match &c.profile {
+            Some(Ok(p)) => {
+                for line in p.render_text().lines() {
+                    println!("      {line}");
+                }
+            }
+            Some(Err(e)) => println!("      profile: {e}"),
+            None => {}
         }
     }
 }

@@ -144,3 +144,42 @@ fn unknown_operator_is_bad_usage() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("no_such_op"));
 }
+
+#[test]
+fn profile_and_trace_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let out = ascendopt(&[
+        "eval",
+        "add_custom",
+        "--case",
+        "f32_8x2048",
+        "--profile",
+        "--deterministic",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    for field in ["Task Duration(us)", "Block Dim", "aiv_mte2_ratio", "roofline floor(us)"] {
+        assert!(t.contains(field), "missing {field}: {t}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().or_else(|| v.as_array()).expect("trace events");
+    assert!(events.iter().any(|e| e["ph"] == "X"), "no duration events");
+}
+
+#[test]
+fn race_from_a_deleted_enque_deque_pair_fails_the_case() {
+    // Compute no longer waits for the input copies: both EnQue/DeQue pairs
+    // of the inputs are gone, so the vector Add reads what MTE2 is still
+    // writing. The CPU result is right; the race checker must fail it.
+    let dir = broken_add(|c| {
+        c.replacen("        inQueueX.EnQue(xLocal);\n        inQueueY.EnQue(yLocal);\n", "        xStash = xLocal;\n        yStash = yLocal;\n", 1)
+            .replacen("        LocalTensor<T> xLocal = inQueueX.DeQue<T>();\n        LocalTensor<T> yLocal = inQueueY.DeQue<T>();\n", "        LocalTensor<T> xLocal = xStash;\n        LocalTensor<T> yLocal = yStash;\n", 1)
+            .replacen("    GlobalTensor<T> xGm;\n", "    GlobalTensor<T> xGm;\n    LocalTensor<T> xStash;\n    LocalTensor<T> yStash;\n", 1)
+    });
+    let (code, t) = eval_broken(&dir, &[]);
+    assert_eq!(code, 1, "{t}");
+    assert!(t.contains("hazard") && t.contains("race"), "{t}");
+}

@@ -18,6 +18,7 @@ pub use sim::{SimDevice, SimDeviceConfig};
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Tensor;
 use ascendopt_sim::launch::{Finding, JobAttr, Platform, TilingInfo};
+use ascendopt_sim::timing::{Ops, Profile};
 use ascendopt_sim::trace::{SrcLoc, Trace};
 use std::path::PathBuf;
 
@@ -63,10 +64,27 @@ pub struct RunResult {
     pub tiling: TilingInfo,
     /// The instruction trace (simulator only).
     pub trace: Option<Trace>,
-    /// Non-fatal findings of the runtime.
+    /// Non-fatal notes of the runtime (e.g. a DataCopy length rounded down).
     pub findings: Vec<Finding>,
+    /// Hazards found in the trace: races between pipes, flag misuse. On a
+    /// real NPU these make results timing-dependent, so they fail a check.
+    pub hazards: Vec<Finding>,
     /// Kernel printf output.
     pub printed: String,
+}
+
+/// What profiling a run needs beyond the run itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileRequest {
+    /// Minimum GM bytes the case must move (inputs read once, outputs
+    /// written once), for the roofline.
+    pub min_bytes: u64,
+    /// Operations of the case, for the roofline.
+    pub ops: Ops,
+    /// Seed of the measurement noise.
+    pub seed: u64,
+    /// No measurement noise (identical latency on every run).
+    pub deterministic: bool,
 }
 
 /// How a launch ended.
@@ -171,4 +189,9 @@ pub trait Device: Send + Sync {
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError>;
     /// Runs one launch.
     fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome;
+    /// The msprof-style profile of a finished run, with its roofline.
+    fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String>;
+    /// A Chrome Trace Event JSON timeline of a finished run, when the
+    /// device can produce one.
+    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>>;
 }

@@ -1,12 +1,13 @@
 //! The built-in device: g++ + the Ascend 910B2 simulator, each launch in a
 //! sandboxed worker process.
 
-use crate::{Artifact, Device, DeviceError, RunOutcome, RunRequest, RunResult};
+use crate::{Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult};
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Tensor;
 use ascendopt_sim::build::{self, BuildCache, BuildError, BuildRequest, Toolchain};
 use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform};
-use ascendopt_sim::timing::HwProfile;
+use ascendopt_sim::check;
+use ascendopt_sim::timing::{self, HwProfile, Profile, TimingOptions};
 use ascendopt_sim::worker::{self, WorkerLimits, WorkerOutcome};
 
 /// Everything the simulator device needs.
@@ -145,11 +146,13 @@ impl Device for SimDevice {
                         data,
                     })
                     .collect();
+                let hazards = check::check(&out.trace);
                 RunOutcome::Finished(RunResult {
                     outputs,
                     tiling: out.tiling,
                     trace: Some(out.trace),
                     findings: out.findings,
+                    hazards,
                     printed: out.printed,
                 })
             }
@@ -176,5 +179,32 @@ impl Device for SimDevice {
             },
             WorkerOutcome::WorkerError { message } => RunOutcome::DeviceFailed { message },
         }
+    }
+
+    fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String> {
+        let trace = result.trace.as_ref().ok_or("the run has no trace")?;
+        let opts = if request.deterministic {
+            TimingOptions::deterministic()
+        } else {
+            TimingOptions::device_default(&self.config.hw, request.seed)
+        };
+        let sim = timing::simulate(trace, &self.config.hw, &opts).map_err(|e| e.to_string())?;
+        let mut profile = sim.profile;
+        profile.attach_roofline(timing::roofline(
+            &self.config.hw,
+            request.min_bytes,
+            request.ops,
+            result.tiling.block_dim,
+        ));
+        Ok(profile)
+    }
+
+    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>> {
+        let trace = result.trace.as_ref()?;
+        Some(
+            timing::simulate(trace, &self.config.hw, &TimingOptions::deterministic())
+                .map(|sim| timing::chrome_trace_json(trace, &sim))
+                .map_err(|e| e.to_string()),
+        )
     }
 }

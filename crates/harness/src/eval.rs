@@ -6,7 +6,8 @@
 //! wrote is reported as such; on-chip memory and the workspace start as
 //! seeded garbage.
 
-use ascendopt_device::{Artifact, Device, DeviceError, RunOutcome, RunRequest, RunResult};
+use ascendopt_device::{Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult};
+use ascendopt_sim::timing::{Ops, Profile};
 use ascendopt_op::compare::{compare, poisoned, CompareReport};
 use ascendopt_op::gen::gen_inputs;
 use ascendopt_op::package::OpPackage;
@@ -22,6 +23,12 @@ pub struct CheckConfig {
     pub case: Option<CaseSelector>,
     /// Seed of the inputs and of the on-chip garbage.
     pub seed: u64,
+    /// Profile every case that passes.
+    pub profile: bool,
+    /// Profile without measurement noise.
+    pub deterministic: bool,
+    /// Keep a Chrome trace timeline of every case that passes.
+    pub timeline: bool,
 }
 
 /// A case picked by index or name.
@@ -40,6 +47,9 @@ pub enum CaseVerdict {
     Pass,
     /// Some element differs beyond tolerance (or was never written).
     Mismatch,
+    /// The outputs matched but the trace shows a hazard (a race between
+    /// pipes, a flag misused): on the device the result depends on timing.
+    Hazard,
     /// The launch did not finish (fault, crash, time-out, tiling error).
     RunFailed(RunOutcome),
     /// The golden reference could not be computed for this case.
@@ -57,6 +67,7 @@ impl CaseVerdict {
         match self {
             CaseVerdict::Pass => "pass",
             CaseVerdict::Mismatch => "mismatch",
+            CaseVerdict::Hazard => "hazard",
             CaseVerdict::GoldenFailed(_) => "golden-error",
             CaseVerdict::RunFailed(o) => match o {
                 RunOutcome::Finished(_) => "finished",
@@ -95,6 +106,10 @@ pub struct CaseCheck {
     pub run: Option<RunResult>,
     /// Wall time of the launch in ms.
     pub run_ms: u64,
+    /// The profile, when asked for and the case passed.
+    pub profile: Option<Result<Profile, String>>,
+    /// The Chrome trace timeline, when asked for and the case passed.
+    pub timeline: Option<Result<String, String>>,
 }
 
 /// The check of one operator.
@@ -203,8 +218,34 @@ pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepa
     })
 }
 
+/// The roofline inputs of a case: every input read once and every output
+/// written once; one vector operation per output element (a lower bound).
+pub fn profile_request(prepared: &Prepared, seed: u64, deterministic: bool) -> ProfileRequest {
+    let bytes = |ts: &[Tensor]| ts.iter().map(|t| t.data.len() as u64).sum::<u64>();
+    let min_bytes = bytes(&prepared.inputs) + bytes(&prepared.expected);
+    let (elems, dtype) = prepared
+        .expected
+        .iter()
+        .max_by_key(|t| t.numel())
+        .map(|t| (t.numel() as u64, t.dtype))
+        .unwrap_or((0, ascendopt_op::Dtype::Float32));
+    ProfileRequest {
+        min_bytes,
+        ops: Ops::vector(elems, dtype),
+        seed,
+        deterministic,
+    }
+}
+
 /// Runs one case on an already built artifact.
-pub fn check_case(device: &dyn Device, artifact: &Artifact, package: &OpPackage, case: &Case, seed: u64) -> CaseCheck {
+pub fn check_case(
+    device: &dyn Device,
+    artifact: &Artifact,
+    package: &OpPackage,
+    case: &Case,
+    seed: u64,
+    cfg: &CheckConfig,
+) -> CaseCheck {
     let mut check = CaseCheck {
         name: case.name.clone(),
         signature: signature(case),
@@ -212,6 +253,8 @@ pub fn check_case(device: &dyn Device, artifact: &Artifact, package: &OpPackage,
         outputs: Vec::new(),
         run: None,
         run_ms: 0,
+        profile: None,
+        timeline: None,
     };
     let prepared = match prepare_case(package, case, seed) {
         Ok(p) => p,
@@ -246,6 +289,17 @@ pub fn check_case(device: &dyn Device, artifact: &Artifact, package: &OpPackage,
             }
         }
     }
+    if check.verdict == CaseVerdict::Pass && !result.hazards.is_empty() {
+        check.verdict = CaseVerdict::Hazard;
+    }
+    if check.verdict == CaseVerdict::Pass {
+        if cfg.profile {
+            check.profile = Some(device.profile(&result, &profile_request(&prepared, seed, cfg.deterministic)));
+        }
+        if cfg.timeline {
+            check.timeline = device.timeline_json(&result);
+        }
+    }
     check.run = Some(result);
     check
 }
@@ -258,7 +312,7 @@ pub fn check_op(device: &dyn Device, package: &OpPackage, cfg: &CheckConfig) -> 
         Ok(artifact) => cases
             .iter()
             .enumerate()
-            .map(|(i, case)| check_case(device, artifact, package, case, cfg.seed.wrapping_add(i as u64)))
+            .map(|(i, case)| check_case(device, artifact, package, case, cfg.seed.wrapping_add(i as u64), cfg))
             .collect(),
         Err(_) => Vec::new(),
     };
@@ -323,6 +377,12 @@ pub fn to_json(check: &OpCheck) -> serde_json::Value {
                 "block_dim": c.run.as_ref().map(|r| r.tiling.block_dim),
                 "tiling_key": c.run.as_ref().map(|r| r.tiling.tiling_key),
                 "findings": c.run.as_ref().map(|r| r.findings.iter().map(|f| serde_json::json!({"kind": f.kind, "message": f.message})).collect::<Vec<_>>()),
+                "hazards": c.run.as_ref().map(|r| r.hazards.iter().map(|f| serde_json::json!({"kind": f.kind, "message": f.message})).collect::<Vec<_>>()),
+                "profile": match &c.profile {
+                    Some(Ok(p)) => serde_json::to_value(p).unwrap_or(serde_json::Value::Null),
+                    Some(Err(e)) => serde_json::json!({ "error": e }),
+                    None => serde_json::Value::Null,
+                },
                 "outputs": c.outputs.iter().map(|o| {
                     let mut v = report_json(&o.report);
                     v["name"] = serde_json::json!(o.name);

@@ -155,7 +155,11 @@ fn value(t: &Tensor, i: usize) -> ElemValue {
 
 /// Compares every element of `actual` with `expected` under `tol`. The two
 /// must have the same dtype, shape and byte length.
-pub fn compare(expected: &Tensor, actual: &Tensor, tol: Tolerance) -> Result<CompareReport, OpError> {
+pub fn compare(
+    expected: &Tensor,
+    actual: &Tensor,
+    tol: Tolerance,
+) -> Result<CompareReport, OpError> {
     if expected.dtype != actual.dtype
         || expected.shape != actual.shape
         || !expected.is_consistent()
@@ -216,7 +220,11 @@ pub fn compare(expected: &Tensor, actual: &Tensor, tol: Tolerance) -> Result<Com
                 report.max_rel_err = report.max_rel_err.max(abs / (e.unsigned_abs() as f64));
             }
             report.max_abs_err = report.max_abs_err.max(abs);
-            let rel = if e == 0 { f64::INFINITY } else { abs / e.unsigned_abs() as f64 };
+            let rel = if e == 0 {
+                f64::INFINITY
+            } else {
+                abs / e.unsigned_abs() as f64
+            };
             abs == 0.0 || !(abs > tol.atol && rel > tol.rtol)
         };
         if !ok {
@@ -238,7 +246,13 @@ fn float_ok(e: f64, a: f64, tol: Tolerance, report: &mut CompareReport) -> bool 
     }
     let abs = (e - a).abs();
     report.max_abs_err = report.max_abs_err.max(abs);
-    let rel = if e != 0.0 { abs / e.abs() } else if abs > 0.0 { f64::INFINITY } else { 0.0 };
+    let rel = if e != 0.0 {
+        abs / e.abs()
+    } else if abs > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    };
     if e != 0.0 {
         report.max_rel_err = report.max_rel_err.max(rel);
     }
@@ -247,8 +261,18 @@ fn float_ok(e: f64, a: f64, tol: Tolerance, report: &mut CompareReport) -> bool 
 
 /// Elements of `actual` still holding the poison while `expected` does not.
 /// The same count as [`CompareReport::unwritten`], without the comparison.
-pub fn find_unwritten(expected: &Tensor, actual: &Tensor) -> Result<(usize, Option<ElemReport>), OpError> {
-    let r = compare(expected, actual, Tolerance { atol: f64::INFINITY, rtol: f64::INFINITY })?;
+pub fn find_unwritten(
+    expected: &Tensor,
+    actual: &Tensor,
+) -> Result<(usize, Option<ElemReport>), OpError> {
+    let r = compare(
+        expected,
+        actual,
+        Tolerance {
+            atol: f64::INFINITY,
+            rtol: f64::INFINITY,
+        },
+    )?;
     Ok((r.unwritten, r.first_unwritten))
 }
 
@@ -287,7 +311,9 @@ mod tests {
         assert!((r.max_rel_err - 4.0).abs() < 1e-6, "{}", r.max_rel_err);
         assert!(!r.passed());
         assert_eq!(r.unwritten, 0);
-        assert!(r.to_string().starts_with("2/5 float32 elements mismatch (atol 0.001, rtol 0.001)"));
+        assert!(r
+            .to_string()
+            .starts_with("2/5 float32 elements mismatch (atol 0.001, rtol 0.001)"));
     }
 
     #[test]
@@ -313,9 +339,20 @@ mod tests {
         assert_eq!(r.mismatches, 1);
         let bad = r.first_bad.unwrap();
         assert_eq!(bad.multi_index, vec![1, 0]);
-        assert_eq!((bad.expected, bad.actual), (ElemValue::Int(7), ElemValue::Int(8)));
-        let e = Tensor { dtype: Dtype::Bool, shape: vec![3], data: vec![1, 0, 1] };
-        let a = Tensor { dtype: Dtype::Bool, shape: vec![3], data: vec![1, 0, 2] };
+        assert_eq!(
+            (bad.expected, bad.actual),
+            (ElemValue::Int(7), ElemValue::Int(8))
+        );
+        let e = Tensor {
+            dtype: Dtype::Bool,
+            shape: vec![3],
+            data: vec![1, 0, 1],
+        };
+        let a = Tensor {
+            dtype: Dtype::Bool,
+            shape: vec![3],
+            data: vec![1, 0, 2],
+        };
         let r = compare(&e, &a, tol(10.0)).unwrap();
         assert_eq!(r.mismatches, 1);
         assert_eq!(r.first_bad.unwrap().actual, ElemValue::Bits(2));
@@ -325,7 +362,11 @@ mod tests {
     fn fp16_one_ulp_passes_default_tolerance_two_ulps_fail() {
         // 1 ulp at 1.0 is 2^-10 = 9.77e-4 <= 1e-3; 2 ulps exceed both.
         let e = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0, 1.0]);
-        let a = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0 + 2f64.powi(-10), 1.0 + 2f64.powi(-9)]);
+        let a = Tensor::from_f64s(
+            Dtype::Float16,
+            &[2],
+            &[1.0 + 2f64.powi(-10), 1.0 + 2f64.powi(-9)],
+        );
         let r = compare(&e, &a, crate::spec::default_tolerance(Dtype::Float16)).unwrap();
         assert_eq!(r.mismatches, 1);
         assert_eq!(r.first_bad.unwrap().index, 1);

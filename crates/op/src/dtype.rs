@@ -139,7 +139,10 @@ impl Dtype {
 
     /// True for signed integer types.
     pub fn is_signed_int(self) -> bool {
-        matches!(self, Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64)
+        matches!(
+            self,
+            Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64
+        )
     }
 
     /// True for signed and unsigned integer types (not bool).

@@ -115,10 +115,16 @@ pub fn read_npy(bytes: &[u8], what: &str) -> Result<Tensor, OpError> {
         .strip_prefix('\'')
         .and_then(|r| r.split('\'').next())
         .ok_or_else(|| err("bad descr".to_string()))?;
-    let dtype = dtype_of_descr(d).ok_or_else(|| err(format!("unsupported dtype `{d}` (little-endian numbers and bool only)")))?;
+    let dtype = dtype_of_descr(d).ok_or_else(|| {
+        err(format!(
+            "unsupported dtype `{d}` (little-endian numbers and bool only)"
+        ))
+    })?;
     let fortran = value_of("fortran_order").ok_or_else(|| err("no fortran_order".to_string()))?;
     if fortran.starts_with("True") {
-        return Err(err("Fortran-order arrays are not supported; save with np.ascontiguousarray".to_string()));
+        return Err(err(
+            "Fortran-order arrays are not supported; save with np.ascontiguousarray".to_string(),
+        ));
     }
     let s = value_of("shape").ok_or_else(|| err("no shape".to_string()))?;
     let inner = s
@@ -128,12 +134,18 @@ pub fn read_npy(bytes: &[u8], what: &str) -> Result<Tensor, OpError> {
     let mut shape = Vec::new();
     for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let part = part.trim_end_matches('L');
-        shape.push(part.parse::<usize>().map_err(|_| err(format!("bad dimension `{part}`")))?);
+        shape.push(
+            part.parse::<usize>()
+                .map_err(|_| err(format!("bad dimension `{part}`")))?,
+        );
     }
     let data = &bytes[start + header_len..];
     let want = numel(&shape) * dtype.size();
     if data.len() != want {
-        return Err(err(format!("{} data bytes, the header implies {want}", data.len())));
+        return Err(err(format!(
+            "{} data bytes, the header implies {want}",
+            data.len()
+        )));
     }
     Ok(Tensor {
         dtype,
@@ -148,7 +160,11 @@ mod tests {
 
     #[test]
     fn round_trip_and_header_layout() {
-        let t = Tensor::from_f64s(Dtype::Float16, &[2, 3], &[1.0, -2.0, 0.5, 0.0, 65504.0, -0.25]);
+        let t = Tensor::from_f64s(
+            Dtype::Float16,
+            &[2, 3],
+            &[1.0, -2.0, 0.5, 0.0, 65504.0, -0.25],
+        );
         let bytes = write_npy(&t);
         assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
         let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
@@ -159,7 +175,9 @@ mod tests {
         assert_eq!(read_npy(&bytes, "t").unwrap(), t);
         let one = Tensor::from_i64s(Dtype::Int32, &[5], &[1, 2, 3, -4, 5]);
         let bytes = write_npy(&one);
-        assert!(std::str::from_utf8(&bytes[10..80]).unwrap().contains("'shape': (5,)"));
+        assert!(std::str::from_utf8(&bytes[10..80])
+            .unwrap()
+            .contains("'shape': (5,)"));
         assert_eq!(read_npy(&bytes, "one").unwrap(), one);
         let b = Tensor::from_i64s(Dtype::Bool, &[], &[1]);
         assert_eq!(read_npy(&write_npy(&b), "b").unwrap(), b);
@@ -175,14 +193,23 @@ mod tests {
 
     #[test]
     fn bad_files_are_errors() {
-        assert!(read_npy(b"hello world", "x").unwrap_err().to_string().contains("bad magic"));
+        assert!(read_npy(b"hello world", "x")
+            .unwrap_err()
+            .to_string()
+            .contains("bad magic"));
         let mut bytes = write_npy(&Tensor::zeros(Dtype::Float32, &[4]));
         bytes.pop();
         assert_eq!(
             read_npy(&bytes, "x").unwrap_err().to_string(),
             "npy x: 15 data bytes, the header implies 16"
         );
-        let big = write_npy(&Tensor::zeros(Dtype::Float32, &[1])).iter().map(|&b| if b == b'<' { b'>' } else { b }).collect::<Vec<_>>();
-        assert!(read_npy(&big, "x").unwrap_err().to_string().contains("unsupported dtype `>f4`"));
+        let big = write_npy(&Tensor::zeros(Dtype::Float32, &[1]))
+            .iter()
+            .map(|&b| if b == b'<' { b'>' } else { b })
+            .collect::<Vec<_>>();
+        assert!(read_npy(&big, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("unsupported dtype `>f4`"));
     }
 }

@@ -108,7 +108,10 @@ impl OpPackage {
         let spec = OpSpec::load(&file)?;
         let op = KeyPath::root().key("op");
 
-        let resolve = |listed: &Option<Vec<PathBuf>>, key: &str, sub: &str| -> Result<Vec<PathBuf>, OpError> {
+        let resolve = |listed: &Option<Vec<PathBuf>>,
+                       key: &str,
+                       sub: &str|
+         -> Result<Vec<PathBuf>, OpError> {
             match listed {
                 Some(list) => {
                     let mut out = Vec::new();
@@ -176,7 +179,8 @@ impl OpPackage {
             .map(|k| (k.name.clone(), k.file.clone(), k.line))
             .collect();
         for (i, (name, file, line)) in knobs.iter().enumerate() {
-            if let Some((_, first_file, first_line)) = knobs[..i].iter().find(|(n, _, _)| n == name) {
+            if let Some((_, first_file, first_line)) = knobs[..i].iter().find(|(n, _, _)| n == name)
+            {
                 return Err(OpError::Source {
                     file: file.clone(),
                     line: *line,
@@ -196,7 +200,11 @@ impl OpPackage {
                         cpath.index(i),
                         format!(
                             "unknown knob `{v}` (knobs: {})",
-                            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                            if names.is_empty() {
+                                "none".to_string()
+                            } else {
+                                names.join(", ")
+                            }
                         ),
                     ));
                 }
@@ -259,11 +267,21 @@ mod tests {
     use crate::tensor::numel;
     use crate::Dtype;
 
-    const SIX: [&str; 6] = ["add_custom", "muls", "sqrt", "cast", "clip_by_value_v2", "rms_norm"];
+    const SIX: [&str; 6] = [
+        "add_custom",
+        "muls",
+        "sqrt",
+        "cast",
+        "clip_by_value_v2",
+        "rms_norm",
+    ];
 
     #[test]
     fn normalize_removes_dot_dot() {
-        assert_eq!(normalize(Path::new("/a/b/../../ops")), PathBuf::from("/ops"));
+        assert_eq!(
+            normalize(Path::new("/a/b/../../ops")),
+            PathBuf::from("/ops")
+        );
         assert_eq!(normalize(Path::new("a/./b/../c")), PathBuf::from("a/c"));
         assert_eq!(normalize(Path::new("../x")), PathBuf::from("../x"));
         assert_eq!(normalize(Path::new("a/..")), PathBuf::from("."));
@@ -276,7 +294,10 @@ mod tests {
         assert!(!d.to_string_lossy().contains(".."));
         assert!(d.join("add_custom").is_dir());
         assert_eq!(ops_dir_from(Some("".into())), d);
-        assert_eq!(ops_dir_from(Some("/elsewhere/ops".into())), PathBuf::from("/elsewhere/ops"));
+        assert_eq!(
+            ops_dir_from(Some("/elsewhere/ops".into())),
+            PathBuf::from("/elsewhere/ops")
+        );
     }
 
     /// The conventions the C++ sources rely on (op.md): OpDef class names,
@@ -289,29 +310,72 @@ mod tests {
             .iter()
             .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect();
-        let op_types = ["AddCustom", "Muls", "Sqrt", "Cast", "ClipByValueV2", "RmsNorm"];
+        let op_types = [
+            "AddCustom",
+            "Muls",
+            "Sqrt",
+            "Cast",
+            "ClipByValueV2",
+            "RmsNorm",
+        ];
         for (name, op_type) in SIX.iter().zip(op_types) {
-            assert!(found.iter().any(|f| f == name), "{name} missing in {found:?}");
+            assert!(
+                found.iter().any(|f| f == name),
+                "{name} missing in {found:?}"
+            );
             let p = OpPackage::load(&dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(p.name(), *name);
             assert_eq!(p.spec.kernel, *name);
             assert_eq!(p.spec.op_type, op_type);
             assert!(!p.host_sources.is_empty() && !p.kernel_sources.is_empty());
-            assert!(p.tiling_header.as_ref().is_some_and(|h| h.ends_with(format!("{name}_tiling.h"))));
-            assert!(p.tiling.knobs().any(|k| k.name == "TILE_BYTES"), "{name} has no TILE_BYTES knob");
+            assert!(p
+                .tiling_header
+                .as_ref()
+                .is_some_and(|h| h.ends_with(format!("{name}_tiling.h"))));
+            assert!(
+                p.tiling.knobs().any(|k| k.name == "TILE_BYTES"),
+                "{name} has no TILE_BYTES knob"
+            );
             assert!(p.cases().len() >= 3);
             // Review rules: a tail case, a large case, fp16 and fp32.
-            let bytes = |c: &Case| c.inputs.iter().map(|i| numel(&i.shape) * i.dtype.size()).collect::<Vec<_>>();
-            assert!(p.cases().iter().any(|c| bytes(c).iter().any(|b| b % 32 != 0)), "{name}: no tail case");
-            let largest = p.cases().iter().map(|c| c.input_elements()).max().unwrap_or(0);
-            assert!((500_000..=4_500_000).contains(&largest), "{name}: largest case has {largest} elements");
+            let bytes = |c: &Case| {
+                c.inputs
+                    .iter()
+                    .map(|i| numel(&i.shape) * i.dtype.size())
+                    .collect::<Vec<_>>()
+            };
+            assert!(
+                p.cases()
+                    .iter()
+                    .any(|c| bytes(c).iter().any(|b| b % 32 != 0)),
+                "{name}: no tail case"
+            );
+            let largest = p
+                .cases()
+                .iter()
+                .map(|c| c.input_elements())
+                .max()
+                .unwrap_or(0);
+            assert!(
+                (500_000..=4_500_000).contains(&largest),
+                "{name}: largest case has {largest} elements"
+            );
             let dtypes: Vec<Dtype> = p.cases().iter().map(|c| c.inputs[0].dtype).collect();
-            assert!(dtypes.contains(&Dtype::Float16) && dtypes.contains(&Dtype::Float32), "{name}");
+            assert!(
+                dtypes.contains(&Dtype::Float16) && dtypes.contains(&Dtype::Float32),
+                "{name}"
+            );
             for c in p.cases() {
                 assert!(output_shapes(&p.spec, c).unwrap().is_some());
             }
         }
-        let attr = |op: &str, a: &str| OpPackage::load(&dir.join(op)).unwrap().spec.attr(a).is_some();
+        let attr = |op: &str, a: &str| {
+            OpPackage::load(&dir.join(op))
+                .unwrap()
+                .spec
+                .attr(a)
+                .is_some()
+        };
         assert!(attr("muls", "value") && attr("cast", "dst_type") && attr("rms_norm", "epsilon"));
     }
 
@@ -334,6 +398,33 @@ mod tests {
                     let r = compare(t, &poisoned(t.dtype, &t.shape), co.tolerance).unwrap();
                     assert_eq!(r.unwritten, t.numel(), "{name}/{}", c.name);
                 }
+            }
+        }
+    }
+
+    /// The large cases too; slow in debug builds, so only with
+    /// `ASCENDOPT_SLOW_TESTS=1`.
+    #[test]
+    fn large_cases_generate_and_compute() {
+        if std::env::var_os("ASCENDOPT_SLOW_TESTS").is_none() {
+            return;
+        }
+        let dir = ops_dir_from(None);
+        for name in SIX {
+            let p = OpPackage::load(&dir.join(name)).unwrap();
+            for c in p.cases().iter().filter(|c| c.input_elements() > 70_000) {
+                let start = std::time::Instant::now();
+                let inputs = gen_inputs(c, 5);
+                let generated = start.elapsed();
+                let out = p.golden(c, &inputs).unwrap_or_else(|e| panic!("{e}"));
+                eprintln!(
+                    "{name}/{}: {} elements, gen {:?}, golden {:?}",
+                    c.name,
+                    c.input_elements(),
+                    generated,
+                    start.elapsed() - generated
+                );
+                assert_eq!(out.len(), c.outputs.len());
             }
         }
     }
@@ -387,11 +478,19 @@ shapes = [[10]]
         let p = OpPackage::load(tmp.path()).unwrap();
         assert_eq!(p.spec.kernel, "my_add");
         assert_eq!(p.host_sources, vec![tmp.path().join("op_host/my_add.cpp")]);
-        assert_eq!(p.tiling.current().into_iter().collect::<Vec<_>>(), vec![("BUF".to_string(), 2), ("TILE".to_string(), 1024)]);
+        assert_eq!(
+            p.tiling.current().into_iter().collect::<Vec<_>>(),
+            vec![("BUF".to_string(), 2), ("TILE".to_string(), 1024)]
+        );
         let mut v = std::collections::BTreeMap::new();
         v.insert("BUF".to_string(), 4);
         v.insert("TILE".to_string(), 2048);
-        assert!(p.tiling.check(&v).unwrap_err().to_string().contains("`TILE * BUF <= 4096` does not hold"));
+        assert!(p
+            .tiling
+            .check(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("`TILE * BUF <= 4096` does not hold"));
         v.insert("TILE".to_string(), 1024);
         let files = p.tiling.render_with(&v).unwrap();
         assert_eq!(files.len(), 2);
@@ -406,25 +505,51 @@ shapes = [[10]]
         let file = d.join("op.toml");
         write(d, "op.toml", &TOML.replace("TILE * BUF", "TILE * BUFS"));
         let e = OpPackage::load(d).unwrap_err().to_string();
-        assert_eq!(e, format!("{}:18:15: tiling.constraints[0]: unknown knob `BUFS` (knobs: TILE, BUF)", file.display()));
+        assert_eq!(
+            e,
+            format!(
+                "{}:18:16: tiling.constraints[0]: unknown knob `BUFS` (knobs: TILE, BUF)",
+                file.display()
+            )
+        );
         write(d, "op.toml", &TOML.replace("<= 4096", "<= 1024"));
         let e = OpPackage::load(d).unwrap_err().to_string();
-        assert!(e.contains("tiling.constraints: the knobs' current values violate a constraint"), "{e}");
-        write(d, "op.toml", &TOML.replace("op_type = \"MyAdd\"", "op_type = \"MyAdd\"\nhost_sources = [\"op_host/a.cpp\", \"op_host/missing.cpp\"]"));
+        assert!(
+            e.contains("tiling.constraints: the knobs' current values violate a constraint"),
+            "{e}"
+        );
+        write(
+            d,
+            "op.toml",
+            &TOML.replace(
+                "op_type = \"MyAdd\"",
+                "op_type = \"MyAdd\"\nhost_sources = [\"op_host/a.cpp\", \"op_host/missing.cpp\"]",
+            ),
+        );
         write(d, "op_host/a.cpp", "");
         let e = OpPackage::load(d).unwrap_err().to_string();
         assert_eq!(
             e,
-            format!("{}:5:39: op.host_sources[1]: {} does not exist", file.display(), d.join("op_host/missing.cpp").display())
+            format!(
+                "{}:5:34: op.host_sources[1]: {} does not exist",
+                file.display(),
+                d.join("op_host/missing.cpp").display()
+            )
         );
         write(d, "op.toml", TOML);
         std::fs::remove_file(d.join("op_kernel/my_add.cpp")).unwrap();
         let e = OpPackage::load(d).unwrap_err().to_string();
-        assert!(e.contains(": op: ") && e.contains("op_kernel has no .cpp file"), "{e}");
+        assert!(
+            e.contains(": op: ") && e.contains("op_kernel has no .cpp file"),
+            "{e}"
+        );
         write(d, "op_kernel/k.cpp", "");
         write(d, "op_host/my_add_tiling.h", &HEADER.replace("BUF", "TILE"));
         let e = OpPackage::load(d).unwrap_err().to_string();
-        let want = format!("my_add_tiling.h:2: knob `TILE` is already declared at {}:2", d.join("op_host/my_add.cpp").display());
+        let want = format!(
+            "my_add_tiling.h:2: knob `TILE` is already declared at {}:2",
+            d.join("op_host/my_add.cpp").display()
+        );
         assert!(e.ends_with(&want), "{e}");
         let e = OpPackage::load(&d.join("nowhere")).unwrap_err().to_string();
         assert!(e.starts_with("cannot read "), "{e}");
@@ -444,11 +569,20 @@ shapes = [[10]]
         let d = tmp.path();
         let toml = TOML
             .replace("builtin = \"sqrt\"", "script = \"golden.py\"")
-            .replace("shapes = [[10]]", "shapes = [[3]]\ndtype = \"float32\"\n\n[[cases]]\nname = \"bad\"\nshapes = [[2]]");
-        let toml = toml.replace("dtypes = [\"float32\"]", "dtypes = [\"float32\"]\n\n[[attrs]]\nname = \"k\"\ntype = \"float\"\ndefault = 0.1");
+            .replace(
+                "shapes = [[10]]",
+                "shapes = [[3]]\ndtype = \"float32\"\n\n[[cases]]\nname = \"bad\"\nshapes = [[2]]",
+            );
+        let toml = toml.replace(
+            "dtypes = [\"float32\"]",
+            "dtypes = [\"float32\"]\n\n[[attrs]]\nname = \"k\"\ntype = \"float\"\ndefault = 0.1",
+        );
         write(d, "op.toml", &toml);
         let e = OpPackage::load(d).unwrap_err().to_string();
-        assert!(e.contains("golden.script: ") && e.contains("golden.py does not exist"), "{e}");
+        assert!(
+            e.contains("golden.script: ") && e.contains("golden.py does not exist"),
+            "{e}"
+        );
         write(
             d,
             "golden.py",
@@ -456,7 +590,9 @@ shapes = [[10]]
         );
         let p = OpPackage::load(d).unwrap();
         if !have_numpy() {
-            eprintln!("script_golden: python3 with numpy not available; only the loader was checked");
+            eprintln!(
+                "script_golden: python3 with numpy not available; only the loader was checked"
+            );
             return;
         }
         let c = p.case("c").unwrap();
@@ -464,9 +600,18 @@ shapes = [[10]]
         let out = p.golden(c, &[x]).unwrap();
         // float64 results come back rounded once to float32.
         assert_eq!(out[0].dtype, Dtype::Float32);
-        assert_eq!(out[0].to_f64s(), vec![f64::from(0.1f32), f64::from(0.3f32), f64::from(-0.2f32)]);
+        assert_eq!(
+            out[0].to_f64s(),
+            vec![f64::from(0.1f32), f64::from(0.3f32), f64::from(-0.2f32)]
+        );
         let bad = p.case("bad").unwrap();
-        let e = p.golden(bad, &[crate::Tensor::zeros(Dtype::Float32, &[2])]).unwrap_err().to_string();
-        assert!(e.contains("case `bad`") && e.contains("ValueError: boom"), "{e}");
+        let e = p
+            .golden(bad, &[crate::Tensor::zeros(Dtype::Float32, &[2])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("case `bad`") && e.contains("ValueError: boom"),
+            "{e}"
+        );
     }
 }

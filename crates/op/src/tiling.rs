@@ -154,7 +154,10 @@ impl TilingSource {
             let comment = line.find("//").map(|p| &line[p..]).unwrap_or("");
             if comment.contains(BEGIN) {
                 if let Some(b) = open {
-                    return Err(err(n, format!("tiling-begin inside the region opened at line {b}")));
+                    return Err(err(
+                        n,
+                        format!("tiling-begin inside the region opened at line {b}"),
+                    ));
                 }
                 open = Some(n);
             } else if comment.contains(END) {
@@ -164,13 +167,19 @@ impl TilingSource {
                 }
             } else if let Some(p) = line.find(KNOB) {
                 if open.is_none() {
-                    return Err(err(n, "knob annotation outside a tiling region".to_string()));
+                    return Err(err(
+                        n,
+                        "knob annotation outside a tiling region".to_string(),
+                    ));
                 }
                 let knob = parse_knob(file, n, line, p).map_err(|m| err(n, m))?;
                 if let Some(other) = knobs.iter().find(|k| k.name == knob.name) {
                     return Err(err(
                         n,
-                        format!("knob `{}` is already declared at line {}", knob.name, other.line),
+                        format!(
+                            "knob `{}` is already declared at line {}",
+                            knob.name, other.line
+                        ),
                     ));
                 }
                 knobs.push(knob);
@@ -239,7 +248,10 @@ fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<
         None => return Err("the knob annotation must be a `//` comment".to_string()),
     };
     let form = "expected `constexpr <type> NAME = <integer>; // ascendopt:knob ...`";
-    if !code.split_whitespace().any(|w| w == "constexpr" || w == "const") {
+    if !code
+        .split_whitespace()
+        .any(|w| w == "constexpr" || w == "const")
+    {
         return Err(format!("not a constant: {form}"));
     }
     let eq = code.find('=').ok_or_else(|| format!("no `=`: {form}"))?;
@@ -460,7 +472,10 @@ impl Expr {
                 .get(v)
                 .copied()
                 .ok_or_else(|| format!("unknown knob `{v}`")),
-            Expr::Neg(e) => e.eval(vars)?.checked_neg().ok_or_else(|| "overflow".to_string()),
+            Expr::Neg(e) => e
+                .eval(vars)?
+                .checked_neg()
+                .ok_or_else(|| "overflow".to_string()),
             Expr::Bin(op, a, b) => {
                 let (a, b) = (a.eval(vars)?, b.eval(vars)?);
                 let r = match op {
@@ -530,7 +545,9 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             let lit: String = chars[start..i].iter().collect();
-            out.push(Tok::Num(parse_int(&lit).ok_or_else(|| format!("bad number `{lit}`"))?));
+            out.push(Tok::Num(
+                parse_int(&lit).ok_or_else(|| format!("bad number `{lit}`"))?,
+            ));
         } else if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
@@ -620,7 +637,11 @@ impl Constraint {
         let lhs = p.expr()?;
         let cmp = match p.peek() {
             Some(Tok::Cmp(c)) => *c,
-            _ => return Err(format!("`{text}`: expected a comparison (==, !=, <, <=, >, >=)")),
+            _ => {
+                return Err(format!(
+                    "`{text}`: expected a comparison (==, !=, <, <=, >, >=)"
+                ))
+            }
         };
         p.pos += 1;
         let rhs = p.expr()?;
@@ -688,9 +709,15 @@ constexpr uint32_t FIXED = 7; // not a knob
         assert_eq!(s.regions, vec![(3, 8)]);
         assert_eq!(s.knobs.len(), 3);
         let t = &s.knobs[0];
-        assert_eq!((t.name.as_str(), t.value, t.min, t.max, t.line), ("TILE_BYTES", 16384, 1024, 65536, 4));
+        assert_eq!(
+            (t.name.as_str(), t.value, t.min, t.max, t.line),
+            ("TILE_BYTES", 16384, 1024, 65536, 4)
+        );
         assert_eq!(t.step, KnobStep::Pow2);
-        assert_eq!(t.candidates(), vec![1024, 2048, 4096, 8192, 16384, 32768, 65536]);
+        assert_eq!(
+            t.candidates(),
+            vec![1024, 2048, 4096, 8192, 16384, 32768, 65536]
+        );
         let a = &s.knobs[1];
         assert_eq!((a.value, a.step.clone()), (256, KnobStep::Every(32)));
         assert!(a.admits(992) && !a.admits(1000) && !a.admits(1056));
@@ -704,8 +731,14 @@ constexpr uint32_t FIXED = 7; // not a knob
     fn render_round_trip() {
         let s = TilingSource::parse(Path::new("a.cpp"), HOST).unwrap();
         // Rendering with the current values reproduces the text byte for byte.
-        assert_eq!(s.render_with(&s.knobs.iter().map(|k| (k.name.clone(), k.value)).collect()).unwrap(), HOST);
-        let out = s.render_with(&values(&[("TILE_BYTES", 4096), ("ALIGN", 64)])).unwrap();
+        assert_eq!(
+            s.render_with(&s.knobs.iter().map(|k| (k.name.clone(), k.value)).collect())
+                .unwrap(),
+            HOST
+        );
+        let out = s
+            .render_with(&values(&[("TILE_BYTES", 4096), ("ALIGN", 64)]))
+            .unwrap();
         assert!(out.contains("constexpr uint32_t TILE_BYTES = 4096; // ascendopt:knob min=1024 max=65536 step=pow2\n"));
         assert!(out.contains("static constexpr int64_t ALIGN = 64U;  // ascendopt:knob"));
         assert!(out.contains("BUFFER_NUM = 2;"));
@@ -714,8 +747,15 @@ constexpr uint32_t FIXED = 7; // not a knob
         assert_eq!(again.knobs[1].value, 64);
         // Out of domain and unknown names are errors.
         let e = s.render_with(&values(&[("TILE_BYTES", 3000)])).unwrap_err();
-        assert_eq!(e.to_string(), "tiling: TILE_BYTES = 3000 is outside its domain (min=1024 max=65536 step=pow2)");
-        assert!(s.render_with(&values(&[("FIXED", 8)])).unwrap_err().to_string().contains("no knob `FIXED`"));
+        assert_eq!(
+            e.to_string(),
+            "tiling: TILE_BYTES = 3000 is outside its domain (min=1024 max=65536 step=pow2)"
+        );
+        assert!(s
+            .render_with(&values(&[("FIXED", 8)]))
+            .unwrap_err()
+            .to_string()
+            .contains("no knob `FIXED`"));
     }
 
     #[test]
@@ -725,33 +765,63 @@ constexpr uint32_t FIXED = 7; // not a knob
         assert_eq!(e.to_string(), "h.cpp:1: tiling-begin without tiling-end");
         let e = TilingSource::parse(f, "a\n// ascendopt:tiling-end\n").unwrap_err();
         assert_eq!(e.to_string(), "h.cpp:2: tiling-end without tiling-begin");
-        let e = TilingSource::parse(f, "constexpr int A = 1; // ascendopt:knob min=1 max=2\n").unwrap_err();
-        assert_eq!(e.to_string(), "h.cpp:1: knob annotation outside a tiling region");
+        let e = TilingSource::parse(f, "constexpr int A = 1; // ascendopt:knob min=1 max=2\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "h.cpp:1: knob annotation outside a tiling region"
+        );
         let text = "// ascendopt:tiling-begin\nconstexpr int A = 3; // ascendopt:knob min=1 max=8 step=pow2\n// ascendopt:tiling-end\n";
         let e = TilingSource::parse(f, text).unwrap_err();
-        assert_eq!(e.to_string(), "h.cpp:2: A = 3 is not admitted by its own domain (min=1 max=8 step=pow2)");
+        assert_eq!(
+            e.to_string(),
+            "h.cpp:2: A = 3 is not admitted by its own domain (min=1 max=8 step=pow2)"
+        );
         let text = "// ascendopt:tiling-begin\nint A = 3; // ascendopt:knob min=1 max=8\n// ascendopt:tiling-end\n";
-        assert!(TilingSource::parse(f, text).unwrap_err().to_string().starts_with("h.cpp:2: not a constant"));
+        assert!(TilingSource::parse(f, text)
+            .unwrap_err()
+            .to_string()
+            .starts_with("h.cpp:2: not a constant"));
         let text = "// ascendopt:tiling-begin\nconstexpr int A = 3; // ascendopt:knob min=1 max=8 stride=2\n// ascendopt:tiling-end\n";
-        assert!(TilingSource::parse(f, text).unwrap_err().to_string().contains("unknown knob key `stride`"));
+        assert!(TilingSource::parse(f, text)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown knob key `stride`"));
         let text = "// ascendopt:tiling-begin\nconstexpr int A = 3; // ascendopt:knob min=1 max=8\nconstexpr int A = 4; // ascendopt:knob min=1 max=8\n// ascendopt:tiling-end\n";
-        assert_eq!(TilingSource::parse(f, text).unwrap_err().to_string(), "h.cpp:3: knob `A` is already declared at line 2");
+        assert_eq!(
+            TilingSource::parse(f, text).unwrap_err().to_string(),
+            "h.cpp:3: knob `A` is already declared at line 2"
+        );
     }
 
     #[test]
     fn constraints_evaluate() {
         let c = Constraint::parse("TILE_BYTES * BUFFER_NUM <= 65536").unwrap();
         assert_eq!(c.vars(), vec!["TILE_BYTES", "BUFFER_NUM"]);
-        assert!(c.eval(&values(&[("TILE_BYTES", 32768), ("BUFFER_NUM", 2)])).unwrap());
-        assert!(!c.eval(&values(&[("TILE_BYTES", 65536), ("BUFFER_NUM", 2)])).unwrap());
+        assert!(c
+            .eval(&values(&[("TILE_BYTES", 32768), ("BUFFER_NUM", 2)]))
+            .unwrap());
+        assert!(!c
+            .eval(&values(&[("TILE_BYTES", 65536), ("BUFFER_NUM", 2)]))
+            .unwrap());
         let c = Constraint::parse("(A + 2) % 3 == -B / 2").unwrap();
         // (4 + 2) % 3 = 0; -1 / 2 = 0 (truncation).
         assert!(c.eval(&values(&[("A", 4), ("B", 1)])).unwrap());
-        assert_eq!(c.eval(&values(&[("A", 4)])).unwrap_err(), "unknown knob `B`");
-        assert!(Constraint::parse("A * 2").unwrap_err().contains("expected a comparison"));
+        assert_eq!(
+            c.eval(&values(&[("A", 4)])).unwrap_err(),
+            "unknown knob `B`"
+        );
+        assert!(Constraint::parse("A * 2")
+            .unwrap_err()
+            .contains("expected a comparison"));
         assert!(Constraint::parse("A < 2 <").is_err());
-        assert!(Constraint::parse("A / 0 > 1").unwrap().eval(&values(&[("A", 1)])).is_err());
-        assert!(Constraint::parse("A # 1 > 0").unwrap_err().contains("unexpected `#`"));
+        assert!(Constraint::parse("A / 0 > 1")
+            .unwrap()
+            .eval(&values(&[("A", 1)]))
+            .is_err());
+        assert!(Constraint::parse("A # 1 > 0")
+            .unwrap_err()
+            .contains("unexpected `#`"));
     }
 
     #[test]
@@ -763,8 +833,13 @@ constexpr uint32_t FIXED = 7; // not a knob
         };
         assert!(space.check(&values(&[])).is_ok());
         let e = space.check(&values(&[("TILE_BYTES", 65536)])).unwrap_err();
-        assert_eq!(e.to_string(), "tiling: constraint `TILE_BYTES * BUFFER_NUM <= 65536` does not hold");
-        assert!(space.check(&values(&[("TILE_BYTES", 65536), ("BUFFER_NUM", 1)])).is_ok());
+        assert_eq!(
+            e.to_string(),
+            "tiling: constraint `TILE_BYTES * BUFFER_NUM <= 65536` does not hold"
+        );
+        assert!(space
+            .check(&values(&[("TILE_BYTES", 65536), ("BUFFER_NUM", 1)]))
+            .is_ok());
         let files = space.render_with(&values(&[("BUFFER_NUM", 1)])).unwrap();
         assert_eq!(files.len(), 1);
         assert!(files[0].1.contains("BUFFER_NUM = 1;"));

@@ -234,15 +234,7 @@ fn tiling_for_job(job: &LaunchJob) -> Result<TilingInfo, LaunchFailure> {
         platform: job.platform.clone(),
         lib_api_workspace: LIB_API_WORKSPACE,
     };
-    crate::host::run_tiling(&job.host_lib, &req).map_err(|e| match e {
-        crate::host::HostError::Load { .. } => LaunchFailure::Load {
-            what: format!("host library {}", job.host_lib.display()),
-            message: e.to_string(),
-        },
-        other => LaunchFailure::Tiling {
-            message: other.to_string(),
-        },
-    })
+    crate::host::run_tiling(&job.host_lib, &req).map_err(LaunchFailure::from)
 }
 
 /// What `GetLibApiWorkSpaceSize()` reports: 16 MiB. An assumption: the

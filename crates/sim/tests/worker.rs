@@ -418,8 +418,8 @@ fn lots_of_output_does_not_block_and_only_the_tail_is_kept() {
 #[test]
 fn the_environment_is_cleared_and_the_work_dir_is_private_and_removed() {
     let report = call("env", 0, &limits());
-    // PATH, HOME, TMPDIR, LC_ALL and the result fd variable.
-    assert_eq!(returned(&report), 5);
+    // PATH, HOME, TMPDIR, LC_ALL, MALLOC_ARENA_MAX and the result fd variable.
+    assert_eq!(returned(&report), 6);
 }
 
 #[test]
@@ -503,4 +503,55 @@ fn the_worker_refuses_to_run_outside_the_protocol() {
     assert_eq!(out.status.code(), Some(86));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is started by it"), "{stderr}");
+}
+
+/// The whole path: build ops/add_custom with `build`, run it through the
+/// worker with `launch::run` (tiling from the host library, kernel on every
+/// block), and check z = x + y on a shape with a tail.
+#[test]
+fn add_custom_builds_and_runs_in_the_worker() {
+    use ascendopt_sim::build::{build, BuildCache, BuildRequest, Toolchain};
+    use_built_worker();
+    let op_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops/add_custom");
+    let cache_dir = std::env::temp_dir().join(format!(
+        "ascendopt-worker-test-cache-{}",
+        std::process::id()
+    ));
+    let req = BuildRequest::for_op_dir(&op_dir, Toolchain::from_env()).unwrap();
+    let built = build(&req, &BuildCache::at(&cache_dir)).unwrap();
+
+    let n = 3 * 1024 + 5;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 700.0).collect();
+    let y: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 1.0)).collect();
+    let tensor = |v: &[f32]| JobTensor {
+        dtype: Dtype::Float32,
+        shape: vec![v.len() as i64],
+        data: v.iter().flat_map(|f| f.to_le_bytes()).collect(),
+    };
+    let mut job = job("add_custom", 11);
+    job.host_lib = built.host_lib.clone();
+    job.kernel_lib = built.kernel_lib.clone();
+    job.op_type = Some("AddCustom".into());
+    job.inputs = vec![tensor(&x), tensor(&y)];
+    job.outputs = vec![JobTensor {
+        dtype: Dtype::Float32,
+        shape: vec![n as i64],
+        data: vec![0xFF; n * 4],
+    }];
+    let outcome = run_job(&job, &limits());
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    let output = match outcome {
+        WorkerOutcome::Finished(output) => output,
+        other => panic!("expected Finished, got {}: {other:?}", other.summary()),
+    };
+    assert!(output.tiling.block_dim >= 1);
+    assert!(!output.trace.blocks.is_empty());
+    let z: Vec<f32> = output.outputs[0]
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(z.len(), n);
+    for i in 0..n {
+        assert_eq!(z[i].to_bits(), (x[i] + y[i]).to_bits(), "z[{i}]");
+    }
 }

@@ -66,7 +66,10 @@ fn float_only(case: &Case, op: &str) -> Result<(), Reject> {
         if !i.dtype.is_float() {
             return Err(Reject::new(
                 "dtype",
-                format!("{op} is defined for float dtypes; input `{}` is {}", i.name, i.dtype),
+                format!(
+                    "{op} is defined for float dtypes; input `{}` is {}",
+                    i.name, i.dtype
+                ),
             ));
         }
     }
@@ -76,7 +79,10 @@ fn float_only(case: &Case, op: &str) -> Result<(), Reject> {
 fn no_bool(case: &Case, op: &str) -> Result<(), Reject> {
     for i in &case.inputs {
         if i.dtype == Dtype::Bool {
-            return Err(Reject::new("dtype", format!("{op} is not defined for bool")));
+            return Err(Reject::new(
+                "dtype",
+                format!("{op} is not defined for bool"),
+            ));
         }
     }
     Ok(())
@@ -90,12 +96,21 @@ fn float_attr(case: &Case, name: &str) -> Result<f64, String> {
 
 /// A unary element-wise float op: f32 arithmetic for 16/32-bit floats (one
 /// rounding to the output), f64 for float64.
-fn map_float(x: &Tensor, out: Dtype, f32op: impl Fn(f32) -> f32, f64op: impl Fn(f64) -> f64) -> Tensor {
+fn map_float(
+    x: &Tensor,
+    out: Dtype,
+    f32op: impl Fn(f32) -> f32,
+    f64op: impl Fn(f64) -> f64,
+) -> Tensor {
     let mut y = Tensor::zeros(out, &x.shape);
     let wide = x.dtype == Dtype::Float64 || out == Dtype::Float64;
     for i in 0..x.numel() {
         let v = x.get_f64(i);
-        let r = if wide { f64op(v) } else { f64::from(f32op(v as f32)) };
+        let r = if wide {
+            f64op(v)
+        } else {
+            f64::from(f32op(v as f32))
+        };
         y.set_f64(i, r);
     }
     y
@@ -120,7 +135,13 @@ fn add_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
         ));
     }
     if x.dtype != y.dtype {
-        return Err(Reject::new("dtype", format!("`{}` is {} but `{}` is {}", x.name, x.dtype, y.name, y.dtype)));
+        return Err(Reject::new(
+            "dtype",
+            format!(
+                "`{}` is {} but `{}` is {}",
+                x.name, x.dtype, y.name, y.dtype
+            ),
+        ));
     }
     Ok(vec![x.shape.clone()])
 }
@@ -155,7 +176,10 @@ fn muls_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     no_bool(case, "muls")?;
     let x = &case.inputs[0];
     if !x.dtype.is_float() {
-        let v = case.attr("value").and_then(AttrValue::as_f64).unwrap_or(0.0);
+        let v = case
+            .attr("value")
+            .and_then(AttrValue::as_f64)
+            .unwrap_or(0.0);
         if v.fract() != 0.0 {
             return Err(Reject::new(
                 "attrs",
@@ -192,7 +216,12 @@ fn sqrt_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 
 fn sqrt_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     // IEEE sqrt: sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(inf) = inf.
-    Ok(vec![map_float(&inputs[0], case.outputs[0].dtype, f32::sqrt, f64::sqrt)])
+    Ok(vec![map_float(
+        &inputs[0],
+        case.outputs[0].dtype,
+        f32::sqrt,
+        f64::sqrt,
+    )])
 }
 
 // ---- cast: y = x converted to dst_type ----------------------------------------
@@ -212,7 +241,10 @@ fn cast_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 1, 1)?;
     let (src, dst) = (case.inputs[0].dtype, case.outputs[0].dtype);
     if CAST_UNSUPPORTED.contains(&(src, dst)) {
-        return Err(Reject::new("attrs", format!("cast from {src} to {dst} is not supported by the operator")));
+        return Err(Reject::new(
+            "attrs",
+            format!("cast from {src} to {dst} is not supported by the operator"),
+        ));
     }
     Ok(vec![case.inputs[0].shape.clone()])
 }
@@ -244,10 +276,19 @@ fn clip_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     let x = &case.inputs[0];
     for t in &case.inputs[1..] {
         if numel(&t.shape) == 0 {
-            return Err(Reject::new("shapes", format!("`{}` is empty; element 0 is the bound", t.name)));
+            return Err(Reject::new(
+                "shapes",
+                format!("`{}` is empty; element 0 is the bound", t.name),
+            ));
         }
         if t.dtype != x.dtype {
-            return Err(Reject::new("dtype", format!("`{}` is {} but `{}` is {}", t.name, t.dtype, x.name, x.dtype)));
+            return Err(Reject::new(
+                "dtype",
+                format!(
+                    "`{}` is {} but `{}` is {}",
+                    t.name, t.dtype, x.name, x.dtype
+                ),
+            ));
         }
     }
     Ok(vec![x.shape.clone()])
@@ -289,7 +330,10 @@ fn rms_norm_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     float_only(case, "rms_norm")?;
     let (x, gamma) = (&case.inputs[0], &case.inputs[1]);
     let Some(&d) = x.shape.last() else {
-        return Err(Reject::new("shapes", format!("`{}` must have at least one dimension", x.name)));
+        return Err(Reject::new(
+            "shapes",
+            format!("`{}` must have at least one dimension", x.name),
+        ));
     };
     if gamma.shape != [d] {
         return Err(Reject::new(
@@ -354,7 +398,9 @@ mod tests {
     }
 
     fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap_err().to_string()
+        OpSpec::parse(text, Path::new("t/op.toml"))
+            .unwrap_err()
+            .to_string()
     }
 
     fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
@@ -397,8 +443,24 @@ dtype = "int32"
     #[test]
     fn add_custom_fp16_rounds_once_to_even() {
         let s = spec(ADD);
-        let x = Tensor::from_f64s(Dtype::Float16, &[7], &[2048.0, 2048.0, 0.1, 65504.0, 65504.0, f64::NAN, f64::INFINITY]);
-        let y = Tensor::from_f64s(Dtype::Float16, &[7], &[1.0, 3.0, 0.2, 8.0, 16.0, 1.0, f64::NEG_INFINITY]);
+        let x = Tensor::from_f64s(
+            Dtype::Float16,
+            &[7],
+            &[
+                2048.0,
+                2048.0,
+                0.1,
+                65504.0,
+                65504.0,
+                f64::NAN,
+                f64::INFINITY,
+            ],
+        );
+        let y = Tensor::from_f64s(
+            Dtype::Float16,
+            &[7],
+            &[1.0, 3.0, 0.2, 8.0, 16.0, 1.0, f64::NEG_INFINITY],
+        );
         let z = &run(&s, "h", vec![x, y])[0];
         assert_eq!(z.dtype, Dtype::Float16);
         let v = z.to_f64s();
@@ -419,7 +481,10 @@ dtype = "int32"
         assert_eq!(run(&s, "i8", vec![x, y])[0].to_i64s(), vec![-56, 127]);
         let x = Tensor::from_i64s(Dtype::Int32, &[1], &[i64::from(i32::MAX)]);
         let y = Tensor::from_i64s(Dtype::Int32, &[1], &[1]);
-        assert_eq!(run(&s, "i32", vec![x, y])[0].to_i64s(), vec![i64::from(i32::MIN)]);
+        assert_eq!(
+            run(&s, "i32", vec![x, y])[0].to_i64s(),
+            vec![i64::from(i32::MIN)]
+        );
     }
 
     #[test]
@@ -435,7 +500,10 @@ dtype = "int32"
         let y = Tensor::zeros(Dtype::Float16, &[6]);
         let e = golden(&s, s.case("h").unwrap(), &[x, y]).unwrap_err();
         assert!(matches!(e, OpError::Case { .. }));
-        assert_eq!(e.to_string(), "case `h`: input `y` is float16 [6] (12 bytes), the case wants float16 [7]");
+        assert_eq!(
+            e.to_string(),
+            "case `h`: input `y` is float16 [6] (12 bytes), the case wants float16 [7]"
+        );
     }
 
     const MULS: &str = r#"
@@ -512,7 +580,11 @@ dtype = "float32"
     #[test]
     fn sqrt_values() {
         let s = spec(SQRT);
-        let x = Tensor::from_f64s(Dtype::Float16, &[6], &[2.0, 0.25, -1.0, -0.0, f64::INFINITY, 0.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float16,
+            &[6],
+            &[2.0, 0.25, -1.0, -0.0, f64::INFINITY, 0.0],
+        );
         let y = run(&s, "h", vec![x])[0].to_f64s();
         // sqrt(2) = 1.41421356 -> 1448.15/1024 -> 1448/1024.
         assert_eq!(y[0], 1.4140625);
@@ -524,7 +596,8 @@ dtype = "float32"
         let x = Tensor::from_f64s(Dtype::Float32, &[1], &[2.0]);
         assert_eq!(run(&s, "f", vec![x])[0].bits(0), 0x3FB5_04F3);
         let text = SQRT.replace("dtype = \"float32\"", "dtype = \"int32\"");
-        assert!(parse_err(&text).ends_with("cases[1].dtype: sqrt is defined for float dtypes; input `x` is int32"));
+        assert!(parse_err(&text)
+            .ends_with("cases[1].dtype: sqrt is defined for float dtypes; input `x` is int32"));
     }
 
     const CAST: &str = r#"
@@ -597,7 +670,13 @@ attrs = { dst_type = 27 }
         let x = Tensor::from_f64s(
             Dtype::Float32,
             &[5],
-            &[0.1, 65520.0, 1.0 + 2f64.powi(-11), 1.0 + 3.0 * 2f64.powi(-11), -1e-9],
+            &[
+                0.1,
+                65520.0,
+                1.0 + 2f64.powi(-11),
+                1.0 + 3.0 * 2f64.powi(-11),
+                -1e-9,
+            ],
         );
         let y = c("f32_f16", x);
         assert_eq!(y.dtype, Dtype::Float16);
@@ -618,7 +697,11 @@ attrs = { dst_type = 27 }
         assert_eq!(c("f32_bool", x).data, vec![1, 0, 1]);
         let x = Tensor::from_i64s(Dtype::Bool, &[2], &[0, 1]);
         assert_eq!(c("bool_i8", x).to_i64s(), vec![0, 1]);
-        let x = Tensor::from_f64s(Dtype::Float32, &[2], &[1.0 + 2f64.powi(-8), 1.0 + 2f64.powi(-8) + 2f64.powi(-20)]);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[2],
+            &[1.0 + 2f64.powi(-8), 1.0 + 2f64.powi(-8) + 2f64.powi(-20)],
+        );
         assert_eq!(c("f32_bf16", x).to_f64s(), vec![1.0, 1.0078125]);
     }
 
@@ -666,7 +749,11 @@ dtype = "int32"
     #[test]
     fn clip_uses_element_zero_and_min_above_max_gives_max() {
         let s = spec(CLIP);
-        let x = Tensor::from_f64s(Dtype::Float32, &[6], &[-3.0, 0.5, 7.0, f64::NAN, f64::NEG_INFINITY, f64::INFINITY]);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[6],
+            &[-3.0, 0.5, 7.0, f64::NAN, f64::NEG_INFINITY, f64::INFINITY],
+        );
         let lo = Tensor::from_f64s(Dtype::Float32, &[2], &[-1.0, 100.0]);
         let hi = Tensor::from_f64s(Dtype::Float32, &[2], &[2.0, -100.0]);
         let y = run(&s, "f", vec![x.clone(), lo, hi])[0].to_f64s();
@@ -721,7 +808,11 @@ attrs = { epsilon = 0.0 }
     #[test]
     fn rms_norm_values_and_shapes() {
         let s = spec(RMS);
-        let x = Tensor::from_f64s(Dtype::Float32, &[2, 4], &[1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[2, 4],
+            &[1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0],
+        );
         let g = Tensor::from_f64s(Dtype::Float32, &[4], &[1.0, 0.5, 2.0, -1.0]);
         let out = run(&s, "f", vec![x, g]);
         let (y, rstd) = (&out[0], &out[1]);
@@ -730,7 +821,10 @@ attrs = { epsilon = 0.0 }
         // mean(x^2) = 30/4 = 7.5, rstd = 1/sqrt(7.5 + 1e-6) = 0.36514835...
         let r0 = rstd.get_f64(0);
         assert!((r0 - 0.365_148_35).abs() < 1e-7, "{r0}");
-        assert_eq!(r0, f64::from((1.0 / (7.5 + f64::from(1e-6f32)).sqrt()) as f32));
+        assert_eq!(
+            r0,
+            f64::from((1.0 / (7.5 + f64::from(1e-6f32)).sqrt()) as f32)
+        );
         // All-zero row: 1/sqrt(1e-6) = 1000 (f32).
         assert_eq!(rstd.get_f64(1), 1000.0);
         let yv = y.to_f64s();
@@ -747,6 +841,8 @@ attrs = { epsilon = 0.0 }
         assert_eq!(out[0].to_f64s(), vec![1738.0 / 2048.0, 1159.0 / 1024.0]);
         assert_eq!(out[1].shape, vec![1, 1]);
         let text = RMS.replace("shapes = [[2, 4], [4]]", "shapes = [[2, 4], [5]]");
-        assert!(parse_err(&text).contains("cases[0].shapes: `gamma` is [5] but must be [4], the last dimension of `x` [2, 4]"));
+        assert!(parse_err(&text).contains(
+            "cases[0].shapes: `gamma` is [5] but must be [4], the last dimension of `x` [2, 4]"
+        ));
     }
 }

@@ -82,7 +82,11 @@ pub fn check_inputs(case: &Case, inputs: &[Tensor]) -> Result<(), OpError> {
     if inputs.len() != case.inputs.len() {
         return Err(OpError::case(
             &case.name,
-            format!("{} input tensors given, the case has {}", inputs.len(), case.inputs.len()),
+            format!(
+                "{} input tensors given, the case has {}",
+                inputs.len(),
+                case.inputs.len()
+            ),
         ));
     }
     for (t, ci) in inputs.iter().zip(&case.inputs) {
@@ -132,7 +136,10 @@ pub fn golden(spec: &OpSpec, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tenso
             outputs
         }
         GoldenSpec::Script(rel) => {
-            let dir = spec.file.parent().unwrap_or_else(|| std::path::Path::new("."));
+            let dir = spec
+                .file
+                .parent()
+                .unwrap_or_else(|| std::path::Path::new("."));
             script::run(&dir.join(rel), case, inputs)?
         }
     };
@@ -150,7 +157,10 @@ pub fn golden(spec: &OpSpec, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tenso
         if t.dtype != co.dtype || !t.is_consistent() {
             return Err(OpError::case(
                 &case.name,
-                format!("the golden gave output `{}` as {}, expected {}", co.name, t.dtype, co.dtype),
+                format!(
+                    "the golden gave output `{}` as {}, expected {}",
+                    co.name, t.dtype, co.dtype
+                ),
             ));
         }
     }

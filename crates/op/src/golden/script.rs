@@ -91,10 +91,22 @@ fn json_attr(v: &AttrValue) -> String {
         AttrValue::Bool(b) => b.to_string(),
         AttrValue::Str(s) => json_str(s),
         AttrValue::ListInt(l) => {
-            format!("[{}]", l.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                l.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
         AttrValue::ListFloat(l) => {
-            format!("[{}]", l.iter().map(|x| json_f64(*x)).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                l.iter()
+                    .map(|x| json_f64(*x))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
     }
 }
@@ -105,7 +117,13 @@ fn case_json(case: &Case) -> String {
     let outputs: Vec<String> = case
         .outputs
         .iter()
-        .map(|o| format!("{{\"name\": {}, \"dtype\": {}}}", json_str(&o.name), json_str(o.dtype.name())))
+        .map(|o| {
+            format!(
+                "{{\"name\": {}, \"dtype\": {}}}",
+                json_str(&o.name),
+                json_str(o.dtype.name())
+            )
+        })
         .collect();
     let attrs: Vec<String> = case
         .attrs
@@ -197,7 +215,10 @@ pub fn run(script: &Path, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>,
     if !status.success() {
         let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(fail(format!("{python} exited with {status}:\n{}", tail.join("\n"))));
+        return Err(fail(format!(
+            "{python} exited with {status}:\n{}",
+            tail.join("\n")
+        )));
     }
     let mut outputs = Vec::new();
     for co in &case.outputs {
@@ -219,14 +240,21 @@ mod tests {
         assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
         assert_eq!(json_attr(&AttrValue::Float(f64::NAN)), "NaN");
         assert_eq!(json_attr(&AttrValue::Float(1e-6)), "1e-6");
-        assert_eq!(json_attr(&AttrValue::ListFloat(vec![1.0, f64::NEG_INFINITY])), "[1.0, -Infinity]");
+        assert_eq!(
+            json_attr(&AttrValue::ListFloat(vec![1.0, f64::NEG_INFINITY])),
+            "[1.0, -Infinity]"
+        );
         assert_eq!(json_attr(&AttrValue::ListInt(vec![1, -2])), "[1, -2]");
         assert_eq!(json_attr(&AttrValue::Bool(true)), "true");
     }
 
     #[test]
     fn convert_rounds_once() {
-        let t = Tensor::from_f64s(crate::Dtype::Float64, &[2], &[1.0 + 2f64.powi(-11) + 2f64.powi(-40), 0.1]);
+        let t = Tensor::from_f64s(
+            crate::Dtype::Float64,
+            &[2],
+            &[1.0 + 2f64.powi(-11) + 2f64.powi(-40), 0.1],
+        );
         let h = convert(t, crate::Dtype::Float16);
         assert_eq!((h.bits(0), h.bits(1)), (0x3C01, 0x2E66));
     }

@@ -57,14 +57,12 @@ impl<'a> Locator<'a> {
         let mut best = None;
         for seg in &path.0 {
             let next = match (seg, node) {
-                (PathSeg::Key(k), Node::Table(t)) => t.get_key_value(k).map(|(key, item)| {
-                    (key.span().or_else(|| item.span()), item_node(item))
-                }),
-                (PathSeg::Key(k), Node::Value(Value::InlineTable(t))) => {
-                    t.get_key_value(k).map(|(key, item)| {
-                        (key.span().or_else(|| item.span()), item_node(item))
-                    })
-                }
+                (PathSeg::Key(k), Node::Table(t)) => t
+                    .get_key_value(k)
+                    .map(|(key, item)| (key.span().or_else(|| item.span()), item_node(item))),
+                (PathSeg::Key(k), Node::Value(Value::InlineTable(t))) => t
+                    .get_key_value(k)
+                    .map(|(key, item)| (key.span().or_else(|| item.span()), item_node(item))),
                 (PathSeg::Index(i), Node::Aot(a)) => {
                     a.get(*i).map(|t| (t.span(), Some(Node::Table(t))))
                 }
@@ -103,11 +101,7 @@ impl<'a> Locator<'a> {
     }
 
     /// A spec error for a span reported by the TOML deserialiser.
-    pub(crate) fn error_at_span(
-        &self,
-        span: Option<Range<usize>>,
-        message: &str,
-    ) -> OpError {
+    pub(crate) fn error_at_span(&self, span: Option<Range<usize>>, message: &str) -> OpError {
         let Some(span) = span else {
             return OpError::spec(self.file, None, KeyPath::root(), message);
         };
@@ -209,7 +203,11 @@ mod tests {
         assert_eq!(loc.position(span.start), (9, 1));
         let p = KeyPath::root().key("cases").index(1).key("shapes").index(1);
         assert_eq!(loc.position(loc.span_of(&p).unwrap().start), (9, 16));
-        let p = KeyPath::root().key("cases").index(1).key("attrs").key("value");
+        let p = KeyPath::root()
+            .key("cases")
+            .index(1)
+            .key("attrs")
+            .key("value");
         assert_eq!(loc.position(loc.span_of(&p).unwrap().start), (10, 11));
         // A missing key falls back to its table.
         let p = KeyPath::root().key("cases").index(0).key("shapes");

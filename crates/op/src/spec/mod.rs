@@ -369,7 +369,10 @@ impl Case {
 
     /// Total number of input elements.
     pub fn input_elements(&self) -> usize {
-        self.inputs.iter().map(|i| crate::tensor::numel(&i.shape)).sum()
+        self.inputs
+            .iter()
+            .map(|i| crate::tensor::numel(&i.shape))
+            .sum()
     }
 }
 
@@ -423,12 +426,20 @@ fn root() -> KeyPath {
 }
 
 fn parse_dtype(name: &str) -> Result<Dtype, String> {
-    Dtype::parse(name)
-        .ok_or_else(|| format!("unknown dtype `{name}`; expected one of {}", Dtype::all_names()))
+    Dtype::parse(name).ok_or_else(|| {
+        format!(
+            "unknown dtype `{name}`; expected one of {}",
+            Dtype::all_names()
+        )
+    })
 }
 
 fn dtype_list(dtypes: &[Dtype]) -> String {
-    dtypes.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+    dtypes
+        .iter()
+        .map(|d| d.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -461,7 +472,10 @@ impl Builder<'_> {
         if !is_identifier(&op.name) {
             return Err(self.err(
                 op_path.key("name"),
-                format!("`{}` is not a valid operator name (letters, digits, `_`)", op.name),
+                format!(
+                    "`{}` is not a valid operator name (letters, digits, `_`)",
+                    op.name
+                ),
             ));
         }
         if !(1..=3).contains(&op.level) {
@@ -511,7 +525,10 @@ impl Builder<'_> {
                 if t.name == "workspace" || t.name == "tiling" {
                     return Err(self.err(
                         root().key(kind).index(i).key("name"),
-                        format!("`{}` is reserved for the kernel's trailing argument", t.name),
+                        format!(
+                            "`{}` is reserved for the kernel's trailing argument",
+                            t.name
+                        ),
                     ));
                 }
             }
@@ -632,9 +649,7 @@ impl Builder<'_> {
                 )
             })?;
             let default = match &ra.default {
-                Some(v) => Some(
-                    attr_value(ty, v).map_err(|m| self.err(path.key("default"), m))?,
-                ),
+                Some(v) => Some(attr_value(ty, v).map_err(|m| self.err(path.key("default"), m))?),
                 None => None,
             };
             match (ra.required, &default) {
@@ -647,10 +662,7 @@ impl Builder<'_> {
                 (false, None) => {
                     return Err(self.err(
                         path,
-                        format!(
-                            "attr `{}` needs a `default` or `required = true`",
-                            ra.name
-                        ),
+                        format!("attr `{}` needs a `default` or `required = true`", ra.name),
                     ))
                 }
                 _ => {}
@@ -692,10 +704,8 @@ impl Builder<'_> {
                         let d = parse_dtype(name)
                             .map_err(|m| self.err(path.key("dtypes").index(j), m))?;
                         if dtypes.contains(&d) {
-                            return Err(self.err(
-                                path.key("dtypes").index(j),
-                                format!("{d} is listed twice"),
-                            ));
+                            return Err(self
+                                .err(path.key("dtypes").index(j), format!("{d} is listed twice")));
                         }
                         dtypes.push(d);
                     }
@@ -723,14 +733,25 @@ impl Builder<'_> {
                             rpath,
                             format!(
                                 "give exactly one of same_as, fixed, from_attr (got {})",
-                                if given.is_empty() { "none".to_string() } else { given.join(", ") }
+                                if given.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    given.join(", ")
+                                }
                             ),
                         ));
                     }
                     if let Some(other) = &r.same_as {
-                        let earlier = raw.inputs.iter().take(if is_output { usize::MAX } else { i });
+                        let earlier =
+                            raw.inputs
+                                .iter()
+                                .take(if is_output { usize::MAX } else { i });
                         if !earlier.clone().any(|t| &t.name == other) {
-                            let what = if is_output { "an input" } else { "an earlier input" };
+                            let what = if is_output {
+                                "an input"
+                            } else {
+                                "an earlier input"
+                            };
                             return Err(self.err(
                                 rpath.key("same_as"),
                                 format!(
@@ -854,9 +875,8 @@ impl Builder<'_> {
         let mut out = Vec::new();
         if let Some(t) = &raw.tiling {
             for (i, text) in t.constraints.iter().enumerate() {
-                let c = Constraint::parse(text).map_err(|m| {
-                    self.err(root().key("tiling").key("constraints").index(i), m)
-                })?;
+                let c = Constraint::parse(text)
+                    .map_err(|m| self.err(root().key("tiling").key("constraints").index(i), m))?;
                 out.push(c);
             }
         }
@@ -900,10 +920,7 @@ impl Builder<'_> {
                 .try_fold(1usize, |acc, &d| acc.checked_mul(d))
                 .filter(|&n| n <= 1 << 31);
             if total.is_none() {
-                return Err(self.err(
-                    path.key("shapes").index(i),
-                    "more than 2^31 elements",
-                ));
+                return Err(self.err(path.key("shapes").index(i), "more than 2^31 elements"));
             }
             shapes.push(shape);
         }
@@ -923,12 +940,17 @@ impl Builder<'_> {
         let mut attrs = Vec::new();
         for a in &spec.attrs {
             let value = match rc.attrs.get(&a.name) {
-                Some(v) => attr_value(a.ty, v)
-                    .map_err(|m| self.err(path.key("attrs").key(&a.name), m))?,
+                Some(v) => {
+                    attr_value(a.ty, v).map_err(|m| self.err(path.key("attrs").key(&a.name), m))?
+                }
                 None => match &a.default {
                     Some(d) => d.clone(),
                     None => {
-                        let at = if rc.attrs.is_empty() { path.clone() } else { path.key("attrs") };
+                        let at = if rc.attrs.is_empty() {
+                            path.clone()
+                        } else {
+                            path.key("attrs")
+                        };
                         return Err(self.err(
                             at,
                             format!("required attr `{}` has no value in this case", a.name),
@@ -947,13 +969,22 @@ impl Builder<'_> {
         let mut per_tensor = BTreeMap::new();
         for (key, name) in &rc.dtypes {
             let kpath = path.key("dtypes").key(key);
-            let is_tensor = spec.inputs.iter().chain(&spec.outputs).any(|t| &t.name == key);
+            let is_tensor = spec
+                .inputs
+                .iter()
+                .chain(&spec.outputs)
+                .any(|t| &t.name == key);
             if !is_tensor {
                 return Err(self.err(
                     kpath,
                     format!(
                         "no tensor named `{key}` (tensors: {})",
-                        names_list(spec.inputs.iter().chain(&spec.outputs).map(|t| t.name.as_str()))
+                        names_list(
+                            spec.inputs
+                                .iter()
+                                .chain(&spec.outputs)
+                                .map(|t| t.name.as_str())
+                        )
                     ),
                 ));
             }
@@ -961,8 +992,10 @@ impl Builder<'_> {
             per_tensor.insert(key.clone(), d);
         }
         let mut input_dtypes: Vec<(Dtype, KeyPath)> = Vec::new();
-        for (i, t) in spec.inputs.iter().enumerate() {
-            let from_map = per_tensor.get(&t.name).map(|d| (*d, path.key("dtypes").key(&t.name)));
+        for t in &spec.inputs {
+            let from_map = per_tensor
+                .get(&t.name)
+                .map(|d| (*d, path.key("dtypes").key(&t.name)));
             let same_as = match &t.rule {
                 Some(DtypeRule::SameAs(other)) => spec
                     .inputs
@@ -1009,7 +1042,6 @@ impl Builder<'_> {
                     ));
                 }
             }
-            let _ = i;
             input_dtypes.push((dtype, at));
         }
 
@@ -1022,10 +1054,18 @@ impl Builder<'_> {
         for t in &spec.outputs {
             let (dtype, at) = match &t.rule {
                 Some(DtypeRule::SameAs(name)) => {
-                    let j = spec.inputs.iter().position(|o| &o.name == name).unwrap_or(0);
+                    let j = spec
+                        .inputs
+                        .iter()
+                        .position(|o| &o.name == name)
+                        .unwrap_or(0);
                     match input_dtypes.get(j) {
                         Some(x) => x.clone(),
-                        None => return Err(self.err(path.clone(), "internal: dtype rule names no input")),
+                        None => {
+                            return Err(
+                                self.err(path.clone(), "internal: dtype rule names no input")
+                            )
+                        }
                     }
                 }
                 Some(DtypeRule::Fixed(d)) => (*d, path.clone()),
@@ -1033,20 +1073,19 @@ impl Builder<'_> {
                     let at = path.key("attrs").key(attr);
                     let value = attrs.iter().find(|(n, _)| n == attr).map(|(_, v)| v);
                     let d = match value {
-                        Some(AttrValue::Int(code)) => Dtype::from_ge_code(*code).ok_or_else(|| {
-                            self.err(
-                                at.clone(),
-                                format!("{attr} = {code} is not a known ge::DataType code"),
-                            )
-                        })?,
+                        Some(AttrValue::Int(code)) => {
+                            Dtype::from_ge_code(*code).ok_or_else(|| {
+                                self.err(
+                                    at.clone(),
+                                    format!("{attr} = {code} is not a known ge::DataType code"),
+                                )
+                            })?
+                        }
                         Some(AttrValue::Str(name)) => {
                             parse_dtype(name).map_err(|m| self.err(at.clone(), m))?
                         }
                         _ => {
-                            return Err(self.err(
-                                at,
-                                format!("attr `{attr}` does not give a dtype"),
-                            ))
+                            return Err(self.err(at, format!("attr `{attr}` does not give a dtype")))
                         }
                     };
                     (d, at)
@@ -1133,7 +1172,9 @@ impl Builder<'_> {
             other => {
                 return Err(self.err(
                     path.key("kind"),
-                    format!("unknown distribution `{other}`; expected mixed, uniform, normal or int"),
+                    format!(
+                        "unknown distribution `{other}`; expected mixed, uniform, normal or int"
+                    ),
                 ))
             }
         };
@@ -1148,7 +1189,10 @@ impl Builder<'_> {
             if is_present && !allowed.contains(&key) {
                 return Err(self.err(
                     path.key(key),
-                    format!("`{key}` does not apply to kind = \"{kind}\" (keys: {})", allowed.join(", ")),
+                    format!(
+                        "`{key}` does not apply to kind = \"{kind}\" (keys: {})",
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
@@ -1162,10 +1206,7 @@ impl Builder<'_> {
         let need = |key: &str, v: Option<f64>| -> Result<f64, OpError> {
             match v {
                 Some(v) => finite(key, v),
-                None => Err(self.err(
-                    path.clone(),
-                    format!("kind = \"{kind}\" needs `{key}`"),
-                )),
+                None => Err(self.err(path.clone(), format!("kind = \"{kind}\" needs `{key}`"))),
             }
         };
         let dist = match kind {
@@ -1195,7 +1236,10 @@ impl Builder<'_> {
                 let low = need("low", rd.low)?;
                 let high = need("high", rd.high)?;
                 if low > high || (low == high && dtype.is_float()) {
-                    return Err(self.err(path.key("high"), format!("high = {high} must exceed low = {low}")));
+                    return Err(self.err(
+                        path.key("high"),
+                        format!("high = {high} must exceed low = {low}"),
+                    ));
                 }
                 if !dtype.is_float() && (low.fract() != 0.0 || high.fract() != 0.0) {
                     return Err(self.err(path.clone(), format!("{dtype} needs integer bounds")));
@@ -1203,8 +1247,16 @@ impl Builder<'_> {
                 Dist::Uniform { low, high }
             }
             "normal" => {
-                let mean = rd.mean.map(|m| finite("mean", m)).transpose()?.unwrap_or(0.0);
-                let scale = rd.scale.map(|s| finite("scale", s)).transpose()?.unwrap_or(1.0);
+                let mean = rd
+                    .mean
+                    .map(|m| finite("mean", m))
+                    .transpose()?
+                    .unwrap_or(0.0);
+                let scale = rd
+                    .scale
+                    .map(|s| finite("scale", s))
+                    .transpose()?
+                    .unwrap_or(1.0);
                 if scale <= 0.0 {
                     return Err(self.err(path.key("scale"), "scale must be > 0"));
                 }
@@ -1213,13 +1265,23 @@ impl Builder<'_> {
             _ => {
                 let low = need("low", rd.low)?;
                 let high = need("high", rd.high)?;
-                if low.fract() != 0.0 || high.fract() != 0.0 || low.abs() > 9e15 || high.abs() > 9e15 {
+                if low.fract() != 0.0
+                    || high.fract() != 0.0
+                    || low.abs() > 9e15
+                    || high.abs() > 9e15
+                {
                     return Err(self.err(path.clone(), "int bounds must be integers"));
                 }
                 if low > high {
-                    return Err(self.err(path.key("high"), format!("high = {high} is below low = {low}")));
+                    return Err(self.err(
+                        path.key("high"),
+                        format!("high = {high} is below low = {low}"),
+                    ));
                 }
-                Dist::Int { low: low as i64, high: high as i64 }
+                Dist::Int {
+                    low: low as i64,
+                    high: high as i64,
+                }
             }
         };
         Ok(dist)
@@ -1227,7 +1289,13 @@ impl Builder<'_> {
 }
 
 fn attr_value(ty: AttrType, v: &toml::Value) -> Result<AttrValue, String> {
-    let bad = || format!("expected a value of type {}, got {}", ty.name(), v.type_str());
+    let bad = || {
+        format!(
+            "expected a value of type {}, got {}",
+            ty.name(),
+            v.type_str()
+        )
+    };
     Ok(match (ty, v) {
         (AttrType::Int, toml::Value::Integer(i)) => AttrValue::Int(*i),
         (AttrType::Float, toml::Value::Integer(i)) => AttrValue::Float(*i as f64),
@@ -1261,7 +1329,11 @@ fn specials(v: &toml::Value) -> Result<Vec<Special>, String> {
             let mut out = Vec::new();
             for item in items {
                 let name = item.as_str().ok_or_else(|| {
-                    format!("expected special names ({}), got {}", all_names(), item.type_str())
+                    format!(
+                        "expected special names ({}), got {}",
+                        all_names(),
+                        item.type_str()
+                    )
                 })?;
                 let s = Special::parse(name)
                     .ok_or_else(|| format!("unknown special `{name}`; expected {}", all_names()))?;
@@ -1332,11 +1404,29 @@ dtype = "float32"
         let b = &s.cases[1];
         assert_eq!(b.inputs[1].dtype, Dtype::Float32);
         assert_eq!(b.inputs[1].shape, vec![4, 4]);
-        assert_eq!(b.inputs[0].dist, Dist::Mixed { scale: 1.0, sign: Sign::Any });
+        assert_eq!(
+            b.inputs[0].dist,
+            Dist::Mixed {
+                scale: 1.0,
+                sign: Sign::Any
+            }
+        );
         assert!(b.inputs[0].specials.is_empty());
         assert_eq!(b.outputs[0].dtype, Dtype::Float32);
-        assert_eq!(b.outputs[0].tolerance, Tolerance { atol: 1e-4, rtol: 1e-4 });
-        assert_eq!(s.cases[0].outputs[0].tolerance, Tolerance { atol: 1e-3, rtol: 1e-3 });
+        assert_eq!(
+            b.outputs[0].tolerance,
+            Tolerance {
+                atol: 1e-4,
+                rtol: 1e-4
+            }
+        );
+        assert_eq!(
+            s.cases[0].outputs[0].tolerance,
+            Tolerance {
+                atol: 1e-3,
+                rtol: 1e-3
+            }
+        );
     }
 
     #[test]
@@ -1351,9 +1441,15 @@ dtype = "float32"
     #[test]
     fn missing_field() {
         let text = BASE.replace("name = \"b\"\n", "");
-        assert_eq!(err(&text), "ops/add_custom/op.toml:24:1: cases[1].name: missing field `name`");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:24:1: cases[1].name: missing field `name`"
+        );
         let text = BASE.replace("op_type = \"AddCustom\"\n", "");
-        assert_eq!(err(&text), "ops/add_custom/op.toml:1:1: op.op_type: missing field `op_type`");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:1:1: op.op_type: missing field `op_type`"
+        );
     }
 
     #[test]
@@ -1365,17 +1461,28 @@ dtype = "float32"
             "{e}"
         );
         let text = BASE.replace("level = 1\n", "level = 1\nkernal = \"x\"\n");
-        assert!(err(&text).starts_with("ops/add_custom/op.toml:4:1: op.kernal: unknown field `kernal`"));
+        assert!(
+            err(&text).starts_with("ops/add_custom/op.toml:4:1: op.kernal: unknown field `kernal`")
+        );
         // Inside an inline table.
-        let text = BASE.replace("dtype = \"float32\"\n", "dtype = \"float32\"\ninputs = { x = { kind = \"uniform\", low = 0, hi = 1 } }\n");
+        let text = BASE.replace(
+            "dtype = \"float32\"\n",
+            "dtype = \"float32\"\ninputs = { x = { kind = \"uniform\", low = 0, hi = 1 } }\n",
+        );
         let e = err(&text);
         assert!(e.starts_with("ops/add_custom/op.toml:28:"), "{e}");
-        assert!(e.contains("cases[1].inputs.x.hi: unknown field `hi`"), "{e}");
+        assert!(
+            e.contains("cases[1].inputs.x.hi: unknown field `hi`"),
+            "{e}"
+        );
     }
 
     #[test]
     fn bad_dtype() {
-        let text = BASE.replace("dtypes = [\"float16\", \"float32\"]\n\n[[inputs]]", "dtypes = [\"float16\", \"float8\"]\n\n[[inputs]]");
+        let text = BASE.replace(
+            "dtypes = [\"float16\", \"float32\"]\n\n[[inputs]]",
+            "dtypes = [\"float16\", \"float8\"]\n\n[[inputs]]",
+        );
         let e = err(&text);
         assert!(e.starts_with("ops/add_custom/op.toml:8:22: inputs[0].dtypes[1]: unknown dtype `float8`; expected one of float16, bfloat16"), "{e}");
         let text = BASE.replace("dtype = \"float32\"", "dtype = \"int32\"");
@@ -1383,7 +1490,10 @@ dtype = "float32"
             err(&text),
             "ops/add_custom/op.toml:27:1: cases[1].dtype: int32 is not allowed for input `x` (allowed: float16, float32)"
         );
-        let text = BASE.replace("dtype = \"float32\"", "dtypes = { x = \"float32\", y = \"float16\" }");
+        let text = BASE.replace(
+            "dtype = \"float32\"",
+            "dtypes = { x = \"float32\", y = \"float16\" }",
+        );
         assert_eq!(
             err(&text),
             "ops/add_custom/op.toml:27:27: cases[1].dtypes.y: input `y` must have the dtype of `x` (float32) but is float16"
@@ -1401,9 +1511,15 @@ dtype = "float32"
     fn wrong_value_type_has_path() {
         let text = BASE.replace("level = 1", "level = \"one\"");
         let e = err(&text);
-        assert!(e.starts_with("ops/add_custom/op.toml:3:9: op.level: invalid type: string"), "{e}");
+        assert!(
+            e.starts_with("ops/add_custom/op.toml:3:9: op.level: invalid type: string"),
+            "{e}"
+        );
         let text = BASE.replace("shapes = [[8], [8]]", "shapes = [[8], [-8]]");
-        assert_eq!(err(&text), "ops/add_custom/op.toml:21:17: cases[0].shapes[1][0]: dimension -8 is negative");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:21:17: cases[0].shapes[1][0]: dimension -8 is negative"
+        );
     }
 
     #[test]
@@ -1416,13 +1532,23 @@ dtype = "float32"
         let s = ok(&text);
         assert_eq!(s.cases[0].attr("alpha"), Some(&AttrValue::Float(2.0)));
         assert_eq!(s.cases[1].attr("alpha"), Some(&AttrValue::Float(1.0)));
-        assert_eq!(s.cases[1].attr("mode"), Some(&AttrValue::Str("slow".into())));
+        assert_eq!(
+            s.cases[1].attr("mode"),
+            Some(&AttrValue::Str("slow".into()))
+        );
         let bad = text.replace("attrs = { mode = \"slow\" }", "attrs = { mode = 3 }");
-        assert!(err(&bad).ends_with("cases[1].attrs.mode: expected a value of type str, got integer"));
+        assert!(
+            err(&bad).ends_with("cases[1].attrs.mode: expected a value of type str, got integer")
+        );
         let missing = text.replace("attrs = { mode = \"slow\" }\n", "");
         assert!(err(&missing).ends_with("cases[1]: required attr `mode` has no value in this case"));
-        let unknown = text.replace("attrs = { mode = \"slow\" }", "attrs = { mode = \"slow\", beta = 1 }");
-        assert!(err(&unknown).ends_with("cases[1].attrs.beta: the operator has no attr `beta` (attrs: alpha, mode)"));
+        let unknown = text.replace(
+            "attrs = { mode = \"slow\" }",
+            "attrs = { mode = \"slow\", beta = 1 }",
+        );
+        assert!(err(&unknown).ends_with(
+            "cases[1].attrs.beta: the operator has no attr `beta` (attrs: alpha, mode)"
+        ));
     }
 
     #[test]
@@ -1434,10 +1560,28 @@ dtype = "float32"
             "[tolerance.float16]\natol = 1e-2\nrtol = 2e-2\n\n[[cases]]\nname = \"a\"",
         );
         let s = ok(&text);
-        assert_eq!(s.cases[0].outputs[0].tolerance, Tolerance { atol: 1e-2, rtol: 2e-2 });
-        let text = BASE.replace("dtype = \"float32\"", "dtype = \"float32\"\ntolerance = { atol = 0.5, rtol = 0.25 }");
-        assert_eq!(ok(&text).cases[1].outputs[0].tolerance, Tolerance { atol: 0.5, rtol: 0.25 });
-        let text = BASE.replace("dtype = \"float32\"", "dtype = \"float32\"\ntolerance = { atol = -1.0, rtol = 0.25 }");
+        assert_eq!(
+            s.cases[0].outputs[0].tolerance,
+            Tolerance {
+                atol: 1e-2,
+                rtol: 2e-2
+            }
+        );
+        let text = BASE.replace(
+            "dtype = \"float32\"",
+            "dtype = \"float32\"\ntolerance = { atol = 0.5, rtol = 0.25 }",
+        );
+        assert_eq!(
+            ok(&text).cases[1].outputs[0].tolerance,
+            Tolerance {
+                atol: 0.5,
+                rtol: 0.25
+            }
+        );
+        let text = BASE.replace(
+            "dtype = \"float32\"",
+            "dtype = \"float32\"\ntolerance = { atol = -1.0, rtol = 0.25 }",
+        );
         assert!(err(&text).contains("cases[1].tolerance.atol: atol = -1 must be finite and >= 0"));
     }
 
@@ -1449,14 +1593,30 @@ dtype = "float32"
         );
         let s = ok(&text);
         let c = &s.cases[1];
-        assert_eq!(c.inputs[0].dist, Dist::Uniform { low: -1.0, high: 2.0 });
+        assert_eq!(
+            c.inputs[0].dist,
+            Dist::Uniform {
+                low: -1.0,
+                high: 2.0
+            }
+        );
         assert_eq!(c.inputs[0].specials, vec![Special::Inf, Special::Nan]);
-        assert_eq!(c.inputs[1].dist, Dist::Mixed { scale: 1.0, sign: Sign::Positive });
+        assert_eq!(
+            c.inputs[1].dist,
+            Dist::Mixed {
+                scale: 1.0,
+                sign: Sign::Positive
+            }
+        );
         assert!(c.inputs[1].specials.is_empty());
         let bad = text.replace("low = -1, high = 2", "low = -1, mean = 2");
-        assert!(err(&bad).contains("cases[1].inputs.x.mean: `mean` does not apply to kind = \"uniform\" (keys: low, high)"));
+        assert!(err(&bad).contains(
+            "cases[1].inputs.x.mean: `mean` does not apply to kind = \"uniform\" (keys: low, high)"
+        ));
         let bad = text.replace("\"nan\", \"inf\"", "\"nan\", \"denormal\"");
-        assert!(err(&bad).contains("cases[1].specials: unknown special `denormal`; expected inf, nan, zero, huge, tiny"));
+        assert!(err(&bad).contains(
+            "cases[1].specials: unknown special `denormal`; expected inf, nan, zero, huge, tiny"
+        ));
         let bad = text.replace("inputs = { x", "inputs = { w");
         assert!(err(&bad).contains("cases[1].inputs.w: no input named `w` (inputs: x, y)"));
     }
@@ -1464,17 +1624,33 @@ dtype = "float32"
     #[test]
     fn golden_and_names() {
         let text = format!("{BASE}\n[golden]\nbuiltin = \"nope\"\n");
-        assert!(err(&text).contains("golden.builtin: no builtin golden named `nope` (builtins: add_custom, muls"));
+        assert!(err(&text).contains(
+            "golden.builtin: no builtin golden named `nope` (builtins: add_custom, muls"
+        ));
         let text = format!("{BASE}\n[golden]\nscript = \"golden.py\"\n");
-        assert_eq!(ok(&text).golden, GoldenSpec::Script(PathBuf::from("golden.py")));
+        assert_eq!(
+            ok(&text).golden,
+            GoldenSpec::Script(PathBuf::from("golden.py"))
+        );
         let text = format!("{BASE}\n[golden]\nscript = \"../golden.py\"\n");
-        assert!(err(&text).contains("golden.script: `../golden.py` must be a relative path inside the package"));
-        let text = BASE.replace("name = \"custom_op\"", "").replace("name = \"add_custom\"", "name = \"my_op\"");
-        assert!(err(&text).starts_with("ops/add_custom/op.toml: no [golden] table and no builtin golden named `my_op`"));
+        assert!(err(&text)
+            .contains("golden.script: `../golden.py` must be a relative path inside the package"));
+        let text = BASE
+            .replace("name = \"custom_op\"", "")
+            .replace("name = \"add_custom\"", "name = \"my_op\"");
+        assert!(err(&text).starts_with(
+            "ops/add_custom/op.toml: no [golden] table and no builtin golden named `my_op`"
+        ));
         let text = BASE.replace("name = \"b\"", "name = \"a\"");
-        assert_eq!(err(&text), "ops/add_custom/op.toml:25:1: cases[1].name: case name `a` is used twice");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:25:1: cases[1].name: case name `a` is used twice"
+        );
         let text = BASE.replace("level = 1", "level = 4");
-        assert_eq!(err(&text), "ops/add_custom/op.toml:3:1: op.level: level 4 is out of range; expected 1, 2 or 3");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:3:1: op.level: level 4 is out of range; expected 1, 2 or 3"
+        );
         let text = format!("{BASE}\n[tiling]\nconstraints = [\"A *\"]\n");
         assert!(err(&text).contains("tiling.constraints[0]: unexpected end of expression"));
     }

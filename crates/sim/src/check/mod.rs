@@ -163,7 +163,11 @@ fn flag_text(src: Pipe, dst: Pipe, key: &FlagKey) -> String {
             "{}->{} {} flag of queue {queue} slot {slot}",
             src.name(),
             dst.name(),
-            if *forward { "EnQue/DeQue" } else { "FreeTensor/AllocTensor" }
+            if *forward {
+                "EnQue/DeQue"
+            } else {
+                "FreeTensor/AllocTensor"
+            }
         ),
     }
 }
@@ -311,7 +315,11 @@ impl<'t> BlockCheck<'t> {
                 }
                 InstrKind::WaitFlag { src, dst, key, .. } => {
                     self.drain(report);
-                    match self.sets.get_mut(&(*src, *dst, *key)).and_then(|q| q.pop_front()) {
+                    match self
+                        .sets
+                        .get_mut(&(*src, *dst, *key))
+                        .and_then(|q| q.pop_front())
+                    {
                         Some(record) => {
                             join(&mut self.pipe_clock[s], &record.clock);
                             self.pipe_clock[s][s] += 1;
@@ -356,14 +364,19 @@ impl<'t> BlockCheck<'t> {
     }
 
     fn first_blocked(&self) -> Option<u32> {
-        self.pending.iter().find_map(|q| q.front().map(|(idx, _)| *idx))
+        self.pending
+            .iter()
+            .find_map(|q| q.front().map(|(idx, _)| *idx))
     }
 
     fn report_stuck(&self, idx: u32, report: &mut Report) {
         let instr = self.instr(idx);
         let what = match &instr.kind {
             InstrKind::WaitFlag { src, dst, key, .. } => {
-                format!("waits for flag {} that is never set", flag_text(*src, *dst, key))
+                format!(
+                    "waits for flag {} that is never set",
+                    flag_text(*src, *dst, key)
+                )
             }
             _ => "cannot run".to_string(),
         };

@@ -50,9 +50,17 @@ fn deleting_the_x_pair_is_covered_by_the_y_pair() {
     let trace = AddKernel::new(1, 4 * 2048, 2048, 2).build_with(tb);
     let findings = check(&trace);
     assert_eq!(kinds(&findings), vec!["race", "race"], "{findings:#?}");
-    assert!(findings.iter().all(|f| f.message.contains("Add at k.cpp:33")));
-    assert!(findings[0].message.contains("DataCopy at k.cpp:22"), "{findings:#?}");
-    assert!(findings[1].message.contains("DataCopy at k.cpp:23"), "{findings:#?}");
+    assert!(findings
+        .iter()
+        .all(|f| f.message.contains("Add at k.cpp:33")));
+    assert!(
+        findings[0].message.contains("DataCopy at k.cpp:22"),
+        "{findings:#?}"
+    );
+    assert!(
+        findings[1].message.contains("DataCopy at k.cpp:23"),
+        "{findings:#?}"
+    );
 }
 
 #[test]
@@ -73,7 +81,14 @@ fn a_pipe_all_barrier_orders_a_copy_before_a_vector_read() {
         if barrier {
             tb.barrier(2, None);
         }
-        tb.vec(3, VecOp::Abs, Dtype::Float32, ub(4096, 1024), &[ub(0, 1024)], 256);
+        tb.vec(
+            3,
+            VecOp::Abs,
+            Dtype::Float32,
+            ub(4096, 1024),
+            &[ub(0, 1024)],
+            256,
+        );
         tb.end_block();
         tb.finish()
     };
@@ -87,7 +102,14 @@ fn a_single_pipe_barrier_does_not_order_other_pipes() {
     tb.begin_block(0);
     tb.copy_in(1, gm(0, 0, 1024), ub(0, 1024));
     tb.barrier(2, Some(Pipe::V));
-    tb.vec(3, VecOp::Abs, Dtype::Float32, ub(4096, 1024), &[ub(0, 1024)], 256);
+    tb.vec(
+        3,
+        VecOp::Abs,
+        Dtype::Float32,
+        ub(4096, 1024),
+        &[ub(0, 1024)],
+        256,
+    );
     tb.end_block();
     assert_eq!(kinds(&check(&tb.finish())), vec!["race"]);
 }
@@ -109,8 +131,14 @@ fn user_flags_order_vector_write_before_copy_out() {
     assert_eq!(check(&build(true)), vec![]);
     let findings = check(&build(false));
     assert_eq!(kinds(&findings), vec!["race"]);
-    assert!(findings[0].message.contains("Duplicate at k.cpp:1"), "{findings:?}");
-    assert!(findings[0].message.contains("DataCopy at k.cpp:4"), "{findings:?}");
+    assert!(
+        findings[0].message.contains("Duplicate at k.cpp:1"),
+        "{findings:?}"
+    );
+    assert!(
+        findings[0].message.contains("DataCopy at k.cpp:4"),
+        "{findings:?}"
+    );
 }
 
 #[test]
@@ -137,7 +165,14 @@ fn same_pipe_overlaps_and_scalar_accesses_are_not_races() {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     tb.vec(1, VecOp::Duplicate, Dtype::Float32, ub(0, 1024), &[], 256);
-    tb.vec(2, VecOp::Abs, Dtype::Float32, ub(0, 1024), &[ub(0, 1024)], 256);
+    tb.vec(
+        2,
+        VecOp::Abs,
+        Dtype::Float32,
+        ub(0, 1024),
+        &[ub(0, 1024)],
+        256,
+    );
     tb.scalar(3, ScalarOp::LocalGet, ub(4, 4));
     tb.scalar(4, ScalarOp::LocalSet, ub(8, 4));
     tb.end_block();
@@ -153,7 +188,14 @@ fn a_wait_issued_before_its_set_in_program_order_is_fine() {
     tb.copy_in(2, gm(0, 0, 1024), ub(0, 1024));
     tb.set_flag(3, Pipe::Mte2, Pipe::V, 1);
     tb.wait_flag(4, Pipe::Mte2, Pipe::V, 1);
-    tb.vec(5, VecOp::Abs, Dtype::Float32, ub(4096, 1024), &[ub(0, 1024)], 256);
+    tb.vec(
+        5,
+        VecOp::Abs,
+        Dtype::Float32,
+        ub(4096, 1024),
+        &[ub(0, 1024)],
+        256,
+    );
     tb.set_flag(6, Pipe::Mte2, Pipe::V, 0);
     tb.end_block();
     assert_eq!(check(&tb.finish()), vec![]);
@@ -171,7 +213,10 @@ fn a_flag_set_twice_without_a_wait_is_an_error() {
     let findings = check(&tb.finish());
     assert_eq!(kinds(&findings), vec!["flag-double-set"]);
     let msg = &findings[0].message;
-    assert!(msg.contains("k.cpp:11") && msg.contains("k.cpp:10"), "{msg}");
+    assert!(
+        msg.contains("k.cpp:11") && msg.contains("k.cpp:10"),
+        "{msg}"
+    );
     assert!(msg.contains("PIPE_MTE2->PIPE_V event id 2"), "{msg}");
 }
 
@@ -183,7 +228,10 @@ fn a_flag_left_set_at_the_end_is_an_error_but_freed_slots_are_not() {
     tb.end_block();
     let findings = check(&tb.finish());
     assert_eq!(kinds(&findings), vec!["flag-leak"]);
-    assert!(findings[0].message.contains("SetFlag at k.cpp:20"), "{findings:?}");
+    assert!(
+        findings[0].message.contains("SetFlag at k.cpp:20"),
+        "{findings:?}"
+    );
 
     // An EnQue never dequeued leaks; the queue kernel's final FreeTensor
     // flags are left set by design and are not reported.
@@ -196,8 +244,14 @@ fn a_flag_left_set_at_the_end_is_an_error_but_freed_slots_are_not() {
     tb.end_block();
     let findings = check(&tb.finish());
     assert_eq!(kinds(&findings), vec!["flag-leak"]);
-    assert!(findings[0].message.contains("enqueued but never dequeued"), "{findings:?}");
-    assert!(findings[0].message.contains("EnQue at k.cpp:32"), "{findings:?}");
+    assert!(
+        findings[0].message.contains("enqueued but never dequeued"),
+        "{findings:?}"
+    );
+    assert!(
+        findings[0].message.contains("EnQue at k.cpp:32"),
+        "{findings:?}"
+    );
 }
 
 #[test]
@@ -205,11 +259,22 @@ fn a_wait_that_can_never_be_satisfied_is_a_deadlock() {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     tb.wait_flag(40, Pipe::Mte3, Pipe::V, 4);
-    tb.vec(41, VecOp::Abs, Dtype::Float32, ub(0, 256), &[ub(256, 256)], 64);
+    tb.vec(
+        41,
+        VecOp::Abs,
+        Dtype::Float32,
+        ub(0, 256),
+        &[ub(256, 256)],
+        64,
+    );
     tb.end_block();
     let findings = check(&tb.finish());
     assert!(kinds(&findings).contains(&"deadlock"), "{findings:?}");
-    let msg = &findings.iter().find(|f| f.kind == "deadlock").unwrap().message;
+    let msg = &findings
+        .iter()
+        .find(|f| f.kind == "deadlock")
+        .unwrap()
+        .message;
     assert!(msg.contains("WaitFlag at k.cpp:40"), "{msg}");
 }
 
@@ -217,7 +282,16 @@ fn a_wait_that_can_never_be_satisfied_is_a_deadlock() {
 fn pipe_barrier_on_the_scalar_pipe_is_reported() {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
-    tb.push(Pipe::S, InstrKind::Barrier { pipe: Some(Pipe::S) }, vec![], vec![], "PipeBarrier", 50);
+    tb.push(
+        Pipe::S,
+        InstrKind::Barrier {
+            pipe: Some(Pipe::S),
+        },
+        vec![],
+        vec![],
+        "PipeBarrier",
+        50,
+    );
     tb.end_block();
     let findings = check(&tb.finish());
     assert_eq!(kinds(&findings), vec!["invalid-barrier"]);
@@ -230,7 +304,14 @@ fn the_same_race_in_every_block_is_reported_once() {
     for block in 0..4 {
         tb.begin_block(block);
         tb.copy_in(1, gm(0, u64::from(block) * 1024, 1024), ub(0, 1024));
-        tb.vec(3, VecOp::Abs, Dtype::Float32, ub(4096, 1024), &[ub(0, 1024)], 256);
+        tb.vec(
+            3,
+            VecOp::Abs,
+            Dtype::Float32,
+            ub(4096, 1024),
+            &[ub(0, 1024)],
+            256,
+        );
         tb.end_block();
     }
     let findings = check(&tb.finish());

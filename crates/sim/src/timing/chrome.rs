@@ -25,7 +25,13 @@ fn detail(kind: &InstrKind) -> String {
             elems,
         } => {
             if dtype == src_dtype {
-                format!("{} {} x{} repeats, {} elems", op.name(), dtype.name(), repeats, elems)
+                format!(
+                    "{} {} x{} repeats, {} elems",
+                    op.name(),
+                    dtype.name(),
+                    repeats,
+                    elems
+                )
             } else {
                 format!(
                     "{} {}->{} x{} repeats, {} elems",
@@ -46,10 +52,20 @@ fn detail(kind: &InstrKind) -> String {
             ..
         } => format!("{dir:?} {bytes} B in {bursts} x {burst_bytes} B, GM offset {gm_offset}"),
         InstrKind::Scalar { op, bytes } => format!("{op:?} {bytes} B"),
-        InstrKind::SetFlag { src, dst, key, origin } => {
+        InstrKind::SetFlag {
+            src,
+            dst,
+            key,
+            origin,
+        } => {
             format!("set {}->{} {key:?} ({origin:?})", src.name(), dst.name())
         }
-        InstrKind::WaitFlag { src, dst, key, origin } => {
+        InstrKind::WaitFlag {
+            src,
+            dst,
+            key,
+            origin,
+        } => {
             format!("wait {}->{} {key:?} ({origin:?})", src.name(), dst.name())
         }
         InstrKind::Barrier { pipe } => match pipe {

@@ -35,7 +35,9 @@ pub fn vector_cost(
     let repeats = if repeats > 0 {
         u64::from(repeats)
     } else {
-        (elems * u64::from(elem_bytes)).div_ceil(REPEAT_BYTES).max(1)
+        (elems * u64::from(elem_bytes))
+            .div_ceil(REPEAT_BYTES)
+            .max(1)
     };
     let (head, per_repeat) = match hw.vector_rule(op, elem_bytes) {
         Some(rule) => (rule.head_cycles, rule.per_repeat_cycles),
@@ -88,6 +90,12 @@ pub fn dma_path<'h>(hw: &'h HwProfile, dir: DmaDir, instr: &Instr) -> &'h DmaPat
     }
 }
 
+/// True when `value` is a multiple of `of` (false for `of == 0`).
+/// (`u64::is_multiple_of` needs Rust 1.87; the workspace declares 1.80.)
+fn multiple_of(value: u64, of: u64) -> bool {
+    value.checked_rem(of) == Some(0)
+}
+
 /// Cost of a DMA instruction. `bytes`, `bursts`, `burst_bytes`, `gm_offset`
 /// and `gm_strided` are the trace's fields.
 #[allow(clippy::too_many_arguments)]
@@ -121,9 +129,9 @@ pub fn dma_cost(
     // rows, [G §3.8.5.2]) keeps them aligned when the first one is.
     let odd_bursts = gm_strided
         && bursts > 1
-        && burst_bytes % align != 0
-        && align % burst_bytes.max(1) != 0;
-    let misaligned = uses_hbm && (gm_offset % align != 0 || odd_bursts);
+        && !multiple_of(burst_bytes, align)
+        && !multiple_of(align, burst_bytes);
+    let misaligned = uses_hbm && (!multiple_of(gm_offset, align) || odd_bursts);
     let factor = if misaligned {
         hw.dma.unaligned_rate_factor
     } else {
@@ -188,7 +196,13 @@ impl DCache {
 }
 
 /// Cycles of a scalar-pipe operation (without the issue overhead).
-pub fn scalar_cost(hw: &HwProfile, op: ScalarOp, bytes: u64, instr: &Instr, cache: &mut DCache) -> u64 {
+pub fn scalar_cost(
+    hw: &HwProfile,
+    op: ScalarOp,
+    bytes: u64,
+    instr: &Instr,
+    cache: &mut DCache,
+) -> u64 {
     let s = &hw.scalar;
     let line_bytes = s.dcache_line_bytes;
     let capacity = (s.dcache_bytes / line_bytes) as usize;
@@ -307,7 +321,13 @@ mod tests {
     fn vector_cost_is_head_plus_repeats() {
         // Add f16 on 128 repeats: ceil(1.3184 * 128) = 169 busy, 22 head.
         let c = vector_cost(&hw(), VecOp::Add, Dtype::Float16, Dtype::Float16, 128, 0);
-        assert_eq!(c, VecCost { occupancy: 169, latency: 22 });
+        assert_eq!(
+            c,
+            VecCost {
+                occupancy: 169,
+                latency: 22
+            }
+        );
         // Without repeats, 4096 f32 elements are 64 repeats.
         let c = vector_cost(&hw(), VecOp::Adds, Dtype::Float32, Dtype::Float32, 0, 4096);
         assert_eq!(c.occupancy, (0.9088f64 * 64.0).ceil() as u64);
@@ -334,7 +354,16 @@ mod tests {
         assert_eq!(rows.issue, 27 + 4 * 7);
         let odd_rows = dma_cost(&hw, &instr, DmaDir::GmToUb, 768, 8, 96, 0, true);
         assert!(odd_rows.misaligned);
-        let store = dma_cost(&hw, &dma_instr(DmaDir::UbToGm), DmaDir::UbToGm, 64, 1, 64, 0, false);
+        let store = dma_cost(
+            &hw,
+            &dma_instr(DmaDir::UbToGm),
+            DmaDir::UbToGm,
+            64,
+            1,
+            64,
+            0,
+            false,
+        );
         assert_eq!((store.gm_read, store.gm_write), (0, 64));
         let local = dma_cost(&hw, &instr, DmaDir::UbToUb, 64, 1, 64, 0, false);
         assert!(!local.uses_hbm);
@@ -355,6 +384,9 @@ mod tests {
         let hit = scalar_cost(&hw, ScalarOp::GmGet, 4, &instr, &mut cache);
         assert_eq!((miss, hit), (684, 6));
         scalar_cost(&hw, ScalarOp::DcacheFlush, 0, &instr, &mut cache);
-        assert_eq!(scalar_cost(&hw, ScalarOp::GmGet, 4, &instr, &mut cache), 684);
+        assert_eq!(
+            scalar_cost(&hw, ScalarOp::GmGet, 4, &instr, &mut cache),
+            684
+        );
     }
 }

@@ -185,7 +185,9 @@ pub(crate) fn conflicts(a: &Instr, b: &Instr) -> bool {
     a.writes
         .iter()
         .any(|w| b.reads.iter().chain(&b.writes).any(|r| w.overlaps(r)))
-        || a.reads.iter().any(|r| b.writes.iter().any(|w| r.overlaps(w)))
+        || a.reads
+            .iter()
+            .any(|r| b.writes.iter().any(|w| r.overlaps(w)))
 }
 
 /// The core type of a block: AIC when it uses a cube-side pipe or memory.
@@ -193,7 +195,10 @@ pub fn core_type_of(block: &BlockTrace) -> CoreType {
     let cube = block.instrs.iter().any(|instr| {
         matches!(cost::exec_pipe(instr), Pipe::M | Pipe::Mte1 | Pipe::Fix)
             || instr.reads.iter().chain(&instr.writes).any(|r| {
-                matches!(r.mem, Mem::L1 | Mem::L0a | Mem::L0b | Mem::L0c | Mem::Bt | Mem::Fb)
+                matches!(
+                    r.mem,
+                    Mem::L1 | Mem::L0a | Mem::L0b | Mem::L0c | Mem::Bt | Mem::Fb
+                )
             })
     });
     if cube {
@@ -250,13 +255,22 @@ pub fn run(trace: &Trace, hw: &HwProfile) -> Result<EngineOutput, TimingError> {
         if used[type_index] < cores {
             sim.blocks[index].core = used[type_index];
             used[type_index] += 1;
-            sim.push(0, Event::BlockStart { block: index as u32 });
+            sim.push(
+                0,
+                Event::BlockStart {
+                    block: index as u32,
+                },
+            );
         } else {
             sim.pending[type_index].push_back(index as u32);
         }
     }
     while let Some(Reverse((time, _, event))) = sim.heap.pop() {
-        assert!(time >= sim.now, "timing model: time went back ({time} < {})", sim.now);
+        assert!(
+            time >= sim.now,
+            "timing model: time went back ({time} < {})",
+            sim.now
+        );
         sim.now = time;
         sim.events += 1;
         sim.handle(event);
@@ -288,7 +302,8 @@ fn prepare_block(block: &BlockTrace) -> BlockSim {
     let mut flag_of = Vec::with_capacity(block.instrs.len());
     for instr in &block.instrs {
         let id = match &instr.kind {
-            InstrKind::SetFlag { src, dst, key, .. } | InstrKind::WaitFlag { src, dst, key, .. } => {
+            InstrKind::SetFlag { src, dst, key, .. }
+            | InstrKind::WaitFlag { src, dst, key, .. } => {
                 let next = ids.len() as u32;
                 *ids.entry((*src, *dst, *key)).or_insert(next)
             }
@@ -408,12 +423,22 @@ impl<'a> Sim<'a> {
         else {
             return;
         };
-        let c = cost::dma_cost(self.hw, instr, dir, bytes, bursts, burst_bytes, gm_offset, gm_strided);
+        let c = cost::dma_cost(
+            self.hw,
+            instr,
+            dir,
+            bytes,
+            bursts,
+            burst_bytes,
+            gm_offset,
+            gm_strided,
+        );
         self.gm_read += c.gm_read;
         self.gm_write += c.gm_write;
         self.blocks[block].dma_latency.insert(idx, c.latency);
         if c.uses_hbm {
-            self.hbm.add(self.now, (block as u32, idx), c.charged_bytes, c.rate_cap);
+            self.hbm
+                .add(self.now, (block as u32, idx), c.charged_bytes, c.rate_cap);
             self.schedule_hbm();
         } else {
             let cycles = (c.charged_bytes / c.rate_cap).ceil() as Cycle;
@@ -442,7 +467,12 @@ impl<'a> Sim<'a> {
                 idx,
             },
         );
-        self.push(now, Event::Wake { block: block as u32 });
+        self.push(
+            now,
+            Event::Wake {
+                block: block as u32,
+            },
+        );
     }
 
     /// Makes all the progress a block can make at the current time.
@@ -576,7 +606,12 @@ impl<'a> Sim<'a> {
                         idx,
                     },
                 );
-                self.push(now + c.occupancy, Event::Wake { block: block as u32 });
+                self.push(
+                    now + c.occupancy,
+                    Event::Wake {
+                        block: block as u32,
+                    },
+                );
                 true
             }
             InstrKind::Dma {
@@ -728,7 +763,9 @@ impl<'a> Sim<'a> {
                     b.pipes[pi].queue.push_back(idx);
                 }
             }
-            InstrKind::Barrier { pipe: Some(Pipe::S) } => {
+            InstrKind::Barrier {
+                pipe: Some(Pipe::S),
+            } => {
                 // PipeBarrier<PIPE_S> is a hardware error (the checker says
                 // so); the scalar unit is in order anyway.
                 let b = &mut self.blocks[block];
@@ -787,7 +824,11 @@ impl<'a> Sim<'a> {
                     // Close the spans of every block waiting here.
                     for other in &mut self.blocks {
                         if other.at_sync_all == Some(generation) {
-                            for span in other.spans.iter_mut().filter(|s| s.1 == Cycle::MAX && s.0 != Cycle::MAX) {
+                            for span in other
+                                .spans
+                                .iter_mut()
+                                .filter(|s| s.1 == Cycle::MAX && s.0 != Cycle::MAX)
+                            {
                                 span.1 = now + issue + cost;
                             }
                         }
@@ -801,7 +842,12 @@ impl<'a> Sim<'a> {
         b.scalar_free = now + cost_cycles;
         b.scalar_busy += cost_cycles;
         if cost_cycles > 0 {
-            self.push(now + cost_cycles, Event::Wake { block: block as u32 });
+            self.push(
+                now + cost_cycles,
+                Event::Wake {
+                    block: block as u32,
+                },
+            );
         }
         true
     }

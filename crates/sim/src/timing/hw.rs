@@ -365,9 +365,7 @@ impl<'a> Reader<'a> {
 
     /// A plain (unsourced) string.
     fn string(&mut self, key: &str) -> Result<String, HwProfileError> {
-        let value = self
-            .lookup(key)
-            .ok_or_else(|| self.err(key, "missing"))?;
+        let value = self.lookup(key).ok_or_else(|| self.err(key, "missing"))?;
         let text = value
             .as_str()
             .ok_or_else(|| self.err(key, "expected a string"))?;
@@ -377,9 +375,7 @@ impl<'a> Reader<'a> {
 
     /// A sourced number `{ value = x, source = "..." }` at a dotted key.
     fn num(&mut self, key: &str) -> Result<f64, HwProfileError> {
-        let value = self
-            .lookup(key)
-            .ok_or_else(|| self.err(key, "missing"))?;
+        let value = self.lookup(key).ok_or_else(|| self.err(key, "missing"))?;
         let number = self.sourced(key, value)?;
         self.used.insert(key.to_string());
         Ok(number)
@@ -482,7 +478,10 @@ impl<'a> Reader<'a> {
                             continue;
                         }
                         let op = vec_op_by_name(text).ok_or_else(|| {
-                            self.err(&format!("{base}.ops"), format!("unknown vector op `{text}`"))
+                            self.err(
+                                &format!("{base}.ops"),
+                                format!("unknown vector op `{text}`"),
+                            )
                         })?;
                         ops.push(op);
                     }
@@ -507,9 +506,7 @@ impl<'a> Reader<'a> {
                     }
                     out
                 }
-                Some(_) => {
-                    return Err(self.err(&format!("{base}.elem_bytes"), "expected a list"))
-                }
+                Some(_) => return Err(self.err(&format!("{base}.elem_bytes"), "expected a list")),
             };
             let head_key = format!("{base}.head_cycles");
             let head_value = table
@@ -698,7 +695,10 @@ mod tests {
         assert_ne!(text, BUILTIN[0].2, "the replacement must hit");
         let err = HwProfile::parse(Path::new("my.toml"), &text).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("my.toml") && msg.contains("chip.clock_mhz"), "{msg}");
+        assert!(
+            msg.contains("my.toml") && msg.contains("chip.clock_mhz"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -727,7 +727,10 @@ mod tests {
                 assert!(hw.vector_rule(op, size).is_some(), "{op:?} {size}");
             }
         }
-        assert_eq!(vec_op_by_name("WholeReduceSum"), Some(VecOp::WholeReduceSum));
+        assert_eq!(
+            vec_op_by_name("WholeReduceSum"),
+            Some(VecOp::WholeReduceSum)
+        );
         assert_eq!(vec_op_by_name("Nope"), None);
     }
 }

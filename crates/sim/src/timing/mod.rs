@@ -107,15 +107,24 @@ pub struct SimResult {
 }
 
 /// Times a trace on a chip.
-pub fn simulate(trace: &Trace, hw: &HwProfile, opts: &TimingOptions) -> Result<SimResult, TimingError> {
+pub fn simulate(
+    trace: &Trace,
+    hw: &HwProfile,
+    opts: &TimingOptions,
+) -> Result<SimResult, TimingError> {
     let out = engine::run(trace, hw)?;
     let block_dim = if trace.block_dim > 0 {
         trace.block_dim
     } else {
         trace.blocks.len() as u32
     };
-    let only_cube = !out.blocks.is_empty() && out.blocks.iter().all(|b| b.core_type == CoreType::Aic);
-    let cores = if only_cube { hw.aic_cores } else { hw.aiv_cores };
+    let only_cube =
+        !out.blocks.is_empty() && out.blocks.iter().all(|b| b.core_type == CoreType::Aic);
+    let cores = if only_cube {
+        hw.aic_cores
+    } else {
+        hw.aiv_cores
+    };
     let launch_us = hw.launch_overhead_us(block_dim, cores);
     let clean_us = launch_us + hw.cycles_to_us(out.makespan as f64);
     let factor = noise::factor(&opts.noise, clean_us);

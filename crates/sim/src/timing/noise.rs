@@ -68,7 +68,10 @@ mod tests {
 
     #[test]
     fn same_seed_same_factor_other_seed_other_factor() {
-        let level = NoiseLevel { rel_sigma: 0.02, abs_sigma_us: 0.0 };
+        let level = NoiseLevel {
+            rel_sigma: 0.02,
+            abs_sigma_us: 0.0,
+        };
         let a = factor(&Noise::Seeded { seed: 7, level }, 100.0);
         let b = factor(&Noise::Seeded { seed: 7, level }, 100.0);
         let c = factor(&Noise::Seeded { seed: 8, level }, 100.0);
@@ -80,13 +83,19 @@ mod tests {
     fn coefficient_of_variation_matches_the_level() {
         // Expected CV = sqrt(rel^2 + (abs/T)^2) = sqrt(0.02^2 + (0.5/25)^2)
         // = 0.0283 for T = 25 us; 2000 samples estimate it within ~5%.
-        let level = NoiseLevel { rel_sigma: 0.02, abs_sigma_us: 0.5 };
+        let level = NoiseLevel {
+            rel_sigma: 0.02,
+            abs_sigma_us: 0.5,
+        };
         let samples: Vec<f64> = (0..2000)
             .map(|seed| 25.0 * factor(&Noise::Seeded { seed, level }, 25.0))
             .collect();
         let expected = (0.02f64.powi(2) + (0.5f64 / 25.0).powi(2)).sqrt();
         let got = cv(&samples);
-        assert!((got / expected - 1.0).abs() < 0.1, "cv {got} expected {expected}");
+        assert!(
+            (got / expected - 1.0).abs() < 0.1,
+            "cv {got} expected {expected}"
+        );
         let mean = samples.iter().sum::<f64>() / samples.len() as f64;
         assert!((mean / 25.0 - 1.0).abs() < 0.005, "unbiased: {mean}");
     }

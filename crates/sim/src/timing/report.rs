@@ -205,8 +205,8 @@ pub fn roofline(hw: &HwProfile, min_bytes: u64, ops: Ops, block_dim: u32) -> Roo
     };
     let launch_us = hw.launch_overhead_us(block_dim.max(1), cores);
     let memory_us = min_bytes as f64 / (hw.hbm_bytes_per_cycle * hw.clock_hz) * 1e6;
-    let vec_per_cycle = hw.peak.vector_bytes_per_cycle / ops.vector_dtype.size() as f64
-        * f64::from(hw.aiv_cores);
+    let vec_per_cycle =
+        hw.peak.vector_bytes_per_cycle / ops.vector_dtype.size() as f64 * f64::from(hw.aiv_cores);
     let cube_factor = match ops.cube_dtype {
         Dtype::Int8 | Dtype::Uint8 => 2.0,
         Dtype::Float32 => 0.25,
@@ -271,7 +271,11 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roofline: Option<Roofline>,
     /// Floor / Task Duration, percent.
-    #[serde(rename = "roofline_reached(%)", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "roofline_reached(%)",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub roofline_reached_pct: Option<f64>,
 }
 
@@ -480,7 +484,10 @@ impl Profile {
             );
         }
         if let Some((name, value)) = self.bottleneck() {
-            let _ = writeln!(s, "bottleneck                 {name} = {value:.3} (slowest block)");
+            let _ = writeln!(
+                s,
+                "bottleneck                 {name} = {value:.3} (slowest block)"
+            );
         }
         if (self.noise_factor - 1.0).abs() > 0.0 {
             let _ = writeln!(s, "noise factor               {:.4}", self.noise_factor);
@@ -491,14 +498,24 @@ impl Profile {
             let _ = writeln!(
                 s,
                 "{:>8} {:>12} {:>13} {:>16} {:>14} {:>14}",
-                "block_id", "aiv_time(us)", "aiv_vec_ratio", "aiv_scalar_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio"
+                "block_id",
+                "aiv_time(us)",
+                "aiv_vec_ratio",
+                "aiv_scalar_ratio",
+                "aiv_mte2_ratio",
+                "aiv_mte3_ratio"
             );
             for block in &self.blocks {
                 if let Some(v) = &block.aiv {
                     let _ = writeln!(
                         s,
                         "{:>8} {:>12.3} {:>13.3} {:>16.3} {:>14.3} {:>14.3}",
-                        block.block_id, v.time_us, v.vec_ratio, v.scalar_ratio, v.mte2_ratio, v.mte3_ratio
+                        block.block_id,
+                        v.time_us,
+                        v.vec_ratio,
+                        v.scalar_ratio,
+                        v.mte2_ratio,
+                        v.mte3_ratio
                     );
                 }
             }

@@ -8,8 +8,8 @@
 //! tests.
 
 use crate::trace::{
-    BlockTrace, DmaDir, FlagKey, Instr, InstrKind, Mem, Pipe, Region, ScalarOp, SrcLoc,
-    SyncOrigin, Trace, VecOp,
+    BlockTrace, DmaDir, FlagKey, Instr, InstrKind, Mem, Pipe, Region, ScalarOp, SrcLoc, SyncOrigin,
+    Trace, VecOp,
 };
 use ascendopt_op::Dtype;
 use std::collections::VecDeque;
@@ -98,7 +98,15 @@ impl TraceBuilder {
         self.trace
     }
 
-    pub(crate) fn push(&mut self, pipe: Pipe, kind: InstrKind, reads: Vec<Region>, writes: Vec<Region>, api: &str, line: u32) {
+    pub(crate) fn push(
+        &mut self,
+        pipe: Pipe,
+        kind: InstrKind,
+        reads: Vec<Region>,
+        writes: Vec<Region>,
+        api: &str,
+        line: u32,
+    ) {
         let loc = self.loc(api, line);
         self.cur.push(Instr {
             pipe,
@@ -138,7 +146,15 @@ impl TraceBuilder {
     }
 
     /// A count-mode vector call on `elems` elements.
-    pub(crate) fn vec(&mut self, line: u32, op: VecOp, dtype: Dtype, dst: Region, srcs: &[Region], elems: u64) {
+    pub(crate) fn vec(
+        &mut self,
+        line: u32,
+        op: VecOp,
+        dtype: Dtype,
+        dst: Region,
+        srcs: &[Region],
+        elems: u64,
+    ) {
         self.vec_cast(line, op, dtype, dtype, dst, srcs, elems);
     }
 
@@ -186,7 +202,14 @@ impl TraceBuilder {
     }
 
     pub(crate) fn barrier(&mut self, line: u32, pipe: Option<Pipe>) {
-        self.push(pipe.unwrap_or(Pipe::S), InstrKind::Barrier { pipe }, vec![], vec![], "PipeBarrier", line);
+        self.push(
+            pipe.unwrap_or(Pipe::S),
+            InstrKind::Barrier { pipe },
+            vec![],
+            vec![],
+            "PipeBarrier",
+            line,
+        );
     }
 
     pub(crate) fn scalar(&mut self, line: u32, op: ScalarOp, region: Region) {
@@ -202,14 +225,23 @@ impl TraceBuilder {
     }
 
     /// `pipe.InitBuffer(q, num, bytes)` at UB address `base`.
-    pub(crate) fn queue(&mut self, src: Pipe, dst: Pipe, base: u64, num: usize, bytes: u64) -> Queue {
+    pub(crate) fn queue(
+        &mut self,
+        src: Pipe,
+        dst: Pipe,
+        base: u64,
+        num: usize,
+        bytes: u64,
+    ) -> Queue {
         let id = self.next_queue;
         self.next_queue += 1;
         Queue {
             id,
             src,
             dst,
-            slots: (0..num).map(|i| ub(base + i as u64 * bytes, bytes)).collect(),
+            slots: (0..num)
+                .map(|i| ub(base + i as u64 * bytes, bytes))
+                .collect(),
             used: vec![false; num],
             next_alloc: 0,
             fifo: VecDeque::new(),
@@ -314,7 +346,12 @@ pub(crate) struct AddKernel {
 }
 
 impl AddKernel {
-    pub(crate) fn new(blocks: u32, total_elems: u64, tile_elems: u64, buffer_num: usize) -> AddKernel {
+    pub(crate) fn new(
+        blocks: u32,
+        total_elems: u64,
+        tile_elems: u64,
+        buffer_num: usize,
+    ) -> AddKernel {
         AddKernel {
             blocks,
             total_elems,
@@ -330,7 +367,11 @@ impl AddKernel {
     /// Builds the trace; `tb` may carry skip settings.
     pub(crate) fn build_with(&self, mut tb: TraceBuilder) -> Trace {
         let size = self.dtype.size() as u64;
-        let per_block = self.total_elems.div_ceil(u64::from(self.blocks)).div_ceil(128) * 128;
+        let per_block = self
+            .total_elems
+            .div_ceil(u64::from(self.blocks))
+            .div_ceil(128)
+            * 128;
         let tile_bytes = self.tile_elems * size;
         for block in 0..self.blocks {
             let first = u64::from(block) * per_block;
@@ -340,7 +381,13 @@ impl AddKernel {
             let n = self.buffer_num;
             let mut in_x = tb.queue(Pipe::Mte2, Pipe::V, 0, n, tile_bytes);
             let mut in_y = tb.queue(Pipe::Mte2, Pipe::V, n as u64 * tile_bytes, n, tile_bytes);
-            let mut out_z = tb.queue(Pipe::V, Pipe::Mte3, 2 * n as u64 * tile_bytes, n, tile_bytes);
+            let mut out_z = tb.queue(
+                Pipe::V,
+                Pipe::Mte3,
+                2 * n as u64 * tile_bytes,
+                n,
+                tile_bytes,
+            );
             let tiles = elems.div_ceil(self.tile_elems);
             for tile in 0..tiles {
                 let start = tile * self.tile_elems;

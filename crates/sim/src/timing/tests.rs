@@ -67,7 +67,10 @@ fn single_core_copy_follows_the_guides_curve_within_30_percent() {
     ];
     for (bytes, want) in curve {
         let got = copy_gbps(bytes, 0);
-        assert!(within(got, want, 0.30), "{bytes} B: {got:.2} GB/s vs guide {want}");
+        assert!(
+            within(got, want, 0.30),
+            "{bytes} B: {got:.2} GB/s vs guide {want}"
+        );
     }
     // Copies under ~16 KB are inefficient: below half of the large-copy rate.
     assert!(copy_gbps(8 * 1024, 0) < 0.5 * copy_gbps(1024 * 1024, 0));
@@ -90,7 +93,15 @@ fn vec_cycles(op: VecOp, dtype: Dtype, src_dtype: Dtype, n: u64) -> u64 {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     let bytes = n * dtype.size().max(src_dtype.size()) as u64;
-    tb.vec_cast(1, op, dtype, src_dtype, ub(0, bytes), &[ub(96 * 1024, bytes)], n);
+    tb.vec_cast(
+        1,
+        op,
+        dtype,
+        src_dtype,
+        ub(0, bytes),
+        &[ub(96 * 1024, bytes)],
+        n,
+    );
     tb.end_block();
     let trace = tb.finish();
     let result = sim(&trace);
@@ -108,14 +119,29 @@ fn per_api_vector_costs_are_within_25_percent_of_the_ge_fits() {
         (VecOp::Exp, Dtype::Float32, Dtype::Float32, 0.031, 28.0),
         (VecOp::Div, Dtype::Float32, Dtype::Float32, 0.046, 29.0),
         (VecOp::Cast, Dtype::Float32, Dtype::Float16, 0.0147, 20.0),
-        (VecOp::WholeReduceSum, Dtype::Float32, Dtype::Float32, 0.109, 32.0),
-        (VecOp::Duplicate, Dtype::Float32, Dtype::Float32, 0.0156, 17.0),
+        (
+            VecOp::WholeReduceSum,
+            Dtype::Float32,
+            Dtype::Float32,
+            0.109,
+            32.0,
+        ),
+        (
+            VecOp::Duplicate,
+            Dtype::Float32,
+            Dtype::Float32,
+            0.0156,
+            17.0,
+        ),
     ];
     for (op, dtype, src, k, b) in fits {
         for n in [256u64, 2048, 16384] {
             let got = vec_cycles(op, dtype, src, n) as f64;
             let want = k * n as f64 + b;
-            assert!(within(got, want, 0.25), "{op:?} {dtype:?} n={n}: {got} vs fit {want:.1}");
+            assert!(
+                within(got, want, 0.25),
+                "{op:?} {dtype:?} n={n}: {got} vs fit {want:.1}"
+            );
         }
     }
 }
@@ -127,8 +153,19 @@ fn independent_vector_calls_overlap_their_heads_dependent_ones_do_not() {
     let run = |dependent: bool| {
         let mut tb = TraceBuilder::new();
         tb.begin_block(0);
-        tb.vec(1, VecOp::Add, Dtype::Float32, ub(0, 4096), &[ub(8192, 4096)], 1024);
-        let src = if dependent { ub(0, 4096) } else { ub(16384, 4096) };
+        tb.vec(
+            1,
+            VecOp::Add,
+            Dtype::Float32,
+            ub(0, 4096),
+            &[ub(8192, 4096)],
+            1024,
+        );
+        let src = if dependent {
+            ub(0, 4096)
+        } else {
+            ub(16384, 4096)
+        };
         tb.vec(2, VecOp::Add, Dtype::Float32, ub(32768, 4096), &[src], 1024);
         tb.end_block();
         sim(&tb.finish()).timeline.makespan
@@ -185,8 +222,16 @@ fn add_custom_16m_fp16_scales_with_cores_and_saturates_hbm() {
     let hbm = hw().hbm_gbps();
     // 48 cores ask for ~3 TB/s: HBM bound, at or below the HBM figure and
     // above 70% of it.
-    assert!(full.achieved_gbps <= hbm * 1.0001, "{} GB/s", full.achieved_gbps);
-    assert!(full.achieved_gbps > 0.7 * hbm, "{} GB/s", full.achieved_gbps);
+    assert!(
+        full.achieved_gbps <= hbm * 1.0001,
+        "{} GB/s",
+        full.achieved_gbps
+    );
+    assert!(
+        full.achieved_gbps > 0.7 * hbm,
+        "{} GB/s",
+        full.achieved_gbps
+    );
     assert_eq!(full.gm_read_bytes, 2 * total * 2);
     assert_eq!(full.gm_write_bytes, total * 2);
 }
@@ -211,8 +256,16 @@ fn hbm_is_shared_by_reads_and_writes_of_all_cores() {
     let p = sim(&trace).profile;
     let bytes = 96.0 * mb as f64;
     let floor_us = bytes / 1.6e12 * 1e6;
-    assert!(p.core_span_us >= floor_us, "{} < {floor_us}", p.core_span_us);
-    assert!(p.core_span_us < floor_us * 1.15, "{} vs {floor_us}", p.core_span_us);
+    assert!(
+        p.core_span_us >= floor_us,
+        "{} < {floor_us}",
+        p.core_span_us
+    );
+    assert!(
+        p.core_span_us < floor_us * 1.15,
+        "{} vs {floor_us}",
+        p.core_span_us
+    );
 }
 
 #[test]
@@ -221,7 +274,11 @@ fn launch_head_grows_with_block_count() {
     let p1 = sim(&trace_of(1)).profile;
     let p48 = sim(&trace_of(48)).profile;
     assert!(p48.launch_overhead_us > p1.launch_overhead_us);
-    assert!((20.0..=21.0).contains(&p48.launch_overhead_us), "{}", p48.launch_overhead_us);
+    assert!(
+        (20.0..=21.0).contains(&p48.launch_overhead_us),
+        "{}",
+        p48.launch_overhead_us
+    );
     // Task Duration = head + core span.
     assert!((p48.task_duration_us - p48.launch_overhead_us - p48.core_span_us).abs() < 1e-9);
 }
@@ -253,7 +310,14 @@ fn a_per_element_scalar_loop_is_at_least_10x_slower_than_the_vector_op() {
     let scalar = sim(&tb.finish()).profile;
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
-    tb.vec(7, VecOp::Muls, Dtype::Float32, ub(32768, n * 4), &[ub(0, n * 4)], n);
+    tb.vec(
+        7,
+        VecOp::Muls,
+        Dtype::Float32,
+        ub(32768, n * 4),
+        &[ub(0, n * 4)],
+        n,
+    );
     tb.end_block();
     let vector = sim(&tb.finish()).profile;
     let ratio = scalar.core_span_us / vector.core_span_us;
@@ -268,7 +332,14 @@ fn get_value_waits_for_the_vector_op_that_writes_its_element() {
     // starts after the Add that writes the element completes.
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
-    tb.vec(1, VecOp::Add, Dtype::Float32, ub(0, 4096), &[ub(8192, 4096)], 1024);
+    tb.vec(
+        1,
+        VecOp::Add,
+        Dtype::Float32,
+        ub(0, 4096),
+        &[ub(8192, 4096)],
+        1024,
+    );
     tb.scalar(2, ScalarOp::LocalGet, ub(4, 4));
     tb.end_block();
     let trace = tb.finish();
@@ -290,7 +361,14 @@ fn a_wait_blocks_its_pipe_until_the_flag_is_set() {
     tb.copy_in(1, gm(0, 0, 4096), ub(0, 4096));
     tb.set_flag(2, Pipe::Mte2, Pipe::V, 0);
     tb.wait_flag(3, Pipe::Mte2, Pipe::V, 0);
-    tb.vec(4, VecOp::Add, Dtype::Float32, ub(8192, 4096), &[ub(0, 4096)], 1024);
+    tb.vec(
+        4,
+        VecOp::Add,
+        Dtype::Float32,
+        ub(8192, 4096),
+        &[ub(0, 4096)],
+        1024,
+    );
     tb.end_block();
     let trace = tb.finish();
     let r = sim(&trace);
@@ -305,11 +383,21 @@ fn a_wait_that_is_never_set_is_a_deadlock_naming_the_line() {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     tb.wait_flag(7, Pipe::Mte2, Pipe::V, 1);
-    tb.vec(8, VecOp::Add, Dtype::Float32, ub(0, 256), &[ub(256, 256)], 64);
+    tb.vec(
+        8,
+        VecOp::Add,
+        Dtype::Float32,
+        ub(0, 256),
+        &[ub(256, 256)],
+        64,
+    );
     tb.end_block();
     let err = simulate(&tb.finish(), &hw(), &det()).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("k.cpp:7") && msg.contains("never set"), "{msg}");
+    assert!(
+        msg.contains("k.cpp:7") && msg.contains("never set"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -322,15 +410,42 @@ fn sync_all_waits_for_the_slowest_block() {
         if block == 0 {
             tb.copy_in(1, gm(0, 0, 65536), ub(0, 65536));
         }
-        tb.push(Pipe::S, InstrKind::SyncAll { generation: 0 }, vec![], vec![], "SyncAll", 2);
-        tb.vec(3, VecOp::Add, Dtype::Float32, ub(0, 256), &[ub(256, 256)], 64);
+        tb.push(
+            Pipe::S,
+            InstrKind::SyncAll { generation: 0 },
+            vec![],
+            vec![],
+            "SyncAll",
+            2,
+        );
+        tb.vec(
+            3,
+            VecOp::Add,
+            Dtype::Float32,
+            ub(0, 256),
+            &[ub(256, 256)],
+            64,
+        );
         tb.end_block();
     }
     let trace = tb.finish();
     let r = sim(&trace);
-    let copy_end = r.timeline.blocks[0].spans.iter().find(|s| s.instr == 0).unwrap().end;
-    let add1 = r.timeline.blocks[1].spans.iter().find(|s| s.instr == 1).unwrap();
-    assert!(add1.start >= copy_end + 1800, "{} vs {copy_end}", add1.start);
+    let copy_end = r.timeline.blocks[0]
+        .spans
+        .iter()
+        .find(|s| s.instr == 0)
+        .unwrap()
+        .end;
+    let add1 = r.timeline.blocks[1]
+        .spans
+        .iter()
+        .find(|s| s.instr == 1)
+        .unwrap();
+    assert!(
+        add1.start >= copy_end + 1800,
+        "{} vs {copy_end}",
+        add1.start
+    );
 }
 
 #[test]
@@ -356,11 +471,25 @@ fn a_single_pipe_barrier_only_drains_its_own_pipe() {
     let run = |barrier: Option<Pipe>| {
         let mut tb = TraceBuilder::new();
         tb.begin_block(0);
-        tb.vec(1, VecOp::Add, Dtype::Float32, ub(0, 4096), &[ub(8192, 4096)], 1024);
+        tb.vec(
+            1,
+            VecOp::Add,
+            Dtype::Float32,
+            ub(0, 4096),
+            &[ub(8192, 4096)],
+            1024,
+        );
         if let Some(pipe) = barrier {
             tb.barrier(2, Some(pipe));
         }
-        tb.vec(3, VecOp::Add, Dtype::Float32, ub(16384, 4096), &[ub(24576, 4096)], 1024);
+        tb.vec(
+            3,
+            VecOp::Add,
+            Dtype::Float32,
+            ub(16384, 4096),
+            &[ub(24576, 4096)],
+            1024,
+        );
         tb.end_block();
         let trace = tb.finish();
         let r = sim(&trace);
@@ -384,7 +513,14 @@ fn a_full_issue_queue_stalls_the_scalar_unit() {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     for i in 0..40u64 {
-        tb.vec(1, VecOp::Add, Dtype::Float32, ub(i * 2048, 2048), &[ub(100_000, 2048)], 16320);
+        tb.vec(
+            1,
+            VecOp::Add,
+            Dtype::Float32,
+            ub(i * 2048, 2048),
+            &[ub(100_000, 2048)],
+            16320,
+        );
     }
     tb.end_block();
     let r = sim(&tb.finish());
@@ -420,7 +556,10 @@ fn noisy_mode_has_the_configured_coefficient_of_variation() {
             let opts = TimingOptions {
                 noise: Noise::Seeded { seed, level },
             };
-            simulate(&trace, &hw(), &opts).unwrap().profile.task_duration_us
+            simulate(&trace, &hw(), &opts)
+                .unwrap()
+                .profile
+                .task_duration_us
         })
         .collect();
     let n = samples.len() as f64;
@@ -432,7 +571,10 @@ fn noisy_mode_has_the_configured_coefficient_of_variation() {
     let opts = TimingOptions {
         noise: Noise::Seeded { seed: 3, level },
     };
-    let again = simulate(&trace, &hw(), &opts).unwrap().profile.task_duration_us;
+    let again = simulate(&trace, &hw(), &opts)
+        .unwrap()
+        .profile
+        .task_duration_us;
     assert_eq!(again, samples[3]);
 }
 
@@ -460,7 +602,12 @@ fn profile_uses_msprof_field_names_and_round_trips_through_json() {
     let trace = AddKernel::new(2, 2 * 8192, 4096, 2).build();
     let profile = sim(&trace).profile;
     let json = serde_json::to_value(&profile).unwrap();
-    for key in ["Task Duration(us)", "Block Dim", "Op Type", "achieved_bandwidth(GB/s)"] {
+    for key in [
+        "Task Duration(us)",
+        "Block Dim",
+        "Op Type",
+        "achieved_bandwidth(GB/s)",
+    ] {
         assert!(json.get(key).is_some(), "missing {key}");
     }
     let block = &json["blocks"][0];
@@ -512,7 +659,12 @@ fn roofline_is_launch_plus_the_larger_of_memory_and_compute() {
     // 96 MiB at 1.6 TB/s = 62.9 us; 16M fp16 adds at 48 x 128 per cycle =
     // 2730.7 cycles = 1.52 us; launch at 48 blocks = 20.48 us.
     let bytes = 3 * 32 * 1024 * 1024u64;
-    let r = roofline(&hw, bytes, Ops::vector(16 * 1024 * 1024, Dtype::Float16), 48);
+    let r = roofline(
+        &hw,
+        bytes,
+        Ops::vector(16 * 1024 * 1024, Dtype::Float16),
+        48,
+    );
     assert!((r.memory_us - bytes as f64 / 1.6e12 * 1e6).abs() < 1e-6);
     assert!((r.compute_us - 16.0 * 1024.0 * 1024.0 / (48.0 * 128.0) / 1800.0).abs() < 1e-6);
     assert!((r.launch_us - 20.48).abs() < 1e-9);
@@ -533,7 +685,8 @@ fn roofline_is_launch_plus_the_larger_of_memory_and_compute() {
 fn chrome_trace_parses_with_one_track_per_pipe_per_core() {
     let trace = AddKernel::new(3, 3 * 8192, 4096, 2).build();
     let result = sim(&trace);
-    let json: serde_json::Value = serde_json::from_str(&chrome_trace_json(&trace, &result)).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&chrome_trace_json(&trace, &result)).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
     let mut tracks = std::collections::BTreeSet::new();
     let mut processes = std::collections::BTreeSet::new();
@@ -558,7 +711,8 @@ fn chrome_trace_parses_with_one_track_per_pipe_per_core() {
         assert!(e["ts"].as_f64().unwrap() >= result.timeline.launch_us);
         assert!(e["dur"].as_f64().unwrap() >= 0.0);
     }
-    let names: std::collections::BTreeSet<&str> = x.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let names: std::collections::BTreeSet<&str> =
+        x.iter().map(|e| e["name"].as_str().unwrap()).collect();
     for api in ["DataCopy", "Add", "DeQue"] {
         assert!(names.contains(api), "{names:?}");
     }
@@ -587,7 +741,14 @@ fn cube_side_blocks_report_aic_fields() {
         gm_strided: false,
         atomic: false,
     };
-    tb.push(Pipe::Mte2, kind, vec![gm(0, 0, 32768)], vec![l1], "DataCopy", 1);
+    tb.push(
+        Pipe::Mte2,
+        kind,
+        vec![gm(0, 0, 32768)],
+        vec![l1],
+        "DataCopy",
+        1,
+    );
     tb.end_block();
     let p = sim(&tb.finish()).profile;
     assert_eq!(p.op_type, "cube");
@@ -608,47 +769,4 @@ fn simulating_48_blocks_of_2000_instructions_is_fast() {
     let elapsed = t0.elapsed();
     assert!(r.profile.task_duration_us > 0.0);
     assert!(elapsed.as_secs_f64() < 3.0, "{elapsed:?}");
-}
-
-#[test]
-fn zz_print_calibration() {
-    for b in [1024u64, 8192, 16384, 65536, 131072, 1 << 20, 4 << 20] {
-        println!("copy {b}: {:.2} GB/s (32B-aligned {:.2})", copy_gbps(b, 0), copy_gbps(b, 32));
-    }
-    let mut kernel = AddKernel::new(1, 64 * 8192, 8192, 1);
-    kernel.extra_ops = vec![VecOp::Exp; 7];
-    let s = sim(&kernel.build()).profile;
-    kernel.buffer_num = 2;
-    let d = sim(&kernel.build()).profile;
-    println!("double buffer: {:.3} -> {:.3} = {:.2}x", s.core_span_us, d.core_span_us, s.core_span_us / d.core_span_us);
-    println!("{}", s.render_text());
-    println!("{}", d.render_text());
-    for extra in [0usize, 3] {
-        let mut k = AddKernel::new(1, 64 * 8192, 8192, 1);
-        k.extra_ops = vec![VecOp::Exp; extra];
-        let a = sim(&k.build()).profile.core_span_us;
-        k.buffer_num = 2;
-        let b = sim(&k.build()).profile.core_span_us;
-        println!("extra {extra}: db speedup {:.2}", a / b);
-    }
-    let total = 16 * 1024 * 1024;
-    let one = sim(&AddKernel::new(1, total, 8192, 2).build()).profile;
-    for blocks in [1u32, 2, 4, 8, 16, 24, 32, 40, 48] {
-        let p = sim(&AddKernel::new(blocks, total, 8192, 2).build()).profile;
-        println!("blocks {blocks}: task {:.2} us span {:.2} speedup {:.2} bw {:.1} GB/s", p.task_duration_us, p.core_span_us, one.task_duration_us / p.task_duration_us, p.achieved_gbps);
-    }
-    let p = sim(&AddKernel::new(48, total, 8192, 2).build()).profile;
-    println!("{}", p.render_text().lines().take(12).collect::<Vec<_>>().join("\n"));
-    for tile in [128u64, 1024, 4096, 8192, 16384, 32768] {
-        let p = sim(&AddKernel::new(48, total, tile, 2).build()).profile;
-        println!("48 cores tile {tile}: task {:.2} us", p.task_duration_us);
-    }
-    let t0 = std::time::Instant::now();
-    let trace = AddKernel::new(48, 48 * 143 * 2048, 2048, 2).build();
-    let n = trace.len();
-    let r = sim(&trace);
-    println!("sim {} instrs: {:?}, events {}", n, t0.elapsed(), r.timeline.events);
-    let t0 = std::time::Instant::now();
-    let f = crate::check::check(&trace);
-    println!("check: {:?} {}", t0.elapsed(), f.len());
 }

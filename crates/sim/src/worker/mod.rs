@@ -35,7 +35,7 @@
 //!   that fallback is recorded, never an error;
 //! - a private temporary working directory (also `HOME` and `TMPDIR`),
 //!   deleted afterwards, and a cleared environment (only `PATH`, `HOME`,
-//!   `TMPDIR`, `LC_ALL` and the result fd variable).
+//!   `TMPDIR`, `LC_ALL`, `MALLOC_ARENA_MAX` and the result fd variable).
 //!
 //! Invariants: [`run_job`] never panics and never returns an error type:
 //! every failure of the child is a [`WorkerOutcome`]. Kernel code never runs
@@ -485,6 +485,10 @@ fn run_in(
         .env("HOME", work_dir)
         .env("TMPDIR", work_dir)
         .env("LC_ALL", "C")
+        // glibc reserves 64 MiB of address space per malloc arena, up to 8
+        // per core; with one thread per block that would eat the RLIMIT_AS
+        // budget on a big machine.
+        .env("MALLOC_ARENA_MAX", "4")
         .env(child::RESULT_FD_ENV, reply_write.as_raw_fd().to_string())
         .current_dir(work_dir)
         .process_group(0)

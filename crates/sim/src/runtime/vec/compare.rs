@@ -32,7 +32,9 @@ use crate::numeric::{self, float_value, int_value};
 use crate::runtime::fault::Fault;
 use crate::trace::VecOp;
 
-use super::lanes::{check_local, check_range, plan, ub_region, Access, Operand, Spec, REPEAT_BYTES};
+use super::lanes::{
+    check_local, check_range, plan, ub_region, Access, Operand, Spec, REPEAT_BYTES,
+};
 use super::{MaskState, VecEffect};
 
 /// Executes Compare, Compares or Select.
@@ -127,7 +129,12 @@ impl Mode {
 }
 
 /// Compare (`scalar == false`) or Compares (`scalar == true`).
-fn compare(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, scalar: bool) -> Result<VecEffect, Fault> {
+fn compare(
+    ub: &mut [u8],
+    mask: &MaskState,
+    op: &AscVecOp,
+    scalar: bool,
+) -> Result<VecEffect, Fault> {
     let api = if scalar { "Compares" } else { "Compare" };
     let dst_dtype = dtype_of(api, op.dtype, "destination")?;
     if !matches!(dst_dtype, Dtype::Uint8 | Dtype::Int8) {
@@ -136,7 +143,11 @@ fn compare(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, scalar: bool) -> Resu
             what: format!("a {dst_dtype} destination (the result bit mask is uint8_t or int8_t)"),
         });
     }
-    let src_code = if op.src_dtype != 0 { op.src_dtype } else { op.src0.dtype };
+    let src_code = if op.src_dtype != 0 {
+        op.src_dtype
+    } else {
+        op.src0.dtype
+    };
     let src = dtype_of(api, src_code, "source")?;
     let mode = Mode::from_code(api, op.round)?;
     match src {
@@ -165,13 +176,16 @@ fn compare(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, scalar: bool) -> Resu
     // every lane active (the A2 mask has no effect on Compare).
     let mut lane_op = *op;
     if op.form == form::COUNT {
-        if (op.count * size) % REPEAT_BYTES != 0 {
+        let whole_repeats = op
+            .count
+            .checked_mul(size)
+            .is_some_and(|bytes| bytes.is_multiple_of(REPEAT_BYTES));
+        if !whole_repeats {
             return Err(Fault::InvalidArg {
                 api,
                 what: format!(
-                    "count {} x {size} B = {} B is not a multiple of 256 B (required by the count form)",
-                    op.count,
-                    op.count * size
+                    "count {} x {size} B is not a multiple of 256 B (required by the count form)",
+                    op.count as i64
                 ),
             });
         }
@@ -185,12 +199,21 @@ fn compare(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, scalar: bool) -> Resu
         lane_op.form = form::MASK_CONT;
         lane_op.mask = [lanes, 0];
     }
-    let scalar_value = if scalar { Some(scalar_bits(api, op, src)?) } else { None };
+    let scalar_value = if scalar {
+        Some(scalar_bits(api, op, src)?)
+    } else {
+        None
+    };
     let mut operands = vec![Operand::src0(&lane_op, size as u32)];
     if !scalar {
         operands.push(Operand::src1(&lane_op, size as u32));
     }
-    let lane_plan = plan(&Spec::widest(api, &operands), &lane_op, &MaskState::reset(), ub.len())?;
+    let lane_plan = plan(
+        &Spec::widest(api, &operands),
+        &lane_op,
+        &MaskState::reset(),
+        ub.len(),
+    )?;
     let n_bits = lane_plan.len() as u64;
     let dst_start = u64::from(op.dst.addr);
     let dst_end = dst_start + n_bits / 8;
@@ -205,7 +228,10 @@ fn compare(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, scalar: bool) -> Resu
         };
         let result = match (float_value(src, a), float_value(src, b)) {
             (Some(x), Some(y)) => mode.float(x, y),
-            _ => mode.int(int_value(src, a).unwrap_or(0), int_value(src, b).unwrap_or(0)),
+            _ => mode.int(
+                int_value(src, a).unwrap_or(0),
+                int_value(src, b).unwrap_or(0),
+            ),
         };
         if result {
             bytes[e / 8] |= 1 << (e % 8);
@@ -281,7 +307,10 @@ fn select(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffect, F
         }
         _ => None,
     };
-    let mut operands = vec![Operand::dst(op, size, Access::Write), Operand::src0(op, size)];
+    let mut operands = vec![
+        Operand::dst(op, size, Access::Write),
+        Operand::src0(op, size),
+    ];
     if scalar.is_none() {
         operands.push(Operand::src1(op, size));
     }
@@ -355,7 +384,9 @@ mod tests {
     }
 
     fn get(ub: &[u8], addr: usize, dtype: Dtype, n: usize) -> Vec<u64> {
-        (0..n).map(|i| numeric::load(ub, addr + i * dtype.size(), dtype)).collect()
+        (0..n)
+            .map(|i| numeric::load(ub, addr + i * dtype.size(), dtype))
+            .collect()
     }
 
     /// Compare(dst u8 @0, src0 @1024, src1 @2048, mode, count).
@@ -390,8 +421,14 @@ mod tests {
         // The guide's Compare example: src0 = [2 3 5 7 11 13 17 19],
         // src1 = [2 4 6 8 10 12 14 16], repeated to 128 halves (256 B).
         // Element 0 is the least significant bit of byte 0.
-        let a: Vec<u64> = [2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 17.0, 19.0].iter().map(|&x| h(x)).collect();
-        let b: Vec<u64> = [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0].iter().map(|&x| h(x)).collect();
+        let a: Vec<u64> = [2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 17.0, 19.0]
+            .iter()
+            .map(|&x| h(x))
+            .collect();
+        let b: Vec<u64> = [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]
+            .iter()
+            .map(|&x| h(x))
+            .collect();
         let expected = [
             (cmp::LT, 0b0000_1110u8),
             (cmp::GT, 0b1111_0000), // 240 in the guide
@@ -421,7 +458,10 @@ mod tests {
         let mut ub = new_ub();
         // 100 halves = 200 B.
         let out = run(&mut ub, &cmp_op(80, Dtype::Float16, cmp::LT, 100));
-        assert!(matches!(out, Err(Fault::InvalidArg { api: "Compare", .. })), "{out:?}");
+        assert!(
+            matches!(out, Err(Fault::InvalidArg { api: "Compare", .. })),
+            "{out:?}"
+        );
         // 64 floats = 256 B is fine; a dst at 16 is not 32 B aligned.
         let mut op = cmp_op(80, Dtype::Float32, cmp::LT, 64);
         op.dst = view(16, op.dtype);
@@ -437,13 +477,24 @@ mod tests {
         );
         let mut op = cmp_op(80, Dtype::Float32, cmp::LT, 64);
         op.src1 = view(2056, op.src_dtype);
-        assert!(matches!(run(&mut ub, &op), Err(Fault::Unaligned { operand: "src1", .. })));
+        assert!(matches!(
+            run(&mut ub, &op),
+            Err(Fault::Unaligned {
+                operand: "src1",
+                ..
+            })
+        ));
         // The source range must fit in the UB.
         let mut op = cmp_op(80, Dtype::Float32, cmp::LT, 64);
         op.src0 = view(8192 - 128, op.src_dtype);
         assert!(matches!(
             run(&mut ub, &op),
-            Err(Fault::LocalOutOfRange { operand: "src0", end: 8320, cap: 8192, .. })
+            Err(Fault::LocalOutOfRange {
+                operand: "src0",
+                end: 8320,
+                cap: 8192,
+                ..
+            })
         ));
         assert_eq!(ub, new_ub(), "a rejected instruction writes nothing");
     }
@@ -488,12 +539,24 @@ mod tests {
             lo: 64,
             hi: 0,
         };
-        assert!(matches!(execute(&mut ub, &counter, &op), Err(Fault::Unsupported { .. })));
+        assert!(matches!(
+            execute(&mut ub, &counter, &op),
+            Err(Fault::Unsupported { .. })
+        ));
     }
 
     #[test]
     fn compares_is_ieee_nan_false_except_ne() {
-        let vals = [f32::NAN, 0.5, 1.0, 2.0, f32::NEG_INFINITY, f32::INFINITY, -0.0, 0.0];
+        let vals = [
+            f32::NAN,
+            0.5,
+            1.0,
+            2.0,
+            f32::NEG_INFINITY,
+            f32::INFINITY,
+            -0.0,
+            0.0,
+        ];
         let src: Vec<u64> = vals.iter().map(|&x| f(x)).collect();
         let check = |scalar: f32, mode: u8, byte: u8| {
             let mut ub = new_ub();
@@ -540,31 +603,50 @@ mod tests {
         }
         run(&mut ub, &op).unwrap();
         // Blocks 3..8 are >= 3: bits 48..128.
-        assert_eq!(&ub[0..16], &[0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            &ub[0..16],
+            &[0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
     }
 
     #[test]
     fn compare_int32_supports_eq_only_and_dtypes_are_checked() {
         let mut ub = new_ub();
-        let a: Vec<u64> = (0..64).map(|i| numeric::wrap_int(i - 3, Dtype::Int32)).collect();
-        let b: Vec<u64> = (0..64).map(|i| numeric::wrap_int(if i % 2 == 0 { i - 3 } else { 0 }, Dtype::Int32)).collect();
+        let a: Vec<u64> = (0..64)
+            .map(|i| numeric::wrap_int(i - 3, Dtype::Int32))
+            .collect();
+        let b: Vec<u64> = (0..64)
+            .map(|i| numeric::wrap_int(if i % 2 == 0 { i - 3 } else { 0 }, Dtype::Int32))
+            .collect();
         put(&mut ub, 1024, Dtype::Int32, &a);
         put(&mut ub, 2048, Dtype::Int32, &b);
         run(&mut ub, &cmp_op(80, Dtype::Int32, cmp::EQ, 64)).unwrap();
         // Even elements equal; odd element 3 (value 0) equals 0 too.
-        assert_eq!(&ub[0..8], &[0b0101_1101, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55]);
+        assert_eq!(
+            &ub[0..8],
+            &[0b0101_1101, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55]
+        );
         let lt = run(&mut ub, &cmp_op(80, Dtype::Int32, cmp::LT, 64));
-        assert!(matches!(lt, Err(Fault::Unsupported { api: "Compare", .. })), "{lt:?}");
+        assert!(
+            matches!(lt, Err(Fault::Unsupported { api: "Compare", .. })),
+            "{lt:?}"
+        );
         let i16_src = run(&mut ub, &cmp_op(80, Dtype::Int16, cmp::EQ, 128));
         assert!(matches!(i16_src, Err(Fault::Unsupported { .. })));
         let mut half_dst = cmp_op(80, Dtype::Float16, cmp::EQ, 128);
         half_dst.dtype = Dtype::Float16.abi_code();
-        assert!(matches!(run(&mut ub, &half_dst), Err(Fault::Unsupported { .. })));
+        assert!(matches!(
+            run(&mut ub, &half_dst),
+            Err(Fault::Unsupported { .. })
+        ));
         let bad_mode = run(&mut ub, &cmp_op(80, Dtype::Float16, 6, 128));
         assert!(matches!(bad_mode, Err(Fault::InvalidArg { .. })));
         let mut no_scalar = cmp_op(81, Dtype::Float16, cmp::EQ, 128);
         no_scalar.scalar_dtype = Dtype::Float32.abi_code();
-        assert!(matches!(run(&mut ub, &no_scalar), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            run(&mut ub, &no_scalar),
+            Err(Fault::InvalidArg { .. })
+        ));
     }
 
     /// Select(dst @0, selMask @3072, src0 @1024, src1 @2048, mode, count).
@@ -587,12 +669,27 @@ mod tests {
         // The guide's mode-2 example for the first 8 floats (selMask byte 60
         // = 0b0011_1100 picks src0 for elements 2..6), then src0[i] = i and
         // src1[i] = -i for i in 8..80.
-        let a8 = [-80.4933f32, 52.2499, -50.6124, -72.3737, -33.7107, -83.4001, 34.3954, 61.3188];
-        let b8 = [35.8789f32, 44.0334, 54.9997, 44.8567, -30.8579, -53.714, -59.8013, 71.1663];
+        let a8 = [
+            -80.4933f32,
+            52.2499,
+            -50.6124,
+            -72.3737,
+            -33.7107,
+            -83.4001,
+            34.3954,
+            61.3188,
+        ];
+        let b8 = [
+            35.8789f32, 44.0334, 54.9997, 44.8567, -30.8579, -53.714, -59.8013, 71.1663,
+        ];
         let setup = || {
             let mut ub = new_ub();
-            let a: Vec<u64> = (0..80).map(|i| f(if i < 8 { a8[i] } else { i as f32 })).collect();
-            let b: Vec<u64> = (0..80).map(|i| f(if i < 8 { b8[i] } else { -(i as f32) })).collect();
+            let a: Vec<u64> = (0..80)
+                .map(|i| f(if i < 8 { a8[i] } else { i as f32 }))
+                .collect();
+            let b: Vec<u64> = (0..80)
+                .map(|i| f(if i < 8 { b8[i] } else { -(i as f32) }))
+                .collect();
             put(&mut ub, 1024, Dtype::Float32, &a);
             put(&mut ub, 2048, Dtype::Float32, &b);
             let mut sel = [0u8; 16];
@@ -603,14 +700,19 @@ mod tests {
             ub[3072..3088].copy_from_slice(&sel);
             ub
         };
-        let first8 = [35.8789f32, 44.0334, -50.6124, -72.3737, -33.7107, -83.4001, -59.8013, 71.1663];
+        let first8 = [
+            35.8789f32, 44.0334, -50.6124, -72.3737, -33.7107, -83.4001, -59.8013, 71.1663,
+        ];
         // Mode 2: bits are consumed continuously.
         let mut ub = setup();
         let effect = run(&mut ub, &sel_op(Dtype::Float32, 2, 80)).unwrap();
         let out = get(&ub, 0, Dtype::Float32, 80);
         let want8: Vec<u64> = first8.iter().map(|&x| f(x)).collect();
         assert_eq!(&out[..8], &want8[..]);
-        assert_eq!(&out[8..16], &(8..16).map(|i| f(i as f32)).collect::<Vec<_>>()[..]);
+        assert_eq!(
+            &out[8..16],
+            &(8..16).map(|i| f(i as f32)).collect::<Vec<_>>()[..]
+        );
         assert_eq!(out[16], f(-16.0));
         let want_tail: Vec<u64> = (64..80)
             .map(|i| {
@@ -620,7 +722,11 @@ mod tests {
             .collect();
         assert_eq!(&out[64..80], &want_tail[..]);
         assert_eq!(effect.repeats, 2);
-        assert!(effect.reads.contains(&region(3072, 10)), "{:?}", effect.reads);
+        assert!(
+            effect.reads.contains(&region(3072, 10)),
+            "{:?}",
+            effect.reads
+        );
         // Mode 0: every repeat uses bits 0..64 again.
         let mut ub = setup();
         let effect = run(&mut ub, &sel_op(Dtype::Float32, 0, 80)).unwrap();
@@ -634,22 +740,45 @@ mod tests {
             })
             .collect();
         assert_eq!(&out[64..80], &want_tail[..]);
-        assert!(effect.reads.contains(&region(3072, 8)), "{:?}", effect.reads);
+        assert!(
+            effect.reads.contains(&region(3072, 8)),
+            "{:?}",
+            effect.reads
+        );
     }
 
     #[test]
     fn select_tensor_scalar_mode_in_count_form() {
         // The guide's mode-1 example: scalar 0, selMask byte 60.
-        let a8 = [-80.4933f32, 52.2499, -50.6124, -72.3737, -33.7107, -83.4001, 34.3954, 61.3188];
+        let a8 = [
+            -80.4933f32,
+            52.2499,
+            -50.6124,
+            -72.3737,
+            -33.7107,
+            -83.4001,
+            34.3954,
+            61.3188,
+        ];
         let mut ub = new_ub();
-        put(&mut ub, 1024, Dtype::Float32, &a8.iter().map(|&x| f(x)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            1024,
+            Dtype::Float32,
+            &a8.iter().map(|&x| f(x)).collect::<Vec<_>>(),
+        );
         ub[3072] = 60;
         let mut op = sel_op(Dtype::Float32, 1, 8);
         op.scalar_dtype = Dtype::Float32.abi_code();
         op.scalar_bits = f(0.0);
         run(&mut ub, &op).unwrap();
-        let want = [0.0f32, 0.0, -50.6124, -72.3737, -33.7107, -83.4001, 0.0, 0.0];
-        assert_eq!(get(&ub, 0, Dtype::Float32, 8), want.iter().map(|&x| f(x)).collect::<Vec<_>>());
+        let want = [
+            0.0f32, 0.0, -50.6124, -72.3737, -33.7107, -83.4001, 0.0, 0.0,
+        ];
+        assert_eq!(
+            get(&ub, 0, Dtype::Float32, 8),
+            want.iter().map(|&x| f(x)).collect::<Vec<_>>()
+        );
         assert_eq!(ub[32], POISON);
         // Mode 1 needs the scalar; modes 0/2 reject one.
         op.scalar_dtype = 0;
@@ -659,7 +788,10 @@ mod tests {
         assert!(matches!(run(&mut ub, &op2), Err(Fault::InvalidArg { .. })));
         let mut half_scalar = sel_op(Dtype::Float32, 1, 8);
         half_scalar.scalar_dtype = Dtype::Float16.abi_code();
-        assert!(matches!(run(&mut ub, &half_scalar), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            run(&mut ub, &half_scalar),
+            Err(Fault::InvalidArg { .. })
+        ));
     }
 
     #[test]
@@ -673,8 +805,18 @@ mod tests {
         op.dst_rep = 16;
         op.src1_rep = 0;
         let mut ub = new_ub();
-        put(&mut ub, 1024, Dtype::Float32, &(0..128).map(|i| f(i as f32)).collect::<Vec<_>>());
-        put(&mut ub, 2048, Dtype::Float32, &(0..64).map(|i| f(-(i as f32) - 0.5)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            1024,
+            Dtype::Float32,
+            &(0..128).map(|i| f(i as f32)).collect::<Vec<_>>(),
+        );
+        put(
+            &mut ub,
+            2048,
+            Dtype::Float32,
+            &(0..64).map(|i| f(-(i as f32) - 0.5)).collect::<Vec<_>>(),
+        );
         ub[3072..3088].fill(0);
         ub[3072] = 0b0101; // repeat 0: lanes 0, 2 from src0
         ub[3080] = 0b1010; // repeat 1 (bits 64..): lanes 1, 3 from src0
@@ -698,8 +840,18 @@ mod tests {
         op.mask = [0, 1 << 63]; // lane 127 only
         op.repeat = 2;
         let mut ub = new_ub();
-        put(&mut ub, 1024, Dtype::Float16, &(0..256).map(|i| h(f64::from(i))).collect::<Vec<_>>());
-        put(&mut ub, 2048, Dtype::Float16, &(0..256).map(|i| h(-f64::from(i))).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            1024,
+            Dtype::Float16,
+            &(0..256).map(|i| h(f64::from(i))).collect::<Vec<_>>(),
+        );
+        put(
+            &mut ub,
+            2048,
+            Dtype::Float16,
+            &(0..256).map(|i| h(-f64::from(i))).collect::<Vec<_>>(),
+        );
         ub[3072..3088].fill(0);
         ub[3087] = 0x80; // bit 127
         run(&mut ub, &op).unwrap();
@@ -712,16 +864,28 @@ mod tests {
     fn select_rejects_bad_arguments() {
         let mut ub = new_ub();
         let bad_mode = run(&mut ub, &sel_op(Dtype::Float32, 3, 64));
-        assert!(matches!(bad_mode, Err(Fault::InvalidArg { api: "Select", .. })));
+        assert!(matches!(
+            bad_mode,
+            Err(Fault::InvalidArg { api: "Select", .. })
+        ));
         let int = run(&mut ub, &sel_op(Dtype::Int16, 2, 128));
         assert!(matches!(int, Err(Fault::Unsupported { .. })));
         let mut unaligned = sel_op(Dtype::Float32, 2, 64);
         unaligned.src2 = view(3080, Dtype::Uint8.abi_code());
-        assert!(matches!(run(&mut ub, &unaligned), Err(Fault::Unaligned { operand: "selMask", .. })));
+        assert!(matches!(
+            run(&mut ub, &unaligned),
+            Err(Fault::Unaligned {
+                operand: "selMask",
+                ..
+            })
+        ));
         let mut past_end = sel_op(Dtype::Float32, 2, 64);
         past_end.src2 = view(8192 - 4, Dtype::Uint8.abi_code());
         let out = run(&mut ub, &past_end);
-        assert!(matches!(out, Err(Fault::Unaligned { .. }) | Err(Fault::LocalOutOfRange { .. })));
+        assert!(matches!(
+            out,
+            Err(Fault::Unaligned { .. }) | Err(Fault::LocalOutOfRange { .. })
+        ));
         past_end.src2 = view(8192 - 32, Dtype::Uint8.abi_code());
         past_end.count = 512; // 64 bytes of mask bits
         past_end.src0 = view(0, past_end.dtype);
@@ -729,7 +893,313 @@ mod tests {
         past_end.dst = view(4096, past_end.dtype);
         assert!(matches!(
             run(&mut ub, &past_end),
-            Err(Fault::LocalOutOfRange { operand: "selMask", .. })
+            Err(Fault::LocalOutOfRange {
+                operand: "selMask",
+                ..
+            })
         ));
+    }
+
+    // ---- vec_more.h: the C++ wrappers -------------------------------------
+
+    fn include_dir() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
+    }
+
+    /// A kernel calling every wrapper of vec_more.h in every form.
+    const KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void every_wrapper(GM_ADDR) {
+  LocalTensor<half> a, b;
+  LocalTensor<float> x, y;
+  LocalTensor<uint8_t> m;
+  LocalTensor<int8_t> m8;
+  LocalTensor<int32_t> n;
+  LocalTensor<uint32_t> off;
+  uint64_t mask2[2] = {~0ull, ~0ull};
+  uint64_t mask1[1] = {0xffull};
+  Compare(m, a, b, CMPMODE::LT, 128);
+  Compare(m8, x, y, CMPMODE::EQ, mask1, 2, {1, 1, 1, 8, 8, 8});
+  Compare(m, a, b, CMPMODE::GE, 128, 1, {1, 2, 1, 8, 8, 8});
+  Compare<float, uint8_t, false>(m, x, y, CMPMODE::NE, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8});
+  Compare(m, n, n, CMPMODE::EQ, 64);
+  Compares(m, a, (half)2.0f, CMPMODE::NE, 128);
+  Compares(m, x, 1.5f, CMPMODE::GT, 64, 1, {1, 1, 8, 8});
+  Compares(m, x, 1.5f, CMPMODE::LE, mask1, 1, {1, 2, 8, 8});
+  Compares<float, uint8_t, false>(m, x, 1.5f, CMPMODE::GT, MASK_PLACEHOLDER, 1, {1, 1, 8, 8});
+  Select(a, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 128);
+  Select(a, m, a, b, SELMODE::VSEL_CMPMASK_SPR, 128);
+  Select(a, m, a, (half)0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);
+  Select(x, m, x, y, SELMODE::VSEL_CMPMASK_SPR, 64, 2, {1, 1, 1, 8, 8, 8});
+  Select(x, m, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, mask1, 2, {1, 1, 1, 8, 8, 8});
+  Select(x, m, x, 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, mask1, 2, {1, 1, 1, 8, 8, 8});
+  Select(a, m, a, (half)1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 128, 1, {1, 1, 1, 8, 8, 8});
+  Select<float, uint8_t, false>(x, m, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, MASK_PLACEHOLDER, 1,
+                                {1, 1, 1, 8, 8, 8});
+  ReduceSum(a, b, a, 256);
+  ReduceSum<half>(a, b, a, 128, 2, 8);
+  ReduceSum<float>(x, y, x, mask1, 300, 0);
+  ReduceMax(a, b, a, 256, true);
+  ReduceMax(a, b, a, 256);
+  ReduceMin<float>(x, y, x, 64, 2, 8, true);
+  ReduceMin<half>(a, b, a, mask2, 2, 8, false);
+  WholeReduceSum<half>(a, b, 128, 4, 1, 1, 8);
+  WholeReduceSum<float>(x, y, mask1, 4, 1, 2, 16);
+  WholeReduceMax<half>(a, b, 128, 4, 1, 1, 8, ReduceOrder::ORDER_INDEX_VALUE);
+  WholeReduceMax<half, false>(a, b, MASK_PLACEHOLDER, 1, 1, 1, 8);
+  WholeReduceMin<float>(x, y, mask1, 4, 1, 1, 8, ReduceOrder::ORDER_ONLY_INDEX);
+  BlockReduceSum<half>(a, b, 1, 128, 1, 1, 8);
+  BlockReduceMax<float>(x, y, 1, mask1, 1, 1, 8);
+  BlockReduceMin<half, false>(a, b, 1, MASK_PLACEHOLDER, 1, 1, 8);
+  PairReduceSum<half>(a, b, 1, 128, 1, 1, 8);
+  PairReduceSum<float>(x, y, 2, mask1, 1, 1, 8);
+  Brcb(a, b, 4, {1, 8});
+  Brcb(x, y, 1, BrcbRepeatParams(2, 16));
+  Gather(x, y, off, (uint32_t)0, 64);
+  Gather(a, b, off, 32u, 16);
+  CreateVecIndex(x, 0.0f, 64);
+  CreateVecIndex(n, (int32_t)5, 64);
+  CreateVecIndex(a, (half)1.0f, 128);
+}
+"#;
+
+    fn gxx(args: &[&str], src: &std::path::Path) -> std::process::Output {
+        std::process::Command::new("g++")
+            .args(args)
+            .arg("-I")
+            .arg(include_dir())
+            .arg(src)
+            .output()
+            .expect("g++ runs (the simulator needs it)")
+    }
+
+    #[test]
+    fn vec_more_header_compiles_with_gxx() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("kernel.cpp");
+        std::fs::write(&src, KERNEL).unwrap();
+        let out = gxx(
+            &["-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror"],
+            &src,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The forms that need the cmpMask register fail with a clear message.
+        let bad = KERNEL.replace("CreateVecIndex(x, 0.0f, 64);", "GetCmpMask(x);");
+        std::fs::write(&src, bad).unwrap();
+        let out = gxx(&["-std=c++17", "-fsyntax-only"], &src);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("not supported by the ascendopt simulator: GetCmpMask"),
+            "{stderr}"
+        );
+    }
+
+    /// A program that records the AscVecOps the wrappers build (tag 'V' +
+    /// the raw struct on stdout) through a mock runtime table.
+    const MOCK: &str = r#"
+#include <stdio.h>
+#include "ascendopt/kernel/vec_more.h"
+static void mock_vec(const AscVecOp* op) { fwrite("V", 1, 1, stdout); fwrite(op, sizeof(*op), 1, stdout); }
+static AscRuntime make_table() {
+  AscRuntime t;
+  memset(&t, 0, sizeof(t));
+  t.vec = mock_vec;
+  return t;
+}
+static AscRuntime g_table = make_table();
+namespace ascendopt { const AscRuntime* g_rt = &g_table; }
+using namespace AscendC;
+template <class T> LocalTensor<T> at(uint32_t addr) {
+  LocalTensor<T> t;
+  t.desc_.addr = addr;
+  t.desc_.elems = 256;
+  return t;
+}
+int main() {
+  LocalTensor<float> x = at<float>(1024), y = at<float>(1280), z = at<float>(1536), w = at<float>(2048);
+  LocalTensor<float> d = at<float>(0);
+  LocalTensor<uint8_t> m = at<uint8_t>(512);
+  LocalTensor<half> hx = at<half>(3072), hd = at<half>(64);
+  LocalTensor<uint32_t> off = at<uint32_t>(4096);
+  LocalTensor<int32_t> iv = at<int32_t>(4608);
+  Compare(m, x, y, CMPMODE::LT, 64);                                // m = x < y
+  Select(z, m, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64);        // z = min(x, y)
+  ReduceMax(d, z, w, 64, true);                                     // d[0..2] = max, index
+  Compares(m, x, 32.0f, CMPMODE::GE, 64);                           // m = x >= 32
+  Select(z, m, x, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);    // z = x >= 32 ? x : -1
+  WholeReduceSum<half>(hd, hx, 128, 2, 1, 1, 8);                    // hd[r] = sum of repeat r
+  WholeReduceMax<float>(d[4], z, 64, 1, 1, 1, 8, ReduceOrder::ORDER_INDEX_VALUE);
+  uint64_t bits[1] = {~0ull};
+  BlockReduceMin<float>(at<float>(2560), x, 1, bits, 1, 1, 8);      // min of each 8
+  PairReduceSum<float>(at<float>(2816), x, 1, 64, 1, 1, 8);         // x[2k] + x[2k + 1]
+  Brcb(at<float>(5120), x, 1, {1, 8});                              // block b = x[b]
+  Gather(at<float>(5632), x, off, (uint32_t)0, 8);
+  CreateVecIndex(iv, (int32_t)100, 16);
+  ReduceSum<float>(at<float>(32), x, w, 64, 1, 8);                  // sum of x
+  return 0;
+}
+"#;
+
+    fn recorded_ops(bytes: &[u8]) -> Vec<AscVecOp> {
+        let size = std::mem::size_of::<AscVecOp>();
+        assert_eq!(bytes.len() % (size + 1), 0);
+        bytes
+            .chunks(size + 1)
+            .map(|rec| {
+                assert_eq!(rec[0], b'V');
+                // SAFETY: the mock wrote a whole AscVecOp, whose layout
+                // abi.rs mirrors; the file pointer is cleared before use.
+                let mut op: AscVecOp =
+                    unsafe { std::ptr::read_unaligned(rec[1..].as_ptr().cast()) };
+                op.loc.file = std::ptr::null();
+                op
+            })
+            .collect()
+    }
+
+    #[test]
+    fn vec_more_wrappers_compute_through_the_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("mock.cpp");
+        let exe = dir.path().join("mock");
+        std::fs::write(&src, MOCK).unwrap();
+        let out = std::process::Command::new("g++")
+            .args(["-std=c++17", "-O0", "-I"])
+            .arg(include_dir())
+            .arg(&src)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run_out = std::process::Command::new(&exe).output().unwrap();
+        assert!(run_out.status.success());
+        let ops = recorded_ops(&run_out.stdout);
+        assert_eq!(ops.len(), 13);
+
+        // The fields the runtime reads.
+        let (cmp_op, sel, rmax) = (&ops[0], &ops[1], &ops[2]);
+        assert_eq!(
+            (cmp_op.op, cmp_op.dtype, cmp_op.src_dtype, cmp_op.round),
+            (80, 5, 3, cmp::LT)
+        );
+        assert_eq!(
+            (cmp_op.form, cmp_op.count, cmp_op.dst.addr, cmp_op.src1.addr),
+            (form::COUNT, 64, 512, 1280)
+        );
+        assert_eq!(
+            (sel.op, sel.p[0], sel.scalar_dtype, sel.src2.addr),
+            (82, 2, 0, 512)
+        );
+        assert_eq!(
+            (rmax.op, rmax.p[0], rmax.src1.addr, rmax.src1.elems),
+            (91, 1, 2048, 256)
+        );
+        assert_eq!(
+            (ops[3].op, ops[3].round, ops[3].scalar_dtype),
+            (81, cmp::GE, 3)
+        );
+        assert_eq!(ops[3].scalar_bits, u64::from(32.0f32.to_bits()));
+        assert_eq!(
+            (ops[4].p[0], ops[4].scalar_bits),
+            (1, u64::from((-1.0f32).to_bits()))
+        );
+        assert_eq!(
+            (
+                ops[5].form,
+                ops[5].mask[0],
+                ops[5].repeat,
+                ops[5].p[..3].to_vec()
+            ),
+            (form::MASK_CONT, 128, 2, vec![1, 1, 8])
+        );
+        assert_eq!((ops[6].dst.addr, ops[6].p[3]), (16, 1));
+        assert_eq!(
+            (ops[7].form, ops[7].mask[0], ops[7].mask[1]),
+            (form::MASK_BITS, u64::MAX, 0)
+        );
+        assert_eq!(
+            (ops[9].op, ops[9].p[0], ops[9].p[1], ops[9].repeat),
+            (62, 1, 8, 1)
+        );
+        assert_eq!(
+            (ops[10].op, ops[10].p[0], ops[10].src1.addr, ops[10].count),
+            (63, 0, 4096, 8)
+        );
+        assert_eq!(
+            (ops[11].op, ops[11].scalar_dtype, ops[11].scalar_bits),
+            (61, 8, 100)
+        );
+        assert_eq!(
+            (ops[12].op, ops[12].form, ops[12].repeat, ops[12].src0_rep),
+            (90, form::MASK_CONT, 1, 8)
+        );
+
+        // Run them on a UB: x[i] = i, y[i] = 63 - i, hx = 1.0, offsets.
+        let mut ub = new_ub();
+        put(
+            &mut ub,
+            1024,
+            Dtype::Float32,
+            &(0..64).map(|i| f(i as f32)).collect::<Vec<_>>(),
+        );
+        put(
+            &mut ub,
+            1280,
+            Dtype::Float32,
+            &(0..64).map(|i| f((63 - i) as f32)).collect::<Vec<_>>(),
+        );
+        put(&mut ub, 3072, Dtype::Float16, &[h(1.0); 256]);
+        put(&mut ub, 4096, Dtype::Uint32, &[28, 0, 4, 4, 12, 8, 24, 16]);
+        let mut state = MaskState::reset();
+        for (i, op) in ops.iter().enumerate() {
+            if let Err(fault) = super::super::execute(&mut ub, &state, op) {
+                panic!("op {i} ({}): {fault}", op.op);
+            }
+            state = MaskState::reset();
+        }
+        // Compares overwrote the Compare mask: x >= 32.
+        assert_eq!(&ub[512..520], &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        // ReduceMax of min(x, y): 31 first at 31.
+        assert_eq!(get(&ub, 0, Dtype::Float32, 2), vec![f(31.0), 31]);
+        // z = x >= 32 ? x : -1.
+        let z = get(&ub, 1536, Dtype::Float32, 64);
+        assert_eq!((z[31], z[32], z[63]), (f(-1.0), f(32.0), f(63.0)));
+        // WholeReduceSum: 128 ones per repeat.
+        assert_eq!(get(&ub, 64, Dtype::Float16, 2), vec![h(128.0), h(128.0)]);
+        // WholeReduceMax of z, [index, value] at d[4].
+        assert_eq!(get(&ub, 16, Dtype::Float32, 2), vec![63, f(63.0)]);
+        // BlockReduceMin, PairReduceSum, Brcb, Gather, CreateVecIndex.
+        let want: Vec<u64> = (0..8).map(|b| f((8 * b) as f32)).collect();
+        assert_eq!(get(&ub, 2560, Dtype::Float32, 8), want);
+        let want: Vec<u64> = (0..32).map(|k| f((4 * k + 1) as f32)).collect();
+        assert_eq!(get(&ub, 2816, Dtype::Float32, 32), want);
+        for b in 0..8 {
+            assert_eq!(
+                get(&ub, 5120 + 32 * b, Dtype::Float32, 8),
+                vec![f(b as f32); 8]
+            );
+        }
+        let want: Vec<u64> = [7, 0, 1, 1, 3, 2, 6, 4]
+            .iter()
+            .map(|&i| f(i as f32))
+            .collect();
+        assert_eq!(get(&ub, 5632, Dtype::Float32, 8), want);
+        assert_eq!(
+            get(&ub, 4608, Dtype::Int32, 16),
+            (100..116).collect::<Vec<u64>>()
+        );
+        // ReduceSum of 0..64.
+        assert_eq!(get(&ub, 32, Dtype::Float32, 1), vec![f(2016.0)]);
     }
 }

@@ -30,7 +30,9 @@ use crate::runtime::fault::Fault;
 use crate::trace::{Mem, VecOp};
 
 use super::compare::{dtype_of, scalar_bits};
-use super::lanes::{check_local, check_range, plan, ub_region, Access, Operand, Spec, BLOCK_BYTES, MAX_REPEAT};
+use super::lanes::{
+    check_local, check_range, plan, ub_region, Access, Operand, Spec, BLOCK_BYTES, MAX_REPEAT,
+};
 use super::{MaskState, VecEffect};
 
 /// Element types of Brcb and Gather on Atlas A2.
@@ -52,7 +54,11 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     let kind = VecOp::from_code(op.op);
     let api = kind.map_or("vector", VecOp::name);
     let dtype = dtype_of(api, op.dtype, "destination")?;
-    let types: &[Dtype] = if kind == Some(VecOp::CreateVecIndex) { &INDEX_TYPES } else { &MOVE_TYPES };
+    let types: &[Dtype] = if kind == Some(VecOp::CreateVecIndex) {
+        &INDEX_TYPES
+    } else {
+        &MOVE_TYPES
+    };
     if !types.contains(&dtype) {
         return Err(Fault::Unsupported {
             api,
@@ -98,7 +104,8 @@ fn brcb(ub: &mut [u8], op: &AscVecOp, dtype: Dtype) -> Result<VecEffect, Fault> 
         .map(|i| numeric::load(ub, (src_start + i * size) as usize, dtype))
         .collect();
     let dst_base = u64::from(op.dst.addr);
-    let block_addr = |i: u64| dst_base + ((i / 8) * rep_stride + (i % 8) * blk_stride) * BLOCK_BYTES;
+    let block_addr =
+        |i: u64| dst_base + ((i / 8) * rep_stride + (i % 8) * blk_stride) * BLOCK_BYTES;
     let (mut low, mut high) = (u64::MAX, 0u64);
     for i in 0..n_src {
         let start = block_addr(i);
@@ -125,7 +132,12 @@ fn brcb(ub: &mut [u8], op: &AscVecOp, dtype: Dtype) -> Result<VecEffect, Fault> 
     Ok(effect)
 }
 
-fn gather(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, dtype: Dtype) -> Result<VecEffect, Fault> {
+fn gather(
+    ub: &mut [u8],
+    mask: &MaskState,
+    op: &AscVecOp,
+    dtype: Dtype,
+) -> Result<VecEffect, Fault> {
     let api = "Gather";
     if op.form != form::COUNT {
         return Err(Fault::Unsupported {
@@ -145,7 +157,7 @@ fn gather(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, dtype: Dtype) -> Resul
     for i in 0..lane_plan.len() {
         let offset = numeric::load(ub, lane_plan.addr(i, 1), Dtype::Uint32);
         let addr = base + offset;
-        if addr % u64::from(size) != 0 {
+        if !addr.is_multiple_of(u64::from(size)) {
             return Err(Fault::Unaligned {
                 operand: "src",
                 mem: Mem::Ub.name(),
@@ -168,7 +180,12 @@ fn gather(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, dtype: Dtype) -> Resul
     Ok(effect)
 }
 
-fn create_vec_index(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, dtype: Dtype) -> Result<VecEffect, Fault> {
+fn create_vec_index(
+    ub: &mut [u8],
+    mask: &MaskState,
+    op: &AscVecOp,
+    dtype: Dtype,
+) -> Result<VecEffect, Fault> {
     let api = "CreateVecIndex";
     if op.form != form::COUNT {
         return Err(Fault::Unsupported {
@@ -222,7 +239,9 @@ mod tests {
     }
 
     fn get(ub: &[u8], addr: usize, dtype: Dtype, n: usize) -> Vec<u64> {
-        (0..n).map(|i| numeric::load(ub, addr + i * dtype.size(), dtype)).collect()
+        (0..n)
+            .map(|i| numeric::load(ub, addr + i * dtype.size(), dtype))
+            .collect()
     }
 
     fn run(ub: &mut [u8], op: &AscVecOp) -> Result<VecEffect, Fault> {
@@ -252,7 +271,12 @@ mod tests {
         // The guide's example: half [1..16], 2 repeats, {1, 8}: 16 blocks
         // of 16 copies each.
         let mut ub = new_ub();
-        put(&mut ub, 4096, H, &(1..=16).map(|i| h(f64::from(i))).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            H,
+            &(1..=16).map(|i| h(f64::from(i))).collect::<Vec<_>>(),
+        );
         let effect = run(&mut ub, &brcb_op(H, 2, 1, 8)).unwrap();
         let out = get(&ub, 0, H, 256);
         for (k, bits) in out.iter().enumerate() {
@@ -269,19 +293,33 @@ mod tests {
         // float, 2 repeats, dstBlkStride 2, dstRepStride 16: block (r, b) at
         // (16 r + 2 b) * 32; the odd blocks between stay untouched.
         let mut ub = new_ub();
-        put(&mut ub, 4096, F, &(0..16).map(|i| f(i as f32 * 0.5)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            F,
+            &(0..16).map(|i| f(i as f32 * 0.5)).collect::<Vec<_>>(),
+        );
         let effect = run(&mut ub, &brcb_op(F, 2, 2, 16)).unwrap();
         for r in 0..2 {
             for b in 0..8 {
                 let at = (16 * r + 2 * b) * 32;
-                assert_eq!(get(&ub, at, F, 8), vec![f((8 * r + b) as f32 * 0.5); 8], "block ({r}, {b})");
+                assert_eq!(
+                    get(&ub, at, F, 8),
+                    vec![f((8 * r + b) as f32 * 0.5); 8],
+                    "block ({r}, {b})"
+                );
                 assert_eq!(get(&ub, at + 32, F, 8), vec![poison(F); 8]);
             }
         }
         assert_eq!(effect.writes, vec![region(0, (16 + 14) * 32 + 32)]);
         // dstBlkStride 0 is taken as 1.
         let mut ub = new_ub();
-        put(&mut ub, 4096, F, &(0..8).map(|i| f(i as f32)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            F,
+            &(0..8).map(|i| f(i as f32)).collect::<Vec<_>>(),
+        );
         run(&mut ub, &brcb_op(F, 1, 0, 8)).unwrap();
         assert_eq!(get(&ub, 7 * 32, F, 8), vec![f(7.0); 8]);
         assert_eq!(get(&ub, 32, F, 1), vec![f(1.0)]);
@@ -292,14 +330,29 @@ mod tests {
         let mut ub = new_ub();
         let mut same = brcb_op(H, 1, 1, 8);
         same.src0 = same.dst;
-        assert!(matches!(run(&mut ub, &same), Err(Fault::InvalidArg { api: "Brcb", .. })));
+        assert!(matches!(
+            run(&mut ub, &same),
+            Err(Fault::InvalidArg { api: "Brcb", .. })
+        ));
         let mut unaligned = brcb_op(H, 1, 1, 8);
         unaligned.dst = view(8, unaligned.dtype);
-        assert!(matches!(run(&mut ub, &unaligned), Err(Fault::Unaligned { operand: "dst", .. })));
+        assert!(matches!(
+            run(&mut ub, &unaligned),
+            Err(Fault::Unaligned { operand: "dst", .. })
+        ));
         let out = run(&mut ub, &brcb_op(H, 2, 1, 255));
-        assert!(matches!(out, Err(Fault::LocalOutOfRange { operand: "dst", .. })), "{out:?}");
-        assert!(matches!(run(&mut ub, &brcb_op(H, 256, 1, 8)), Err(Fault::InvalidArg { .. })));
-        assert!(matches!(run(&mut ub, &brcb_op(Dtype::Int8, 1, 1, 8)), Err(Fault::Unsupported { .. })));
+        assert!(
+            matches!(out, Err(Fault::LocalOutOfRange { operand: "dst", .. })),
+            "{out:?}"
+        );
+        assert!(matches!(
+            run(&mut ub, &brcb_op(H, 256, 1, 8)),
+            Err(Fault::InvalidArg { .. })
+        ));
+        assert!(matches!(
+            run(&mut ub, &brcb_op(Dtype::Int8, 1, 1, 8)),
+            Err(Fault::Unsupported { .. })
+        ));
         assert_eq!(ub, new_ub());
     }
 
@@ -319,20 +372,36 @@ mod tests {
     #[test]
     fn gather_by_byte_offsets() {
         let mut ub = new_ub();
-        put(&mut ub, 4096, F, &(0..64).map(|i| f(i as f32 + 0.25)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            F,
+            &(0..64).map(|i| f(i as f32 + 0.25)).collect::<Vec<_>>(),
+        );
         put(&mut ub, 2048, Dtype::Uint32, &[28, 0, 4, 4, 12, 8, 24, 16]);
         let effect = run(&mut ub, &gather_op(F, 0, 8)).unwrap();
-        let want: Vec<u64> = [7, 0, 1, 1, 3, 2, 6, 4].iter().map(|&i| f(i as f32 + 0.25)).collect();
+        let want: Vec<u64> = [7, 0, 1, 1, 3, 2, 6, 4]
+            .iter()
+            .map(|&i| f(i as f32 + 0.25))
+            .collect();
         assert_eq!(get(&ub, 0, F, 9), [want.clone(), vec![poison(F)]].concat());
         assert_eq!(effect.reads, vec![region(2048, 2080), region(4096, 4128)]);
         assert_eq!(effect.writes, vec![region(0, 32)]);
         // srcBaseAddr 32 shifts by 8 floats.
         run(&mut ub, &gather_op(F, 32, 8)).unwrap();
-        let want: Vec<u64> = [15, 8, 9, 9, 11, 10, 14, 12].iter().map(|&i| f(i as f32 + 0.25)).collect();
+        let want: Vec<u64> = [15, 8, 9, 9, 11, 10, 14, 12]
+            .iter()
+            .map(|&i| f(i as f32 + 0.25))
+            .collect();
         assert_eq!(get(&ub, 0, F, 8), want);
         // half: offsets in bytes, 2-byte aligned.
         let mut ub = new_ub();
-        put(&mut ub, 4096, H, &(0..16).map(|i| h(f64::from(i))).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            H,
+            &(0..16).map(|i| h(f64::from(i))).collect::<Vec<_>>(),
+        );
         put(&mut ub, 2048, Dtype::Uint32, &[30, 2, 16]);
         run(&mut ub, &gather_op(H, 0, 3)).unwrap();
         assert_eq!(get(&ub, 0, H, 4), vec![h(15.0), h(1.0), h(8.0), poison(H)]);
@@ -354,16 +423,35 @@ mod tests {
         );
         put(&mut ub, 2048, Dtype::Uint32, &[4096 - 4, 4096]);
         let out = run(&mut ub, &gather_op(F, 0, 2));
-        assert!(matches!(out, Err(Fault::LocalOutOfRange { operand: "src", start: 8192, .. })), "{out:?}");
+        assert!(
+            matches!(
+                out,
+                Err(Fault::LocalOutOfRange {
+                    operand: "src",
+                    start: 8192,
+                    ..
+                })
+            ),
+            "{out:?}"
+        );
         assert_eq!(ub[0], POISON, "nothing written on a fault");
         let mut mask_form = gather_op(F, 0, 0);
         mask_form.form = form::MASK_CONT;
         mask_form.mask = [64, 0];
         mask_form.repeat = 1;
-        assert!(matches!(run(&mut ub, &mask_form), Err(Fault::Unsupported { .. })));
+        assert!(matches!(
+            run(&mut ub, &mask_form),
+            Err(Fault::Unsupported { .. })
+        ));
         let mut unaligned = gather_op(F, 0, 2);
         unaligned.src1 = view(2052, Dtype::Uint32.abi_code());
-        assert!(matches!(run(&mut ub, &unaligned), Err(Fault::Unaligned { operand: "srcOffset", .. })));
+        assert!(matches!(
+            run(&mut ub, &unaligned),
+            Err(Fault::Unaligned {
+                operand: "srcOffset",
+                ..
+            })
+        ));
     }
 
     fn index_op(dtype: Dtype, first: u64, count: u64) -> AscVecOp {
@@ -381,23 +469,33 @@ mod tests {
     #[test]
     fn create_vec_index_counts_from_first_value() {
         let mut ub = new_ub();
-        let effect = run(&mut ub, &index_op(Dtype::Int32, numeric::wrap_int(-5, Dtype::Int32), 70)).unwrap();
-        let want: Vec<u64> = (-5..65).map(|v| numeric::wrap_int(v, Dtype::Int32)).collect();
+        let effect = run(
+            &mut ub,
+            &index_op(Dtype::Int32, numeric::wrap_int(-5, Dtype::Int32), 70),
+        )
+        .unwrap();
+        let want: Vec<u64> = (-5..65)
+            .map(|v| numeric::wrap_int(v, Dtype::Int32))
+            .collect();
         assert_eq!(get(&ub, 0, Dtype::Int32, 70), want);
         assert_eq!(ub[280], POISON);
         assert_eq!((effect.repeats, effect.elems), (2, 70));
         // half: 2040 + i rounds to nearest-even above 2048 (spacing 2).
         run(&mut ub, &index_op(H, h(2040.0), 14)).unwrap();
         let want: Vec<u64> = [
-            2040.0, 2041.0, 2042.0, 2043.0, 2044.0, 2045.0, 2046.0, 2047.0, 2048.0, 2048.0, 2050.0, 2052.0, 2052.0,
-            2052.0,
+            2040.0, 2041.0, 2042.0, 2043.0, 2044.0, 2045.0, 2046.0, 2047.0, 2048.0, 2048.0, 2050.0,
+            2052.0, 2052.0, 2052.0,
         ]
         .iter()
         .map(|&x| h(x))
         .collect();
         assert_eq!(get(&ub, 0, H, 14), want);
         // int16 wraps.
-        run(&mut ub, &index_op(Dtype::Int16, numeric::wrap_int(32766, Dtype::Int16), 3)).unwrap();
+        run(
+            &mut ub,
+            &index_op(Dtype::Int16, numeric::wrap_int(32766, Dtype::Int16), 3),
+        )
+        .unwrap();
         assert_eq!(get(&ub, 0, Dtype::Int16, 3), vec![0x7ffe, 0x7fff, 0x8000]);
         // float.
         run(&mut ub, &index_op(F, f(-1.5), 3)).unwrap();
@@ -409,16 +507,28 @@ mod tests {
         let mut ub = new_ub();
         let mut wrong_scalar = index_op(F, f(0.0), 8);
         wrong_scalar.scalar_dtype = H.abi_code();
-        assert!(matches!(run(&mut ub, &wrong_scalar), Err(Fault::InvalidArg { .. })));
-        assert!(matches!(run(&mut ub, &index_op(Dtype::Uint32, 0, 8)), Err(Fault::Unsupported { .. })));
+        assert!(matches!(
+            run(&mut ub, &wrong_scalar),
+            Err(Fault::InvalidArg { .. })
+        ));
+        assert!(matches!(
+            run(&mut ub, &index_op(Dtype::Uint32, 0, 8)),
+            Err(Fault::Unsupported { .. })
+        ));
         let mut mask_form = index_op(F, f(0.0), 0);
         mask_form.form = form::MASK_CONT;
         mask_form.mask = [64, 0];
         mask_form.repeat = 1;
-        assert!(matches!(run(&mut ub, &mask_form), Err(Fault::Unsupported { .. })));
+        assert!(matches!(
+            run(&mut ub, &mask_form),
+            Err(Fault::Unsupported { .. })
+        ));
         let mut unaligned = index_op(F, f(0.0), 8);
         unaligned.dst = view(4, unaligned.dtype);
-        assert!(matches!(run(&mut ub, &unaligned), Err(Fault::Unaligned { .. })));
+        assert!(matches!(
+            run(&mut ub, &unaligned),
+            Err(Fault::Unaligned { .. })
+        ));
         assert!(matches!(
             run(&mut ub, &index_op(F, f(0.0), 2049)),
             Err(Fault::LocalOutOfRange { operand: "dst", .. })

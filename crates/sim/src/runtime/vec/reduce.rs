@@ -48,7 +48,9 @@ use crate::runtime::fault::Fault;
 use crate::trace::{Mem, Region, VecOp};
 
 use super::compare::dtype_of;
-use super::lanes::{check_local, check_range, plan, ub_region, Operand, Spec, BLOCK_BYTES, MAX_REPEAT, REPEAT_BYTES};
+use super::lanes::{
+    check_local, check_range, plan, ub_region, Operand, Spec, BLOCK_BYTES, MAX_REPEAT, REPEAT_BYTES,
+};
 use super::{MaskState, VecEffect};
 
 /// What a reduction computes.
@@ -153,7 +155,11 @@ impl Ctx {
     }
 
     fn bits(&self, value: f64) -> u64 {
-        let fmt = if self.dtype == Dtype::Float16 { F16 } else { F32 };
+        let fmt = if self.dtype == Dtype::Float16 {
+            F16
+        } else {
+            F32
+        };
         round_float(value, fmt, Rounding::Rint, Overflow::Ieee)
     }
 
@@ -162,7 +168,9 @@ impl Ctx {
         if self.dtype == Dtype::Float16 && index > u64::from(u16::MAX) {
             return Err(Fault::InvalidArg {
                 api: self.api,
-                what: format!("index {index} of a half reduction does not fit the 16-bit index (max 65535)"),
+                what: format!(
+                    "index {index} of a half reduction does not fit the 16-bit index (max 65535)"
+                ),
             });
         }
         Ok(index)
@@ -216,13 +224,21 @@ fn pick(ctx: &Ctx, items: impl IntoIterator<Item = (u64, u64)>) -> Option<(u64, 
 }
 
 /// Checks that a non-lane-mapped operand is in UB and `align`-aligned.
-fn check_aligned(api: &'static str, name: &'static str, local: &AscLocal, align: u64) -> Result<(), Fault> {
+fn check_aligned(
+    api: &'static str,
+    name: &'static str,
+    local: &AscLocal,
+    align: u64,
+) -> Result<(), Fault> {
     match Mem::from_code(local.mem) {
         Some(Mem::Ub) => {}
         Some(mem) => {
             return Err(Fault::Unsupported {
                 api,
-                what: format!("{name} in {}: vector instructions work on UB operands only", mem.name()),
+                what: format!(
+                    "{name} in {}: vector instructions work on UB operands only",
+                    mem.name()
+                ),
             })
         }
         None => {
@@ -232,7 +248,7 @@ fn check_aligned(api: &'static str, name: &'static str, local: &AscLocal, align:
             })
         }
     }
-    if u64::from(local.addr) % align != 0 {
+    if !u64::from(local.addr).is_multiple_of(align) {
         return Err(Fault::Unaligned {
             operand: name,
             mem: Mem::Ub.name(),
@@ -277,7 +293,11 @@ fn read_src(
             ),
         });
     }
-    let chunk = if chunked { MAX_REPEAT } else { op.repeat.max(1) };
+    let chunk = if chunked {
+        MAX_REPEAT
+    } else {
+        op.repeat.max(1)
+    };
     let mut elems = Vec::new();
     let mut repeats = 0u32;
     let (mut low, mut high) = (u64::MAX, 0u64);
@@ -328,14 +348,28 @@ fn round_up(a: u64, b: u64) -> u64 {
 }
 
 /// ReduceSum / ReduceMax / ReduceMin.
-fn reduce_all(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<VecEffect, Fault> {
+fn reduce_all(
+    ub: &mut [u8],
+    mask: &MaskState,
+    op: &AscVecOp,
+    ctx: &Ctx,
+) -> Result<VecEffect, Fault> {
     let api = ctx.api;
     let size = ctx.size();
     let lanes = ctx.lanes();
     let per_block = BLOCK_BYTES / size;
     let cal_index = ctx.kind != Kind::Sum && op.p[0] != 0;
     let dst_elems: u64 = if cal_index { 2 } else { 1 };
-    check_aligned(api, "dst", &op.dst, if ctx.kind == Kind::Sum { size } else { 2 * size })?;
+    check_aligned(
+        api,
+        "dst",
+        &op.dst,
+        if ctx.kind == Kind::Sum {
+            size
+        } else {
+            2 * size
+        },
+    )?;
     check_local(api, "src", &op.src0)?;
     check_local(api, "sharedTmpBuffer", &op.src1)?;
     let count_form = op.form == form::COUNT;
@@ -402,14 +436,20 @@ fn reduce_all(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Resu
                 })
                 .collect();
             let total = if count_form {
-                sums.iter().copied().reduce(|acc, s| ctx.add(acc, s)).unwrap_or(0.0)
+                sums.iter()
+                    .copied()
+                    .reduce(|acc, s| ctx.add(acc, s))
+                    .unwrap_or(0.0)
             } else {
                 work = sums.iter().map(|&s| ctx.bits(s)).collect();
                 let mut level = sums;
                 while level.len() > 1 {
                     level = level
                         .chunks(lanes as usize)
-                        .map(|c| tree_sum(ctx, &c.iter().map(|&v| Some(v)).collect::<Vec<_>>()).unwrap_or(0.0))
+                        .map(|c| {
+                            tree_sum(ctx, &c.iter().map(|&v| Some(v)).collect::<Vec<_>>())
+                                .unwrap_or(0.0)
+                        })
                         .collect();
                 }
                 level.first().copied().unwrap_or(0.0)
@@ -418,12 +458,15 @@ fn reduce_all(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Resu
         }
         Kind::Max | Kind::Min => {
             for g in &groups {
-                if let Some((lane, bits)) = pick(ctx, g.iter().map(|e| (u64::from(e.lane), e.bits))) {
+                if let Some((lane, bits)) = pick(ctx, g.iter().map(|e| (u64::from(e.lane), e.bits)))
+                {
                     work.push(bits);
                     work.push(lane);
                 }
             }
-            let items = elems.iter().map(|e| (u64::from(e.repeat) * lanes + u64::from(e.lane), e.bits));
+            let items = elems
+                .iter()
+                .map(|e| (u64::from(e.repeat) * lanes + u64::from(e.lane), e.bits));
             let (index, bits) = pick(ctx, items).unwrap_or((0, 0));
             if cal_index {
                 vec![bits, ctx.index_bits(index)?]
@@ -512,7 +555,16 @@ fn whole(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
             })
         }
     };
-    check_aligned(api, "dst", &op.dst, if ctx.kind == Kind::Sum { size } else { 2 * size })?;
+    check_aligned(
+        api,
+        "dst",
+        &op.dst,
+        if ctx.kind == Kind::Sum {
+            size
+        } else {
+            2 * size
+        },
+    )?;
     let unit = match order {
         Order::ValueIndex | Order::IndexValue => 2 * size,
         Order::OnlyValue => size,
@@ -530,7 +582,8 @@ fn whole(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
             }
             vec![(ctx.bits(tree_sum(ctx, &vals).unwrap_or(0.0)), s)]
         } else {
-            let (lane, bits) = pick(ctx, g.iter().map(|e| (u64::from(e.lane), e.bits))).unwrap_or((0, 0));
+            let (lane, bits) =
+                pick(ctx, g.iter().map(|e| (u64::from(e.lane), e.bits))).unwrap_or((0, 0));
             match order {
                 Order::ValueIndex => vec![(bits, s), (lane, s)],
                 Order::IndexValue => vec![(lane, s), (bits, s)],
@@ -568,7 +621,8 @@ fn block(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
     let mut outputs = Vec::new();
     for g in by_repeat(&elems) {
         let repeat = u64::from(g[0].repeat);
-        for blk in g.chunk_by(|a, b| u64::from(a.lane) / per_block == u64::from(b.lane) / per_block) {
+        for blk in g.chunk_by(|a, b| u64::from(a.lane) / per_block == u64::from(b.lane) / per_block)
+        {
             let index = u64::from(blk[0].lane) / per_block;
             let bits = if ctx.kind == Kind::Sum {
                 let mut vals = vec![None; per_block as usize];
@@ -580,7 +634,9 @@ fn block(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
                 pick(ctx, blk.iter().map(|e| (u64::from(e.lane), e.bits))).map_or(0, |(_, b)| b)
             };
             outputs.push(Output {
-                addr: u64::from(op.dst.addr) + repeat * u64::from(op.p[0]) * 8 * size + index * size,
+                addr: u64::from(op.dst.addr)
+                    + repeat * u64::from(op.p[0]) * 8 * size
+                    + index * size,
                 pieces: vec![(bits, size as usize)],
             });
         }
@@ -663,7 +719,9 @@ mod tests {
     }
 
     fn get(ub: &[u8], addr: usize, dtype: Dtype, n: usize) -> Vec<u64> {
-        (0..n).map(|i| numeric::load(ub, addr + i * dtype.size(), dtype)).collect()
+        (0..n)
+            .map(|i| numeric::load(ub, addr + i * dtype.size(), dtype))
+            .collect()
     }
 
     fn run(ub: &mut [u8], op: &AscVecOp) -> Result<VecEffect, Fault> {
@@ -709,7 +767,12 @@ mod tests {
         // 100 = -29900 rounds to -29904 (spacing 16); 65504 - 29904 = 35600
         // is a tie between 35584 and 35616 (spacing 32) -> even 35584.
         let mut ub = new_ub();
-        put(&mut ub, 4096, H, &[h(60000.0), h(60000.0), h(-30000.0), h(100.0)]);
+        put(
+            &mut ub,
+            4096,
+            H,
+            &[h(60000.0), h(60000.0), h(-30000.0), h(100.0)],
+        );
         let mut op = mask_cont(red_op(93, H), 4, 1);
         op.p = [1, 1, 8, 0, 0, 0, 0, 0];
         let effect = run(&mut ub, &op).unwrap();
@@ -732,7 +795,12 @@ mod tests {
         // block stride 2): lanes 0 and 16 (block 1) hold 3 and 4, lane 17
         // is inactive (mask 17 lanes: 0..16).
         let mut ub = new_ub();
-        put(&mut ub, 4096, H, &sparse(4, &[(0, 2048.0), (1, 1.0), (2, 1.0), (3, 1.0)]));
+        put(
+            &mut ub,
+            4096,
+            H,
+            &sparse(4, &[(0, 2048.0), (1, 1.0), (2, 1.0), (3, 1.0)]),
+        );
         let r1 = 4096 + 16 * 32;
         put(&mut ub, r1, H, &[h(3.0)]);
         put(&mut ub, r1 + 64, H, &[h(4.0), h(100.0)]);
@@ -769,7 +837,10 @@ mod tests {
         op.src1.elems = 0; // the count form needs no sharedTmpBuffer
         let effect = run(&mut ub, &op).unwrap();
         assert_eq!(get(&ub, 0, H, 2), vec![h(2048.0), poison(H)]);
-        assert_eq!(ub[1024], POISON, "count-form ReduceSum leaves the sharedTmpBuffer alone");
+        assert_eq!(
+            ub[1024], POISON,
+            "count-form ReduceSum leaves the sharedTmpBuffer alone"
+        );
         assert_eq!(effect.writes, vec![ub_region(0, 2)]);
         assert_eq!(effect.elems, 512);
 
@@ -779,19 +850,30 @@ mod tests {
         let effect = run(&mut ub, &op).unwrap();
         assert_eq!(get(&ub, 0, H, 1), vec![h(2050.0)]);
         // The per-repeat sums were written to the sharedTmpBuffer.
-        assert_eq!(get(&ub, 1024, H, 5), vec![h(2048.0), h(1.0), h(1.0), h(1.0), poison(H)]);
+        assert_eq!(
+            get(&ub, 1024, H, 5),
+            vec![h(2048.0), h(1.0), h(1.0), h(1.0), poison(H)]
+        );
         assert!(effect.writes.contains(&ub_region(1024, 1032)));
         // ... which must hold RoundUp(repeat, 16) = 16 elements.
         let mut small = mask_cont(red_op(90, H), 128, 4);
         small.src1.elems = 15;
-        assert!(matches!(run(&mut ub, &small), Err(Fault::InvalidArg { .. })));
+        assert!(matches!(
+            run(&mut ub, &small),
+            Err(Fault::InvalidArg { .. })
+        ));
     }
 
     #[test]
     fn reduce_sum_count_form_partial_repeat_and_float() {
         // 100 floats 0..100 (1 full repeat + 36): sum 4950, exact in f32.
         let mut ub = new_ub();
-        put(&mut ub, 4096, F, &(0..100).map(|i| f(i as f32)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            F,
+            &(0..100).map(|i| f(i as f32)).collect::<Vec<_>>(),
+        );
         let mut op = red_op(90, F);
         op.count = 100;
         let effect = run(&mut ub, &op).unwrap();
@@ -833,12 +915,24 @@ mod tests {
         // Repeat 0 (0..64): max 6 first at 6; repeat 1: 9.5 at lane 6;
         // repeat 2 (128..192): max 6 first at 132 -> lane 4. Only 24
         // elements may be written; repeat 3 fits too.
-        assert_eq!(get(&ub, 1024, F, 8), vec![f(6.0), 6, f(9.5), 6, f(6.0), 4, f(9.5), 3]);
+        assert_eq!(
+            get(&ub, 1024, F, 8),
+            vec![f(6.0), 6, f(9.5), 6, f(6.0), 4, f(9.5), 3]
+        );
         assert!(effect.writes.contains(&ub_region(0, 8)));
         let mut small = op;
         small.src1.elems = 23;
         let out = run(&mut ub, &small);
-        assert!(matches!(out, Err(Fault::InvalidArg { api: "ReduceMax", .. })), "{out:?}");
+        assert!(
+            matches!(
+                out,
+                Err(Fault::InvalidArg {
+                    api: "ReduceMax",
+                    ..
+                })
+            ),
+            "{out:?}"
+        );
         // Without the index only the value is written (dst needs 1 element)
         // and the buffer needs RoundUp(3 * 2, 8) = 8 elements.
         let mut ub = new_ub();
@@ -890,7 +984,12 @@ mod tests {
     #[test]
     fn reduce_max_nan_propagates_and_ties_keep_the_first() {
         let mut ub = new_ub();
-        put(&mut ub, 4096, F, &[f(1.0), f(f32::NAN), f(5.0), f(f32::NAN), f(-0.0), f(0.0)]);
+        put(
+            &mut ub,
+            4096,
+            F,
+            &[f(1.0), f(f32::NAN), f(5.0), f(f32::NAN), f(-0.0), f(0.0)],
+        );
         let mut op = red_op(91, F);
         op.count = 6;
         op.p[0] = 1;
@@ -914,7 +1013,12 @@ mod tests {
             let mut op = mask_cont(red_op(91, dtype), mask, repeat);
             op.p[0] = 1;
             op.src0 = view(8192, op.dtype);
-            put(&mut ub, 8192, dtype, &vec![if dtype == H { h(1.0) } else { f(1.0) }; 8320]);
+            put(
+                &mut ub,
+                8192,
+                dtype,
+                &vec![if dtype == H { h(1.0) } else { f(1.0) }; 8320],
+            );
             op.src1.elems = need - 1;
             let out = run(&mut ub, &op);
             assert!(matches!(out, Err(Fault::InvalidArg { .. })), "{out:?}");
@@ -955,7 +1059,10 @@ mod tests {
         let mut op = mask_cont(red_op(94, H), 128, 2);
         op.p = [2, 1, 8, 0, 0, 0, 0, 0];
         run(&mut ub, &op).unwrap();
-        assert_eq!(get(&ub, 0, H, 6), vec![h(11.0), 52, poison(H), poison(H), h(12.0), 100]);
+        assert_eq!(
+            get(&ub, 0, H, 6),
+            vec![h(11.0), 52, poison(H), poison(H), h(12.0), 100]
+        );
     }
 
     #[test]
@@ -979,7 +1086,10 @@ mod tests {
         // Count form and repeat > 255 are rejected.
         let mut count = red_op(95, F);
         count.count = 64;
-        assert!(matches!(run(&mut ub, &count), Err(Fault::Unsupported { .. })));
+        assert!(matches!(
+            run(&mut ub, &count),
+            Err(Fault::Unsupported { .. })
+        ));
         op.repeat = 256;
         assert!(matches!(run(&mut ub, &op), Err(Fault::InvalidArg { .. })));
         op.repeat = 1;
@@ -1024,27 +1134,45 @@ mod tests {
         assert_eq!(get(&ub, 0, F, 8), vec![f(-10.0); 8]);
         // dst must be 32 B aligned for float.
         op.dst = view(16, op.dtype);
-        assert!(matches!(run(&mut ub, &op), Err(Fault::Unaligned { align: 32, .. })));
+        assert!(matches!(
+            run(&mut ub, &op),
+            Err(Fault::Unaligned { align: 32, .. })
+        ));
     }
 
     #[test]
     fn pair_reduce_sum_adjacent_pairs() {
         // The guide's example (half): [1 1 1 -1 2 2 -1 2 3 3 3 -1 4 4 -2 4]
         // -> [2 0 4 1 6 2 8 2].
-        let vals = [1.0, 1.0, 1.0, -1.0, 2.0, 2.0, -1.0, 2.0, 3.0, 3.0, 3.0, -1.0, 4.0, 4.0, -2.0, 4.0];
+        let vals = [
+            1.0, 1.0, 1.0, -1.0, 2.0, 2.0, -1.0, 2.0, 3.0, 3.0, 3.0, -1.0, 4.0, 4.0, -2.0, 4.0,
+        ];
         let mut ub = new_ub();
-        put(&mut ub, 4096, H, &vals.iter().map(|&x| h(x)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            H,
+            &vals.iter().map(|&x| h(x)).collect::<Vec<_>>(),
+        );
         let mut op = mask_cont(red_op(99, H), 16, 1);
         op.p = [1, 1, 8, 0, 0, 0, 0, 0];
         run(&mut ub, &op).unwrap();
-        let want: Vec<u64> = [2.0, 0.0, 4.0, 1.0, 6.0, 2.0, 8.0, 2.0].iter().map(|&x| h(x)).collect();
+        let want: Vec<u64> = [2.0, 0.0, 4.0, 1.0, 6.0, 2.0, 8.0, 2.0]
+            .iter()
+            .map(|&x| h(x))
+            .collect();
         assert_eq!(get(&ub, 0, H, 8), want);
         assert_eq!(get(&ub, 16, H, 1), vec![poison(H)]);
         // float, 2 repeats, mask 63: the last pair has one active lane (62)
         // and keeps it; dstRepStride 1 = 128 B. With mask 62 that pair is
         // inactive and dst is kept.
         let mut ub = new_ub();
-        put(&mut ub, 4096, F, &(0..128).map(|i| f(i as f32)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            F,
+            &(0..128).map(|i| f(i as f32)).collect::<Vec<_>>(),
+        );
         let mut op = mask_cont(red_op(99, F), 63, 2);
         op.p = [1, 1, 8, 0, 0, 0, 0, 0];
         run(&mut ub, &op).unwrap();
@@ -1056,7 +1184,12 @@ mod tests {
         assert_eq!(r1[0], f(129.0));
         assert_eq!(r1[31], f(126.0));
         let mut ub = new_ub();
-        put(&mut ub, 4096, F, &(0..64).map(|i| f(i as f32)).collect::<Vec<_>>());
+        put(
+            &mut ub,
+            4096,
+            F,
+            &(0..64).map(|i| f(i as f32)).collect::<Vec<_>>(),
+        );
         let op = AscVecOp {
             mask: [62, 0],
             repeat: 1,
@@ -1086,11 +1219,14 @@ mod tests {
         let mut op = red_op(90, H);
         op.count = 16;
         op.dst = view(2, op.dtype);
-        put(&mut ub, 4096, H, &vec![h(1.0); 16]);
+        put(&mut ub, 4096, H, &[h(1.0); 16]);
         run(&mut ub, &op).unwrap();
         assert_eq!(get(&ub, 2, H, 1), vec![h(16.0)]);
         op.src0 = view(4100, op.dtype);
-        assert!(matches!(run(&mut ub, &op), Err(Fault::Unaligned { operand: "src", .. })));
+        assert!(matches!(
+            run(&mut ub, &op),
+            Err(Fault::Unaligned { operand: "src", .. })
+        ));
         // int32 is not a reduction type on A2.
         let mut op = red_op(90, Dtype::Int32);
         op.count = 8;
@@ -1099,11 +1235,17 @@ mod tests {
         let mut op = red_op(90, F);
         op.count = 64;
         op.src0 = view(32768 - 128, op.dtype);
-        assert!(matches!(run(&mut ub, &op), Err(Fault::LocalOutOfRange { .. })));
+        assert!(matches!(
+            run(&mut ub, &op),
+            Err(Fault::LocalOutOfRange { .. })
+        ));
         // WholeReduce dst past the end.
         let mut op = mask_cont(red_op(93, F), 64, 2);
         op.p = [8192, 1, 8, 0, 0, 0, 0, 0]; // repeat 1 at 32768
-        assert!(matches!(run(&mut ub, &op), Err(Fault::LocalOutOfRange { operand: "dst", .. })));
+        assert!(matches!(
+            run(&mut ub, &op),
+            Err(Fault::LocalOutOfRange { operand: "dst", .. })
+        ));
         // A half index above 65535 (max at element 520 * 128 = 66560 of 600
         // repeats) cannot be stored.
         let mut big = vec![POISON; 192 * 1024];
@@ -1114,7 +1256,16 @@ mod tests {
         put(&mut big, 8192, H, &vec![h(1.0); 600 * 128]);
         put(&mut big, 8192 + 66560 * 2, H, &[h(2.0)]);
         let out = run(&mut big, &op);
-        assert!(matches!(out, Err(Fault::InvalidArg { api: "ReduceMax", .. })), "{out:?}");
+        assert!(
+            matches!(
+                out,
+                Err(Fault::InvalidArg {
+                    api: "ReduceMax",
+                    ..
+                })
+            ),
+            "{out:?}"
+        );
         // ... but the value alone is fine, and an index below 65536 too.
         op.p[0] = 0;
         run(&mut big, &op).unwrap();
