@@ -240,7 +240,7 @@ fn erfc(x: f64) -> f64 {
 pub fn repeats_for(cv: f64, speedup: f64, cfg: &CompareConfig) -> usize {
     const Z_POWER_90: f64 = 1.2816;
     let effect = speedup.ln();
-    if !(effect > 0.0) || !cv.is_finite() || cv < 0.0 {
+    if effect.is_nan() || effect <= 0.0 || !cv.is_finite() || cv < 0.0 {
         return cfg.min_samples;
     }
     let per_side = 2.0 * (MEDIAN_SE * cv * (cfg.z + Z_POWER_90) / effect).powi(2) * 1.25;

@@ -1,6 +1,28 @@
 //! Operator packages: the `op.toml` spec, test cases, tensors and golden
 //! references.
 //!
+//! An operator package (`ops/<name>/`) holds an `op.toml`, msopgen-style
+//! `op_host/` and `op_kernel/` sources and optionally a golden script; the
+//! schema is documented in `ops/README-schema.md`. This crate loads and
+//! validates packages ([`OpPackage::load`]), generates fresh inputs for a
+//! case ([`gen_inputs`]), computes the expected outputs ([`golden()`]),
+//! compares a kernel's outputs with them ([`compare::compare`]) and reads and
+//! rewrites the tunable tiling knobs of the host code ([`tiling`]).
+//!
+//! ```
+//! use ascendopt_op::{builtin_ops_dir, compare, gen_inputs, OpPackage};
+//!
+//! let pkg = OpPackage::load(&builtin_ops_dir().join("add_custom")).unwrap();
+//! let case = pkg.case("f32_7").unwrap();
+//! let inputs = gen_inputs(case, 42);
+//! let expected = pkg.golden(case, &inputs).unwrap();
+//! // A kernel that never wrote its output:
+//! let out = compare::poisoned(expected[0].dtype, &expected[0].shape);
+//! let report = compare::compare(&expected[0], &out, case.outputs[0].tolerance).unwrap();
+//! assert!(!report.passed());
+//! assert_eq!(report.unwritten, 7);
+//! ```
+//!
 //! Invariant: this crate knows nothing of the simulator, the device or the
 //! agent; it only describes operators and computes what they should output.
 #![deny(missing_docs)]
@@ -17,6 +39,7 @@ pub mod spec;
 pub mod tensor;
 pub mod tiling;
 
+pub use compare::{compare, CompareReport};
 pub use dtype::Dtype;
 pub use error::{KeyPath, OpError, PathSeg, SpecError};
 pub use gen::gen_inputs;

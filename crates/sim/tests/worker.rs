@@ -132,7 +132,7 @@ fn mischief_lib() -> &'static Path {
         let lib = dir.join("libmischief.so");
         std::fs::write(&src, MISCHIEF).unwrap();
         let out = Command::new("g++")
-            .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-pthread"])
+            .args(["-std=c++17", "-O1", "-g1", "-fPIC", "-shared", "-pthread"])
             .arg(&src)
             .arg("-o")
             .arg(&lib)
@@ -224,16 +224,29 @@ fn returned(report: &WorkerReport) -> i64 {
 }
 
 #[test]
-fn a_segfault_is_a_crash_with_sigsegv() {
+fn a_segfault_is_a_crash_with_sigsegv_and_its_source_line() {
     let report = call("segv", 0, &limits());
+    let line = MISCHIEF
+        .lines()
+        .position(|l| l.contains("*p = 1;"))
+        .unwrap()
+        + 1;
     match &report.outcome {
         WorkerOutcome::Crashed {
             signal,
             signal_name,
+            location,
             ..
         } => {
             assert_eq!(*signal, libc::SIGSEGV);
             assert_eq!(signal_name, "SIGSEGV");
+            let location = location.as_deref().unwrap_or("");
+            assert!(
+                location.starts_with("t_segv at ")
+                    && location.ends_with(&format!("mischief.cpp:{line}")),
+                "location {location:?}\nstderr: {}",
+                report.stderr_tail
+            );
         }
         other => panic!("expected a crash, got {other:?}"),
     }

@@ -857,7 +857,7 @@ impl Builder<'_> {
                         path.key("builtin"),
                         format!(
                             "no builtin golden named `{name}` (builtins: {})",
-                            names_list(golden::builtins().iter().map(|b| b.name))
+                            names_list(golden::builtins().map(|b| b.name))
                         ),
                     ));
                 }
@@ -1445,6 +1445,13 @@ dtype = "float32"
             err(&text),
             "ops/add_custom/op.toml:24:1: cases[1].name: missing field `name`"
         );
+        let text = BASE.replace("dtype = \"float32\"", "dtype = \"float32\"\ntolerance = { atol = 1e-3 }");
+        assert_eq!(
+            err(&text),
+            "ops/add_custom/op.toml:28:13: cases[1].tolerance.rtol: missing field `rtol`"
+        );
+        let text = BASE.replace("[op]", "[opp]");
+        assert!(err(&text).starts_with("ops/add_custom/op.toml:1:2: opp: unknown field `opp`"), "{}", err(&text));
         let text = BASE.replace("op_type = \"AddCustom\"\n", "");
         assert_eq!(
             err(&text),

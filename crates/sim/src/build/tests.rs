@@ -395,6 +395,10 @@ fn real_add_custom_builds_against_the_emulation_headers() {
         again.kernel_ms,
         start.elapsed()
     );
+    let start = Instant::now();
+    let cached = build(&req, &cache).unwrap();
+    assert!(cached.cached);
+    eprintln!("add_custom cached build: {:?}", start.elapsed());
     let has_symbol = |lib: &Path, name: &str| {
         let out = Command::new("nm")
             .arg("-D")

@@ -16,7 +16,9 @@
 //!
 //! Scalar GetValue/SetValue are not reported: bisheng's automatic sync
 //! (`--cce-auto-sync`, on by default, [G §2.9.4.1]) inserts their S<->V/MTE
-//! flags, and the timing model waits as those would.
+//! flags, and the timing model waits as those would. So a scalar access
+//! happens after every earlier conflicting access, and (program order of
+//! the scalar unit) before everything issued after it.
 //!
 //! Flag checks: a SetFlag again before a WaitFlag consumed the previous one
 //! (illegal, [G §6.2.3.7]); a user flag or an EnQue left set at the end of
@@ -79,7 +81,11 @@ struct Access {
     region: Region,
     write: bool,
     pipe: Pipe,
+    /// The pipe's clock component at the access.
     clock: u32,
+    /// The whole clock at the access (joined by auto-synced scalar
+    /// accesses).
+    full: Clock,
     idx: u32,
 }
 
@@ -351,7 +357,29 @@ impl<'t> BlockCheck<'t> {
                     all[s] += 1;
                     self.pipe_clock = [all; 7];
                 }
-                // Scalar accesses (auto-synced) and PipeBarrier<PIPE_S>.
+                InstrKind::Scalar { .. } => {
+                    // The compiler's automatic sync makes the scalar unit
+                    // wait for earlier conflicting accesses of every pipe.
+                    self.drain(report);
+                    let mut clock = self.pipe_clock[s];
+                    for (region, write) in instr
+                        .reads
+                        .iter()
+                        .map(|r| (r, false))
+                        .chain(instr.writes.iter().map(|w| (w, true)))
+                    {
+                        if let Some(list) = self.live.get(&region.mem) {
+                            for old in list {
+                                if (old.write || write) && old.region.overlaps(region) {
+                                    join(&mut clock, &old.full);
+                                }
+                            }
+                        }
+                    }
+                    self.pipe_clock[s] = clock;
+                    self.pipe_clock[s][s] += 1;
+                }
+                // PipeBarrier<PIPE_S> (reported by the flag pass).
                 _ => {
                     self.pipe_clock[s][s] += 1;
                 }
@@ -497,6 +525,7 @@ impl<'t> BlockCheck<'t> {
                 write,
                 pipe,
                 clock: clock[pi],
+                full: clock,
                 idx,
             });
             self.inserted_since_prune += 1;

@@ -326,3 +326,23 @@ fn a_long_correct_kernel_stays_clean_and_fast() {
     assert_eq!(check(&trace), vec![]);
     assert!(t0.elapsed().as_secs_f64() < 3.0, "{:?}", t0.elapsed());
 }
+
+#[test]
+fn a_scalar_access_in_between_orders_two_pipes_through_auto_sync() {
+    // MTE2 writes, the scalar reads the same bytes (auto-synced after the
+    // copy), then MTE3 copies them out: issued after the scalar read, the
+    // copy-out is ordered after the copy-in.
+    let build = |scalar: bool| {
+        let mut tb = TraceBuilder::new();
+        tb.begin_block(0);
+        tb.copy_in(1, gm(0, 0, 1024), ub(0, 1024));
+        if scalar {
+            tb.scalar(2, ScalarOp::LocalGet, ub(0, 4));
+        }
+        tb.copy_out(3, ub(0, 1024), gm(1, 0, 1024));
+        tb.end_block();
+        tb.finish()
+    };
+    assert_eq!(check(&build(true)), vec![]);
+    assert_eq!(kinds(&check(&build(false))), vec!["race"]);
+}

@@ -9,7 +9,6 @@
 //! Units in the file are the natural ones (MHz, GB/s, µs, cycles, bytes);
 //! [`HwProfile`] holds them converted to cycles and bytes per cycle.
 
-use crate::launch::Platform;
 use crate::trace::VecOp;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -316,22 +315,6 @@ impl HwProfile {
             (rule.ops.is_empty() || rule.ops.contains(&op))
                 && (rule.elem_bytes.is_empty() || rule.elem_bytes.contains(&elem_bytes))
         })
-    }
-
-    /// What `platform_ascendc::PlatformAscendC` reports on this chip.
-    pub fn platform(&self) -> Platform {
-        Platform {
-            soc_version: self.soc_version.clone(),
-            core_num_aiv: self.aiv_cores,
-            core_num_aic: self.aic_cores,
-            ub_size: self.ub_bytes,
-            l1_size: self.l1_bytes,
-            l0a_size: self.l0a_bytes,
-            l0b_size: self.l0b_bytes,
-            l0c_size: self.l0c_bytes,
-            l2_size: self.l2_bytes,
-            hbm_size: self.hbm_bytes,
-        }
     }
 }
 

@@ -62,6 +62,7 @@ pub fn worker_main() -> ExitCode {
         // SAFETY: dup2 onto fd 0, which we no longer read.
         unsafe { libc::dup2(null.as_raw_fd(), 0) };
     }
+    super::crash::install();
     let reply = match job {
         Err(message) => Reply::Refused(format!("cannot read the job: {message}")),
         Ok(job) => run(&job),

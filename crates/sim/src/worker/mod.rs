@@ -37,11 +37,18 @@
 //!   deleted afterwards, and a cleared environment (only `PATH`, `HOME`,
 //!   `TMPDIR`, `LC_ALL`, `MALLOC_ARENA_MAX` and the result fd variable).
 //!
+//! Crash locations: the worker installs handlers for SIGSEGV, SIGBUS,
+//! SIGFPE and SIGILL that print the faulting library and offset before the
+//! worker dies of the signal; the parent maps that to a function and
+//! `file:line` with `addr2line` when the library is the job's kernel or host
+//! library (see `crash.rs`), in [`WorkerOutcome::Crashed`]'s `location`.
+//!
 //! Invariants: [`run_job`] never panics and never returns an error type:
 //! every failure of the child is a [`WorkerOutcome`]. Kernel code never runs
 //! in the calling process.
 
 mod child;
+mod crash;
 mod protocol;
 mod sandbox;
 
@@ -116,6 +123,10 @@ pub enum WorkerOutcome {
         signal: i32,
         /// Its name, e.g. `SIGSEGV`.
         signal_name: String,
+        /// Where it happened, for SIGSEGV/SIGBUS/SIGFPE/SIGILL: function and
+        /// `file:line` when the kernel or host library has line tables
+        /// (`-g1`), else `library+offset`.
+        location: Option<String>,
         /// The end of the worker's stderr.
         stderr_tail: String,
     },
@@ -156,9 +167,14 @@ impl WorkerOutcome {
         match self {
             WorkerOutcome::Finished(_) => "finished".into(),
             WorkerOutcome::Failed(failure) => format!("failed: {failure}"),
-            WorkerOutcome::Crashed { signal_name, .. } => match signal_name.as_str() {
-                "SIGXFSZ" => "crashed: wrote a file larger than the limit (SIGXFSZ)".into(),
-                name => format!("crashed ({name})"),
+            WorkerOutcome::Crashed {
+                signal_name,
+                location,
+                ..
+            } => match (signal_name.as_str(), location) {
+                ("SIGXFSZ", _) => "crashed: wrote a file larger than the limit (SIGXFSZ)".into(),
+                (name, Some(location)) => format!("crashed ({name}) in {location}"),
+                (name, None) => format!("crashed ({name})"),
             },
             WorkerOutcome::TimedOut {
                 after_ms, limit, ..
@@ -226,48 +242,59 @@ impl WorkerCommand {
     /// current executable or in its parent directory (where cargo puts
     /// binaries when the current one is a test in `target/<profile>/deps`).
     pub fn locate() -> Result<WorkerCommand, WorkerNotFound> {
-        if let Some(path) = std::env::var_os("ASCENDOPT_WORKER").filter(|p| !p.is_empty()) {
-            let path = PathBuf::from(path);
-            if path.is_file() {
-                return Ok(WorkerCommand {
-                    program: std::path::absolute(&path).unwrap_or(path),
-                    args: Vec::new(),
-                });
-            }
-            return Err(WorkerNotFound {
-                message: format!("ASCENDOPT_WORKER={} is not a file", path.display()),
-            });
-        }
-        let exe = std::env::current_exe().map_err(|e| WorkerNotFound {
-            message: format!("cannot find the current executable ({e}); set ASCENDOPT_WORKER"),
-        })?;
-        if exe.file_stem().and_then(|s| s.to_str()) == Some("ascendopt") {
-            return Ok(WorkerCommand {
-                program: exe,
-                args: vec!["__worker".into()],
-            });
-        }
-        let name = format!("ascendopt-worker{}", std::env::consts::EXE_SUFFIX);
-        let dir = exe.parent().unwrap_or(Path::new("."));
-        for candidate in [Some(dir.join(&name)), dir.parent().map(|p| p.join(&name))]
-            .into_iter()
-            .flatten()
-        {
-            if candidate.is_file() {
-                return Ok(WorkerCommand {
-                    program: candidate,
-                    args: Vec::new(),
-                });
-            }
-        }
-        Err(WorkerNotFound {
-            message: format!(
-                "{name} not found next to {} or in its parent directory: build it with \
-                 `cargo build -p ascendopt-sim --bin ascendopt-worker`, or set ASCENDOPT_WORKER",
-                exe.display()
-            ),
-        })
+        locate_with(
+            std::env::var_os("ASCENDOPT_WORKER"),
+            std::env::current_exe(),
+        )
     }
+}
+
+/// [`WorkerCommand::locate`] with the environment passed in.
+fn locate_with(
+    env_worker: Option<OsString>,
+    current_exe: io::Result<PathBuf>,
+) -> Result<WorkerCommand, WorkerNotFound> {
+    if let Some(path) = env_worker.filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        if path.is_file() {
+            return Ok(WorkerCommand {
+                program: std::path::absolute(&path).unwrap_or(path),
+                args: Vec::new(),
+            });
+        }
+        return Err(WorkerNotFound {
+            message: format!("ASCENDOPT_WORKER={} is not a file", path.display()),
+        });
+    }
+    let exe = current_exe.map_err(|e| WorkerNotFound {
+        message: format!("cannot find the current executable ({e}); set ASCENDOPT_WORKER"),
+    })?;
+    if exe.file_stem().and_then(|s| s.to_str()) == Some("ascendopt") {
+        return Ok(WorkerCommand {
+            program: exe,
+            args: vec!["__worker".into()],
+        });
+    }
+    let name = format!("ascendopt-worker{}", std::env::consts::EXE_SUFFIX);
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    for candidate in [Some(dir.join(&name)), dir.parent().map(|p| p.join(&name))]
+        .into_iter()
+        .flatten()
+    {
+        if candidate.is_file() {
+            return Ok(WorkerCommand {
+                program: candidate,
+                args: Vec::new(),
+            });
+        }
+    }
+    Err(WorkerNotFound {
+        message: format!(
+            "{name} not found next to {} or in its parent directory: build it with \
+             `cargo build -p ascendopt-sim --bin ascendopt-worker`, or set ASCENDOPT_WORKER",
+            exe.display()
+        ),
+    })
 }
 
 /// Runs `job` in a worker found by [`WorkerCommand::locate`].
@@ -425,7 +452,9 @@ fn exited_nowait(pid: libc::pid_t) -> bool {
             &mut info,
             libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
         );
-        rc == 0 && info.si_pid() != 0
+        // ECHILD: someone else reaped it (SIGCHLD ignored by the embedder).
+        (rc == 0 && info.si_pid() != 0)
+            || (rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
     }
 }
 
@@ -520,7 +549,8 @@ fn run_in(
     let wall_ms = elapsed_ms(start);
     let stdout_tail = collected.stdout.text();
     let stderr_tail = collected.stderr.text();
-    let outcome = classify(&collected, &stderr_tail, wall_ms);
+    let libraries = [job.kernel_lib.as_path(), job.host_lib.as_path()];
+    let outcome = classify(&collected, &stderr_tail, wall_ms, &libraries);
     WorkerReport {
         outcome,
         sandbox,
@@ -758,7 +788,12 @@ fn signal_name(signal: i32) -> String {
     name.to_string()
 }
 
-fn classify(collected: &Collected, stderr_tail: &str, wall_ms: u64) -> WorkerOutcome {
+fn classify(
+    collected: &Collected,
+    stderr_tail: &str,
+    wall_ms: u64,
+    libraries: &[&Path],
+) -> WorkerOutcome {
     let stderr_tail = stderr_tail.to_string();
     if collected.timed_out {
         return WorkerOutcome::TimedOut {
@@ -804,6 +839,7 @@ fn classify(collected: &Collected, stderr_tail: &str, wall_ms: u64) -> WorkerOut
         return WorkerOutcome::Crashed {
             signal,
             signal_name: signal_name(signal),
+            location: crash::locate(&stderr_tail, libraries),
             stderr_tail,
         };
     }
@@ -834,6 +870,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn locate_prefers_the_env_var_then_the_cli_then_a_sibling_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("debug/deps")).unwrap();
+        let worker = root.join("debug/ascendopt-worker");
+        std::fs::write(&worker, b"").unwrap();
+        let test_exe = root.join("debug/deps/worker-0123abcd");
+
+        // The env var wins, and must name a file.
+        let found = locate_with(Some(worker.clone().into()), Ok(test_exe.clone())).unwrap();
+        assert_eq!(found.program, worker);
+        assert!(found.args.is_empty());
+        let err = locate_with(Some(root.join("nope").into()), Ok(test_exe.clone())).unwrap_err();
+        assert!(err.message.starts_with("ASCENDOPT_WORKER="), "{err}");
+
+        // The CLI is its own worker.
+        let cli = root.join("bin/ascendopt");
+        let found = locate_with(None, Ok(cli.clone())).unwrap();
+        assert_eq!(found.program, cli);
+        assert_eq!(found.args, vec![OsString::from("__worker")]);
+
+        // A test binary in target/debug/deps finds target/debug/ascendopt-worker;
+        // a binary in target/debug finds its sibling.
+        let found = locate_with(None, Ok(test_exe)).unwrap();
+        assert_eq!(found.program, worker);
+        let found = locate_with(None, Ok(root.join("debug/other-tool"))).unwrap();
+        assert_eq!(found.program, worker);
+
+        // Nothing: say how to build it.
+        let err = locate_with(None, Ok(root.join("elsewhere/tool"))).unwrap_err();
+        assert!(
+            err.message
+                .contains("cargo build -p ascendopt-sim --bin ascendopt-worker"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn tail_keeps_the_end_and_says_how_much_was_cut() {
         let mut tail = Tail::new(4);
         tail.push(b"hello ");
@@ -856,6 +930,7 @@ mod tests {
         let crashed = WorkerOutcome::Crashed {
             signal: libc::SIGXFSZ,
             signal_name: signal_name(libc::SIGXFSZ),
+            location: None,
             stderr_tail: String::new(),
         };
         assert_eq!(

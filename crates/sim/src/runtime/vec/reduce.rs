@@ -293,11 +293,6 @@ fn read_src(
             ),
         });
     }
-    let chunk = if chunked {
-        MAX_REPEAT
-    } else {
-        op.repeat.max(1)
-    };
     let mut elems = Vec::new();
     let mut repeats = 0u32;
     let (mut low, mut high) = (u64::MAX, 0u64);
@@ -312,7 +307,7 @@ fn read_src(
                 end: start + REPEAT_BYTES,
                 cap: ub.len() as u64,
             })?;
-            lane_op.repeat = chunk.min(op.repeat - first);
+            lane_op.repeat = MAX_REPEAT.min(op.repeat - first);
         }
         let mut operand = Operand::src0(&lane_op, ctx.size() as u32);
         operand.name = "src";
