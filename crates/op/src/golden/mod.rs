@@ -7,11 +7,23 @@
 //! launch.
 
 mod builtins;
+mod level1_math;
+mod level1_misc;
+mod level2_fused;
+mod level2_math;
+mod level2_move;
 pub mod script;
 
 /// The builtin tables, one per source file of goldens. Adding a file of
 /// goldens is one line here.
-const TABLES: &[&[Builtin]] = &[builtins::TABLE];
+const TABLES: &[&[Builtin]] = &[
+    builtins::TABLE,
+    level1_math::TABLE,
+    level1_misc::TABLE,
+    level2_math::TABLE,
+    level2_fused::TABLE,
+    level2_move::TABLE,
+];
 
 use crate::error::OpError;
 use crate::spec::{Case, GoldenSpec, OpSpec};

@@ -1,0 +1,6 @@
+//! Builtin goldens of the level2_move operators (issue: operator suite).
+
+use super::Builtin;
+
+/// This file's goldens.
+pub(super) const TABLE: &[Builtin] = &[];
