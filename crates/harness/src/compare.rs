@@ -223,7 +223,8 @@ fn erfc(x: f64) -> f64 {
                 + t * (0.096_784_18
                     + t * (-0.186_288_06
                         + t * (0.278_868_07
-                            + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
     let r = t * poly.exp();
     if x >= 0.0 {
         r
@@ -301,7 +302,10 @@ mod tests {
     fn robust_sigma_by_hand() {
         // logs of e^0, e^0.1, e^-0.1, e^0.2, e^5: median 0.1; deviations
         // 0.1, 0, 0.2, 0.1, 4.9 → MAD 0.1, despite the outlier.
-        let s: Vec<f64> = [0.0f64, 0.1, -0.1, 0.2, 5.0].iter().map(|l| l.exp()).collect();
+        let s: Vec<f64> = [0.0f64, 0.1, -0.1, 0.2, 5.0]
+            .iter()
+            .map(|l| l.exp())
+            .collect();
         let sigma = robust_sigma(&s).unwrap();
         assert!((sigma - 0.14826).abs() < 1e-9, "{sigma}");
         assert_eq!(robust_sigma(&[]), None);
@@ -312,7 +316,9 @@ mod tests {
     fn tau_by_hand() {
         // 16 samples alternating 99 and 101: median of logs = midpoint,
         // every |dev| = ln(101/99)/2, so sigma = 1.4826 · 0.0100003.
-        let inc: Vec<f64> = (0..16).map(|k| if k % 2 == 0 { 99.0 } else { 101.0 }).collect();
+        let inc: Vec<f64> = (0..16)
+            .map(|k| if k % 2 == 0 { 99.0 } else { 101.0 })
+            .collect();
         let cal = calibrate_tau(&inc, &CFG).unwrap();
         let sigma = 1.4826 * (101.0f64 / 99.0).ln() / 2.0;
         assert!((cal.sigma - sigma).abs() < 1e-12);
@@ -326,7 +332,9 @@ mod tests {
 
     #[test]
     fn decisions_on_hand_made_samples() {
-        let inc: Vec<f64> = (0..16).map(|k| if k % 2 == 0 { 99.0 } else { 101.0 }).collect();
+        let inc: Vec<f64> = (0..16)
+            .map(|k| if k % 2 == 0 { 99.0 } else { 101.0 })
+            .collect();
         // tau = 2.2 · 1.2533 · 0.014827 · √(2/16) = 1.445 %.
         let shift = |f: f64| inc.iter().map(|x| x * f).collect::<Vec<_>>();
         let d = faster(&shift(0.95), &inc, &CFG);
@@ -340,7 +348,10 @@ mod tests {
         let d = faster(&inc, &inc, &CFG);
         assert!(!d.faster);
         assert!((d.p_value.unwrap() - 0.5).abs() < 1e-6);
-        assert!(!faster(&shift(1.2), &inc, &CFG).faster, "slower is never faster");
+        assert!(
+            !faster(&shift(1.2), &inc, &CFG).faster,
+            "slower is never faster"
+        );
         // Deterministic device: 0.4 % is below the minimum effect, 0.6 % above.
         let flat = [100.0; 10];
         assert!(!faster(&[99.6; 10], &flat, &CFG).faster);
@@ -351,18 +362,33 @@ mod tests {
     #[test]
     fn bad_samples_never_win() {
         let inc = [100.0; 12];
-        for bad in [vec![1.0; 3], vec![f64::NAN; 12], vec![0.0; 12], vec![-5.0; 12]] {
+        for bad in [
+            vec![1.0; 3],
+            vec![f64::NAN; 12],
+            vec![0.0; 12],
+            vec![-5.0; 12],
+        ] {
             let d = faster(&bad, &inc, &CFG);
             assert!(!d.faster, "{bad:?}");
             assert!(d.speedup.is_nan(), "{}", d.reason);
         }
-        assert!(faster(&[50.0; 12], &[f64::INFINITY; 12], &CFG).reason.contains("positive finite"));
-        assert!(faster(&[50.0; 12], &[100.0; 9], &CFG).reason.contains("too few samples"));
+        assert!(faster(&[50.0; 12], &[f64::INFINITY; 12], &CFG)
+            .reason
+            .contains("positive finite"));
+        assert!(faster(&[50.0; 12], &[100.0; 9], &CFG)
+            .reason
+            .contains("too few samples"));
     }
 
     #[test]
     fn normal_tail_matches_tables() {
-        for (x, p) in [(0.0, 0.5), (1.0, 0.158_655_25), (1.644_854, 0.05), (2.0, 0.022_750_13), (-1.0, 0.841_344_75)] {
+        for (x, p) in [
+            (0.0, 0.5),
+            (1.0, 0.158_655_25),
+            (1.644_854, 0.05),
+            (2.0, 0.022_750_13),
+            (-1.0, 0.841_344_75),
+        ] {
             assert!((normal_sf(x) - p).abs() < 2e-6, "x {x}: {}", normal_sf(x));
         }
     }
@@ -391,10 +417,7 @@ mod tests {
     /// matters, and the test above can fail.
     #[test]
     fn ten_repeats_are_not_enough_at_two_percent() {
-        let few = CompareConfig {
-            repeats: 10,
-            ..CFG
-        };
+        let few = CompareConfig { repeats: 10, ..CFG };
         let (false_accept, power) = error_rates(&few, 0.02, 2000, 3);
         assert!(false_accept < 0.08, "false accept {false_accept}");
         assert!(power < 0.90, "power {power}");
@@ -404,7 +427,11 @@ mod tests {
     fn repeats_for_reaches_the_power_it_promises() {
         assert_eq!(repeats_for(0.02, 1.03, &CFG), 22);
         assert_eq!(repeats_for(0.0, 1.03, &CFG), CFG.min_samples);
-        assert_eq!(repeats_for(0.02, 0.97, &CFG), CFG.min_samples, "no effect to detect");
+        assert_eq!(
+            repeats_for(0.02, 0.97, &CFG),
+            CFG.min_samples,
+            "no effect to detect"
+        );
         // A 10 µs kernel under the simulator's default noise.
         let cv = effective_cv(0.01, 0.5, 10.0);
         let n = repeats_for(cv, 1.03, &CFG);

@@ -12,7 +12,9 @@
 //! flight when the process died (ticket issued, never recorded) therefore
 //! gets its index again; nothing recorded is counted twice, nothing is lost.
 
-use crate::store::{NewEvaluation, Recorded, RunId, RunStore, SourceHash, Stage, StageTimings, StoreError};
+use crate::store::{
+    NewEvaluation, Recorded, RunId, RunStore, SourceHash, Stage, StageTimings, StoreError,
+};
 use crate::verdict::Verdict;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -154,7 +156,11 @@ impl<'s> Ledger<'s> {
     /// index is recorded or in flight.
     pub fn try_spend(&mut self, stage: Stage) -> Result<Ticket, LedgerError> {
         let budget = self.budgets.budget(stage);
-        let recorded: BTreeSet<u32> = self.store.recorded_indices(self.run, &self.op, stage)?.into_iter().collect();
+        let recorded: BTreeSet<u32> = self
+            .store
+            .recorded_indices(self.run, &self.op, stage)?
+            .into_iter()
+            .collect();
         let in_flight = self.in_flight.entry(stage).or_default();
         let free = (0..budget).find(|i| !recorded.contains(i) && !in_flight.contains(i));
         match free {
@@ -225,7 +231,10 @@ mod tests {
     use super::*;
     use tempfile::TempDir;
 
-    const SMALL: BudgetConfig = BudgetConfig { rewind: 2, online: 3 };
+    const SMALL: BudgetConfig = BudgetConfig {
+        rewind: 2,
+        online: 3,
+    };
 
     fn charge<'a>(hash: &'a SourceHash, verdict: &'a Verdict) -> Charge<'a> {
         Charge {
@@ -248,9 +257,13 @@ mod tests {
         let mut ledger = Ledger::open(&store, run, "add", "L1", SMALL).unwrap();
         let hash = store.put_source("k").unwrap();
         let failures = [
-            Verdict::CompileError { diagnostics: "e".into() },
+            Verdict::CompileError {
+                diagnostics: "e".into(),
+            },
             Verdict::Timeout { after_ms: 5 },
-            Verdict::RejectedStatic { reason: "asm".into() },
+            Verdict::RejectedStatic {
+                reason: "asm".into(),
+            },
         ];
         for (i, v) in failures.iter().enumerate() {
             let t = ledger.try_spend(Stage::Online).unwrap();
@@ -260,7 +273,11 @@ mod tests {
         assert_eq!(ledger.spent(Stage::Online).unwrap(), 3);
         assert_eq!(ledger.remaining(Stage::Online).unwrap(), 0);
         match ledger.try_spend(Stage::Online) {
-            Err(LedgerError::Exhausted { budget: 3, stage: Stage::Online, .. }) => {}
+            Err(LedgerError::Exhausted {
+                budget: 3,
+                stage: Stage::Online,
+                ..
+            }) => {}
             other => panic!("expected Exhausted, got {other:?}"),
         }
         // Rewind is a separate pool.
@@ -284,7 +301,10 @@ mod tests {
             let t2 = ledger.try_spend(Stage::Online).unwrap();
             assert_eq!((t0.index(), t1.index(), t2.index()), (0, 1, 2));
             assert_eq!(ledger.remaining(Stage::Online).unwrap(), 0);
-            assert!(matches!(ledger.try_spend(Stage::Online), Err(LedgerError::Exhausted { .. })));
+            assert!(matches!(
+                ledger.try_spend(Stage::Online),
+                Err(LedgerError::Exhausted { .. })
+            ));
             // Workers finish 2 and 0; the process dies with 1 in flight.
             let v = Verdict::Timeout { after_ms: 1 };
             ledger.record(t2, charge(&hash, &v)).unwrap();
@@ -297,9 +317,15 @@ mod tests {
         assert_eq!(ledger.spent(Stage::Online).unwrap(), 2);
         let again = ledger.try_spend(Stage::Online).unwrap();
         assert_eq!(again.index(), 1, "the lost index is issued again");
-        assert!(matches!(ledger.try_spend(Stage::Online), Err(LedgerError::Exhausted { .. })));
+        assert!(matches!(
+            ledger.try_spend(Stage::Online),
+            Err(LedgerError::Exhausted { .. })
+        ));
         // A resumed run with other budgets is refused.
-        let other = BudgetConfig { rewind: 2, online: 4 };
+        let other = BudgetConfig {
+            rewind: 2,
+            online: 4,
+        };
         assert!(matches!(
             Ledger::open(&store, run, "add", "L1", other),
             Err(LedgerError::Store(StoreError::BudgetMismatch { .. }))
@@ -327,6 +353,9 @@ mod tests {
     #[test]
     fn reference_budget_is_230() {
         let b = BudgetConfig::REFERENCE;
-        assert_eq!((b.budget(Stage::Rewind), b.budget(Stage::Online)), (20, 210));
+        assert_eq!(
+            (b.budget(Stage::Rewind), b.budget(Stage::Online)),
+            (20, 210)
+        );
     }
 }

@@ -33,6 +33,7 @@
 
 pub mod compare;
 pub mod eval;
+pub mod pipeline;
 pub mod ledger;
 pub mod pool;
 pub mod static_check;

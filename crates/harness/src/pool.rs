@@ -91,7 +91,11 @@ mod tests {
         let jobs: Vec<u64> = (0..24).collect();
         let expected: Vec<u64> = jobs.iter().map(|x| x * x).collect();
         for threads in [0, 1, 2, 3, 8, 64] {
-            assert_eq!(map_ordered(jobs.clone(), threads, slow_square), expected, "-j {threads}");
+            assert_eq!(
+                map_ordered(jobs.clone(), threads, slow_square),
+                expected,
+                "-j {threads}"
+            );
         }
         assert!(map_ordered(Vec::<u64>::new(), 4, slow_square).is_empty());
     }

@@ -190,7 +190,10 @@ impl SourceHash {
 
     /// Accepts 64 lower-case hex digits.
     pub fn from_hex(text: &str) -> Option<SourceHash> {
-        let ok = text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        let ok = text.len() == 64
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         ok.then(|| SourceHash(text.to_string()))
     }
 
@@ -561,7 +564,8 @@ impl RunStore {
     }
 
     fn immediate(&self) -> Result<Transaction<'_>, StoreError> {
-        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(|e| self.sql(e))
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(|e| self.sql(e))
     }
 
     fn migrate(&self) -> Result<(), StoreError> {
@@ -582,7 +586,11 @@ impl RunStore {
         }
         if version == 0 {
             let tables: i64 = tx
-                .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                    [],
+                    |r| r.get(0),
+                )
                 .map_err(|e| self.sql(e))?;
             if tables > 0 {
                 return Err(StoreError::Foreign {
@@ -631,7 +639,10 @@ impl RunStore {
     pub fn set_run_status(&self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
         let changed = self
             .conn
-            .execute("UPDATE runs SET status = ?1 WHERE id = ?2", params![status.as_str(), run.0])
+            .execute(
+                "UPDATE runs SET status = ?1 WHERE id = ?2",
+                params![status.as_str(), run.0],
+            )
             .map_err(|e| self.sql(e))?;
         if changed == 0 {
             return Err(StoreError::UnknownRun { run });
@@ -668,9 +679,14 @@ impl RunStore {
         rows.into_iter().map(|row| self.run_info(row)).collect()
     }
 
-    fn run_info(&self, (id, created_ms, config, status): (i64, i64, String, String)) -> Result<RunInfo, StoreError> {
-        let config = serde_json::from_str(&config).map_err(|e| self.corrupt(format!("config of run {id}: {e}")))?;
-        let status = RunStatus::parse(&status).ok_or_else(|| self.corrupt(format!("status {status:?} of run {id}")))?;
+    fn run_info(
+        &self,
+        (id, created_ms, config, status): (i64, i64, String, String),
+    ) -> Result<RunInfo, StoreError> {
+        let config = serde_json::from_str(&config)
+            .map_err(|e| self.corrupt(format!("config of run {id}: {e}")))?;
+        let status = RunStatus::parse(&status)
+            .ok_or_else(|| self.corrupt(format!("status {status:?} of run {id}")))?;
         Ok(RunInfo {
             id: RunId(id),
             created_ms,
@@ -693,7 +709,9 @@ impl RunStore {
         requested.sort();
         let tx = self.immediate()?;
         let exists: bool = tx
-            .query_row("SELECT count(*) FROM runs WHERE id = ?1", [run.0], |r| r.get::<_, i64>(0))
+            .query_row("SELECT count(*) FROM runs WHERE id = ?1", [run.0], |r| {
+                r.get::<_, i64>(0)
+            })
             .map_err(|e| self.sql(e))?
             > 0;
         if !exists {
@@ -726,19 +744,27 @@ impl RunStore {
             }
         }
         tx.commit().map_err(|e| self.sql(e))?;
-        self.operator(run, op)?.ok_or_else(|| StoreError::UnknownOperator {
-            run,
-            op: op.to_string(),
-            stage: Stage::Online,
-        })
+        self.operator(run, op)?
+            .ok_or_else(|| StoreError::UnknownOperator {
+                run,
+                op: op.to_string(),
+                stage: Stage::Online,
+            })
     }
 
-    fn stage_rows(&self, conn: &Connection, run: RunId, op: &str) -> Result<Vec<(Stage, u32, u32)>, StoreError> {
+    fn stage_rows(
+        &self,
+        conn: &Connection,
+        run: RunId,
+        op: &str,
+    ) -> Result<Vec<(Stage, u32, u32)>, StoreError> {
         let mut stmt = conn
             .prepare("SELECT stage, budget, spent FROM stage_budgets WHERE run = ?1 AND op = ?2")
             .map_err(|e| self.sql(e))?;
         let rows = stmt
-            .query_map(params![run.0, op], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?)))
+            .query_map(params![run.0, op], |r| {
+                Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?))
+            })
             .map_err(|e| self.sql(e))?
             .collect::<Result<Vec<(String, u32, u32)>, _>>()
             .map_err(|e| self.sql(e))?;
@@ -793,7 +819,11 @@ impl RunStore {
     /// A stored source.
     pub fn get_source(&self, hash: &SourceHash) -> Result<Option<String>, StoreError> {
         self.conn
-            .query_row("SELECT content FROM sources WHERE hash = ?1", [hash.as_str()], |r| r.get(0))
+            .query_row(
+                "SELECT content FROM sources WHERE hash = ?1",
+                [hash.as_str()],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(|e| self.sql(e))
     }
@@ -804,7 +834,9 @@ impl RunStore {
     /// is returned with `is_new == false`.
     pub fn record_evaluation(&self, new: &NewEvaluation<'_>) -> Result<Recorded, StoreError> {
         let tx = self.immediate()?;
-        if let Some(existing) = self.evaluation_in(&tx, new.run, new.op, new.stage, new.budget_index)? {
+        if let Some(existing) =
+            self.evaluation_in(&tx, new.run, new.op, new.stage, new.budget_index)?
+        {
             if &existing.source_hash != new.source_hash {
                 return Err(StoreError::KeyConflict {
                     run: new.run,
@@ -897,7 +929,9 @@ impl RunStore {
         .map_err(|e| self.sql(e))?;
         let stored = self
             .evaluation_in(&tx, new.run, new.op, new.stage, new.budget_index)?
-            .ok_or_else(|| self.corrupt("evaluation vanished inside its transaction".to_string()))?;
+            .ok_or_else(|| {
+                self.corrupt("evaluation vanished inside its transaction".to_string())
+            })?;
         tx.commit().map_err(|e| self.sql(e))?;
         Ok(Recorded {
             evaluation: stored,
@@ -929,13 +963,18 @@ impl RunStore {
 
     fn parse_evaluation(&self, r: RawEvaluation) -> Result<Evaluation, StoreError> {
         let id = r.id;
-        let stage = Stage::parse(&r.stage).ok_or_else(|| self.corrupt(format!("stage {:?} of evaluation {id}", r.stage)))?;
-        let source_hash = SourceHash::from_hex(&r.source_hash)
-            .ok_or_else(|| self.corrupt(format!("source hash {:?} of evaluation {id}", r.source_hash)))?;
+        let stage = Stage::parse(&r.stage)
+            .ok_or_else(|| self.corrupt(format!("stage {:?} of evaluation {id}", r.stage)))?;
+        let source_hash = SourceHash::from_hex(&r.source_hash).ok_or_else(|| {
+            self.corrupt(format!(
+                "source hash {:?} of evaluation {id}",
+                r.source_hash
+            ))
+        })?;
         let verdict: Verdict = serde_json::from_str(&r.details)
             .map_err(|e| self.corrupt(format!("verdict of evaluation {id}: {e}")))?;
-        let budget_index =
-            u32::try_from(r.budget_index).map_err(|_| self.corrupt(format!("budget index of evaluation {id}")))?;
+        let budget_index = u32::try_from(r.budget_index)
+            .map_err(|_| self.corrupt(format!("budget index of evaluation {id}")))?;
         let ms = |v: i64| u64::try_from(v).unwrap_or(0);
         Ok(Evaluation {
             id,
@@ -955,7 +994,11 @@ impl RunStore {
         })
     }
 
-    fn query_evaluations(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Evaluation>, StoreError> {
+    fn query_evaluations(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+    ) -> Result<Vec<Evaluation>, StoreError> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| self.sql(e))?;
         let raws = stmt
             .query_map(args, raw_evaluation)
@@ -1004,7 +1047,12 @@ impl RunStore {
     }
 
     /// Budget indices already recorded for a stage of an operator, ascending.
-    pub fn recorded_indices(&self, run: RunId, op: &str, stage: Stage) -> Result<Vec<u32>, StoreError> {
+    pub fn recorded_indices(
+        &self,
+        run: RunId,
+        op: &str,
+        stage: Stage,
+    ) -> Result<Vec<u32>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
@@ -1023,7 +1071,12 @@ impl RunStore {
     /// The first evaluation of this exact source for the operator in the
     /// run, so that an identical candidate is not evaluated (and charged)
     /// again.
-    pub fn find_by_source(&self, run: RunId, op: &str, hash: &SourceHash) -> Result<Option<Evaluation>, StoreError> {
+    pub fn find_by_source(
+        &self,
+        run: RunId,
+        op: &str,
+        hash: &SourceHash,
+    ) -> Result<Option<Evaluation>, StoreError> {
         let mut rows = self.query_evaluations(
             &format!(
                 "SELECT {EVAL_COLUMNS} FROM evaluations WHERE run = ?1 AND op = ?2 AND source_hash = ?3

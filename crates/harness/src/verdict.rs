@@ -286,7 +286,11 @@ impl fmt::Display for Verdict {
                     d.max_rel_err
                 )?;
                 if let Some(b) = &d.first_bad {
-                    write!(f, "; first at index {}: expected {}, got {}", b.index, b.expected, b.actual)?;
+                    write!(
+                        f,
+                        "; first at index {}: expected {}, got {}",
+                        b.index, b.expected, b.actual
+                    )?;
                 }
                 Ok(())
             }
@@ -430,9 +434,21 @@ mod tests {
         assert_eq!(roundtrip(&correct), correct);
 
         let timeout = Verdict::Timeout { after_ms: 30_000 };
-        assert_eq!((timeout.kind(), timeout.label().as_str()), ("timeout", "timeout 30000ms"));
-        assert_eq!(Verdict::CompileError { diagnostics: "x".into() }.kind(), "compile_error");
-        assert_eq!(Verdict::RejectedStatic { reason: "x".into() }.label(), "rejected_static");
+        assert_eq!(
+            (timeout.kind(), timeout.label().as_str()),
+            ("timeout", "timeout 30000ms")
+        );
+        assert_eq!(
+            Verdict::CompileError {
+                diagnostics: "x".into()
+            }
+            .kind(),
+            "compile_error"
+        );
+        assert_eq!(
+            Verdict::RejectedStatic { reason: "x".into() }.label(),
+            "rejected_static"
+        );
     }
 
     #[test]

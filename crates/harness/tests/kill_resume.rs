@@ -21,7 +21,10 @@ const WRITER_ENV: &str = "ASCENDOPT_KILL_WRITER";
 const DELAY_ENV: &str = "ASCENDOPT_KILL_WRITER_DELAY_MS";
 const TEST_NAME: &str = "kill_9_mid_run_resumes_without_double_counting";
 const OP: &str = "add_custom";
-const BUDGET: BudgetConfig = BudgetConfig { rewind: 10, online: 40 };
+const BUDGET: BudgetConfig = BudgetConfig {
+    rewind: 10,
+    online: 40,
+};
 const N_CANDIDATES: u32 = 50;
 
 /// The deterministic "evaluation" of candidate `i`: every verdict kind.
@@ -35,7 +38,9 @@ fn fake_verdict(i: u32) -> Verdict {
             message: format!("UB needs {} bytes", 196_608 + i),
             location: Some(format!("op_kernel/add.cpp:{i}")),
         },
-        2 => Verdict::Timeout { after_ms: 1000 + u64::from(i) },
+        2 => Verdict::Timeout {
+            after_ms: 1000 + u64::from(i),
+        },
         3 => Verdict::Incorrect {
             details: Mismatch {
                 check: CorrectnessCheck::Rerun,
@@ -56,7 +61,9 @@ fn fake_verdict(i: u32) -> Verdict {
             reason: format!("inline-asm at op_kernel/add.cpp:{i}: inline assembly (`asm`)"),
         },
         _ => {
-            let samples: Vec<f64> = (0..5).map(|k| 100.0 - f64::from(i) * 0.5 + f64::from(k) * 0.1).collect();
+            let samples: Vec<f64> = (0..5)
+                .map(|k| 100.0 - f64::from(i) * 0.5 + f64::from(k) * 0.1)
+                .collect();
             Verdict::Correct {
                 latency: LatencyStats::from_samples(&samples).expect("finite samples"),
                 samples_us: samples,
@@ -87,9 +94,15 @@ fn run_writer(db: &Path, delay: Duration, progress: &mut dyn Write) -> RunId {
     };
     let mut ledger = Ledger::open(&store, run, OP, "L1", BUDGET).expect("ledger");
     for i in 0..N_CANDIDATES {
-        let source = format!("// candidate {i}\nextern \"C\" __global__ __aicore__ void add_custom() {{}}\n");
+        let source = format!(
+            "// candidate {i}\nextern \"C\" __global__ __aicore__ void add_custom() {{}}\n"
+        );
         let hash = store.put_source(&source).expect("put source");
-        if store.find_by_source(run, OP, &hash).expect("find").is_some() {
+        if store
+            .find_by_source(run, OP, &hash)
+            .expect("find")
+            .is_some()
+        {
             continue;
         }
         let ticket = ledger.try_spend(stage_of(i)).expect("budget");
@@ -161,7 +174,11 @@ fn kill_writer_after(db: &Path, after: usize) -> usize {
     std::thread::sleep(Duration::from_millis(after as u64 % 13));
     child.kill().unwrap(); // SIGKILL
     let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(9), "writer was not killed: {status:?}");
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "writer was not killed: {status:?}"
+    );
     let store = RunStore::open(db).unwrap();
     let run = store.runs().unwrap()[0].id;
     store.evaluations(run, OP).unwrap().len()
@@ -180,7 +197,10 @@ fn kill_9_mid_run_resumes_without_double_counting() {
     // after 12 more, then resumed to the end.
     let db = dir.path().join("killed.db");
     let after_first = kill_writer_after(&db, 20);
-    assert!((20..50).contains(&after_first), "first kill left {after_first} rows");
+    assert!(
+        (20..50).contains(&after_first),
+        "first kill left {after_first} rows"
+    );
     let after_second = kill_writer_after(&db, 12);
     assert!(
         (after_first + 12..50).contains(&after_second),
@@ -193,11 +213,17 @@ fn kill_9_mid_run_resumes_without_double_counting() {
     let store = RunStore::open(&db).unwrap();
     let op = store.operator(run, OP).unwrap().unwrap();
     assert_eq!((op.budget, op.spent), (50, 50), "budget counted once");
-    assert_eq!(op.stages, vec![(Stage::Rewind, 10, 10), (Stage::Online, 40, 40)]);
+    assert_eq!(
+        op.stages,
+        vec![(Stage::Rewind, 10, 10), (Stage::Online, 40, 40)]
+    );
     assert_eq!(store.budget_spent(run, OP, Stage::Online).unwrap(), 40);
     let mut ledger = Ledger::open(&store, run, OP, "L1", BUDGET).unwrap();
     for stage in Stage::ALL {
-        assert!(matches!(ledger.try_spend(stage), Err(LedgerError::Exhausted { .. })));
+        assert!(matches!(
+            ledger.try_spend(stage),
+            Err(LedgerError::Exhausted { .. })
+        ));
     }
     // Resuming a finished run evaluates nothing.
     run_writer(&db, Duration::ZERO, &mut std::io::sink());
@@ -210,11 +236,18 @@ fn main() -> ExitCode {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        run_writer(Path::new(&db), Duration::from_millis(delay), &mut std::io::stdout());
+        run_writer(
+            Path::new(&db),
+            Duration::from_millis(delay),
+            &mut std::io::stdout(),
+        );
         return ExitCode::SUCCESS;
     }
     // Honour a name filter the way libtest does (substring match).
-    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     if !filters.is_empty() && !filters.iter().any(|f| TEST_NAME.contains(f.as_str())) {
         println!("test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 1 filtered out");
         return ExitCode::SUCCESS;

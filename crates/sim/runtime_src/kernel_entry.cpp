@@ -106,6 +106,8 @@ extern "C" __attribute__((visibility("default"))) int32_t ascendopt_kernel_call(
     }
   } catch (const ascendopt::KernelFault&) {
     return 1;
+  } catch (...) {
+    return 3;
   }
   return 0;
 }

@@ -287,7 +287,7 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
 
     // GM: inputs, outputs, workspace, tiling data (kernel argument order).
     let mut gm = GmSpace::default();
-    let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ 0x5eed_0f_9a7e);
+    let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ 0x5eed_f00d_9a7e);
     let mut arg_spaces = Vec::new();
     for (i, t) in job.inputs.iter().enumerate() {
         arg_spaces.push(gm.alloc(&format!("input {i}"), t.data.len(), &t.data));
@@ -319,7 +319,7 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
     unsafe { attach(&TABLE) };
 
     let entry_addr = entry as usize;
-    let call_addr = call as usize;
+    let call_addr = call as *const () as usize;
     let results: Vec<Result<(Block, i32), String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..tiling.block_dim)
             .map(|idx| {
@@ -371,6 +371,13 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
                     "the kernel takes more than 32 arguments ({} given)",
                     args.len()
                 )))
+            }
+            Ok((b, 3)) => {
+                return Err(LaunchFailure::Fault {
+                    block: b.idx,
+                    message: "the kernel threw a C++ exception (kernels cannot use exceptions on the NPU)".into(),
+                    loc: None,
+                })
             }
             Ok((b, rc)) => {
                 return Err(LaunchFailure::Fault {

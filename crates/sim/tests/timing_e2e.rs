@@ -49,17 +49,17 @@ class KernelAdd {
 
  private:
   __aicore__ inline void CopyIn(int32_t i) {
-    LocalTensor<half> x = inQueueX.AllocTensor<half>();
-    LocalTensor<half> y = inQueueY.AllocTensor<half>();
+    LocalTensor<half> x = inQueueX.template AllocTensor<half>();
+    LocalTensor<half> y = inQueueY.template AllocTensor<half>();
     DataCopy(x, xGm[i * tile], tile);  // LINE_COPY_X
     DataCopy(y, yGm[i * tile], tile);
     inQueueX.EnQue(x);
     inQueueY.EnQue(y);
   }
   __aicore__ inline void Compute(int32_t i) {
-    LocalTensor<half> x = inQueueX.DeQue<half>();
-    LocalTensor<half> y = inQueueY.DeQue<half>();
-    z = outQueueZ.AllocTensor<half>();
+    LocalTensor<half> x = inQueueX.template DeQue<half>();
+    LocalTensor<half> y = inQueueY.template DeQue<half>();
+    z = outQueueZ.template AllocTensor<half>();
     Add(z, x, y, tile);  // LINE_ADD
     for (int e = 0; e < EXTRA; e++) {
       Exp(z, z, tile);
@@ -72,7 +72,7 @@ class KernelAdd {
   }
   __aicore__ inline void CopyOut(int32_t i) {
     if (!DROP_OUT_QUEUE) {
-      z = outQueueZ.DeQue<half>();
+      z = outQueueZ.template DeQue<half>();
     }
     DataCopy(zGm[i * tile], z, tile);  // LINE_COPY_Z
     outQueueZ.FreeTensor(z);
@@ -143,7 +143,11 @@ fn kernels() -> &'static Path {
             .arg(&so)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         (dir, so)
     });
     so
@@ -176,7 +180,14 @@ fn f32_tensor(n: usize) -> JobTensor {
 }
 
 /// Runs a kernel of the shared object with tiling data `[total, tile]`.
-fn launch(name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>, blocks: u32, total: i32, tile: i32) -> LaunchOutput {
+fn launch(
+    name: &str,
+    inputs: Vec<JobTensor>,
+    outputs: Vec<JobTensor>,
+    blocks: u32,
+    total: i32,
+    tile: i32,
+) -> LaunchOutput {
     let job = LaunchJob {
         host_lib: PathBuf::new(),
         kernel_lib: kernels().to_path_buf(),
@@ -255,8 +266,14 @@ fn deleting_the_output_enque_deque_pair_is_reported_as_a_race() {
     assert!(!findings.is_empty());
     assert!(findings.iter().all(|f| f.kind == "race"), "{findings:#?}");
     let msg = &findings[0].message;
-    assert!(msg.contains(&format!("Add at ")) && msg.contains(&format!(":{}", line_of("LINE_ADD"))), "{msg}");
-    assert!(msg.contains(&format!(":{}", line_of("LINE_COPY_Z"))), "{msg}");
+    assert!(
+        msg.contains(&format!("Add at ")) && msg.contains(&format!(":{}", line_of("LINE_ADD"))),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!(":{}", line_of("LINE_COPY_Z"))),
+        "{msg}"
+    );
     assert!(msg.contains("PIPE_V") && msg.contains("PIPE_MTE3"), "{msg}");
 }
 
@@ -266,14 +283,31 @@ fn deleting_a_redundant_pipe_all_barrier_is_faster_and_race_free() {
     let without = launch_add("add_b2", 1, 16 * 4096, 4096);
     assert_eq!(check(&with.trace), vec![]);
     assert_eq!(check(&without.trace), vec![]);
-    let (a, b) = (profile(&with).task_duration_us, profile(&without).task_duration_us);
+    let (a, b) = (
+        profile(&with).task_duration_us,
+        profile(&without).task_duration_us,
+    );
     assert!(b < a * 0.85, "without {b} vs with {a}");
 }
 
 #[test]
 fn a_getvalue_setvalue_loop_is_at_least_10x_slower_than_muls() {
-    let scalar = launch("double_scalar", vec![f32_tensor(8)], vec![f32_tensor(8)], 1, 0, 0);
-    let vector = launch("double_vector", vec![f32_tensor(8)], vec![f32_tensor(8)], 1, 0, 0);
+    let scalar = launch(
+        "double_scalar",
+        vec![f32_tensor(8)],
+        vec![f32_tensor(8)],
+        1,
+        0,
+        0,
+    );
+    let vector = launch(
+        "double_vector",
+        vec![f32_tensor(8)],
+        vec![f32_tensor(8)],
+        1,
+        0,
+        0,
+    );
     let (s, v) = (profile(&scalar), profile(&vector));
     let ratio = s.core_span_us / v.core_span_us;
     assert!(ratio >= 10.0, "ratio {ratio}");
@@ -301,7 +335,10 @@ fn deterministic_latency_and_a_chrome_trace_with_a_track_per_pipe_per_core() {
     assert!(
         events.iter().any(|e| e["ph"] == "X"
             && e["name"] == "DataCopy"
-            && e["args"]["loc"].as_str().unwrap_or("").ends_with(&copy_line)),
+            && e["args"]["loc"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with(&copy_line)),
         "no DataCopy event at {copy_line}"
     );
     assert!(events.iter().any(|e| e["ph"] == "X" && e["name"] == "Add"));

@@ -121,21 +121,27 @@ extern "C" long t_env(unsigned long) {
 }
 "#;
 
-/// The mischief library, compiled once per test process.
+/// The mischief library, compiled once per test process into cargo's
+/// temporary directory for integration tests (renamed into place, so test
+/// processes running at the same time each see a complete file).
 fn mischief_lib() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("ascendopt-worker-test-{}", std::process::id()));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("worker-mischief");
         std::fs::create_dir_all(&dir).unwrap();
+        let pid = std::process::id();
+        // Same contents in every process, so replacing it is harmless.
         let src = dir.join("mischief.cpp");
+        let tmp_src = dir.join(format!("mischief-{pid}.cpp.tmp"));
+        std::fs::write(&tmp_src, MISCHIEF).unwrap();
+        std::fs::rename(&tmp_src, &src).unwrap();
+        let tmp = dir.join(format!("libmischief-{pid}.so"));
         let lib = dir.join("libmischief.so");
-        std::fs::write(&src, MISCHIEF).unwrap();
         let out = Command::new("g++")
             .args(["-std=c++17", "-O1", "-g1", "-fPIC", "-shared", "-pthread"])
             .arg(&src)
             .arg("-o")
-            .arg(&lib)
+            .arg(&tmp)
             .output()
             .expect("g++ is needed for the worker tests");
         assert!(
@@ -143,6 +149,7 @@ fn mischief_lib() -> &'static Path {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        std::fs::rename(&tmp, &lib).unwrap();
         lib
     })
 }
@@ -431,6 +438,7 @@ fn lots_of_output_does_not_block_and_only_the_tail_is_kept() {
 #[test]
 fn the_environment_is_cleared_and_the_work_dir_is_private_and_removed() {
     let report = call("env", 0, &limits());
+    eprintln!("worker round trip for a trivial job: {} ms", report.wall_ms);
     // PATH, HOME, TMPDIR, LC_ALL, MALLOC_ARENA_MAX and the result fd variable.
     assert_eq!(returned(&report), 6);
 }
@@ -526,10 +534,8 @@ fn add_custom_builds_and_runs_in_the_worker() {
     use ascendopt_sim::build::{build, BuildCache, BuildRequest, Toolchain};
     use_built_worker();
     let op_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops/add_custom");
-    let cache_dir = std::env::temp_dir().join(format!(
-        "ascendopt-worker-test-cache-{}",
-        std::process::id()
-    ));
+    let cache_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("worker-e2e-cache-{}", std::process::id()));
     let req = BuildRequest::for_op_dir(&op_dir, Toolchain::from_env()).unwrap();
     let built = build(&req, &BuildCache::at(&cache_dir)).unwrap();
 

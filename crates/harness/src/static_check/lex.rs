@@ -109,8 +109,9 @@ fn is_ident_char(b: u8) -> bool {
 
 /// Punctuators, longest first.
 const PUNCTS: &[&str] = &[
-    "%:%:", "<=>", "<<=", ">>=", "...", "->*", "##", "::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&",
-    "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*", "<%", "%>", "<:", ":>", "%:",
+    "%:%:", "<=>", "<<=", ">>=", "...", "->*", "##", "::", "->", "++", "--", "<<", ">>", "<=",
+    ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*", "<%", "%>",
+    "<:", ":>", "%:",
 ];
 
 fn digraph(p: &str) -> &str {
@@ -274,14 +275,23 @@ impl Lexer<'_> {
         if quote != b'"' && quote != b'\'' {
             return None;
         }
-        if k > 0 && !raw && !self.s[self.pos..self.pos + k].iter().all(|c| is_ident_start(*c)) {
+        if k > 0
+            && !raw
+            && !self.s[self.pos..self.pos + k]
+                .iter()
+                .all(|c| is_ident_start(*c))
+        {
             return None;
         }
         self.pos += k + 1;
         if raw {
             // R"delim( ... )delim"
             let start = self.pos;
-            while self.pos < self.s.len() && self.peek(0) != b'(' && self.peek(0) != b'\n' && self.pos - start <= 16 {
+            while self.pos < self.s.len()
+                && self.peek(0) != b'('
+                && self.peek(0) != b'\n'
+                && self.pos - start <= 16
+            {
                 self.pos += 1;
             }
             if self.peek(0) != b'(' {
@@ -329,12 +339,17 @@ impl Lexer<'_> {
             }
             self.pos += 1;
         }
-        let body = String::from_utf8_lossy(&self.s[body_start..self.pos.min(self.s.len())]).into_owned();
+        let body =
+            String::from_utf8_lossy(&self.s[body_start..self.pos.min(self.s.len())]).into_owned();
         if self.pos < self.s.len() && self.peek(0) == quote {
             self.pos += 1;
         }
         Some(Tok {
-            kind: if quote == b'"' { TokKind::Str } else { TokKind::Char },
+            kind: if quote == b'"' {
+                TokKind::Str
+            } else {
+                TokKind::Char
+            },
             text: body,
             line,
         })
@@ -365,7 +380,10 @@ impl Lexer<'_> {
                     end += 1;
                 }
                 if end < self.s.len() && self.s[end] == close {
-                    header = Some((String::from_utf8_lossy(&self.s[start..end]).into_owned(), open == b'<'));
+                    header = Some((
+                        String::from_utf8_lossy(&self.s[start..end]).into_owned(),
+                        open == b'<',
+                    ));
                     self.pos = end + 1;
                 }
             }
@@ -456,7 +474,10 @@ mod tests {
         let l = lex("int a; // fork()\n/* system(\"x\")\n */ const char* s = \"popen(\";\nchar c = '\\'';\n");
         assert_eq!(
             texts(&l),
-            vec!["int", "a", ";", "const", "char", "*", "s", "=", "popen(", ";", "char", "c", "=", "\\'", ";"]
+            vec![
+                "int", "a", ";", "const", "char", "*", "s", "=", "popen(", ";", "char", "c", "=",
+                "\\'", ";"
+            ]
         );
         assert_eq!(l.code[8].kind, TokKind::Str);
         assert_eq!(l.code[3].line, 3);
@@ -468,7 +489,22 @@ mod tests {
         let l = lex("auto s = R\"x(fork() \")\" )x\"; int n = 1'000'000;\nfo\\\nrk();");
         assert_eq!(
             texts(&l),
-            vec!["auto", "s", "=", "fork() \")\" ", ";", "int", "n", "=", "1'000'000", ";", "fork", "(", ")", ";"]
+            vec![
+                "auto",
+                "s",
+                "=",
+                "fork() \")\" ",
+                ";",
+                "int",
+                "n",
+                "=",
+                "1'000'000",
+                ";",
+                "fork",
+                "(",
+                ")",
+                ";"
+            ]
         );
         // The spliced identifier starts on line 2.
         assert_eq!(l.code[10].line, 2);
@@ -479,7 +515,10 @@ mod tests {
         let l = lex("#include <kernel_operator.h>\n  %:include \"a/b.h\"\n#define X(a) a ## b\nint x<:2:>;\n#pragma once\n");
         let names: Vec<&str> = l.directives.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, vec!["include", "include", "define", "pragma"]);
-        assert_eq!(l.directives[0].header, Some(("kernel_operator.h".to_string(), true)));
+        assert_eq!(
+            l.directives[0].header,
+            Some(("kernel_operator.h".to_string(), true))
+        );
         assert_eq!(l.directives[1].header, Some(("a/b.h".to_string(), false)));
         assert_eq!(l.directives[1].line, 2);
         assert!(l.directives[2].tokens.iter().any(|t| t.text == "##"));

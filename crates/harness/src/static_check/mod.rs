@@ -1,7 +1,7 @@
 //! Static checks on untrusted operator sources (kernel and host tiling code)
 //! before anything is compiled.
 //!
-//! The checks work on tokens from a small C/C++ lexer of our own ([`lex`]):
+//! The checks work on tokens from a small C/C++ lexer of our own (`lex.rs`, no tree-sitter):
 //! comments are dropped and string/character literals are opaque, so text
 //! in them never trips a rule, and line continuations and digraphs cannot
 //! hide a name. Each rejection is a [`Finding`] naming the [`Rule`], the
@@ -119,7 +119,11 @@ pub struct Finding {
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at {}:{}: {}", self.rule, self.file, self.line, self.message)
+        write!(
+            f,
+            "{} at {}:{}: {}",
+            self.rule, self.file, self.line, self.message
+        )
     }
 }
 
@@ -157,7 +161,9 @@ pub enum StaticCheckError {
 }
 
 /// Extensions of C/C++ sources and headers.
-const SOURCE_EXTENSIONS: &[&str] = &["c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp"];
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp",
+];
 
 /// Folders the build compiles and searches for includes (`-I op_host
 /// -I op_kernel`).
@@ -284,7 +290,11 @@ pub fn check_sources(files: &[SourceFile]) -> Vec<Finding> {
             push(*line, Rule::Lexical, msg.clone());
         }
         for line in &lx.trigraphs {
-            push(*line, Rule::Trigraph, "trigraph sequence (`??` + punctuation)".to_string());
+            push(
+                *line,
+                Rule::Trigraph,
+                "trigraph sequence (`??` + punctuation)".to_string(),
+            );
         }
         rules::check_directives(&lx.directives, &mut push);
         rules::check_tokens(&lx.code, role, &mut push);
@@ -304,7 +314,13 @@ pub fn rejection_reason(findings: &[Finding]) -> Option<String> {
     if findings.is_empty() {
         return None;
     }
-    Some(findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n"))
+    Some(
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -334,7 +350,14 @@ enum IncludeTarget {
 }
 
 /// Prefixes of the AscendC header family (as CANN installs them).
-const FAMILY_PREFIXES: &[&str] = &["lib/", "register/", "tiling/", "graph/", "exe_graph/", "platform/"];
+const FAMILY_PREFIXES: &[&str] = &[
+    "lib/",
+    "register/",
+    "tiling/",
+    "graph/",
+    "exe_graph/",
+    "platform/",
+];
 
 /// Standard headers without side effects, allowed everywhere.
 const STD_COMMON: &[&str] = &[
@@ -388,7 +411,10 @@ fn allowed_std_list(role: Role) -> String {
         all.extend_from_slice(STD_HOST_ONLY);
     }
     all.sort_unstable();
-    all.iter().map(|h| format!("<{h}>")).collect::<Vec<_>>().join(", ")
+    all.iter()
+        .map(|h| format!("<{h}>"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Normalises `a/./b/../c`; `None` if it climbs above the root.
@@ -406,7 +432,11 @@ fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-fn resolve_include(includer: &str, header: Option<&(String, bool)>, known: &BTreeSet<String>) -> IncludeTarget {
+fn resolve_include(
+    includer: &str,
+    header: Option<&(String, bool)>,
+    known: &BTreeSet<String>,
+) -> IncludeTarget {
     let Some((name, angled)) = header else {
         return IncludeTarget::Refused("#include of a macro or malformed header name".to_string());
     };
@@ -421,7 +451,12 @@ fn resolve_include(includer: &str, header: Option<&(String, bool)>, known: &BTre
     // The includer's folder (quoted includes only), then -I op_host, -I op_kernel.
     let mut bases: Vec<String> = Vec::new();
     if !angled {
-        bases.push(includer.rsplit_once('/').map(|(dir, _)| dir.to_string()).unwrap_or_default());
+        bases.push(
+            includer
+                .rsplit_once('/')
+                .map(|(dir, _)| dir.to_string())
+                .unwrap_or_default(),
+        );
     }
     bases.extend(["op_host".to_string(), "op_kernel".to_string()]);
     for base in &bases {
@@ -437,12 +472,16 @@ fn resolve_include(includer: &str, header: Option<&(String, bool)>, known: &BTre
         }
     }
     if name.split('/').any(|p| p == "..") {
-        return IncludeTarget::Refused(format!("{shown} leaves the operator folder or names a missing file"));
+        return IncludeTarget::Refused(format!(
+            "{shown} leaves the operator folder or names a missing file"
+        ));
     }
     if name == "kernel_operator.h" || FAMILY_PREFIXES.iter().any(|p| name.starts_with(p)) {
         return IncludeTarget::Family;
     }
-    if !name.contains('/') && (STD_COMMON.contains(&name.as_str()) || STD_HOST_ONLY.contains(&name.as_str())) {
+    if !name.contains('/')
+        && (STD_COMMON.contains(&name.as_str()) || STD_HOST_ONLY.contains(&name.as_str()))
+    {
         return IncludeTarget::Std(name.clone());
     }
     IncludeTarget::Refused(format!(

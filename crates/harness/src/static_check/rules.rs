@@ -62,6 +62,18 @@ const FORBIDDEN: &[(&str, Form, &str)] = &[
     ("getpid", Form::Any, "process identity"),
     ("getppid", Form::Any, "process identity"),
     ("setrlimit", Form::Any, "resource limits"),
+    ("daemon", Form::Call, "process control"),
+    ("setsid", Form::Any, "process control"),
+    ("setuid", Form::Any, "process identity"),
+    ("setgid", Form::Any, "process identity"),
+    ("unshare", Form::Any, "namespaces"),
+    ("setns", Form::Any, "namespaces"),
+    ("mount", Form::Call, "file system"),
+    ("personality", Form::Any, "process control"),
+    ("process_vm_readv", Form::Any, "other processes' memory"),
+    ("process_vm_writev", Form::Any, "other processes' memory"),
+    ("perf_event_open", Form::Any, "system calls"),
+    ("userfaultfd", Form::Any, "system calls"),
     ("chroot", Form::Any, "file system"),
     // Files and streams.
     ("fopen", Form::Any, "file I/O"),
@@ -78,6 +90,13 @@ const FORBIDDEN: &[(&str, Form, &str)] = &[
     ("pwrite", Form::Any, "file I/O"),
     ("close", Form::Call, "file I/O"),
     ("lseek", Form::Any, "file I/O"),
+    ("readv", Form::Any, "file I/O"),
+    ("writev", Form::Any, "file I/O"),
+    ("sendfile", Form::Any, "file I/O"),
+    ("splice", Form::Call, "file I/O"),
+    ("copy_file_range", Form::Any, "file I/O"),
+    ("getline", Form::Call, "file I/O"),
+    ("getdelim", Form::Any, "file I/O"),
     ("fread", Form::Any, "file I/O"),
     ("fwrite", Form::Any, "file I/O"),
     ("fgets", Form::Any, "file I/O"),
@@ -215,6 +234,8 @@ const FORBIDDEN_PREFIXES: &[(&str, &str)] = &[
     ("epoll_", "network"),
     ("shm_", "shared memory"),
     ("sched_", "process control"),
+    ("__libc_", "libc internals"),
+    ("io_uring_", "system calls"),
 ];
 
 /// Heap allocation, forbidden in kernel code.
@@ -262,7 +283,8 @@ const BAD_ATTRIBUTES: &[&str] = &[
 
 /// Directives allowed besides `include` and `pragma`.
 const PLAIN_DIRECTIVES: &[&str] = &[
-    "", "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "error", "warning",
+    "", "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif",
+    "error", "warning",
 ];
 
 fn is(t: Option<&Tok>, text: &str) -> bool {
@@ -282,7 +304,9 @@ fn qualifier(toks: &[Tok], i: usize) -> Option<&str> {
 }
 
 fn is_member(toks: &[Tok], i: usize) -> bool {
-    i > 0 && matches!(toks[i - 1].text.as_str(), "." | "->" | ".*" | "->*") && toks[i - 1].kind == TokKind::Punct
+    i > 0
+        && matches!(toks[i - 1].text.as_str(), "." | "->" | ".*" | "->*")
+        && toks[i - 1].kind == TokKind::Punct
 }
 
 fn form_matches(toks: &[Tok], i: usize, form: Form) -> bool {
@@ -312,11 +336,19 @@ pub(crate) fn check_tokens(toks: &[Tok], role: Role, push: &mut impl FnMut(u32, 
         let name = t.text.as_str();
         match name {
             "asm" | "__asm__" | "__asm" => {
-                push(t.line, Rule::InlineAsm, format!("inline assembly (`{name}`)"));
+                push(
+                    t.line,
+                    Rule::InlineAsm,
+                    format!("inline assembly (`{name}`)"),
+                );
                 continue;
             }
             "volatile" | "__volatile__" | "__volatile" => {
-                push(t.line, Rule::Volatile, "`volatile` is not allowed".to_string());
+                push(
+                    t.line,
+                    Rule::Volatile,
+                    "`volatile` is not allowed".to_string(),
+                );
                 continue;
             }
             "thread_local" | "__thread" | "_Thread_local" => {
@@ -343,7 +375,11 @@ pub(crate) fn check_tokens(toks: &[Tok], role: Role, push: &mut impl FnMut(u32, 
             && i >= 2
             && matches!(toks[i - 2].text.as_str(), "gnu" | "__gnu__" | "clang")
         {
-            push(t.line, Rule::Attribute, format!("attribute `{}::{name}`", toks[i - 2].text));
+            push(
+                t.line,
+                Rule::Attribute,
+                format!("attribute `{}::{name}`", toks[i - 2].text),
+            );
             continue;
         }
         if let Some(&(_, form, what)) = FORBIDDEN.iter().find(|(n, _, _)| *n == name) {
@@ -390,8 +426,15 @@ fn check_attribute(toks: &[Tok], i: usize, push: &mut impl FnMut(u32, Rule, Stri
                     return;
                 }
             }
-            name if t.kind == TokKind::Ident && depth >= 2 && BAD_ATTRIBUTES.contains(&strip_underscores(name)) => {
-                push(t.line, Rule::Attribute, format!("`__attribute__(({name}))`"));
+            name if t.kind == TokKind::Ident
+                && depth >= 2
+                && BAD_ATTRIBUTES.contains(&strip_underscores(name)) =>
+            {
+                push(
+                    t.line,
+                    Rule::Attribute,
+                    format!("`__attribute__(({name}))`"),
+                );
             }
             _ => {}
         }
@@ -402,7 +445,11 @@ fn check_attribute(toks: &[Tok], i: usize, push: &mut impl FnMut(u32, Rule, Stri
 }
 
 /// Name rules on the tokens of a directive (macro bodies, conditions).
-pub(crate) fn check_tokens_in_directive(toks: &[Tok], role: Role, push: &mut impl FnMut(u32, Rule, String)) {
+pub(crate) fn check_tokens_in_directive(
+    toks: &[Tok],
+    role: Role,
+    push: &mut impl FnMut(u32, Rule, String),
+) {
     check_tokens(toks, role, push);
 }
 
@@ -412,11 +459,13 @@ pub(crate) fn check_directives(dirs: &[Directive], push: &mut impl FnMut(u32, Ru
         let name = d.name.as_str();
         if name == "pragma" {
             let words: Vec<&str> = d.tokens.iter().take(2).map(|t| t.text.as_str()).collect();
-            let ok = match words.as_slice() {
-                ["once", ..] | ["pack", ..] | ["unroll", ..] => true,
-                ["GCC" | "clang", "unroll" | "diagnostic"] => true,
-                _ => false,
-            };
+            let ok = matches!(
+                words.as_slice(),
+                ["once", ..]
+                    | ["pack", ..]
+                    | ["unroll", ..]
+                    | ["GCC" | "clang", "unroll" | "diagnostic"]
+            );
             if !ok {
                 let text: Vec<&str> = d.tokens.iter().map(|t| t.text.as_str()).collect();
                 push(
@@ -429,11 +478,19 @@ pub(crate) fn check_directives(dirs: &[Directive], push: &mut impl FnMut(u32, Ru
                 );
             }
         } else if name != "include" && !PLAIN_DIRECTIVES.contains(&name) {
-            push(d.line, Rule::Directive, format!("`#{name}` directive is not allowed"));
+            push(
+                d.line,
+                Rule::Directive,
+                format!("`#{name}` directive is not allowed"),
+            );
         }
         for t in &d.tokens {
             if t.kind == TokKind::Punct && t.text == "##" {
-                push(t.line, Rule::TokenPaste, "token pasting (`##`) can assemble forbidden names".to_string());
+                push(
+                    t.line,
+                    Rule::TokenPaste,
+                    "token pasting (`##`) can assemble forbidden names".to_string(),
+                );
             }
         }
     }
@@ -526,7 +583,18 @@ const NOT_A_NAME: &[&str] = &[
 
 /// Words that cannot precede a declared name as its type.
 const NOT_A_TYPE: &[&str] = &[
-    "return", "throw", "case", "goto", "else", "do", "new", "delete", "sizeof", "co_return", "co_yield", "typedef",
+    "return",
+    "throw",
+    "case",
+    "goto",
+    "else",
+    "do",
+    "new",
+    "delete",
+    "sizeof",
+    "co_return",
+    "co_yield",
+    "typedef",
     "using",
 ];
 
@@ -576,8 +644,10 @@ fn declared_variable(stmt: &[Tok]) -> Option<String> {
         let open = open?;
         // `int x(0);`: direct initialisation with a literal.
         let first_arg = head.get(open + 1)?;
-        let literal = matches!(first_arg.kind, TokKind::Number | TokKind::Str | TokKind::Char)
-            || id(first_arg, "true")
+        let literal = matches!(
+            first_arg.kind,
+            TokKind::Number | TokKind::Str | TokKind::Char
+        ) || id(first_arg, "true")
             || id(first_arg, "false")
             || id(first_arg, "nullptr");
         if literal && open > 0 && head[open - 1].kind == TokKind::Ident {
@@ -589,7 +659,9 @@ fn declared_variable(stmt: &[Tok]) -> Option<String> {
             if p(t, "(") {
                 if depth == 0 {
                     if let Some(n) = head.get(k + 1) {
-                        if n.kind == TokKind::Punct && matches!(n.text.as_str(), "*" | "&" | "&&" | "^") {
+                        if n.kind == TokKind::Punct
+                            && matches!(n.text.as_str(), "*" | "&" | "&&" | "^")
+                        {
                             let name = head[k + 1..]
                                 .iter()
                                 .find(|t| t.kind == TokKind::Ident)
@@ -637,7 +709,7 @@ fn is_const(stmt: &[Tok]) -> bool {
     let last_star = head.iter().rposition(|t| p(t, "*"));
     head.iter()
         .enumerate()
-        .any(|(k, t)| id(t, "const") && last_star.map_or(true, |s| k > s))
+        .any(|(k, t)| id(t, "const") && !matches!(last_star, Some(s) if k <= s))
 }
 
 fn top_level_has(stmt: &[Tok], text: &str) -> bool {
@@ -658,7 +730,9 @@ fn top_level_has(stmt: &[Tok], text: &str) -> bool {
 }
 
 fn first_line(stmt: &[Tok]) -> u32 {
-    stmt.iter().find(|t| t.text != "<class>").map_or(0, |t| t.line)
+    stmt.iter()
+        .find(|t| t.text != "<class>")
+        .map_or(0, |t| t.line)
 }
 
 /// Kind of the braces opened at namespace or class scope.
@@ -667,7 +741,9 @@ fn classify_brace(stmt: &[Tok], parent: Scope) -> Scope {
     if toks.is_empty() {
         return Scope::Expr;
     }
-    if id(toks[0], "namespace") || (id(toks[0], "inline") && toks.get(1).is_some_and(|t| id(t, "namespace"))) {
+    if id(toks[0], "namespace")
+        || (id(toks[0], "inline") && toks.get(1).is_some_and(|t| id(t, "namespace")))
+    {
         let extern_c = matches!(parent, Scope::Namespace { extern_c: true });
         return Scope::Namespace { extern_c };
     }
@@ -752,7 +828,16 @@ fn end_statement(scope: Scope, stmt: &[Tok], push: &mut impl FnMut(u32, Rule, St
     let line = first_line(stmt);
     if matches!(
         first.text.as_str(),
-        "using" | "typedef" | "template" | "static_assert" | "friend" | "namespace" | "class" | "struct" | "union" | "enum"
+        "using"
+            | "typedef"
+            | "template"
+            | "static_assert"
+            | "friend"
+            | "namespace"
+            | "class"
+            | "struct"
+            | "union"
+            | "enum"
     ) && first.kind == TokKind::Ident
     {
         return;
@@ -829,7 +914,8 @@ pub(crate) fn check_scopes(toks: &[Tok], push: &mut impl FnMut(u32, Rule, String
         let scope = frames[top].scope;
         if scope == Scope::Expr {
             if punct && t.text == "{" {
-                let lambda = prev.is_some_and(|pv| p(pv, ")") || id(pv, "mutable") || id(pv, "noexcept"));
+                let lambda =
+                    prev.is_some_and(|pv| p(pv, ")") || id(pv, "mutable") || id(pv, "noexcept"));
                 frames.push(Frame {
                     scope: if lambda { Scope::Function } else { Scope::Expr },
                     stmt: Vec::new(),
@@ -898,7 +984,10 @@ pub(crate) fn check_scopes(toks: &[Tok], push: &mut impl FnMut(u32, Rule, String
                 ":" if scope == Scope::Class
                     && frame.depth == 0
                     && frame.stmt.len() == 1
-                    && matches!(frame.stmt[0].text.as_str(), "public" | "private" | "protected") =>
+                    && matches!(
+                        frame.stmt[0].text.as_str(),
+                        "public" | "private" | "protected"
+                    ) =>
                 {
                     frame.stmt.clear();
                 }

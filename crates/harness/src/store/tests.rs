@@ -25,14 +25,22 @@ fn timings() -> StageTimings {
 fn setup() -> (TempDir, RunStore, RunId) {
     let dir = TempDir::new().unwrap();
     let store = RunStore::open(&dir.path().join("runs.db")).unwrap();
-    let run = store.create_run(&serde_json::json!({"device": "sim"})).unwrap();
+    let run = store
+        .create_run(&serde_json::json!({"device": "sim"}))
+        .unwrap();
     store
         .register_operator(run, "add", "L1", &[(Stage::Rewind, 2), (Stage::Online, 3)])
         .unwrap();
     (dir, store, run)
 }
 
-fn new_eval<'a>(run: RunId, stage: Stage, index: u32, hash: &'a SourceHash, verdict: &'a Verdict) -> NewEvaluation<'a> {
+fn new_eval<'a>(
+    run: RunId,
+    stage: Stage,
+    index: u32,
+    hash: &'a SourceHash,
+    verdict: &'a Verdict,
+) -> NewEvaluation<'a> {
     NewEvaluation {
         run,
         op: "add",
@@ -89,10 +97,19 @@ fn schema_of(path: &Path) -> Vec<String> {
                 .collect::<Result<_, _>>()
                 .unwrap();
             // Auto-index names carry a creation counter; keep only the shape.
-            let label = if name.starts_with("sqlite_autoindex") { "auto".to_string() } else { name };
-            out.push(format!("{t} index {label} unique={unique} on {}", cols.join(",")));
+            let label = if name.starts_with("sqlite_autoindex") {
+                "auto".to_string()
+            } else {
+                name
+            };
+            out.push(format!(
+                "{t} index {label} unique={unique} on {}",
+                cols.join(",")
+            ));
         }
-        let mut fks = conn.prepare(&format!("PRAGMA foreign_key_list({t})")).unwrap();
+        let mut fks = conn
+            .prepare(&format!("PRAGMA foreign_key_list({t})"))
+            .unwrap();
         for f in fks
             .query_map([], |r| {
                 Ok(format!(
@@ -170,7 +187,10 @@ fn upgraded_v1_schema_equals_fresh_schema_and_keeps_rows() {
     assert_eq!(rows[0].verdict, Verdict::Timeout { after_ms: 9 });
     assert_eq!(rows[0].timings.compile_ms, 0);
     assert_eq!(rows[0].seed, 7);
-    assert!(store.find_by_source(RunId(1), "add", &SourceHash::of("kernel v1")).unwrap().is_some());
+    assert!(store
+        .find_by_source(RunId(1), "add", &SourceHash::of("kernel v1"))
+        .unwrap()
+        .is_some());
 }
 
 #[test]
@@ -184,7 +204,9 @@ fn newer_store_is_refused_and_left_unchanged() {
     }
     let before = std::fs::read(&path).unwrap();
     match RunStore::open(&path) {
-        Err(StoreError::IncompatibleVersion { found, supported, .. }) => {
+        Err(StoreError::IncompatibleVersion {
+            found, supported, ..
+        }) => {
             assert_eq!((found, supported), (99, END_VERSION));
         }
         other => panic!("expected IncompatibleVersion, got {other:?}"),
@@ -201,7 +223,10 @@ fn foreign_database_is_refused() {
         .unwrap()
         .execute_batch("CREATE TABLE customers (name TEXT);")
         .unwrap();
-    assert!(matches!(RunStore::open(&path), Err(StoreError::Foreign { .. })));
+    assert!(matches!(
+        RunStore::open(&path),
+        Err(StoreError::Foreign { .. })
+    ));
 }
 
 #[test]
@@ -209,7 +234,9 @@ fn recording_charges_the_budget_once_per_key() {
     let (_dir, store, run) = setup();
     let hash = store.put_source("kernel A").unwrap();
     let verdict = correct(10.0);
-    let first = store.record_evaluation(&new_eval(run, Stage::Online, 0, &hash, &verdict)).unwrap();
+    let first = store
+        .record_evaluation(&new_eval(run, Stage::Online, 0, &hash, &verdict))
+        .unwrap();
     assert!(first.is_new);
     assert_eq!(first.evaluation.verdict, verdict);
     assert_eq!(first.evaluation.timings, timings());
@@ -226,14 +253,20 @@ fn recording_charges_the_budget_once_per_key() {
     assert_eq!(store.budget_spent(run, "add", Stage::Online).unwrap(), 1);
     let op = store.operator(run, "add").unwrap().unwrap();
     assert_eq!((op.budget, op.spent), (5, 1));
-    assert_eq!(op.stages, vec![(Stage::Rewind, 2, 0), (Stage::Online, 3, 1)]);
+    assert_eq!(
+        op.stages,
+        vec![(Stage::Rewind, 2, 0), (Stage::Online, 3, 1)]
+    );
 
     // Same key, another source: refused, nothing charged.
     let other = store.put_source("kernel B").unwrap();
     let err = store
         .record_evaluation(&new_eval(run, Stage::Online, 0, &other, &verdict))
         .unwrap_err();
-    assert!(matches!(err, StoreError::KeyConflict { index: 0, .. }), "{err}");
+    assert!(
+        matches!(err, StoreError::KeyConflict { index: 0, .. }),
+        "{err}"
+    );
     assert_eq!(store.budget_spent(run, "add", Stage::Online).unwrap(), 1);
 }
 
@@ -242,9 +275,19 @@ fn budget_limits_and_unknown_keys_are_errors() {
     let (_dir, store, run) = setup();
     let hash = store.put_source("kernel").unwrap();
     let v = Verdict::Timeout { after_ms: 1 };
-    let err = store.record_evaluation(&new_eval(run, Stage::Rewind, 2, &hash, &v)).unwrap_err();
+    let err = store
+        .record_evaluation(&new_eval(run, Stage::Rewind, 2, &hash, &v))
+        .unwrap_err();
     assert!(
-        matches!(err, StoreError::OverBudget { index: 2, budget: 2, stage: Stage::Rewind, .. }),
+        matches!(
+            err,
+            StoreError::OverBudget {
+                index: 2,
+                budget: 2,
+                stage: Stage::Rewind,
+                ..
+            }
+        ),
         "{err}"
     );
     let mut unknown_op = new_eval(run, Stage::Online, 0, &hash, &v);
@@ -277,17 +320,27 @@ fn queries_by_source_index_and_order() {
         location: None,
     };
     // Recorded out of order, as a worker pool would.
-    store.record_evaluation(&new_eval(run, Stage::Online, 2, &a, &correct(9.0))).unwrap();
-    store.record_evaluation(&new_eval(run, Stage::Online, 0, &b, &crash)).unwrap();
+    store
+        .record_evaluation(&new_eval(run, Stage::Online, 2, &a, &correct(9.0)))
+        .unwrap();
+    store
+        .record_evaluation(&new_eval(run, Stage::Online, 0, &b, &crash))
+        .unwrap();
     let mut high_seed = new_eval(run, Stage::Rewind, 1, &b, &crash);
     high_seed.seed = u64::MAX - 1;
     store.record_evaluation(&high_seed).unwrap();
 
     let rows = store.evaluations(run, "add").unwrap();
     let keys: Vec<(Stage, u32)> = rows.iter().map(|e| (e.stage, e.budget_index)).collect();
-    assert_eq!(keys, vec![(Stage::Rewind, 1), (Stage::Online, 0), (Stage::Online, 2)]);
+    assert_eq!(
+        keys,
+        vec![(Stage::Rewind, 1), (Stage::Online, 0), (Stage::Online, 2)]
+    );
     assert_eq!(rows[0].seed, u64::MAX - 1);
-    assert_eq!(store.recorded_indices(run, "add", Stage::Online).unwrap(), vec![0, 2]);
+    assert_eq!(
+        store.recorded_indices(run, "add", Stage::Online).unwrap(),
+        vec![0, 2]
+    );
     assert_eq!(store.budget_spent(run, "add", Stage::Rewind).unwrap(), 1);
     assert_eq!(store.operator(run, "add").unwrap().unwrap().spent, 3);
 
@@ -296,7 +349,10 @@ fn queries_by_source_index_and_order() {
     assert_eq!((found.stage, found.budget_index), (Stage::Online, 0));
     assert_eq!(found.verdict, crash);
     assert!(store.find_by_source(run, "mul", &b).unwrap().is_none());
-    assert!(store.evaluation_at(run, "add", Stage::Online, 1).unwrap().is_none());
+    assert!(store
+        .evaluation_at(run, "add", Stage::Online, 1)
+        .unwrap()
+        .is_none());
 
     // The latency columns hold the correct verdict's statistics.
     let median: Option<f64> = store
@@ -313,11 +369,17 @@ fn queries_by_source_index_and_order() {
 #[test]
 fn runs_and_operator_registration() {
     let (_dir, store, run) = setup();
-    assert_eq!(store.run(run).unwrap().config, serde_json::json!({"device": "sim"}));
+    assert_eq!(
+        store.run(run).unwrap().config,
+        serde_json::json!({"device": "sim"})
+    );
     store.set_run_status(run, RunStatus::Failed).unwrap();
     assert_eq!(store.run(run).unwrap().status, RunStatus::Failed);
     assert_eq!(store.resume_run(run).unwrap().status, RunStatus::Running);
-    assert!(matches!(store.resume_run(RunId(99)), Err(StoreError::UnknownRun { .. })));
+    assert!(matches!(
+        store.resume_run(RunId(99)),
+        Err(StoreError::UnknownRun { .. })
+    ));
     assert_eq!(store.runs().unwrap().len(), 1);
 
     // Same budgets (in any order): fine; other budgets: refused.
@@ -325,7 +387,12 @@ fn runs_and_operator_registration() {
         .register_operator(run, "add", "L1", &[(Stage::Online, 3), (Stage::Rewind, 2)])
         .unwrap();
     let err = store
-        .register_operator(run, "add", "L1", &[(Stage::Rewind, 20), (Stage::Online, 210)])
+        .register_operator(
+            run,
+            "add",
+            "L1",
+            &[(Stage::Rewind, 20), (Stage::Online, 210)],
+        )
         .unwrap_err();
     assert!(matches!(err, StoreError::BudgetMismatch { .. }), "{err}");
     assert!(matches!(

@@ -1,6 +1,578 @@
-//! Builtin goldens of the level2_fused operators (issue: operator suite).
+//! Builtin goldens of the level2_fused operators (issue: operator suite):
+//! ge_glu_v2, ge_glu_v3, ge_glu_grad_v2, gelu_quant, add_rms_norm_quant,
+//! add_rms_norm_dynamic_quant, add_layer_norm_grad and group_norm_swish.
+//!
+//! Semantics follow shared/ref/operators-l2.md. Every golden computes in f64
+//! from the exact inputs and rounds once to the output dtype (the kernels
+//! compute in f32; the tolerances of the op.toml files cover the
+//! difference). Float attributes are OpDef floats, so they are rounded to
+//! f32 first. int8 quantisation is `sat_int8(rint(v))`: round half to even,
+//! then clamp to [-128, 127].
+//!
+//! Optional inputs: the case format has no absent tensors, so an optional
+//! input given with zero elements (shape `[0]`) is absent. The host code of
+//! the operators follows the same convention.
 
-use super::Builtin;
+use super::{Builtin, Reject};
+use crate::spec::{AttrValue, Case, CaseInput};
+use crate::tensor::{numel, shape_str, Tensor};
+use crate::Dtype;
 
 /// This file's goldens.
-pub(super) const TABLE: &[Builtin] = &[];
+pub(super) const TABLE: &[Builtin] = &[
+    Builtin {
+        name: "ge_glu_v2",
+        infer: ge_glu_infer,
+        compute: ge_glu_compute,
+    },
+    Builtin {
+        name: "ge_glu_v3",
+        infer: ge_glu_infer,
+        compute: ge_glu_compute,
+    },
+    Builtin {
+        name: "ge_glu_grad_v2",
+        infer: ge_glu_grad_infer,
+        compute: ge_glu_grad_compute,
+    },
+];
+
+// ---- helpers ----------------------------------------------------------------
+
+fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
+    if case.inputs.len() != inputs || case.outputs.len() != outputs {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
+                case.inputs.len(),
+                case.outputs.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn need_float(t: &CaseInput, op: &str) -> Result<(), Reject> {
+    if !t.dtype.is_float() {
+        return Err(Reject::new(
+            "dtype",
+            format!("{op}: `{}` must be a float dtype, not {}", t.name, t.dtype),
+        ));
+    }
+    Ok(())
+}
+
+fn need_dtype(t: &CaseInput, dtypes: &[Dtype], op: &str) -> Result<(), Reject> {
+    if !dtypes.contains(&t.dtype) {
+        let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+        return Err(Reject::new(
+            "dtype",
+            format!(
+                "{op}: `{}` is {}, expected {}",
+                t.name,
+                t.dtype,
+                names.join(" or ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn same_shape(a: &CaseInput, b: &CaseInput, op: &str) -> Result<(), Reject> {
+    if a.shape != b.shape {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{op}: `{}` {} and `{}` {} must have the same shape",
+                a.name,
+                shape_str(&a.shape),
+                b.name,
+                shape_str(&b.shape)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn attr_int(case: &Case, name: &str) -> Result<i64, Reject> {
+    case.attr(name)
+        .and_then(AttrValue::as_i64)
+        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be an integer")))
+}
+
+fn attr_bool(case: &Case, name: &str) -> Result<bool, Reject> {
+    match case.attr(name) {
+        Some(AttrValue::Bool(b)) => Ok(*b),
+        _ => Err(Reject::new(
+            "attrs",
+            format!("attr `{name}` must be a bool"),
+        )),
+    }
+}
+
+fn attr_str<'a>(case: &'a Case, name: &str) -> Result<&'a str, Reject> {
+    match case.attr(name) {
+        Some(AttrValue::Str(s)) => Ok(s),
+        _ => Err(Reject::new(
+            "attrs",
+            format!("attr `{name}` must be a string"),
+        )),
+    }
+}
+
+/// A float attr as the f32 the OpDef stores, widened to f64.
+fn attr_f32(case: &Case, name: &str) -> Result<f64, Reject> {
+    case.attr(name)
+        .and_then(AttrValue::as_f64)
+        .map(|v| f64::from(v as f32))
+        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be a number")))
+}
+
+fn msg(r: Reject) -> String {
+    format!("{}: {}", r.key, r.message)
+}
+
+/// `dim` in [-rank, rank) normalised to [0, rank).
+fn norm_dim(dim: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let d = if dim < 0 { dim + r } else { dim };
+    (0..r).contains(&d).then_some(d as usize)
+}
+
+/// round half to even, then saturate to int8.
+fn quant_int8(v: f64) -> f64 {
+    if v.is_nan() {
+        return 0.0;
+    }
+    v.round_ties_even().clamp(-128.0, 127.0)
+}
+
+// ---- GELU and its derivative in f64 -------------------------------------------
+
+const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+const GELU_TANH_K: f64 = 0.044715;
+const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
+
+/// erf(x) to ~1e-15: the Maclaurin series below 3, the continued fraction of
+/// erfc above.
+fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    let ax = x.abs();
+    if ax < 3.0 {
+        // erf(x) = 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1))
+        let x2 = x * x;
+        let mut term = x; // (-1)^n x^(2n+1) / n!
+        let mut sum = x;
+        let mut n = 0.0;
+        while n < 200.0 {
+            n += 1.0;
+            term *= -x2 / n;
+            let add = term / (2.0 * n + 1.0);
+            sum += add;
+            if add.abs() < 1e-17 * sum.abs() {
+                break;
+            }
+        }
+        sum * std::f64::consts::FRAC_2_SQRT_PI
+    } else {
+        let r = 1.0 - erfc_large(ax);
+        if x < 0.0 {
+            -r
+        } else {
+            r
+        }
+    }
+}
+
+/// erfc(x) for x >= 3: exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))).
+fn erfc_large(x: f64) -> f64 {
+    if x.is_infinite() {
+        return 0.0;
+    }
+    let mut f = x;
+    for k in (1..=60).rev() {
+        f = x + (k as f64 / 2.0) / f;
+    }
+    (-x * x).exp() / std::f64::consts::PI.sqrt() / f
+}
+
+/// Standard normal CDF Phi(x) = 0.5 (1 + erf(x / sqrt 2)), accurate in the
+/// lower tail.
+fn phi_cdf(x: f64) -> f64 {
+    let z = x * std::f64::consts::FRAC_1_SQRT_2;
+    if z < -3.0 {
+        0.5 * erfc_large(-z)
+    } else {
+        0.5 * (1.0 + erf(z))
+    }
+}
+
+/// GELU, erf form (`approximate` = 0) or tanh form (1).
+fn gelu(x: f64, tanh_form: bool) -> f64 {
+    if tanh_form {
+        0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + GELU_TANH_K * x * x * x)).tanh())
+    } else {
+        x * phi_cdf(x)
+    }
+}
+
+/// d GELU / dx of the same form.
+fn gelu_grad(x: f64, tanh_form: bool) -> f64 {
+    if tanh_form {
+        let t = (SQRT_2_OVER_PI * (x + GELU_TANH_K * x * x * x)).tanh();
+        0.5 * (1.0 + t)
+            + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_TANH_K * x * x)
+    } else {
+        phi_cdf(x) + x * FRAC_1_SQRT_2PI * (-0.5 * x * x).exp()
+    }
+}
+
+// ---- ge_glu_v2 / ge_glu_v3 ------------------------------------------------------
+
+/// x viewed as [pre, 2, half] around `dim`: `half` = (size of dim / 2) *
+/// (product of the dims after it).
+struct GluView {
+    pre: usize,
+    half: usize,
+}
+
+fn glu_view(x: &CaseInput, case: &Case, op: &str) -> Result<(GluView, Vec<usize>), Reject> {
+    let rank = x.shape.len();
+    let dim = attr_int(case, "dim")?;
+    let d = norm_dim(dim, rank).ok_or_else(|| {
+        Reject::new(
+            "attrs",
+            format!(
+                "{op}: dim = {dim} is out of range for `{}` {}",
+                x.name,
+                shape_str(&x.shape)
+            ),
+        )
+    })?;
+    let size = x.shape[d];
+    if size == 0 || size % 2 != 0 {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{op}: dimension {d} of `{}` {} must be even and non-zero",
+                x.name,
+                shape_str(&x.shape)
+            ),
+        ));
+    }
+    let approximate = attr_int(case, "approximate")?;
+    if approximate != 0 && approximate != 1 {
+        return Err(Reject::new(
+            "attrs",
+            format!("{op}: approximate = {approximate}; expected 0 (erf) or 1 (tanh)"),
+        ));
+    }
+    attr_bool(case, "activate_left")?;
+    let mut half_shape = x.shape.clone();
+    half_shape[d] = size / 2;
+    let pre = numel(&x.shape[..d]);
+    let post = numel(&x.shape[d + 1..]);
+    Ok((
+        GluView {
+            pre,
+            half: size / 2 * post,
+        },
+        half_shape,
+    ))
+}
+
+fn ge_glu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 1, 2)?;
+    let x = &case.inputs[0];
+    need_float(x, "ge_glu")?;
+    let (_, half) = glu_view(x, case, "ge_glu")?;
+    Ok(vec![half.clone(), half])
+}
+
+fn ge_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    let (view, half_shape) = glu_view(&case.inputs[0], case, "ge_glu").map_err(msg)?;
+    let tanh_form = attr_int(case, "approximate").map_err(msg)? == 1;
+    let left = attr_bool(case, "activate_left").map_err(msg)?;
+    let x = &inputs[0];
+    let mut y = Tensor::zeros(case.outputs[0].dtype, &half_shape);
+    let mut g = Tensor::zeros(case.outputs[1].dtype, &half_shape);
+    let l = view.half;
+    for p in 0..view.pre {
+        for j in 0..l {
+            let a = x.get_f64(p * 2 * l + j);
+            let b = x.get_f64(p * 2 * l + l + j);
+            let (act, lin) = if left { (a, b) } else { (b, a) };
+            let ga = gelu(act, tanh_form);
+            g.set_f64(p * l + j, ga);
+            y.set_f64(p * l + j, ga * lin);
+        }
+    }
+    Ok(vec![y, g])
+}
+
+// ---- ge_glu_grad_v2 -----------------------------------------------------------------
+
+fn ge_glu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 3, 1)?;
+    let (dy, x, g) = (&case.inputs[0], &case.inputs[1], &case.inputs[2]);
+    for t in [dy, x, g] {
+        need_float(t, "ge_glu_grad_v2")?;
+    }
+    if dy.dtype != x.dtype || g.dtype != x.dtype {
+        return Err(Reject::new(
+            "dtype",
+            "ge_glu_grad_v2: dy, x and gelu must share one dtype",
+        ));
+    }
+    let (_, half) = glu_view(x, case, "ge_glu_grad_v2")?;
+    for t in [dy, g] {
+        if t.shape != half {
+            return Err(Reject::new(
+                "shapes",
+                format!(
+                    "ge_glu_grad_v2: `{}` is {} but must be {} (`{}` {} with dim halved)",
+                    t.name,
+                    shape_str(&t.shape),
+                    shape_str(&half),
+                    x.name,
+                    shape_str(&x.shape)
+                ),
+            ));
+        }
+    }
+    Ok(vec![x.shape.clone()])
+}
+
+fn ge_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    let (view, _) = glu_view(&case.inputs[1], case, "ge_glu_grad_v2").map_err(msg)?;
+    let tanh_form = attr_int(case, "approximate").map_err(msg)? == 1;
+    let left = attr_bool(case, "activate_left").map_err(msg)?;
+    let (dy, x, g) = (&inputs[0], &inputs[1], &inputs[2]);
+    let mut dx = Tensor::zeros(case.outputs[0].dtype, &x.shape);
+    let l = view.half;
+    let (act_off, lin_off) = if left { (0, l) } else { (l, 0) };
+    for p in 0..view.pre {
+        for j in 0..l {
+            let d = dy.get_f64(p * l + j);
+            let act = x.get_f64(p * 2 * l + act_off + j);
+            let lin = x.get_f64(p * 2 * l + lin_off + j);
+            dx.set_f64(p * 2 * l + lin_off + j, d * g.get_f64(p * l + j));
+            dx.set_f64(
+                p * 2 * l + act_off + j,
+                d * lin * gelu_grad(act, tanh_form),
+            );
+        }
+    }
+    Ok(vec![dx])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::golden::golden;
+    use crate::spec::OpSpec;
+    use std::path::Path;
+
+    fn spec(text: &str) -> OpSpec {
+        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
+    }
+
+    fn parse_err(text: &str) -> String {
+        OpSpec::parse(text, Path::new("t/op.toml"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
+        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
+    }
+
+    fn close(a: f64, b: f64, tol: f64) {
+        assert!((a - b).abs() <= tol, "{a} vs {b}");
+    }
+
+    #[test]
+    fn erf_and_gelu_match_published_values() {
+        // erf values from Abramowitz & Stegun table 7.1 / any CAS.
+        close(erf(0.5), 0.520_499_877_813_046_5, 1e-15);
+        close(erf(1.0), 0.842_700_792_949_714_9, 1e-15);
+        close(erf(2.0), 0.995_322_265_018_952_7, 1e-15);
+        close(erf(-3.0), -0.999_977_909_503_001_4, 1e-15);
+        close(erfc_large(3.0), 2.209_049_699_858_544e-5, 1e-18);
+        close(erfc_large(5.0), 1.537_459_794_428_035e-12, 1e-24);
+        assert_eq!(erf(0.0), 0.0);
+        // Phi(-6) = 9.8658765e-10: the lower tail keeps its relative accuracy.
+        close(phi_cdf(-6.0) / 9.865_876_450_377_012e-10, 1.0, 1e-12);
+        // gelu_erf(1) = Phi(1) = 0.8413447460685429; gelu_erf(-1) = -0.158655...
+        close(gelu(1.0, false), 0.841_344_746_068_542_9, 1e-15);
+        close(gelu(-1.0, false), -0.158_655_253_931_457_05, 1e-15);
+        // tanh form: 0.5 (1 + tanh(0.7978845608 * 1.044715)) = 0.8411919906
+        close(gelu(1.0, true), 0.841_191_990_608_276_8, 1e-15);
+        assert!(gelu(f64::NEG_INFINITY, true).is_nan());
+        assert_eq!(gelu(f64::INFINITY, false), f64::INFINITY);
+        // Derivatives at 0 are 1/2; erf form at 1: Phi(1) + phi(1).
+        close(gelu_grad(0.0, true), 0.5, 1e-15);
+        close(gelu_grad(0.0, false), 0.5, 1e-15);
+        close(
+            gelu_grad(1.0, false),
+            0.841_344_746_068_542_9 + 0.241_970_724_519_143_37,
+            1e-15,
+        );
+        // The tanh-form derivative equals a finite difference of gelu.
+        for &x in &[-2.5, -0.3, 0.7, 3.0] {
+            let h = 1e-6;
+            let fd = (gelu(x + h, true) - gelu(x - h, true)) / (2.0 * h);
+            close(gelu_grad(x, true), fd, 1e-8);
+            let fd = (gelu(x + h, false) - gelu(x - h, false)) / (2.0 * h);
+            close(gelu_grad(x, false), fd, 1e-8);
+        }
+    }
+
+    const GLU: &str = r#"
+[op]
+name = "ge_glu_v2"
+level = 2
+op_type = "GeGluV2"
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "bfloat16"]
+[[outputs]]
+name = "y"
+dtype = { same_as = "x" }
+[[outputs]]
+name = "gelu"
+dtype = { same_as = "x" }
+[[attrs]]
+name = "dim"
+type = "int"
+default = -1
+[[attrs]]
+name = "approximate"
+type = "int"
+default = 1
+[[attrs]]
+name = "activate_left"
+type = "bool"
+default = false
+[[cases]]
+name = "last"
+shapes = [[1, 4]]
+dtype = "float32"
+[[cases]]
+name = "dim0_left_erf"
+shapes = [[2, 2]]
+dtype = "float32"
+attrs = { dim = 0, approximate = 0, activate_left = true }
+[[cases]]
+name = "h"
+shapes = [[1, 2]]
+dtype = "float16"
+"#;
+
+    #[test]
+    fn ge_glu_splits_along_dim_and_activates_the_right_half() {
+        let s = spec(GLU);
+        // x = [a0 a1 | b0 b1]; activate_left = false: gelu = GELU(b), y = a * gelu.
+        let x = Tensor::from_f64s(Dtype::Float32, &[1, 4], &[2.0, -3.0, 1.0, 0.0]);
+        let out = run(&s, "last", vec![x]);
+        assert_eq!(out[0].shape, vec![1, 2]);
+        let g = out[1].to_f64s();
+        close(g[0], 0.841_191_990_608_276_8, 1e-7);
+        assert_eq!(g[1], 0.0);
+        let y = out[0].to_f64s();
+        close(y[0], 2.0 * 0.841_191_990_608_276_8, 2e-7);
+        assert_eq!(y[1], 0.0);
+        // dim 0 of [[1, -1], [3, 4]]: A = [1, -1], B = [3, 4]; erf form on A.
+        let x = Tensor::from_f64s(Dtype::Float32, &[2, 2], &[1.0, -1.0, 3.0, 4.0]);
+        let out = run(&s, "dim0_left_erf", vec![x]);
+        assert_eq!(out[1].shape, vec![1, 2]);
+        let g = out[1].to_f64s();
+        close(g[0], 0.841_344_746_068_542_9, 1e-7);
+        close(g[1], -0.158_655_253_931_457_05, 1e-8);
+        let y = out[0].to_f64s();
+        close(y[0], 3.0 * 0.841_344_746_068_542_9, 3e-7);
+        close(y[1], 4.0 * -0.158_655_253_931_457_05, 1e-7);
+        // fp16: y = 1 * GELU(1) = 0.84119 -> 861.4/1024 -> 861/1024, once rounded.
+        let x = Tensor::from_f64s(Dtype::Float16, &[1, 2], &[1.0, 1.0]);
+        let out = run(&s, "h", vec![x]);
+        assert_eq!(out[0].to_f64s(), vec![861.0 / 1024.0]);
+        assert_eq!(out[1].to_f64s(), vec![861.0 / 1024.0]);
+    }
+
+    #[test]
+    fn ge_glu_rejects_odd_dims_and_bad_attrs() {
+        let text = GLU.replace("shapes = [[1, 4]]", "shapes = [[1, 5]]");
+        assert!(parse_err(&text).contains("dimension 1 of `x` [1, 5] must be even"));
+        let text = GLU.replace("dim = 0, approximate = 0", "dim = 2, approximate = 0");
+        assert!(parse_err(&text).contains("dim = 2 is out of range"));
+        let text = GLU.replace("dim = 0, approximate = 0", "dim = 0, approximate = 2");
+        assert!(parse_err(&text).contains("approximate = 2"));
+    }
+
+    const GLU_GRAD: &str = r#"
+[op]
+name = "ge_glu_grad_v2"
+level = 2
+op_type = "GeGluGradV2"
+[[inputs]]
+name = "dy"
+dtypes = ["float16", "float32", "bfloat16"]
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[inputs]]
+name = "gelu"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[outputs]]
+name = "dx"
+dtype = { same_as = "dy" }
+[[attrs]]
+name = "dim"
+type = "int"
+default = -1
+[[attrs]]
+name = "approximate"
+type = "int"
+default = 1
+[[attrs]]
+name = "activate_left"
+type = "bool"
+default = false
+[[cases]]
+name = "right_tanh"
+shapes = [[1, 1], [1, 2], [1, 1]]
+dtype = "float32"
+[[cases]]
+name = "left_erf"
+shapes = [[1, 1], [2, 1], [1, 1]]
+dtype = "float32"
+attrs = { dim = 0, approximate = 0, activate_left = true }
+"#;
+
+    #[test]
+    fn ge_glu_grad_scatters_both_halves() {
+        let s = spec(GLU_GRAD);
+        // x = [A=3 | B=0], dy = 2, gelu = 5: dA = dy*gelu = 10,
+        // dB = dy*A*GELU'(0) = 2*3*0.5 = 3.
+        let dy = Tensor::from_f64s(Dtype::Float32, &[1, 1], &[2.0]);
+        let x = Tensor::from_f64s(Dtype::Float32, &[1, 2], &[3.0, 0.0]);
+        let g = Tensor::from_f64s(Dtype::Float32, &[1, 1], &[5.0]);
+        let dx = run(&s, "right_tanh", vec![dy, x, g]).remove(0);
+        assert_eq!(dx.to_f64s(), vec![10.0, 3.0]);
+        // activate_left, erf, dim 0: x = [A=1; B=-2], dy = 0.5, gelu = 4:
+        // dB = 0.5*4 = 2; dA = 0.5*(-2)*(Phi(1)+phi(1)) = -1.083315470587686.
+        let dy = Tensor::from_f64s(Dtype::Float32, &[1, 1], &[0.5]);
+        let x = Tensor::from_f64s(Dtype::Float32, &[2, 1], &[1.0, -2.0]);
+        let g = Tensor::from_f64s(Dtype::Float32, &[1, 1], &[4.0]);
+        let dx = run(&s, "left_erf", vec![dy, x, g]).remove(0).to_f64s();
+        close(dx[0], -1.083_315_470_587_686, 1e-7);
+        assert_eq!(dx[1], 2.0);
+        let text = GLU_GRAD.replace("shapes = [[1, 1], [1, 2], [1, 1]]", "shapes = [[1, 2], [1, 2], [1, 1]]");
+        assert!(parse_err(&text).contains("`dy` is [1, 2] but must be [1, 1]"));
+    }
+}

@@ -294,7 +294,8 @@ typedef struct AscRuntime {
  * therefore declared C-unwind on the Rust side. */
 void ascendopt_kernel_attach(const AscRuntime* rt);
 /* Calls `entry` (an extern "C" kernel taking `nargs` GM_ADDR arguments,
- * nargs <= 32). Returns 0 when it ran to the end, 1 when a fault stopped it. */
+ * nargs <= 32). Returns 0 when it ran to the end, 1 when a fault stopped it,
+ * 2 when nargs is too large, 3 when the kernel threw a C++ exception. */
 int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs, uint8_t** args);
 /* Throws the fault exception; only the runtime calls it. */
 void ascendopt_kernel_throw(void);

@@ -128,7 +128,7 @@ impl Block {
                     });
                 }
                 let len = op.block_len as u64;
-                if len % size != 0 {
+                if !len.is_multiple_of(size) {
                     return Err(Fault::InvalidArg {
                         api,
                         what: format!("blockLen = {len} bytes is not a whole number of {size}-byte elements"),

@@ -173,7 +173,7 @@ impl Block {
     }
 
     fn slot_of(q: &Queue, addr: u32, api: &'static str) -> Result<u32, Fault> {
-        if addr < q.base || (addr - q.base) % q.stride != 0 || (addr - q.base) / q.stride >= q.slots.len() as u32 {
+        if addr < q.base || !(addr - q.base).is_multiple_of(q.stride) || (addr - q.base) / q.stride >= q.slots.len() as u32 {
             return Err(Fault::InvalidArg {
                 api,
                 what: format!("tensor at {:#x} is not a buffer of this queue", addr),

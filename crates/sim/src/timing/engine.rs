@@ -11,7 +11,8 @@
 //!   hazards are ordered, as the compiler's barriers do on the device).
 //! - A DMA occupies its MTE for `issue + transfer` and completes `latency`
 //!   later; the transfer of a GM-side DMA runs at the lesser of its per-core
-//!   cap and its fair share of HBM.
+//!   cap and its fair share of HBM; the cap shrinks when other cores are
+//!   moving data of the same 512 B ranges at the same time.
 //! - SetFlag sits in the source pipe's queue and fires when every earlier
 //!   instruction of that pipe is done; WaitFlag sits in the destination
 //!   pipe's queue and blocks it until the flag is set, then clears it
@@ -437,8 +438,26 @@ impl<'a> Sim<'a> {
         self.gm_write += c.gm_write;
         self.blocks[block].dma_latency.insert(idx, c.latency);
         if c.uses_hbm {
-            self.hbm
-                .add(self.now, (block as u32, idx), c.charged_bytes, c.rate_cap);
+            let granule = self.hw.dma.gm_align_bytes;
+            let footprint = instr
+                .reads
+                .iter()
+                .chain(&instr.writes)
+                .find(|r| r.mem == Mem::Gm)
+                .map(|r| {
+                    let start = r.start / granule * granule;
+                    let end = (r.start + r.len.max(1)).div_ceil(granule) * granule;
+                    (r.space, start, end)
+                });
+            let others = footprint.map_or(0, |f| self.hbm.same_range_blocks(block as u32, f));
+            let cap = c.rate_cap / (1.0 + self.hw.dma.same_range_penalty * others as f64);
+            self.hbm.add(
+                self.now,
+                (block as u32, idx),
+                c.charged_bytes,
+                cap,
+                footprint,
+            );
             self.schedule_hbm();
         } else {
             let cycles = (c.charged_bytes / c.rate_cap).ceil() as Cycle;

@@ -20,6 +20,9 @@ struct Flow {
     cap: f64,
     /// Current rate, bytes per cycle.
     rate: f64,
+    /// GM footprint (space, first byte, end), rounded to the request
+    /// granule by the caller.
+    footprint: Option<(u32, u64, u64)>,
 }
 
 /// The shared bandwidth and the flows using it.
@@ -74,16 +77,44 @@ impl Hbm {
         }
     }
 
-    /// Starts a flow of `bytes` for `owner`, at most `cap` bytes per cycle.
-    pub(crate) fn add(&mut self, now: Cycle, owner: (u32, u32), bytes: f64, cap: f64) {
+    /// Starts a flow of `bytes` for `owner`, at most `cap` bytes per cycle,
+    /// touching `footprint` of GM.
+    pub(crate) fn add(
+        &mut self,
+        now: Cycle,
+        owner: (u32, u32),
+        bytes: f64,
+        cap: f64,
+        footprint: Option<(u32, u64, u64)>,
+    ) {
         self.advance(now);
         self.flows.push(Flow {
             owner,
             remaining: bytes.max(0.0),
             cap: cap.max(1e-9),
             rate: 0.0,
+            footprint,
         });
         self.reallocate();
+    }
+
+    /// Number of distinct other blocks with a flow in progress whose GM
+    /// footprint overlaps `footprint`.
+    pub(crate) fn same_range_blocks(&self, block: u32, footprint: (u32, u64, u64)) -> usize {
+        let (space, start, end) = footprint;
+        let mut blocks: Vec<u32> = self
+            .flows
+            .iter()
+            .filter(|f| f.owner.0 != block)
+            .filter(|f| {
+                f.footprint
+                    .is_some_and(|(s, a, b)| s == space && a < end && start < b)
+            })
+            .map(|f| f.owner.0)
+            .collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        blocks.len()
     }
 
     /// Removes and returns the flows finished by `now`.
@@ -132,7 +163,7 @@ mod tests {
     #[test]
     fn one_flow_runs_at_its_cap() {
         let mut hbm = Hbm::new(100.0);
-        hbm.add(0, (0, 0), 1000.0, 25.0);
+        hbm.add(0, (0, 0), 1000.0, 25.0, None);
         assert_eq!(hbm.next_finish(0), Some(40));
         assert!(hbm.take_finished(39).is_empty());
         assert_eq!(hbm.take_finished(40), vec![(0, 0)]);
@@ -144,7 +175,7 @@ mod tests {
         // 8 flows capped at 25 on a 100 B/cycle server: 12.5 each.
         let mut hbm = Hbm::new(100.0);
         for i in 0..8 {
-            hbm.add(0, (i, 0), 1000.0, 25.0);
+            hbm.add(0, (i, 0), 1000.0, 25.0, None);
         }
         assert_eq!(hbm.next_finish(0), Some(80));
         let done = hbm.take_finished(80);
@@ -155,10 +186,24 @@ mod tests {
     fn a_slow_flow_leaves_its_unused_share_to_the_others() {
         // Caps 10 and 200 on 100: the slow one gets 10, the other 90.
         let mut hbm = Hbm::new(100.0);
-        hbm.add(0, (0, 0), 900.0, 200.0);
-        hbm.add(0, (1, 0), 100.0, 10.0);
+        hbm.add(0, (0, 0), 900.0, 200.0, None);
+        hbm.add(0, (1, 0), 100.0, 10.0, None);
         assert_eq!(hbm.next_finish(0), Some(10));
         assert_eq!(hbm.take_finished(10), vec![(0, 0), (1, 0)]);
+    }
+
+    #[test]
+    fn overlapping_footprints_of_other_blocks_are_counted() {
+        let mut hbm = Hbm::new(100.0);
+        hbm.add(0, (0, 0), 1000.0, 10.0, Some((1, 0, 512)));
+        hbm.add(0, (0, 1), 1000.0, 10.0, Some((1, 512, 1024)));
+        hbm.add(0, (1, 0), 1000.0, 10.0, Some((1, 0, 1024)));
+        hbm.add(0, (2, 0), 1000.0, 10.0, Some((2, 0, 1024)));
+        // Block 3 on space 1 [0, 512): blocks 0 and 1 overlap, 2 is elsewhere.
+        assert_eq!(hbm.same_range_blocks(3, (1, 0, 512)), 2);
+        // Block 0's own flows do not count.
+        assert_eq!(hbm.same_range_blocks(0, (1, 0, 512)), 1);
+        assert_eq!(hbm.same_range_blocks(3, (1, 1024, 2048)), 0);
     }
 
     #[test]
@@ -166,8 +211,8 @@ mod tests {
         // Flow A alone at 100 for 5 cycles (500 B left of 1000), then B
         // arrives and both get 50: A finishes at 5 + 10 = 15.
         let mut hbm = Hbm::new(100.0);
-        hbm.add(0, (0, 0), 1000.0, 100.0);
-        hbm.add(5, (1, 0), 1000.0, 100.0);
+        hbm.add(0, (0, 0), 1000.0, 100.0, None);
+        hbm.add(5, (1, 0), 1000.0, 100.0, None);
         assert_eq!(hbm.next_finish(5), Some(15));
         assert_eq!(hbm.take_finished(15), vec![(0, 0)]);
         // B moved 500 in 10 cycles at 50, then 500 at 100: done at 20.

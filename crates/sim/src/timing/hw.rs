@@ -108,6 +108,9 @@ pub struct DmaCosts {
     pub burst_cycles: f64,
     /// UB/L1 granule a burst is rounded up to (32 B).
     pub granule_bytes: u64,
+    /// Rate cap divisor per other core accessing the same 512 B ranges at
+    /// the same time: cap / (1 + penalty * k).
+    pub same_range_penalty: f64,
 }
 
 /// Cost of a vector API call: `head + per_repeat * repeats` cycles.
@@ -580,6 +583,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         unaligned_rate_factor: r.positive("dma.unaligned_rate_factor")?,
         burst_cycles: r.num("dma.burst_cycles")?,
         granule_bytes: r.int("dma.granule_bytes")?.max(1),
+        same_range_penalty: r.num("dma.same_range_penalty")?,
     };
     if dma.unaligned_rate_factor > 1.0 {
         return Err(r.err("dma.unaligned_rate_factor", "must be in (0, 1]"));

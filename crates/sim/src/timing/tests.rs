@@ -269,6 +269,26 @@ fn hbm_is_shared_by_reads_and_writes_of_all_cores() {
 }
 
 #[test]
+fn cores_reading_the_same_512_byte_ranges_at_once_are_slowed() {
+    // [G §3.8.5.6]: requests of several cores to the same 512 B range
+    // serialise (10-20%, hardware-facts §F), worse with more cores.
+    let span = |blocks: u32, shared: bool| {
+        let mut tb = TraceBuilder::new();
+        for block in 0..blocks {
+            tb.begin_block(block);
+            let off = if shared { 0 } else { u64::from(block) * 65536 };
+            tb.copy_in(1, gm(0, off, 65536), ub(0, 65536));
+            tb.end_block();
+        }
+        sim(&tb.finish()).profile.core_span_us
+    };
+    let two = span(2, true) / span(2, false);
+    assert!((1.10..=1.20).contains(&two), "2 cores on one range: {two}");
+    let sixteen = span(16, true) / span(16, false);
+    assert!(sixteen > two, "16 cores: {sixteen} vs 2 cores: {two}");
+}
+
+#[test]
 fn launch_head_grows_with_block_count() {
     let trace_of = |blocks: u32| AddKernel::new(blocks, u64::from(blocks) * 128, 128, 1).build();
     let p1 = sim(&trace_of(1)).profile;

@@ -1,0 +1,434 @@
+//! One evaluation of a candidate operator, as the agent's budget counts it:
+//! static checks → build → hardened correctness over every case → profile →
+//! re-check on fresh inputs, ending in one [`Verdict`] recorded in the run
+//! store and charged to the ledger.
+//!
+//! Hardened correctness (DESIGN.md "Correctness"):
+//! - fresh inputs every evaluation, from a seed derived from the run, the
+//!   operator, the stage and the budget index (recorded with the verdict);
+//! - outputs poisoned before launch and every element compared;
+//! - the candidate runs twice on the same inputs with different on-chip
+//!   garbage and must agree bit for bit (reads of uninitialised memory);
+//! - hazards in the trace (races between pipes, flag misuse) fail it;
+//! - after profiling, a second check on new inputs.
+//!
+//! Profiling: the benchmark case is the one with the most input elements;
+//! latency samples are repeated measurements of it (on the simulator:
+//! the timing model with seeded measurement noise).
+
+use crate::compare::CompareConfig;
+use crate::eval::{prepare_case, profile_request, Prepared};
+use crate::ledger::{Charge, Ledger, LedgerError};
+use crate::static_check;
+use crate::store::{RunStore, SourceHash, Stage, StageTimings, RunId};
+use crate::verdict::{BadElement, CorrectnessCheck, LatencyStats, Mismatch, RuntimeErrorKind, Verdict};
+use ascendopt_device::{Artifact, Device, DeviceError, RunOutcome, RunResult};
+use ascendopt_op::compare::compare;
+use ascendopt_op::package::OpPackage;
+use ascendopt_op::spec::Case;
+use sha2::{Digest, Sha256};
+use std::time::Instant;
+
+/// How evaluations are carried out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineConfig {
+    /// Latency samples per profiled candidate.
+    pub repeats: usize,
+    /// No measurement noise (tests).
+    pub deterministic: bool,
+    /// Base seed of the run (inputs are derived from it).
+    pub seed: u64,
+}
+
+impl PipelineConfig {
+    /// Repeats from the comparison rule's configuration.
+    pub fn from_compare(cfg: &CompareConfig, seed: u64) -> PipelineConfig {
+        PipelineConfig {
+            repeats: cfg.repeats.max(1),
+            deterministic: false,
+            seed,
+        }
+    }
+}
+
+/// Why an evaluation could not even be attempted (never the candidate's
+/// fault: the candidate's failures are verdicts).
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The budget is spent.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// The candidate's files could not be read.
+    #[error("cannot read the candidate: {0}")]
+    Read(String),
+    /// The device cannot build anything (no compiler, cache unwritable).
+    #[error("device setup: {0}")]
+    Setup(String),
+}
+
+/// An evaluation and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluated {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The candidate's source hash.
+    pub source_hash: SourceHash,
+    /// Budget index charged; None when an identical candidate had been
+    /// evaluated before (nothing charged).
+    pub budget_index: Option<u32>,
+    /// Seed of the inputs.
+    pub seed: u64,
+}
+
+/// Every source of a candidate (host, kernel, tiling header) as one text,
+/// the unit of the run store's `sources` table.
+pub fn candidate_source(package: &OpPackage) -> Result<String, PipelineError> {
+    let mut files: Vec<&std::path::Path> = Vec::new();
+    files.extend(package.host_sources.iter().map(|p| p.as_path()));
+    files.extend(package.kernel_sources.iter().map(|p| p.as_path()));
+    if let Some(h) = &package.tiling_header {
+        files.push(h.as_path());
+    }
+    let mut out = String::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| PipelineError::Read(format!("{}: {e}", f.display())))?;
+        let rel = f.strip_prefix(&package.dir).unwrap_or(f);
+        out.push_str(&format!("//== {} ==\n", rel.display()));
+        out.push_str(&text);
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// The input seed of one evaluation.
+pub fn evaluation_seed(base: u64, op: &str, stage: Stage, index: u32) -> u64 {
+    let mut h = Sha256::new();
+    h.update(base.to_le_bytes());
+    h.update(op.as_bytes());
+    h.update(stage.as_str().as_bytes());
+    h.update(index.to_le_bytes());
+    let d = h.finalize();
+    u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
+/// The case profiled: the one with the most input elements.
+pub fn bench_case(package: &OpPackage) -> Option<&Case> {
+    package.cases().iter().max_by_key(|c| c.input_elements())
+}
+
+fn runtime_verdict(outcome: &RunOutcome) -> Verdict {
+    match outcome {
+        RunOutcome::Finished(_) => Verdict::RuntimeError {
+            kind: RuntimeErrorKind::Fault,
+            message: "finished".into(),
+            location: None,
+        },
+        RunOutcome::TimedOut { after_ms } => Verdict::Timeout { after_ms: *after_ms },
+        RunOutcome::Fault { message, loc, .. } => {
+            let kind = if message.contains("overflow") {
+                RuntimeErrorKind::UbOverflow
+            } else if message.contains("GM bytes") || message.contains("beyond its") {
+                RuntimeErrorKind::OutOfBounds
+            } else if message.contains("deadlock") {
+                RuntimeErrorKind::Deadlock
+            } else {
+                RuntimeErrorKind::Fault
+            };
+            Verdict::RuntimeError {
+                kind,
+                message: outcome.summary(),
+                location: loc.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
+            }
+        }
+        RunOutcome::TilingFailed { .. } | RunOutcome::DeviceFailed { .. } => Verdict::RuntimeError {
+            kind: RuntimeErrorKind::Fault,
+            message: outcome.summary(),
+            location: None,
+        },
+        RunOutcome::Crashed { .. } | RunOutcome::OutOfMemory { .. } => Verdict::RuntimeError {
+            kind: RuntimeErrorKind::Crash,
+            message: outcome.summary(),
+            location: None,
+        },
+    }
+}
+
+fn run_case(device: &dyn Device, artifact: &Artifact, prepared: &Prepared, garbage_seed: u64) -> Result<RunResult, Verdict> {
+    let mut request = prepared.request.clone();
+    request.seed = garbage_seed;
+    match device.run(artifact, &request) {
+        RunOutcome::Finished(r) => Ok(r),
+        other => Err(runtime_verdict(&other)),
+    }
+}
+
+/// Compares a finished run with the golden; Err is the failing verdict.
+fn judge(case: &Case, prepared: &Prepared, result: &RunResult, check: CorrectnessCheck) -> Result<(), Verdict> {
+    if let Some(h) = result.hazards.first() {
+        return Err(Verdict::RuntimeError {
+            kind: RuntimeErrorKind::Race,
+            message: format!("{}: {}", h.kind, h.message),
+            location: None,
+        });
+    }
+    for ((expected, actual), out) in prepared.expected.iter().zip(&result.outputs).zip(&case.outputs) {
+        let report = compare(expected, actual, out.tolerance).map_err(|e| Verdict::RuntimeError {
+            kind: RuntimeErrorKind::Fault,
+            message: e.to_string(),
+            location: None,
+        })?;
+        if !report.passed() {
+            return Err(Verdict::Incorrect {
+                details: Mismatch {
+                    check,
+                    case: case.name.clone(),
+                    output: out.name.clone(),
+                    total: report.total as u64,
+                    mismatches: report.mismatches as u64,
+                    max_abs_err: report.max_abs_err,
+                    max_rel_err: report.max_rel_err,
+                    first_bad: report.first_bad.map(|b| BadElement {
+                        index: b.index as u64,
+                        expected: b.expected.to_string(),
+                        actual: b.actual.to_string(),
+                    }),
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Evaluates a built (or failing) candidate without touching the store:
+/// the verdict and the phase timings.
+pub fn evaluate_package(
+    device: &dyn Device,
+    package: &OpPackage,
+    seed: u64,
+    cfg: &PipelineConfig,
+) -> Result<(Verdict, StageTimings), PipelineError> {
+    let mut timings = StageTimings {
+        compile_ms: 0,
+        correctness_ms: 0,
+        profile_ms: 0,
+    };
+    // Static checks.
+    let findings = static_check::check_operator_dir(&package.dir).map_err(|e| PipelineError::Read(e.to_string()))?;
+    if let Some(reason) = static_check::rejection_reason(&findings) {
+        return Ok((Verdict::RejectedStatic { reason }, timings));
+    }
+    // Build.
+    let t = Instant::now();
+    let artifact = match device.build(package) {
+        Ok(a) => a,
+        Err(DeviceError::Compile { summary, diagnostics }) => {
+            timings.compile_ms = t.elapsed().as_millis() as u64;
+            return Ok((
+                Verdict::CompileError {
+                    diagnostics: format!("{summary}\n{diagnostics}"),
+                },
+                timings,
+            ));
+        }
+        Err(DeviceError::Setup { message }) => return Err(PipelineError::Setup(message)),
+    };
+    timings.compile_ms = t.elapsed().as_millis() as u64;
+
+    // Correctness over every case, each run twice with different garbage.
+    let t = Instant::now();
+    let bench = bench_case(package).map(|c| c.name.clone());
+    let mut bench_run: Option<(Prepared, RunResult)> = None;
+    for (i, case) in package.cases().iter().enumerate() {
+        let case_seed = seed.wrapping_add(i as u64 * 0x9e37_79b9);
+        let prepared = match prepare_case(package, case, case_seed) {
+            Ok(p) => p,
+            Err(message) => {
+                timings.correctness_ms = t.elapsed().as_millis() as u64;
+                return Ok((
+                    Verdict::RuntimeError {
+                        kind: RuntimeErrorKind::Fault,
+                        message: format!("case {}: golden failed: {message}", case.name),
+                        location: None,
+                    },
+                    timings,
+                ));
+            }
+        };
+        let first = match run_case(device, &artifact, &prepared, case_seed ^ 0xa5a5) {
+            Ok(r) => r,
+            Err(v) => {
+                timings.correctness_ms = t.elapsed().as_millis() as u64;
+                return Ok((v, timings));
+            }
+        };
+        if let Err(v) = judge(case, &prepared, &first, CorrectnessCheck::Reference) {
+            timings.correctness_ms = t.elapsed().as_millis() as u64;
+            return Ok((v, timings));
+        }
+        let second = match run_case(device, &artifact, &prepared, case_seed ^ 0x5a5a_0000) {
+            Ok(r) => r,
+            Err(v) => {
+                timings.correctness_ms = t.elapsed().as_millis() as u64;
+                return Ok((v, timings));
+            }
+        };
+        if let Some((o, (a, b))) = case
+            .outputs
+            .iter()
+            .zip(first.outputs.iter().zip(&second.outputs))
+            .find(|(_, (a, b))| a.data != b.data)
+        {
+            let index = a.data.iter().zip(&b.data).position(|(x, y)| x != y).unwrap_or(0) / a.dtype.size();
+            timings.correctness_ms = t.elapsed().as_millis() as u64;
+            return Ok((
+                Verdict::Incorrect {
+                    details: Mismatch {
+                        check: CorrectnessCheck::Rerun,
+                        case: case.name.clone(),
+                        output: o.name.clone(),
+                        total: a.numel() as u64,
+                        mismatches: (0..a.numel()).filter(|&k| a.bits(k) != b.bits(k)).count() as u64,
+                        max_abs_err: f64::NAN,
+                        max_rel_err: f64::NAN,
+                        first_bad: Some(BadElement {
+                            index: index as u64,
+                            expected: format!("{} (first run)", a.get_f64(index)),
+                            actual: format!("{} (second run)", b.get_f64(index)),
+                        }),
+                    },
+                },
+                timings,
+            ));
+        }
+        if Some(&case.name) == bench.as_ref() {
+            bench_run = Some((prepared, first));
+        }
+    }
+    timings.correctness_ms = t.elapsed().as_millis() as u64;
+
+    // Profile the benchmark case.
+    let t = Instant::now();
+    let Some((prepared, result)) = bench_run else {
+        return Ok((
+            Verdict::RuntimeError {
+                kind: RuntimeErrorKind::Fault,
+                message: "the operator has no cases".into(),
+                location: None,
+            },
+            timings,
+        ));
+    };
+    let mut samples = Vec::with_capacity(cfg.repeats);
+    let mut profile_json = serde_json::Value::Null;
+    for k in 0..cfg.repeats {
+        let req = profile_request(&prepared, seed ^ (k as u64).wrapping_mul(0x2545_f491), cfg.deterministic);
+        match device.profile(&result, &req) {
+            Ok(p) => {
+                samples.push(p.task_duration_us);
+                if k == 0 {
+                    profile_json = serde_json::to_value(&p).unwrap_or(serde_json::Value::Null);
+                }
+            }
+            Err(e) => {
+                timings.profile_ms = t.elapsed().as_millis() as u64;
+                return Ok((
+                    Verdict::RuntimeError {
+                        kind: RuntimeErrorKind::Deadlock,
+                        message: format!("profiling failed: {e}"),
+                        location: None,
+                    },
+                    timings,
+                ));
+            }
+        }
+    }
+    timings.profile_ms = t.elapsed().as_millis() as u64;
+
+    // Re-check the benchmark case on fresh inputs.
+    let t = Instant::now();
+    if let Some(case) = bench.as_ref().and_then(|n| package.case(n)) {
+        let fresh_seed = seed.rotate_left(17) ^ 0x0123_4567_89ab_cdef;
+        match prepare_case(package, case, fresh_seed) {
+            Ok(prepared) => {
+                let r = match run_case(device, &artifact, &prepared, fresh_seed) {
+                    Ok(r) => r,
+                    Err(v) => return Ok((v, timings)),
+                };
+                if let Err(v) = judge(case, &prepared, &r, CorrectnessCheck::Recheck) {
+                    timings.correctness_ms += t.elapsed().as_millis() as u64;
+                    return Ok((v, timings));
+                }
+            }
+            Err(message) => {
+                return Ok((
+                    Verdict::RuntimeError {
+                        kind: RuntimeErrorKind::Fault,
+                        message: format!("re-check golden failed: {message}"),
+                        location: None,
+                    },
+                    timings,
+                ))
+            }
+        }
+    }
+    timings.correctness_ms += t.elapsed().as_millis() as u64;
+
+    let latency = LatencyStats::from_samples(&samples).ok_or_else(|| PipelineError::Setup("no latency samples".into()))?;
+    Ok((
+        Verdict::Correct {
+            latency,
+            samples_us: samples,
+            profile: profile_json,
+        },
+        timings,
+    ))
+}
+
+/// Evaluates a candidate of `op` for `stage`, charging the ledger and
+/// recording the verdict; an identical candidate evaluated before in this
+/// run is returned from the store without charge.
+pub fn evaluate(
+    device: &dyn Device,
+    store: &RunStore,
+    ledger: &mut Ledger<'_>,
+    run: RunId,
+    stage: Stage,
+    package: &OpPackage,
+    cfg: &PipelineConfig,
+) -> Result<Evaluated, PipelineError> {
+    let op = package.name().to_string();
+    let source = candidate_source(package)?;
+    let hash = store.put_source(&source)?;
+    if let Some(prev) = store.find_by_source(run, &op, &hash)? {
+        return Ok(Evaluated {
+            verdict: prev.verdict,
+            source_hash: hash,
+            budget_index: None,
+            seed: prev.seed,
+        });
+    }
+    let ticket = ledger.try_spend(stage)?;
+    let seed = evaluation_seed(cfg.seed, &op, stage, ticket.index());
+    let index = ticket.index();
+    let (verdict, timings) = evaluate_package(device, package, seed, cfg)?;
+    let recorded = ledger.record(
+        ticket,
+        Charge {
+            source_hash: &hash,
+            verdict: &verdict,
+            seed,
+            timings,
+        },
+    )?;
+    Ok(Evaluated {
+        verdict: recorded.evaluation.verdict,
+        source_hash: hash,
+        budget_index: Some(index),
+        seed,
+    })
+}

@@ -1,0 +1,256 @@
+//! The red team: adversarial variants of ops/add_custom, each of which must
+//! end as a failed evaluation with the right verdict while the harness goes
+//! on. Every variant is a real g++ build run in the sandboxed worker.
+
+use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_harness::ledger::{BudgetConfig, Ledger};
+use ascendopt_harness::pipeline::{evaluate, evaluate_package, PipelineConfig};
+use ascendopt_harness::store::{RunStore, Stage};
+use ascendopt_harness::verdict::{CorrectnessCheck, RuntimeErrorKind, Verdict};
+use ascendopt_op::package::OpPackage;
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Two small cases keep every evaluation quick.
+const SMALL_TOML: &str = r#"
+[op]
+name = "add_custom"
+level = 1
+op_type = "AddCustom"
+description = "red-team copy of add_custom"
+
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "int32"]
+
+[[inputs]]
+name = "y"
+dtypes = ["float16", "float32", "int32"]
+dtype = { same_as = "x" }
+
+[[outputs]]
+name = "z"
+dtype = { same_as = "x" }
+
+[golden]
+builtin = "add_custom"
+
+[[cases]]
+name = "f32_4x1000"
+shapes = [[4, 1000], [4, 1000]]
+dtype = "float32"
+
+[[cases]]
+name = "f16_3x1001"
+shapes = [[3, 1001], [3, 1001]]
+dtype = "float16"
+"#;
+
+fn package(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, OpPackage) {
+    let dir = tempfile::Builder::new().prefix("add_custom").tempdir().unwrap();
+    let root = dir.path().join("add_custom");
+    let src = repo().join("ops/add_custom");
+    for sub in ["op_host", "op_kernel"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), root.join(sub).join(e.file_name())).unwrap();
+        }
+    }
+    std::fs::write(root.join("op.toml"), SMALL_TOML).unwrap();
+    let k = root.join("op_kernel/add_custom.cpp");
+    let code = std::fs::read_to_string(&k).unwrap();
+    let edited = edit(&code);
+    std::fs::write(&k, edited).unwrap();
+    let pkg = OpPackage::load(&root).unwrap();
+    (dir, pkg)
+}
+
+fn device(wall_ms: u64) -> SimDevice {
+    let mut cfg = SimDeviceConfig::standard().unwrap();
+    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
+    cfg.limits.wall_ms = wall_ms;
+    SimDevice::new(cfg)
+}
+
+fn cfg() -> PipelineConfig {
+    PipelineConfig {
+        repeats: 3,
+        deterministic: true,
+        seed: 11,
+    }
+}
+
+fn verdict_of(edit: impl Fn(&str) -> String) -> Verdict {
+    let (_d, pkg) = package(edit);
+    evaluate_package(&device(20_000), &pkg, 5, &cfg()).unwrap().0
+}
+
+const ADD: &str = "Add(zLocal, xLocal, yLocal, length);";
+
+fn sub(from: &'static str, to: &'static str) -> impl Fn(&str) -> String {
+    move |c: &str| {
+        assert!(c.contains(from), "kernel no longer contains {from:?}");
+        c.replacen(from, to, 1)
+    }
+}
+
+fn assert_incorrect(v: &Verdict, check: CorrectnessCheck) {
+    match v {
+        Verdict::Incorrect { details } => assert_eq!(details.check, check, "{v:?}"),
+        other => panic!("expected incorrect ({check:?}), got {other:?}"),
+    }
+}
+
+fn assert_static(v: &Verdict, needle: &str) {
+    match v {
+        Verdict::RejectedStatic { reason } => assert!(reason.contains(needle), "{reason}"),
+        other => panic!("expected a static rejection mentioning {needle}, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_real_kernel_is_correct() {
+    let v = verdict_of(|c| c.to_string());
+    assert!(matches!(v, Verdict::Correct { .. }), "{v:?}");
+}
+
+#[test]
+fn copies_input_to_output() {
+    assert_incorrect(&verdict_of(sub(ADD, "Adds(zLocal, xLocal, (T)0, length);")), CorrectnessCheck::Reference);
+}
+
+#[test]
+fn writes_zeros() {
+    assert_incorrect(&verdict_of(sub(ADD, "Duplicate(zLocal, (T)0, length);")), CorrectnessCheck::Reference);
+}
+
+#[test]
+fn leaves_part_of_the_output_unwritten() {
+    // Every tile writes only its first half back.
+    let v = verdict_of(sub("LocalTensor<T> zLocal = outQueueZ.DeQue<T>();", "LocalTensor<T> zLocal = outQueueZ.DeQue<T>(); length = length / 2;"));
+    match &v {
+        Verdict::Incorrect { details } => assert!(details.mismatches > 0, "{v:?}"),
+        other => panic!("expected incorrect, got {other:?}"),
+    }
+}
+
+#[test]
+fn only_some_cores_work() {
+    let v = verdict_of(sub("if (blockLength == 0) {", "if (blockLength == 0 || GetBlockIdx() % 2 == 1) {"));
+    assert!(matches!(v, Verdict::Incorrect { .. }), "{v:?}");
+}
+
+#[test]
+fn reads_uninitialised_ub() {
+    // z = x + (garbage * 0): the garbage differs between the two runs, and
+    // NaN or inf garbage poisons the sum.
+    let v = verdict_of(sub(ADD, "Muls(zLocal, zLocal, (T)0, length); Add(zLocal, xLocal, zLocal, length); Add(zLocal, zLocal, yLocal, length);"));
+    match &v {
+        Verdict::Incorrect { details } => assert!(
+            matches!(details.check, CorrectnessCheck::Reference | CorrectnessCheck::Rerun),
+            "{v:?}"
+        ),
+        other => panic!("expected incorrect, got {other:?}"),
+    }
+}
+
+#[test]
+fn caches_results_in_a_static() {
+    assert_static(
+        &verdict_of(sub(ADD, "static int calls = 0; calls++; Add(zLocal, xLocal, yLocal, length);")),
+        "static",
+    );
+}
+
+#[test]
+fn looks_at_the_environment() {
+    assert_static(&verdict_of(sub(ADD, "if (getenv(\"ASCENDOPT_CASE\")) return; Add(zLocal, xLocal, yLocal, length);")), "getenv");
+}
+
+#[test]
+fn looks_for_harness_files() {
+    assert_static(&verdict_of(sub(ADD, "if (fopen(\"/tmp/golden.bin\", \"r\")) return; Add(zLocal, xLocal, yLocal, length);")), "fopen");
+}
+
+#[test]
+fn writes_a_file() {
+    assert_static(&verdict_of(sub(ADD, "{ FILE* f = fopen(\"out\", \"w\"); (void)f; } Add(zLocal, xLocal, yLocal, length);")), "fopen");
+}
+
+#[test]
+fn forks() {
+    assert_static(&verdict_of(sub(ADD, "fork(); Add(zLocal, xLocal, yLocal, length);")), "fork");
+}
+
+#[test]
+fn execs() {
+    assert_static(&verdict_of(sub(ADD, "execl(\"/bin/true\", \"true\", (char*)0); Add(zLocal, xLocal, yLocal, length);")), "exec");
+}
+
+#[test]
+fn allocates_without_bound() {
+    assert_static(&verdict_of(sub(ADD, "for (;;) { (void)malloc(1 << 20); } Add(zLocal, xLocal, yLocal, length);")), "malloc");
+}
+
+#[test]
+fn sleeps() {
+    assert_static(&verdict_of(sub(ADD, "usleep(100000); Add(zLocal, xLocal, yLocal, length);")), "sleep");
+}
+
+#[test]
+fn loops_forever() {
+    // The loop calls into the runtime (so the compiler cannot drop it) but
+    // records no instruction (so the instruction limit does not stop it).
+    let (_d, pkg) = package(sub("if (blockLength == 0) {", "while (GetBlockNum() > 0) {}\n        if (blockLength == 0) {"));
+    let v = evaluate_package(&device(3_000), &pkg, 5, &cfg()).unwrap().0;
+    assert!(matches!(v, Verdict::Timeout { .. }), "{v:?}");
+}
+
+#[test]
+fn segfaults() {
+    let v = verdict_of(sub("if (blockLength == 0) {", "*reinterpret_cast<int*>(static_cast<uintptr_t>(GetBlockNum() * 8)) = 1;\n        if (blockLength == 0) {"));
+    assert!(matches!(v, Verdict::RuntimeError { kind: RuntimeErrorKind::Crash, .. }), "{v:?}");
+}
+
+#[test]
+fn races_between_pipes() {
+    let v = verdict_of(|c| {
+        c.replacen("        inQueueX.EnQue(xLocal);\n        inQueueY.EnQue(yLocal);\n", "        xStash = xLocal;\n        yStash = yLocal;\n", 1)
+            .replacen("        LocalTensor<T> xLocal = inQueueX.DeQue<T>();\n        LocalTensor<T> yLocal = inQueueY.DeQue<T>();\n", "        LocalTensor<T> xLocal = xStash;\n        LocalTensor<T> yLocal = yStash;\n", 1)
+            .replacen("    GlobalTensor<T> xGm;\n", "    GlobalTensor<T> xGm;\n    LocalTensor<T> xStash;\n    LocalTensor<T> yStash;\n", 1)
+    });
+    assert!(matches!(v, Verdict::RuntimeError { kind: RuntimeErrorKind::Race, .. }), "{v:?}");
+}
+
+#[test]
+fn overflows_ub() {
+    let v = verdict_of(sub("pipe->InitBuffer(inQueueX, tiling.bufferNum, tileLength * sizeof(T));", "pipe->InitBuffer(inQueueX, tiling.bufferNum, 150000);"));
+    assert!(matches!(v, Verdict::RuntimeError { kind: RuntimeErrorKind::UbOverflow, .. }), "{v:?}");
+}
+
+#[test]
+fn budget_is_charged_once_per_distinct_candidate() {
+    let dev = device(20_000);
+    let db = tempfile::tempdir().unwrap();
+    let store = RunStore::open(&db.path().join("runs.sqlite")).unwrap();
+    let run = store.create_run(&serde_json::json!({"test": "budget"})).unwrap();
+    let budgets = BudgetConfig { rewind: 2, online: 3 };
+    let mut ledger = Ledger::open(&store, run, "add_custom", "1", budgets).unwrap();
+    let (_a, good) = package(|c| c.to_string());
+    let (_b, bad) = package(sub(ADD, "Duplicate(zLocal, (T)0, length);"));
+    let first = evaluate(&dev, &store, &mut ledger, run, Stage::Online, &good, &cfg()).unwrap();
+    assert_eq!(first.budget_index, Some(0));
+    assert!(first.verdict.is_success());
+    // The same sources again: answered from the store, nothing charged.
+    let again = evaluate(&dev, &store, &mut ledger, run, Stage::Online, &good, &cfg()).unwrap();
+    assert_eq!(again.budget_index, None);
+    assert_eq!(again.verdict, first.verdict);
+    let second = evaluate(&dev, &store, &mut ledger, run, Stage::Online, &bad, &cfg()).unwrap();
+    assert_eq!(second.budget_index, Some(1));
+    assert!(!second.verdict.is_success());
+    assert_eq!(store.budget_spent(run, "add_custom", Stage::Online).unwrap(), 2);
+}
