@@ -3,6 +3,7 @@
 //! command ran and found a failure (a case failed), 2 bad usage or input.
 
 mod eval_cmd;
+mod suite_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -20,6 +21,9 @@ enum Command {
     /// Build operators, run their cases against the golden reference and
     /// print per-case verdicts.
     Eval(eval_cmd::EvalArgs),
+    /// Check every built-in operator, profile its largest case and print
+    /// (or write) the operator table of ops/README.md.
+    Suite(suite_cmd::SuiteArgs),
 }
 
 /// What a command concluded.
@@ -38,6 +42,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Eval(args) => eval_cmd::run(args),
+        Command::Suite(args) => suite_cmd::run(args),
     };
     match result {
         Ok(Status::Ok) => ExitCode::SUCCESS,

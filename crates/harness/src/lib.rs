@@ -38,4 +38,5 @@ pub mod ledger;
 pub mod pool;
 pub mod static_check;
 pub mod store;
+pub mod suite;
 pub mod verdict;

@@ -266,12 +266,18 @@ fn deleting_the_output_enque_deque_pair_is_reported_as_a_race() {
     assert!(!findings.is_empty());
     assert!(findings.iter().all(|f| f.kind == "race"), "{findings:#?}");
     let msg = &findings[0].message;
-    assert!(
-        msg.contains(&format!("Add at ")) && msg.contains(&format!(":{}", line_of("LINE_ADD"))),
-        "{msg}"
+    let add = format!(
+        "Add at {}:{}",
+        kernels().with_file_name("k.cpp").display(),
+        line_of("LINE_ADD")
     );
+    assert!(msg.contains(&add), "{msg}\nexpected {add}");
     assert!(
-        msg.contains(&format!(":{}", line_of("LINE_COPY_Z"))),
+        msg.contains(&format!(
+            "DataCopy at {}:{}",
+            kernels().with_file_name("k.cpp").display(),
+            line_of("LINE_COPY_Z")
+        )),
         "{msg}"
     );
     assert!(msg.contains("PIPE_V") && msg.contains("PIPE_MTE3"), "{msg}");

@@ -495,11 +495,11 @@ dtype = "float16"
         let y = out[0].to_f64s();
         close(y[0], 3.0 * 0.841_344_746_068_542_9, 3e-7);
         close(y[1], 4.0 * -0.158_655_253_931_457_05, 1e-7);
-        // fp16: y = 1 * GELU(1) = 0.84119 -> 861.4/1024 -> 861/1024, once rounded.
+        // fp16: y = 1 * GELU(1) = 0.841192 -> 1722.76/2048 -> 1723/2048, once rounded.
         let x = Tensor::from_f64s(Dtype::Float16, &[1, 2], &[1.0, 1.0]);
         let out = run(&s, "h", vec![x]);
-        assert_eq!(out[0].to_f64s(), vec![861.0 / 1024.0]);
-        assert_eq!(out[1].to_f64s(), vec![861.0 / 1024.0]);
+        assert_eq!(out[0].to_f64s(), vec![1723.0 / 2048.0]);
+        assert_eq!(out[1].to_f64s(), vec![1723.0 / 2048.0]);
     }
 
     #[test]

@@ -1,6 +1,244 @@
-//! Builtin goldens of the level2_math operators (issue: operator suite).
+//! Builtin goldens of the level2_math operators (issue: operator suite):
+//! addcdiv, addcmul, lerp, gelu, gelu_grad, fast_gelu_grad, swish,
+//! mul_sigmoid, gcd, swi_glu, swi_glu_grad. Semantics follow
+//! shared/ref/operators-l2.md.
+//!
+//! Two numeric styles, chosen per operator and said in its section:
+//! - **float32 steps** (addcdiv, addcmul, lerp): the documented formula is
+//!   evaluated in f32 one operation at a time, in the order written, and the
+//!   result rounded once to the output dtype, as the CANN kernels compute
+//!   16-bit inputs in float32. Cancellation of large terms then gives the same
+//!   answer as the device instead of a more exact one.
+//! - **exact** (gelu, gelu_grad, fast_gelu_grad, swish, swi_glu,
+//!   swi_glu_grad): the formula is evaluated in f64 from the exact inputs and
+//!   rounded once. A float32 kernel differs by a few f32 ulps, which is at
+//!   most one ulp of a 16-bit output; the op.toml files raise the bfloat16
+//!   tolerance to one bf16 ulp (8e-3) accordingly, as `rms_norm` does.
+//!
+//! mul_sigmoid is specified in float16 arithmetic and gcd in integers; their
+//! sections say how.
 
-use super::Builtin;
+use super::{Builtin, Reject};
+use crate::spec::{AttrValue, Case};
+use crate::tensor::{shape_str, Tensor};
+use crate::Dtype;
 
 /// This file's goldens.
-pub(super) const TABLE: &[Builtin] = &[];
+pub(super) const TABLE: &[Builtin] = &[Builtin {
+    name: "gelu",
+    infer: gelu_infer,
+    compute: gelu_compute,
+}];
+
+// ---- helpers ----------------------------------------------------------------
+
+/// The case has `inputs` inputs and `outputs` outputs.
+fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
+    if case.inputs.len() != inputs || case.outputs.len() != outputs {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
+                case.inputs.len(),
+                case.outputs.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Every input is one of float16, float32, bfloat16 and all share a dtype;
+/// every output has that dtype too.
+fn float_same_dtype(case: &Case, op: &str) -> Result<Dtype, Reject> {
+    let first = &case.inputs[0];
+    if !matches!(
+        first.dtype,
+        Dtype::Float16 | Dtype::Float32 | Dtype::Bfloat16
+    ) {
+        return Err(Reject::new(
+            "dtype",
+            format!(
+                "{op} is defined for float16, float32 and bfloat16; input `{}` is {}",
+                first.name, first.dtype
+            ),
+        ));
+    }
+    same_dtype(case, first.dtype)?;
+    Ok(first.dtype)
+}
+
+/// Every input and output has dtype `dtype`.
+fn same_dtype(case: &Case, dtype: Dtype) -> Result<(), Reject> {
+    let first = &case.inputs[0];
+    for i in &case.inputs[1..] {
+        if i.dtype != dtype {
+            return Err(Reject::new(
+                "dtype",
+                format!(
+                    "`{}` is {} but `{}` is {}",
+                    i.name, i.dtype, first.name, first.dtype
+                ),
+            ));
+        }
+    }
+    for o in &case.outputs {
+        if o.dtype != dtype {
+            return Err(Reject::new(
+                "dtype",
+                format!(
+                    "output `{}` is {} but the inputs are {dtype}",
+                    o.name, o.dtype
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every input has the shape of the first one.
+fn same_shapes(case: &Case, op: &str) -> Result<Vec<usize>, Reject> {
+    let first = &case.inputs[0];
+    for i in &case.inputs[1..] {
+        if i.shape != first.shape {
+            return Err(Reject::new(
+                "shapes",
+                format!(
+                    "`{}` {} and `{}` {} differ; {op} needs equal shapes",
+                    first.name,
+                    shape_str(&first.shape),
+                    i.name,
+                    shape_str(&i.shape)
+                ),
+            ));
+        }
+    }
+    Ok(first.shape.clone())
+}
+
+fn float_attr(case: &Case, name: &str) -> Result<f64, String> {
+    case.attr(name)
+        .and_then(AttrValue::as_f64)
+        .ok_or_else(|| format!("attr `{name}` has no numeric value"))
+}
+
+/// out[i] = f(inputs[0][i], inputs[1][i], ...) computed in f64 from the exact
+/// inputs and rounded once to `out`.
+fn map_exact(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor {
+    let mut y = Tensor::zeros(out, &inputs[0].shape);
+    let mut args = vec![0.0; inputs.len()];
+    for i in 0..y.numel() {
+        for (a, t) in args.iter_mut().zip(inputs) {
+            *a = t.get_f64(i);
+        }
+        y.set_f64(i, f(&args));
+    }
+    y
+}
+
+/// exp in float32 as the vector unit computes it: the exact exponential of
+/// the f32 argument rounded once to f32.
+#[allow(dead_code)]
+fn exp32(a: f32) -> f32 {
+    f64::from(a).exp() as f32
+}
+
+// ---- gelu: tanh approximation in sigmoid form (exact) -------------------------
+
+/// sqrt(8 / pi), the factor of the sigmoid form of the tanh approximation.
+const SQRT_8_OVER_PI: f64 = 1.595_769_121_605_730_7;
+/// The cubic coefficient of the tanh approximation.
+const GELU_CUBIC: f64 = 0.044_715;
+
+/// GELU (tanh form): x / (1 + exp(-sqrt(8/pi) (x + 0.044715 x^3))). Literal
+/// IEEE evaluation: gelu(+inf) = inf, gelu(-inf) = -inf / inf = NaN (torch's
+/// tanh form gives NaN too), large negative x gives -0.
+fn gelu_value(x: f64) -> f64 {
+    x / (1.0 + (-SQRT_8_OVER_PI * (x + GELU_CUBIC * x * x * x)).exp())
+}
+
+fn gelu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 1, 1)?;
+    float_same_dtype(case, "gelu")?;
+    Ok(vec![case.inputs[0].shape.clone()])
+}
+
+fn gelu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    Ok(vec![map_exact(inputs, case.outputs[0].dtype, |a| {
+        gelu_value(a[0])
+    })])
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::golden::golden;
+    use crate::spec::OpSpec;
+    use crate::{Dtype, Tensor};
+    use std::path::Path;
+
+    fn spec(text: &str) -> OpSpec {
+        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
+    }
+
+    fn parse_err(text: &str) -> String {
+        OpSpec::parse(text, Path::new("t/op.toml"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
+        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
+    }
+
+    const GELU: &str = r#"
+[op]
+name = "gelu"
+level = 2
+op_type = "Gelu"
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "bfloat16", "int32"]
+[[outputs]]
+name = "y"
+dtype = { same_as = "x" }
+[[cases]]
+name = "f"
+shapes = [[7]]
+dtype = "float32"
+[[cases]]
+name = "h"
+shapes = [[2]]
+dtype = "float16"
+"#;
+
+    #[test]
+    fn gelu_tanh_form_values_and_limits() {
+        let s = spec(GELU);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[7],
+            &[1.0, -1.0, 0.0, 3.0, -30.0, f64::INFINITY, f64::NEG_INFINITY],
+        );
+        let y = run(&s, "f", vec![x])[0].to_f64s();
+        // 0.5 * (1 + tanh(0.7978845608 * 1.044715)) = 0.5 * (1 + 0.6858) ->
+        // 0.8411920; gelu(-1) = -1 + gelu(1) (x - gelu(x) = gelu(-x)).
+        assert!((y[0] - 0.841_192_0).abs() < 1e-6, "{}", y[0]);
+        assert!((y[1] + 0.158_808_0).abs() < 1e-6, "{}", y[1]);
+        assert_eq!(y[2], 0.0);
+        // gelu(3) = 3 / (1 + exp(-1.5957691 * 4.207305)) = 3 / 1.0012138.
+        assert!((y[3] - 2.996_362_6).abs() < 1e-6, "{}", y[3]);
+        // Large negative: -30 / exp(1931.6) = -0 (f64 exp overflows to inf).
+        assert!(y[4] == 0.0 && y[4].is_sign_negative());
+        assert_eq!(y[5], f64::INFINITY);
+        assert!(y[6].is_nan());
+        // fp16: one rounding of the exact value: gelu(1) = 0.84119 -> 1723/2048.
+        let x = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0, 0.5]);
+        let y = run(&s, "h", vec![x])[0].to_f64s();
+        assert_eq!(y[0], 1723.0 / 2048.0);
+        // gelu(0.5) = 0.5 / (1 + exp(-0.8068453)) = 0.3457140 -> 1416/4096.
+        assert_eq!(y[1], 1416.0 / 4096.0);
+        let text = GELU.replace("dtype = \"float16\"", "dtype = \"int32\"");
+        assert!(parse_err(&text).ends_with(
+            "cases[1].dtype: gelu is defined for float16, float32 and bfloat16; input `x` is int32"
+        ));
+    }
+}

@@ -1,0 +1,59 @@
+//! `ascendopt suite`: check every built-in operator and write the table of
+//! ops/README.md.
+
+use crate::eval_cmd::resolve_op;
+use crate::Status;
+use anyhow::{Context, Result};
+use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_harness::suite::{render_markdown, suite_row};
+use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use std::path::PathBuf;
+
+/// Arguments of `ascendopt suite`.
+#[derive(Debug, clap::Args)]
+pub struct SuiteArgs {
+    /// Operators (folders or built-in names); none = every built-in operator.
+    ops: Vec<String>,
+    /// Write the Markdown table to this file (e.g. ops/README.md) instead of
+    /// printing it.
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(args: SuiteArgs) -> Result<Status> {
+    let dirs = if args.ops.is_empty() {
+        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
+    } else {
+        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+    };
+    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let mut rows = Vec::new();
+    for dir in &dirs {
+        let pkg = OpPackage::load(dir)?;
+        let row = suite_row(&device, &pkg, args.seed);
+        eprintln!(
+            "{:<28} {}/{} cases  {}",
+            row.op,
+            row.passed,
+            row.cases,
+            match (row.roofline_fraction(), row.meets_bar()) {
+                (Some(f), true) => format!("{:.0}% of roofline", f * 100.0),
+                (Some(f), false) => format!("{:.0}% of roofline — BELOW THE BAR", f * 100.0),
+                (None, _) => row.failure.clone().unwrap_or_else(|| "no profile".into()),
+            }
+        );
+        rows.push(row);
+    }
+    let markdown = render_markdown(&rows, "cargo run --release -p ascendopt -- suite --write ops/README.md");
+    match &args.write {
+        Some(path) => {
+            std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{markdown}"),
+    }
+    Ok(if rows.iter().all(|r| r.meets_bar()) { Status::Ok } else { Status::Failed })
+}
