@@ -184,7 +184,7 @@ fn judge(case: &Case, prepared: &Prepared, result: &RunResult, check: Correctnes
         })?;
         if !report.passed() {
             return Err(Verdict::Incorrect {
-                details: Mismatch {
+                details: Box::new(Mismatch {
                     check,
                     case: case.name.clone(),
                     output: out.name.clone(),
@@ -197,7 +197,7 @@ fn judge(case: &Case, prepared: &Prepared, result: &RunResult, check: Correctnes
                         expected: b.expected.to_string(),
                         actual: b.actual.to_string(),
                     }),
-                },
+                }),
             });
         }
     }
@@ -287,7 +287,7 @@ pub fn evaluate_package(
             timings.correctness_ms = t.elapsed().as_millis() as u64;
             return Ok((
                 Verdict::Incorrect {
-                    details: Mismatch {
+                    details: Box::new(Mismatch {
                         check: CorrectnessCheck::Rerun,
                         case: case.name.clone(),
                         output: o.name.clone(),
@@ -300,7 +300,7 @@ pub fn evaluate_package(
                             expected: format!("{} (first run)", a.get_f64(index)),
                             actual: format!("{} (second run)", b.get_f64(index)),
                         }),
-                    },
+                    }),
                 },
                 timings,
             ));
@@ -431,4 +431,99 @@ pub fn evaluate(
         budget_index: Some(index),
         seed,
     })
+}
+
+/// Evaluates several candidates of one operator on `threads` worker threads
+/// (`-j N`), charging and recording them in candidate order, so the store
+/// ends the same whatever N is. Identical candidates (same sources as one
+/// already stored, or earlier in the batch) are evaluated once.
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_batch(
+    device: &dyn Device,
+    store: &RunStore,
+    ledger: &mut Ledger<'_>,
+    run: RunId,
+    stage: Stage,
+    packages: &[OpPackage],
+    cfg: &PipelineConfig,
+    threads: usize,
+) -> Result<Vec<Evaluated>, PipelineError> {
+    // Plan serially: hashes, dedupe, tickets and seeds in candidate order.
+    enum Plan {
+        Known(Evaluated),
+        SameAs(usize),
+        Run { ticket: crate::ledger::Ticket, hash: SourceHash, seed: u64 },
+    }
+    let mut plans = Vec::with_capacity(packages.len());
+    let mut first_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, package) in packages.iter().enumerate() {
+        let op = package.name().to_string();
+        let hash = store.put_source(&candidate_source(package)?)?;
+        if let Some(prev) = store.find_by_source(run, &op, &hash)? {
+            plans.push(Plan::Known(Evaluated {
+                verdict: prev.verdict,
+                source_hash: hash,
+                budget_index: None,
+                seed: prev.seed,
+            }));
+            continue;
+        }
+        if let Some(&j) = first_of.get(hash.as_str()) {
+            plans.push(Plan::SameAs(j));
+            continue;
+        }
+        first_of.insert(hash.as_str().to_string(), i);
+        let ticket = ledger.try_spend(stage)?;
+        let seed = evaluation_seed(cfg.seed, &op, stage, ticket.index());
+        plans.push(Plan::Run { ticket, hash, seed });
+    }
+    // Evaluate in parallel.
+    let jobs: Vec<(usize, u64)> = plans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p {
+            Plan::Run { seed, .. } => Some((i, *seed)),
+            _ => None,
+        })
+        .collect();
+    let results = crate::pool::map_ordered(jobs, threads.max(1), |(i, seed)| {
+        (i, evaluate_package(device, &packages[i], seed, cfg))
+    });
+    let mut by_index: std::collections::HashMap<usize, Result<(Verdict, StageTimings), PipelineError>> =
+        results.into_iter().collect();
+    // Record serially, in candidate order.
+    let mut out: Vec<Evaluated> = Vec::with_capacity(plans.len());
+    for (i, plan) in plans.into_iter().enumerate() {
+        let e = match plan {
+            Plan::Known(e) => e,
+            Plan::SameAs(j) => {
+                let mut e = out[j].clone();
+                e.budget_index = None;
+                e
+            }
+            Plan::Run { ticket, hash, seed } => {
+                let (verdict, timings) = by_index
+                    .remove(&i)
+                    .ok_or_else(|| PipelineError::Setup("a batch job produced no result".into()))??;
+                let index = ticket.index();
+                let recorded = ledger.record(
+                    ticket,
+                    Charge {
+                        source_hash: &hash,
+                        verdict: &verdict,
+                        seed,
+                        timings,
+                    },
+                )?;
+                Evaluated {
+                    verdict: recorded.evaluation.verdict,
+                    source_hash: hash,
+                    budget_index: Some(index),
+                    seed,
+                }
+            }
+        };
+        out.push(e);
+    }
+    Ok(out)
 }

@@ -44,7 +44,7 @@ pub enum Verdict {
     /// The kernel ran but its outputs are wrong.
     Incorrect {
         /// What was wrong, and where.
-        details: Mismatch,
+        details: Box<Mismatch>,
     },
     /// Every correctness check passed; the candidate was profiled.
     Correct {
@@ -372,7 +372,7 @@ mod tests {
     #[test]
     fn non_finite_errors_survive_json() {
         let v = Verdict::Incorrect {
-            details: Mismatch {
+            details: Box::new(Mismatch {
                 check: CorrectnessCheck::Reference,
                 case: "tail_1023".into(),
                 output: "z".into(),
@@ -385,7 +385,7 @@ mod tests {
                     expected: "nan".into(),
                     actual: "0".into(),
                 }),
-            },
+            }),
         };
         let text = serde_json::to_string(&v).unwrap();
         assert!(text.contains(r#""max_abs_err":"inf""#), "{text}");
@@ -393,13 +393,13 @@ mod tests {
         assert_eq!(roundtrip(&v), v);
         // NaN does not compare equal, so check it field by field.
         let nan = Verdict::Incorrect {
-            details: Mismatch {
+            details: Box::new(Mismatch {
                 max_abs_err: f64::NAN,
                 ..match &v {
-                    Verdict::Incorrect { details } => details.clone(),
+                    Verdict::Incorrect { details } => (**details).clone(),
                     _ => unreachable!(),
                 }
-            },
+            }),
         };
         match roundtrip(&nan) {
             Verdict::Incorrect { details } => assert!(details.max_abs_err.is_nan()),

@@ -42,7 +42,7 @@ fn fake_verdict(i: u32) -> Verdict {
             after_ms: 1000 + u64::from(i),
         },
         3 => Verdict::Incorrect {
-            details: Mismatch {
+            details: Box::new(Mismatch {
                 check: CorrectnessCheck::Rerun,
                 case: format!("case{i}"),
                 output: "z".into(),
@@ -55,7 +55,7 @@ fn fake_verdict(i: u32) -> Verdict {
                     expected: "-0".into(),
                     actual: "nan".into(),
                 }),
-            },
+            }),
         },
         4 => Verdict::RejectedStatic {
             reason: format!("inline-asm at op_kernel/add.cpp:{i}: inline assembly (`asm`)"),

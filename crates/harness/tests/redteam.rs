@@ -254,3 +254,29 @@ fn budget_is_charged_once_per_distinct_candidate() {
     assert!(!second.verdict.is_success());
     assert_eq!(store.budget_spent(run, "add_custom", Stage::Online).unwrap(), 2);
 }
+
+#[test]
+fn batch_results_do_not_depend_on_the_number_of_threads() {
+    use ascendopt_harness::pipeline::evaluate_batch;
+    let dev = device(20_000);
+    let (_a, good) = package(|c| c.to_string());
+    let (_b, zeros) = package(sub(ADD, "Duplicate(zLocal, (T)0, length);"));
+    let (_c, copy) = package(sub(ADD, "Adds(zLocal, xLocal, (T)0, length);"));
+    let batch = vec![good.clone(), zeros, good, copy];
+    let mut outcomes = Vec::new();
+    for threads in [1, 2] {
+        let db = tempfile::tempdir().unwrap();
+        let store = RunStore::open(&db.path().join("runs.sqlite")).unwrap();
+        let run = store.create_run(&serde_json::json!({ "threads": threads })).unwrap();
+        let mut ledger = Ledger::open(&store, run, "add_custom", "1", BudgetConfig { rewind: 0, online: 10 }).unwrap();
+        let got = evaluate_batch(&dev, &store, &mut ledger, run, Stage::Online, &batch, &cfg(), threads).unwrap();
+        assert_eq!(store.budget_spent(run, "add_custom", Stage::Online).unwrap(), 3, "duplicate charged");
+        let summary: Vec<(String, Option<u32>, u64)> = got
+            .iter()
+            .map(|e| (serde_json::to_string(&e.verdict).unwrap(), e.budget_index, e.seed))
+            .collect();
+        outcomes.push(summary);
+    }
+    assert_eq!(outcomes[0], outcomes[1]);
+    assert_eq!(outcomes[0][2].1, None, "the repeated candidate is not charged");
+}

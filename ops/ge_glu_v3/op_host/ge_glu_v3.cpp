@@ -52,10 +52,12 @@ uint32_t FloatBufs(bool erfForm, uint32_t elemBytes)
     return (erfForm ? 3 : 1) + (elemBytes == FLOAT_BYTES ? 0 : 1);
 }
 
-// UB bytes for tiles of `elems` elements (mirrors the kernel's InitBuffer calls).
+// UB bytes for tiles of `elems` elements (mirrors the kernel's InitBuffer
+// calls; the last term is the 64 ones of the erf form's divisions).
 uint64_t UbBytes(uint64_t elems, uint32_t elemBytes, uint32_t bufferNum, uint32_t floatBufs)
 {
-    return QUEUE_NUM * bufferNum * AlignUp(elems * elemBytes, BLOCK_BYTES) + floatBufs * elems * FLOAT_BYTES;
+    return QUEUE_NUM * bufferNum * AlignUp(elems * elemBytes, BLOCK_BYTES) + floatBufs * elems * FLOAT_BYTES +
+           REPEAT_FLOATS * FLOAT_BYTES;
 }
 
 struct GluPlan {

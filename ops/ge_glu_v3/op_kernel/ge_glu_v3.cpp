@@ -9,7 +9,8 @@
 //     K1 = 0.044715 K0;
 //   erf form:  GELU(x) = relu(x) - |x| h(x), h = 0.5 erfc(|x| / sqrt 2) from
 //     Abramowitz & Stegun 7.1.26: erfc(z) = t P(t) exp(-z^2),
-//     t = 1 / (1 + p z), |error of erf| <= 1.5e-7.
+//     t = 1 / (1 + p z), |error of erf| <= 1.5e-7 (1 / v as a Div: the
+//     device's Reciprocal is not accurate enough).
 //
 // Every vector core takes a balanced range of units (rows, or row chunks for
 // long rows) and streams it through UB with double-buffered queues, so MTE2,
@@ -23,6 +24,8 @@ using namespace AscendC;
 
 constexpr int32_t BUFFER_NUM = 2;  // queue depth; buffers per queue = tiling bufferNum
 constexpr uint32_t BLOCK_BYTES = 32;
+constexpr uint32_t REPEAT_FLOATS = 64;  // floats per 256 B vector repeat
+constexpr uint32_t MAX_REPEAT = 255;
 constexpr int32_t MODE_ROWS = 1;
 constexpr int32_t MODE_SPLIT = 2;
 
@@ -52,6 +55,24 @@ __aicore__ inline uint32_t AlignUp(uint32_t value, uint32_t align)
     return (value + align - 1) / align * align;
 }
 
+// dst = 1 / src as a Div whose dividend is one 256 B block of ones read with
+// repeat stride 0 (Reciprocal misses 1e-4 on float, guide 6.2.3.3.1.4).
+__aicore__ inline void DivInto1(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                const LocalTensor<float>& ones, uint32_t count)
+{
+    uint32_t repeats = count / REPEAT_FLOATS;
+    for (uint32_t r = 0; r < repeats; r += MAX_REPEAT) {
+        uint32_t n = repeats - r < MAX_REPEAT ? repeats - r : MAX_REPEAT;
+        Div(dst[r * REPEAT_FLOATS], ones, src[r * REPEAT_FLOATS], static_cast<uint64_t>(REPEAT_FLOATS),
+            static_cast<uint8_t>(n), BinaryRepeatParams(1, 1, 1, 8, 0, 8));
+    }
+    uint32_t tail = count - repeats * REPEAT_FLOATS;
+    if (tail > 0) {
+        Div(dst[repeats * REPEAT_FLOATS], ones, src[repeats * REPEAT_FLOATS], static_cast<uint64_t>(tail), 1,
+            BinaryRepeatParams(1, 1, 1, 8, 0, 8));
+    }
+}
+
 // g = GELU(x), tanh form; t is a work buffer (g may be t).
 __aicore__ inline void GeluTanh(const LocalTensor<float>& g, const LocalTensor<float>& x,
                                 const LocalTensor<float>& t, uint32_t count)
@@ -65,16 +86,17 @@ __aicore__ inline void GeluTanh(const LocalTensor<float>& g, const LocalTensor<f
     Div(g, x, t, count);
 }
 
-// g = GELU(x), erf form; m, t, p are work buffers (g may be m).
+// g = GELU(x), erf form; m, t, p are work buffers (g may be m), ones holds
+// 64 ones.
 __aicore__ inline void GeluErf(const LocalTensor<float>& g, const LocalTensor<float>& x,
                                const LocalTensor<float>& m, const LocalTensor<float>& t,
-                               const LocalTensor<float>& p, uint32_t count)
+                               const LocalTensor<float>& p, const LocalTensor<float>& ones, uint32_t count)
 {
     Abs(m, x, count);
     Mins(m, m, ERF_CLAMP, count);
     Muls(t, m, ERF_P, count);
     Adds(t, t, 1.0f, count);
-    Reciprocal(t, t, count);
+    DivInto1(t, t, ones, count);
     Muls(p, t, ERF_A5, count);
     Adds(p, p, ERF_A4, count);
     Mul(p, p, t, count);
@@ -143,6 +165,8 @@ public:
         if constexpr (APPROX == 0) {
             pipe->InitBuffer(tmpBuf1, tileElems * sizeof(float));
             pipe->InitBuffer(tmpBuf2, tileElems * sizeof(float));
+            pipe->InitBuffer(onesBuf, REPEAT_FLOATS * sizeof(float));
+            Duplicate(onesBuf.Get<float>(), 1.0f, REPEAT_FLOATS);
         }
         if constexpr (!IS_FLOAT) {
             pipe->InitBuffer(castBuf, tileElems * sizeof(float));
@@ -259,7 +283,7 @@ private:
     {
         LocalTensor<float> t0 = tmpBuf0.Get<float>();
         if constexpr (APPROX == 0) {
-            GeluErf(g, x, t0, tmpBuf1.Get<float>(), tmpBuf2.Get<float>(), count);
+            GeluErf(g, x, t0, tmpBuf1.Get<float>(), tmpBuf2.Get<float>(), onesBuf.Get<float>(), count);
         } else {
             GeluTanh(g, x, t0, count);
         }
@@ -299,6 +323,7 @@ private:
     TBuf<TPosition::VECCALC> tmpBuf1;
     TBuf<TPosition::VECCALC> tmpBuf2;
     TBuf<TPosition::VECCALC> castBuf;
+    TBuf<TPosition::VECCALC> onesBuf;
     GlobalTensor<T> xGm;
     GlobalTensor<T> yGm;
     GlobalTensor<T> geluGm;

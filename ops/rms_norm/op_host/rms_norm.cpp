@@ -136,6 +136,17 @@ bool MakeRmsPlan(uint64_t rows, uint64_t cols, uint32_t elemBytes, uint32_t aivN
     plan.blockRows = static_cast<uint32_t>(blockRows);
     plan.tailCoreNum = static_cast<uint32_t>(tailCoreNum);
     if (tileRows > 0) {
+        // Batched rows pay about 3 instructions per 64-lane chunk of a row
+        // whatever the row count; row by row pays about (fold steps + 3)
+        // per row: take the one that issues fewer vector instructions.
+        uint64_t chunks = (stride + FLOAT_PER_REPEAT - 1) / FLOAT_PER_REPEAT;
+        uint64_t foldSteps = 0;
+        for (uint64_t lanes = stride; lanes > FLOAT_PER_REPEAT; lanes = (lanes + 1) / 2) {
+            foldSteps++;
+        }
+        if (batched && 3 * chunks >= tileRows * (foldSteps + 3)) {
+            batched = false;
+        }
         plan.mode = batched ? MODE_BATCH : MODE_ROW;
         plan.tileRows = static_cast<uint32_t>(tileRows);
         plan.chunkLen = 0;

@@ -8,7 +8,10 @@
 // padded). The tiling key is dtype * 10 + mode (see op_host/rms_norm.cpp):
 // modes 1 (batched rows) and 2 (row by row) move `tileRows` rows per tile;
 // mode 3 (split rows, for rows larger than UB) moves `chunkLen` elements of
-// one row per tile.
+// one row per tile; mode 4 (split columns, for few long rows) gives every
+// core a column range of all rows, in units of `colUnit` elements
+// (`colBlockUnits` units per core, one more for the first `colTailCoreNum`
+// cores), streamed in chunks of `chunkLen` elements.
 #ifndef RMS_NORM_TILING_H
 #define RMS_NORM_TILING_H
 
@@ -22,7 +25,10 @@ TILING_DATA_FIELD_DEF(uint32_t, rowStride);    // UB elements per row (cols roun
 TILING_DATA_FIELD_DEF(uint32_t, blockRows);    // rows of a non-tail core
 TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one more row
 TILING_DATA_FIELD_DEF(uint32_t, tileRows);     // rows per UB tile (modes 1, 2)
-TILING_DATA_FIELD_DEF(uint32_t, chunkLen);     // elements per UB chunk of a row (mode 3)
+TILING_DATA_FIELD_DEF(uint32_t, chunkLen);     // elements per UB chunk of a row (modes 3, 4)
+TILING_DATA_FIELD_DEF(uint32_t, colUnit);      // elements per column split unit (mode 4)
+TILING_DATA_FIELD_DEF(uint32_t, colBlockUnits);   // column units of a non-tail core (mode 4)
+TILING_DATA_FIELD_DEF(uint32_t, colTailCoreNum);  // cores that take one more column unit (mode 4)
 TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per queue (2 = double buffering)
 TILING_DATA_FIELD_DEF(float, epsilon);         // attr `epsilon`
 TILING_DATA_FIELD_DEF(float, invCols);         // 1 / cols, for the mean

@@ -17,7 +17,11 @@
 //     Mul by gamma;
 //   mode 3, split rows (rows that do not fit in UB): per row, pass 1 streams
 //     the row in chunks and accumulates the sum of squares in 64 lanes, pass 2
-//     streams x and gamma again and writes y.
+//     streams x and gamma again and writes y;
+//   mode 4, split columns (a few long rows): every core takes a column range
+//     of all rows, writes its partial sums of squares to the workspace,
+//     SyncAll, adds up every core's partials, then writes its part of y
+//     (core 0 also writes rstd).
 // All queues are double buffered (tiling bufferNum), so MTE2, V and MTE3
 // overlap across tiles.
 #include "kernel_operator.h"
@@ -32,6 +36,7 @@ constexpr uint32_t GROUP_ROWS = 248;       // rows per repeat-form instruction: 
 constexpr int32_t MODE_BATCH = 1;
 constexpr int32_t MODE_ROW = 2;
 constexpr int32_t MODE_SPLIT = 3;
+constexpr int32_t MODE_COLS = 4;
 
 template <typename A, typename B>
 struct SameType {
@@ -56,8 +61,8 @@ public:
     __aicore__ inline KernelRmsNorm() {}
 
     template <typename TilingData>
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, const TilingData& tiling,
-                                TPipe* pipe)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, GM_ADDR workspace,
+                                const TilingData& tiling, TPipe* pipe)
     {
         cols = tiling.cols;
         rowStride = tiling.rowStride;
@@ -68,6 +73,12 @@ public:
 
         uint64_t blockIdx = static_cast<uint64_t>(GetBlockIdx());
         uint64_t rowStart;
+        if constexpr (MODE == MODE_COLS) {
+            InitColumns(gamma, rstd, workspace, tiling, pipe, blockIdx);
+            xGm.SetGlobalBuffer((__gm__ T*)x, static_cast<uint64_t>(tiling.rows) * cols);
+            yGm.SetGlobalBuffer((__gm__ T*)y, static_cast<uint64_t>(tiling.rows) * cols);
+            return;
+        }
         if (blockIdx < tiling.tailCoreNum) {
             rowStart = blockIdx * (tiling.blockRows + 1);
             rowCount = tiling.blockRows + 1;
@@ -125,7 +136,9 @@ public:
         if (rowCount == 0) {
             return;
         }
-        if constexpr (MODE == MODE_SPLIT) {
+        if constexpr (MODE == MODE_COLS) {
+            ProcessColumns();
+        } else if constexpr (MODE == MODE_SPLIT) {
             ProcessSplit();
         } else {
             ProcessTiles();
@@ -337,6 +350,136 @@ private:
         return len;
     }
 
+    // ---- mode 4: columns split over the cores ------------------------------
+    template <typename TilingData>
+    __aicore__ inline void InitColumns(GM_ADDR gamma, GM_ADDR rstd, GM_ADDR workspace, const TilingData& tiling,
+                                       TPipe* pipe, uint64_t blockIdx)
+    {
+        rowCount = tiling.rows;
+        rowsPad = AlignUp(rowCount, FLOAT_PER_BLOCK);
+        blockIndex = static_cast<uint32_t>(blockIdx);
+        blockCount = static_cast<uint32_t>(GetBlockNum());
+        uint64_t bigUnits = static_cast<uint64_t>(tiling.colBlockUnits) + 1;
+        uint64_t startUnit;
+        uint64_t units;
+        if (blockIdx < tiling.colTailCoreNum) {
+            startUnit = blockIdx * bigUnits;
+            units = bigUnits;
+        } else {
+            startUnit = tiling.colTailCoreNum * bigUnits + (blockIdx - tiling.colTailCoreNum) * tiling.colBlockUnits;
+            units = tiling.colBlockUnits;
+        }
+        uint64_t start = startUnit * tiling.colUnit;
+        uint64_t count = units * tiling.colUnit;
+        if (start >= cols) {
+            count = 0;
+        } else if (start + count > cols) {
+            count = cols - start;
+        }
+        colStart = static_cast<uint32_t>(start);
+        colCount = static_cast<uint32_t>(count);
+
+        rstdGm.SetGlobalBuffer((__gm__ float*)rstd, rowCount);
+        gammaGm.SetGlobalBuffer((__gm__ T*)gamma, cols);
+        wsGm.SetGlobalBuffer((__gm__ float*)workspace, static_cast<uint64_t>(blockCount) * rowsPad);
+
+        uint32_t bufferNum = tiling.bufferNum;
+        uint32_t rowBytes = rowsPad * sizeof(float);
+        pipe->InitBuffer(inQueueX, bufferNum, chunkLen * sizeof(T));
+        pipe->InitBuffer(gammaQueue, bufferNum, chunkLen * sizeof(T));
+        pipe->InitBuffer(outQueueY, bufferNum, chunkLen * sizeof(T));
+        pipe->InitBuffer(partQueue, 1, rowBytes);
+        pipe->InitBuffer(allPartQueue, 1, blockCount * rowBytes);
+        pipe->InitBuffer(tmpBuf, chunkLen * sizeof(float));
+        pipe->InitBuffer(accBuf, FLOAT_PER_REPEAT * sizeof(float));
+        pipe->InitBuffer(sumBuf, rowBytes);
+        pipe->InitBuffer(onesBuf, rowBytes);
+        if constexpr (!IS_FLOAT) {
+            pipe->InitBuffer(xfBuf, chunkLen * sizeof(float));
+            pipe->InitBuffer(gammaFBuf, chunkLen * sizeof(float));
+        }
+    }
+
+    __aicore__ inline void ProcessColumns()
+    {
+        LocalTensor<float> ones = onesBuf.Get<float>();
+        Duplicate(ones, 1.0f, rowsPad);
+        uint32_t chunkNum = (colCount + chunkLen - 1) / chunkLen;
+
+        // Pass 1: partial sums of squares of this core's columns, every row.
+        LocalTensor<float> part = partQueue.AllocTensor<float>();
+        Duplicate(part, 0.0f, rowsPad);
+        for (uint32_t r = 0; r < rowCount && chunkNum > 0; r++) {
+            uint64_t base = static_cast<uint64_t>(r) * cols + colStart;
+            LocalTensor<float> acc = accBuf.Get<float>();
+            Duplicate(acc, 0.0f, FLOAT_PER_REPEAT);
+            for (uint32_t k = 0; k < chunkNum; k++) {
+                uint32_t len = SegmentChunkLength(k);
+                CopyInChunk(inQueueX, xGm[base + k * chunkLen], len);
+                AccumulateSquares(acc, len);
+            }
+            WholeReduceSum(part[r], acc, static_cast<int32_t>(FLOAT_PER_REPEAT), 1, 1, 1, 8);
+        }
+
+        // Exchange the partials through the workspace: one 32 B-aligned block
+        // of rowsPad floats per core, all written before the barrier.
+        partQueue.EnQue<float>(part);
+        part = partQueue.DeQue<float>();
+        DataCopy(wsGm[static_cast<uint64_t>(blockIndex) * rowsPad], part, rowsPad);
+        partQueue.FreeTensor(part);
+        int32_t mte3Event = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::MTE3_S));
+        SetFlag<HardEvent::MTE3_S>(mte3Event);
+        WaitFlag<HardEvent::MTE3_S>(mte3Event);
+        SyncAll();
+
+        LocalTensor<float> all = allPartQueue.AllocTensor<float>();
+        DataCopy(all, wsGm, blockCount * rowsPad);
+        allPartQueue.EnQue<float>(all);
+        all = allPartQueue.DeQue<float>();
+        // Row sums: a tree of Adds over the cores' blocks.
+        for (uint32_t n = blockCount; n > 1;) {
+            uint32_t half = (n + 1) / 2;
+            Add(all, all, all[half * rowsPad], (n - half) * rowsPad);
+            n = half;
+        }
+        LocalTensor<float> rstdValues = sumBuf.Get<float>();
+        Muls(all, all, invCols, rowCount);
+        Adds(all, all, epsilon, rowCount);
+        Sqrt(all, all, rowCount);
+        Div(rstdValues, ones, all, rowCount);
+        allPartQueue.FreeTensor(all);
+
+        if (blockIndex == 0) {
+            int32_t vEvent = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_MTE3));
+            SetFlag<HardEvent::V_MTE3>(vEvent);
+            WaitFlag<HardEvent::V_MTE3>(vEvent);
+            DataCopyExtParams copyParams{1, static_cast<uint32_t>(rowCount * sizeof(float)), 0, 0, 0};
+            DataCopyPad(rstdGm, rstdValues, copyParams);
+        }
+        int32_t sEvent = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
+        SetFlag<HardEvent::V_S>(sEvent);
+        WaitFlag<HardEvent::V_S>(sEvent);
+
+        // Pass 2: y = x * rstd * gamma on this core's columns.
+        for (uint32_t r = 0; r < rowCount && chunkNum > 0; r++) {
+            float rowRstd = rstdValues.GetValue(r);
+            uint64_t base = static_cast<uint64_t>(r) * cols + colStart;
+            for (uint32_t k = 0; k < chunkNum; k++) {
+                uint32_t len = SegmentChunkLength(k);
+                CopyInChunk(inQueueX, xGm[base + k * chunkLen], len);
+                CopyInChunk(gammaQueue, gammaGm[colStart + static_cast<uint64_t>(k) * chunkLen], len);
+                ScaleChunk(rowRstd, len);
+                CopyOutChunk(yGm[base + k * chunkLen], len);
+            }
+        }
+    }
+
+    __aicore__ inline uint32_t SegmentChunkLength(uint32_t k)
+    {
+        uint32_t start = k * chunkLen;
+        return colCount - start < chunkLen ? colCount - start : chunkLen;
+    }
+
     // ---- mode 3: rows split into chunks ----------------------------------
     __aicore__ inline void ProcessSplit()
     {
@@ -476,6 +619,9 @@ private:
     TBuf<TPosition::VECCALC> onesBuf;
     TBuf<TPosition::VECCALC> brcbBuf;
     TBuf<TPosition::VECCALC> accBuf;
+    TQue<QuePosition::VECOUT, 1> partQueue;
+    TQue<QuePosition::VECIN, 1> allPartQueue;
+    GlobalTensor<float> wsGm;
     GlobalTensor<T> xGm;
     GlobalTensor<T> gammaGm;
     GlobalTensor<T> yGm;
@@ -486,16 +632,21 @@ private:
     uint32_t rowStride = 0;
     uint32_t tileRows = 0;
     uint32_t chunkLen = 0;
+    uint32_t colStart = 0;
+    uint32_t colCount = 0;
+    uint32_t rowsPad = 0;
+    uint32_t blockIndex = 0;
+    uint32_t blockCount = 1;
     float epsilon = 0.0f;
     float invCols = 0.0f;
 };
 
 template <typename T, int32_t MODE, typename TilingData>
-__aicore__ inline void RunRmsNorm(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, const TilingData& tiling,
-                                  TPipe* pipe)
+__aicore__ inline void RunRmsNorm(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, GM_ADDR workspace,
+                                  const TilingData& tiling, TPipe* pipe)
 {
     KernelRmsNorm<T, MODE> op;
-    op.Init(x, gamma, y, rstd, tiling, pipe);
+    op.Init(x, gamma, y, rstd, workspace, tiling, pipe);
     op.Process();
 }
 
@@ -506,22 +657,28 @@ extern "C" __global__ __aicore__ void rms_norm(GM_ADDR x, GM_ADDR gamma, GM_ADDR
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     TPipe pipe;
     if (TILING_KEY_IS(11)) {
-        RunRmsNorm<half, MODE_BATCH>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<half, MODE_BATCH>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(12)) {
-        RunRmsNorm<half, MODE_ROW>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<half, MODE_ROW>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(13)) {
-        RunRmsNorm<half, MODE_SPLIT>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<half, MODE_SPLIT>(x, gamma, y, rstd, workspace, tilingData, &pipe);
+    } else if (TILING_KEY_IS(14)) {
+        RunRmsNorm<half, MODE_COLS>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(21)) {
-        RunRmsNorm<float, MODE_BATCH>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<float, MODE_BATCH>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(22)) {
-        RunRmsNorm<float, MODE_ROW>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<float, MODE_ROW>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(23)) {
-        RunRmsNorm<float, MODE_SPLIT>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<float, MODE_SPLIT>(x, gamma, y, rstd, workspace, tilingData, &pipe);
+    } else if (TILING_KEY_IS(24)) {
+        RunRmsNorm<float, MODE_COLS>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(31)) {
-        RunRmsNorm<bfloat16_t, MODE_BATCH>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<bfloat16_t, MODE_BATCH>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(32)) {
-        RunRmsNorm<bfloat16_t, MODE_ROW>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<bfloat16_t, MODE_ROW>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     } else if (TILING_KEY_IS(33)) {
-        RunRmsNorm<bfloat16_t, MODE_SPLIT>(x, gamma, y, rstd, tilingData, &pipe);
+        RunRmsNorm<bfloat16_t, MODE_SPLIT>(x, gamma, y, rstd, workspace, tilingData, &pipe);
+    } else if (TILING_KEY_IS(34)) {
+        RunRmsNorm<bfloat16_t, MODE_COLS>(x, gamma, y, rstd, workspace, tilingData, &pipe);
     }
 }

@@ -24,11 +24,23 @@ use crate::tensor::{shape_str, Tensor};
 use crate::Dtype;
 
 /// This file's goldens.
-pub(super) const TABLE: &[Builtin] = &[Builtin {
-    name: "gelu",
-    infer: gelu_infer,
-    compute: gelu_compute,
-}];
+pub(super) const TABLE: &[Builtin] = &[
+    Builtin {
+        name: "gelu",
+        infer: gelu_infer,
+        compute: gelu_compute,
+    },
+    Builtin {
+        name: "swish",
+        infer: swish_infer,
+        compute: swish_compute,
+    },
+    Builtin {
+        name: "fast_gelu_grad",
+        infer: fast_gelu_grad_infer,
+        compute: fast_gelu_grad_compute,
+    },
+];
 
 // ---- helpers ----------------------------------------------------------------
 
@@ -168,6 +180,53 @@ fn gelu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     })])
 }
 
+// ---- swish: y = x * sigmoid(scale * x) (exact) ---------------------------------
+
+fn swish_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 1, 1)?;
+    float_same_dtype(case, "swish")?;
+    Ok(vec![case.inputs[0].shape.clone()])
+}
+
+fn swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // The OpDef attr is a float (f32). x / (1 + exp(-scale x)): swish(-inf)
+    // with scale > 0 is -inf / inf = NaN, as torch's x * sigmoid(scale x).
+    let scale = f64::from(float_attr(case, "scale")? as f32);
+    Ok(vec![map_exact(inputs, case.outputs[0].dtype, |a| {
+        a[0] / (1.0 + (-scale * a[0]).exp())
+    })])
+}
+
+// ---- fast_gelu_grad: z = dy * d/dx [x sigmoid(1.702 x)] (exact) -------------
+
+/// The FastGelu factor 1.702.
+const FAST_GELU_ALPHA: f64 = 1.702;
+
+/// d/dx [x sigmoid(1.702 x)] in the documented overflow-free form
+/// (m + 1.702 x m + exp(1.702 (x - |x|))) / (m + 1)^2, m = exp(-1.702 |x|).
+/// At x = +-inf the form is inf * 0; the value there is the limit, 1 or 0.
+fn fast_gelu_grad_factor(x: f64) -> f64 {
+    if x.is_infinite() {
+        return if x > 0.0 { 1.0 } else { 0.0 };
+    }
+    let m = (-FAST_GELU_ALPHA * x.abs()).exp();
+    let last = (FAST_GELU_ALPHA * (x - x.abs())).exp();
+    (m + FAST_GELU_ALPHA * x * m + last) / ((m + 1.0) * (m + 1.0))
+}
+
+fn fast_gelu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 2, 1)?;
+    float_same_dtype(case, "fast_gelu_grad")?;
+    Ok(vec![same_shapes(case, "fast_gelu_grad")?])
+}
+
+fn fast_gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // Inputs: dy, x.
+    Ok(vec![map_exact(inputs, case.outputs[0].dtype, |a| {
+        a[0] * fast_gelu_grad_factor(a[1])
+    })])
+}
+
 #[cfg(test)]
 mod tests {
     use crate::golden::golden;
@@ -239,6 +298,121 @@ dtype = "float16"
         let text = GELU.replace("dtype = \"float16\"", "dtype = \"int32\"");
         assert!(parse_err(&text).ends_with(
             "cases[1].dtype: gelu is defined for float16, float32 and bfloat16; input `x` is int32"
+        ));
+    }
+
+    const SWISH: &str = r#"
+[op]
+name = "swish"
+level = 2
+op_type = "Swish"
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "bfloat16"]
+[[outputs]]
+name = "y"
+dtype = { same_as = "x" }
+[[attrs]]
+name = "scale"
+type = "float"
+default = 1.0
+[[cases]]
+name = "silu"
+shapes = [[4]]
+dtype = "float32"
+[[cases]]
+name = "h"
+shapes = [[1]]
+dtype = "float16"
+attrs = { scale = 1.2 }
+[[cases]]
+name = "zero"
+shapes = [[1]]
+dtype = "float32"
+attrs = { scale = 0 }
+"#;
+
+    #[test]
+    fn swish_scale_default_zero_and_infinities() {
+        let s = spec(SWISH);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[4],
+            &[1.0, f64::INFINITY, f64::NEG_INFINITY, -100.0],
+        );
+        let y = run(&s, "silu", vec![x])[0].to_f64s();
+        // Default scale 1 (SiLU): 1 / (1 + e^-1) = 0.7310586.
+        assert_eq!(y[0], f64::from(0.731_058_6_f32));
+        assert_eq!(y[1], f64::INFINITY);
+        assert!(y[2].is_nan());
+        // -100 / (1 + e^100) = -3.7e-42: an f32 subnormal, negative.
+        assert!(y[3] < 0.0 && y[3] > -1e-41, "{}", y[3]);
+        // fp16, scale = f32(1.2): -2 / (1 + e^2.4) = -0.16634538 -> -1363/8192.
+        let x = Tensor::from_f64s(Dtype::Float16, &[1], &[-2.0]);
+        assert_eq!(run(&s, "h", vec![x])[0].to_f64s(), vec![-1363.0 / 8192.0]);
+        // scale = 0: x / 2.
+        let x = Tensor::from_f64s(Dtype::Float32, &[1], &[3.0]);
+        assert_eq!(run(&s, "zero", vec![x])[0].to_f64s(), vec![1.5]);
+    }
+
+    const FAST_GELU_GRAD: &str = r#"
+[op]
+name = "fast_gelu_grad"
+level = 2
+op_type = "FastGeluGrad"
+[[inputs]]
+name = "dy"
+dtypes = ["float16", "float32"]
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32"]
+dtype = { same_as = "dy" }
+[[outputs]]
+name = "z"
+dtype = { same_as = "dy" }
+[[cases]]
+name = "f"
+shapes = [[7], [7]]
+dtype = "float32"
+[[cases]]
+name = "h"
+shapes = [[2], [2]]
+dtype = "float16"
+"#;
+
+    #[test]
+    fn fast_gelu_grad_values_limits_and_shapes() {
+        let s = spec(FAST_GELU_GRAD);
+        let dy = Tensor::from_f64s(Dtype::Float32, &[7], &[1.0, 1.0, 1.0, 3.0, 2.0, 2.0, 1.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[7],
+            &[0.0, 1.0, -1.0, 60.0, -60.0, f64::INFINITY, f64::NEG_INFINITY],
+        );
+        let z = run(&s, "f", vec![dy, x])[0].to_f64s();
+        // x = 0: (1 + 0 + 1) / 4 = 0.5.
+        assert_eq!(z[0], 0.5);
+        // s = sigmoid(1.702) = 0.845795, s + 1.702 s (1 - s) = 1.0677796;
+        // the gradient at -x is 1 - (gradient at x).
+        assert!((z[1] - 1.067_779_6).abs() < 1e-6, "{}", z[1]);
+        assert!((z[2] + 0.067_779_6).abs() < 1e-6, "{}", z[2]);
+        assert_eq!(z[3], 3.0);
+        // 2 * (-60 * 1.702 * e^-102.12) = -9.0e-43, an f32 subnormal.
+        assert!(z[4] < 0.0 && z[4] > -1e-42, "{}", z[4]);
+        // Limits at the infinities.
+        assert_eq!(z[5], 2.0);
+        assert_eq!(z[6], 0.0);
+        // fp16: 2 * 1.0677796 = 2.1355592 -> 2186/1024; -1.5 * -0.0677796 =
+        // 0.1016694 -> 1666/16384.
+        let dy = Tensor::from_f64s(Dtype::Float16, &[2], &[2.0, -1.5]);
+        let x = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0, -1.0]);
+        assert_eq!(
+            run(&s, "h", vec![dy, x])[0].to_f64s(),
+            vec![2186.0 / 1024.0, 1666.0 / 16384.0]
+        );
+        let text = FAST_GELU_GRAD.replace("shapes = [[2], [2]]", "shapes = [[2], [3]]");
+        assert!(parse_err(&text).ends_with(
+            "cases[1].shapes: `dy` [2] and `x` [3] differ; fast_gelu_grad needs equal shapes"
         ));
     }
 }
