@@ -2,6 +2,7 @@
 //! function per command, prints the result. Exit codes: 0 success, 1 the
 //! command ran and found a failure (a case failed), 2 bad usage or input.
 
+mod bench_rule_cmd;
 mod eval_cmd;
 mod suite_cmd;
 
@@ -24,6 +25,9 @@ enum Command {
     /// Check every built-in operator, profile its largest case and print
     /// (or write) the operator table of ops/README.md.
     Suite(suite_cmd::SuiteArgs),
+    /// Measure the acceptance rule: false accepts of identical kernels and
+    /// detection of a true speedup, under the simulator's default noise.
+    BenchRule(bench_rule_cmd::BenchRuleArgs),
 }
 
 /// What a command concluded.
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
+        Command::BenchRule(args) => bench_rule_cmd::run(args),
     };
     match result {
         Ok(Status::Ok) => ExitCode::SUCCESS,

@@ -191,6 +191,11 @@ pub trait Device: Send + Sync {
     fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome;
     /// The msprof-style profile of a finished run, with its roofline.
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String>;
+    /// `n` measured latencies (Task Duration, µs) of a finished run, as
+    /// repeated profiling would give them; sample `k` uses seed
+    /// `seeds[k]`. On the simulator the timeline is computed once and each
+    /// sample draws its own measurement noise.
+    fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String>;
     /// A Chrome Trace Event JSON timeline of a finished run, when the
     /// device can produce one.
     fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>>;

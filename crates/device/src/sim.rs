@@ -199,6 +199,27 @@ impl Device for SimDevice {
         Ok(profile)
     }
 
+    fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String> {
+        let trace = result.trace.as_ref().ok_or("the run has no trace")?;
+        let clean = timing::simulate(trace, &self.config.hw, &TimingOptions::deterministic())
+            .map_err(|e| e.to_string())?
+            .profile
+            .task_duration_us;
+        Ok(seeds
+            .iter()
+            .map(|&seed| {
+                clean
+                    * timing::noise::factor(
+                        &timing::Noise::Seeded {
+                            seed,
+                            level: self.config.hw.noise,
+                        },
+                        clean,
+                    )
+            })
+            .collect())
+    }
+
     fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>> {
         let trace = result.trace.as_ref()?;
         Some(

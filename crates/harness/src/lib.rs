@@ -36,6 +36,7 @@ pub mod eval;
 pub mod pipeline;
 pub mod ledger;
 pub mod pool;
+pub mod rule_bench;
 pub mod static_check;
 pub mod store;
 pub mod suite;

@@ -323,30 +323,32 @@ pub fn evaluate_package(
             timings,
         ));
     };
-    let mut samples = Vec::with_capacity(cfg.repeats);
-    let mut profile_json = serde_json::Value::Null;
-    for k in 0..cfg.repeats {
-        let req = profile_request(&prepared, seed ^ (k as u64).wrapping_mul(0x2545_f491), cfg.deterministic);
-        match device.profile(&result, &req) {
-            Ok(p) => {
-                samples.push(p.task_duration_us);
-                if k == 0 {
-                    profile_json = serde_json::to_value(&p).unwrap_or(serde_json::Value::Null);
-                }
-            }
-            Err(e) => {
-                timings.profile_ms = t.elapsed().as_millis() as u64;
-                return Ok((
-                    Verdict::RuntimeError {
-                        kind: RuntimeErrorKind::Deadlock,
-                        message: format!("profiling failed: {e}"),
-                        location: None,
-                    },
-                    timings,
-                ));
-            }
+    let profile_json = match device.profile(&result, &profile_request(&prepared, seed, true)) {
+        Ok(p) => serde_json::to_value(&p).unwrap_or(serde_json::Value::Null),
+        Err(e) => {
+            timings.profile_ms = t.elapsed().as_millis() as u64;
+            return Ok((
+                Verdict::RuntimeError {
+                    kind: RuntimeErrorKind::Deadlock,
+                    message: format!("profiling failed: {e}"),
+                    location: None,
+                },
+                timings,
+            ));
         }
-    }
+    };
+    let seeds: Vec<u64> = (0..cfg.repeats as u64)
+        .map(|k| seed ^ (k + 1).wrapping_mul(0x2545_f491_4f6c_dd1d))
+        .collect();
+    let samples = if cfg.deterministic {
+        let clean = profile_json
+            .get("Task Duration(us)")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN);
+        vec![clean; cfg.repeats]
+    } else {
+        device.latency_samples(&result, &seeds).map_err(PipelineError::Setup)?
+    };
     timings.profile_ms = t.elapsed().as_millis() as u64;
 
     // Re-check the benchmark case on fresh inputs.

@@ -17,10 +17,13 @@
 //
 // Every vector core takes a balanced range of units (rows, or row chunks for
 // long rows) and streams it through UB with double-buffered queues, so MTE2,
-// V and MTE3 overlap. In rows mode a tile holds several rows: each half of x
-// (and of dx) moves with one strided DataCopyPad, each row padded to a 32 B
-// block in UB, and every vector op covers the whole tile (rounded up to a
-// whole 256 B repeat, as Compares needs).
+// V and MTE3 overlap. The four inputs of a tile share one input queue slot
+// and the two halves of dx one output slot, so a tile costs one EnQue/DeQue
+// per direction (one DMA completion latency, not one per copy). In rows mode
+// a tile holds several rows: each half of x (and of dx) moves with one
+// strided DataCopyPad, each row padded to a 32 B block in UB, and every
+// vector op covers the whole tile (rounded up to a whole 256 B repeat, as
+// Compares needs).
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -168,14 +171,10 @@ public:
         geluGm.SetGlobalBuffer((__gm__ T*)gelu, total);
         dxGm.SetGlobalBuffer((__gm__ T*)dx, 2 * total);
 
-        uint32_t tileElems = tiling.tileElems;
+        tileElems = tiling.tileElems;
         uint32_t bufferNum = tiling.bufferNum;
-        pipe->InitBuffer(dyQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(geluQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(actQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(linQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(dActQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(dLinQueue, bufferNum, tileElems * sizeof(T));
+        pipe->InitBuffer(inQueue, bufferNum, IN_NUM * tileElems * sizeof(T));
+        pipe->InitBuffer(outQueue, bufferNum, OUT_NUM * tileElems * sizeof(T));
         pipe->InitBuffer(tmpBuf0, tileElems * sizeof(float));
         pipe->InitBuffer(tmpBuf1, tileElems * sizeof(float));
         pipe->InitBuffer(tmpBuf2, tileElems * sizeof(float));
@@ -215,12 +214,22 @@ public:
     }
 
 private:
+    // Sub-tiles of the input slot (dy, gelu, Z, X) and of the output slot
+    // (dZ, dX).
+    static constexpr uint32_t IN_NUM = 4;
+    static constexpr uint32_t OUT_NUM = 2;
+    static constexpr uint32_t DY = 0;
+    static constexpr uint32_t GELU = 1;
+    static constexpr uint32_t LIN = 2;
+    static constexpr uint32_t ACT = 3;
+    static constexpr uint32_t D_LIN = 0;
+    static constexpr uint32_t D_ACT = 1;
+
     // nRows rows of rowLen elements at gm[offset], `srcGap` elements apart,
     // into UB rows of rowStride elements.
-    __aicore__ inline void CopyRowsIn(TQue<QuePosition::VECIN, BUFFER_NUM>& queue, const GlobalTensor<T>& gm,
-                                      uint64_t offset, uint32_t nRows, uint32_t srcGap)
+    __aicore__ inline void CopyRowsIn(const LocalTensor<T>& local, const GlobalTensor<T>& gm, uint64_t offset,
+                                      uint32_t nRows, uint32_t srcGap)
     {
-        LocalTensor<T> local = queue.AllocTensor<T>();
         if (srcGap == 0 && rowLen == rowStride) {
             DataCopy(local, gm[offset], nRows * rowLen);
         } else {
@@ -229,36 +238,36 @@ private:
             DataCopyPadExtParams<T> padParams{false, 0, 0, 0};
             DataCopyPad(local, gm[offset], copyParams, padParams);
         }
-        queue.EnQue(local);
     }
 
     __aicore__ inline void CopyInRows(uint64_t row, uint32_t nRows)
     {
-        CopyRowsIn(dyQueue, dyGm, row * rowLen, nRows, 0);
-        CopyRowsIn(geluQueue, geluGm, row * rowLen, nRows, 0);
-        CopyRowsIn(linQueue, xGm, row * 2 * rowLen + linOffset, nRows, rowLen);
-        CopyRowsIn(actQueue, xGm, row * 2 * rowLen + actOffset, nRows, rowLen);
+        LocalTensor<T> local = inQueue.AllocTensor<T>();
+        CopyRowsIn(local[DY * tileElems], dyGm, row * rowLen, nRows, 0);
+        CopyRowsIn(local[GELU * tileElems], geluGm, row * rowLen, nRows, 0);
+        CopyRowsIn(local[LIN * tileElems], xGm, row * 2 * rowLen + linOffset, nRows, rowLen);
+        CopyRowsIn(local[ACT * tileElems], xGm, row * 2 * rowLen + actOffset, nRows, rowLen);
+        inQueue.EnQue(local);
     }
 
-    __aicore__ inline void CopyRowsOut(TQue<QuePosition::VECOUT, BUFFER_NUM>& queue, uint64_t offset, uint32_t nRows)
+    __aicore__ inline void CopyRowsOut(const LocalTensor<T>& local, uint64_t offset, uint32_t nRows)
     {
-        LocalTensor<T> local = queue.DeQue<T>();
         DataCopyExtParams copyParams{static_cast<uint16_t>(nRows), static_cast<uint32_t>(rowLen * sizeof(T)), 0,
                                      static_cast<uint32_t>(rowLen * sizeof(T)), 0};
         DataCopyPad(dxGm[offset], local, copyParams);
-        queue.FreeTensor(local);
     }
 
     __aicore__ inline void CopyOutRows(uint64_t row, uint32_t nRows)
     {
-        CopyRowsOut(dLinQueue, row * 2 * rowLen + linOffset, nRows);
-        CopyRowsOut(dActQueue, row * 2 * rowLen + actOffset, nRows);
+        LocalTensor<T> local = outQueue.DeQue<T>();
+        CopyRowsOut(local[D_LIN * tileElems], row * 2 * rowLen + linOffset, nRows);
+        CopyRowsOut(local[D_ACT * tileElems], row * 2 * rowLen + actOffset, nRows);
+        outQueue.FreeTensor(local);
     }
 
-    __aicore__ inline void CopyChunkIn(TQue<QuePosition::VECIN, BUFFER_NUM>& queue, const GlobalTensor<T>& gm,
-                                       uint64_t offset, uint32_t len)
+    __aicore__ inline void CopyChunkIn(const LocalTensor<T>& local, const GlobalTensor<T>& gm, uint64_t offset,
+                                       uint32_t len)
     {
-        LocalTensor<T> local = queue.AllocTensor<T>();
         if ((len * sizeof(T)) % BLOCK_BYTES == 0) {
             DataCopy(local, gm[offset], len);
         } else {
@@ -266,33 +275,34 @@ private:
             DataCopyPadExtParams<T> padParams{false, 0, 0, 0};
             DataCopyPad(local, gm[offset], copyParams, padParams);
         }
-        queue.EnQue(local);
     }
 
     __aicore__ inline void CopyInChunk(uint64_t row, uint32_t start, uint32_t len)
     {
-        CopyChunkIn(dyQueue, dyGm, row * rowLen + start, len);
-        CopyChunkIn(geluQueue, geluGm, row * rowLen + start, len);
-        CopyChunkIn(linQueue, xGm, row * 2 * rowLen + linOffset + start, len);
-        CopyChunkIn(actQueue, xGm, row * 2 * rowLen + actOffset + start, len);
+        LocalTensor<T> local = inQueue.AllocTensor<T>();
+        CopyChunkIn(local[DY * tileElems], dyGm, row * rowLen + start, len);
+        CopyChunkIn(local[GELU * tileElems], geluGm, row * rowLen + start, len);
+        CopyChunkIn(local[LIN * tileElems], xGm, row * 2 * rowLen + linOffset + start, len);
+        CopyChunkIn(local[ACT * tileElems], xGm, row * 2 * rowLen + actOffset + start, len);
+        inQueue.EnQue(local);
     }
 
-    __aicore__ inline void CopyChunkOut(TQue<QuePosition::VECOUT, BUFFER_NUM>& queue, uint64_t offset, uint32_t len)
+    __aicore__ inline void CopyChunkOut(const LocalTensor<T>& local, uint64_t offset, uint32_t len)
     {
-        LocalTensor<T> local = queue.DeQue<T>();
         if ((len * sizeof(T)) % BLOCK_BYTES == 0) {
             DataCopy(dxGm[offset], local, len);
         } else {
             DataCopyExtParams copyParams{1, static_cast<uint32_t>(len * sizeof(T)), 0, 0, 0};
             DataCopyPad(dxGm[offset], local, copyParams);
         }
-        queue.FreeTensor(local);
     }
 
     __aicore__ inline void CopyOutChunk(uint64_t row, uint32_t start, uint32_t len)
     {
-        CopyChunkOut(dLinQueue, row * 2 * rowLen + linOffset + start, len);
-        CopyChunkOut(dActQueue, row * 2 * rowLen + actOffset + start, len);
+        LocalTensor<T> local = outQueue.DeQue<T>();
+        CopyChunkOut(local[D_LIN * tileElems], row * 2 * rowLen + linOffset + start, len);
+        CopyChunkOut(local[D_ACT * tileElems], row * 2 * rowLen + actOffset + start, len);
+        outQueue.FreeTensor(local);
     }
 
     // GELU'(x) into one of the work buffers, returned.
@@ -312,12 +322,14 @@ private:
 
     __aicore__ inline void Compute(uint32_t count)
     {
-        LocalTensor<T> dyLocal = dyQueue.DeQue<T>();
-        LocalTensor<T> geluLocal = geluQueue.DeQue<T>();
-        LocalTensor<T> linLocal = linQueue.DeQue<T>();
-        LocalTensor<T> actLocal = actQueue.DeQue<T>();
-        LocalTensor<T> dLinLocal = dLinQueue.AllocTensor<T>();
-        LocalTensor<T> dActLocal = dActQueue.AllocTensor<T>();
+        LocalTensor<T> inLocal = inQueue.DeQue<T>();
+        LocalTensor<T> outLocal = outQueue.AllocTensor<T>();
+        LocalTensor<T> dyLocal = inLocal[DY * tileElems];
+        LocalTensor<T> geluLocal = inLocal[GELU * tileElems];
+        LocalTensor<T> linLocal = inLocal[LIN * tileElems];
+        LocalTensor<T> actLocal = inLocal[ACT * tileElems];
+        LocalTensor<T> dLinLocal = outLocal[D_LIN * tileElems];
+        LocalTensor<T> dActLocal = outLocal[D_ACT * tileElems];
         if constexpr (IS_FLOAT) {
             Mul(dLinLocal, dyLocal, geluLocal, count);
             Mul(linLocal, linLocal, dyLocal, count);  // dy * Z
@@ -338,21 +350,13 @@ private:
             Mul(grad, grad, dyZ, count);
             Cast(dActLocal, grad, RoundMode::CAST_RINT, count);
         }
-        dyQueue.FreeTensor(dyLocal);
-        geluQueue.FreeTensor(geluLocal);
-        linQueue.FreeTensor(linLocal);
-        actQueue.FreeTensor(actLocal);
-        dLinQueue.EnQue<T>(dLinLocal);
-        dActQueue.EnQue<T>(dActLocal);
+        inQueue.FreeTensor(inLocal);
+        outQueue.EnQue<T>(outLocal);
     }
 
 private:
-    TQue<QuePosition::VECIN, BUFFER_NUM> dyQueue;
-    TQue<QuePosition::VECIN, BUFFER_NUM> geluQueue;
-    TQue<QuePosition::VECIN, BUFFER_NUM> actQueue;
-    TQue<QuePosition::VECIN, BUFFER_NUM> linQueue;
-    TQue<QuePosition::VECOUT, BUFFER_NUM> dActQueue;
-    TQue<QuePosition::VECOUT, BUFFER_NUM> dLinQueue;
+    TQue<QuePosition::VECIN, BUFFER_NUM> inQueue;
+    TQue<QuePosition::VECOUT, BUFFER_NUM> outQueue;
     TBuf<TPosition::VECCALC> tmpBuf0;
     TBuf<TPosition::VECCALC> tmpBuf1;
     TBuf<TPosition::VECCALC> tmpBuf2;
@@ -366,6 +370,7 @@ private:
     GlobalTensor<T> dxGm;
     uint64_t unitStart = 0;
     uint32_t unitCount = 0;
+    uint32_t tileElems = 0;
     uint32_t rowLen = 0;
     uint32_t rowStride = 0;
     uint32_t chunkLen = 0;

@@ -14,10 +14,12 @@
 //
 // Every vector core takes a balanced range of units (rows, or row chunks for
 // long rows) and streams it through UB with double-buffered queues, so MTE2,
-// V and MTE3 overlap. In rows mode a tile holds several rows: each half is
-// one strided DataCopyPad (blockCount = rows, the other half skipped by the
-// source stride), each row padded to a 32 B block in UB, and every vector
-// op covers the whole tile.
+// V and MTE3 overlap. Both halves of a tile share one input queue slot and
+// both outputs one output slot, so a tile costs one EnQue/DeQue per
+// direction (one DMA completion latency, not one per copy). In rows mode a
+// tile holds several rows: each half is one strided DataCopyPad (blockCount
+// = rows, the other half skipped by the source stride), each row padded to a
+// 32 B block in UB, and every vector op covers the whole tile.
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -155,12 +157,10 @@ public:
         yGm.SetGlobalBuffer((__gm__ T*)y, total);
         geluGm.SetGlobalBuffer((__gm__ T*)gelu, total);
 
-        uint32_t tileElems = tiling.tileElems;
+        tileElems = tiling.tileElems;
         uint32_t bufferNum = tiling.bufferNum;
-        pipe->InitBuffer(actQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(linQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(yQueue, bufferNum, tileElems * sizeof(T));
-        pipe->InitBuffer(geluQueue, bufferNum, tileElems * sizeof(T));
+        pipe->InitBuffer(inQueue, bufferNum, 2 * tileElems * sizeof(T));    // activated half, other half
+        pipe->InitBuffer(outQueue, bufferNum, 2 * tileElems * sizeof(T));   // gelu, y
         pipe->InitBuffer(tmpBuf0, tileElems * sizeof(float));
         if constexpr (APPROX == 0) {
             pipe->InitBuffer(tmpBuf1, tileElems * sizeof(float));
@@ -204,33 +204,25 @@ public:
 private:
     // Rows [row, row + nRows) of one half: one strided copy, each row padded
     // to rowStride elements in UB.
-    __aicore__ inline void CopyHalfRows(TQue<QuePosition::VECIN, BUFFER_NUM>& queue, uint64_t row, uint32_t nRows,
-                                        uint32_t halfOffset)
+    __aicore__ inline void CopyHalfRows(const LocalTensor<T>& local, uint64_t row, uint32_t nRows, uint32_t halfOffset)
     {
-        LocalTensor<T> local = queue.AllocTensor<T>();
         DataCopyExtParams copyParams{static_cast<uint16_t>(nRows), static_cast<uint32_t>(rowLen * sizeof(T)),
                                      static_cast<uint32_t>(rowLen * sizeof(T)), 0, 0};
         DataCopyPadExtParams<T> padParams{false, 0, 0, 0};
         DataCopyPad(local, xGm[row * 2 * rowLen + halfOffset], copyParams, padParams);
-        queue.EnQue(local);
     }
 
     __aicore__ inline void CopyInRows(uint64_t row, uint32_t nRows)
     {
-        CopyHalfRows(actQueue, row, nRows, actOffset);
-        CopyHalfRows(linQueue, row, nRows, linOffset);
+        LocalTensor<T> local = inQueue.AllocTensor<T>();
+        CopyHalfRows(local, row, nRows, actOffset);
+        CopyHalfRows(local[tileElems], row, nRows, linOffset);
+        inQueue.EnQue(local);
     }
 
-    __aicore__ inline void CopyOutRows(uint64_t row, uint32_t nRows)
+    __aicore__ inline void CopyRowsOut(const GlobalTensor<T>& gm, const LocalTensor<T>& local, uint64_t row,
+                                       uint32_t nRows)
     {
-        CopyOutRowsOf(geluQueue, geluGm, row, nRows);
-        CopyOutRowsOf(yQueue, yGm, row, nRows);
-    }
-
-    __aicore__ inline void CopyOutRowsOf(TQue<QuePosition::VECOUT, BUFFER_NUM>& queue, const GlobalTensor<T>& gm,
-                                         uint64_t row, uint32_t nRows)
-    {
-        LocalTensor<T> local = queue.DeQue<T>();
         if (rowLen == rowStride) {
             DataCopy(gm[row * rowLen], local, nRows * rowLen);
         } else {
@@ -238,12 +230,18 @@ private:
                                          0, 0};
             DataCopyPad(gm[row * rowLen], local, copyParams);
         }
-        queue.FreeTensor(local);
     }
 
-    __aicore__ inline void CopyChunk(TQue<QuePosition::VECIN, BUFFER_NUM>& queue, uint64_t offset, uint32_t len)
+    __aicore__ inline void CopyOutRows(uint64_t row, uint32_t nRows)
     {
-        LocalTensor<T> local = queue.AllocTensor<T>();
+        LocalTensor<T> local = outQueue.DeQue<T>();
+        CopyRowsOut(geluGm, local, row, nRows);
+        CopyRowsOut(yGm, local[tileElems], row, nRows);
+        outQueue.FreeTensor(local);
+    }
+
+    __aicore__ inline void CopyChunk(const LocalTensor<T>& local, uint64_t offset, uint32_t len)
+    {
         if ((len * sizeof(T)) % BLOCK_BYTES == 0) {
             DataCopy(local, xGm[offset], len);
         } else {
@@ -251,32 +249,33 @@ private:
             DataCopyPadExtParams<T> padParams{false, 0, 0, 0};
             DataCopyPad(local, xGm[offset], copyParams, padParams);
         }
-        queue.EnQue(local);
     }
 
     __aicore__ inline void CopyInChunk(uint64_t inOff, uint32_t len)
     {
-        CopyChunk(actQueue, inOff + actOffset, len);
-        CopyChunk(linQueue, inOff + linOffset, len);
+        LocalTensor<T> local = inQueue.AllocTensor<T>();
+        CopyChunk(local, inOff + actOffset, len);
+        CopyChunk(local[tileElems], inOff + linOffset, len);
+        inQueue.EnQue(local);
     }
 
-    __aicore__ inline void CopyOutChunkOf(TQue<QuePosition::VECOUT, BUFFER_NUM>& queue, const GlobalTensor<T>& gm,
-                                          uint64_t offset, uint32_t len)
+    __aicore__ inline void CopyChunkOut(const GlobalTensor<T>& gm, const LocalTensor<T>& local, uint64_t offset,
+                                        uint32_t len)
     {
-        LocalTensor<T> local = queue.DeQue<T>();
         if ((len * sizeof(T)) % BLOCK_BYTES == 0) {
             DataCopy(gm[offset], local, len);
         } else {
             DataCopyExtParams copyParams{1, static_cast<uint32_t>(len * sizeof(T)), 0, 0, 0};
             DataCopyPad(gm[offset], local, copyParams);
         }
-        queue.FreeTensor(local);
     }
 
     __aicore__ inline void CopyOutChunk(uint64_t outOff, uint32_t len)
     {
-        CopyOutChunkOf(geluQueue, geluGm, outOff, len);
-        CopyOutChunkOf(yQueue, yGm, outOff, len);
+        LocalTensor<T> local = outQueue.DeQue<T>();
+        CopyChunkOut(geluGm, local, outOff, len);
+        CopyChunkOut(yGm, local[tileElems], outOff, len);
+        outQueue.FreeTensor(local);
     }
 
     __aicore__ inline void Gelu(const LocalTensor<float>& g, const LocalTensor<float>& x, uint32_t count)
@@ -291,10 +290,12 @@ private:
 
     __aicore__ inline void Compute(uint32_t count)
     {
-        LocalTensor<T> actLocal = actQueue.DeQue<T>();
-        LocalTensor<T> linLocal = linQueue.DeQue<T>();
-        LocalTensor<T> geluLocal = geluQueue.AllocTensor<T>();
-        LocalTensor<T> yLocal = yQueue.AllocTensor<T>();
+        LocalTensor<T> inLocal = inQueue.DeQue<T>();
+        LocalTensor<T> outLocal = outQueue.AllocTensor<T>();
+        LocalTensor<T> actLocal = inLocal;
+        LocalTensor<T> linLocal = inLocal[tileElems];
+        LocalTensor<T> geluLocal = outLocal;
+        LocalTensor<T> yLocal = outLocal[tileElems];
         if constexpr (IS_FLOAT) {
             Gelu(geluLocal, actLocal, count);
             Mul(yLocal, linLocal, geluLocal, count);
@@ -308,17 +309,13 @@ private:
             Mul(xf, xf, gf, count);
             Cast(yLocal, xf, RoundMode::CAST_RINT, count);
         }
-        actQueue.FreeTensor(actLocal);
-        linQueue.FreeTensor(linLocal);
-        geluQueue.EnQue<T>(geluLocal);
-        yQueue.EnQue<T>(yLocal);
+        inQueue.FreeTensor(inLocal);
+        outQueue.EnQue<T>(outLocal);
     }
 
 private:
-    TQue<QuePosition::VECIN, BUFFER_NUM> actQueue;
-    TQue<QuePosition::VECIN, BUFFER_NUM> linQueue;
-    TQue<QuePosition::VECOUT, BUFFER_NUM> yQueue;
-    TQue<QuePosition::VECOUT, BUFFER_NUM> geluQueue;
+    TQue<QuePosition::VECIN, BUFFER_NUM> inQueue;
+    TQue<QuePosition::VECOUT, BUFFER_NUM> outQueue;
     TBuf<TPosition::VECCALC> tmpBuf0;
     TBuf<TPosition::VECCALC> tmpBuf1;
     TBuf<TPosition::VECCALC> tmpBuf2;
@@ -329,6 +326,7 @@ private:
     GlobalTensor<T> geluGm;
     uint64_t unitStart = 0;
     uint32_t unitCount = 0;
+    uint32_t tileElems = 0;
     uint32_t rowLen = 0;
     uint32_t rowStride = 0;
     uint32_t chunkLen = 0;

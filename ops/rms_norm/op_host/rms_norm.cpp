@@ -8,11 +8,19 @@
 // Tiling: rows are split over the vector cores (the first `tailCoreNum`
 // cores take one row more). The tiling key is dtype * 10 + mode, dtype 1
 // float16, 2 float32, 3 bfloat16:
-//   mode 1 (batched rows): rows padded to at most BATCH_MAX_COLS elements;
-//     a tile holds many rows and each vector instruction covers all of them;
-//   mode 2 (row by row): longer rows, one or more whole rows per tile;
+//   mode 1 (batched rows): rows padded to at most BATCH_MAX_COLS elements,
+//     and enough of them per tile that vector instructions covering all the
+//     rows of a tile are fewer than per-row ones;
+//   mode 2 (row by row): the other rows that fit in UB, one or more whole
+//     rows per tile;
 //   mode 3 (split rows): a row does not fit in UB, so it is streamed in chunks
-//     twice (sum of squares, then the output).
+//     twice (sum of squares, then the output);
+//   mode 4 (split columns): few long rows (at most MAX_COL_SPLIT_ROWS rows
+//     of at least COL_SPLIT_MIN_BYTES, fewer than half the cores): every core
+//     takes a column range of all rows (kept resident in UB when it fits,
+//     chunkLen = 0, else streamed in chunks); the cores exchange their
+//     partial sums of squares through the workspace (rows rounded up to 8
+//     floats per core) around one SyncAll.
 // Tiles hold about TILE_BYTES of x, as many rows as fit in UB next to the
 // float32 work buffers of the kernel (the UB budget below mirrors its
 // InitBuffer calls).
@@ -33,6 +41,10 @@ constexpr uint32_t MAX_COPY_ROWS = 4095;     // DataCopyPad blockCount limit
 constexpr uint32_t MODE_BATCH = 1;
 constexpr uint32_t MODE_ROW = 2;
 constexpr uint32_t MODE_SPLIT = 3;
+constexpr uint32_t MODE_COLS = 4;
+constexpr uint32_t MAX_COL_SPLIT_ROWS = 64;  // mode 4: UB holds every core's partials of every row
+constexpr uint32_t GM_ALIGN_BYTES = 512;     // mode 4 column unit: whole GM bursts
+constexpr uint32_t SLAB_MIN_ROWS = 4;        // mode 4: fewer rows stream (overlapped) instead of a resident slab
 constexpr uint32_t ATTR_EPSILON = 0;  // index of attr `epsilon`
 
 uint64_t AlignUp(uint64_t value, uint64_t align)
@@ -60,8 +72,9 @@ uint64_t UbBytesRows(uint64_t rows, uint64_t stride, uint32_t elemBytes, uint32_
     return bytes;
 }
 
-// UB bytes of mode 3 for chunks of `chunk` elements.
-uint64_t UbBytesSplit(uint64_t chunk, uint32_t elemBytes, uint32_t bufferNum)
+// UB bytes of modes 3 and 4 for chunks of `chunk` elements (mode 4 adds the
+// partial-sum exchange buffers, `exchangeBytes`).
+uint64_t UbBytesSplit(uint64_t chunk, uint32_t elemBytes, uint32_t bufferNum, uint64_t exchangeBytes)
 {
     uint64_t bytes = 3 * bufferNum * chunk * elemBytes  // x, gamma and y queues
                      + bufferNum * BLOCK_BYTES          // rstd queue
@@ -71,7 +84,7 @@ uint64_t UbBytesSplit(uint64_t chunk, uint32_t elemBytes, uint32_t bufferNum)
     if (elemBytes != FLOAT_BYTES) {
         bytes += 2 * chunk * FLOAT_BYTES;  // float x, float gamma
     }
-    return bytes;
+    return bytes + exchangeBytes;
 }
 
 struct RmsPlan {
@@ -82,14 +95,54 @@ struct RmsPlan {
     uint32_t tailCoreNum;
     uint32_t tileRows;
     uint32_t chunkLen;
+    uint32_t colUnit;
+    uint32_t colBlockUnits;
+    uint32_t colTailCoreNum;
+    uint64_t workspaceBytes;
 };
 
+// UB bytes of mode 4 with the whole column slab resident: `rowsPad` rows of
+// `stride` elements, partials of `cores` cores (mirrors the kernel).
+uint64_t UbBytesSlab(uint64_t rowsPad, uint64_t stride, uint32_t elemBytes, uint64_t cores)
+{
+    uint64_t slab = rowsPad * stride;
+    uint64_t bytes = 2 * slab * elemBytes             // x and y queues, one buffer each
+                     + stride * elemBytes             // gamma queue
+                     + slab * FLOAT_BYTES             // squares / float y
+                     + rowsPad * BLOCK_BYTES          // Brcb blocks
+                     + rowsPad * FLOAT_BYTES * (cores + 3);  // own partials, all partials, rstd, ones
+    if (elemBytes != FLOAT_BYTES) {
+        bytes += slab * FLOAT_BYTES + stride * FLOAT_BYTES;  // float x, float gamma
+    }
+    return bytes;
+}
+
+// Chunk of modes 3 and 4: TILE_BYTES of x in whole 256 B float repeats, at
+// most the (rounded) columns to stream, shrunk until UB holds it.
+uint64_t ChunkLength(uint64_t tileBytes, uint64_t cols, uint32_t elemBytes, uint32_t bufferNum,
+                     uint64_t exchangeBytes, uint64_t ubBytes)
+{
+    uint64_t chunk = tileBytes / elemBytes / FLOAT_PER_REPEAT * FLOAT_PER_REPEAT;
+    if (chunk < FLOAT_PER_REPEAT) {
+        chunk = FLOAT_PER_REPEAT;
+    }
+    uint64_t colsAligned = AlignUp(cols, FLOAT_PER_REPEAT);
+    if (chunk > colsAligned) {
+        chunk = colsAligned;
+    }
+    while (chunk > 0 && UbBytesSplit(chunk, elemBytes, bufferNum, exchangeBytes) > ubBytes) {
+        chunk -= FLOAT_PER_REPEAT;
+    }
+    return chunk;
+}
+
 // ascendopt:tiling-begin
-constexpr uint32_t TILE_BYTES = 16384;      // ascendopt:knob min=1024 max=65536 step=pow2
-constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2
-constexpr uint32_t MAX_CORE_NUM = 48;       // ascendopt:knob min=1 max=48 step=1
-constexpr uint32_t BATCH_MAX_COLS = 512;    // ascendopt:knob choices=0,64,128,256,512,1024,2040
-constexpr uint32_t MIN_CORE_BYTES = 1024;   // ascendopt:knob min=32 max=65536 step=pow2
+constexpr uint32_t TILE_BYTES = 16384;            // ascendopt:knob min=1024 max=65536 step=pow2
+constexpr uint32_t BUFFER_NUM = 2;                // ascendopt:knob choices=1,2
+constexpr uint32_t MAX_CORE_NUM = 48;             // ascendopt:knob min=1 max=48 step=1
+constexpr uint32_t BATCH_MAX_COLS = 512;          // ascendopt:knob choices=0,64,128,256,512,1024,2040
+constexpr uint32_t MIN_CORE_BYTES = 1024;         // ascendopt:knob min=32 max=65536 step=pow2
+constexpr uint32_t COL_SPLIT_MIN_BYTES = 131072;  // ascendopt:knob min=4096 max=4194304 step=pow2
 
 // Splits `rows` rows of `cols` elements over at most `aivNum` cores, picks the
 // mode and sizes the tile. Returns false when not even a minimal chunk fits.
@@ -113,6 +166,44 @@ bool MakeRmsPlan(uint64_t rows, uint64_t cols, uint32_t elemBytes, uint32_t aivN
     uint64_t coreRows = blockRows + (tailCoreNum > 0 ? 1 : 0);
     if (coreRows == 0) {
         coreRows = 1;
+    }
+    plan.colUnit = 0;
+    plan.colBlockUnits = 0;
+    plan.colTailCoreNum = 0;
+    plan.workspaceBytes = 0;
+
+    // Few long rows would leave most cores idle: split the columns instead.
+    uint64_t coreAvail = aivNum < MAX_CORE_NUM ? aivNum : MAX_CORE_NUM;
+    if (rows > 0 && rows <= MAX_COL_SPLIT_ROWS && 2 * rows <= coreAvail && cols * elemBytes >= COL_SPLIT_MIN_BYTES) {
+        uint64_t unit = GM_ALIGN_BYTES / elemBytes;
+        uint64_t units = (cols + unit - 1) / unit;
+        uint64_t splitCores = coreAvail < units ? coreAvail : units;
+        uint64_t rowsPad = AlignUp(rows, 8);
+        uint64_t exchangeBytes = rowsPad * FLOAT_BYTES * (1 + splitCores + 2);  // own, all, rstd, ones
+        uint64_t segment = (units + splitCores - 1) / splitCores * unit;
+        if (segment > cols) {
+            segment = cols;
+        }
+        uint64_t segStride = AlignUp(segment, BLOCK_BYTES / elemBytes);
+        bool slab = rows >= SLAB_MIN_ROWS && UbBytesSlab(rowsPad, segStride, elemBytes, splitCores) <= ubBytes;
+        uint64_t chunk = 0;  // 0: the slab stays resident in UB
+        if (!slab) {
+            chunk = ChunkLength(TILE_BYTES, segment, elemBytes, BUFFER_NUM, exchangeBytes, ubBytes);
+        }
+        if (splitCores > 1 && (slab || chunk > 0)) {
+            plan.mode = MODE_COLS;
+            plan.coreNum = static_cast<uint32_t>(splitCores);
+            plan.rowStride = static_cast<uint32_t>(segStride);
+            plan.blockRows = static_cast<uint32_t>(rows);
+            plan.tailCoreNum = 0;
+            plan.tileRows = 1;
+            plan.chunkLen = static_cast<uint32_t>(chunk);
+            plan.colUnit = static_cast<uint32_t>(unit);
+            plan.colBlockUnits = static_cast<uint32_t>(units / splitCores);
+            plan.colTailCoreNum = static_cast<uint32_t>(units % splitCores);
+            plan.workspaceBytes = splitCores * rowsPad * FLOAT_BYTES;
+            return true;
+        }
     }
 
     bool batched = stride <= BATCH_MAX_COLS && stride <= MAX_BATCH_STRIDE;
@@ -154,17 +245,7 @@ bool MakeRmsPlan(uint64_t rows, uint64_t cols, uint32_t elemBytes, uint32_t aivN
     }
 
     // A row does not fit: stream it in chunks of whole 256 B float repeats.
-    uint64_t chunk = TILE_BYTES / elemBytes / FLOAT_PER_REPEAT * FLOAT_PER_REPEAT;
-    if (chunk < FLOAT_PER_REPEAT) {
-        chunk = FLOAT_PER_REPEAT;
-    }
-    uint64_t colsAligned = AlignUp(cols, FLOAT_PER_REPEAT);
-    if (chunk > colsAligned) {
-        chunk = colsAligned;
-    }
-    while (chunk > 0 && UbBytesSplit(chunk, elemBytes, BUFFER_NUM) > ubBytes) {
-        chunk -= FLOAT_PER_REPEAT;
-    }
+    uint64_t chunk = ChunkLength(TILE_BYTES, cols, elemBytes, BUFFER_NUM, 0, ubBytes);
     if (chunk == 0) {
         return false;
     }
@@ -248,6 +329,9 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     tiling.set_tailCoreNum(plan.tailCoreNum);
     tiling.set_tileRows(plan.tileRows);
     tiling.set_chunkLen(plan.chunkLen);
+    tiling.set_colUnit(plan.colUnit);
+    tiling.set_colBlockUnits(plan.colBlockUnits);
+    tiling.set_colTailCoreNum(plan.colTailCoreNum);
     tiling.set_bufferNum(BUFFER_NUM);
     tiling.set_epsilon(*epsilon);
     tiling.set_invCols(static_cast<float>(1.0 / static_cast<double>(cols)));
@@ -257,7 +341,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
     context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
     size_t* workspaces = context->GetWorkspaceSizes(1);
-    workspaces[0] = 0;
+    workspaces[0] = plan.workspaceBytes;  // mode 4 partial sums; no library API needs a system workspace
     return ge::GRAPH_SUCCESS;
 }
 }  // namespace optiling

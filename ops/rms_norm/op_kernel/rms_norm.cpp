@@ -6,7 +6,7 @@
 // Rows are split over the vector cores (balanced: the first tailCoreNum cores
 // take one row more). In UB a row occupies rowStride elements, zero padded
 // by DataCopyPad, so any D works and the padding adds nothing to the sums.
-// Three paths, chosen by the tiling key (dtype * 10 + mode):
+// Four paths, chosen by the tiling key (dtype * 10 + mode):
 //   mode 1, batched rows (short rows): each vector instruction covers all the
 //     rows of a tile through repeat strides: x^2 is folded to 64 lanes per row
 //     with strided Adds, one WholeReduceSum gives every row sum, Brcb spreads
@@ -19,11 +19,12 @@
 //     the row in chunks and accumulates the sum of squares in 64 lanes, pass 2
 //     streams x and gamma again and writes y;
 //   mode 4, split columns (a few long rows): every core takes a column range
-//     of all rows, writes its partial sums of squares to the workspace,
-//     SyncAll, adds up every core's partials, then writes its part of y
-//     (core 0 also writes rstd).
-// All queues are double buffered (tiling bufferNum), so MTE2, V and MTE3
-// overlap across tiles.
+//     of all rows (resident in UB as one slab when it fits, else streamed in
+//     chunks as in mode 3), writes its partial sums of squares to the
+//     workspace, SyncAll, adds up every core's partials, then writes its part
+//     of y (core 0 also writes rstd).
+// The streaming queues are double buffered (tiling bufferNum), so MTE2, V and
+// MTE3 overlap across tiles; scalar reads of rstd wait on a V_S flag.
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -92,6 +93,8 @@ public:
             rowCount = static_cast<uint32_t>(tiling.rows - rowStart);
         }
 
+        segCols = cols;
+        colStart = 0;
         xGm.SetGlobalBuffer((__gm__ T*)x + rowStart * cols, static_cast<uint64_t>(rowCount) * cols);
         yGm.SetGlobalBuffer((__gm__ T*)y + rowStart * cols, static_cast<uint64_t>(rowCount) * cols);
         rstdGm.SetGlobalBuffer((__gm__ float*)rstd + rowStart, rowCount);
@@ -169,7 +172,7 @@ private:
     __aicore__ inline void LoadGamma()
     {
         LocalTensor<T> gammaLocal = gammaQueue.AllocTensor<T>();
-        CopyRowsIn(gammaLocal, gammaGm, 1);
+        CopyRowsIn(gammaLocal, gammaGm[colStart], 1);
         gammaQueue.EnQue(gammaLocal);
         gammaLocal = gammaQueue.DeQue<T>();
         if constexpr (IS_FLOAT) {
@@ -181,16 +184,18 @@ private:
         }
     }
 
-    // Copies nRows rows of `cols` elements from GM into UB rows of rowStride
-    // elements, zero filling the padding of each row.
+    // Copies nRows rows of segCols elements (GM rows `cols` apart) into UB
+    // rows of rowStride elements, zero filling the padding of each row: one
+    // contiguous DataCopy when nothing is padded or skipped, else one strided
+    // DataCopyPad.
     __aicore__ inline void CopyRowsIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t nRows)
     {
-        if (cols == rowStride) {
+        if (segCols == rowStride && segCols == cols) {
             DataCopy(dst, src, nRows * cols);
         } else {
-            DataCopyExtParams copyParams{static_cast<uint16_t>(nRows), static_cast<uint32_t>(cols * sizeof(T)), 0, 0,
-                                         0};
-            DataCopyPadExtParams<T> padParams{true, 0, static_cast<uint8_t>(rowStride - cols), 0};
+            DataCopyExtParams copyParams{static_cast<uint16_t>(nRows), static_cast<uint32_t>(segCols * sizeof(T)),
+                                         static_cast<uint32_t>((cols - segCols) * sizeof(T)), 0, 0};
+            DataCopyPadExtParams<T> padParams{true, 0, static_cast<uint8_t>(rowStride - segCols), 0};
             DataCopyPad(dst, src, copyParams, padParams);
         }
     }
@@ -249,8 +254,8 @@ private:
             WaitFlag<HardEvent::V_S>(eventId);
             for (uint32_t r = 0; r < nRows; r++) {
                 float rowRstd = rstdLocal.GetValue(r);
-                Muls(yf[r * rowStride], xf[r * rowStride], rowRstd, cols);
-                Mul(yf[r * rowStride], yf[r * rowStride], gammaF, cols);
+                Muls(yf[r * rowStride], xf[r * rowStride], rowRstd, segCols);
+                Mul(yf[r * rowStride], yf[r * rowStride], gammaF, segCols);
             }
         }
 
@@ -297,8 +302,8 @@ private:
         for (uint32_t r0 = 0; r0 < nRows; r0 += GROUP_ROWS) {
             uint32_t groupRows = nRows - r0 < GROUP_ROWS ? nRows - r0 : GROUP_ROWS;
             uint32_t base = r0 * rowStride;
-            for (uint32_t c = 0; c < cols; c += FLOAT_PER_REPEAT) {
-                uint32_t lanes = cols - c < FLOAT_PER_REPEAT ? cols - c : FLOAT_PER_REPEAT;
+            for (uint32_t c = 0; c < segCols; c += FLOAT_PER_REPEAT) {
+                uint32_t lanes = segCols - c < FLOAT_PER_REPEAT ? segCols - c : FLOAT_PER_REPEAT;
                 Mul(yf[base + c], xf[base + c], rstdBlocks[r0 * FLOAT_PER_BLOCK], static_cast<uint64_t>(lanes),
                     static_cast<uint8_t>(groupRows), BinaryRepeatParams(1, 1, 0, repStride, repStride, 1));
                 Mul(yf[base + c], yf[base + c], gammaF[c], static_cast<uint64_t>(lanes),
@@ -311,13 +316,7 @@ private:
     {
         LocalTensor<T> yLocal = outQueueY.DeQue<T>();
         uint64_t rowOffset = static_cast<uint64_t>(progress) * tileRows;
-        if (cols == rowStride) {
-            DataCopy(yGm[rowOffset * cols], yLocal, nRows * cols);
-        } else {
-            DataCopyExtParams copyParams{static_cast<uint16_t>(nRows), static_cast<uint32_t>(cols * sizeof(T)), 0, 0,
-                                         0};
-            DataCopyPad(yGm[rowOffset * cols], yLocal, copyParams);
-        }
+        CopyRowsOut(yGm[rowOffset * cols], yLocal, nRows);
         outQueueY.FreeTensor(yLocal);
 
         LocalTensor<float> rstdLocal = outQueueRstd.DeQue<float>();
@@ -328,6 +327,19 @@ private:
             DataCopyPad(rstdGm[rowOffset], rstdLocal, copyParams);
         }
         outQueueRstd.FreeTensor(rstdLocal);
+    }
+
+    // Copies nRows UB rows (rowStride apart) of segCols elements to GM rows
+    // `cols` apart: one DataCopy when contiguous, else one strided DataCopyPad.
+    __aicore__ inline void CopyRowsOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t nRows)
+    {
+        if (segCols == rowStride && segCols == cols) {
+            DataCopy(dst, src, nRows * cols);
+        } else {
+            DataCopyExtParams copyParams{static_cast<uint16_t>(nRows), static_cast<uint32_t>(segCols * sizeof(T)), 0,
+                                         static_cast<uint32_t>((cols - segCols) * sizeof(T)), 0};
+            DataCopyPad(dst, src, copyParams);
+        }
     }
 
     // dst[0] = sum of src[0 .. len): Adds fold the upper part onto the lower
@@ -351,6 +363,10 @@ private:
     }
 
     // ---- mode 4: columns split over the cores ------------------------------
+    // Every core takes columns [colStart, colStart + colCount) of all rows.
+    // When that slab fits in UB (tiling chunkLen == 0) it is loaded once with
+    // one strided copy and stays resident; otherwise rows are streamed in
+    // chunks twice, as in mode 3.
     template <typename TilingData>
     __aicore__ inline void InitColumns(GM_ADDR gamma, GM_ADDR rstd, GM_ADDR workspace, const TilingData& tiling,
                                        TPipe* pipe, uint64_t blockIdx)
@@ -372,31 +388,49 @@ private:
         uint64_t start = startUnit * tiling.colUnit;
         uint64_t count = units * tiling.colUnit;
         if (start >= cols) {
+            start = 0;
             count = 0;
         } else if (start + count > cols) {
             count = cols - start;
         }
         colStart = static_cast<uint32_t>(start);
         colCount = static_cast<uint32_t>(count);
+        segCols = colCount;
+        // This core's UB row stride; the buffers are sized for the widest core.
+        rowStride = AlignUp(colCount, ELEMS_PER_BLOCK);
 
         rstdGm.SetGlobalBuffer((__gm__ float*)rstd, rowCount);
         gammaGm.SetGlobalBuffer((__gm__ T*)gamma, cols);
         wsGm.SetGlobalBuffer((__gm__ float*)workspace, static_cast<uint64_t>(blockCount) * rowsPad);
 
-        uint32_t bufferNum = tiling.bufferNum;
         uint32_t rowBytes = rowsPad * sizeof(float);
-        pipe->InitBuffer(inQueueX, bufferNum, chunkLen * sizeof(T));
-        pipe->InitBuffer(gammaQueue, bufferNum, chunkLen * sizeof(T));
-        pipe->InitBuffer(outQueueY, bufferNum, chunkLen * sizeof(T));
         pipe->InitBuffer(partQueue, 1, rowBytes);
         pipe->InitBuffer(allPartQueue, 1, blockCount * rowBytes);
-        pipe->InitBuffer(tmpBuf, chunkLen * sizeof(float));
-        pipe->InitBuffer(accBuf, FLOAT_PER_REPEAT * sizeof(float));
         pipe->InitBuffer(sumBuf, rowBytes);
         pipe->InitBuffer(onesBuf, rowBytes);
-        if constexpr (!IS_FLOAT) {
-            pipe->InitBuffer(xfBuf, chunkLen * sizeof(float));
-            pipe->InitBuffer(gammaFBuf, chunkLen * sizeof(float));
+        if (chunkLen == 0) {
+            uint32_t maxStride = tiling.rowStride;
+            uint32_t slabElems = rowsPad * maxStride;
+            pipe->InitBuffer(inQueueX, 1, slabElems * sizeof(T));
+            pipe->InitBuffer(outQueueY, 1, slabElems * sizeof(T));
+            pipe->InitBuffer(gammaQueue, 1, maxStride * sizeof(T));
+            pipe->InitBuffer(tmpBuf, slabElems * sizeof(float));
+            pipe->InitBuffer(brcbBuf, rowsPad * BLOCK_BYTES);
+            if constexpr (!IS_FLOAT) {
+                pipe->InitBuffer(xfBuf, slabElems * sizeof(float));
+                pipe->InitBuffer(gammaFBuf, maxStride * sizeof(float));
+            }
+        } else {
+            uint32_t bufferNum = tiling.bufferNum;
+            pipe->InitBuffer(inQueueX, bufferNum, chunkLen * sizeof(T));
+            pipe->InitBuffer(gammaQueue, bufferNum, chunkLen * sizeof(T));
+            pipe->InitBuffer(outQueueY, bufferNum, chunkLen * sizeof(T));
+            pipe->InitBuffer(tmpBuf, chunkLen * sizeof(float));
+            pipe->InitBuffer(accBuf, FLOAT_PER_REPEAT * sizeof(float));
+            if constexpr (!IS_FLOAT) {
+                pipe->InitBuffer(xfBuf, chunkLen * sizeof(float));
+                pipe->InitBuffer(gammaFBuf, chunkLen * sizeof(float));
+            }
         }
     }
 
@@ -404,8 +438,102 @@ private:
     {
         LocalTensor<float> ones = onesBuf.Get<float>();
         Duplicate(ones, 1.0f, rowsPad);
-        uint32_t chunkNum = (colCount + chunkLen - 1) / chunkLen;
+        if (chunkLen == 0) {
+            ProcessColumnSlab();
+        } else {
+            ProcessColumnChunks();
+        }
+    }
 
+    __aicore__ inline void ProcessColumnSlab()
+    {
+        LocalTensor<float> part = partQueue.AllocTensor<float>();
+        Duplicate(part, 0.0f, rowsPad);
+        if (colCount == 0) {
+            ExchangeRowSums(part);
+            return;
+        }
+        // x first: gamma is needed only after the exchange, so its copy
+        // overlaps the sums.
+        LocalTensor<T> xLocal = inQueueX.AllocTensor<T>();
+        CopyRowsIn(xLocal, xGm[colStart], rowCount);
+        inQueueX.EnQue(xLocal);
+        LocalTensor<T> gammaLocal = gammaQueue.AllocTensor<T>();
+        CopyRowsIn(gammaLocal, gammaGm[colStart], 1);
+        gammaQueue.EnQue(gammaLocal);
+        xLocal = inQueueX.DeQue<T>();
+        LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+        LocalTensor<float> tmp = tmpBuf.Get<float>();
+        uint32_t count = rowCount * rowStride;
+        LocalTensor<float> xf;
+        LocalTensor<float> yf;
+        if constexpr (IS_FLOAT) {
+            xf = xLocal;
+            yf = yLocal;
+        } else {
+            xf = xfBuf.Get<float>();
+            yf = tmp;
+            Cast(xf, xLocal, RoundMode::CAST_NONE, count);
+            inQueueX.FreeTensor(xLocal);
+        }
+        Mul(tmp, xf, xf, count);
+        bool batched = UseBatchedRows(rowCount);
+        if (batched) {
+            BatchRowSums(part, tmp, rowCount);
+        } else {
+            for (uint32_t r = 0; r < rowCount; r++) {
+                TreeSum(part[r], tmp[r * rowStride], rowStride);
+            }
+        }
+        LocalTensor<float> rstdValues = ExchangeRowSums(part);
+        gammaLocal = gammaQueue.DeQue<T>();
+        if constexpr (IS_FLOAT) {
+            gammaF = gammaLocal;
+        } else {
+            gammaF = gammaFBuf.Get<float>();
+            Cast(gammaF, gammaLocal, RoundMode::CAST_NONE, rowStride);
+            gammaQueue.FreeTensor(gammaLocal);
+        }
+        if (batched) {
+            BatchScale(yf, xf, rstdValues, rowCount);
+        } else {
+            for (uint32_t r = 0; r < rowCount; r++) {
+                float rowRstd = rstdValues.GetValue(r);
+                Muls(yf[r * rowStride], xf[r * rowStride], rowRstd, segCols);
+                Mul(yf[r * rowStride], yf[r * rowStride], gammaF, segCols);
+            }
+        }
+        if constexpr (IS_FLOAT) {
+            inQueueX.FreeTensor(xLocal);
+            gammaQueue.FreeTensor(gammaF);
+        } else {
+            Cast(yLocal, yf, RoundMode::CAST_RINT, count);
+        }
+        outQueueY.EnQue<T>(yLocal);
+        yLocal = outQueueY.DeQue<T>();
+        CopyRowsOut(yGm[colStart], yLocal, rowCount);
+        outQueueY.FreeTensor(yLocal);
+    }
+
+    // Batched rows pay about 3 vector instructions per 64-lane chunk of a
+    // row whatever the row count, row by row about (fold steps + 3) per row
+    // (the host's mode 1 / mode 2 rule, for this core's slab).
+    __aicore__ inline bool UseBatchedRows(uint32_t nRows)
+    {
+        if (rowStride > FLOAT_PER_BLOCK * 255) {
+            return false;
+        }
+        uint32_t chunks = (rowStride + FLOAT_PER_REPEAT - 1) / FLOAT_PER_REPEAT;
+        uint32_t foldSteps = 0;
+        for (uint32_t lanes = rowStride; lanes > FLOAT_PER_REPEAT; lanes = (lanes + 1) / 2) {
+            foldSteps++;
+        }
+        return 3 * chunks < nRows * (foldSteps + 3);
+    }
+
+    __aicore__ inline void ProcessColumnChunks()
+    {
+        uint32_t chunkNum = (colCount + chunkLen - 1) / chunkLen;
         // Pass 1: partial sums of squares of this core's columns, every row.
         LocalTensor<float> part = partQueue.AllocTensor<float>();
         Duplicate(part, 0.0f, rowsPad);
@@ -420,9 +548,27 @@ private:
             }
             WholeReduceSum(part[r], acc, static_cast<int32_t>(FLOAT_PER_REPEAT), 1, 1, 1, 8);
         }
+        LocalTensor<float> rstdValues = ExchangeRowSums(part);
+        // Pass 2: y = x * rstd * gamma on this core's columns.
+        for (uint32_t r = 0; r < rowCount && chunkNum > 0; r++) {
+            float rowRstd = rstdValues.GetValue(r);
+            uint64_t base = static_cast<uint64_t>(r) * cols + colStart;
+            for (uint32_t k = 0; k < chunkNum; k++) {
+                uint32_t len = SegmentChunkLength(k);
+                CopyInChunk(inQueueX, xGm[base + k * chunkLen], len);
+                CopyInChunk(gammaQueue, gammaGm[colStart + static_cast<uint64_t>(k) * chunkLen], len);
+                ScaleChunk(rowRstd, len);
+                CopyOutChunk(yGm[base + k * chunkLen], len);
+            }
+        }
+    }
 
-        // Exchange the partials through the workspace: one 32 B-aligned block
-        // of rowsPad floats per core, all written before the barrier.
+    // Publishes this core's partial sums (`part`, rowsPad floats) in its
+    // 32 B-aligned workspace block, waits for every core (SyncAll), adds up
+    // all the blocks (tree of Adds) and returns rstd of every row; core 0
+    // writes rstd to GM. The scalar unit may read the result on return.
+    __aicore__ inline LocalTensor<float> ExchangeRowSums(LocalTensor<float>& part)
+    {
         partQueue.EnQue<float>(part);
         part = partQueue.DeQue<float>();
         DataCopy(wsGm[static_cast<uint64_t>(blockIndex) * rowsPad], part, rowsPad);
@@ -436,12 +582,12 @@ private:
         DataCopy(all, wsGm, blockCount * rowsPad);
         allPartQueue.EnQue<float>(all);
         all = allPartQueue.DeQue<float>();
-        // Row sums: a tree of Adds over the cores' blocks.
         for (uint32_t n = blockCount; n > 1;) {
             uint32_t half = (n + 1) / 2;
             Add(all, all, all[half * rowsPad], (n - half) * rowsPad);
             n = half;
         }
+        LocalTensor<float> ones = onesBuf.Get<float>();
         LocalTensor<float> rstdValues = sumBuf.Get<float>();
         Muls(all, all, invCols, rowCount);
         Adds(all, all, epsilon, rowCount);
@@ -459,19 +605,7 @@ private:
         int32_t sEvent = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
         SetFlag<HardEvent::V_S>(sEvent);
         WaitFlag<HardEvent::V_S>(sEvent);
-
-        // Pass 2: y = x * rstd * gamma on this core's columns.
-        for (uint32_t r = 0; r < rowCount && chunkNum > 0; r++) {
-            float rowRstd = rstdValues.GetValue(r);
-            uint64_t base = static_cast<uint64_t>(r) * cols + colStart;
-            for (uint32_t k = 0; k < chunkNum; k++) {
-                uint32_t len = SegmentChunkLength(k);
-                CopyInChunk(inQueueX, xGm[base + k * chunkLen], len);
-                CopyInChunk(gammaQueue, gammaGm[colStart + static_cast<uint64_t>(k) * chunkLen], len);
-                ScaleChunk(rowRstd, len);
-                CopyOutChunk(yGm[base + k * chunkLen], len);
-            }
-        }
+        return rstdValues;
     }
 
     __aicore__ inline uint32_t SegmentChunkLength(uint32_t k)
@@ -632,6 +766,7 @@ private:
     uint32_t rowStride = 0;
     uint32_t tileRows = 0;
     uint32_t chunkLen = 0;
+    uint32_t segCols = 0;
     uint32_t colStart = 0;
     uint32_t colCount = 0;
     uint32_t rowsPad = 0;

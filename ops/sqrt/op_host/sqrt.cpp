@@ -30,11 +30,11 @@ constexpr uint32_t SPLIT_UNIT_BYTES = 512;  // ascendopt:knob choices=32,64,128,
 constexpr uint32_t MIN_CORE_BYTES = 1024;   // ascendopt:knob min=32 max=65536 step=pow2
 
 struct SqrtPlan {
-  uint32_t coreNum;
-  uint32_t unitLength;
-  uint32_t blockUnits;
-  uint32_t tailCoreNum;
-  uint32_t tileLength;
+    uint32_t coreNum;
+    uint32_t unitLength;
+    uint32_t blockUnits;
+    uint32_t tailCoreNum;
+    uint32_t tileLength;
 };
 
 // Splits `total` elements of `elemBytes` bytes over at most `aivNum` cores and

@@ -11,8 +11,9 @@
 //   batch mode (tiling key dtype * 10 + 1): tiles hold whole small matrices
 //     (period = matRows, r0 = 0), so the mask is computed once;
 //   rows mode (key dtype * 10 + 2): tiles hold rows of one matrix (or a
-//     column chunk of one row); a tile that is entirely above the diagonal
-//     is not read at all: a zero tile built once is written instead.
+//     column chunk of one row); only the columns that some row of the tile
+//     keeps are read (the mask zeroes the rest), and a tile entirely above
+//     the diagonal is not read at all: a zero tile built once is written.
 // Queues are double buffered (tiling bufferNum), so MTE2, V and MTE3
 // overlap across tiles.
 #include "kernel_operator.h"
@@ -23,22 +24,23 @@ constexpr int32_t BUFFER_NUM = 2;  // queue depth; buffers per queue = tiling bu
 constexpr uint32_t BLOCK_BYTES = 32;
 constexpr int32_t MODE_BATCH = 1;
 constexpr int32_t MODE_ROWS = 2;
-constexpr int64_t FLOAT_EXACT = 1 << 24;  // thresholds beyond this keep or drop every element
+constexpr int64_t FLOAT_EXACT = 1 << 24;  // limits beyond this keep or drop every element
 
-template <typename A, typename B>
-struct SameType {
-    static constexpr bool value = false;
+// The select type: float for float, half for the 16-bit types.
+template <typename T>
+struct SelectType {
+    using Type = half;
 };
-template <typename A>
-struct SameType<A, A> {
-    static constexpr bool value = true;
+template <>
+struct SelectType<float> {
+    using Type = float;
 };
 
 // T is the storage type; Select runs on C (float for float, half for the
 // 16-bit types: the select only moves bits).
 template <typename T, int32_t MODE>
 class KernelTril {
-    using C = typename std::conditional<SameType<T, float>::value, float, half>::type;
+    using C = typename SelectType<T>::Type;
 
 public:
     __aicore__ inline KernelTril() {}
@@ -167,13 +169,16 @@ private:
             for (uint32_t c0 = 0; c0 < cols; c0 += chunkCols) {
                 uint32_t width = cols - c0 < chunkCols ? cols - c0 : chunkCols;
                 uint64_t offset = done * cols + c0;
-                // Every element has column - row >= -(rows - 1) inside the
-                // tile: the tile is all zero when that exceeds the limit.
-                if (-static_cast<int64_t>(rows - 1) > diagonal + static_cast<int64_t>(row) - c0) {
+                // The last row of the tile keeps the most columns: those
+                // left of diagonal + row + rows - c0. Columns right of that
+                // are zero in every row, so they are not read.
+                int64_t keep = diagonal + static_cast<int64_t>(row + rows) - c0;
+                if (keep <= 0) {
                     CopyRows(yGm[offset], zeros, static_cast<uint32_t>(rows), width);
                     continue;
                 }
-                CopyIn(offset, static_cast<uint32_t>(rows), width);
+                uint32_t readWidth = keep < width ? static_cast<uint32_t>(keep) : width;
+                CopyIn(offset, static_cast<uint32_t>(rows), readWidth);
                 MakeMask(static_cast<int64_t>(row), c0, static_cast<uint32_t>(rows));
                 Compute(static_cast<uint32_t>(rows));
                 CopyOut(offset, static_cast<uint32_t>(rows), width);
@@ -183,14 +188,19 @@ private:
     }
 
     // ---- shared stages ---------------------------------------------------------
-    __aicore__ inline void CopyIn(uint64_t offset, uint32_t rows, uint32_t width)
+    // Reads the first `readWidth` columns of `rows` rows into UB rows of
+    // rowStride elements (the rest of each UB row is not written; the mask
+    // drops it).
+    __aicore__ inline void CopyIn(uint64_t offset, uint32_t rows, uint32_t readWidth)
     {
         LocalTensor<T> xLocal = inQueueX.AllocTensor<T>();
-        if (width == cols && width == rowStride) {
-            DataCopy(xLocal, xGm[offset], rows * width);
+        if (readWidth == cols && readWidth == rowStride) {
+            DataCopy(xLocal, xGm[offset], rows * readWidth);
         } else {
-            DataCopyExtParams copyParams{static_cast<uint16_t>(rows), static_cast<uint32_t>(width * sizeof(T)),
-                                         static_cast<uint32_t>((cols - width) * sizeof(T)), 0, 0};
+            uint32_t rowBlocks = (readWidth * sizeof(T) + BLOCK_BYTES - 1) / BLOCK_BYTES;
+            DataCopyExtParams copyParams{static_cast<uint16_t>(rows), static_cast<uint32_t>(readWidth * sizeof(T)),
+                                         static_cast<uint32_t>((cols - readWidth) * sizeof(T)),
+                                         static_cast<uint32_t>(rowStride * sizeof(T) / BLOCK_BYTES - rowBlocks), 0};
             DataCopyPadExtParams<T> padParams{false, 0, 0, static_cast<T>(0)};
             DataCopyPad(xLocal, xGm[offset], copyParams, padParams);
         }

@@ -35,6 +35,16 @@ pub(super) const TABLE: &[Builtin] = &[
         infer: ge_glu_grad_infer,
         compute: ge_glu_grad_compute,
     },
+    Builtin {
+        name: "gelu_quant",
+        infer: gelu_quant_infer,
+        compute: gelu_quant_compute,
+    },
+    Builtin {
+        name: "add_rms_norm_quant",
+        infer: add_rms_norm_quant_infer,
+        compute: add_rms_norm_quant_compute,
+    },
 ];
 
 // ---- helpers ----------------------------------------------------------------
@@ -369,6 +379,249 @@ fn ge_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
     Ok(vec![dx])
 }
 
+// ---- gelu_quant -----------------------------------------------------------------------
+
+/// A per-channel parameter: absent (0 elements), one value for every
+/// channel, or one value per channel.
+fn channel_param(t: &CaseInput, channels: usize, op: &str) -> Result<(), Reject> {
+    let n = numel(&t.shape);
+    if t.shape.len() != 1 || (n != 0 && n != 1 && n != channels) {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{op}: `{}` is {} but must be [{channels}], [1] or [0] (absent)",
+                t.name,
+                shape_str(&t.shape)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Element `c` of a per-channel parameter, or `absent` when it is empty.
+fn channel_value(t: &Tensor, c: usize, absent: f64) -> f64 {
+    match t.numel() {
+        0 => absent,
+        1 => t.get_f64(0),
+        _ => t.get_f64(c),
+    }
+}
+
+fn gelu_quant_modes(case: &Case) -> Result<(bool, bool), Reject> {
+    let tanh_form = match attr_str(case, "approximate")? {
+        "none" => false,
+        "tanh" => true,
+        other => {
+            return Err(Reject::new(
+                "attrs",
+                format!("gelu_quant: approximate = {other:?}; expected \"none\" or \"tanh\""),
+            ))
+        }
+    };
+    let dynamic = match attr_str(case, "quant_mode")? {
+        "static" => false,
+        "dynamic" => true,
+        other => {
+            return Err(Reject::new(
+                "attrs",
+                format!(
+                    "gelu_quant: quant_mode = {other:?}; expected \"static\" or \"dynamic\""
+                ),
+            ))
+        }
+    };
+    Ok((tanh_form, dynamic))
+}
+
+fn gelu_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 3, 2)?;
+    let (x, scale, offset) = (&case.inputs[0], &case.inputs[1], &case.inputs[2]);
+    need_float(x, "gelu_quant")?;
+    if !(2..=8).contains(&x.shape.len()) {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "gelu_quant: `{}` {} must have 2 to 8 dimensions",
+                x.name,
+                shape_str(&x.shape)
+            ),
+        ));
+    }
+    let channels = x.shape[x.shape.len() - 1];
+    for t in [scale, offset] {
+        need_float(t, "gelu_quant")?;
+        channel_param(t, channels, "gelu_quant")?;
+    }
+    let (_, dynamic) = gelu_quant_modes(case)?;
+    if !dynamic && numel(&scale.shape) == 0 {
+        return Err(Reject::new(
+            "shapes",
+            "gelu_quant: static quantisation needs `input_scale`",
+        ));
+    }
+    need_dtype_out(case, 0, Dtype::Int8, "gelu_quant")?;
+    need_dtype_out(case, 1, Dtype::Float32, "gelu_quant")?;
+    Ok(vec![
+        x.shape.clone(),
+        x.shape[..x.shape.len() - 1].to_vec(),
+    ])
+}
+
+fn need_dtype_out(case: &Case, index: usize, dtype: Dtype, op: &str) -> Result<(), Reject> {
+    let o = &case.outputs[index];
+    if o.dtype != dtype {
+        return Err(Reject::new(
+            "dtype",
+            format!("{op}: output `{}` must be {dtype}, not {}", o.name, o.dtype),
+        ));
+    }
+    Ok(())
+}
+
+fn gelu_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    let (tanh_form, dynamic) = gelu_quant_modes(case).map_err(msg)?;
+    let (x, scale, offset) = (&inputs[0], &inputs[1], &inputs[2]);
+    let channels = x.shape[x.shape.len() - 1];
+    let rows = x.numel() / channels.max(1);
+    let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
+    let mut out_scale = Tensor::zeros(case.outputs[1].dtype, &x.shape[..x.shape.len() - 1]);
+    let mut s = vec![0.0; channels];
+    for r in 0..rows {
+        for (c, v) in s.iter_mut().enumerate() {
+            *v = gelu(x.get_f64(r * channels + c), tanh_form) * channel_value(scale, c, 1.0);
+        }
+        if dynamic {
+            let max = s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let row_scale = max / 127.0;
+            out_scale.set_f64(r, row_scale);
+            for (c, v) in s.iter().enumerate() {
+                let q = if max > 0.0 { quant_int8(v / row_scale) } else { 0.0 };
+                y.set_f64(r * channels + c, q);
+            }
+        } else {
+            // out_scale is not used by static quantisation: 0.
+            for (c, v) in s.iter().enumerate() {
+                y.set_f64(r * channels + c, quant_int8(v + channel_value(offset, c, 0.0)));
+            }
+        }
+    }
+    Ok(vec![y, out_scale])
+}
+
+// ---- add_rms_norm_quant ------------------------------------------------------------
+
+/// Rounds `v` to `dtype` (a float dtype) and back.
+fn round_to(v: f64, dtype: Dtype) -> f64 {
+    let mut t = Tensor::zeros(dtype, &[1]);
+    t.set_f64(0, v);
+    t.get_f64(0)
+}
+
+/// Checks x1, x2 (equal shapes, >= 1 dim, float16 or bfloat16) and gamma
+/// ([D], D = last dim of x1, x1's dtype); returns D.
+fn add_norm_inputs(case: &Case, op: &str) -> Result<usize, Reject> {
+    let (x1, x2, gamma) = (&case.inputs[0], &case.inputs[1], &case.inputs[2]);
+    need_dtype(x1, &[Dtype::Float16, Dtype::Bfloat16], op)?;
+    same_shape(x1, x2, op)?;
+    for t in [x2, gamma] {
+        if t.dtype != x1.dtype {
+            return Err(Reject::new(
+                "dtype",
+                format!("{op}: `{}` is {} but `{}` is {}", t.name, t.dtype, x1.name, x1.dtype),
+            ));
+        }
+    }
+    let d = match x1.shape.last() {
+        Some(&d) if d > 0 => d,
+        _ => {
+            return Err(Reject::new(
+                "shapes",
+                format!("{op}: `{}` {} needs a non-empty last dimension", x1.name, shape_str(&x1.shape)),
+            ))
+        }
+    };
+    if gamma.shape != [d] {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{op}: `{}` is {} but must be [{d}], the last dimension of `{}` {}",
+                gamma.name,
+                shape_str(&gamma.shape),
+                x1.name,
+                shape_str(&x1.shape)
+            ),
+        ));
+    }
+    Ok(d)
+}
+
+fn add_rms_norm_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    const OP: &str = "add_rms_norm_quant";
+    arity(case, 7, 3)?;
+    let d = add_norm_inputs(case, OP)?;
+    let (scales1, zp1) = (&case.inputs[3], &case.inputs[5]);
+    need_dtype(scales1, &[Dtype::Float32], OP)?;
+    need_dtype(zp1, &[Dtype::Int32], OP)?;
+    if scales1.shape != [d] {
+        return Err(Reject::new(
+            "shapes",
+            format!("{OP}: `{}` is {} but must be [{d}]", scales1.name, shape_str(&scales1.shape)),
+        ));
+    }
+    if zp1.shape != [d] && zp1.shape != [0] {
+        return Err(Reject::new(
+            "shapes",
+            format!("{OP}: `{}` is {} but must be [{d}] or [0] (absent)", zp1.name, shape_str(&zp1.shape)),
+        ));
+    }
+    if attr_int(case, "axis")? != -1 {
+        return Err(Reject::new("attrs", format!("{OP}: only axis = -1 is supported")));
+    }
+    if !attr_bool(case, "div_mode")? {
+        return Err(Reject::new("attrs", format!("{OP}: only div_mode = true is supported")));
+    }
+    attr_f32(case, "epsilon")?;
+    need_dtype_out(case, 0, Dtype::Int8, OP)?;
+    need_dtype_out(case, 1, Dtype::Int8, OP)?;
+    let x = &case.inputs[0].shape;
+    Ok(vec![x.clone(), x.clone(), x.clone()])
+}
+
+fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    let (x1, x2, gamma, scales1, zp1) = (&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[5]);
+    let eps = attr_f32(case, "epsilon").map_err(msg)?;
+    let dtype = x1.dtype;
+    let half = dtype == Dtype::Float16;
+    let d = gamma.numel();
+    let rows = x1.numel() / d;
+    let mut y1 = Tensor::zeros(case.outputs[0].dtype, &x1.shape);
+    let y2 = Tensor::zeros(case.outputs[1].dtype, &x1.shape);
+    let mut xo = Tensor::zeros(case.outputs[2].dtype, &x1.shape);
+    let mut x = vec![0.0; d];
+    for r in 0..rows {
+        for (c, v) in x.iter_mut().enumerate() {
+            let sum = x1.get_f64(r * d + c) + x2.get_f64(r * d + c);
+            // float16 adds in float16; bfloat16 keeps the float32 sum for the
+            // norm and rounds only the x output.
+            *v = if half { round_to(sum, dtype) } else { round_to(sum, Dtype::Float32) };
+            xo.set_f64(r * d + c, *v);
+        }
+        let mean_sq = x.iter().map(|v| v * v).sum::<f64>() / d as f64;
+        let rstd = 1.0 / (mean_sq + eps).sqrt();
+        for (c, v) in x.iter().enumerate() {
+            let y = if half {
+                // float16: x * rstd rounded to float16, times gamma in float16.
+                round_to(round_to(v * rstd, dtype) * gamma.get_f64(c), dtype)
+            } else {
+                v * rstd * gamma.get_f64(c)
+            };
+            let zp = if zp1.numel() == 0 { 0.0 } else { zp1.get_f64(c) };
+            y1.set_f64(r * d + c, quant_int8(y / scales1.get_f64(c) + zp));
+        }
+    }
+    Ok(vec![y1, y2, xo])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -574,5 +827,176 @@ attrs = { dim = 0, approximate = 0, activate_left = true }
         assert_eq!(dx[1], 2.0);
         let text = GLU_GRAD.replace("shapes = [[1, 1], [1, 2], [1, 1]]", "shapes = [[1, 2], [1, 2], [1, 1]]");
         assert!(parse_err(&text).contains("`dy` is [1, 2] but must be [1, 1]"));
+    }
+
+    const GELU_QUANT: &str = r#"
+[op]
+name = "gelu_quant"
+level = 2
+op_type = "GeluQuant"
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "bfloat16"]
+[[inputs]]
+name = "input_scale"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "x" }
+[[inputs]]
+name = "input_offset"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "x" }
+[[outputs]]
+name = "y"
+dtypes = ["int8"]
+[[outputs]]
+name = "out_scale"
+dtypes = ["float32"]
+[[attrs]]
+name = "approximate"
+type = "str"
+default = "none"
+[[attrs]]
+name = "quant_mode"
+type = "str"
+default = "dynamic"
+[[cases]]
+name = "static"
+shapes = [[1, 4], [4], [1]]
+dtype = "float32"
+attrs = { quant_mode = "static", approximate = "tanh" }
+[[cases]]
+name = "dynamic"
+shapes = [[2, 3], [0], [0]]
+dtype = "float32"
+"#;
+
+    #[test]
+    fn gelu_quant_static_and_dynamic() {
+        let s = spec(GELU_QUANT);
+        // static: y = rint(GELU_tanh(x) * scale[c] + offset); offset one value.
+        // GELU(0)=0 -> 0*2 + 0.5 = 0.5 -> 0 (ties to even); GELU(1) = 0.841192
+        // * 3 = 2.52 + 0.5 = 3.02 -> 3; GELU(10) = 10 * 100 + 0.5 -> 127
+        // (saturated); GELU(-3) = -0.003638 * 1 + 0.5 = 0.496 -> 0.
+        let x = Tensor::from_f64s(Dtype::Float32, &[1, 4], &[0.0, 1.0, 10.0, -3.0]);
+        let sc = Tensor::from_f64s(Dtype::Float32, &[4], &[2.0, 3.0, 100.0, 1.0]);
+        let off = Tensor::from_f64s(Dtype::Float32, &[1], &[0.5]);
+        let out = run(&s, "static", vec![x, sc, off]);
+        assert_eq!(out[0].to_i64s(), vec![0, 3, 127, 0]);
+        assert_eq!(out[1].shape, vec![1]);
+        assert_eq!(out[1].to_f64s(), vec![0.0]);
+        // dynamic, no scale: row 0 = GELU_erf([2, -1, 0]) = [1.9545, -0.158655, 0];
+        // out_scale = 1.9545/127; y = [127, rint(-0.158655/1.9545*127) =
+        // rint(-10.309) = -10, 0]. Row 1 all zeros: out_scale 0, y 0.
+        let x = Tensor::from_f64s(Dtype::Float32, &[2, 3], &[2.0, -1.0, 0.0, 0.0, -0.0, 0.0]);
+        let empty = Tensor::zeros(Dtype::Float32, &[0]);
+        let out = run(&s, "dynamic", vec![x, empty.clone(), empty]);
+        assert_eq!(out[0].to_i64s(), vec![127, -10, 0, 0, 0, 0]);
+        let g2 = 2.0 * 0.977_249_868_051_820_8;
+        close(out[1].get_f64(0), g2 / 127.0, 1e-9);
+        assert_eq!(out[1].get_f64(1), 0.0);
+        // Static mode without a scale, and a scale of the wrong length.
+        let text = GELU_QUANT.replace("shapes = [[1, 4], [4], [1]]", "shapes = [[1, 4], [0], [1]]");
+        assert!(parse_err(&text).contains("static quantisation needs `input_scale`"));
+        let text = GELU_QUANT.replace("shapes = [[1, 4], [4], [1]]", "shapes = [[1, 4], [3], [1]]");
+        assert!(parse_err(&text).contains("`input_scale` is [3] but must be [4], [1] or [0] (absent)"));
+        assert_eq!(quant_int8(2.5), 2.0);
+        assert_eq!(quant_int8(f64::NAN), 0.0);
+        assert_eq!(quant_int8(-3.5), -4.0);
+        assert_eq!(quant_int8(-200.0), -128.0);
+    }
+
+    const ARNQ: &str = r#"
+[op]
+name = "add_rms_norm_quant"
+level = 2
+op_type = "AddRmsNormQuant"
+[[inputs]]
+name = "x1"
+dtypes = ["float16", "bfloat16"]
+[[inputs]]
+name = "x2"
+dtypes = ["float16", "bfloat16"]
+dtype = { same_as = "x1" }
+[[inputs]]
+name = "gamma"
+dtypes = ["float16", "bfloat16"]
+dtype = { same_as = "x1" }
+[[inputs]]
+name = "scales1"
+dtypes = ["float32"]
+[[inputs]]
+name = "scales2"
+dtypes = ["float32"]
+[[inputs]]
+name = "zero_points1"
+dtypes = ["int32"]
+[[inputs]]
+name = "zero_points2"
+dtypes = ["int32"]
+[[outputs]]
+name = "y1"
+dtypes = ["int8"]
+[[outputs]]
+name = "y2"
+dtypes = ["int8"]
+[[outputs]]
+name = "x"
+dtype = { same_as = "x1" }
+[[attrs]]
+name = "axis"
+type = "int"
+default = -1
+[[attrs]]
+name = "epsilon"
+type = "float"
+default = 1e-6
+[[attrs]]
+name = "div_mode"
+type = "bool"
+default = true
+[[cases]]
+name = "h"
+shapes = [[1, 2], [1, 2], [2], [2], [0], [2], [0]]
+dtype = "float16"
+attrs = { epsilon = 0.0 }
+[[cases]]
+name = "b"
+shapes = [[1, 2], [1, 2], [2], [2], [0], [0], [0]]
+dtype = "bfloat16"
+attrs = { epsilon = 0.0 }
+"#;
+
+    #[test]
+    fn add_rms_norm_quant_rounds_like_the_kernel() {
+        let s = spec(ARNQ);
+        // float16: x = [1 + 2^-11, 3] rounds the first sum to 1 (ties to
+        // even); mean(x^2) = 5, rstd = 1/sqrt 5; x*rstd = [0.4472136,
+        // 1.3416408] -> f16 [916/2048, 1374/1024]; * gamma [1, 2] ->
+        // [0.447265625, 2.68359375]; / scales [0.01, 0.1] + zp [3, -1] ->
+        // [47.73 -> 48, 25.84 -> 26].
+        let x1 = Tensor::from_f64s(Dtype::Float16, &[1, 2], &[1.0, 1.0]);
+        let x2 = Tensor::from_f64s(Dtype::Float16, &[1, 2], &[2f64.powi(-11), 2.0]);
+        let g = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0, 2.0]);
+        let sc = Tensor::from_f64s(Dtype::Float32, &[2], &[0.01, 0.1]);
+        let zp = Tensor::from_i64s(Dtype::Int32, &[2], &[3, -1]);
+        let e = Tensor::zeros(Dtype::Float32, &[0]);
+        let ez = Tensor::zeros(Dtype::Int32, &[0]);
+        let out = run(&s, "h", vec![x1, x2, g, sc, e.clone(), zp, ez.clone()]);
+        assert_eq!(out[2].to_f64s(), vec![1.0, 3.0]);
+        assert_eq!(out[0].to_i64s(), vec![48, 26]);
+        assert_eq!(out[1].to_i64s(), vec![0, 0]);
+        // bfloat16: x = [1 + 2^-9, 100]: the x output rounds to [1, 100], the
+        // norm uses the float32 sum. Scales make y saturate: y = x * rstd
+        // * gamma; rstd = 1/sqrt((1.001955^2 + 10000)/2) = 0.014142;
+        // y = [0.014170, 1.414204] / [1e-4, 1e-3] = [141.7 -> 127, 1414 -> 127].
+        let x1 = Tensor::from_f64s(Dtype::Bfloat16, &[1, 2], &[1.0, 100.0]);
+        let x2 = Tensor::from_f64s(Dtype::Bfloat16, &[1, 2], &[2f64.powi(-9), 0.0]);
+        let g = Tensor::from_f64s(Dtype::Bfloat16, &[2], &[1.0, 1.0]);
+        let sc = Tensor::from_f64s(Dtype::Float32, &[2], &[1e-4, -1e-3]);
+        let out = run(&s, "b", vec![x1, x2, g, sc, e.clone(), ez.clone(), ez]);
+        assert_eq!(out[2].to_f64s(), vec![1.0, 100.0]);
+        assert_eq!(out[0].to_i64s(), vec![127, -128]);
+        let text = ARNQ.replace("[[1, 2], [1, 2], [2], [2], [0], [2], [0]]", "[[1, 2], [1, 2], [2], [3], [0], [2], [0]]");
+        assert!(parse_err(&text).contains("`scales1` is [3] but must be [2]"));
     }
 }

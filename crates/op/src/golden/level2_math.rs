@@ -40,6 +40,26 @@ pub(super) const TABLE: &[Builtin] = &[
         infer: fast_gelu_grad_infer,
         compute: fast_gelu_grad_compute,
     },
+    Builtin {
+        name: "gelu_grad",
+        infer: gelu_grad_infer,
+        compute: gelu_grad_compute,
+    },
+    Builtin {
+        name: "addcmul",
+        infer: addcmul_infer,
+        compute: addcmul_compute,
+    },
+    Builtin {
+        name: "addcdiv",
+        infer: addcdiv_infer,
+        compute: addcdiv_compute,
+    },
+    Builtin {
+        name: "lerp",
+        infer: lerp_infer,
+        compute: lerp_compute,
+    },
 ];
 
 // ---- helpers ----------------------------------------------------------------
@@ -147,11 +167,33 @@ fn map_exact(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor
     y
 }
 
-/// exp in float32 as the vector unit computes it: the exact exponential of
-/// the f32 argument rounded once to f32.
-#[allow(dead_code)]
-fn exp32(a: f32) -> f32 {
-    f64::from(a).exp() as f32
+/// out[i] = f(inputs[0][i], inputs[1][i], ...) computed in f32 (`f` does one
+/// f32 operation per step) and rounded once to `out`; float64 is computed
+/// in f64 by `wide`.
+fn map_f32(
+    inputs: &[&Tensor],
+    out: Dtype,
+    f: impl Fn(&[f32]) -> f32,
+    wide: impl Fn(&[f64]) -> f64,
+) -> Tensor {
+    let mut y = Tensor::zeros(out, &inputs[0].shape);
+    let is_wide = out == Dtype::Float64;
+    let mut args = vec![0.0f32; inputs.len()];
+    let mut wide_args = vec![0.0f64; inputs.len()];
+    for i in 0..y.numel() {
+        if is_wide {
+            for (a, t) in wide_args.iter_mut().zip(inputs) {
+                *a = t.get_f64(i);
+            }
+            y.set_f64(i, wide(&wide_args));
+        } else {
+            for (a, t) in args.iter_mut().zip(inputs) {
+                *a = t.get_f64(i) as f32;
+            }
+            y.set_f64(i, f64::from(f(&args)));
+        }
+    }
+    y
 }
 
 // ---- gelu: tanh approximation in sigmoid form (exact) -------------------------
@@ -197,6 +239,47 @@ fn swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> 
     })])
 }
 
+// ---- gelu_grad: z = dy * GELU'(x), tanh form (exact) --------------------------
+
+/// The documented coefficients: px = exp((C0 x^2 + C1) x),
+/// GELU'(x) = t + px t^2 x (C2 x^2 + C3) with t = 1 / (1 + px).
+const GELU_GRAD_C0: f64 = -0.071_354_816_3;
+const GELU_GRAD_C1: f64 = -1.595_769_121_6;
+const GELU_GRAD_C2: f64 = 0.214_064_448_8;
+const GELU_GRAD_C3: f64 = 1.595_769_121_6;
+
+/// GELU'(x) of the tanh approximation, without overflow: for a positive
+/// exponent a, px t^2 = n / (1 + n)^2 and t = n / (1 + n) with n = exp(-a).
+/// At x = +-inf the value is the limit, 1 or 0.
+fn gelu_grad_factor(x: f64) -> f64 {
+    if x.is_infinite() {
+        return if x > 0.0 { 1.0 } else { 0.0 };
+    }
+    let a = (GELU_GRAD_C0 * x * x + GELU_GRAD_C1) * x;
+    let (t, px_t2) = if a > 0.0 {
+        let n = (-a).exp();
+        (n / (1.0 + n), n / ((1.0 + n) * (1.0 + n)))
+    } else {
+        let px = a.exp();
+        let t = 1.0 / (1.0 + px);
+        (t, px * t * t)
+    };
+    t + px_t2 * x * (GELU_GRAD_C2 * x * x + GELU_GRAD_C3)
+}
+
+fn gelu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 3, 1)?;
+    float_same_dtype(case, "gelu_grad")?;
+    Ok(vec![same_shapes(case, "gelu_grad")?])
+}
+
+fn gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // Inputs: dy, x, y; y (the forward output) is not used by the formula.
+    Ok(vec![map_exact(&inputs[..2], case.outputs[0].dtype, |a| {
+        a[0] * gelu_grad_factor(a[1])
+    })])
+}
+
 // ---- fast_gelu_grad: z = dy * d/dx [x sigmoid(1.702 x)] (exact) -------------
 
 /// The FastGelu factor 1.702.
@@ -225,6 +308,141 @@ fn fast_gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>,
     Ok(vec![map_exact(inputs, case.outputs[0].dtype, |a| {
         a[0] * fast_gelu_grad_factor(a[1])
     })])
+}
+
+// ---- addcmul / addcdiv: y = input_data + value * (x1 op x2) (float32 steps) ----
+
+/// Shapes of addcmul / addcdiv: input_data, x1 and x2 equal; value one
+/// element or the same shape. `ints` allows int32.
+fn addc_infer(case: &Case, op: &str, ints: bool) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 4, 1)?;
+    let dtype = case.inputs[0].dtype;
+    let ok = matches!(
+        dtype,
+        Dtype::Float16 | Dtype::Float32 | Dtype::Bfloat16
+    ) || (ints && dtype == Dtype::Int32);
+    if !ok {
+        let allowed = if ints {
+            "float16, float32, bfloat16 and int32"
+        } else {
+            "float16, float32 and bfloat16"
+        };
+        return Err(Reject::new(
+            "dtype",
+            format!(
+                "{op} is defined for {allowed}; input `{}` is {dtype}",
+                case.inputs[0].name
+            ),
+        ));
+    }
+    same_dtype(case, dtype)?;
+    let (input, value) = (&case.inputs[0], &case.inputs[3]);
+    for t in &case.inputs[1..3] {
+        if t.shape != input.shape {
+            return Err(Reject::new(
+                "shapes",
+                format!(
+                    "`{}` {} and `{}` {} differ; {op} needs equal shapes",
+                    input.name,
+                    shape_str(&input.shape),
+                    t.name,
+                    shape_str(&t.shape)
+                ),
+            ));
+        }
+    }
+    if crate::tensor::numel(&value.shape) != 1 && value.shape != input.shape {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "`{}` is {}: it must hold one element or have the shape {} of `{}`",
+                value.name,
+                shape_str(&value.shape),
+                shape_str(&input.shape),
+                input.name
+            ),
+        ));
+    }
+    Ok(vec![input.shape.clone()])
+}
+
+/// `value` broadcast to the input's shape when it holds one element.
+fn addc_value(inputs: &[Tensor]) -> Tensor {
+    let (input, value) = (&inputs[0], &inputs[3]);
+    if value.numel() == 1 && input.numel() != 1 {
+        Tensor::filled(value.dtype, &input.shape, &value.data)
+    } else {
+        let mut v = value.clone();
+        v.shape = input.shape.clone();
+        v
+    }
+}
+
+fn addcmul_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    addc_infer(case, "addcmul", true)
+}
+
+fn addcmul_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // t = x1 * x2; t = value * t; y = input_data + t. Floats in f32 steps,
+    // int32 wraps.
+    let value = addc_value(inputs);
+    let (input, x1, x2) = (&inputs[0], &inputs[1], &inputs[2]);
+    let out = case.outputs[0].dtype;
+    if !out.is_float() {
+        let mut y = Tensor::zeros(out, &input.shape);
+        for i in 0..y.numel() {
+            let t = x1.get_i128(i) * x2.get_i128(i);
+            // Wrap each step to 32 bits like the vector unit.
+            let t = (t as i32) as i128 * value.get_i128(i);
+            y.set_i128(i, input.get_i128(i) + (t as i32) as i128);
+        }
+        return Ok(vec![y]);
+    }
+    Ok(vec![map_f32(
+        &[input, x1, x2, &value],
+        out,
+        |a| a[0] + a[3] * (a[1] * a[2]),
+        |a| a[0] + a[3] * (a[1] * a[2]),
+    )])
+}
+
+fn addcdiv_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    addc_infer(case, "addcdiv", false)
+}
+
+fn addcdiv_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // t = x1 / x2; t = value * t; y = input_data + t, in f32 steps (IEEE:
+    // x / 0 = +-inf, 0 / 0 = NaN).
+    let value = addc_value(inputs);
+    let (input, x1, x2) = (&inputs[0], &inputs[1], &inputs[2]);
+    Ok(vec![map_f32(
+        &[input, x1, x2, &value],
+        case.outputs[0].dtype,
+        |a| a[0] + a[3] * (a[1] / a[2]),
+        |a| a[0] + a[3] * (a[1] / a[2]),
+    )])
+}
+
+// ---- lerp: y = start + weight * (end - start) (float32 steps) -------------------
+
+fn lerp_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 3, 1)?;
+    float_same_dtype(case, "lerp")?;
+    Ok(vec![same_shapes(case, "lerp")?])
+}
+
+fn lerp_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // The one-sided form of the CANN kernel: d = end - start; d = weight * d;
+    // y = start + d, in f32 steps. (torch.lerp switches to
+    // end - (end - start) * (1 - weight) for |weight| >= 0.5, which differs by
+    // about one f32 ulp.)
+    let (start, end, weight) = (&inputs[0], &inputs[1], &inputs[2]);
+    Ok(vec![map_f32(
+        &[start, end, weight],
+        case.outputs[0].dtype,
+        |a| a[0] + a[2] * (a[1] - a[0]),
+        |a| a[0] + a[2] * (a[1] - a[0]),
+    )])
 }
 
 #[cfg(test)]
@@ -414,5 +632,72 @@ dtype = "float16"
         assert!(parse_err(&text).ends_with(
             "cases[1].shapes: `dy` [2] and `x` [3] differ; fast_gelu_grad needs equal shapes"
         ));
+    }
+
+    const GELU_GRAD: &str = r#"
+[op]
+name = "gelu_grad"
+level = 2
+op_type = "GeluGrad"
+[[inputs]]
+name = "dy"
+dtypes = ["float16", "float32", "bfloat16"]
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[inputs]]
+name = "y"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[outputs]]
+name = "z"
+dtype = { same_as = "dy" }
+[[cases]]
+name = "f"
+shapes = [[8], [8], [8]]
+dtype = "float32"
+[[cases]]
+name = "h"
+shapes = [[2], [2], [2]]
+dtype = "float16"
+"#;
+
+    #[test]
+    fn gelu_grad_values_limits_and_unused_y() {
+        let s = spec(GELU_GRAD);
+        let dy = Tensor::from_f64s(Dtype::Float32, &[8], &[1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[8],
+            &[0.0, 1.0, -1.0, 5.0, -8.0, -40.0, f64::INFINITY, f64::NEG_INFINITY],
+        );
+        // y is ignored: NaN there changes nothing.
+        let y = Tensor::from_f64s(Dtype::Float32, &[8], &[f64::NAN; 8]);
+        let z = run(&s, "f", vec![dy, x, y])[0].to_f64s();
+        // x = 0: px = 1, t = 1/2, the second term has a factor x: 0.5.
+        assert_eq!(z[0], 0.5);
+        // x = 1: px = exp(-1.6671239) = 0.1887706, t = 0.8412, GELU'(1) =
+        // 1.0829641; GELU'(-x) = 1 - GELU'(x).
+        assert!((z[1] - 1.082_964_1).abs() < 1e-6, "{}", z[1]);
+        assert!((z[2] + 0.082_964_1).abs() < 1e-6, "{}", z[2]);
+        // x = 5: 1 + 1.546e-6.
+        assert!((z[3] - 1.000_001_546).abs() < 1e-8, "{}", z[3]);
+        // x = -8: 2 * -4.7147844e-20 (the exponent 53.3 needs the n = exp(-a)
+        // branch to stay exact).
+        assert!((z[4] + 9.429_569e-20).abs() < 1e-25, "{}", z[4]);
+        // x = -40: exp(-a) underflows in f64: 0 from the overflow-free form
+        // (the literal one is inf * 0).
+        assert_eq!(z[5], 0.0);
+        assert_eq!(&z[6..], &[1.0, 0.0]);
+        // fp16: 3 * 1.0829641 = 3.2488923 -> 3326/1024; 0.5 * -0.0829641 ->
+        // -1359/32768.
+        let dy = Tensor::from_f64s(Dtype::Float16, &[2], &[3.0, 0.5]);
+        let x = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0, -1.0]);
+        let y = Tensor::zeros(Dtype::Float16, &[2]);
+        assert_eq!(
+            run(&s, "h", vec![dy, x, y])[0].to_f64s(),
+            vec![3326.0 / 1024.0, -1359.0 / 32768.0]
+        );
     }
 }

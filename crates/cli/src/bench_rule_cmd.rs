@@ -1,0 +1,53 @@
+//! `ascendopt bench-rule`: the acceptance rule's error rates under the
+//! simulator's default measurement noise.
+
+use crate::eval_cmd::resolve_op;
+use crate::Status;
+use anyhow::Result;
+use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_harness::compare::CompareConfig;
+use ascendopt_harness::rule_bench::rule_bench;
+use ascendopt_op::package::OpPackage;
+
+/// Arguments of `ascendopt bench-rule`.
+#[derive(Debug, clap::Args)]
+pub struct BenchRuleArgs {
+    /// Operators whose benchmark case is measured.
+    #[arg(default_values_t = vec!["add_custom".to_string(), "rms_norm".to_string()])]
+    ops: Vec<String>,
+    /// Trials per operator.
+    #[arg(long, default_value_t = 1000)]
+    trials: usize,
+    /// The true speedup whose detection rate is measured.
+    #[arg(long, default_value_t = 1.03)]
+    speedup: f64,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(args: BenchRuleArgs) -> Result<Status> {
+    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let cfg = CompareConfig::RECOMMENDED;
+    println!(
+        "rule: median improvement > max({:.1}%, {} x SE from the incumbent's MAD); {} samples a side, interleaved",
+        cfg.min_effect * 100.0,
+        cfg.z,
+        cfg.repeats
+    );
+    println!("{:<20} {:<22} {:>12} {:>8} {:>14} {:>18}", "operator", "case", "latency(us)", "cv", "false accept", format!("{:.0}% speedup found", (args.speedup - 1.0) * 100.0));
+    for op in &args.ops {
+        let pkg = OpPackage::load(&resolve_op(op)?)?;
+        let r = rule_bench(&device, &pkg, &cfg, args.speedup, args.trials, args.seed).map_err(anyhow::Error::msg)?;
+        println!(
+            "{:<20} {:<22} {:>12.1} {:>7.2}% {:>13.1}% {:>17.1}%",
+            op,
+            r.case,
+            r.latency_us,
+            r.cv * 100.0,
+            r.false_accept * 100.0,
+            r.power * 100.0
+        );
+    }
+    Ok(Status::Ok)
+}
