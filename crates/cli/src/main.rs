@@ -3,6 +3,7 @@
 //! command ran and found a failure (a case failed), 2 bad usage or input.
 
 mod bench_rule_cmd;
+mod bench_speed_cmd;
 mod eval_cmd;
 mod suite_cmd;
 
@@ -28,6 +29,9 @@ enum Command {
     /// Measure the acceptance rule: false accepts of identical kernels and
     /// detection of a true speedup, under the simulator's default noise.
     BenchRule(bench_rule_cmd::BenchRuleArgs),
+    /// Measure the tool itself: compile time (cold and cached) and
+    /// simulation time of each operator's largest case.
+    BenchSpeed(bench_speed_cmd::BenchSpeedArgs),
 }
 
 /// What a command concluded.
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
         Command::BenchRule(args) => bench_rule_cmd::run(args),
+        Command::BenchSpeed(args) => bench_speed_cmd::run(args),
     };
     match result {
         Ok(Status::Ok) => ExitCode::SUCCESS,

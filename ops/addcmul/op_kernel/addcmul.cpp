@@ -92,29 +92,36 @@ public:
     }
 
 private:
-    __aicore__ inline void CopyTileIn(TQue<QuePosition::VECIN, BUFFER_NUM>& queue, const GlobalTensor<T>& src,
-                                      uint32_t length)
+    __aicore__ inline void CopyTileIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t length)
     {
-        LocalTensor<T> local = queue.AllocTensor<T>();
         if ((length * sizeof(T)) % BLOCK_BYTES == 0) {
-            DataCopy(local, src, length);
+            DataCopy(dst, src, length);
         } else {
             DataCopyExtParams copyParams{1, static_cast<uint32_t>(length * sizeof(T)), 0, 0, 0};
             DataCopyPadExtParams<T> padParams{false, 0, 0, 0};
-            DataCopyPad(local, src, copyParams, padParams);
+            DataCopyPad(dst, src, copyParams, padParams);
         }
-        queue.EnQue(local);
     }
 
+    // All copies of a tile are issued before the EnQue flags, so the DMAs
+    // overlap their completion latency.
     __aicore__ inline void CopyIn(uint32_t progress, uint32_t length)
     {
         uint64_t offset = static_cast<uint64_t>(progress) * tileLength;
-        CopyTileIn(inQueueIn, inGm[offset], length);
-        CopyTileIn(inQueueX1, x1Gm[offset], length);
-        CopyTileIn(inQueueX2, x2Gm[offset], length);
+        LocalTensor<T> inLocal = inQueueIn.AllocTensor<T>();
+        LocalTensor<T> x1Local = inQueueX1.AllocTensor<T>();
+        LocalTensor<T> x2Local = inQueueX2.AllocTensor<T>();
+        CopyTileIn(inLocal, inGm[offset], length);
+        CopyTileIn(x1Local, x1Gm[offset], length);
+        CopyTileIn(x2Local, x2Gm[offset], length);
         if constexpr (TENSOR_VALUE) {
-            CopyTileIn(inQueueValue, valueGm[offset], length);
+            LocalTensor<T> valueLocal = inQueueValue.AllocTensor<T>();
+            CopyTileIn(valueLocal, valueGm[offset], length);
+            inQueueValue.EnQue(valueLocal);
         }
+        inQueueIn.EnQue(inLocal);
+        inQueueX1.EnQue(x1Local);
+        inQueueX2.EnQue(x2Local);
     }
 
     // dst = in + value * (x1 * x2); x1 may be dst.

@@ -191,8 +191,8 @@ private:
             for (uint32_t lane = 0; lane < words; lane += CHUNK_REPEATS * WORD_LANES) {
                 uint32_t repeats = (words - lane + WORD_LANES - 1) / WORD_LANES;
                 repeats = repeats < CHUNK_REPEATS ? repeats : CHUNK_REPEATS;
-                // Adds(a[lane], a[lane], flip, even, static_cast<uint8_t>(repeats), {1, 1, 8, 8});
-                // Adds(b[lane], b[lane], flip, even, static_cast<uint8_t>(repeats), {1, 1, 8, 8});
+                Adds(a[lane], a[lane], flip, even, static_cast<uint8_t>(repeats), {1, 1, 8, 8});
+                Adds(b[lane], b[lane], flip, even, static_cast<uint8_t>(repeats), {1, 1, 8, 8});
             }
             LocalTensor<float> d = SignOfDifference(a, b, words);
             LocalTensor<float> e = aBuf.Get<float>();

@@ -7,11 +7,11 @@
 // x[n, c, sd, sh, sw] with s = min(floor((o + 0.5) * ratio), in - 1).
 //
 // Tiling: the kernel gathers each output tile from an input tile in UB with
-// one Gather over a precomputed byte-offset table. Small output slabs
-// (Ho x Wo) are batched `slabs` planes at a time (one strided copy each
-// way); a large slab is cut into chunks of output rows. Work items
-// (chunk, group, od) are split over the vector cores in balanced contiguous
-// ranges. Tiles hold about TILE_BYTES of output; the UB budget mirrors the
+// one Gather over a precomputed byte-offset table. Every tile is one
+// contiguous range of y: whole planes when a plane fits a tile (mode 0),
+// else consecutive Ho x Wo slabs (mode 1), else chunks of output rows of a
+// slab (mode 2). Work items are split over the vector cores in balanced
+// contiguous ranges. Tiles hold about TILE_BYTES of output; the UB budget mirrors the
 // kernel's InitBuffer calls. Tiling key: 1 float16, 2 float32, 3 bfloat16.
 #include <cstdint>
 
@@ -47,15 +47,19 @@ struct NearestShape {
 };
 
 struct NearestPlan {
-    uint32_t slabs, groups, rowsPerChunk, chunkNum, inSlabPad, outSlabPad, inCap, outCap;
+    uint32_t mode, slabs, rowsPerChunk, chunkNum, inSlot, inCap, outCap;
     uint32_t coreNum, blockItems, tailCoreNum;
 };
 
+constexpr uint32_t MODE_VOLUME = 0;
+constexpr uint32_t MODE_SLAB = 1;
+constexpr uint32_t MODE_CHUNK = 2;
+
 // ascendopt:tiling-begin
 constexpr uint32_t TILE_BYTES = 16384;      // ascendopt:knob min=2048 max=65536 step=pow2
-constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2
+constexpr uint32_t BUFFER_NUM = 3;          // ascendopt:knob choices=1,2,3,4
 constexpr uint32_t MAX_CORE_NUM = 48;       // ascendopt:knob min=1 max=48 step=1
-constexpr uint32_t MIN_CORE_ITEMS = 1;      // ascendopt:knob min=1 max=16 step=1
+constexpr uint32_t MIN_CORE_ITEMS = 2;      // ascendopt:knob min=1 max=16 step=1
 
 uint64_t UbBytes(uint64_t inCap, uint64_t outCap, uint32_t eb)
 {
@@ -63,48 +67,67 @@ uint64_t UbBytes(uint64_t inCap, uint64_t outCap, uint32_t eb)
            INDEX_BUFFERS * AlignUp(outCap * INDEX_BYTES, BLOCK_BYTES);
 }
 
+// At most `units` per tile such that there are MIN_CORE_ITEMS items per core
+// where the tensor allows it.
+uint64_t Balanced(uint64_t perTile, uint64_t units, uint64_t coreCap)
+{
+    uint64_t balance = units / (coreCap * MIN_CORE_ITEMS);
+    if (balance < 1) {
+        balance = 1;
+    }
+    return perTile < balance ? perTile : balance;
+}
+
 bool MakeNearestPlan(const NearestShape& s, uint32_t eb, uint32_t aivNum, uint64_t ubBytes, NearestPlan& plan)
 {
     uint64_t epb = BLOCK_BYTES / eb;
-    uint64_t inSlabPad = AlignUp(s.h * s.w, epb);
-    uint64_t outSlabPad = AlignUp(s.oh * s.ow, epb);
+    uint64_t outSlab = s.oh * s.ow;
+    uint64_t outVol = s.od * outSlab;
+    uint64_t inSlab = s.h * s.w;
+    uint64_t inVol = s.d * inSlab;
     uint64_t tileElems = TILE_BYTES / eb;
     uint64_t coreCap = aivNum < MAX_CORE_NUM ? aivNum : MAX_CORE_NUM;
     if (coreCap == 0) {
         coreCap = 1;
     }
-    uint64_t slabs = 0;
-    if (outSlabPad <= tileElems) {
-        slabs = tileElems / outSlabPad;
-        // Keep MIN_CORE_ITEMS items per core where the tensor allows it.
-        uint64_t balance = s.nc * s.od / (coreCap * MIN_CORE_ITEMS);
-        if (balance < 1) {
-            balance = 1;
+    uint64_t items = 0;
+    plan.slabs = 0;
+    if (outVol <= tileElems) {
+        // Whole planes: one contiguous copy each way.
+        uint64_t planes = Balanced(tileElems / outVol, s.nc, coreCap);
+        while (planes > 0 && UbBytes(planes * inVol, planes * outVol, eb) > ubBytes) {
+            planes--;
         }
-        if (slabs > balance) {
-            slabs = balance;
-        }
-        if (slabs > s.nc) {
-            slabs = s.nc;
-        }
-        if (slabs > MAX_BLOCK_COUNT) {
-            slabs = MAX_BLOCK_COUNT;
-        }
-        while (slabs > 0 && UbBytes(slabs * inSlabPad, slabs * outSlabPad, eb) > ubBytes) {
-            slabs--;
+        if (planes > 0) {
+            plan.mode = MODE_VOLUME;
+            plan.slabs = static_cast<uint32_t>(planes);
+            plan.inSlot = static_cast<uint32_t>(inVol);
+            plan.inCap = static_cast<uint32_t>(AlignUp(planes * inVol, epb));
+            plan.outCap = static_cast<uint32_t>(AlignUp(planes * outVol, epb));
+            items = (s.nc + planes - 1) / planes;
         }
     }
-    uint64_t items = 0;
-    if (slabs > 0) {
-        plan.slabs = static_cast<uint32_t>(slabs);
-        plan.groups = static_cast<uint32_t>((s.nc + slabs - 1) / slabs);
+    if (plan.slabs == 0 && outSlab <= tileElems) {
+        // Consecutive slabs of the flat (plane, od) order.
+        uint64_t inSlot = AlignUp(inSlab, epb);
+        uint64_t slabs = Balanced(tileElems / outSlab, s.nc * s.od, coreCap);
+        while (slabs > 0 && UbBytes(slabs * inSlot, slabs * outSlab, eb) > ubBytes) {
+            slabs--;
+        }
+        if (slabs > 0) {
+            plan.mode = MODE_SLAB;
+            plan.slabs = static_cast<uint32_t>(slabs);
+            plan.inSlot = static_cast<uint32_t>(inSlot);
+            plan.inCap = static_cast<uint32_t>(slabs * inSlot);
+            plan.outCap = static_cast<uint32_t>(AlignUp(slabs * outSlab, epb));
+            items = (s.nc * s.od + slabs - 1) / slabs;
+        }
+    }
+    if (plan.slabs > 0) {
         plan.rowsPerChunk = static_cast<uint32_t>(s.oh);
         plan.chunkNum = 1;
-        plan.inCap = static_cast<uint32_t>(slabs * inSlabPad);
-        plan.outCap = static_cast<uint32_t>(slabs * outSlabPad);
-        items = plan.groups * s.od;
     } else {
-        // Chunk mode: rows of one slab per tile.
+        // Chunks of output rows of one slab.
         uint64_t rows = tileElems / s.ow;
         if (rows == 0) {
             rows = 1;
@@ -124,23 +147,22 @@ bool MakeNearestPlan(const NearestShape& s, uint32_t eb, uint32_t aivNum, uint64
             uint64_t inCap = AlignUp(inRows * s.w, epb);
             uint64_t outCap = AlignUp(rows * s.ow, epb);
             if (UbBytes(inCap, outCap, eb) <= ubBytes) {
+                plan.mode = MODE_CHUNK;
                 plan.slabs = 1;
-                plan.groups = static_cast<uint32_t>(s.nc);
                 plan.rowsPerChunk = static_cast<uint32_t>(rows);
                 plan.chunkNum = static_cast<uint32_t>(chunkNum);
+                plan.inSlot = static_cast<uint32_t>(inCap);
                 plan.inCap = static_cast<uint32_t>(inCap);
                 plan.outCap = static_cast<uint32_t>(outCap);
                 items = chunkNum * s.nc * s.od;
                 break;
             }
             if (rows == 1) {
-                return false;  // one output row and its source row do not fit
+                return false;  // one output row and its source rows do not fit
             }
             rows /= 2;
         }
     }
-    plan.inSlabPad = static_cast<uint32_t>(inSlabPad);
-    plan.outSlabPad = static_cast<uint32_t>(outSlabPad);
     uint64_t coreNum = coreCap < items ? coreCap : items;
     if (coreNum == 0) {
         coreNum = 1;
@@ -243,12 +265,11 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     tiling.set_ratioD(s.rd);
     tiling.set_ratioH(s.rh);
     tiling.set_ratioW(s.rw);
+    tiling.set_mode(plan.mode);
     tiling.set_slabs(plan.slabs);
-    tiling.set_groups(plan.groups);
     tiling.set_rowsPerChunk(plan.rowsPerChunk);
     tiling.set_chunkNum(plan.chunkNum);
-    tiling.set_inSlabPad(plan.inSlabPad);
-    tiling.set_outSlabPad(plan.outSlabPad);
+    tiling.set_inSlot(plan.inSlot);
     tiling.set_inCap(plan.inCap);
     tiling.set_outCap(plan.outCap);
     tiling.set_blockItems(plan.blockItems);

@@ -5,11 +5,15 @@
 // axis src = min(floor((dst + 0.5) * ratio), in - 1) with ratio the
 // (inverted) scale attr or in / out, in float.
 //
-// Work items: (chunk, group, od), chunk-major. A group is `slabs` planes
-// (slab mode, chunkNum = 1, a tile is `slabs` whole Ho x Wo output slabs) or
-// one plane (chunk mode, slabs = 1, a tile is `rowsPerChunk` output rows of
-// one slab). Every core takes `blockItems` items and the first `tailCoreNum`
-// cores one more; consecutive od with the same source slab reuse the tile.
+// Three tile modes (`mode`), each tile one contiguous range of y:
+//   0 volume: `slabs` whole planes (Do x Ho x Wo each) from `slabs` whole
+//     input planes, one contiguous copy each way;
+//   1 slab: `slabs` consecutive output slabs (Ho x Wo) of the flat
+//     (plane, od) order, each from its own input slab;
+//   2 chunk: `rowsPerChunk` output rows of one slab; work items are
+//     (chunk, plane * Do + od), chunk-major.
+// Every core takes `blockItems` items and the first `tailCoreNum` cores one
+// more.
 #ifndef UPSAMPLE_NEAREST_EXACT3D_TILING_H
 #define UPSAMPLE_NEAREST_EXACT3D_TILING_H
 
@@ -27,12 +31,11 @@ TILING_DATA_FIELD_DEF(uint32_t, outW);
 TILING_DATA_FIELD_DEF(float, ratioD);           // source step per output index
 TILING_DATA_FIELD_DEF(float, ratioH);
 TILING_DATA_FIELD_DEF(float, ratioW);
-TILING_DATA_FIELD_DEF(uint32_t, slabs);         // planes per group (slab mode), else 1
-TILING_DATA_FIELD_DEF(uint32_t, groups);        // ceil(nc / slabs)
+TILING_DATA_FIELD_DEF(uint32_t, mode);          // 0 volume, 1 slab, 2 chunk
+TILING_DATA_FIELD_DEF(uint32_t, slabs);         // planes (mode 0) or slabs (mode 1) per tile, else 1
 TILING_DATA_FIELD_DEF(uint32_t, rowsPerChunk);  // output rows per tile (slab mode: outH)
 TILING_DATA_FIELD_DEF(uint32_t, chunkNum);      // ceil(outH / rowsPerChunk)
-TILING_DATA_FIELD_DEF(uint32_t, inSlabPad);     // UB elements per input plane slice (32 B aligned)
-TILING_DATA_FIELD_DEF(uint32_t, outSlabPad);    // UB elements per output slab (32 B aligned)
+TILING_DATA_FIELD_DEF(uint32_t, inSlot);        // UB elements per input plane (mode 0) or slab (mode 1)
 TILING_DATA_FIELD_DEF(uint32_t, inCap);         // UB elements of an input tile
 TILING_DATA_FIELD_DEF(uint32_t, outCap);        // UB elements of an output tile (and its index table)
 TILING_DATA_FIELD_DEF(uint32_t, blockItems);    // items of a non-tail core

@@ -957,12 +957,12 @@ default = true
 [[cases]]
 name = "h"
 shapes = [[1, 2], [1, 2], [2], [2], [0], [2], [0]]
-dtype = "float16"
+dtypes = { x1 = "float16" }
 attrs = { epsilon = 0.0 }
 [[cases]]
 name = "b"
 shapes = [[1, 2], [1, 2], [2], [2], [0], [0], [0]]
-dtype = "bfloat16"
+dtypes = { x1 = "bfloat16" }
 attrs = { epsilon = 0.0 }
 "#;
 

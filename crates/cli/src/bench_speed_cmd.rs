@@ -1,0 +1,97 @@
+//! `ascendopt bench-speed`: how fast the tool itself is: compile time of an
+//! operator (cold and cached), functional simulation and timing of its
+//! largest case.
+
+use crate::eval_cmd::resolve_op;
+use crate::Status;
+use anyhow::{Context, Result};
+use ascendopt_device::{Device, ProfileRequest, RunOutcome, SimDevice, SimDeviceConfig};
+use ascendopt_harness::eval::{prepare_case, profile_request};
+use ascendopt_harness::pipeline::bench_case;
+use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_sim::build::BuildCache;
+use std::time::Instant;
+
+/// Arguments of `ascendopt bench-speed`.
+#[derive(Debug, clap::Args)]
+pub struct BenchSpeedArgs {
+    /// Operators; none = every built-in operator.
+    ops: Vec<String>,
+}
+
+pub fn run(args: BenchSpeedArgs) -> Result<Status> {
+    let dirs = if args.ops.is_empty() {
+        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
+    } else {
+        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+    };
+    // A private cache: the first build of each operator is a real compile.
+    let cache_dir = tempfile::tempdir()?;
+    let mut config = SimDeviceConfig::standard()?;
+    config.cache = BuildCache::at(cache_dir.path());
+    let device = SimDevice::new(config);
+    println!(
+        "{:<28} {:>11} {:>10} {:>24} {:>10} {:>10} {:>9}",
+        "operator", "compile ms", "cached ms", "largest case", "run ms", "timing ms", "instrs"
+    );
+    let mut compile = Vec::new();
+    let mut sim = Vec::new();
+    for (i, dir) in dirs.iter().enumerate() {
+        let pkg = OpPackage::load(dir)?;
+        if i == 0 {
+            // Warm the shared runtime objects so every figure is one operator.
+            let _ = device.build(&pkg);
+            for entry in std::fs::read_dir(cache_dir.path())?.flatten() {
+                if !entry.file_name().to_string_lossy().starts_with("rt-") {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        let t = Instant::now();
+        let first = device.build(&pkg);
+        let cold = t.elapsed().as_millis() as u64;
+        let t = Instant::now();
+        let artifact = match device.build(&pkg) {
+            Ok(a) => a,
+            Err(e) => {
+                println!("{:<28} build failed: {e}", pkg.name());
+                continue;
+            }
+        };
+        let cached = t.elapsed().as_millis() as u64;
+        let cold = if first.as_ref().map(|a| a.cached).unwrap_or(false) { 0 } else { cold };
+        let Some(case) = bench_case(&pkg) else { continue };
+        let prepared = prepare_case(&pkg, case, 1).map_err(anyhow::Error::msg)?;
+        let t = Instant::now();
+        let outcome = device.run(&artifact, &prepared.request);
+        let run_ms = t.elapsed().as_millis() as u64;
+        let RunOutcome::Finished(result) = outcome else {
+            println!("{:<28} {cold:>11} {cached:>10} {:>24} {}", pkg.name(), case.name, outcome.summary());
+            continue;
+        };
+        let req: ProfileRequest = profile_request(&prepared, 1, true);
+        let t = Instant::now();
+        let _ = device.profile(&result, &req);
+        let timing_ms = t.elapsed().as_millis() as u64;
+        let instrs = result.trace.as_ref().map(|t| t.len()).unwrap_or(0);
+        println!(
+            "{:<28} {cold:>11} {cached:>10} {:>24} {run_ms:>10} {timing_ms:>10} {instrs:>9}",
+            pkg.name(),
+            case.name
+        );
+        if cold > 0 {
+            compile.push(cold);
+        }
+        sim.push(run_ms + timing_ms);
+    }
+    let median = |v: &mut Vec<u64>| {
+        v.sort();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    println!(
+        "median compile {} ms (host and kernel in parallel); median simulation of the largest case {} ms (worker launch + functional run + timing)",
+        median(&mut compile),
+        median(&mut sim)
+    );
+    Ok(Status::Ok)
+}

@@ -1,0 +1,27 @@
+// Tiling data of Addcdiv (y = input_data + value * x1 / x2), shared by the
+// host tiling function and the kernel (GET_TILING_DATA).
+//
+// Work split: the flat tensor is cut into split units of SPLIT_UNIT_BYTES
+// (see op_host/addcdiv.cpp); every core takes `blockUnits` units and the first
+// `tailCoreNum` cores take one more. Each core streams its range through UB in
+// tiles of `tileLength` elements with `bufferNum` buffers per queue. Whether
+// `value` is one element or a full tensor is in the tiling key.
+#ifndef ADDCDIV_TILING_H
+#define ADDCDIV_TILING_H
+
+#include "register/tilingdata_base.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(AddcdivTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, totalLength);  // elements of input_data (= x1 = x2 = y)
+TILING_DATA_FIELD_DEF(uint32_t, unitLength);   // elements per split unit
+TILING_DATA_FIELD_DEF(uint32_t, blockUnits);   // units of a non-tail core
+TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one more unit
+TILING_DATA_FIELD_DEF(uint32_t, tileLength);   // elements per full UB tile
+TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per queue (2 = double buffering)
+END_TILING_DATA_DEF;
+
+REGISTER_TILING_DATA_CLASS(Addcdiv, AddcdivTilingData)
+}  // namespace optiling
+
+#endif  // ADDCDIV_TILING_H
