@@ -74,9 +74,6 @@ bool MakeEyePlan(uint64_t matNum, uint64_t rows, uint64_t cols, uint32_t elemByt
         units = matNum;
         unitBytes = matElems * elemBytes;
         patternElems = tileElems / matElems * matElems;
-        if (patternElems / matElems > matNum) {
-            patternElems = matNum * matElems;
-        }
     }
 
     uint64_t coreNum = aivNum < MAX_CORE_NUM ? aivNum : MAX_CORE_NUM;
@@ -90,6 +87,17 @@ bool MakeEyePlan(uint64_t matNum, uint64_t rows, uint64_t cols, uint32_t elemByt
     }
     if (coreNum == 0) {
         coreNum = 1;
+    }
+    // The pattern costs vector work per element: no larger than what the
+    // busiest core writes.
+    uint64_t coreUnits = (units + coreNum - 1) / coreNum;
+    if (mode == MODE_BATCH && patternElems > coreUnits * matElems) {
+        patternElems = coreUnits * matElems;
+    } else if (mode == MODE_PERIODIC && patternElems > coreUnits * cols + period) {
+        patternElems = (coreUnits * cols + period) / period * period;
+        if (patternElems == 0) {
+            patternElems = tileElems;
+        }
     }
     plan.mode = mode;
     plan.coreNum = static_cast<uint32_t>(coreNum);
