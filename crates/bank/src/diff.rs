@@ -54,7 +54,9 @@ fn script(old: &[&str], new: &[&str]) -> Vec<Op> {
                 ops.push(Op::Keep);
                 i += 1;
                 j += 1;
-            } else if j < b.len() && (i == a.len() || lcs[i * width + j + 1] > lcs[(i + 1) * width + j]) {
+            } else if j < b.len()
+                && (i == a.len() || lcs[i * width + j + 1] > lcs[(i + 1) * width + j])
+            {
                 ops.push(Op::Insert);
                 j += 1;
             } else {

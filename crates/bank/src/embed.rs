@@ -73,16 +73,14 @@ pub fn fetch(config: &EmbeddingConfig, texts: &[String]) -> Result<Vec<Vec<f32>>
         return Ok(Vec::new());
     }
     let key = match &config.api_key_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| BankError::MissingApiKey {
-            var: var.clone(),
-        })?),
+        Some(var) => {
+            Some(std::env::var(var).map_err(|_| BankError::MissingApiKey { var: var.clone() })?)
+        }
         None => None,
     };
     let body = serde_json::json!({ "model": config.model, "input": texts }).to_string();
     let agent = ureq::AgentBuilder::new().timeout(config.timeout).build();
-    let mut request = agent
-        .post(&url)
-        .set("Content-Type", "application/json");
+    let mut request = agent.post(&url).set("Content-Type", "application/json");
     if let Some(key) = &key {
         request = request.set("Authorization", &format!("Bearer {key}"));
     }
@@ -110,9 +108,12 @@ pub fn fetch(config: &EmbeddingConfig, texts: &[String]) -> Result<Vec<Vec<f32>>
             .get("index")
             .and_then(|i| i.as_u64())
             .map_or(position, |i| usize::try_from(i).unwrap_or(usize::MAX));
-        let slot = out
-            .get_mut(index)
-            .ok_or_else(|| fail(format!("answer has index {index} for {} inputs", texts.len())))?;
+        let slot = out.get_mut(index).ok_or_else(|| {
+            fail(format!(
+                "answer has index {index} for {} inputs",
+                texts.len()
+            ))
+        })?;
         let vector = item
             .get("embedding")
             .and_then(|e| e.as_array())
@@ -238,6 +239,172 @@ mod tests {
                 assert_eq!(var, "ASCENDOPT_BANK_TEST_UNSET_KEY_VAR")
             }
             other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// A tiny OpenAI-protocol embeddings server on 127.0.0.1 for tests: plain
+/// `std::net`, one thread, bounded in connections and time, stops by
+/// itself (and when dropped).
+#[cfg(test)]
+pub(crate) mod test_server {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::thread::JoinHandle;
+    use std::time::{Duration, Instant};
+
+    /// What the server answers to a request's inputs.
+    pub(crate) enum Reply {
+        /// 200 with these vectors.
+        Ok(Vec<Vec<f32>>),
+        /// This status with this body.
+        Status(u16, String),
+    }
+
+    /// A request the server saw.
+    #[derive(Debug, Clone)]
+    pub(crate) struct Seen {
+        pub(crate) path: String,
+        pub(crate) authorization: Option<String>,
+        pub(crate) body: serde_json::Value,
+    }
+
+    pub(crate) struct EmbedServer {
+        addr: std::net::SocketAddr,
+        seen: Arc<Mutex<Vec<Seen>>>,
+        stop: Arc<AtomicBool>,
+        thread: Option<JoinHandle<()>>,
+    }
+
+    const MAX_CONNECTIONS: usize = 32;
+    const LIFETIME: Duration = Duration::from_secs(30);
+
+    fn handle(
+        stream: TcpStream,
+        answer: &dyn Fn(&[String]) -> Reply,
+        seen: &Mutex<Vec<Seen>>,
+    ) -> std::io::Result<()> {
+        stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+        let mut reader = BufReader::new(stream.try_clone()?);
+        let mut request_line = String::new();
+        reader.read_line(&mut request_line)?;
+        let path = request_line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or("")
+            .to_string();
+        let mut content_length = 0usize;
+        let mut authorization = None;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                let value = value.trim();
+                if name.eq_ignore_ascii_case("content-length") {
+                    content_length = value.parse().unwrap_or(0);
+                } else if name.eq_ignore_ascii_case("authorization") {
+                    authorization = Some(value.to_string());
+                }
+            }
+        }
+        let mut body = vec![0u8; content_length];
+        reader.read_exact(&mut body)?;
+        let body: serde_json::Value =
+            serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+        let inputs: Vec<String> = body["input"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|v| v.as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        seen.lock().unwrap().push(Seen {
+            path,
+            authorization,
+            body,
+        });
+        let (status, text) = match answer(&inputs) {
+            Reply::Ok(vectors) => {
+                let data: Vec<_> = vectors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| serde_json::json!({"object": "embedding", "index": i, "embedding": v}))
+                    .collect();
+                let json = serde_json::json!({
+                    "object": "list", "data": data, "model": "toy",
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1}
+                });
+                (200, json.to_string())
+            }
+            Reply::Status(code, text) => (code, text),
+        };
+        let mut stream = stream;
+        write!(
+            stream,
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+            text.len()
+        )?;
+        stream.flush()
+    }
+
+    impl EmbedServer {
+        pub(crate) fn start(answer: impl Fn(&[String]) -> Reply + Send + 'static) -> EmbedServer {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.set_nonblocking(true).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let stop = Arc::new(AtomicBool::new(false));
+            let thread = {
+                let seen = Arc::clone(&seen);
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let deadline = Instant::now() + LIFETIME;
+                    let mut served = 0;
+                    while served < MAX_CONNECTIONS
+                        && Instant::now() < deadline
+                        && !stop.load(Ordering::SeqCst)
+                    {
+                        match listener.accept() {
+                            Ok((stream, _)) => {
+                                served += 1;
+                                let _ = stream.set_nonblocking(false);
+                                let _ = handle(stream, &answer, &seen);
+                            }
+                            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                        }
+                    }
+                })
+            };
+            EmbedServer {
+                addr,
+                seen,
+                stop,
+                thread: Some(thread),
+            }
+        }
+
+        pub(crate) fn base_url(&self) -> String {
+            format!("http://{}", self.addr)
+        }
+
+        pub(crate) fn requests(&self) -> Vec<Seen> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
+    impl Drop for EmbedServer {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
         }
     }
 }

@@ -393,7 +393,10 @@ pub(crate) mod tests {
         tags.sort_unstable();
         tags.dedup();
         assert_eq!(tags.len(), KNOWN_MOTIFS.len());
-        assert_eq!(family_of("double_buffer"), Some("kernel.pipeline.double_buffer"));
+        assert_eq!(
+            family_of("double_buffer"),
+            Some("kernel.pipeline.double_buffer")
+        );
         assert_eq!(family_of("nope"), None);
         assert_eq!(Origin::parse("docs"), Some(Origin::Docs));
         assert_eq!(Origin::parse("x"), None);

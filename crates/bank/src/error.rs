@@ -31,6 +31,12 @@ pub enum BankError {
         /// The file.
         path: PathBuf,
     },
+    /// A command that reads a bank was given a file that does not exist.
+    #[error("no bank at {path}")]
+    NoSuchBank {
+        /// The path given.
+        path: PathBuf,
+    },
     /// The bank was frozen (after Rewind) and takes no more entries.
     #[error("bank {path} is frozen: entries cannot be added")]
     Frozen {

@@ -257,10 +257,12 @@ fn kernel_fields(profile: &Value) -> BTreeMap<String, f64> {
 }
 
 /// The profile fields that moved from the slow kernel's profile to the
-/// fast one's: fields of [`kernel_fields`] present in both whose values
-/// differ by more than `min_relative` of the larger magnitude (a field
-/// that is 0 in both never moves). Block fields are those of each
-/// profile's own slowest block.
+/// fast one's: the kernel fields (top-level numbers such as
+/// `Task Duration(us)`, `Block Dim`, bytes and bandwidth, and the slowest
+/// block's `aiv_*`/`aic_*` fields; not SoC, frequency or noise) present in
+/// both whose values differ by more than `min_relative` of the larger
+/// magnitude (a field that is 0 in both never moves). Block fields are
+/// those of each profile's own slowest block.
 pub fn profile_moved(slow: &Value, fast: &Value, min_relative: f64) -> BTreeMap<String, Moved> {
     let before = kernel_fields(slow);
     let after = kernel_fields(fast);
@@ -320,7 +322,11 @@ mod tests {
 
     #[test]
     fn from_profile_json_refuses_what_is_not_a_profile() {
-        for bad in [json!(null), json!({"x": 1}), json!({"blocks": [{"block_id": 0}]})] {
+        for bad in [
+            json!(null),
+            json!({"x": 1}),
+            json!({"blocks": [{"block_id": 0}]}),
+        ] {
             assert!(matches!(
                 ProfileSignature::from_profile_json(&bad),
                 Err(BankError::BadProfile { .. })
@@ -390,7 +396,7 @@ mod tests {
         b.vec_ratio = Some(0.6);
         b.mte2_ratio = Some(0.8);
         b.scalar_ratio = Some(0.5); // not in `a`: ignored
-        // |0.2-0.6| = 0.4, |0.9-0.8| = 0.1 -> 1 - 0.25 = 0.75.
+                                    // |0.2-0.6| = 0.4, |0.9-0.8| = 0.1 -> 1 - 0.25 = 0.75.
         let s = a.similarity(&b).unwrap();
         assert!((s - 0.75).abs() < 1e-12, "{s}");
         assert_eq!(a.similarity(&a), Some(1.0));

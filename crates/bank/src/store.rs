@@ -1,5 +1,6 @@
-//! The bank file: entries in SQLite (bundled, with FTS5), a full-text
-//! index beside them, the frozen flag and the embedding cache.
+//! The bank file: entries in SQLite (bundled, with FTS5, rollback
+//! journal), a full-text index beside them, the frozen flag and the
+//! embedding cache.
 //!
 //! Invariants:
 //! - Entries are immutable: the API has no update or delete, and triggers
@@ -203,9 +204,8 @@ impl Bank {
                 supported: END_VERSION,
             });
         }
-        let _mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(sql)?;
+        // Rollback journal (not WAL): the bank stays one self-contained
+        // file that can be copied or shipped; it has one writer (Rewind).
         conn.execute_batch("PRAGMA synchronous = FULL;")
             .map_err(sql)?;
         let bank = Bank { conn, path };
@@ -436,7 +436,13 @@ impl Bank {
                     filter.origin.map(Origin::as_str),
                     filter.source_op
                 ],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)),
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                },
             )
             .map_err(|e| self.sql(e))?
             .collect::<Result<Vec<_>, _>>()
@@ -519,10 +525,12 @@ impl Bank {
             if line.trim().is_empty() {
                 continue;
             }
-            let entry: Entry = serde_json::from_str(line.trim_end_matches(['\n', '\r']))
-                .map_err(|e| BankError::BadJsonl {
-                    line: line_no,
-                    reason: e.to_string(),
+            let entry: Entry =
+                serde_json::from_str(line.trim_end_matches(['\n', '\r'])).map_err(|e| {
+                    BankError::BadJsonl {
+                        line: line_no,
+                        reason: e.to_string(),
+                    }
                 })?;
             entry.validate().map_err(|e| BankError::BadJsonl {
                 line: line_no,
@@ -599,7 +607,10 @@ mod tests {
             "entries_no_delete",
             "entries_frozen",
         ] {
-            assert!(names.iter().any(|n| n == wanted), "{wanted} missing: {names:?}");
+            assert!(
+                names.iter().any(|n| n == wanted),
+                "{wanted} missing: {names:?}"
+            );
         }
         // The bundled SQLite has FTS5 with bm25.
         conn.execute_batch(
@@ -607,7 +618,9 @@ mod tests {
         )
         .unwrap();
         let score: f64 = conn
-            .query_row("SELECT bm25(t) FROM t WHERE t MATCH 'buffer'", [], |r| r.get(0))
+            .query_row("SELECT bm25(t) FROM t WHERE t MATCH 'buffer'", [], |r| {
+                r.get(0)
+            })
             .unwrap();
         assert!(score < 0.0, "{score}");
         // Reopening keeps everything.
@@ -662,7 +675,10 @@ mod tests {
         let mut again = a.clone();
         again.provenance.created_ms = 12345;
         again.provenance.evidence = vec!["eval:99".into()];
-        assert_eq!(bank.insert(&again).unwrap(), Inserted::Duplicate(EntryId(1)));
+        assert_eq!(
+            bank.insert(&again).unwrap(),
+            Inserted::Duplicate(EntryId(1))
+        );
         assert_eq!(bank.len().unwrap(), 2);
 
         let got = bank.get(EntryId(1)).unwrap().unwrap();
@@ -706,7 +722,10 @@ mod tests {
         e.fast_us = Some(30.0); // slower after the "optimisation"
         assert!(matches!(
             bank.insert(&e),
-            Err(BankError::InvalidEntry { field: "slow_us", .. })
+            Err(BankError::InvalidEntry {
+                field: "slow_us",
+                ..
+            })
         ));
         assert_eq!(bank.len().unwrap(), 0);
     }
@@ -807,7 +826,10 @@ mod tests {
         assert_eq!(dst.get(EntryId(1)).unwrap().unwrap().entry, rich);
         let mut second = Vec::new();
         dst.export_jsonl(&mut second).unwrap();
-        assert_eq!(first, second, "export -> import -> export is byte-identical");
+        assert_eq!(
+            first, second,
+            "export -> import -> export is byte-identical"
+        );
         assert_eq!(src.content_digest().unwrap(), dst.content_digest().unwrap());
 
         // Importing again: all duplicates, nothing stored. A blank line is
@@ -837,7 +859,9 @@ mod tests {
         }
         let text = format!("{good}\n{invalid}\n");
         match bank.import_jsonl(&mut text.as_bytes()) {
-            Err(BankError::BadJsonl { line: 2, reason }) => assert!(reason.contains("slow_us"), "{reason}"),
+            Err(BankError::BadJsonl { line: 2, reason }) => {
+                assert!(reason.contains("slow_us"), "{reason}")
+            }
             other => panic!("{other:?}"),
         }
         // Unknown fields are refused rather than silently dropped.

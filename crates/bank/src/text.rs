@@ -39,7 +39,8 @@ fn camel_parts(word: &str) -> Vec<&str> {
         let prev = bytes[i - 1];
         let cur = bytes[i];
         let next_lower = bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase);
-        let boundary = (cur.is_ascii_uppercase() && (prev.is_ascii_lowercase() || prev.is_ascii_digit()))
+        let boundary = (cur.is_ascii_uppercase()
+            && (prev.is_ascii_lowercase() || prev.is_ascii_digit()))
             || (cur.is_ascii_uppercase() && prev.is_ascii_uppercase() && next_lower);
         if boundary {
             parts.push(&word[start..i]);
@@ -153,17 +154,28 @@ mod tests {
     fn identifiers_are_split_at_case_changes() {
         assert_eq!(
             tokens("DoubleBuffer InitBuffer"),
-            ["doublebuffer", "double", "buffer", "initbuffer", "init", "buffer"]
+            [
+                "doublebuffer",
+                "double",
+                "buffer",
+                "initbuffer",
+                "init",
+                "buffer"
+            ]
         );
-        assert_eq!(tokens("UBFusion MTE2-bound"), ["ubfusion", "ub", "fusion", "mte2", "bound"]);
+        assert_eq!(
+            tokens("UBFusion MTE2-bound"),
+            ["ubfusion", "ub", "fusion", "mte2", "bound"]
+        );
         assert_eq!(tokens("double_buffer"), ["double", "buffer"]);
     }
 
     #[test]
     fn cjk_runs_become_bigrams() {
-        assert_eq!(tokens("使能DoubleBuffer机制"), [
-            "使能", "doublebuffer", "double", "buffer", "机制"
-        ]);
+        assert_eq!(
+            tokens("使能DoubleBuffer机制"),
+            ["使能", "doublebuffer", "double", "buffer", "机制"]
+        );
         assert_eq!(tokens("搬运较大"), ["搬运", "运较", "较大"]);
         assert_eq!(tokens("核 x"), ["核", "x"]);
     }
@@ -172,7 +184,15 @@ mod tests {
     fn query_terms_drop_stopwords_and_repeats() {
         assert_eq!(
             query_terms("MTE2-bound, copies not overlapped with compute, single buffer; a buffer"),
-            ["mte2", "bound", "copies", "overlapped", "compute", "single", "buffer"]
+            [
+                "mte2",
+                "bound",
+                "copies",
+                "overlapped",
+                "compute",
+                "single",
+                "buffer"
+            ]
         );
         assert_eq!(fts_any(&[]), None);
         assert_eq!(
@@ -183,7 +203,10 @@ mod tests {
 
     #[test]
     fn mentions_needs_every_feature_word() {
-        assert!(mentions("the kernel uses a single buffer per queue", "single-buffer"));
+        assert!(mentions(
+            "the kernel uses a single buffer per queue",
+            "single-buffer"
+        ));
         assert!(!mentions("the kernel uses a single queue", "single-buffer"));
         assert!(!mentions("anything", "--"));
     }

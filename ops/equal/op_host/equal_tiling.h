@@ -1,5 +1,5 @@
-// Tiling data of Equal (y = x1 == x2, bool), shared by the host tiling function
-// and the kernel (GET_TILING_DATA).
+// Tiling data of Equal (y = x1 == x2, bool), shared by the host tiling
+// function and the kernel (GET_TILING_DATA).
 //
 // Work split: the flat tensors are cut into split units of SPLIT_UNIT_BYTES
 // of the bool output (see op_host/equal.cpp); every core takes `blockUnits`

@@ -57,6 +57,11 @@ bool MakeEyePlan(uint64_t matNum, uint64_t rows, uint64_t cols, uint32_t elemByt
 {
     uint64_t tileElems = TILE_BYTES / BLOCK_BYTES * BLOCK_BYTES / elemBytes;
     uint64_t zeroBytes = ZERO_BYTES / BLOCK_BYTES * BLOCK_BYTES;
+    // The zero tile takes what UB has left (it bounds the zero DMAs and the
+    // pattern build's scratch only).
+    if (tileElems * elemBytes < ubBytes && zeroBytes > (ubBytes - tileElems * elemBytes) / BLOCK_BYTES * BLOCK_BYTES) {
+        zeroBytes = (ubBytes - tileElems * elemBytes) / BLOCK_BYTES * BLOCK_BYTES;
+    }
     if (zeroBytes < BUILD_BYTES) {
         zeroBytes = BUILD_BYTES;
     }

@@ -28,6 +28,7 @@ constexpr uint32_t BLOCK_BYTES = 32;      // UB data block
 constexpr uint32_t FLOAT_BYTES = 4;
 constexpr uint32_t ROW_ALIGN = 32;        // row stride in elements: whole blocks for int8 and wider types
 constexpr uint32_t MAX_BATCH_STRIDE = 2040;  // repeat stride limit (255 blocks) in floats
+constexpr uint32_t BATCH_LANES = 64;         // floats per 256 B repeat: columns per strided instruction
 constexpr uint32_t MAX_COPY_ROWS = 4095;  // DataCopyPad blockCount limit
 constexpr uint32_t CONST_BYTES = 256;     // one repeat of constants (ones, 127s)
 constexpr uint32_t ATTR_APPROXIMATE = 0;
@@ -67,7 +68,8 @@ uint64_t UbBytes(uint64_t rows, uint64_t stride, const QuantShape& q, uint32_t b
                      + 2 * CONST_BYTES;                                     // ones, 127s
     if (q.dynamic) {
         bytes += 2 * AlignUp(rows, 8) * FLOAT_BYTES;             // row maxima, 127 / max
-        bytes += q.batched ? 2 * AlignUp(rows, 8) * BLOCK_BYTES  // Brcb blocks, 8-lane partial maxima
+        bytes += AlignUp(rows, 8) * BLOCK_BYTES;                 // Brcb blocks
+        bytes += q.batched ? AlignUp(rows, 8) * BLOCK_BYTES      // 8-lane partial maxima
                            : rows * CONST_BYTES;                 // 64-lane partial maxima
     }
     return bytes;
@@ -237,6 +239,14 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     QuantPlan plan;
     if (aivNum == 0 || !MakeQuantPlan(rows, stride, q, aivNum, ubSize, plan)) {
         return ge::GRAPH_FAILED;
+    }
+    // Strided row operations issue one instruction per 64-lane column chunk
+    // covering all rows; worth it only when a tile has at least that many rows.
+    if (q.dynamic && q.batched && static_cast<uint64_t>(plan.tileRows) * BATCH_LANES < stride) {
+        q.batched = false;
+        if (!MakeQuantPlan(rows, stride, q, aivNum, ubSize, plan)) {
+            return ge::GRAPH_FAILED;
+        }
     }
 
     GeluQuantTilingData tiling;

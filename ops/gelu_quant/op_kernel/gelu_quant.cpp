@@ -15,7 +15,8 @@
 // BlockReduceMax (64 -> 8 -> 1 per row) give all the maxima; 127 / m is spread to one 32 B block per row by Brcb
 // and a Mul with src1 block stride 0 scales every row. Longer rows are
 // folded row by row with a tree of Maxs, the 64-lane partials reduced
-// together, and each row scaled by a Muls of its factor. Quantisation is
+// together, and each row scaled by a Mul reading its Brcb block with
+// stride 0. Quantisation is
 // Cast float -> float with RINT, -> half (exact for integers) -> int8; the
 // casts saturate out-of-range values (Cast's default overflow behaviour).
 //
@@ -191,8 +192,8 @@ public:
         if constexpr (MODE == MODE_DYNAMIC) {
             pipe->InitBuffer(maxBuf, AlignUp(tileRows, FLOAT_PER_BLOCK) * sizeof(float));
             pipe->InitBuffer(invBuf, rowBytes);
+            pipe->InitBuffer(brcbBuf, AlignUp(tileRows, FLOAT_PER_BLOCK) * BLOCK_BYTES);
             if (batched) {
-                pipe->InitBuffer(brcbBuf, AlignUp(tileRows, FLOAT_PER_BLOCK) * BLOCK_BYTES);
                 pipe->InitBuffer(partBuf, AlignUp(tileRows, FLOAT_PER_BLOCK) * BLOCK_BYTES);
             } else {
                 pipe->InitBuffer(partBuf, tileRows * REPEAT_FLOATS * sizeof(float));
@@ -220,11 +221,17 @@ public:
         if (rowCount == 0) {
             return;
         }
+        // The load of tile i + 1 is issued before the compute of tile i, so
+        // that it does not wait behind the compute's vector instructions in
+        // the issue queue.
         uint32_t tileNum = (rowCount + tileRows - 1) / tileRows;
+        CopyIn(0, MinU32(rowCount, tileRows));
         for (uint32_t i = 0; i < tileNum; i++) {
             uint64_t row = static_cast<uint64_t>(i) * tileRows;
             uint32_t nRows = MinU32(rowCount - i * tileRows, tileRows);
-            CopyIn(row, nRows);
+            if (i + 1 < tileNum) {
+                CopyIn(row + tileRows, MinU32(rowCount - (i + 1) * tileRows, tileRows));
+            }
             Compute(nRows);
             CopyOut(row, nRows);
         }
@@ -390,12 +397,25 @@ private:
                 }
             }
         } else {
-            int32_t eventId = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
-            SetFlag<HardEvent::V_S>(eventId);
-            WaitFlag<HardEvent::V_S>(eventId);
+            // Long rows: the factor of row r in one 32 B block (Brcb), read
+            // with block and repeat stride 0 over the whole row.
+            LocalTensor<float> blocks = brcbBuf.Get<float>();
+            Brcb(blocks, inv, static_cast<uint8_t>((nRows + FLOAT_PER_BLOCK - 1) / FLOAT_PER_BLOCK),
+                 BrcbRepeatParams{1, 8});
+            uint32_t repeats = cols / REPEAT_FLOATS;  // whole repeats, then the tail lanes
+            uint32_t tail = cols - repeats * REPEAT_FLOATS;
             for (uint32_t r = 0; r < nRows; r++) {
-                float factor = inv.GetValue(r);
-                Muls(s[r * rowStride], s[r * rowStride], factor, cols);
+                for (uint32_t k = 0; k < repeats; k += MAX_REPEAT) {
+                    uint32_t n = MinU32(repeats - k, MAX_REPEAT);
+                    uint32_t off = r * rowStride + k * REPEAT_FLOATS;
+                    Mul(s[off], s[off], blocks[r * FLOAT_PER_BLOCK], static_cast<uint64_t>(REPEAT_FLOATS),
+                        static_cast<uint8_t>(n), BinaryRepeatParams(1, 1, 0, 8, 8, 0));
+                }
+                if (tail > 0) {
+                    uint32_t off = r * rowStride + repeats * REPEAT_FLOATS;
+                    Mul(s[off], s[off], blocks[r * FLOAT_PER_BLOCK], static_cast<uint64_t>(tail),
+                        1, BinaryRepeatParams(1, 1, 0, 8, 8, 0));
+                }
             }
         }
     }

@@ -50,7 +50,8 @@ struct GreaterEqualPlan {
 
 // Splits `total` elements over at most `aivNum` cores and sizes the UB tile.
 // Returns false when no tile fits in `ubBytes`.
-bool MakeGreaterEqualPlan(uint64_t total, const GreaterEqualLayout& layout, uint32_t aivNum, uint64_t ubBytes, GreaterEqualPlan& plan)
+bool MakeGreaterEqualPlan(uint64_t total, const GreaterEqualLayout& layout, uint32_t aivNum, uint64_t ubBytes,
+                          GreaterEqualPlan& plan)
 {
     uint64_t unitLength = SPLIT_UNIT_BYTES / OUT_BYTES;
     uint64_t units = (total + unitLength - 1) / unitLength;
@@ -79,6 +80,10 @@ bool MakeGreaterEqualPlan(uint64_t total, const GreaterEqualLayout& layout, uint
     }
     uint64_t burstElems = GM_ALIGN_BYTES / OUT_BYTES;
     uint64_t blockElems = CMP_ELEMS > BLOCK_BYTES / OUT_BYTES ? CMP_ELEMS : BLOCK_BYTES / OUT_BYTES;
+    // A small TILE_BYTES still gets one aligned block when UB holds it.
+    if (tileLength < blockElems && ubLength >= blockElems) {
+        tileLength = blockElems;
+    }
     uint64_t maxTile =
         tileLength >= burstElems ? tileLength / burstElems * burstElems : tileLength / blockElems * blockElems;
     if (maxTile == 0) {

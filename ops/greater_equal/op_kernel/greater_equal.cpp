@@ -204,7 +204,8 @@ __aicore__ inline void RunCompare(GM_ADDR x1, GM_ADDR x2, GM_ADDR y, const Tilin
     op.Process();
 }
 
-extern "C" __global__ __aicore__ void greater_equal(GM_ADDR x1, GM_ADDR x2, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void greater_equal(GM_ADDR x1, GM_ADDR x2, GM_ADDR y, GM_ADDR workspace,
+                                                    GM_ADDR tiling)
 {
     GET_TILING_DATA(tilingData, tiling);
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);

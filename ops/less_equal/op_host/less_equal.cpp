@@ -51,7 +51,8 @@ struct LessEqualPlan {
 
 // Splits `total` elements over at most `aivNum` cores and sizes the UB tile.
 // Returns false when no tile fits in `ubBytes`.
-bool MakeLessEqualPlan(uint64_t total, const LessEqualLayout& layout, uint32_t aivNum, uint64_t ubBytes, LessEqualPlan& plan)
+bool MakeLessEqualPlan(uint64_t total, const LessEqualLayout& layout, uint32_t aivNum, uint64_t ubBytes,
+                       LessEqualPlan& plan)
 {
     uint64_t unitLength = SPLIT_UNIT_BYTES / OUT_BYTES;
     uint64_t units = (total + unitLength - 1) / unitLength;
@@ -80,6 +81,10 @@ bool MakeLessEqualPlan(uint64_t total, const LessEqualLayout& layout, uint32_t a
     }
     uint64_t burstElems = GM_ALIGN_BYTES / OUT_BYTES;
     uint64_t blockElems = CMP_ELEMS > BLOCK_BYTES / OUT_BYTES ? CMP_ELEMS : BLOCK_BYTES / OUT_BYTES;
+    // A small TILE_BYTES still gets one aligned block when UB holds it.
+    if (tileLength < blockElems && ubLength >= blockElems) {
+        tileLength = blockElems;
+    }
     uint64_t maxTile =
         tileLength >= burstElems ? tileLength / burstElems * burstElems : tileLength / blockElems * blockElems;
     if (maxTile == 0) {

@@ -83,8 +83,8 @@ bool MakeMulsPlan(uint64_t total, uint32_t elemBytes, uint32_t aivNum, uint64_t 
     }
     uint64_t tileNum = coreMax == 0 ? 1 : (coreMax + maxTile - 1) / maxTile;
     uint64_t alignElems = (tileNum > 1 ? GM_ALIGN_BYTES : BLOCK_BYTES) / elemBytes;
-    if (alignElems == 0 || maxTile % alignElems != 0) {
-        alignElems = 1;
+    if (maxTile % alignElems != 0) {
+        alignElems = BLOCK_BYTES / elemBytes;
     }
     uint64_t tileLength = (coreMax + tileNum - 1) / tileNum;
     tileLength = (tileLength + alignElems - 1) / alignElems * alignElems;

@@ -51,7 +51,8 @@ struct ReciprocalPlan {
 
 // Splits `total` elements over at most `aivNum` cores and sizes the UB tile.
 // Returns false when no tile fits in `ubBytes`.
-bool MakeReciprocalPlan(uint64_t total, const ReciprocalLayout& layout, uint32_t aivNum, uint64_t ubBytes, ReciprocalPlan& plan)
+bool MakeReciprocalPlan(uint64_t total, const ReciprocalLayout& layout, uint32_t aivNum, uint64_t ubBytes,
+                        ReciprocalPlan& plan)
 {
     uint32_t elemBytes = layout.elemBytes;
     uint64_t unitLength = SPLIT_UNIT_BYTES / elemBytes;

@@ -1,5 +1,5 @@
-// Tiling data of Reciprocal (y = 1/x), shared by the host tiling function and the
-// kernel (GET_TILING_DATA).
+// Tiling data of Reciprocal (y = 1/x), shared by the host tiling function
+// and the kernel (GET_TILING_DATA).
 //
 // Work split: the flat tensor is cut into split units of SPLIT_UNIT_BYTES
 // (see op_host/reciprocal.cpp); every core takes `blockUnits` units and the first

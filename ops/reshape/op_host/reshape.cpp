@@ -13,6 +13,7 @@
 // in UB); one bound queue (VECIN -> VECOUT) carries every tile from MTE2 to
 // MTE3 without a vector pass. Tiling key 1 (one path for every dtype).
 #include <cstdint>
+#include <vector>
 
 #include "register/op_def_registry.h"
 #include "reshape_tiling.h"
@@ -180,45 +181,28 @@ namespace ops {
 namespace {
 // Every (x dtype, shape dtype) pair: x and y take any of DATA_TYPES, shape
 // int32 or int64.
-constexpr ge::DataType DATA_TYPES[] = {ge::DT_FLOAT16, ge::DT_FLOAT,  ge::DT_BF16,   ge::DT_INT8,
-                                       ge::DT_UINT8,   ge::DT_INT16,  ge::DT_UINT16, ge::DT_INT32,
-                                       ge::DT_UINT32,  ge::DT_INT64,  ge::DT_UINT64};
-constexpr ge::DataType SHAPE_TYPES[] = {ge::DT_INT32, ge::DT_INT64};
-constexpr size_t PAIR_NUM = sizeof(DATA_TYPES) / sizeof(DATA_TYPES[0]) * 2;
+const ge::DataType DATA_TYPES[] = {ge::DT_FLOAT16, ge::DT_FLOAT,  ge::DT_BF16,   ge::DT_INT8,
+                                   ge::DT_UINT8,   ge::DT_INT16,  ge::DT_UINT16, ge::DT_INT32,
+                                   ge::DT_UINT32,  ge::DT_INT64,  ge::DT_UINT64};
+const ge::DataType SHAPE_TYPES[] = {ge::DT_INT32, ge::DT_INT64};
 
 struct TypeLists {
-    ge::DataType data[PAIR_NUM];
-    ge::DataType shape[PAIR_NUM];
-    ge::Format format[PAIR_NUM];
+    std::vector<ge::DataType> data;
+    std::vector<ge::DataType> shape;
+    std::vector<ge::Format> format;
 };
 
 TypeLists MakeTypeLists()
 {
-    TypeLists lists{};
-    size_t k = 0;
+    TypeLists lists;
     for (ge::DataType shapeType : SHAPE_TYPES) {
         for (ge::DataType dataType : DATA_TYPES) {
-            lists.data[k] = dataType;
-            lists.shape[k] = shapeType;
-            lists.format[k] = ge::FORMAT_ND;
-            k++;
+            lists.data.push_back(dataType);
+            lists.shape.push_back(shapeType);
+            lists.format.push_back(ge::FORMAT_ND);
         }
     }
     return lists;
-}
-
-template <typename T>
-struct Span {
-    const T* first;
-    const T* last;
-    const T* begin() const { return first; }
-    const T* end() const { return last; }
-};
-
-template <typename T>
-Span<T> All(const T (&list)[PAIR_NUM])
-{
-    return Span<T>{list, list + PAIR_NUM};
 }
 }  // namespace
 
@@ -226,14 +210,10 @@ class Reshape : public OpDef {
 public:
     explicit Reshape(const char* name) : OpDef(name)
     {
-        static const TypeLists lists = MakeTypeLists();
-        this->Input("x").ParamType(REQUIRED).DataType(All(lists.data)).Format(All(lists.format));
-        this->Input("shape")
-            .ParamType(REQUIRED)
-            .ValueDepend(REQUIRED)
-            .DataType(All(lists.shape))
-            .Format(All(lists.format));
-        this->Output("y").ParamType(REQUIRED).DataType(All(lists.data)).Format(All(lists.format));
+        const TypeLists lists = MakeTypeLists();
+        this->Input("x").ParamType(REQUIRED).DataType(lists.data).Format(lists.format);
+        this->Input("shape").ParamType(REQUIRED).ValueDepend(REQUIRED).DataType(lists.shape).Format(lists.format);
+        this->Output("y").ParamType(REQUIRED).DataType(lists.data).Format(lists.format);
         this->Attr("axis").AttrType(OPTIONAL).Int(0);
         this->Attr("num_axes").AttrType(OPTIONAL).Int(-1);
 

@@ -11,7 +11,8 @@
 // one row per tile; mode 4 (split columns, for few long rows) gives every
 // core a column range of all rows, in units of `colUnit` elements
 // (`colBlockUnits` units per core, one more for the first `colTailCoreNum`
-// cores), streamed in chunks of `chunkLen` elements.
+// cores), kept resident in UB with rows `rowStride` apart when chunkLen is 0,
+// else streamed in chunks of `chunkLen` elements.
 #ifndef RMS_NORM_TILING_H
 #define RMS_NORM_TILING_H
 
@@ -21,7 +22,7 @@ namespace optiling {
 BEGIN_TILING_DATA_DEF(RmsNormTilingData)
 TILING_DATA_FIELD_DEF(uint32_t, rows);         // rows of x (= elements of rstd)
 TILING_DATA_FIELD_DEF(uint32_t, cols);         // elements per row (= elements of gamma)
-TILING_DATA_FIELD_DEF(uint32_t, rowStride);    // UB elements per row (cols rounded up to 32 B)
+TILING_DATA_FIELD_DEF(uint32_t, rowStride);    // UB elements per row (cols, or mode 4 columns, rounded up to 32 B)
 TILING_DATA_FIELD_DEF(uint32_t, blockRows);    // rows of a non-tail core
 TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one more row
 TILING_DATA_FIELD_DEF(uint32_t, tileRows);     // rows per UB tile (modes 1, 2)

@@ -139,6 +139,9 @@ public:
         if (rowCount == 0) {
             return;
         }
+        // One V->S event id for every scalar read of rstd (each SetFlag is
+        // waited before the next).
+        vToSEvent = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
         if constexpr (MODE == MODE_COLS) {
             ProcessColumns();
         } else if constexpr (MODE == MODE_SPLIT) {
@@ -249,9 +252,8 @@ private:
         if constexpr (MODE == MODE_BATCH) {
             BatchScale(yf, xf, rstdLocal, nRows);
         } else {
-            int32_t eventId = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
-            SetFlag<HardEvent::V_S>(eventId);
-            WaitFlag<HardEvent::V_S>(eventId);
+            SetFlag<HardEvent::V_S>(vToSEvent);
+            WaitFlag<HardEvent::V_S>(vToSEvent);
             for (uint32_t r = 0; r < nRows; r++) {
                 float rowRstd = rstdLocal.GetValue(r);
                 Muls(yf[r * rowStride], xf[r * rowStride], rowRstd, segCols);
@@ -602,9 +604,8 @@ private:
             DataCopyExtParams copyParams{1, static_cast<uint32_t>(rowCount * sizeof(float)), 0, 0, 0};
             DataCopyPad(rstdGm, rstdValues, copyParams);
         }
-        int32_t sEvent = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
-        SetFlag<HardEvent::V_S>(sEvent);
-        WaitFlag<HardEvent::V_S>(sEvent);
+        SetFlag<HardEvent::V_S>(vToSEvent);
+        WaitFlag<HardEvent::V_S>(vToSEvent);
         return rstdValues;
     }
 
@@ -693,9 +694,8 @@ private:
         Adds(sums, sums, epsilon, 1);
         Sqrt(sums, sums, 1);
         Div(rstdLocal, ones, sums, 1);
-        int32_t eventId = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
-        SetFlag<HardEvent::V_S>(eventId);
-        WaitFlag<HardEvent::V_S>(eventId);
+        SetFlag<HardEvent::V_S>(vToSEvent);
+        WaitFlag<HardEvent::V_S>(vToSEvent);
         float rowRstd = rstdLocal.GetValue(0);
         outQueueRstd.EnQue<float>(rstdLocal);
         rstdLocal = outQueueRstd.DeQue<float>();
@@ -772,6 +772,7 @@ private:
     uint32_t rowsPad = 0;
     uint32_t blockIndex = 0;
     uint32_t blockCount = 1;
+    int32_t vToSEvent = 0;
     float epsilon = 0.0f;
     float invCols = 0.0f;
 };

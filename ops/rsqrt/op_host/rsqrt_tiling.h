@@ -1,5 +1,5 @@
-// Tiling data of Rsqrt (y = 1/sqrt(x)), shared by the host tiling function and the
-// kernel (GET_TILING_DATA).
+// Tiling data of Rsqrt (y = 1/sqrt(x)), shared by the host tiling function
+// and the kernel (GET_TILING_DATA).
 //
 // Work split: the flat tensor is cut into split units of SPLIT_UNIT_BYTES
 // (see op_host/rsqrt.cpp); every core takes `blockUnits` units and the first

@@ -36,7 +36,7 @@ uint32_t WorkBufNum(uint32_t elemBytes)
 }
 
 // ascendopt:tiling-begin
-constexpr uint32_t TILE_BYTES = 16384;      // ascendopt:knob min=1024 max=65536 step=pow2
+constexpr uint32_t TILE_BYTES = 32768;      // ascendopt:knob min=1024 max=65536 step=pow2
 constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2
 constexpr uint32_t MAX_CORE_NUM = 48;       // ascendopt:knob min=1 max=48 step=1
 constexpr uint32_t SPLIT_UNIT_BYTES = 512;  // ascendopt:knob choices=32,64,128,256,512

@@ -137,10 +137,7 @@ fn bool_output(case: &Case, op: &str) -> Result<(), Reject> {
     if out.dtype != Dtype::Bool {
         return Err(Reject::new(
             "dtype",
-            format!(
-                "{op} outputs bool; output `{}` is {}",
-                out.name, out.dtype
-            ),
+            format!("{op} outputs bool; output `{}` is {}", out.name, out.dtype),
         ));
     }
     Ok(())
@@ -377,8 +374,16 @@ fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());
     let mut out = vec![0; rank];
     for (k, o) in out.iter_mut().enumerate() {
-        let da = if k + a.len() >= rank { a[k + a.len() - rank] } else { 1 };
-        let db = if k + b.len() >= rank { b[k + b.len() - rank] } else { 1 };
+        let da = if k + a.len() >= rank {
+            a[k + a.len() - rank]
+        } else {
+            1
+        };
+        let db = if k + b.len() >= rank {
+            b[k + b.len() - rank]
+        } else {
+            1
+        };
         *o = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -668,14 +673,17 @@ dtype = "int32"
             vec![i64::from(i32::MIN), -7]
         );
         let text = NEG.replace("dtype = \"int32\"", "dtype = \"bool\"");
-        assert!(parse_err(&text).ends_with("cases[2].dtype: neg is not defined for bool; input `x` is bool"));
+        assert!(parse_err(&text)
+            .ends_with("cases[2].dtype: neg is not defined for bool; input `x` is bool"));
     }
 
     #[test]
     fn trunc_keeps_sign_inf_nan_and_copies_integers() {
         let s = spec(
-            &unary_spec("trunc", 7, r#""float16", "bfloat16", "float32", "uint8""#)
-                .replace("name = \"b\"\nshapes = [[7]]\ndtype = \"bfloat16\"", "name = \"b\"\nshapes = [[7]]\ndtype = \"uint8\""),
+            &unary_spec("trunc", 7, r#""float16", "bfloat16", "float32", "uint8""#).replace(
+                "name = \"b\"\nshapes = [[7]]\ndtype = \"bfloat16\"",
+                "name = \"b\"\nshapes = [[7]]\ndtype = \"uint8\"",
+            ),
         );
         let xs = [-0.5, 2.7, -2.7, f64::INFINITY, f64::NAN, 1e10, -0.0];
         let y = run(&s, "f", vec![Tensor::from_f64s(Dtype::Float32, &[7], &xs)]);
@@ -686,11 +694,18 @@ dtype = "int32"
         assert_eq!(v[5], 1e10);
         assert!(v[6] == 0.0 && v[6].is_sign_negative());
         // f16 65504 stays; 1023.5 -> 1023.
-        let x = Tensor::from_f64s(Dtype::Float16, &[7], &[65504.0, 1023.5, -1023.5, 0.0, 0.0, 0.0, 0.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float16,
+            &[7],
+            &[65504.0, 1023.5, -1023.5, 0.0, 0.0, 0.0, 0.0],
+        );
         let v = run(&s, "h", vec![x]).to_f64s();
         assert_eq!(&v[..3], &[65504.0, 1023.0, -1023.0]);
         let x = Tensor::from_i64s(Dtype::Uint8, &[7], &[0, 1, 255, 128, 7, 8, 9]);
-        assert_eq!(run(&s, "b", vec![x]).to_i64s(), vec![0, 1, 255, 128, 7, 8, 9]);
+        assert_eq!(
+            run(&s, "b", vec![x]).to_i64s(),
+            vec![0, 1, 255, 128, 7, 8, 9]
+        );
     }
 
     /// A comparison spec: inputs x1, x2 of `dtypes`, bool output; cases
@@ -777,7 +792,10 @@ dtype = "int64"
         assert_eq!(cmp_floats("greater_equal"), vec![0, 1, 1, 0, 1, 0, 1]);
         assert_eq!(cmp_floats("less"), vec![0, 0, 0, 1, 0, 0, 0]);
         assert_eq!(cmp_floats("less_equal"), vec![0, 1, 1, 1, 0, 0, 1]);
-        assert_eq!(cmp_ints("greater_equal", "i", Dtype::Int32), vec![0, 1, 1, 1]);
+        assert_eq!(
+            cmp_ints("greater_equal", "i", Dtype::Int32),
+            vec![0, 1, 1, 1]
+        );
         assert_eq!(cmp_ints("less", "i", Dtype::Int32), vec![1, 0, 0, 0]);
         assert_eq!(cmp_ints("less", "l", Dtype::Int64), vec![1, 0, 0, 0]);
         assert_eq!(cmp_ints("less_equal", "l", Dtype::Int64), vec![1, 0, 1, 0]);
@@ -785,11 +803,16 @@ dtype = "int64"
 
     #[test]
     fn comparison_needs_equal_shapes_and_bool_output() {
-        let text = cmp_spec("less", 7).replace("shapes = [[7], [7]]\ndtype = \"float16\"", "shapes = [[7], [8]]\ndtype = \"float16\"");
-        assert!(parse_err(&text)
-            .ends_with("cases[1].shapes: `x1` [7] and `x2` [8] differ; this comparison needs equal shapes"));
+        let text = cmp_spec("less", 7).replace(
+            "shapes = [[7], [7]]\ndtype = \"float16\"",
+            "shapes = [[7], [8]]\ndtype = \"float16\"",
+        );
+        assert!(parse_err(&text).ends_with(
+            "cases[1].shapes: `x1` [7] and `x2` [8] differ; this comparison needs equal shapes"
+        ));
         let text = cmp_spec("less", 7).replace("fixed = \"bool\"", "same_as = \"x1\"");
-        assert!(parse_err(&text).ends_with("cases[0].dtype: this comparison outputs bool; output `y` is float32"));
+        assert!(parse_err(&text)
+            .ends_with("cases[0].dtype: this comparison outputs bool; output `y` is float32"));
     }
 
     const LOGICAL: &str = r#"
@@ -950,8 +973,12 @@ attrs = { dims = [4, 0] }
         let v = Tensor::from_i64s(Dtype::Int8, &[1], &[-7]);
         let y = run(&s, "e", vec![v]);
         assert_eq!((y.shape.clone(), y.numel()), (vec![4, 0], 0));
-        let text = FILL.replace("shapes = [[1]]\ndtype = \"float16\"", "shapes = [[2]]\ndtype = \"float16\"");
-        assert!(parse_err(&text).ends_with("cases[0].shapes: `value` [2] must hold exactly one element"));
+        let text = FILL.replace(
+            "shapes = [[1]]\ndtype = \"float16\"",
+            "shapes = [[2]]\ndtype = \"float16\"",
+        );
+        assert!(parse_err(&text)
+            .ends_with("cases[0].shapes: `value` [2] must hold exactly one element"));
         let text = FILL.replace("dims = [5]", "dims = [5, -1]");
         assert!(parse_err(&text).ends_with("cases[1].attrs: dims has the negative size -1"));
     }

@@ -186,7 +186,10 @@ fn value_range(input: &CaseInput, what: &str) -> Result<Range, Reject> {
     }
     Err(Reject::new(
         "dtype",
-        format!("`{}` is {}, which has no numeric range", input.name, input.dtype),
+        format!(
+            "`{}` is {}, which has no numeric range",
+            input.name, input.dtype
+        ),
     ))
 }
 
@@ -353,14 +356,17 @@ fn arange_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
             for s in [s0, s1] {
                 for e in [e0, e1] {
                     for d in [d0, d1] {
-                        lens.push(
-                            arange_len_float(s, e, d).map_err(|m| Reject::new("inputs", m))?,
-                        );
+                        lens.push(arange_len_float(s, e, d).map_err(|m| Reject::new("inputs", m))?);
                     }
                 }
             }
         }
-        _ => return Err(Reject::new("dtype", "start, end and step must share a dtype")),
+        _ => {
+            return Err(Reject::new(
+                "dtype",
+                "start, end and step must share a dtype",
+            ))
+        }
     }
     let (min, max) = (
         lens.iter().copied().min().unwrap_or(0),
@@ -457,7 +463,7 @@ fn eye_compute(case: &Case, _inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     shape.push(cols);
     let mut y = Tensor::zeros(case.outputs[0].dtype, &shape);
     let slice = rows * cols;
-    let batches = if slice == 0 { 0 } else { y.numel() / slice };
+    let batches = y.numel().checked_div(slice).unwrap_or(0);
     for b in 0..batches {
         for r in 0..rows.min(cols) {
             y.set_f64(b * slice + r * cols + r, 1.0);
@@ -555,7 +561,12 @@ fn isamin_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String>
 /// The output shape: x's dims [axis, axis + num_axes) are replaced by
 /// `spec`, where 0 copies the dim of x at the same position and -1 takes
 /// what is left (at most one).
-fn reshape_dims(x: &[usize], spec: &[i128], axis: i64, num_axes: i64) -> Result<Vec<usize>, String> {
+fn reshape_dims(
+    x: &[usize],
+    spec: &[i128],
+    axis: i64,
+    num_axes: i64,
+) -> Result<Vec<usize>, String> {
     let rank = x.len() as i64;
     let start = if axis >= 0 { axis } else { rank + axis + 1 };
     if !(0..=rank).contains(&start) {
@@ -594,7 +605,7 @@ fn reshape_dims(x: &[usize], spec: &[i128], axis: i64, num_axes: i64) -> Result<
     let replaced = numel(&x[start..end]);
     let known = numel(&mid);
     if let Some(i) = infer_at {
-        if known == 0 || replaced % known != 0 {
+        if known == 0 || !replaced.is_multiple_of(known) {
             return Err(format!(
                 "-1 cannot be inferred: {replaced} elements do not split into {known}-element parts"
             ));
@@ -621,7 +632,11 @@ fn reshape_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     if shape.shape.len() != 1 {
         return Err(Reject::new(
             "shapes",
-            format!("`{}` is {}; it must be 1-D", shape.name, shape_str(&shape.shape)),
+            format!(
+                "`{}` is {}; it must be 1-D",
+                shape.name,
+                shape_str(&shape.shape)
+            ),
         ));
     }
     let v = fixed_int(shape, "decides the output shape")?;
@@ -1001,7 +1016,10 @@ shapes = [[5, 2]]
         assert_eq!(run(&min, "all", vec![x.clone()])[0].to_i64s(), vec![4]);
         // Without element 3 (n = 3): the minimum 3 is element 1.
         assert_eq!(run(&min, "first3", vec![x])[0].to_i64s(), vec![1]);
-        let text = ICAMAX.replace("shapes = [[5, 2]]\nattrs = { n = 5 }", "shapes = [[5, 3]]\nattrs = { n = 5 }");
+        let text = ICAMAX.replace(
+            "shapes = [[5, 2]]\nattrs = { n = 5 }",
+            "shapes = [[5, 3]]\nattrs = { n = 5 }",
+        );
         assert!(parse_err(&text).contains("last dimension of 2"));
         let text = ICAMAX.replace("attrs = { n = 3 }", "attrs = { n = 3, incx = 2 }");
         assert!(parse_err(&text).contains("only incx = 1 is supported"));
@@ -1089,7 +1107,8 @@ inputs = { shape = { kind = "int", low = 0, high = 0 } }
         );
         assert!(parse_err(&text).contains("shape gives 5 elements where x's dims 0..3 hold 24"));
         let text = RESHAPE.replace("low = 0, high = 0", "low = 0, high = 1");
-        assert!(parse_err(&text).contains("`shape` decides the output shape, so it needs one fixed value"));
+        assert!(parse_err(&text)
+            .contains("`shape` decides the output shape, so it needs one fixed value"));
     }
 
     const LIN_SPACE: &str = r#"
@@ -1202,7 +1221,11 @@ attrs = { diagonal = -1 }
             y.to_f64s(),
             vec![1.0, 0.0, 0.0, 4.0, 5.0, 0.0, 7.0, 0.0, 0.0, 10.0, 11.0, 0.0]
         );
-        let x16 = Tensor::from_f64s(Dtype::Float16, &[3, 2], &[1.0, 2.0, 3.0, f64::NAN, 5.0, 6.0]);
+        let x16 = Tensor::from_f64s(
+            Dtype::Float16,
+            &[3, 2],
+            &[1.0, 2.0, 3.0, f64::NAN, 5.0, 6.0],
+        );
         let y = run(&s, "k1", vec![x16]).remove(0).to_f64s();
         assert_eq!(&y[..3], &[1.0, 2.0, 3.0]);
         assert!(y[3].is_nan());
@@ -1220,11 +1243,69 @@ attrs = { diagonal = -1 }
         let y = run(&u, "km1", vec![x23]).remove(0);
         assert_eq!(y.to_f64s(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         // A masked NaN becomes +0, a kept -0 stays -0.
-        let x = Tensor::from_f64s(Dtype::Float16, &[3, 2], &[f64::NAN, -0.0, 3.0, 4.0, 5.0, 6.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float16,
+            &[3, 2],
+            &[f64::NAN, -0.0, 3.0, 4.0, 5.0, 6.0],
+        );
         let y = run(&u, "k1", vec![x]).remove(0);
         let bits: Vec<u64> = (0..6).map(|i| y.bits(i)).collect();
         assert_eq!(bits, vec![0, 0x8000, 0, 0, 0, 0]);
         let text = TRIL.replace("shapes = [[3, 2]]", "shapes = [[6]]");
         assert!(parse_err(&text).contains("it needs at least 2 dimensions"));
+    }
+
+    /// The ten packages of this file load, follow the package conventions
+    /// and compute their small cases for several seeds (the value-dependent
+    /// output shapes of arange, lin_space and reshape must not move).
+    #[test]
+    fn the_packages_load_and_their_small_cases_compute() {
+        use crate::compare::{compare, poisoned};
+        use crate::golden::output_shapes;
+        use crate::{builtin_ops_dir, gen_inputs, OpPackage};
+        let packages = [
+            ("angle_v2", "AngleV2"),
+            ("arange", "Arange"),
+            ("eye", "Eye"),
+            ("icamax", "Icamax"),
+            ("icamin", "Icamin"),
+            ("isamin", "Isamin"),
+            ("reshape", "Reshape"),
+            ("lin_space", "LinSpace"),
+            ("tril", "Tril"),
+            ("triu", "Triu"),
+        ];
+        for (name, op_type) in packages {
+            let p =
+                OpPackage::load(&builtin_ops_dir().join(name)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                (p.spec.kernel.as_str(), p.spec.op_type.as_str()),
+                (name, op_type)
+            );
+            assert!(p.tiling.knobs().any(|k| k.name == "TILE_BYTES"), "{name}");
+            assert!(p.cases().len() >= 3, "{name}");
+            for c in p.cases() {
+                let shapes = output_shapes(&p.spec, c).unwrap().unwrap();
+                let elements: usize = shapes.iter().map(|s| crate::tensor::numel(s)).sum();
+                if c.input_elements().max(elements) > 70_000 {
+                    continue;
+                }
+                for seed in [1, 2, 3] {
+                    let inputs = gen_inputs(c, seed);
+                    let out = p
+                        .golden(c, &inputs)
+                        .unwrap_or_else(|e| panic!("{name}: {e}"));
+                    for ((t, co), shape) in out.iter().zip(&c.outputs).zip(&shapes) {
+                        assert_eq!(&t.shape, shape, "{name}/{}", c.name);
+                        assert!(compare(t, t, co.tolerance).unwrap().passed());
+                        // An integer golden may hold the poison value itself.
+                        if t.dtype.is_float() {
+                            let r = compare(t, &poisoned(t.dtype, &t.shape), co.tolerance).unwrap();
+                            assert_eq!(r.unwritten, t.numel(), "{name}/{}", c.name);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

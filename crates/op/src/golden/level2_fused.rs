@@ -45,6 +45,21 @@ pub(super) const TABLE: &[Builtin] = &[
         infer: add_rms_norm_quant_infer,
         compute: add_rms_norm_quant_compute,
     },
+    Builtin {
+        name: "add_rms_norm_dynamic_quant",
+        infer: add_rms_norm_dynamic_quant_infer,
+        compute: add_rms_norm_dynamic_quant_compute,
+    },
+    Builtin {
+        name: "group_norm_swish",
+        infer: group_norm_swish_infer,
+        compute: group_norm_swish_compute,
+    },
+    Builtin {
+        name: "add_layer_norm_grad",
+        infer: add_layer_norm_grad_infer,
+        compute: add_layer_norm_grad_compute,
+    },
 ];
 
 // ---- helpers ----------------------------------------------------------------
@@ -263,7 +278,7 @@ fn glu_view(x: &CaseInput, case: &Case, op: &str) -> Result<(GluView, Vec<usize>
         )
     })?;
     let size = x.shape[d];
-    if size == 0 || size % 2 != 0 {
+    if size == 0 || !size.is_multiple_of(2) {
         return Err(Reject::new(
             "shapes",
             format!(
@@ -370,10 +385,7 @@ fn ge_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
             let act = x.get_f64(p * 2 * l + act_off + j);
             let lin = x.get_f64(p * 2 * l + lin_off + j);
             dx.set_f64(p * 2 * l + lin_off + j, d * g.get_f64(p * l + j));
-            dx.set_f64(
-                p * 2 * l + act_off + j,
-                d * lin * gelu_grad(act, tanh_form),
-            );
+            dx.set_f64(p * 2 * l + act_off + j, d * lin * gelu_grad(act, tanh_form));
         }
     }
     Ok(vec![dx])
@@ -424,9 +436,7 @@ fn gelu_quant_modes(case: &Case) -> Result<(bool, bool), Reject> {
         other => {
             return Err(Reject::new(
                 "attrs",
-                format!(
-                    "gelu_quant: quant_mode = {other:?}; expected \"static\" or \"dynamic\""
-                ),
+                format!("gelu_quant: quant_mode = {other:?}; expected \"static\" or \"dynamic\""),
             ))
         }
     };
@@ -461,10 +471,7 @@ fn gelu_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     }
     need_dtype_out(case, 0, Dtype::Int8, "gelu_quant")?;
     need_dtype_out(case, 1, Dtype::Float32, "gelu_quant")?;
-    Ok(vec![
-        x.shape.clone(),
-        x.shape[..x.shape.len() - 1].to_vec(),
-    ])
+    Ok(vec![x.shape.clone(), x.shape[..x.shape.len() - 1].to_vec()])
 }
 
 fn need_dtype_out(case: &Case, index: usize, dtype: Dtype, op: &str) -> Result<(), Reject> {
@@ -495,13 +502,20 @@ fn gelu_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Str
             let row_scale = max / 127.0;
             out_scale.set_f64(r, row_scale);
             for (c, v) in s.iter().enumerate() {
-                let q = if max > 0.0 { quant_int8(v / row_scale) } else { 0.0 };
+                let q = if max > 0.0 {
+                    quant_int8(v / row_scale)
+                } else {
+                    0.0
+                };
                 y.set_f64(r * channels + c, q);
             }
         } else {
             // out_scale is not used by static quantisation: 0.
             for (c, v) in s.iter().enumerate() {
-                y.set_f64(r * channels + c, quant_int8(v + channel_value(offset, c, 0.0)));
+                y.set_f64(
+                    r * channels + c,
+                    quant_int8(v + channel_value(offset, c, 0.0)),
+                );
             }
         }
     }
@@ -527,7 +541,10 @@ fn add_norm_inputs(case: &Case, op: &str) -> Result<usize, Reject> {
         if t.dtype != x1.dtype {
             return Err(Reject::new(
                 "dtype",
-                format!("{op}: `{}` is {} but `{}` is {}", t.name, t.dtype, x1.name, x1.dtype),
+                format!(
+                    "{op}: `{}` is {} but `{}` is {}",
+                    t.name, t.dtype, x1.name, x1.dtype
+                ),
             ));
         }
     }
@@ -536,7 +553,11 @@ fn add_norm_inputs(case: &Case, op: &str) -> Result<usize, Reject> {
         _ => {
             return Err(Reject::new(
                 "shapes",
-                format!("{op}: `{}` {} needs a non-empty last dimension", x1.name, shape_str(&x1.shape)),
+                format!(
+                    "{op}: `{}` {} needs a non-empty last dimension",
+                    x1.name,
+                    shape_str(&x1.shape)
+                ),
             ))
         }
     };
@@ -565,20 +586,34 @@ fn add_rms_norm_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     if scales1.shape != [d] {
         return Err(Reject::new(
             "shapes",
-            format!("{OP}: `{}` is {} but must be [{d}]", scales1.name, shape_str(&scales1.shape)),
+            format!(
+                "{OP}: `{}` is {} but must be [{d}]",
+                scales1.name,
+                shape_str(&scales1.shape)
+            ),
         ));
     }
     if zp1.shape != [d] && zp1.shape != [0] {
         return Err(Reject::new(
             "shapes",
-            format!("{OP}: `{}` is {} but must be [{d}] or [0] (absent)", zp1.name, shape_str(&zp1.shape)),
+            format!(
+                "{OP}: `{}` is {} but must be [{d}] or [0] (absent)",
+                zp1.name,
+                shape_str(&zp1.shape)
+            ),
         ));
     }
     if attr_int(case, "axis")? != -1 {
-        return Err(Reject::new("attrs", format!("{OP}: only axis = -1 is supported")));
+        return Err(Reject::new(
+            "attrs",
+            format!("{OP}: only axis = -1 is supported"),
+        ));
     }
     if !attr_bool(case, "div_mode")? {
-        return Err(Reject::new("attrs", format!("{OP}: only div_mode = true is supported")));
+        return Err(Reject::new(
+            "attrs",
+            format!("{OP}: only div_mode = true is supported"),
+        ));
     }
     attr_f32(case, "epsilon")?;
     need_dtype_out(case, 0, Dtype::Int8, OP)?;
@@ -588,7 +623,8 @@ fn add_rms_norm_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 }
 
 fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let (x1, x2, gamma, scales1, zp1) = (&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[5]);
+    let (x1, x2, gamma, scales1, zp1) =
+        (&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[5]);
     let eps = attr_f32(case, "epsilon").map_err(msg)?;
     let dtype = x1.dtype;
     let half = dtype == Dtype::Float16;
@@ -603,7 +639,11 @@ fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tens
             let sum = x1.get_f64(r * d + c) + x2.get_f64(r * d + c);
             // float16 adds in float16; bfloat16 keeps the float32 sum for the
             // norm and rounds only the x output.
-            *v = if half { round_to(sum, dtype) } else { round_to(sum, Dtype::Float32) };
+            *v = if half {
+                round_to(sum, dtype)
+            } else {
+                round_to(sum, Dtype::Float32)
+            };
             xo.set_f64(r * d + c, *v);
         }
         let mean_sq = x.iter().map(|v| v * v).sum::<f64>() / d as f64;
@@ -615,11 +655,370 @@ fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tens
             } else {
                 v * rstd * gamma.get_f64(c)
             };
-            let zp = if zp1.numel() == 0 { 0.0 } else { zp1.get_f64(c) };
+            let zp = if zp1.numel() == 0 {
+                0.0
+            } else {
+                zp1.get_f64(c)
+            };
             y1.set_f64(r * d + c, quant_int8(y / scales1.get_f64(c) + zp));
         }
     }
     Ok(vec![y1, y2, xo])
+}
+
+// ---- add_rms_norm_dynamic_quant ------------------------------------------------------
+
+fn add_rms_norm_dynamic_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    const OP: &str = "add_rms_norm_dynamic_quant";
+    arity(case, 5, 5)?;
+    let d = add_norm_inputs(case, OP)?;
+    let x = &case.inputs[0];
+    if x.shape.len() < 2 {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{OP}: `{}` {} must have at least 2 dimensions",
+                x.name,
+                shape_str(&x.shape)
+            ),
+        ));
+    }
+    let (s1, s2) = (&case.inputs[3], &case.inputs[4]);
+    for t in [s1, s2] {
+        if t.dtype != x.dtype {
+            return Err(Reject::new(
+                "dtype",
+                format!(
+                    "{OP}: `{}` is {} but `{}` is {}",
+                    t.name, t.dtype, x.name, x.dtype
+                ),
+            ));
+        }
+        if t.shape != [d] && t.shape != [0] {
+            return Err(Reject::new(
+                "shapes",
+                format!(
+                    "{OP}: `{}` is {} but must be [{d}] or [0] (absent)",
+                    t.name,
+                    shape_str(&t.shape)
+                ),
+            ));
+        }
+    }
+    if numel(&s1.shape) == 0 && numel(&s2.shape) != 0 {
+        return Err(Reject::new(
+            "shapes",
+            format!("{OP}: `{}` needs `{}`", s2.name, s1.name),
+        ));
+    }
+    attr_f32(case, "epsilon")?;
+    need_dtype_out(case, 0, Dtype::Int8, OP)?;
+    need_dtype_out(case, 1, Dtype::Int8, OP)?;
+    need_dtype_out(case, 3, Dtype::Float32, OP)?;
+    need_dtype_out(case, 4, Dtype::Float32, OP)?;
+    let rows = x.shape[..x.shape.len() - 1].to_vec();
+    Ok(vec![
+        x.shape.clone(),
+        x.shape.clone(),
+        x.shape.clone(),
+        rows.clone(),
+        rows,
+    ])
+}
+
+fn add_rms_norm_dynamic_quant_compute(
+    case: &Case,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>, String> {
+    let (x1, x2, gamma, s1, s2) = (&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[4]);
+    let eps = attr_f32(case, "epsilon").map_err(msg)?;
+    let d = gamma.numel();
+    let rows = x1.numel() / d;
+    let row_shape = &x1.shape[..x1.shape.len() - 1];
+    let mut y1 = Tensor::zeros(case.outputs[0].dtype, &x1.shape);
+    let mut y2 = Tensor::zeros(case.outputs[1].dtype, &x1.shape);
+    let mut xo = Tensor::zeros(case.outputs[2].dtype, &x1.shape);
+    let mut scale1 = Tensor::zeros(case.outputs[3].dtype, row_shape);
+    let mut scale2 = Tensor::zeros(case.outputs[4].dtype, row_shape);
+    let mut x = vec![0.0; d];
+    let mut s = vec![0.0; d];
+    for r in 0..rows {
+        for (c, v) in x.iter_mut().enumerate() {
+            // The sum in float32 (exact for most 16-bit inputs).
+            *v = round_to(
+                x1.get_f64(r * d + c) + x2.get_f64(r * d + c),
+                Dtype::Float32,
+            );
+            xo.set_f64(r * d + c, *v);
+        }
+        let mean_sq = x.iter().map(|v| v * v).sum::<f64>() / d as f64;
+        let rstd = 1.0 / (mean_sq + eps).sqrt();
+        // Quantisation k uses smooth scale k; without smooth_scale2, y2 and
+        // scale2 are 0 (not produced).
+        for (k, smooth) in [s1, s2].into_iter().enumerate() {
+            if k == 1 && smooth.numel() == 0 {
+                break;
+            }
+            for (c, v) in s.iter_mut().enumerate() {
+                let sm = if smooth.numel() == 0 {
+                    1.0
+                } else {
+                    smooth.get_f64(c)
+                };
+                *v = x[c] * rstd * gamma.get_f64(c) * sm;
+            }
+            let max = s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let row_scale = max / 127.0;
+            let (y, scale) = if k == 0 {
+                (&mut y1, &mut scale1)
+            } else {
+                (&mut y2, &mut scale2)
+            };
+            scale.set_f64(r, row_scale);
+            for (c, v) in s.iter().enumerate() {
+                let q = if max > 0.0 {
+                    quant_int8(v / row_scale)
+                } else {
+                    0.0
+                };
+                y.set_f64(r * d + c, q);
+            }
+        }
+    }
+    Ok(vec![y1, y2, xo, scale1, scale2])
+}
+
+// ---- group_norm_swish -------------------------------------------------------------------
+
+/// (N, C, HW, G) of a group_norm_swish case.
+fn group_dims(case: &Case) -> Result<(usize, usize, usize, usize), Reject> {
+    const OP: &str = "group_norm_swish";
+    let (x, gamma, beta) = (&case.inputs[0], &case.inputs[1], &case.inputs[2]);
+    if x.shape.len() < 2 {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{OP}: `{}` {} must be [N, C, ...]",
+                x.name,
+                shape_str(&x.shape)
+            ),
+        ));
+    }
+    let (n, c) = (x.shape[0], x.shape[1]);
+    let hw = numel(&x.shape[2..]);
+    let groups = attr_int(case, "num_groups")?;
+    if groups <= 0 || !c.is_multiple_of(groups as usize) {
+        return Err(Reject::new(
+            "attrs",
+            format!("{OP}: num_groups = {groups} must be positive and divide C = {c}"),
+        ));
+    }
+    for t in [gamma, beta] {
+        if t.shape != [c] {
+            return Err(Reject::new(
+                "shapes",
+                format!(
+                    "{OP}: `{}` is {} but must be [{c}]",
+                    t.name,
+                    shape_str(&t.shape)
+                ),
+            ));
+        }
+    }
+    Ok((n, c, hw, groups as usize))
+}
+
+fn group_norm_swish_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    const OP: &str = "group_norm_swish";
+    arity(case, 3, 3)?;
+    let (x, gamma, beta) = (&case.inputs[0], &case.inputs[1], &case.inputs[2]);
+    need_float(x, OP)?;
+    for t in [gamma, beta] {
+        if t.dtype != x.dtype && t.dtype != Dtype::Float32 {
+            return Err(Reject::new(
+                "dtype",
+                format!(
+                    "{OP}: `{}` must be {} (x's dtype) or float32, not {}",
+                    t.name, x.dtype, t.dtype
+                ),
+            ));
+        }
+    }
+    if beta.dtype != gamma.dtype {
+        return Err(Reject::new(
+            "dtype",
+            format!("{OP}: gamma and beta must share one dtype"),
+        ));
+    }
+    if attr_str(case, "data_format")? != "NCHW" {
+        return Err(Reject::new(
+            "attrs",
+            format!("{OP}: data_format must be \"NCHW\""),
+        ));
+    }
+    attr_f32(case, "eps")?;
+    attr_f32(case, "swish_scale")?;
+    attr_bool(case, "activate_swish")?;
+    let (n, _, _, g) = group_dims(case)?;
+    Ok(vec![x.shape.clone(), vec![n, g], vec![n, g]])
+}
+
+fn group_norm_swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    let (n, c, hw, groups) = group_dims(case).map_err(msg)?;
+    let eps = attr_f32(case, "eps").map_err(msg)?;
+    let swish = attr_bool(case, "activate_swish").map_err(msg)?;
+    let scale = attr_f32(case, "swish_scale").map_err(msg)?;
+    let (x, gamma, beta) = (&inputs[0], &inputs[1], &inputs[2]);
+    let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
+    let mut mean_t = Tensor::zeros(case.outputs[1].dtype, &[n, groups]);
+    let mut rstd_t = Tensor::zeros(case.outputs[2].dtype, &[n, groups]);
+    let cpg = c / groups;
+    let size = cpg * hw;
+    for b in 0..n {
+        for g in 0..groups {
+            let base = (b * groups + g) * size;
+            let vals: Vec<f64> = (0..size).map(|i| x.get_f64(base + i)).collect();
+            let mean = vals.iter().sum::<f64>() / size as f64;
+            let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / size as f64;
+            let rstd = 1.0 / (var + eps).sqrt();
+            mean_t.set_f64(b * groups + g, mean);
+            rstd_t.set_f64(b * groups + g, rstd);
+            for (i, v) in vals.iter().enumerate() {
+                let ch = g * cpg + i / hw;
+                let z = (v - mean) * rstd * gamma.get_f64(ch) + beta.get_f64(ch);
+                let out = if swish {
+                    z / (1.0 + (-scale * z).exp())
+                } else {
+                    z
+                };
+                y.set_f64(base + i, out);
+            }
+        }
+    }
+    Ok(vec![y, mean_t, rstd_t])
+}
+
+// ---- add_layer_norm_grad ------------------------------------------------------------------
+
+fn add_layer_norm_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    const OP: &str = "add_layer_norm_grad";
+    arity(case, 7, 3)?;
+    let (dy, x1, x2) = (&case.inputs[0], &case.inputs[1], &case.inputs[2]);
+    let (rstd, mean, gamma, dsum) = (
+        &case.inputs[3],
+        &case.inputs[4],
+        &case.inputs[5],
+        &case.inputs[6],
+    );
+    need_float(dy, OP)?;
+    for t in [x1, x2, gamma, dsum] {
+        if t.dtype != dy.dtype {
+            return Err(Reject::new(
+                "dtype",
+                format!(
+                    "{OP}: `{}` is {} but `{}` is {}",
+                    t.name, t.dtype, dy.name, dy.dtype
+                ),
+            ));
+        }
+    }
+    need_dtype(rstd, &[Dtype::Float32], OP)?;
+    need_dtype(mean, &[Dtype::Float32], OP)?;
+    same_shape(dy, x1, OP)?;
+    same_shape(dy, x2, OP)?;
+    // gamma covers the trailing normalised dims of dy.
+    let r = gamma.shape.len();
+    if r == 0
+        || r > dy.shape.len()
+        || dy.shape[dy.shape.len() - r..] != gamma.shape[..]
+        || numel(&gamma.shape) == 0
+    {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{OP}: `{}` {} must be the trailing dims of `{}` {}",
+                gamma.name,
+                shape_str(&gamma.shape),
+                dy.name,
+                shape_str(&dy.shape)
+            ),
+        ));
+    }
+    let rows = numel(&dy.shape) / numel(&gamma.shape);
+    for t in [rstd, mean] {
+        if numel(&t.shape) != rows {
+            return Err(Reject::new(
+                "shapes",
+                format!(
+                    "{OP}: `{}` {} must hold one value per row ({rows})",
+                    t.name,
+                    shape_str(&t.shape)
+                ),
+            ));
+        }
+    }
+    if dsum.shape != dy.shape && dsum.shape != [0] {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "{OP}: `{}` is {} but must be dy's shape or [0] (absent)",
+                dsum.name,
+                shape_str(&dsum.shape)
+            ),
+        ));
+    }
+    need_dtype_out(case, 1, Dtype::Float32, OP)?;
+    need_dtype_out(case, 2, Dtype::Float32, OP)?;
+    Ok(vec![
+        dy.shape.clone(),
+        gamma.shape.clone(),
+        gamma.shape.clone(),
+    ])
+}
+
+fn add_layer_norm_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    let (dy, x1, x2, rstd, mean, gamma, dsum) = (
+        &inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[4], &inputs[5], &inputs[6],
+    );
+    let d = gamma.numel();
+    let rows = dy.numel() / d;
+    let mut dx = Tensor::zeros(case.outputs[0].dtype, &dy.shape);
+    let mut dgamma = vec![0.0; d];
+    let mut dbeta = vec![0.0; d];
+    let mut xhat = vec![0.0; d];
+    let mut g = vec![0.0; d];
+    for r in 0..rows {
+        let (m, rs) = (mean.get_f64(r), rstd.get_f64(r));
+        let (mut sum_g, mut sum_gx) = (0.0, 0.0);
+        for c in 0..d {
+            let i = r * d + c;
+            xhat[c] = (x1.get_f64(i) + x2.get_f64(i) - m) * rs;
+            let dyv = dy.get_f64(i);
+            g[c] = dyv * gamma.get_f64(c);
+            sum_g += g[c];
+            sum_gx += g[c] * xhat[c];
+            dgamma[c] += dyv * xhat[c];
+            dbeta[c] += dyv;
+        }
+        let (mg, mgx) = (sum_g / d as f64, sum_gx / d as f64);
+        for c in 0..d {
+            let i = r * d + c;
+            let extra = if dsum.numel() == 0 {
+                0.0
+            } else {
+                dsum.get_f64(i)
+            };
+            dx.set_f64(i, rs * (g[c] - mg - xhat[c] * mgx) + extra);
+        }
+    }
+    let out = |v: &[f64], k: usize| {
+        let mut t = Tensor::zeros(case.outputs[k].dtype, &gamma.shape);
+        for (i, x) in v.iter().enumerate() {
+            t.set_f64(i, *x);
+        }
+        t
+    };
+    Ok(vec![dx, out(&dgamma, 1), out(&dbeta, 2)])
 }
 
 #[cfg(test)]
@@ -825,7 +1224,10 @@ attrs = { dim = 0, approximate = 0, activate_left = true }
         let dx = run(&s, "left_erf", vec![dy, x, g]).remove(0).to_f64s();
         close(dx[0], -1.083_315_470_587_686, 1e-7);
         assert_eq!(dx[1], 2.0);
-        let text = GLU_GRAD.replace("shapes = [[1, 1], [1, 2], [1, 1]]", "shapes = [[1, 2], [1, 2], [1, 1]]");
+        let text = GLU_GRAD.replace(
+            "shapes = [[1, 1], [1, 2], [1, 1]]",
+            "shapes = [[1, 2], [1, 2], [1, 1]]",
+        );
         assert!(parse_err(&text).contains("`dy` is [1, 2] but must be [1, 1]"));
     }
 
@@ -898,7 +1300,9 @@ dtype = "float32"
         let text = GELU_QUANT.replace("shapes = [[1, 4], [4], [1]]", "shapes = [[1, 4], [0], [1]]");
         assert!(parse_err(&text).contains("static quantisation needs `input_scale`"));
         let text = GELU_QUANT.replace("shapes = [[1, 4], [4], [1]]", "shapes = [[1, 4], [3], [1]]");
-        assert!(parse_err(&text).contains("`input_scale` is [3] but must be [4], [1] or [0] (absent)"));
+        assert!(
+            parse_err(&text).contains("`input_scale` is [3] but must be [4], [1] or [0] (absent)")
+        );
         assert_eq!(quant_int8(2.5), 2.0);
         assert_eq!(quant_int8(f64::NAN), 0.0);
         assert_eq!(quant_int8(-3.5), -4.0);
@@ -996,7 +1400,281 @@ attrs = { epsilon = 0.0 }
         let out = run(&s, "b", vec![x1, x2, g, sc, e.clone(), ez.clone(), ez]);
         assert_eq!(out[2].to_f64s(), vec![1.0, 100.0]);
         assert_eq!(out[0].to_i64s(), vec![127, -128]);
-        let text = ARNQ.replace("[[1, 2], [1, 2], [2], [2], [0], [2], [0]]", "[[1, 2], [1, 2], [2], [3], [0], [2], [0]]");
+        let text = ARNQ.replace(
+            "[[1, 2], [1, 2], [2], [2], [0], [2], [0]]",
+            "[[1, 2], [1, 2], [2], [3], [0], [2], [0]]",
+        );
         assert!(parse_err(&text).contains("`scales1` is [3] but must be [2]"));
+    }
+
+    const ARNDQ: &str = r#"
+[op]
+name = "add_rms_norm_dynamic_quant"
+level = 2
+op_type = "AddRmsNormDynamicQuant"
+[[inputs]]
+name = "x1"
+dtypes = ["float16", "bfloat16"]
+[[inputs]]
+name = "x2"
+dtypes = ["float16", "bfloat16"]
+dtype = { same_as = "x1" }
+[[inputs]]
+name = "gamma"
+dtypes = ["float16", "bfloat16"]
+dtype = { same_as = "x1" }
+[[inputs]]
+name = "smooth_scale1"
+dtypes = ["float16", "bfloat16"]
+dtype = { same_as = "x1" }
+[[inputs]]
+name = "smooth_scale2"
+dtypes = ["float16", "bfloat16"]
+dtype = { same_as = "x1" }
+[[outputs]]
+name = "y1"
+dtypes = ["int8"]
+[[outputs]]
+name = "y2"
+dtypes = ["int8"]
+[[outputs]]
+name = "x"
+dtype = { same_as = "x1" }
+[[outputs]]
+name = "scale1"
+dtypes = ["float32"]
+[[outputs]]
+name = "scale2"
+dtypes = ["float32"]
+[[attrs]]
+name = "epsilon"
+type = "float"
+default = 1e-6
+[[cases]]
+name = "two"
+shapes = [[1, 2], [1, 2], [2], [2], [2]]
+dtype = "float16"
+attrs = { epsilon = 0.0 }
+[[cases]]
+name = "none"
+shapes = [[1, 2], [1, 2], [2], [0], [0]]
+dtype = "float16"
+attrs = { epsilon = 0.0 }
+"#;
+
+    #[test]
+    fn add_rms_norm_dynamic_quant_scales_each_row() {
+        let s = spec(ARNDQ);
+        // x = [3, -4]: rstd = 1/sqrt(12.5); y = x * rstd * [1, 0.5] =
+        // [0.848528, -0.565685]. smooth1 = [1, 2]: s1 = [0.848528, -1.131371],
+        // scale1 = 1.131371/127, y1 = [rint(95.25) = 95, -127]. smooth2 =
+        // [0.5, 0.25]: s2 = [0.424264, -0.141421], y2 = [127, rint(-42.33) = -42].
+        let x1 = Tensor::from_f64s(Dtype::Float16, &[1, 2], &[1.0, -1.0]);
+        let x2 = Tensor::from_f64s(Dtype::Float16, &[1, 2], &[2.0, -3.0]);
+        let g = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0, 0.5]);
+        let sm1 = Tensor::from_f64s(Dtype::Float16, &[2], &[1.0, 2.0]);
+        let sm2 = Tensor::from_f64s(Dtype::Float16, &[2], &[0.5, 0.25]);
+        let out = run(&s, "two", vec![x1.clone(), x2.clone(), g.clone(), sm1, sm2]);
+        assert_eq!(out[0].to_i64s(), vec![95, -127]);
+        assert_eq!(out[1].to_i64s(), vec![127, -42]);
+        assert_eq!(out[2].to_f64s(), vec![3.0, -4.0]);
+        assert_eq!(out[3].shape, vec![1]);
+        close(out[3].get_f64(0), 1.131_370_849_898_476 / 127.0, 1e-9);
+        close(out[4].get_f64(0), 0.424_264_068_711_928_5 / 127.0, 1e-9);
+        // No smooth scales: s = y; y2 and scale2 are 0.
+        let e = Tensor::zeros(Dtype::Float16, &[0]);
+        let out = run(&s, "none", vec![x1, x2, g, e.clone(), e]);
+        assert_eq!(out[0].to_i64s(), vec![127, -85]);
+        assert_eq!(out[1].to_i64s(), vec![0, 0]);
+        assert_eq!(out[4].to_f64s(), vec![0.0]);
+        let text = ARNDQ.replace(
+            "shapes = [[1, 2], [1, 2], [2], [0], [0]]",
+            "shapes = [[1, 2], [1, 2], [2], [0], [2]]",
+        );
+        assert!(parse_err(&text).contains("`smooth_scale2` needs `smooth_scale1`"));
+    }
+
+    const GNS: &str = r#"
+[op]
+name = "group_norm_swish"
+level = 2
+op_type = "GroupNormSwish"
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "bfloat16"]
+[[inputs]]
+name = "gamma"
+dtypes = ["float16", "float32", "bfloat16"]
+[[inputs]]
+name = "beta"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "gamma" }
+[[outputs]]
+name = "y"
+dtype = { same_as = "x" }
+[[outputs]]
+name = "mean"
+dtype = { same_as = "gamma" }
+[[outputs]]
+name = "rstd"
+dtype = { same_as = "gamma" }
+[[attrs]]
+name = "num_groups"
+type = "int"
+required = true
+[[attrs]]
+name = "data_format"
+type = "str"
+default = "NCHW"
+[[attrs]]
+name = "eps"
+type = "float"
+default = 1e-5
+[[attrs]]
+name = "activate_swish"
+type = "bool"
+default = true
+[[attrs]]
+name = "swish_scale"
+type = "float"
+default = 1.0
+[[cases]]
+name = "f"
+shapes = [[1, 4, 2], [4], [4]]
+dtype = "float32"
+attrs = { num_groups = 2, eps = 0.0, activate_swish = false }
+[[cases]]
+name = "swish"
+shapes = [[1, 2], [2], [2]]
+dtype = "float32"
+attrs = { num_groups = 1, eps = 0.0, swish_scale = 2.0 }
+"#;
+
+    #[test]
+    fn group_norm_swish_normalises_each_group() {
+        let s = spec(GNS);
+        // Group 0 = channels 0, 1 = [1, 3, 5, 7]: mean 4, var 5, rstd =
+        // 1/sqrt 5; z = (x - 4)/sqrt 5 * gamma_c + beta_c. Group 1 = [2, 2, 2,
+        // 2]: var 0, eps 0 -> rstd inf, z = 0 * inf = NaN.
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[1, 4, 2],
+            &[1.0, 3.0, 5.0, 7.0, 2.0, 2.0, 2.0, 2.0],
+        );
+        let g = Tensor::from_f64s(Dtype::Float32, &[4], &[1.0, 2.0, 1.0, 1.0]);
+        let b = Tensor::from_f64s(Dtype::Float32, &[4], &[0.0, 1.0, 0.0, 0.0]);
+        let out = run(&s, "f", vec![x, g, b]);
+        assert_eq!(out[1].shape, vec![1, 2]);
+        assert_eq!(out[1].to_f64s(), vec![4.0, 2.0]);
+        close(out[2].get_f64(0), 1.0 / 5f64.sqrt(), 1e-7);
+        assert_eq!(out[2].get_f64(1), f64::INFINITY);
+        let y = out[0].to_f64s();
+        let r = 1.0 / 5f64.sqrt();
+        for (a, e) in y[..4]
+            .iter()
+            .zip([-3.0 * r, -r, 2.0 * r + 1.0, 6.0 * r + 1.0])
+        {
+            close(*a, e, 1e-6);
+        }
+        assert!(y[4].is_nan());
+        // Swish with scale 2 on [-1, 1] (one group): z = [-1, 1] (rstd = 1);
+        // y = z * sigmoid(2z) = [-0.1192029, 0.8807971].
+        let x = Tensor::from_f64s(Dtype::Float32, &[1, 2], &[-1.0, 1.0]);
+        let g = Tensor::from_f64s(Dtype::Float32, &[2], &[1.0, 1.0]);
+        let b = Tensor::from_f64s(Dtype::Float32, &[2], &[0.0, 0.0]);
+        let y = run(&s, "swish", vec![x, g, b]).remove(0).to_f64s();
+        close(y[0], -0.119_202_922_022_118, 1e-7);
+        close(y[1], 0.880_797_077_977_882_3, 1e-7);
+        let text = GNS.replace("num_groups = 2,", "num_groups = 3,");
+        assert!(parse_err(&text).contains("num_groups = 3 must be positive and divide C = 4"));
+    }
+
+    const ALNG: &str = r#"
+[op]
+name = "add_layer_norm_grad"
+level = 2
+op_type = "AddLayerNormGrad"
+[[inputs]]
+name = "dy"
+dtypes = ["float16", "float32", "bfloat16"]
+[[inputs]]
+name = "x1"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[inputs]]
+name = "x2"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[inputs]]
+name = "rstd"
+dtypes = ["float32"]
+[[inputs]]
+name = "mean"
+dtypes = ["float32"]
+[[inputs]]
+name = "gamma"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[inputs]]
+name = "dsum"
+dtypes = ["float16", "float32", "bfloat16"]
+dtype = { same_as = "dy" }
+[[outputs]]
+name = "dx"
+dtype = { same_as = "dy" }
+[[outputs]]
+name = "dgamma"
+dtypes = ["float32"]
+[[outputs]]
+name = "dbeta"
+dtypes = ["float32"]
+[[cases]]
+name = "f"
+shapes = [[2, 2], [2, 2], [2, 2], [2, 1], [2, 1], [2], [2, 2]]
+dtypes = { dy = "float32" }
+[[cases]]
+name = "nodsum"
+shapes = [[1, 2], [1, 2], [1, 2], [1, 1], [1, 1], [2], [0]]
+dtypes = { dy = "float32" }
+"#;
+
+    #[test]
+    fn add_layer_norm_grad_matches_hand_values() {
+        let s = spec(ALNG);
+        // Row 0: x = [1, 3], mean 2, rstd 1 -> xhat = [-1, 1]; dy = [1, 2],
+        // gamma = [1, 1]: g = [1, 2], mean(g) = 1.5, mean(g xhat) = 0.5;
+        // dx = 1 * ([1, 2] - 1.5 - [-1, 1] * 0.5) = [0, 0]; + dsum [1, -1].
+        // Row 1: x = [0, 4], mean 1, rstd 0.5 -> xhat = [-0.5, 1.5]; dy =
+        // [2, 0]: g = [2, 0], mean(g) = 1, mean(g xhat) = -0.5; dx = 0.5 *
+        // ([2, 0] - 1 + [-0.25, 0.75]) = [0.375, -0.125]; + dsum [0, 0].
+        // dgamma = [1*-1 + 2*-0.5, 2*1 + 0] = [-2, 2]; dbeta = [3, 2].
+        let dy = Tensor::from_f64s(Dtype::Float32, &[2, 2], &[1.0, 2.0, 2.0, 0.0]);
+        let x1 = Tensor::from_f64s(Dtype::Float32, &[2, 2], &[1.0, 1.0, 0.0, 2.0]);
+        let x2 = Tensor::from_f64s(Dtype::Float32, &[2, 2], &[0.0, 2.0, 0.0, 2.0]);
+        let rstd = Tensor::from_f64s(Dtype::Float32, &[2, 1], &[1.0, 0.5]);
+        let mean = Tensor::from_f64s(Dtype::Float32, &[2, 1], &[2.0, 1.0]);
+        let g = Tensor::from_f64s(Dtype::Float32, &[2], &[1.0, 1.0]);
+        let dsum = Tensor::from_f64s(Dtype::Float32, &[2, 2], &[1.0, -1.0, 0.0, 0.0]);
+        let out = run(&s, "f", vec![dy, x1, x2, rstd, mean, g, dsum]);
+        assert_eq!(out[0].to_f64s(), vec![1.0, -1.0, 0.375, -0.125]);
+        assert_eq!(out[1].to_f64s(), vec![-2.0, 2.0]);
+        assert_eq!(out[2].to_f64s(), vec![3.0, 2.0]);
+        // No dsum; gamma scales g: dy = [1, 1], gamma = [2, 0], xhat = [-1, 1]:
+        // g = [2, 0], mean 1, mean(g xhat) = -1; dx = [2 - 1 - 1, 0 - 1 + 1] = [0, 0].
+        let dy = Tensor::from_f64s(Dtype::Float32, &[1, 2], &[1.0, 1.0]);
+        let x1 = Tensor::from_f64s(Dtype::Float32, &[1, 2], &[-1.0, 1.0]);
+        let x2 = Tensor::zeros(Dtype::Float32, &[1, 2]);
+        let one = Tensor::from_f64s(Dtype::Float32, &[1, 1], &[1.0]);
+        let zero = Tensor::zeros(Dtype::Float32, &[1, 1]);
+        let g = Tensor::from_f64s(Dtype::Float32, &[2], &[2.0, 0.0]);
+        let e = Tensor::zeros(Dtype::Float32, &[0]);
+        let out = run(&s, "nodsum", vec![dy, x1, x2, one, zero, g, e]);
+        assert_eq!(out[0].to_f64s(), vec![0.0, 0.0]);
+        assert_eq!(out[2].to_f64s(), vec![1.0, 1.0]);
+        let text = ALNG.replace(
+            "[[1, 2], [1, 2], [1, 2], [1, 1], [1, 1], [2], [0]]",
+            "[[1, 2], [1, 2], [1, 2], [1, 1], [1, 1], [3], [0]]",
+        );
+        assert!(parse_err(&text).contains("`gamma` [3] must be the trailing dims of `dy` [1, 2]"));
     }
 }

@@ -19,6 +19,7 @@
 //! sections say how.
 
 use super::{Builtin, Reject};
+use crate::float::{bits_to_f64, round_f64_to_bits};
 use crate::spec::{AttrValue, Case};
 use crate::tensor::{shape_str, Tensor};
 use crate::Dtype;
@@ -59,6 +60,26 @@ pub(super) const TABLE: &[Builtin] = &[
         name: "lerp",
         infer: lerp_infer,
         compute: lerp_compute,
+    },
+    Builtin {
+        name: "swi_glu",
+        infer: swi_glu_infer,
+        compute: swi_glu_compute,
+    },
+    Builtin {
+        name: "swi_glu_grad",
+        infer: swi_glu_grad_infer,
+        compute: swi_glu_grad_compute,
+    },
+    Builtin {
+        name: "mul_sigmoid",
+        infer: mul_sigmoid_infer,
+        compute: mul_sigmoid_compute,
+    },
+    Builtin {
+        name: "gcd",
+        infer: gcd_infer,
+        compute: gcd_compute,
     },
 ];
 
@@ -317,10 +338,8 @@ fn fast_gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>,
 fn addc_infer(case: &Case, op: &str, ints: bool) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 4, 1)?;
     let dtype = case.inputs[0].dtype;
-    let ok = matches!(
-        dtype,
-        Dtype::Float16 | Dtype::Float32 | Dtype::Bfloat16
-    ) || (ints && dtype == Dtype::Int32);
+    let ok = matches!(dtype, Dtype::Float16 | Dtype::Float32 | Dtype::Bfloat16)
+        || (ints && dtype == Dtype::Int32);
     if !ok {
         let allowed = if ints {
             "float16, float32, bfloat16 and int32"
@@ -443,6 +462,278 @@ fn lerp_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
         |a| a[0] + a[2] * (a[1] - a[0]),
         |a| a[0] + a[2] * (a[1] - a[0]),
     )])
+}
+
+// ---- swi_glu: y = SiLU(A) * B, A/B the halves of x along dim (exact) ------------
+
+/// An x split in halves along `dim`: x viewed as [rows, 2, cols].
+struct HalfView {
+    /// Product of the dims before `dim`.
+    rows: usize,
+    /// (size of `dim`) / 2 times the product of the dims after it.
+    cols: usize,
+    /// The shape of one half.
+    half_shape: Vec<usize>,
+}
+
+/// Splits `x` (input `name`) in halves along the `dim` attr (negative counts
+/// from the end); the size of `dim` must be even.
+fn half_view(case: &Case, x: &crate::spec::CaseInput) -> Result<HalfView, Reject> {
+    let dim = case
+        .attr("dim")
+        .and_then(AttrValue::as_i64)
+        .ok_or_else(|| Reject::new("attrs", "attr `dim` has no integer value"))?;
+    let rank = x.shape.len() as i64;
+    let d = if dim < 0 { dim + rank } else { dim };
+    if !(0..rank).contains(&d) {
+        return Err(Reject::new(
+            "attrs",
+            format!(
+                "dim = {dim} is out of range for `{}` {}",
+                x.name,
+                shape_str(&x.shape)
+            ),
+        ));
+    }
+    let d = d as usize;
+    if !x.shape[d].is_multiple_of(2) {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "`{}` {} has an odd size {} along dim {dim}; it must split in halves",
+                x.name,
+                shape_str(&x.shape),
+                x.shape[d]
+            ),
+        ));
+    }
+    let mut half_shape = x.shape.clone();
+    half_shape[d] /= 2;
+    Ok(HalfView {
+        rows: x.shape[..d].iter().product(),
+        cols: half_shape[d..].iter().product(),
+        half_shape,
+    })
+}
+
+/// sigmoid without overflow: exp(min(a, 0)) / (1 + exp(-|a|)).
+fn sigmoid(a: f64) -> f64 {
+    a.min(0.0).exp() / (1.0 + (-a.abs()).exp())
+}
+
+fn swi_glu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 1, 1)?;
+    float_same_dtype(case, "swi_glu")?;
+    Ok(vec![half_view(case, &case.inputs[0])?.half_shape])
+}
+
+fn swi_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // y = (A * sigmoid(A)) * B: SiLU(-inf) = -inf * 0 = NaN, as torch.
+    let view = half_view(case, &case.inputs[0]).map_err(|r| r.message)?;
+    let x = &inputs[0];
+    let mut y = Tensor::zeros(case.outputs[0].dtype, &view.half_shape);
+    for r in 0..view.rows {
+        for j in 0..view.cols {
+            let a = x.get_f64(r * 2 * view.cols + j);
+            let b = x.get_f64(r * 2 * view.cols + view.cols + j);
+            y.set_f64(r * view.cols + j, a * sigmoid(a) * b);
+        }
+    }
+    Ok(vec![y])
+}
+
+// ---- swi_glu_grad: x_grad = cat(dA, dB) (exact) -------------------------------------
+
+fn swi_glu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 2, 1)?;
+    float_same_dtype(case, "swi_glu_grad")?;
+    let (grad, x) = (&case.inputs[0], &case.inputs[1]);
+    let view = half_view(case, x)?;
+    if grad.shape != view.half_shape {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "`{}` is {} but must be {}: `{}` {} with dim halved",
+                grad.name,
+                shape_str(&grad.shape),
+                shape_str(&view.half_shape),
+                x.name,
+                shape_str(&x.shape)
+            ),
+        ));
+    }
+    Ok(vec![x.shape.clone()])
+}
+
+fn swi_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // s = sigmoid(A); dA = g * B * (s * (1 + A * (1 - s))); dB = g * (A * s).
+    // At A = +-inf, A * (1 - s) and A * s are inf * 0 = NaN, as autograd of
+    // torch's SiLU.
+    let view = half_view(case, &case.inputs[1]).map_err(|r| r.message)?;
+    let (grad, x) = (&inputs[0], &inputs[1]);
+    let mut dx = Tensor::zeros(case.outputs[0].dtype, &x.shape);
+    for r in 0..view.rows {
+        for j in 0..view.cols {
+            let ia = r * 2 * view.cols + j;
+            let ib = ia + view.cols;
+            let (a, b) = (x.get_f64(ia), x.get_f64(ib));
+            let g = grad.get_f64(r * view.cols + j);
+            let s = sigmoid(a);
+            dx.set_f64(ia, g * b * (s * (1.0 + a * (1.0 - s))));
+            dx.set_f64(ib, g * (a * s));
+        }
+    }
+    Ok(vec![dx])
+}
+
+// ---- mul_sigmoid: float16 arithmetic, step by step --------------------------------
+
+/// `v` rounded to float16 (nearest even, IEEE overflow), as f64.
+fn f16r(v: f64) -> f64 {
+    bits_to_f64(round_f64_to_bits(v, Dtype::Float16), Dtype::Float16)
+}
+
+fn mul_sigmoid_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 2, 1)?;
+    let (x1, x2) = (&case.inputs[0], &case.inputs[1]);
+    if x1.dtype != Dtype::Float16 {
+        return Err(Reject::new(
+            "dtype",
+            format!(
+                "mul_sigmoid is defined for float16; input `{}` is {}",
+                x1.name, x1.dtype
+            ),
+        ));
+    }
+    same_dtype(case, Dtype::Float16)?;
+    let &[rows, cols] = x1.shape.as_slice() else {
+        return Err(Reject::new(
+            "shapes",
+            format!(
+                "`{}` is {} but must be 2-D [N, L]",
+                x1.name,
+                shape_str(&x1.shape)
+            ),
+        ));
+    };
+    match x2.shape.as_slice() {
+        &[1, a, b] if a * b == cols => Ok(vec![vec![rows, a, b]]),
+        _ => Err(Reject::new(
+            "shapes",
+            format!(
+                "`{}` is {} but must be [1, a, b] with a * b = {cols}, the row length of `{}` {}",
+                x2.name,
+                shape_str(&x2.shape),
+                x1.name,
+                shape_str(&x1.shape)
+            ),
+        )),
+    }
+}
+
+fn mul_sigmoid_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // Every step rounds to float16, t1..t3 included (attr f32 -> half):
+    // a = x1 * t1; e = exp(-a); d = 1 + e; s = 1 / d; s' = s < t2 ? s : 2 s;
+    // p = x2 * t3; out = s' * p.
+    let t =
+        |name: &str| -> Result<f64, String> { Ok(f16r(f64::from(float_attr(case, name)? as f32))) };
+    let (t1, t2, t3) = (t("t1")?, t("t2")?, t("t3")?);
+    let (x1, x2) = (&inputs[0], &inputs[1]);
+    let cols = x2.numel();
+    let p: Vec<f64> = (0..cols).map(|j| f16r(x2.get_f64(j) * t3)).collect();
+    let rows = x1.shape[0];
+    let mut out_shape = x2.shape.clone();
+    out_shape[0] = rows;
+    let mut out = Tensor::zeros(case.outputs[0].dtype, &out_shape);
+    for i in 0..x1.numel() {
+        let a = f16r(x1.get_f64(i) * t1);
+        let e = f16r((-a).exp());
+        let d = f16r(1.0 + e);
+        let s = f16r(1.0 / d);
+        let s = if s < t2 { s } else { f16r(2.0 * s) };
+        out.set_f64(i, s * p[i % cols]);
+    }
+    Ok(vec![out])
+}
+
+// ---- gcd: y = gcd(|x1|, |x2|), numpy broadcasting (integers) ----------------------
+
+/// The numpy broadcast of two shapes, or `None` when they are incompatible.
+fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    let dim = |s: &[usize], i: usize| {
+        if i + s.len() >= rank {
+            s[i + s.len() - rank]
+        } else {
+            1
+        }
+    };
+    (0..rank)
+        .map(|i| match (dim(a, i), dim(b, i)) {
+            (x, y) if x == y => Some(x),
+            (1, y) => Some(y),
+            (x, 1) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Flat index into `shape` of the output multi-index `idx` (numpy
+/// broadcasting: `shape` is right-aligned, size-1 dims repeat).
+fn broadcast_index(shape: &[usize], idx: &[usize]) -> usize {
+    let skip = idx.len() - shape.len();
+    shape
+        .iter()
+        .zip(&idx[skip..])
+        .fold(0, |flat, (&d, &i)| flat * d + if d == 1 { 0 } else { i })
+}
+
+fn gcd_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+    arity(case, 2, 1)?;
+    let (x1, x2) = (&case.inputs[0], &case.inputs[1]);
+    if !matches!(x1.dtype, Dtype::Int16 | Dtype::Int32 | Dtype::Int64) {
+        return Err(Reject::new(
+            "dtype",
+            format!(
+                "gcd is defined for int16, int32 and int64; input `{}` is {}",
+                x1.name, x1.dtype
+            ),
+        ));
+    }
+    same_dtype(case, x1.dtype)?;
+    broadcast_shape(&x1.shape, &x2.shape)
+        .map(|shape| vec![shape])
+        .ok_or_else(|| {
+            Reject::new(
+                "shapes",
+                format!(
+                    "`{}` {} and `{}` {} do not broadcast",
+                    x1.name,
+                    shape_str(&x1.shape),
+                    x2.name,
+                    shape_str(&x2.shape)
+                ),
+            )
+        })
+}
+
+fn gcd_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    // gcd(|a|, |b|) >= 0 with gcd(0, 0) = 0, exact in i128, then wrapped to
+    // the dtype: gcd(INT32_MIN, 0) = 2^31 wraps to INT32_MIN (numpy, torch).
+    let (x1, x2) = (&inputs[0], &inputs[1]);
+    let shape = broadcast_shape(&x1.shape, &x2.shape)
+        .ok_or_else(|| "the input shapes do not broadcast".to_string())?;
+    let mut y = Tensor::zeros(case.outputs[0].dtype, &shape);
+    for i in 0..y.numel() {
+        let idx = y.multi_index(i);
+        let mut a = x1.get_i128(broadcast_index(&x1.shape, &idx)).abs();
+        let mut b = x2.get_i128(broadcast_index(&x2.shape, &idx)).abs();
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        y.set_i128(i, a);
+    }
+    Ok(vec![y])
 }
 
 #[cfg(test)]
@@ -605,7 +896,15 @@ dtype = "float16"
         let x = Tensor::from_f64s(
             Dtype::Float32,
             &[7],
-            &[0.0, 1.0, -1.0, 60.0, -60.0, f64::INFINITY, f64::NEG_INFINITY],
+            &[
+                0.0,
+                1.0,
+                -1.0,
+                60.0,
+                -60.0,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ],
         );
         let z = run(&s, "f", vec![dy, x])[0].to_f64s();
         // x = 0: (1 + 0 + 1) / 4 = 0.5.
@@ -666,11 +965,24 @@ dtype = "float16"
     #[test]
     fn gelu_grad_values_limits_and_unused_y() {
         let s = spec(GELU_GRAD);
-        let dy = Tensor::from_f64s(Dtype::Float32, &[8], &[1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0]);
+        let dy = Tensor::from_f64s(
+            Dtype::Float32,
+            &[8],
+            &[1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0],
+        );
         let x = Tensor::from_f64s(
             Dtype::Float32,
             &[8],
-            &[0.0, 1.0, -1.0, 5.0, -8.0, -40.0, f64::INFINITY, f64::NEG_INFINITY],
+            &[
+                0.0,
+                1.0,
+                -1.0,
+                5.0,
+                -8.0,
+                -40.0,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            ],
         );
         // y is ignored: NaN there changes nothing.
         let y = Tensor::from_f64s(Dtype::Float32, &[8], &[f64::NAN; 8]);
@@ -699,5 +1011,428 @@ dtype = "float16"
             run(&s, "h", vec![dy, x, y])[0].to_f64s(),
             vec![3326.0 / 1024.0, -1359.0 / 32768.0]
         );
+    }
+
+    const ADDCMUL: &str = r#"
+[op]
+name = "addcmul"
+level = 2
+op_type = "Addcmul"
+[[inputs]]
+name = "input_data"
+dtypes = ["float16", "float32", "bfloat16", "int32"]
+[[inputs]]
+name = "x1"
+dtypes = ["float16", "float32", "bfloat16", "int32"]
+dtype = { same_as = "input_data" }
+[[inputs]]
+name = "x2"
+dtypes = ["float16", "float32", "bfloat16", "int32"]
+dtype = { same_as = "input_data" }
+[[inputs]]
+name = "value"
+dtypes = ["float16", "float32", "bfloat16", "int32"]
+dtype = { same_as = "input_data" }
+[[outputs]]
+name = "y"
+dtype = { same_as = "input_data" }
+[[cases]]
+name = "f"
+shapes = [[2], [2], [2], [1]]
+dtype = "float32"
+[[cases]]
+name = "t"
+shapes = [[2], [2], [2], [2]]
+dtype = "float32"
+[[cases]]
+name = "h"
+shapes = [[2], [2], [2], []]
+dtype = "float16"
+[[cases]]
+name = "i"
+shapes = [[2], [2], [2], [1]]
+dtype = "int32"
+"#;
+
+    fn f32s(shape: &[usize], v: &[f64]) -> Tensor {
+        Tensor::from_f64s(Dtype::Float32, shape, v)
+    }
+
+    #[test]
+    fn addcmul_scalar_and_tensor_value_rounding_and_wrap() {
+        let s = spec(ADDCMUL);
+        let (input, x1, x2) = (
+            f32s(&[2], &[1.0, 2.0]),
+            f32s(&[2], &[2.0, 3.0]),
+            f32s(&[2], &[3.0, -1.0]),
+        );
+        // 1 + 0.5 * 6 = 4; 2 + 0.5 * -3 = 0.5.
+        let y = run(
+            &s,
+            "f",
+            vec![input.clone(), x1.clone(), x2.clone(), f32s(&[1], &[0.5])],
+        );
+        assert_eq!(y[0].to_f64s(), vec![4.0, 0.5]);
+        // Per-element value: 1 + 2 * 6 = 13; 2 + -1 * -3 = 5.
+        let y = run(&s, "t", vec![input, x1, x2, f32s(&[2], &[2.0, -1.0])]);
+        assert_eq!(y[0].to_f64s(), vec![13.0, 5.0]);
+        // fp16, 0-d value: 2048 + 1 * 1 * 1 = 2049 ties to 2048; 2048 + 3 =
+        // 2051 ties to 2052 (one rounding of the f32 result).
+        let h = |v: &[f64]| Tensor::from_f64s(Dtype::Float16, &[v.len()], v);
+        let value = Tensor::from_f64s(Dtype::Float16, &[], &[1.0]);
+        let y = run(
+            &s,
+            "h",
+            vec![h(&[2048.0, 2048.0]), h(&[1.0, 3.0]), h(&[1.0, 1.0]), value],
+        );
+        assert_eq!(y[0].to_f64s(), vec![2048.0, 2052.0]);
+        // int32 wraps: 1 + 3 * (65536 * 65536 = 2^32 -> 0) = 1;
+        // MAX + 3 * 1 * 1 -> MIN + 2.
+        let i = |v: &[i64]| Tensor::from_i64s(Dtype::Int32, &[v.len()], v);
+        let y = run(
+            &s,
+            "i",
+            vec![
+                i(&[1, i64::from(i32::MAX)]),
+                i(&[65536, 1]),
+                i(&[65536, 1]),
+                i(&[3]),
+            ],
+        );
+        assert_eq!(y[0].to_i64s(), vec![1, i64::from(i32::MIN) + 2]);
+        let text = ADDCMUL.replace(
+            "shapes = [[2], [2], [2], [2]]",
+            "shapes = [[2], [2], [2], [3]]",
+        );
+        assert!(parse_err(&text).ends_with(
+            "cases[1].shapes: `value` is [3]: it must hold one element or have the shape [2] of `input_data`"
+        ));
+    }
+
+    const ADDCDIV: &str = r#"
+[op]
+name = "addcdiv"
+level = 2
+op_type = "Addcdiv"
+[[inputs]]
+name = "input_data"
+dtypes = ["float16", "float32", "int32"]
+[[inputs]]
+name = "x1"
+dtypes = ["float16", "float32", "int32"]
+dtype = { same_as = "input_data" }
+[[inputs]]
+name = "x2"
+dtypes = ["float16", "float32", "int32"]
+dtype = { same_as = "input_data" }
+[[inputs]]
+name = "value"
+dtypes = ["float16", "float32", "int32"]
+dtype = { same_as = "input_data" }
+[[outputs]]
+name = "y"
+dtype = { same_as = "input_data" }
+[[cases]]
+name = "f"
+shapes = [[4], [4], [4], [1]]
+dtype = "float32"
+[[cases]]
+name = "h"
+shapes = [[1], [1], [1], [1]]
+dtype = "float16"
+"#;
+
+    #[test]
+    fn addcdiv_values_division_by_zero_and_dtypes() {
+        let s = spec(ADDCDIV);
+        let y = run(
+            &s,
+            "f",
+            vec![
+                f32s(&[4], &[1.0, 1.0, 1.0, 5.0]),
+                f32s(&[4], &[3.0, 1.0, 0.0, -1.0]),
+                f32s(&[4], &[2.0, 0.0, 0.0, -0.0]),
+                f32s(&[1], &[0.5]),
+            ],
+        );
+        let y = y[0].to_f64s();
+        // 1 + 0.5 * 1.5 = 1.75; 1 / 0 = inf; 0 / 0 = NaN; -1 / -0 = inf.
+        assert_eq!(y[0], 1.75);
+        assert_eq!(y[1], f64::INFINITY);
+        assert!(y[2].is_nan());
+        assert_eq!(y[3], f64::INFINITY);
+        // fp16: 1 + f32(1/3) = 1.3333334 -> 1365/1024.
+        let h = |v: f64| Tensor::from_f64s(Dtype::Float16, &[1], &[v]);
+        let y = run(&s, "h", vec![h(1.0), h(1.0), h(3.0), h(1.0)]);
+        assert_eq!(y[0].to_f64s(), vec![1365.0 / 1024.0]);
+        let text = ADDCDIV.replace("dtype = \"float16\"", "dtype = \"int32\"");
+        assert!(parse_err(&text).ends_with(
+            "cases[1].dtype: addcdiv is defined for float16, float32 and bfloat16; input `input_data` is int32"
+        ));
+    }
+
+    const LERP: &str = r#"
+[op]
+name = "lerp"
+level = 2
+op_type = "Lerp"
+[[inputs]]
+name = "start"
+dtypes = ["float16", "float32"]
+[[inputs]]
+name = "end"
+dtypes = ["float16", "float32"]
+dtype = { same_as = "start" }
+[[inputs]]
+name = "weight"
+dtypes = ["float16", "float32"]
+dtype = { same_as = "start" }
+[[outputs]]
+name = "y"
+dtype = { same_as = "start" }
+[[cases]]
+name = "f"
+shapes = [[4], [4], [4]]
+dtype = "float32"
+[[cases]]
+name = "h"
+shapes = [[1], [1], [1]]
+dtype = "float16"
+"#;
+
+    #[test]
+    fn lerp_one_sided_float32_steps() {
+        let s = spec(LERP);
+        let y = run(
+            &s,
+            "f",
+            vec![
+                f32s(&[4], &[1.0, 1.0, f64::INFINITY, 1e38]),
+                f32s(&[4], &[3.0, 3.0, f64::INFINITY, -3e38]),
+                f32s(&[4], &[0.25, -1.0, 0.5, 0.5]),
+            ],
+        );
+        let y = y[0].to_f64s();
+        // 1 + 0.25 * 2 = 1.5; extrapolation 1 - 2 = -1; inf - inf = NaN;
+        // -3e38 - 1e38 overflows in f32 before the weight halves it: -inf.
+        assert_eq!(&y[..2], &[1.5, -1.0]);
+        assert!(y[2].is_nan());
+        assert_eq!(y[3], f64::NEG_INFINITY);
+        // fp16: 2048 + 0.25 * 4 = 2049 ties to 2048.
+        let h = |v: f64| Tensor::from_f64s(Dtype::Float16, &[1], &[v]);
+        let y = run(&s, "h", vec![h(2048.0), h(2052.0), h(0.25)]);
+        assert_eq!(y[0].to_f64s(), vec![2048.0]);
+    }
+
+    const SWI_GLU: &str = r#"
+[op]
+name = "swi_glu"
+level = 2
+op_type = "SwiGlu"
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32"]
+[[outputs]]
+name = "y"
+dtype = { same_as = "x" }
+[[attrs]]
+name = "dim"
+type = "int"
+default = -1
+[[cases]]
+name = "last"
+shapes = [[1, 6]]
+dtype = "float32"
+[[cases]]
+name = "first"
+shapes = [[2, 2]]
+dtype = "float32"
+attrs = { dim = 0 }
+"#;
+
+    #[test]
+    fn swi_glu_halves_along_dim_and_limits() {
+        let s = spec(SWI_GLU);
+        // A = [1, -1, -inf], B = [2, 3, 1].
+        let x = f32s(&[1, 6], &[1.0, -1.0, f64::NEG_INFINITY, 2.0, 3.0, 1.0]);
+        let y = run(&s, "last", vec![x])[0].clone();
+        assert_eq!(y.shape, vec![1, 3]);
+        let y = y.to_f64s();
+        // SiLU(1) = 0.7310586, SiLU(-1) = -0.2689414; SiLU(-inf) = NaN.
+        assert!((y[0] - 1.462_117_2).abs() < 1e-6, "{}", y[0]);
+        assert!((y[1] + 0.806_824_3).abs() < 1e-6, "{}", y[1]);
+        assert!(y[2].is_nan());
+        // dim 0: A is row 0, B row 1.
+        let x = f32s(&[2, 2], &[1.0, 0.0, 2.0, 5.0]);
+        let y = run(&s, "first", vec![x])[0].clone();
+        assert_eq!(y.shape, vec![1, 2]);
+        assert!((y.get_f64(0) - 1.462_117_2).abs() < 1e-6);
+        assert_eq!(y.get_f64(1), 0.0);
+        let text = SWI_GLU.replace("shapes = [[1, 6]]", "shapes = [[1, 5]]");
+        assert!(parse_err(&text).ends_with(
+            "cases[0].shapes: `x` [1, 5] has an odd size 5 along dim -1; it must split in halves"
+        ));
+    }
+
+    const SWI_GLU_GRAD: &str = r#"
+[op]
+name = "swi_glu_grad"
+level = 2
+op_type = "SwiGluGrad"
+[[inputs]]
+name = "y_grad"
+dtypes = ["float32"]
+[[inputs]]
+name = "x"
+dtypes = ["float32"]
+[[outputs]]
+name = "x_grad"
+dtype = { same_as = "y_grad" }
+[[attrs]]
+name = "dim"
+type = "int"
+default = -1
+[[cases]]
+name = "f"
+shapes = [[2, 1], [2, 2]]
+"#;
+
+    #[test]
+    fn swi_glu_grad_values_and_shapes() {
+        let s = spec(SWI_GLU_GRAD);
+        // Row 0: A = 1, B = 2, g = 1; row 1: A = -200, B = 1, g = 3.
+        let g = f32s(&[2, 1], &[1.0, 3.0]);
+        let x = f32s(&[2, 2], &[1.0, 2.0, -200.0, 1.0]);
+        let dx = run(&s, "f", vec![g, x])[0].to_f64s();
+        // s = 0.7310586: dA = 2 s (1 + (1 - s)) = 1.8553410, dB = s.
+        assert!((dx[0] - 1.855_341_0).abs() < 1e-6, "{}", dx[0]);
+        assert!((dx[1] - 0.731_058_6).abs() < 1e-6, "{}", dx[1]);
+        // A = -200: s = e^-200 (no overflow): dA = 3 e^-200 (1 - 200) and
+        // dB = -600 e^-200 both underflow f32 to -0.
+        assert!(dx[2] == 0.0 && dx[2].is_sign_negative());
+        assert!(dx[3] == 0.0 && dx[3].is_sign_negative());
+        let text = SWI_GLU_GRAD.replace("shapes = [[2, 1], [2, 2]]", "shapes = [[2, 2], [2, 2]]");
+        assert!(parse_err(&text).ends_with(
+            "cases[0].shapes: `y_grad` is [2, 2] but must be [2, 1]: `x` [2, 2] with dim halved"
+        ));
+    }
+
+    const MUL_SIGMOID: &str = r#"
+[op]
+name = "mul_sigmoid"
+level = 2
+op_type = "MulSigmoid"
+[[inputs]]
+name = "x1"
+dtypes = ["float16"]
+[[inputs]]
+name = "x2"
+dtypes = ["float16"]
+[[outputs]]
+name = "out"
+dtypes = ["float16"]
+[[attrs]]
+name = "t1"
+type = "float"
+required = true
+[[attrs]]
+name = "t2"
+type = "float"
+required = true
+[[attrs]]
+name = "t3"
+type = "float"
+required = true
+[[cases]]
+name = "h"
+shapes = [[2, 2], [1, 1, 2]]
+attrs = { t1 = 0.3, t2 = 0.1, t3 = 0.8 }
+"#;
+
+    #[test]
+    fn mul_sigmoid_float16_steps_threshold_and_broadcast() {
+        let s = spec(MUL_SIGMOID);
+        let x1 = Tensor::from_f64s(Dtype::Float16, &[2, 2], &[1.0, -20.0, 0.0, -40.0]);
+        let x2 = Tensor::from_f64s(Dtype::Float16, &[1, 1, 2], &[2.0, -1.0]);
+        let out = run(&s, "h", vec![x1, x2])[0].clone();
+        assert_eq!(out.shape, vec![2, 1, 2]);
+        let v = out.to_f64s();
+        // x1 = 1: a = h(0.3) = 0.30005, e = h(exp(-a)) = 0.7407, d = 1.74,
+        // s = 0.5747 >= 0.1 -> 2 s = 1.1494; p = h(2 * h(0.8)) = 2 * 0.79980 =
+        // 1.599609375; h(1.1494 * 1.5996) = 1.8388671875.
+        assert_eq!(v[0], 1.838_867_187_5);
+        // x1 = -20: a = -6.0, e = 403.5, s = h(1/404.5) = 0.002472 < 0.1 kept;
+        // times p = h(-1 * 0.8) = -0.7998: -0.001977.
+        assert!((v[1] + 0.001_977).abs() < 2e-6, "{}", v[1]);
+        // x1 = 0: s = 0.5 -> 1.0 * p.
+        assert_eq!(v[2], 1.599_609_375);
+        // x1 = -40: a = -12, e = 162755 overflows float16 to inf, s = 0.
+        assert_eq!(v[3], 0.0);
+        let text = MUL_SIGMOID.replace("[1, 1, 2]", "[1, 1, 3]");
+        assert!(parse_err(&text).contains(
+            "`x2` is [1, 1, 3] but must be [1, a, b] with a * b = 2, the row length of `x1` [2, 2]"
+        ));
+    }
+
+    const GCD: &str = r#"
+[op]
+name = "gcd"
+level = 2
+op_type = "Gcd"
+[[inputs]]
+name = "x1"
+dtypes = ["int16", "int32", "int64", "float32"]
+[[inputs]]
+name = "x2"
+dtypes = ["int16", "int32", "int64", "float32"]
+dtype = { same_as = "x1" }
+[[outputs]]
+name = "y"
+dtype = { same_as = "x1" }
+[[cases]]
+name = "i32"
+shapes = [[7], [7]]
+dtype = "int32"
+[[cases]]
+name = "i16"
+shapes = [[2], [2]]
+dtype = "int16"
+[[cases]]
+name = "bcast"
+shapes = [[2, 1], [3]]
+dtype = "int64"
+"#;
+
+    #[test]
+    fn gcd_signs_zeros_wrap_and_broadcasting() {
+        let s = spec(GCD);
+        let i32s = |v: &[i64]| Tensor::from_i64s(Dtype::Int32, &[v.len()], v);
+        let min = i64::from(i32::MIN);
+        let y = run(
+            &s,
+            "i32",
+            vec![
+                i32s(&[6, -4, 0, 0, min, 7, min]),
+                i32s(&[9, -6, 0, 5, 0, 13, 1 << 20]),
+            ],
+        );
+        // gcd(INT32_MIN, 0) = 2^31 wraps to INT32_MIN; gcd(2^31, 2^20) = 2^20.
+        assert_eq!(y[0].to_i64s(), vec![3, 2, 0, 5, min, 1, 1 << 20]);
+        let i16s = |v: &[i64]| Tensor::from_i64s(Dtype::Int16, &[v.len()], v);
+        let y = run(&s, "i16", vec![i16s(&[-32768, -32768]), i16s(&[0, 12])]);
+        assert_eq!(y[0].to_i64s(), vec![-32768, 4]);
+        // [2, 1] with [3] -> [2, 3].
+        let a = Tensor::from_i64s(Dtype::Int64, &[2, 1], &[12, 1_000_000_000_000]);
+        let b = Tensor::from_i64s(Dtype::Int64, &[3], &[18, 8, 250_000_000_000]);
+        let y = run(&s, "bcast", vec![a, b])[0].clone();
+        assert_eq!(y.shape, vec![2, 3]);
+        assert_eq!(y.to_i64s(), vec![6, 4, 4, 2, 8, 250_000_000_000]);
+        let text = GCD.replace("shapes = [[2, 1], [3]]", "shapes = [[2, 2], [3]]");
+        assert!(parse_err(&text)
+            .ends_with("cases[2].shapes: `x1` [2, 2] and `x2` [3] do not broadcast"));
+        let text = GCD.replace("dtype = \"int16\"", "dtype = \"float32\"");
+        assert!(parse_err(&text).ends_with(
+            "cases[1].dtype: gcd is defined for int16, int32 and int64; input `x1` is float32"
+        ));
     }
 }

@@ -110,7 +110,10 @@ fn float_dtype(case: &Case, op: &str, skip: &[usize]) -> Result<Dtype, Reject> {
         if o.dtype != first.dtype {
             return Err(Reject::new(
                 "dtype",
-                format!("output `{}` must be {}, not {}", o.name, first.dtype, o.dtype),
+                format!(
+                    "output `{}` must be {}, not {}",
+                    o.name, first.dtype, o.dtype
+                ),
             ));
         }
     }
@@ -274,7 +277,7 @@ fn nearest_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     let out = nearest_sizes(case)?;
     for name in ["scale_d", "scale_h", "scale_w"] {
         let s = f32_attr(case, name)?;
-        if !(s >= 0.0) || !s.is_finite() {
+        if !s.is_finite() || s < 0.0 {
             return Err(Reject::new(
                 "attrs",
                 format!("{name} = {s} must be finite and >= 0 (0: in/out)"),
@@ -326,10 +329,7 @@ fn pad_pairs(case: &Case, rank: usize) -> Result<[(usize, usize); 3], Reject> {
         ));
     }
     if p.iter().any(|&v| v < 0) {
-        return Err(Reject::new(
-            "attrs",
-            format!("paddings {p:?} must be >= 0"),
-        ));
+        return Err(Reject::new("attrs", format!("paddings {p:?} must be >= 0")));
     }
     let o = 2 * (rank - 3);
     Ok([
@@ -401,7 +401,11 @@ fn pad_grad_compute(case: &Case, inputs: &[Tensor], reflect: bool) -> Result<Vec
     let pads = pad_pairs(case, rank).map_err(msg)?;
     let out_shape = &shapes[0];
     let lead: usize = out_shape[..rank - 3].iter().product();
-    let out3 = [out_shape[rank - 3], out_shape[rank - 2], out_shape[rank - 1]];
+    let out3 = [
+        out_shape[rank - 3],
+        out_shape[rank - 2],
+        out_shape[rank - 1],
+    ];
     let in3 = [x.shape[rank - 3], x.shape[rank - 2], x.shape[rank - 1]];
     let maps = [0, 1, 2].map(|a| pad_preimages(out3[a], pads[a].0, pads[a].1, reflect));
     let mut sums = vec![0.0f64; numel(out_shape)];
@@ -682,7 +686,12 @@ fn avg_pool_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Strin
 
 /// Source index and weights of one output index of bilinear interpolation,
 /// in f32 as torch computes them: (i0, i1, lambda0, lambda1).
-fn bilinear_src(dst: usize, ratio: f32, align_corners: bool, input: usize) -> (usize, usize, f32, f32) {
+fn bilinear_src(
+    dst: usize,
+    ratio: f32,
+    align_corners: bool,
+    input: usize,
+) -> (usize, usize, f32, f32) {
     let src = if align_corners {
         ratio * dst as f32
     } else {
@@ -746,7 +755,7 @@ fn bilinear_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     bool_attr(case, "align_corners")?;
     for name in ["scales_h", "scales_w"] {
         let s = f32_attr(case, name)?;
-        if !(s >= 0.0) || !s.is_finite() {
+        if !s.is_finite() || s < 0.0 {
             return Err(Reject::new(
                 "attrs",
                 format!("{name} = {s} must be finite and >= 0 (0: in/out)"),
@@ -813,7 +822,10 @@ fn slice_geometry(case: &Case) -> Result<Vec<(usize, usize, usize)>, Reject> {
         if axis < 0 || axis >= rank as i64 || seen[axis as usize] {
             return Err(Reject::new(
                 "attrs",
-                format!("axis {} is out of range or repeated for rank {rank}", axes.get(i).copied().unwrap_or(i as i64)),
+                format!(
+                    "axis {} is out of range or repeated for rank {rank}",
+                    axes.get(i).copied().unwrap_or(i as i64)
+                ),
             ));
         }
         let a = axis as usize;
@@ -828,10 +840,7 @@ fn slice_geometry(case: &Case) -> Result<Vec<(usize, usize, usize)>, Reject> {
             ));
         }
         if a == rank - 1 && s != 1 {
-            return Err(Reject::new(
-                "attrs",
-                "the stride of the last dim must be 1",
-            ));
+            return Err(Reject::new("attrs", "the stride of the last dim must be 1"));
         }
         let count = if e > b { (e - b + s - 1) / s } else { 0 };
         geo[a] = (b as usize, s as usize, count as usize);
@@ -846,11 +855,17 @@ fn slice_assign_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     if var.dtype != val.dtype || case.outputs[0].dtype != var.dtype {
         return Err(Reject::new(
             "dtype",
-            format!("{op}: `{}`, `{}` and the output must share a dtype", var.name, val.name),
+            format!(
+                "{op}: `{}`, `{}` and the output must share a dtype",
+                var.name, val.name
+            ),
         ));
     }
     if var.shape.is_empty() {
-        return Err(Reject::new("shapes", format!("{op}: `{}` is a scalar", var.name)));
+        return Err(Reject::new(
+            "shapes",
+            format!("{op}: `{}` is a scalar", var.name),
+        ));
     }
     let geo = slice_geometry(case)?;
     let want: Vec<usize> = geo.iter().map(|g| g.2).collect();
@@ -1022,7 +1037,11 @@ attrs = { paddings = [0, 0, 1, 1, 1, 1, 1, 1] }
     fn replication_grad_sums_edge_strips() {
         let s = spec(PAD);
         // W 3 padded (2, 1): padded o -> clamp(o - 2): 0,0,0,1,2,2.
-        let x = Tensor::from_f64s(Dtype::Float32, &[1, 1, 1, 1, 6], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[1, 1, 1, 1, 6],
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        );
         let z = &run(&s, "w", vec![x])[0];
         assert_eq!(z.shape, vec![1, 1, 1, 1, 3]);
         assert_eq!(z.to_f64s(), vec![6.0, 4.0, 11.0]);
@@ -1036,9 +1055,15 @@ attrs = { paddings = [0, 0, 1, 1, 1, 1, 1, 1] }
 
     #[test]
     fn pad_grad_rejects_bad_paddings() {
-        let text = PAD.replace("[0, 0, 0, 0, 0, 0, 0, 0, 2, 1]", "[0, 1, 0, 0, 0, 0, 0, 0, 2, 1]");
+        let text = PAD.replace(
+            "[0, 0, 0, 0, 0, 0, 0, 0, 2, 1]",
+            "[0, 1, 0, 0, 0, 0, 0, 0, 2, 1]",
+        );
         assert!(parse_err(&text).contains("only the last three dims may be padded"));
-        let text = PAD.replace("[0, 0, 0, 0, 0, 0, 0, 0, 2, 1]", "[0, 0, 0, 0, 0, 0, 0, 0, 3, 1]");
+        let text = PAD.replace(
+            "[0, 0, 0, 0, 0, 0, 0, 0, 2, 1]",
+            "[0, 0, 0, 0, 0, 0, 0, 0, 3, 1]",
+        );
         assert!(parse_err(&text).contains("must be smaller than the unpadded size 2"));
         let text = PAD.replace("[0, 0, 0, 0, 0, 0, 0, 0, 2, 1]", "[0, 0, 0, 0, 2, 1]");
         assert!(parse_err(&text).contains("paddings has 6 values; a 5-D x needs 10"));
@@ -1052,7 +1077,11 @@ attrs = { paddings = [0, 0, 1, 1, 1, 1, 1, 1] }
         let s = spec(&text);
         // W 3 padded (2, 1): o -> i = o - 2: -2, -1, 0, 1, 2, 3 -> reflect
         // 2, 1, 0, 1, 2, 1. z = [3, 2 + 4 + 6, 1 + 5].
-        let x = Tensor::from_f64s(Dtype::Float32, &[1, 1, 1, 1, 6], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let x = Tensor::from_f64s(
+            Dtype::Float32,
+            &[1, 1, 1, 1, 6],
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        );
         let z = &run(&s, "w", vec![x])[0];
         assert_eq!(z.to_f64s(), vec![3.0, 12.0, 6.0]);
         // Unpadded 2 per axis, pad 1: index map 1, 0, 1, 0 on each axis, so
@@ -1091,7 +1120,11 @@ dtype = "float32"
         let s = spec(ADAPTIVE);
         // [CO] example: W 4 -> 2, windows [0, 2) and [2, 4): each input gets
         // g / 2.
-        let g = Tensor::from_f64s(Dtype::Float32, &[2, 2, 1, 1, 2], &[2.0, 4.0, 6.0, 8.0, 1.0, 3.0, 5.0, 7.0]);
+        let g = Tensor::from_f64s(
+            Dtype::Float32,
+            &[2, 2, 1, 1, 2],
+            &[2.0, 4.0, 6.0, 8.0, 1.0, 3.0, 5.0, 7.0],
+        );
         let x = Tensor::zeros(Dtype::Float32, &[2, 2, 1, 1, 4]);
         let out = &run(&s, "co", vec![g, x])[0];
         assert_eq!(out.shape, vec![2, 2, 1, 1, 4]);
@@ -1102,7 +1135,10 @@ dtype = "float32"
         // W 3 -> 2: windows [0, 2) and [1, 3) overlap at 1.
         let g = Tensor::from_f64s(Dtype::Float32, &[1, 1, 1, 1, 2], &[2.0, 6.0]);
         let x = Tensor::zeros(Dtype::Float32, &[1, 1, 1, 1, 3]);
-        assert_eq!(run(&s, "overlap", vec![g, x])[0].to_f64s(), vec![1.0, 4.0, 3.0]);
+        assert_eq!(
+            run(&s, "overlap", vec![g, x])[0].to_f64s(),
+            vec![1.0, 4.0, 3.0]
+        );
     }
 
     const AVG: &str = r#"
@@ -1182,7 +1218,10 @@ attrs = { ksize = [2], data_format = "NCDHW" }
         let x = iota(Dtype::Float32, &[1, 2, 2, 2, 1]);
         // Sum 0..8 = 28 over 8 cells.
         assert_eq!(run(&s, "plain", vec![x.clone()])[0].to_f64s(), vec![3.5]);
-        assert_eq!(run(&s, "divisor", vec![x])[0].to_f64s(), vec![f64::from(28.0f32 / 3.0)]);
+        assert_eq!(
+            run(&s, "divisor", vec![x])[0].to_f64s(),
+            vec![f64::from(28.0f32 / 3.0)]
+        );
         let x = iota(Dtype::Float32, &[1, 1, 2, 2, 2]);
         assert_eq!(run(&s, "ncdhw", vec![x])[0].to_f64s(), vec![3.5]);
         // W = [4, 1, 2] (the 3 is W here: NDHWC [1, D=1, H=1, W=3, C=1]),
@@ -1210,7 +1249,10 @@ attrs = { ksize = [2], data_format = "NCDHW" }
         // k 3, s 1, pad 1 over [0, 1, 2]: windows [-1, 2), [0, 3), [1, 4)
         // clipped to the padded extent [-1, 4): all 3 wide.
         let x = Tensor::from_f64s(Dtype::Float32, &[1, 1, 1, 3, 1], &[3.0, 6.0, 9.0]);
-        assert_eq!(run(&s, "pad_incl", vec![x])[0].to_f64s(), vec![3.0, 6.0, 5.0]);
+        assert_eq!(
+            run(&s, "pad_incl", vec![x])[0].to_f64s(),
+            vec![3.0, 6.0, 5.0]
+        );
     }
 
     const BILINEAR: &str = r#"
@@ -1336,10 +1378,7 @@ attrs = { begin = [-2], end = [100], strides = [1], axes = [-1] }
         let var = Tensor::from_i64s(Dtype::Int32, &[4, 3], &[0; 12]);
         let val = Tensor::from_i64s(Dtype::Int32, &[2, 2], &[1, 2, 3, 4]);
         let out = &run(&s, "nkb", vec![var, val])[0];
-        assert_eq!(
-            out.to_i64s(),
-            vec![0, 0, 0, 1, 2, 0, 0, 0, 0, 3, 4, 0]
-        );
+        assert_eq!(out.to_i64s(), vec![0, 0, 0, 1, 2, 0, 0, 0, 0, 3, 4, 0]);
         // axes [-1], begin -2 -> 2, end 100 -> clamped to 4.
         let var = Tensor::from_f64s(Dtype::Float32, &[3, 4], &[0.0; 12]);
         let val = Tensor::from_f64s(Dtype::Float32, &[3, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
@@ -1353,7 +1392,8 @@ attrs = { begin = [-2], end = [100], strides = [1], axes = [-1] }
     #[test]
     fn slice_assign_checks_the_value_shape() {
         let text = SLICE.replace("shapes = [[4, 3], [2, 2]]", "shapes = [[4, 3], [2, 3]]");
-        assert!(parse_err(&text).contains("`input_value` is [2, 3] but the slice of `var` [4, 3] is [2, 2]"));
+        assert!(parse_err(&text)
+            .contains("`input_value` is [2, 3] but the slice of `var` [4, 3] is [2, 2]"));
         let text = SLICE.replace("strides = [2, 1] }", "strides = [1, 2] }");
         assert!(parse_err(&text).contains("the stride of the last dim must be 1"));
     }

@@ -1445,13 +1445,20 @@ dtype = "float32"
             err(&text),
             "ops/add_custom/op.toml:24:1: cases[1].name: missing field `name`"
         );
-        let text = BASE.replace("dtype = \"float32\"", "dtype = \"float32\"\ntolerance = { atol = 1e-3 }");
+        let text = BASE.replace(
+            "dtype = \"float32\"",
+            "dtype = \"float32\"\ntolerance = { atol = 1e-3 }",
+        );
         assert_eq!(
             err(&text),
             "ops/add_custom/op.toml:28:13: cases[1].tolerance.rtol: missing field `rtol`"
         );
         let text = BASE.replace("[op]", "[opp]");
-        assert!(err(&text).starts_with("ops/add_custom/op.toml:1:2: opp: unknown field `opp`"), "{}", err(&text));
+        assert!(
+            err(&text).starts_with("ops/add_custom/op.toml:1:2: opp: unknown field `opp`"),
+            "{}",
+            err(&text)
+        );
         let text = BASE.replace("op_type = \"AddCustom\"\n", "");
         assert_eq!(
             err(&text),

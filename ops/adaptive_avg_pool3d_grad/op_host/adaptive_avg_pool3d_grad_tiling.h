@@ -1,0 +1,47 @@
+// Tiling data of AdaptiveAvgPool3dGrad, shared by the host tiling function
+// and the kernel (GET_TILING_DATA).
+//
+// The kernel computes X[p, d, h, w] = sum over (od, oh, ow) of
+// wD(d, od) wH(h, oh) wW(w, ow) Y[p, od, oh, ow] (Y = y_grad, X = x_grad,
+// w = 1 / window size where the cell is in the window). Per axis a (0 D, 1 H,
+// 2 W): `src[a]` / `dst[a]` are the sizes of Y and X (`ratio` and
+// `alignCorners` are unused here), and output index i receives source
+// indices base(i) .. base(i) + terms[a] - 1 with base(i) = floor((i +
+// baseOff[a]) * baseScale[a] + baseAdd[a]) + baseShift[a] (the host picks
+// the largest shift for which no source index falls below the base). In UB
+// a row of Y takes `srcStride` elements and a row of X `dstStride`. A work item is (plane, d, chunk of
+// output rows); chunk c has baseRows (+1 for c < extraRows) rows.
+#ifndef ADAPTIVE_AVG_POOL3D_GRAD_TILING_H
+#define ADAPTIVE_AVG_POOL3D_GRAD_TILING_H
+
+#include "register/tilingdata_base.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(AdaptiveAvgPool3dGradTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, planes);
+TILING_DATA_FIELD_DEF_ARR(uint32_t, 3, src);
+TILING_DATA_FIELD_DEF_ARR(uint32_t, 3, dst);
+TILING_DATA_FIELD_DEF_ARR(uint32_t, 3, terms);
+TILING_DATA_FIELD_DEF_ARR(float, 3, ratio);
+TILING_DATA_FIELD_DEF_ARR(float, 3, baseOff);
+TILING_DATA_FIELD_DEF_ARR(float, 3, baseScale);
+TILING_DATA_FIELD_DEF_ARR(float, 3, baseAdd);
+TILING_DATA_FIELD_DEF_ARR(int32_t, 3, baseShift);
+TILING_DATA_FIELD_DEF(uint32_t, alignCorners);
+TILING_DATA_FIELD_DEF(uint32_t, srcStride);    // UB elements per Y row
+TILING_DATA_FIELD_DEF(uint32_t, dstStride);    // UB elements per X row
+TILING_DATA_FIELD_DEF(uint32_t, srcRowsCap);   // Y rows of a tile
+TILING_DATA_FIELD_DEF(uint32_t, tableRows);    // Y rows per gather table
+TILING_DATA_FIELD_DEF(uint32_t, tileRows);     // most X rows of a chunk
+TILING_DATA_FIELD_DEF(uint32_t, chunkNum);
+TILING_DATA_FIELD_DEF(uint32_t, baseRows);
+TILING_DATA_FIELD_DEF(uint32_t, extraRows);
+TILING_DATA_FIELD_DEF(uint32_t, blockItems);   // items of a non-tail core
+TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one item more
+TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per queue (2 = double buffering)
+END_TILING_DATA_DEF;
+
+REGISTER_TILING_DATA_CLASS(AdaptiveAvgPool3dGrad, AdaptiveAvgPool3dGradTilingData)
+}  // namespace optiling
+
+#endif  // ADAPTIVE_AVG_POOL3D_GRAD_TILING_H

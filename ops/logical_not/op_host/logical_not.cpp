@@ -1,0 +1,211 @@
+// LogicalNot host side: tiling function, shape inference and the OpDef.
+//
+// y = not x, elementwise, on bool (one byte): y is 1 where the byte of x is 0
+// and 0 elsewhere (any non-zero byte counts as true, as in torch). Tiling
+// key 1 (see op_kernel/logical_not.cpp).
+//
+// Tiling: the flat tensors are split over the vector cores in units of
+// SPLIT_UNIT_BYTES (512 B keeps every core's GM range 512 B aligned); the
+// first `tailCoreNum` cores take one unit more. Each core streams its range
+// through UB in tiles of TILE_BYTES (capped so that the queues with
+// BUFFER_NUM buffers each and the float16 scratch fit in UB).
+#include <cstdint>
+
+#include "logical_not_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace optiling {
+namespace {
+constexpr uint32_t BLOCK_BYTES = 32;      // UB data block
+constexpr uint32_t GM_ALIGN_BYTES = 512;  // preferred GM burst alignment
+constexpr uint32_t CMP_ELEMS = 32;        // tiles are whole 32 B blocks
+constexpr uint32_t OUT_BYTES = 1;         // bool
+constexpr uint32_t INPUT_NUM = 1;         // x
+constexpr uint32_t MASK_BITS = 0;         // no compare mask
+
+// What a kernel path keeps in UB per element of a tile.
+struct LogicalNotLayout {
+    uint64_t key;        // tiling key
+    uint32_t inBytes;    // bytes of one input element
+    uint32_t tmpBytes;   // single-buffered scratch bytes per element
+};
+
+// ascendopt:tiling-begin
+constexpr uint32_t TILE_BYTES = 32768;      // ascendopt:knob min=1024 max=65536 step=pow2
+constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2
+constexpr uint32_t MAX_CORE_NUM = 48;       // ascendopt:knob min=1 max=48 step=1
+constexpr uint32_t SPLIT_UNIT_BYTES = 512;  // ascendopt:knob choices=256,512,1024,2048
+constexpr uint32_t MIN_CORE_BYTES = 1024;   // ascendopt:knob min=32 max=65536 step=pow2
+
+struct LogicalNotPlan {
+  uint32_t coreNum;
+  uint32_t unitLength;
+  uint32_t blockUnits;
+  uint32_t tailCoreNum;
+  uint32_t tileLength;
+};
+
+// Splits `total` elements over at most `aivNum` cores and sizes the UB tile.
+// Returns false when no tile fits in `ubBytes`.
+bool MakeLogicalNotPlan(uint64_t total, const LogicalNotLayout& layout, uint32_t aivNum, uint64_t ubBytes,
+                        LogicalNotPlan& plan)
+{
+    uint64_t unitLength = SPLIT_UNIT_BYTES / OUT_BYTES;
+    uint64_t units = (total + unitLength - 1) / unitLength;
+    uint64_t coreNum = aivNum < MAX_CORE_NUM ? aivNum : MAX_CORE_NUM;
+    if (coreNum > units) {
+        coreNum = units;
+    }
+    // Tiny tensors: no core gets less than MIN_CORE_BYTES of input.
+    uint64_t coreCap = (total * layout.inBytes + MIN_CORE_BYTES - 1) / MIN_CORE_BYTES;
+    if (coreNum > coreCap) {
+        coreNum = coreCap;
+    }
+    if (coreNum == 0) {
+        coreNum = 1;
+    }
+    uint64_t blockUnits = units / coreNum;
+    uint64_t tailCoreNum = units % coreNum;
+
+    // Tile: TILE_BYTES of each input, but the BUFFER_NUM input and output
+    // buffers, the scratch and the compare mask (MASK_BITS per element) must
+    // fit in UB.
+    uint64_t tileLength = TILE_BYTES / layout.inBytes;
+    uint64_t eighthsPerElem = 8 * (BUFFER_NUM * (INPUT_NUM * layout.inBytes + OUT_BYTES) + layout.tmpBytes) + MASK_BITS;
+    uint64_t ubLength = ubBytes * 8 / eighthsPerElem;
+    if (tileLength > ubLength) {
+        tileLength = ubLength;
+    }
+    uint64_t burstElems = GM_ALIGN_BYTES / OUT_BYTES;
+    uint64_t blockElems = CMP_ELEMS > BLOCK_BYTES / OUT_BYTES ? CMP_ELEMS : BLOCK_BYTES / OUT_BYTES;
+    // A small TILE_BYTES still gets one aligned block when UB holds it.
+    if (tileLength < blockElems && ubLength >= blockElems) {
+        tileLength = blockElems;
+    }
+    uint64_t maxTile =
+        tileLength >= burstElems ? tileLength / burstElems * burstElems : tileLength / blockElems * blockElems;
+    if (maxTile == 0) {
+        return false;
+    }
+    // Equal tiles: the fewest tiles of at most maxTile elements that cover
+    // the largest core range, rounded up to whole GM bursts (a single tile
+    // only to whole 32 B blocks).
+    uint64_t coreMax = (blockUnits + (tailCoreNum > 0 ? 1 : 0)) * unitLength;
+    if (coreMax > total) {
+        coreMax = total;
+    }
+    uint64_t tileNum = coreMax == 0 ? 1 : (coreMax + maxTile - 1) / maxTile;
+    uint64_t alignElems = tileNum > 1 ? burstElems : blockElems;
+    if (maxTile % alignElems != 0) {
+        alignElems = blockElems;
+    }
+    tileLength = (coreMax + tileNum - 1) / tileNum;
+    tileLength = (tileLength + alignElems - 1) / alignElems * alignElems;
+    if (tileLength == 0) {
+        tileLength = alignElems;
+    }
+    if (tileLength > maxTile) {
+        return false;
+    }
+    plan.coreNum = static_cast<uint32_t>(coreNum);
+    plan.unitLength = static_cast<uint32_t>(unitLength);
+    plan.blockUnits = static_cast<uint32_t>(blockUnits);
+    plan.tailCoreNum = static_cast<uint32_t>(tailCoreNum);
+    plan.tileLength = static_cast<uint32_t>(tileLength);
+    return true;
+}
+// ascendopt:tiling-end
+
+// Scratch of every path: the half tile of ones for Select (2 B per element)
+// plus the path's converted operands.
+bool LayoutOf(ge::DataType dtype, LogicalNotLayout& layout)
+{
+    switch (dtype) {
+        case ge::DT_BOOL:
+            layout = {1, 1, 2};  // scratch: x as float16
+            return true;
+        default:
+            return false;
+    }
+}
+}  // namespace
+
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    const gert::StorageShape* xShape = context->GetInputShape(0);
+    const auto xDesc = context->GetInputDesc(0);
+    if (xShape == nullptr || xDesc == nullptr) {
+        return ge::GRAPH_FAILED;
+    }
+    int64_t total = xShape->GetStorageShape().GetShapeSize();
+    if (total < 0 || total > UINT32_MAX) {
+        return ge::GRAPH_FAILED;
+    }
+    LogicalNotLayout layout;
+    if (!LayoutOf(xDesc->GetDataType(), layout)) {
+        return ge::GRAPH_FAILED;
+    }
+
+    auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t aivNum = ascendcPlatform.GetCoreNumAiv();
+    uint64_t ubSize = 0;
+    ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
+
+    LogicalNotPlan plan;
+    if (aivNum == 0 || !MakeLogicalNotPlan(static_cast<uint64_t>(total), layout, aivNum, ubSize, plan)) {
+        return ge::GRAPH_FAILED;
+    }
+
+    LogicalNotTilingData tiling;
+    tiling.set_totalLength(static_cast<uint32_t>(total));
+    tiling.set_unitLength(plan.unitLength);
+    tiling.set_blockUnits(plan.blockUnits);
+    tiling.set_tailCoreNum(plan.tailCoreNum);
+    tiling.set_tileLength(plan.tileLength);
+    tiling.set_bufferNum(BUFFER_NUM);
+
+    context->SetBlockDim(plan.coreNum);
+    context->SetTilingKey(layout.key);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    size_t* workspaces = context->GetWorkspaceSizes(1);
+    workspaces[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ge {
+static graphStatus InferShape(gert::InferShapeContext* context)
+{
+    const gert::Shape* xShape = context->GetInputShape(0);
+    gert::Shape* yShape = context->GetOutputShape(0);
+    if (xShape == nullptr || yShape == nullptr) {
+        return GRAPH_FAILED;
+    }
+    *yShape = *xShape;
+    return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class LogicalNot : public OpDef {
+public:
+    explicit LogicalNot(const char* name) : OpDef(name)
+    {
+        this->Input("x")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_BOOL})
+            .Format({ge::FORMAT_ND});
+        this->Output("y")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_BOOL})
+            .Format({ge::FORMAT_ND});
+
+        this->SetInferShape(ge::InferShape);
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(LogicalNot);
+}  // namespace ops

@@ -1,0 +1,33 @@
+// Tiling data of SwiGlu (y = SiLU(A) * B, A and B the halves of x along
+// `dim`), shared by the host tiling function and the kernel
+// (GET_TILING_DATA).
+//
+// x is viewed as [rows, 2, cols]: rows = the product of the dims before
+// `dim`, cols = (size of `dim`) / 2 * (product of the dims after it), so A
+// and B of a row are contiguous runs of `cols` elements and y is
+// [rows, cols]. Work units are (row, column chunk) pairs, row-major; every
+// core takes `blockUnits` units and the first `tailCoreNum` cores one more.
+// With one chunk per row a tile holds up to `tileRows` rows (strided copies);
+// otherwise a tile is one chunk of `chunkLen` columns.
+#ifndef SWI_GLU_TILING_H
+#define SWI_GLU_TILING_H
+
+#include "register/tilingdata_base.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(SwiGluTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, rows);         // rows of the [rows, 2, cols] view
+TILING_DATA_FIELD_DEF(uint32_t, cols);         // elements of A (= B = y) per row
+TILING_DATA_FIELD_DEF(uint32_t, chunkLen);     // columns per chunk
+TILING_DATA_FIELD_DEF(uint32_t, chunkNum);     // chunks per row
+TILING_DATA_FIELD_DEF(uint32_t, tileRows);     // rows per tile when chunkNum == 1
+TILING_DATA_FIELD_DEF(uint32_t, tileElems);    // UB elements of one tile buffer
+TILING_DATA_FIELD_DEF(uint32_t, blockUnits);   // units of a non-tail core
+TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one more unit
+TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per queue (2 = double buffering)
+END_TILING_DATA_DEF;
+
+REGISTER_TILING_DATA_CLASS(SwiGlu, SwiGluTilingData)
+}  // namespace optiling
+
+#endif  // SWI_GLU_TILING_H
