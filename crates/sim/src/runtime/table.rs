@@ -116,19 +116,17 @@ extern "C-unwind" fn rt_pipe_reset(loc: AscLoc) {
 
 extern "C-unwind" fn rt_fetch_event_id(event: u32, loc: AscLoc) -> i32 {
     with_block(&loc, "FetchEventID", |b| {
-        let used = b.event_ids.entry(event).or_insert(0);
-        // ids 0..=5 are free for the kernel; 6 and 7 are reserved
-        // (hardware-facts.md section A, "Explicit sync").
-        for id in 0..6u8 {
-            if *used & (1 << id) == 0 {
-                *used |= 1 << id;
-                return Ok(id as i32);
-            }
-        }
-        Err(Fault::InvalidArg {
-            api: "FetchEventID",
-            what: format!("all 6 event ids of HardEvent {} are in use: ReleaseEventID the ones you are done with", event_name(event)),
-        })
+        // FetchEventID only reports an id that is free for the event; it
+        // does not take it (guide, FetchEventID page). ids 0..=5 are the
+        // kernel's, 6 and 7 reserved (hardware-facts.md section A).
+        let used = b.event_ids.get(&event).copied().unwrap_or(0);
+        (0..6u8)
+            .find(|id| used & (1 << id) == 0)
+            .map(|id| id as i32)
+            .ok_or_else(|| Fault::InvalidArg {
+                api: "FetchEventID",
+                what: format!("all 6 event ids of HardEvent {} are in use", event_name(event)),
+            })
     })
 }
 
