@@ -2,9 +2,17 @@
 //! function per command, prints the result. Exit codes: 0 success, 1 the
 //! command ran and found a failure (a case failed), 2 bad usage or input.
 
+mod bank_cmd;
+mod bench_cmd;
+mod bench_evals_cmd;
 mod bench_rule_cmd;
 mod bench_speed_cmd;
+mod bench_tiling_cmd;
 mod eval_cmd;
+mod llm_args;
+mod optimize_cmd;
+mod rewind_cmd;
+mod run_cmd;
 mod suite_cmd;
 
 use clap::{Parser, Subcommand};
@@ -20,6 +28,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The main job: Rewind over the built-in operators into a bank, then
+    /// Stage I and II on a representative subset; writes a report.
+    Run(run_cmd::RunArgs),
+    /// Rewind: learn experience entries by removing optimisations from
+    /// strong kernels.
+    Rewind(rewind_cmd::RewindArgs),
+    /// Inspect and move experience banks.
+    Bank(bank_cmd::BankArgs),
+    /// Optimise one operator: Stage I (kernel refinement) then Stage II
+    /// (tiling search) under one budget.
+    Optimize(optimize_cmd::OptimizeArgs),
+    /// Compare methods at equal budget over operators; writes a report.
+    Bench(bench_cmd::BenchArgs),
     /// Build operators, run their cases against the golden reference and
     /// print per-case verdicts.
     Eval(eval_cmd::EvalArgs),
@@ -32,6 +53,10 @@ enum Command {
     /// Measure the tool itself: compile time (cold and cached) and
     /// simulation time of each operator's largest case.
     BenchSpeed(bench_speed_cmd::BenchSpeedArgs),
+    /// Measure Stage II against random search at twice its evaluations.
+    BenchTiling(bench_tiling_cmd::BenchTilingArgs),
+    /// Measure evaluations per minute and where an evaluation's time goes.
+    BenchEvals(bench_evals_cmd::BenchEvalsArgs),
 }
 
 /// What a command concluded.
@@ -49,6 +74,13 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => run_cmd::run(args),
+        Command::Rewind(args) => rewind_cmd::run(args),
+        Command::Bank(args) => bank_cmd::run(args),
+        Command::Optimize(args) => optimize_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run(args),
+        Command::BenchTiling(args) => bench_tiling_cmd::run(args),
+        Command::BenchEvals(args) => bench_evals_cmd::run(args),
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
         Command::BenchRule(args) => bench_rule_cmd::run(args),

@@ -1,0 +1,59 @@
+//! What optimising one operator with one method ends with: the numbers the
+//! benchmark and the report are made of.
+
+use crate::session::{Action, LogEntry, Phase};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// One accepted step (a new incumbent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// The loop that made it.
+    pub phase: Phase,
+    /// What changed.
+    pub action: Action,
+    /// Incumbent median latency before, µs.
+    pub before_us: f64,
+    /// New incumbent median latency, µs.
+    pub after_us: f64,
+    /// The acceptance rule's reason (speedup, tau).
+    pub reason: String,
+    /// Charged evaluations of the operator when it was accepted.
+    pub at_evaluation: u32,
+}
+
+/// The result of one method on one operator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpOutcome {
+    /// Operator name.
+    pub op: String,
+    /// Its level (1, 2, 3).
+    pub level: u8,
+    /// The method (`full`, `stage1`, `stage1-noexp`, `tiling`, `bon`,
+    /// `judge`).
+    pub method: String,
+    /// The input kernel's median latency, µs (None when the input itself
+    /// failed: then nothing could be optimised).
+    pub baseline_us: Option<f64>,
+    /// The final incumbent's median latency, µs.
+    pub final_us: Option<f64>,
+    /// baseline / final (1.0 when nothing won or the input failed).
+    pub speedup: f64,
+    /// Online evaluations charged.
+    pub spent: u32,
+    /// Online budget.
+    pub budget: u32,
+    /// Best latency so far after each charged evaluation (evaluation
+    /// count, µs), starting with the baseline.
+    pub curve: Vec<(u32, f64)>,
+    /// Accepted steps, in order.
+    pub steps: Vec<Step>,
+    /// Every attempt.
+    pub log: Vec<LogEntry>,
+    /// Roofline fraction of the input (0..1), when profiled.
+    pub roofline_before: Option<f64>,
+    /// Roofline fraction of the output.
+    pub roofline_after: Option<f64>,
+    /// The final incumbent's package folder.
+    pub final_dir: Option<PathBuf>,
+}

@@ -1,0 +1,448 @@
+//! One operator's evaluations inside a run: the only way the agent gets a
+//! candidate judged.
+//!
+//! An [`OpSession`] owns the operator's budget ledger, materialises each
+//! candidate [`Sources`] as a package folder under the run's work folder,
+//! sends it through the harness pipeline (static check → build →
+//! correctness → profile), and appends a [`LogEntry`] to its evaluation log
+//! for every attempt, charged or not. Comparisons between a candidate and an
+//! incumbent use the harness's noise-aware rule ([`compare::faster`]).
+//!
+//! Invariants:
+//! - Every charged attempt (including a proposal that yielded no
+//!   applicable edit) appears once in the log and once in the run store.
+//! - An identical candidate (same sources) is judged once per run: the
+//!   store returns the earlier verdict without charge. Re-running a
+//!   deterministic loop on the same run therefore replays it for free, which
+//!   is how runs resume.
+
+use crate::motif::Sources;
+use crate::AgentError;
+use ascendopt_device::Device;
+use ascendopt_harness::compare::{self, CompareConfig, Decision};
+use ascendopt_harness::ledger::{BudgetConfig, Charge, Ledger};
+use ascendopt_harness::pipeline::{self, Evaluated, PipelineConfig};
+use ascendopt_harness::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
+use ascendopt_harness::verdict::Verdict;
+use ascendopt_op::package::OpPackage;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What every session of a run shares.
+pub struct RunContext<'a> {
+    /// The device that builds, runs and profiles.
+    pub device: &'a dyn Device,
+    /// The run store.
+    pub store: &'a RunStore,
+    /// The run.
+    pub run: RunId,
+    /// How evaluations are carried out (repeats, noise, base seed).
+    pub pipeline: PipelineConfig,
+    /// The acceptance rule.
+    pub compare: CompareConfig,
+    /// Where candidate packages are written (`<workdir>/<op>/<hash>/`).
+    pub workdir: PathBuf,
+}
+
+/// Which loop made an attempt (finer than the budget's [`Stage`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Rewind (offline).
+    Rewind,
+    /// The input kernel's own measurement.
+    Baseline,
+    /// Stage I kernel refinement.
+    Refine,
+    /// Stage II tiling search.
+    Tune,
+    /// A baseline method (best-of-N, coder + judge).
+    Method,
+}
+
+impl Phase {
+    /// The budget this phase spends.
+    pub fn stage(self) -> Stage {
+        match self {
+            Phase::Rewind => Stage::Rewind,
+            _ => Stage::Online,
+        }
+    }
+
+    /// Stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Rewind => "rewind",
+            Phase::Baseline => "baseline",
+            Phase::Refine => "stage1",
+            Phase::Tune => "stage2",
+            Phase::Method => "method",
+        }
+    }
+}
+
+/// What an attempt was, in words (for the log, reports and tests).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Action {
+    /// Who proposed it (`builtin`, `llm`, `random`, ...).
+    pub proposer: String,
+    /// The motif it adds or removes, if any.
+    pub motif: Option<String>,
+    /// One line: what changed (`remove double_buffer at op_kernel/x.cpp:12`,
+    /// `TILE_BYTES=32768 BUFFER_NUM=2`).
+    pub summary: String,
+    /// Bank entries that guided it (ids), if any.
+    pub entries: Vec<i64>,
+}
+
+/// One attempt in the evaluation log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    /// Operator.
+    pub op: String,
+    /// The loop.
+    pub phase: Phase,
+    /// Budget index charged; None when the verdict came from the store
+    /// (an identical candidate judged before) or nothing was charged.
+    pub budget_index: Option<u32>,
+    /// Evaluations of this operator charged so far, this one included.
+    pub spent: u32,
+    /// What was tried.
+    pub action: Action,
+    /// `correct`, `compile_error`, `incorrect`, `no_edit`, ...
+    pub verdict: String,
+    /// Median latency when correct.
+    pub latency_us: Option<f64>,
+    /// Whether the loop took it as its new incumbent (or, in Rewind, kept
+    /// the removal).
+    pub accepted: bool,
+    /// Why it was accepted or not.
+    pub reason: String,
+    /// The candidate's source hash (empty when there was no candidate).
+    pub source_hash: String,
+}
+
+/// A judged candidate.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// Its sources.
+    pub sources: Sources,
+    /// The harness's result.
+    pub evaluated: Evaluated,
+    /// The package folder it was judged from.
+    pub dir: PathBuf,
+}
+
+impl Trial {
+    /// The verdict.
+    pub fn verdict(&self) -> &Verdict {
+        &self.evaluated.verdict
+    }
+    /// Correct?
+    pub fn is_correct(&self) -> bool {
+        self.evaluated.verdict.is_success()
+    }
+    /// Latency samples (empty unless correct).
+    pub fn samples(&self) -> &[f64] {
+        match &self.evaluated.verdict {
+            Verdict::Correct { samples_us, .. } => samples_us,
+            _ => &[],
+        }
+    }
+    /// Median latency, when correct.
+    pub fn latency_us(&self) -> Option<f64> {
+        self.evaluated.verdict.latency().map(|l| l.median_us)
+    }
+    /// The profile JSON, when correct.
+    pub fn profile(&self) -> Option<&serde_json::Value> {
+        self.evaluated.verdict.profile()
+    }
+}
+
+/// One operator's evaluations within a run.
+pub struct OpSession<'a> {
+    ctx: &'a RunContext<'a>,
+    ledger: Ledger<'a>,
+    base: OpPackage,
+    log: Vec<LogEntry>,
+}
+
+impl<'a> OpSession<'a> {
+    /// Opens the operator's ledger (registering it in the run) with these
+    /// budgets.
+    pub fn open(
+        ctx: &'a RunContext<'a>,
+        base: &OpPackage,
+        budgets: BudgetConfig,
+    ) -> Result<OpSession<'a>, AgentError> {
+        let level = base.spec.level.to_string();
+        let ledger = Ledger::open(ctx.store, ctx.run, base.name(), &level, budgets)?;
+        Ok(OpSession {
+            ctx,
+            ledger,
+            base: base.clone(),
+            log: Vec::new(),
+        })
+    }
+
+    /// The run context.
+    pub fn context(&self) -> &RunContext<'a> {
+        self.ctx
+    }
+
+    /// The operator's package as given.
+    pub fn base(&self) -> &OpPackage {
+        &self.base
+    }
+
+    /// The operator's name.
+    pub fn op(&self) -> &str {
+        self.base.name()
+    }
+
+    /// The evaluation log so far.
+    pub fn log(&self) -> &[LogEntry] {
+        &self.log
+    }
+
+    /// Marks the last log entry accepted (or not) with a reason.
+    pub fn settle_last(&mut self, accepted: bool, reason: impl Into<String>) {
+        if let Some(last) = self.log.last_mut() {
+            last.accepted = accepted;
+            last.reason = reason.into();
+        }
+    }
+
+    /// Evaluations left in `stage`.
+    pub fn remaining(&self, stage: Stage) -> u32 {
+        self.ledger.remaining(stage).unwrap_or(0)
+    }
+
+    /// Evaluations charged in `stage`.
+    pub fn spent(&self, stage: Stage) -> u32 {
+        self.ledger.spent(stage).unwrap_or(0)
+    }
+
+    /// Whether these exact sources were already judged in this run (for
+    /// this operator): proposing them again would be free but useless.
+    pub fn seen(&self, sources: &Sources) -> Result<bool, AgentError> {
+        let dir = self.materialise(sources)?;
+        let package = load(&dir)?;
+        let text = pipeline::candidate_source(&package)?;
+        let hash = SourceHash::of(&text);
+        Ok(self
+            .ctx
+            .store
+            .find_by_source(self.ctx.run, self.op(), &hash)?
+            .is_some())
+    }
+
+    /// Writes `sources` as a package folder (op.toml and the rest copied
+    /// from the base package) and returns the folder.
+    pub fn materialise(&self, sources: &Sources) -> Result<PathBuf, AgentError> {
+        let mut digest = String::new();
+        for (path, text) in sources.files() {
+            digest.push_str(path);
+            digest.push('\0');
+            digest.push_str(text);
+            digest.push('\0');
+        }
+        let hash = SourceHash::of(&digest);
+        let dir = self
+            .ctx
+            .workdir
+            .join(self.op())
+            .join(&hash.as_str()[..16]);
+        if !dir.join("op.toml").is_file() {
+            let staging = dir.with_extension("partial");
+            let _ = std::fs::remove_dir_all(&staging);
+            copy_package(&self.base.dir, &staging)?;
+            for (rel, text) in sources.files() {
+                let path = staging.join(rel);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+                }
+                std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::rename(&staging, &dir).map_err(|e| io(&dir, e))?;
+        }
+        Ok(dir)
+    }
+
+    /// Judges `sources` in `phase`, charging the budget unless an identical
+    /// candidate was judged before, and logs the attempt (not yet accepted).
+    pub fn evaluate(
+        &mut self,
+        phase: Phase,
+        sources: &Sources,
+        action: Action,
+    ) -> Result<Trial, AgentError> {
+        let dir = self.materialise(sources)?;
+        let package = load(&dir)?;
+        let evaluated = pipeline::evaluate(
+            self.ctx.device,
+            self.ctx.store,
+            &mut self.ledger,
+            self.ctx.run,
+            phase.stage(),
+            &package,
+            &self.ctx.pipeline,
+        )?;
+        let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);
+        self.log.push(LogEntry {
+            op: self.op().to_string(),
+            phase,
+            budget_index: evaluated.budget_index,
+            spent,
+            action,
+            verdict: evaluated.verdict.kind().to_string(),
+            latency_us: evaluated.verdict.latency().map(|l| l.median_us),
+            accepted: false,
+            reason: String::new(),
+            source_hash: evaluated.source_hash.as_str().to_string(),
+        });
+        Ok(Trial {
+            sources: sources.clone(),
+            evaluated,
+            dir,
+        })
+    }
+
+    /// Measures an already judged candidate again on fresh inputs and
+    /// fresh noise, charging one evaluation (Stage II re-measures its best
+    /// before declaring it).
+    pub fn remeasure(&mut self, phase: Phase, trial: &Trial, action: Action) -> Result<Trial, AgentError> {
+        let package = load(&trial.dir)?;
+        let ticket = self.ledger.try_spend(phase.stage())?;
+        let index = ticket.index();
+        let seed = pipeline::evaluation_seed(
+            self.ctx.pipeline.seed ^ 0x7265_6d65_6173,
+            self.op(),
+            phase.stage(),
+            index,
+        );
+        let (verdict, timings) =
+            pipeline::evaluate_package(self.ctx.device, &package, seed, &self.ctx.pipeline)?;
+        let hash = trial.evaluated.source_hash.clone();
+        let recorded = self.ledger.record(
+            ticket,
+            Charge {
+                source_hash: &hash,
+                verdict: &verdict,
+                seed,
+                timings,
+            },
+        )?;
+        let evaluated = Evaluated {
+            verdict: recorded.evaluation.verdict,
+            source_hash: hash,
+            budget_index: Some(index),
+            seed,
+        };
+        let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);
+        self.log.push(LogEntry {
+            op: self.op().to_string(),
+            phase,
+            budget_index: Some(index),
+            spent,
+            action,
+            verdict: evaluated.verdict.kind().to_string(),
+            latency_us: evaluated.verdict.latency().map(|l| l.median_us),
+            accepted: false,
+            reason: String::new(),
+            source_hash: evaluated.source_hash.as_str().to_string(),
+        });
+        Ok(Trial {
+            sources: trial.sources.clone(),
+            evaluated,
+            dir: trial.dir.clone(),
+        })
+    }
+
+    /// Charges one evaluation for a proposal that yielded no candidate (an
+    /// LLM response with no applicable edit counts like a compile error),
+    /// recorded as a static rejection with the reason.
+    pub fn charge_failed_proposal(
+        &mut self,
+        phase: Phase,
+        action: Action,
+        reason: &str,
+    ) -> Result<(), AgentError> {
+        let ticket = self.ledger.try_spend(phase.stage())?;
+        let index = ticket.index();
+        let verdict = Verdict::RejectedStatic {
+            reason: format!("no applicable edit: {reason}"),
+        };
+        let text = format!("//== failed proposal {index} ==\n{reason}\n");
+        let hash = self.ctx.store.put_source(&text)?;
+        self.ledger.record(
+            ticket,
+            Charge {
+                source_hash: &hash,
+                verdict: &verdict,
+                seed: 0,
+                timings: StageTimings {
+                    compile_ms: 0,
+                    correctness_ms: 0,
+                    profile_ms: 0,
+                },
+            },
+        )?;
+        let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);
+        self.log.push(LogEntry {
+            op: self.op().to_string(),
+            phase,
+            budget_index: Some(index),
+            spent,
+            action,
+            verdict: "no_edit".into(),
+            latency_us: None,
+            accepted: false,
+            reason: reason.to_string(),
+            source_hash: hash.as_str().to_string(),
+        });
+        Ok(())
+    }
+
+    /// The harness's rule: is `candidate` faster than `incumbent` beyond
+    /// noise? A candidate that is not correct never is.
+    pub fn faster(&self, candidate: &Trial, incumbent: &Trial) -> Decision {
+        compare::faster(candidate.samples(), incumbent.samples(), &self.ctx.compare)
+    }
+}
+
+fn load(dir: &Path) -> Result<OpPackage, AgentError> {
+    OpPackage::load(dir).map_err(|e| AgentError::Package {
+        dir: dir.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn io(path: &Path, e: std::io::Error) -> AgentError {
+    AgentError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Copies a package folder (everything but build products).
+fn copy_package(from: &Path, to: &Path) -> Result<(), AgentError> {
+    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| io(from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io(from, e))?;
+        let src = entry.path();
+        let name = entry.file_name();
+        if name == "build" || name == "target" {
+            continue;
+        }
+        let dst = to.join(&name);
+        if src.is_dir() {
+            copy_package(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
+        }
+    }
+    Ok(())
+}
