@@ -19,8 +19,10 @@
 
 pub mod builtin;
 pub mod diagnose;
+pub mod distill;
 pub mod features;
 pub mod motif;
+pub mod optimize;
 pub mod outcome;
 pub mod proposer;
 pub mod session;
