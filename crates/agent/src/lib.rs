@@ -17,15 +17,22 @@
 //! is evaluated by `ascendopt-harness` through [`session::OpSession`].
 #![deny(missing_docs)]
 
+pub mod baselines;
+pub mod bench;
 pub mod builtin;
 pub mod diagnose;
 pub mod distill;
 pub mod features;
+pub mod llm;
 pub mod motif;
 pub mod optimize;
 pub mod outcome;
 pub mod proposer;
+pub mod refine;
+pub mod rewind;
+pub mod report;
 pub mod session;
+pub mod tune;
 
 use std::path::PathBuf;
 

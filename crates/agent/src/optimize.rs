@@ -1,14 +1,36 @@
 //! Online optimisation of one operator: Stage I (kernel refinement) then
 //! Stage II (tiling search) under one budget, and the ablation switches
 //! of the method's Table 3.
+//!
+//! [`optimize_operator`] measures the input (Phase::Baseline), runs Stage I
+//! ([`crate::refine`]) and/or Stage II ([`crate::tune`]) as the method
+//! says, and never ends slower than the input: every step is accepted only
+//! when faster beyond noise, and when nothing wins the input stays.
+//! [`write_output`] writes the optimised package, the diff, the accepted
+//! steps with their evidence, and before/after profiles and traces.
+//!
+//! Budget split (`OptimizeConfig::budget` includes the baseline): with
+//! both stages, Stage I gets `stage1_budget` evaluations when given, else
+//! it runs until it stagnates (`stagnation` attempts in a row without an
+//! accepted rewrite) or proposes nothing new, keeping at least a quarter of
+//! the budget for Stage II; Stage II gets the rest. Single-stage methods
+//! give their stage the whole budget.
 
 use crate::diagnose::Diagnoser;
-use crate::outcome::OpOutcome;
+use crate::motif::{self, Sources};
+use crate::outcome::{OpOutcome, Step};
 use crate::proposer::Proposer;
-use crate::session::OpSession;
+use crate::refine::{self, RefineConfig, Tried};
+use crate::session::{Action, LogEntry, OpSession, Phase, Trial};
+use crate::tune::{self, TuneConfig};
 use crate::AgentError;
 use ascendopt_bank::store::Bank;
+use ascendopt_device::Device;
+use ascendopt_harness::eval::{self, CaseSelector, CheckConfig};
+use ascendopt_harness::pipeline::bench_case;
+use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// The variants of the method's Table 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -62,6 +84,9 @@ pub struct OptimizeConfig {
     pub stagnation: u32,
     /// Seed of every random choice.
     pub seed: u64,
+    /// Stage II stops after this many attempts in a row without a new
+    /// best candidate (None: it uses its whole share of the budget).
+    pub patience: Option<u32>,
 }
 
 impl Default for OptimizeConfig {
@@ -73,21 +98,395 @@ impl Default for OptimizeConfig {
             k: ascendopt_bank::retrieve::DEFAULT_K,
             stagnation: 12,
             seed: 0,
+            patience: None,
         }
     }
 }
 
+
+impl Method {
+    /// Whether Stage I runs.
+    pub fn stage1(self) -> bool {
+        !matches!(self, Method::Tiling)
+    }
+    /// Whether Stage I queries the bank.
+    pub fn uses_bank(self) -> bool {
+        matches!(self, Method::Full | Method::Stage1)
+    }
+    /// Whether Stage II runs.
+    pub fn stage2(self) -> bool {
+        matches!(self, Method::Full | Method::Tiling)
+    }
+    /// The method that runs `stage1`/`stage2` with or without the bank
+    /// (None when no stage is selected). Both stages without the bank is
+    /// `Full` run with no bank (see [`optimize_operator`]).
+    pub fn from_switches(stage1: bool, stage2: bool, retrieval: bool) -> Option<Method> {
+        match (stage1, stage2, retrieval) {
+            (true, true, _) => Some(Method::Full),
+            (true, false, true) => Some(Method::Stage1),
+            (true, false, false) => Some(Method::Stage1Noexp),
+            (false, true, _) => Some(Method::Tiling),
+            (false, false, _) => None,
+        }
+    }
+}
+
+fn roofline(trial: &Trial) -> Option<f64> {
+    trial
+        .profile()
+        .and_then(|p| p.get("roofline_reached(%)"))
+        .and_then(serde_json::Value::as_f64)
+        .map(|p| p / 100.0)
+}
+
+/// The best-so-far curve: one point per attempt in the log (attempt
+/// number, incumbent latency after it), starting with the baseline.
+fn curve(log: &[LogEntry], baseline_us: f64) -> Vec<(u32, f64)> {
+    let mut best = baseline_us;
+    let mut out = Vec::new();
+    for (i, e) in log.iter().enumerate() {
+        if e.accepted && e.phase != Phase::Baseline {
+            if let Some(l) = e.latency_us {
+                best = best.min(l);
+            }
+        }
+        out.push((u32::try_from(i + 1).unwrap_or(u32::MAX), best));
+    }
+    out
+}
+
 /// Optimises the session's operator with `cfg.method`: measures the input,
-/// runs the stages, keeps the incumbent when nothing wins.
+/// runs the stages, keeps the incumbent when nothing wins. A method that
+/// retrieves but gets no bank runs Stage I without experience (and says so
+/// in the outcome's method: `full-noexp`, `stage1-noexp`).
 pub fn optimize_operator(
-    _session: &mut OpSession<'_>,
-    _bank: Option<&Bank>,
-    _proposer: &mut dyn Proposer,
-    _diagnoser: &mut dyn Diagnoser,
-    _cfg: &OptimizeConfig,
+    session: &mut OpSession<'_>,
+    bank: Option<&Bank>,
+    proposer: &mut dyn Proposer,
+    diagnoser: &mut dyn Diagnoser,
+    cfg: &OptimizeConfig,
 ) -> Result<OpOutcome, AgentError> {
-    Err(AgentError::Package {
-        dir: std::path::PathBuf::new(),
-        message: "optimize_operator is under construction".into(),
+    optimize_operator_with(session, bank, proposer, diagnoser, cfg, &mut |_| {})
+}
+
+/// [`optimize_operator`], calling `on_attempt` with every settled attempt
+/// (progress display).
+pub fn optimize_operator_with(
+    session: &mut OpSession<'_>,
+    bank: Option<&Bank>,
+    proposer: &mut dyn Proposer,
+    diagnoser: &mut dyn Diagnoser,
+    cfg: &OptimizeConfig,
+    on_attempt: &mut dyn FnMut(&LogEntry),
+) -> Result<OpOutcome, AgentError> {
+    let base_dir = session.base().dir.clone();
+    let input = Sources::load(&base_dir)?;
+    let mut tried = Tried::new();
+    tried.insert(&input);
+    let baseline = session.evaluate(
+        Phase::Baseline,
+        &input,
+        Action {
+            proposer: "input".into(),
+            motif: None,
+            summary: "the input operator".into(),
+            entries: Vec::new(),
+        },
+    )?;
+    let level = session.base().spec.level;
+    let mut outcome = OpOutcome {
+        op: session.op().to_string(),
+        level,
+        method: match (cfg.method, bank.is_some()) {
+            (Method::Full, false) => "full-noexp".to_string(),
+            (Method::Stage1, false) => Method::Stage1Noexp.as_str().to_string(),
+            (m, _) => m.as_str().to_string(),
+        },
+        baseline_us: baseline.latency_us(),
+        final_us: baseline.latency_us(),
+        speedup: 1.0,
+        spent: 0,
+        budget: cfg.budget,
+        curve: Vec::new(),
+        steps: Vec::new(),
+        log: Vec::new(),
+        roofline_before: roofline(&baseline),
+        roofline_after: roofline(&baseline),
+        final_dir: None,
+    };
+    let Some(baseline_us) = baseline.latency_us() else {
+        refine::settle(
+            session,
+            on_attempt,
+            false,
+            format!("the input is not correct: {}", baseline.verdict().label()),
+        );
+        outcome.spent = session.spent(ascendopt_harness::store::Stage::Online);
+        outcome.log = session.log().to_vec();
+        return Ok(outcome);
+    };
+    refine::settle(session, on_attempt, true, "the input: the first incumbent");
+    let rest = cfg.budget.saturating_sub(1);
+    let mut incumbent = baseline.clone();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut used = 0u32;
+    if cfg.method.stage1() {
+        let (allowance, stagnation) = if cfg.method.stage2() {
+            match cfg.stage1_budget {
+                Some(n) => (n.min(rest), None),
+                None => (rest - rest / 4, Some(cfg.stagnation)),
+            }
+        } else {
+            (rest, None)
+        };
+        let r = refine::refine(
+            session,
+            bank,
+            proposer,
+            diagnoser,
+            incumbent,
+            &RefineConfig {
+                max_attempts: allowance,
+                k: cfg.k,
+                use_bank: cfg.method.uses_bank(),
+                stagnation,
+            },
+            &mut tried,
+            on_attempt,
+        )?;
+        used += r.attempts;
+        steps.extend(r.steps);
+        incumbent = r.incumbent;
+    }
+    if cfg.method.stage2() {
+        let t = tune::tune(
+            session,
+            proposer,
+            incumbent,
+            &TuneConfig {
+                patience: cfg.patience,
+                ..TuneConfig::new(rest.saturating_sub(used), cfg.seed)
+            },
+            &mut tried,
+            on_attempt,
+        )?;
+        steps.extend(t.steps);
+        incumbent = t.incumbent;
+    }
+    // Never slower than the input.
+    let final_trial = match incumbent.latency_us() {
+        Some(l) if l <= baseline_us => incumbent,
+        _ => baseline,
+    };
+    outcome.final_us = final_trial.latency_us();
+    outcome.speedup = outcome.final_us.map_or(1.0, |f| if f > 0.0 { baseline_us / f } else { 1.0 });
+    outcome.roofline_after = roofline(&final_trial);
+    outcome.final_dir = Some(final_trial.dir.clone());
+    outcome.steps = steps;
+    outcome.spent = session.spent(ascendopt_harness::store::Stage::Online);
+    outcome.log = session.log().to_vec();
+    outcome.curve = curve(&outcome.log, baseline_us);
+    Ok(outcome)
+}
+
+/// What [`write_output`] wrote and checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputReport {
+    /// The optimised package folder.
+    pub package: PathBuf,
+    /// Every case of the output passed on fresh inputs.
+    pub output_passed: bool,
+    /// Failing cases of the output (name: verdict).
+    pub failures: Vec<String>,
+    /// Noise-free latency of the benchmark case, input, µs.
+    pub before_us: Option<f64>,
+    /// Noise-free latency of the benchmark case, output, µs.
+    pub after_us: Option<f64>,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+fn io(path: &Path, e: std::io::Error) -> AgentError {
+    AgentError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+fn write(path: &Path, text: &str, files: &mut Vec<PathBuf>) -> Result<(), AgentError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    }
+    std::fs::write(path, text).map_err(|e| io(path, e))?;
+    files.push(path.to_path_buf());
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), AgentError> {
+    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| io(from, e))? {
+        let entry = entry.map_err(|e| io(from, e))?;
+        let src = entry.path();
+        let name = entry.file_name();
+        if name == "build" || name == "target" {
+            continue;
+        }
+        let dst = to.join(&name);
+        if src.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn load(dir: &Path) -> Result<OpPackage, AgentError> {
+    OpPackage::load(dir).map_err(|e| AgentError::Package {
+        dir: dir.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Profile JSON, Chrome trace and noise-free latency of the benchmark case.
+fn profile_and_trace(
+    device: &dyn Device,
+    pkg: &OpPackage,
+    seed: u64,
+) -> Result<(Option<serde_json::Value>, Option<String>, Option<f64>), AgentError> {
+    let Some(case) = bench_case(pkg) else {
+        return Ok((None, None, None));
+    };
+    let check = eval::check_op(
+        device,
+        pkg,
+        &CheckConfig {
+            case: Some(CaseSelector::Name(case.name.clone())),
+            seed,
+            profile: true,
+            deterministic: true,
+            timeline: true,
+        },
+    )
+    .map_err(|e| AgentError::Package {
+        dir: pkg.dir.clone(),
+        message: e.to_string(),
+    })?;
+    let Some(c) = check.cases.first() else {
+        return Ok((None, None, None));
+    };
+    let profile = match &c.profile {
+        Some(Ok(p)) => serde_json::to_value(p).ok(),
+        _ => None,
+    };
+    let latency = profile
+        .as_ref()
+        .and_then(|p| p.get("Task Duration(us)"))
+        .and_then(serde_json::Value::as_f64);
+    let trace = match &c.timeline {
+        Some(Ok(t)) => Some(t.clone()),
+        _ => None,
+    };
+    Ok((profile, trace, latency))
+}
+
+/// Writes the result of [`optimize_operator`] to `out_dir`:
+///
+/// - `<op>/`: the optimised package, same layout as the input (op.toml,
+///   op_host/, op_kernel/, ...), ready for msopgen/CANN; the input itself
+///   when nothing won;
+/// - `changes.diff`: unified diff input → output;
+/// - `steps.json`: the accepted steps with their evidence (latencies
+///   before/after, acceptance reason) and the summary numbers;
+/// - `log.json`: every attempt;
+/// - `before/`, `after/`: `profile.json` and `trace.json` (Chrome trace
+///   events) of the benchmark case, noise-free.
+///
+/// The output is checked again on every case with fresh inputs (`seed`).
+pub fn write_output(
+    device: &dyn Device,
+    outcome: &OpOutcome,
+    input: &OpPackage,
+    out_dir: &Path,
+    seed: u64,
+) -> Result<OutputReport, AgentError> {
+    let mut files = Vec::new();
+    let final_dir = outcome.final_dir.clone().unwrap_or_else(|| input.dir.clone());
+    let pkg_dir = out_dir.join(&outcome.op);
+    if pkg_dir.exists() {
+        std::fs::remove_dir_all(&pkg_dir).map_err(|e| io(&pkg_dir, e))?;
+    }
+    copy_tree(&final_dir, &pkg_dir)?;
+    files.push(pkg_dir.clone());
+    let before_src = Sources::load(&input.dir)?;
+    let after_src = Sources::load(&pkg_dir)?;
+    write(&out_dir.join("changes.diff"), &motif::diff(&before_src, &after_src), &mut files)?;
+    let output = load(&pkg_dir)?;
+
+    let check = eval::check_op(
+        device,
+        &output,
+        &CheckConfig {
+            case: None,
+            seed,
+            profile: false,
+            deterministic: true,
+            timeline: false,
+        },
+    )
+    .map_err(|e| AgentError::Package {
+        dir: pkg_dir.clone(),
+        message: e.to_string(),
+    })?;
+    let mut failures: Vec<String> = check
+        .cases
+        .iter()
+        .filter(|c| !c.verdict.passed())
+        .map(|c| format!("{}: {}", c.name, c.verdict.label()))
+        .collect();
+    if let Err(e) = &check.build {
+        failures.push(format!("build: {e}"));
+    }
+
+    let mut latencies = [None, None];
+    for (i, (name, pkg)) in [("before", input), ("after", &output)].into_iter().enumerate() {
+        let (profile, trace, latency) = profile_and_trace(device, pkg, seed)?;
+        latencies[i] = latency;
+        if let Some(p) = profile {
+            let text = serde_json::to_string_pretty(&p).unwrap_or_default();
+            write(&out_dir.join(name).join("profile.json"), &text, &mut files)?;
+        }
+        if let Some(t) = trace {
+            write(&out_dir.join(name).join("trace.json"), &t, &mut files)?;
+        }
+    }
+
+    let evidence = serde_json::json!({
+        "op": outcome.op,
+        "method": outcome.method,
+        "baseline_us": outcome.baseline_us,
+        "final_us": outcome.final_us,
+        "speedup": outcome.speedup,
+        "spent": outcome.spent,
+        "budget": outcome.budget,
+        "roofline_before": outcome.roofline_before,
+        "roofline_after": outcome.roofline_after,
+        "noise_free_before_us": latencies[0],
+        "noise_free_after_us": latencies[1],
+        "output_passed_fresh_inputs": failures.is_empty(),
+        "steps": outcome.steps,
+        "curve": outcome.curve,
+    });
+    let text = serde_json::to_string_pretty(&evidence).unwrap_or_default();
+    write(&out_dir.join("steps.json"), &text, &mut files)?;
+    let log = serde_json::to_string_pretty(&outcome.log).unwrap_or_default();
+    write(&out_dir.join("log.json"), &log, &mut files)?;
+    Ok(OutputReport {
+        package: pkg_dir,
+        output_passed: failures.is_empty(),
+        failures,
+        before_us: latencies[0],
+        after_us: latencies[1],
+        files,
     })
 }

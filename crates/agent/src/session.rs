@@ -360,6 +360,53 @@ impl<'a> OpSession<'a> {
         })
     }
 
+    /// [`OpSession::remeasure`], except that when this run already holds a
+    /// re-measurement of the same candidate (a second evaluation of its
+    /// sources: a resumed run replaying), that one is returned and logged
+    /// without charge.
+    pub fn remeasure_or_replay(
+        &mut self,
+        phase: Phase,
+        trial: &Trial,
+        action: Action,
+    ) -> Result<Trial, AgentError> {
+        let hash = &trial.evaluated.source_hash;
+        let earlier: Vec<_> = self
+            .ctx
+            .store
+            .evaluations(self.ctx.run, self.op())?
+            .into_iter()
+            .filter(|e| &e.source_hash == hash)
+            .collect();
+        let Some(last) = earlier.last().filter(|_| earlier.len() >= 2) else {
+            return self.remeasure(phase, trial, action);
+        };
+        let evaluated = Evaluated {
+            verdict: last.verdict.clone(),
+            source_hash: hash.clone(),
+            budget_index: None,
+            seed: last.seed,
+        };
+        let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);
+        self.log.push(LogEntry {
+            op: self.op().to_string(),
+            phase,
+            budget_index: None,
+            spent,
+            action,
+            verdict: evaluated.verdict.kind().to_string(),
+            latency_us: evaluated.verdict.latency().map(|l| l.median_us),
+            accepted: false,
+            reason: String::new(),
+            source_hash: hash.as_str().to_string(),
+        });
+        Ok(Trial {
+            sources: trial.sources.clone(),
+            evaluated,
+            dir: trial.dir.clone(),
+        })
+    }
+
     /// Charges one evaluation for a proposal that yielded no candidate (an
     /// LLM response with no applicable edit counts like a compile error),
     /// recorded as a static rejection with the reason.

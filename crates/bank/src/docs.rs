@@ -55,19 +55,19 @@ const MOTIF_WORDS: &[(&str, &[&str])] = &[
     ),
     ("strided_copy", &["非连续搬运", "减少搬运次数", "strided"]),
     (
-        "large_copy",
+        "tile_size",
         &["大的数据块", "搬运较大", "large copies", "large copy"],
     ),
     (
-        "multi_core_balance",
+        "multi_core",
         &["负载均衡", "核数", "all cores", "load balanc"],
     ),
-    ("fused_vector_ops", &["融合", "fusion", "fuse"]),
+    ("fused_vec_ops", &["融合", "fusion", "fuse"]),
     ("buffer_reuse", &["复用", "reuse"]),
     ("hoist_invariant", &["循环外", "hoist"]),
-    ("barrier_elimination", &["同步", "barrier"]),
-    ("tail_consolidation", &["尾块", "tail"]),
-    ("vectorize_scalar_loop", &["标量循环", "scalar loop"]),
+    ("barrier_elim", &["同步", "barrier"]),
+    ("tail_fold", &["尾块", "tail"]),
+    ("vectorize_scalar", &["标量循环", "scalar loop"]),
 ];
 
 /// A practice that gave no entry, and why.
@@ -794,7 +794,7 @@ mod tests {
             .any(|e| e.contains("09_01_02")));
 
         let big = &bank.entries[1];
-        assert_eq!(big.motif, "large_copy");
+        assert_eq!(big.motif, "tile_size");
         // Run-on code without fences, reflowed.
         assert_eq!(
             big.diff,

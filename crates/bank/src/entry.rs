@@ -24,15 +24,15 @@ use std::fmt;
 /// item 4) and of the documentation importer.
 pub const KNOWN_MOTIFS: &[(&str, &str)] = &[
     ("double_buffer", "kernel.pipeline.double_buffer"),
-    ("multi_core_balance", "launch.multi_core"),
-    ("large_copy", "kernel.memory.copy_size"),
+    ("multi_core", "launch.multi_core"),
+    ("tile_size", "kernel.memory.copy_size"),
     ("strided_copy", "kernel.memory.strided_copy"),
-    ("fused_vector_ops", "kernel.vector.fusion"),
+    ("fused_vec_ops", "kernel.vector.fusion"),
     ("hoist_invariant", "kernel.vector.loop_invariant"),
-    ("barrier_elimination", "kernel.sync.barrier"),
+    ("barrier_elim", "kernel.sync.barrier"),
     ("count_mode", "kernel.vector.mask_mode"),
-    ("tail_consolidation", "kernel.loop.tail"),
-    ("vectorize_scalar_loop", "kernel.vector.scalar_loop"),
+    ("tail_fold", "kernel.loop.tail"),
+    ("vectorize_scalar", "kernel.vector.scalar_loop"),
     ("buffer_reuse", "kernel.memory.ub_reuse"),
 ];
 

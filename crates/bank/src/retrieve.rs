@@ -361,7 +361,7 @@ mod tests {
         e.signature = Some(sig(0.3, 0.9, 0.05));
         bank.insert(&e).unwrap();
         let mut e = entry(
-            "large_copy",
+            "tile_size",
             "Copy larger tiles per DataCopy",
             "MTE2 efficiency is low: many small copies of a few hundred bytes each pay the DMA head",
             &["copies are smaller than 16 KiB and UB has room (small-copy)"],
@@ -371,7 +371,7 @@ mod tests {
         e.signature = Some(sig(0.2, 0.95, 0.1));
         bank.insert(&e).unwrap();
         let mut e = entry(
-            "vectorize_scalar_loop",
+            "vectorize_scalar",
             "Replace a scalar element loop by vector instructions",
             "Scalar-bound: the kernel computes element by element with GetValue and SetValue",
             &["an element loop with GetValue/SetValue (scalar-loop)"],
@@ -381,7 +381,7 @@ mod tests {
         e.signature = Some(sig(0.05, 0.1, 0.9));
         bank.insert(&e).unwrap();
         let mut e = entry(
-            "barrier_elimination",
+            "barrier_elim",
             "Remove redundant PipeBarrier<PIPE_ALL>",
             "Pipes idle at full barriers after every vector instruction",
             &["PipeBarrier<PIPE_ALL> between dependent vector ops (pipe-barrier-all)"],
@@ -391,7 +391,7 @@ mod tests {
         e.signature = Some(sig(0.4, 0.3, 0.3));
         bank.insert(&e).unwrap();
         let mut e = entry(
-            "fused_vector_ops",
+            "fused_vec_ops",
             "Fuse Mul and Add into Axpy",
             "Vector-bound: a chain of elementwise vector ops reads and writes UB several times",
             &["consecutive Mul and Add on the same tensors (unfused-vector-ops)"],
@@ -436,15 +436,15 @@ mod tests {
         let hits = bank
             .search(&Query::text("scalar-bound element loop using GetValue"), 1)
             .unwrap();
-        assert_eq!(motifs(&hits), ["vectorize_scalar_loop"]);
+        assert_eq!(motifs(&hits), ["vectorize_scalar"]);
     }
 
     #[test]
     fn signature_similarity_decides_between_equal_texts() {
         let bank = Bank::open_in_memory().unwrap();
-        let mut a = entry("large_copy", "Tile size", "bound", &[], &[], &[]);
+        let mut a = entry("tile_size", "Tile size", "bound", &[], &[], &[]);
         a.signature = Some(sig(0.1, 0.9, 0.1));
-        let mut b = entry("fused_vector_ops", "Tile size", "bound", &[], &[], &[]);
+        let mut b = entry("fused_vec_ops", "Tile size", "bound", &[], &[], &[]);
         b.signature = Some(sig(0.9, 0.1, 0.1));
         bank.insert(&a).unwrap();
         bank.insert(&b).unwrap();
@@ -452,11 +452,11 @@ mod tests {
         // Text alone ties; the lower id wins.
         assert_eq!(
             motifs(&bank.search(&q, 2).unwrap()),
-            ["large_copy", "fused_vector_ops"]
+            ["tile_size", "fused_vec_ops"]
         );
         q.signature = Some(sig(0.85, 0.15, 0.1));
         let hits = bank.search(&q, 2).unwrap();
-        assert_eq!(motifs(&hits), ["fused_vector_ops", "large_copy"]);
+        assert_eq!(motifs(&hits), ["fused_vec_ops", "tile_size"]);
         // Hand computed: |0.85-0.9|, |0.15-0.1|, 0 -> S = 1 - 0.1/3;
         // T = 1 (same text), score = 0.6 * 1 + 0.4 * S.
         let s = 1.0 - 0.1 / 3.0;
@@ -474,7 +474,7 @@ mod tests {
         let mut q = Query::text("");
         q.signature = Some(sig(0.06, 0.1, 0.88));
         let hits = bank.search(&q, 1).unwrap();
-        assert_eq!(motifs(&hits), ["vectorize_scalar_loop"]);
+        assert_eq!(motifs(&hits), ["vectorize_scalar"]);
     }
 
     #[test]
@@ -485,7 +485,7 @@ mod tests {
         let mut q = Query::text(text);
         q.code_features = vec!["pipe-barrier-all".into()];
         let hits = bank.search(&q, 3).unwrap();
-        assert_eq!(motifs(&hits), ["barrier_elimination"]);
+        assert_eq!(motifs(&hits), ["barrier_elim"]);
         assert!((hits[0].score - REUSE_BONUS).abs() < 1e-12);
         assert_eq!(hits[0].explanation.reuse_matched, ["pipe-barrier-all"]);
 
@@ -523,8 +523,8 @@ mod tests {
         let hits = bank.search(&q, 3).unwrap();
         assert!(!motifs(&hits).contains(&"double_buffer"));
         let mut q = Query::text("MTE2 copies");
-        q.only_motifs = vec!["large_copy".into()];
-        assert_eq!(motifs(&bank.search(&q, 3).unwrap()), ["large_copy"]);
+        q.only_motifs = vec!["tile_size".into()];
+        assert_eq!(motifs(&bank.search(&q, 3).unwrap()), ["tile_size"]);
     }
 
     #[test]

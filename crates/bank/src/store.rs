@@ -664,7 +664,7 @@ mod tests {
         let bank = Bank::open(&path).unwrap();
         assert!(bank.is_empty().unwrap());
         let a = sample("double_buffer");
-        let mut b = sample("large_copy");
+        let mut b = sample("tile_size");
         b.source.op = "muls".into();
         b.provenance.origin = Origin::Manual;
         let id_a = bank.insert(&a).unwrap();
@@ -695,7 +695,7 @@ mod tests {
         };
         assert_eq!(ids(&EntryFilter::all()), [1, 2]);
         let mut f = EntryFilter::all();
-        f.motif = Some("large_copy".into());
+        f.motif = Some("tile_size".into());
         assert_eq!(ids(&f), [2]);
         let mut f = EntryFilter::all();
         f.family = Some("kernel.memory".into());
@@ -754,7 +754,7 @@ mod tests {
         let bank = Bank::open(&path).unwrap();
         assert!(bank.is_frozen().unwrap());
         assert!(matches!(
-            bank.insert(&sample("large_copy")),
+            bank.insert(&sample("tile_size")),
             Err(BankError::Frozen { .. })
         ));
         let line = serde_json::to_string(&sample("count_mode")).unwrap();
@@ -809,7 +809,7 @@ mod tests {
         let src = Bank::open_in_memory().unwrap();
         let rich = rich_entry();
         src.insert(&rich).unwrap();
-        src.insert(&sample("large_copy")).unwrap();
+        src.insert(&sample("tile_size")).unwrap();
         let mut docs = sample("count_mode");
         docs.provenance.origin = Origin::Docs;
         docs.slow_us = None;
@@ -848,7 +848,7 @@ mod tests {
     #[test]
     fn a_bad_line_fails_the_whole_import() {
         let bank = Bank::open_in_memory().unwrap();
-        let good = serde_json::to_string(&sample("large_copy")).unwrap();
+        let good = serde_json::to_string(&sample("tile_size")).unwrap();
         let mut invalid = sample("double_buffer");
         invalid.slow_us = Some(1.0); // not slower than fast_us
         let invalid = serde_json::to_string(&invalid).unwrap();

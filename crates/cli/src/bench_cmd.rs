@@ -1,12 +1,251 @@
-//! `ascendopt bench` (under construction).
+//! `ascendopt bench`: compare methods at equal budget per operator and
+//! write a report folder (results.json, report.md, report.html, the bank,
+//! optimised packages, traces). Resumable: run it again with the same
+//! `--out` and flags and it continues where it stopped.
 
+use crate::eval_cmd::resolve_op;
+use crate::llm_args::LlmArgs;
 use crate::Status;
+use anyhow::{Context, Result};
+use ascendopt_agent::bench::{run_bench, BenchConfig, BenchEvent, BenchMethod, BenchReport, BuiltinAgents};
+use ascendopt_agent::report::markdown::{fmt_gm, fmt_pct};
+use ascendopt_agent::report::stats::FAST_P;
+use ascendopt_harness::compare::CompareConfig;
+use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
 
-/// Arguments (under construction).
+/// Arguments of `ascendopt bench`.
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Methods, comma-separated: full, stage1, stage1-noexp, tiling, bon,
+    /// judge (judge needs an LLM).
+    #[arg(long, value_delimiter = ',', default_value = "full,stage1,stage1-noexp,tiling,bon")]
+    methods: Vec<String>,
+    /// Evaluations per operator and method, all stages together (methods
+    /// that use the bank spend --rewind-budget of it on Rewind).
+    #[arg(long, default_value_t = 230)]
+    budget: u32,
+    /// Rewind evaluations per bank operator.
+    #[arg(long, default_value_t = 20)]
+    rewind_budget: u32,
+    /// Operators (built-in names or folders), comma-separated; both the
+    /// bank and the evaluation set. Default: every built-in operator.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["bank_ops", "eval_ops"])]
+    ops: Vec<String>,
+    /// Operators the bank is built on (held-out transfer with --eval-ops).
+    #[arg(long, value_delimiter = ',')]
+    bank_ops: Vec<String>,
+    /// Operators evaluated (default: --bank-ops, or every built-in).
+    #[arg(long, value_delimiter = ',')]
+    eval_ops: Vec<String>,
+    /// Operators run in parallel.
+    #[arg(short = 'j', long = "jobs", default_value_t = 1)]
+    jobs: usize,
+    /// Output folder (resumed when it exists).
+    #[arg(long, default_value = "ascendopt-bench")]
+    out: PathBuf,
+    /// Seed of inputs, measurement noise and proposers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// No measurement noise.
+    #[arg(long)]
+    deterministic: bool,
+    /// Latency samples per evaluation (default: the acceptance rule's 30).
+    #[arg(long)]
+    repeats: Option<usize>,
+    /// Stage I's share of the online budget in `full` (default: until it
+    /// stagnates).
+    #[arg(long)]
+    stage1_budget: Option<u32>,
+    #[command(flatten)]
+    llm: LlmArgs,
+}
+
+/// Loads operator packages from names or folders; empty = every built-in.
+pub(crate) fn load_ops(args: &[String]) -> Result<Vec<OpPackage>> {
+    let dirs = if args.is_empty() {
+        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
+    } else {
+        args.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+    };
+    dirs.iter()
+        .map(|d| OpPackage::load(d).with_context(|| format!("loading {}", d.display())))
+        .collect()
+}
+
+/// Parses `--methods`.
+pub(crate) fn parse_methods(names: &[String]) -> Result<Vec<BenchMethod>> {
+    names
+        .iter()
+        .map(|n| {
+            BenchMethod::parse(n.trim()).with_context(|| {
+                format!("unknown method {n:?} (expected full, stage1, stage1-noexp, tiling, bon or judge)")
+            })
+        })
+        .collect()
+}
+
+/// Progress on stderr: a bar per phase on a terminal, plain lines
+/// otherwise (and when CI=true).
+pub(crate) struct Progress {
+    bar: Mutex<Option<ProgressBar>>,
+    fancy: bool,
+}
+
+impl Progress {
+    pub(crate) fn new() -> Progress {
+        let ci = std::env::var("CI").map(|v| v == "true" || v == "1").unwrap_or(false);
+        Progress {
+            bar: Mutex::new(None),
+            fancy: std::io::stderr().is_terminal() && !ci,
+        }
+    }
+
+    fn line(&self, text: &str) {
+        match self.bar.lock().ok().and_then(|b| b.clone()) {
+            Some(bar) if self.fancy => bar.println(text),
+            _ => eprintln!("{text}"),
+        }
+    }
+
+    pub(crate) fn handle(&self, event: &BenchEvent) {
+        match event {
+            BenchEvent::Phase { name, total } => {
+                if let Ok(mut slot) = self.bar.lock() {
+                    if let Some(old) = slot.take() {
+                        old.finish_and_clear();
+                    }
+                    if self.fancy {
+                        let bar = ProgressBar::with_draw_target(Some(*total), ProgressDrawTarget::stderr());
+                        let style = ProgressStyle::with_template(
+                            "{prefix:>7} [{bar:40}] {pos}/{len} evaluations  {elapsed_precise} (eta {eta})",
+                        )
+                        .map(|s| s.progress_chars("=> "))
+                        .unwrap_or_else(|_| ProgressStyle::default_bar());
+                        bar.set_style(style);
+                        bar.set_prefix(name.clone());
+                        *slot = Some(bar);
+                    }
+                }
+                if !self.fancy {
+                    eprintln!("{name}: up to {total} evaluations");
+                }
+            }
+            BenchEvent::Progress { done } => {
+                if let Some(bar) = self.bar.lock().ok().and_then(|b| b.clone()) {
+                    bar.set_position(*done);
+                }
+            }
+            BenchEvent::Finished { method, op, summary } => self.line(&format!("  [{method}] {op}: {summary}")),
+            BenchEvent::Note(text) => self.line(&format!("note: {text}")),
+        }
+    }
+
+    pub(crate) fn finish(&self) {
+        if let Some(bar) = self.bar.lock().ok().and_then(|mut b| b.take()) {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// The summary table printed at the end (Table 3 style, then by level).
+pub(crate) fn print_summary(report: &BenchReport) {
+    let r = &report.results;
+    let fast: Vec<String> = FAST_P.iter().map(|p| format!(">{p:.1}")).collect();
+    println!();
+    println!("{:<14} {:>4} {:>7} {}", "method", "n", "GM", fast.iter().map(|f| format!("{f:>7}")).collect::<String>());
+    for row in &r.tables.by_method {
+        println!(
+            "{:<14} {:>4} {:>7} {}",
+            row.method,
+            row.stats.n,
+            fmt_gm(row.stats.gm),
+            FAST_P.iter().map(|&p| format!("{:>7}", fmt_pct(row.stats.fast_at(p)))).collect::<String>()
+        );
+    }
+    println!();
+    println!("{:<6} {:<14} {:>4} {:>7} {}", "level", "method", "n", "GM", fast.iter().map(|f| format!("{f:>7}")).collect::<String>());
+    for row in &r.tables.by_level {
+        println!(
+            "{:<6} {:<14} {:>4} {:>7} {}",
+            row.level,
+            row.method,
+            row.stats.n,
+            fmt_gm(row.stats.gm),
+            FAST_P.iter().map(|&p| format!("{:>7}", fmt_pct(row.stats.fast_at(p)))).collect::<String>()
+        );
+    }
+    for (m, why) in &r.meta.skipped {
+        println!("skipped {m}: {why}");
+    }
+    for note in &r.meta.notes {
+        println!("note: {note}");
+    }
+    println!("\nfast_p columns: % of operators correct and strictly faster than p x the input.");
+    println!("report: {}", report.report_html.display());
+}
+
+/// Runs the benchmark with the flags' agents (built-in, or the LLM) and
+/// the progress display.
+pub(crate) fn execute(cfg: &BenchConfig, llm: &LlmArgs) -> Result<BenchReport> {
+    std::fs::create_dir_all(&cfg.out).with_context(|| format!("creating {}", cfg.out.display()))?;
+    let agents = crate::llm_args::agents(llm, cfg.seed, &cfg.out.join("runs.sqlite"))?;
+    let progress = Progress::new();
+    let result = match agents.llm_factory() {
+        Some(factory) => run_bench(cfg, &factory, &|e| progress.handle(e)),
+        None => run_bench(cfg, &BuiltinAgents, &|e| progress.handle(e)),
+    };
+    progress.finish();
+    Ok(result?)
+}
 
 /// Runs the command.
-pub fn run(_args: BenchArgs) -> anyhow::Result<Status> {
-    anyhow::bail!("`bench` is under construction")
+pub fn run(args: BenchArgs) -> Result<Status> {
+    let methods = parse_methods(&args.methods)?;
+    let (bank_ops, eval_ops) = if !args.ops.is_empty() {
+        let ops = load_ops(&args.ops)?;
+        (ops.clone(), ops)
+    } else {
+        match (args.bank_ops.is_empty(), args.eval_ops.is_empty()) {
+            (true, true) => {
+                let all = load_ops(&[])?;
+                (all.clone(), all)
+            }
+            (false, true) => {
+                let b = load_ops(&args.bank_ops)?;
+                (b.clone(), b)
+            }
+            (true, false) => {
+                let e = load_ops(&args.eval_ops)?;
+                (e.clone(), e)
+            }
+            (false, false) => (load_ops(&args.bank_ops)?, load_ops(&args.eval_ops)?),
+        }
+    };
+    let mut cfg = BenchConfig::new(methods, eval_ops, args.out.clone());
+    cfg.bank_ops = bank_ops;
+    cfg.budget = args.budget;
+    cfg.rewind_budget = args.rewind_budget;
+    cfg.jobs = args.jobs.max(1);
+    cfg.seed = args.seed;
+    cfg.deterministic = args.deterministic;
+    cfg.repeats = args.repeats.unwrap_or(CompareConfig::RECOMMENDED.repeats).max(1);
+    cfg.stage1_budget = args.stage1_budget;
+    if !cfg.eval_ops.iter().any(|p| p.spec.level == 3) {
+        cfg.notes.push("no Level-3 operator is evaluated (the built-in suite has none yet)".into());
+    }
+    eprintln!(
+        "bench: {} method(s) x {} operator(s), budget {} per operator, -j {}, out {}",
+        cfg.methods.len(),
+        cfg.eval_ops.len(),
+        cfg.budget,
+        cfg.jobs,
+        cfg.out.display()
+    );
+    let report = execute(&cfg, &args.llm)?;
+    print_summary(&report);
+    Ok(Status::Ok)
 }

@@ -1,12 +1,284 @@
-//! `ascendopt rewind` (under construction).
+//! `ascendopt rewind`: learn experience entries by removing optimisations
+//! from strong kernels, one operator at a time, into a bank.
+//!
+//! Progress (one line per attempt) goes to stderr; the summary table (per
+//! operator: evaluations spent, kept removals with motif and slowdown) to
+//! stdout. Exit code 1 when an operator's own kernel was not correct or an
+//! entry failed `--verify`; 2 on bad input.
 
+use crate::eval_cmd::resolve_op;
+use crate::llm_args::{agents, LlmArgs};
 use crate::Status;
+use anyhow::{Context, Result};
+use ascendopt_agent::rewind::{rewind_operator_with, verify_entry, RewindConfig, RewindOutcome};
+use ascendopt_agent::session::{LogEntry, RunContext};
+use ascendopt_bank::store::Bank;
+use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_harness::compare::CompareConfig;
+use ascendopt_harness::pipeline::PipelineConfig;
+use ascendopt_harness::store::{RunStatus, RunStore};
+use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-/// Arguments (under construction).
+/// Arguments of `ascendopt rewind`.
 #[derive(Debug, clap::Args)]
-pub struct RewindArgs {}
+pub struct RewindArgs {
+    /// Operator folders (containing op.toml) or built-in operator names;
+    /// none = every built-in operator.
+    #[arg(long, num_args = 1..)]
+    ops: Vec<String>,
+    /// The bank to add entries to (created if missing; must not be frozen).
+    #[arg(long, value_name = "FILE")]
+    bank: PathBuf,
+    /// Evaluations per operator, the strong kernel's own included.
+    #[arg(long, default_value_t = 20)]
+    budget: u32,
+    /// Seed of the inputs, the measurement noise and the proposer.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run store (evaluations, sources: the entries' evidence); default
+    /// `<bank>.runs.sqlite` next to the bank.
+    #[arg(long, value_name = "FILE")]
+    runs: Option<PathBuf>,
+    /// Folder for candidate packages; default `<bank>.rewind/` next to the
+    /// bank.
+    #[arg(long, value_name = "DIR")]
+    workdir: Option<PathBuf>,
+    /// Profile without measurement noise (the acceptance threshold is then
+    /// the rule's minimum effect).
+    #[arg(long)]
+    deterministic: bool,
+    /// Latency samples per evaluation (default: the acceptance rule's
+    /// recommended 30).
+    #[arg(long)]
+    repeats: Option<usize>,
+    /// Most removals kept per operator.
+    #[arg(long, default_value_t = 11)]
+    max_chain: u32,
+    /// Re-evaluate every new entry's slow and fast kernels on fresh seeds
+    /// and check the slowdown again.
+    #[arg(long)]
+    verify: bool,
+    /// Freeze the bank afterwards (no more entries can be added).
+    #[arg(long)]
+    freeze: bool,
+    /// Wall-clock limit of one launch, in seconds.
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
+    #[command(flatten)]
+    llm: LlmArgs,
+}
+
+/// `<bank>` with `suffix` appended to its file name.
+fn beside(bank: &Path, suffix: &str) -> PathBuf {
+    let mut name = bank
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "bank".into());
+    name.push(suffix);
+    bank.with_file_name(name)
+}
 
 /// Runs the command.
-pub fn run(_args: RewindArgs) -> anyhow::Result<Status> {
-    anyhow::bail!("`rewind` is under construction")
+pub fn run(args: RewindArgs) -> Result<Status> {
+    let dirs = if args.ops.is_empty() {
+        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
+    } else {
+        args.ops
+            .iter()
+            .map(|a| resolve_op(a))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let packages = dirs
+        .iter()
+        .map(|d| OpPackage::load(d).with_context(|| format!("loading {}", d.display())))
+        .collect::<Result<Vec<_>>>()?;
+    if args.budget == 0 {
+        anyhow::bail!("--budget must be at least 1 (the strong kernel's own evaluation)");
+    }
+    let bank = Bank::open(&args.bank).with_context(|| format!("opening {}", args.bank.display()))?;
+    if bank.is_frozen()? {
+        anyhow::bail!(
+            "bank {} is frozen: Rewind cannot add entries to it",
+            args.bank.display()
+        );
+    }
+    let runs_path = args
+        .runs
+        .clone()
+        .unwrap_or_else(|| beside(&args.bank, ".runs.sqlite"));
+    let workdir = args
+        .workdir
+        .clone()
+        .unwrap_or_else(|| beside(&args.bank, ".rewind"));
+    std::fs::create_dir_all(&workdir)
+        .with_context(|| format!("creating {}", workdir.display()))?;
+    // The proposer and distiller (built-in, or the LLM's, checked before
+    // any run is created).
+    let mut agents = agents(&args.llm, args.seed, &runs_path)?;
+    let store = RunStore::open(&runs_path)
+        .with_context(|| format!("opening the run store {}", runs_path.display()))?;
+
+    let compare = CompareConfig::RECOMMENDED;
+    let pipeline = PipelineConfig {
+        repeats: args.repeats.unwrap_or(compare.repeats).max(1),
+        deterministic: args.deterministic,
+        seed: args.seed,
+    };
+    let config = serde_json::json!({
+        "command": "rewind",
+        "ops": packages.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        "budget": args.budget,
+        "seed": args.seed,
+        "deterministic": args.deterministic,
+        "repeats": pipeline.repeats,
+        "max_chain": args.max_chain,
+        "proposer": agents.describe(),
+        "distiller": agents.distiller.name(),
+        "bank": args.bank.display().to_string(),
+    });
+    let run = store.create_run(&config)?;
+    agents.attach_run(run);
+    let mut device_cfg = SimDeviceConfig::standard()?;
+    device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
+    let device = SimDevice::new(device_cfg);
+    let ctx = RunContext {
+        device: &device,
+        store: &store,
+        run,
+        pipeline,
+        compare,
+        workdir,
+    };
+    let cfg = RewindConfig {
+        budget: args.budget,
+        seed: args.seed,
+        max_chain: args.max_chain,
+        created_ms: None,
+    };
+    eprintln!(
+        "rewind: {} operators, budget {} each, run {run} in {}, bank {}",
+        packages.len(),
+        args.budget,
+        runs_path.display(),
+        args.bank.display()
+    );
+
+    let mut outcomes = Vec::new();
+    let mut failed = false;
+    for pkg in &packages {
+        let outcome = rewind_operator_with(
+            &ctx,
+            pkg,
+            agents.proposer.as_mut(),
+            agents.distiller.as_mut(),
+            &bank,
+            &cfg,
+            &mut progress,
+        )
+        .with_context(|| format!("rewinding {}", pkg.name()))?;
+        eprintln!("[{}] done: {}", outcome.op, outcome.stop);
+        failed |= outcome.strong_us.is_none();
+        outcomes.push(outcome);
+    }
+    store.set_run_status(run, RunStatus::Finished)?;
+
+    print!("{}", render_summary(&outcomes));
+    if args.verify {
+        let mut text = String::from("\nverification (fresh seeds, no store cache):\n");
+        for (pkg, outcome) in packages.iter().zip(&outcomes) {
+            for kept in outcome.kept.iter().filter(|k| k.new) {
+                let stored = bank.show(kept.id)?;
+                let v = verify_entry(&ctx, pkg, &stored.entry)?;
+                failed |= !v.reproduced;
+                let _ = writeln!(
+                    text,
+                    "  {} {:<16} {:<18} {}  slow {}  fast {}  {}",
+                    kept.id,
+                    kept.motif,
+                    outcome.op,
+                    if v.reproduced { "reproduced" } else { "NOT REPRODUCED" },
+                    fmt_us(v.slow_us),
+                    fmt_us(v.fast_us),
+                    v.reason
+                );
+            }
+        }
+        print!("{text}");
+    }
+    if args.freeze {
+        bank.freeze()?;
+        println!("bank {} frozen", args.bank.display());
+    }
+    Ok(if failed { Status::Failed } else { Status::Ok })
+}
+
+fn fmt_us(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |us| format!("{us:.3} us"))
+}
+
+fn progress(entry: &LogEntry) {
+    let latency = entry
+        .latency_us
+        .map_or_else(String::new, |us| format!(" {us:.3} us"));
+    let charged = match entry.budget_index {
+        Some(_) => format!("#{}", entry.spent),
+        None => "cached".to_string(),
+    };
+    eprintln!(
+        "[{}] {charged} {}{latency} {} {}: {}",
+        entry.op,
+        entry.verdict,
+        if entry.accepted { "KEPT" } else { "rejected" },
+        entry.action.summary,
+        entry.reason
+    );
+}
+
+/// The summary table: one block per operator.
+fn render_summary(outcomes: &[RewindOutcome]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<24} {:>5} {:>11} {:>5}  stop",
+        "operator", "spent", "strong", "kept"
+    );
+    let mut motifs = std::collections::BTreeSet::new();
+    let mut entries = 0;
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "{:<24} {:>2}/{:<2} {:>11} {:>5}  {}",
+            o.op,
+            o.spent,
+            o.budget,
+            fmt_us(o.strong_us),
+            o.kept.len(),
+            o.stop
+        );
+        for k in &o.kept {
+            motifs.insert(k.motif.clone());
+            entries += 1;
+            let _ = writeln!(
+                s,
+                "    {:<6} {:<17} {:>7.3}x slower  {:.3} us -> {:.3} us  at eval {}{}",
+                k.id.to_string(),
+                k.motif,
+                k.slowdown(),
+                k.fast_us,
+                k.slow_us,
+                k.at_evaluation,
+                if k.new { "" } else { "  (already in the bank)" }
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "{entries} entries from {} operators, {} distinct motifs: {}",
+        outcomes.len(),
+        motifs.len(),
+        motifs.into_iter().collect::<Vec<_>>().join(", ")
+    );
+    s
 }

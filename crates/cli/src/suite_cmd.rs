@@ -5,7 +5,7 @@ use crate::eval_cmd::resolve_op;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
-use ascendopt_harness::suite::{render_markdown, suite_row};
+use ascendopt_harness::suite::{render_markdown, suite_row, SuiteRow};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use std::path::PathBuf;
 
@@ -27,33 +27,56 @@ pub fn run(args: SuiteArgs) -> Result<Status> {
     let dirs = if args.ops.is_empty() {
         package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
     } else {
-        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+        args.ops
+            .iter()
+            .map(|a| resolve_op(a))
+            .collect::<Result<Vec<_>>>()?
     };
     let device = SimDevice::new(SimDeviceConfig::standard()?);
     let mut rows = Vec::new();
     for dir in &dirs {
-        let pkg = OpPackage::load(dir)?;
-        let row = suite_row(&device, &pkg, args.seed);
+        // A package that does not load is a failed row, not the end of the
+        // table.
+        let row = match OpPackage::load(dir) {
+            Ok(pkg) => suite_row(&device, &pkg, args.seed),
+            Err(e) => SuiteRow::failed(
+                &dir.file_name().unwrap_or_default().to_string_lossy(),
+                e.to_string(),
+            ),
+        };
         eprintln!(
             "{:<28} {}/{} cases  {}",
             row.op,
             row.passed,
             row.cases,
-            match (row.roofline_fraction(), row.meets_bar()) {
-                (Some(f), true) => format!("{:.0}% of roofline", f * 100.0),
-                (Some(f), false) => format!("{:.0}% of roofline — BELOW THE BAR", f * 100.0),
-                (None, _) => row.failure.clone().unwrap_or_else(|| "no profile".into()),
+            match (row.roofline_fraction(), row.launch_share(), row.meets_bar()) {
+                (Some(f), Some(l), true) =>
+                    format!("{:.1}% of roofline, launch {:.1}%", f * 100.0, l * 100.0),
+                (Some(f), Some(l), false) => format!(
+                    "{:.1}% of roofline, launch {:.1}% — BELOW THE BAR",
+                    f * 100.0,
+                    l * 100.0
+                ),
+                _ => row.failure.clone().unwrap_or_else(|| "no profile".into()),
             }
         );
         rows.push(row);
     }
-    let markdown = render_markdown(&rows, "cargo run --release -p ascendopt -- suite --write ops/README.md");
+    let markdown = render_markdown(
+        &rows,
+        "cargo run --release -p ascendopt -- suite --write ops/README.md",
+    );
     match &args.write {
         Some(path) => {
-            std::fs::write(path, &markdown).with_context(|| format!("writing {}", path.display()))?;
+            std::fs::write(path, &markdown)
+                .with_context(|| format!("writing {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{markdown}"),
     }
-    Ok(if rows.iter().all(|r| r.meets_bar()) { Status::Ok } else { Status::Failed })
+    Ok(if rows.iter().all(|r| r.meets_bar()) {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
 }

@@ -20,7 +20,8 @@
 //! Version history: 1 was the first cut (no stage timings, no source
 //! index); 2 adds `compile_ms`, `correctness_ms`, `profile_ms` to
 //! `evaluations` and the `evaluations_by_source` index that
-//! [`RunStore::find_by_source`] uses.
+//! [`RunStore::find_by_source`] uses; 3 adds the `llm_calls` table (every
+//! LLM request and response of a run, for audit and replay).
 
 use crate::verdict::Verdict;
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
@@ -31,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The schema version this code writes.
-pub const END_VERSION: i64 = 2;
+pub const END_VERSION: i64 = 3;
 
 /// Errors of the run store.
 #[derive(Debug, thiserror::Error)]
@@ -393,6 +394,29 @@ CREATE TABLE evaluations (
 CREATE INDEX evaluations_by_source ON evaluations(run, op, source_hash);
 ";
 
+/// The `llm_calls` table (version 3): one row per LLM request attempt or
+/// replayed answer. Part of a fresh schema and the 2 → 3 upgrade.
+const LLM_CALLS_SCHEMA: &str = "
+CREATE TABLE llm_calls (
+    id INTEGER PRIMARY KEY,
+    run INTEGER NOT NULL REFERENCES runs(id),
+    op TEXT NOT NULL,
+    role TEXT NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT,
+    status TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cost REAL,
+    latency_ms INTEGER NOT NULL,
+    request_hash TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+CREATE INDEX llm_calls_by_run ON llm_calls(run, id);
+CREATE INDEX llm_calls_by_request ON llm_calls(request_hash, status);
+";
+
 /// Schema version 1, the first cut. Kept so that tests can build a v1 file
 /// and check that upgrading it gives the fresh schema.
 #[cfg(test)]
@@ -448,7 +472,8 @@ PRAGMA user_version = 1;
 
 /// Creates the latest schema in an empty database.
 fn init(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    tx.execute_batch(SCHEMA)
+    tx.execute_batch(SCHEMA)?;
+    tx.execute_batch(LLM_CALLS_SCHEMA)
 }
 
 /// Upgrades the schema from `version` to `version + 1`.
@@ -460,6 +485,7 @@ fn upgrade_from(tx: &Transaction<'_>, version: i64) -> rusqlite::Result<()> {
              ALTER TABLE evaluations ADD COLUMN profile_ms INTEGER NOT NULL DEFAULT 0;
              CREATE INDEX evaluations_by_source ON evaluations(run, op, source_hash);",
         ),
+        2 => tx.execute_batch(LLM_CALLS_SCHEMA),
         // open() never calls this outside 1..END_VERSION.
         _ => Ok(()),
     }
@@ -1087,6 +1113,9 @@ impl RunStore {
         Ok(rows.pop())
     }
 }
+
+mod llm_calls;
+pub use llm_calls::{LlmCall, LlmUsage, NewLlmCall};
 
 #[cfg(test)]
 mod tests;

@@ -2,9 +2,11 @@
 //! every case, its largest case profiled without noise, and its latency
 //! compared with the roofline floor.
 //!
-//! Quality bar: every case passes, and every memory-bound operator reaches
-//! at least [`ROOFLINE_BAR`] of its roofline on its largest case, or its
-//! op.toml says why in a comment line starting with `# roofline:`.
+//! Quality bar: every case passes; every memory-bound operator reaches at
+//! least [`ROOFLINE_BAR`] of its roofline on its largest case, or its op.toml
+//! says why in a comment line starting with `# roofline:`; and the launch
+//! head is under [`LAUNCH_BAR`] of the largest case's Task Duration (so that
+//! the largest case measures the kernel, not the launch).
 
 use crate::eval::{check_op, CheckConfig, OpCheck};
 use crate::pipeline::bench_case;
@@ -14,6 +16,10 @@ use std::fmt::Write as _;
 
 /// Fraction of the roofline a memory-bound operator must reach.
 pub const ROOFLINE_BAR: f64 = 0.70;
+
+/// Largest share of the largest case's Task Duration the launch head may
+/// take.
+pub const LAUNCH_BAR: f64 = 0.20;
 
 /// One operator's row.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,15 +40,40 @@ pub struct SuiteRow {
     pub latency_us: Option<f64>,
     /// Roofline floor of the largest case, µs.
     pub floor_us: Option<f64>,
+    /// Launch head of the largest case (part of its latency), µs.
+    pub launch_us: Option<f64>,
     /// Memory-bound (the memory term of the roofline dominates).
     pub memory_bound: bool,
     /// The op.toml's `# roofline:` explanation, if any.
     pub note: Option<String>,
+    /// The op.toml's `# deviation:` note: where its interface differs from
+    /// CANN's.
+    pub deviation: Option<String>,
     /// First failure, when a case failed.
     pub failure: Option<String>,
 }
 
 impl SuiteRow {
+    /// The row of an operator that could not be checked at all (e.g. its
+    /// package does not load).
+    pub fn failed(op: &str, failure: String) -> SuiteRow {
+        SuiteRow {
+            op: op.to_string(),
+            level: 0,
+            dtypes: Vec::new(),
+            passed: 0,
+            cases: 0,
+            largest: String::new(),
+            latency_us: None,
+            floor_us: None,
+            launch_us: None,
+            memory_bound: true,
+            note: None,
+            deviation: None,
+            failure: Some(failure),
+        }
+    }
+
     /// Floor / latency, the fraction of the roofline reached.
     pub fn roofline_fraction(&self) -> Option<f64> {
         match (self.latency_us, self.floor_us) {
@@ -51,9 +82,23 @@ impl SuiteRow {
         }
     }
 
+    /// Launch head / latency of the largest case.
+    pub fn launch_share(&self) -> Option<f64> {
+        match (self.launch_us, self.latency_us) {
+            (Some(h), Some(l)) if l > 0.0 => Some(h / l),
+            _ => None,
+        }
+    }
+
+    /// True when the launch head takes more than [`LAUNCH_BAR`] of the
+    /// largest case (or is unknown).
+    pub fn launch_dominated(&self) -> bool {
+        self.launch_share().is_none_or(|s| s >= LAUNCH_BAR)
+    }
+
     /// True when the row meets the quality bar.
     pub fn meets_bar(&self) -> bool {
-        if self.passed != self.cases || self.failure.is_some() {
+        if self.passed != self.cases || self.failure.is_some() || self.launch_dominated() {
             return false;
         }
         match self.roofline_fraction() {
@@ -66,9 +111,21 @@ impl SuiteRow {
 
 /// The `# roofline:` note of an op.toml.
 pub fn roofline_note(package: &OpPackage) -> Option<String> {
+    toml_note(package, "# roofline:")
+}
+
+/// The `# deviation:` note of an op.toml (how its interface differs from
+/// CANN's).
+pub fn deviation_note(package: &OpPackage) -> Option<String> {
+    toml_note(package, "# deviation:")
+}
+
+/// The comment lines of an op.toml that start with `prefix`, joined (a long
+/// note repeats the prefix on every line).
+fn toml_note(package: &OpPackage, prefix: &str) -> Option<String> {
     let text = std::fs::read_to_string(package.dir.join("op.toml")).ok()?;
     text.lines()
-        .filter_map(|l| l.trim().strip_prefix("# roofline:"))
+        .filter_map(|l| l.trim().strip_prefix(prefix))
         .map(|l| l.trim().to_string())
         .reduce(|a, b| format!("{a} {b}"))
 }
@@ -124,8 +181,10 @@ pub fn suite_row(device: &dyn Device, package: &OpPackage, seed: u64) -> SuiteRo
         largest: largest.map(|c| c.name.clone()).unwrap_or_default(),
         latency_us: None,
         floor_us: None,
+        launch_us: None,
         memory_bound: true,
         note: roofline_note(package),
+        deviation: deviation_note(package),
         failure: None,
     };
     let check = match check_op(device, package, &cfg) {
@@ -137,9 +196,14 @@ pub fn suite_row(device: &dyn Device, package: &OpPackage, seed: u64) -> SuiteRo
     };
     row.passed = check.cases.iter().filter(|c| c.verdict.passed()).count();
     row.failure = first_failure(&check);
-    if let Some(c) = check.cases.iter().find(|c| Some(&c.name) == largest.map(|l| &l.name)) {
+    if let Some(c) = check
+        .cases
+        .iter()
+        .find(|c| Some(&c.name) == largest.map(|l| &l.name))
+    {
         if let Some(Ok(profile)) = &c.profile {
             row.latency_us = Some(profile.task_duration_us);
+            row.launch_us = Some(profile.launch_overhead_us);
             if let Some(r) = &profile.roofline {
                 row.floor_us = Some(r.floor_us);
                 row.memory_bound = r.memory_us >= r.compute_us;
@@ -149,36 +213,47 @@ pub fn suite_row(device: &dyn Device, package: &OpPackage, seed: u64) -> SuiteRo
     row
 }
 
-/// The Markdown of `ops/README.md`.
+/// The first line of the generated table's description; a test checks it.
+pub const GENERATED_BY: &str = "Generated by";
+
+/// The Markdown of `ops/README.md`: the table, the count of operators that
+/// meet the bar, and the documented deviations from CANN.
 pub fn render_markdown(rows: &[SuiteRow], command: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Built-in operators\n");
     let _ = writeln!(
         s,
-        "Generated by `{command}` — do not edit by hand. Latency is the simulated Ascend 910B2 \
+        "{GENERATED_BY} `{command}` — do not edit by hand. Latency is the simulated Ascend 910B2 \
          Task Duration of the largest case (no measurement noise); the roofline floor is the \
          launch head plus the larger of minimum bytes over HBM bandwidth and operations over \
-         peak. Memory-bound operators must reach {:.0}% of it, or say why.\n",
-        ROOFLINE_BAR * 100.0
+         peak; launch is the launch head's share of the latency. Quality bar: every case passes; \
+         memory-bound operators reach {:.0}% of the roofline, or say why; the launch head is \
+         under {:.0}% of the largest case.\n",
+        ROOFLINE_BAR * 100.0,
+        LAUNCH_BAR * 100.0
     );
     let _ = writeln!(
         s,
-        "| operator | level | dtypes | cases passed | largest case | latency (µs) | roofline floor (µs) | of roofline | bound | note |"
+        "| operator | level | dtypes | cases passed | largest case | latency (µs) | roofline floor (µs) | of roofline | launch | bound | note |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let pct = |v: Option<f64>| {
+        v.map(|f| format!("{:.0}%", f * 100.0))
+            .unwrap_or_else(|| "—".into())
+    };
     for r in rows {
-        let pct = r
-            .roofline_fraction()
-            .map(|f| format!("{:.0}%", f * 100.0))
-            .unwrap_or_else(|| "—".into());
         let num = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "—".into());
         let mut note = r.note.clone().unwrap_or_default();
         if let Some(f) = &r.failure {
-            note = format!("FAILED {}", f.replace('|', "/").lines().next().unwrap_or(""));
+            note = format!("FAILED {}", f.lines().next().unwrap_or(""));
+        } else if r.launch_share().is_some() && r.launch_dominated() {
+            note = format!("FAILED launch head over {:.0}%. {note}", LAUNCH_BAR * 100.0);
+        } else if !r.meets_bar() {
+            note = format!("FAILED below the roofline bar. {note}");
         }
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} |",
             r.op,
             r.level,
             r.dtypes.join(", "),
@@ -187,12 +262,90 @@ pub fn render_markdown(rows: &[SuiteRow], command: &str) -> String {
             r.largest,
             num(r.latency_us),
             num(r.floor_us),
-            pct,
+            pct(r.roofline_fraction()),
+            pct(r.launch_share()),
             if r.memory_bound { "memory" } else { "compute" },
-            note
+            note.trim().replace('|', "/")
         );
     }
     let meets = rows.iter().filter(|r| r.meets_bar()).count();
-    let _ = writeln!(s, "\n{meets} of {} operators meet the quality bar.", rows.len());
+    let _ = writeln!(
+        s,
+        "\n{meets} of {} operators meet the quality bar.",
+        rows.len()
+    );
+    let deviations: Vec<&SuiteRow> = rows.iter().filter(|r| r.deviation.is_some()).collect();
+    if !deviations.is_empty() {
+        let _ = writeln!(s, "\n## Deviations from CANN\n");
+        for r in deviations {
+            let _ = writeln!(s, "- {}: {}", r.op, r.deviation.as_deref().unwrap_or(""));
+        }
+    }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(latency: f64, floor: f64, launch: f64, note: Option<&str>) -> SuiteRow {
+        SuiteRow {
+            op: "op".into(),
+            level: 1,
+            dtypes: vec!["float16".into()],
+            passed: 3,
+            cases: 3,
+            largest: "large".into(),
+            latency_us: Some(latency),
+            floor_us: Some(floor),
+            launch_us: Some(launch),
+            memory_bound: true,
+            note: note.map(str::to_string),
+            deviation: None,
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn the_bar_needs_the_roofline_and_a_small_launch_share() {
+        let good = row(100.0, 80.0, 19.0, None);
+        assert!(good.meets_bar());
+        assert!((good.launch_share().unwrap() - 0.19).abs() < 1e-12);
+        // Launch head at 20% or more fails, whatever the note says.
+        assert!(!row(100.0, 80.0, 20.0, None).meets_bar());
+        assert!(!row(100.0, 80.0, 30.0, Some("why")).meets_bar());
+        // Below the roofline bar: fails without a note, passes with one.
+        assert!(!row(100.0, 60.0, 10.0, None).meets_bar());
+        assert!(row(100.0, 60.0, 10.0, Some("vector-bound")).meets_bar());
+        // A failed case fails the row.
+        let mut failed = row(100.0, 80.0, 10.0, None);
+        failed.passed = 2;
+        assert!(!failed.meets_bar());
+        assert!(!SuiteRow::failed("x", "does not load".into()).meets_bar());
+    }
+
+    #[test]
+    fn the_table_shows_the_launch_share_and_flags_failures() {
+        let mut launchy = row(50.0, 40.0, 20.5, None);
+        launchy.op = "launchy".into();
+        let mut deviating = row(100.0, 80.0, 18.0, None);
+        deviating.op = "deviating".into();
+        deviating.deviation = Some("takes pads as an attribute".into());
+        let md = render_markdown(&[row(100.0, 80.0, 18.0, None), launchy, deviating], "cmd");
+        assert!(md.contains("Generated by `cmd`"), "{md}");
+        let header = md.lines().find(|l| l.starts_with("| operator")).unwrap();
+        assert!(header.contains("| launch |"), "{header}");
+        let good = md.lines().find(|l| l.starts_with("| op |")).unwrap();
+        assert!(good.contains("| 80% | 18% | memory |"), "{good}");
+        let bad = md.lines().find(|l| l.starts_with("| launchy |")).unwrap();
+        assert!(
+            bad.contains("41% |") && bad.contains("FAILED launch head over 20%"),
+            "{bad}"
+        );
+        assert!(md.contains("2 of 3 operators meet the quality bar"), "{md}");
+        assert!(
+            md.contains("## Deviations from CANN\n\n- deviating: takes pads as an attribute"),
+            "{md}"
+        );
+    }
 }

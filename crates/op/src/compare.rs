@@ -29,6 +29,8 @@ pub fn poison_bytes(dtype: Dtype) -> Vec<u8> {
         Dtype::Bfloat16 => 0x7FDA,
         Dtype::Float32 => 0x7FDA_5A5A,
         Dtype::Float64 => 0x7FFA_5A5A_5A5A_5A5A,
+        // Two float32 poisons (real and imaginary part).
+        Dtype::Complex64 => 0x7FDA_5A5A_7FDA_5A5A,
         _ => 0x5A5A_5A5A_5A5A_5A5A,
     };
     bits.to_le_bytes()[..dtype.size()].to_vec()
@@ -154,7 +156,9 @@ fn value(t: &Tensor, i: usize) -> ElemValue {
 }
 
 /// Compares every element of `actual` with `expected` under `tol`. The two
-/// must have the same dtype, shape and byte length.
+/// must have the same dtype, shape and byte length. Complex tensors compare
+/// part by part: the report counts parts, and its indices have a last
+/// dimension of 2 (real, imaginary).
 pub fn compare(
     expected: &Tensor,
     actual: &Tensor,
@@ -176,6 +180,11 @@ pub fn compare(
                 actual.data.len()
             ),
         });
+    }
+    if let (Some(e), Some(a)) = (expected.complex_parts(), actual.complex_parts()) {
+        let mut report = compare(&e, &a, tol)?;
+        report.dtype = expected.dtype;
+        return Ok(report);
     }
     let dtype = expected.dtype;
     let poison = u64::from_le_bytes({

@@ -34,11 +34,14 @@ pub enum Dtype {
     Bool,
     /// IEEE binary64.
     Float64,
+    /// Complex number of two IEEE binary32, real part first (8 bytes,
+    /// interleaved `re, im`). Kernels address it as float pairs.
+    Complex64,
 }
 
 impl Dtype {
     /// Every dtype, in ABI code order.
-    pub const ALL: [Dtype; 13] = [
+    pub const ALL: [Dtype; 14] = [
         Dtype::Float16,
         Dtype::Bfloat16,
         Dtype::Float32,
@@ -52,6 +55,7 @@ impl Dtype {
         Dtype::Uint64,
         Dtype::Bool,
         Dtype::Float64,
+        Dtype::Complex64,
     ];
 
     /// Size of one element in bytes.
@@ -60,7 +64,7 @@ impl Dtype {
             Dtype::Int8 | Dtype::Uint8 | Dtype::Bool => 1,
             Dtype::Float16 | Dtype::Bfloat16 | Dtype::Int16 | Dtype::Uint16 => 2,
             Dtype::Float32 | Dtype::Int32 | Dtype::Uint32 => 4,
-            Dtype::Int64 | Dtype::Uint64 | Dtype::Float64 => 8,
+            Dtype::Int64 | Dtype::Uint64 | Dtype::Float64 | Dtype::Complex64 => 8,
         }
     }
 
@@ -80,6 +84,7 @@ impl Dtype {
             Dtype::Uint64 => "uint64",
             Dtype::Bool => "bool",
             Dtype::Float64 => "float64",
+            Dtype::Complex64 => "complex64",
         }
     }
 
@@ -100,6 +105,7 @@ impl Dtype {
             "uint64" => Dtype::Uint64,
             "bool" => Dtype::Bool,
             "float64" | "double" => Dtype::Float64,
+            "complex64" => Dtype::Complex64,
             _ => return None,
         };
         Some(d)
@@ -121,6 +127,7 @@ impl Dtype {
             Dtype::Uint64 => 11,
             Dtype::Bool => 12,
             Dtype::Float64 => 13,
+            Dtype::Complex64 => 14,
         }
     }
 
@@ -147,14 +154,29 @@ impl Dtype {
 
     /// True for signed and unsigned integer types (not bool).
     pub fn is_int(self) -> bool {
-        !self.is_float() && self != Dtype::Bool
+        !self.is_float() && !self.is_complex() && self != Dtype::Bool
+    }
+
+    /// True for complex types.
+    pub fn is_complex(self) -> bool {
+        self == Dtype::Complex64
+    }
+
+    /// The dtype of each part of a complex type (`float32` for
+    /// `complex64`); None for real types.
+    pub fn complex_part(self) -> Option<Dtype> {
+        match self {
+            Dtype::Complex64 => Some(Dtype::Float32),
+            _ => None,
+        }
     }
 
     /// The `ge::DataType` code of this dtype, as used by attributes such as
     /// cast's `dst_type`. Source: the `ge::DataType` enum of the CANN graph
     /// headers (DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3,
     /// DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7, DT_UINT32 = 8, DT_INT64 = 9,
-    /// DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27); the
+    /// DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_COMPLEX64 = 16,
+    /// DT_BF16 = 27); the
     /// codes used by the benchmark operators are listed in
     /// shared/ref/operators-l1-l3.md ("cast").
     pub fn ge_code(self) -> i64 {
@@ -171,6 +193,7 @@ impl Dtype {
             Dtype::Uint64 => 10,
             Dtype::Float64 => 11,
             Dtype::Bool => 12,
+            Dtype::Complex64 => 16,
             Dtype::Bfloat16 => 27,
         }
     }
@@ -180,9 +203,10 @@ impl Dtype {
         Dtype::ALL.iter().copied().find(|d| d.ge_code() == code)
     }
 
-    /// The value range of an integer dtype (bool: 0..=1); None for floats.
+    /// The value range of an integer dtype (bool: 0..=1); None for floats
+    /// and complex.
     pub fn int_range(self) -> Option<(i128, i128)> {
-        if self.is_float() {
+        if self.is_float() || self.is_complex() {
             return None;
         }
         if self == Dtype::Bool {
@@ -233,6 +257,11 @@ mod tests {
         assert_eq!(Dtype::Uint16.int_range(), Some((0, 65535)));
         assert_eq!(Dtype::Uint64.int_range(), Some((0, i128::from(u64::MAX))));
         assert_eq!(Dtype::Float16.int_range(), None);
-        assert_eq!(Dtype::parse("complex64"), None);
+        assert_eq!(Dtype::parse("complex64"), Some(Dtype::Complex64));
+        assert_eq!(Dtype::Complex64.size(), 8);
+        assert_eq!(Dtype::Complex64.int_range(), None);
+        assert!(!Dtype::Complex64.is_int() && !Dtype::Complex64.is_float());
+        assert_eq!(Dtype::Complex64.complex_part(), Some(Dtype::Float32));
+        assert_eq!(Dtype::parse("complex128"), None);
     }
 }

@@ -70,6 +70,19 @@ fn signed(rng: &mut ChaCha8Rng, sign: Sign, magnitude: f64) -> f64 {
 }
 
 fn gen_input(input: &CaseInput, rng: &mut ChaCha8Rng) -> Tensor {
+    if let Some(part) = input.dtype.complex_part() {
+        // Complex: the real and imaginary parts are independent draws of
+        // the distribution (and specials) of the part dtype.
+        let mut shape = input.shape.clone();
+        shape.push(2);
+        let parts = CaseInput {
+            dtype: part,
+            shape,
+            ..input.clone()
+        };
+        let t = gen_input(&parts, rng);
+        return Tensor::from_complex_parts(&t).unwrap_or(t);
+    }
     let n = numel(&input.shape);
     let dtype = input.dtype;
     let mut t = Tensor::zeros(dtype, &input.shape);

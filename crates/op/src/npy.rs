@@ -23,6 +23,7 @@ fn descr(dtype: Dtype) -> &'static str {
         Dtype::Int64 => "<i8",
         Dtype::Uint64 => "<u8",
         Dtype::Bool => "|b1",
+        Dtype::Complex64 => "<c8",
     }
 }
 
@@ -44,6 +45,7 @@ fn dtype_of_descr(d: &str) -> Option<Dtype> {
         "i8" => Dtype::Int64,
         "u8" => Dtype::Uint64,
         "b1" => Dtype::Bool,
+        "c8" => Dtype::Complex64,
         _ => return None,
     })
 }

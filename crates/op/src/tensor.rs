@@ -69,6 +69,39 @@ impl Tensor {
         t
     }
 
+    /// The parts of a complex tensor as a real tensor with one more
+    /// dimension of 2 (real, imaginary): complex64 `[n]` is float32
+    /// `[n, 2]` over the same bytes. None for real dtypes.
+    pub fn complex_parts(&self) -> Option<Tensor> {
+        let part = self.dtype.complex_part()?;
+        let mut shape = self.shape.clone();
+        shape.push(2);
+        Some(Tensor {
+            dtype: part,
+            shape,
+            data: self.data.clone(),
+        })
+    }
+
+    /// The complex tensor whose parts are `parts` (last dimension 2: real,
+    /// imaginary), the inverse of [`Tensor::complex_parts`]. None when the
+    /// last dimension is not 2 or no complex dtype has `parts`' dtype as its
+    /// part.
+    pub fn from_complex_parts(parts: &Tensor) -> Option<Tensor> {
+        let dtype = Dtype::ALL
+            .into_iter()
+            .find(|d| d.complex_part() == Some(parts.dtype))?;
+        let (&last, outer) = parts.shape.split_last()?;
+        if last != 2 {
+            return None;
+        }
+        Some(Tensor {
+            dtype,
+            shape: outer.to_vec(),
+            data: parts.data.clone(),
+        })
+    }
+
     /// Number of elements.
     pub fn numel(&self) -> usize {
         numel(&self.shape)

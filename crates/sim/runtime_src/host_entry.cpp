@@ -327,6 +327,8 @@ const char* ge_dtype_name(ge::DataType t) {
       return "DT_BOOL";
     case ge::DT_DOUBLE:
       return "DT_DOUBLE";
+    case ge::DT_COMPLEX64:
+      return "DT_COMPLEX64";
     default:
       return "DT_?";
   }
@@ -373,6 +375,9 @@ bool ge_dtype_of(uint32_t asc, ge::DataType& out) {
       return true;
     case ASC_DT_F64:
       out = ge::DT_DOUBLE;
+      return true;
+    case ASC_DT_C64:
+      out = ge::DT_COMPLEX64;
       return true;
     default:
       return false;

@@ -1,7 +1,9 @@
 // AngleV2 host side: tiling function, shape inference and the OpDef.
 //
-// y = torch.angle(x) for real x (float16, float32; y has x's dtype): pi
-// where x < 0, 0 where x >= 0 (-0 included), NaN where x is NaN.
+// y = torch.angle(x). Real x (float16, float32; y has x's dtype): pi where
+// x < 0, 0 where x >= 0 (-0 included), NaN where x is NaN. complex64 x
+// (interleaved float32 re, im; the kernel reads it as float pairs): y =
+// atan2(im, re) in float32.
 //
 // Tiling: the flat tensor is split over the vector cores in units of
 // SPLIT_UNIT_BYTES (512 B keeps every core's GM range 512 B aligned); the
@@ -9,7 +11,9 @@
 // through UB in tiles of TILE_BYTES (a whole number of 256 B repeats, which
 // the count form of Compare needs), capped so that both queues with
 // BUFFER_NUM buffers, the constant pi tile and the two compare masks fit in
-// UB. Tiling keys: 1 float16, 2 float32.
+// UB (complex64: both queues, the six float32 work tiles of the atan2, the
+// gather offsets, the sign-bit constants and five masks). Tiling keys:
+// 1 float16, 2 float32, 3 complex64.
 #include <cstdint>
 
 #include "angle_v2_tiling.h"
@@ -20,6 +24,9 @@ namespace optiling {
 namespace {
 constexpr uint64_t TILING_KEY_FP16 = 1;
 constexpr uint64_t TILING_KEY_FP32 = 2;
+constexpr uint64_t TILING_KEY_C64 = 3;
+constexpr uint32_t C64_WORK_TILES = 9;    // re, im, 4 work tiles, offsets, 2 sign-bit constants (float32 each)
+constexpr uint32_t C64_MASKS = 5;         // bit masks of the complex kernel
 constexpr uint32_t QUEUE_NUM = 2;         // x in, y out
 constexpr uint32_t REPEAT_BYTES = 256;    // one vector repeat; Compare counts whole repeats
 constexpr uint32_t GM_ALIGN_BYTES = 512;  // preferred GM burst alignment
@@ -41,8 +48,11 @@ struct AnglePlan {
 
 // Splits `total` elements of `elemBytes` bytes over at most `aivNum` cores
 // and sizes the UB tile. Returns false when no tile fits in `ubBytes`.
+// complex64 elements (8 bytes) are computed as float32 parts.
 bool MakeAnglePlan(uint64_t total, uint32_t elemBytes, uint32_t aivNum, uint64_t ubBytes, AnglePlan& plan)
 {
+    bool complex = elemBytes == 8;
+    uint64_t repeatElems = REPEAT_BYTES / (complex ? 4 : elemBytes);
     uint64_t unitLength = SPLIT_UNIT_BYTES / elemBytes;
     uint64_t units = (total + unitLength - 1) / unitLength;
     uint64_t coreNum = aivNum < MAX_CORE_NUM ? aivNum : MAX_CORE_NUM;
@@ -63,11 +73,19 @@ bool MakeAnglePlan(uint64_t total, uint32_t elemBytes, uint32_t aivNum, uint64_t
     // Per tile byte: QUEUE_NUM * BUFFER_NUM buffers, the pi tile, and two
     // masks of one bit per element.
     uint64_t tileBytes = ubBytes * 8 / (8 * (QUEUE_NUM * BUFFER_NUM + 1) + 2 * 8 / elemBytes + 8);
+    if (complex) {
+        // Bits per complex element: x (8 B) and y (4 B) buffers, the work
+        // tiles and the masks; tileBytes counts x bytes.
+        uint64_t bits = 8 * (BUFFER_NUM * (8 + 4) + C64_WORK_TILES * 4) + C64_MASKS + 8;
+        tileBytes = ubBytes * 8 / bits * elemBytes;
+    }
     if (tileBytes > TILE_BYTES) {
         tileBytes = TILE_BYTES;
     }
-    tileBytes = tileBytes >= GM_ALIGN_BYTES ? tileBytes / GM_ALIGN_BYTES * GM_ALIGN_BYTES
-                                            : tileBytes / REPEAT_BYTES * REPEAT_BYTES;
+    uint64_t repeatBytes = repeatElems * elemBytes;
+    tileBytes = tileBytes >= GM_ALIGN_BYTES && GM_ALIGN_BYTES % repeatBytes == 0
+                    ? tileBytes / GM_ALIGN_BYTES * GM_ALIGN_BYTES
+                    : tileBytes / repeatBytes * repeatBytes;
     uint64_t maxTile = tileBytes / elemBytes;
     if (maxTile == 0) {
         return false;
@@ -80,9 +98,9 @@ bool MakeAnglePlan(uint64_t total, uint32_t elemBytes, uint32_t aivNum, uint64_t
         coreMax = total;
     }
     uint64_t tileNum = coreMax == 0 ? 1 : (coreMax + maxTile - 1) / maxTile;
-    uint64_t alignElems = (tileNum > 1 ? GM_ALIGN_BYTES : REPEAT_BYTES) / elemBytes;
-    if (maxTile % alignElems != 0) {
-        alignElems = REPEAT_BYTES / elemBytes;
+    uint64_t alignElems = tileNum > 1 ? GM_ALIGN_BYTES / elemBytes : repeatElems;
+    if (alignElems % repeatElems != 0 || maxTile % alignElems != 0) {
+        alignElems = repeatElems;
     }
     uint64_t tileLength = (coreMax + tileNum - 1) / tileNum;
     tileLength = (tileLength + alignElems - 1) / alignElems * alignElems;
@@ -111,6 +129,10 @@ bool KeyOf(ge::DataType dtype, uint64_t& key, uint32_t& elemBytes)
         case ge::DT_FLOAT:
             key = TILING_KEY_FP32;
             elemBytes = 4;
+            return true;
+        case ge::DT_COMPLEX64:
+            key = TILING_KEY_C64;
+            elemBytes = 8;
             return true;
         default:
             return false;
@@ -183,12 +205,12 @@ public:
     {
         this->Input("x")
             .ParamType(REQUIRED)
-            .DataType({ge::DT_FLOAT16, ge::DT_FLOAT})
-            .Format({ge::FORMAT_ND, ge::FORMAT_ND});
+            .DataType({ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_COMPLEX64})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
         this->Output("y")
             .ParamType(REQUIRED)
-            .DataType({ge::DT_FLOAT16, ge::DT_FLOAT})
-            .Format({ge::FORMAT_ND, ge::FORMAT_ND});
+            .DataType({ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_FLOAT})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
 
         this->SetInferShape(ge::InferShape);
         this->AICore().SetTiling(optiling::TilingFunc);

@@ -2,9 +2,11 @@
 //
 // result (int32, [1]) = the 1-based index of the first minimum of |Re| + |Im|
 // (not the modulus) over the first n complex elements of x, BLAS ICAMIN
-// semantics. complex64 x is float32 with a last dimension of 2 (real,
-// imaginary; up to 3-D before it), searched flat: n = min(attr n, complex
-// elements of x); n <= 0 gives 0; only incx = 1 is supported. Ties go to the
+// semantics. x is complex64 (up to 3-D; interleaved float32 real, imaginary)
+// or, equivalently, float32 with a last dimension of 2 (real, imaginary; up
+// to 3-D before it); either is searched flat and the kernel reads it as
+// float pairs: n = min(attr n, complex elements of x); n <= 0 gives 0; only
+// incx = 1 is supported. Ties go to the
 // smallest index; a NaN is the extreme (the first NaN wins, as numpy's
 // argmin).
 //
@@ -119,10 +121,25 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     }
     const int64_t* n = attrs->GetAttrPointer<int64_t>(ATTR_N);
     const int64_t* incx = attrs->GetAttrPointer<int64_t>(ATTR_INCX);
+    const gert::CompileTimeTensorDesc* xDesc = context->GetInputDesc(0);
+    if (xDesc == nullptr || n == nullptr || incx == nullptr || *incx != 1) {
+        return ge::GRAPH_FAILED;
+    }
     const gert::Shape& shape = xShape->GetStorageShape();
     size_t dimNum = shape.GetDimNum();
     int64_t total = shape.GetShapeSize();
-    if (dimNum == 0 || shape.GetDim(dimNum - 1) != 2 || n == nullptr || incx == nullptr || *incx != 1 || total < 0 || total > INT32_MAX) {
+    // float32 words of x: complex64 holds two per element; the float32 form
+    // has them in its last dimension of 2.
+    bool complex = xDesc->GetDataType() == ge::DT_COMPLEX64;
+    if (complex) {
+        if (dimNum > 3) {
+            return ge::GRAPH_FAILED;
+        }
+        total *= ELEM_WORDS;
+    } else if (dimNum == 0 || shape.GetDim(dimNum - 1) != 2) {
+        return ge::GRAPH_FAILED;
+    }
+    if (total < 0 || total > INT32_MAX) {
         return ge::GRAPH_FAILED;
     }
     uint64_t available = static_cast<uint64_t>(total) / ELEM_WORDS;
@@ -179,8 +196,8 @@ class Icamin : public OpDef {
 public:
     explicit Icamin(const char* name) : OpDef(name)
     {
-        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
-        this->Output("result").ParamType(REQUIRED).DataType({ge::DT_INT32}).Format({ge::FORMAT_ND});
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_COMPLEX64, ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("result").ParamType(REQUIRED).DataType({ge::DT_INT32, ge::DT_INT32}).Format({ge::FORMAT_ND});
         this->Attr("n").AttrType(OPTIONAL).Int(0);
         this->Attr("incx").AttrType(OPTIONAL).Int(1);
 

@@ -400,3 +400,61 @@ fn runs_and_operator_registration() {
         Err(StoreError::UnknownRun { .. })
     ));
 }
+
+#[test]
+fn llm_calls_are_recorded_listed_and_found_by_request_hash() {
+    let dir = TempDir::new().unwrap();
+    let store = RunStore::open(&dir.path().join("runs.db")).unwrap();
+    let run = store.create_run(&serde_json::json!({})).unwrap();
+    let call = |status: &'static str, response: Option<&'static str>, attempt: u32| NewLlmCall {
+        run,
+        op: "add_custom",
+        role: "rewriter",
+        request: "{\"model\":\"m\"}",
+        response,
+        status,
+        attempt,
+        prompt_tokens: if status == "ok" { 100 } else { 0 },
+        completion_tokens: if status == "ok" { 20 } else { 0 },
+        cost: (status == "ok").then_some(0.25),
+        latency_ms: 12,
+        request_hash: "h1",
+    };
+    let a = store
+        .record_llm_call(&call("http_429", Some("slow"), 1))
+        .unwrap();
+    let b = store
+        .record_llm_call(&call("ok", Some("{\"first\":1}"), 2))
+        .unwrap();
+    let c = store
+        .record_llm_call(&call("ok", Some("{\"second\":2}"), 1))
+        .unwrap();
+    assert!(a < b && b < c);
+    let rows = store.llm_calls(run).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].status, "http_429");
+    assert_eq!(rows[1].prompt_tokens, 100);
+    assert_eq!(rows[1].cost, Some(0.25));
+    assert_eq!(rows[0].cost, None);
+    assert_eq!(
+        store.find_llm_response("h1").unwrap().as_deref(),
+        Some("{\"second\":2}")
+    );
+    assert_eq!(store.find_llm_response("nope").unwrap(), None);
+    let usage = store.llm_usage(run).unwrap();
+    assert_eq!((usage.calls, usage.ok), (3, 2));
+    assert_eq!((usage.prompt_tokens, usage.completion_tokens), (200, 40));
+    assert!((usage.cost - 0.5).abs() < 1e-12);
+    assert_eq!(
+        store.llm_usage(RunId(run.0 + 7)).unwrap(),
+        LlmUsage::default()
+    );
+    assert!(store.llm_calls(RunId(run.0 + 7)).unwrap().is_empty());
+    assert!(matches!(
+        store.record_llm_call(&NewLlmCall {
+            run: RunId(run.0 + 7),
+            ..call("ok", None, 1)
+        }),
+        Err(StoreError::UnknownRun { .. })
+    ));
+}

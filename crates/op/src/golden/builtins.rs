@@ -5,6 +5,7 @@
 //! precision of f16/bf16 plus two bits, so this equals the correctly rounded
 //! 16-bit result (no double-rounding error). float64 is computed in f64.
 
+use super::common::{arity, float_attr};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case};
 use crate::tensor::{numel, shape_str, Tensor};
@@ -47,20 +48,6 @@ pub(super) const TABLE: &[Builtin] = &[
 
 // ---- helpers --------------------------------------------------------------
 
-fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
-    if case.inputs.len() != inputs || case.outputs.len() != outputs {
-        return Err(Reject::new(
-            "shapes",
-            format!(
-                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
-                case.inputs.len(),
-                case.outputs.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 fn float_only(case: &Case, op: &str) -> Result<(), Reject> {
     for i in &case.inputs {
         if !i.dtype.is_float() {
@@ -86,12 +73,6 @@ fn no_bool(case: &Case, op: &str) -> Result<(), Reject> {
         }
     }
     Ok(())
-}
-
-fn float_attr(case: &Case, name: &str) -> Result<f64, String> {
-    case.attr(name)
-        .and_then(AttrValue::as_f64)
-        .ok_or_else(|| format!("attr `{name}` has no numeric value"))
 }
 
 /// A unary element-wise float op: f32 arithmetic for 16/32-bit floats (one

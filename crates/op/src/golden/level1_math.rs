@@ -10,6 +10,7 @@
 //! than twice the precision of f16/bf16 plus two bits. Comparisons are
 //! exact (IEEE for floats: NaN compares false, +0 == -0; exact integers).
 
+use super::common::{arity, broadcast_shape};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case};
 use crate::tensor::{multi_index, numel, shape_str, Tensor};
@@ -90,20 +91,6 @@ pub(super) const TABLE: &[Builtin] = &[
 ];
 
 // ---- helpers --------------------------------------------------------------
-
-fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
-    if case.inputs.len() != inputs || case.outputs.len() != outputs {
-        return Err(Reject::new(
-            "shapes",
-            format!(
-                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
-                case.inputs.len(),
-                case.outputs.len()
-            ),
-        ));
-    }
-    Ok(())
-}
 
 fn float_inputs(case: &Case, op: &str) -> Result<(), Reject> {
     for i in &case.inputs {
@@ -368,32 +355,6 @@ fn is_inf_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String
 }
 
 // ---- heaviside: 0 for x < 0, values for x == 0, 1 for x > 0 --------------------
-
-/// The numpy broadcast of two shapes, or `None` when they do not broadcast.
-fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
-    let rank = a.len().max(b.len());
-    let mut out = vec![0; rank];
-    for (k, o) in out.iter_mut().enumerate() {
-        let da = if k + a.len() >= rank {
-            a[k + a.len() - rank]
-        } else {
-            1
-        };
-        let db = if k + b.len() >= rank {
-            b[k + b.len() - rank]
-        } else {
-            1
-        };
-        *o = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            return None;
-        };
-    }
-    Some(out)
-}
 
 /// The flat index into a tensor of `shape` of the element broadcast to the
 /// multi-index `idx` of the (higher or equal rank) broadcast shape.

@@ -16,6 +16,7 @@
 //! `compute` half recomputes the shape from the drawn values, and
 //! [`super::golden`] checks it against the inferred one.
 
+use super::common::{arity, int_attr};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case, CaseInput, Dist};
 use crate::tensor::{numel, shape_str, Tensor};
@@ -81,20 +82,6 @@ const MAX_LEN: u64 = i32::MAX as u64;
 
 // ---- helpers ----------------------------------------------------------------
 
-fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
-    if case.inputs.len() != inputs || case.outputs.len() != outputs {
-        return Err(Reject::new(
-            "shapes",
-            format!(
-                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
-                case.inputs.len(),
-                case.outputs.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 fn need_dtypes(t: &CaseInput, op: &str, allowed: &[Dtype]) -> Result<(), Reject> {
     if allowed.contains(&t.dtype) {
         return Ok(());
@@ -123,12 +110,6 @@ fn need_scalar(t: &CaseInput, op: &str) -> Result<(), Reject> {
             shape_str(&t.shape)
         ),
     ))
-}
-
-fn int_attr(case: &Case, name: &str) -> Result<i64, Reject> {
-    case.attr(name)
-        .and_then(AttrValue::as_i64)
-        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` has no integer value")))
 }
 
 /// The value `v` as stored in `dtype` (rounded for floats, wrapped for
@@ -229,15 +210,35 @@ fn first_index<F: Fn(f32, f32) -> bool>(vals: &[f32], better: F) -> i32 {
 fn angle_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 1, 1)?;
     let x = &case.inputs[0];
-    need_dtypes(x, "angle_v2", &[Dtype::Float16, Dtype::Float32])?;
+    need_dtypes(
+        x,
+        "angle_v2",
+        &[Dtype::Float16, Dtype::Float32, Dtype::Complex64],
+    )?;
+    if x.dtype == Dtype::Complex64 && case.outputs[0].dtype != Dtype::Float32 {
+        return Err(Reject::new(
+            "dtype",
+            "angle_v2 of complex64 gives float32 (use dtype = { real_of = \"x\" })",
+        ));
+    }
     Ok(vec![x.shape.clone()])
 }
 
 fn angle_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    // torch.angle of a real tensor: pi for x < 0, 0 for x >= 0 (-0 too),
-    // NaN stays NaN. pi is rounded once to the output dtype.
     let x = &inputs[0];
     let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
+    if let Some(parts) = x.complex_parts() {
+        // torch.angle of a complex tensor: atan2(im, re) in [-pi, pi], with
+        // the signs of zero parts (atan2(-0, -1) = -pi), computed in f64
+        // and rounded once to float32.
+        for i in 0..x.numel() {
+            let (re, im) = (parts.get_f64(2 * i), parts.get_f64(2 * i + 1));
+            y.set_f64(i, im.atan2(re));
+        }
+        return Ok(vec![y]);
+    }
+    // torch.angle of a real tensor: pi for x < 0, 0 for x >= 0 (-0 too),
+    // NaN stays NaN. pi is rounded once to the output dtype.
     for i in 0..x.numel() {
         let v = x.get_f64(i);
         let r = if v.is_nan() {
@@ -491,14 +492,21 @@ fn blas_n(case: &Case, available: usize) -> Result<usize, Reject> {
 fn icamax_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 1, 1)?;
     let x = &case.inputs[0];
-    need_dtypes(x, &case.name, &[Dtype::Float32])?;
-    if x.shape.last() != Some(&2) || x.shape.len() > 4 {
+    need_dtypes(x, &case.name, &[Dtype::Complex64, Dtype::Float32])?;
+    let complex = x.dtype == Dtype::Complex64;
+    let ok = if complex {
+        x.shape.len() <= 3
+    } else {
+        x.shape.last() == Some(&2) && x.shape.len() <= 4
+    };
+    if !ok {
         return Err(Reject::new(
             "shapes",
             format!(
-                "`{}` is {}: complex64 data is float32 with a last dimension of 2 \
-                 (real, imaginary), at most 3-D before it",
+                "`{}` is {} {}: x is complex64 of at most 3-D, or float32 with a last \
+                 dimension of 2 (real, imaginary) and at most 3-D before it",
                 x.name,
+                x.dtype,
                 shape_str(&x.shape)
             ),
         ));
@@ -506,12 +514,20 @@ fn icamax_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     if case.outputs[0].dtype != Dtype::Int32 {
         return Err(Reject::new("dtype", "the result must be int32"));
     }
-    blas_n(case, numel(&x.shape) / 2)?;
+    let available = if complex {
+        numel(&x.shape)
+    } else {
+        numel(&x.shape) / 2
+    };
+    blas_n(case, available)?;
     Ok(vec![vec![1]])
 }
 
-/// |Re| + |Im| of the first n complex elements, in f32 (as BLAS ICAMAX).
+/// |Re| + |Im| of the first n complex elements, in f32 (as BLAS ICAMAX); x
+/// is complex64 or its float32 pairs.
 fn complex_abs1(case: &Case, x: &Tensor) -> Result<Vec<f32>, String> {
+    let parts = x.complex_parts();
+    let x = parts.as_ref().unwrap_or(x);
     let n = blas_n(case, x.numel() / 2).map_err(|r| r.message)?;
     Ok((0..n)
         .map(|i| (x.get_f64(2 * i) as f32).abs() + (x.get_f64(2 * i + 1) as f32).abs())

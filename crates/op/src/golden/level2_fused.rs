@@ -13,6 +13,7 @@
 //! input given with zero elements (shape `[0]`) is absent. The host code of
 //! the operators follows the same convention.
 
+use super::common::{arity, msg};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case, CaseInput};
 use crate::tensor::{numel, shape_str, Tensor};
@@ -63,20 +64,6 @@ pub(super) const TABLE: &[Builtin] = &[
 ];
 
 // ---- helpers ----------------------------------------------------------------
-
-fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
-    if case.inputs.len() != inputs || case.outputs.len() != outputs {
-        return Err(Reject::new(
-            "shapes",
-            format!(
-                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
-                case.inputs.len(),
-                case.outputs.len()
-            ),
-        ));
-    }
-    Ok(())
-}
 
 fn need_float(t: &CaseInput, op: &str) -> Result<(), Reject> {
     if !t.dtype.is_float() {
@@ -152,10 +139,6 @@ fn attr_f32(case: &Case, name: &str) -> Result<f64, Reject> {
         .and_then(AttrValue::as_f64)
         .map(|v| f64::from(v as f32))
         .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be a number")))
-}
-
-fn msg(r: Reject) -> String {
-    format!("{}: {}", r.key, r.message)
 }
 
 /// `dim` in [-rank, rank) normalised to [0, rank).

@@ -18,6 +18,7 @@
 //! mul_sigmoid is specified in float16 arithmetic and gcd in integers; their
 //! sections say how.
 
+use super::common::{arity, broadcast_shape, float_attr};
 use super::{Builtin, Reject};
 use crate::float::{bits_to_f64, round_f64_to_bits};
 use crate::spec::{AttrValue, Case};
@@ -85,21 +86,6 @@ pub(super) const TABLE: &[Builtin] = &[
 
 // ---- helpers ----------------------------------------------------------------
 
-/// The case has `inputs` inputs and `outputs` outputs.
-fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
-    if case.inputs.len() != inputs || case.outputs.len() != outputs {
-        return Err(Reject::new(
-            "shapes",
-            format!(
-                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
-                case.inputs.len(),
-                case.outputs.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Every input is one of float16, float32, bfloat16 and all share a dtype;
 /// every output has that dtype too.
 fn float_same_dtype(case: &Case, op: &str) -> Result<Dtype, Reject> {
@@ -166,12 +152,6 @@ fn same_shapes(case: &Case, op: &str) -> Result<Vec<usize>, Reject> {
         }
     }
     Ok(first.shape.clone())
-}
-
-fn float_attr(case: &Case, name: &str) -> Result<f64, String> {
-    case.attr(name)
-        .and_then(AttrValue::as_f64)
-        .ok_or_else(|| format!("attr `{name}` has no numeric value"))
 }
 
 /// out[i] = f(inputs[0][i], inputs[1][i], ...) computed in f64 from the exact
@@ -657,26 +637,6 @@ fn mul_sigmoid_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
 }
 
 // ---- gcd: y = gcd(|x1|, |x2|), numpy broadcasting (integers) ----------------------
-
-/// The numpy broadcast of two shapes, or `None` when they are incompatible.
-fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
-    let rank = a.len().max(b.len());
-    let dim = |s: &[usize], i: usize| {
-        if i + s.len() >= rank {
-            s[i + s.len() - rank]
-        } else {
-            1
-        }
-    };
-    (0..rank)
-        .map(|i| match (dim(a, i), dim(b, i)) {
-            (x, y) if x == y => Some(x),
-            (1, y) => Some(y),
-            (x, 1) => Some(x),
-            _ => None,
-        })
-        .collect()
-}
 
 /// Flat index into `shape` of the output multi-index `idx` (numpy
 /// broadcasting: `shape` is right-aligned, size-1 dims repeat).

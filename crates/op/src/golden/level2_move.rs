@@ -19,6 +19,7 @@
 //! `axes` of strided_slice_assign_v2) are `list_int` attributes here, with
 //! the same layout and meaning (as the older CANN `*D` operators do).
 
+use super::common::{arity, int_attr, msg};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case};
 use crate::tensor::{numel, shape_str, Tensor};
@@ -64,20 +65,6 @@ pub(super) const TABLE: &[Builtin] = &[
 ];
 
 // ---- helpers ----------------------------------------------------------------
-
-fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
-    if case.inputs.len() != inputs || case.outputs.len() != outputs {
-        return Err(Reject::new(
-            "shapes",
-            format!(
-                "this golden needs {inputs} input(s) and {outputs} output(s), the spec declares {} and {}",
-                case.inputs.len(),
-                case.outputs.len()
-            ),
-        ));
-    }
-    Ok(())
-}
 
 /// Input 0 is float16, float32 or bfloat16 and every other input and
 /// output shares its dtype (inputs listed in `skip` are exempt).
@@ -148,12 +135,6 @@ fn bool_attr(case: &Case, name: &str) -> Result<bool, Reject> {
     }
 }
 
-fn int_attr(case: &Case, name: &str) -> Result<i64, Reject> {
-    case.attr(name)
-        .and_then(AttrValue::as_i64)
-        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be an integer")))
-}
-
 fn str_attr<'a>(case: &'a Case, name: &str) -> Result<&'a str, Reject> {
     match case.attr(name) {
         Some(AttrValue::Str(s)) => Ok(s),
@@ -162,10 +143,6 @@ fn str_attr<'a>(case: &'a Case, name: &str) -> Result<&'a str, Reject> {
             format!("attr `{name}` must be a string"),
         )),
     }
-}
-
-fn msg(r: Reject) -> String {
-    format!("{}: {}", r.key, r.message)
 }
 
 fn need_rank(name: &str, shape: &[usize], ranks: &[usize], op: &str) -> Result<(), Reject> {

@@ -7,6 +7,7 @@
 //! launch.
 
 mod builtins;
+mod common;
 mod level1_math;
 mod level1_misc;
 mod level2_fused;

@@ -74,6 +74,9 @@ pub struct TensorSpec {
 pub enum DtypeRule {
     /// The same dtype as the named input.
     SameAs(String),
+    /// The dtype of the named input, or of its parts when it is complex
+    /// (complex64 gives float32); outputs only.
+    RealOf(String),
     /// Always this dtype.
     Fixed(Dtype),
     /// Given by an attribute: an int attr holds a `ge::DataType` code, a str
@@ -208,12 +211,13 @@ pub struct Tolerance {
 /// - float32: 1e-4 (the fp32 setting of KernelBench-style checks,
 ///   shared/ref/peers-and-pitfalls.md).
 /// - float64: 1e-9 (no NPU reference; the golden computes in f64).
+/// - complex64: float32's, on each part.
 /// - integers and bool: exact (0, 0).
 pub fn default_tolerance(dtype: Dtype) -> Tolerance {
     let t = match dtype {
         Dtype::Float16 => 1e-3,
         Dtype::Bfloat16 => 4e-3,
-        Dtype::Float32 => 1e-4,
+        Dtype::Float32 | Dtype::Complex64 => 1e-4,
         Dtype::Float64 => 1e-9,
         _ => 0.0,
     };
@@ -724,6 +728,7 @@ impl Builder<'_> {
                     let rpath = path.key("dtype");
                     let given = [
                         r.same_as.as_ref().map(|_| "same_as"),
+                        r.real_of.as_ref().map(|_| "real_of"),
                         r.fixed.as_ref().map(|_| "fixed"),
                         r.from_attr.as_ref().map(|_| "from_attr"),
                     ];
@@ -732,7 +737,7 @@ impl Builder<'_> {
                         return Err(self.err(
                             rpath,
                             format!(
-                                "give exactly one of same_as, fixed, from_attr (got {})",
+                                "give exactly one of same_as, real_of, fixed, from_attr (got {})",
                                 if given.is_empty() {
                                     "none".to_string()
                                 } else {
@@ -741,7 +746,7 @@ impl Builder<'_> {
                             ),
                         ));
                     }
-                    if let Some(other) = &r.same_as {
+                    if let Some(other) = r.same_as.as_ref().or(r.real_of.as_ref()) {
                         let earlier =
                             raw.inputs
                                 .iter()
@@ -753,14 +758,22 @@ impl Builder<'_> {
                                 "an earlier input"
                             };
                             return Err(self.err(
-                                rpath.key("same_as"),
+                                rpath.key(if r.same_as.is_some() {
+                                    "same_as"
+                                } else {
+                                    "real_of"
+                                }),
                                 format!(
                                     "`{other}` is not {what} (inputs: {})",
                                     names_list(earlier.map(|t| t.name.as_str()))
                                 ),
                             ));
                         }
-                        Some(DtypeRule::SameAs(other.clone()))
+                        if r.same_as.is_some() {
+                            Some(DtypeRule::SameAs(other.clone()))
+                        } else {
+                            Some(DtypeRule::RealOf(other.clone()))
+                        }
                     } else if let Some(name) = &r.fixed {
                         let d = parse_dtype(name).map_err(|m| self.err(rpath.key("fixed"), m))?;
                         Some(DtypeRule::Fixed(d))
@@ -792,7 +805,12 @@ impl Builder<'_> {
                     }
                 }
             };
-            if !is_output && matches!(rule, Some(DtypeRule::Fixed(_) | DtypeRule::FromAttr(_))) {
+            if !is_output
+                && matches!(
+                    rule,
+                    Some(DtypeRule::Fixed(_) | DtypeRule::FromAttr(_) | DtypeRule::RealOf(_))
+                )
+            {
                 return Err(self.err(
                     path.key("dtype"),
                     "an input's dtype rule can only be same_as; list fixed dtypes in `dtypes`",
@@ -1053,13 +1071,15 @@ impl Builder<'_> {
         let mut outputs = Vec::new();
         for t in &spec.outputs {
             let (dtype, at) = match &t.rule {
-                Some(DtypeRule::SameAs(name)) => {
+                Some(DtypeRule::SameAs(name) | DtypeRule::RealOf(name)) => {
                     let j = spec
                         .inputs
                         .iter()
                         .position(|o| &o.name == name)
                         .unwrap_or(0);
+                    let real = matches!(t.rule, Some(DtypeRule::RealOf(_)));
                     match input_dtypes.get(j) {
+                        Some((d, at)) if real => (d.complex_part().unwrap_or(*d), at.clone()),
                         Some(x) => x.clone(),
                         None => {
                             return Err(
@@ -1164,6 +1184,8 @@ impl Builder<'_> {
     }
 
     fn dist(&self, rd: &RawDist, path: &KeyPath, dtype: Dtype) -> Result<Dist, OpError> {
+        // A complex input draws each part from the distribution.
+        let dtype = dtype.complex_part().unwrap_or(dtype);
         let kind = rd.kind.as_deref().unwrap_or("mixed");
         let allowed: &[&str] = match kind {
             "mixed" => &["scale", "sign"],

@@ -49,6 +49,7 @@ pub(crate) struct RawTensor {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawDtypeRule {
     pub(crate) same_as: Option<String>,
+    pub(crate) real_of: Option<String>,
     pub(crate) fixed: Option<String>,
     pub(crate) from_attr: Option<String>,
 }

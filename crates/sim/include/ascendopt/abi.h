@@ -40,7 +40,10 @@ enum AscDtype {
   ASC_DT_I64 = 10,
   ASC_DT_U64 = 11,
   ASC_DT_BOOL = 12,
-  ASC_DT_F64 = 13
+  ASC_DT_F64 = 13,
+  /* complex64 (interleaved float32 re, im): GM tensors and host tiling only;
+     kernels address it as float pairs. */
+  ASC_DT_C64 = 14
 };
 
 /* ---- memories ----------------------------------------------------------- */

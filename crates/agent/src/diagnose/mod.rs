@@ -53,3 +53,7 @@ pub trait Diagnoser {
     /// The diagnosis.
     fn diagnose(&mut self, req: &DiagnoseRequest<'_>) -> Result<Diagnosis, ProposeError>;
 }
+
+mod rules;
+
+pub use rules::RuleDiagnoser;

@@ -1,0 +1,321 @@
+//! The built-in, rule-based diagnoser.
+//!
+//! It reads the numbers of the profile (the slowest block's pipe busy
+//! ratios, the block dim over the chip's cores, the spread of block times,
+//! the roofline fraction), the code features of the sources and the
+//! compiler's warnings, and fires the first of these rules that holds
+//! (thresholds are constants below, each with its reason):
+//!
+//! | kind                    | rule                                                                                   | motifs                                     |
+//! |-------------------------|----------------------------------------------------------------------------------------|--------------------------------------------|
+//! | `idle_cores`            | blocks used / cores < 0.5 and the work is not tiny                                      | multi_core                                 |
+//! | `scalar_bound`          | scalar ratio ≥ 0.5 and above every data pipe                                           | vectorize_scalar, hoist_invariant, strided_copy |
+//! | `sync_bound`            | no pipe is busy above 0.35 (the time goes to waits and barriers)                        | barrier_elim, double_buffer                |
+//! | `small_copies`          | the kernel copies in a loop or uses small tiles, and MTE2 or MTE3 is the busiest pipe   | strided_copy, tile_size                    |
+//! | `mte2_bound_no_overlap` | MTE2 is the busiest pipe and MTE2 + V + MTE3 ratios sum ≤ 1.15 (the pipes take turns)   | double_buffer, tile_size                   |
+//! | `vector_long_chains`    | the vector pipe is the busiest                                                          | fused_vec_ops, buffer_reuse, count_mode    |
+//! | `tail_imbalance`        | slowest block ≥ 1.3 × the mean block                                                    | tail_fold, count_mode                      |
+//! | `balanced`              | none of the above                                                                       | —                                          |
+//!
+//! The motifs of a diagnosis are the fired rule's motifs that the motif
+//! engine can apply to these sources (an `Absent` site), followed by those
+//! of the other rules that also hold: the diagnoser's own guess, used by
+//! Stage I when it has no experience to retrieve.
+
+use super::{DiagnoseRequest, Diagnosis, Diagnoser};
+use crate::features::{applicable_motifs, code_features, lacking_phrase};
+use crate::proposer::ProposeError;
+use ascendopt_bank::signature::ProfileSignature;
+use serde_json::Value;
+
+/// Block use below which cores count as idle (half of the chip: the
+/// launch cost of the other half is small next to the halved span).
+const IDLE_FRACTION: f64 = 0.5;
+/// Scalar busy ratio from which the scalar unit is the bottleneck.
+const SCALAR_BOUND: f64 = 0.5;
+/// MTE2 + V + MTE3 busy ratios at most this: the pipes barely overlap
+/// (perfect overlap of balanced stages gives up to 3).
+const NO_OVERLAP_SUM: f64 = 1.15;
+/// Slowest over mean block time from which the split is unbalanced.
+const TAIL_SPREAD: f64 = 1.3;
+/// Below this busy ratio on every pipe, time goes to waits.
+const IDLE_PIPES: f64 = 0.35;
+/// Core span below this many µs: the work is too small to spread.
+const TINY_SPAN_US: f64 = 1.0;
+
+/// The built-in diagnoser: one rule per bottleneck class, explained with
+/// the numbers it saw.
+#[derive(Debug, Clone, Default)]
+pub struct RuleDiagnoser;
+
+impl RuleDiagnoser {
+    /// The diagnoser.
+    pub fn new() -> RuleDiagnoser {
+        RuleDiagnoser
+    }
+}
+
+/// The numbers the rules look at.
+#[derive(Debug, Clone, Default)]
+struct Numbers {
+    vec: f64,
+    scalar: f64,
+    mte2: f64,
+    mte3: f64,
+    cube: f64,
+    blocks_fraction: Option<f64>,
+    block_dim: f64,
+    spread: f64,
+    core_span_us: f64,
+    roofline_pct: Option<f64>,
+}
+
+fn num(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+fn numbers(profile: &Value, sig: &Option<ProfileSignature>) -> Numbers {
+    let mut n = Numbers::default();
+    if let Some(s) = sig {
+        n.vec = s.vec_ratio.unwrap_or(0.0);
+        n.scalar = s.scalar_ratio.unwrap_or(0.0);
+        n.mte2 = s.mte2_ratio.unwrap_or(0.0);
+        n.mte3 = s.mte3_ratio.unwrap_or(0.0);
+        n.cube = s.cube_ratio.unwrap_or(0.0);
+        n.blocks_fraction = s.blocks_used_fraction;
+    }
+    n.block_dim = num(profile, "Block Dim").unwrap_or(0.0);
+    n.core_span_us = num(profile, "core_span(us)").unwrap_or(0.0);
+    n.roofline_pct = num(profile, "roofline_reached(%)");
+    let times: Vec<f64> = profile
+        .get("blocks")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| num(b, "aiv_time(us)").or_else(|| num(b, "aic_time(us)")))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !times.is_empty() {
+        let mean = times.iter().sum::<f64>() / times.len() as f64;
+        let max = times.iter().copied().fold(0.0, f64::max);
+        n.spread = if mean > 0.0 { max / mean } else { 1.0 };
+    }
+    n
+}
+
+/// One rule that held: kind, words, the rule with its numbers, motifs.
+struct Fired {
+    kind: &'static str,
+    text: String,
+    rule: String,
+    motifs: &'static [&'static str],
+}
+
+fn rules(n: &Numbers, features: &[String]) -> Vec<Fired> {
+    let has = |f: &str| features.iter().any(|x| x == f);
+    let busiest = [n.vec, n.scalar, n.mte2, n.mte3, n.cube]
+        .into_iter()
+        .fold(0.0, f64::max);
+    let mut out = Vec::new();
+    if let Some(frac) = n.blocks_fraction {
+        if frac < IDLE_FRACTION && (n.core_span_us >= TINY_SPAN_US || has(lacking_phrase("multi_core"))) {
+            out.push(Fired {
+                kind: "idle_cores",
+                text: "idle cores: only a few cores work (small block dim), the per-core span is long while most of the chip and the HBM bandwidth sit idle".into(),
+                rule: format!(
+                    "blocks used / cores = {frac:.2} < {IDLE_FRACTION} (Block Dim {:.0}, core span {:.2} us)",
+                    n.block_dim, n.core_span_us
+                ),
+                motifs: &["multi_core"],
+            });
+        }
+    }
+    if n.scalar >= SCALAR_BOUND && n.scalar >= n.mte2.max(n.vec).max(n.mte3) {
+        out.push(Fired {
+            kind: "scalar_bound",
+            text: "scalar-bound: the scalar unit issues element-wise work or address arithmetic in loops; vector and copy pipes wait on it".into(),
+            rule: format!(
+                "scalar ratio {:.2} >= {SCALAR_BOUND} and above vec {:.2}, mte2 {:.2}, mte3 {:.2}",
+                n.scalar, n.vec, n.mte2, n.mte3
+            ),
+            motifs: &["vectorize_scalar", "hoist_invariant", "strided_copy"],
+        });
+    }
+    if busiest < IDLE_PIPES {
+        out.push(Fired {
+            kind: "sync_bound",
+            text: "synchronisation-bound: no pipe is busy, time goes to waits, barriers and serialised stages".into(),
+            rule: format!("busiest pipe ratio {busiest:.2} < {IDLE_PIPES}"),
+            motifs: &["barrier_elim", "double_buffer"],
+        });
+    }
+    let copy_busiest = busiest > 0.0 && (n.mte2 >= busiest || n.mte3 >= busiest);
+    let small = has(lacking_phrase("strided_copy")) || has(lacking_phrase("tile_size"));
+    if copy_busiest && small {
+        out.push(Fired {
+            kind: "small_copies",
+            text: "small copies: many small DataCopy calls each pay the fixed GM round trip; MTE2/MTE3 bandwidth stays far below the per-core peak".into(),
+            rule: format!(
+                "busiest pipe is a copy pipe (mte2 {:.2}, mte3 {:.2}) and the code has {}",
+                n.mte2,
+                n.mte3,
+                features
+                    .iter()
+                    .filter(|f| *f == lacking_phrase("strided_copy") || *f == lacking_phrase("tile_size"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            motifs: &["strided_copy", "tile_size"],
+        });
+    }
+    let sum = n.mte2 + n.vec + n.mte3;
+    if n.mte2 >= busiest && n.mte2 > 0.0 && sum <= NO_OVERLAP_SUM {
+        out.push(Fired {
+            kind: "mte2_bound_no_overlap",
+            text: "MTE2-bound without overlap: copy-in, compute and copy-out of successive tiles run one after another, the pipes wait for each other".into(),
+            rule: format!(
+                "mte2 ratio {:.2} is the busiest and mte2 + vec + mte3 = {sum:.2} <= {NO_OVERLAP_SUM}",
+                n.mte2
+            ),
+            motifs: &["double_buffer", "tile_size"],
+        });
+    }
+    if n.vec >= busiest && n.vec > 0.0 {
+        out.push(Fired {
+            kind: "vector_long_chains",
+            text: "vector-bound with long op chains: many separate vector instructions each pass over UB; intermediate buffers and repeated passes dominate".into(),
+            rule: format!("vec ratio {:.2} is the busiest pipe", n.vec),
+            motifs: &["fused_vec_ops", "buffer_reuse", "count_mode"],
+        });
+    }
+    if n.spread >= TAIL_SPREAD {
+        out.push(Fired {
+            kind: "tail_imbalance",
+            text: "tail imbalance: the last tile or the tail cores take much longer than the others".into(),
+            rule: format!("slowest block / mean block = {:.2} >= {TAIL_SPREAD}", n.spread),
+            motifs: &["tail_fold", "count_mode"],
+        });
+    }
+    out
+}
+
+impl Diagnoser for RuleDiagnoser {
+    fn name(&self) -> &str {
+        "rules"
+    }
+
+    fn diagnose(&mut self, req: &DiagnoseRequest<'_>) -> Result<Diagnosis, ProposeError> {
+        let signature = ProfileSignature::from_profile_json(req.profile).ok();
+        let n = numbers(req.profile, &signature);
+        let features = code_features(req.sources);
+        let applicable = applicable_motifs(req.sources);
+        let fired = rules(&n, &features);
+        let warnings = req
+            .compiler_diagnostics
+            .lines()
+            .filter(|l| l.contains("warning"))
+            .count();
+        let mut motifs: Vec<String> = Vec::new();
+        for f in &fired {
+            for m in f.motifs {
+                if applicable.contains(m) && !motifs.iter().any(|x| x == m) {
+                    motifs.push((*m).to_string());
+                }
+            }
+        }
+        let roofline = n
+            .roofline_pct
+            .map(|p| format!("; roofline reached {p:.1}%"))
+            .unwrap_or_default();
+        let warn = if warnings > 0 {
+            format!("; {warnings} compiler warning(s)")
+        } else {
+            String::new()
+        };
+        let diagnosis = match fired.first() {
+            Some(f) => Diagnosis {
+                kind: f.kind.to_string(),
+                text: f.text.clone(),
+                rule: format!("{}: {}{roofline}{warn}", f.kind, f.rule),
+                signature,
+                code_features: features,
+                motifs,
+            },
+            None => Diagnosis {
+                kind: "balanced".into(),
+                text: "balanced: no single pipe or resource dominates; remaining gains are in the tiling".into(),
+                rule: format!(
+                    "balanced: no rule held (vec {:.2}, scalar {:.2}, mte2 {:.2}, mte3 {:.2}, blocks {:.0}, spread {:.2}){roofline}{warn}",
+                    n.vec, n.scalar, n.mte2, n.mte3, n.block_dim, n.spread
+                ),
+                signature,
+                code_features: features,
+                motifs,
+            },
+        };
+        Ok(diagnosis)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::motif::Sources;
+    use serde_json::json;
+
+    fn profile(block_dim: u32, vec: f64, scalar: f64, mte2: f64, mte3: f64) -> Value {
+        let blocks: Vec<Value> = (0..block_dim)
+            .map(|i| {
+                json!({"block_id": i, "core_type": "aiv", "aiv_time(us)": 10.0,
+                "aiv_vec_ratio": vec, "aiv_scalar_ratio": scalar,
+                "aiv_mte2_ratio": mte2, "aiv_mte3_ratio": mte3})
+            })
+            .collect();
+        json!({"Soc Version": "Ascend910B2", "Op Type": "vector", "Block Dim": block_dim,
+               "core_span(us)": 10.0, "blocks": blocks, "roofline_reached(%)": 30.0})
+    }
+
+    const HOST: &str = "namespace {\n// ascendopt:tiling-begin\nconstexpr uint32_t TILE_BYTES = 32768;      // ascendopt:knob min=1024 max=65536 step=pow2\nconstexpr uint32_t BUFFER_NUM = 1;          // ascendopt:knob choices=1,2\nconstexpr uint32_t MAX_CORE_NUM = 8;       // ascendopt:knob min=1 max=48 step=1\n// ascendopt:tiling-end\n}\n";
+
+    fn diagnose(p: &Value) -> Diagnosis {
+        let src = Sources::from_files([("op_host/k.cpp", HOST), ("op_kernel/k.cpp", "int k;\n")]);
+        RuleDiagnoser::new()
+            .diagnose(&DiagnoseRequest {
+                sources: &src,
+                op: "k",
+                profile: p,
+                compiler_diagnostics: "",
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn few_blocks_are_idle_cores_with_the_numbers_in_the_rule() {
+        let d = diagnose(&profile(8, 0.1, 0.1, 0.6, 0.3));
+        assert_eq!(d.kind, "idle_cores");
+        assert!(d.rule.contains("Block Dim 8"), "{}", d.rule);
+        assert_eq!(d.motifs.first().map(String::as_str), Some("multi_core"));
+        assert!(d.motifs.iter().any(|m| m == "double_buffer"), "{:?}", d.motifs);
+        assert!(d.signature.is_some());
+        assert!(d.code_features.iter().any(|f| f == "single-buffer"));
+    }
+
+    #[test]
+    fn serial_copy_pipes_on_all_cores_are_mte2_bound_without_overlap() {
+        let d = diagnose(&profile(48, 0.1, 0.1, 0.6, 0.3));
+        assert_eq!(d.kind, "mte2_bound_no_overlap", "{}", d.rule);
+        assert!(d.rule.contains("1.00"), "{}", d.rule);
+        assert_eq!(d.motifs.first().map(String::as_str), Some("double_buffer"));
+    }
+
+    #[test]
+    fn a_busy_scalar_unit_is_scalar_bound_and_a_busy_vector_pipe_long_chains() {
+        assert_eq!(diagnose(&profile(48, 0.1, 0.8, 0.3, 0.2)).kind, "scalar_bound");
+        assert_eq!(diagnose(&profile(48, 0.9, 0.1, 0.3, 0.2)).kind, "vector_long_chains");
+        let quiet = diagnose(&profile(48, 0.1, 0.1, 0.2, 0.2));
+        assert_eq!(quiet.kind, "sync_bound", "{}", quiet.rule);
+    }
+}

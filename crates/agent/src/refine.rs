@@ -1,0 +1,313 @@
+//! Stage I: refine the kernel.
+//!
+//! Loop: diagnose the incumbent from its profile and sources → retrieve
+//! the top-k bank entries for the diagnosis (with experience) → ask the
+//! proposer for rewrites → judge them one by one through the session →
+//! take the first that is correct and faster beyond noise under the
+//! current tiling as the new incumbent, and diagnose again.
+//!
+//! - A candidate judged before in this optimisation (same sources) is
+//!   never proposed to the harness again (the `tried` set), so a rejected
+//!   rewrite is not retried; the proposer gets the attempts as feedback.
+//! - With experience, motifs whose rewrites were all rejected on the
+//!   current incumbent are excluded from the next retrieval, so that
+//!   lower-ranked entries get their turn; the exclusions reset when the
+//!   incumbent changes.
+//! - The loop ends when its evaluation allowance is used, when the run's
+//!   budget is spent (and the next candidate is not already judged in the
+//!   store), after `stagnation` attempts in a row without an accepted
+//!   rewrite, or when nothing new is proposed.
+//!
+//! Every attempt counts against the allowance whether the store charged it
+//! or returned an earlier verdict; that is what makes a resumed run replay
+//! the same decisions.
+
+use crate::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis};
+use crate::features::applicable_motifs;
+use crate::motif::Sources;
+use crate::outcome::Step;
+use crate::proposer::{Feedback, Proposer, RewriteRequest};
+use crate::session::{LogEntry, OpSession, Phase, Trial};
+use crate::AgentError;
+use ascendopt_bank::retrieve::{AvoidPolicy, Query};
+use ascendopt_bank::store::{Bank, StoredEntry};
+use ascendopt_harness::store::{SourceHash, Stage};
+use std::collections::BTreeSet;
+
+/// Candidates judged in one optimisation, by a digest of their sources.
+#[derive(Debug, Clone, Default)]
+pub struct Tried {
+    seen: BTreeSet<String>,
+}
+
+impl Tried {
+    /// An empty set.
+    pub fn new() -> Tried {
+        Tried::default()
+    }
+
+    fn key(sources: &Sources) -> String {
+        let mut text = String::new();
+        for (path, body) in sources.files() {
+            text.push_str(path);
+            text.push('\0');
+            text.push_str(body);
+            text.push('\0');
+        }
+        SourceHash::of(&text).as_str().to_string()
+    }
+
+    /// Whether `sources` were judged already.
+    pub fn contains(&self, sources: &Sources) -> bool {
+        self.seen.contains(&Self::key(sources))
+    }
+
+    /// Records `sources` as judged; false when they were already.
+    pub fn insert(&mut self, sources: &Sources) -> bool {
+        self.seen.insert(Self::key(sources))
+    }
+
+    /// Number of distinct candidates judged.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// True when nothing was judged.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+}
+
+/// How Stage I runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefineConfig {
+    /// Most attempts (evaluations) this stage may make.
+    pub max_attempts: u32,
+    /// Entries retrieved per diagnosis.
+    pub k: usize,
+    /// Query the bank (false: the no-experience ablation).
+    pub use_bank: bool,
+    /// Stop after this many attempts in a row without an accepted rewrite
+    /// (None: never for this reason).
+    pub stagnation: Option<u32>,
+}
+
+/// What Stage I ends with.
+#[derive(Debug, Clone)]
+pub struct RefineOutcome {
+    /// The final incumbent.
+    pub incumbent: Trial,
+    /// Accepted rewrites, in order.
+    pub steps: Vec<Step>,
+    /// Attempts made (charged or answered by the store).
+    pub attempts: u32,
+    /// Diagnoses made, in order.
+    pub diagnoses: Vec<Diagnosis>,
+    /// Why the loop stopped.
+    pub stopped: String,
+}
+
+/// Marks the session's last attempt and reports it to `on_attempt`.
+pub(crate) fn settle(
+    session: &mut OpSession<'_>,
+    on_attempt: &mut dyn FnMut(&LogEntry),
+    accepted: bool,
+    reason: impl Into<String>,
+) {
+    session.settle_last(accepted, reason);
+    notify(session, on_attempt);
+}
+
+/// Reports the session's last attempt to `on_attempt`.
+pub(crate) fn notify(session: &OpSession<'_>, on_attempt: &mut dyn FnMut(&LogEntry)) {
+    if let Some(e) = session.log().last() {
+        on_attempt(e);
+    }
+}
+
+/// Whether the session may judge `sources` now: budget left, or an
+/// identical candidate judged before (free).
+pub(crate) fn affordable(session: &OpSession<'_>, sources: &Sources) -> Result<bool, AgentError> {
+    Ok(session.remaining(Stage::Online) > 0 || session.seen(sources)?)
+}
+
+/// The entries retrieved for a diagnosis, restricted to motifs the engine
+/// could apply to `current` and not in `exclude`.
+fn retrieve(
+    bank: &Bank,
+    diagnosis: &Diagnosis,
+    current: &Sources,
+    exclude: &BTreeSet<String>,
+    k: usize,
+) -> Result<Vec<StoredEntry>, AgentError> {
+    let applicable: Vec<String> = applicable_motifs(current)
+        .into_iter()
+        .filter(|m| !exclude.contains(*m))
+        .map(str::to_string)
+        .collect();
+    if applicable.is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = Query {
+        text: diagnosis.text.clone(),
+        signature: diagnosis.signature.clone(),
+        code_features: diagnosis.code_features.clone(),
+        only_motifs: applicable,
+        exclude_motifs: exclude.iter().cloned().collect(),
+        avoid: AvoidPolicy::Demote,
+    };
+    Ok(bank
+        .search(&query, k)?
+        .into_iter()
+        .map(|h| h.entry)
+        .collect())
+}
+
+/// Runs Stage I from `incumbent` (a correct, profiled trial), calling
+/// `on_attempt` with every settled attempt.
+pub fn refine(
+    session: &mut OpSession<'_>,
+    bank: Option<&Bank>,
+    proposer: &mut dyn Proposer,
+    diagnoser: &mut dyn Diagnoser,
+    incumbent: Trial,
+    cfg: &RefineConfig,
+    tried: &mut Tried,
+    on_attempt: &mut dyn FnMut(&LogEntry),
+) -> Result<RefineOutcome, AgentError> {
+    let mut incumbent = incumbent;
+    tried.insert(&incumbent.sources);
+    let mut steps = Vec::new();
+    let mut diagnoses = Vec::new();
+    let mut feedback = Feedback::default();
+    let mut attempts = 0u32;
+    let mut since_accept = 0u32;
+    let mut exhausted: BTreeSet<String> = BTreeSet::new();
+    let bank = if cfg.use_bank { bank } else { None };
+
+    let stopped = 'outer: loop {
+        if attempts >= cfg.max_attempts {
+            break "allowance used".to_string();
+        }
+        let Some(profile) = incumbent.profile().cloned() else {
+            break "the incumbent has no profile".to_string();
+        };
+        let diagnosis = diagnoser.diagnose(&DiagnoseRequest {
+            sources: &incumbent.sources,
+            op: session.op(),
+            profile: &profile,
+            compiler_diagnostics: "",
+        })?;
+        let entries = match bank {
+            Some(bank) => {
+                let entries = retrieve(bank, &diagnosis, &incumbent.sources, &exhausted, cfg.k)?;
+                if entries.is_empty() {
+                    diagnoses.push(diagnosis);
+                    break "no retrieved entry applies to the incumbent".to_string();
+                }
+                entries
+            }
+            None => Vec::new(),
+        };
+        diagnoses.push(diagnosis.clone());
+        let proposals = proposer.rewrites(&RewriteRequest {
+            current: &incumbent.sources,
+            op: session.op(),
+            diagnosis: &diagnosis,
+            entries: &entries,
+            feedback: &feedback,
+        })?;
+        let fresh: Vec<_> = proposals
+            .into_iter()
+            .filter(|p| match &p.candidate {
+                Ok(s) => !tried.contains(s),
+                Err(_) => true,
+            })
+            .collect();
+        let round_motifs: BTreeSet<String> = entries.iter().map(|e| e.entry.motif.clone()).collect();
+        if fresh.is_empty() {
+            if bank.is_some() && !round_motifs.is_subset(&exhausted) {
+                exhausted.extend(round_motifs);
+                continue;
+            }
+            break "no new rewrite to try".to_string();
+        }
+        let mut accepted = false;
+        for proposal in fresh {
+            if attempts >= cfg.max_attempts {
+                break 'outer "allowance used".to_string();
+            }
+            if let Some(limit) = cfg.stagnation {
+                if since_accept >= limit {
+                    break 'outer format!("stagnated: {limit} attempts without an accepted rewrite");
+                }
+            }
+            let sources = match proposal.candidate {
+                Ok(s) => s,
+                Err(reason) => {
+                    if session.remaining(Stage::Online) == 0 {
+                        break 'outer "budget spent".to_string();
+                    }
+                    session.charge_failed_proposal(Phase::Refine, proposal.action.clone(), &reason)?;
+                    notify(session, on_attempt);
+                    attempts += 1;
+                    since_accept += 1;
+                    feedback.attempts.push((proposal.action, "no_edit".into(), reason));
+                    continue;
+                }
+            };
+            if tried.contains(&sources) {
+                continue;
+            }
+            if !affordable(session, &sources)? {
+                break 'outer "budget spent".to_string();
+            }
+            tried.insert(&sources);
+            let trial = session.evaluate(Phase::Refine, &sources, proposal.action.clone())?;
+            attempts += 1;
+            let verdict = trial.verdict().label();
+            if trial.is_correct() {
+                let decision = session.faster(&trial, &incumbent);
+                if decision.faster {
+                    settle(session, on_attempt, true, decision.reason.clone());
+                    let before = incumbent.latency_us().unwrap_or(f64::NAN);
+                    let after = trial.latency_us().unwrap_or(f64::NAN);
+                    steps.push(Step {
+                        phase: Phase::Refine,
+                        action: proposal.action.clone(),
+                        before_us: before,
+                        after_us: after,
+                        reason: decision.reason.clone(),
+                        at_evaluation: session.spent(Stage::Online),
+                    });
+                    feedback.attempts.push((proposal.action, verdict, decision.reason));
+                    incumbent = trial;
+                    since_accept = 0;
+                    exhausted.clear();
+                    accepted = true;
+                    break;
+                }
+                settle(session, on_attempt, false, decision.reason.clone());
+                feedback.attempts.push((proposal.action, verdict, decision.reason));
+            } else {
+                let reason = format!("not correct: {verdict}");
+                settle(session, on_attempt, false, reason.clone());
+                feedback.attempts.push((proposal.action, verdict, reason));
+            }
+            since_accept += 1;
+        }
+        if !accepted {
+            // Without experience the diagnosis proposes the same motifs
+            // again: their candidates are all tried, so the next round ends
+            // the loop (an LLM may still find new ones).
+            exhausted.extend(round_motifs);
+        }
+    };
+    Ok(RefineOutcome {
+        incumbent,
+        steps,
+        attempts,
+        diagnoses,
+        stopped,
+    })
+}

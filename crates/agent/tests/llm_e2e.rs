@@ -1,0 +1,470 @@
+//! The LLM proposer end to end against a scripted OpenAI-protocol server on
+//! loopback (real HTTP, recorded replies), with the real evaluation
+//! pipeline (g++ build, hardened correctness, deterministic simulator
+//! profile) and the real run store and bank:
+//!
+//! - Rewind with the LLM inverse agent removes double buffering from
+//!   ops/add_custom (a real SEARCH/REPLACE on its source), the LLM
+//!   distiller writes the entry, and the bank holds it;
+//! - Stage I with the LLM diagnoser and rewriter re-applies it to the weak
+//!   kernel and the rewrite is accepted, after every fault of the issue
+//!   (429 with Retry-After, 500, a time-out, malformed JSON, an answer with
+//!   no edit block, an edit that does not apply), with the budget and the
+//!   run store consistent afterwards;
+//! - a missing key or an unreachable endpoint is a clear error before any
+//!   budget is spent;
+//! - the tiling mutator's edits are confined to the tiling region.
+
+#[path = "../../llm/tests/support/server.rs"]
+mod server;
+
+use ascendopt_agent::llm::{self, LlmDiagnoser, LlmDistiller, LlmProposer, StoreCallLog};
+use ascendopt_agent::motif::Sources;
+use ascendopt_agent::proposer::{Feedback, Proposer, TilingEditRequest};
+use ascendopt_agent::refine::{refine, RefineConfig, Tried};
+use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
+use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
+use ascendopt_agent::AgentError;
+use ascendopt_bank::store::{Bank, EntryFilter};
+use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_harness::compare::CompareConfig;
+use ascendopt_harness::ledger::BudgetConfig;
+use ascendopt_harness::pipeline::PipelineConfig;
+use ascendopt_harness::store::{RunStore, Stage};
+use ascendopt_llm::client::LlmClient;
+use ascendopt_llm::config::{LlmConfig, LlmSettings};
+use ascendopt_op::package::OpPackage;
+use server::{dead_base_url, Scripted, ScriptedServer};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn device() -> SimDevice {
+    let mut cfg = SimDeviceConfig::standard().unwrap();
+    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
+    cfg.limits.wall_ms = 120_000;
+    SimDevice::new(cfg)
+}
+
+/// A tail case and 48 cores x 8 tiles of 32 KB (with fewer tiles per core
+/// the simulator shows no gain from double buffering on this kernel).
+const CASES: &str = r#"
+[[cases]]
+name = "f16_tail"
+shapes = [[3, 1001], [3, 1001]]
+dtype = "float16"
+
+[[cases]]
+name = "f16_bench"
+shapes = [[48, 131072], [48, 131072]]
+dtype = "float16"
+"#;
+
+const HOST: &str = "op_host/add_custom.cpp";
+const DB_LINE: &str = "constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2";
+const SB_LINE: &str = "constexpr uint32_t BUFFER_NUM = 1;          // ascendopt:knob choices=1,2";
+
+/// ops/add_custom with the small cases, under `root/<name>/add_custom`;
+/// `weak` switches double buffering off.
+fn package(root: &Path, name: &str, weak: bool) -> OpPackage {
+    let src = repo().join("ops/add_custom");
+    let dir = root.join(name).join("add_custom");
+    Sources::load(&src).unwrap().write_to(&dir).unwrap();
+    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
+    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
+    std::fs::write(dir.join("op.toml"), format!("{head}{CASES}")).unwrap();
+    if weak {
+        let host = std::fs::read_to_string(dir.join(HOST)).unwrap();
+        assert!(host.contains(DB_LINE), "add_custom's host code changed");
+        std::fs::write(dir.join(HOST), host.replace(DB_LINE, SB_LINE)).unwrap();
+    }
+    OpPackage::load(&dir).unwrap()
+}
+
+fn llm_config(base: &str) -> LlmConfig {
+    LlmConfig::from_settings(LlmSettings {
+        base_url: Some(base.to_string()),
+        model: Some("scripted".into()),
+        timeout_s: Some(0.5),
+        retries: Some(3),
+        backoff_ms: Some(10),
+        backoff_max_ms: Some(3000),
+        price_input_per_mtok: Some(0.28),
+        price_output_per_mtok: Some(0.42),
+        ..LlmSettings::default()
+    })
+    .unwrap()
+}
+
+fn client(base: &str, store: &Path, run: ascendopt_harness::store::RunId) -> Arc<LlmClient> {
+    let log = Arc::new(StoreCallLog::open(store, run).unwrap());
+    let c = LlmClient::with_key(llm_config(base), Some("sk-test".into()), log).unwrap();
+    c.preflight().unwrap();
+    Arc::new(c)
+}
+
+fn edit(search: &str, replace: &str) -> String {
+    format!("{HOST}\n<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n")
+}
+
+const DISTILLED: &str = r#"Here is the entry:
+```json
+{"title": "Double-buffer the tile queues",
+ "bottleneck": "MTE2 copy-in, vector compute and MTE3 copy-out of successive tiles serialise: one buffer per queue",
+ "reuse_when": ["a tile loop streams several tiles per core through TQue queues"],
+ "avoid_when": ["each core handles a single tile"],
+ "expected_effect": "copy of tile i+1 overlaps compute of tile i",
+ "keywords": ["double buffering", "BUFFER_NUM"]}
+```"#;
+
+const DIAGNOSED: &str = r#"{"kind": "mte2_bound_no_overlap", "bottleneck": "copy-in, compute and copy-out do not overlap: the queues hold a single buffer", "reasoning": "low busy ratios on every pipe; BUFFER_NUM = 1", "motifs": ["double_buffer"]}"#;
+
+#[test]
+fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store_path = tmp.path().join("runs.sqlite");
+    let store = RunStore::open(&store_path).unwrap();
+    let dev = device();
+    let bank = Bank::open(&tmp.path().join("bank.sqlite")).unwrap();
+    let server = ScriptedServer::start(Vec::new());
+
+    // ---- Rewind: the inverse agent removes double buffering. ----
+    let run = store
+        .create_run(&serde_json::json!({"test": "rewind"}))
+        .unwrap();
+    let ctx = RunContext {
+        device: &dev,
+        store: &store,
+        run,
+        pipeline: PipelineConfig {
+            repeats: 10,
+            deterministic: true,
+            seed: 11,
+        },
+        compare: CompareConfig::RECOMMENDED,
+        workdir: tmp.path().join("work-rewind"),
+    };
+    let strong = package(tmp.path(), "strong", false);
+    server.push(vec![
+        Scripted::content_with_usage(
+            &format!(
+                "MOTIF: double_buffer\nSUMMARY: one buffer per queue (BUFFER_NUM 2 -> 1)\n\n{}",
+                edit(DB_LINE, SB_LINE)
+            ),
+            3000,
+            200,
+        ),
+        Scripted::content_with_usage(DISTILLED, 1500, 150),
+    ]);
+    let c = client(&server.base_url(), &store_path, run);
+    let mut proposer = LlmProposer::new(c.clone());
+    let mut distiller = LlmDistiller::new(c.clone());
+    let outcome = rewind_operator(
+        &ctx,
+        &strong,
+        &mut proposer,
+        &mut distiller,
+        &bank,
+        &RewindConfig {
+            budget: 4,
+            seed: 0,
+            max_chain: 1,
+            created_ms: Some(1),
+        },
+    )
+    .unwrap();
+    assert_eq!(outcome.kept.len(), 1, "{outcome:#?}");
+    let kept = &outcome.kept[0];
+    assert_eq!(kept.motif, "double_buffer");
+    assert!(kept.slow_us > kept.fast_us, "{kept:?}");
+    assert_eq!(outcome.spent, 2);
+    let entries = bank.list(&EntryFilter::all()).unwrap();
+    assert_eq!(entries.len(), 1);
+    let e = &entries[0].entry;
+    assert_eq!(e.title, "Double-buffer the tile queues");
+    assert_eq!(e.motif, "double_buffer");
+    assert!(e.diff.contains(&format!("-{SB_LINE}")), "{}", e.diff);
+    assert!(e.diff.contains(&format!("+{DB_LINE}")), "{}", e.diff);
+    assert!(
+        e.applicability.reuse_when[0].contains("single-buffer"),
+        "{:?}",
+        e.applicability
+    );
+    assert!(e.keywords.iter().any(|k| k == "double_buffer"));
+    // The inverse prompt carried the motif menu, the API list and the code.
+    let posts = server.posts();
+    let inverse = posts[0].last_user_message();
+    assert!(inverse.contains("- double_buffer:"), "{inverse}");
+    assert!(inverse.contains("DataCopyPad") && inverse.contains("NOT available"));
+    assert!(inverse.contains(DB_LINE));
+    assert!(posts[1]
+        .last_user_message()
+        .contains(&format!("+{DB_LINE}")));
+    let calls = store.llm_calls(run).unwrap();
+    let roles: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|c| (c.role.as_str(), c.status.as_str()))
+        .collect();
+    assert_eq!(roles, [("inverse", "ok"), ("distiller", "ok")]);
+    assert_eq!(calls[0].prompt_tokens, 3000);
+    assert!((calls[0].cost.unwrap() - (3000.0 * 0.28 + 200.0 * 0.42) / 1e6).abs() < 1e-12);
+    assert!(calls.iter().all(|c| c.op == "add_custom"));
+
+    // ---- Stage I on the weak kernel, through every fault. ----
+    let run2 = store
+        .create_run(&serde_json::json!({"test": "stage1"}))
+        .unwrap();
+    let ctx2 = RunContext {
+        run: run2,
+        workdir: tmp.path().join("work-stage1"),
+        ..ctx
+    };
+    let weak = package(tmp.path(), "weak", true);
+    let entry_id = entries[0].id.0;
+    server.push(vec![
+        // Diagnosis: rate-limited once, then an answer.
+        Scripted::status(429, "{\"error\":{\"message\":\"rate limit\"}}")
+            .header("Retry-After", "1"),
+        Scripted::content(DIAGNOSED),
+        // Rewrite: a 500, a time-out, malformed JSON, then an answer with
+        // no edit block (charged), ...
+        Scripted::status(500, "{\"error\":\"internal\"}"),
+        Scripted::content("slow").delayed(Duration::from_millis(1500)),
+        Scripted::status(200, "{\"choices\": [{\"message\": {\"content\": \"trunc"),
+        Scripted::content("ENTRIES: none\nSUMMARY: thinking\nI would double-buffer the queues."),
+        // ... an edit whose SEARCH text is not in the file (charged), ...
+        Scripted::content(&format!(
+            "ENTRIES: {entry_id}\nSUMMARY: two buffers\n{}",
+            edit(
+                "constexpr uint32_t BUFFERS = 1;",
+                "constexpr uint32_t BUFFERS = 2;"
+            )
+        )),
+        // ... then the right one.
+        Scripted::content(&format!(
+            "ENTRIES: {entry_id}\nSUMMARY: two buffers per queue\n{}",
+            edit(SB_LINE, DB_LINE)
+        )),
+        // The next round's diagnosis holds no JSON: the rules stand in.
+        Scripted::content("The kernel looks fine to me."),
+    ]);
+    let c2 = client(&server.base_url(), &store_path, run2);
+    let mut proposer = LlmProposer::new(c2.clone());
+    proposer.repairs = 2;
+    let mut diagnoser = LlmDiagnoser::new(c2.clone());
+    let mut session = OpSession::open(
+        &ctx2,
+        &weak,
+        BudgetConfig {
+            rewind: 0,
+            online: 8,
+        },
+    )
+    .unwrap();
+    let weak_sources = Sources::load(&weak.dir).unwrap();
+    let baseline = session
+        .evaluate(
+            Phase::Baseline,
+            &weak_sources,
+            Action {
+                proposer: "input".into(),
+                summary: "the input kernel".into(),
+                ..Action::default()
+            },
+        )
+        .unwrap();
+    assert!(baseline.is_correct());
+    let weak_us = baseline.latency_us().unwrap();
+    let mut tried = Tried::new();
+    let refined = refine(
+        &mut session,
+        Some(&bank),
+        &mut proposer,
+        &mut diagnoser,
+        baseline,
+        &RefineConfig {
+            max_attempts: 6,
+            k: 3,
+            use_bank: true,
+            stagnation: None,
+        },
+        &mut tried,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(refined.steps.len(), 1, "{:#?}", session.log());
+    let step = &refined.steps[0];
+    assert_eq!(step.action.proposer, "llm");
+    assert_eq!(step.action.motif.as_deref(), Some("double_buffer"));
+    assert_eq!(step.action.entries, [entry_id]);
+    assert!(step.after_us < weak_us);
+    assert_eq!(
+        refined.incumbent.sources.get(HOST).unwrap(),
+        strong_host(&strong)
+    );
+    assert_eq!(refined.diagnoses.len(), 2);
+    assert_eq!(refined.diagnoses[0].kind, "mte2_bound_no_overlap");
+    assert!(refined.diagnoses[1].rule.starts_with("llm answer unusable"));
+
+    // The log: baseline, two charged failures, the accepted rewrite.
+    let verdicts: Vec<(&str, bool)> = session
+        .log()
+        .iter()
+        .map(|e| (e.verdict.as_str(), e.accepted))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("correct", false),
+            ("no_edit", false),
+            ("no_edit", false),
+            ("correct", true)
+        ]
+    );
+    assert!(session.log()[1]
+        .reason
+        .contains("no SEARCH/REPLACE edit block"));
+    assert!(session.log()[2].reason.contains("not found"));
+    // Budget and store agree.
+    assert_eq!(session.spent(Stage::Online), 4);
+    assert_eq!(
+        store
+            .budget_spent(run2, "add_custom", Stage::Online)
+            .unwrap(),
+        4
+    );
+    let evals = store.evaluations(run2, "add_custom").unwrap();
+    assert_eq!(evals.len(), 4);
+    let indices: Vec<u32> = evals.iter().map(|e| e.budget_index).collect();
+    assert_eq!(indices, [0, 1, 2, 3]);
+    assert!(
+        evals[1].verdict.label().contains("no applicable edit")
+            || evals[1].verdict.kind() == "rejected_static"
+    );
+    // Every attempt is in llm_calls, tokens only on answers.
+    let calls = store.llm_calls(run2).unwrap();
+    let seen: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|c| (c.role.as_str(), c.status.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("diagnoser", "http_429"),
+            ("diagnoser", "ok"),
+            ("rewriter", "http_500"),
+            ("rewriter", "timeout"),
+            ("rewriter", "malformed"),
+            ("rewriter", "ok"),
+            ("rewriter", "ok"),
+            ("rewriter", "ok"),
+            ("diagnoser", "ok"),
+        ]
+    );
+    assert!(calls
+        .iter()
+        .all(|c| (c.status == "ok") == (c.prompt_tokens > 0)));
+    // The reasons were fed back: the repair prompts quote them.
+    let posts = server.posts();
+    let n = posts.len();
+    let repair1 = posts[n - 3].json();
+    let repair2 = posts[n - 2].json();
+    let last_user = |v: &serde_json::Value| {
+        v["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(last_user(&repair1).contains("no SEARCH/REPLACE edit block"));
+    assert!(last_user(&repair2).contains("not found"));
+    // The rewriter prompt carried the retrieved entry and its diff.
+    let rewriter_prompt = posts[n - 4].last_user_message();
+    assert!(rewriter_prompt.contains(&format!("Entry {entry_id}")));
+    assert!(rewriter_prompt.contains(&format!("+{DB_LINE}")));
+    assert_eq!(server.remaining(), 0);
+}
+
+fn strong_host(strong: &OpPackage) -> String {
+    std::fs::read_to_string(strong.dir.join(HOST)).unwrap()
+}
+
+#[test]
+fn no_key_or_an_unreachable_endpoint_fails_before_any_budget_is_spent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store_path = tmp.path().join("runs.sqlite");
+    let store = RunStore::open(&store_path).unwrap();
+    let run = store.create_run(&serde_json::json!({})).unwrap();
+
+    let mut cfg = llm_config("https://api.example.invalid/v1");
+    cfg.api_key_env = "ASCENDOPT_LLM_E2E_SURELY_UNSET_KEY".into();
+    let err = llm::connect(cfg, &store_path, run).unwrap_err();
+    assert!(matches!(err, AgentError::Propose(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains("ASCENDOPT_LLM_E2E_SURELY_UNSET_KEY"),
+        "{err}"
+    );
+
+    let mut cfg = llm_config(&dead_base_url());
+    cfg.api_key_env = "ASCENDOPT_LLM_E2E_SURELY_UNSET_KEY".into();
+    cfg.allow_no_key = true;
+    let err = llm::connect(cfg, &store_path, run).unwrap_err();
+    assert!(err.to_string().contains("unreachable"), "{err}");
+
+    assert!(store.llm_calls(run).unwrap().is_empty());
+    assert!(store.operator(run, "add_custom").unwrap().is_none());
+}
+
+#[test]
+fn tiling_edits_are_confined_to_the_tiling_region() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store_path = tmp.path().join("runs.sqlite");
+    let store = RunStore::open(&store_path).unwrap();
+    let run = store.create_run(&serde_json::json!({})).unwrap();
+    let strong = package(tmp.path(), "strong", false);
+    let sources = Sources::load(&strong.dir).unwrap();
+    let host = sources.get(HOST).unwrap();
+    let end = host.find("// ascendopt:tiling-end").unwrap();
+    let after_region = host[end..]
+        .lines()
+        .skip(1)
+        .find(|l| !l.trim().is_empty())
+        .unwrap();
+    let server = ScriptedServer::start(vec![
+        // Outside the region: rejected.
+        Scripted::content(&format!(
+            "SUMMARY: touch the rest\n{}",
+            edit(after_region, &format!("{after_region} // edited"))
+        )),
+        // Inside: a different default tile size.
+        Scripted::content(&format!(
+            "SUMMARY: bigger tiles\n{}",
+            edit(
+                "constexpr uint32_t TILE_BYTES = 32768;",
+                "constexpr uint32_t TILE_BYTES = 65536;"
+            )
+        )),
+    ]);
+    let c = client(&server.base_url(), &store_path, run);
+    let mut proposer = LlmProposer::new(c);
+    let proposals = proposer
+        .tiling_edits(&TilingEditRequest {
+            current: &sources,
+            op: "add_custom",
+            profile: None,
+            feedback: &Feedback::default(),
+        })
+        .unwrap();
+    assert_eq!(proposals.len(), 2);
+    let err = proposals[0].candidate.as_ref().unwrap_err();
+    assert!(err.contains("outside"), "{err}");
+    let ok = proposals[1].candidate.as_ref().unwrap();
+    assert!(ok.get(HOST).unwrap().contains("TILE_BYTES = 65536;"));
+    assert_eq!(proposals[1].action.summary, "bigger tiles");
+    let prompt = server.posts()[0].last_user_message();
+    assert!(prompt.contains("// ascendopt:tiling-begin"));
+}

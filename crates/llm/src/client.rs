@@ -1,0 +1,527 @@
+//! [`LlmClient`]: blocking chat completions over HTTP (`POST
+//! {base}/chat/completions`, OpenAI format), with
+//!
+//! - retries on 429, 5xx, time-outs, transport errors and malformed
+//!   answers: exponential back-off from `backoff` doubling up to
+//!   `backoff_max`, each wait drawn uniformly from its upper half (jitter);
+//!   a `Retry-After: <seconds>` header replaces the computed wait (capped at
+//!   `backoff_max`); other 4xx fail at once;
+//! - a concurrency limit shared by every thread using the client;
+//! - an audit record per attempt ([`CallLog`]), and replay of recorded
+//!   answers keyed by the request hash ([`ReplayMode`]);
+//! - [`LlmClient::preflight`]: the key and the endpoint are checked before
+//!   the caller spends any budget.
+
+use crate::audit::{request_hash, CallLog, CallRecord};
+use crate::config::{LlmConfig, ReplayMode};
+use crate::error::LlmError;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Message {
+        Message {
+            role: "system".into(),
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message {
+            role: "user".into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// Token usage of one answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+}
+
+/// A successful answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatReply {
+    /// `choices[0].message.content` (empty when the model said nothing).
+    pub content: String,
+    /// Token usage of the successful attempt.
+    pub usage: Usage,
+    /// Its cost, when prices are configured.
+    pub cost: Option<f64>,
+    /// HTTP attempts made (0 when replayed).
+    pub attempts: u32,
+    /// Whether a recorded answer stood in for the endpoint.
+    pub replayed: bool,
+    /// The request hash (replay key).
+    pub request_hash: String,
+}
+
+/// A counting semaphore.
+#[derive(Debug)]
+struct Gate {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+struct GateGuard<'a>(&'a Gate);
+
+impl Gate {
+    fn acquire(&self) -> GateGuard<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        GateGuard(self)
+    }
+}
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        let mut free = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
+        *free += 1;
+        self.0.freed.notify_one();
+    }
+}
+
+/// The chat client. `Sync`: share one (in an `Arc`) between threads so
+/// that the concurrency limit holds for all of them.
+pub struct LlmClient {
+    config: LlmConfig,
+    key: Option<String>,
+    agent: ureq::Agent,
+    log: Arc<dyn CallLog>,
+    gate: Gate,
+    rng: Mutex<u64>,
+}
+
+impl std::fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmClient")
+            .field("config", &self.config)
+            .field("key", &self.key.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+/// How one attempt ended.
+enum Attempt {
+    Done(ChatReply),
+    Retry {
+        why: String,
+        after: Option<Duration>,
+    },
+    Fatal(LlmError),
+}
+
+impl LlmClient {
+    /// A client whose key is read from the configured variable. A missing
+    /// key is an error unless `allow_no_key` is set and the endpoint is on
+    /// this machine, or replay is strict (no network at all).
+    pub fn new(config: LlmConfig, log: Arc<dyn CallLog>) -> Result<LlmClient, LlmError> {
+        let key = std::env::var(&config.api_key_env)
+            .ok()
+            .filter(|k| !k.trim().is_empty());
+        LlmClient::with_key(config, key, log)
+    }
+
+    /// A client with this key (None: no key).
+    pub fn with_key(
+        config: LlmConfig,
+        key: Option<String>,
+        log: Arc<dyn CallLog>,
+    ) -> Result<LlmClient, LlmError> {
+        if key.is_none()
+            && config.replay != ReplayMode::Strict
+            && !(config.allow_no_key && config.is_local())
+        {
+            return Err(LlmError::MissingKey {
+                var: config.api_key_env.clone(),
+            });
+        }
+        let agent = ureq::AgentBuilder::new().timeout(config.timeout).build();
+        let seed = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9e37_79b9_7f4a_7c15)
+            | 1;
+        Ok(LlmClient {
+            gate: Gate {
+                free: Mutex::new(config.concurrency),
+                freed: Condvar::new(),
+            },
+            config,
+            key,
+            agent,
+            log,
+            rng: Mutex::new(seed),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// Checks, without spending anything, that the endpoint answers and
+    /// accepts the key: `GET {base}/models`. 2xx, 404 and 405 (servers
+    /// without a model list) pass; 401/403 is [`LlmError::Unauthorized`];
+    /// no answer or another status is [`LlmError::Unreachable`]. Strict
+    /// replay needs no endpoint and always passes.
+    pub fn preflight(&self) -> Result<(), LlmError> {
+        if self.config.replay == ReplayMode::Strict {
+            return Ok(());
+        }
+        let url = self.config.models_url();
+        let mut request = self.agent.get(&url);
+        if let Some(key) = &self.key {
+            request = request.set("Authorization", &format!("Bearer {key}"));
+        }
+        match request.call() {
+            Ok(_) => Ok(()),
+            Err(ureq::Error::Status(404 | 405, _)) => Ok(()),
+            Err(ureq::Error::Status(status @ (401 | 403), r)) => Err(LlmError::Unauthorized {
+                url,
+                status,
+                body: excerpt(&r.into_string().unwrap_or_default()),
+            }),
+            Err(ureq::Error::Status(status, r)) => Err(LlmError::Unreachable {
+                url,
+                reason: format!(
+                    "HTTP {status}: {}",
+                    excerpt(&r.into_string().unwrap_or_default())
+                ),
+            }),
+            Err(ureq::Error::Transport(t)) => Err(LlmError::Unreachable {
+                url,
+                reason: t.to_string(),
+            }),
+        }
+    }
+
+    /// The request body sent for `messages`.
+    pub fn request_body(&self, messages: &[Message]) -> serde_json::Value {
+        serde_json::json!({
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "stream": false,
+        })
+    }
+
+    /// Sends one chat request for `role` about operator `op` (empty when
+    /// none), retrying as configured; every attempt is recorded.
+    pub fn chat(&self, role: &str, op: &str, messages: &[Message]) -> Result<ChatReply, LlmError> {
+        let body = self.request_body(messages);
+        let hash = request_hash(&body);
+        if self.config.replay != ReplayMode::Off {
+            if let Some(raw) = self.log.replay(&hash).map_err(LlmError::Log)? {
+                if let Ok((content, usage)) = parse_answer(&raw) {
+                    self.log
+                        .record(&CallRecord {
+                            role: role.to_string(),
+                            op: op.to_string(),
+                            request: body.clone(),
+                            response: Some(raw),
+                            status: "replayed".into(),
+                            attempt: 0,
+                            // Nothing was spent: the tokens were paid for
+                            // by the recorded call.
+                            prompt_tokens: 0,
+                            completion_tokens: 0,
+                            cost: None,
+                            latency_ms: 0,
+                            request_hash: hash.clone(),
+                        })
+                        .map_err(LlmError::Log)?;
+                    return Ok(ChatReply {
+                        content,
+                        usage,
+                        cost: None,
+                        attempts: 0,
+                        replayed: true,
+                        request_hash: hash,
+                    });
+                }
+            }
+            if self.config.replay == ReplayMode::Strict {
+                return Err(LlmError::NotRecorded { hash });
+            }
+        }
+        let text = body.to_string();
+        let _slot = self.gate.acquire();
+        let attempts = self.config.retries.saturating_add(1);
+        let mut last = String::new();
+        for attempt in 1..=attempts {
+            match self.attempt(role, op, &body, &text, &hash, attempt)? {
+                Attempt::Done(reply) => return Ok(reply),
+                Attempt::Fatal(e) => return Err(e),
+                Attempt::Retry { why, after } => {
+                    last = why;
+                    if attempt < attempts {
+                        std::thread::sleep(self.wait(attempt, after));
+                    }
+                }
+            }
+        }
+        Err(LlmError::Exhausted { attempts, last })
+    }
+
+    fn attempt(
+        &self,
+        role: &str,
+        op: &str,
+        body: &serde_json::Value,
+        text: &str,
+        hash: &str,
+        attempt: u32,
+    ) -> Result<Attempt, LlmError> {
+        let url = self.config.chat_url();
+        let mut request = self
+            .agent
+            .post(&url)
+            .set("Content-Type", "application/json");
+        if let Some(key) = &self.key {
+            request = request.set("Authorization", &format!("Bearer {key}"));
+        }
+        let start = Instant::now();
+        let sent = request.send_string(text);
+        let (status, raw, outcome) = match sent {
+            Ok(response) => match response.into_string() {
+                Ok(raw) => match parse_answer(&raw) {
+                    Ok((content, usage)) => {
+                        let cost = self
+                            .config
+                            .cost(usage.prompt_tokens, usage.completion_tokens);
+                        (
+                            "ok".to_string(),
+                            Some(raw),
+                            Attempt::Done(ChatReply {
+                                content,
+                                usage,
+                                cost,
+                                attempts: attempt,
+                                replayed: false,
+                                request_hash: hash.to_string(),
+                            }),
+                        )
+                    }
+                    Err(why) => (
+                        "malformed".to_string(),
+                        Some(raw),
+                        Attempt::Retry {
+                            why: format!("malformed answer: {why}"),
+                            after: None,
+                        },
+                    ),
+                },
+                Err(e) => (
+                    classify_io(&e).to_string(),
+                    None,
+                    Attempt::Retry {
+                        why: format!("reading the answer: {e}"),
+                        after: None,
+                    },
+                ),
+            },
+            Err(ureq::Error::Status(code, response)) => {
+                let after = response.header("Retry-After").and_then(parse_retry_after);
+                let raw = response.into_string().unwrap_or_default();
+                let outcome = if code == 429 || code >= 500 {
+                    Attempt::Retry {
+                        why: format!("HTTP {code}: {}", excerpt(&raw)),
+                        after,
+                    }
+                } else if code == 401 || code == 403 {
+                    Attempt::Fatal(LlmError::Unauthorized {
+                        url: url.clone(),
+                        status: code,
+                        body: excerpt(&raw),
+                    })
+                } else {
+                    Attempt::Fatal(LlmError::Http {
+                        url: url.clone(),
+                        status: code,
+                        body: excerpt(&raw),
+                    })
+                };
+                (format!("http_{code}"), Some(raw), outcome)
+            }
+            Err(ureq::Error::Transport(t)) => {
+                let timed_out = is_timeout(&t);
+                (
+                    if timed_out { "timeout" } else { "transport" }.to_string(),
+                    None,
+                    Attempt::Retry {
+                        why: t.to_string(),
+                        after: None,
+                    },
+                )
+            }
+        };
+        let latency_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (prompt_tokens, completion_tokens, cost) = match &outcome {
+            Attempt::Done(r) => (r.usage.prompt_tokens, r.usage.completion_tokens, r.cost),
+            _ => (0, 0, None),
+        };
+        self.log
+            .record(&CallRecord {
+                role: role.to_string(),
+                op: op.to_string(),
+                request: body.clone(),
+                response: raw,
+                status,
+                attempt,
+                prompt_tokens,
+                completion_tokens,
+                cost,
+                latency_ms,
+                request_hash: hash.to_string(),
+            })
+            .map_err(LlmError::Log)?;
+        Ok(outcome)
+    }
+
+    /// The wait before attempt `attempt + 1`.
+    fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(after) = retry_after {
+            return after.min(self.config.backoff_max);
+        }
+        let exp = self
+            .config
+            .backoff
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(20));
+        let ceiling = exp.min(self.config.backoff_max);
+        let unit = {
+            let mut state = self.rng.lock().unwrap_or_else(|p| p.into_inner());
+            *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = *state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 53) as f64
+        };
+        ceiling.mul_f64(0.5 + 0.5 * unit)
+    }
+}
+
+/// `choices[0].message.content` and `usage` of an answer body.
+pub fn parse_answer(raw: &str) -> Result<(String, Usage), String> {
+    let json: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| format!("not JSON ({e})"))?;
+    let message = json
+        .get("choices")
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("message"))
+        .ok_or_else(|| "no choices[0].message".to_string())?;
+    let content = match message.get("content") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Null) | None => String::new(),
+        Some(other) => return Err(format!("content is not a string: {other}")),
+    };
+    let usage = json.get("usage");
+    let field = |name: &str| {
+        usage
+            .and_then(|u| u.get(name))
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    };
+    Ok((
+        content,
+        Usage {
+            prompt_tokens: field("prompt_tokens"),
+            completion_tokens: field("completion_tokens"),
+        },
+    ))
+}
+
+/// `Retry-After` in seconds (integer or decimal); HTTP dates are ignored
+/// (the computed back-off applies).
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let secs: f64 = value.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+fn is_timeout(t: &ureq::Transport) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(t);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            );
+        }
+        source = s.source();
+    }
+    t.to_string().contains("timed out")
+}
+
+fn classify_io(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timeout",
+        _ => "transport",
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    let mut out: String = text.chars().take(300).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_answers_and_rejects_malformed_ones() {
+        let ok = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
+        assert_eq!(
+            parse_answer(ok).unwrap(),
+            (
+                "hi".to_string(),
+                Usage {
+                    prompt_tokens: 3,
+                    completion_tokens: 1
+                }
+            )
+        );
+        assert!(parse_answer("{\"choices\": [").is_err());
+        assert!(parse_answer("{\"choices\": []}").is_err());
+        assert!(parse_answer(r#"{"choices":[{"message":{"content":5}}]}"#).is_err());
+        assert_eq!(
+            parse_answer(r#"{"choices":[{"message":{"content":null}}]}"#)
+                .unwrap()
+                .0,
+            ""
+        );
+    }
+
+    #[test]
+    fn retry_after_seconds() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
+}
