@@ -328,6 +328,9 @@ struct Finished {
     summary: OutcomeSummary,
 }
 
+/// One operator's Rewind: its entries as JSONL and a one-line summary.
+type RewoundOp = (Vec<u8>, String);
+
 /// Builds (or reuses) the bank: Rewind over `cfg.bank_ops`, per operator
 /// into its own in-memory bank on the worker threads, merged into
 /// `<out>/bank.sqlite` in operator order, frozen, exported to bank.jsonl.
@@ -385,7 +388,7 @@ fn build_bank(
         max_chain: RewindConfig::default().max_chain,
         created_ms: None,
     };
-    let work = |pkg: &OpPackage| -> Result<(Vec<u8>, String), BenchError> {
+    let work = |pkg: &OpPackage| -> Result<RewoundOp, BenchError> {
         let store = RunStore::open(&store_path)?;
         let dev = device(cfg)?;
         let ctx = RunContext {
@@ -423,26 +426,23 @@ fn build_bank(
         Ok((jsonl, summary))
     };
     let pkgs: Vec<&OpPackage> = cfg.bank_ops.iter().collect();
-    let mut per_op: Vec<Option<Result<(Vec<u8>, String), BenchError>>> = Vec::new();
+    let mut per_op: Vec<Option<Result<RewoundOp, BenchError>>> = Vec::new();
     per_op.resize_with(pkgs.len(), || None);
-    for_each_result(
-        pkgs.clone(),
-        cfg.jobs,
-        |p| work(p),
-        |i, r| {
-            if let Ok((_, summary)) = &r {
-                progress(&BenchEvent::Finished {
-                    method: "rewind".into(),
-                    op: pkgs[i].name().to_string(),
-                    summary: summary.clone(),
-                });
-            }
-            per_op[i] = Some(r);
-        },
-    );
+    for_each_result(pkgs.clone(), cfg.jobs, work, |i, r| {
+        if let Ok((_, summary)) = &r {
+            progress(&BenchEvent::Finished {
+                method: "rewind".into(),
+                op: pkgs[i].name().to_string(),
+                summary: summary.clone(),
+            });
+        }
+        per_op[i] = Some(r);
+    });
     let bank = Bank::open(&bank_path)?;
     for (pkg, r) in pkgs.iter().zip(per_op) {
-        let r = r.ok_or_else(|| BenchError::Config(format!("rewind of {} produced nothing", pkg.name())))?;
+        let r = r.ok_or_else(|| {
+            BenchError::Config(format!("rewind of {} produced nothing", pkg.name()))
+        })?;
         let (jsonl, _) = r?;
         bank.import_jsonl(&mut std::io::BufReader::new(jsonl.as_slice()))?;
     }
@@ -486,7 +486,10 @@ fn run_pair(
         _ => None,
     };
     let budget = cfg.online_budget(method);
-    let budgets = BudgetConfig { rewind: 0, online: budget };
+    let budgets = BudgetConfig {
+        rewind: 0,
+        online: budget,
+    };
     let mut session = OpSession::open(&ctx, pkg, budgets)?;
     let outcome = match method {
         BenchMethod::Optimize(m) => {
@@ -523,7 +526,10 @@ fn run_pair(
     let mut summary = OutcomeSummary::from_outcome(&outcome);
     let rel_str = |p: &Path| p.to_string_lossy().replace('\\', "/");
     summary.package = Some(rel_str(&rel.join(pkg.name())));
-    for (name, slot) in [("before", &mut summary.trace_before), ("after", &mut summary.trace_after)] {
+    for (name, slot) in [
+        ("before", &mut summary.trace_before),
+        ("after", &mut summary.trace_after),
+    ] {
         let trace = rel.join(name).join("trace.json");
         if cfg.out.join(&trace).is_file() {
             *slot = Some(rel_str(&trace));
@@ -636,11 +642,17 @@ pub fn run_bench(
     let stop = AtomicBool::new(false);
     let pairs: Vec<(RunId, String)> = runs
         .iter()
-        .flat_map(|(_, run)| cfg.eval_ops.iter().map(move |p| (*run, p.name().to_string())))
+        .flat_map(|(_, run)| {
+            cfg.eval_ops
+                .iter()
+                .map(move |p| (*run, p.name().to_string()))
+        })
         .collect();
     std::thread::scope(|scope| -> Result<(), BenchError> {
         let poller = scope.spawn(|| {
-            let Ok(store) = RunStore::open(&store_path) else { return };
+            let Ok(store) = RunStore::open(&store_path) else {
+                return;
+            };
             let mut last = u64::MAX;
             while !stop.load(Ordering::Relaxed) {
                 let done: u64 = pairs
@@ -715,7 +727,11 @@ pub fn run_bench(
         store.set_run_status(*run, RunStatus::Finished)?;
     }
 
-    let bank_ops = if bank.is_some() { names(&cfg.bank_ops) } else { Vec::new() };
+    let bank_ops = if bank.is_some() {
+        names(&cfg.bank_ops)
+    } else {
+        Vec::new()
+    };
     let eval_ops = names(&cfg.eval_ops);
     let overlap = bank_ops.iter().filter(|b| eval_ops.contains(b)).count();
     let setting = if bank.is_none() {
@@ -746,7 +762,10 @@ pub fn run_bench(
         setting,
         seed: cfg.seed,
         deterministic: cfg.deterministic,
-        runs: runs.iter().map(|(m, r)| (m.as_str().to_string(), r.0)).collect(),
+        runs: runs
+            .iter()
+            .map(|(m, r)| (m.as_str().to_string(), r.0))
+            .collect(),
         skipped,
         notes,
     };

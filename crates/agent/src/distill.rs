@@ -211,10 +211,20 @@ mod tests {
                 text.applicability
             );
             assert!(!text.applicability.avoid_when.is_empty(), "{tag}");
-            assert!(text.expected_effect.contains("1.50x"), "{}", text.expected_effect);
-            assert!(text.expected_effect.contains("Task Duration(us) 30.000 -> 20.000"));
+            assert!(
+                text.expected_effect.contains("1.50x"),
+                "{}",
+                text.expected_effect
+            );
+            assert!(text
+                .expected_effect
+                .contains("Task Duration(us) 30.000 -> 20.000"));
             assert!(text.keywords.iter().any(|k| k == tag));
-            assert!(text.keywords.iter().any(|k| k == "mte2"), "{:?}", text.keywords);
+            assert!(
+                text.keywords.iter().any(|k| k.eq_ignore_ascii_case("mte2")),
+                "{:?}",
+                text.keywords
+            );
             assert_eq!(text.title, motif.describe().title);
         }
     }

@@ -48,7 +48,12 @@ pub enum Method {
 
 impl Method {
     /// Every variant, in table order.
-    pub const ALL: [Method; 4] = [Method::Full, Method::Stage1, Method::Stage1Noexp, Method::Tiling];
+    pub const ALL: [Method; 4] = [
+        Method::Full,
+        Method::Stage1,
+        Method::Stage1Noexp,
+        Method::Tiling,
+    ];
 
     /// The name used on the command line and in reports.
     pub fn as_str(self) -> &'static str {
@@ -102,7 +107,6 @@ impl Default for OptimizeConfig {
         }
     }
 }
-
 
 impl Method {
     /// Whether Stage I runs.
@@ -279,7 +283,9 @@ pub fn optimize_operator_with(
         _ => baseline,
     };
     outcome.final_us = final_trial.latency_us();
-    outcome.speedup = outcome.final_us.map_or(1.0, |f| if f > 0.0 { baseline_us / f } else { 1.0 });
+    outcome.speedup = outcome
+        .final_us
+        .map_or(1.0, |f| if f > 0.0 { baseline_us / f } else { 1.0 });
     outcome.roofline_after = roofline(&final_trial);
     outcome.final_dir = Some(final_trial.dir.clone());
     outcome.steps = steps;
@@ -348,12 +354,15 @@ fn load(dir: &Path) -> Result<OpPackage, AgentError> {
     })
 }
 
+/// Profile JSON, Chrome trace and noise-free latency of a benchmark case.
+type Measured = (Option<serde_json::Value>, Option<String>, Option<f64>);
+
 /// Profile JSON, Chrome trace and noise-free latency of the benchmark case.
 fn profile_and_trace(
     device: &dyn Device,
     pkg: &OpPackage,
     seed: u64,
-) -> Result<(Option<serde_json::Value>, Option<String>, Option<f64>), AgentError> {
+) -> Result<Measured, AgentError> {
     let Some(case) = bench_case(pkg) else {
         return Ok((None, None, None));
     };
@@ -411,7 +420,10 @@ pub fn write_output(
     seed: u64,
 ) -> Result<OutputReport, AgentError> {
     let mut files = Vec::new();
-    let final_dir = outcome.final_dir.clone().unwrap_or_else(|| input.dir.clone());
+    let final_dir = outcome
+        .final_dir
+        .clone()
+        .unwrap_or_else(|| input.dir.clone());
     let pkg_dir = out_dir.join(&outcome.op);
     if pkg_dir.exists() {
         std::fs::remove_dir_all(&pkg_dir).map_err(|e| io(&pkg_dir, e))?;
@@ -420,7 +432,11 @@ pub fn write_output(
     files.push(pkg_dir.clone());
     let before_src = Sources::load(&input.dir)?;
     let after_src = Sources::load(&pkg_dir)?;
-    write(&out_dir.join("changes.diff"), &motif::diff(&before_src, &after_src), &mut files)?;
+    write(
+        &out_dir.join("changes.diff"),
+        &motif::diff(&before_src, &after_src),
+        &mut files,
+    )?;
     let output = load(&pkg_dir)?;
 
     let check = eval::check_op(
@@ -449,7 +465,10 @@ pub fn write_output(
     }
 
     let mut latencies = [None, None];
-    for (i, (name, pkg)) in [("before", input), ("after", &output)].into_iter().enumerate() {
+    for (i, (name, pkg)) in [("before", input), ("after", &output)]
+        .into_iter()
+        .enumerate()
+    {
         let (profile, trace, latency) = profile_and_trace(device, pkg, seed)?;
         latencies[i] = latency;
         if let Some(p) = profile {

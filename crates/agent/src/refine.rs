@@ -165,6 +165,7 @@ fn retrieve(
 
 /// Runs Stage I from `incumbent` (a correct, profiled trial), calling
 /// `on_attempt` with every settled attempt.
+#[allow(clippy::too_many_arguments)]
 pub fn refine(
     session: &mut OpSession<'_>,
     bank: Option<&Bank>,
@@ -224,7 +225,8 @@ pub fn refine(
                 Err(_) => true,
             })
             .collect();
-        let round_motifs: BTreeSet<String> = entries.iter().map(|e| e.entry.motif.clone()).collect();
+        let round_motifs: BTreeSet<String> =
+            entries.iter().map(|e| e.entry.motif.clone()).collect();
         if fresh.is_empty() {
             if bank.is_some() && !round_motifs.is_subset(&exhausted) {
                 exhausted.extend(round_motifs);
@@ -239,7 +241,9 @@ pub fn refine(
             }
             if let Some(limit) = cfg.stagnation {
                 if since_accept >= limit {
-                    break 'outer format!("stagnated: {limit} attempts without an accepted rewrite");
+                    break 'outer format!(
+                        "stagnated: {limit} attempts without an accepted rewrite"
+                    );
                 }
             }
             let sources = match proposal.candidate {
@@ -248,11 +252,17 @@ pub fn refine(
                     if session.remaining(Stage::Online) == 0 {
                         break 'outer "budget spent".to_string();
                     }
-                    session.charge_failed_proposal(Phase::Refine, proposal.action.clone(), &reason)?;
+                    session.charge_failed_proposal(
+                        Phase::Refine,
+                        proposal.action.clone(),
+                        &reason,
+                    )?;
                     notify(session, on_attempt);
                     attempts += 1;
                     since_accept += 1;
-                    feedback.attempts.push((proposal.action, "no_edit".into(), reason));
+                    feedback
+                        .attempts
+                        .push((proposal.action, "no_edit".into(), reason));
                     continue;
                 }
             };
@@ -278,9 +288,11 @@ pub fn refine(
                         before_us: before,
                         after_us: after,
                         reason: decision.reason.clone(),
-                        at_evaluation: session.spent(Stage::Online),
+                        at_evaluation: u32::try_from(session.log().len()).unwrap_or(u32::MAX),
                     });
-                    feedback.attempts.push((proposal.action, verdict, decision.reason));
+                    feedback
+                        .attempts
+                        .push((proposal.action, verdict, decision.reason));
                     incumbent = trial;
                     since_accept = 0;
                     exhausted.clear();
@@ -288,7 +300,9 @@ pub fn refine(
                     break;
                 }
                 settle(session, on_attempt, false, decision.reason.clone());
-                feedback.attempts.push((proposal.action, verdict, decision.reason));
+                feedback
+                    .attempts
+                    .push((proposal.action, verdict, decision.reason));
             } else {
                 let reason = format!("not correct: {verdict}");
                 settle(session, on_attempt, false, reason.clone());

@@ -336,11 +336,9 @@ fn settle(
     reason: String,
 ) {
     session.settle_last(accepted, reason.clone());
-    feedback.attempts.push((
-        action.clone(),
-        trial.verdict().kind().to_string(),
-        reason,
-    ));
+    feedback
+        .attempts
+        .push((action.clone(), trial.verdict().kind().to_string(), reason));
 }
 
 /// The entry of a kept removal: `slow` is the degraded kernel, `fast` the
@@ -498,7 +496,9 @@ pub fn verify_entry(
     let mut kernels = Vec::new();
     for key in ["slow_source", "fast_source"] {
         let Some(hash) = evidence(entry, key).and_then(SourceHash::from_hex) else {
-            return Ok(Verification::failed(format!("the entry has no {key} evidence")));
+            return Ok(Verification::failed(format!(
+                "the entry has no {key} evidence"
+            )));
         };
         let Some(text) = ctx.store.get_source(&hash)? else {
             return Ok(Verification::failed(format!(
@@ -619,7 +619,10 @@ mod tests {
             sections(text),
             [
                 ("op_host/a.cpp".to_string(), "int a;\n".to_string()),
-                ("op_kernel/b.cpp".to_string(), "int b;\n\nint c;\n".to_string()),
+                (
+                    "op_kernel/b.cpp".to_string(),
+                    "int b;\n\nint c;\n".to_string()
+                ),
             ]
         );
         assert!(sections("").is_empty());

@@ -301,7 +301,10 @@ impl Region {
                 .enumerate()
                 .filter_map(|(i, b)| b.map(|b| bound(i, b)))
                 .collect();
-            out.push_str(&format!("; hypothesis: {} whatever the other knobs", wide.join(" && ")));
+            out.push_str(&format!(
+                "; hypothesis: {} whatever the other knobs",
+                wide.join(" && ")
+            ));
         }
         out
     }
@@ -351,7 +354,7 @@ pub fn tune(
                     break;
                 }
                 session.charge_failed_proposal(Phase::Tune, proposal.action, &reason)?;
-                    notify(session, on_attempt);
+                notify(session, on_attempt);
                 attempts += 1;
                 continue;
             }
@@ -372,19 +375,31 @@ pub fn tune(
                     before_us: incumbent.latency_us().unwrap_or(f64::NAN),
                     after_us: trial.latency_us().unwrap_or(f64::NAN),
                     reason: d.reason,
-                    at_evaluation: session.spent(Stage::Online),
+                    at_evaluation: u32::try_from(session.log().len()).unwrap_or(u32::MAX),
                 });
                 incumbent = trial;
             }
         } else {
-            settle(session, on_attempt, false, format!("not correct: {}", trial.verdict().label()));
+            settle(
+                session,
+                on_attempt,
+                false,
+                format!("not correct: {}", trial.verdict().label()),
+            );
         }
     }
     let rest = TuneConfig {
         max_attempts: cfg.max_attempts.saturating_sub(attempts),
         ..cfg.clone()
     };
-    let mut out = search(session, incumbent, &rest, tried, Strategy::Evolution, on_attempt)?;
+    let mut out = search(
+        session,
+        incumbent,
+        &rest,
+        tried,
+        Strategy::Evolution,
+        on_attempt,
+    )?;
     out.attempts += attempts;
     steps.append(&mut out.steps);
     out.steps = steps;
@@ -540,7 +555,11 @@ fn search(
         for _ in 0..2000 {
             let (g, parent) = match strategy {
                 Strategy::Random => (
-                    space.values.iter().map(|v| rng.below(v.len())).collect::<Genome>(),
+                    space
+                        .values
+                        .iter()
+                        .map(|v| rng.below(v.len()))
+                        .collect::<Genome>(),
                     None,
                 ),
                 Strategy::Evolution => match queue.pop() {
@@ -625,9 +644,19 @@ fn search(
                     since_best = 0;
                     // Not yet the incumbent: declared only after the
                     // re-measurement at the end.
-                    settle(session, on_attempt, false, format!("new best of the population ({lat:.3} us < {best:.3} us)"));
+                    settle(
+                        session,
+                        on_attempt,
+                        false,
+                        format!("new best of the population ({lat:.3} us < {best:.3} us)"),
+                    );
                 } else {
-                    settle(session, on_attempt, false, format!("{lat:.3} us, best {best:.3} us"));
+                    settle(
+                        session,
+                        on_attempt,
+                        false,
+                        format!("{lat:.3} us, best {best:.3} us"),
+                    );
                 }
                 pop.push(Member {
                     genome,
@@ -642,7 +671,12 @@ fn search(
                 if strategy == Strategy::Evolution {
                     let region = Region::learn(&genome, parent.as_ref(), &verdict);
                     let words = region.describe(&space);
-                    settle(session, on_attempt, false, format!("infeasible: {verdict}; region learnt: {words}"));
+                    settle(
+                        session,
+                        on_attempt,
+                        false,
+                        format!("infeasible: {verdict}; region learnt: {words}"),
+                    );
                     out.regions.push(words);
                     regions.push(region);
                 } else {
@@ -684,7 +718,8 @@ fn search(
                 n >= 2
             };
             if !can {
-                out.stopped.push_str("; no budget left to re-measure the best, incumbent kept");
+                out.stopped
+                    .push_str("; no budget left to re-measure the best, incumbent kept");
                 return Ok(out);
             }
             let action = Action {
@@ -696,7 +731,12 @@ fn search(
             let again = session.remeasure_or_replay(Phase::Tune, &best.trial, action.clone())?;
             out.attempts += 1;
             if !again.is_correct() {
-                settle(session, on_attempt, false, format!("re-measurement not correct: {}", again.verdict().label()));
+                settle(
+                    session,
+                    on_attempt,
+                    false,
+                    format!("re-measurement not correct: {}", again.verdict().label()),
+                );
                 return Ok(out);
             }
             let d = session.faster(&again, &incumbent);
@@ -711,7 +751,7 @@ fn search(
                     before_us: inc_latency,
                     after_us: again.latency_us().unwrap_or(best.latency),
                     reason: d.reason,
-                    at_evaluation: session.spent(Stage::Online),
+                    at_evaluation: u32::try_from(session.log().len()).unwrap_or(u32::MAX),
                 });
                 out.incumbent = again;
             }
@@ -768,7 +808,11 @@ pub fn compare_with_random(
         } else {
             out.incumbent.latency_us()
         };
-        Ok((base.latency_us(), best, session.spent(Stage::Online).saturating_sub(1)))
+        Ok((
+            base.latency_us(),
+            best,
+            session.spent(Stage::Online).saturating_sub(1),
+        ))
     };
     let (baseline_us, tune_us, tune_spent) = run(tune_ctx, budget, false)?;
     let (_, random_us, random_spent) = run(random_ctx, budget.saturating_mul(2), true)?;

@@ -189,7 +189,7 @@ fn coder_judge_and_llm_best_of_n_against_a_scripted_endpoint() {
     assert!(judge2.contains("FAILED"), "{judge2}");
     assert!(judge2.contains("no SEARCH/REPLACE edit block"), "{judge2}");
     // The judge read the profile of the best kernel.
-    assert!(posts[0].last_user_message().contains("roofline_reached(%)"));
+    assert!(posts[0].last_user_message().contains("Task Duration(us)"));
     let coder2 = posts[3].last_user_message();
     assert!(coder2.contains("minimal_fix_hint"), "{coder2}");
     let roles: Vec<String> = store

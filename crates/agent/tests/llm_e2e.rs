@@ -32,7 +32,7 @@ use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_llm::client::LlmClient;
-use ascendopt_llm::config::{LlmConfig, LlmSettings};
+use ascendopt_llm::config::{LlmConfig, LlmSettings, ReplayMode};
 use ascendopt_op::package::OpPackage;
 use server::{dead_base_url, Scripted, ScriptedServer};
 use std::path::{Path, PathBuf};
@@ -386,6 +386,63 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
     assert!(rewriter_prompt.contains(&format!("Entry {entry_id}")));
     assert!(rewriter_prompt.contains(&format!("+{DB_LINE}")));
     assert_eq!(server.remaining(), 0);
+
+    // ---- Replay: the same Stage I from the store, with no endpoint. ----
+    let run3 = store
+        .create_run(&serde_json::json!({"test": "replay"}))
+        .unwrap();
+    let ctx3 = RunContext {
+        run: run3,
+        workdir: tmp.path().join("work-replay"),
+        ..ctx2
+    };
+    let mut cfg = llm_config(&dead_base_url());
+    cfg.replay = ReplayMode::Strict;
+    let log = Arc::new(StoreCallLog::open(&store_path, run3).unwrap());
+    let c3 = Arc::new(LlmClient::with_key(cfg, None, log).unwrap());
+    c3.preflight().unwrap();
+    let mut proposer = LlmProposer::new(c3.clone());
+    proposer.repairs = 2;
+    let mut diagnoser = LlmDiagnoser::new(c3);
+    let mut session = OpSession::open(
+        &ctx3,
+        &weak,
+        BudgetConfig {
+            rewind: 0,
+            online: 8,
+        },
+    )
+    .unwrap();
+    let baseline = session
+        .evaluate(Phase::Baseline, &weak_sources, Action::default())
+        .unwrap();
+    let replayed = refine(
+        &mut session,
+        Some(&bank),
+        &mut proposer,
+        &mut diagnoser,
+        baseline,
+        &RefineConfig {
+            max_attempts: 6,
+            k: 3,
+            use_bank: true,
+            stagnation: None,
+        },
+        &mut Tried::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(replayed.steps.len(), 1);
+    assert_eq!(replayed.steps[0].action, refined.steps[0].action);
+    assert_eq!(session.spent(Stage::Online), 4);
+    let calls = store.llm_calls(run3).unwrap();
+    assert_eq!(calls.len(), 5, "{calls:#?}");
+    assert!(calls.iter().all(|c| c.status == "replayed"));
+    assert_eq!(
+        server.posts().len(),
+        n,
+        "replay must not reach the endpoint"
+    );
 }
 
 fn strong_host(strong: &OpPackage) -> String {

@@ -29,20 +29,45 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
 
     let rig = Rig::new("recovery");
     // The strong kernel's speed, in its own run.
-    let run = rig.store.create_run(&serde_json::json!({"strong": 1})).unwrap();
+    let run = rig
+        .store
+        .create_run(&serde_json::json!({"strong": 1}))
+        .unwrap();
     let ctx = rig.ctx(run, 11);
     let strong_pkg = OpPackage::load(&strong_dir).unwrap();
-    let mut s = OpSession::open(&ctx, &strong_pkg, BudgetConfig { rewind: 0, online: 1 }).unwrap();
+    let mut s = OpSession::open(
+        &ctx,
+        &strong_pkg,
+        BudgetConfig {
+            rewind: 0,
+            online: 1,
+        },
+    )
+    .unwrap();
     let strong = s
-        .evaluate(Phase::Baseline, &Sources::load(&strong_dir).unwrap(), Action::default())
+        .evaluate(
+            Phase::Baseline,
+            &Sources::load(&strong_dir).unwrap(),
+            Action::default(),
+        )
         .unwrap();
     let strong_us = strong.latency_us().expect("the strong kernel is correct");
 
-    let run = rig.store.create_run(&serde_json::json!({"optimize": 1})).unwrap();
+    let run = rig
+        .store
+        .create_run(&serde_json::json!({"optimize": 1}))
+        .unwrap();
     let ctx = rig.ctx(run, 12);
     let weak_pkg = OpPackage::load(&weak_dir).unwrap();
-    let mut session =
-        OpSession::open(&ctx, &weak_pkg, BudgetConfig { rewind: 0, online: 60 }).unwrap();
+    let mut session = OpSession::open(
+        &ctx,
+        &weak_pkg,
+        BudgetConfig {
+            rewind: 0,
+            online: 60,
+        },
+    )
+    .unwrap();
     let cfg = OptimizeConfig {
         method: Method::Full,
         budget: 60,
@@ -67,9 +92,16 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
         outcome.spent
     );
     let count = |p: Phase| outcome.log.iter().filter(|e| e.phase == p).count();
-    eprintln!("attempts: stage1 {}, stage2 {}", count(Phase::Refine), count(Phase::Tune));
+    eprintln!(
+        "attempts: stage1 {}, stage2 {}",
+        count(Phase::Refine),
+        count(Phase::Tune)
+    );
     for st in &outcome.steps {
-        eprintln!("  {:?} {} {:.3} -> {:.3}", st.phase, st.action.summary, st.before_us, st.after_us);
+        eprintln!(
+            "  {:?} {} {:.3} -> {:.3}",
+            st.phase, st.action.summary, st.before_us, st.after_us
+        );
     }
     assert!(weak_us > strong_us * 1.5, "the weakening should cost speed");
     assert!(outcome.spent <= 60);
@@ -92,16 +124,28 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
     let report = write_output(&rig.device, &outcome, &weak_pkg, &out, 4242).unwrap();
     assert!(report.output_passed, "{:?}", report.failures);
     assert!(report.after_us.unwrap() <= report.before_us.unwrap());
-    for f in ["changes.diff", "steps.json", "log.json", "before/profile.json", "after/profile.json", "before/trace.json", "after/trace.json"] {
+    for f in [
+        "changes.diff",
+        "steps.json",
+        "log.json",
+        "before/profile.json",
+        "after/profile.json",
+        "before/trace.json",
+        "after/trace.json",
+    ] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let diff = std::fs::read_to_string(out.join("changes.diff")).unwrap();
     assert!(diff.contains("+++"), "{diff}");
     let steps: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("steps.json")).unwrap()).unwrap();
-    assert_eq!(steps["steps"].as_array().unwrap().len(), outcome.steps.len());
+    assert_eq!(
+        steps["steps"].as_array().unwrap().len(),
+        outcome.steps.len()
+    );
     let trace: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("after/trace.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("after/trace.json")).unwrap())
+            .unwrap();
     assert!(trace.is_object() || trace.is_array());
 
     let pkg_dir = out.join("muls");
@@ -122,5 +166,13 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
         },
     )
     .unwrap();
-    assert!(check.passed(), "{:?}", check.cases.iter().map(|c| (&c.name, c.verdict.label())).collect::<Vec<_>>());
+    assert!(
+        check.passed(),
+        "{:?}",
+        check
+            .cases
+            .iter()
+            .map(|c| (&c.name, c.verdict.label()))
+            .collect::<Vec<_>>()
+    );
 }

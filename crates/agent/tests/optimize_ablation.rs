@@ -67,7 +67,11 @@ fn manual_bank(strong: &Sources, motifs: &[&str]) -> Bank {
 #[test]
 fn each_ablation_switch_changes_the_evaluation_log_as_named() {
     let strong_dir = small_copy("muls", "abl-strong", 70_000, None);
-    let weak_dir = weakened(&strong_dir, &["double_buffer", "multi_core", "tile_size"], "abl-weak");
+    let weak_dir = weakened(
+        &strong_dir,
+        &["double_buffer", "multi_core", "tile_size"],
+        "abl-weak",
+    );
     let bank = manual_bank(
         &Sources::load(&strong_dir).unwrap(),
         &["double_buffer", "multi_core", "tile_size"],
@@ -81,7 +85,15 @@ fn each_ablation_switch_changes_the_evaluation_log_as_named() {
             .create_run(&serde_json::json!({"method": method.as_str()}))
             .unwrap();
         let ctx = rig.ctx(run, 21);
-        let mut session = OpSession::open(&ctx, &pkg, BudgetConfig { rewind: 0, online: 8 }).unwrap();
+        let mut session = OpSession::open(
+            &ctx,
+            &pkg,
+            BudgetConfig {
+                rewind: 0,
+                online: 8,
+            },
+        )
+        .unwrap();
         let outcome = optimize_operator(
             &mut session,
             Some(&bank),
@@ -101,8 +113,14 @@ fn each_ablation_switch_changes_the_evaluation_log_as_named() {
         assert!(outcome.final_us.unwrap() <= outcome.baseline_us.unwrap());
         logs.insert(method.as_str(), outcome.log);
     }
-    let phases = |m: &str| -> BTreeSet<&str> { logs[m][1..].iter().map(|e| e.phase.as_str()).collect() };
-    let with_ids = |m: &str| logs[m].iter().filter(|e| !e.action.entries.is_empty()).count();
+    let phases =
+        |m: &str| -> BTreeSet<&str> { logs[m][1..].iter().map(|e| e.phase.as_str()).collect() };
+    let with_ids = |m: &str| {
+        logs[m]
+            .iter()
+            .filter(|e| !e.action.entries.is_empty())
+            .count()
+    };
     // Stage II only: nothing but tiling attempts after the baseline.
     assert_eq!(phases("tiling"), BTreeSet::from(["stage2"]));
     // Stage I without experience: rewrites, none guided by an entry.
@@ -125,7 +143,10 @@ fn uncapped_add() -> std::path::PathBuf {
     let capped = "    uint64_t tileBytes = ubBytes / (QUEUE_NUM * BUFFER_NUM);\n    if (tileBytes > TILE_BYTES) {\n        tileBytes = TILE_BYTES;\n    }\n";
     assert!(text.contains(capped), "add_custom's host code changed");
     let text = text
-        .replace(capped, "    (void)ubBytes;\n    uint64_t tileBytes = TILE_BYTES;\n")
+        .replace(
+            capped,
+            "    (void)ubBytes;\n    uint64_t tileBytes = TILE_BYTES;\n",
+        )
         .replace(
             "constexpr uint32_t TILE_BYTES = 32768; ",
             "constexpr uint32_t TILE_BYTES = 16384; ",
@@ -146,11 +167,26 @@ fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
     let dir = uncapped_add();
     let pkg = OpPackage::load(&dir).unwrap();
     let rig = Rig::new("infeasible");
-    let run = rig.store.create_run(&serde_json::json!({"tune": 1})).unwrap();
+    let run = rig
+        .store
+        .create_run(&serde_json::json!({"tune": 1}))
+        .unwrap();
     let ctx = rig.ctx(run, 31);
-    let mut session = OpSession::open(&ctx, &pkg, BudgetConfig { rewind: 0, online: 21 }).unwrap();
+    let mut session = OpSession::open(
+        &ctx,
+        &pkg,
+        BudgetConfig {
+            rewind: 0,
+            online: 21,
+        },
+    )
+    .unwrap();
     let base = session
-        .evaluate(Phase::Baseline, &Sources::load(&dir).unwrap(), Action::default())
+        .evaluate(
+            Phase::Baseline,
+            &Sources::load(&dir).unwrap(),
+            Action::default(),
+        )
         .unwrap();
     assert!(base.is_correct(), "{}", base.verdict().label());
     let out = tune(
@@ -162,11 +198,21 @@ fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
         &mut |_| {},
     )
     .unwrap();
-    let log: Vec<_> = session.log().iter().filter(|e| e.phase == Phase::Tune).collect();
+    let log: Vec<_> = session
+        .log()
+        .iter()
+        .filter(|e| e.phase == Phase::Tune)
+        .collect();
     for e in &log {
-        eprintln!("{} {} {:?} {}", e.verdict, e.action.summary, e.latency_us, e.reason);
+        eprintln!(
+            "{} {} {:?} {}",
+            e.verdict, e.action.summary, e.latency_us, e.reason
+        );
     }
-    eprintln!("regions {:?}, skipped {} infeasible", out.regions, out.skipped_infeasible);
+    eprintln!(
+        "regions {:?}, skipped {} infeasible",
+        out.regions, out.skipped_infeasible
+    );
     // Some assignments fail on the device (UB overflow) and teach regions.
     let failed: Vec<_> = log.iter().filter(|e| e.verdict != "correct").collect();
     assert!(!failed.is_empty(), "no infeasible candidate was met");
@@ -176,7 +222,10 @@ fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
     assert!(out.skipped_infeasible > 0);
     // No assignment (and no source) was evaluated twice, apart from the
     // final re-measurement of the best.
-    let searched: Vec<_> = log.iter().filter(|e| !e.action.summary.starts_with("re-measure")).collect();
+    let searched: Vec<_> = log
+        .iter()
+        .filter(|e| !e.action.summary.starts_with("re-measure"))
+        .collect();
     let distinct: BTreeSet<_> = searched.iter().map(|e| e.action.summary.clone()).collect();
     assert_eq!(distinct.len(), searched.len());
     let hashes: BTreeSet<_> = searched.iter().map(|e| e.source_hash.clone()).collect();
@@ -186,7 +235,9 @@ fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
     // The best is re-measured before it is declared, and the result is
     // never slower than the input.
     if out.best_found_us < base.latency_us() {
-        assert!(log.iter().any(|e| e.action.summary.starts_with("re-measure")));
+        assert!(log
+            .iter()
+            .any(|e| e.action.summary.starts_with("re-measure")));
     }
     assert!(out.incumbent.latency_us().unwrap() <= base.latency_us().unwrap());
 }

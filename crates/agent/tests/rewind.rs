@@ -10,10 +10,10 @@ use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::distill::BuiltinDistiller;
 use ascendopt_agent::features::code_features;
 use ascendopt_agent::motif::{by_tag, SiteState, Sources};
-use ascendopt_agent::proposer::{
-    ProposeError, Proposal, Proposer, RemovalRequest, RewriteRequest,
+use ascendopt_agent::proposer::{Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest};
+use ascendopt_agent::rewind::{
+    evidence, rewind_operator, verify_entry, RewindConfig, RewindOutcome,
 };
-use ascendopt_agent::rewind::{evidence, rewind_operator, verify_entry, RewindConfig, RewindOutcome};
 use ascendopt_agent::session::{Action, RunContext};
 use ascendopt_bank::retrieve::{AvoidPolicy, Query, DEFAULT_K};
 use ascendopt_bank::signature::ProfileSignature;
@@ -86,7 +86,12 @@ inputs = { x = { kind = "normal", mean = 0.0, scale = 3.0 } }
 
 /// A copy of built-in `op` under `root` with its cases replaced by
 /// `cases`; `edit` may change the sources first.
-fn small_package(root: &Path, op: &str, cases: &str, edit: impl Fn(Sources) -> Sources) -> OpPackage {
+fn small_package(
+    root: &Path,
+    op: &str,
+    cases: &str,
+    edit: impl Fn(Sources) -> Sources,
+) -> OpPackage {
     let sources = edit(Sources::load(&repo().join("ops").join(op)).unwrap());
     let dir = root.join(op);
     sources.write_to(&dir).unwrap();
@@ -100,8 +105,15 @@ fn small_package(root: &Path, op: &str, cases: &str, edit: impl Fn(Sources) -> S
 }
 
 /// A run context over a fresh run in `store`.
-fn context<'a>(store: &'a RunStore, workdir: PathBuf, deterministic: bool, seed: u64) -> RunContext<'a> {
-    let run = store.create_run(&serde_json::json!({"test": "rewind"})).unwrap();
+fn context<'a>(
+    store: &'a RunStore,
+    workdir: PathBuf,
+    deterministic: bool,
+    seed: u64,
+) -> RunContext<'a> {
+    let run = store
+        .create_run(&serde_json::json!({"test": "rewind"}))
+        .unwrap();
     let compare = CompareConfig::RECOMMENDED;
     RunContext {
         device: device(),
@@ -210,7 +222,10 @@ fn check_entries(r: &Rewound, deterministic: bool, seed: u64) -> BTreeSet<String
     assert_eq!(kept, entries.len());
     for o in &r.outcomes {
         assert!(o.spent <= o.budget);
-        assert_eq!(o.log.iter().filter(|l| l.accepted).count(), o.kept.len() + 1);
+        assert_eq!(
+            o.log.iter().filter(|l| l.accepted).count(),
+            o.kept.len() + 1
+        );
         assert!(o.log[0].accepted, "the strong kernel starts the chain");
         assert!(o.kept.iter().all(|k| k.slowdown() > 1.0));
     }
@@ -292,7 +307,10 @@ fn a_known_missing_motif_is_retrieved_in_the_top_3() {
         panic!("{verdict:?}")
     };
     let features = code_features(&sources);
-    assert!(features.iter().any(|f| f == "single-buffer"), "{features:?}");
+    assert!(
+        features.iter().any(|f| f == "single-buffer"),
+        "{features:?}"
+    );
     let query = Query {
         text: "copies into UB are not overlapped with vector compute".into(),
         signature: Some(ProfileSignature::from_profile_json(profile).unwrap()),
@@ -360,7 +378,10 @@ fn broken_and_within_noise_removals_are_never_stored_but_charged() {
     );
     let strong = Sources::load(&pkg.dir).unwrap();
     let kernel = strong.kernel_files().next().unwrap().1.to_string();
-    assert!(kernel.contains("Add(zLocal"), "the edit below needs this call");
+    assert!(
+        kernel.contains("Add(zLocal"),
+        "the edit below needs this call"
+    );
     let mut proposer = Scripted {
         proposals: vec![
             // Wrong results: subtraction instead of addition.
@@ -403,10 +424,18 @@ fn broken_and_within_noise_removals_are_never_stored_but_charged() {
     let verdicts: Vec<&str> = outcome.log.iter().map(|l| l.verdict.as_str()).collect();
     assert_eq!(
         verdicts,
-        ["correct", "incorrect", "compile_error", "correct", "no_edit"]
+        [
+            "correct",
+            "incorrect",
+            "compile_error",
+            "correct",
+            "no_edit"
+        ]
     );
     assert!(outcome.log.iter().skip(1).all(|l| !l.accepted));
-    assert!(outcome.log[1].reason.contains("must keep the kernel correct"));
+    assert!(outcome.log[1]
+        .reason
+        .contains("must keep the kernel correct"));
     assert!(
         outcome.log[3].reason.starts_with("not slower beyond noise"),
         "{}",

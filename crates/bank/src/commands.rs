@@ -107,7 +107,8 @@ pub fn render_list(entries: &[StoredEntry]) -> String {
             "{:>5}  {:<22} {:<7} {:<22} {:>8}  {}",
             stored.id.0,
             e.motif,
-            e.provenance.origin,
+            // as_str: Display of Origin ignores the width.
+            e.provenance.origin.as_str(),
             source,
             speedup_text(e),
             e.title

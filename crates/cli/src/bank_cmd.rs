@@ -120,12 +120,13 @@ pub fn run(args: BankArgs) -> Result<Status> {
             origin,
             op,
         } => {
-            let origin = match origin {
-                Some(o) => Some(Origin::parse(&o).with_context(|| {
-                    format!("--origin {o:?}: expected rewind, docs or manual")
-                })?),
-                None => None,
-            };
+            let origin =
+                match origin {
+                    Some(o) => Some(Origin::parse(&o).with_context(|| {
+                        format!("--origin {o:?}: expected rewind, docs or manual")
+                    })?),
+                    None => None,
+                };
             let bank = open_existing(&path)?;
             let entries = bank.list(&EntryFilter {
                 motif,

@@ -7,7 +7,9 @@ use crate::eval_cmd::resolve_op;
 use crate::llm_args::LlmArgs;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::bench::{run_bench, BenchConfig, BenchEvent, BenchMethod, BenchReport, BuiltinAgents};
+use ascendopt_agent::bench::{
+    run_bench, BenchConfig, BenchEvent, BenchMethod, BenchReport, BuiltinAgents,
+};
 use ascendopt_agent::report::markdown::{fmt_gm, fmt_pct};
 use ascendopt_agent::report::stats::FAST_P;
 use ascendopt_harness::compare::CompareConfig;
@@ -22,7 +24,11 @@ use std::sync::Mutex;
 pub struct BenchArgs {
     /// Methods, comma-separated: full, stage1, stage1-noexp, tiling, bon,
     /// judge (judge needs an LLM).
-    #[arg(long, value_delimiter = ',', default_value = "full,stage1,stage1-noexp,tiling,bon")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "full,stage1,stage1-noexp,tiling,bon"
+    )]
     methods: Vec<String>,
     /// Evaluations per operator and method, all stages together (methods
     /// that use the bank spend --rewind-budget of it on Rewind).
@@ -69,7 +75,9 @@ pub(crate) fn load_ops(args: &[String]) -> Result<Vec<OpPackage>> {
     let dirs = if args.is_empty() {
         package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
     } else {
-        args.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+        args.iter()
+            .map(|a| resolve_op(a))
+            .collect::<Result<Vec<_>>>()?
     };
     dirs.iter()
         .map(|d| OpPackage::load(d).with_context(|| format!("loading {}", d.display())))
@@ -97,7 +105,9 @@ pub(crate) struct Progress {
 
 impl Progress {
     pub(crate) fn new() -> Progress {
-        let ci = std::env::var("CI").map(|v| v == "true" || v == "1").unwrap_or(false);
+        let ci = std::env::var("CI")
+            .map(|v| v == "true" || v == "1")
+            .unwrap_or(false);
         Progress {
             bar: Mutex::new(None),
             fancy: std::io::stderr().is_terminal() && !ci,
@@ -119,7 +129,10 @@ impl Progress {
                         old.finish_and_clear();
                     }
                     if self.fancy {
-                        let bar = ProgressBar::with_draw_target(Some(*total), ProgressDrawTarget::stderr());
+                        let bar = ProgressBar::with_draw_target(
+                            Some(*total),
+                            ProgressDrawTarget::stderr(),
+                        );
                         let style = ProgressStyle::with_template(
                             "{prefix:>7} [{bar:40}] {pos}/{len} evaluations  {elapsed_precise} (eta {eta})",
                         )
@@ -139,7 +152,11 @@ impl Progress {
                     bar.set_position(*done);
                 }
             }
-            BenchEvent::Finished { method, op, summary } => self.line(&format!("  [{method}] {op}: {summary}")),
+            BenchEvent::Finished {
+                method,
+                op,
+                summary,
+            } => self.line(&format!("  [{method}] {op}: {summary}")),
             BenchEvent::Note(text) => self.line(&format!("note: {text}")),
         }
     }
@@ -156,18 +173,34 @@ pub(crate) fn print_summary(report: &BenchReport) {
     let r = &report.results;
     let fast: Vec<String> = FAST_P.iter().map(|p| format!(">{p:.1}")).collect();
     println!();
-    println!("{:<14} {:>4} {:>7} {}", "method", "n", "GM", fast.iter().map(|f| format!("{f:>7}")).collect::<String>());
+    println!(
+        "{:<14} {:>4} {:>7} {}",
+        "method",
+        "n",
+        "GM",
+        fast.iter().map(|f| format!("{f:>7}")).collect::<String>()
+    );
     for row in &r.tables.by_method {
         println!(
             "{:<14} {:>4} {:>7} {}",
             row.method,
             row.stats.n,
             fmt_gm(row.stats.gm),
-            FAST_P.iter().map(|&p| format!("{:>7}", fmt_pct(row.stats.fast_at(p)))).collect::<String>()
+            FAST_P
+                .iter()
+                .map(|&p| format!("{:>7}", fmt_pct(row.stats.fast_at(p))))
+                .collect::<String>()
         );
     }
     println!();
-    println!("{:<6} {:<14} {:>4} {:>7} {}", "level", "method", "n", "GM", fast.iter().map(|f| format!("{f:>7}")).collect::<String>());
+    println!(
+        "{:<6} {:<14} {:>4} {:>7} {}",
+        "level",
+        "method",
+        "n",
+        "GM",
+        fast.iter().map(|f| format!("{f:>7}")).collect::<String>()
+    );
     for row in &r.tables.by_level {
         println!(
             "{:<6} {:<14} {:>4} {:>7} {}",
@@ -175,7 +208,10 @@ pub(crate) fn print_summary(report: &BenchReport) {
             row.method,
             row.stats.n,
             fmt_gm(row.stats.gm),
-            FAST_P.iter().map(|&p| format!("{:>7}", fmt_pct(row.stats.fast_at(p)))).collect::<String>()
+            FAST_P
+                .iter()
+                .map(|&p| format!("{:>7}", fmt_pct(row.stats.fast_at(p))))
+                .collect::<String>()
         );
     }
     for (m, why) in &r.meta.skipped {
@@ -232,10 +268,14 @@ pub fn run(args: BenchArgs) -> Result<Status> {
     cfg.jobs = args.jobs.max(1);
     cfg.seed = args.seed;
     cfg.deterministic = args.deterministic;
-    cfg.repeats = args.repeats.unwrap_or(CompareConfig::RECOMMENDED.repeats).max(1);
+    cfg.repeats = args
+        .repeats
+        .unwrap_or(CompareConfig::RECOMMENDED.repeats)
+        .max(1);
     cfg.stage1_budget = args.stage1_budget;
     if !cfg.eval_ops.iter().any(|p| p.spec.level == 3) {
-        cfg.notes.push("no Level-3 operator is evaluated (the built-in suite has none yet)".into());
+        cfg.notes
+            .push("no Level-3 operator is evaluated (the built-in suite has none yet)".into());
     }
     eprintln!(
         "bench: {} method(s) x {} operator(s), budget {} per operator, -j {}, out {}",

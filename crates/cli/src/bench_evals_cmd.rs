@@ -15,10 +15,10 @@ use crate::eval_cmd::resolve_op;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{Device, RunOutcome, SimDevice, SimDeviceConfig};
-use ascendopt_harness::eval::prepare_case;
-use ascendopt_harness::pipeline::bench_case;
 use ascendopt_harness::compare::CompareConfig;
+use ascendopt_harness::eval::prepare_case;
 use ascendopt_harness::ledger::{BudgetConfig, Ledger};
+use ascendopt_harness::pipeline::bench_case;
 use ascendopt_harness::pipeline::{evaluate_batch, PipelineConfig};
 use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
@@ -59,7 +59,9 @@ struct CaseCost {
 }
 
 fn case_costs(device: &dyn Device, package: &OpPackage) -> Result<Vec<CaseCost>> {
-    let artifact = device.build(package).map_err(|e| anyhow::anyhow!("{}: {e}", package.name()))?;
+    let artifact = device
+        .build(package)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", package.name()))?;
     let bench = bench_case(package).map(|c| c.name.clone());
     let mut out = Vec::new();
     for (i, case) in package.cases().iter().enumerate() {
@@ -70,7 +72,12 @@ fn case_costs(device: &dyn Device, package: &OpPackage) -> Result<Vec<CaseCost>>
         let outcome = device.run(&artifact, &prepared.request);
         let run_ms = t.elapsed().as_millis() as u64;
         if !matches!(outcome, RunOutcome::Finished(_)) {
-            anyhow::bail!("{} case {}: {}", package.name(), case.name, outcome.summary());
+            anyhow::bail!(
+                "{} case {}: {}",
+                package.name(),
+                case.name,
+                outcome.summary()
+            );
         }
         out.push(CaseCost {
             name: case.name.clone(),
@@ -133,7 +140,8 @@ fn variants(package: &OpPackage, n: u32, nonce: u128, root: &Path) -> Result<Vec
         for src in &package.kernel_sources {
             let rel = src.strip_prefix(&package.dir).unwrap_or(src);
             let path = dir.join(rel);
-            let mut text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+            let mut text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
             text.push_str(&format!("\n// bench-evals candidate {nonce:x}-{k}\n"));
             std::fs::write(&path, text)?;
         }
@@ -146,13 +154,19 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     let dirs = if args.ops.is_empty() {
         let mut l1 = Vec::new();
         for dir in package_dirs(&builtin_ops_dir()).context("listing the built-in operators")? {
-            if OpPackage::load(&dir).map(|p| p.spec.level == 1).unwrap_or(false) {
+            if OpPackage::load(&dir)
+                .map(|p| p.spec.level == 1)
+                .unwrap_or(false)
+            {
                 l1.push(dir);
             }
         }
         l1
     } else {
-        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+        args.ops
+            .iter()
+            .map(|a| resolve_op(a))
+            .collect::<Result<Vec<_>>>()?
     };
     anyhow::ensure!(args.n > 0, "-n must be at least 1");
     let device = SimDevice::new(SimDeviceConfig::standard()?);
@@ -171,11 +185,22 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         args.n,
         pipeline.repeats,
         args.jobs,
-        if args.deterministic { ", deterministic" } else { "" }
+        if args.deterministic {
+            ", deterministic"
+        } else {
+            ""
+        }
     );
     println!(
         "{:<28} {:>5} {:>6} {:>10} {:>11} {:>14} {:>11} {:>9}",
-        "operator", "level", "evals", "median ms", "compile ms", "correctness ms", "profile ms", "evals/min"
+        "operator",
+        "level",
+        "evals",
+        "median ms",
+        "compile ms",
+        "correctness ms",
+        "profile ms",
+        "evals/min"
     );
     let mut rows = Vec::new();
     for dir in &dirs {
@@ -185,7 +210,13 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
             rewind: 0,
             online: args.n,
         };
-        let mut ledger = Ledger::open(&store, run, package.name(), &format!("L{}", package.spec.level), budgets)?;
+        let mut ledger = Ledger::open(
+            &store,
+            run,
+            package.name(),
+            &format!("L{}", package.spec.level),
+            budgets,
+        )?;
         let t = Instant::now();
         let evaluated = evaluate_batch(
             &device,
@@ -208,11 +239,16 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
             correctness: Vec::new(),
             profile: Vec::new(),
             failed: evaluated.iter().filter(|e| !e.verdict.is_success()).count(),
-            cases: if args.breakdown { case_costs(&device, &package)? } else { Vec::new() },
+            cases: if args.breakdown {
+                case_costs(&device, &package)?
+            } else {
+                Vec::new()
+            },
         };
         for e in &stored {
             let t = e.timings;
-            row.totals.push(t.compile_ms + t.correctness_ms + t.profile_ms);
+            row.totals
+                .push(t.compile_ms + t.correctness_ms + t.profile_ms);
             row.compile.push(t.compile_ms);
             row.correctness.push(t.correctness_ms);
             row.profile.push(t.profile_ms);
@@ -233,7 +269,15 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
             median(&row.profile),
             per_min,
             if row.failed > 0 {
-                format!("  ({} not correct: {})", row.failed, evaluated.iter().find(|e| !e.verdict.is_success()).map(|e| e.verdict.kind()).unwrap_or(""))
+                format!(
+                    "  ({} not correct: {})",
+                    row.failed,
+                    evaluated
+                        .iter()
+                        .find(|e| !e.verdict.is_success())
+                        .map(|e| e.verdict.kind())
+                        .unwrap_or("")
+                )
             } else {
                 String::new()
             }
@@ -241,10 +285,23 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         if !row.cases.is_empty() {
             // One evaluation: every case prepared and launched twice, then
             // the benchmark case prepared and launched once more.
-            let est: u64 = row.cases.iter().map(|c| c.prepare_ms + 2 * c.run_ms).sum::<u64>()
-                + row.cases.iter().filter(|c| c.bench).map(|c| c.prepare_ms + c.run_ms).sum::<u64>();
+            let est: u64 = row
+                .cases
+                .iter()
+                .map(|c| c.prepare_ms + 2 * c.run_ms)
+                .sum::<u64>()
+                + row
+                    .cases
+                    .iter()
+                    .filter(|c| c.bench)
+                    .map(|c| c.prepare_ms + c.run_ms)
+                    .sum::<u64>();
             for c in &row.cases {
-                let share = if c.bench { 3 * c.run_ms + 2 * c.prepare_ms } else { 2 * c.run_ms + c.prepare_ms };
+                let share = if c.bench {
+                    3 * c.run_ms + 2 * c.prepare_ms
+                } else {
+                    2 * c.run_ms + c.prepare_ms
+                };
                 println!(
                     "    case {:<22} {:>10} elements: inputs+golden {:>6} ms, launch {:>6} ms ({}x per evaluation: {:.0}% of correctness)",
                     c.name,
@@ -265,15 +322,30 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     println!();
     println!(
         "{:<6} {:>5} {:>6} {:>9} {:>10} {:>11} {:>14} {:>11}",
-        "level", "ops", "evals", "evals/min", "median ms", "compile ms", "correctness ms", "profile ms"
+        "level",
+        "ops",
+        "evals",
+        "evals/min",
+        "median ms",
+        "compile ms",
+        "correctness ms",
+        "profile ms"
     );
     let mut l1_median = None;
     let mut all_rate = (0usize, 0u64);
     for (level, rs) in &by_level {
-        let cat = |f: fn(&Row) -> &Vec<u64>| rs.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<u64>>();
+        let cat = |f: fn(&Row) -> &Vec<u64>| {
+            rs.iter()
+                .flat_map(|r| f(r).iter().copied())
+                .collect::<Vec<u64>>()
+        };
         let totals = cat(|r| &r.totals);
         let wall: u64 = rs.iter().map(|r| r.wall_ms).sum();
-        let rate = if wall > 0 { totals.len() as f64 * 60_000.0 / wall as f64 } else { 0.0 };
+        let rate = if wall > 0 {
+            totals.len() as f64 * 60_000.0 / wall as f64
+        } else {
+            0.0
+        };
         all_rate.0 += totals.len();
         all_rate.1 += wall;
         println!(

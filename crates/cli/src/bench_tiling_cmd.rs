@@ -70,7 +70,8 @@ fn table(rows: &[TilingComparison], budget: u32) -> String {
             us(r.baseline_us),
             us(r.tune_us),
             us(r.random_us),
-            r.ratio.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"))
+            r.ratio
+                .map_or_else(|| "-".to_string(), |x| format!("{x:.3}"))
         );
     }
     let ratios: Vec<f64> = rows.iter().filter_map(|r| r.ratio).collect();
@@ -95,7 +96,10 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
     let dirs = if args.ops.is_empty() {
         package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
     } else {
-        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+        args.ops
+            .iter()
+            .map(|a| resolve_op(a))
+            .collect::<Result<Vec<_>>>()?
     };
     let mut packages = Vec::new();
     for d in &dirs {

@@ -10,7 +10,7 @@ use ascendopt_agent::diagnose::{Diagnoser, RuleDiagnoser};
 use ascendopt_agent::distill::{BuiltinDistiller, Distiller};
 use ascendopt_agent::llm::{
     self, LlmAgents, LlmClient, LlmConfig, LlmDiagnoser, LlmDistiller, LlmProposer, LlmSettings,
-    StoreCallLog,
+    ReplayMode, StoreCallLog,
 };
 use ascendopt_agent::proposer::Proposer;
 use ascendopt_harness::store::RunId;
@@ -62,6 +62,15 @@ pub struct LlmArgs {
     /// Retries on 429, 5xx and time-outs.
     #[arg(long)]
     pub llm_retries: Option<u32>,
+    /// Replay recorded answers from the run store: off, prefer (recorded
+    /// answer when the same request was made before) or strict (recorded
+    /// answers only, no network).
+    #[arg(long, value_parser = ["off", "prefer", "strict"])]
+    pub llm_replay: Option<String>,
+    /// Allow a missing API key (only for endpoints on this machine:
+    /// localhost, 127.0.0.0/8, [::1]).
+    #[arg(long)]
+    pub llm_allow_no_key: bool,
 }
 
 impl LlmArgs {
@@ -76,6 +85,8 @@ impl LlmArgs {
             timeout_s: self.llm_timeout_s.map(|s| s as f64),
             concurrency: self.llm_concurrency,
             retries: self.llm_retries,
+            replay: self.llm_replay.as_deref().and_then(ReplayMode::parse),
+            allow_no_key: self.llm_allow_no_key.then_some(true),
             ..LlmSettings::default()
         }
     }

@@ -16,14 +16,11 @@
 //! re-check on fresh inputs; 2 on bad input.
 
 use crate::eval_cmd::resolve_op;
-use crate::llm_args::{LlmArgs, ProposerKind};
+use crate::llm_args::{agents, LlmArgs};
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::builtin::BuiltinProposer;
-use ascendopt_agent::diagnose::{Diagnoser, RuleDiagnoser};
 use ascendopt_agent::optimize::{optimize_operator_with, write_output, Method, OptimizeConfig};
 use ascendopt_agent::outcome::OpOutcome;
-use ascendopt_agent::proposer::Proposer;
 use ascendopt_agent::session::{LogEntry, OpSession, RunContext};
 use ascendopt_bank::store::Bank;
 use ascendopt_device::{SimDevice, SimDeviceConfig};
@@ -91,20 +88,6 @@ pub struct OptimizeArgs {
     llm: LlmArgs,
 }
 
-/// The proposer and diagnoser the flags ask for: the one place where they
-/// are constructed.
-pub fn agents(llm: &LlmArgs, seed: u64) -> Result<(Box<dyn Proposer>, Box<dyn Diagnoser>)> {
-    match llm.proposer {
-        ProposerKind::Builtin => Ok((
-            Box::new(BuiltinProposer::new(seed)),
-            Box::new(RuleDiagnoser::new()),
-        )),
-        ProposerKind::Llm => anyhow::bail!(
-            "optimize supports only --proposer builtin for now (the LLM proposer is not wired in yet)"
-        ),
-    }
-}
-
 fn progress(entry: &LogEntry) {
     let latency = entry
         .latency_us
@@ -118,7 +101,11 @@ fn progress(entry: &LogEntry) {
         entry.op,
         entry.phase.as_str(),
         entry.verdict,
-        if entry.accepted { "ACCEPTED" } else { "rejected" },
+        if entry.accepted {
+            "ACCEPTED"
+        } else {
+            "rejected"
+        },
         entry.action.summary,
         entry.reason
     );
@@ -136,11 +123,20 @@ fn find_or_create_run(store: &RunStore, config: &serde_json::Value) -> Result<(R
     Ok((store.create_run(config)?, false))
 }
 
-fn summary(outcome: &OpOutcome, out: &std::path::Path, passed: bool, failures: &[String]) -> String {
+fn summary(
+    outcome: &OpOutcome,
+    out: &std::path::Path,
+    passed: bool,
+    failures: &[String],
+) -> String {
     let mut s = String::new();
     let us = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.3} us"));
     let pct = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{:.1}%", x * 100.0));
-    let _ = writeln!(s, "operator        {} (level {})", outcome.op, outcome.level);
+    let _ = writeln!(
+        s,
+        "operator        {} (level {})",
+        outcome.op, outcome.level
+    );
     let _ = writeln!(s, "method          {}", outcome.method);
     let _ = writeln!(s, "input           {}", us(outcome.baseline_us));
     let _ = writeln!(s, "output          {}", us(outcome.final_us));
@@ -181,7 +177,9 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     let dir = resolve_op(&args.op)?;
     let pkg = OpPackage::load(&dir).with_context(|| format!("loading {}", dir.display()))?;
     if args.budget < 2 {
-        anyhow::bail!("--budget must be at least 2 (the input's own measurement and one candidate)");
+        anyhow::bail!(
+            "--budget must be at least 2 (the input's own measurement and one candidate)"
+        );
     }
     let stage1 = args.stages.contains(&1);
     let stage2 = args.stages.contains(&2);
@@ -190,21 +188,27 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     }
     let method = Method::from_switches(stage1, stage2, !args.no_retrieval)
         .ok_or_else(|| anyhow::anyhow!("--stages selects no stage"))?;
-    let (mut proposer, mut diagnoser) = agents(&args.llm, args.seed)?;
     let bank = if method.uses_bank() && !args.no_retrieval {
         let Some(path) = &args.bank else {
             anyhow::bail!("Stage I with experience needs --bank FILE (or pass --no-retrieval)");
         };
         if !path.is_file() {
-            anyhow::bail!("{}: no such bank (build one with `ascendopt rewind`)", path.display());
+            anyhow::bail!(
+                "{}: no such bank (build one with `ascendopt rewind`)",
+                path.display()
+            );
         }
         Some(Bank::open(path).with_context(|| format!("opening the bank {}", path.display()))?)
     } else {
         None
     };
 
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
     let runs_path = args.out.join("runs.sqlite");
+    // The one place where the proposer and diagnoser are made (built-in,
+    // or the LLM with --proposer llm, checked before any budget is spent).
+    let mut agents = agents(&args.llm, args.seed, &runs_path)?;
     let store = RunStore::open(&runs_path)
         .with_context(|| format!("opening the run store {}", runs_path.display()))?;
     let compare = CompareConfig::RECOMMENDED;
@@ -232,11 +236,12 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         "seed": args.seed,
         "deterministic": args.deterministic,
         "repeats": pipeline.repeats,
-        "proposer": proposer.name(),
-        "diagnoser": diagnoser.name(),
+        "proposer": agents.describe(),
+        "diagnoser": agents.diagnoser.name(),
         "bank": bank_digest,
     });
     let (run, resumed) = find_or_create_run(&store, &config)?;
+    agents.attach_run(run);
     let mut device_cfg = SimDeviceConfig::standard()?;
     device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
     let device = SimDevice::new(device_cfg);
@@ -276,8 +281,8 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     let result = optimize_operator_with(
         &mut session,
         bank.as_ref(),
-        proposer.as_mut(),
-        diagnoser.as_mut(),
+        agents.proposer.as_mut(),
+        agents.diagnoser.as_mut(),
         &cfg,
         &mut progress,
     );
@@ -288,8 +293,14 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
             return Err(e).with_context(|| format!("optimizing {}", pkg.name()));
         }
     };
-    let report = write_output(&device, &outcome, &pkg, &args.out, args.seed ^ 0x6672_6573_6821)
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    let report = write_output(
+        &device,
+        &outcome,
+        &pkg,
+        &args.out,
+        args.seed ^ 0x6672_6573_6821,
+    )
+    .with_context(|| format!("writing {}", args.out.display()))?;
     store.set_run_status(run, RunStatus::Finished)?;
     print!(
         "{}",

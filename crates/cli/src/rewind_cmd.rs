@@ -97,7 +97,8 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     if args.budget == 0 {
         anyhow::bail!("--budget must be at least 1 (the strong kernel's own evaluation)");
     }
-    let bank = Bank::open(&args.bank).with_context(|| format!("opening {}", args.bank.display()))?;
+    let bank =
+        Bank::open(&args.bank).with_context(|| format!("opening {}", args.bank.display()))?;
     if bank.is_frozen()? {
         anyhow::bail!(
             "bank {} is frozen: Rewind cannot add entries to it",
@@ -112,8 +113,7 @@ pub fn run(args: RewindArgs) -> Result<Status> {
         .workdir
         .clone()
         .unwrap_or_else(|| beside(&args.bank, ".rewind"));
-    std::fs::create_dir_all(&workdir)
-        .with_context(|| format!("creating {}", workdir.display()))?;
+    std::fs::create_dir_all(&workdir).with_context(|| format!("creating {}", workdir.display()))?;
     // The proposer and distiller (built-in, or the LLM's, checked before
     // any run is created).
     let mut agents = agents(&args.llm, args.seed, &runs_path)?;
@@ -198,7 +198,11 @@ pub fn run(args: RewindArgs) -> Result<Status> {
                     kept.id,
                     kept.motif,
                     outcome.op,
-                    if v.reproduced { "reproduced" } else { "NOT REPRODUCED" },
+                    if v.reproduced {
+                        "reproduced"
+                    } else {
+                        "NOT REPRODUCED"
+                    },
                     fmt_us(v.slow_us),
                     fmt_us(v.fast_us),
                     v.reason

@@ -33,10 +33,10 @@ pub struct RunArgs {
     #[arg(long)]
     all: bool,
     /// Evaluations per operator, Rewind's included.
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, default_value_t = 16)]
     budget: u32,
     /// Rewind evaluations per operator.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 4)]
     rewind_budget: u32,
     /// Operators run in parallel.
     #[arg(short = 'j', long = "jobs", default_value_t = 2)]
@@ -82,14 +82,22 @@ pub fn run(args: RunArgs) -> Result<Status> {
     cfg.jobs = args.jobs.max(1);
     cfg.seed = args.seed;
     cfg.deterministic = args.deterministic;
-    cfg.repeats = args.repeats.unwrap_or(CompareConfig::RECOMMENDED.repeats).max(1);
+    cfg.repeats = args
+        .repeats
+        .unwrap_or(CompareConfig::RECOMMENDED.repeats)
+        .max(1);
     if !cfg.eval_ops.iter().any(|p| p.spec.level == 3) {
-        cfg.notes.push("no Level-3 operator is evaluated: the built-in suite has none yet".into());
+        cfg.notes
+            .push("no Level-3 operator is evaluated: the built-in suite has none yet".into());
     }
-    if !args.all {
+    if !args.all && args.ops.is_empty() {
         cfg.notes.push(format!(
             "representative subset ({}); `ascendopt run --all` runs every built-in operator",
-            cfg.eval_ops.iter().map(|p| format!("{} L{}", p.name(), p.spec.level)).collect::<Vec<_>>().join(", ")
+            cfg.eval_ops
+                .iter()
+                .map(|p| format!("{} L{}", p.name(), p.spec.level))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     eprintln!(

@@ -45,13 +45,19 @@ fn bank_bad(bank: &Path, args: &[&str]) -> String {
     let bank = bank.to_str().unwrap();
     all.extend_from_slice(&["--bank", bank]);
     let o = ascendopt(&all);
-    assert_eq!(o.status.code(), Some(2), "{all:?}: {}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{all:?}: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
     stderr(&o)
 }
 
 /// One page of a guide in the layout the importer reads: two practices,
 /// one with a counter-example / example pair, one without code.
-const PAGE: &str = r#"# 内存与流水
+const PAGE: &str = r#"# 开启双缓冲
 
 > **Section**: 2.1.1
 > **PDF Pages**: 3–3
@@ -102,9 +108,9 @@ void Init() {
 "#;
 
 fn write_guide(dir: &Path) {
-    let page = dir.join("02_01_01_内存与流水");
+    let page = dir.join("02_01_01_开启双缓冲");
     std::fs::create_dir_all(&page).unwrap();
-    std::fs::write(page.join("02_01_01_内存与流水.md"), PAGE).unwrap();
+    std::fs::write(page.join("02_01_01_开启双缓冲.md"), PAGE).unwrap();
 }
 
 #[test]
@@ -120,7 +126,9 @@ fn bank_subcommands_end_to_end() {
         &["from-docs", guide.to_str().unwrap(), "--created-ms", "5"],
     );
     assert!(
-        out.starts_with("1 entries from the guide (1 new, 0 already in the bank), 1 practices skipped"),
+        out.starts_with(
+            "1 entries from the guide (1 new, 0 already in the bank), 1 practices skipped"
+        ),
         "{out}"
     );
     assert!(out.contains("skipped 2.1.2"), "{out}");
@@ -138,23 +146,41 @@ fn bank_subcommands_end_to_end() {
     assert_eq!(lines[2], "1 entries");
     let out = bank_ok(&bank, &["list", "--motif", "tile_size"]);
     assert!(out.ends_with("0 entries\n"), "{out}");
-    let out = bank_ok(&bank, &["list", "--origin", "docs", "--family", "kernel.pipeline"]);
+    let out = bank_ok(
+        &bank,
+        &["list", "--origin", "docs", "--family", "kernel.pipeline"],
+    );
     assert!(out.ends_with("1 entries\n"), "{out}");
 
     // show: every field, the diff last (counter-example -> example).
     let out = bank_ok(&bank, &["show", "#1"]);
     assert!(out.starts_with("#1 开启双缓冲\n"), "{out}");
-    assert!(out.contains("motif      double_buffer (kernel.pipeline.double_buffer)"), "{out}");
+    assert!(
+        out.contains("motif      double_buffer (kernel.pipeline.double_buffer)"),
+        "{out}"
+    );
     assert!(out.contains("created_ms 5"), "{out}");
     assert!(out.contains("latency    not measured"), "{out}");
     let diff = &out[out.find("diff (slow -> fast):").unwrap()..];
-    assert!(diff.contains("-    pipe.InitBuffer(inQueue, 1, TILE * sizeof(half));"), "{diff}");
-    assert!(diff.contains("+    pipe.InitBuffer(inQueue, 2, TILE * sizeof(half));"), "{diff}");
+    assert!(
+        diff.contains("-    pipe.InitBuffer(inQueue, 1, TILE * sizeof(half));"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+    pipe.InitBuffer(inQueue, 2, TILE * sizeof(half));"),
+        "{diff}"
+    );
     assert_eq!(bank_ok(&bank, &["show", "1"]), out);
 
     // search
-    let out = bank_ok(&bank, &["search", "Vector单元在等待搬运, InitBuffer 双缓冲"]);
-    assert!(out.starts_with("1. #1 [double_buffer] 开启双缓冲  score 1."), "{out}");
+    let out = bank_ok(
+        &bank,
+        &["search", "Vector单元在等待搬运, InitBuffer 双缓冲"],
+    );
+    assert!(
+        out.starts_with("1. #1 [double_buffer] 开启双缓冲  score 1."),
+        "{out}"
+    );
     let out = bank_ok(&bank, &["search", "zebra giraffe"]);
     assert_eq!(out, "no entry matches\n");
 
@@ -169,7 +195,10 @@ fn bank_subcommands_end_to_end() {
     let out = bank_ok(&copy, &["import", jsonl.to_str().unwrap()]);
     assert_eq!(out, "imported 1 entries, skipped 0 duplicates\n");
     let out = bank_ok(&copy, &["import", jsonl.to_str().unwrap()]);
-    assert!(out.starts_with("imported 0 entries, skipped 1 duplicates"), "{out}");
+    assert!(
+        out.starts_with("imported 0 entries, skipped 1 duplicates"),
+        "{out}"
+    );
     assert!(out.contains("line 1: same content as #1"), "{out}");
     assert_eq!(
         bank_ok(&copy, &["show", "1"]),
@@ -216,8 +245,20 @@ fn search_uses_features_and_a_profile_signature() {
         &jsonl,
         format!(
             "{}\n{}\n",
-            rewind_entry("vectorize_scalar", "Vectorise the loop", "a scalar-loop", 0.1, 0.2),
-            rewind_entry("double_buffer", "Double-buffer the queues", "a single-buffer kernel", 0.3, 0.9),
+            rewind_entry(
+                "vectorize_scalar",
+                "Vectorise the loop",
+                "a scalar-loop",
+                0.1,
+                0.2
+            ),
+            rewind_entry(
+                "double_buffer",
+                "Double-buffer the queues",
+                "a single-buffer kernel",
+                0.3,
+                0.9
+            ),
         ),
     )
     .unwrap();
@@ -226,7 +267,13 @@ fn search_uses_features_and_a_profile_signature() {
     // Features alone: only the entry whose reuse_when names one.
     let out = bank_ok(&bank, &["search", "", "--feature", "single-buffer"]);
     assert!(out.starts_with("1. #2 [double_buffer]"), "{out}");
-    assert_eq!(out.lines().filter(|l| l.starts_with(char::is_numeric)).count(), 1, "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with(char::is_numeric))
+            .count(),
+        1,
+        "{out}"
+    );
     // A profile close to the scalar entry's signature puts it first.
     let profile = tmp.path().join("profile.json");
     std::fs::write(
@@ -243,7 +290,14 @@ fn search_uses_features_and_a_profile_signature() {
     .unwrap();
     let out = bank_ok(
         &bank,
-        &["search", "", "--profile", profile.to_str().unwrap(), "-k", "2"],
+        &[
+            "search",
+            "",
+            "--profile",
+            profile.to_str().unwrap(),
+            "-k",
+            "2",
+        ],
     );
     let first = out.lines().next().unwrap();
     assert!(first.starts_with("1. #1 [vectorize_scalar]"), "{out}");
@@ -272,9 +326,15 @@ fn bad_input_exits_with_2_and_says_why() {
     assert!(err.contains("not an entry id"), "{err}");
     let err = bank_bad(&bank, &["list", "--origin", "somewhere"]);
     assert!(err.contains("expected rewind, docs or manual"), "{err}");
-    let err = bank_bad(&bank, &["from-docs", tmp.path().join("nope").to_str().unwrap()]);
+    let err = bank_bad(
+        &bank,
+        &["from-docs", tmp.path().join("nope").to_str().unwrap()],
+    );
     assert!(err.contains("nope"), "{err}");
-    let err = bank_bad(&bank, &["search", "x", "--profile", jsonl.to_str().unwrap()]);
+    let err = bank_bad(
+        &bank,
+        &["search", "x", "--profile", jsonl.to_str().unwrap()],
+    );
     assert!(err.contains("bad.jsonl"), "{err}");
 
     // No --bank at all.

@@ -9,10 +9,88 @@ use std::time::{Duration, Instant};
 
 const OP: &str = "add_custom";
 
-fn bench(out: &Path) -> Command {
+/// A copy of built-in operator `op` in `dst` without its cases of more
+/// than `max_elements` input elements (a small operator for quick tests).
+fn small_copy(op: &str, dst: &Path, max_elements: u64) -> std::path::PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_name() == "build" {
+                continue;
+            }
+            let (s, d) = (e.path(), to.join(e.file_name()));
+            if s.is_dir() {
+                copy(&s, &d)
+            } else {
+                std::fs::copy(&s, &d).unwrap();
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../ops")
+        .join(op);
+    let out = dst.join(op);
+    copy(&src, &out);
+    let text = std::fs::read_to_string(out.join("op.toml")).unwrap();
+    let elements = |block: &str| -> u64 {
+        block
+            .lines()
+            .find(|l| l.trim_start().starts_with("shapes"))
+            .map(|l| {
+                let v = l.split_once('=').unwrap().1;
+                v.split("],")
+                    .map(|dims| {
+                        dims.chars()
+                            .map(|c| if c.is_ascii_digit() { c } else { ' ' })
+                            .collect::<String>()
+                            .split_whitespace()
+                            .map(|n| n.parse::<u64>().unwrap())
+                            .product::<u64>()
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let mut kept = String::new();
+    let mut block = String::new();
+    let mut dropped = 0;
+    let flush = |block: &mut String, kept: &mut String, dropped: &mut usize| {
+        if block.starts_with("[[cases]]") && elements(block) > max_elements {
+            *dropped += 1;
+        } else {
+            kept.push_str(block);
+        }
+        block.clear();
+    };
+    for line in text.lines() {
+        if line.starts_with('[') {
+            flush(&mut block, &mut kept, &mut dropped);
+        }
+        block.push_str(line);
+        block.push('\n');
+    }
+    flush(&mut block, &mut kept, &mut dropped);
+    assert!(dropped > 0, "{op}: no large case to drop");
+    assert!(kept.contains("[[cases]]"), "{op}: cases left");
+    std::fs::write(out.join("op.toml"), kept).unwrap();
+    out
+}
+
+fn bench(op: &Path, out: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ascendopt"));
-    c.args(["bench", "--methods", "full", "--ops", OP])
-        .args(["--budget", "9", "--rewind-budget", "2", "--repeats", "5", "--seed", "7"])
+    c.args(["bench", "--methods", "full", "--ops"])
+        .arg(op)
+        .args([
+            "--budget",
+            "9",
+            "--rewind-budget",
+            "2",
+            "--repeats",
+            "5",
+            "--seed",
+            "7",
+        ])
         .arg("--out")
         .arg(out)
         .env("CI", "true");
@@ -25,7 +103,9 @@ fn online_evaluations(out: &Path) -> usize {
     if !path.is_file() {
         return 0;
     }
-    let Ok(store) = RunStore::open(&path) else { return 0 };
+    let Ok(store) = RunStore::open(&path) else {
+        return 0;
+    };
     let Ok(runs) = store.runs() else { return 0 };
     runs.iter()
         .filter(|r| r.config.get("kind").and_then(|k| k.as_str()) == Some("bench"))
@@ -51,17 +131,26 @@ fn tables(out: &Path) -> Vec<String> {
 #[test]
 fn killed_bench_resumes_to_the_same_tables() {
     let dir = tempfile::tempdir().unwrap();
+    let op = small_copy(OP, dir.path(), 1 << 20);
     let whole = dir.path().join("whole");
     let cut = dir.path().join("cut");
 
     let t = Instant::now();
-    let status = bench(&whole).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+    let status = bench(&op, &whole)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
     assert!(status.success());
     eprintln!("uninterrupted run: {:?}", t.elapsed());
 
     // Start again in another folder and kill it once a few online
     // evaluations are in the store.
-    let mut child = bench(&cut).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = bench(&op, &cut)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(300);
     let killed_at = loop {
         let n = online_evaluations(&cut);
@@ -73,14 +162,24 @@ fn killed_bench_resumes_to_the_same_tables() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the bench finished ({status}) before it could be killed");
         }
-        assert!(Instant::now() < deadline, "no online evaluation recorded in time");
+        assert!(
+            Instant::now() < deadline,
+            "no online evaluation recorded in time"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert!(!cut.join("results.json").exists(), "killed before the report");
+    assert!(
+        !cut.join("results.json").exists(),
+        "killed before the report"
+    );
     eprintln!("killed after {killed_at} online evaluations");
 
     let t = Instant::now();
-    let status = bench(&cut).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+    let status = bench(&op, &cut)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
     assert!(status.success());
     eprintln!("resumed run: {:?}", t.elapsed());
     assert!(online_evaluations(&cut) >= killed_at);
@@ -90,7 +189,10 @@ fn killed_bench_resumes_to_the_same_tables() {
     assert_eq!(a.curves, b.curves, "GM against evaluations");
     assert_eq!(a.outcomes.len(), b.outcomes.len());
     for (x, y) in a.outcomes.iter().zip(&b.outcomes) {
-        assert_eq!((x.baseline_us, x.final_us, x.speedup), (y.baseline_us, y.final_us, y.speedup));
+        assert_eq!(
+            (x.baseline_us, x.final_us, x.speedup),
+            (y.baseline_us, y.final_us, y.speedup)
+        );
         assert_eq!(x.spent, y.spent, "{}: evaluations charged", x.op);
         assert_eq!(x.steps, y.steps);
     }

@@ -32,7 +32,10 @@ fn small_weak_copy(op: &str, dst: &Path, remove: &[&str]) -> PathBuf {
     let mut parts = text.split("\n[[cases]]");
     let mut out = parts.next().unwrap().to_string();
     for block in parts {
-        let line = block.lines().find(|l| l.trim_start().starts_with("shapes")).unwrap();
+        let line = block
+            .lines()
+            .find(|l| l.trim_start().starts_with("shapes"))
+            .unwrap();
         let start = line.find("[[").unwrap() + 2;
         let end = line[start..].find(']').unwrap() + start;
         let n: u64 = line[start..end]
@@ -52,7 +55,14 @@ fn optimize_cmd(op: &Path, out: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ascendopt"));
     c.args(["optimize"])
         .arg(op)
-        .args(["--no-retrieval", "--budget", "7", "--stage1-budget", "3", "--deterministic"])
+        .args([
+            "--no-retrieval",
+            "--budget",
+            "7",
+            "--stage1-budget",
+            "3",
+            "--deterministic",
+        ])
         .args(["--repeats", "10", "--seed", "3", "--out"])
         .arg(out);
     c
@@ -87,7 +97,10 @@ fn optimize_writes_the_package_and_an_interrupted_run_resumes_to_the_same_result
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stderr}\n{stdout}");
     assert!(stdout.contains("speedup"), "{stdout}");
-    assert!(stdout.contains("every case passes on fresh inputs"), "{stdout}");
+    assert!(
+        stdout.contains("every case passes on fresh inputs"),
+        "{stdout}"
+    );
     for f in [
         "muls/op.toml",
         "muls/op_host/muls.cpp",
@@ -103,7 +116,10 @@ fn optimize_writes_the_package_and_an_interrupted_run_resumes_to_the_same_result
         assert!(reference.join(f).is_file(), "{f} missing");
     }
     let diff = std::fs::read_to_string(reference.join("changes.diff")).unwrap();
-    assert!(diff.contains("MAX_CORE_NUM") || diff.contains("TILE_BYTES"), "{diff}");
+    assert!(
+        diff.contains("MAX_CORE_NUM") || diff.contains("TILE_BYTES"),
+        "{diff}"
+    );
     let spent = evaluations(&reference);
     assert!(spent <= 7);
     let result = steps(&reference);
@@ -137,7 +153,12 @@ fn optimize_writes_the_package_and_an_interrupted_run_resumes_to_the_same_result
     child.kill().unwrap();
     let _ = child.wait();
     let o = run(optimize_cmd(&op, &out));
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("(resumed)"));
     assert_eq!(steps(&out), result);
     assert_eq!(evaluations(&out), spent);
@@ -156,8 +177,16 @@ fn stage1_with_experience_needs_a_bank() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bank"));
     let o = run({
         let mut c = Command::new(env!("CARGO_BIN_EXE_ascendopt"));
-        c.args(["optimize", "add_custom", "--budget", "5", "--stages", "3", "--out"])
-            .arg(tmp.path().join("o"));
+        c.args([
+            "optimize",
+            "add_custom",
+            "--budget",
+            "5",
+            "--stages",
+            "3",
+            "--out",
+        ])
+        .arg(tmp.path().join("o"));
         c
     });
     assert_eq!(o.status.code(), Some(2));
@@ -173,9 +202,17 @@ fn bench_tiling_prints_per_operator_latencies_and_the_mean_ratio() {
         c
     });
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{}\n{stdout}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let row = stdout.lines().find(|l| l.starts_with("muls")).unwrap();
     let ratio: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
     assert!(ratio > 0.0);
-    assert!(stdout.contains("mean ratio random@6 / stage2@3"), "{stdout}");
+    assert!(
+        stdout.contains("mean ratio random@6 / stage2@3"),
+        "{stdout}"
+    );
 }

@@ -80,12 +80,12 @@ fn rewind_fills_a_bank_whose_entries_verify() {
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     // Progress: one line per attempt on stderr, the strong kernel first.
-    assert!(
-        stderr.contains("[add_custom] #1 correct"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("[add_custom] #1 correct"), "{stderr}");
     assert_eq!(
-        stderr.lines().filter(|l| l.starts_with("[add_custom] #")).count(),
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("[add_custom] #"))
+            .count(),
         4,
         "{stderr}"
     );
@@ -95,10 +95,7 @@ fn rewind_fills_a_bank_whose_entries_verify() {
         .find(|l| l.starts_with("add_custom"))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(row.contains(" 4/4 "), "{row}");
-    let kept: Vec<&str> = stdout
-        .lines()
-        .filter(|l| l.contains("x slower"))
-        .collect();
+    let kept: Vec<&str> = stdout.lines().filter(|l| l.contains("x slower")).collect();
     assert!(!kept.is_empty(), "{stdout}");
     assert!(
         stdout.contains(&format!("{} entries from 1 operators", kept.len())),
@@ -106,7 +103,10 @@ fn rewind_fills_a_bank_whose_entries_verify() {
     );
     // --verify: every new entry reproduced on fresh seeds.
     assert_eq!(
-        stdout.lines().filter(|l| l.contains(" reproduced ")).count(),
+        stdout
+            .lines()
+            .filter(|l| l.contains(" reproduced "))
+            .count(),
         kept.len(),
         "{stdout}"
     );
@@ -147,7 +147,15 @@ fn bad_arguments_exit_with_2() {
     let o = ascendopt(&["rewind", "--ops", "no_such_operator", "--bank", bank]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("no_such_operator"), "{}", text(&o));
-    let o = ascendopt(&["rewind", "--ops", "add_custom", "--bank", bank, "--budget", "0"]);
+    let o = ascendopt(&[
+        "rewind",
+        "--ops",
+        "add_custom",
+        "--bank",
+        bank,
+        "--budget",
+        "0",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--budget"), "{}", text(&o));
     // Nothing was created for bad input.

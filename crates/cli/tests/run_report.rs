@@ -35,24 +35,27 @@ fn parse_xml(text: &str) -> Vec<Node> {
         ..Node::default()
     }];
     let mut stack = vec![0usize];
-    let mut open = |nodes: &mut Vec<Node>, stack: &[usize], e: &quick_xml::events::BytesStart| -> usize {
-        let mut node = Node {
-            name: String::from_utf8(e.name().as_ref().to_vec()).unwrap(),
-            ..Node::default()
+    let open =
+        |nodes: &mut Vec<Node>, stack: &[usize], e: &quick_xml::events::BytesStart| -> usize {
+            let mut node = Node {
+                name: String::from_utf8(e.name().as_ref().to_vec()).unwrap(),
+                ..Node::default()
+            };
+            for a in e.attributes() {
+                let a = a.expect("attribute parses");
+                node.attrs.insert(
+                    String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
+                    a.unescape_value()
+                        .expect("attribute value unescapes")
+                        .into_owned(),
+                );
+            }
+            nodes.push(node);
+            let id = nodes.len() - 1;
+            let parent = *stack.last().unwrap();
+            nodes[parent].children.push(id);
+            id
         };
-        for a in e.attributes() {
-            let a = a.expect("attribute parses");
-            node.attrs.insert(
-                String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
-                a.unescape_value().expect("attribute value unescapes").into_owned(),
-            );
-        }
-        nodes.push(node);
-        let id = nodes.len() - 1;
-        let parent = *stack.last().unwrap();
-        nodes[parent].children.push(id);
-        id
-    };
     loop {
         match reader.read_event().expect("report.html is well-formed") {
             Event::Start(e) => {
@@ -77,6 +80,74 @@ fn parse_xml(text: &str) -> Vec<Node> {
     nodes
 }
 
+/// A copy of built-in operator `op` in `dst` without its cases of more
+/// than `max_elements` input elements (a small operator for quick tests).
+fn small_copy(op: &str, dst: &Path, max_elements: u64) -> std::path::PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_name() == "build" {
+                continue;
+            }
+            let (s, d) = (e.path(), to.join(e.file_name()));
+            if s.is_dir() {
+                copy(&s, &d)
+            } else {
+                std::fs::copy(&s, &d).unwrap();
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../ops")
+        .join(op);
+    let out = dst.join(op);
+    copy(&src, &out);
+    let text = std::fs::read_to_string(out.join("op.toml")).unwrap();
+    let elements = |block: &str| -> u64 {
+        block
+            .lines()
+            .find(|l| l.trim_start().starts_with("shapes"))
+            .map(|l| {
+                let v = l.split_once('=').unwrap().1;
+                v.split("],")
+                    .map(|dims| {
+                        dims.chars()
+                            .map(|c| if c.is_ascii_digit() { c } else { ' ' })
+                            .collect::<String>()
+                            .split_whitespace()
+                            .map(|n| n.parse::<u64>().unwrap())
+                            .product::<u64>()
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let mut kept = String::new();
+    let mut block = String::new();
+    let mut dropped = 0;
+    let flush = |block: &mut String, kept: &mut String, dropped: &mut usize| {
+        if block.starts_with("[[cases]]") && elements(block) > max_elements {
+            *dropped += 1;
+        } else {
+            kept.push_str(block);
+        }
+        block.clear();
+    };
+    for line in text.lines() {
+        if line.starts_with('[') {
+            flush(&mut block, &mut kept, &mut dropped);
+        }
+        block.push_str(line);
+        block.push('\n');
+    }
+    flush(&mut block, &mut kept, &mut dropped);
+    assert!(dropped > 0, "{op}: no large case to drop");
+    assert!(kept.contains("[[cases]]"), "{op}: cases left");
+    std::fs::write(out.join("op.toml"), kept).unwrap();
+    out
+}
+
 fn descendants(nodes: &[Node], id: usize, out: &mut Vec<usize>) {
     for &c in &nodes[id].children {
         out.push(c);
@@ -84,10 +155,13 @@ fn descendants(nodes: &[Node], id: usize, out: &mut Vec<usize>) {
     }
 }
 
-fn find_all<'a>(nodes: &'a [Node], root: usize, pred: impl Fn(&Node) -> bool) -> Vec<&'a Node> {
+fn find_all(nodes: &[Node], root: usize, pred: impl Fn(&Node) -> bool) -> Vec<&Node> {
     let mut ids = Vec::new();
     descendants(nodes, root, &mut ids);
-    ids.into_iter().map(|i| &nodes[i]).filter(|n| pred(n)).collect()
+    ids.into_iter()
+        .map(|i| &nodes[i])
+        .filter(|n| pred(n))
+        .collect()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -118,7 +192,15 @@ fn check_html(results: &Results, html: &str) {
         n.name == "section" && n.attrs.get("class").is_some_and(|c| c == "chart-section")
     });
     let ids: Vec<&str> = sections.iter().map(|s| s.attrs["id"].as_str()).collect();
-    assert_eq!(ids, vec!["gm-by-level", "gm-vs-evaluations", "per-operator", "roofline"]);
+    assert_eq!(
+        ids,
+        vec![
+            "gm-by-level",
+            "gm-vs-evaluations",
+            "per-operator",
+            "roofline"
+        ]
+    );
     let arena_id = |n: &Node| nodes.iter().position(|m| std::ptr::eq(m, n)).unwrap();
     let mut charts = BTreeMap::new();
     for s in &sections {
@@ -134,7 +216,10 @@ fn check_html(results: &Results, html: &str) {
         .into_iter()
         .map(|n| {
             (
-                (n.attrs["data-group"].clone(), n.attrs["data-series"].clone()),
+                (
+                    n.attrs["data-group"].clone(),
+                    n.attrs["data-series"].clone(),
+                ),
                 n.attrs["data-value"].parse::<f64>().unwrap(),
             )
         })
@@ -156,7 +241,9 @@ fn check_html(results: &Results, html: &str) {
     }
 
     // GM against evaluations: one line per method with the curve's points.
-    let lines = find_all(&nodes, charts["gm-vs-evaluations"], |n| n.name == "polyline");
+    let lines = find_all(&nodes, charts["gm-vs-evaluations"], |n| {
+        n.name == "polyline"
+    });
     assert_eq!(lines.len(), results.curves.len());
     for (line, curve) in lines.iter().zip(&results.curves) {
         assert_eq!(line.attrs["data-series"], curve.method);
@@ -187,7 +274,9 @@ fn check_html(results: &Results, html: &str) {
     let mut expected = BTreeMap::new();
     for o in &results.outcomes {
         if let Some(b) = o.roofline_before {
-            expected.entry((o.op.clone(), "before".to_string())).or_insert(b);
+            expected
+                .entry((o.op.clone(), "before".to_string()))
+                .or_insert(b);
         }
         if let Some(a) = o.roofline_after {
             expected.insert((o.op.clone(), format!("after {}", o.method)), a);
@@ -204,7 +293,12 @@ fn check_markdown(results: &Results, md: &str) {
     let t2 = md_table(md, "## By level and method (Table 2)");
     assert_eq!(t2.len(), results.tables.by_level.len());
     for (row, r) in t2.iter().zip(&results.tables.by_level) {
-        let mut want = vec![r.level.clone(), r.method.clone(), r.stats.n.to_string(), fmt_gm(r.stats.gm)];
+        let mut want = vec![
+            r.level.clone(),
+            r.method.clone(),
+            r.stats.n.to_string(),
+            fmt_gm(r.stats.gm),
+        ];
         want.extend(FAST_P.iter().map(|&p| fmt_pct(r.stats.fast_at(p))));
         assert_eq!(row, &want);
     }
@@ -249,7 +343,12 @@ fn check_files(out: &Path, results: &Results) {
     assert_eq!(lines.len(), results.meta.bank_entries);
     for l in lines {
         let v: serde_json::Value = serde_json::from_str(l).expect("bank.jsonl line parses");
-        assert!(v.get("title").and_then(|t| t.as_str()).is_some_and(|t| !t.is_empty()), "{l}");
+        assert!(
+            v.get("title")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| !t.is_empty()),
+            "{l}"
+        );
         assert!(v.get("diff").is_some());
     }
     for o in &results.outcomes {
@@ -257,8 +356,9 @@ fn check_files(out: &Path, results: &Results) {
         assert!(pkg.join("op.toml").is_file(), "{}", pkg.display());
         for t in [&o.trace_before, &o.trace_after] {
             let path = out.join(t.as_ref().expect("trace path"));
-            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let events = v
                 .get("traceEvents")
                 .and_then(|e| e.as_array())
@@ -274,17 +374,34 @@ fn run_writes_a_complete_report() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let started = std::time::Instant::now();
+    let ops: Vec<String> = OPS
+        .iter()
+        .map(|op| small_copy(op, dir.path(), 1 << 20).display().to_string())
+        .collect();
     let output = Command::new(env!("CARGO_BIN_EXE_ascendopt"))
         .args(["run", "--out"])
         .arg(&out)
-        .args(["--ops", &OPS.join(","), "--methods", &METHODS.join(",")])
-        .args(["--budget", "6", "--rewind-budget", "2", "--repeats", "5", "--deterministic", "-j", "2"])
+        .args(["--ops", &ops.join(","), "--methods", &METHODS.join(",")])
+        .args([
+            "--budget",
+            "6",
+            "--rewind-budget",
+            "2",
+            "--repeats",
+            "5",
+            "--deterministic",
+            "-j",
+            "2",
+        ])
         .env("CI", "true")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     eprintln!("ascendopt run took {:?}\n{stdout}", started.elapsed());
     assert!(stdout.contains(&format!("report: {}", out.join("report.html").display())));
 
@@ -299,11 +416,20 @@ fn run_writes_a_complete_report() {
         assert!(o.baseline_us.is_some() && o.final_us.is_some());
         assert!(o.spent >= 1 && o.spent <= o.budget);
         let want = if o.method == "full" { 4 } else { 6 };
-        assert_eq!(o.budget, want, "{}: Rewind's share comes out of the budget", o.method);
+        assert_eq!(
+            o.budget, want,
+            "{}: Rewind's share comes out of the budget",
+            o.method
+        );
     }
     assert_eq!(results.meta.setting, "transductive");
     // Levels present: L1 and L2, each with a row per method.
-    let levels: BTreeSet<&str> = results.tables.by_level.iter().map(|r| r.level.as_str()).collect();
+    let levels: BTreeSet<&str> = results
+        .tables
+        .by_level
+        .iter()
+        .map(|r| r.level.as_str())
+        .collect();
     assert_eq!(levels, ["L1", "L2"].into_iter().collect());
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
@@ -311,6 +437,9 @@ fn run_writes_a_complete_report() {
     assert!(!html.contains("<script"), "no scripts");
     assert!(!html.contains(" src="), "no external assets");
     check_html(&results, &html);
-    check_markdown(&results, &std::fs::read_to_string(out.join("report.md")).unwrap());
+    check_markdown(
+        &results,
+        &std::fs::read_to_string(out.join("report.md")).unwrap(),
+    );
     check_files(&out, &results);
 }

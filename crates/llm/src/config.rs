@@ -145,10 +145,8 @@ impl LlmSettings {
                     ))
                 })?),
             },
-            allow_no_key: match text("ASCENDOPT_LLM_ALLOW_NO_KEY") {
-                None => None,
-                Some(v) => Some(matches!(v.trim(), "1" | "true" | "yes")),
-            },
+            allow_no_key: text("ASCENDOPT_LLM_ALLOW_NO_KEY")
+                .map(|v| matches!(v.trim(), "1" | "true" | "yes")),
             ..LlmSettings::default()
         })
     }

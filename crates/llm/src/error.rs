@@ -20,7 +20,7 @@ pub enum LlmError {
         message: String,
     },
     /// The API key variable is not set.
-    #[error("no API key: environment variable {var} is not set (set it, name another variable with --llm-api-key-env, or allow_no_key = true for a localhost endpoint)")]
+    #[error("no API key: environment variable {var} is not set (set it, name another variable with --llm-api-key-env, or, for an endpoint on this machine, allow no key with --llm-allow-no-key or allow_no_key = true)")]
     MissingKey {
         /// The variable.
         var: String,

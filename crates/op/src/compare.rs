@@ -304,6 +304,38 @@ mod tests {
     }
 
     #[test]
+    fn complex64_compares_part_by_part() {
+        let parts = Tensor::from_f64s(
+            Dtype::Float32,
+            &[3, 2],
+            &[1.0, -2.0, 0.5, f64::NAN, 0.0, 3.0],
+        );
+        let expected = Tensor::from_complex_parts(&parts).unwrap();
+        assert_eq!(
+            (expected.dtype, expected.shape.clone()),
+            (Dtype::Complex64, vec![3])
+        );
+        let tol = Tolerance {
+            atol: 1e-4,
+            rtol: 1e-4,
+        };
+        let same = compare(&expected, &expected.clone(), tol).unwrap();
+        assert!(same.passed(), "{same}");
+        assert_eq!((same.total, same.dtype), (6, Dtype::Complex64));
+        // One imaginary part off: one bad part, at [0, 1].
+        let mut off = parts.clone();
+        off.set_f64(1, -2.5);
+        let r = compare(&expected, &Tensor::from_complex_parts(&off).unwrap(), tol).unwrap();
+        assert_eq!(r.mismatches, 1);
+        assert_eq!(r.first_bad.as_ref().unwrap().multi_index, vec![0, 1]);
+        // An unwritten element is two poisoned parts.
+        let poison = poisoned(Dtype::Complex64, &[3]);
+        let r = compare(&expected, &poison, tol).unwrap();
+        assert_eq!(r.unwritten, 6);
+        assert!(!r.passed());
+    }
+
+    #[test]
     fn fails_only_when_both_abs_and_rel_exceed() {
         // expected 1000, actual 1000.5: abs 0.5 > 1e-3 but rel 5e-4 <= 1e-3 -> ok.
         // expected 1e-4, actual 5e-4: rel 4 > 1e-3 but abs 4e-4 <= 1e-3 -> ok.

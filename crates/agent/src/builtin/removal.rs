@@ -9,12 +9,17 @@
 //! are taken round-robin over the ranked motifs (the first site of each
 //! motif, then the second, ...), so a budget of 20 evaluations covers as
 //! many motifs as possible. Removals the chain's feedback already tried
-//! (same summary) are skipped.
+//! (same summary) are skipped, and so is a motif whose removals already
+//! broke the kernel twice in the chain.
 
 use super::BuiltinProposer;
 use crate::motif::{registry, Motif, SiteState};
 use crate::proposer::{Proposal, RemovalRequest};
 use crate::session::Action;
+
+/// Failed (not correct) removals of one motif after which the chain
+/// stops proposing it.
+const MAX_BROKEN: usize = 2;
 
 /// Rank of a motif in the try order (lower first): subtle motifs early,
 /// launch- and tile-level ones last.
@@ -54,9 +59,22 @@ pub(super) fn removals(_p: &BuiltinProposer, req: &RemovalRequest<'_>) -> Vec<Pr
         .iter()
         .map(|(action, _, _)| action.summary.as_str())
         .collect();
+    // A motif whose removals broke the kernel twice in this chain (crash,
+    // wrong results, no build) is given up: its other sites would most
+    // likely fail the same way and the budget is small.
+    let broken = |tag: &str| {
+        req.feedback
+            .attempts
+            .iter()
+            .filter(|(action, verdict, _)| {
+                action.motif.as_deref() == Some(tag) && verdict != "correct"
+            })
+            .count()
+    };
     let mut motifs: Vec<Box<dyn Motif>> = registry()
         .into_iter()
         .filter(|m| !req.removed.iter().any(|r| r == m.tag()))
+        .filter(|m| broken(m.tag()) < MAX_BROKEN)
         .collect();
     motifs.sort_by_key(|m| rank(m.tag()));
     // Every motif's candidates, in site order.

@@ -49,10 +49,7 @@ pub(super) fn rewrites(_p: &BuiltinProposer, req: &RewriteRequest<'_>) -> Vec<Pr
             if &candidate == req.current || made.contains(&candidate) {
                 continue;
             }
-            let summary = format!(
-                "apply {tag} at {}:{} ({})",
-                site.file, site.line, site.note
-            );
+            let summary = format!("apply {tag} at {}:{} ({})", site.file, site.line, site.note);
             made.push(candidate.clone());
             out.push(Proposal {
                 action: Action {

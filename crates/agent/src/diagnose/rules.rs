@@ -22,7 +22,7 @@
 //! of the other rules that also hold: the diagnoser's own guess, used by
 //! Stage I when it has no experience to retrieve.
 
-use super::{DiagnoseRequest, Diagnosis, Diagnoser};
+use super::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::{applicable_motifs, code_features, lacking_phrase};
 use crate::proposer::ProposeError;
 use ascendopt_bank::signature::ProfileSignature;
@@ -120,7 +120,9 @@ fn rules(n: &Numbers, features: &[String]) -> Vec<Fired> {
         .fold(0.0, f64::max);
     let mut out = Vec::new();
     if let Some(frac) = n.blocks_fraction {
-        if frac < IDLE_FRACTION && (n.core_span_us >= TINY_SPAN_US || has(lacking_phrase("multi_core"))) {
+        if frac < IDLE_FRACTION
+            && (n.core_span_us >= TINY_SPAN_US || has(lacking_phrase("multi_core")))
+        {
             out.push(Fired {
                 kind: "idle_cores",
                 text: "idle cores: only a few cores work (small block dim), the per-core span is long while most of the chip and the HBM bandwidth sit idle".into(),
@@ -194,8 +196,13 @@ fn rules(n: &Numbers, features: &[String]) -> Vec<Fired> {
     if n.spread >= TAIL_SPREAD {
         out.push(Fired {
             kind: "tail_imbalance",
-            text: "tail imbalance: the last tile or the tail cores take much longer than the others".into(),
-            rule: format!("slowest block / mean block = {:.2} >= {TAIL_SPREAD}", n.spread),
+            text:
+                "tail imbalance: the last tile or the tail cores take much longer than the others"
+                    .into(),
+            rule: format!(
+                "slowest block / mean block = {:.2} >= {TAIL_SPREAD}",
+                n.spread
+            ),
             motifs: &["tail_fold", "count_mode"],
         });
     }
@@ -298,7 +305,11 @@ mod tests {
         assert_eq!(d.kind, "idle_cores");
         assert!(d.rule.contains("Block Dim 8"), "{}", d.rule);
         assert_eq!(d.motifs.first().map(String::as_str), Some("multi_core"));
-        assert!(d.motifs.iter().any(|m| m == "double_buffer"), "{:?}", d.motifs);
+        assert!(
+            d.motifs.iter().any(|m| m == "double_buffer"),
+            "{:?}",
+            d.motifs
+        );
         assert!(d.signature.is_some());
         assert!(d.code_features.iter().any(|f| f == "single-buffer"));
     }
@@ -313,8 +324,14 @@ mod tests {
 
     #[test]
     fn a_busy_scalar_unit_is_scalar_bound_and_a_busy_vector_pipe_long_chains() {
-        assert_eq!(diagnose(&profile(48, 0.1, 0.8, 0.3, 0.2)).kind, "scalar_bound");
-        assert_eq!(diagnose(&profile(48, 0.9, 0.1, 0.3, 0.2)).kind, "vector_long_chains");
+        assert_eq!(
+            diagnose(&profile(48, 0.1, 0.8, 0.3, 0.2)).kind,
+            "scalar_bound"
+        );
+        assert_eq!(
+            diagnose(&profile(48, 0.9, 0.1, 0.3, 0.2)).kind,
+            "vector_long_chains"
+        );
         let quiet = diagnose(&profile(48, 0.1, 0.1, 0.2, 0.2));
         assert_eq!(quiet.kind, "sync_bound", "{}", quiet.rule);
     }

@@ -45,8 +45,11 @@ use std::sync::{Arc, Mutex};
 /// replay from any run's successful calls. It holds its own connection to
 /// the store file (SQLite in WAL mode serves both). It may be opened
 /// before its run exists ([`StoreCallLog::open_detached`], so that the
-/// endpoint is checked before a run is created) and attached later;
-/// a call made while detached is refused.
+/// endpoint is checked before a run is created) and attached later. A
+/// call made while detached (the benchmark makes its runs itself) is
+/// recorded under a run of its own, created on the first such call with
+/// the configuration `{"llm_calls": "detached"}`, so that no call goes
+/// unaudited.
 pub struct StoreCallLog {
     store: Mutex<RunStore>,
     run: Mutex<Option<RunId>>,
@@ -76,12 +79,23 @@ impl StoreCallLog {
 
 impl CallLog for StoreCallLog {
     fn record(&self, r: &CallRecord) -> Result<(), String> {
-        let run = (*self.run.lock().unwrap_or_else(|p| p.into_inner()))
-            .ok_or_else(|| "the LLM call log is not attached to a run".to_string())?;
         let store = self
             .store
             .lock()
             .map_err(|_| "store lock poisoned".to_string())?;
+        let run = {
+            let mut slot = self.run.lock().unwrap_or_else(|p| p.into_inner());
+            match *slot {
+                Some(run) => run,
+                None => {
+                    let run = store
+                        .create_run(&serde_json::json!({"llm_calls": "detached"}))
+                        .map_err(|e| e.to_string())?;
+                    *slot = Some(run);
+                    run
+                }
+            }
+        };
         let request = r.request.to_string();
         store
             .record_llm_call(&NewLlmCall {
@@ -270,6 +284,38 @@ mod tests {
         );
         cfg.allow_no_key = true;
         assert_eq!(embedding_config(&cfg).unwrap().api_key_env, None);
+    }
+
+    #[test]
+    fn a_detached_log_records_under_a_run_of_its_own_until_attached() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.sqlite");
+        let log = StoreCallLog::open_detached(&path).unwrap();
+        let record = CallRecord {
+            role: "rewriter".into(),
+            op: "op".into(),
+            request: serde_json::json!({"model": "m"}),
+            response: Some("{}".into()),
+            status: "ok".into(),
+            attempt: 1,
+            prompt_tokens: 5,
+            completion_tokens: 1,
+            cost: None,
+            latency_ms: 3,
+            request_hash: "h".into(),
+        };
+        log.record(&record).unwrap();
+        log.record(&record).unwrap();
+        let store = RunStore::open(&path).unwrap();
+        let runs = store.runs().unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].config["llm_calls"], "detached");
+        assert_eq!(store.llm_calls(runs[0].id).unwrap().len(), 2);
+        let mine = store.create_run(&serde_json::json!({})).unwrap();
+        log.attach(mine);
+        log.record(&record).unwrap();
+        assert_eq!(store.llm_calls(mine).unwrap().len(), 1);
+        assert_eq!(log.replay("h").unwrap().as_deref(), Some("{}"));
     }
 
     #[test]

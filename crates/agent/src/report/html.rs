@@ -170,24 +170,31 @@ pub fn render(results: &Results) -> String {
     let (gm, curve, per_op, roof) = charts(results);
     let mut s = String::new();
     s.push_str("<!DOCTYPE html>\n");
-    s.push_str(r#"<html xmlns="http://www.w3.org/1999/xhtml" lang="en"><head><meta charset="utf-8"/>"#);
+    s.push_str(
+        r#"<html xmlns="http://www.w3.org/1999/xhtml" lang="en"><head><meta charset="utf-8"/>"#,
+    );
     s.push_str("<title>ascendopt benchmark report</title>");
     let _ = write!(s, "<style>{CSS}</style></head><body>");
     s.push_str("<h1>ascendopt benchmark report</h1>");
     let _ = write!(
         s,
-        "<p>{} on {}. Methods: {}. Budget: {} online evaluations per operator and method. \
-         Operators: {}. Bank: {} entries from {} operator(s) ({} setting). Seed {}{}.</p>",
+        "<p>{} on {}. Methods: {}. Budget: {} evaluations per operator and method, all stages together \
+         (methods that use the bank spend {} of them on Rewind). Operators: {}. Bank: {} entries from {} operator(s) ({} setting). Seed {}{}.</p>",
         esc(&m.tool),
         esc(&m.device),
         esc(&m.methods.join(", ")),
         m.budget,
+        m.rewind_budget,
         esc(&m.eval_ops.join(", ")),
         m.bank_entries,
         m.bank_ops.len(),
         esc(&m.setting),
         m.seed,
-        if m.deterministic { ", no measurement noise" } else { "" },
+        if m.deterministic {
+            ", no measurement noise"
+        } else {
+            ""
+        },
     );
     s.push_str(
         "<p>speedup = baseline latency / final latency (1.0 when nothing beat the input); \
@@ -223,7 +230,10 @@ pub fn render(results: &Results) -> String {
         .map(|h| format!("<th>{}</th>", esc(h)))
         .collect();
     s.push_str(r#"<section id="table-2"><h2>By level and method (Table 2)</h2><table>"#);
-    let _ = write!(s, "<tr><th>Level</th><th>Method</th><th>n</th><th>GM</th>{fast}</tr>");
+    let _ = write!(
+        s,
+        "<tr><th>Level</th><th>Method</th><th>n</th><th>GM</th>{fast}</tr>"
+    );
     for r in &results.tables.by_level {
         let _ = write!(
             s,
@@ -237,7 +247,12 @@ pub fn render(results: &Results) -> String {
     s.push_str(r#"<section id="table-3"><h2>By method, every operator (Table 3)</h2><table>"#);
     let _ = write!(s, "<tr><th>Method</th><th>n</th><th>GM</th>{fast}</tr>");
     for r in &results.tables.by_method {
-        let _ = write!(s, "<tr><td>{}</td>{}</tr>", esc(&r.method), stats_cells(&r.stats));
+        let _ = write!(
+            s,
+            "<tr><td>{}</td>{}</tr>",
+            esc(&r.method),
+            stats_cells(&r.stats)
+        );
     }
     s.push_str("</table></section>");
 

@@ -69,15 +69,26 @@ pub fn render(results: &Results) -> String {
     let _ = writeln!(s, "# ascendopt benchmark report\n");
     let _ = writeln!(
         s,
-        "{} on {}. Methods: {}. Budget: {} online evaluations per operator and method{}. \
+        "{} on {}. Methods: {}. Budget: {} evaluations per operator and method, all stages together{}. \
          Operators evaluated: {} ({}). Bank: {} entries built by Rewind on {} operator(s) \
          ({} setting). Seed {}{}.\n",
-        if m.tool.is_empty() { "ascendopt" } else { &m.tool },
-        if m.device.is_empty() { "the simulator" } else { &m.device },
+        if m.tool.is_empty() {
+            "ascendopt"
+        } else {
+            &m.tool
+        },
+        if m.device.is_empty() {
+            "the simulator"
+        } else {
+            &m.device
+        },
         m.methods.join(", "),
         m.budget,
         if m.rewind_budget > 0 {
-            format!(" (+{} Rewind evaluations per bank operator)", m.rewind_budget)
+            format!(
+                " (methods that use the bank spend {} of them on Rewind)",
+                m.rewind_budget
+            )
         } else {
             String::new()
         },
@@ -85,9 +96,17 @@ pub fn render(results: &Results) -> String {
         m.eval_ops.join(", "),
         m.bank_entries,
         m.bank_ops.len(),
-        if m.setting.is_empty() { "-" } else { &m.setting },
+        if m.setting.is_empty() {
+            "-"
+        } else {
+            &m.setting
+        },
         m.seed,
-        if m.deterministic { ", no measurement noise" } else { "" },
+        if m.deterministic {
+            ", no measurement noise"
+        } else {
+            ""
+        },
     );
     let _ = writeln!(
         s,
@@ -168,7 +187,11 @@ pub fn render(results: &Results) -> String {
     let _ = writeln!(s);
 
     // Accepted steps.
-    let with_steps: Vec<_> = results.outcomes.iter().filter(|o| !o.steps.is_empty()).collect();
+    let with_steps: Vec<_> = results
+        .outcomes
+        .iter()
+        .filter(|o| !o.steps.is_empty())
+        .collect();
     if !with_steps.is_empty() {
         let _ = writeln!(s, "## Accepted steps\n");
         for o in with_steps {

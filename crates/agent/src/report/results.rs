@@ -342,7 +342,12 @@ impl Results {
     /// Assembles the document: sorts the outcomes (methods in `meta`
     /// order, then operator name) and computes tables and curves.
     pub fn new(meta: RunMeta, mut outcomes: Vec<OutcomeSummary>) -> Results {
-        let rank = |m: &str| meta.methods.iter().position(|x| x == m).unwrap_or(usize::MAX);
+        let rank = |m: &str| {
+            meta.methods
+                .iter()
+                .position(|x| x == m)
+                .unwrap_or(usize::MAX)
+        };
         outcomes.sort_by(|a, b| {
             rank(&a.method)
                 .cmp(&rank(&b.method))
@@ -387,7 +392,13 @@ impl Results {
 mod tests {
     use super::*;
 
-    fn outcome(method: &str, op: &str, level: u8, base: f64, curve: &[(u32, f64)]) -> OutcomeSummary {
+    fn outcome(
+        method: &str,
+        op: &str,
+        level: u8,
+        base: f64,
+        curve: &[(u32, f64)],
+    ) -> OutcomeSummary {
         let best = curve.iter().map(|c| c.1).fold(base, f64::min);
         OutcomeSummary {
             method: method.into(),
@@ -424,8 +435,20 @@ mod tests {
         };
         let r = Results::new(meta, outs);
         // Sorted by method order then op.
-        let order: Vec<(&str, &str)> = r.outcomes.iter().map(|o| (o.method.as_str(), o.op.as_str())).collect();
-        assert_eq!(order, vec![("full", "a"), ("full", "b"), ("tiling", "a"), ("tiling", "b")]);
+        let order: Vec<(&str, &str)> = r
+            .outcomes
+            .iter()
+            .map(|o| (o.method.as_str(), o.op.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                ("full", "a"),
+                ("full", "b"),
+                ("tiling", "a"),
+                ("tiling", "b")
+            ]
+        );
         // full: speedups a = 3, b = 2 → GM = sqrt(6).
         let full = &r.tables.by_method[0];
         assert_eq!(full.method, "full");
@@ -441,7 +464,15 @@ mod tests {
             .iter()
             .map(|l| (l.level.as_str(), l.method.as_str()))
             .collect();
-        assert_eq!(rows, vec![("L1", "full"), ("L1", "tiling"), ("L2", "full"), ("L2", "tiling")]);
+        assert_eq!(
+            rows,
+            vec![
+                ("L1", "full"),
+                ("L1", "tiling"),
+                ("L2", "full"),
+                ("L2", "tiling")
+            ]
+        );
         assert!((r.tables.by_level[0].stats.gm.unwrap() - 3.0).abs() < 1e-12);
         // Curve of full: x = 0,1,2,4,6,10.
         let c = &r.curves[0];

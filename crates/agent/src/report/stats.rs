@@ -47,7 +47,10 @@ pub fn fast_p(samples: &[Sample], p: f64) -> Option<f64> {
     if samples.is_empty() {
         return None;
     }
-    let hits = samples.iter().filter(|s| s.correct && s.speedup > p).count();
+    let hits = samples
+        .iter()
+        .filter(|s| s.correct && s.speedup > p)
+        .count();
     Some(hits as f64 / samples.len() as f64)
 }
 

@@ -34,7 +34,9 @@ pub fn scratch() -> &'static Path {
 
 /// Product of the first shape of a `shapes = [[a, b], ...]` line.
 fn first_shape_elems(block: &str) -> Option<u64> {
-    let line = block.lines().find(|l| l.trim_start().starts_with("shapes"))?;
+    let line = block
+        .lines()
+        .find(|l| l.trim_start().starts_with("shapes"))?;
     let start = line.find("[[")? + 2;
     let end = line[start..].find(']')? + start;
     line[start..end]
@@ -89,11 +91,11 @@ pub fn weakened(dir: &Path, motifs: &[&str], tag: &str) -> PathBuf {
             .into_iter()
             .find(|x| x.state == SiteState::Present)
             .unwrap_or_else(|| panic!("{tag} is not present"));
-        s = m.remove(&s, &site).unwrap_or_else(|| panic!("{tag} declined"));
+        s = m
+            .remove(&s, &site)
+            .unwrap_or_else(|| panic!("{tag} declined"));
     }
-    let dst = scratch()
-        .join(tag)
-        .join(dir.file_name().unwrap());
+    let dst = scratch().join(tag).join(dir.file_name().unwrap());
     s.write_to(&dst).unwrap();
     dst
 }
@@ -145,7 +147,8 @@ pub fn rewind_bank() -> &'static Path {
             .unwrap();
         let ctx = rig.ctx(run, 3);
         for op in ["neg", "sqrt"] {
-            let pkg = OpPackage::load(&small_copy(op, "bank-src", 70_000, Some(BENCH_SHAPE))).unwrap();
+            let pkg =
+                OpPackage::load(&small_copy(op, "bank-src", 70_000, Some(BENCH_SHAPE))).unwrap();
             let out = rewind_operator(
                 &ctx,
                 &pkg,
@@ -162,7 +165,10 @@ pub fn rewind_bank() -> &'static Path {
             .unwrap();
             eprintln!(
                 "rewind {op}: kept {:?}",
-                out.kept.iter().map(|k| (&k.motif, k.slowdown())).collect::<Vec<_>>()
+                out.kept
+                    .iter()
+                    .map(|k| (&k.motif, k.slowdown()))
+                    .collect::<Vec<_>>()
             );
         }
         bank.freeze().unwrap();

@@ -1418,6 +1418,63 @@ dtype = "float32"
     }
 
     #[test]
+    fn complex64_inputs_and_the_real_of_rule() {
+        let text = r#"[op]
+name = "angle_v2"
+level = 1
+op_type = "AngleV2"
+
+[[inputs]]
+name = "x"
+dtypes = ["float16", "complex64"]
+
+[[outputs]]
+name = "y"
+dtype = { real_of = "x" }
+
+[golden]
+builtin = "angle_v2"
+
+[[cases]]
+name = "c"
+shapes = [[5, 3]]
+dtype = "complex64"
+inputs = { x = { kind = "uniform", low = -1.0, high = 1.0 } }
+specials = ["nan", "zero"]
+
+[[cases]]
+name = "h"
+shapes = [[4]]
+dtype = "float16"
+"#;
+        let s = ok(text);
+        let c = &s.cases[0];
+        assert_eq!(c.inputs[0].dtype, Dtype::Complex64);
+        assert_eq!(c.outputs[0].dtype, Dtype::Float32);
+        assert_eq!(c.outputs[0].tolerance, default_tolerance(Dtype::Float32));
+        assert_eq!(s.cases[1].outputs[0].dtype, Dtype::Float16);
+        // Parts are drawn from the distribution, specials included.
+        let x = &crate::gen::gen_inputs(c, 7)[0];
+        assert_eq!(
+            (x.dtype, x.shape.clone(), x.data.len()),
+            (Dtype::Complex64, vec![5, 3], 120)
+        );
+        let parts = x.complex_parts().unwrap();
+        let values: Vec<f64> = (0..parts.numel()).map(|i| parts.get_f64(i)).collect();
+        assert!(
+            values.iter().all(|v| v.is_nan() || (-1.0..1.0).contains(v)),
+            "{values:?}"
+        );
+        assert!(values.iter().any(|v| v.is_nan() || *v == 0.0), "{values:?}");
+        // The rule is for outputs only.
+        let bad = text.replace(
+            "[[outputs]]",
+            "[[inputs]]\nname = \"w\"\ndtypes = [\"float32\"]\ndtype = { real_of = \"x\" }\n\n[[outputs]]",
+        );
+        assert!(err(&bad).contains("can only be same_as"), "{}", err(&bad));
+    }
+
+    #[test]
     fn base_parses_with_defaults() {
         let s = ok(BASE);
         assert_eq!(s.kernel, "add_custom");
