@@ -50,7 +50,11 @@ pub fn code_features(sources: &Sources) -> Vec<String> {
 pub fn applicable_motifs(sources: &Sources) -> Vec<&'static str> {
     registry()
         .iter()
-        .filter(|m| m.detect(sources).iter().any(|s| s.state == SiteState::Absent))
+        .filter(|m| {
+            m.detect(sources)
+                .iter()
+                .any(|s| s.state == SiteState::Absent)
+        })
         .map(|m| m.tag())
         .collect()
 }

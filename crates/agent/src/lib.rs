@@ -29,8 +29,8 @@ pub mod optimize;
 pub mod outcome;
 pub mod proposer;
 pub mod refine;
-pub mod rewind;
 pub mod report;
+pub mod rewind;
 pub mod session;
 pub mod tune;
 

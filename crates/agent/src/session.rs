@@ -248,11 +248,7 @@ impl<'a> OpSession<'a> {
             digest.push('\0');
         }
         let hash = SourceHash::of(&digest);
-        let dir = self
-            .ctx
-            .workdir
-            .join(self.op())
-            .join(&hash.as_str()[..16]);
+        let dir = self.ctx.workdir.join(self.op()).join(&hash.as_str()[..16]);
         if !dir.join("op.toml").is_file() {
             let staging = dir.with_extension("partial");
             let _ = std::fs::remove_dir_all(&staging);
@@ -312,7 +308,12 @@ impl<'a> OpSession<'a> {
     /// Measures an already judged candidate again on fresh inputs and
     /// fresh noise, charging one evaluation (Stage II re-measures its best
     /// before declaring it).
-    pub fn remeasure(&mut self, phase: Phase, trial: &Trial, action: Action) -> Result<Trial, AgentError> {
+    pub fn remeasure(
+        &mut self,
+        phase: Phase,
+        trial: &Trial,
+        action: Action,
+    ) -> Result<Trial, AgentError> {
         let package = load(&trial.dir)?;
         let ticket = self.ledger.try_spend(phase.stage())?;
         let index = ticket.index();

@@ -35,10 +35,19 @@ pub fn run(args: BenchRuleArgs) -> Result<Status> {
         cfg.z,
         cfg.repeats
     );
-    println!("{:<20} {:<22} {:>12} {:>8} {:>14} {:>18}", "operator", "case", "latency(us)", "cv", "false accept", format!("{:.0}% speedup found", (args.speedup - 1.0) * 100.0));
+    println!(
+        "{:<20} {:<22} {:>12} {:>8} {:>14} {:>18}",
+        "operator",
+        "case",
+        "latency(us)",
+        "cv",
+        "false accept",
+        format!("{:.0}% speedup found", (args.speedup - 1.0) * 100.0)
+    );
     for op in &args.ops {
         let pkg = OpPackage::load(&resolve_op(op)?)?;
-        let r = rule_bench(&device, &pkg, &cfg, args.speedup, args.trials, args.seed).map_err(anyhow::Error::msg)?;
+        let r = rule_bench(&device, &pkg, &cfg, args.speedup, args.trials, args.seed)
+            .map_err(anyhow::Error::msg)?;
         println!(
             "{:<20} {:<22} {:>12.1} {:>7.2}% {:>13.1}% {:>17.1}%",
             op,

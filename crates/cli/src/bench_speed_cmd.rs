@@ -23,7 +23,10 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
     let dirs = if args.ops.is_empty() {
         package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
     } else {
-        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+        args.ops
+            .iter()
+            .map(|a| resolve_op(a))
+            .collect::<Result<Vec<_>>>()?
     };
     // A private cache: the first build of each operator is a real compile.
     let cache_dir = tempfile::tempdir()?;
@@ -59,14 +62,25 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
             }
         };
         let cached = t.elapsed().as_millis() as u64;
-        let cold = if first.as_ref().map(|a| a.cached).unwrap_or(false) { 0 } else { cold };
-        let Some(case) = bench_case(&pkg) else { continue };
+        let cold = if first.as_ref().map(|a| a.cached).unwrap_or(false) {
+            0
+        } else {
+            cold
+        };
+        let Some(case) = bench_case(&pkg) else {
+            continue;
+        };
         let prepared = prepare_case(&pkg, case, 1).map_err(anyhow::Error::msg)?;
         let t = Instant::now();
         let outcome = device.run(&artifact, &prepared.request);
         let run_ms = t.elapsed().as_millis() as u64;
         let RunOutcome::Finished(result) = outcome else {
-            println!("{:<28} {cold:>11} {cached:>10} {:>24} {}", pkg.name(), case.name, outcome.summary());
+            println!(
+                "{:<28} {cold:>11} {cached:>10} {:>24} {}",
+                pkg.name(),
+                case.name,
+                outcome.summary()
+            );
             continue;
         };
         let req: ProfileRequest = profile_request(&prepared, 1, true);

@@ -52,14 +52,20 @@ pub fn resolve_op(arg: &str) -> Result<PathBuf> {
     if p.is_dir() {
         anyhow::bail!("{arg}: no op.toml in this folder");
     }
-    anyhow::bail!("{arg}: not an operator folder and not a built-in operator (see {})", builtin_ops_dir().display())
+    anyhow::bail!(
+        "{arg}: not an operator folder and not a built-in operator (see {})",
+        builtin_ops_dir().display()
+    )
 }
 
 pub fn run(args: EvalArgs) -> Result<Status> {
     let dirs = if args.ops.is_empty() {
         package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
     } else {
-        args.ops.iter().map(|a| resolve_op(a)).collect::<Result<Vec<_>>>()?
+        args.ops
+            .iter()
+            .map(|a| resolve_op(a))
+            .collect::<Result<Vec<_>>>()?
     };
     let case = args.case.map(|c| match c.parse::<usize>() {
         Ok(i) => CaseSelector::Index(i),
@@ -103,22 +109,41 @@ pub fn run(args: EvalArgs) -> Result<Status> {
         let passed = checks.iter().filter(|c| c.passed()).count();
         println!("{passed}/{} operators passed", checks.len());
     }
-    Ok(if all_passed { Status::Ok } else { Status::Failed })
+    Ok(if all_passed {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
 }
 
 fn write_timelines(check: &OpCheck, path: &Path, several: bool) -> Result<()> {
     for c in &check.cases {
-        let Some(timeline) = &c.timeline else { continue };
-        let json = timeline.as_ref().map_err(|e| anyhow::anyhow!("{}/{}: no timeline: {e}", check.op, c.name))?;
+        let Some(timeline) = &c.timeline else {
+            continue;
+        };
+        let json = timeline
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("{}/{}: no timeline: {e}", check.op, c.name))?;
         let file = if several {
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let ext = path
+                .extension()
+                .map(|e| format!(".{}", e.to_string_lossy()))
+                .unwrap_or_default();
             path.with_file_name(format!("{stem}.{}.{}{ext}", check.op, c.name))
         } else {
             path.to_path_buf()
         };
         std::fs::write(&file, json).with_context(|| format!("writing {}", file.display()))?;
-        eprintln!("timeline of {}/{} written to {}", check.op, c.name, file.display());
+        eprintln!(
+            "timeline of {}/{} written to {}",
+            check.op,
+            c.name,
+            file.display()
+        );
     }
     Ok(())
 }
@@ -129,9 +154,16 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
             "{} on {}: built{}",
             check.op,
             device.name(),
-            if a.cached { " (cached)".to_string() } else { format!(" in {} ms", a.compile_ms) }
+            if a.cached {
+                " (cached)".to_string()
+            } else {
+                format!(" in {} ms", a.compile_ms)
+            }
         ),
-        Err(DeviceError::Compile { summary, diagnostics }) => {
+        Err(DeviceError::Compile {
+            summary,
+            diagnostics,
+        }) => {
             println!("{}: COMPILE ERROR: {summary}", check.op);
             for line in diagnostics.lines().take(20) {
                 println!("    {line}");
@@ -156,8 +188,16 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
             }
             CaseVerdict::Pass | CaseVerdict::Mismatch => {
                 let label = if c.verdict.passed() { "PASS" } else { "FAIL" };
-                let worst_abs = c.outputs.iter().map(|o| o.report.max_abs_err).fold(0.0, f64::max);
-                let worst_rel = c.outputs.iter().map(|o| o.report.max_rel_err).fold(0.0, f64::max);
+                let worst_abs = c
+                    .outputs
+                    .iter()
+                    .map(|o| o.report.max_abs_err)
+                    .fold(0.0, f64::max);
+                let worst_rel = c
+                    .outputs
+                    .iter()
+                    .map(|o| o.report.max_rel_err)
+                    .fold(0.0, f64::max);
                 let bad: usize = c.outputs.iter().map(|o| o.report.mismatches).sum();
                 let total: usize = c.outputs.iter().map(|o| o.report.total).sum();
                 let blocks = c.run.as_ref().map(|r| r.tiling.block_dim).unwrap_or(0);

@@ -11,13 +11,20 @@ fn repo() -> PathBuf {
 fn ascendopt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ascendopt"))
         .args(args)
-        .env("ASCENDOPT_CACHE_DIR", repo().join("target/ascendopt-test-cache"))
+        .env(
+            "ASCENDOPT_CACHE_DIR",
+            repo().join("target/ascendopt-test-cache"),
+        )
         .output()
         .expect("run ascendopt")
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// A copy of ops/add_custom in a temp dir with `edit` applied to the kernel.
@@ -53,7 +60,10 @@ fn eval_builtin_case_passes_and_prints_the_verdict() {
     let out = ascendopt(&["eval", "add_custom", "--case", "f32_7"]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
-    assert!(t.contains("f32_7") && t.contains("PASS") && t.contains("0/7 bad"), "{t}");
+    assert!(
+        t.contains("f32_7") && t.contains("PASS") && t.contains("0/7 bad"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -69,23 +79,47 @@ fn eval_json_is_one_document() {
 
 #[test]
 fn ub_overflow_is_reported_with_the_line() {
-    let dir = broken_add(|c| c.replacen("pipe->InitBuffer(inQueueX, tiling.bufferNum, tileLength * sizeof(T));", "pipe->InitBuffer(inQueueX, tiling.bufferNum, 150000);", 1));
+    let dir = broken_add(|c| {
+        c.replacen(
+            "pipe->InitBuffer(inQueueX, tiling.bufferNum, tileLength * sizeof(T));",
+            "pipe->InitBuffer(inQueueX, tiling.bufferNum, 150000);",
+            1,
+        )
+    });
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
-    assert!(t.contains("UB overflow") && t.contains("add_custom.cpp:"), "{t}");
+    assert!(
+        t.contains("UB overflow") && t.contains("add_custom.cpp:"),
+        "{t}"
+    );
 }
 
 #[test]
 fn gm_out_of_bounds_is_reported() {
-    let dir = broken_add(|c| c.replacen("DataCopyPad(xLocal, xGm[offset]", "DataCopyPad(xLocal, xGm[offset + 4096]", 1));
+    let dir = broken_add(|c| {
+        c.replacen(
+            "DataCopyPad(xLocal, xGm[offset]",
+            "DataCopyPad(xLocal, xGm[offset + 4096]",
+            1,
+        )
+    });
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
-    assert!(t.contains("GM") && t.contains("DataCopyPad at") && t.contains("add_custom.cpp:"), "{t}");
+    assert!(
+        t.contains("GM") && t.contains("DataCopyPad at") && t.contains("add_custom.cpp:"),
+        "{t}"
+    );
 }
 
 #[test]
 fn unaligned_ub_operand_is_reported() {
-    let dir = broken_add(|c| c.replacen("Add(zLocal, xLocal, yLocal, length);", "Add(zLocal[1], xLocal, yLocal, length);", 1));
+    let dir = broken_add(|c| {
+        c.replacen(
+            "Add(zLocal, xLocal, yLocal, length);",
+            "Add(zLocal[1], xLocal, yLocal, length);",
+            1,
+        )
+    });
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
     assert!(t.contains("aligned") && t.contains("Add at"), "{t}");
@@ -93,15 +127,31 @@ fn unaligned_ub_operand_is_reported() {
 
 #[test]
 fn unsupported_api_fails_to_compile_with_its_name() {
-    let dir = broken_add(|c| c.replacen("Add(zLocal, xLocal, yLocal, length);", "Sigmoid(zLocal, xLocal, length);", 1));
+    let dir = broken_add(|c| {
+        c.replacen(
+            "Add(zLocal, xLocal, yLocal, length);",
+            "Sigmoid(zLocal, xLocal, length);",
+            1,
+        )
+    });
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
-    assert!(t.contains("COMPILE ERROR") && t.contains("not supported by the ascendopt simulator: Sigmoid"), "{t}");
+    assert!(
+        t.contains("COMPILE ERROR")
+            && t.contains("not supported by the ascendopt simulator: Sigmoid"),
+        "{t}"
+    );
 }
 
 #[test]
 fn endless_loop_times_out() {
-    let dir = broken_add(|c| c.replacen("if (blockLength == 0) {", "for (volatile int spin = 0; spin >= 0; spin = 1) {}\n        if (blockLength == 0) {", 1));
+    let dir = broken_add(|c| {
+        c.replacen(
+            "if (blockLength == 0) {",
+            "for (volatile int spin = 0; spin >= 0; spin = 1) {}\n        if (blockLength == 0) {",
+            1,
+        )
+    });
     let (code, t) = eval_broken(&dir, &["--timeout", "3"]);
     assert_eq!(code, 1, "{t}");
     assert!(t.contains("timed out"), "{t}");
@@ -109,7 +159,13 @@ fn endless_loop_times_out() {
 
 #[test]
 fn segfault_is_a_crash_not_a_crash_of_ascendopt() {
-    let dir = broken_add(|c| c.replacen("if (blockLength == 0) {", "*(volatile int*)8 = 1;\n        if (blockLength == 0) {", 1));
+    let dir = broken_add(|c| {
+        c.replacen(
+            "if (blockLength == 0) {",
+            "*(volatile int*)8 = 1;\n        if (blockLength == 0) {",
+            1,
+        )
+    });
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
     assert!(t.contains("crashed (SIGSEGV)"), "{t}");
@@ -119,7 +175,9 @@ fn segfault_is_a_crash_not_a_crash_of_ascendopt() {
 fn op_toml_with_a_missing_field_is_bad_input() {
     let dir = broken_add(|c| c.to_string() + "\n");
     let toml = dir.path().join("op.toml");
-    let s = std::fs::read_to_string(&toml).unwrap().replacen("level = 1\n", "", 1);
+    let s = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replacen("level = 1\n", "", 1);
     std::fs::write(&toml, s).unwrap();
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 2, "{t}");
@@ -130,9 +188,18 @@ fn op_toml_with_a_missing_field_is_bad_input() {
 fn case_with_mismatched_shapes_is_rejected() {
     let dir = broken_add(|c| c.to_string() + "\n");
     let toml = dir.path().join("op.toml");
-    let s = std::fs::read_to_string(&toml).unwrap().replacen("shapes = [[48, 8192], [48, 8192]]", "shapes = [[48, 8192], [48, 8191]]", 1);
+    let s = std::fs::read_to_string(&toml).unwrap().replacen(
+        "shapes = [[48, 8192], [48, 8192]]",
+        "shapes = [[48, 8192], [48, 8191]]",
+        1,
+    );
     std::fs::write(&toml, s).unwrap();
-    let out = ascendopt(&["eval", dir.path().to_str().unwrap(), "--case", "f16_48x8192"]);
+    let out = ascendopt(&[
+        "eval",
+        dir.path().to_str().unwrap(),
+        "--case",
+        "f16_48x8192",
+    ]);
     let t = text(&out);
     assert_ne!(out.status.code(), Some(0), "{t}");
     assert!(t.contains("shape"), "{t}");
@@ -161,11 +228,20 @@ fn profile_and_trace_are_written() {
     ]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(0), "{t}");
-    for field in ["Task Duration(us)", "Block Dim", "aiv_mte2_ratio", "roofline floor(us)"] {
+    for field in [
+        "Task Duration(us)",
+        "Block Dim",
+        "aiv_mte2_ratio",
+        "roofline floor(us)",
+    ] {
         assert!(t.contains(field), "missing {field}: {t}");
     }
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    let events = v["traceEvents"].as_array().or_else(|| v.as_array()).expect("trace events");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = v["traceEvents"]
+        .as_array()
+        .or_else(|| v.as_array())
+        .expect("trace events");
     assert!(events.iter().any(|e| e["ph"] == "X"), "no duration events");
 }
 

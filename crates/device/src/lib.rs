@@ -137,7 +137,11 @@ impl RunOutcome {
         match self {
             RunOutcome::Finished(_) => "finished".into(),
             RunOutcome::TilingFailed { message } => format!("tiling failed: {message}"),
-            RunOutcome::Fault { block, message, loc } => match loc {
+            RunOutcome::Fault {
+                block,
+                message,
+                loc,
+            } => match loc {
                 Some(l) => format!("block {block}: {message} ({l})"),
                 None => format!("block {block}: {message}"),
             },

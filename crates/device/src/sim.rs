@@ -5,8 +5,8 @@ use crate::{Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunReques
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Tensor;
 use ascendopt_sim::build::{self, BuildCache, BuildError, BuildRequest, Toolchain};
-use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform};
 use ascendopt_sim::check;
+use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform};
 use ascendopt_sim::timing::{self, HwProfile, Profile, TimingOptions};
 use ascendopt_sim::worker::{self, WorkerLimits, WorkerOutcome};
 
@@ -92,7 +92,9 @@ impl Device for SimDevice {
             defines: Vec::new(),
             timeout: build::DEFAULT_COMPILE_TIMEOUT,
         };
-        let setup = |e: BuildError| DeviceError::Setup { message: e.to_string() };
+        let setup = |e: BuildError| DeviceError::Setup {
+            message: e.to_string(),
+        };
         match build::build(&req, &self.config.cache) {
             Ok(b) => Ok(Artifact {
                 key: b.key,
@@ -156,13 +158,23 @@ impl Device for SimDevice {
                     printed: out.printed,
                 })
             }
-            WorkerOutcome::Failed(LaunchFailure::Tiling { message }) => RunOutcome::TilingFailed { message },
-            WorkerOutcome::Failed(LaunchFailure::Load { what, message }) => RunOutcome::DeviceFailed {
-                message: format!("cannot load {what}: {message}"),
-            },
-            WorkerOutcome::Failed(LaunchFailure::Fault { block, message, loc }) => {
-                RunOutcome::Fault { block, message, loc }
+            WorkerOutcome::Failed(LaunchFailure::Tiling { message }) => {
+                RunOutcome::TilingFailed { message }
             }
+            WorkerOutcome::Failed(LaunchFailure::Load { what, message }) => {
+                RunOutcome::DeviceFailed {
+                    message: format!("cannot load {what}: {message}"),
+                }
+            }
+            WorkerOutcome::Failed(LaunchFailure::Fault {
+                block,
+                message,
+                loc,
+            }) => RunOutcome::Fault {
+                block,
+                message,
+                loc,
+            },
             WorkerOutcome::Crashed {
                 signal_name,
                 stderr_tail,
@@ -172,7 +184,9 @@ impl Device for SimDevice {
                 detail: stderr_tail,
             },
             WorkerOutcome::TimedOut { after_ms, .. } => RunOutcome::TimedOut { after_ms },
-            WorkerOutcome::OutOfMemory { stderr_tail } => RunOutcome::OutOfMemory { detail: stderr_tail },
+            WorkerOutcome::OutOfMemory { stderr_tail } => RunOutcome::OutOfMemory {
+                detail: stderr_tail,
+            },
             WorkerOutcome::Exited { code, stderr_tail } => RunOutcome::Crashed {
                 signal: format!("exit({code})"),
                 detail: stderr_tail,

@@ -6,14 +6,16 @@
 //! wrote is reported as such; on-chip memory and the workspace start as
 //! seeded garbage.
 
-use ascendopt_device::{Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult};
-use ascendopt_sim::timing::{Ops, Profile};
+use ascendopt_device::{
+    Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult,
+};
 use ascendopt_op::compare::{compare, poisoned, CompareReport};
 use ascendopt_op::gen::gen_inputs;
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::Tensor;
 use ascendopt_sim::launch::{self as launch, JobAttr};
+use ascendopt_sim::timing::{Ops, Profile};
 use std::time::Instant;
 
 /// Which cases to check, and how.
@@ -141,7 +143,10 @@ pub struct SelectError {
 }
 
 /// The cases `cfg` selects from `package`.
-pub fn select_cases<'a>(package: &'a OpPackage, cfg: &CheckConfig) -> Result<Vec<&'a Case>, SelectError> {
+pub fn select_cases<'a>(
+    package: &'a OpPackage,
+    cfg: &CheckConfig,
+) -> Result<Vec<&'a Case>, SelectError> {
     let cases = package.cases();
     let err = |message: String| SelectError {
         op: package.name().to_string(),
@@ -205,7 +210,10 @@ pub struct Prepared {
 pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepared, String> {
     let inputs = gen_inputs(case, seed);
     let expected = package.golden(case, &inputs).map_err(|e| e.to_string())?;
-    let outputs = expected.iter().map(|t| poisoned(t.dtype, &t.shape)).collect();
+    let outputs = expected
+        .iter()
+        .map(|t| poisoned(t.dtype, &t.shape))
+        .collect();
     Ok(Prepared {
         request: RunRequest {
             inputs: inputs.clone(),
@@ -273,7 +281,12 @@ pub fn check_case(
             return check;
         }
     };
-    for ((expected, actual), out) in prepared.expected.iter().zip(&result.outputs).zip(&case.outputs) {
+    for ((expected, actual), out) in prepared
+        .expected
+        .iter()
+        .zip(&result.outputs)
+        .zip(&case.outputs)
+    {
         match compare(expected, actual, out.tolerance) {
             Ok(report) => {
                 if !report.passed() {
@@ -294,7 +307,10 @@ pub fn check_case(
     }
     if check.verdict == CaseVerdict::Pass {
         if cfg.profile {
-            check.profile = Some(device.profile(&result, &profile_request(&prepared, seed, cfg.deterministic)));
+            check.profile = Some(device.profile(
+                &result,
+                &profile_request(&prepared, seed, cfg.deterministic),
+            ));
         }
         if cfg.timeline {
             check.timeline = device.timeline_json(&result);
@@ -305,14 +321,27 @@ pub fn check_case(
 }
 
 /// Builds `package` on `device` and checks the selected cases.
-pub fn check_op(device: &dyn Device, package: &OpPackage, cfg: &CheckConfig) -> Result<OpCheck, SelectError> {
+pub fn check_op(
+    device: &dyn Device,
+    package: &OpPackage,
+    cfg: &CheckConfig,
+) -> Result<OpCheck, SelectError> {
     let cases = select_cases(package, cfg)?;
     let build = device.build(package);
     let checks = match &build {
         Ok(artifact) => cases
             .iter()
             .enumerate()
-            .map(|(i, case)| check_case(device, artifact, package, case, cfg.seed.wrapping_add(i as u64), cfg))
+            .map(|(i, case)| {
+                check_case(
+                    device,
+                    artifact,
+                    package,
+                    case,
+                    cfg.seed.wrapping_add(i as u64),
+                    cfg,
+                )
+            })
             .collect(),
         Err(_) => Vec::new(),
     };
@@ -353,8 +382,13 @@ fn finite_or_null(v: f64) -> serde_json::Value {
 /// The JSON document of `ascendopt eval --json` for one operator.
 pub fn to_json(check: &OpCheck) -> serde_json::Value {
     let build = match &check.build {
-        Ok(a) => serde_json::json!({ "ok": true, "cached": a.cached, "compile_ms": a.compile_ms, "key": a.key }),
-        Err(DeviceError::Compile { summary, diagnostics }) => {
+        Ok(a) => {
+            serde_json::json!({ "ok": true, "cached": a.cached, "compile_ms": a.compile_ms, "key": a.key })
+        }
+        Err(DeviceError::Compile {
+            summary,
+            diagnostics,
+        }) => {
             serde_json::json!({ "ok": false, "error": summary, "diagnostics": diagnostics })
         }
         Err(e) => serde_json::json!({ "ok": false, "error": e.to_string() }),

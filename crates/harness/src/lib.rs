@@ -33,8 +33,8 @@
 
 pub mod compare;
 pub mod eval;
-pub mod pipeline;
 pub mod ledger;
+pub mod pipeline;
 pub mod pool;
 pub mod rule_bench;
 pub mod static_check;

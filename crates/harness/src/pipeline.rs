@@ -23,8 +23,10 @@ use crate::compare::CompareConfig;
 use crate::eval::{prepare_case, profile_request, Prepared};
 use crate::ledger::{Charge, Ledger, LedgerError};
 use crate::static_check;
-use crate::store::{RunStore, SourceHash, Stage, StageTimings, RunId};
-use crate::verdict::{BadElement, CorrectnessCheck, LatencyStats, Mismatch, RuntimeErrorKind, Verdict};
+use crate::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
+use crate::verdict::{
+    BadElement, CorrectnessCheck, LatencyStats, Mismatch, RuntimeErrorKind, Verdict,
+};
 use ascendopt_device::{Artifact, Device, DeviceError, RunOutcome, RunResult};
 use ascendopt_op::compare::compare;
 use ascendopt_op::package::OpPackage;
@@ -97,7 +99,8 @@ pub fn candidate_source(package: &OpPackage) -> Result<String, PipelineError> {
     }
     let mut out = String::new();
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| PipelineError::Read(format!("{}: {e}", f.display())))?;
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| PipelineError::Read(format!("{}: {e}", f.display())))?;
         let rel = f.strip_prefix(&package.dir).unwrap_or(f);
         out.push_str(&format!("//== {} ==\n", rel.display()));
         out.push_str(&text);
@@ -142,7 +145,9 @@ fn runtime_verdict(outcome: &RunOutcome) -> Verdict {
             message: "finished".into(),
             location: None,
         },
-        RunOutcome::TimedOut { after_ms } => Verdict::Timeout { after_ms: *after_ms },
+        RunOutcome::TimedOut { after_ms } => Verdict::Timeout {
+            after_ms: *after_ms,
+        },
         RunOutcome::Fault { message, loc, .. } => {
             let kind = if message.contains("overflow") {
                 RuntimeErrorKind::UbOverflow
@@ -159,11 +164,13 @@ fn runtime_verdict(outcome: &RunOutcome) -> Verdict {
                 location: loc.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
             }
         }
-        RunOutcome::TilingFailed { .. } | RunOutcome::DeviceFailed { .. } => Verdict::RuntimeError {
-            kind: RuntimeErrorKind::Fault,
-            message: outcome.summary(),
-            location: None,
-        },
+        RunOutcome::TilingFailed { .. } | RunOutcome::DeviceFailed { .. } => {
+            Verdict::RuntimeError {
+                kind: RuntimeErrorKind::Fault,
+                message: outcome.summary(),
+                location: None,
+            }
+        }
         RunOutcome::Crashed { .. } | RunOutcome::OutOfMemory { .. } => Verdict::RuntimeError {
             kind: RuntimeErrorKind::Crash,
             message: outcome.summary(),
@@ -172,7 +179,12 @@ fn runtime_verdict(outcome: &RunOutcome) -> Verdict {
     }
 }
 
-fn run_case(device: &dyn Device, artifact: &Artifact, prepared: &Prepared, garbage_seed: u64) -> Result<RunResult, Verdict> {
+fn run_case(
+    device: &dyn Device,
+    artifact: &Artifact,
+    prepared: &Prepared,
+    garbage_seed: u64,
+) -> Result<RunResult, Verdict> {
     let mut request = prepared.request.clone();
     request.seed = garbage_seed;
     match device.run(artifact, &request) {
@@ -182,7 +194,12 @@ fn run_case(device: &dyn Device, artifact: &Artifact, prepared: &Prepared, garba
 }
 
 /// Compares a finished run with the golden; Err is the failing verdict.
-fn judge(case: &Case, prepared: &Prepared, result: &RunResult, check: CorrectnessCheck) -> Result<(), Verdict> {
+fn judge(
+    case: &Case,
+    prepared: &Prepared,
+    result: &RunResult,
+    check: CorrectnessCheck,
+) -> Result<(), Verdict> {
     if let Some(h) = result.hazards.first() {
         return Err(Verdict::RuntimeError {
             kind: RuntimeErrorKind::Race,
@@ -190,12 +207,18 @@ fn judge(case: &Case, prepared: &Prepared, result: &RunResult, check: Correctnes
             location: None,
         });
     }
-    for ((expected, actual), out) in prepared.expected.iter().zip(&result.outputs).zip(&case.outputs) {
-        let report = compare(expected, actual, out.tolerance).map_err(|e| Verdict::RuntimeError {
-            kind: RuntimeErrorKind::Fault,
-            message: e.to_string(),
-            location: None,
-        })?;
+    for ((expected, actual), out) in prepared
+        .expected
+        .iter()
+        .zip(&result.outputs)
+        .zip(&case.outputs)
+    {
+        let report =
+            compare(expected, actual, out.tolerance).map_err(|e| Verdict::RuntimeError {
+                kind: RuntimeErrorKind::Fault,
+                message: e.to_string(),
+                location: None,
+            })?;
         if !report.passed() {
             return Err(Verdict::Incorrect {
                 details: Box::new(Mismatch {
@@ -232,7 +255,8 @@ pub fn evaluate_package(
         profile_ms: 0,
     };
     // Static checks.
-    let findings = static_check::check_operator_dir(&package.dir).map_err(|e| PipelineError::Read(e.to_string()))?;
+    let findings = static_check::check_operator_dir(&package.dir)
+        .map_err(|e| PipelineError::Read(e.to_string()))?;
     if let Some(reason) = static_check::rejection_reason(&findings) {
         return Ok((Verdict::RejectedStatic { reason }, timings));
     }
@@ -240,7 +264,10 @@ pub fn evaluate_package(
     let t = Instant::now();
     let artifact = match device.build(package) {
         Ok(a) => a,
-        Err(DeviceError::Compile { summary, diagnostics }) => {
+        Err(DeviceError::Compile {
+            summary,
+            diagnostics,
+        }) => {
             timings.compile_ms = t.elapsed().as_millis() as u64;
             return Ok((
                 Verdict::CompileError {
@@ -302,7 +329,13 @@ pub fn evaluate_package(
                 .zip(first.outputs.iter().zip(&second.outputs))
                 .find(|(_, (a, b))| a.data != b.data)
             {
-                let index = a.data.iter().zip(&b.data).position(|(x, y)| x != y).unwrap_or(0) / a.dtype.size();
+                let index = a
+                    .data
+                    .iter()
+                    .zip(&b.data)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(0)
+                    / a.dtype.size();
                 timings.correctness_ms = t.elapsed().as_millis() as u64;
                 return Ok((
                     Verdict::Incorrect {
@@ -311,7 +344,8 @@ pub fn evaluate_package(
                             case: case.name.clone(),
                             output: o.name.clone(),
                             total: a.numel() as u64,
-                            mismatches: (0..a.numel()).filter(|&k| a.bits(k) != b.bits(k)).count() as u64,
+                            mismatches: (0..a.numel()).filter(|&k| a.bits(k) != b.bits(k)).count()
+                                as u64,
                             max_abs_err: f64::NAN,
                             max_rel_err: f64::NAN,
                             first_bad: Some(BadElement {
@@ -367,7 +401,9 @@ pub fn evaluate_package(
             .unwrap_or(f64::NAN);
         vec![clean; cfg.repeats]
     } else {
-        device.latency_samples(&result, &seeds).map_err(PipelineError::Setup)?
+        device
+            .latency_samples(&result, &seeds)
+            .map_err(PipelineError::Setup)?
     };
     timings.profile_ms = t.elapsed().as_millis() as u64;
 
@@ -402,7 +438,8 @@ pub fn evaluate_package(
     }
     timings.correctness_ms += t.elapsed().as_millis() as u64;
 
-    let latency = LatencyStats::from_samples(&samples).ok_or_else(|| PipelineError::Setup("no latency samples".into()))?;
+    let latency = LatencyStats::from_samples(&samples)
+        .ok_or_else(|| PipelineError::Setup("no latency samples".into()))?;
     Ok((
         Verdict::Correct {
             latency,
@@ -476,7 +513,11 @@ pub fn evaluate_batch(
     enum Plan {
         Known(Evaluated),
         SameAs(usize),
-        Run { ticket: crate::ledger::Ticket, hash: SourceHash, seed: u64 },
+        Run {
+            ticket: crate::ledger::Ticket,
+            hash: SourceHash,
+            seed: u64,
+        },
     }
     let mut plans = Vec::with_capacity(packages.len());
     let mut first_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -513,8 +554,10 @@ pub fn evaluate_batch(
     let results = crate::pool::map_ordered(jobs, threads.max(1), |(i, seed)| {
         (i, evaluate_package(device, &packages[i], seed, cfg))
     });
-    let mut by_index: std::collections::HashMap<usize, Result<(Verdict, StageTimings), PipelineError>> =
-        results.into_iter().collect();
+    let mut by_index: std::collections::HashMap<
+        usize,
+        Result<(Verdict, StageTimings), PipelineError>,
+    > = results.into_iter().collect();
     // Record serially, in candidate order.
     let mut out: Vec<Evaluated> = Vec::with_capacity(plans.len());
     for (i, plan) in plans.into_iter().enumerate() {
@@ -526,9 +569,9 @@ pub fn evaluate_batch(
                 e
             }
             Plan::Run { ticket, hash, seed } => {
-                let (verdict, timings) = by_index
-                    .remove(&i)
-                    .ok_or_else(|| PipelineError::Setup("a batch job produced no result".into()))??;
+                let (verdict, timings) = by_index.remove(&i).ok_or_else(|| {
+                    PipelineError::Setup("a batch job produced no result".into())
+                })??;
                 let index = ticket.index();
                 let recorded = ledger.record(
                     ticket,

@@ -50,7 +50,10 @@ dtype = "float16"
 "#;
 
 fn package(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, OpPackage) {
-    let dir = tempfile::Builder::new().prefix("add_custom").tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("add_custom")
+        .tempdir()
+        .unwrap();
     let root = dir.path().join("add_custom");
     let src = repo().join("ops/add_custom");
     for sub in ["op_host", "op_kernel"] {
@@ -86,7 +89,9 @@ fn cfg() -> PipelineConfig {
 
 fn verdict_of(edit: impl Fn(&str) -> String) -> Verdict {
     let (_d, pkg) = package(edit);
-    evaluate_package(&device(20_000), &pkg, 5, &cfg()).unwrap().0
+    evaluate_package(&device(20_000), &pkg, 5, &cfg())
+        .unwrap()
+        .0
 }
 
 const ADD: &str = "Add(zLocal, xLocal, yLocal, length);";
@@ -120,18 +125,27 @@ fn the_real_kernel_is_correct() {
 
 #[test]
 fn copies_input_to_output() {
-    assert_incorrect(&verdict_of(sub(ADD, "Adds(zLocal, xLocal, (T)0, length);")), CorrectnessCheck::Reference);
+    assert_incorrect(
+        &verdict_of(sub(ADD, "Adds(zLocal, xLocal, (T)0, length);")),
+        CorrectnessCheck::Reference,
+    );
 }
 
 #[test]
 fn writes_zeros() {
-    assert_incorrect(&verdict_of(sub(ADD, "Duplicate(zLocal, (T)0, length);")), CorrectnessCheck::Reference);
+    assert_incorrect(
+        &verdict_of(sub(ADD, "Duplicate(zLocal, (T)0, length);")),
+        CorrectnessCheck::Reference,
+    );
 }
 
 #[test]
 fn leaves_part_of_the_output_unwritten() {
     // Every tile writes only its first half back.
-    let v = verdict_of(sub("LocalTensor<T> zLocal = outQueueZ.DeQue<T>();", "LocalTensor<T> zLocal = outQueueZ.DeQue<T>(); length = length / 2;"));
+    let v = verdict_of(sub(
+        "LocalTensor<T> zLocal = outQueueZ.DeQue<T>();",
+        "LocalTensor<T> zLocal = outQueueZ.DeQue<T>(); length = length / 2;",
+    ));
     match &v {
         Verdict::Incorrect { details } => assert!(details.mismatches > 0, "{v:?}"),
         other => panic!("expected incorrect, got {other:?}"),
@@ -140,7 +154,10 @@ fn leaves_part_of_the_output_unwritten() {
 
 #[test]
 fn only_some_cores_work() {
-    let v = verdict_of(sub("if (blockLength == 0) {", "if (blockLength == 0 || GetBlockIdx() % 2 == 1) {"));
+    let v = verdict_of(sub(
+        "if (blockLength == 0) {",
+        "if (blockLength == 0 || GetBlockIdx() % 2 == 1) {",
+    ));
     assert!(matches!(v, Verdict::Incorrect { .. }), "{v:?}");
 }
 
@@ -151,7 +168,10 @@ fn reads_uninitialised_ub() {
     let v = verdict_of(sub(ADD, "Muls(zLocal, zLocal, (T)0, length); Add(zLocal, xLocal, zLocal, length); Add(zLocal, zLocal, yLocal, length);"));
     match &v {
         Verdict::Incorrect { details } => assert!(
-            matches!(details.check, CorrectnessCheck::Reference | CorrectnessCheck::Rerun),
+            matches!(
+                details.check,
+                CorrectnessCheck::Reference | CorrectnessCheck::Rerun
+            ),
             "{v:?}"
         ),
         other => panic!("expected incorrect, got {other:?}"),
@@ -161,51 +181,96 @@ fn reads_uninitialised_ub() {
 #[test]
 fn caches_results_in_a_static() {
     assert_static(
-        &verdict_of(sub(ADD, "static int calls = 0; calls++; Add(zLocal, xLocal, yLocal, length);")),
+        &verdict_of(sub(
+            ADD,
+            "static int calls = 0; calls++; Add(zLocal, xLocal, yLocal, length);",
+        )),
         "static",
     );
 }
 
 #[test]
 fn looks_at_the_environment() {
-    assert_static(&verdict_of(sub(ADD, "if (getenv(\"ASCENDOPT_CASE\")) return; Add(zLocal, xLocal, yLocal, length);")), "getenv");
+    assert_static(
+        &verdict_of(sub(
+            ADD,
+            "if (getenv(\"ASCENDOPT_CASE\")) return; Add(zLocal, xLocal, yLocal, length);",
+        )),
+        "getenv",
+    );
 }
 
 #[test]
 fn looks_for_harness_files() {
-    assert_static(&verdict_of(sub(ADD, "if (fopen(\"/tmp/golden.bin\", \"r\")) return; Add(zLocal, xLocal, yLocal, length);")), "fopen");
+    assert_static(
+        &verdict_of(sub(
+            ADD,
+            "if (fopen(\"/tmp/golden.bin\", \"r\")) return; Add(zLocal, xLocal, yLocal, length);",
+        )),
+        "fopen",
+    );
 }
 
 #[test]
 fn writes_a_file() {
-    assert_static(&verdict_of(sub(ADD, "{ FILE* f = fopen(\"out\", \"w\"); (void)f; } Add(zLocal, xLocal, yLocal, length);")), "fopen");
+    assert_static(
+        &verdict_of(sub(
+            ADD,
+            "{ FILE* f = fopen(\"out\", \"w\"); (void)f; } Add(zLocal, xLocal, yLocal, length);",
+        )),
+        "fopen",
+    );
 }
 
 #[test]
 fn forks() {
-    assert_static(&verdict_of(sub(ADD, "fork(); Add(zLocal, xLocal, yLocal, length);")), "fork");
+    assert_static(
+        &verdict_of(sub(ADD, "fork(); Add(zLocal, xLocal, yLocal, length);")),
+        "fork",
+    );
 }
 
 #[test]
 fn execs() {
-    assert_static(&verdict_of(sub(ADD, "execl(\"/bin/true\", \"true\", (char*)0); Add(zLocal, xLocal, yLocal, length);")), "exec");
+    assert_static(
+        &verdict_of(sub(
+            ADD,
+            "execl(\"/bin/true\", \"true\", (char*)0); Add(zLocal, xLocal, yLocal, length);",
+        )),
+        "exec",
+    );
 }
 
 #[test]
 fn allocates_without_bound() {
-    assert_static(&verdict_of(sub(ADD, "for (;;) { (void)malloc(1 << 20); } Add(zLocal, xLocal, yLocal, length);")), "malloc");
+    assert_static(
+        &verdict_of(sub(
+            ADD,
+            "for (;;) { (void)malloc(1 << 20); } Add(zLocal, xLocal, yLocal, length);",
+        )),
+        "malloc",
+    );
 }
 
 #[test]
 fn sleeps() {
-    assert_static(&verdict_of(sub(ADD, "usleep(100000); Add(zLocal, xLocal, yLocal, length);")), "sleep");
+    assert_static(
+        &verdict_of(sub(
+            ADD,
+            "usleep(100000); Add(zLocal, xLocal, yLocal, length);",
+        )),
+        "sleep",
+    );
 }
 
 #[test]
 fn loops_forever() {
     // The loop calls into the runtime (so the compiler cannot drop it) but
     // records no instruction (so the instruction limit does not stop it).
-    let (_d, pkg) = package(sub("if (blockLength == 0) {", "while (GetBlockNum() > 0) {}\n        if (blockLength == 0) {"));
+    let (_d, pkg) = package(sub(
+        "if (blockLength == 0) {",
+        "while (GetBlockNum() > 0) {}\n        if (blockLength == 0) {",
+    ));
     let v = evaluate_package(&device(3_000), &pkg, 5, &cfg()).unwrap().0;
     assert!(matches!(v, Verdict::Timeout { .. }), "{v:?}");
 }
@@ -213,7 +278,16 @@ fn loops_forever() {
 #[test]
 fn segfaults() {
     let v = verdict_of(sub("if (blockLength == 0) {", "*reinterpret_cast<int*>(static_cast<uintptr_t>(GetBlockNum() * 8)) = 1;\n        if (blockLength == 0) {"));
-    assert!(matches!(v, Verdict::RuntimeError { kind: RuntimeErrorKind::Crash, .. }), "{v:?}");
+    assert!(
+        matches!(
+            v,
+            Verdict::RuntimeError {
+                kind: RuntimeErrorKind::Crash,
+                ..
+            }
+        ),
+        "{v:?}"
+    );
 }
 
 #[test]
@@ -223,13 +297,34 @@ fn races_between_pipes() {
             .replacen("        LocalTensor<T> xLocal = inQueueX.DeQue<T>();\n        LocalTensor<T> yLocal = inQueueY.DeQue<T>();\n", "        LocalTensor<T> xLocal = xStash;\n        LocalTensor<T> yLocal = yStash;\n", 1)
             .replacen("    GlobalTensor<T> xGm;\n", "    GlobalTensor<T> xGm;\n    LocalTensor<T> xStash;\n    LocalTensor<T> yStash;\n", 1)
     });
-    assert!(matches!(v, Verdict::RuntimeError { kind: RuntimeErrorKind::Race, .. }), "{v:?}");
+    assert!(
+        matches!(
+            v,
+            Verdict::RuntimeError {
+                kind: RuntimeErrorKind::Race,
+                ..
+            }
+        ),
+        "{v:?}"
+    );
 }
 
 #[test]
 fn overflows_ub() {
-    let v = verdict_of(sub("pipe->InitBuffer(inQueueX, tiling.bufferNum, tileLength * sizeof(T));", "pipe->InitBuffer(inQueueX, tiling.bufferNum, 150000);"));
-    assert!(matches!(v, Verdict::RuntimeError { kind: RuntimeErrorKind::UbOverflow, .. }), "{v:?}");
+    let v = verdict_of(sub(
+        "pipe->InitBuffer(inQueueX, tiling.bufferNum, tileLength * sizeof(T));",
+        "pipe->InitBuffer(inQueueX, tiling.bufferNum, 150000);",
+    ));
+    assert!(
+        matches!(
+            v,
+            Verdict::RuntimeError {
+                kind: RuntimeErrorKind::UbOverflow,
+                ..
+            }
+        ),
+        "{v:?}"
+    );
 }
 
 #[test]
@@ -237,8 +332,13 @@ fn budget_is_charged_once_per_distinct_candidate() {
     let dev = device(20_000);
     let db = tempfile::tempdir().unwrap();
     let store = RunStore::open(&db.path().join("runs.sqlite")).unwrap();
-    let run = store.create_run(&serde_json::json!({"test": "budget"})).unwrap();
-    let budgets = BudgetConfig { rewind: 2, online: 3 };
+    let run = store
+        .create_run(&serde_json::json!({"test": "budget"}))
+        .unwrap();
+    let budgets = BudgetConfig {
+        rewind: 2,
+        online: 3,
+    };
     let mut ledger = Ledger::open(&store, run, "add_custom", "1", budgets).unwrap();
     let (_a, good) = package(|c| c.to_string());
     let (_b, bad) = package(sub(ADD, "Duplicate(zLocal, (T)0, length);"));
@@ -252,7 +352,12 @@ fn budget_is_charged_once_per_distinct_candidate() {
     let second = evaluate(&dev, &store, &mut ledger, run, Stage::Online, &bad, &cfg()).unwrap();
     assert_eq!(second.budget_index, Some(1));
     assert!(!second.verdict.is_success());
-    assert_eq!(store.budget_spent(run, "add_custom", Stage::Online).unwrap(), 2);
+    assert_eq!(
+        store
+            .budget_spent(run, "add_custom", Stage::Online)
+            .unwrap(),
+        2
+    );
 }
 
 #[test]
@@ -267,16 +372,53 @@ fn batch_results_do_not_depend_on_the_number_of_threads() {
     for threads in [1, 2] {
         let db = tempfile::tempdir().unwrap();
         let store = RunStore::open(&db.path().join("runs.sqlite")).unwrap();
-        let run = store.create_run(&serde_json::json!({ "threads": threads })).unwrap();
-        let mut ledger = Ledger::open(&store, run, "add_custom", "1", BudgetConfig { rewind: 0, online: 10 }).unwrap();
-        let got = evaluate_batch(&dev, &store, &mut ledger, run, Stage::Online, &batch, &cfg(), threads).unwrap();
-        assert_eq!(store.budget_spent(run, "add_custom", Stage::Online).unwrap(), 3, "duplicate charged");
+        let run = store
+            .create_run(&serde_json::json!({ "threads": threads }))
+            .unwrap();
+        let mut ledger = Ledger::open(
+            &store,
+            run,
+            "add_custom",
+            "1",
+            BudgetConfig {
+                rewind: 0,
+                online: 10,
+            },
+        )
+        .unwrap();
+        let got = evaluate_batch(
+            &dev,
+            &store,
+            &mut ledger,
+            run,
+            Stage::Online,
+            &batch,
+            &cfg(),
+            threads,
+        )
+        .unwrap();
+        assert_eq!(
+            store
+                .budget_spent(run, "add_custom", Stage::Online)
+                .unwrap(),
+            3,
+            "duplicate charged"
+        );
         let summary: Vec<(String, Option<u32>, u64)> = got
             .iter()
-            .map(|e| (serde_json::to_string(&e.verdict).unwrap(), e.budget_index, e.seed))
+            .map(|e| {
+                (
+                    serde_json::to_string(&e.verdict).unwrap(),
+                    e.budget_index,
+                    e.seed,
+                )
+            })
             .collect();
         outcomes.push(summary);
     }
     assert_eq!(outcomes[0], outcomes[1]);
-    assert_eq!(outcomes[0][2].1, None, "the repeated candidate is not charged");
+    assert_eq!(
+        outcomes[0][2].1, None,
+        "the repeated candidate is not charged"
+    );
 }

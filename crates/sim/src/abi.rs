@@ -166,7 +166,8 @@ pub struct AscRuntime {
     pub block_num: extern "C-unwind" fn() -> i64,
     pub tiling_key: extern "C-unwind" fn() -> u64,
     pub system_cycle: extern "C-unwind" fn() -> u64,
-    pub que_create: extern "C-unwind" fn(pos: u32, depth: u32, num: u32, len: u32, loc: AscLoc) -> i32,
+    pub que_create:
+        extern "C-unwind" fn(pos: u32, depth: u32, num: u32, len: u32, loc: AscLoc) -> i32,
     pub buf_create: extern "C-unwind" fn(pos: u32, len: u32, loc: AscLoc) -> i32,
     pub buf_get: extern "C-unwind" fn(handle: i32, dtype: u8, elems: u32, loc: AscLoc) -> AscLocal,
     pub que_alloc: extern "C-unwind" fn(handle: i32, dtype: u8, loc: AscLoc) -> AscLocal,
@@ -184,7 +185,8 @@ pub struct AscRuntime {
     pub local_set: extern "C-unwind" fn(t: AscLocal, index: u32, bits: u64, loc: AscLoc),
     pub gm_get: extern "C-unwind" fn(p: *const c_void, dtype: u8, loc: AscLoc) -> u64,
     pub gm_set: extern "C-unwind" fn(p: *mut c_void, dtype: u8, bits: u64, loc: AscLoc),
-    pub gm_read_bytes: extern "C-unwind" fn(p: *const c_void, dst: *mut c_void, len: u64, loc: AscLoc),
+    pub gm_read_bytes:
+        extern "C-unwind" fn(p: *const c_void, dst: *mut c_void, len: u64, loc: AscLoc),
     pub print: extern "C-unwind" fn(text: *const c_char),
     pub trap: extern "C-unwind" fn(message: *const c_char, loc: AscLoc),
 }

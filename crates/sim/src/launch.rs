@@ -270,10 +270,12 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
         let attach: libloading::Symbol<AttachFn> = lib
             .get(b"ascendopt_kernel_attach\0")
             .map_err(|e| load_err(format!("{e} (was it linked with kernel_entry.cpp?)")))?;
-        let call: libloading::Symbol<CallFn> =
-            lib.get(b"ascendopt_kernel_call\0").map_err(|e| load_err(e.to_string()))?;
-        let throw: libloading::Symbol<ThrowFn> =
-            lib.get(b"ascendopt_kernel_throw\0").map_err(|e| load_err(e.to_string()))?;
+        let call: libloading::Symbol<CallFn> = lib
+            .get(b"ascendopt_kernel_call\0")
+            .map_err(|e| load_err(e.to_string()))?;
+        let throw: libloading::Symbol<ThrowFn> = lib
+            .get(b"ascendopt_kernel_throw\0")
+            .map_err(|e| load_err(e.to_string()))?;
         let mut name = job.kernel_name.clone().into_bytes();
         name.push(0);
         let entry: libloading::Symbol<*const c_void> = lib.get(&name).map_err(|e| {
@@ -302,7 +304,10 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
     rng.fill_bytes(&mut ws);
     arg_spaces.push(gm.alloc("workspace", ws.len(), &ws));
     arg_spaces.push(gm.alloc("tiling data", tiling.data.len().max(1), &tiling.data));
-    let args: Vec<usize> = arg_spaces.iter().map(|&s| gm.allocs()[s as usize].base()).collect();
+    let args: Vec<usize> = arg_spaces
+        .iter()
+        .map(|&s| gm.allocs()[s as usize].base())
+        .collect();
     let gm_spaces: Vec<u64> = gm.allocs().iter().map(|a| a.len() as u64).collect();
 
     let mut shared = Shared::new(
@@ -342,14 +347,18 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
                             )
                         };
                         shared.block_finished();
-                        block::uninstall().map(|b| (b, rc)).ok_or_else(|| "block state lost".to_string())
+                        block::uninstall()
+                            .map(|b| (b, rc))
+                            .ok_or_else(|| "block state lost".to_string())
                     })
             })
             .collect();
         handles
             .into_iter()
             .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| Err("block thread panicked".to_string())),
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err("block thread panicked".to_string())),
                 Err(e) => Err(format!("cannot start a block thread: {e}")),
             })
             .collect()
@@ -372,13 +381,13 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
                     args.len()
                 )))
             }
-            Ok((b, 3)) => {
-                return Err(LaunchFailure::Fault {
-                    block: b.idx,
-                    message: "the kernel threw a C++ exception (kernels cannot use exceptions on the NPU)".into(),
-                    loc: None,
-                })
-            }
+            Ok((b, 3)) => return Err(LaunchFailure::Fault {
+                block: b.idx,
+                message:
+                    "the kernel threw a C++ exception (kernels cannot use exceptions on the NPU)"
+                        .into(),
+                loc: None,
+            }),
             Ok((b, rc)) => {
                 return Err(LaunchFailure::Fault {
                     block: b.idx,
@@ -386,7 +395,13 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
                     loc: None,
                 })
             }
-            Err(message) => return Err(LaunchFailure::Fault { block: 0, message, loc: None }),
+            Err(message) => {
+                return Err(LaunchFailure::Fault {
+                    block: 0,
+                    message,
+                    loc: None,
+                })
+            }
         }
     }
 
@@ -413,7 +428,10 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
         for i in &mut instrs {
             i.loc = remap.get(i.loc as usize).copied().unwrap_or(0);
         }
-        trace.blocks.push(BlockTrace { block: b.idx, instrs });
+        trace.blocks.push(BlockTrace {
+            block: b.idx,
+            instrs,
+        });
     }
     let outputs = output_spaces
         .iter()

@@ -16,13 +16,13 @@
 #![deny(missing_docs)]
 
 pub mod abi;
-pub mod host_abi;
-pub mod numeric;
-pub mod runtime;
-pub mod trace;
 pub mod build;
 pub mod check;
 pub mod host;
+pub mod host_abi;
 pub mod launch;
+pub mod numeric;
+pub mod runtime;
 pub mod timing;
+pub mod trace;
 pub mod worker;

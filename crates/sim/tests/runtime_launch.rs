@@ -2,7 +2,9 @@
 //! compiled with g++ and launched in-process with a fixed tiling.
 
 use ascendopt_op::Dtype;
-use ascendopt_sim::launch::{run_kernel, JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo};
+use ascendopt_sim::launch::{
+    run_kernel, JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo,
+};
 use ascendopt_sim::trace::{InstrKind, SyncOrigin};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,7 +28,11 @@ fn compile(src: &str) -> (tempfile::TempDir, PathBuf) {
         .arg(&so)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     (dir, so)
 }
 
@@ -54,7 +60,9 @@ fn f32_tensor(v: &[f32]) -> JobTensor {
 }
 
 fn f32s(b: &[u8]) -> Vec<f32> {
-    b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -> LaunchJob {
@@ -120,9 +128,27 @@ fn copy_kernel_runs_on_every_block_and_records_queue_flags() {
     let (_d, so) = compile(COPY_KERNEL);
     let x: Vec<f32> = (0..1024).map(|i| i as f32 * 0.5).collect();
     let y = vec![f32::NAN; 1024];
-    let out = run_kernel(&job(&so, "copy_kernel", vec![f32_tensor(&x)], vec![f32_tensor(&y)]), &tiling(2)).unwrap();
+    let out = run_kernel(
+        &job(
+            &so,
+            "copy_kernel",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&y)],
+        ),
+        &tiling(2),
+    )
+    .unwrap();
     let got = f32s(&out.outputs[0]);
-    let one = run_kernel(&job(&so, "copy_kernel", vec![f32_tensor(&x)], vec![f32_tensor(&y)]), &tiling(1)).unwrap();
+    let one = run_kernel(
+        &job(
+            &so,
+            "copy_kernel",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&y)],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
     assert_eq!(one.outputs, out.outputs);
     for (i, (g, e)) in got.iter().zip(&x).enumerate() {
         let want = if i % 256 == 0 { e + 1.0 } else { *e };
@@ -132,8 +158,20 @@ fn copy_kernel_runs_on_every_block_and_records_queue_flags() {
     let b0 = &one.trace.blocks[0].instrs;
     // per tile: DMA in, EnQue set, DeQue wait, GetValue, SetValue, DMA out,
     // FreeTensor set (+ an AllocTensor wait from the third tile on).
-    assert!(b0.iter().any(|i| matches!(i.kind, InstrKind::SetFlag { origin: SyncOrigin::EnQue, .. })));
-    assert!(b0.iter().any(|i| matches!(i.kind, InstrKind::WaitFlag { origin: SyncOrigin::AllocTensor, .. })));
+    assert!(b0.iter().any(|i| matches!(
+        i.kind,
+        InstrKind::SetFlag {
+            origin: SyncOrigin::EnQue,
+            ..
+        }
+    )));
+    assert!(b0.iter().any(|i| matches!(
+        i.kind,
+        InstrKind::WaitFlag {
+            origin: SyncOrigin::AllocTensor,
+            ..
+        }
+    )));
     let loc = out.trace.loc_of(&b0[0]).unwrap();
     assert_eq!(loc.api, "DataCopy");
     assert!(loc.file.ends_with("k.cpp"), "{}", loc.file);
@@ -145,11 +183,27 @@ fn gm_out_of_bounds_is_a_fault_naming_the_line() {
     let src = format!("#define OOB\n{COPY_KERNEL}");
     let (_d, so) = compile(&src);
     let x = vec![1.0f32; 1024];
-    let err = run_kernel(&job(&so, "copy_kernel", vec![f32_tensor(&x)], vec![f32_tensor(&x)]), &tiling(2)).unwrap_err();
+    let err = run_kernel(
+        &job(
+            &so,
+            "copy_kernel",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&x)],
+        ),
+        &tiling(2),
+    )
+    .unwrap_err();
     match err {
-        LaunchFailure::Fault { block, message, loc } => {
+        LaunchFailure::Fault {
+            block,
+            message,
+            loc,
+        } => {
             assert_eq!(block, 1);
-            assert!(message.contains("outside") || message.contains("past its end"), "{message}");
+            assert!(
+                message.contains("outside") || message.contains("past its end"),
+                "{message}"
+            );
             let loc = loc.unwrap();
             assert_eq!(loc.api, "DataCopy");
             assert_eq!(loc.line, line_of(&src, "DataCopy(t, xg[per]"));
@@ -213,13 +267,21 @@ fn datacopy_params_gaps_and_datacopypad_padding() {
     let y = vec![-1.0f32; 256];
     let z = vec![-1.0f32; 64];
     let out = run_kernel(
-        &job(&so, "copy_forms", vec![f32_tensor(&x)], vec![f32_tensor(&y), f32_tensor(&z)]),
+        &job(
+            &so,
+            "copy_forms",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&y), f32_tensor(&z)],
+        ),
         &tiling(1),
     )
     .unwrap();
     let y = f32s(&out.outputs[0]);
     // source bursts start at x[0], x[16], x[32], x[48] (1 block + 1 gap).
-    let want: Vec<f32> = [0, 16, 32, 48].iter().flat_map(|&s| (s..s + 8).map(|v| v as f32)).collect();
+    let want: Vec<f32> = [0, 16, 32, 48]
+        .iter()
+        .flat_map(|&s| (s..s + 8).map(|v| v as f32))
+        .collect();
     assert_eq!(&y[..32], &want[..]);
     assert!(y[32..].iter().all(|&v| v == -1.0));
     let z = f32s(&out.outputs[1]);
@@ -231,10 +293,16 @@ fn datacopy_params_gaps_and_datacopypad_padding() {
         want.extend([9.0; 3]);
     }
     assert_eq!(&z[..24], &want[..]);
-    let packed: Vec<f32> = [0, 6, 12].iter().flat_map(|&s| (s..s + 5).map(|v| v as f32)).collect();
+    let packed: Vec<f32> = [0, 6, 12]
+        .iter()
+        .flat_map(|&s| (s..s + 5).map(|v| v as f32))
+        .collect();
     assert_eq!(&z[32..47], &packed[..]);
     assert_eq!(z[47], -1.0, "unpadding must not write past the payload");
-    assert_eq!(&z[56..64], &[100.0, 101.0, 102.0, 100.0, 100.0, 100.0, 100.0, 100.0]);
+    assert_eq!(
+        &z[56..64],
+        &[100.0, 101.0, 102.0, 100.0, 100.0, 100.0, 100.0, 100.0]
+    );
 }
 
 const FAULTS: &str = r#"
@@ -274,7 +342,10 @@ fn fault_of(define: &str, blocks: u32) -> (String, Option<u32>, String) {
     let src = format!("#define {define}\n{FAULTS}");
     let (_d, so) = compile(&src);
     let x = vec![0.0f32; 64];
-    match run_kernel(&job(&so, "faults", vec![f32_tensor(&x)], vec![f32_tensor(&x)]), &tiling(blocks)) {
+    match run_kernel(
+        &job(&so, "faults", vec![f32_tensor(&x)], vec![f32_tensor(&x)]),
+        &tiling(blocks),
+    ) {
         Err(LaunchFailure::Fault { message, loc, .. }) => {
             let line = loc.as_ref().map(|l| l.line);
             (message, line, src)
@@ -286,7 +357,10 @@ fn fault_of(define: &str, blocks: u32) -> (String, Option<u32>, String) {
 #[test]
 fn ub_overflow_names_sizes_and_line() {
     let (msg, line, src) = fault_of("UB_OVERFLOW", 1);
-    assert!(msg.contains("UB overflow") && msg.contains("245760"), "{msg}");
+    assert!(
+        msg.contains("UB overflow") && msg.contains("245760"),
+        "{msg}"
+    );
     assert_eq!(line, Some(line_of(&src, "InitBuffer(q, 2, 120 * 1024)")));
 }
 
@@ -300,7 +374,10 @@ fn unaligned_ub_address_is_rejected() {
 #[test]
 fn deque_of_empty_queue_is_a_deadlock() {
     let (msg, _, _) = fault_of("DEQUE_EMPTY", 1);
-    assert!(msg.contains("deadlock") && msg.contains("empty queue"), "{msg}");
+    assert!(
+        msg.contains("deadlock") && msg.contains("empty queue"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -362,7 +439,12 @@ fn atomic_add_syncall_scalar_gm_and_printf() {
     let z = vec![0.0f32; 32];
     let w = vec![0.0f32; 32];
     let out = run_kernel(
-        &job(&so, "sync_atomics", vec![], vec![f32_tensor(&y), f32_tensor(&z), f32_tensor(&w)]),
+        &job(
+            &so,
+            "sync_atomics",
+            vec![],
+            vec![f32_tensor(&y), f32_tensor(&z), f32_tensor(&w)],
+        ),
         &tiling(4),
     )
     .unwrap();
@@ -372,8 +454,15 @@ fn atomic_add_syncall_scalar_gm_and_printf() {
     for b in 0..4 {
         assert_eq!(z[b * 8], ((b + 1) % 4 + 1) as f32, "block {b}");
     }
-    assert_eq!(out.printed, format!("blocks=4 bits={:x}\n", 1.0f32.to_bits()));
+    assert_eq!(
+        out.printed,
+        format!("blocks=4 bits={:x}\n", 1.0f32.to_bits())
+    );
     let b0 = &out.trace.blocks[0].instrs;
-    assert!(b0.iter().any(|i| matches!(i.kind, InstrKind::SyncAll { generation: 0 })));
-    assert!(b0.iter().any(|i| matches!(i.kind, InstrKind::Dma { atomic: true, .. })));
+    assert!(b0
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::SyncAll { generation: 0 })));
+    assert!(b0
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::Dma { atomic: true, .. })));
 }

@@ -9,7 +9,7 @@
 mod removal;
 mod rewrite;
 
-use crate::proposer::{ProposeError, Proposal, Proposer, RemovalRequest, RewriteRequest};
+use crate::proposer::{Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest};
 
 /// The built-in motif-engine proposer.
 #[derive(Debug, Clone, Default)]

@@ -20,7 +20,11 @@ pub fn merge(kind: u32, dtype: u8, old: &[u8], new: &[u8]) -> Result<Vec<u8>, St
             Dtype::Float32 => {
                 let a = f32::from_le_bytes([o[0], o[1], o[2], o[3]]);
                 let b = f32::from_le_bytes([n[0], n[1], n[2], n[3]]);
-                out.extend_from_slice(&float_op(kind, a as f64, b as f64).map(|v| v as f32)?.to_le_bytes());
+                out.extend_from_slice(
+                    &float_op(kind, a as f64, b as f64)
+                        .map(|v| v as f32)?
+                        .to_le_bytes(),
+                );
             }
             Dtype::Float16 => {
                 let a = f16::from_le_bytes([o[0], o[1]]).to_f64();
@@ -35,12 +39,20 @@ pub fn merge(kind: u32, dtype: u8, old: &[u8], new: &[u8]) -> Result<Vec<u8>, St
             Dtype::Int32 => {
                 let a = i32::from_le_bytes([o[0], o[1], o[2], o[3]]);
                 let b = i32::from_le_bytes([n[0], n[1], n[2], n[3]]);
-                out.extend_from_slice(&int_op(kind, a as i64, b as i64).map(|v| v as i32)?.to_le_bytes());
+                out.extend_from_slice(
+                    &int_op(kind, a as i64, b as i64)
+                        .map(|v| v as i32)?
+                        .to_le_bytes(),
+                );
             }
             Dtype::Int16 => {
                 let a = i16::from_le_bytes([o[0], o[1]]);
                 let b = i16::from_le_bytes([n[0], n[1]]);
-                out.extend_from_slice(&int_op(kind, a as i64, b as i64).map(|v| v as i16)?.to_le_bytes());
+                out.extend_from_slice(
+                    &int_op(kind, a as i64, b as i64)
+                        .map(|v| v as i16)?
+                        .to_le_bytes(),
+                );
             }
             Dtype::Int8 => {
                 let v = int_op(kind, o[0] as i8 as i64, n[0] as i8 as i64)? as i8;
@@ -80,9 +92,21 @@ mod tests {
         let new = 2.25f32.to_le_bytes();
         let out = merge(sync_kind::ATOMIC_ADD, 3, &old, &new).unwrap();
         assert_eq!(f32::from_le_bytes([out[0], out[1], out[2], out[3]]), 3.75);
-        let out = merge(sync_kind::ATOMIC_ADD, 6, &i16::MAX.to_le_bytes(), &1i16.to_le_bytes()).unwrap();
+        let out = merge(
+            sync_kind::ATOMIC_ADD,
+            6,
+            &i16::MAX.to_le_bytes(),
+            &1i16.to_le_bytes(),
+        )
+        .unwrap();
         assert_eq!(i16::from_le_bytes([out[0], out[1]]), i16::MIN);
-        let out = merge(sync_kind::ATOMIC_MAX, 8, &5i32.to_le_bytes(), &(-3i32).to_le_bytes()).unwrap();
+        let out = merge(
+            sync_kind::ATOMIC_MAX,
+            8,
+            &5i32.to_le_bytes(),
+            &(-3i32).to_le_bytes(),
+        )
+        .unwrap();
         assert_eq!(i32::from_le_bytes([out[0], out[1], out[2], out[3]]), 5);
         assert!(merge(sync_kind::ATOMIC_ADD, 11, &[0; 8], &[0; 8]).is_err());
     }

@@ -86,7 +86,14 @@ unsafe impl Send for Shared {}
 
 impl Shared {
     /// New shared state.
-    pub fn new(gm: GmSpace, block_dim: u32, tiling_key: u64, mem_sizes: [u64; 8], seed: u64, max_instrs: u64) -> Shared {
+    pub fn new(
+        gm: GmSpace,
+        block_dim: u32,
+        tiling_key: u64,
+        mem_sizes: [u64; 8],
+        seed: u64,
+        max_instrs: u64,
+    ) -> Shared {
         Shared {
             gm,
             block_dim,
@@ -287,7 +294,9 @@ pub struct Block {
 impl Block {
     /// A fresh block.
     pub fn new(idx: u32, shared: Arc<Shared>) -> Block {
-        let rng = ChaCha8Rng::seed_from_u64(shared.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(idx as u64 + 1)));
+        let rng = ChaCha8Rng::seed_from_u64(
+            shared.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(idx as u64 + 1)),
+        );
         Block {
             idx,
             shared,
@@ -385,7 +394,11 @@ pub fn uninstall() -> Option<Block> {
 
 /// Runs `f` on the current block. On a fault (or when another block
 /// faulted), records it and unwinds the kernel; never returns in that case.
-pub fn with_block<T>(loc: &AscLoc, api: &'static str, f: impl FnOnce(&mut Block) -> Result<T, Fault>) -> T {
+pub fn with_block<T>(
+    loc: &AscLoc,
+    api: &'static str,
+    f: impl FnOnce(&mut Block) -> Result<T, Fault>,
+) -> T {
     let outcome = CURRENT.with(|c| {
         let mut guard = c.borrow_mut();
         let Some(block) = guard.as_mut() else {

@@ -65,9 +65,21 @@ impl Block {
         let src_mem = mem_of(&op.src)?;
         let dst_mem = mem_of(&op.dst)?;
         let (dir, pipe) = direction(src_mem, dst_mem)?;
-        let api: &'static str = if op.kind == copy_kind::PAD { "DataCopyPad" } else { "DataCopy" };
-        let src_base = if src_mem == Mem::Gm { op.src.gm as u64 } else { op.src.addr as u64 };
-        let dst_base = if dst_mem == Mem::Gm { op.dst.gm as u64 } else { op.dst.addr as u64 };
+        let api: &'static str = if op.kind == copy_kind::PAD {
+            "DataCopyPad"
+        } else {
+            "DataCopy"
+        };
+        let src_base = if src_mem == Mem::Gm {
+            op.src.gm as u64
+        } else {
+            op.src.addr as u64
+        };
+        let dst_base = if dst_mem == Mem::Gm {
+            op.dst.gm as u64
+        } else {
+            op.dst.addr as u64
+        };
 
         let mut bursts = Vec::new();
         let mut pad_kind = PadKind::None;
@@ -118,7 +130,11 @@ impl Block {
                 }
             }
             copy_kind::PAD => {
-                if op.block_count == 0 || op.block_count > 4095 || op.block_len == 0 || op.block_len > 2_097_151 {
+                if op.block_count == 0
+                    || op.block_count > 4095
+                    || op.block_len == 0
+                    || op.block_len > 2_097_151
+                {
                     return Err(Fault::InvalidArg {
                         api,
                         what: format!(
@@ -131,7 +147,9 @@ impl Block {
                 if !len.is_multiple_of(size) {
                     return Err(Fault::InvalidArg {
                         api,
-                        what: format!("blockLen = {len} bytes is not a whole number of {size}-byte elements"),
+                        what: format!(
+                            "blockLen = {len} bytes is not a whole number of {size}-byte elements"
+                        ),
                     });
                 }
                 match (src_mem, dst_mem) {
@@ -180,7 +198,11 @@ impl Block {
                     (s, d) => {
                         return Err(Fault::Unsupported {
                             api,
-                            what: format!("copies from {} to {} (only GM<->UB)", s.name(), d.name()),
+                            what: format!(
+                                "copies from {} to {} (only GM<->UB)",
+                                s.name(),
+                                d.name()
+                            ),
                         })
                     }
                 }
@@ -237,7 +259,11 @@ impl Block {
         let dst_region = self.region("dst", dst_mem, dst_span)?;
 
         // Move the bytes.
-        let atomic = if dst_mem == Mem::Gm { self.atomic } else { None };
+        let atomic = if dst_mem == Mem::Gm {
+            self.atomic
+        } else {
+            None
+        };
         let pad_bytes = op.pad_bits.to_le_bytes();
         for b in &bursts {
             let mut data = vec![0u8; b.len as usize];
@@ -268,9 +294,15 @@ impl Block {
 
         let payload: u64 = bursts.iter().map(|b| b.len).sum();
         let (gm_offset, gm_strided) = if src_mem == Mem::Gm {
-            (src_region.start, bursts.len() > 1 && bursts.windows(2).any(|w| w[1].src != w[0].src + w[0].len))
+            (
+                src_region.start,
+                bursts.len() > 1 && bursts.windows(2).any(|w| w[1].src != w[0].src + w[0].len),
+            )
         } else if dst_mem == Mem::Gm {
-            (dst_region.start, bursts.len() > 1 && bursts.windows(2).any(|w| w[1].dst != w[0].dst + w[0].len))
+            (
+                dst_region.start,
+                bursts.len() > 1 && bursts.windows(2).any(|w| w[1].dst != w[0].dst + w[0].len),
+            )
         } else {
             (0, false)
         };
@@ -292,10 +324,18 @@ impl Block {
     }
 
     /// Checks a byte span `[start, end)` and turns it into a trace region.
-    pub fn region(&mut self, operand: &'static str, mem: Mem, span: (u64, u64)) -> Result<Region, Fault> {
+    pub fn region(
+        &mut self,
+        operand: &'static str,
+        mem: Mem,
+        span: (u64, u64),
+    ) -> Result<Region, Fault> {
         let (start, end) = span;
         if mem == Mem::Gm {
-            let r = self.shared.gm.resolve(operand, start as usize, end - start)?;
+            let r = self
+                .shared
+                .gm
+                .resolve(operand, start as usize, end - start)?;
             return Ok(Region {
                 mem,
                 space: r.space,
@@ -325,7 +365,9 @@ impl Block {
     pub fn read_bytes(&mut self, mem: Mem, at: u64, out: &mut [u8]) {
         if mem == Mem::Gm {
             // SAFETY: `at..at+len` was resolved inside a live GM allocation.
-            unsafe { std::ptr::copy_nonoverlapping(at as usize as *const u8, out.as_mut_ptr(), out.len()) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(at as usize as *const u8, out.as_mut_ptr(), out.len())
+            };
         } else {
             let m = self.mem(mem);
             out.copy_from_slice(&m[at as usize..at as usize + out.len()]);
@@ -334,7 +376,13 @@ impl Block {
 
     /// Writes bytes to a memory (bounds already checked), accumulating when
     /// a GM atomic mode is on.
-    pub fn write_bytes(&mut self, mem: Mem, at: u64, data: &[u8], atomic: Option<(u32, u8)>) -> Result<(), Fault> {
+    pub fn write_bytes(
+        &mut self,
+        mem: Mem,
+        at: u64,
+        data: &[u8],
+        atomic: Option<(u32, u8)>,
+    ) -> Result<(), Fault> {
         if mem != Mem::Gm {
             let m = self.mem(mem);
             m[at as usize..at as usize + data.len()].copy_from_slice(data);
@@ -343,7 +391,9 @@ impl Block {
         match atomic {
             None => {
                 // SAFETY: resolved inside a live GM allocation.
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), at as usize as *mut u8, data.len()) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(data.as_ptr(), at as usize as *mut u8, data.len())
+                };
                 Ok(())
             }
             Some((kind, dtype)) => {
@@ -354,13 +404,27 @@ impl Block {
                 })?;
                 let mut old = vec![0u8; data.len()];
                 // SAFETY: resolved inside a live GM allocation.
-                unsafe { std::ptr::copy_nonoverlapping(at as usize as *const u8, old.as_mut_ptr(), old.len()) };
-                let merged = super::atomic::merge(kind, dtype, &old, data).map_err(|what| Fault::Unsupported {
-                    api: "SetAtomicAdd/Max/Min",
-                    what,
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        at as usize as *const u8,
+                        old.as_mut_ptr(),
+                        old.len(),
+                    )
+                };
+                let merged = super::atomic::merge(kind, dtype, &old, data).map_err(|what| {
+                    Fault::Unsupported {
+                        api: "SetAtomicAdd/Max/Min",
+                        what,
+                    }
                 })?;
                 // SAFETY: as above.
-                unsafe { std::ptr::copy_nonoverlapping(merged.as_ptr(), at as usize as *mut u8, merged.len()) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        merged.as_ptr(),
+                        at as usize as *mut u8,
+                        merged.len(),
+                    )
+                };
                 Ok(())
             }
         }

@@ -21,7 +21,11 @@ impl GmAlloc {
     fn new(name: String, len: usize) -> GmAlloc {
         let buf = vec![0u8; len + GM_ALIGN];
         let misalign = buf.as_ptr() as usize % GM_ALIGN;
-        let offset = if misalign == 0 { 0 } else { GM_ALIGN - misalign };
+        let offset = if misalign == 0 {
+            0
+        } else {
+            GM_ALIGN - misalign
+        };
         GmAlloc {
             name,
             buf,
@@ -134,7 +138,10 @@ impl GmSpace {
             .min_by_key(|a| (a.base() as i128 - addr as i128).unsigned_abs())
             .map(|a| {
                 let d = addr as i128 - a.base() as i128;
-                format!("; nearest is `{}` ({} bytes), offset {} bytes", a.name, a.len, d)
+                format!(
+                    "; nearest is `{}` ({} bytes), offset {} bytes",
+                    a.name, a.len, d
+                )
             })
             .unwrap_or_default();
         Err(Fault::GmOutOfBounds {

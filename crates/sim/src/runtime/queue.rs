@@ -77,7 +77,14 @@ impl Block {
     }
 
     /// TPipe::InitBuffer for a queue.
-    pub fn que_create(&mut self, pos_code: u32, depth: u32, num: u32, len: u32, loc: u32) -> Result<i32, Fault> {
+    pub fn que_create(
+        &mut self,
+        pos_code: u32,
+        depth: u32,
+        num: u32,
+        len: u32,
+        loc: u32,
+    ) -> Result<i32, Fault> {
         let src = pos_code & 0xff;
         let dst = (pos_code >> 8) & 0xff;
         let mem = mem_of(src).ok_or_else(|| Fault::InvalidArg {
@@ -142,15 +149,22 @@ impl Block {
     /// TBuf::Get.
     pub fn buf_get(&mut self, handle: i32, dtype: u8, elems: u32) -> Result<AscLocal, Fault> {
         let size = dtype_size(dtype)?;
-        let b = self.bufs.get(handle.max(0) as usize).filter(|_| handle >= 0).ok_or_else(|| Fault::InvalidArg {
-            api: "TBuf::Get",
-            what: format!("TBuf handle {handle} was never initialised with InitBuffer"),
-        })?;
+        let b = self
+            .bufs
+            .get(handle.max(0) as usize)
+            .filter(|_| handle >= 0)
+            .ok_or_else(|| Fault::InvalidArg {
+                api: "TBuf::Get",
+                what: format!("TBuf handle {handle} was never initialised with InitBuffer"),
+            })?;
         let max = b.len / size;
         if elems > max {
             return Err(Fault::InvalidArg {
                 api: "TBuf::Get",
-                what: format!("{elems} elements asked from a TBuf of {} bytes ({max} elements)", b.len),
+                what: format!(
+                    "{elems} elements asked from a TBuf of {} bytes ({max} elements)",
+                    b.len
+                ),
             });
         }
         Ok(AscLocal {
@@ -166,14 +180,19 @@ impl Block {
         if handle < 0 || handle as usize >= self.queues.len() {
             return Err(Fault::InvalidArg {
                 api,
-                what: format!("queue handle {handle}: the queue was never initialised with InitBuffer"),
+                what: format!(
+                    "queue handle {handle}: the queue was never initialised with InitBuffer"
+                ),
             });
         }
         Ok(&mut self.queues[handle as usize])
     }
 
     fn slot_of(q: &Queue, addr: u32, api: &'static str) -> Result<u32, Fault> {
-        if addr < q.base || !(addr - q.base).is_multiple_of(q.stride) || (addr - q.base) / q.stride >= q.slots.len() as u32 {
+        if addr < q.base
+            || !(addr - q.base).is_multiple_of(q.stride)
+            || (addr - q.base) / q.stride >= q.slots.len() as u32
+        {
             return Err(Fault::InvalidArg {
                 api,
                 what: format!("tensor at {:#x} is not a buffer of this queue", addr),
@@ -280,7 +299,9 @@ impl Block {
         let size = dtype_size(dtype)?;
         let q = self.queue(handle, "DeQue")?;
         let slot = q.fifo.pop_front().ok_or_else(|| Fault::Deadlock {
-            what: "DeQue on an empty queue: no tensor was EnQue'd (the hardware would wait forever)".into(),
+            what:
+                "DeQue on an empty queue: no tensor was EnQue'd (the hardware would wait forever)"
+                    .into(),
         })?;
         q.slots[slot as usize] = SlotState::Dequeued;
         let (producer, consumer) = (q.producer, q.consumer);

@@ -125,7 +125,10 @@ extern "C-unwind" fn rt_fetch_event_id(event: u32, loc: AscLoc) -> i32 {
             .map(|id| id as i32)
             .ok_or_else(|| Fault::InvalidArg {
                 api: "FetchEventID",
-                what: format!("all 6 event ids of HardEvent {} are in use", event_name(event)),
+                what: format!(
+                    "all 6 event ids of HardEvent {} are in use",
+                    event_name(event)
+                ),
             })
     })
 }
@@ -144,14 +147,20 @@ extern "C-unwind" fn rt_release_event_id(event: u32, id: i32, loc: AscLoc) {
 extern "C-unwind" fn rt_vec(op: *const AscVecOp) {
     // SAFETY: the headers pass a pointer to a live, initialised AscVecOp.
     let op = unsafe { *op };
-    let name = VecOp::from_code(op.op).map(|v| v.name()).unwrap_or("vector op");
+    let name = VecOp::from_code(op.op)
+        .map(|v| v.name())
+        .unwrap_or("vector op");
     with_block(&op.loc, name, |b| b.vector(&op))
 }
 
 extern "C-unwind" fn rt_copy(op: *const AscCopyOp) {
     // SAFETY: the headers pass a pointer to a live, initialised AscCopyOp.
     let op = unsafe { *op };
-    let api = if op.kind == crate::abi::copy_kind::PAD { "DataCopyPad" } else { "DataCopy" };
+    let api = if op.kind == crate::abi::copy_kind::PAD {
+        "DataCopyPad"
+    } else {
+        "DataCopy"
+    };
     with_block(&op.loc, api, |b| {
         let l = b.loc(&op.loc, api);
         b.copy(&op, l)
@@ -242,7 +251,9 @@ extern "C-unwind" fn rt_print(text: *const c_char) {
         return;
     }
     // SAFETY: the headers pass a NUL-terminated buffer.
-    let s = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+    let s = unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned();
     with_block(&NO_LOC, "printf", |b| {
         b.shared.print(&s);
         Ok(())
@@ -254,13 +265,19 @@ extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
         "trap".to_string()
     } else {
         // SAFETY: NUL-terminated string from the headers.
-        unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
     };
     with_block(&loc, "trap", |_| Err::<(), _>(Fault::Trap { message: msg }))
 }
 
 fn event_name(event: u32) -> String {
-    let p = |c: u32| Pipe::from_code(c).map(|p| p.name().trim_start_matches("PIPE_")).unwrap_or("?");
+    let p = |c: u32| {
+        Pipe::from_code(c)
+            .map(|p| p.name().trim_start_matches("PIPE_"))
+            .unwrap_or("?")
+    };
     format!("{}_{}", p(event / 8), p(event % 8))
 }
 
@@ -300,7 +317,11 @@ impl Block {
         use crate::trace::{FlagKey, SyncOrigin};
         match kind {
             sync_kind::SET_FLAG | sync_kind::WAIT_FLAG => {
-                let api = if kind == sync_kind::SET_FLAG { "SetFlag" } else { "WaitFlag" };
+                let api = if kind == sync_kind::SET_FLAG {
+                    "SetFlag"
+                } else {
+                    "WaitFlag"
+                };
                 let (src, dst) = match (Pipe::from_code(a / 8), Pipe::from_code(a % 8)) {
                     (Some(s), Some(d)) => (s, d),
                     _ => {
@@ -318,9 +339,25 @@ impl Block {
                 }
                 let key = FlagKey::User { id: c };
                 let (pipe, k) = if kind == sync_kind::SET_FLAG {
-                    (src, InstrKind::SetFlag { src, dst, key, origin: SyncOrigin::User })
+                    (
+                        src,
+                        InstrKind::SetFlag {
+                            src,
+                            dst,
+                            key,
+                            origin: SyncOrigin::User,
+                        },
+                    )
                 } else {
-                    (dst, InstrKind::WaitFlag { src, dst, key, origin: SyncOrigin::User })
+                    (
+                        dst,
+                        InstrKind::WaitFlag {
+                            src,
+                            dst,
+                            key,
+                            origin: SyncOrigin::User,
+                        },
+                    )
                 };
                 self.record(pipe, k, vec![], vec![], loc)
             }
@@ -336,15 +373,29 @@ impl Block {
                 if pipe == Some(Pipe::S) {
                     return Err(Fault::InvalidArg {
                         api: "PipeBarrier",
-                        what: "PipeBarrier<PIPE_S> is a hardware error (hardware-facts.md section A)".into(),
+                        what:
+                            "PipeBarrier<PIPE_S> is a hardware error (hardware-facts.md section A)"
+                                .into(),
                     });
                 }
-                self.record(pipe.unwrap_or(Pipe::S), InstrKind::Barrier { pipe }, vec![], vec![], loc)
+                self.record(
+                    pipe.unwrap_or(Pipe::S),
+                    InstrKind::Barrier { pipe },
+                    vec![],
+                    vec![],
+                    loc,
+                )
             }
             sync_kind::ALL => {
                 let generation = self.sync_all_count;
                 self.sync_all_count += 1;
-                self.record(Pipe::S, InstrKind::SyncAll { generation }, vec![], vec![], loc)?;
+                self.record(
+                    Pipe::S,
+                    InstrKind::SyncAll { generation },
+                    vec![],
+                    vec![],
+                    loc,
+                )?;
                 let shared = self.shared.clone();
                 shared.sync_all().map(|_| ())
             }
@@ -389,7 +440,13 @@ impl Block {
     }
 
     /// LocalTensor::GetValue (write = None) or SetValue.
-    pub fn local_access(&mut self, t: AscLocal, index: u32, write: Option<u64>, loc: u32) -> Result<u64, Fault> {
+    pub fn local_access(
+        &mut self,
+        t: AscLocal,
+        index: u32,
+        write: Option<u64>,
+        loc: u32,
+    ) -> Result<u64, Fault> {
         let size = dtype_size(t.dtype)? as u64;
         let mem = Mem::from_code(t.mem).ok_or_else(|| Fault::InvalidArg {
             api: "GetValue/SetValue",
@@ -413,12 +470,24 @@ impl Block {
                 self.write_bytes(mem, at, &bytes[..size as usize], None)?;
             }
         }
-        self.record(Pipe::S, InstrKind::Scalar { op, bytes: size }, reads, writes, loc)?;
+        self.record(
+            Pipe::S,
+            InstrKind::Scalar { op, bytes: size },
+            reads,
+            writes,
+            loc,
+        )?;
         Ok(value)
     }
 
     /// GlobalTensor::GetValue (write = None) or SetValue.
-    pub fn gm_access(&mut self, addr: u64, dtype: u8, write: Option<u64>, loc: u32) -> Result<u64, Fault> {
+    pub fn gm_access(
+        &mut self,
+        addr: u64,
+        dtype: u8,
+        write: Option<u64>,
+        loc: u32,
+    ) -> Result<u64, Fault> {
         let size = dtype_size(dtype)? as u64;
         let region = self.region("GlobalTensor", Mem::Gm, (addr, addr + size))?;
         let mut value = 0u64;
@@ -435,7 +504,13 @@ impl Block {
                 (ScalarOp::GmSet, vec![], vec![region])
             }
         };
-        self.record(Pipe::S, InstrKind::Scalar { op, bytes: size }, reads, writes, loc)?;
+        self.record(
+            Pipe::S,
+            InstrKind::Scalar { op, bytes: size },
+            reads,
+            writes,
+            loc,
+        )?;
         Ok(value)
     }
 }
