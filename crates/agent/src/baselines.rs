@@ -22,8 +22,9 @@ use crate::diagnose::Diagnosis;
 use crate::features::code_features;
 use crate::llm::{apply_answer, feedback_text, llm_error, profile_text};
 use crate::motif::{registry, SiteState, Sources};
-use crate::outcome::{OpOutcome, Step};
+use crate::outcome::{curve, roofline, OpOutcome, Step};
 use crate::proposer::{Feedback, Proposal, Proposer, RewriteRequest};
+use crate::rng::Rng;
 use crate::session::{Action, LogEntry, OpSession, Phase, Trial};
 use crate::AgentError;
 use ascendopt_bank::signature::ProfileSignature;
@@ -32,53 +33,6 @@ use ascendopt_llm::client::{LlmClient, Message};
 use ascendopt_llm::json::first_object;
 use ascendopt_llm::prompts::{self, show_files};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// SplitMix64.
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-    fn coin(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-}
-
-fn roofline(trial: &Trial) -> Option<f64> {
-    trial
-        .profile()
-        .and_then(|p| p.get("roofline_reached(%)"))
-        .and_then(serde_json::Value::as_f64)
-        .map(|p| p / 100.0)
-}
-
-/// Best latency after each attempt of the log, starting with the baseline.
-fn curve(log: &[LogEntry], baseline_us: f64) -> Vec<(u32, f64)> {
-    let mut best = baseline_us;
-    let mut out = Vec::new();
-    for (i, e) in log.iter().enumerate() {
-        if e.accepted && e.phase != Phase::Baseline {
-            if let Some(l) = e.latency_us {
-                best = best.min(l);
-            }
-        }
-        out.push((u32::try_from(i + 1).unwrap_or(u32::MAX), best));
-    }
-    out
-}
 
 /// Evaluates the input; returns the outcome skeleton and the baseline
 /// trial (None when the input is not correct: nothing to optimise).

@@ -31,6 +31,7 @@ pub mod proposer;
 pub mod refine;
 pub mod report;
 pub mod rewind;
+mod rng;
 pub mod session;
 pub mod tune;
 

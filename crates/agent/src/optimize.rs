@@ -18,10 +18,10 @@
 
 use crate::diagnose::Diagnoser;
 use crate::motif::{self, Sources};
-use crate::outcome::{OpOutcome, Step};
+use crate::outcome::{curve, roofline, OpOutcome, Step};
 use crate::proposer::Proposer;
 use crate::refine::{self, RefineConfig, Tried};
-use crate::session::{Action, LogEntry, OpSession, Phase, Trial};
+use crate::session::{Action, LogEntry, OpSession, Phase};
 use crate::tune::{self, TuneConfig};
 use crate::AgentError;
 use ascendopt_bank::store::Bank;
@@ -133,30 +133,6 @@ impl Method {
             (false, false, _) => None,
         }
     }
-}
-
-fn roofline(trial: &Trial) -> Option<f64> {
-    trial
-        .profile()
-        .and_then(|p| p.get("roofline_reached(%)"))
-        .and_then(serde_json::Value::as_f64)
-        .map(|p| p / 100.0)
-}
-
-/// The best-so-far curve: one point per attempt in the log (attempt
-/// number, incumbent latency after it), starting with the baseline.
-fn curve(log: &[LogEntry], baseline_us: f64) -> Vec<(u32, f64)> {
-    let mut best = baseline_us;
-    let mut out = Vec::new();
-    for (i, e) in log.iter().enumerate() {
-        if e.accepted && e.phase != Phase::Baseline {
-            if let Some(l) = e.latency_us {
-                best = best.min(l);
-            }
-        }
-        out.push((u32::try_from(i + 1).unwrap_or(u32::MAX), best));
-    }
-    out
 }
 
 /// Optimises the session's operator with `cfg.method`: measures the input,

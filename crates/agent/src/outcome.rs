@@ -1,7 +1,7 @@
 //! What optimising one operator with one method ends with: the numbers the
 //! benchmark and the report are made of.
 
-use crate::session::{Action, LogEntry, Phase};
+use crate::session::{Action, LogEntry, Phase, Trial};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -56,4 +56,29 @@ pub struct OpOutcome {
     pub roofline_after: Option<f64>,
     /// The final incumbent's package folder.
     pub final_dir: Option<PathBuf>,
+}
+
+/// The roofline fraction (0..1) of a judged candidate's profile.
+pub(crate) fn roofline(trial: &Trial) -> Option<f64> {
+    trial
+        .profile()
+        .and_then(|p| p.get("roofline_reached(%)"))
+        .and_then(serde_json::Value::as_f64)
+        .map(|p| p / 100.0)
+}
+
+/// The best-so-far curve: one point per attempt in the log (attempt
+/// number, incumbent latency after it), starting with the baseline.
+pub(crate) fn curve(log: &[LogEntry], baseline_us: f64) -> Vec<(u32, f64)> {
+    let mut best = baseline_us;
+    let mut out = Vec::new();
+    for (i, e) in log.iter().enumerate() {
+        if e.accepted && e.phase != Phase::Baseline {
+            if let Some(l) = e.latency_us {
+                best = best.min(l);
+            }
+        }
+        out.push((u32::try_from(i + 1).unwrap_or(u32::MAX), best));
+    }
+    out
 }

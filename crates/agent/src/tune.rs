@@ -44,6 +44,7 @@ use crate::motif::Sources;
 use crate::outcome::Step;
 use crate::proposer::{Feedback, Proposer, TilingEditRequest};
 use crate::refine::{affordable, notify, settle, Tried};
+use crate::rng::Rng;
 use crate::session::{Action, LogEntry, OpSession, Phase, Trial};
 use crate::AgentError;
 use ascendopt_harness::store::Stage;
@@ -99,30 +100,6 @@ pub struct TuneOutcome {
     pub skipped_constraint: u32,
     /// Why the search stopped.
     pub stopped: String,
-}
-
-/// A small deterministic generator (SplitMix64).
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
 }
 
 type Genome = Vec<usize>;
