@@ -5,7 +5,9 @@
 //! Layout of the output folder:
 //! - `runs.sqlite`: the run store; one run for Rewind and one per method,
 //!   each with a config JSON naming what it is (method, budget, operators,
-//!   bank digest, seed);
+//!   bank digest, seed); each run's LLM calls (chat and embeddings) are in
+//!   its `llm_calls` rows ([`AgentFactory::for_run`]), summed per run in
+//!   `results.json` (`meta.llm_usage`);
 //! - `bank.sqlite` (frozen) and `bank.jsonl`: the bank, built by Rewind
 //!   over the bank operators, with `bank.json` recording how;
 //! - `outcomes/<method>/<op>.json`: each finished method × operator;
@@ -31,9 +33,10 @@
 use crate::baselines::{best_of_n, coder_judge};
 use crate::diagnose::Diagnoser;
 use crate::distill::{BuiltinDistiller, Distiller};
+use crate::llm::{DenseRetrieval, FALLBACK_STATUS};
 use crate::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
 use crate::proposer::Proposer;
-use crate::report::results::{OutcomeSummary, Results, RunMeta};
+use crate::report::results::{LlmUsageRow, OutcomeSummary, Results, RunMeta};
 use crate::report::write_report;
 use crate::rewind::{rewind_operator_with, RewindConfig};
 use crate::session::{OpSession, RunContext};
@@ -141,6 +144,22 @@ pub trait AgentFactory: Sync {
     /// to it directly).
     fn llm_client(&self) -> Option<std::sync::Arc<ascendopt_llm::client::LlmClient>> {
         None
+    }
+    /// Dense retrieval for Stage I, when an embeddings endpoint is
+    /// configured.
+    fn dense(&self) -> Option<DenseRetrieval> {
+        None
+    }
+    /// The same agents with their LLM calls recorded under `run` in the
+    /// store at `store_path` (None: nothing to record, use `self`). The
+    /// benchmark asks for this for every run it makes, so that each
+    /// method's calls land in that method's run.
+    fn for_run(
+        &self,
+        _store_path: &Path,
+        _run: RunId,
+    ) -> Result<Option<Box<dyn AgentFactory>>, BenchError> {
+        Ok(None)
     }
 }
 
@@ -338,7 +357,7 @@ fn build_bank(
     cfg: &BenchConfig,
     agents: &dyn AgentFactory,
     progress: &(dyn Fn(&BenchEvent) + Sync),
-) -> Result<BankRecord, BenchError> {
+) -> Result<(BankRecord, Option<RunId>), BenchError> {
     let bank_path = cfg.out.join("bank.sqlite");
     let record_path = cfg.out.join("bank.json");
     let config = serde_json::json!({
@@ -362,7 +381,13 @@ fn build_bank(
                     bank_path.display(),
                     rec.entries
                 )));
-                return Ok(rec);
+                let store = RunStore::open(&cfg.out.join("runs.sqlite"))?;
+                let run = store
+                    .runs()?
+                    .into_iter()
+                    .find(|r| r.config == config)
+                    .map(|r| r.id);
+                return Ok((rec, run));
             }
         }
         for suffix in ["", "-wal", "-shm"] {
@@ -382,6 +407,8 @@ fn build_bank(
         total: cfg.bank_ops.len() as u64 * u64::from(cfg.rewind_budget),
     });
     let done = AtomicU64::new(0);
+    let scoped = agents.for_run(&store_path, run)?;
+    let agents: &dyn AgentFactory = scoped.as_deref().unwrap_or(agents);
     let rcfg = RewindConfig {
         budget: cfg.rewind_budget,
         seed: cfg.seed,
@@ -459,7 +486,7 @@ fn build_bank(
     let text = serde_json::to_string_pretty(&rec).map_err(|e| io(&record_path, e))?;
     write_atomic(&record_path, &text)?;
     RunStore::open(&store_path)?.set_run_status(run, RunStatus::Finished)?;
-    Ok(rec)
+    Ok((rec, Some(run)))
 }
 
 /// One method × operator, on a worker thread.
@@ -471,7 +498,10 @@ fn run_pair(
     pkg: &OpPackage,
     bank_path: Option<&Path>,
 ) -> Result<OutcomeSummary, BenchError> {
-    let store = RunStore::open(&cfg.out.join("runs.sqlite"))?;
+    let store_path = cfg.out.join("runs.sqlite");
+    let store = RunStore::open(&store_path)?;
+    let scoped = agents.for_run(&store_path, run)?;
+    let agents: &dyn AgentFactory = scoped.as_deref().unwrap_or(agents);
     let dev = device(cfg)?;
     let ctx = RunContext {
         device: &dev,
@@ -505,6 +535,7 @@ fn run_pair(
                     budget,
                     stage1_budget: cfg.stage1_budget,
                     seed: cfg.seed,
+                    dense: agents.dense(),
                     ..OptimizeConfig::default()
                 },
             )?
@@ -590,10 +621,11 @@ pub fn run_bench(
 
     // The bank.
     let needs_bank = methods.iter().any(|m| m.uses_bank());
-    let bank = if needs_bank && cfg.rewind_budget > 0 && !cfg.bank_ops.is_empty() {
-        Some(build_bank(cfg, agents, progress)?)
+    let (bank, rewind_run) = if needs_bank && cfg.rewind_budget > 0 && !cfg.bank_ops.is_empty() {
+        let (rec, run) = build_bank(cfg, agents, progress)?;
+        (Some(rec), run)
     } else {
-        None
+        (None, None)
     };
     let bank_path = bank.as_ref().map(|_| cfg.out.join("bank.sqlite"));
 
@@ -750,6 +782,19 @@ pub fn run_bench(
             "{failed} method × operator pair(s) ended with an error; they count as speedup 1.0 and not correct"
         ));
     }
+    let llm_usage = if agents.llm_client().is_some() || agents.dense().is_some() {
+        let mut rows = Vec::new();
+        for (name, run) in rewind_run
+            .map(|r| ("rewind", r))
+            .into_iter()
+            .chain(runs.iter().map(|(m, r)| (m.as_str(), *r)))
+        {
+            rows.push(llm_usage(&store, name, run)?);
+        }
+        rows
+    } else {
+        Vec::new()
+    };
     let meta = RunMeta {
         tool: format!("ascendopt {}", env!("CARGO_PKG_VERSION")),
         device: "simulated Ascend 910B2 (built-in timing model)".into(),
@@ -768,6 +813,7 @@ pub fn run_bench(
             .collect(),
         skipped,
         notes,
+        llm_usage,
     };
     let results = Results::new(meta, summaries);
     let report_html = write_report(&cfg.out, &results)?;
@@ -776,6 +822,34 @@ pub fn run_bench(
         report_html,
         out: cfg.out.clone(),
     })
+}
+
+/// The LLM usage of one run, from its `llm_calls` rows.
+fn llm_usage(store: &RunStore, method: &str, run: RunId) -> Result<LlmUsageRow, BenchError> {
+    let mut row = LlmUsageRow {
+        method: method.to_string(),
+        run: run.0,
+        ..LlmUsageRow::default()
+    };
+    for call in store.llm_calls(run)? {
+        row.rows += 1;
+        if call.status == "ok" {
+            row.requests += 1;
+        }
+        if call.role == "embeddings" {
+            row.embedding_tokens += call.prompt_tokens;
+            if call.status == FALLBACK_STATUS {
+                row.dense_fallbacks += 1;
+            }
+        } else {
+            row.prompt_tokens += call.prompt_tokens;
+            row.completion_tokens += call.completion_tokens;
+        }
+        if let Some(c) = call.cost {
+            *row.cost.get_or_insert(0.0) += c;
+        }
+    }
+    Ok(row)
 }
 
 fn finished_path(cfg: &BenchConfig, m: BenchMethod, op: &str) -> PathBuf {

@@ -17,6 +17,7 @@
 //! give their stage the whole budget.
 
 use crate::diagnose::Diagnoser;
+use crate::llm::DenseRetrieval;
 use crate::motif::{self, Sources};
 use crate::outcome::{curve, roofline, OpOutcome, Step};
 use crate::proposer::Proposer;
@@ -92,6 +93,9 @@ pub struct OptimizeConfig {
     /// Stage II stops after this many attempts in a row without a new
     /// best candidate (None: it uses its whole share of the budget).
     pub patience: Option<u32>,
+    /// Dense retrieval through an embeddings endpoint for Stage I (None:
+    /// lexical retrieval; see [`crate::llm::DenseRetrieval`]).
+    pub dense: Option<DenseRetrieval>,
 }
 
 impl Default for OptimizeConfig {
@@ -104,6 +108,7 @@ impl Default for OptimizeConfig {
             stagnation: 12,
             seed: 0,
             patience: None,
+            dense: None,
         }
     }
 }
@@ -230,6 +235,7 @@ pub fn optimize_operator_with(
                 k: cfg.k,
                 use_bank: cfg.method.uses_bank(),
                 stagnation,
+                dense: cfg.dense.clone(),
             },
             &mut tried,
             on_attempt,

@@ -9,6 +9,9 @@
 //! - A candidate judged before in this optimisation (same sources) is
 //!   never proposed to the harness again (the `tried` set), so a rejected
 //!   rewrite is not retried; the proposer gets the attempts as feedback.
+//! - Retrieval is lexical ([`Bank::search`]) or, with
+//!   [`RefineConfig::dense`], a reciprocal-rank fusion of that ranking and
+//!   the embedding similarity ([`Bank::search_fused`]).
 //! - With experience, motifs whose rewrites were all rejected on the
 //!   current incumbent are excluded from the next retrieval, so that
 //!   lower-ranked entries get their turn; the exclusions reset when the
@@ -24,6 +27,7 @@
 
 use crate::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::applicable_motifs;
+use crate::llm::DenseRetrieval;
 use crate::motif::Sources;
 use crate::outcome::Step;
 use crate::proposer::{Feedback, Proposer, RewriteRequest};
@@ -90,6 +94,11 @@ pub struct RefineConfig {
     /// Stop after this many attempts in a row without an accepted rewrite
     /// (None: never for this reason).
     pub stagnation: Option<u32>,
+    /// Dense retrieval: rank by reciprocal-rank fusion of the lexical and
+    /// the embedding ranking (None: lexical only). An embeddings failure
+    /// falls back to lexical retrieval for that round, with a warning in
+    /// the call log ([`DenseRetrieval::search_or_fallback`]).
+    pub dense: Option<DenseRetrieval>,
 }
 
 /// What Stage I ends with.
@@ -135,6 +144,8 @@ pub(crate) fn affordable(session: &OpSession<'_>, sources: &Sources) -> Result<b
 /// could apply to `current` and not in `exclude`.
 fn retrieve(
     bank: &Bank,
+    dense: Option<&DenseRetrieval>,
+    op: &str,
     diagnosis: &Diagnosis,
     current: &Sources,
     exclude: &BTreeSet<String>,
@@ -156,11 +167,11 @@ fn retrieve(
         exclude_motifs: exclude.iter().cloned().collect(),
         avoid: AvoidPolicy::Demote,
     };
-    Ok(bank
-        .search(&query, k)?
-        .into_iter()
-        .map(|h| h.entry)
-        .collect())
+    let hits = match dense {
+        Some(d) => d.search_or_fallback(bank, &query, k, op)?,
+        None => bank.search(&query, k)?,
+    };
+    Ok(hits.into_iter().map(|h| h.entry).collect())
 }
 
 /// Runs Stage I from `incumbent` (a correct, profiled trial), calling
@@ -201,7 +212,15 @@ pub fn refine(
         })?;
         let entries = match bank {
             Some(bank) => {
-                let entries = retrieve(bank, &diagnosis, &incumbent.sources, &exhausted, cfg.k)?;
+                let entries = retrieve(
+                    bank,
+                    cfg.dense.as_ref(),
+                    session.op(),
+                    &diagnosis,
+                    &incumbent.sources,
+                    &exhausted,
+                    cfg.k,
+                )?;
                 if entries.is_empty() {
                     diagnoses.push(diagnosis);
                     break "no retrieved entry applies to the incumbent".to_string();

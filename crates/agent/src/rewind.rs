@@ -9,7 +9,8 @@
 //! 3. a removal is kept only if the degraded kernel compiles, passes the
 //!    hardened correctness checks and is slower than the current kernel
 //!    beyond noise (the harness's rule, [`OpSession::faster`] of the
-//!    current kernel over the candidate);
+//!    current kernel over the candidate), and then **again** on a
+//!    confirmation (below);
 //! 4. a kept removal is inverted into an entry (slow → fast diff, both
 //!    latencies, the profile fields that moved, the slow kernel's
 //!    signature, text from the [`Distiller`]) and stored in the bank; the
@@ -19,6 +20,32 @@
 //! Tiling is held fixed: only the sources change; op.toml, cases and knob
 //! ranges come from the operator's package.
 //!
+//! # Confirmation
+//!
+//! One pass of the noise rule is not enough evidence for an entry: the
+//! rule lets about 2 % of equal pairs through, and an effect close to
+//! τ passes or fails by the luck of one set of samples (a tail_fold
+//! removal of fast_gelu_grad passed at a 1.7 % slowdown and re-measured
+//! at 0.3 %, under a τ of 0.6 %). So a removal that passes once is
+//! measured again before it is stored: the slow candidate is evaluated a
+//! second time ([`OpSession::remeasure_or_replay`]: fresh inputs, fresh
+//! noise seeds, the full pipeline, correctness included) and compared
+//! with an independent re-measurement of the fast (current) kernel; the
+//! removal is stored only when that second comparison also finds it
+//! slower beyond τ. Each re-measurement is charged to the budget like
+//! every evaluation. The fast kernel's re-measurement is the one taken
+//! when it was itself confirmed as the slow side of the previous kept
+//! removal (for the strong kernel: one re-measurement at the first
+//! confirmation), so a confirmation usually costs one evaluation, at
+//! most two. Both comparisons are in the entry's evidence
+//! (`decision`, `confirm_*`). A removal that passes once when fewer
+//! evaluations remain than its confirmation needs is not stored.
+//!
+//! With measurement noise off (`PipelineConfig::deterministic`) there is
+//! nothing to confirm: a re-measurement is the same clean duration of
+//! the same trace, so confirmation is skipped and the evidence says so
+//! (`confirm:skipped ...`).
+//!
 //! Every entry carries the evidence needed to check it again: the run
 //! store's source hashes of the slow and fast kernels, the seeds and
 //! budget indices of their evaluations. [`verify_entry`] rebuilds both
@@ -27,8 +54,9 @@
 //!
 //! Invariants:
 //! - Nothing is stored for a removal that failed to compile, was not
-//!   correct, or whose slowdown is within noise; such attempts are in the
-//!   log (accepted = false, with the reason) and were charged.
+//!   correct, or whose slowdown is within noise, at the first measurement
+//!   or at the confirmation; such attempts are in the log (accepted =
+//!   false, with the reason) and were charged.
 //! - The same seeds (pipeline and proposer) on the same operators give
 //!   the same bank ([`Bank::content_digest`]): proposals, evaluations and
 //!   text are deterministic, and an entry's content hash excludes its
@@ -103,8 +131,23 @@ pub struct KeptRemoval {
     pub fast_us: f64,
     /// The acceptance rule's decision (fast kernel over slow one).
     pub reason: String,
-    /// Charged evaluations of the operator when it was kept.
+    /// Charged evaluations of the operator when it was kept (its
+    /// confirmation included).
     pub at_evaluation: u32,
+    /// The confirming second comparison; None when measurement noise is
+    /// off (nothing to confirm).
+    pub confirmation: Option<Confirmation>,
+}
+
+/// The second, independent comparison that confirmed a kept removal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirmation {
+    /// The slow kernel's re-measured median latency, µs.
+    pub slow_us: f64,
+    /// The fast kernel's re-measured median latency, µs.
+    pub fast_us: f64,
+    /// The acceptance rule's decision on the re-measurements.
+    pub reason: String,
 }
 
 impl KeptRemoval {
@@ -211,6 +254,8 @@ pub fn rewind_operator_with(
     outcome.strong_us = first.latency_us();
 
     let mut current = first;
+    // An independent re-measurement of `current` (for confirmations).
+    let mut current_again: Option<Trial> = None;
     let mut removed: Vec<String> = Vec::new();
     let mut feedback = Feedback::default();
     let stop = 'chain: loop {
@@ -247,8 +292,9 @@ pub fn rewind_operator_with(
             let trial = session.evaluate(Phase::Rewind, &sources, action.clone())?;
             if !trial.is_correct() {
                 let reason = format!(
-                    "{}: a removal must keep the kernel correct",
-                    trial.verdict().label()
+                    "{}: a removal must keep the kernel correct{}",
+                    trial.verdict().label(),
+                    failure_detail(trial.verdict())
                 );
                 settle(&mut session, &mut feedback, &action, &trial, false, reason);
                 notify(&session, on_attempt);
@@ -261,16 +307,52 @@ pub fn rewind_operator_with(
                 notify(&session, on_attempt);
                 continue;
             }
+            // Passed once: confirm on independent re-measurements.
+            let first_index = session.log().len() - 1;
+            let confirm = if ctx.pipeline.deterministic {
+                Confirm::Skipped
+            } else {
+                confirm(&mut session, &current, &mut current_again, &trial, &action)?
+            };
+            let again = match confirm {
+                Confirm::Skipped => None,
+                Confirm::Confirmed(again) => Some(again),
+                Confirm::Rejected { verdict, reason } => {
+                    let reason = format!(
+                        "slower beyond noise once ({}), but {reason}",
+                        decision.reason
+                    );
+                    session.settle_at(first_index, false, reason.clone());
+                    feedback.attempts.push((action.clone(), verdict, reason));
+                    notify_from(&session, first_index, on_attempt);
+                    continue;
+                }
+            };
             let entry = distil(
-                ctx, pkg, distiller, cfg, &action, &trial, &current, &decision,
+                ctx,
+                pkg,
+                distiller,
+                cfg,
+                &action,
+                &trial,
+                &current,
+                &decision,
+                again.as_deref(),
             )?;
             let inserted = bank.insert(&entry)?;
             let (slow_us, fast_us) = (
                 entry.slow_us.unwrap_or(f64::NAN),
                 entry.fast_us.unwrap_or(f64::NAN),
             );
+            let confirmed = again.as_deref().map_or_else(String::new, |a| {
+                format!(
+                    "; confirmed: {:.3} us vs {:.3} us",
+                    a.slow.latency_us().unwrap_or(f64::NAN),
+                    a.fast.latency_us().unwrap_or(f64::NAN)
+                )
+            });
             let reason = format!(
-                "kept: {slow_us:.3} us vs {fast_us:.3} us ({:.3}x slower), entry {}{}",
+                "kept: {slow_us:.3} us vs {fast_us:.3} us ({:.3}x slower){confirmed}, entry {}{}",
                 slow_us / fast_us,
                 inserted.id(),
                 if matches!(inserted, Inserted::Duplicate(_)) {
@@ -279,8 +361,11 @@ pub fn rewind_operator_with(
                     ""
                 }
             );
-            settle(&mut session, &mut feedback, &action, &trial, true, reason);
-            notify(&session, on_attempt);
+            session.settle_at(first_index, true, reason.clone());
+            feedback
+                .attempts
+                .push((action.clone(), trial.verdict().kind().to_string(), reason));
+            notify_from(&session, first_index, on_attempt);
             outcome.kept.push(KeptRemoval {
                 id: inserted.id(),
                 new: matches!(inserted, Inserted::New(_)),
@@ -290,10 +375,18 @@ pub fn rewind_operator_with(
                 fast_us,
                 reason: decision.reason.clone(),
                 at_evaluation: session.spent(Stage::Rewind),
+                confirmation: again.as_deref().map(|a| Confirmation {
+                    slow_us: a.slow.latency_us().unwrap_or(f64::NAN),
+                    fast_us: a.fast.latency_us().unwrap_or(f64::NAN),
+                    reason: a.decision.reason.clone(),
+                }),
             });
             if let Some(tag) = &action.motif {
                 removed.push(tag.clone());
             }
+            // The slow kernel's re-measurement is the next chain link's
+            // independent measurement of its fast side.
+            current_again = again.map(|a| a.slow);
             current = trial;
             kept_one = true;
             break;
@@ -321,10 +414,165 @@ pub fn rewind_all(
         .collect()
 }
 
+/// The first line of a runtime error's message, in parentheses (the
+/// proposer tells a resource failure, e.g. `out of memory`, from a wrong
+/// edit by it); empty for other verdicts.
+fn failure_detail(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::RuntimeError { message, .. } => {
+            let line = message.lines().next().unwrap_or("").trim();
+            let short: String = line.chars().take(160).collect();
+            if short.is_empty() {
+                String::new()
+            } else {
+                format!(" ({short})")
+            }
+        }
+        _ => String::new(),
+    }
+}
+
 fn notify(session: &OpSession<'_>, on_attempt: &mut dyn FnMut(&LogEntry)) {
     if let Some(last) = session.log().last() {
         on_attempt(last);
     }
+}
+
+/// Reports log entries `from..` (an attempt and its confirmation), once
+/// all are settled.
+fn notify_from(session: &OpSession<'_>, from: usize, on_attempt: &mut dyn FnMut(&LogEntry)) {
+    for entry in session.log().iter().skip(from) {
+        on_attempt(entry);
+    }
+}
+
+/// The re-measurements that confirmed a removal.
+struct Again {
+    /// The slow candidate, evaluated a second time.
+    slow: Trial,
+    /// The fast (current) kernel, measured independently of the first
+    /// comparison.
+    fast: Trial,
+    /// The rule on the two re-measurements.
+    decision: Decision,
+}
+
+/// What the confirmation of a removal found.
+enum Confirm {
+    /// No measurement noise: nothing to confirm.
+    Skipped,
+    /// Slower beyond noise again.
+    Confirmed(Box<Again>),
+    /// Not confirmed: the verdict kind of the slow candidate's second
+    /// evaluation (or `correct` when it was the comparison that failed)
+    /// and why.
+    Rejected {
+        /// Verdict kind for the proposer's feedback.
+        verdict: String,
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+/// Evaluations a confirmation needs: the slow candidate again, plus the
+/// fast kernel when it has no independent re-measurement yet.
+fn confirmation_cost(current_again: &Option<Trial>) -> u32 {
+    1 + u32::from(current_again.is_none())
+}
+
+/// Re-measures the fast kernel (unless `current_again` holds an
+/// independent measurement of it already) and the slow candidate, both
+/// charged, and applies the rule again. Every re-measurement is logged
+/// and settled (never accepted: the candidate's own entry carries the
+/// outcome).
+fn confirm(
+    session: &mut OpSession<'_>,
+    current: &Trial,
+    current_again: &mut Option<Trial>,
+    trial: &Trial,
+    action: &Action,
+) -> Result<Confirm, AgentError> {
+    let need = confirmation_cost(current_again);
+    let left = session.remaining(Stage::Rewind);
+    if left < need {
+        return Ok(Confirm::Rejected {
+            verdict: "correct".into(),
+            reason: format!(
+                "its confirmation needs {need} more evaluation{} and {left} remain{}",
+                if need == 1 { "" } else { "s" },
+                if left == 1 { "s" } else { "" }
+            ),
+        });
+    }
+    let remeasure_action = |what: &str| Action {
+        proposer: action.proposer.clone(),
+        motif: None,
+        summary: format!("confirm: re-measure {what} of `{}`", action.summary),
+        entries: Vec::new(),
+    };
+    let fast = match current_again.take() {
+        Some(again) => again,
+        None => {
+            let again = session.remeasure_or_replay(
+                Phase::Rewind,
+                current,
+                remeasure_action("the fast kernel"),
+            )?;
+            let reason = format!(
+                "confirmation: the fast kernel measured again ({})",
+                again.verdict().label()
+            );
+            session.settle_last(false, reason);
+            again
+        }
+    };
+    if !fast.is_correct() {
+        // The current kernel failed on fresh inputs: no confirmation, and
+        // no re-measurement of it to reuse.
+        return Ok(Confirm::Rejected {
+            verdict: "correct".into(),
+            reason: format!(
+                "the fast kernel's re-measurement was not correct ({})",
+                fast.verdict().label()
+            ),
+        });
+    }
+    let slow = session.remeasure_or_replay(
+        Phase::Rewind,
+        trial,
+        remeasure_action("the slow candidate"),
+    )?;
+    if !slow.is_correct() {
+        let reason = format!(
+            "its second evaluation was not correct ({})",
+            slow.verdict().label()
+        );
+        session.settle_last(false, format!("confirmation: {reason}"));
+        *current_again = Some(fast);
+        return Ok(Confirm::Rejected {
+            verdict: slow.verdict().kind().to_string(),
+            reason,
+        });
+    }
+    let decision = session.faster(&fast, &slow);
+    if !decision.faster {
+        let reason = format!("not confirmed: {}", decision.reason);
+        session.settle_last(false, format!("confirmation: {reason}"));
+        *current_again = Some(fast);
+        return Ok(Confirm::Rejected {
+            verdict: "correct".into(),
+            reason,
+        });
+    }
+    session.settle_last(
+        false,
+        format!("confirmation: slower again: {}", decision.reason),
+    );
+    Ok(Confirm::Confirmed(Box::new(Again {
+        slow,
+        fast,
+        decision,
+    })))
 }
 
 fn settle(
@@ -353,6 +601,7 @@ fn distil(
     slow: &Trial,
     fast: &Trial,
     decision: &Decision,
+    again: Option<&Again>,
 ) -> Result<Entry, AgentError> {
     let op = pkg.name();
     let diff = motif::diff(&slow.sources, &fast.sources);
@@ -387,7 +636,7 @@ fn distil(
             .budget_index
             .map_or_else(|| "cached".to_string(), |i| i.to_string())
     };
-    let evidence = vec![
+    let mut evidence = vec![
         format!("run_store:{}", ctx.store.path().display()),
         format!("run:{}", ctx.run),
         format!("op:{op}"),
@@ -399,12 +648,34 @@ fn distil(
         format!("fast_eval:{}", eval_index(fast)),
         format!("slow_seed:{}", slow.evaluated.seed),
         format!("fast_seed:{}", fast.evaluated.seed),
+        format!("slow_us:{slow_us:.4}"),
+        format!("fast_us:{fast_us:.4}"),
         format!("pipeline_seed:{}", ctx.pipeline.seed),
         format!("proposer_seed:{}", cfg.seed),
         format!("repeats:{}", ctx.pipeline.repeats),
         format!("deterministic:{}", ctx.pipeline.deterministic),
         format!("decision:{}", decision.reason),
     ];
+    match again {
+        None => evidence.push(
+            "confirm:skipped (no measurement noise: a re-measurement repeats the same clean \
+             duration of the same trace)"
+                .to_string(),
+        ),
+        Some(a) => {
+            let us = |t: &Trial| format!("{:.4}", t.latency_us().unwrap_or(f64::NAN));
+            evidence.extend([
+                "confirm:re-measured slow and fast kernels, slower beyond noise again".to_string(),
+                format!("confirm_slow_eval:{}", eval_index(&a.slow)),
+                format!("confirm_fast_eval:{}", eval_index(&a.fast)),
+                format!("confirm_slow_seed:{}", a.slow.evaluated.seed),
+                format!("confirm_fast_seed:{}", a.fast.evaluated.seed),
+                format!("confirm_slow_us:{}", us(&a.slow)),
+                format!("confirm_fast_us:{}", us(&a.fast)),
+                format!("confirm_decision:{}", a.decision.reason),
+            ]);
+        }
+    }
     let created_ms = cfg.created_ms.unwrap_or_else(now_ms);
     Ok(Entry {
         title: text.title,

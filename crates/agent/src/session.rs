@@ -213,6 +213,16 @@ impl<'a> OpSession<'a> {
         }
     }
 
+    /// Marks log entry `index` accepted (or not) with a reason (an attempt
+    /// settled after later entries were logged, e.g. Rewind's confirmation
+    /// re-measurements); out of range does nothing.
+    pub fn settle_at(&mut self, index: usize, accepted: bool, reason: impl Into<String>) {
+        if let Some(entry) = self.log.get_mut(index) {
+            entry.accepted = accepted;
+            entry.reason = reason.into();
+        }
+    }
+
     /// Evaluations left in `stage`.
     pub fn remaining(&self, stage: Stage) -> u32 {
         self.ledger.remaining(stage).unwrap_or(0)

@@ -8,13 +8,28 @@
 //! `TilingSpace::render_with`.
 //!
 //! The evolutionary search ([`tune`]):
-//! - generation 0: the incumbent's neighbours (each knob one value up or
-//!   down, or at an end of its range), in a seeded random order;
-//! - then children: two parents drawn by binary tournament from the
-//!   population (the `population` fastest correct candidates), uniform
-//!   crossover with probability 1/2, then mutation of at least one knob
-//!   (a step of up to 1/8 of the knob's range, or a random value with
-//!   probability 0.3);
+//! - the one-knob round: moves of one knob of the incumbent at a time,
+//!   widest ranges first (tile sizes and per-core minimums span orders of
+//!   magnitude, buffer counts do not); a knob's first move goes to the far
+//!   end of its range, its second to the near end when the first changed
+//!   nothing (the knob is saturated that way) and otherwise to the
+//!   midpoint; every knob moves once before any moves twice, except that a
+//!   first move that helped or changed nothing is followed at once by the
+//!   knob's second, and a knob whose moves keep improving is bisected
+//!   towards its best value at once (midpoint between the best value and
+//!   the nearest value tried on the wider side); the round takes at
+//!   most about half the evaluations, so that operators with many knobs
+//!   keep evaluations for combinations;
+//! - as soon as two knobs have an improving move, every improving move is
+//!   applied together in one candidate (recombination), and again when
+//!   another knob improves; a failing recombination falls back to one move
+//!   fewer;
+//! - then children: two parents drawn by binary tournament among the
+//!   population members faster than the incumbent (as fast when none is),
+//!   uniform
+//!   crossover with probability 1/2, then mutation of at least one knob (a
+//!   step of up to a quarter of the knob's range, or a random value with
+//!   probability 0.15), preferring knobs whose moves changed the latency;
 //! - a candidate that violates a constraint is refused without evaluation;
 //! - a candidate that fails (UB overflow, misalignment, out of bounds,
 //!   compile error, wrong result, time-out) teaches an *infeasible region*:
@@ -29,9 +44,14 @@
 //!   hypothesis (skipped always from then on), a correct one refutes it;
 //! - identical assignments are never evaluated twice (and identical
 //!   sources are answered by the run store without charge);
-//! - at the end the best candidate is measured again on fresh inputs and
-//!   noise ([`OpSession::remeasure_or_replay`]) and declared only when that
-//!   measurement is faster than the incumbent beyond noise.
+//! - at the end, when measurements are noisy, the best candidate is
+//!   measured again on fresh inputs and noise
+//!   ([`OpSession::remeasure_or_replay`]) and declared only when that
+//!   measurement is faster than the incumbent beyond noise; the last
+//!   evaluation is kept for that only once there is a better candidate.
+//!   Noise-free measurements (the deterministic pipeline) would repeat
+//!   themselves, so then the best is judged on its first measurement (which
+//!   already re-checked correctness on fresh inputs).
 //!
 //! An LLM proposer may also edit the region's branch logic
 //! (`Proposer::tiling_edits`): those edits are judged first, and an
@@ -397,77 +417,433 @@ pub fn random_search(
     search(session, incumbent, cfg, tried, Strategy::Random, on_attempt)
 }
 
-/// Generation 0: neighbours of `base` (one knob one value up or down, or
-/// at an end of its range), shuffled.
-fn neighbours(space: &KnobSpace, base: &Genome, rng: &mut Rng) -> Vec<Genome> {
-    let mut out: Vec<Genome> = Vec::new();
-    for (i, vals) in space.values.iter().enumerate() {
-        let n = vals.len();
-        let cur = base[i];
-        let mut moves = Vec::new();
-        if cur + 1 < n {
-            moves.push(cur + 1);
+/// The order in which the one-knob round visits the knobs: widest first
+/// (most orders of magnitude spanned, then most admitted values: tile
+/// sizes and core counts before buffer counts and flags), ties in seeded
+/// random order. Knobs with a single admitted value are left out.
+fn knob_order(values: &[Vec<i64>], rng: &mut Rng) -> Vec<usize> {
+    let width = |vals: &Vec<i64>| -> f64 {
+        let n = vals.len() as f64;
+        let (lo, hi) = match (vals.first(), vals.last()) {
+            (Some(&lo), Some(&hi)) => (lo, hi),
+            _ => return 0.0,
+        };
+        let span = if lo > 0 {
+            (hi as f64 / lo as f64).log2()
+        } else {
+            n.log2()
+        };
+        span.max(0.0) + n.log2() / 8.0
+    };
+    let mut order: Vec<(usize, f64, u64)> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(i, v)| (i, width(v), rng.next()))
+        .collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    order.into_iter().map(|(i, _, _)| i).collect()
+}
+
+/// Where a candidate of the search comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// A one-knob move from the base.
+    Probe(usize),
+    /// The improving one-knob moves applied together.
+    Recombined,
+    /// A child of the population (crossover and mutation).
+    Child,
+    /// A uniform random assignment (the baseline).
+    Random,
+}
+
+/// The evolutionary schedule, free of evaluation: it proposes candidates
+/// and is told their latencies.
+///
+/// 1. The one-knob round moves one knob of the base at a time, widest
+///    knobs first ([`knob_order`]), each knob adaptively
+///    ([`Planner::next_move`]: far end, then the near end when the far one
+///    changed nothing, else the midpoint), every knob once before any knob
+///    twice except that a first move that helped or changed nothing is
+///    followed by the knob's second move at once. It uses at
+///    most `probe_cap` evaluations (about half the allowance), so that
+///    operators with many knobs keep evaluations for combinations.
+/// 2. As soon as two knobs have an improving move, the candidate that
+///    applies every knob's best improving move together is proposed (ahead
+///    of the remaining one-knob moves); when it is refused or no faster
+///    than the best single move, the combination of one move fewer (the
+///    least improving one dropped) follows.
+/// 3. Then children: two parents by binary tournament among the
+///    population members faster than the base (as fast when none is; the population:
+///    the fastest correct candidates), uniform crossover with probability
+///    1/2, then mutation of at least one knob (a step of up to a quarter
+///    of its range, or a random value with probability 0.15), preferring
+///    knobs whose one-knob moves changed the latency (a knob that left it
+///    unchanged everywhere is mutated only alongside another).
+struct Planner {
+    values: Vec<Vec<i64>>,
+    base: Genome,
+    base_latency: f64,
+    /// The knobs, widest first ([`knob_order`]).
+    order: Vec<usize>,
+    /// Each knob's one-knob moves so far: (value index, µs when measured
+    /// and correct).
+    probe_log: Vec<Vec<(usize, Option<f64>)>>,
+    probe_cap: u32,
+    probes_spent: u32,
+    /// Each knob's fastest correct one-knob move: (value index, µs).
+    best_move: Vec<Option<(usize, f64)>>,
+    /// Each knob: some one-knob move of it changed the latency.
+    matters: Vec<bool>,
+    /// Each knob: some one-knob move of it was measured.
+    probed: Vec<bool>,
+    /// Recombinations already proposed.
+    recombined: BTreeSet<Genome>,
+    /// The fastest recombination measured, µs.
+    best_recombined: f64,
+    /// The fastest correct candidates, fastest first.
+    pop: Vec<(Genome, f64)>,
+    population: usize,
+}
+
+/// Relative latency difference below which a move "changed nothing".
+const SAME_LATENCY: f64 = 1e-6;
+
+impl Planner {
+    fn new(
+        values: Vec<Vec<i64>>,
+        base: Genome,
+        base_latency: f64,
+        probe_cap: u32,
+        population: usize,
+        rng: &mut Rng,
+    ) -> Planner {
+        let order = knob_order(&values, rng);
+        let k = values.len();
+        Planner {
+            pop: vec![(base.clone(), base_latency)],
+            values,
+            base,
+            base_latency,
+            order,
+            probe_log: vec![Vec::new(); k],
+            probe_cap,
+            probes_spent: 0,
+            best_move: vec![None; k],
+            matters: vec![false; k],
+            probed: vec![false; k],
+            recombined: BTreeSet::new(),
+            best_recombined: f64::INFINITY,
+            population: population.max(2),
         }
-        if cur > 0 {
-            moves.push(cur - 1);
+    }
+
+    /// Knobs with an improving one-knob move, most improving first.
+    fn improving(&self) -> Vec<(usize, usize, f64)> {
+        let mut out: Vec<(usize, usize, f64)> = self
+            .best_move
+            .iter()
+            .enumerate()
+            .filter_map(|(k, m)| m.map(|(v, l)| (k, v, l)))
+            .filter(|(_, _, l)| *l < self.base_latency)
+            .collect();
+        out.sort_by(|a, b| a.2.total_cmp(&b.2));
+        out
+    }
+
+    /// The next recombination to try, if any: every improving move
+    /// together when that assignment is new; otherwise, while no
+    /// recombination has beaten the best single move, one move fewer at a
+    /// time (the least improving dropped).
+    fn recombination(&mut self) -> Option<Genome> {
+        let imp = self.improving();
+        if imp.len() < 2 {
+            return None;
         }
-        if n > 0 {
-            moves.push(0);
-            moves.push(n - 1);
+        let combo = |m: usize| {
+            let mut g = self.base.clone();
+            for &(k, v, _) in &imp[..m] {
+                g[k] = v;
+            }
+            g
+        };
+        let all = combo(imp.len());
+        if self.recombined.insert(all.clone()) {
+            return Some(all);
         }
-        for m in moves {
-            if m != cur {
-                let mut g = base.clone();
-                g[i] = m;
-                if !out.contains(&g) {
-                    out.push(g);
+        if self.best_recombined < imp[0].2 {
+            return None;
+        }
+        for m in (2..imp.len()).rev() {
+            let g = combo(m);
+            if self.recombined.insert(g.clone()) {
+                return Some(g);
+            }
+        }
+        None
+    }
+
+    /// The next candidate and the parent it was derived from.
+    fn propose(&mut self, rng: &mut Rng) -> (Genome, Option<Genome>, Origin) {
+        if let Some(g) = self.recombination() {
+            return (g, Some(self.base.clone()), Origin::Recombined);
+        }
+        if self.probes_spent < self.probe_cap {
+            if let Some((k, v)) = self.next_probe() {
+                let mut g = self.base.clone();
+                g[k] = v;
+                return (g, Some(self.base.clone()), Origin::Probe(k));
+            }
+        }
+        let p1 = self.tournament(rng).clone();
+        let mut child = p1.clone();
+        if rng.chance(0.5) {
+            let p2 = self.tournament(rng).clone();
+            for (i, c) in child.iter_mut().enumerate() {
+                if rng.chance(0.5) {
+                    *c = p2[i];
                 }
             }
         }
+        self.mutate(&mut child, rng);
+        (child, Some(p1), Origin::Child)
     }
-    for i in (1..out.len()).rev() {
-        let j = rng.below(i + 1);
-        out.swap(i, j);
-    }
-    out
-}
 
-fn tournament<'m>(pop: &'m [Member], rng: &mut Rng) -> &'m Member {
-    let a = &pop[rng.below(pop.len())];
-    let b = &pop[rng.below(pop.len())];
-    if a.latency <= b.latency {
-        a
-    } else {
-        b
+    fn same_as_base(&self, latency: f64) -> bool {
+        (latency - self.base_latency).abs() <= SAME_LATENCY * self.base_latency
     }
-}
 
-fn mutate(space: &KnobSpace, g: &mut Genome, rng: &mut Rng) {
-    let k = g.len();
-    let movable: Vec<usize> = (0..k).filter(|&i| space.values[i].len() > 1).collect();
-    if movable.is_empty() {
-        return;
-    }
-    let forced = movable[rng.below(movable.len())];
-    for &i in &movable {
-        if i != forced && !rng.chance(1.0 / movable.len() as f64) {
-            continue;
+    /// Knob `k`'s next one-knob move (a value index), given its moves so
+    /// far: first the far end of its range; then, when that changed
+    /// nothing (the knob is saturated that way), the near end and the
+    /// midpoint towards it; otherwise the midpoint towards the far end
+    /// (between a move that helped and the base, or short of one that
+    /// hurt), then the near end; last one value up and down.
+    fn next_move(&self, k: usize) -> Option<usize> {
+        let n = self.values[k].len();
+        if n < 2 {
+            return None;
         }
-        let n = space.values[i].len();
-        let new = if rng.chance(0.3) {
-            rng.below(n)
+        let last = n - 1;
+        let cur = self.base[k].min(last);
+        let (far, near) = if cur >= last - cur {
+            (0, last)
         } else {
-            let reach = (n / 8).max(1);
-            let step = 1 + rng.below(reach);
-            if rng.chance(0.5) {
-                (g[i] + step).min(n - 1)
-            } else {
-                g[i].saturating_sub(step)
-            }
+            (last, 0)
         };
-        g[i] = new;
+        let log = &self.probe_log[k];
+        if log.len() >= 2 {
+            if let Some(v) = self.refine_move(k) {
+                return Some(v);
+            }
+        }
+        let seq: Vec<usize> = match log.first() {
+            None => vec![far],
+            Some((_, Some(l))) if self.same_as_base(*l) => {
+                vec![near, (cur + near) / 2, cur + 1, cur.saturating_sub(1)]
+            }
+            Some(_) => vec![
+                (cur + far) / 2,
+                near,
+                (cur + near) / 2,
+                cur + 1,
+                cur.saturating_sub(1),
+            ],
+        };
+        seq.into_iter()
+            .find(|&v| v < n && v != cur && !log.iter().any(|(x, _)| *x == v))
+    }
+
+    /// Knob `k`'s best measured move when it beats the base: (value
+    /// index, µs).
+    fn best_of(&self, k: usize) -> Option<(usize, f64)> {
+        self.probe_log[k]
+            .iter()
+            .filter_map(|(v, l)| l.map(|l| (*v, l)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, l)| *l < self.base_latency)
+    }
+
+    /// Bisection along knob `k` once one of its moves beat the base: the
+    /// midpoint between its best value and the nearest value tried on the
+    /// side with the wider gap (on a tie, the side whose neighbour was
+    /// faster); None when the best is hemmed in by values tried.
+    fn refine_move(&self, k: usize) -> Option<usize> {
+        let (best, _) = self.best_of(k)?;
+        let log = &self.probe_log[k];
+        let cur = self.base[k];
+        let latency = |v: usize| -> f64 {
+            if v == cur {
+                return self.base_latency;
+            }
+            log.iter()
+                .find(|(x, _)| *x == v)
+                .and_then(|(_, l)| *l)
+                .unwrap_or(f64::INFINITY)
+        };
+        let tried = || log.iter().map(|(v, _)| *v).chain([cur]);
+        let left = tried().filter(|&v| v < best).max();
+        let right = tried().filter(|&v| v > best).min();
+        let gap = |nb: Option<usize>| nb.map_or(0, |v| v.abs_diff(best));
+        let (gl, gr) = (gap(left), gap(right));
+        let side = match (gl.cmp(&gr), left, right) {
+            (std::cmp::Ordering::Greater, Some(l), _) => l,
+            (std::cmp::Ordering::Less, _, Some(r)) => r,
+            (std::cmp::Ordering::Equal, Some(l), Some(r)) => {
+                if latency(l) <= latency(r) {
+                    l
+                } else {
+                    r
+                }
+            }
+            _ => return None,
+        };
+        if side.abs_diff(best) < 2 {
+            return None;
+        }
+        let mid = (side + best) / 2;
+        (!log.iter().any(|(x, _)| *x == mid) && mid != cur).then_some(mid)
+    }
+
+    /// The next one-knob move: the knob with the fewest moves so far,
+    /// widest first, except that a knob whose first move helped (worth
+    /// refining) or changed nothing (worth trying the other way) gets its
+    /// second move at once, and a knob whose latest move beat the base and
+    /// all its earlier moves goes on bisecting at once.
+    fn next_probe(&mut self) -> Option<(usize, usize)> {
+        let mut pick: Option<((usize, usize), usize, usize)> = None;
+        for (rank, &k) in self.order.iter().enumerate() {
+            let Some(v) = self.next_move(k) else {
+                continue;
+            };
+            let log = &self.probe_log[k];
+            let first = log.len() == 1
+                && log[0]
+                    .1
+                    .is_some_and(|l| l < self.base_latency || self.same_as_base(l));
+            // The latest move beat the base and every earlier move.
+            let progressing = log.len() >= 2
+                && log.last().and_then(|(_, l)| *l).is_some_and(|last| {
+                    log[..log.len() - 1]
+                        .iter()
+                        .filter_map(|(_, l)| *l)
+                        .all(|l| last < l)
+                        && last < self.base_latency
+                });
+            let urgent = first || progressing;
+            let key = (if urgent { 0 } else { log.len() }, rank);
+            if pick.as_ref().is_none_or(|(best, _, _)| key < *best) {
+                pick = Some((key, k, v));
+            }
+        }
+        let (_, k, v) = pick?;
+        self.probe_log[k].push((v, None));
+        Some((k, v))
+    }
+
+    /// Binary tournament among the members faster than the base, or when
+    /// there are none, as fast (a move that made things worse is no
+    /// parent).
+    fn tournament(&self, rng: &mut Rng) -> &Genome {
+        let faster = self
+            .pop
+            .iter()
+            .take_while(|m| m.1 < self.base_latency)
+            .count();
+        let fit = if faster > 0 {
+            faster
+        } else {
+            self.pop
+                .iter()
+                .take_while(|m| m.1 <= self.base_latency)
+                .count()
+                .max(1)
+        };
+        let a = &self.pop[rng.below(fit)];
+        let b = &self.pop[rng.below(fit)];
+        if a.1 <= b.1 {
+            &a.0
+        } else {
+            &b.0
+        }
+    }
+
+    fn mutate(&self, g: &mut Genome, rng: &mut Rng) {
+        let movable: Vec<usize> = (0..g.len()).filter(|&i| self.values[i].len() > 1).collect();
+        if movable.is_empty() {
+            return;
+        }
+        // Knobs that matter (or are not known not to).
+        let active: Vec<usize> = movable
+            .iter()
+            .copied()
+            .filter(|&i| self.matters[i] || !self.probed[i])
+            .collect();
+        let pick_from = if active.is_empty() { &movable } else { &active };
+        let forced = pick_from[rng.below(pick_from.len())];
+        for &i in &movable {
+            if i != forced && !rng.chance(1.0 / movable.len() as f64) {
+                continue;
+            }
+            let n = self.values[i].len();
+            g[i] = if rng.chance(0.15) {
+                rng.below(n)
+            } else {
+                let reach = (n / 4).max(1);
+                let step = 1 + rng.below(reach);
+                if rng.coin() {
+                    (g[i] + step).min(n - 1)
+                } else {
+                    g[i].saturating_sub(step)
+                }
+            };
+        }
+    }
+
+    /// Tells the planner the outcome of an evaluated candidate (`None`:
+    /// not correct).
+    fn record(&mut self, g: &Genome, origin: Origin, latency: Option<f64>) {
+        match origin {
+            Origin::Probe(k) => {
+                self.probes_spent += 1;
+                if let Some(e) = self.probe_log[k].iter_mut().find(|(v, _)| *v == g[k]) {
+                    e.1 = latency;
+                }
+                if let Some(l) = latency {
+                    self.probed[k] = true;
+                    if (l - self.base_latency).abs() > SAME_LATENCY * self.base_latency {
+                        self.matters[k] = true;
+                    }
+                    if self.best_move[k].is_none_or(|(_, b)| l < b) {
+                        self.best_move[k] = Some((g[k], l));
+                    }
+                }
+            }
+            Origin::Recombined => {
+                if let Some(l) = latency {
+                    self.best_recombined = self.best_recombined.min(l);
+                }
+            }
+            Origin::Child | Origin::Random => {}
+        }
+        if let Some(l) = latency {
+            self.pop.push((g.clone(), l));
+            self.pop.sort_by(|a, b| a.1.total_cmp(&b.1));
+            self.pop.truncate(self.population);
+        }
     }
 }
+
+/// How many evaluations the one-knob round may use out of `allowance`:
+/// about half.
+fn probe_cap(allowance: u32) -> u32 {
+    allowance.div_ceil(2).max(1)
+}
+
+/// A fresh admissible candidate: genome, parent, origin, sources, and the
+/// region whose hypothesis it probes.
+type Found = (Genome, Option<Genome>, Origin, Sources, Option<usize>);
 
 fn search(
     session: &mut OpSession<'_>,
@@ -503,23 +879,34 @@ fn search(
     let mut seen: BTreeSet<Genome> = BTreeSet::from([base.clone()]);
     let mut regions: Vec<Region> = Vec::new();
     let mut skipped: BTreeSet<Genome> = BTreeSet::new();
-    let mut pop: Vec<Member> = vec![Member {
+    let mut best = Member {
         genome: base.clone(),
         latency: inc_latency,
         trial: incumbent.clone(),
-    }];
-    let mut queue: Vec<Genome> = match strategy {
-        Strategy::Evolution => neighbours(&space, &base, &mut rng),
-        Strategy::Random => Vec::new(),
     };
-    queue.reverse();
-    let reserve = u32::from(strategy == Strategy::Evolution);
-    let limit = cfg.max_attempts.saturating_sub(reserve);
-    let population = cfg.population.max(2);
+    // A re-measurement is needed before declaring only when measurements
+    // are noisy: a noise-free measurement would repeat itself (and every
+    // evaluation already re-checks correctness on fresh inputs).
+    let noisy = !session.context().pipeline.deterministic;
+    let remeasure = strategy == Strategy::Evolution && noisy;
+    // The one-knob round's share is about half of the evaluations the
+    // search itself may use.
+    let allowance = cfg.max_attempts.saturating_sub(u32::from(remeasure));
+    let mut planner = Planner::new(
+        space.values.clone(),
+        base.clone(),
+        inc_latency,
+        probe_cap(allowance),
+        cfg.population,
+        &mut rng,
+    );
 
     let mut since_best = 0u32;
     out.stopped = loop {
-        if out.attempts >= limit {
+        // Keep the last evaluation for the re-measurement only once there
+        // is something to re-measure.
+        let reserve = u32::from(remeasure && best.latency < inc_latency);
+        if out.attempts + reserve >= cfg.max_attempts {
             break "allowance used".to_string();
         }
         if let Some(p) = cfg.patience {
@@ -528,9 +915,9 @@ fn search(
             }
         }
         // Find a fresh, admissible candidate.
-        let mut found: Option<(Genome, Option<Genome>, Sources, Option<usize>)> = None;
+        let mut found: Option<Found> = None;
         for _ in 0..2000 {
-            let (g, parent) = match strategy {
+            let (g, parent, origin) = match strategy {
                 Strategy::Random => (
                     space
                         .values
@@ -538,24 +925,9 @@ fn search(
                         .map(|v| rng.below(v.len()))
                         .collect::<Genome>(),
                     None,
+                    Origin::Random,
                 ),
-                Strategy::Evolution => match queue.pop() {
-                    Some(g) => (g, Some(base.clone())),
-                    None => {
-                        let p1 = tournament(&pop, &mut rng).genome.clone();
-                        let mut child = p1.clone();
-                        if pop.len() >= 2 && rng.chance(0.5) {
-                            let p2 = tournament(&pop, &mut rng).genome.clone();
-                            for (i, c) in child.iter_mut().enumerate() {
-                                if rng.chance(0.5) {
-                                    *c = p2[i];
-                                }
-                            }
-                        }
-                        mutate(&space, &mut child, &mut rng);
-                        (child, Some(p1))
-                    }
-                },
+                Strategy::Evolution => planner.propose(&mut rng),
             };
             if seen.contains(&g) {
                 continue;
@@ -577,7 +949,7 @@ fn search(
             seen.insert(g.clone());
             match space.render(&incumbent.sources, &g) {
                 Ok(s) if !tried.contains(&s) => {
-                    found = Some((g, parent, s, probe));
+                    found = Some((g, parent, origin, s, probe));
                     break;
                 }
                 Ok(_) => continue,
@@ -587,7 +959,7 @@ fn search(
                 }
             }
         }
-        let Some((genome, parent, sources, probe)) = found else {
+        let Some((genome, parent, origin, sources, probe)) = found else {
             break "no untried admissible assignment left".to_string();
         };
         if !affordable(session, &sources)? {
@@ -600,7 +972,11 @@ fn search(
                 Strategy::Random => "random".into(),
             },
             motif: None,
-            summary: space.describe(&genome),
+            summary: match origin {
+                Origin::Probe(_) => format!("one knob: {}", space.describe(&genome)),
+                Origin::Recombined => format!("recombined: {}", space.describe(&genome)),
+                Origin::Child | Origin::Random => space.describe(&genome),
+            },
             entries: Vec::new(),
         };
         let trial = session.evaluate(Phase::Tune, &sources, action)?;
@@ -614,34 +990,35 @@ fn search(
                 regions[i].confirmed = true;
             }
         }
+        planner.record(&genome, origin, trial.latency_us());
         match trial.latency_us() {
             Some(lat) => {
-                let best = pop.iter().map(|m| m.latency).fold(f64::INFINITY, f64::min);
-                if lat < best {
+                if lat < best.latency {
                     since_best = 0;
-                    // Not yet the incumbent: declared only after the
-                    // re-measurement at the end.
+                    // Not yet the incumbent: declared at the end (after a
+                    // re-measurement when measurements are noisy).
                     settle(
                         session,
                         on_attempt,
                         false,
-                        format!("new best of the population ({lat:.3} us < {best:.3} us)"),
+                        format!(
+                            "new best of the population ({lat:.3} us < {:.3} us)",
+                            best.latency
+                        ),
                     );
+                    best = Member {
+                        genome,
+                        latency: lat,
+                        trial,
+                    };
                 } else {
                     settle(
                         session,
                         on_attempt,
                         false,
-                        format!("{lat:.3} us, best {best:.3} us"),
+                        format!("{lat:.3} us, best {:.3} us", best.latency),
                     );
                 }
-                pop.push(Member {
-                    genome,
-                    latency: lat,
-                    trial,
-                });
-                pop.sort_by(|a, b| a.latency.total_cmp(&b.latency));
-                pop.truncate(population);
             }
             None => {
                 let verdict = trial.verdict().label();
@@ -654,7 +1031,6 @@ fn search(
                         false,
                         format!("infeasible: {verdict}; region learnt: {words}"),
                     );
-                    out.regions.push(words);
                     regions.push(region);
                 } else {
                     settle(session, on_attempt, false, format!("infeasible: {verdict}"));
@@ -673,18 +1049,24 @@ fn search(
             d
         })
         .collect();
-    let best = pop[0].clone();
     out.best_found_us = Some(best.latency);
     out.best_found = Some(best.trial.clone());
     if best.genome == base || best.latency >= inc_latency {
         return Ok(out);
     }
-    match strategy {
-        Strategy::Random => {
-            out.incumbent = best.trial;
-        }
-        Strategy::Evolution => {
-            let can = session.remaining(Stage::Online) > 0 || {
+    if strategy == Strategy::Random {
+        out.incumbent = best.trial;
+        return Ok(out);
+    }
+    let action = Action {
+        proposer: "tune".into(),
+        motif: None,
+        summary: format!("re-measure {}", space.describe(&best.genome)),
+        entries: Vec::new(),
+    };
+    let declared = if remeasure {
+        let can = out.attempts < cfg.max_attempts
+            && (session.remaining(Stage::Online) > 0 || {
                 let n = session
                     .context()
                     .store
@@ -693,46 +1075,65 @@ fn search(
                     .filter(|e| e.source_hash == best.trial.evaluated.source_hash)
                     .count();
                 n >= 2
-            };
-            if !can {
-                out.stopped
-                    .push_str("; no budget left to re-measure the best, incumbent kept");
-                return Ok(out);
-            }
-            let action = Action {
-                proposer: "tune".into(),
-                motif: None,
-                summary: format!("re-measure {}", space.describe(&best.genome)),
-                entries: Vec::new(),
-            };
-            let again = session.remeasure_or_replay(Phase::Tune, &best.trial, action.clone())?;
-            out.attempts += 1;
-            if !again.is_correct() {
-                settle(
-                    session,
-                    on_attempt,
-                    false,
-                    format!("re-measurement not correct: {}", again.verdict().label()),
+            });
+        if !can {
+            out.stopped
+                .push_str("; no budget left to re-measure the best, incumbent kept");
+            return Ok(out);
+        }
+        let again = session.remeasure_or_replay(Phase::Tune, &best.trial, action.clone())?;
+        out.attempts += 1;
+        if !again.is_correct() {
+            settle(
+                session,
+                on_attempt,
+                false,
+                format!("re-measurement not correct: {}", again.verdict().label()),
+            );
+            return Ok(out);
+        }
+        again
+    } else {
+        best.trial.clone()
+    };
+    let d = session.faster(&declared, &incumbent);
+    if remeasure {
+        settle(session, on_attempt, d.faster, d.reason.clone());
+    } else {
+        out.stopped.push_str(&format!(
+            "; noise-free measurements: best declared without re-measurement ({})",
+            d.reason
+        ));
+        if d.faster {
+            // The best's own attempt becomes the accepted one in the log
+            // (its evaluation is the declared measurement).
+            let hash = best.trial.evaluated.source_hash.as_str();
+            if let Some(index) = session
+                .log()
+                .iter()
+                .rposition(|e| e.phase == Phase::Tune && e.source_hash == hash)
+            {
+                session.settle_at(
+                    index,
+                    true,
+                    format!("declared best without re-measurement: {}", d.reason),
                 );
-                return Ok(out);
-            }
-            let d = session.faster(&again, &incumbent);
-            settle(session, on_attempt, d.faster, d.reason.clone());
-            if d.faster {
-                out.steps.push(Step {
-                    phase: Phase::Tune,
-                    action: Action {
-                        summary: space.describe(&best.genome),
-                        ..action
-                    },
-                    before_us: inc_latency,
-                    after_us: again.latency_us().unwrap_or(best.latency),
-                    reason: d.reason,
-                    at_evaluation: u32::try_from(session.log().len()).unwrap_or(u32::MAX),
-                });
-                out.incumbent = again;
             }
         }
+    }
+    if d.faster {
+        out.steps.push(Step {
+            phase: Phase::Tune,
+            action: Action {
+                summary: space.describe(&best.genome),
+                ..action
+            },
+            before_us: inc_latency,
+            after_us: declared.latency_us().unwrap_or(best.latency),
+            reason: d.reason,
+            at_evaluation: u32::try_from(session.log().len()).unwrap_or(u32::MAX),
+        });
+        out.incumbent = declared;
     }
     Ok(out)
 }
@@ -749,6 +1150,38 @@ pub fn compare_with_random(
     budget: u32,
     seed: u64,
 ) -> Result<TilingComparison, AgentError> {
+    let mut rows = compare_with_random_at(&[tune_ctx], random_ctx, pkg, &[budget], seed)?;
+    rows.pop().ok_or_else(|| AgentError::Package {
+        dir: pkg.dir.clone(),
+        message: "no comparison made".into(),
+    })
+}
+
+/// [`compare_with_random`] at several budgets at once, one row per budget
+/// (in the order given): Stage II runs once per budget, in
+/// `tune_ctxs[i]`'s run for `budgets[i]` (one run each, so that no run
+/// answers another's candidates from the store); random search runs
+/// once with twice the largest budget, and its result at `2 * b` is the
+/// best it had found after its first `2 * b` charged evaluations (random
+/// search's choices do not depend on what it measures, so that is exactly
+/// a run with `2 * b` evaluations).
+pub fn compare_with_random_at(
+    tune_ctxs: &[&crate::session::RunContext<'_>],
+    random_ctx: &crate::session::RunContext<'_>,
+    pkg: &OpPackage,
+    budgets: &[u32],
+    seed: u64,
+) -> Result<Vec<TilingComparison>, AgentError> {
+    if tune_ctxs.len() != budgets.len() {
+        return Err(AgentError::Package {
+            dir: pkg.dir.clone(),
+            message: format!(
+                "{} Stage II runs for {} budgets",
+                tune_ctxs.len(),
+                budgets.len()
+            ),
+        });
+    }
     let input = Sources::load(&pkg.dir)?;
     let baseline_action = Action {
         proposer: "input".into(),
@@ -756,7 +1189,14 @@ pub fn compare_with_random(
         summary: "the input operator".into(),
         entries: Vec::new(),
     };
-    let run = |ctx: &crate::session::RunContext<'_>, evals: u32, random: bool| {
+    // (input µs, best µs at each requested count, evaluations charged at
+    // each requested count)
+    type Run = (Option<f64>, Vec<Option<f64>>, Vec<u32>);
+    let run = |ctx: &crate::session::RunContext<'_>,
+               evals: u32,
+               random: bool,
+               counts: &[u32]|
+     -> Result<Run, AgentError> {
         let budgets = ascendopt_harness::ledger::BudgetConfig {
             rewind: 0,
             online: evals + 1,
@@ -764,48 +1204,71 @@ pub fn compare_with_random(
         let mut session = OpSession::open(ctx, pkg, budgets)?;
         let base = session.evaluate(Phase::Baseline, &input, baseline_action.clone())?;
         if !base.is_correct() {
-            return Ok::<_, AgentError>((None, None, 0));
+            return Ok((None, vec![None; counts.len()], vec![0; counts.len()]));
         }
         let mut tried = Tried::new();
         let cfg = TuneConfig::new(evals, seed);
-        let out = if random {
-            random_search(&mut session, base.clone(), &cfg, &mut tried, &mut |_| {})?
+        if random {
+            random_search(&mut session, base.clone(), &cfg, &mut tried, &mut |_| {})?;
+            // The best after the first `c` charged evaluations.
+            let mut best = Vec::new();
+            let mut spent = Vec::new();
+            for &c in counts {
+                let mut b = base.latency_us();
+                let mut n = 0;
+                for e in session.log() {
+                    if e.phase != Phase::Tune || e.spent.saturating_sub(1) > c {
+                        continue;
+                    }
+                    n = n.max(e.spent.saturating_sub(1));
+                    if let Some(l) = e.latency_us {
+                        b = Some(b.map_or(l, |x: f64| x.min(l)));
+                    }
+                }
+                best.push(b);
+                spent.push(n);
+            }
+            Ok((base.latency_us(), best, spent))
         } else {
-            tune(
+            let out = tune(
                 &mut session,
                 &mut NoEdits,
                 base.clone(),
                 &cfg,
                 &mut tried,
                 &mut |_| {},
-            )?
-        };
-        let best = if random {
-            out.best_found_us
-        } else {
-            out.incumbent.latency_us()
-        };
-        Ok((
-            base.latency_us(),
-            best,
-            session.spent(Stage::Online).saturating_sub(1),
-        ))
+            )?;
+            Ok((
+                base.latency_us(),
+                vec![out.incumbent.latency_us()],
+                vec![session.spent(Stage::Online).saturating_sub(1)],
+            ))
+        }
     };
-    let (baseline_us, tune_us, tune_spent) = run(tune_ctx, budget, false)?;
-    let (_, random_us, random_spent) = run(random_ctx, budget.saturating_mul(2), true)?;
-    let ratio = match (tune_us, random_us) {
-        (Some(t), Some(r)) if t > 0.0 => Some(r / t),
-        _ => None,
-    };
-    Ok(TilingComparison {
-        op: pkg.name().to_string(),
-        baseline_us,
-        tune_us,
-        tune_spent,
-        random_us,
-        random_spent,
-        ratio,
-    })
+    let max = budgets.iter().copied().max().unwrap_or(0);
+    let doubled: Vec<u32> = budgets.iter().map(|b| b.saturating_mul(2)).collect();
+    let (_, random_us, random_spent) = run(random_ctx, max.saturating_mul(2), true, &doubled)?;
+    let mut rows = Vec::new();
+    for (i, &b) in budgets.iter().enumerate() {
+        let (baseline_us, tune_us, tune_spent) = run(tune_ctxs[i], b, false, &[b])?;
+        let tune_us = tune_us.first().copied().flatten();
+        let random_us = random_us[i];
+        let ratio = match (tune_us, random_us) {
+            (Some(t), Some(r)) if t > 0.0 => Some(r / t),
+            _ => None,
+        };
+        rows.push(TilingComparison {
+            op: pkg.name().to_string(),
+            budget: b,
+            baseline_us,
+            tune_us,
+            tune_spent: tune_spent.first().copied().unwrap_or(0),
+            random_us,
+            random_spent: random_spent[i],
+            ratio,
+        });
+    }
+    Ok(rows)
 }
 
 /// One operator's result of [`compare_with_random`].
@@ -813,6 +1276,8 @@ pub fn compare_with_random(
 pub struct TilingComparison {
     /// The operator.
     pub op: String,
+    /// Stage II's evaluations (random search had twice as many).
+    pub budget: u32,
     /// The input's latency, µs (None when it is not correct).
     pub baseline_us: Option<f64>,
     /// Stage II's declared latency, µs.
@@ -872,6 +1337,311 @@ mod tests {
         assert!(!alone.loosely_contains(&vec![5, 1, 5]));
         assert!(alone.contains(&failed));
         assert!(!alone.contains(&vec![5, 1, 5]));
+    }
+
+    /// Five knobs shaped like the built-in operators': a tile size
+    /// (pow2, 7 values), a buffer count (2), a core count (48), a split
+    /// unit (5) and a per-core minimum (pow2, 12).
+    fn knobs() -> (Vec<Vec<i64>>, Genome) {
+        let pow2 = |lo: i64, n: u32| (0..n).map(|i| lo << i).collect::<Vec<i64>>();
+        let values = vec![
+            pow2(1024, 7),
+            vec![1, 2],
+            (1..=48).collect(),
+            pow2(32, 5),
+            pow2(32, 12),
+        ];
+        // 32768, 2, 48, 512, 1024
+        (values, vec![5, 1, 47, 4, 5])
+    }
+
+    /// Drives a planner like the search loop does (identical candidates
+    /// skipped), with `latency` as the device; returns what was evaluated.
+    fn drive(
+        planner: &mut Planner,
+        evaluations: usize,
+        latency: &dyn Fn(&Genome) -> Option<f64>,
+    ) -> Vec<(Genome, Origin)> {
+        let mut rng = Rng(11);
+        let mut seen = BTreeSet::from([planner.base.clone()]);
+        let mut out = Vec::new();
+        while out.len() < evaluations {
+            let (g, _, origin) = (0..10_000)
+                .map(|_| planner.propose(&mut rng))
+                .find(|(g, _, _)| !seen.contains(g))
+                .expect("a fresh candidate");
+            seen.insert(g.clone());
+            planner.record(&g, origin, latency(&g));
+            out.push((g, origin));
+        }
+        out
+    }
+
+    #[test]
+    fn the_one_knob_round_is_capped_at_about_half_the_allowance() {
+        let (values, base) = knobs();
+        assert_eq!(probe_cap(10), 5);
+        assert_eq!(probe_cap(9), 5);
+        assert_eq!(probe_cap(1), 1);
+        let mut rng = Rng(3);
+        let mut p = Planner::new(
+            values.clone(),
+            base.clone(),
+            10.0,
+            probe_cap(10),
+            8,
+            &mut rng,
+        );
+        // Nothing helps: 5 one-knob moves are tried, then children.
+        let done = drive(&mut p, 10, &|_| Some(11.0));
+        let probes: Vec<&(Genome, Origin)> = done
+            .iter()
+            .filter(|(_, o)| matches!(o, Origin::Probe(_)))
+            .collect();
+        assert_eq!(probes.len(), 5, "{done:?}");
+        assert!(done[..5].iter().all(|(_, o)| matches!(o, Origin::Probe(_))));
+        assert!(done[5..].iter().all(|(_, o)| *o == Origin::Child));
+        // The first round moves every knob once, to the far end of its
+        // range, widest knobs (per-core minimum, tile, cores) first.
+        let knobs: Vec<usize> = probes
+            .iter()
+            .map(|(_, o)| match o {
+                Origin::Probe(k) => *k,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(knobs[..3], [4, 0, 2]);
+        let mut sorted = knobs.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![0, 1, 2, 3, 4]);
+        for (g, o) in &probes {
+            let Origin::Probe(k) = o else { unreachable!() };
+            let far = if base[*k] * 2 >= values[*k].len() - 1 {
+                0
+            } else {
+                values[*k].len() - 1
+            };
+            assert_eq!(g[*k], far, "{g:?}");
+            let moved = g.iter().zip(&base).filter(|(a, b)| a != b).count();
+            assert_eq!(moved, 1);
+        }
+        // With a larger allowance the round goes on to midpoints.
+        let mut p = Planner::new(
+            values.clone(),
+            base.clone(),
+            10.0,
+            probe_cap(20),
+            8,
+            &mut rng,
+        );
+        let done = drive(&mut p, 20, &|_| Some(11.0));
+        let probes = done
+            .iter()
+            .filter(|(_, o)| matches!(o, Origin::Probe(_)))
+            .count();
+        assert_eq!(probes, 10);
+        assert!(done.iter().any(|(g, _)| g[2] == 23), "core count midpoint");
+    }
+
+    #[test]
+    fn a_knob_saturated_one_way_is_moved_the_other_way_next() {
+        let (values, mut base) = knobs();
+        // The per-core minimum at 8192 (index 8 of 12): its far end is the
+        // bottom, where it changes nothing; only its top end helps.
+        base[4] = 8;
+        let lat = |g: &Genome| Some(if g[4] > 8 { 7.0 } else { 10.0 } + (g[2] != 47) as u8 as f64);
+        let mut rng = Rng(4);
+        let mut p = Planner::new(values, base.clone(), 10.0, 10, 8, &mut rng);
+        let done = drive(&mut p, 10, &lat);
+        let moves: Vec<(usize, usize)> = done
+            .iter()
+            .map(|(g, o)| match o {
+                Origin::Probe(k) => (*k, g[*k]),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // Far ends, widest knobs first; a knob whose far end changed
+        // nothing goes to its near end at once (the per-core minimum,
+        // which helps there, and is then bisected once: no better; the
+        // tile; the split unit, already at its near end, one value down);
+        // the cores' far end hurt, so their second move (the midpoint)
+        // waits for the next round.
+        assert_eq!(
+            moves,
+            [
+                (4, 0),
+                (4, 11),
+                (4, 9),
+                (0, 0),
+                (0, 6),
+                (2, 0),
+                (3, 0),
+                (3, 3),
+                (1, 0),
+                (2, 23)
+            ]
+        );
+        assert_eq!(p.pop[0].1, 7.0);
+    }
+
+    #[test]
+    fn an_improving_knob_is_bisected_towards_its_best_value() {
+        let (values, base) = knobs();
+        // Only the per-core minimum matters, best at index 9 (16384),
+        // from 1024 (index 5).
+        let lat = |g: &Genome| Some(10.0 + (g[4] as f64 - 9.0).abs());
+        let mut rng = Rng(2);
+        let base_latency = lat(&base).unwrap();
+        let mut p = Planner::new(values, base.clone(), base_latency, 5, 8, &mut rng);
+        let done = drive(&mut p, 4, &lat);
+        let moves: Vec<(usize, usize)> = done
+            .iter()
+            .map(|(g, o)| match o {
+                Origin::Probe(k) => (*k, g[*k]),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // Far end 11 (12 us, better than 14), midpoint 8 (11 us), then
+        // between 8 and 11 (the wider side is a tie; 11 was faster than
+        // the base): 9, the best; then hemmed in (8, 9, 11 tried, 10 left
+        // on the wider side): 10, no better, so on to the next knob.
+        assert_eq!(moves, [(4, 11), (4, 8), (4, 9), (4, 10)]);
+        assert_eq!(p.pop[0].1, 10.0);
+        let next = drive(&mut p, 1, &lat);
+        assert_eq!(next[0].1, Origin::Probe(0));
+    }
+
+    #[test]
+    fn two_improving_moves_are_recombined_at_once() {
+        let (values, base) = knobs();
+        let mut rng = Rng(5);
+        let mut p = Planner::new(values, base.clone(), 10.0, probe_cap(10), 8, &mut rng);
+        // Separable: the per-core minimum at its top and the tile at its
+        // bottom each save time; together they save both.
+        let lat = |g: &Genome| {
+            let mut l = 10.0;
+            if g[4] == 11 {
+                l -= 3.0;
+            }
+            if g[0] == 0 {
+                l -= 2.0;
+            }
+            Some(l)
+        };
+        let done = drive(&mut p, 5, &lat);
+        // The per-core minimum's far end helps: its midpoint at once; then
+        // the tile's far end helps too.
+        assert_eq!(done[0].1, Origin::Probe(4));
+        assert_eq!(done[1].1, Origin::Probe(4));
+        assert_eq!(done[2].1, Origin::Probe(0));
+        // Right after the second improving move, both together.
+        let mut both = base.clone();
+        both[4] = 11;
+        both[0] = 0;
+        assert_eq!(done[3], (both.clone(), Origin::Recombined));
+        assert_eq!(p.pop[0], (both, 5.0));
+        // and only once.
+        assert!(done[4..].iter().all(|(_, o)| *o != Origin::Recombined));
+    }
+
+    #[test]
+    fn a_failed_recombination_falls_back_to_fewer_moves() {
+        let (values, base) = knobs();
+        let mut rng = Rng(5);
+        let mut p = Planner::new(values, base.clone(), 10.0, 6, 8, &mut rng);
+        // Three knobs with improving moves (per-core minimum, tile, cores:
+        // probed in that order); the tile's moves are not correct together
+        // with any other move.
+        let lat = |g: &Genome| {
+            let moved: Vec<usize> = (0..5).filter(|&i| g[i] != base[i]).collect();
+            if moved.len() > 1 && moved.contains(&0) {
+                return None;
+            }
+            Some(moved.iter().fold(10.0, |l, &k| {
+                l - match k {
+                    4 => 3.0,
+                    2 => 2.5,
+                    0 => 2.0,
+                    _ => 0.0,
+                }
+            }))
+        };
+        let done = drive(&mut p, 10, &lat);
+        let order: Vec<Origin> = done.iter().map(|(_, o)| *o).collect();
+        assert_eq!(
+            order[..8],
+            [
+                Origin::Probe(4),
+                Origin::Probe(4),
+                Origin::Probe(0),
+                Origin::Recombined, // {4, 0}: fails
+                Origin::Probe(0),
+                Origin::Probe(2),
+                Origin::Recombined, // {4, 2, 0}: fails
+                Origin::Recombined, // {4, 2}: the two best
+            ]
+        );
+        let moved = |g: &Genome| (0..5).filter(|&i| g[i] != base[i]).collect::<Vec<_>>();
+        assert_eq!(moved(&done[7].0), vec![2, 4]);
+        assert_eq!(p.pop[0].1, 4.5);
+        // It beat every single move: no further recombination.
+        assert!(order[8..].iter().all(|o| *o != Origin::Recombined));
+    }
+
+    #[test]
+    fn a_recombination_that_beats_the_single_moves_ends_the_fallback() {
+        let (values, base) = knobs();
+        let mut rng = Rng(5);
+        let mut p = Planner::new(values, base.clone(), 10.0, 5, 8, &mut rng);
+        // Three improving moves; all three together are not correct.
+        let lat = |g: &Genome| {
+            let moved = g.iter().zip(&base).filter(|(a, b)| a != b).count();
+            (moved < 3).then_some(10.0 - moved as f64)
+        };
+        let done = drive(&mut p, 8, &lat);
+        let recombined: Vec<&Genome> = done
+            .iter()
+            .filter(|(_, o)| *o == Origin::Recombined)
+            .map(|(g, _)| g)
+            .collect();
+        let moved = |g: &Genome| g.iter().zip(&base).filter(|(a, b)| a != b).count();
+        // Two together after the second probe, three after the third;
+        // the three fail, but a pair already beat every single move, so
+        // no smaller recombination follows.
+        assert_eq!(
+            recombined.iter().map(|g| moved(g)).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
+    }
+
+    #[test]
+    fn mutation_prefers_the_knobs_whose_moves_changed_the_latency() {
+        let (values, mut base) = knobs();
+        base[2] = 20;
+        // Only the core count matters.
+        let lat = |g: &Genome| Some(10.0 + (g[2] as f64 - 30.0).abs() / 10.0);
+        let base_latency = lat(&base).unwrap();
+        let mut rng = Rng(9);
+        let mut p = Planner::new(values, base.clone(), base_latency, 8, 8, &mut rng);
+        let done = drive(&mut p, 8, &lat);
+        assert!(done.iter().all(|(_, o)| matches!(o, Origin::Probe(_))));
+        assert!(p.matters[2]);
+        assert!(!p.matters[0] && !p.matters[1] && !p.matters[3] && !p.matters[4]);
+        let mut changed = [0usize; 5];
+        for _ in 0..400 {
+            let mut g = base.clone();
+            p.mutate(&mut g, &mut rng);
+            for (i, c) in changed.iter_mut().enumerate() {
+                *c += usize::from(g[i] != base[i]);
+            }
+        }
+        assert!(changed[2] > 360, "{changed:?}");
+        for i in [0, 1, 3, 4] {
+            assert!(changed[i] < 120, "{changed:?}");
+        }
+        // And the search closes in on the best core count.
+        drive(&mut p, 15, &lat);
+        assert!(p.pop[0].1 < base_latency, "{:?}", p.pop[0]);
     }
 
     #[test]

@@ -76,6 +76,7 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
         stagnation: 12,
         seed: 5,
         patience: Some(8),
+        dense: None,
     };
     let outcome = optimize_operator(
         &mut session,

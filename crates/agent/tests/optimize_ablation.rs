@@ -149,7 +149,7 @@ fn uncapped_add() -> std::path::PathBuf {
         )
         .replace(
             "constexpr uint32_t TILE_BYTES = 32768; ",
-            "constexpr uint32_t TILE_BYTES = 16384; ",
+            "constexpr uint32_t TILE_BYTES = 1024;  ",
         )
         .replace(
             "constexpr uint32_t MAX_CORE_NUM = 48; ",
@@ -158,7 +158,12 @@ fn uncapped_add() -> std::path::PathBuf {
     std::fs::write(&host, text).unwrap();
     let pkg = OpPackage::load(&dir).unwrap();
     let cur = pkg.tiling.current();
-    assert_eq!((cur["TILE_BYTES"], cur["MAX_CORE_NUM"]), (16384, 1));
+    // The smallest tile (its largest, double-buffered, does not fit in
+    // UB), one core.
+    assert_eq!(
+        (cur["TILE_BYTES"], cur["BUFFER_NUM"], cur["MAX_CORE_NUM"]),
+        (1024, 2, 1)
+    );
     dir
 }
 
@@ -218,8 +223,23 @@ fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
     assert!(!failed.is_empty(), "no infeasible candidate was met");
     assert!(failed.iter().any(|e| e.reason.contains("region learnt")));
     assert_eq!(out.regions.len(), failed.len());
-    // Learnt regions keep candidates from being evaluated.
-    assert!(out.skipped_infeasible > 0);
+    // Learnt regions keep candidates from being evaluated: after the
+    // first overflow (a tile of 64 KiB, double-buffered), at most one
+    // candidate with a tile that large is evaluated (the one probe of the
+    // region's hypothesis "whatever the other knobs"), unless skipped.
+    let tile = |summary: &str| -> Option<u64> {
+        summary
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("TILE_BYTES="))
+            .and_then(|v| v.parse().ok())
+    };
+    let first = log.iter().position(|e| e.verdict != "correct").unwrap();
+    let too_big = tile(&log[first].action.summary).unwrap();
+    let later = log[first + 1..]
+        .iter()
+        .filter(|e| tile(&e.action.summary).is_some_and(|t| t >= too_big))
+        .count();
+    assert!(later <= 1, "{later} candidates inside the learnt region");
     // No assignment (and no source) was evaluated twice, apart from the
     // final re-measurement of the best.
     let searched: Vec<_> = log
@@ -232,12 +252,16 @@ fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
     assert_eq!(hashes.len(), searched.len());
     // Every evaluation was charged: none was answered from the store.
     assert!(searched.iter().all(|e| e.budget_index.is_some()));
-    // The best is re-measured before it is declared, and the result is
-    // never slower than the input.
+    // With noisy measurements the best is re-measured before it is
+    // declared; noise-free ones (this rig) would repeat themselves, so the
+    // best is declared on its first measurement (tune_schedule.rs covers
+    // the noisy case). The result is never slower than the input.
     if out.best_found_us < base.latency_us() {
-        assert!(log
-            .iter()
-            .any(|e| e.action.summary.starts_with("re-measure")));
+        assert_eq!(
+            log.iter()
+                .any(|e| e.action.summary.starts_with("re-measure")),
+            !ctx.pipeline.deterministic
+        );
     }
     assert!(out.incumbent.latency_us().unwrap() <= base.latency_us().unwrap());
 }

@@ -18,7 +18,10 @@ use ascendopt_agent::session::{Action, RunContext};
 use ascendopt_bank::retrieve::{AvoidPolicy, Query, DEFAULT_K};
 use ascendopt_bank::signature::ProfileSignature;
 use ascendopt_bank::store::{Bank, EntryFilter};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::{
+    Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult, SimDevice,
+    SimDeviceConfig,
+};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
 use ascendopt_harness::store::RunStore;
@@ -26,6 +29,7 @@ use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::OpPackage;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 fn repo() -> PathBuf {
@@ -247,6 +251,10 @@ fn check_entries(r: &Rewound, deterministic: bool, seed: u64) -> BTreeSet<String
             // No noise: the same latencies again, on other inputs.
             assert_eq!(v.slow_us, e.slow_us);
             assert_eq!(v.fast_us, e.fast_us);
+            assert!(evidence(e, "confirm").unwrap().starts_with("skipped"));
+        } else {
+            // Confirmed on re-measurements before it was stored.
+            assert!(evidence(e, "confirm_decision").unwrap().contains("> tau"));
         }
     }
     motifs
@@ -260,13 +268,18 @@ fn rewind_keeps_verified_removals_of_several_motifs() {
     assert!(motifs.contains("double_buffer"), "{motifs:?}");
 }
 
-/// The check at full scale: two operators, 20 evaluations each,
-/// entries for at least 8 distinct motifs, each verified. About 40
-/// evaluations plus two per entry: run it with `--ignored` (13 entries
-/// over 8 motifs, all reproduced, in 770 s on the shared 2-core machine).
+/// Eight motifs from two operators on small copies, noise off: 20
+/// evaluations each, every entry verified. About 40 evaluations plus two
+/// per entry: only with `ASCENDOPT_SLOW_TESTS=1` (13 entries over 8
+/// motifs, all reproduced, in 173 s on the shared 2-core machine). The
+/// issue's check proper (full built-in cases, noise on, confirmation)
+/// runs through the binary: `default_rewind_covers_eight_motifs_with_noise`
+/// in `crates/cli/tests/rewind_cli.rs`.
 #[test]
-#[ignore]
 fn rewind_over_two_operators_covers_eight_motifs() {
+    if std::env::var_os("ASCENDOPT_SLOW_TESTS").is_none() {
+        return;
+    }
     let r = rewind(
         &[
             ("add_custom", BINARY_CASES, 20),
@@ -451,7 +464,10 @@ fn broken_and_within_noise_removals_are_never_stored_but_charged() {
 #[test]
 fn same_seeds_give_the_same_bank() {
     // Measurement noise on, so that the seeds matter.
-    let ops = [("add_custom", SMALL_BINARY_CASES, 5)];
+    // Budget for removals and their confirmations (re-measurements), on
+    // the larger benchmark case (at 48 x 16384 the 0.5 us noise floor
+    // is 2 % of the latency and few removals pass twice).
+    let ops = [("add_custom", BINARY_CASES, 8)];
     let a = rewind(&ops, false, 21);
     let b = rewind(&ops, false, 21);
     print_outcomes(&a.outcomes);
@@ -478,7 +494,180 @@ fn same_seeds_give_the_same_bank() {
     };
     assert_eq!(strip(export(&a.bank)), strip(export(&b.bank)));
     // Another seed gives other measurements.
-    let c = rewind(&[("add_custom", SMALL_BINARY_CASES, 1)], false, 22);
+    let c = rewind(&[("add_custom", BINARY_CASES, 1)], false, 22);
     let first = |r: &Rewound| r.outcomes[0].strong_us;
     assert_ne!(first(&a), first(&c));
+}
+
+/// The real simulator, except that one profiling (the `disturbed`-th call
+/// of `latency_samples`, 1-based) reads `factor` times slower: a transient
+/// disturbance of the device (another job sharing it) during one
+/// measurement, injected at the [`Device`] seam. Builds, runs, traces and
+/// every other measurement are the simulator's own.
+struct Disturbed {
+    inner: &'static SimDevice,
+    calls: AtomicU32,
+    disturbed: u32,
+    factor: f64,
+}
+
+impl Device for Disturbed {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn platform(&self) -> &ascendopt_sim::launch::Platform {
+        self.inner.platform()
+    }
+    fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
+        self.inner.build(package)
+    }
+    fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome {
+        self.inner.run(artifact, request)
+    }
+    fn profile(
+        &self,
+        result: &RunResult,
+        request: &ProfileRequest,
+    ) -> Result<ascendopt_sim::timing::Profile, String> {
+        self.inner.profile(result, request)
+    }
+    fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let samples = self.inner.latency_samples(result, seeds)?;
+        Ok(if call == self.disturbed {
+            samples.iter().map(|s| s * self.factor).collect()
+        } else {
+            samples
+        })
+    }
+    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>> {
+        self.inner.timeline_json(result)
+    }
+}
+
+/// The strong kernel with one motif's first present site removed.
+fn without(strong: &Sources, tag: &str) -> Sources {
+    let motif = by_tag(tag).unwrap();
+    let site = motif
+        .detect(strong)
+        .into_iter()
+        .find(|s| s.state == SiteState::Present)
+        .unwrap();
+    motif.remove(strong, &site).unwrap()
+}
+
+#[test]
+fn a_slowdown_that_does_not_hold_on_remeasurement_is_not_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = small_package(&dir.path().join("ops"), "add_custom", BINARY_CASES, |s| s);
+    let strong = Sources::load(&pkg.dir).unwrap();
+    let mut proposer = Scripted {
+        proposals: vec![
+            // No effect at all (a comment), but its first measurement is
+            // disturbed: 6 % slower, well beyond tau.
+            Proposal {
+                action: action("barrier_elim", "a comment, measured while disturbed"),
+                candidate: Ok(edited(&strong, |t| format!("// harmless comment\n{t}"))),
+            },
+            // A real removal: smaller tiles, about 1.8 times slower on
+            // every measurement.
+            Proposal {
+                action: action("tile_size", "smallest tiles"),
+                candidate: Ok(without(&strong, "tile_size")),
+            },
+        ],
+    };
+    let store = RunStore::open(&dir.path().join("runs.sqlite")).unwrap();
+    let bank = Bank::open(&dir.path().join("bank.sqlite")).unwrap();
+    let device = Disturbed {
+        inner: device(),
+        calls: AtomicU32::new(0),
+        // 1: the strong kernel, 2: the comment's first measurement.
+        disturbed: 2,
+        factor: 1.06,
+    };
+    let run = store
+        .create_run(&serde_json::json!({"test": "confirm"}))
+        .unwrap();
+    let compare = CompareConfig::RECOMMENDED;
+    // Measurement noise on: confirmation is skipped without it.
+    let ctx = RunContext {
+        device: &device,
+        store: &store,
+        run,
+        pipeline: PipelineConfig {
+            repeats: compare.repeats,
+            deterministic: false,
+            seed: 5,
+        },
+        compare,
+        workdir: dir.path().join("work"),
+    };
+    let cfg = RewindConfig {
+        budget: 8,
+        created_ms: Some(0),
+        ..RewindConfig::default()
+    };
+    let mut distiller = BuiltinDistiller::new();
+    let outcome = rewind_operator(&ctx, &pkg, &mut proposer, &mut distiller, &bank, &cfg).unwrap();
+    print_outcomes(std::slice::from_ref(&outcome));
+    let summaries: Vec<&str> = outcome
+        .log
+        .iter()
+        .map(|l| l.action.summary.as_str())
+        .collect();
+    assert_eq!(
+        summaries,
+        [
+            "the strong kernel as given",
+            "a comment, measured while disturbed",
+            "confirm: re-measure the fast kernel of `a comment, measured while disturbed`",
+            "confirm: re-measure the slow candidate of `a comment, measured while disturbed`",
+            "smallest tiles",
+            // The strong kernel's re-measurement is reused: one more only.
+            "confirm: re-measure the slow candidate of `smallest tiles`",
+        ]
+    );
+    // Every attempt charged, the re-measurements included.
+    assert_eq!(outcome.spent, 6);
+    assert!(outcome.log.iter().all(|l| l.budget_index.is_some()));
+    assert!(outcome.log.iter().all(|l| l.verdict == "correct"));
+    // The comment passed once (the disturbed measurement) ...
+    let strong_us = outcome.log[0].latency_us.unwrap();
+    let comment_us = outcome.log[1].latency_us.unwrap();
+    assert!(comment_us > strong_us * 1.03, "{comment_us} vs {strong_us}");
+    assert!(!outcome.log[1].accepted);
+    let reason = &outcome.log[1].reason;
+    assert!(reason.starts_with("slower beyond noise once"), "{reason}");
+    // ... and not again: not stored.
+    assert!(reason.contains("not confirmed"), "{reason}");
+    let again = |i: usize| outcome.log[i].latency_us.unwrap();
+    assert!((again(3) / again(2) - 1.0).abs() < 0.02, "{outcome:#?}");
+    // The real removal held twice and is the only entry.
+    assert!(outcome.log[4].accepted, "{}", outcome.log[4].reason);
+    assert!(outcome.log[4].reason.contains("confirmed:"));
+    assert!(outcome.log.iter().filter(|l| l.accepted).count() == 2);
+    assert_eq!(outcome.kept.len(), 1);
+    let kept = &outcome.kept[0];
+    let confirmation = kept.confirmation.as_ref().unwrap();
+    assert!(confirmation.slow_us > 1.5 * confirmation.fast_us);
+    assert_eq!(confirmation.fast_us, again(2));
+    assert_eq!(confirmation.slow_us, again(5));
+    let entries = bank.list(&EntryFilter::all()).unwrap();
+    assert_eq!(entries.len(), 1);
+    let e = &entries[0].entry;
+    assert_eq!(e.motif, "tile_size");
+    // Both measurements are in the evidence.
+    assert_eq!(evidence(e, "slow_eval"), Some("4"));
+    assert_eq!(evidence(e, "fast_eval"), Some("0"));
+    assert_eq!(evidence(e, "confirm_slow_eval"), Some("5"));
+    assert_eq!(evidence(e, "confirm_fast_eval"), Some("2"));
+    assert_ne!(evidence(e, "confirm_slow_seed"), evidence(e, "slow_seed"));
+    assert_ne!(evidence(e, "confirm_fast_seed"), evidence(e, "fast_seed"));
+    assert_eq!(
+        evidence(e, "confirm_slow_us"),
+        Some(format!("{:.4}", confirmation.slow_us).as_str())
+    );
+    assert!(evidence(e, "decision").unwrap().contains("> tau"));
+    assert!(evidence(e, "confirm_decision").unwrap().contains("> tau"));
 }

@@ -2,9 +2,14 @@
 //! (`POST {base}/v1/embeddings`, body `{"model", "input": [...]}`, answer
 //! `{"data": [{"index", "embedding": [...]}]}`), cached in the bank file.
 //!
+//! Two ways to get vectors: an [`EmbeddingConfig`] (this module's own
+//! HTTP request, [`Bank::embeddings`]) or any [`Embedder`] (the agent's LLM
+//! client, with its retries and call log, [`Bank::embeddings_with`]).
+//!
 //! Invariants:
-//! - Nothing here runs unless the caller passes an [`EmbeddingConfig`];
-//!   plain [`crate::store::Bank::search`] never touches the network.
+//! - Nothing here runs unless the caller passes an [`EmbeddingConfig`] or
+//!   an [`Embedder`]; plain [`crate::store::Bank::search`] never touches
+//!   the network.
 //! - The cache is keyed by (model, SHA-256 of the text): a text is sent to
 //!   the endpoint at most once per model and bank file.
 
@@ -41,6 +46,19 @@ impl EmbeddingConfig {
         }
     }
 }
+
+/// A source of embeddings: the caller's client for an embeddings API.
+pub trait Embedder {
+    /// The model name (part of the cache key).
+    fn model(&self) -> &str;
+    /// Where the vectors come from (for error messages).
+    fn endpoint(&self) -> String;
+    /// One vector per text, in order.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
+}
+
+/// Most texts sent in one request.
+pub const EMBED_BATCH: usize = 64;
 
 /// Cosine similarity; 0 when either vector is zero or the lengths differ.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
@@ -150,24 +168,59 @@ fn from_blob(bytes: &[u8]) -> Vec<f32> {
 
 impl Bank {
     /// Embeddings of `texts` under `config.model`: cached ones from the
-    /// bank file, the others fetched in one request and cached.
+    /// bank file, the others fetched (in requests of at most
+    /// [`EMBED_BATCH`] texts) and cached.
     pub fn embeddings(
         &self,
         config: &EmbeddingConfig,
         texts: &[String],
     ) -> Result<Vec<Vec<f32>>, BankError> {
+        self.cached(&config.model, texts, &mut |batch| fetch(config, batch))
+    }
+
+    /// Embeddings of `texts` from `embedder`: cached ones from the bank
+    /// file (keyed by the embedder's model and the text), the others asked
+    /// for (in requests of at most [`EMBED_BATCH`] texts) and cached, so
+    /// that an entry is embedded once per model and bank file.
+    pub fn embeddings_with(
+        &self,
+        embedder: &dyn Embedder,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, BankError> {
+        self.cached(embedder.model(), texts, &mut |batch| {
+            embedder
+                .embed(batch)
+                .map_err(|reason| BankError::Embeddings {
+                    url: embedder.endpoint(),
+                    reason,
+                })
+        })
+    }
+
+    /// The vector cached for `text` under `model`, if any.
+    pub fn cached_embedding(&self, model: &str, text: &str) -> Result<Option<Vec<f32>>, BankError> {
+        let blob: Option<Vec<u8>> = self
+            .conn()
+            .query_row(
+                "SELECT vector FROM embeddings WHERE model = ?1 AND text_hash = ?2",
+                params![model, text_hash(text)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        Ok(blob.map(|b| from_blob(&b)))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn cached(
+        &self,
+        model: &str,
+        texts: &[String],
+        fetch: &mut dyn FnMut(&[String]) -> Result<Vec<Vec<f32>>, BankError>,
+    ) -> Result<Vec<Vec<f32>>, BankError> {
         let mut out: Vec<Option<Vec<f32>>> = Vec::with_capacity(texts.len());
         for text in texts {
-            let blob: Option<Vec<u8>> = self
-                .conn()
-                .query_row(
-                    "SELECT vector FROM embeddings WHERE model = ?1 AND text_hash = ?2",
-                    params![config.model, text_hash(text)],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(|e| self.sql(e))?;
-            out.push(blob.map(|b| from_blob(&b)));
+            out.push(self.cached_embedding(model, text)?);
         }
         let mut missing: Vec<String> = Vec::new();
         for (text, v) in texts.iter().zip(&out) {
@@ -175,22 +228,30 @@ impl Bank {
                 missing.push(text.clone());
             }
         }
-        if !missing.is_empty() {
-            let fetched = fetch(config, &missing)?;
-            for (text, vector) in missing.iter().zip(&fetched) {
+        let mut fetched: Vec<Vec<f32>> = Vec::with_capacity(missing.len());
+        for batch in missing.chunks(EMBED_BATCH) {
+            let vectors = fetch(batch)?;
+            if vectors.len() != batch.len() {
+                return Err(BankError::Embeddings {
+                    url: model.to_string(),
+                    reason: format!("{} vectors for {} texts", vectors.len(), batch.len()),
+                });
+            }
+            for (text, vector) in batch.iter().zip(&vectors) {
                 self.conn()
                     .execute(
                         "INSERT OR REPLACE INTO embeddings (model, text_hash, vector)
                          VALUES (?1, ?2, ?3)",
-                        params![config.model, text_hash(text), to_blob(vector)],
+                        params![model, text_hash(text), to_blob(vector)],
                     )
                     .map_err(|e| self.sql(e))?;
             }
-            for (text, slot) in texts.iter().zip(out.iter_mut()) {
-                if slot.is_none() {
-                    if let Some(pos) = missing.iter().position(|m| m == text) {
-                        *slot = Some(fetched[pos].clone());
-                    }
+            fetched.extend(vectors);
+        }
+        for (text, slot) in texts.iter().zip(out.iter_mut()) {
+            if slot.is_none() {
+                if let Some(pos) = missing.iter().position(|m| m == text) {
+                    *slot = Some(fetched[pos].clone());
                 }
             }
         }

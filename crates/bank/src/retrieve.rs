@@ -22,6 +22,24 @@
 //! score = w_t·T + w_s·S + A
 //! ```
 //!
+//! [`Bank::search_fused`] (Stage I when an embeddings endpoint is
+//! configured) fuses the ranking above with dense similarity by
+//! reciprocal-rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009):
+//!
+//! ```text
+//! L      = the entries `search` returns (evidence only), by score
+//! D      = the candidates (same filters) with cos(q, e) > 0, by cos
+//!          descending; under AvoidPolicy::Demote the avoid_when matches
+//!          come after all the others
+//! fused  = Σ over the lists X holding e of 1 / (60 + rank_X(e)), ranks from 1
+//! order  = fused descending, then the lexical score, then id
+//! ```
+//!
+//! Only ranks enter the fusion, so the scale of the cosines (which differs
+//! between embedding models) does not matter; an entry must be near the top
+//! of both lists, or at the very top of one, to lead. The returned score is
+//! the fused one; the explanation keeps the lexical parts and the cosine.
+//!
 //! BM25 runs over title, bottleneck, the reuse_when sentences and the
 //! keywords (avoid_when is not indexed: matching it is a reason *not* to
 //! retrieve). A feature is "named" by a sentence when all its words occur
@@ -33,7 +51,7 @@
 //! - Ordering is total and deterministic: score descending, then id
 //!   ascending.
 
-use crate::embed::{cosine, EmbeddingConfig};
+use crate::embed::{cosine, Embedder, EmbeddingConfig};
 use crate::error::BankError;
 use crate::signature::ProfileSignature;
 use crate::store::{Bank, EntryFilter, StoredEntry};
@@ -59,6 +77,8 @@ const REUSE_BONUS: f64 = 0.15;
 const REUSE_MAX: usize = 2;
 /// Penalty of an avoid_when match under [`AvoidPolicy::Demote`].
 const AVOID_PENALTY: f64 = 0.5;
+/// The rank offset of reciprocal-rank fusion (the published default).
+pub const RRF_K: f64 = 60.0;
 
 /// What to do with an entry whose avoid_when names a code feature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +218,23 @@ impl Bank {
         k: usize,
         dense: Option<&BTreeMap<i64, f64>>,
     ) -> Result<Vec<Hit>, BankError> {
+        let mut hits: Vec<Hit> = self
+            .score_all(query, dense)?
+            .into_iter()
+            .filter_map(|(hit, evidence)| evidence.then_some(hit))
+            .collect();
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    /// Every candidate that passes the filters (avoid_when drops
+    /// included), scored as the module docs say, with whether it has any
+    /// evidence; sorted by score, then id.
+    fn score_all(
+        &self,
+        query: &Query,
+        dense: Option<&BTreeMap<i64, f64>>,
+    ) -> Result<Vec<(Hit, bool)>, BankError> {
         let bm25 = self.bm25(&query.text)?;
         let best = bm25.values().copied().fold(0.0f64, f64::max);
         let w_s = if query.signature.is_some() {
@@ -241,28 +278,27 @@ impl Bank {
                 a -= AVOID_PENALTY;
             }
             let evidence = t > 0.0 || (w_s > 0.0 && s > 0.0) || !reuse_matched.is_empty();
-            if !evidence {
-                continue;
-            }
-            hits.push(Hit {
-                score: (1.0 - w_s) * t + w_s * s + a,
-                explanation: Explanation {
-                    bm25: raw,
-                    text: t_lex,
-                    dense: dense_sim,
-                    signature,
-                    reuse_matched,
-                    avoid_matched,
+            hits.push((
+                Hit {
+                    score: (1.0 - w_s) * t + w_s * s + a,
+                    explanation: Explanation {
+                        bm25: raw,
+                        text: t_lex,
+                        dense: dense_sim,
+                        signature,
+                        reuse_matched,
+                        avoid_matched,
+                    },
+                    entry: stored,
                 },
-                entry: stored,
-            });
+                evidence,
+            ));
         }
-        hits.sort_by(|a, b| {
+        hits.sort_by(|(a, _), (b, _)| {
             b.score
                 .total_cmp(&a.score)
                 .then(a.entry.id.cmp(&b.entry.id))
         });
-        hits.truncate(k);
         Ok(hits)
     }
 
@@ -272,7 +308,78 @@ impl Bank {
         self.rank(query, k, None)
     }
 
-    /// [`Bank::search`] with dense embeddings from `config` blended into
+    /// The top `k` entries for `query` by reciprocal-rank fusion of the
+    /// [`Bank::search`] ranking and the dense similarity of the query and
+    /// entry embeddings from `embedder` (module docs). Embeddings are
+    /// cached in the bank file: an entry is embedded once per model, a
+    /// query text once. An empty query text uses the lexical ranking alone
+    /// (nothing to embed), and no candidate entry means no request. An
+    /// embedder failure is [`BankError::Embeddings`]; nothing is ranked
+    /// then.
+    pub fn search_fused(
+        &self,
+        query: &Query,
+        k: usize,
+        embedder: &dyn Embedder,
+    ) -> Result<Vec<Hit>, BankError> {
+        if query.text.trim().is_empty() {
+            return self.search(query, k);
+        }
+        let scored = self.score_all(query, None)?;
+        if scored.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut texts: Vec<String> = vec![query.text.clone()];
+        texts.extend(scored.iter().map(|(h, _)| h.entry.entry.search_text()));
+        let vectors = self.embeddings_with(embedder, &texts)?;
+        let Some((q, rest)) = vectors.split_first() else {
+            return self.search(query, k);
+        };
+        let cos: Vec<f64> = rest.iter().map(|v| cosine(q, v)).collect();
+        // Ranks (from 1) in the lexical list L ...
+        let mut fused: Vec<f64> = vec![0.0; scored.len()];
+        let mut rank = 0usize;
+        for (i, (_, evidence)) in scored.iter().enumerate() {
+            if *evidence {
+                rank += 1;
+                fused[i] += 1.0 / (RRF_K + rank as f64);
+            }
+        }
+        // ... and in the dense list D.
+        let mut dense: Vec<usize> = (0..scored.len()).filter(|&i| cos[i] > 0.0).collect();
+        dense.sort_by(|&a, &b| {
+            let avoided = |i: usize| !scored[i].0.explanation.avoid_matched.is_empty();
+            avoided(a)
+                .cmp(&avoided(b))
+                .then(cos[b].total_cmp(&cos[a]))
+                .then(scored[a].0.entry.id.cmp(&scored[b].0.entry.id))
+        });
+        for (r, &i) in dense.iter().enumerate() {
+            fused[i] += 1.0 / (RRF_K + (r + 1) as f64);
+        }
+        let mut hits: Vec<(Hit, f64)> = scored
+            .into_iter()
+            .zip(cos)
+            .zip(fused)
+            .filter(|(_, f)| *f > 0.0)
+            .map(|(((mut hit, _), c), f)| {
+                let lexical = hit.score;
+                hit.explanation.dense = Some(c);
+                hit.score = f;
+                (hit, lexical)
+            })
+            .collect();
+        hits.sort_by(|(a, la), (b, lb)| {
+            b.score
+                .total_cmp(&a.score)
+                .then(lb.total_cmp(la))
+                .then(a.entry.id.cmp(&b.entry.id))
+        });
+        Ok(hits.into_iter().take(k).map(|(h, _)| h).collect())
+    }
+
+    /// [`Bank::search`] with dense embeddings from `config` (this crate's
+    /// own HTTP request, not audited) blended into
     /// the text relevance. Embeddings of the entries and the query are
     /// cached in the bank file.
     pub fn search_dense(
@@ -611,6 +718,85 @@ mod tests {
             requests[1].body["input"],
             serde_json::json!(["element by element"])
         );
+    }
+
+    /// An in-process embedder over [`toy_embedding`] that counts texts.
+    struct Toy {
+        asked: std::cell::RefCell<Vec<String>>,
+        fail: bool,
+    }
+
+    impl Embedder for Toy {
+        fn model(&self) -> &str {
+            "toy"
+        }
+        fn endpoint(&self) -> String {
+            "toy://".into()
+        }
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+            if self.fail {
+                return Err("toy is down".into());
+            }
+            self.asked.borrow_mut().extend(texts.iter().cloned());
+            Ok(texts.iter().map(|t| toy_embedding(t)).collect())
+        }
+    }
+
+    #[test]
+    fn fused_search_ranks_by_reciprocal_rank_fusion() {
+        // Lexically "copies" favours A (said twice) over B; the toy
+        // embedding reads "stall" as "overlap", which B says twice and C
+        // once: L = [A, B], D = [B, C, A].
+        let bank = Bank::open_in_memory().unwrap();
+        for (motif, bottleneck) in [
+            ("tile_size", "copies copies bound"),
+            ("double_buffer", "copies bound, overlap overlap"),
+            ("fused_vec_ops", "elementwise chain, overlap"),
+        ] {
+            bank.insert(&entry(motif, motif, bottleneck, &[], &[], &[]))
+                .unwrap();
+        }
+        let toy = Toy {
+            asked: Default::default(),
+            fail: false,
+        };
+        let q = Query::text("copies stall");
+        let lexical = bank.search(&q, 5).unwrap();
+        assert_eq!(motifs(&lexical), ["tile_size", "double_buffer"]);
+        let fused = bank.search_fused(&q, 5, &toy).unwrap();
+        assert_eq!(
+            motifs(&fused),
+            ["double_buffer", "tile_size", "fused_vec_ops"],
+            "{fused:#?}"
+        );
+        let rrf = |ranks: &[usize]| ranks.iter().map(|&r| 1.0 / (RRF_K + r as f64)).sum::<f64>();
+        for (hit, expected) in fused.iter().zip([rrf(&[2, 1]), rrf(&[1, 3]), rrf(&[2])]) {
+            assert!((hit.score - expected).abs() < 1e-12, "{hit:#?}");
+        }
+        assert!(fused[0].explanation.dense.unwrap() > 0.9);
+        assert_eq!(fused[2].explanation.bm25, None);
+        // k cuts after fusion.
+        assert_eq!(
+            motifs(&bank.search_fused(&q, 1, &toy).unwrap()),
+            ["double_buffer"]
+        );
+        // The query and three entries were embedded once each.
+        assert_eq!(toy.asked.borrow().len(), 4);
+        bank.search_fused(&q, 5, &toy).unwrap();
+        assert_eq!(toy.asked.borrow().len(), 4);
+        assert!(bank.cached_embedding("toy", &q.text).unwrap().is_some());
+        // A failing embedder is an error naming where it failed.
+        let down = Toy {
+            asked: Default::default(),
+            fail: true,
+        };
+        match bank.search_fused(&Query::text("something new"), 3, &down) {
+            Err(BankError::Embeddings { url, reason }) => {
+                assert_eq!(url, "toy://");
+                assert!(reason.contains("down"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

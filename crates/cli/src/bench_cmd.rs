@@ -214,6 +214,36 @@ pub(crate) fn print_summary(report: &BenchReport) {
                 .collect::<String>()
         );
     }
+    if !r.meta.llm_usage.is_empty() {
+        let priced = r.meta.llm_usage.iter().any(|u| u.cost.is_some());
+        println!();
+        println!(
+            "{:<14} {:>9} {:>12} {:>12} {:>12}{}",
+            "LLM usage",
+            "requests",
+            "prompt tok",
+            "output tok",
+            "embed tok",
+            if priced { "        cost" } else { "" }
+        );
+        for u in &r.meta.llm_usage {
+            let cost = match (priced, u.cost) {
+                (false, _) => String::new(),
+                (true, Some(c)) => format!(" {c:>11.4}"),
+                (true, None) => format!(" {:>11}", "-"),
+            };
+            println!(
+                "{:<14} {:>9} {:>12} {:>12} {:>12}{cost}",
+                u.method, u.requests, u.prompt_tokens, u.completion_tokens, u.embedding_tokens
+            );
+            if u.dense_fallbacks > 0 {
+                println!(
+                    "  warning: {} Stage I round(s) of {} fell back to lexical retrieval (embeddings failed; see llm_calls of run {})",
+                    u.dense_fallbacks, u.method, u.run
+                );
+            }
+        }
+    }
     for (m, why) in &r.meta.skipped {
         println!("skipped {m}: {why}");
     }

@@ -3,19 +3,36 @@
 //! input kernel. Prints each operator's best latencies and the ratio
 //! random / Stage II (≥ 1: Stage II with half the evaluations is at least
 //! as fast), then the mean and geometric mean of the ratios.
+//!
+//! Several budgets can be measured in one go (`--budget 10,20`): Stage II
+//! runs once per budget, random search once with twice the largest budget
+//! (its result at 2N is its best after its first 2N evaluations, which is
+//! what a run with 2N evaluations finds, since its choices do not depend on
+//! its measurements).
+//!
+//! `--max-elements N` benchmarks temporary copies of the operators without
+//! their cases of more than N elements (input elements, or output elements
+//! when there are more: operators that generate their output from a few
+//! scalars). The benchmark compares tilings, not kernels, so small shapes
+//! are a fair and fast test bed; but the benchmark case (the largest case
+//! left) must still be one where the tiling matters: an operator whose
+//! largest remaining case has fewer than N / 16 elements is left out with
+//! a note (raise N to include it).
 
 use crate::eval_cmd::resolve_op;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::session::RunContext;
-use ascendopt_agent::tune::{compare_with_random, TilingComparison};
+use ascendopt_agent::tune::{compare_with_random_at, TilingComparison};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStatus, RunStore};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Arguments of `ascendopt bench-tiling`.
 #[derive(Debug, clap::Args)]
@@ -25,9 +42,10 @@ pub struct BenchTilingArgs {
     #[arg(long, num_args = 1..)]
     ops: Vec<String>,
     /// Stage II's evaluations per operator (random search gets twice as
-    /// many).
-    #[arg(long, default_value_t = 20)]
-    budget: u32,
+    /// many); several budgets separated by commas (`10,20`) are measured
+    /// in one go, one table each.
+    #[arg(long, default_values_t = [20], value_delimiter = ',')]
+    budget: Vec<u32>,
     /// Seed of the inputs and of both searches.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -38,6 +56,15 @@ pub struct BenchTilingArgs {
     /// Latency samples per evaluation.
     #[arg(long, default_value_t = 10)]
     repeats: usize,
+    /// Benchmark copies of the operators without their cases of more than
+    /// N elements, input or output (faster; the largest case left is the benchmark
+    /// case, and an operator whose largest case left has fewer than N/16
+    /// elements is left out, since its tiling would hardly matter).
+    #[arg(long, value_name = "N")]
+    max_elements: Option<usize>,
+    /// Operators benchmarked at the same time.
+    #[arg(short = 'j', long, default_value_t = 1)]
+    jobs: usize,
     /// Folder for the run store and candidate packages (default: a
     /// temporary folder, removed at the end).
     #[arg(long, value_name = "DIR")]
@@ -50,7 +77,7 @@ pub struct BenchTilingArgs {
     json: bool,
 }
 
-fn table(rows: &[TilingComparison], budget: u32) -> String {
+fn table(rows: &[&TilingComparison], budget: u32) -> String {
     let mut s = String::new();
     let us = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"));
     let _ = writeln!(
@@ -78,9 +105,10 @@ fn table(rows: &[TilingComparison], budget: u32) -> String {
     if !ratios.is_empty() {
         let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
         let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let below = ratios.iter().filter(|r| **r < 1.0).count();
         let _ = writeln!(
             s,
-            "mean ratio random@{} / stage2@{budget}: {mean:.3} (geometric {geo:.3}) over {} operators; >= 1 means Stage II with half the evaluations is at least as fast",
+            "mean ratio random@{} / stage2@{budget}: {mean:.3} (geometric {geo:.3}) over {} operators ({below} below 1); >= 1 means Stage II with half the evaluations is at least as fast",
             budget * 2,
             ratios.len()
         );
@@ -88,10 +116,122 @@ fn table(rows: &[TilingComparison], budget: u32) -> String {
     s
 }
 
+/// Copies an operator folder (without build products).
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for e in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let e = e.with_context(|| format!("reading {}", from.display()))?;
+        if e.file_name() == "build" {
+            continue;
+        }
+        let (s, d) = (e.path(), to.join(e.file_name()));
+        if e.file_type()?.is_dir() {
+            copy_dir(&s, &d)?;
+        } else {
+            std::fs::copy(&s, &d)
+                .with_context(|| format!("copying {} to {}", s.display(), d.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// What `--max-elements` makes of one operator.
+#[derive(Debug)]
+enum Shrunk {
+    /// Nothing to drop: the operator as it is.
+    Unchanged(OpPackage),
+    /// A copy without the large cases.
+    Copy(OpPackage),
+    /// Left out, with the reason.
+    LeftOut(String),
+}
+
+/// The size of a case: its input elements, or its output elements when
+/// the golden can tell them and they are more (operators that generate
+/// their output from a few scalars: arange, eye, fill).
+fn case_size(pkg: &OpPackage, case: &ascendopt_op::spec::Case) -> usize {
+    let outputs = match ascendopt_op::golden::output_shapes(&pkg.spec, case) {
+        Ok(Some(shapes)) => shapes.iter().map(|s| ascendopt_op::tensor::numel(s)).sum(),
+        _ => 0,
+    };
+    case.input_elements().max(outputs)
+}
+
+/// A copy of `pkg` under `dst` whose op.toml keeps only the cases of at
+/// most `max` elements ([`case_size`]).
+fn shrink(pkg: OpPackage, max: usize, dst: &Path) -> Result<Shrunk> {
+    let keep: Vec<&str> = pkg
+        .cases()
+        .iter()
+        .filter(|c| case_size(&pkg, c) <= max)
+        .map(|c| c.name.as_str())
+        .collect();
+    if keep.len() == pkg.cases().len() {
+        return Ok(Shrunk::Unchanged(pkg));
+    }
+    let largest = pkg
+        .cases()
+        .iter()
+        .map(|c| case_size(&pkg, c))
+        .filter(|n| *n <= max)
+        .max()
+        .unwrap_or(0);
+    if largest < max / 16 {
+        return Ok(Shrunk::LeftOut(format!(
+            "its largest case of at most {max} elements has {largest} \
+             (< {}): too small for the tiling to matter",
+            max / 16
+        )));
+    }
+    let out = dst.join(pkg.name());
+    if out.exists() {
+        std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
+    }
+    copy_dir(&pkg.dir, &out)?;
+    let spec = out.join("op.toml");
+    let text =
+        std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("parsing {}", spec.display()))?;
+    let Some(cases) = doc
+        .get_mut("cases")
+        .and_then(toml_edit::Item::as_array_of_tables_mut)
+    else {
+        anyhow::bail!(
+            "{}: cases are not written as [[cases]] tables; cannot drop the large ones",
+            spec.display()
+        );
+    };
+    cases.retain(|t| {
+        t.get("name")
+            .and_then(toml_edit::Item::as_str)
+            .is_some_and(|n| keep.contains(&n))
+    });
+    std::fs::write(&spec, doc.to_string())
+        .with_context(|| format!("writing {}", spec.display()))?;
+    let small = OpPackage::load(&out).with_context(|| format!("loading {}", out.display()))?;
+    if small.cases().len() != keep.len() {
+        anyhow::bail!(
+            "{}: {} cases kept instead of {}",
+            spec.display(),
+            small.cases().len(),
+            keep.len()
+        );
+    }
+    Ok(Shrunk::Copy(small))
+}
+
 /// Runs the command.
 pub fn run(args: BenchTilingArgs) -> Result<Status> {
-    if args.budget < 2 {
+    let mut budgets = args.budget.clone();
+    budgets.sort_unstable();
+    budgets.dedup();
+    if budgets.is_empty() || budgets[0] < 2 {
         anyhow::bail!("--budget must be at least 2");
+    }
+    if args.max_elements == Some(0) {
+        anyhow::bail!("--max-elements must be positive");
     }
     let dirs = if args.ops.is_empty() {
         package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
@@ -101,15 +241,6 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
             .map(|a| resolve_op(a))
             .collect::<Result<Vec<_>>>()?
     };
-    let mut packages = Vec::new();
-    for d in &dirs {
-        let pkg = OpPackage::load(d).with_context(|| format!("loading {}", d.display()))?;
-        if pkg.tiling.knobs().next().is_none() {
-            eprintln!("{}: no tiling knobs, skipped", pkg.name());
-            continue;
-        }
-        packages.push(pkg);
-    }
     let scratch;
     let root = match &args.workdir {
         Some(d) => d.clone(),
@@ -119,7 +250,33 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
         }
     };
     std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
-    let store = RunStore::open(&root.join("runs.sqlite"))?;
+    let mut packages = Vec::new();
+    for d in &dirs {
+        let pkg = OpPackage::load(d).with_context(|| format!("loading {}", d.display()))?;
+        if pkg.tiling.knobs().next().is_none() {
+            eprintln!("{}: no tiling knobs, skipped", pkg.name());
+            continue;
+        }
+        let pkg = match args.max_elements {
+            None => pkg,
+            Some(max) => match shrink(pkg, max, &root.join("ops"))? {
+                Shrunk::Unchanged(p) => p,
+                Shrunk::Copy(p) => {
+                    eprintln!(
+                        "{}: cases above {max} elements dropped ({} left)",
+                        p.name(),
+                        p.cases().len()
+                    );
+                    p
+                }
+                Shrunk::LeftOut(why) => {
+                    eprintln!("{}: left out: {why}", d.display());
+                    continue;
+                }
+            },
+        };
+        packages.push(pkg);
+    }
     let mut device_cfg = SimDeviceConfig::standard()?;
     device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
     let device = SimDevice::new(device_cfg);
@@ -128,42 +285,137 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
         deterministic: !args.noise,
         seed: args.seed,
     };
-    let make = |kind: &str| -> Result<RunContext<'_>> {
-        let run = store.create_run(&serde_json::json!({
-            "command": "bench-tiling", "search": kind, "budget": args.budget, "seed": args.seed,
+    let jobs = args.jobs.clamp(1, packages.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Vec<TilingComparison>)>> = Mutex::new(Vec::new());
+    // One worker: its own run store (SQLite connections are not shared
+    // between threads) and its own pair of runs.
+    let worker = |w: usize| -> Result<()> {
+        let store = RunStore::open(&root.join(if jobs == 1 {
+            "runs.sqlite".to_string()
+        } else {
+            format!("runs-{w}.sqlite")
         }))?;
-        Ok(RunContext {
-            device: &device,
-            store: &store,
-            run,
-            pipeline: pipeline.clone(),
-            compare: CompareConfig::RECOMMENDED,
-            workdir: root.join("work").join(kind),
-        })
+        let make = |kind: &str| -> Result<RunContext<'_>> {
+            let run = store.create_run(&serde_json::json!({
+                "command": "bench-tiling", "search": kind, "budget": budgets,
+                "seed": args.seed, "max_elements": args.max_elements,
+            }))?;
+            Ok(RunContext {
+                device: &device,
+                store: &store,
+                run,
+                pipeline: pipeline.clone(),
+                compare: CompareConfig::RECOMMENDED,
+                workdir: root.join("work").join(format!("{w}")).join(kind),
+            })
+        };
+        // One Stage II run per budget (a run answers identical candidates
+        // from its store, so budgets must not share one).
+        let tune_ctxs = budgets
+            .iter()
+            .map(|b| make(&format!("stage2@{b}")))
+            .collect::<Result<Vec<_>>>()?;
+        let tune_refs: Vec<&RunContext<'_>> = tune_ctxs.iter().collect();
+        let random_ctx = make("random")?;
+        loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(pkg) = packages.get(i) else {
+                break;
+            };
+            let rows = compare_with_random_at(&tune_refs, &random_ctx, pkg, &budgets, args.seed)
+                .with_context(|| format!("benchmarking {}", pkg.name()))?;
+            for row in &rows {
+                eprintln!(
+                    "[{}] budget {}: stage2 {:?} us ({} evals), random {:?} us ({} evals), ratio {:?}",
+                    row.op,
+                    row.budget,
+                    row.tune_us,
+                    row.tune_spent,
+                    row.random_us,
+                    row.random_spent,
+                    row.ratio
+                );
+            }
+            results
+                .lock()
+                .map_err(|_| anyhow::anyhow!("a benchmark thread panicked"))?
+                .push((i, rows));
+        }
+        for ctx in tune_refs.iter().copied().chain([&random_ctx]) {
+            store.set_run_status(ctx.run, RunStatus::Finished)?;
+        }
+        Ok(())
     };
-    let tune_ctx = make("stage2")?;
-    let random_ctx = make("random")?;
-    let mut rows = Vec::new();
-    for pkg in &packages {
-        let row = compare_with_random(&tune_ctx, &random_ctx, pkg, args.budget, args.seed)
-            .with_context(|| format!("benchmarking {}", pkg.name()))?;
-        eprintln!(
-            "[{}] stage2 {:?} us ({} evals), random {:?} us ({} evals), ratio {:?}",
-            row.op, row.tune_us, row.tune_spent, row.random_us, row.random_spent, row.ratio
-        );
-        rows.push(row);
-    }
-    for ctx in [&tune_ctx, &random_ctx] {
-        store.set_run_status(ctx.run, RunStatus::Finished)?;
-    }
+    std::thread::scope(|s| -> Result<()> {
+        let handles: Vec<_> = (0..jobs).map(|w| s.spawn(move || worker(w))).collect();
+        for h in handles {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a benchmark thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    let mut results = results
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a benchmark thread panicked"))?;
+    results.sort_by_key(|(i, _)| *i);
+    let rows: Vec<TilingComparison> = results.into_iter().flat_map(|(_, r)| r).collect();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        print!("{}", table(&rows, args.budget));
+        for (n, &b) in budgets.iter().enumerate() {
+            if n > 0 {
+                println!();
+            }
+            let at: Vec<&TilingComparison> = rows.iter().filter(|r| r.budget == b).collect();
+            print!("{}", table(&at, b));
+        }
     }
     Ok(if rows.iter().all(|r| r.ratio.is_some()) {
         Status::Ok
     } else {
         Status::Failed
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_elements_drops_the_large_cases_of_a_copy_and_keeps_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pkg = OpPackage::load(&builtin_ops_dir().join("gelu")).unwrap();
+        let all = pkg.cases().len();
+        let small = match shrink(pkg, 400_000, tmp.path()).unwrap() {
+            // gelu's 33.6 M-element case goes.
+            Shrunk::Copy(p) => p,
+            other => panic!("{other:?}"),
+        };
+        assert!(small.dir.starts_with(tmp.path()));
+        assert!(small.cases().len() < all);
+        assert!(small
+            .cases()
+            .iter()
+            .all(|c| case_size(&small, c) <= 400_000));
+        let bench = ascendopt_harness::pipeline::bench_case(&small).unwrap();
+        assert!(bench.input_elements() >= 400_000 / 16);
+        // The sources are the operator's.
+        assert!(small.dir.join("op_host").is_dir());
+        assert!(small.dir.join("op_kernel").is_dir());
+        // Nothing to drop: the operator itself.
+        let pkg = OpPackage::load(&builtin_ops_dir().join("gelu")).unwrap();
+        assert!(matches!(
+            shrink(pkg, usize::MAX, tmp.path()).unwrap(),
+            Shrunk::Unchanged(_)
+        ));
+        // Too small a bound: left out rather than benchmarked on a case
+        // where the tiling hardly matters (gelu's cases of at most 3000
+        // elements: 100).
+        let pkg = OpPackage::load(&builtin_ops_dir().join("gelu")).unwrap();
+        assert!(matches!(
+            shrink(pkg, 3000, tmp.path()).unwrap(),
+            Shrunk::LeftOut(_)
+        ));
+    }
 }

@@ -4,13 +4,22 @@
 //!
 //! Configuration precedence: flags > environment (`ASCENDOPT_LLM_*`) >
 //! the `--llm-config` TOML file (see `ascendopt_llm::config`).
+//!
+//! Dense retrieval: when an embedding model is configured
+//! (`--llm-embedding-model`, `ASCENDOPT_LLM_EMBEDDING_MODEL` or
+//! `embedding_model` in the file), Stage I ranks the bank by fusion of the
+//! lexical and embedding rankings, with vectors from
+//! `<base>/embeddings`. It works with either proposer: with `--proposer
+//! builtin` only the base URL (and key) are needed, and the chat model
+//! defaults to the embedding model (no chat request is made). The endpoint
+//! and the model are checked here, before any run is created.
 
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::{Diagnoser, RuleDiagnoser};
 use ascendopt_agent::distill::{BuiltinDistiller, Distiller};
 use ascendopt_agent::llm::{
-    self, LlmAgents, LlmClient, LlmConfig, LlmDiagnoser, LlmDistiller, LlmProposer, LlmSettings,
-    ReplayMode, StoreCallLog,
+    self, DenseRetrieval, LlmAgents, LlmClient, LlmConfig, LlmDiagnoser, LlmDistiller, LlmProposer,
+    LlmSettings, ReplayMode, StoreCallLog,
 };
 use ascendopt_agent::proposer::Proposer;
 use ascendopt_harness::store::RunId;
@@ -71,6 +80,11 @@ pub struct LlmArgs {
     /// localhost, 127.0.0.0/8, [::1]).
     #[arg(long)]
     pub llm_allow_no_key: bool,
+    /// Embedding model for dense retrieval in Stage I (vectors from
+    /// <base>/embeddings, fused with the lexical ranking); works with
+    /// either proposer. Env: ASCENDOPT_LLM_EMBEDDING_MODEL.
+    #[arg(long)]
+    pub llm_embedding_model: Option<String>,
 }
 
 impl LlmArgs {
@@ -87,17 +101,51 @@ impl LlmArgs {
             retries: self.llm_retries,
             replay: self.llm_replay.as_deref().and_then(ReplayMode::parse),
             allow_no_key: self.llm_allow_no_key.then_some(true),
+            embedding_model: self.llm_embedding_model.clone(),
             ..LlmSettings::default()
         }
     }
 
     /// The LLM configuration: flags > environment > `--llm-config` file.
     pub fn config(&self) -> anyhow::Result<LlmConfig> {
+        self.config_with(&|var| std::env::var(var).ok())
+    }
+
+    fn config_with(&self, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<LlmConfig> {
         Ok(LlmConfig::resolve(
             self.llm_config.as_deref(),
-            &|var| std::env::var(var).ok(),
+            env,
             self.settings(),
         )?)
+    }
+
+    /// With `--proposer builtin`: the configuration of the embeddings
+    /// client when an embedding model is configured (flags, environment or
+    /// file), the chat model defaulting to the embedding model; None when
+    /// no embedding model is configured.
+    pub fn embeddings_config(&self) -> anyhow::Result<Option<LlmConfig>> {
+        self.embeddings_config_with(&|var| std::env::var(var).ok())
+    }
+
+    fn embeddings_config_with(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Option<LlmConfig>> {
+        let file = match &self.llm_config {
+            Some(p) => LlmSettings::from_file(p)?,
+            None => LlmSettings::default(),
+        };
+        let merged = file
+            .overlay(LlmSettings::from_env(env)?)
+            .overlay(self.settings());
+        let Some(model) = merged.embedding_model.clone() else {
+            return Ok(None);
+        };
+        let merged = LlmSettings {
+            model: merged.model.clone().or(Some(model)),
+            ..merged
+        };
+        Ok(Some(LlmConfig::from_settings(merged)?))
     }
 }
 
@@ -109,8 +157,13 @@ pub struct Agents {
     pub diagnoser: Box<dyn Diagnoser>,
     /// The distiller (Rewind).
     pub distiller: Box<dyn Distiller>,
-    /// The LLM client and its call log, with `--proposer llm`.
+    /// The LLM client and its call log, with `--proposer llm` (or, with
+    /// the built-in proposer, the embeddings client of dense retrieval).
     pub llm: Option<(Arc<LlmClient>, Arc<StoreCallLog>)>,
+    /// Whether the proposer, diagnoser and distiller are the LLM's.
+    pub chat: bool,
+    /// Dense retrieval for Stage I, when an embedding model is configured.
+    pub dense: Option<DenseRetrieval>,
 }
 
 impl Agents {
@@ -122,17 +175,25 @@ impl Agents {
         }
     }
 
-    /// `builtin` or `llm:<model>`, for run configurations.
+    /// `builtin` or `llm:<model>`, with `+embed:<model>` when dense
+    /// retrieval is on, for run configurations.
     pub fn describe(&self) -> String {
-        match &self.llm {
-            Some((c, _)) => format!("llm:{}", c.config().model),
+        match self.llm_factory() {
+            Some(f) => ascendopt_agent::bench::AgentFactory::name(&f),
             None => "builtin".to_string(),
         }
     }
 
-    /// The benchmark's factory for the same agents.
+    /// The benchmark's factory for the same agents (None: the built-in
+    /// agents without an endpoint).
     pub fn llm_factory(&self) -> Option<LlmAgents> {
-        self.llm.as_ref().map(|(c, _)| LlmAgents::new(c.clone()))
+        self.llm.as_ref().map(|(c, _)| {
+            if self.chat {
+                LlmAgents::new(c.clone())
+            } else {
+                LlmAgents::embeddings_only(c.clone())
+            }
+        })
     }
 }
 
@@ -144,12 +205,25 @@ impl Agents {
 /// [`Agents::attach_run`].
 pub fn agents(args: &LlmArgs, seed: u64, store_path: &Path) -> anyhow::Result<Agents> {
     match args.proposer {
-        ProposerKind::Builtin => Ok(Agents {
-            proposer: Box::new(BuiltinProposer::new(seed)),
-            diagnoser: Box::new(RuleDiagnoser::new()),
-            distiller: Box::new(BuiltinDistiller::new()),
-            llm: None,
-        }),
+        ProposerKind::Builtin => {
+            let llm = match args.embeddings_config()? {
+                Some(config) => Some(
+                    llm::connect_detached(config, store_path)
+                        .map_err(|e| anyhow::anyhow!("dense retrieval: {e}"))?,
+                ),
+                None => None,
+            };
+            Ok(Agents {
+                proposer: Box::new(BuiltinProposer::new(seed)),
+                diagnoser: Box::new(RuleDiagnoser::new()),
+                distiller: Box::new(BuiltinDistiller::new()),
+                dense: llm
+                    .as_ref()
+                    .and_then(|(c, _)| DenseRetrieval::from_client(c.clone())),
+                llm,
+                chat: false,
+            })
+        }
         ProposerKind::Llm => {
             let config = args.config()?;
             let (client, log) = llm::connect_detached(config, store_path)
@@ -158,7 +232,9 @@ pub fn agents(args: &LlmArgs, seed: u64, store_path: &Path) -> anyhow::Result<Ag
                 proposer: Box::new(LlmProposer::new(client.clone())),
                 diagnoser: Box::new(LlmDiagnoser::new(client.clone())),
                 distiller: Box::new(LlmDistiller::new(client.clone())),
+                dense: DenseRetrieval::from_client(client.clone()),
                 llm: Some((client, log)),
+                chat: true,
             })
         }
     }
@@ -183,12 +259,79 @@ mod tests {
     }
 
     #[test]
+    fn an_embedding_model_alone_configures_dense_retrieval_for_the_builtin_proposer() {
+        let none = |_: &str| None;
+        assert!(LlmArgs::default()
+            .embeddings_config_with(&none)
+            .unwrap()
+            .is_none());
+        let args = LlmArgs {
+            llm_base_url: Some("http://127.0.0.1:9/v1".into()),
+            llm_embedding_model: Some("embed".into()),
+            ..LlmArgs::default()
+        };
+        let c = args.embeddings_config_with(&none).unwrap().unwrap();
+        assert_eq!(c.embedding_model.as_deref(), Some("embed"));
+        assert_eq!(c.model, "embed");
+        assert_eq!(c.embeddings_url(), "http://127.0.0.1:9/v1/embeddings");
+        // From the environment too, with the chat model kept.
+        let env = |v: &str| match v {
+            "ASCENDOPT_LLM_BASE_URL" => Some("http://127.0.0.1:9/v1".to_string()),
+            "ASCENDOPT_LLM_EMBEDDING_MODEL" => Some("env-embed".to_string()),
+            "ASCENDOPT_LLM_MODEL" => Some("chat".to_string()),
+            _ => None,
+        };
+        let c = LlmArgs::default()
+            .embeddings_config_with(&env)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (c.model.as_str(), c.embedding_model.as_deref()),
+            ("chat", Some("env-embed"))
+        );
+        assert_eq!(
+            LlmArgs::default()
+                .config_with(&env)
+                .unwrap()
+                .embedding_model,
+            c.embedding_model
+        );
+    }
+
+    #[test]
+    fn an_unusable_embeddings_endpoint_fails_before_anything_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("runs.sqlite");
+        // Nothing listens on a released loopback port.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let args = LlmArgs {
+            llm_base_url: Some(format!("http://127.0.0.1:{port}/v1")),
+            llm_embedding_model: Some("embed".into()),
+            llm_allow_no_key: true,
+            ..LlmArgs::default()
+        };
+        let err = agents(&args, 1, &store).err().unwrap().to_string();
+        assert!(err.contains("dense retrieval"), "{err}");
+        assert!(
+            !store.exists() || {
+                let s = ascendopt_harness::store::RunStore::open(&store).unwrap();
+                s.runs().unwrap().is_empty()
+            }
+        );
+    }
+
+    #[test]
     fn the_builtin_agents_need_no_endpoint() {
         let dir = tempfile::tempdir().unwrap();
         let a = agents(&LlmArgs::default(), 1, &dir.path().join("runs.sqlite")).unwrap();
         assert_eq!(a.proposer.name(), "builtin");
         assert_eq!(a.describe(), "builtin");
         assert!(a.llm_factory().is_none());
+        assert!(a.dense.is_none());
     }
 
     #[test]

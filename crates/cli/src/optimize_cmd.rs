@@ -277,7 +277,15 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         stagnation: args.stagnation,
         seed: args.seed,
         patience: args.patience,
+        dense: agents.dense.clone(),
     };
+    if let Some(d) = &cfg.dense {
+        eprintln!(
+            "retrieval: lexical + dense ({} via {}), reciprocal-rank fusion",
+            d.model(),
+            d.client().config().embeddings_url()
+        );
+    }
     let result = optimize_operator_with(
         &mut session,
         bank.as_ref(),
@@ -286,6 +294,9 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         &cfg,
         &mut progress,
     );
+    for warning in cfg.dense.iter().flat_map(|d| d.fallbacks()) {
+        eprintln!("warning: {warning}");
+    }
     let outcome = match result {
         Ok(o) => o,
         Err(e) => {

@@ -64,11 +64,13 @@ impl SimDevice {
     }
 }
 
+/// The job's view of a tensor: dtype and shape; the contents travel
+/// borrowed (see [`worker::run_job_borrowed`]).
 fn to_job_tensor(t: &Tensor) -> JobTensor {
     JobTensor {
         dtype: t.dtype,
         shape: t.shape.iter().map(|&d| d as i64).collect(),
-        data: t.data.clone(),
+        data: Vec::new(),
     }
 }
 
@@ -136,7 +138,9 @@ impl Device for SimDevice {
             seed: request.seed,
             max_instrs_per_block: self.config.max_instrs_per_block,
         };
-        match worker::run_job(&job, &self.config.limits) {
+        let inputs: Vec<&[u8]> = request.inputs.iter().map(|t| t.data.as_slice()).collect();
+        let outputs: Vec<&[u8]> = request.outputs.iter().map(|t| t.data.as_slice()).collect();
+        match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
             WorkerOutcome::Finished(out) => {
                 let outputs = request
                     .outputs

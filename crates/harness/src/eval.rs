@@ -11,6 +11,7 @@ use ascendopt_device::{
 };
 use ascendopt_op::compare::{compare, poisoned, CompareReport};
 use ascendopt_op::gen::gen_inputs;
+use ascendopt_op::golden::output_shapes;
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::Tensor;
@@ -198,12 +199,17 @@ fn signature(case: &Case) -> String {
 
 /// Inputs, golden outputs and poisoned output buffers of one case.
 pub struct Prepared {
-    /// Inputs in kernel order.
-    pub inputs: Vec<Tensor>,
     /// Expected outputs.
     pub expected: Vec<Tensor>,
-    /// The request to launch.
+    /// The request to launch (holds the inputs, in kernel order).
     pub request: RunRequest,
+}
+
+impl Prepared {
+    /// The inputs, in kernel order.
+    pub fn inputs(&self) -> &[Tensor] {
+        &self.request.inputs
+    }
 }
 
 /// Generates inputs for `case` with `seed` and computes the golden.
@@ -216,21 +222,72 @@ pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepa
         .collect();
     Ok(Prepared {
         request: RunRequest {
-            inputs: inputs.clone(),
+            inputs,
             outputs,
             attrs: job_attrs(case),
             seed,
         },
-        inputs,
         expected,
     })
+}
+
+/// Generates inputs for `case` with `seed`, launches it with on-chip
+/// garbage from `garbage_seed`, and computes the golden meanwhile on
+/// another thread when the golden can tell the output shapes up front
+/// (builtins; a script golden runs first). The launch outcome is `None`
+/// only when the golden failed before anything was launched.
+pub fn prepare_and_run(
+    device: &dyn Device,
+    artifact: &Artifact,
+    package: &OpPackage,
+    case: &Case,
+    seed: u64,
+    garbage_seed: u64,
+) -> (Result<Prepared, String>, Option<RunOutcome>) {
+    let shapes = match output_shapes(&package.spec, case) {
+        Ok(Some(shapes)) if shapes.len() == case.outputs.len() => shapes,
+        _ => {
+            return match prepare_case(package, case, seed) {
+                Ok(mut prepared) => {
+                    prepared.request.seed = garbage_seed;
+                    let outcome = device.run(artifact, &prepared.request);
+                    (Ok(prepared), Some(outcome))
+                }
+                Err(e) => (Err(e), None),
+            }
+        }
+    };
+    let request = RunRequest {
+        inputs: gen_inputs(case, seed),
+        outputs: case
+            .outputs
+            .iter()
+            .zip(&shapes)
+            .map(|(o, shape)| poisoned(o.dtype, shape))
+            .collect(),
+        attrs: job_attrs(case),
+        seed: garbage_seed,
+    };
+    let (expected, outcome) = std::thread::scope(|scope| {
+        let golden = scope.spawn(|| package.golden(case, &request.inputs));
+        let outcome = device.run(artifact, &request);
+        let expected = match golden.join() {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(_) => Err(format!("case {}: the golden panicked", case.name)),
+        };
+        (expected, outcome)
+    });
+    match expected {
+        Ok(expected) => (Ok(Prepared { expected, request }), Some(outcome)),
+        Err(e) => (Err(e), Some(outcome)),
+    }
 }
 
 /// The roofline inputs of a case: every input read once and every output
 /// written once; one vector operation per output element (a lower bound).
 pub fn profile_request(prepared: &Prepared, seed: u64, deterministic: bool) -> ProfileRequest {
     let bytes = |ts: &[Tensor]| ts.iter().map(|t| t.data.len() as u64).sum::<u64>();
-    let min_bytes = bytes(&prepared.inputs) + bytes(&prepared.expected);
+    let min_bytes = bytes(prepared.inputs()) + bytes(&prepared.expected);
     let (elems, dtype) = prepared
         .expected
         .iter()

@@ -20,7 +20,7 @@
 //! the timing model with seeded measurement noise).
 
 use crate::compare::CompareConfig;
-use crate::eval::{prepare_case, profile_request, Prepared};
+use crate::eval::{prepare_and_run, prepare_case, profile_request, Prepared};
 use crate::ledger::{Charge, Ledger, LedgerError};
 use crate::static_check;
 use crate::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
@@ -182,15 +182,55 @@ fn runtime_verdict(outcome: &RunOutcome) -> Verdict {
 fn run_case(
     device: &dyn Device,
     artifact: &Artifact,
-    prepared: &Prepared,
+    prepared: &mut Prepared,
     garbage_seed: u64,
 ) -> Result<RunResult, Verdict> {
-    let mut request = prepared.request.clone();
-    request.seed = garbage_seed;
-    match device.run(artifact, &request) {
+    prepared.request.seed = garbage_seed;
+    finished(device.run(artifact, &prepared.request))
+}
+
+/// A finished launch's result, or the verdict of one that failed.
+fn finished(outcome: RunOutcome) -> Result<RunResult, Verdict> {
+    match outcome {
         RunOutcome::Finished(r) => Ok(r),
         other => Err(runtime_verdict(&other)),
     }
+}
+
+/// The verdict of a golden that failed on a case.
+fn golden_failed(what: &str, message: &str) -> Verdict {
+    Verdict::RuntimeError {
+        kind: RuntimeErrorKind::Fault,
+        message: format!("{what}: golden failed: {message}"),
+        location: None,
+    }
+}
+
+/// The seed of case `index`'s inputs in an evaluation with `seed`.
+fn case_seed(seed: u64, index: usize) -> u64 {
+    seed.wrapping_add(index as u64 * 0x9e37_79b9)
+}
+
+/// Inputs, golden and the first launch of a case (the golden computed
+/// alongside the launch): the prepared case and the launch's result, or
+/// the failing verdict.
+fn first_run(
+    device: &dyn Device,
+    artifact: &Artifact,
+    package: &OpPackage,
+    case: &Case,
+    seed: u64,
+    garbage_seed: u64,
+    what: &str,
+) -> Result<(Prepared, RunResult), Verdict> {
+    let (prepared, outcome) = prepare_and_run(device, artifact, package, case, seed, garbage_seed);
+    let prepared = prepared.map_err(|message| golden_failed(what, &message))?;
+    let outcome = outcome.ok_or_else(|| Verdict::RuntimeError {
+        kind: RuntimeErrorKind::Fault,
+        message: format!("{what}: not launched"),
+        location: None,
+    })?;
+    Ok((prepared, finished(outcome)?))
 }
 
 /// Compares a finished run with the golden; Err is the failing verdict.
@@ -260,6 +300,19 @@ pub fn evaluate_package(
     if let Some(reason) = static_check::rejection_reason(&findings) {
         return Ok((Verdict::RejectedStatic { reason }, timings));
     }
+    // The benchmark (largest) case's fresh inputs and golden are computed
+    // on another thread while the candidate compiles and the small cases
+    // run; a candidate that fails first leaves the thread to finish alone.
+    let bench = bench_case(package).map(|c| c.name.clone());
+    let mut prefetch = package
+        .cases()
+        .iter()
+        .position(|c| Some(&c.name) == bench.as_ref())
+        .map(|i| {
+            let (pkg, case) = (package.clone(), package.cases()[i].clone());
+            let seed = case_seed(seed, i);
+            std::thread::spawn(move || prepare_case(&pkg, &case, seed))
+        });
     // Build.
     let t = Instant::now();
     let artifact = match device.build(package) {
@@ -282,25 +335,35 @@ pub fn evaluate_package(
 
     // Correctness over every case, each run twice with different garbage.
     let t = Instant::now();
-    let bench = bench_case(package).map(|c| c.name.clone());
     let mut bench_run: Option<(Prepared, RunResult)> = None;
     for (i, case) in package.cases().iter().enumerate() {
-        let case_seed = seed.wrapping_add(i as u64 * 0x9e37_79b9);
-        let prepared = match prepare_case(package, case, case_seed) {
-            Ok(p) => p,
-            Err(message) => {
-                timings.correctness_ms = t.elapsed().as_millis() as u64;
-                return Ok((
-                    Verdict::RuntimeError {
-                        kind: RuntimeErrorKind::Fault,
-                        message: format!("case {}: golden failed: {message}", case.name),
-                        location: None,
-                    },
-                    timings,
-                ));
-            }
+        let case_seed = case_seed(seed, i);
+        let what = format!("case {}", case.name);
+        let prefetched = if Some(&case.name) == bench.as_ref() {
+            prefetch.take()
+        } else {
+            None
         };
-        let first = match run_case(device, &artifact, &prepared, case_seed ^ 0xa5a5) {
+        let launched = match prefetched {
+            Some(handle) => match handle.join() {
+                Ok(Ok(mut prepared)) => {
+                    run_case(device, &artifact, &mut prepared, case_seed ^ 0xa5a5)
+                        .map(|first| (prepared, first))
+                }
+                Ok(Err(message)) => Err(golden_failed(&what, &message)),
+                Err(_) => Err(golden_failed(&what, "the golden panicked")),
+            },
+            None => first_run(
+                device,
+                &artifact,
+                package,
+                case,
+                case_seed,
+                case_seed ^ 0xa5a5,
+                &what,
+            ),
+        };
+        let (mut prepared, first) = match launched {
             Ok(r) => r,
             Err(v) => {
                 timings.correctness_ms = t.elapsed().as_millis() as u64;
@@ -316,7 +379,7 @@ pub fn evaluate_package(
         // time; uninitialised reads show on any case).
         let rerun = Some(&case.name) != bench.as_ref() || package.cases().len() == 1;
         if rerun {
-            let second = match run_case(device, &artifact, &prepared, case_seed ^ 0x5a5a_0000) {
+            let second = match run_case(device, &artifact, &mut prepared, case_seed ^ 0x5a5a_0000) {
                 Ok(r) => r,
                 Err(v) => {
                     timings.correctness_ms = t.elapsed().as_millis() as u64;
@@ -413,27 +476,18 @@ pub fn evaluate_package(
     let t = Instant::now();
     if let Some(case) = recheck_case(package, bench.as_deref()) {
         let fresh_seed = seed.rotate_left(17) ^ 0x0123_4567_89ab_cdef;
-        match prepare_case(package, case, fresh_seed) {
-            Ok(prepared) => {
-                let r = match run_case(device, &artifact, &prepared, fresh_seed) {
-                    Ok(r) => r,
-                    Err(v) => return Ok((v, timings)),
-                };
-                if let Err(v) = judge(case, &prepared, &r, CorrectnessCheck::Recheck) {
-                    timings.correctness_ms += t.elapsed().as_millis() as u64;
-                    return Ok((v, timings));
-                }
+        let (prepared, r) = match first_run(
+            device, &artifact, package, case, fresh_seed, fresh_seed, "re-check",
+        ) {
+            Ok(r) => r,
+            Err(v) => {
+                timings.correctness_ms += t.elapsed().as_millis() as u64;
+                return Ok((v, timings));
             }
-            Err(message) => {
-                return Ok((
-                    Verdict::RuntimeError {
-                        kind: RuntimeErrorKind::Fault,
-                        message: format!("re-check golden failed: {message}"),
-                        location: None,
-                    },
-                    timings,
-                ))
-            }
+        };
+        if let Err(v) = judge(case, &prepared, &r, CorrectnessCheck::Recheck) {
+            timings.correctness_ms += t.elapsed().as_millis() as u64;
+            return Ok((v, timings));
         }
     }
     timings.correctness_ms += t.elapsed().as_millis() as u64;

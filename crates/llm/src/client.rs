@@ -1,5 +1,6 @@
 //! [`LlmClient`]: blocking chat completions over HTTP (`POST
-//! {base}/chat/completions`, OpenAI format), with
+//! {base}/chat/completions`, OpenAI format) and embeddings (`POST
+//! {base}/embeddings`, for dense retrieval), with
 //!
 //! - retries on 429, 5xx, time-outs, transport errors and malformed
 //!   answers: exponential back-off from `backoff` doubling up to
@@ -9,8 +10,10 @@
 //! - a concurrency limit shared by every thread using the client;
 //! - an audit record per attempt ([`CallLog`]), and replay of recorded
 //!   answers keyed by the request hash ([`ReplayMode`]);
-//! - [`LlmClient::preflight`]: the key and the endpoint are checked before
-//!   the caller spends any budget.
+//! - [`LlmClient::preflight`] (and [`LlmClient::preflight_embeddings`] when
+//!   an embedding model is configured): the key, the endpoint and the
+//!   embedding model are checked before the caller spends any budget. These
+//!   probes carry no run data and are not recorded.
 
 use crate::audit::{request_hash, CallLog, CallRecord};
 use crate::config::{LlmConfig, ReplayMode};
@@ -72,6 +75,21 @@ pub struct ChatReply {
     pub request_hash: String,
 }
 
+/// A successful embeddings answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddingReply {
+    /// One vector per input, in input order.
+    pub vectors: Vec<Vec<f32>>,
+    /// Token usage (`usage.prompt_tokens`; completion is 0).
+    pub usage: Usage,
+    /// Its cost, when the embedding price is configured.
+    pub cost: Option<f64>,
+    /// HTTP attempts made (0 when replayed).
+    pub attempts: u32,
+    /// Whether a recorded answer stood in for the endpoint.
+    pub replayed: bool,
+}
+
 /// A counting semaphore.
 #[derive(Debug)]
 struct Gate {
@@ -107,7 +125,7 @@ pub struct LlmClient {
     key: Option<String>,
     agent: ureq::Agent,
     log: Arc<dyn CallLog>,
-    gate: Gate,
+    gate: Arc<Gate>,
     rng: Mutex<u64>,
 }
 
@@ -121,8 +139,8 @@ impl std::fmt::Debug for LlmClient {
 }
 
 /// How one attempt ended.
-enum Attempt {
-    Done(ChatReply),
+enum Attempt<T> {
+    Done(T, Usage, Option<f64>),
     Retry {
         why: String,
         after: Option<Duration>,
@@ -156,22 +174,52 @@ impl LlmClient {
             });
         }
         let agent = ureq::AgentBuilder::new().timeout(config.timeout).build();
-        let seed = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0x9e37_79b9_7f4a_7c15)
-            | 1;
         Ok(LlmClient {
-            gate: Gate {
+            gate: Arc::new(Gate {
                 free: Mutex::new(config.concurrency),
                 freed: Condvar::new(),
-            },
+            }),
             config,
             key,
             agent,
             log,
-            rng: Mutex::new(seed),
+            rng: Mutex::new(seed()),
         })
+    }
+
+    /// The same client (configuration, key, connection pool and
+    /// concurrency limit, shared) recording its calls into `log`: one
+    /// client per run of a benchmark, one limit for all of them.
+    pub fn with_log(&self, log: Arc<dyn CallLog>) -> LlmClient {
+        LlmClient {
+            config: self.config.clone(),
+            key: self.key.clone(),
+            agent: self.agent.clone(),
+            log,
+            gate: Arc::clone(&self.gate),
+            rng: Mutex::new(seed()),
+        }
+    }
+
+    /// Records a note about the client's use (e.g. a fallback after a
+    /// failed call) in the call log: a row with this role, operator and
+    /// status, the message as its response, no tokens.
+    pub fn note(&self, role: &str, op: &str, status: &str, message: &str) -> Result<(), LlmError> {
+        self.log
+            .record(&CallRecord {
+                role: role.to_string(),
+                op: op.to_string(),
+                request: serde_json::json!({ "note": status }),
+                response: Some(message.to_string()),
+                status: status.to_string(),
+                attempt: 0,
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                cost: None,
+                latency_ms: 0,
+                request_hash: String::new(),
+            })
+            .map_err(LlmError::Log)
     }
 
     /// The configuration.
@@ -212,6 +260,53 @@ impl LlmClient {
                 url,
                 reason: t.to_string(),
             }),
+        }
+    }
+
+    /// Checks, when an embedding model is configured, that the endpoint
+    /// embeds with it: one `POST {base}/embeddings` of a one-word input,
+    /// not recorded, not retried. Any failure (no answer, an HTTP error, an
+    /// answer without a vector) is [`LlmError::Embeddings`] naming the URL
+    /// and the model, or [`LlmError::Unauthorized`]. Passes without a
+    /// request when no embedding model is configured or replay is strict.
+    pub fn preflight_embeddings(&self) -> Result<(), LlmError> {
+        let Some(model) = self.config.embedding_model.clone() else {
+            return Ok(());
+        };
+        if self.config.replay == ReplayMode::Strict {
+            return Ok(());
+        }
+        let url = self.config.embeddings_url();
+        let fail = |reason: String| LlmError::Embeddings {
+            url: url.clone(),
+            model: model.clone(),
+            reason,
+        };
+        let body = serde_json::json!({ "model": model, "input": ["preflight"] });
+        let mut request = self
+            .agent
+            .post(&url)
+            .set("Content-Type", "application/json");
+        if let Some(key) = &self.key {
+            request = request.set("Authorization", &format!("Bearer {key}"));
+        }
+        match request.send_string(&body.to_string()) {
+            Ok(r) => {
+                let raw = r
+                    .into_string()
+                    .map_err(|e| fail(format!("reading the answer: {e}")))?;
+                parse_embeddings(&raw, 1).map(|_| ()).map_err(fail)
+            }
+            Err(ureq::Error::Status(status @ (401 | 403), r)) => Err(LlmError::Unauthorized {
+                url: url.clone(),
+                status,
+                body: excerpt(&r.into_string().unwrap_or_default()),
+            }),
+            Err(ureq::Error::Status(status, r)) => Err(fail(format!(
+                "HTTP {status}: {}",
+                excerpt(&r.into_string().unwrap_or_default())
+            ))),
+            Err(ureq::Error::Transport(t)) => Err(fail(t.to_string())),
         }
     }
 
@@ -265,13 +360,121 @@ impl LlmClient {
                 return Err(LlmError::NotRecorded { hash });
             }
         }
+        let url = self.config.chat_url();
+        let (content, usage, cost, attempts) =
+            self.send(&url, role, op, &body, &hash, &|raw: &str| {
+                let (content, usage) = parse_answer(raw)?;
+                let cost = self
+                    .config
+                    .cost(usage.prompt_tokens, usage.completion_tokens);
+                Ok((content, usage, cost))
+            })?;
+        Ok(ChatReply {
+            content,
+            usage,
+            cost,
+            attempts,
+            replayed: false,
+            request_hash: hash,
+        })
+    }
+
+    /// The request body sent to embed `texts`.
+    pub fn embeddings_body(&self, model: &str, texts: &[String]) -> serde_json::Value {
+        serde_json::json!({ "model": model, "input": texts })
+    }
+
+    /// Embeds `texts` with the configured embedding model (`POST
+    /// {base}/embeddings`) for operator `op` (empty when none): retried,
+    /// recorded (role `embeddings`) and replayed exactly like a chat
+    /// request. No embedding model configured is [`LlmError::Config`].
+    pub fn embed(&self, op: &str, texts: &[String]) -> Result<EmbeddingReply, LlmError> {
+        let model = self.config.embedding_model.clone().ok_or_else(|| {
+            LlmError::Config(
+                "no embedding model: give --llm-embedding-model, ASCENDOPT_LLM_EMBEDDING_MODEL or embedding_model in the config file".into(),
+            )
+        })?;
+        if texts.is_empty() {
+            return Ok(EmbeddingReply {
+                vectors: Vec::new(),
+                usage: Usage::default(),
+                cost: None,
+                attempts: 0,
+                replayed: false,
+            });
+        }
+        const ROLE: &str = "embeddings";
+        let body = self.embeddings_body(&model, texts);
+        let hash = request_hash(&body);
+        if self.config.replay != ReplayMode::Off {
+            if let Some(raw) = self.log.replay(&hash).map_err(LlmError::Log)? {
+                if let Ok((vectors, usage)) = parse_embeddings(&raw, texts.len()) {
+                    self.log
+                        .record(&CallRecord {
+                            role: ROLE.to_string(),
+                            op: op.to_string(),
+                            request: body.clone(),
+                            response: Some(raw),
+                            status: "replayed".into(),
+                            attempt: 0,
+                            prompt_tokens: 0,
+                            completion_tokens: 0,
+                            cost: None,
+                            latency_ms: 0,
+                            request_hash: hash.clone(),
+                        })
+                        .map_err(LlmError::Log)?;
+                    return Ok(EmbeddingReply {
+                        vectors,
+                        usage,
+                        cost: None,
+                        attempts: 0,
+                        replayed: true,
+                    });
+                }
+            }
+            if self.config.replay == ReplayMode::Strict {
+                return Err(LlmError::NotRecorded { hash });
+            }
+        }
+        let url = self.config.embeddings_url();
+        let n = texts.len();
+        let (vectors, usage, cost, attempts) =
+            self.send(&url, ROLE, op, &body, &hash, &|raw: &str| {
+                let (vectors, usage) = parse_embeddings(raw, n)?;
+                let cost = self.config.embedding_cost(usage.prompt_tokens);
+                Ok((vectors, usage, cost))
+            })?;
+        Ok(EmbeddingReply {
+            vectors,
+            usage,
+            cost,
+            attempts,
+            replayed: false,
+        })
+    }
+
+    /// Posts `body` to `url` under the concurrency limit, retrying as
+    /// configured; every attempt is recorded. `parse` turns a 200 body
+    /// into the answer, its usage and cost (an error is a malformed
+    /// answer, retried).
+    #[allow(clippy::type_complexity)]
+    fn send<T>(
+        &self,
+        url: &str,
+        role: &str,
+        op: &str,
+        body: &serde_json::Value,
+        hash: &str,
+        parse: &dyn Fn(&str) -> Result<(T, Usage, Option<f64>), String>,
+    ) -> Result<(T, Usage, Option<f64>, u32), LlmError> {
         let text = body.to_string();
         let _slot = self.gate.acquire();
         let attempts = self.config.retries.saturating_add(1);
         let mut last = String::new();
         for attempt in 1..=attempts {
-            match self.attempt(role, op, &body, &text, &hash, attempt)? {
-                Attempt::Done(reply) => return Ok(reply),
+            match self.attempt(url, role, op, body, &text, hash, attempt, parse)? {
+                Attempt::Done(value, usage, cost) => return Ok((value, usage, cost, attempt)),
                 Attempt::Fatal(e) => return Err(e),
                 Attempt::Retry { why, after } => {
                     last = why;
@@ -284,16 +487,19 @@ impl LlmClient {
         Err(LlmError::Exhausted { attempts, last })
     }
 
-    fn attempt(
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn attempt<T>(
         &self,
+        url: &str,
         role: &str,
         op: &str,
         body: &serde_json::Value,
         text: &str,
         hash: &str,
         attempt: u32,
-    ) -> Result<Attempt, LlmError> {
-        let url = self.config.chat_url();
+        parse: &dyn Fn(&str) -> Result<(T, Usage, Option<f64>), String>,
+    ) -> Result<Attempt<T>, LlmError> {
+        let url = url.to_string();
         let mut request = self
             .agent
             .post(&url)
@@ -305,24 +511,12 @@ impl LlmClient {
         let sent = request.send_string(text);
         let (status, raw, outcome) = match sent {
             Ok(response) => match response.into_string() {
-                Ok(raw) => match parse_answer(&raw) {
-                    Ok((content, usage)) => {
-                        let cost = self
-                            .config
-                            .cost(usage.prompt_tokens, usage.completion_tokens);
-                        (
-                            "ok".to_string(),
-                            Some(raw),
-                            Attempt::Done(ChatReply {
-                                content,
-                                usage,
-                                cost,
-                                attempts: attempt,
-                                replayed: false,
-                                request_hash: hash.to_string(),
-                            }),
-                        )
-                    }
+                Ok(raw) => match parse(&raw) {
+                    Ok((value, usage, cost)) => (
+                        "ok".to_string(),
+                        Some(raw),
+                        Attempt::Done(value, usage, cost),
+                    ),
                     Err(why) => (
                         "malformed".to_string(),
                         Some(raw),
@@ -378,7 +572,7 @@ impl LlmClient {
         };
         let latency_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (prompt_tokens, completion_tokens, cost) = match &outcome {
-            Attempt::Done(r) => (r.usage.prompt_tokens, r.usage.completion_tokens, r.cost),
+            Attempt::Done(_, usage, cost) => (usage.prompt_tokens, usage.completion_tokens, *cost),
             _ => (0, 0, None),
         };
         self.log
@@ -453,6 +647,64 @@ pub fn parse_answer(raw: &str) -> Result<(String, Usage), String> {
     ))
 }
 
+/// The vectors of an embeddings answer body (`data[i].embedding`, placed
+/// by `data[i].index` when given) for `n` inputs, and its usage.
+pub fn parse_embeddings(raw: &str, n: usize) -> Result<(Vec<Vec<f32>>, Usage), String> {
+    let json: serde_json::Value =
+        serde_json::from_str(raw).map_err(|e| format!("not JSON ({e})"))?;
+    let data = json
+        .get("data")
+        .and_then(|d| d.as_array())
+        .ok_or_else(|| "no `data` array".to_string())?;
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; n];
+    for (position, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(|i| i.as_u64())
+            .map_or(position, |i| usize::try_from(i).unwrap_or(usize::MAX));
+        let slot = out
+            .get_mut(index)
+            .ok_or_else(|| format!("index {index} for {n} inputs"))?;
+        let vector = item
+            .get("embedding")
+            .and_then(|e| e.as_array())
+            .ok_or_else(|| format!("item {position} has no `embedding` array"))?
+            .iter()
+            .map(|x| x.as_f64().map(|x| x as f32))
+            .collect::<Option<Vec<f32>>>()
+            .ok_or_else(|| format!("item {position} has a non-number in its embedding"))?;
+        if vector.is_empty() {
+            return Err(format!("item {position} has an empty embedding"));
+        }
+        *slot = Some(vector);
+    }
+    let vectors = out
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| v.ok_or_else(|| format!("no embedding for input {i}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tokens = json
+        .get("usage")
+        .and_then(|u| u.get("prompt_tokens").or_else(|| u.get("total_tokens")))
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    Ok((
+        vectors,
+        Usage {
+            prompt_tokens: tokens,
+            completion_tokens: 0,
+        },
+    ))
+}
+
+fn seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x9e37_79b9_7f4a_7c15)
+        | 1
+}
+
 /// `Retry-After` in seconds (integer or decimal); HTTP dates are ignored
 /// (the computed back-off applies).
 fn parse_retry_after(value: &str) -> Option<Duration> {
@@ -515,6 +767,18 @@ mod tests {
                 .0,
             ""
         );
+    }
+
+    #[test]
+    fn parses_embeddings_by_index_and_rejects_short_answers() {
+        let raw = r#"{"data":[{"index":1,"embedding":[0.5,1]},{"index":0,"embedding":[2,0]}],"usage":{"prompt_tokens":7,"total_tokens":7}}"#;
+        let (v, usage) = parse_embeddings(raw, 2).unwrap();
+        assert_eq!(v, vec![vec![2.0, 0.0], vec![0.5, 1.0]]);
+        assert_eq!(usage.prompt_tokens, 7);
+        assert!(parse_embeddings(raw, 3).unwrap_err().contains("input 2"));
+        assert!(parse_embeddings(raw, 1).unwrap_err().contains("index 1"));
+        assert!(parse_embeddings("{}", 1).is_err());
+        assert!(parse_embeddings(r#"{"data":[{"embedding":["x"]}]}"#, 1).is_err());
     }
 
     #[test]

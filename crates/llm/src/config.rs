@@ -6,7 +6,8 @@
 //! `ASCENDOPT_LLM_API_KEY_ENV`, `ASCENDOPT_LLM_TEMPERATURE`,
 //! `ASCENDOPT_LLM_MAX_TOKENS`, `ASCENDOPT_LLM_TIMEOUT_S`,
 //! `ASCENDOPT_LLM_CONCURRENCY`, `ASCENDOPT_LLM_RETRIES`,
-//! `ASCENDOPT_LLM_REPLAY`, `ASCENDOPT_LLM_ALLOW_NO_KEY`), then flags. The
+//! `ASCENDOPT_LLM_REPLAY`, `ASCENDOPT_LLM_ALLOW_NO_KEY`,
+//! `ASCENDOPT_LLM_EMBEDDING_MODEL`), then flags. The
 //! key itself is never in the configuration: only the name of the variable
 //! that holds it (default `OPENAI_API_KEY`).
 //!
@@ -22,8 +23,12 @@
 //! price_input_per_mtok = 0.28
 //! price_output_per_mtok = 0.42
 //! replay = "off"            # off | prefer | strict
-//! embedding_model = "text-embedding-3-small"
+//! embedding_model = "text-embedding-3-small"   # dense retrieval in Stage I
+//! price_embedding_per_mtok = 0.02
 //! ```
+//!
+//! Embeddings go to `{base_url}/embeddings` (the same endpoint and key as
+//! the chat requests).
 
 use crate::error::LlmError;
 use serde::{Deserialize, Serialize};
@@ -95,6 +100,8 @@ pub struct LlmSettings {
     pub replay: Option<ReplayMode>,
     /// Embedding model for dense retrieval through the same endpoint.
     pub embedding_model: Option<String>,
+    /// Price of a million embedding input tokens.
+    pub price_embedding_per_mtok: Option<f64>,
 }
 
 impl LlmSettings {
@@ -147,6 +154,7 @@ impl LlmSettings {
             },
             allow_no_key: text("ASCENDOPT_LLM_ALLOW_NO_KEY")
                 .map(|v| matches!(v.trim(), "1" | "true" | "yes")),
+            embedding_model: text("ASCENDOPT_LLM_EMBEDDING_MODEL"),
             ..LlmSettings::default()
         })
     }
@@ -169,6 +177,9 @@ impl LlmSettings {
             price_output_per_mtok: over.price_output_per_mtok.or(self.price_output_per_mtok),
             replay: over.replay.or(self.replay),
             embedding_model: over.embedding_model.or(self.embedding_model),
+            price_embedding_per_mtok: over
+                .price_embedding_per_mtok
+                .or(self.price_embedding_per_mtok),
         }
     }
 }
@@ -206,6 +217,8 @@ pub struct LlmConfig {
     pub replay: ReplayMode,
     /// Embedding model for dense retrieval, if any.
     pub embedding_model: Option<String>,
+    /// Price of a million embedding input tokens, if known.
+    pub price_embedding_per_mtok: Option<f64>,
 }
 
 impl LlmConfig {
@@ -255,6 +268,7 @@ impl LlmConfig {
         for (name, price) in [
             ("price_input_per_mtok", s.price_input_per_mtok),
             ("price_output_per_mtok", s.price_output_per_mtok),
+            ("price_embedding_per_mtok", s.price_embedding_per_mtok),
         ] {
             if let Some(p) = price {
                 if !(p.is_finite() && p >= 0.0) {
@@ -282,7 +296,11 @@ impl LlmConfig {
             price_input_per_mtok: s.price_input_per_mtok,
             price_output_per_mtok: s.price_output_per_mtok,
             replay: s.replay.unwrap_or_default(),
-            embedding_model: s.embedding_model,
+            embedding_model: s
+                .embedding_model
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty()),
+            price_embedding_per_mtok: s.price_embedding_per_mtok,
         })
     }
 
@@ -306,6 +324,11 @@ impl LlmConfig {
     /// `{base_url}/chat/completions`.
     pub fn chat_url(&self) -> String {
         format!("{}/chat/completions", self.base_url)
+    }
+
+    /// `{base_url}/embeddings` (dense retrieval).
+    pub fn embeddings_url(&self) -> String {
+        format!("{}/embeddings", self.base_url)
     }
 
     /// `{base_url}/models` (the preflight probe).
@@ -340,6 +363,12 @@ impl LlmConfig {
             _ => None,
         }
     }
+
+    /// The cost of an embeddings call, when its price is configured.
+    pub fn embedding_cost(&self, tokens: u64) -> Option<f64> {
+        self.price_embedding_per_mtok
+            .map(|p| tokens as f64 * p / 1e6)
+    }
 }
 
 #[cfg(test)]
@@ -372,7 +401,15 @@ mod tests {
             model: Some("flag-model".into()),
             ..LlmSettings::default()
         };
-        let c = LlmConfig::resolve(Some(&file), &e, flags).unwrap();
+        let c = LlmConfig::resolve(Some(&file), &e, flags.clone()).unwrap();
+        assert_eq!(c.embedding_model, None);
+        let e2 = env(&[
+            ("ASCENDOPT_LLM_BASE_URL", "http://env/v1/"),
+            ("ASCENDOPT_LLM_EMBEDDING_MODEL", "env-embed"),
+        ]);
+        let c2 = LlmConfig::resolve(Some(&file), &e2, flags.clone()).unwrap();
+        assert_eq!(c2.embedding_model.as_deref(), Some("env-embed"));
+        assert_eq!(c2.embeddings_url(), "http://env/v1/embeddings");
         assert_eq!(c.base_url, "http://env/v1");
         assert_eq!(c.model, "flag-model");
         assert_eq!(c.temperature, 0.1);

@@ -61,6 +61,16 @@ pub enum LlmError {
         /// The last failure.
         last: String,
     },
+    /// The embeddings endpoint failed its preflight check.
+    #[error("embeddings endpoint {url} (model {model}) is not usable: {reason}")]
+    Embeddings {
+        /// The URL.
+        url: String,
+        /// The embedding model.
+        model: String,
+        /// Why.
+        reason: String,
+    },
     /// Replay mode is strict and no recorded answer matches the request.
     #[error("replay: no recorded answer for request {hash}")]
     NotRecorded {

@@ -33,6 +33,6 @@ pub mod json;
 pub mod prompts;
 
 pub use audit::{CallLog, CallRecord, MemoryCallLog};
-pub use client::{ChatReply, LlmClient, Message, Usage};
+pub use client::{ChatReply, EmbeddingReply, LlmClient, Message, Usage};
 pub use config::{LlmConfig, LlmSettings, ReplayMode};
 pub use error::LlmError;

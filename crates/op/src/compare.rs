@@ -18,6 +18,7 @@ use crate::float::{bits_to_f64, quiet_nan_bits};
 use crate::spec::Tolerance;
 use crate::tensor::{multi_index, shape_str, Tensor};
 use crate::Dtype;
+use rayon::prelude::*;
 use std::fmt;
 
 /// The bytes of one poison element of `dtype`: a quiet NaN with a 0x5A
@@ -192,10 +193,40 @@ pub fn compare(
         b[..dtype.size()].copy_from_slice(&poison_bytes(dtype));
         b
     });
+    let total = expected.numel();
+    let size = dtype.size();
+    // Chunks compared in parallel and merged in order (counts add, maxima
+    // combine, the first failing element is the lowest index). A chunk
+    // whose bytes equal the golden's has no failing, unwritten or erring
+    // element (equal bits: NaN matches NaN, zero error), so it is skipped.
+    let chunks: Vec<(usize, usize)> = (0..total)
+        .step_by(COMPARE_CHUNK)
+        .map(|lo| (lo, (lo + COMPARE_CHUNK).min(total)))
+        .collect();
+    let parts: Vec<CompareReport> = chunks
+        .par_iter()
+        .map(|&(lo, hi)| {
+            let mut part = CompareReport {
+                dtype,
+                tolerance: tol,
+                total: hi - lo,
+                mismatches: 0,
+                max_abs_err: 0.0,
+                max_rel_err: 0.0,
+                first_bad: None,
+                unwritten: 0,
+                first_unwritten: None,
+            };
+            if expected.data[lo * size..hi * size] != actual.data[lo * size..hi * size] {
+                compare_range(expected, actual, tol, poison, lo..hi, &mut part);
+            }
+            part
+        })
+        .collect();
     let mut report = CompareReport {
         dtype,
         tolerance: tol,
-        total: expected.numel(),
+        total,
         mismatches: 0,
         max_abs_err: 0.0,
         max_rel_err: 0.0,
@@ -203,13 +234,41 @@ pub fn compare(
         unwritten: 0,
         first_unwritten: None,
     };
+    for part in parts {
+        report.mismatches += part.mismatches;
+        report.unwritten += part.unwritten;
+        report.max_abs_err = report.max_abs_err.max(part.max_abs_err);
+        report.max_rel_err = report.max_rel_err.max(part.max_rel_err);
+        if report.first_bad.is_none() {
+            report.first_bad = part.first_bad;
+        }
+        if report.first_unwritten.is_none() {
+            report.first_unwritten = part.first_unwritten;
+        }
+    }
+    Ok(report)
+}
+
+/// Elements per chunk of a parallel comparison.
+const COMPARE_CHUNK: usize = 1 << 16;
+
+/// Compares the elements in `range`, accumulating into `report`.
+fn compare_range(
+    expected: &Tensor,
+    actual: &Tensor,
+    tol: Tolerance,
+    poison: u64,
+    range: std::ops::Range<usize>,
+    report: &mut CompareReport,
+) {
+    let dtype = expected.dtype;
     let element = |i: usize| ElemReport {
         index: i,
         multi_index: multi_index(&expected.shape, i),
         expected: value(expected, i),
         actual: value(actual, i),
     };
-    for i in 0..report.total {
+    for i in range {
         let (eb, ab) = (expected.bits(i), actual.bits(i));
         if ab == poison && eb != poison {
             report.unwritten += 1;
@@ -217,11 +276,16 @@ pub fn compare(
                 report.first_unwritten = Some(element(i));
             }
         }
+        if eb == ab {
+            // Equal bits always match, with zero error (NaN payloads
+            // included: a NaN matches a NaN).
+            continue;
+        }
         let ok = if dtype.is_float() {
             let (e, a) = (bits_to_f64(eb, dtype), bits_to_f64(ab, dtype));
-            float_ok(e, a, tol, &mut report)
+            float_ok(e, a, tol, report)
         } else if dtype == Dtype::Bool {
-            eb == ab
+            false
         } else {
             let (e, a) = (expected.get_i128(i), actual.get_i128(i));
             let abs = (e - a).unsigned_abs() as f64;
@@ -243,7 +307,6 @@ pub fn compare(
             }
         }
     }
-    Ok(report)
 }
 
 fn float_ok(e: f64, a: f64, tol: Tolerance, report: &mut CompareReport) -> bool {
@@ -297,6 +360,38 @@ mod tests {
 
     fn tol(t: f64) -> Tolerance {
         Tolerance { atol: t, rtol: t }
+    }
+
+    #[test]
+    fn chunked_comparison_counts_every_chunk_and_names_the_first_failure() {
+        let n = 3 * COMPARE_CHUNK + 17;
+        let mut e = Tensor::zeros(Dtype::Float32, &[n]);
+        for i in 0..n {
+            e.set_f64(i, i as f64 * 0.5);
+        }
+        let mut a = e.clone();
+        // Failures in the last and the second chunk, an unwritten element
+        // in the third, an error within tolerance in the first.
+        a.set_f64(n - 1, -1.0);
+        a.set_f64(COMPARE_CHUNK + 5, 1e9);
+        let poison = poison_bytes(Dtype::Float32);
+        let k = 2 * COMPARE_CHUNK + 3;
+        a.data[k * 4..k * 4 + 4].copy_from_slice(&poison);
+        a.set_f64(10, 5.0 + 1e-6);
+        let r = compare(&e, &a, tol(1e-3)).unwrap();
+        assert_eq!(r.total, n);
+        assert_eq!(r.mismatches, 3);
+        assert_eq!(r.unwritten, 1);
+        assert_eq!(
+            r.first_bad.as_ref().map(|b| b.index),
+            Some(COMPARE_CHUNK + 5)
+        );
+        assert_eq!(r.first_unwritten.as_ref().map(|b| b.index), Some(k));
+        assert!(r.max_abs_err >= 1e9 - (COMPARE_CHUNK + 5) as f64);
+        // Identical tensors skip every chunk: no error at all.
+        let same = compare(&e, &e.clone(), tol(0.0)).unwrap();
+        assert!(same.passed());
+        assert_eq!((same.max_abs_err, same.unwritten), (0.0, 0));
     }
 
     fn f32s(v: &[f64]) -> Tensor {

@@ -6,12 +6,13 @@
 //! [`Dist`]; with specials, about 1 element in 32 (at least one) is replaced
 //! by a special value of the dtype that respects the input's sign.
 
-use crate::float::{max_finite, min_normal, min_subnormal};
+use crate::float::{max_finite, min_normal, min_subnormal, round_f64_to_bits};
 use crate::spec::{Case, CaseInput, Dist, Sign, Special};
-use crate::tensor::{numel, Tensor};
+use crate::tensor::{numel, wrap_int, Tensor};
 use crate::Dtype;
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 /// FNV-1a, for deriving stream seeds from names.
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -35,10 +36,32 @@ pub fn gen_inputs(case: &Case, seed: u64) -> Vec<Tensor> {
                 .wrapping_add(case_hash)
                 .rotate_left(17)
                 ^ fnv1a(input.name.as_bytes()).wrapping_add(i as u64);
-            let mut rng = ChaCha8Rng::seed_from_u64(stream);
-            gen_input(input, &mut rng)
+            gen_input(input, stream)
         })
         .collect()
+}
+
+/// Elements generated per ChaCha stream: chunks are filled in parallel,
+/// each from its own stream (`set_stream(k + 1)` of the input's seed), so
+/// the values do not depend on the number of threads.
+const CHUNK: usize = 1 << 15;
+
+/// The bits of a generated float value: f16 and bf16 go through f32 (a
+/// double rounding, harmless for inputs and several times faster than the
+/// golden's single rounding); other formats round once.
+fn input_float_bits(v: f64, dtype: Dtype) -> u64 {
+    match dtype {
+        Dtype::Float16 => u64::from(half::f16::from_f32(v as f32).to_bits()),
+        Dtype::Bfloat16 => u64::from(half::bf16::from_f32(v as f32).to_bits()),
+        _ => round_f64_to_bits(v, dtype),
+    }
+}
+
+/// The generator of chunk `k` of an input, or of its specials (`None`).
+fn stream_rng(stream: u64, chunk: Option<usize>) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(stream);
+    rng.set_stream(chunk.map_or(0, |k| k as u64 + 1));
+    rng
 }
 
 /// The sign an input's values keep, from its distribution.
@@ -69,7 +92,7 @@ fn signed(rng: &mut ChaCha8Rng, sign: Sign, magnitude: f64) -> f64 {
     }
 }
 
-fn gen_input(input: &CaseInput, rng: &mut ChaCha8Rng) -> Tensor {
+fn gen_input(input: &CaseInput, stream: u64) -> Tensor {
     if let Some(part) = input.dtype.complex_part() {
         // Complex: the real and imaginary parts are independent draws of
         // the distribution (and specials) of the part dtype.
@@ -80,21 +103,43 @@ fn gen_input(input: &CaseInput, rng: &mut ChaCha8Rng) -> Tensor {
             shape,
             ..input.clone()
         };
-        let t = gen_input(&parts, rng);
+        let t = gen_input(&parts, stream);
         return Tensor::from_complex_parts(&t).unwrap_or(t);
     }
     let n = numel(&input.shape);
     let dtype = input.dtype;
     let mut t = Tensor::zeros(dtype, &input.shape);
     let sign = sign_of(&input.dist, dtype);
-    if dtype == Dtype::Bool {
-        for i in 0..n {
+    let size = dtype.size();
+    let int_range = dtype.int_range().unwrap_or((0, 0));
+    // The element's bits, from the chunk's generator.
+    let draw = |rng: &mut ChaCha8Rng| -> u64 {
+        if dtype == Dtype::Bool {
             let v = match input.dist {
                 Dist::Mixed { .. } => rng.gen::<bool>(),
                 _ => float_value(&input.dist, sign, rng) != 0.0,
             };
-            t.set_i64(i, i64::from(v));
+            u64::from(v)
+        } else if dtype.is_float() {
+            input_float_bits(float_value(&input.dist, sign, rng), dtype)
+        } else {
+            let v = int_value(&input.dist, sign, int_range.0, int_range.1, rng);
+            wrap_int(v, dtype)
         }
+    };
+    if size > 0 {
+        t.data
+            .par_chunks_mut(CHUNK * size)
+            .enumerate()
+            .for_each(|(k, bytes)| {
+                let mut rng = stream_rng(stream, Some(k));
+                for el in bytes.chunks_exact_mut(size) {
+                    el.copy_from_slice(&draw(&mut rng).to_le_bytes()[..size]);
+                }
+            });
+    }
+    let mut rng = stream_rng(stream, None);
+    if dtype == Dtype::Bool {
         // The only special a bool has is false.
         if input.specials.contains(&Special::Zero) && n > 0 {
             for _ in 0..(n / 32).max(1) {
@@ -104,38 +149,47 @@ fn gen_input(input: &CaseInput, rng: &mut ChaCha8Rng) -> Tensor {
         }
         return t;
     }
-    if dtype.is_float() {
-        for i in 0..n {
-            let v = float_value(&input.dist, sign, rng);
-            t.set_f64(i, v);
-        }
-    } else {
-        let (lo, hi) = dtype.int_range().unwrap_or((0, 0));
-        for i in 0..n {
-            let v = int_value(&input.dist, sign, lo, hi, rng);
-            t.set_i128(i, v);
-        }
-    }
-    inject_specials(&mut t, input, sign, rng);
+    inject_specials(&mut t, input, sign, &mut rng);
     t
 }
 
 fn float_value(dist: &Dist, sign: Sign, rng: &mut ChaCha8Rng) -> f64 {
     match *dist {
         Dist::Mixed { scale, .. } => {
-            let u: f64 = rng.gen();
+            // One 64-bit draw per element: 16 bits pick the kind, 40 bits
+            // the fraction, 1 bit the sign.
+            let r = rng.next_u64();
+            let u = (r >> 48) as f64 / 65536.0;
+            let f = ((r >> 8) & ((1u64 << 40) - 1)) as f64 / (1u64 << 40) as f64;
+            // Log-uniform ranges as a uniform binade and a uniform
+            // significand (no transcendental call per element).
+            let binade = |lo: i32, count: u64, g: f64| {
+                let k = lo + ((f * count as f64) as i32).min(count as i32 - 1);
+                (1.0 + g) * f64::from_bits(((1023 + k) as u64) << 52)
+            };
+            // The low 32 bits of the fraction (its top bits pick the binade).
+            let g = ((r >> 8) & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
             let magnitude = if u < 0.05 {
                 0.0
             } else if u < 0.20 {
-                // Tiny: 1e-4 .. 1e-2 of the scale, log-uniform.
-                scale * 10f64.powf(rng.gen_range(-4.0..-2.0))
+                // Tiny: 2^-14 .. 2^-7 (about 6e-5 .. 1e-2) of the scale.
+                scale * binade(-14, 7, g)
             } else if u < 0.85 {
-                scale * rng.gen::<f64>()
+                scale * f
             } else {
-                // Scaled up: 1 .. 16 times the scale, log-uniform.
-                scale * 2f64.powf(rng.gen_range(0.0..4.0))
+                // Scaled up: 1 .. 16 times the scale.
+                scale * binade(0, 4, g)
             };
-            signed(rng, sign, magnitude)
+            let negative = match sign {
+                Sign::Any => r & 1 == 1,
+                Sign::Positive => false,
+                Sign::Negative => true,
+            };
+            if negative {
+                -magnitude
+            } else {
+                magnitude
+            }
         }
         Dist::Uniform { low, high } => low + (high - low) * rng.gen::<f64>(),
         Dist::Normal { mean, scale } => {

@@ -114,24 +114,56 @@ impl Tensor {
 
     /// The raw bits of element `i`, zero-extended. Panics when `i` is out of
     /// range, like slice indexing.
+    #[inline]
     pub fn bits(&self, i: usize) -> u64 {
         let size = self.dtype.size();
-        let bytes = &self.data[i * size..(i + 1) * size];
-        let mut buf = [0u8; 8];
-        buf[..size].copy_from_slice(bytes);
-        u64::from_le_bytes(buf)
+        let b = &self.data[i * size..(i + 1) * size];
+        // Fixed-width reads (no memcpy call per element).
+        match size {
+            1 => u64::from(b[0]),
+            2 => u64::from(u16::from_le_bytes([b[0], b[1]])),
+            4 => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            _ => {
+                let mut buf = [0u8; 8];
+                buf[..size].copy_from_slice(b);
+                u64::from_le_bytes(buf)
+            }
+        }
     }
 
     /// Sets the raw bits of element `i` (low `dtype.size()` bytes).
+    #[inline]
     pub fn set_bits(&mut self, i: usize, bits: u64) {
         let size = self.dtype.size();
-        let bytes = bits.to_le_bytes();
-        self.data[i * size..(i + 1) * size].copy_from_slice(&bytes[..size]);
+        let dst = &mut self.data[i * size..(i + 1) * size];
+        match size {
+            1 => dst[0] = bits as u8,
+            2 => dst.copy_from_slice(&(bits as u16).to_le_bytes()),
+            4 => dst.copy_from_slice(&(bits as u32).to_le_bytes()),
+            _ => dst.copy_from_slice(&bits.to_le_bytes()[..size]),
+        }
     }
 
     /// Element `i` as f64: exact for floats and for integers below 2^53;
     /// bool is 0 or 1 (any non-zero byte reads as 1).
+    #[inline]
     pub fn get_f64(&self, i: usize) -> f64 {
+        // Typed fast paths for the common float formats.
+        match self.dtype {
+            Dtype::Float32 => {
+                let b = &self.data[i * 4..i * 4 + 4];
+                return f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            }
+            Dtype::Float16 => {
+                let b = &self.data[i * 2..i * 2 + 2];
+                return f64::from(half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32());
+            }
+            Dtype::Bfloat16 => {
+                let b = &self.data[i * 2..i * 2 + 2];
+                return f64::from(half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32());
+            }
+            _ => {}
+        }
         let bits = self.bits(i);
         if self.dtype.is_float() {
             bits_to_f64(bits, self.dtype)
@@ -175,7 +207,13 @@ impl Tensor {
     /// Stores `v` in element `i` like a cast from f64: floats round to
     /// nearest even once; integers truncate toward zero then wrap to the
     /// width (NaN gives 0); bool stores `v != 0` (NaN is true).
+    #[inline]
     pub fn set_f64(&mut self, i: usize, v: f64) {
+        if self.dtype == Dtype::Float32 && !v.is_nan() {
+            // `as` rounds to nearest even once, with subnormals and overflow.
+            self.data[i * 4..i * 4 + 4].copy_from_slice(&(v as f32).to_le_bytes());
+            return;
+        }
         let bits = if self.dtype.is_float() {
             round_f64_to_bits(v, self.dtype)
         } else if self.dtype == Dtype::Bool {
@@ -246,7 +284,7 @@ fn int_value(bits: u64, dtype: Dtype) -> i128 {
 }
 
 /// `v` wrapped to the width of an integer dtype, as raw bits.
-fn wrap_int(v: i128, dtype: Dtype) -> u64 {
+pub(crate) fn wrap_int(v: i128, dtype: Dtype) -> u64 {
     let width = dtype.size() * 8;
     let mask: u128 = if width >= 64 {
         u128::from(u64::MAX)

@@ -125,23 +125,48 @@ impl FloatFormat {
 
 /// Reads `size` bytes at `addr` as a little-endian integer (zero-extended).
 /// The caller has bounds-checked the access.
+#[inline]
 pub fn load_bits(bytes: &[u8], addr: usize, size: usize) -> u64 {
-    let mut out = [0u8; 8];
-    out[..size].copy_from_slice(&bytes[addr..addr + size]);
-    u64::from_le_bytes(out)
+    // Fixed-width reads for the element sizes (no memcpy call per element).
+    match size {
+        1 => u64::from(bytes[addr]),
+        2 => u64::from(u16::from_le_bytes([bytes[addr], bytes[addr + 1]])),
+        4 => {
+            let b = &bytes[addr..addr + 4];
+            u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }
+        8 => {
+            let b = &bytes[addr..addr + 8];
+            u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+        }
+        _ => {
+            let mut out = [0u8; 8];
+            out[..size].copy_from_slice(&bytes[addr..addr + size]);
+            u64::from_le_bytes(out)
+        }
+    }
 }
 
 /// Writes the low `size` bytes of `bits` at `addr`, little-endian.
+#[inline]
 pub fn store_bits(bytes: &mut [u8], addr: usize, size: usize, bits: u64) {
-    bytes[addr..addr + size].copy_from_slice(&bits.to_le_bytes()[..size]);
+    match size {
+        1 => bytes[addr] = bits as u8,
+        2 => bytes[addr..addr + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
+        4 => bytes[addr..addr + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
+        8 => bytes[addr..addr + 8].copy_from_slice(&bits.to_le_bytes()),
+        _ => bytes[addr..addr + size].copy_from_slice(&bits.to_le_bytes()[..size]),
+    }
 }
 
 /// Reads one element of `dtype`.
+#[inline]
 pub fn load(bytes: &[u8], addr: usize, dtype: Dtype) -> u64 {
     load_bits(bytes, addr, dtype.size())
 }
 
 /// Writes one element of `dtype`.
+#[inline]
 pub fn store(bytes: &mut [u8], addr: usize, dtype: Dtype, bits: u64) {
     store_bits(bytes, addr, dtype.size(), bits)
 }
@@ -410,6 +435,22 @@ pub fn float_to_int(x: f64, rounding: Rounding, dtype: Dtype) -> u64 {
 /// Integer dtypes get `x` truncated and wrapped (callers use exact integer
 /// paths instead).
 pub fn to_bits_rne(x: f64, dtype: Dtype) -> u64 {
+    // Fast path: a non-NaN value that is exactly an f32 rounds once from
+    // f32: `as` and `half` round to nearest even with subnormals and
+    // overflow to infinity, the same result as the general path.
+    if !x.is_nan() {
+        let single = x as f32;
+        match dtype {
+            Dtype::Float32 => return u64::from(single.to_bits()),
+            Dtype::Float16 if f64::from(single) == x => {
+                return u64::from(half::f16::from_f32(single).to_bits())
+            }
+            Dtype::Bfloat16 if f64::from(single) == x => {
+                return u64::from(half::bf16::from_f32(single).to_bits())
+            }
+            _ => {}
+        }
+    }
     match FloatFormat::of(dtype) {
         Some(fmt) => round_float(x, fmt, Rounding::Rint, Overflow::Ieee),
         None => wrap_int(x as i128, dtype),
@@ -436,6 +477,43 @@ mod tests {
         Rounding::Trunc,
         Rounding::Odd,
     ];
+
+    #[test]
+    fn the_rne_fast_path_agrees_with_the_general_rounding() {
+        let mut s: u64 = 0xfeed_beef;
+        let mut next = || {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for k in 0..300_000u32 {
+            let raw = next();
+            let bits = match k % 4 {
+                1 => ((raw as u32) & !0x1FFF) | 0x1000,
+                2 => ((raw as u32) & !0xFFFF) | 0x8000,
+                _ => raw as u32,
+            };
+            let narrow = f64::from(f32::from_bits(bits));
+            // Also values that are not exactly an f32 (take the slow path
+            // for f16/bf16, `as` for f32).
+            let wide = f64::from_bits(raw);
+            for x in [narrow, wide] {
+                for (dtype, fmt) in [
+                    (Dtype::Float16, F16),
+                    (Dtype::Bfloat16, BF16),
+                    (Dtype::Float32, F32),
+                ] {
+                    assert_eq!(
+                        to_bits_rne(x, dtype),
+                        round_float(x, fmt, Rounding::Rint, Overflow::Ieee),
+                        "{dtype:?} of {x:e}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn load_store_little_endian() {

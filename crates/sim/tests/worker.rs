@@ -292,8 +292,11 @@ fn the_cpu_limit_also_stops_a_spinning_kernel() {
         WorkerOutcome::TimedOut {
             limit, after_ms, ..
         } => {
+            // The CPU limit tripped, before the wall limit: one CPU second
+            // may take several wall seconds on a loaded machine, so the
+            // bound is the wall limit, not a guess at the load.
             assert_eq!(*limit, TimeLimit::Cpu);
-            assert!(*after_ms < 5000, "after {after_ms} ms");
+            assert!(*after_ms < limits.wall_ms, "after {after_ms} ms");
         }
         other => panic!("expected a CPU time-out, got {other:?}"),
     }

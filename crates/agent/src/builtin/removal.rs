@@ -10,7 +10,14 @@
 //! motif, then the second, ...), so a budget of 20 evaluations covers as
 //! many motifs as possible. Removals the chain's feedback already tried
 //! (same summary) are skipped, and so is a motif whose removals already
-//! broke the kernel twice in the chain.
+//! broke the kernel twice in the chain, or once by exhausting a resource
+//! (the worker ran out of memory, hit the simulator's instruction limit or
+//! timed out): that depends on the operator's sizes, not on the site, so
+//! every other site of the motif would fail the same way. (At full size a
+//! `vectorize_scalar` removal turns a vector call over ~400 k elements
+//! per core into per-element `GetValue`/`SetValue`, one recorded trace
+//! instruction each, on all 48 cores at once: the worker exceeds its
+//! address-space limit.)
 
 use super::BuiltinProposer;
 use crate::motif::{registry, Motif, SiteState};
@@ -20,6 +27,15 @@ use crate::session::Action;
 /// Failed (not correct) removals of one motif after which the chain
 /// stops proposing it.
 const MAX_BROKEN: usize = 2;
+
+/// Whether a failed attempt ran out of a resource rather than computing
+/// something wrong: a time-out, or a runtime error whose message says the
+/// worker ran out of memory or hit the instruction limit.
+fn exhausted(verdict: &str, reason: &str) -> bool {
+    verdict == "timeout"
+        || (verdict == "runtime_error"
+            && (reason.contains("out of memory") || reason.contains("instruction limit")))
+}
 
 /// Rank of a motif in the try order (lower first): subtle motifs early,
 /// launch- and tile-level ones last.
@@ -60,21 +76,28 @@ pub(super) fn removals(_p: &BuiltinProposer, req: &RemovalRequest<'_>) -> Vec<Pr
         .map(|(action, _, _)| action.summary.as_str())
         .collect();
     // A motif whose removals broke the kernel twice in this chain (crash,
-    // wrong results, no build) is given up: its other sites would most
-    // likely fail the same way and the budget is small.
-    let broken = |tag: &str| {
-        req.feedback
+    // wrong results, no build), or once by exhausting a resource, is given
+    // up: its other sites would most likely fail the same way and the
+    // budget is small.
+    let given_up = |tag: &str| {
+        let of: Vec<&(Action, String, String)> = req
+            .feedback
             .attempts
             .iter()
-            .filter(|(action, verdict, _)| {
-                action.motif.as_deref() == Some(tag) && verdict != "correct"
-            })
+            .filter(|(action, _, _)| action.motif.as_deref() == Some(tag))
+            .collect();
+        of.iter()
+            .filter(|(_, verdict, _)| verdict != "correct")
             .count()
+            >= MAX_BROKEN
+            || of
+                .iter()
+                .any(|(_, verdict, reason)| exhausted(verdict, reason))
     };
     let mut motifs: Vec<Box<dyn Motif>> = registry()
         .into_iter()
         .filter(|m| !req.removed.iter().any(|r| r == m.tag()))
-        .filter(|m| broken(m.tag()) < MAX_BROKEN)
+        .filter(|m| !given_up(m.tag()))
         .collect();
     motifs.sort_by_key(|m| rank(m.tag()));
     // Every motif's candidates, in site order.
@@ -117,4 +140,110 @@ pub(super) fn removals(_p: &BuiltinProposer, req: &RemovalRequest<'_>) -> Vec<Pr
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::motif::Sources;
+    use crate::proposer::Feedback;
+    use std::path::Path;
+
+    fn fast_gelu_grad() -> Sources {
+        Sources::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops/fast_gelu_grad"))
+            .unwrap()
+    }
+
+    fn proposed(current: &Sources, feedback: &Feedback) -> Vec<Action> {
+        removals(
+            &BuiltinProposer::new(0),
+            &RemovalRequest {
+                current,
+                op: "fast_gelu_grad",
+                removed: &[],
+                feedback,
+            },
+        )
+        .into_iter()
+        .map(|p| p.action)
+        .collect()
+    }
+
+    fn failed(action: &Action, verdict: &str, reason: &str) -> (Action, String, String) {
+        (action.clone(), verdict.to_string(), reason.to_string())
+    }
+
+    #[test]
+    fn a_motif_that_exhausted_a_resource_once_is_given_up() {
+        let strong = fast_gelu_grad();
+        let all = proposed(&strong, &Feedback::default());
+        let scalar: Vec<&Action> = all
+            .iter()
+            .filter(|a| a.motif.as_deref() == Some("vectorize_scalar"))
+            .collect();
+        assert!(scalar.len() >= 3, "{all:?}");
+        let count = |actions: &[Action], tag: &str| {
+            actions
+                .iter()
+                .filter(|a| a.motif.as_deref() == Some(tag))
+                .count()
+        };
+        // One wrong result: the motif's other sites are still proposed.
+        let wrong = Feedback {
+            attempts: vec![failed(
+                scalar[0],
+                "incorrect",
+                "incorrect:reference: a removal must keep the kernel correct",
+            )],
+        };
+        assert_eq!(
+            count(&proposed(&strong, &wrong), "vectorize_scalar"),
+            scalar.len() - 1
+        );
+        // Two: given up.
+        let twice = Feedback {
+            attempts: vec![
+                wrong.attempts[0].clone(),
+                failed(scalar[1], "incorrect", "x"),
+            ],
+        };
+        assert_eq!(count(&proposed(&strong, &twice), "vectorize_scalar"), 0);
+        // Out of memory once: given up at once, other motifs unaffected.
+        for (verdict, reason) in [
+            (
+                "runtime_error",
+                "runtime_error:crash: a removal must keep the kernel correct (out of memory: \
+                 memory allocation of 1048576 bytes failed)",
+            ),
+            (
+                "runtime_error",
+                "runtime_error:fault: a removal must keep the kernel correct (instruction limit \
+                 of 4000000 per block exceeded)",
+            ),
+            (
+                "timeout",
+                "timeout 60000ms: a removal must keep the kernel correct",
+            ),
+        ] {
+            let oom = Feedback {
+                attempts: vec![failed(scalar[0], verdict, reason)],
+            };
+            let after = proposed(&strong, &oom);
+            assert_eq!(count(&after, "vectorize_scalar"), 0, "{reason}");
+            assert_eq!(after.len(), all.len() - scalar.len(), "{reason}");
+        }
+        // A crash that is not a resource limit counts once, like any break.
+        let crash = Feedback {
+            attempts: vec![failed(
+                scalar[0],
+                "runtime_error",
+                "runtime_error:crash: a removal must keep the kernel correct (kernel crashed \
+                 (SIGSEGV))",
+            )],
+        };
+        assert_eq!(
+            count(&proposed(&strong, &crash), "vectorize_scalar"),
+            scalar.len() - 1
+        );
+    }
 }

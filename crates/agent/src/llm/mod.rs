@@ -16,22 +16,28 @@
 //!   [`ProposeError`]: the loop stops, nothing is charged for it.
 //! - The diagnoser and distiller fall back to the built-in ones when an
 //!   answer holds no usable JSON, and say so in the text.
+//! - Dense retrieval ([`DenseRetrieval`], when an embedding model is
+//!   configured) is checked by a preflight before a run; during a run an
+//!   embeddings failure falls back to lexical retrieval for that round,
+//!   with a warning in the call log.
 
+mod dense;
 mod diagnoser;
 mod distiller;
 mod proposer;
 
+pub use dense::{DenseRetrieval, FALLBACK_STATUS};
 pub use diagnoser::LlmDiagnoser;
 pub use distiller::LlmDistiller;
 pub(crate) use proposer::apply_answer;
 pub use proposer::LlmProposer;
 
 use crate::bench::{AgentFactory, BenchError};
-use crate::diagnose::Diagnoser;
-use crate::distill::Distiller;
+use crate::builtin::BuiltinProposer;
+use crate::diagnose::{Diagnoser, RuleDiagnoser};
+use crate::distill::{BuiltinDistiller, Distiller};
 use crate::proposer::{Feedback, ProposeError, Proposer};
 use crate::AgentError;
-use ascendopt_bank::embed::EmbeddingConfig;
 use ascendopt_harness::store::{NewLlmCall, RunId, RunStore};
 use ascendopt_llm::audit::{CallLog, CallRecord};
 use ascendopt_llm::error::LlmError;
@@ -127,17 +133,32 @@ impl CallLog for StoreCallLog {
     }
 }
 
-/// The LLM agents for commands and the benchmark: proposer, diagnoser and
-/// distiller over one shared client (the benchmark's [`AgentFactory`]).
+/// The LLM agents for commands and the benchmark (its [`AgentFactory`]):
+/// proposer, diagnoser and distiller over one shared client, and dense
+/// retrieval through it when the configuration names an embedding model.
+/// Built with [`LlmAgents::embeddings_only`], the proposer, diagnoser and
+/// distiller are the built-in ones and the client serves only the
+/// embeddings of dense retrieval.
 #[derive(Clone)]
 pub struct LlmAgents {
     client: Arc<LlmClient>,
+    chat: bool,
 }
 
 impl LlmAgents {
     /// Agents over `client`.
     pub fn new(client: Arc<LlmClient>) -> LlmAgents {
-        LlmAgents { client }
+        LlmAgents { client, chat: true }
+    }
+
+    /// The built-in agents, with dense retrieval through `client` (whose
+    /// configuration should name an embedding model; no chat request is
+    /// made).
+    pub fn embeddings_only(client: Arc<LlmClient>) -> LlmAgents {
+        LlmAgents {
+            client,
+            chat: false,
+        }
     }
 
     /// The shared client (the coder-plus-judge baseline talks to it).
@@ -148,28 +169,63 @@ impl LlmAgents {
 
 impl AgentFactory for LlmAgents {
     fn name(&self) -> String {
-        format!("llm:{}", self.client.config().model)
+        let base = if self.chat {
+            format!("llm:{}", self.client.config().model)
+        } else {
+            "builtin".to_string()
+        };
+        match &self.client.config().embedding_model {
+            Some(m) => format!("{base}+embed:{m}"),
+            None => base,
+        }
     }
-    fn proposer(&self, _seed: u64) -> Result<Box<dyn Proposer>, BenchError> {
-        Ok(Box::new(LlmProposer::new(self.client.clone())))
+    fn proposer(&self, seed: u64) -> Result<Box<dyn Proposer>, BenchError> {
+        Ok(if self.chat {
+            Box::new(LlmProposer::new(self.client.clone()))
+        } else {
+            Box::new(BuiltinProposer::new(seed))
+        })
     }
     fn diagnoser(&self) -> Result<Box<dyn Diagnoser>, BenchError> {
-        Ok(Box::new(LlmDiagnoser::new(self.client.clone())))
+        Ok(if self.chat {
+            Box::new(LlmDiagnoser::new(self.client.clone()))
+        } else {
+            Box::new(RuleDiagnoser::new())
+        })
     }
     fn distiller(&self) -> Result<Box<dyn Distiller>, BenchError> {
-        Ok(Box::new(LlmDistiller::new(self.client.clone())))
+        Ok(if self.chat {
+            Box::new(LlmDistiller::new(self.client.clone()))
+        } else {
+            Box::new(BuiltinDistiller::new())
+        })
     }
     fn has_llm(&self) -> bool {
-        true
+        self.chat
     }
     fn llm_client(&self) -> Option<Arc<LlmClient>> {
-        Some(self.client.clone())
+        self.chat.then(|| self.client.clone())
+    }
+    fn dense(&self) -> Option<DenseRetrieval> {
+        DenseRetrieval::from_client(self.client.clone())
+    }
+    fn for_run(
+        &self,
+        store_path: &Path,
+        run: RunId,
+    ) -> Result<Option<Box<dyn AgentFactory>>, BenchError> {
+        let log = Arc::new(StoreCallLog::open(store_path, run)?);
+        Ok(Some(Box::new(LlmAgents {
+            client: Arc::new(self.client.with_log(log)),
+            chat: self.chat,
+        })))
     }
 }
 
 /// Builds the client for a run: its calls go to the run store at
-/// `store_path` under `run`; the key and the endpoint are checked
-/// ([`LlmClient::preflight`]) before anything is spent.
+/// `store_path` under `run`; the key, the endpoint and (when configured)
+/// the embedding model are checked ([`LlmClient::preflight`],
+/// [`LlmClient::preflight_embeddings`]) before anything is spent.
 pub fn connect(
     config: LlmConfig,
     store_path: &Path,
@@ -178,6 +234,7 @@ pub fn connect(
     let log = Arc::new(StoreCallLog::open(store_path, run)?);
     let client = LlmClient::new(config, log).map_err(llm_error)?;
     client.preflight().map_err(llm_error)?;
+    client.preflight_embeddings().map_err(llm_error)?;
     Ok(Arc::new(client))
 }
 
@@ -190,21 +247,8 @@ pub fn connect_detached(
     let log = Arc::new(StoreCallLog::open_detached(store_path)?);
     let client = LlmClient::new(config, log.clone()).map_err(llm_error)?;
     client.preflight().map_err(llm_error)?;
+    client.preflight_embeddings().map_err(llm_error)?;
     Ok((Arc::new(client), log))
-}
-
-/// Dense retrieval through the same endpoint's embeddings API, when the
-/// configuration names an embedding model.
-pub fn embedding_config(config: &LlmConfig) -> Option<EmbeddingConfig> {
-    let model = config.embedding_model.clone()?;
-    let key_set = std::env::var(&config.api_key_env).is_ok_and(|k| !k.trim().is_empty());
-    Some(EmbeddingConfig {
-        base_url: config.base_url.clone(),
-        model,
-        api_key_env: (key_set || !(config.allow_no_key && config.is_local()))
-            .then(|| config.api_key_env.clone()),
-        timeout: config.timeout,
-    })
 }
 
 /// A client failure as the loops see it (stops the loop, never charged).
@@ -264,26 +308,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn embeddings_go_through_the_same_endpoint_when_a_model_is_named() {
+    fn dense_retrieval_needs_an_embedding_model() {
         let mut cfg = LlmConfig::from_settings(LlmSettings {
-            base_url: Some("http://127.0.0.1:8000/v1".into()),
+            base_url: Some("http://127.0.0.1:9/v1".into()),
             model: Some("chat".into()),
-            api_key_env: Some("ASCENDOPT_AGENT_TEST_SURELY_UNSET_KEY".into()),
             ..LlmSettings::default()
         })
         .unwrap();
-        assert!(embedding_config(&cfg).is_none());
+        let log = Arc::new(ascendopt_llm::audit::MemoryCallLog::new());
+        let client =
+            Arc::new(LlmClient::with_key(cfg.clone(), Some("k".into()), log.clone()).unwrap());
+        assert!(DenseRetrieval::from_client(client.clone()).is_none());
+        let agents = LlmAgents::new(client);
+        assert!(agents.dense().is_none());
+        assert_eq!(agents.name(), "llm:chat");
         cfg.embedding_model = Some("embed".into());
-        let e = embedding_config(&cfg).unwrap();
-        assert_eq!(e.endpoint(), "http://127.0.0.1:8000/v1/embeddings");
-        assert_eq!(e.model, "embed");
-        // A required key is passed on (the bank reports it missing).
-        assert_eq!(
-            e.api_key_env.as_deref(),
-            Some("ASCENDOPT_AGENT_TEST_SURELY_UNSET_KEY")
-        );
-        cfg.allow_no_key = true;
-        assert_eq!(embedding_config(&cfg).unwrap().api_key_env, None);
+        let client = Arc::new(LlmClient::with_key(cfg, Some("k".into()), log).unwrap());
+        let dense = DenseRetrieval::from_client(client.clone()).unwrap();
+        assert_eq!(dense.model(), "embed");
+        assert_eq!(dense, dense.clone());
+        assert_ne!(dense, dense.with_client(client.clone()));
+        let agents = LlmAgents::embeddings_only(client);
+        assert_eq!(agents.name(), "builtin+embed:embed");
+        assert!(!agents.has_llm() && agents.llm_client().is_none());
+        assert_eq!(agents.proposer(1).unwrap().name(), "builtin");
+        assert!(agents.dense().is_some());
     }
 
     #[test]

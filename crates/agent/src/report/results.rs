@@ -69,6 +69,33 @@ pub struct RunMeta {
     pub skipped: Vec<(String, String)>,
     /// Anything a reader should know (missing levels, failures).
     pub notes: Vec<String>,
+    /// LLM and embeddings usage per run, when an endpoint was configured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub llm_usage: Vec<LlmUsageRow>,
+}
+
+/// The LLM calls of one run of a benchmark (a method, or `rewind`), from
+/// the run store's `llm_calls`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LlmUsageRow {
+    /// The method, or `rewind`.
+    pub method: String,
+    /// The run id in the run store.
+    pub run: i64,
+    /// Requests answered (`ok` rows: chat and embeddings).
+    pub requests: u64,
+    /// Every recorded row (attempts, replays, fallbacks).
+    pub rows: u64,
+    /// Prompt tokens of the chat requests.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the chat requests.
+    pub completion_tokens: u64,
+    /// Input tokens of the embeddings requests.
+    pub embedding_tokens: u64,
+    /// Total cost, when prices are configured.
+    pub cost: Option<f64>,
+    /// Rounds of Stage I that fell back to lexical retrieval.
+    pub dense_fallbacks: u64,
 }
 
 /// One accepted step, for the report.

@@ -2,7 +2,11 @@
 //! over loopback (`std::net`), JSON bodies in the chat-completions format.
 //! POST requests are answered from a queue of scripted replies (status,
 //! headers, body, delay) in order; `GET .../models` answers a model list
-//! without using the queue. Every request is recorded. One thread per
+//! without using the queue. `POST .../embeddings` takes its reply from the
+//! embeddings queue when that holds one, else, when the server has an
+//! embedder ([`ScriptedServer::start_with_embedder`]), answers in the
+//! OpenAI embeddings format with the embedder's vectors of the request's
+//! `input` texts, else from the main queue. Every request is recorded. One thread per
 //! connection; bounded in connections and lifetime; stops when dropped.
 #![allow(dead_code)]
 
@@ -43,6 +47,27 @@ impl Scripted {
             }],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                       "total_tokens": prompt + completion}
+        });
+        Scripted {
+            status: 200,
+            headers: Vec::new(),
+            body: body.to_string(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// A 200 embeddings answer with these vectors and usage.
+    pub fn embeddings(vectors: &[Vec<f32>], tokens: u64) -> Scripted {
+        let data: Vec<_> = vectors
+            .iter()
+            .enumerate()
+            .map(|(i, v)| serde_json::json!({"object": "embedding", "index": i, "embedding": v}))
+            .collect();
+        let body = serde_json::json!({
+            "object": "list",
+            "data": data,
+            "model": "scripted-embed",
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}
         });
         Scripted {
             status: 200,
@@ -105,6 +130,7 @@ impl Seen {
 
 pub struct ScriptedServer {
     addr: SocketAddr,
+    embed_script: Arc<Mutex<VecDeque<Scripted>>>,
     script: Arc<Mutex<VecDeque<Scripted>>>,
     seen: Arc<Mutex<Vec<Seen>>>,
     in_flight: Arc<AtomicUsize>,
@@ -116,7 +142,12 @@ pub struct ScriptedServer {
 const MAX_CONNECTIONS: usize = 200;
 const LIFETIME: Duration = Duration::from_secs(120);
 
+/// Vectors for the `input` texts of an embeddings request.
+pub type EmbedFn = dyn Fn(&[String]) -> Vec<Vec<f32>> + Send + Sync;
+
 struct Shared {
+    embed_script: Arc<Mutex<VecDeque<Scripted>>>,
+    embedder: Option<Arc<EmbedFn>>,
     script: Arc<Mutex<VecDeque<Scripted>>>,
     seen: Arc<Mutex<Vec<Seen>>>,
     in_flight: Arc<AtomicUsize>,
@@ -158,14 +189,33 @@ fn handle(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         method: method.clone(),
         path: path.clone(),
         authorization,
-        body,
+        body: body.clone(),
         at: Instant::now(),
     });
+    let embed_scripted = if method == "POST" && path.ends_with("/embeddings") {
+        shared.embed_script.lock().unwrap().pop_front()
+    } else {
+        None
+    };
     let reply = if method == "GET" && path.ends_with("/models") {
         Scripted::status(
             200,
             r#"{"object":"list","data":[{"id":"scripted","object":"model"}]}"#,
         )
+    } else if let Some(r) = embed_scripted {
+        r
+    } else if let (true, Some(embedder)) = (path.ends_with("/embeddings"), &shared.embedder) {
+        let json: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or(serde_json::Value::Null);
+        let inputs: Vec<String> = json["input"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|v| v.as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Scripted::embeddings(&embedder(&inputs), inputs.len() as u64 * 5)
     } else {
         shared
             .script
@@ -197,16 +247,32 @@ fn handle(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
 
 impl ScriptedServer {
     pub fn start(script: Vec<Scripted>) -> ScriptedServer {
+        ScriptedServer::start_inner(script, None)
+    }
+
+    /// A server that answers embeddings requests with `embedder`'s vectors
+    /// (after any replies in the embeddings queue).
+    pub fn start_with_embedder(
+        script: Vec<Scripted>,
+        embedder: impl Fn(&[String]) -> Vec<Vec<f32>> + Send + Sync + 'static,
+    ) -> ScriptedServer {
+        ScriptedServer::start_inner(script, Some(Arc::new(embedder)))
+    }
+
+    fn start_inner(script: Vec<Scripted>, embedder: Option<Arc<EmbedFn>>) -> ScriptedServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let embed_script = Arc::new(Mutex::new(VecDeque::new()));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let in_flight = Arc::new(AtomicUsize::new(0));
         let max_in_flight = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let shared = Shared {
+                embed_script: Arc::clone(&embed_script),
+                embedder,
                 script: Arc::clone(&script),
                 seen: Arc::clone(&seen),
                 in_flight: Arc::clone(&in_flight),
@@ -241,6 +307,7 @@ impl ScriptedServer {
         };
         ScriptedServer {
             addr,
+            embed_script,
             script,
             seen,
             in_flight,
@@ -258,6 +325,11 @@ impl ScriptedServer {
     /// Appends replies to the script.
     pub fn push(&self, replies: Vec<Scripted>) {
         self.script.lock().unwrap().extend(replies);
+    }
+
+    /// Appends replies to the embeddings queue (used before the embedder).
+    pub fn push_embeddings(&self, replies: Vec<Scripted>) {
+        self.embed_script.lock().unwrap().extend(replies);
     }
 
     /// Replies not yet used.

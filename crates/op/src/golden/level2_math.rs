@@ -501,6 +501,15 @@ fn sigmoid(a: f64) -> f64 {
     a.min(0.0).exp() / (1.0 + (-a.abs()).exp())
 }
 
+/// The sigmoid as the device holds it: in float32, the compute type of
+/// every dtype. Below about -103 it is 0 there, which decides the inf * 0
+/// cases of SwiGLU (an infinite B times a vanishing gate is NaN on the
+/// device and in torch's float32, not the infinity an f64 sigmoid gives);
+/// elsewhere it moves the result by one f32 ulp at most.
+fn sigmoid_f32(a: f64) -> f64 {
+    f64::from(sigmoid(a) as f32)
+}
+
 fn swi_glu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 1, 1)?;
     float_same_dtype(case, "swi_glu")?;
@@ -516,7 +525,7 @@ fn swi_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String
         for j in 0..view.cols {
             let a = x.get_f64(r * 2 * view.cols + j);
             let b = x.get_f64(r * 2 * view.cols + view.cols + j);
-            y.set_f64(r * view.cols + j, a * sigmoid(a) * b);
+            y.set_f64(r * view.cols + j, a * sigmoid_f32(a) * b);
         }
     }
     Ok(vec![y])
@@ -558,7 +567,7 @@ fn swi_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, S
             let ib = ia + view.cols;
             let (a, b) = (x.get_f64(ia), x.get_f64(ib));
             let g = grad.get_f64(r * view.cols + j);
-            let s = sigmoid(a);
+            let s = sigmoid_f32(a);
             dx.set_f64(ia, g * b * (s * (1.0 + a * (1.0 - s))));
             dx.set_f64(ib, g * (a * s));
         }

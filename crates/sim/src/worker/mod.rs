@@ -307,10 +307,40 @@ pub fn run_job(job: &LaunchJob, limits: &WorkerLimits) -> WorkerOutcome {
     }
 }
 
+/// Like [`run_job`] with the tensor contents borrowed from the caller
+/// instead of copied into `job`: `job`'s tensors give dtypes and shapes
+/// (their `data` is ignored), `inputs[i]` and `outputs[i]` their bytes.
+/// Saves a copy of every tensor per launch.
+pub fn run_job_borrowed(
+    job: &LaunchJob,
+    inputs: &[&[u8]],
+    outputs: &[&[u8]],
+    limits: &WorkerLimits,
+) -> WorkerOutcome {
+    match WorkerCommand::locate() {
+        Ok(command) => run_job_inner(&command, job, Some((inputs, outputs)), limits).outcome,
+        Err(err) => WorkerOutcome::WorkerError {
+            message: err.to_string(),
+        },
+    }
+}
+
 /// Runs `job` in a worker started with `command`.
 pub fn run_job_with(
     command: &WorkerCommand,
     job: &LaunchJob,
+    limits: &WorkerLimits,
+) -> WorkerReport {
+    run_job_inner(command, job, None, limits)
+}
+
+/// Tensor contents given apart from the job: inputs, outputs.
+type Bulk<'a> = (&'a [&'a [u8]], &'a [&'a [u8]]);
+
+fn run_job_inner(
+    command: &WorkerCommand,
+    job: &LaunchJob,
+    bulk: Option<Bulk<'_>>,
     limits: &WorkerLimits,
 ) -> WorkerReport {
     let start = Instant::now();
@@ -324,7 +354,7 @@ pub fn run_job_with(
             )
         }
     };
-    let report = run_in(command, job, limits, &work_dir, start);
+    let report = run_in(command, job, bulk, limits, &work_dir, start);
     let _ = std::fs::remove_dir_all(&work_dir);
     report
 }
@@ -478,12 +508,17 @@ struct Collected {
 fn run_in(
     command: &WorkerCommand,
     job: &LaunchJob,
+    bulk: Option<Bulk<'_>>,
     limits: &WorkerLimits,
     work_dir: &Path,
     start: Instant,
 ) -> WorkerReport {
     let fail = |message: String| not_started(start, work_dir.to_path_buf(), message);
-    let encoded = match protocol::encode_job(job) {
+    let encoded = match bulk {
+        Some((inputs, outputs)) => protocol::encode_job_parts(job, inputs, outputs),
+        None => protocol::encode_job(job),
+    };
+    let encoded = match encoded {
         Ok(encoded) => encoded,
         Err(message) => return fail(message),
     };

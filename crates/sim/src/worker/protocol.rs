@@ -61,6 +61,27 @@ pub(crate) struct EncodedJob<'a> {
 
 /// Encodes `job`; `job` keeps its data (the frame borrows it).
 pub(crate) fn encode_job(job: &LaunchJob) -> Result<EncodedJob<'_>, String> {
+    let inputs: Vec<&[u8]> = job.inputs.iter().map(|t| t.data.as_slice()).collect();
+    let outputs: Vec<&[u8]> = job.outputs.iter().map(|t| t.data.as_slice()).collect();
+    encode_job_parts(job, &inputs, &outputs)
+}
+
+/// Encodes `job` with tensor contents given apart (`job`'s own `data` is
+/// ignored); one slice per input and per output.
+pub(crate) fn encode_job_parts<'a>(
+    job: &LaunchJob,
+    inputs: &[&'a [u8]],
+    outputs: &[&'a [u8]],
+) -> Result<EncodedJob<'a>, String> {
+    if inputs.len() != job.inputs.len() || outputs.len() != job.outputs.len() {
+        return Err(format!(
+            "the job has {} inputs and {} outputs, {} and {} contents were given",
+            job.inputs.len(),
+            job.outputs.len(),
+            inputs.len(),
+            outputs.len()
+        ));
+    }
     let strip = |t: &crate::launch::JobTensor| crate::launch::JobTensor {
         dtype: t.dtype,
         shape: t.shape.clone(),
@@ -80,16 +101,11 @@ pub(crate) fn encode_job(job: &LaunchJob) -> Result<EncodedJob<'_>, String> {
     };
     let header = JobHeader {
         job: skeleton,
-        input_lens: job.inputs.iter().map(|t| t.data.len() as u64).collect(),
-        output_lens: job.outputs.iter().map(|t| t.data.len() as u64).collect(),
+        input_lens: inputs.iter().map(|d| d.len() as u64).collect(),
+        output_lens: outputs.iter().map(|d| d.len() as u64).collect(),
     };
     let head = frame(JOB_MAGIC, &header)?;
-    let bulk = job
-        .inputs
-        .iter()
-        .chain(&job.outputs)
-        .map(|t| t.data.as_slice())
-        .collect();
+    let bulk = inputs.iter().chain(outputs).copied().collect();
     Ok(EncodedJob { head, bulk })
 }
 

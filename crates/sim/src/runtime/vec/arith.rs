@@ -352,24 +352,25 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     let plan = plan(&Spec::widest(api, &operands), op, mask, ub.len())?;
     let f = elem_fn(api, kind, op, dst, src)?;
     let reads_dst = dst_access == Access::ReadWrite;
+    // One buffer for every repeat: a repeat's results are computed from
+    // its inputs before any is stored (operands may overlap).
+    let mut results: Vec<u64> = Vec::new();
     for chunk in plan.repeat_chunks() {
-        let results: Vec<u64> = chunk
-            .clone()
-            .map(|i| {
-                let mut x = Inputs::default();
-                if operands.len() > 1 {
-                    x.src0 = numeric::load(ub, plan.addr(i, 1), src);
-                }
-                if operands.len() > 2 {
-                    x.src1 = numeric::load(ub, plan.addr(i, 2), src);
-                }
-                if reads_dst {
-                    x.dst = numeric::load(ub, plan.addr(i, 0), dst);
-                }
-                f(x)
-            })
-            .collect();
-        for (i, bits) in chunk.zip(results) {
+        results.clear();
+        results.extend(chunk.clone().map(|i| {
+            let mut x = Inputs::default();
+            if operands.len() > 1 {
+                x.src0 = numeric::load(ub, plan.addr(i, 1), src);
+            }
+            if operands.len() > 2 {
+                x.src1 = numeric::load(ub, plan.addr(i, 2), src);
+            }
+            if reads_dst {
+                x.dst = numeric::load(ub, plan.addr(i, 0), dst);
+            }
+            f(x)
+        }));
+        for (i, &bits) in chunk.zip(&results) {
             numeric::store(ub, plan.addr(i, 0), dst, bits);
         }
     }
