@@ -2,15 +2,15 @@
 //! best-of-N with the built-in sampler and with the LLM, and the
 //! coder-plus-judge loop against a scripted OpenAI-protocol server.
 
+mod llm_common;
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
+use llm_common::{add_custom_with_cases, device};
 
 use ascendopt_agent::baselines::{best_of_n, coder_judge};
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::llm::{LlmProposer, StoreCallLog};
-use ascendopt_agent::motif::Sources;
 use ascendopt_agent::session::{OpSession, RunContext};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -19,19 +19,8 @@ use ascendopt_llm::client::LlmClient;
 use ascendopt_llm::config::{LlmConfig, LlmSettings};
 use ascendopt_op::package::OpPackage;
 use server::{Scripted, ScriptedServer};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn device() -> SimDevice {
-    let mut cfg = SimDeviceConfig::standard().unwrap();
-    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
-    cfg.limits.wall_ms = 120_000;
-    SimDevice::new(cfg)
-}
 
 const CASES: &str = r#"
 [[cases]]
@@ -49,13 +38,7 @@ const HOST: &str = "op_host/add_custom.cpp";
 const TILE: &str = "constexpr uint32_t TILE_BYTES = 32768;";
 
 fn package(root: &Path) -> OpPackage {
-    let src = repo().join("ops/add_custom");
-    let dir = root.join("add_custom");
-    Sources::load(&src).unwrap().write_to(&dir).unwrap();
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    std::fs::write(dir.join("op.toml"), format!("{head}{CASES}")).unwrap();
-    OpPackage::load(&dir).unwrap()
+    add_custom_with_cases(&root.join("add_custom"), CASES)
 }
 
 fn pipeline() -> PipelineConfig {

@@ -3,23 +3,20 @@
 //! `llm_calls` rows (and Rewind's in the Rewind run), none in a detached
 //! run, and `results.json` sums tokens and cost per run.
 
+mod llm_common;
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
+use llm_common::add_custom_with_cases;
 
 use ascendopt_agent::bench::{run_bench, AgentFactory, BenchConfig, BenchMethod};
 use ascendopt_agent::llm::{self, LlmAgents};
-use ascendopt_agent::motif::Sources;
 use ascendopt_agent::optimize::Method;
 use ascendopt_agent::report::results::Results;
 use ascendopt_harness::store::RunStore;
 use ascendopt_llm::config::{LlmConfig, LlmSettings};
 use ascendopt_op::package::OpPackage;
 use server::{Scripted, ScriptedServer};
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
 
 const CASES: &str = r#"
 [[cases]]
@@ -34,13 +31,7 @@ dtype = "float16"
 "#;
 
 fn package(root: &Path) -> OpPackage {
-    let src = repo().join("ops/add_custom");
-    let dir = root.join("ops").join("add_custom");
-    Sources::load(&src).unwrap().write_to(&dir).unwrap();
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    std::fs::write(dir.join("op.toml"), format!("{head}{CASES}")).unwrap();
-    OpPackage::load(&dir).unwrap()
+    add_custom_with_cases(&root.join("ops").join("add_custom"), CASES)
 }
 
 fn config(base: &str, embeddings: bool) -> LlmConfig {

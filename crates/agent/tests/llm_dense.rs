@@ -12,8 +12,10 @@
 //! - an embeddings endpoint that fails during a run: that round falls back
 //!   to lexical retrieval, the loop goes on, and the warning is in the log.
 
+mod llm_common;
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
+use llm_common::{add_custom_with_cases, device};
 
 use ascendopt_agent::features::applicable_motifs;
 use ascendopt_agent::llm::{
@@ -24,7 +26,6 @@ use ascendopt_agent::refine::{refine, RefineConfig, RefineOutcome, Tried};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -36,17 +37,6 @@ use server::{Scripted, ScriptedServer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn device() -> SimDevice {
-    let mut cfg = SimDeviceConfig::standard().unwrap();
-    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
-    cfg.limits.wall_ms = 120_000;
-    SimDevice::new(cfg)
-}
 
 const CASES: &str = r#"
 [[cases]]
@@ -62,12 +52,8 @@ dtype = "float16"
 
 /// ops/add_custom with small cases, double buffering off.
 fn weak_package(root: &Path) -> OpPackage {
-    let src = repo().join("ops/add_custom");
     let dir = root.join("add_custom");
-    Sources::load(&src).unwrap().write_to(&dir).unwrap();
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    std::fs::write(dir.join("op.toml"), format!("{head}{CASES}")).unwrap();
+    add_custom_with_cases(&dir, CASES);
     let host_path = dir.join("op_host/add_custom.cpp");
     let host = std::fs::read_to_string(&host_path).unwrap();
     let weak = host.replace("BUFFER_NUM = 2;", "BUFFER_NUM = 1;");

@@ -15,8 +15,10 @@
 //!   budget is spent;
 //! - the tiling mutator's edits are confined to the tiling region.
 
+mod llm_common;
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
+use llm_common::{add_custom_with_cases, device};
 
 use ascendopt_agent::llm::{self, LlmDiagnoser, LlmDistiller, LlmProposer, StoreCallLog};
 use ascendopt_agent::motif::Sources;
@@ -26,7 +28,6 @@ use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_agent::AgentError;
 use ascendopt_bank::store::{Bank, EntryFilter};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -35,20 +36,9 @@ use ascendopt_llm::client::LlmClient;
 use ascendopt_llm::config::{LlmConfig, LlmSettings, ReplayMode};
 use ascendopt_op::package::OpPackage;
 use server::{dead_base_url, Scripted, ScriptedServer};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn device() -> SimDevice {
-    let mut cfg = SimDeviceConfig::standard().unwrap();
-    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
-    cfg.limits.wall_ms = 120_000;
-    SimDevice::new(cfg)
-}
 
 /// A tail case and 48 cores x 8 tiles of 32 KB (with fewer tiles per core
 /// the simulator shows no gain from double buffering on this kernel).
@@ -71,12 +61,8 @@ const SB_LINE: &str = "constexpr uint32_t BUFFER_NUM = 1;          // ascendopt:
 /// ops/add_custom with the small cases, under `root/<name>/add_custom`;
 /// `weak` switches double buffering off.
 fn package(root: &Path, name: &str, weak: bool) -> OpPackage {
-    let src = repo().join("ops/add_custom");
     let dir = root.join(name).join("add_custom");
-    Sources::load(&src).unwrap().write_to(&dir).unwrap();
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    std::fs::write(dir.join("op.toml"), format!("{head}{CASES}")).unwrap();
+    add_custom_with_cases(&dir, CASES);
     if weak {
         let host = std::fs::read_to_string(dir.join(HOST)).unwrap();
         assert!(host.contains(DB_LINE), "add_custom's host code changed");
