@@ -330,21 +330,7 @@ impl LlmClient {
             if let Some(raw) = self.log.replay(&hash).map_err(LlmError::Log)? {
                 if let Ok((content, usage)) = parse_answer(&raw) {
                     self.log
-                        .record(&CallRecord {
-                            role: role.to_string(),
-                            op: op.to_string(),
-                            request: body.clone(),
-                            response: Some(raw),
-                            status: "replayed".into(),
-                            attempt: 0,
-                            // Nothing was spent: the tokens were paid for
-                            // by the recorded call.
-                            prompt_tokens: 0,
-                            completion_tokens: 0,
-                            cost: None,
-                            latency_ms: 0,
-                            request_hash: hash.clone(),
-                        })
+                        .record(&replayed_record(role, op, &body, raw, &hash))
                         .map_err(LlmError::Log)?;
                     return Ok(ChatReply {
                         content,
@@ -410,19 +396,7 @@ impl LlmClient {
             if let Some(raw) = self.log.replay(&hash).map_err(LlmError::Log)? {
                 if let Ok((vectors, usage)) = parse_embeddings(&raw, texts.len()) {
                     self.log
-                        .record(&CallRecord {
-                            role: ROLE.to_string(),
-                            op: op.to_string(),
-                            request: body.clone(),
-                            response: Some(raw),
-                            status: "replayed".into(),
-                            attempt: 0,
-                            prompt_tokens: 0,
-                            completion_tokens: 0,
-                            cost: None,
-                            latency_ms: 0,
-                            request_hash: hash.clone(),
-                        })
+                        .record(&replayed_record(ROLE, op, &body, raw, &hash))
                         .map_err(LlmError::Log)?;
                     return Ok(EmbeddingReply {
                         vectors,
@@ -697,6 +671,29 @@ pub fn parse_embeddings(raw: &str, n: usize) -> Result<(Vec<Vec<f32>>, Usage), S
     ))
 }
 
+/// The audit record of a call answered from the log: nothing was spent
+/// (the tokens were paid for by the recorded call).
+fn replayed_record(
+    role: &str,
+    op: &str,
+    body: &serde_json::Value,
+    raw: String,
+    hash: &str,
+) -> CallRecord {
+    CallRecord {
+        role: role.to_string(),
+        op: op.to_string(),
+        request: body.clone(),
+        response: Some(raw),
+        status: "replayed".into(),
+        attempt: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost: None,
+        latency_ms: 0,
+        request_hash: hash.to_string(),
+    }
+}
 fn seed() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
