@@ -6,7 +6,7 @@
 mod llm_common;
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
-use llm_common::add_custom_with_cases;
+use llm_common::{add_custom_with_cases, TWO_SMALL_CASES as CASES};
 
 use ascendopt_agent::bench::{run_bench, AgentFactory, BenchConfig, BenchMethod};
 use ascendopt_agent::llm::{self, LlmAgents};
@@ -17,18 +17,6 @@ use ascendopt_llm::config::{LlmConfig, LlmSettings};
 use ascendopt_op::package::OpPackage;
 use server::{Scripted, ScriptedServer};
 use std::path::Path;
-
-const CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[8, 4096], [8, 4096]]
-dtype = "float16"
-"#;
 
 fn package(root: &Path) -> OpPackage {
     add_custom_with_cases(&root.join("ops").join("add_custom"), CASES)

@@ -15,7 +15,7 @@
 mod llm_common;
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
-use llm_common::{add_custom_with_cases, device};
+use llm_common::{add_custom_with_cases, device, TWO_SMALL_CASES as CASES};
 
 use ascendopt_agent::features::applicable_motifs;
 use ascendopt_agent::llm::{
@@ -37,18 +37,6 @@ use server::{Scripted, ScriptedServer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-const CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[8, 4096], [8, 4096]]
-dtype = "float16"
-"#;
 
 /// ops/add_custom with small cases, double buffering off.
 fn weak_package(root: &Path) -> OpPackage {

@@ -21,6 +21,20 @@ pub fn device() -> SimDevice {
     SimDevice::new(cfg)
 }
 
+/// Two small float16 cases of add_custom: a tail shape and a benchmark
+/// shape of 32 K elements.
+pub const TWO_SMALL_CASES: &str = r#"
+[[cases]]
+name = "f16_tail"
+shapes = [[3, 1001], [3, 1001]]
+dtype = "float16"
+
+[[cases]]
+name = "f16_bench"
+shapes = [[8, 4096], [8, 4096]]
+dtype = "float16"
+"#;
+
 /// A copy of ops/add_custom in `dir` whose op.toml keeps its head and
 /// takes `cases` (TOML `[[cases]]` tables) instead of the built-in cases.
 pub fn add_custom_with_cases(dir: &Path, cases: &str) -> OpPackage {
