@@ -200,6 +200,7 @@ pub fn int_value(dtype: Dtype, bits: u64) -> Option<i128> {
 }
 
 /// Range of an integer dtype, `None` for float types.
+#[inline]
 pub fn int_range(dtype: Dtype) -> Option<(i128, i128)> {
     let bits = 8 * dtype.size() as u32;
     if dtype.is_signed_int() {
@@ -212,6 +213,7 @@ pub fn int_range(dtype: Dtype) -> Option<(i128, i128)> {
 }
 
 /// Two's-complement wrap of `v` into an integer dtype (keeps the low bits).
+#[inline]
 pub fn wrap_int(v: i128, dtype: Dtype) -> u64 {
     let bits = 8 * dtype.size() as u32;
     let mask = if bits >= 64 {
@@ -223,6 +225,7 @@ pub fn wrap_int(v: i128, dtype: Dtype) -> u64 {
 }
 
 /// `v` clamped into the range of an integer dtype, as element bits.
+#[inline]
 pub fn saturate_int(v: i128, dtype: Dtype) -> u64 {
     let (lo, hi) = int_range(dtype).unwrap_or((i128::MIN, i128::MAX));
     wrap_int(v.clamp(lo, hi), dtype)
@@ -383,17 +386,52 @@ pub fn round_float(x: f64, fmt: FloatFormat, rounding: Rounding, overflow: Overf
     if x.is_infinite() {
         return sign | fmt.inf_bits();
     }
+    if let Some(bits) = round_float_native(x, fmt, rounding) {
+        return bits;
+    }
     round_exact(Exact::from_f64(x), fmt, rounding, overflow)
+}
+
+/// The hardware conversions' answer for the cases they settle alone, the
+/// same bits as [`round_exact`]: a finite `x` that the format holds exactly
+/// (every mode agrees), and nearest-even to binary32 when the result stays
+/// finite (`as` rounds to nearest even, subnormals included). `None` when
+/// the general path must decide (other modes, overflow).
+#[inline]
+fn round_float_native(x: f64, fmt: FloatFormat, rounding: Rounding) -> Option<u64> {
+    let single = x as f32;
+    if fmt == F32 {
+        let exact = f64::from(single) == x;
+        return ((exact || rounding == Rounding::Rint) && single.is_finite())
+            .then(|| u64::from(single.to_bits()));
+    }
+    if f64::from(single) != x {
+        return None;
+    }
+    if fmt == F16 {
+        let h = half::f16::from_f32(single);
+        return (h.to_f32() == single).then(|| u64::from(h.to_bits()));
+    }
+    if fmt == BF16 {
+        let h = half::bf16::from_f32(single);
+        return (h.to_f32() == single).then(|| u64::from(h.to_bits()));
+    }
+    None
 }
 
 /// Rounds the integer `v` to the float format `fmt` once.
 pub fn int_to_float(v: i128, fmt: FloatFormat, rounding: Rounding, overflow: Overflow) -> u64 {
+    // Below 2^53 the integer is an exact f64 and rounds the same way.
+    if v.unsigned_abs() < 1u128 << 53 {
+        return round_float(v as i64 as f64, fmt, rounding, overflow);
+    }
     round_exact(Exact::from_int(v), fmt, rounding, overflow)
 }
 
 /// Rounds `x` to an integer in direction `rounding`. `None` for NaN;
 /// infinities and huge values give `i128::MIN`/`i128::MAX` (so that any
 /// later saturation clamps them).
+#[inline]
 pub fn round_to_int(x: f64, rounding: Rounding) -> Option<i128> {
     if x.is_nan() {
         return None;
@@ -401,10 +439,69 @@ pub fn round_to_int(x: f64, rounding: Rounding) -> Option<i128> {
     if x.is_infinite() || x.abs() >= 2f64.powi(120) {
         return Some(if x < 0.0 { i128::MIN } else { i128::MAX });
     }
+    if let Some(n) = round_small(x, rounding) {
+        return Some(n as i64 as i128);
+    }
+    Some(round_to_int_exact(x, rounding))
+}
+
+/// `x` rounded to an integral value in direction `rounding` with hardware
+/// f64 arithmetic, for a finite `x` below 2^52 in magnitude (where the
+/// truncation `x as i64` and the difference `x - t` are exact); `None`
+/// outside that range and for round-to-odd. Matches [`round_to_int_exact`].
+#[inline]
+fn round_small(x: f64, rounding: Rounding) -> Option<f64> {
+    // NaN fails the comparison too.
+    if x.is_nan() || x.abs() >= 4_503_599_627_370_496.0 {
+        return None;
+    }
+    let t = x as i64 as f64;
+    let away = t + x.signum();
+    Some(match rounding {
+        Rounding::Trunc => t,
+        Rounding::Floor => {
+            if t > x {
+                t - 1.0
+            } else {
+                t
+            }
+        }
+        Rounding::Ceil => {
+            if t < x {
+                t + 1.0
+            } else {
+                t
+            }
+        }
+        Rounding::Round => {
+            if (x - t).abs() >= 0.5 {
+                away
+            } else {
+                t
+            }
+        }
+        Rounding::Rint => {
+            let d = (x - t).abs();
+            if d > 0.5 || (d == 0.5 && (x as i64) & 1 != 0) {
+                away
+            } else {
+                t
+            }
+        }
+        Rounding::Odd => return None,
+    })
+}
+
+/// [`round_to_int`] of a finite `x` below 2^120 by exact arithmetic.
+fn round_to_int_exact(x: f64, rounding: Rounding) -> i128 {
     let exact = Exact::from_f64(x);
     let (n, tail) = split(exact.mant, exact.exp, 0);
     let n = round_units(n, tail, exact.negative, rounding) as i128;
-    Some(if exact.negative { -n } else { n })
+    if exact.negative {
+        -n
+    } else {
+        n
+    }
 }
 
 /// Rounds `x` to an integral value kept in floating point (a float->float
@@ -413,7 +510,10 @@ pub fn round_integral(x: f64, rounding: Rounding) -> f64 {
     if !x.is_finite() || x.abs() >= 2f64.powi(52) {
         return x;
     }
-    let n = round_to_int(x, rounding).unwrap_or(0) as f64;
+    let n = match round_small(x, rounding) {
+        Some(n) => n,
+        None => round_to_int(x, rounding).unwrap_or(0) as f64,
+    };
     if n == 0.0 && x.is_sign_negative() {
         -0.0
     } else {
@@ -423,6 +523,7 @@ pub fn round_integral(x: f64, rounding: Rounding) -> f64 {
 
 /// A float value converted to an integer dtype: rounded in direction
 /// `rounding`, saturated to the range, NaN to 0.
+#[inline]
 pub fn float_to_int(x: f64, rounding: Rounding, dtype: Dtype) -> u64 {
     match round_to_int(x, rounding) {
         Some(v) => saturate_int(v, dtype),
@@ -434,6 +535,7 @@ pub fn float_to_int(x: f64, rounding: Rounding, dtype: Dtype) -> u64 {
 /// (IEEE overflow): the single rounding of a vector arithmetic result.
 /// Integer dtypes get `x` truncated and wrapped (callers use exact integer
 /// paths instead).
+#[inline]
 pub fn to_bits_rne(x: f64, dtype: Dtype) -> u64 {
     // Fast path: a non-NaN value that is exactly an f32 rounds once from
     // f32: `as` and `half` round to nearest even with subnormals and
@@ -442,11 +544,13 @@ pub fn to_bits_rne(x: f64, dtype: Dtype) -> u64 {
         let single = x as f32;
         match dtype {
             Dtype::Float32 => return u64::from(single.to_bits()),
+            // The `_const` conversions are the crate's software rounding
+            // (the same bits as its hardware path), inlined here.
             Dtype::Float16 if f64::from(single) == x => {
-                return u64::from(half::f16::from_f32(single).to_bits())
+                return u64::from(half::f16::from_f32_const(single).to_bits())
             }
             Dtype::Bfloat16 if f64::from(single) == x => {
-                return u64::from(half::bf16::from_f32(single).to_bits())
+                return u64::from(half::bf16::from_f32_const(single).to_bits())
             }
             _ => {}
         }
@@ -507,9 +611,98 @@ mod tests {
                 ] {
                     assert_eq!(
                         to_bits_rne(x, dtype),
-                        round_float(x, fmt, Rounding::Rint, Overflow::Ieee),
+                        general(x, fmt, Rounding::Rint, Overflow::Ieee),
                         "{dtype:?} of {x:e}"
                     );
+                }
+            }
+        }
+    }
+
+    /// `round_float` without its native fast path.
+    fn general(x: f64, fmt: FloatFormat, rounding: Rounding, overflow: Overflow) -> u64 {
+        let sign = if x.is_sign_negative() {
+            fmt.sign_bit()
+        } else {
+            0
+        };
+        if x.is_nan() {
+            sign | fmt.quiet_nan_bits()
+        } else if x.is_infinite() {
+            sign | fmt.inf_bits()
+        } else {
+            round_exact(Exact::from_f64(x), fmt, rounding, overflow)
+        }
+    }
+
+    /// The native fast paths of round_float, int_to_float and round_to_int
+    /// give the exact paths' bits on random values of every magnitude:
+    /// exact f32/f16 values, halfway cases, integers and arbitrary f64s,
+    /// in every rounding mode, with both overflow rules.
+    #[test]
+    fn native_roundings_agree_with_the_exact_paths() {
+        let mut s: u64 = 0x005e_ed0f_ca57;
+        let mut next = || {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for k in 0..200_000u32 {
+            let raw = next();
+            let x = match k % 6 {
+                0 => f64::from(f32::from_bits(raw as u32)),
+                1 => f64::from(half::f16::from_bits(raw as u16).to_f32()),
+                // Halves and quarters around integers (ties of the roundings).
+                2 => ((raw >> 12) as i64 % 100_000) as f64 / 4.0,
+                // Integers of up to 2^60 (exact and inexact in f32).
+                3 => ((raw >> 4) as i64 >> (raw % 40)) as f64,
+                // Halfway between two adjacent f32 values.
+                4 => {
+                    let a = f32::from_bits((raw as u32) & 0x7f7f_ffff);
+                    (f64::from(a) + f64::from(f32::from_bits(a.to_bits() + 1))) / 2.0
+                }
+                _ => f64::from_bits(raw),
+            };
+            for fmt in [F16, BF16, F32] {
+                for rounding in ALL {
+                    for overflow in [Overflow::Ieee, Overflow::Saturate] {
+                        assert_eq!(
+                            round_float(x, fmt, rounding, overflow),
+                            general(x, fmt, rounding, overflow),
+                            "{fmt:?} {rounding:?} {overflow:?} of {x:e}"
+                        );
+                    }
+                }
+            }
+            let v = (raw as i64 >> (raw % 60)) as i128;
+            for fmt in [F16, BF16, F32] {
+                for rounding in ALL {
+                    assert_eq!(
+                        int_to_float(v, fmt, rounding, Overflow::Saturate),
+                        round_exact(Exact::from_int(v), fmt, rounding, Overflow::Saturate),
+                        "{fmt:?} {rounding:?} of {v}"
+                    );
+                }
+            }
+            if x.is_finite() && x.abs() < 2f64.powi(120) {
+                for rounding in ALL {
+                    let exact = round_to_int_exact(x, rounding);
+                    assert_eq!(
+                        round_to_int(x, rounding),
+                        Some(exact),
+                        "{rounding:?} of {x:e}"
+                    );
+                    if x.abs() < 2f64.powi(52) {
+                        let integral = round_integral(x, rounding);
+                        assert_eq!(integral, exact as f64, "{rounding:?} of {x:e}");
+                        assert_eq!(
+                            integral.is_sign_negative(),
+                            x.is_sign_negative(),
+                            "sign of {rounding:?} of {x:e}"
+                        );
+                    }
                 }
             }
         }

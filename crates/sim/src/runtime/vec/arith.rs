@@ -39,8 +39,32 @@ struct Inputs {
     dst: u64,
 }
 
-/// Computes one destination element from its inputs.
-type ElemFn = Box<dyn Fn(Inputs) -> u64>;
+/// Computes destination elements: one at a time from its inputs, and for
+/// the common float dtype pairs also a whole contiguous run at once.
+struct ElemFn {
+    one: Box<dyn Fn(Inputs) -> u64>,
+    run: Option<RunFn>,
+}
+
+/// Computes a contiguous run of elements with the same results as
+/// [`ElemFn::one`]: `(src0, src1, dst)` bytes, the sources `n` elements
+/// each (zeros for an absent source), `dst` holding the old destination
+/// values and receiving the results.
+type RunFn = Box<dyn Fn(&[u8], &[u8], &mut [u8])>;
+
+impl ElemFn {
+    fn call(&self, x: Inputs) -> u64 {
+        (self.one)(x)
+    }
+}
+
+/// An element function without a run form.
+fn one(f: impl Fn(Inputs) -> u64 + 'static) -> ElemFn {
+    ElemFn {
+        one: Box::new(f),
+        run: None,
+    }
+}
 
 /// How an op is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,19 +139,62 @@ fn dtype_of(api: &'static str, code: u8, what: &str) -> Result<Dtype, Fault> {
 }
 
 /// A float element function: decodes the inputs with their dtypes,
-/// computes in f64 and rounds once to `dst`.
-fn float_fn(src: Dtype, dst: Dtype, f: impl Fn(f64, f64, f64) -> f64 + 'static) -> ElemFn {
-    Box::new(move |x: Inputs| {
-        let a = float_value(src, x.src0).unwrap_or(f64::NAN);
-        let b = float_value(src, x.src1).unwrap_or(f64::NAN);
-        let d = float_value(dst, x.dst).unwrap_or(f64::NAN);
-        numeric::to_bits_rne(f(a, b, d), dst)
-    })
+/// computes in f64 and rounds once to `dst`. The common dtype pairs get a
+/// closure with the decoding and rounding inlined (same results: decoding
+/// is exact, and rounding takes [`numeric::to_bits_rne`]'s own fast path).
+fn float_fn(src: Dtype, dst: Dtype, f: impl Fn(f64, f64, f64) -> f64 + Copy + 'static) -> ElemFn {
+    match (src, dst) {
+        (F32, F32) => ElemFn {
+            one: Box::new(move |x: Inputs| {
+                round_f32(f(from_f32(x.src0), from_f32(x.src1), from_f32(x.dst)))
+            }),
+            run: Some(run::float::<run::F32, run::F32>(f)),
+        },
+        (F16, F16) => ElemFn {
+            one: Box::new(move |x: Inputs| {
+                numeric::to_bits_rne(f(from_f16(x.src0), from_f16(x.src1), from_f16(x.dst)), F16)
+            }),
+            run: Some(run::float::<run::F16, run::F16>(f)),
+        },
+        (F16, F32) => ElemFn {
+            one: Box::new(move |x: Inputs| {
+                round_f32(f(from_f16(x.src0), from_f16(x.src1), from_f32(x.dst)))
+            }),
+            run: Some(run::float::<run::F16, run::F32>(f)),
+        },
+        _ => one(move |x: Inputs| {
+            let a = float_value(src, x.src0).unwrap_or(f64::NAN);
+            let b = float_value(src, x.src1).unwrap_or(f64::NAN);
+            let d = float_value(dst, x.dst).unwrap_or(f64::NAN);
+            numeric::to_bits_rne(f(a, b, d), dst)
+        }),
+    }
+}
+
+#[inline(always)]
+fn from_f32(bits: u64) -> f64 {
+    f64::from(f32::from_bits(bits as u32))
+}
+
+#[inline(always)]
+fn from_f16(bits: u64) -> f64 {
+    f64::from(half::f16::from_bits(bits as u16).to_f32_const())
+}
+
+/// `to_bits_rne(x, F32)`: `as` rounds to nearest even with IEEE overflow;
+/// NaN takes the general path for its bit pattern.
+#[inline(always)]
+fn round_f32(x: f64) -> u64 {
+    if x.is_nan() {
+        numeric::to_bits_rne(x, F32)
+    } else {
+        u64::from((x as f32).to_bits())
+    }
 }
 
 /// An integer element function: computes exactly and wraps to `dtype`.
 fn int_fn(dtype: Dtype, f: impl Fn(i128, i128, i128) -> i128 + 'static) -> ElemFn {
-    Box::new(move |x: Inputs| {
+    one(move |x: Inputs| {
         let a = int_value(dtype, x.src0).unwrap_or(0);
         let b = int_value(dtype, x.src1).unwrap_or(0);
         let d = int_value(dtype, x.dst).unwrap_or(0);
@@ -211,10 +278,10 @@ fn elem_fn(
         Max => int_fn(dst, |a, b, _| a.max(b)),
         Min if float => float_fn(src, dst, |a, b, _| nan_min(a, b)),
         Min => int_fn(dst, |a, b, _| a.min(b)),
-        And => Box::new(|x: Inputs| x.src0 & x.src1),
-        Or => Box::new(|x: Inputs| x.src0 | x.src1),
+        And => one(|x: Inputs| x.src0 & x.src1),
+        Or => one(|x: Inputs| x.src0 | x.src1),
         AddRelu if float => float_fn(src, dst, |a, b, _| relu(a + b)),
-        AddRelu => Box::new(move |x: Inputs| {
+        AddRelu => one(move |x: Inputs| {
             let sum = int_value(
                 dst,
                 wrap_int(decode_int(dst, x.src0) + decode_int(dst, x.src1), dst),
@@ -222,27 +289,31 @@ fn elem_fn(
             wrap_int(sum.unwrap_or(0).max(0), dst)
         }),
         SubRelu if float => float_fn(src, dst, |a, b, _| relu(a - b)),
-        SubRelu => Box::new(move |x: Inputs| {
+        SubRelu => one(move |x: Inputs| {
             let diff = int_value(
                 dst,
                 wrap_int(decode_int(dst, x.src0) - decode_int(dst, x.src1), dst),
             );
             wrap_int(diff.unwrap_or(0).max(0), dst)
         }),
+        // The products below are of f16/f32 values, exact in f64 (at most
+        // 48 significant bits, far from f64's range limits), so `a * b + d`
+        // rounds once in f64 exactly like a fused multiply-add would (and
+        // costs no software fma).
         // dst = src0 * dst + src1
-        FusedMulAdd => float_fn(src, dst, |a, b, d| a.mul_add(d, b)),
+        FusedMulAdd => float_fn(src, dst, |a, b, d| a * d + b),
         // dst = src0 * src1 + dst (src may be half with a float dst)
-        MulAddDst => float_fn(src, dst, |a, b, d| a.mul_add(b, d)),
+        MulAddDst => float_fn(src, dst, |a, b, d| a * b + d),
         Exp => float_fn(src, dst, |a, _, _| a.exp()),
         Ln => float_fn(src, dst, |a, _, _| a.ln()),
-        Abs => Box::new(move |x: Inputs| x.src0 & !sign_bit),
+        Abs => one(move |x: Inputs| x.src0 & !sign_bit),
         Reciprocal => float_fn(src, dst, |a, _, _| 1.0 / a),
         Sqrt => float_fn(src, dst, |a, _, _| a.sqrt()),
         Rsqrt => float_fn(src, dst, |a, _, _| 1.0 / a.sqrt()),
         Relu if float => float_fn(src, dst, |a, _, _| relu(a)),
         Relu => int_fn(dst, |a, _, _| a.max(0)),
-        Not => Box::new(|x: Inputs| !x.src0),
-        Neg if float => Box::new(move |x: Inputs| x.src0 ^ sign_bit),
+        Not => one(|x: Inputs| !x.src0),
+        Neg if float => one(move |x: Inputs| x.src0 ^ sign_bit),
         Neg => int_fn(dst, |a, _, _| -a),
         Adds | Muls | Maxs | Mins | Subs | Divs | LeakyRelu => {
             let s = scalar_arg(api, op, dst)?;
@@ -265,7 +336,7 @@ fn elem_fn(
         // dst += scalar * src0, the scalar in the source type.
         Axpy => {
             let s = scalar_arg(api, op, src)?.float;
-            float_fn(src, dst, move |a, _, d| s.mul_add(a, d))
+            float_fn(src, dst, move |a, _, d| s * a + d)
         }
         ShiftLeft | ShiftRight => {
             let s = scalar_arg(api, op, dst)?;
@@ -295,7 +366,7 @@ fn elem_fn(
         }
         Duplicate => {
             let s = scalar_arg(api, op, dst)?.bits;
-            Box::new(move |_| s)
+            one(move |_| s)
         }
         _ => {
             return Err(Fault::Unsupported {
@@ -352,6 +423,32 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     let plan = plan(&Spec::widest(api, &operands), op, mask, ub.len())?;
     let f = elem_fn(api, kind, op, dst, src)?;
     let reads_dst = dst_access == Access::ReadWrite;
+    if let Some(bases) = plan.contiguous_bases() {
+        if flat::independent(bases, &operands, plan.len()) {
+            let sources = &bases[1..];
+            if let Some(run) = &f.run {
+                run::contiguous(
+                    ub,
+                    bases[0],
+                    sources,
+                    plan.len(),
+                    dst.size(),
+                    src.size(),
+                    run,
+                );
+                return Ok(plan.effect());
+            }
+            match (dst.size(), src.size()) {
+                (4, 4) => flat::run::<4, 4>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+                (2, 2) => flat::run::<2, 2>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+                (4, 2) => flat::run::<4, 2>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+                (1, 1) => flat::run::<1, 1>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+                (8, 8) => flat::run::<8, 8>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+                _ => flat::run_any(ub, bases, plan.len(), dst, src, reads_dst, &f),
+            }
+            return Ok(plan.effect());
+        }
+    }
     // One buffer for every repeat: a repeat's results are computed from
     // its inputs before any is stored (operands may overlap).
     let mut results: Vec<u64> = Vec::new();
@@ -368,13 +465,198 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
             if reads_dst {
                 x.dst = numeric::load(ub, plan.addr(i, 0), dst);
             }
-            f(x)
+            f.call(x)
         }));
         for (i, &bits) in chunk.zip(&results) {
             numeric::store(ub, plan.addr(i, 0), dst, bits);
         }
     }
     Ok(plan.effect())
+}
+
+/// Whole-run float element loops: the inputs decoded and the result
+/// rounded inline, no call per element.
+mod run {
+    use super::{round_f32, RunFn};
+    use crate::numeric;
+    use ascendopt_op::Dtype;
+    use std::cell::RefCell;
+
+    /// A float element type of the run loops.
+    pub(super) trait Float {
+        /// Bytes per element.
+        const SIZE: usize;
+        /// The exact value of the element in `b` (`SIZE` bytes).
+        fn decode(b: &[u8]) -> f64;
+        /// Rounds `x` once to nearest even (IEEE overflow) into `out`.
+        fn encode(x: f64, out: &mut [u8]);
+    }
+
+    /// binary32.
+    pub(super) struct F32;
+    /// binary16.
+    pub(super) struct F16;
+
+    impl Float for F32 {
+        const SIZE: usize = 4;
+        #[inline(always)]
+        fn decode(b: &[u8]) -> f64 {
+            f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }
+        #[inline(always)]
+        fn encode(x: f64, out: &mut [u8]) {
+            out.copy_from_slice(&(round_f32(x) as u32).to_le_bytes());
+        }
+    }
+
+    impl Float for F16 {
+        const SIZE: usize = 2;
+        #[inline(always)]
+        fn decode(b: &[u8]) -> f64 {
+            f64::from(half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32_const())
+        }
+        #[inline(always)]
+        fn encode(x: f64, out: &mut [u8]) {
+            let bits = numeric::to_bits_rne(x, Dtype::Float16) as u16;
+            out.copy_from_slice(&bits.to_le_bytes());
+        }
+    }
+
+    /// The run form of a float element function with sources `S` and
+    /// destination `D`.
+    pub(super) fn float<S: Float, D: Float>(f: impl Fn(f64, f64, f64) -> f64 + 'static) -> RunFn {
+        Box::new(move |a: &[u8], b: &[u8], d: &mut [u8]| {
+            let sources = a.chunks_exact(S::SIZE).zip(b.chunks_exact(S::SIZE));
+            for (out, (x, y)) in d.chunks_exact_mut(D::SIZE).zip(sources) {
+                let r = f(S::decode(x), S::decode(y), D::decode(out));
+                D::encode(r, out);
+            }
+        })
+    }
+
+    thread_local! {
+        /// Per-thread copies of the sources (a block is a thread).
+        static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    }
+
+    /// Runs `run` over `n` contiguous independent elements: destination
+    /// elements of `dst_size` bytes at `dst`, sources of `src_size` bytes
+    /// at `sources` (0, 1 or 2 bases). The sources are copied first so the
+    /// destination can be borrowed mutably (in place included).
+    pub(super) fn contiguous(
+        ub: &mut [u8],
+        dst: usize,
+        sources: &[usize],
+        n: usize,
+        dst_size: usize,
+        src_size: usize,
+        run: &RunFn,
+    ) {
+        let len = n * src_size;
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let (a, b) = &mut *scratch;
+            for (k, buf) in [&mut *a, &mut *b].into_iter().enumerate() {
+                buf.clear();
+                match sources.get(k) {
+                    Some(&base) => buf.extend_from_slice(&ub[base..base + len]),
+                    None => buf.resize(len, 0),
+                }
+            }
+            run(a, b, &mut ub[dst..dst + n * dst_size]);
+        });
+    }
+}
+
+/// Element-by-element execution of an instruction whose operands are
+/// contiguous and independent (see [`flat::independent`]): the same
+/// results as the repeat-by-repeat path without its bookkeeping.
+mod flat {
+    use super::{ElemFn, Inputs};
+    use crate::numeric;
+    use crate::runtime::vec::lanes::Operand;
+    use ascendopt_op::Dtype;
+
+    /// True when no element's result can change what another element
+    /// reads: each source either is the destination itself (same base and
+    /// element size) or shares no byte with it.
+    pub(super) fn independent(bases: &[usize], operands: &[Operand], n: usize) -> bool {
+        let dst_size = operands[0].elem_size as usize;
+        let (d0, d1) = (bases[0], bases[0] + n * dst_size);
+        operands.iter().zip(bases).skip(1).all(|(o, &b)| {
+            let size = o.elem_size as usize;
+            (b == bases[0] && size == dst_size) || b + n * size <= d0 || b >= d1
+        })
+    }
+
+    #[inline(always)]
+    fn read<const S: usize>(ub: &[u8], addr: usize) -> u64 {
+        let b = &ub[addr..addr + S];
+        match S {
+            1 => u64::from(b[0]),
+            2 => u64::from(u16::from_le_bytes([b[0], b[1]])),
+            4 => u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            _ => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        }
+    }
+
+    #[inline(always)]
+    fn write<const S: usize>(ub: &mut [u8], addr: usize, bits: u64) {
+        ub[addr..addr + S].copy_from_slice(&bits.to_le_bytes()[..S]);
+    }
+
+    /// Runs `f` over `n` elements: destination elements of `D` bytes at
+    /// `dst`, source elements of `S` bytes at `sources` (0, 1 or 2 bases).
+    pub(super) fn run<const D: usize, const S: usize>(
+        ub: &mut [u8],
+        dst: usize,
+        sources: &[usize],
+        n: usize,
+        reads_dst: bool,
+        f: &ElemFn,
+    ) {
+        let s0 = sources.first().copied();
+        let s1 = sources.get(1).copied();
+        for i in 0..n {
+            let mut x = Inputs::default();
+            if let Some(b) = s0 {
+                x.src0 = read::<S>(ub, b + i * S);
+            }
+            if let Some(b) = s1 {
+                x.src1 = read::<S>(ub, b + i * S);
+            }
+            if reads_dst {
+                x.dst = read::<D>(ub, dst + i * D);
+            }
+            write::<D>(ub, dst + i * D, f.call(x));
+        }
+    }
+
+    /// [`run`] for any pair of element sizes.
+    pub(super) fn run_any(
+        ub: &mut [u8],
+        bases: &[usize],
+        n: usize,
+        dst: Dtype,
+        src: Dtype,
+        reads_dst: bool,
+        f: &ElemFn,
+    ) {
+        let (ds, ss) = (dst.size(), src.size());
+        for i in 0..n {
+            let mut x = Inputs::default();
+            if let Some(b) = bases.get(1) {
+                x.src0 = numeric::load_bits(ub, b + i * ss, ss);
+            }
+            if let Some(b) = bases.get(2) {
+                x.src1 = numeric::load_bits(ub, b + i * ss, ss);
+            }
+            if reads_dst {
+                x.dst = numeric::load_bits(ub, bases[0] + i * ds, ds);
+            }
+            numeric::store_bits(ub, bases[0] + i * ds, ds, f.call(x));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -455,6 +737,132 @@ mod tests {
         op.count = a.len() as u64;
         run(&mut ub, &op)?;
         Ok(get(&ub, 0, dtype, a.len()))
+    }
+
+    /// Equal element bits, except that any NaN equals any NaN: the sign of
+    /// a NaN produced by f64 arithmetic is unspecified (IEEE 754 leaves it
+    /// open and LLVM may commute operands), so two compilations of one
+    /// formula may disagree on it.
+    fn assert_same(got: &[u64], want: &[u64], dtype: Dtype, what: &str) {
+        for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+            let nan = |b| float_value(dtype, b).is_some_and(f64::is_nan);
+            assert!(
+                g == w || (nan(g) && nan(w)),
+                "{what}: element {i}: {g:#x} vs {w:#x}"
+            );
+        }
+        assert_eq!(got.len(), want.len(), "{what}");
+    }
+
+    /// The run form of every float operation gives the element form's
+    /// bits (NaN signs aside) on random inputs with specials (NaN, infinities, zeros,
+    /// subnormals), in place and out of place.
+    #[test]
+    fn run_form_matches_the_element_form() {
+        let mut state: u64 = 0x0dd_ba11;
+        let mut next = || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let specials32 = [
+            0x7fc0_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            0x8000_0000,
+            0,
+            1,
+            0x0080_0000,
+        ];
+        let specials16 = [0x7e00, 0x7c00, 0xfc00, 0x8000, 0, 1, 0x0400];
+        let mut checked = 0;
+        for code in 1..=80u32 {
+            let Some(kind) = VecOp::from_code(code) else {
+                continue;
+            };
+            let Some(shape) = shape(kind) else { continue };
+            for (dst, src) in [(F32, F32), (F16, F16), (F32, F16)] {
+                if !supported(kind).contains(&(dst, src)) || !dst.is_float() {
+                    continue;
+                }
+                let n = 200;
+                let mut value = |dtype: Dtype| -> u64 {
+                    let r = next();
+                    match (r % 8, dtype) {
+                        (0, Dtype::Float32) => specials32[(r >> 8) as usize % 7],
+                        (0, _) => specials16[(r >> 8) as usize % 7],
+                        (_, Dtype::Float32) => r >> 32,
+                        _ => r >> 48,
+                    }
+                };
+                let a: Vec<u64> = (0..n).map(|_| value(src)).collect();
+                let b: Vec<u64> = (0..n).map(|_| value(src)).collect();
+                let d: Vec<u64> = (0..n).map(|_| value(dst)).collect();
+                let mut op = count_op(code, dst, n as u64);
+                op.src_dtype = src.abi_code();
+                let scalar_type = if kind == VecOp::Axpy { src } else { dst };
+                op.scalar_dtype = scalar_type.abi_code();
+                op.scalar_bits = value(scalar_type);
+                if matches!(kind, VecOp::ShiftLeft | VecOp::ShiftRight) {
+                    continue;
+                }
+                let f = elem_fn("test", kind, &op, dst, src).unwrap();
+                // Bit operations (Abs, Neg, Duplicate) have no run form.
+                if f.run.is_none() {
+                    continue;
+                }
+                let want: Vec<u64> = (0..n)
+                    .map(|i| {
+                        f.call(Inputs {
+                            src0: a[i],
+                            src1: b[i],
+                            dst: d[i],
+                        })
+                    })
+                    .collect();
+                // Out of place.
+                let mut mem = new_ub();
+                put(&mut mem, 0, dst, &d);
+                put(&mut mem, 1024, src, &a);
+                put(&mut mem, 2048, src, &b);
+                run(&mut mem, &op).unwrap();
+                assert_same(
+                    &get(&mem, 0, dst, n),
+                    &want,
+                    dst,
+                    &format!("{kind:?} {src}->{dst}"),
+                );
+                // In place on src0 (same dtype only).
+                if src == dst && shape != Shape::Fill {
+                    let mut mem = new_ub();
+                    put(&mut mem, 1024, src, &a);
+                    put(&mut mem, 2048, src, &b);
+                    let mut op = op;
+                    op.dst = op.src0;
+                    run(&mut mem, &op).unwrap();
+                    let accumulate =
+                        matches!(shape, Shape::BinaryAccumulate | Shape::ScalarAccumulate);
+                    let want: Vec<u64> = (0..n)
+                        .map(|i| {
+                            f.call(Inputs {
+                                src0: a[i],
+                                src1: b[i],
+                                dst: if accumulate { a[i] } else { d[i] },
+                            })
+                        })
+                        .collect();
+                    let got = get(&mem, 1024, dst, n);
+                    assert_same(&got, &want, dst, &format!("in place {kind:?} {src}"));
+                }
+                checked += 1;
+            }
+        }
+        assert!(
+            checked >= 40,
+            "only {checked} operation/dtype pairs checked"
+        );
     }
 
     #[test]

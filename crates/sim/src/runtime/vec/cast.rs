@@ -153,6 +153,25 @@ pub(crate) fn convert(bits: u64, src: Dtype, dst: Dtype, mode: Rounding, deq_sca
     }
 }
 
+/// Converts `n` contiguous elements: sources of `S` bytes at `bases[1]`,
+/// destinations of `D` bytes at `bases[0]` (independent of each other).
+#[inline(always)]
+fn run<const S: usize, const D: usize>(
+    ub: &mut [u8],
+    bases: &[usize],
+    n: usize,
+    conv: impl Fn(u64) -> u64,
+) {
+    for i in 0..n {
+        let at = bases[1] + i * S;
+        let mut raw = [0u8; 8];
+        raw[..S].copy_from_slice(&ub[at..at + S]);
+        let bits = conv(u64::from_le_bytes(raw));
+        let at = bases[0] + i * D;
+        ub[at..at + D].copy_from_slice(&bits.to_le_bytes()[..D]);
+    }
+}
+
 /// Executes one Cast instruction.
 pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffect, Fault> {
     let dtype = |code: u8, what: &str| {
@@ -190,6 +209,63 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     ];
     let plan = plan(&Spec::widest(API, &operands), op, mask, ub.len())?;
     let mode = rounding(op.round);
+    if let Some(bases) = plan.contiguous_bases() {
+        let (d, s, n) = (dst.size(), src.size(), plan.len());
+        // Element-wise when no result can change another element's input:
+        // in place with equal widths, or no shared byte.
+        if (bases[0] == bases[1] && d == s)
+            || bases[1] + n * s <= bases[0]
+            || bases[1] >= bases[0] + n * d
+        {
+            let conv = move |bits: u64| convert(bits, src, dst, mode, deq_scale);
+            match (src, dst) {
+                // Exact widenings (NaN keeps the general path's bits).
+                (F16, F32) => run::<2, 4>(ub, bases, n, |bits| {
+                    let h = half::f16::from_bits(bits as u16);
+                    if h.is_nan() {
+                        conv(bits)
+                    } else {
+                        u64::from(h.to_f32().to_bits())
+                    }
+                }),
+                (U8, F16) => run::<1, 2>(ub, bases, n, |bits| {
+                    u64::from(half::f16::from_f32_const(f32::from(bits as u8)).to_bits())
+                }),
+                (I8, F16) => run::<1, 2>(ub, bases, n, |bits| {
+                    u64::from(half::f16::from_f32_const(f32::from(bits as u8 as i8)).to_bits())
+                }),
+                // Float to integer: convert's own path without its dispatch.
+                (F16, U8 | I8 | I16 | I32) => {
+                    let to_int = move |bits: u64| {
+                        let x = half::f16::from_bits(bits as u16).to_f32_const();
+                        numeric::float_to_int(f64::from(x), mode, dst)
+                    };
+                    match dst.size() {
+                        1 => run::<2, 1>(ub, bases, n, to_int),
+                        2 => run::<2, 2>(ub, bases, n, to_int),
+                        _ => run::<2, 4>(ub, bases, n, to_int),
+                    }
+                }
+                (F32, I32) => run::<4, 4>(ub, bases, n, move |bits| {
+                    numeric::float_to_int(f64::from(f32::from_bits(bits as u32)), mode, dst)
+                }),
+                _ => match (s, d) {
+                    (2, 1) => run::<2, 1>(ub, bases, n, conv),
+                    (4, 4) => run::<4, 4>(ub, bases, n, conv),
+                    (4, 2) => run::<4, 2>(ub, bases, n, conv),
+                    (2, 4) => run::<2, 4>(ub, bases, n, conv),
+                    (2, 2) => run::<2, 2>(ub, bases, n, conv),
+                    _ => {
+                        for i in 0..n {
+                            let bits = numeric::load_bits(ub, bases[1] + i * s, s);
+                            numeric::store_bits(ub, bases[0] + i * d, d, conv(bits));
+                        }
+                    }
+                },
+            }
+            return Ok(plan.effect());
+        }
+    }
     for chunk in plan.repeat_chunks() {
         let results: Vec<u64> = chunk
             .clone()
@@ -267,6 +343,41 @@ mod tests {
         Ok((0..input.len())
             .map(|i| numeric::load(&mem, i * dst.size(), dst))
             .collect())
+    }
+
+    /// The contiguous fast paths give `convert`'s bits for every source bit
+    /// pattern of the pairs they specialise (NaNs and infinities included).
+    #[test]
+    fn contiguous_casts_match_the_element_conversion() {
+        let pairs = [
+            (F16, F32),
+            (U8, F16),
+            (I8, F16),
+            (F16, U8),
+            (F32, F16),
+            (F32, I32),
+        ];
+        for (src, dst) in pairs {
+            for mode in [round::NONE, round::RINT, round::FLOOR, round::TRUNC] {
+                if !legal_rounds(src, dst).is_some_and(|l| l.contains(&mode)) {
+                    continue;
+                }
+                let patterns: Vec<u64> = match src.size() {
+                    1 => (0..256).collect(),
+                    2 => (0..65536).collect(),
+                    _ => (0..65536u64)
+                        .map(|i| (i * 0x9E37_79B9) & 0xffff_ffff)
+                        .collect(),
+                };
+                for chunk in patterns.chunks(512) {
+                    let got = cast(src, dst, mode, chunk).unwrap();
+                    for (&bits, &out) in chunk.iter().zip(&got) {
+                        let want = convert(bits, src, dst, rounding(mode), 1.0);
+                        assert_eq!(out, want, "{src}->{dst} mode {mode} of {bits:#x}");
+                    }
+                }
+            }
+        }
     }
 
     /// Expected outputs per mode in MODES order for one input.

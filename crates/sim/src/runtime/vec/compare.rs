@@ -317,7 +317,7 @@ fn select(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffect, F
     let lane_plan = plan(&Spec::widest(api, &operands), op, mask, ub.len())?;
     let lanes = u64::from(lane_plan.lanes_per_repeat);
     let bit_of = |e: usize| -> u64 {
-        let (r, l) = lane_plan.positions[e];
+        let (r, l) = lane_plan.position(e);
         match sel_mode {
             SelMode::CmpMaskSpr => u64::from(l),
             SelMode::TensorScalar | SelMode::TensorTensor => u64::from(r) * lanes + u64::from(l),

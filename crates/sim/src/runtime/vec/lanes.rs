@@ -143,43 +143,100 @@ pub(crate) struct Plan {
     pub lanes_per_repeat: u32,
     /// Hardware repeats issued.
     pub repeats: u32,
-    /// (repeat, lane) of every active element, in execution order.
-    pub positions: Vec<(u32, u32)>,
-    /// Byte addresses, `operands.len()` per active element, in the order of
-    /// [`Spec::operands`].
-    addrs: Vec<usize>,
-    n_operands: usize,
+    /// Number of active elements.
+    len: usize,
+    /// Where the active elements are.
+    layout: Layout,
     /// Bounding UB regions read (one per read operand with active lanes).
     pub reads: Vec<Region>,
     /// Bounding UB regions written.
     pub writes: Vec<Region>,
 }
 
+/// How a plan stores its element addresses.
+#[derive(Debug, Clone, PartialEq)]
+enum Layout {
+    /// Active element `i` is (repeat `i / lanes`, lane `i % lanes`) and
+    /// lies at `bases[k] + i * sizes[k]` in operand `k`: count form, and
+    /// every all-lanes instruction whose strides leave no gap. Nothing is
+    /// enumerated (an instruction may cover the whole UB).
+    Contiguous {
+        bases: Vec<usize>,
+        sizes: Vec<usize>,
+    },
+    /// Every active element's position and addresses, enumerated.
+    Listed {
+        /// (repeat, lane) of every active element, in execution order.
+        positions: Vec<(u32, u32)>,
+        /// Byte addresses, `n_operands` per active element, in the order
+        /// of [`Spec::operands`].
+        addrs: Vec<usize>,
+        n_operands: usize,
+    },
+}
+
 impl Plan {
     /// Number of active elements.
     pub(crate) fn len(&self) -> usize {
-        self.positions.len()
+        self.len
     }
 
     /// True when no element is active.
     pub(crate) fn is_empty(&self) -> bool {
-        self.positions.is_empty()
+        self.len == 0
     }
 
     /// Byte address of operand `operand` (index into [`Spec::operands`]) for
     /// active element `elem`.
+    #[inline]
     pub(crate) fn addr(&self, elem: usize, operand: usize) -> usize {
-        self.addrs[elem * self.n_operands + operand]
+        match &self.layout {
+            Layout::Contiguous { bases, sizes } => bases[operand] + elem * sizes[operand],
+            Layout::Listed {
+                addrs, n_operands, ..
+            } => addrs[elem * n_operands + operand],
+        }
+    }
+
+    /// (repeat, lane) of active element `elem`.
+    pub(crate) fn position(&self, elem: usize) -> (u32, u32) {
+        match &self.layout {
+            Layout::Contiguous { .. } => {
+                let lanes = self.lanes_per_repeat as usize;
+                ((elem / lanes) as u32, (elem % lanes) as u32)
+            }
+            Layout::Listed { positions, .. } => positions[elem],
+        }
+    }
+
+    /// The base address of every operand when the active elements are
+    /// contiguous in each (element `i` of operand `k` at `bases[k] + i *
+    /// size_k`), in the order of [`Spec::operands`]; `None` otherwise.
+    pub(crate) fn contiguous_bases(&self) -> Option<&[usize]> {
+        match &self.layout {
+            Layout::Contiguous { bases, .. } => Some(bases),
+            Layout::Listed { .. } => None,
+        }
     }
 
     /// Ranges of active-element indices that belong to the same repeat, in
     /// order. A vector unit reads a whole repeat before it writes it, so
     /// families that may see overlapping operands compute per chunk.
     pub(crate) fn repeat_chunks(&self) -> Vec<std::ops::Range<usize>> {
+        let positions = match &self.layout {
+            Layout::Contiguous { .. } => {
+                let lanes = self.lanes_per_repeat as usize;
+                return (0..self.len)
+                    .step_by(lanes.max(1))
+                    .map(|start| start..(start + lanes).min(self.len))
+                    .collect();
+            }
+            Layout::Listed { positions, .. } => positions,
+        };
         let mut chunks = Vec::new();
         let mut start = 0;
-        for i in 1..=self.positions.len() {
-            if i == self.positions.len() || self.positions[i].0 != self.positions[start].0 {
+        for i in 1..=positions.len() {
+            if i == positions.len() || positions[i].0 != positions[start].0 {
                 if i > start {
                     chunks.push(start..i);
                 }
@@ -268,9 +325,18 @@ pub(crate) fn check_range(
 /// address is computed.
 struct Activity {
     repeats: u32,
-    positions: Vec<(u32, u32)>,
-    /// Count form: addresses are contiguous from each base.
-    contiguous: bool,
+    active: Active,
+    /// Count form: addresses are contiguous from each base, strides unused.
+    count_form: bool,
+}
+
+/// Which lanes are active.
+enum Active {
+    /// The first `n` lanes in order: element `i` is (repeat `i / lanes`,
+    /// lane `i % lanes`).
+    Dense(usize),
+    /// An explicit list of (repeat, lane).
+    Listed(Vec<(u32, u32)>),
 }
 
 fn activity(
@@ -281,7 +347,7 @@ fn activity(
 ) -> Result<Activity, Fault> {
     let api = spec.api;
     let lanes = (REPEAT_BYTES / u64::from(spec.lane_bytes)) as u32;
-    let counted = |n: u64| -> Result<Vec<(u32, u32)>, Fault> {
+    let counted = |n: u64| -> Result<Active, Fault> {
         if n > MAX_COUNT {
             return Err(Fault::InvalidArg {
                 api,
@@ -300,17 +366,15 @@ fn activity(
                 what: format!("element count {n} is more than a {ub_len}-byte UB can hold"),
             });
         }
-        Ok((0..n)
-            .map(|i| ((i / u64::from(lanes)) as u32, (i % u64::from(lanes)) as u32))
-            .collect())
+        Ok(Active::Dense(n as usize))
     };
     if op.form == form::COUNT {
-        let positions = counted(op.count)?;
+        let active = counted(op.count)?;
         let bytes = op.count * u64::from(spec.lane_bytes);
         return Ok(Activity {
             repeats: bytes.div_ceil(REPEAT_BYTES) as u32,
-            positions,
-            contiguous: true,
+            active,
+            count_form: true,
         });
     }
     let (lo, hi) = match op.form {
@@ -324,11 +388,11 @@ fn activity(
         }
     };
     if mask.counter {
-        let positions = counted(lo)?;
+        let active = counted(lo)?;
         return Ok(Activity {
             repeats: lo.div_ceil(u64::from(lanes)) as u32,
-            positions,
-            contiguous: false,
+            active,
+            count_form: false,
         });
     }
     if op.repeat > MAX_REPEAT {
@@ -363,13 +427,19 @@ fn activity(
         }
         active
     };
-    let positions = (0..op.repeat)
-        .flat_map(|r| active.iter().map(move |&l| (r, l)))
-        .collect();
+    let active = if active.len() == lanes as usize {
+        Active::Dense(op.repeat as usize * lanes as usize)
+    } else {
+        Active::Listed(
+            (0..op.repeat)
+                .flat_map(|r| active.iter().map(move |&l| (r, l)))
+                .collect(),
+        )
+    };
     Ok(Activity {
         repeats: op.repeat,
-        positions,
-        contiguous: false,
+        active,
+        count_form: false,
     })
 }
 
@@ -410,16 +480,38 @@ pub(crate) fn plan(
         }
     }
     let activity = activity(spec, op, mask, ub_len)?;
+    let lanes = REPEAT_BYTES / u64::from(spec.lane_bytes);
+    let positions = match activity.active {
+        Active::Dense(n) => {
+            // Gap-free strides: a repeat of an operand covers `lanes *
+            // size` bytes in one run and the next repeat starts right after.
+            let gap_free = |o: &Operand| {
+                o.blk_stride == 1
+                    && u64::from(o.rep_stride) * BLOCK_BYTES == lanes * u64::from(o.elem_size)
+            };
+            let fits = |o: &Operand| {
+                u64::from(o.local.addr) + n as u64 * u64::from(o.elem_size) <= ub_len as u64
+            };
+            if (activity.count_form || spec.operands.iter().all(gap_free))
+                && spec.operands.iter().all(fits)
+            {
+                return Ok(contiguous_plan(spec, activity.repeats, n, lanes));
+            }
+            (0..n as u64)
+                .map(|i| ((i / lanes) as u32, (i % lanes) as u32))
+                .collect()
+        }
+        Active::Listed(positions) => positions,
+    };
     let n_operands = spec.operands.len();
-    let mut addrs = Vec::with_capacity(activity.positions.len() * n_operands);
+    let mut addrs = Vec::with_capacity(positions.len() * n_operands);
     let mut lows = vec![u64::MAX; n_operands];
     let mut highs = vec![0u64; n_operands];
-    let lanes = REPEAT_BYTES / u64::from(spec.lane_bytes);
-    for (idx, &(r, l)) in activity.positions.iter().enumerate() {
+    for (idx, &(r, l)) in positions.iter().enumerate() {
         for (k, operand) in spec.operands.iter().enumerate() {
             let size = u64::from(operand.elem_size);
             let base = u64::from(operand.local.addr);
-            let addr = if activity.contiguous {
+            let addr = if activity.count_form {
                 base + idx as u64 * size
             } else {
                 let per_block = BLOCK_BYTES / size;
@@ -444,28 +536,70 @@ pub(crate) fn plan(
             addrs.push(addr as usize);
         }
     }
-    let mut reads = Vec::new();
-    let mut writes = Vec::new();
-    if !activity.positions.is_empty() {
-        for (k, operand) in spec.operands.iter().enumerate() {
-            let region = ub_region(lows[k], highs[k]);
-            if matches!(operand.access, Access::Read | Access::ReadWrite) {
-                reads.push(region);
-            }
-            if matches!(operand.access, Access::Write | Access::ReadWrite) {
-                writes.push(region);
-            }
-        }
-    }
+    let (reads, writes) = if positions.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        regions(spec, &lows, &highs)
+    };
     Ok(Plan {
         lanes_per_repeat: lanes as u32,
         repeats: activity.repeats,
-        positions: activity.positions,
-        addrs,
-        n_operands,
+        len: positions.len(),
+        layout: Layout::Listed {
+            positions,
+            addrs,
+            n_operands,
+        },
         reads,
         writes,
     })
+}
+
+/// The plan of `n` active elements contiguous in every operand (already
+/// bounds-checked by the caller).
+fn contiguous_plan(spec: &Spec, repeats: u32, n: usize, lanes: u64) -> Plan {
+    let bases: Vec<usize> = spec
+        .operands
+        .iter()
+        .map(|o| o.local.addr as usize)
+        .collect();
+    let sizes: Vec<usize> = spec.operands.iter().map(|o| o.elem_size as usize).collect();
+    let (reads, writes) = if n == 0 {
+        (Vec::new(), Vec::new())
+    } else {
+        let lows: Vec<u64> = bases.iter().map(|&b| b as u64).collect();
+        let highs: Vec<u64> = bases
+            .iter()
+            .zip(&sizes)
+            .map(|(&b, &s)| (b + n * s) as u64)
+            .collect();
+        regions(spec, &lows, &highs)
+    };
+    Plan {
+        lanes_per_repeat: lanes as u32,
+        repeats,
+        len: n,
+        layout: Layout::Contiguous { bases, sizes },
+        reads,
+        writes,
+    }
+}
+
+/// The bounding read and written regions of the operands, from each
+/// operand's lowest and highest touched byte.
+fn regions(spec: &Spec, lows: &[u64], highs: &[u64]) -> (Vec<Region>, Vec<Region>) {
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    for (k, operand) in spec.operands.iter().enumerate() {
+        let region = ub_region(lows[k], highs[k]);
+        if matches!(operand.access, Access::Read | Access::ReadWrite) {
+            reads.push(region);
+        }
+        if matches!(operand.access, Access::Write | Access::ReadWrite) {
+            writes.push(region);
+        }
+    }
+    (reads, writes)
 }
 
 #[cfg(test)]
@@ -526,6 +660,10 @@ pub(crate) mod tests {
 
     const UB: usize = 192 * 1024;
 
+    fn positions(plan: &Plan) -> Vec<(u32, u32)> {
+        (0..plan.len()).map(|i| plan.position(i)).collect()
+    }
+
     #[test]
     fn count_form_is_contiguous_and_counts_repeats() {
         let mut op = blank_op();
@@ -566,7 +704,7 @@ pub(crate) mod tests {
         assert_eq!(res.repeats, 2);
         assert_eq!(res.len(), 20);
         // element 9 = repeat 0 lane 9: block 1 (8 floats per block), offset 1.
-        assert_eq!(res.positions[9], (0, 9));
+        assert_eq!(res.position(9), (0, 9));
         assert_eq!(res.addr(9, 0), 4096 + 2 * 32 + 4);
         assert_eq!(res.addr(9, 1), 32 + 4);
         assert_eq!(res.addr(9, 2), 8192 + 3 * 32 + 4);
@@ -588,13 +726,13 @@ pub(crate) mod tests {
         op.src0 = ub(256, 1);
         let ops = [Operand::dst(&op, 2, Access::Write), Operand::src0(&op, 2)];
         let res = super::plan(&Spec::widest("Abs", &ops), &op, &MaskState::reset(), UB).unwrap();
-        assert_eq!(res.positions, vec![(0, 0), (0, 2), (0, 127)]);
+        assert_eq!(positions(&res), vec![(0, 0), (0, 2), (0, 127)]);
         assert_eq!(res.addr(2, 0), 254);
         // For b32 only the low word counts.
         let ops32 = [Operand::dst(&op, 4, Access::Write), Operand::src0(&op, 4)];
         let res32 =
             super::plan(&Spec::widest("Abs", &ops32), &op, &MaskState::reset(), UB).unwrap();
-        assert_eq!(res32.positions, vec![(0, 0), (0, 2)]);
+        assert_eq!(positions(&res32), vec![(0, 0), (0, 2)]);
     }
 
     #[test]
@@ -635,7 +773,7 @@ pub(crate) mod tests {
         let res = super::plan(&Spec::widest("Relu", &ops), &op, &counter, UB).unwrap();
         assert_eq!(res.repeats, 2);
         assert_eq!(res.len(), 70);
-        assert_eq!(res.positions[69], (1, 5));
+        assert_eq!(res.position(69), (1, 5));
         assert_eq!(res.addr(69, 0), 16 * 32 + 5 * 4);
         assert_eq!(res.addr(69, 1), 4096 + 8 * 32 + 5 * 4);
         // isSetMask=true forms in counter mode take the count from mask[0].
@@ -669,7 +807,7 @@ pub(crate) mod tests {
             hi: 1,
         };
         let res = super::plan(&Spec::widest("Duplicate", &ops), &op, &state, UB).unwrap();
-        assert_eq!(res.positions, vec![(0, 64), (1, 64), (2, 64)]);
+        assert_eq!(positions(&res), vec![(0, 64), (1, 64), (2, 64)]);
         assert_eq!(res.addr(2, 0), 2 * 256 + 128);
     }
 

@@ -314,7 +314,8 @@ fn read_src(
         let operands = [operand];
         let lane_plan = plan(&Spec::widest(ctx.api, &operands), &lane_op, mask, ub.len())?;
         repeats += lane_plan.repeats;
-        for (i, &(r, l)) in lane_plan.positions.iter().enumerate() {
+        for i in 0..lane_plan.len() {
+            let (r, l) = lane_plan.position(i);
             let addr = lane_plan.addr(i, 0);
             low = low.min(addr as u64);
             high = high.max(addr as u64 + ctx.size());
