@@ -13,7 +13,9 @@
 //! whatever the sizes); only their last [`WorkerLimits::capture_bytes`] are
 //! kept. Tensor contents travel as raw bytes after a small bincode header.
 //!
-//! Sandbox (Linux), applied between fork and exec:
+//! Sandbox (Linux), applied in the child between clone and exec (see
+//! `spawn.rs`: the child shares the parent's memory until it execs, so no
+//! page table of the parent is copied):
 //! - own process group; the parent kills the whole group (SIGKILL) when the
 //!   worker exits or [`WorkerLimits::wall_ms`] passes;
 //! - `RLIMIT_AS` ([`WorkerLimits::address_space_bytes`], 4 GiB by default),
@@ -51,6 +53,7 @@ mod child;
 mod crash;
 mod protocol;
 mod sandbox;
+mod spawn;
 
 pub use child::worker_main;
 
@@ -59,9 +62,9 @@ use protocol::Reply;
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -542,33 +545,29 @@ fn run_in(
         status_fd: status_write.as_raw_fd(),
         result_fd: reply_write.as_raw_fd(),
     };
-    let mut cmd = Command::new(&command.program);
-    cmd.args(&command.args)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", work_dir)
-        .env("TMPDIR", work_dir)
-        .env("LC_ALL", "C")
+    let work_dir_text = work_dir.to_string_lossy().into_owned();
+    let env = [
+        ("PATH", "/usr/bin:/bin".to_string()),
+        ("HOME", work_dir_text.clone()),
+        ("TMPDIR", work_dir_text),
+        ("LC_ALL", "C".to_string()),
         // glibc reserves 64 MiB of address space per malloc arena, up to 8
         // per core; with one thread per block that would eat the RLIMIT_AS
         // budget on a big machine.
-        .env("MALLOC_ARENA_MAX", "4")
-        .env(child::RESULT_FD_ENV, reply_write.as_raw_fd().to_string())
-        .current_dir(work_dir)
-        .process_group(0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // SAFETY: the hook runs between fork and exec, and `apply` only makes
-    // async-signal-safe syscalls on data prepared before the fork.
-    unsafe {
-        cmd.pre_exec(move || plan.apply());
-    }
-    let spawned = cmd.spawn();
+        ("MALLOC_ARENA_MAX", "4".to_string()),
+        (child::RESULT_FD_ENV, reply_write.as_raw_fd().to_string()),
+    ];
+    let spawned = spawn::spawn(&spawn::SpawnRequest {
+        program: &command.program,
+        args: &command.args,
+        env: &env,
+        cwd: work_dir,
+        plan: &plan,
+    });
     // Our copies of the child's ends.
     drop(status_write);
     drop(reply_write);
-    let mut child = match spawned {
+    let child = match spawned {
         Ok(child) => child,
         Err(err) => {
             return fail(format!(
@@ -580,7 +579,7 @@ fn run_in(
     let sandbox = read_status(&status_read);
     drop(status_read);
 
-    let collected = pump(&mut child, &encoded, reply_read, limits, start);
+    let collected = pump(child, &encoded, reply_read, limits, start);
     let wall_ms = elapsed_ms(start);
     let stdout_tail = collected.stdout.text();
     let stderr_tail = collected.stderr.text();
@@ -613,18 +612,18 @@ fn read_status(fd: &OwnedFd) -> SandboxStatus {
 /// Feeds the job, drains stdout/stderr/reply, enforces the wall limit, kills
 /// the process group at the end and reaps the child.
 fn pump(
-    child: &mut Child,
+    child: spawn::Spawned,
     encoded: &protocol::EncodedJob<'_>,
     reply_read: OwnedFd,
     limits: &WorkerLimits,
     start: Instant,
 ) -> Collected {
-    let pid = child.id() as libc::pid_t;
+    let pid = child.pid;
     let deadline = start + Duration::from_millis(limits.wall_ms);
     let grace = Duration::from_millis(500);
-    let mut stdin: Option<OwnedFd> = child.stdin.take().map(OwnedFd::from);
-    let mut stdout: Option<OwnedFd> = child.stdout.take().map(OwnedFd::from);
-    let mut stderr: Option<OwnedFd> = child.stderr.take().map(OwnedFd::from);
+    let mut stdin: Option<OwnedFd> = Some(child.stdin);
+    let mut stdout: Option<OwnedFd> = Some(child.stdout);
+    let mut stderr: Option<OwnedFd> = Some(child.stderr);
     let mut reply_fd = Some(reply_read);
     for fd in [&stdin, &stdout, &stderr, &reply_fd].into_iter().flatten() {
         set_nonblocking(fd.as_raw_fd());
@@ -660,7 +659,7 @@ fn pump(
                 out.timed_out = !exited;
                 // Kill leftovers while the leader still holds the group id.
                 kill_group(pid);
-                match child.wait() {
+                match wait(pid) {
                     Ok(status) => out.status = Some(status),
                     Err(err) => out.wait_error = Some(err.to_string()),
                 }
@@ -770,9 +769,25 @@ fn pump(
     }
     if ended_at.is_none() {
         kill_group(pid);
-        let _ = child.wait();
+        let _ = wait(pid);
     }
     out
+}
+
+/// Reaps the worker `pid`.
+fn wait(pid: libc::pid_t) -> io::Result<ExitStatus> {
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for our own child.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc == pid {
+            return Ok(ExitStatus::from_raw(status));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
 }
 
 /// Reads what is available; true at end of file (or on an error).
