@@ -386,7 +386,7 @@ pub fn round_float(x: f64, fmt: FloatFormat, rounding: Rounding, overflow: Overf
     if x.is_infinite() {
         return sign | fmt.inf_bits();
     }
-    if let Some(bits) = round_float_native(x, fmt, rounding) {
+    if let Some(bits) = round_float_native(x, fmt, rounding, overflow) {
         return bits;
     }
     round_exact(Exact::from_f64(x), fmt, rounding, overflow)
@@ -398,7 +398,12 @@ pub fn round_float(x: f64, fmt: FloatFormat, rounding: Rounding, overflow: Overf
 /// finite (`as` rounds to nearest even, subnormals included). `None` when
 /// the general path must decide (other modes, overflow).
 #[inline]
-fn round_float_native(x: f64, fmt: FloatFormat, rounding: Rounding) -> Option<u64> {
+fn round_float_native(
+    x: f64,
+    fmt: FloatFormat,
+    rounding: Rounding,
+    overflow: Overflow,
+) -> Option<u64> {
     let single = x as f32;
     if fmt == F32 {
         let exact = f64::from(single) == x;
@@ -408,15 +413,20 @@ fn round_float_native(x: f64, fmt: FloatFormat, rounding: Rounding) -> Option<u6
     if f64::from(single) != x {
         return None;
     }
-    if fmt == F16 {
-        let h = half::f16::from_f32(single);
-        return (h.to_f32() == single).then(|| u64::from(h.to_bits()));
-    }
-    if fmt == BF16 {
-        let h = half::bf16::from_f32(single);
-        return (h.to_f32() == single).then(|| u64::from(h.to_bits()));
-    }
-    None
+    // `x` is an f32: the crate rounds it once to nearest even, to infinity
+    // on overflow; exact results hold in every mode.
+    let (value, bits) = if fmt == F16 {
+        let h = half::f16::from_f32_const(single);
+        (h.to_f32_const(), h.to_bits())
+    } else if fmt == BF16 {
+        let h = half::bf16::from_f32_const(single);
+        (h.to_f32_const(), h.to_bits())
+    } else {
+        return None;
+    };
+    let fine = value == single || (rounding == Rounding::Rint && value.is_finite());
+    let ieee_overflow = rounding == Rounding::Rint && overflow == Overflow::Ieee;
+    (fine || ieee_overflow).then_some(u64::from(bits))
 }
 
 /// Rounds the integer `v` to the float format `fmt` once.
@@ -651,8 +661,11 @@ mod tests {
         };
         for k in 0..200_000u32 {
             let raw = next();
-            let x = match k % 6 {
+            let x = match k % 8 {
                 0 => f64::from(f32::from_bits(raw as u32)),
+                // f32 values halfway between two f16 / two bf16 values.
+                6 => f64::from(f32::from_bits(((raw as u32) & !0x1FFF) | 0x1000)),
+                7 => f64::from(f32::from_bits(((raw as u32) & !0xFFFF) | 0x8000)),
                 1 => f64::from(half::f16::from_bits(raw as u16).to_f32()),
                 // Halves and quarters around integers (ties of the roundings).
                 2 => ((raw >> 12) as i64 % 100_000) as f64 / 4.0,
