@@ -26,3 +26,6 @@ pub mod runtime;
 pub mod timing;
 pub mod trace;
 pub mod worker;
+
+#[cfg(test)]
+mod test_rng;

@@ -594,14 +594,8 @@ mod tests {
 
     #[test]
     fn the_rne_fast_path_agrees_with_the_general_rounding() {
-        let mut s: u64 = 0xfeed_beef;
-        let mut next = || {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut rng = crate::test_rng::SplitMix64::new(0xfeed_beef);
+        let mut next = || rng.next_u64();
         for k in 0..300_000u32 {
             let raw = next();
             let bits = match k % 4 {
@@ -651,14 +645,8 @@ mod tests {
     /// in every rounding mode, with both overflow rules.
     #[test]
     fn native_roundings_agree_with_the_exact_paths() {
-        let mut s: u64 = 0x005e_ed0f_ca57;
-        let mut next = || {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut rng = crate::test_rng::SplitMix64::new(0x005e_ed0f_ca57);
+        let mut next = || rng.next_u64();
         for k in 0..200_000u32 {
             let raw = next();
             let x = match k % 8 {

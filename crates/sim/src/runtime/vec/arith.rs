@@ -759,14 +759,8 @@ mod tests {
     /// subnormals), in place and out of place.
     #[test]
     fn run_form_matches_the_element_form() {
-        let mut state: u64 = 0x0dd_ba11;
-        let mut next = || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut rng = crate::test_rng::SplitMix64::new(0x0dd_ba11);
+        let mut next = || rng.next_u64();
         let specials32 = [
             0x7fc0_0000,
             0x7f80_0000,
