@@ -95,19 +95,13 @@ pub enum BankError {
         /// What is wrong.
         reason: String,
     },
-    /// The embeddings endpoint failed or answered something unexpected.
+    /// The embedder failed or answered something unexpected.
     #[error("embeddings endpoint {url}: {reason}")]
     Embeddings {
-        /// The URL posted to.
+        /// Where the vectors came from ([`crate::embed::Embedder::endpoint`]).
         url: String,
         /// What went wrong.
         reason: String,
-    },
-    /// The API key variable named by the embedding configuration is unset.
-    #[error("embeddings: environment variable {var} (api_key_env) is not set")]
-    MissingApiKey {
-        /// The variable's name.
-        var: String,
     },
     /// A profile JSON lacks what a signature needs.
     #[error("profile JSON: {reason}")]

@@ -9,7 +9,10 @@
 //! - [`store`]: the [`store::Bank`] file: insert, get, list, freeze,
 //!   JSONL export/import, schema versions.
 //! - [`retrieve`]: top-k search (FTS5 BM25 + signature similarity +
-//!   applicability filters, optionally dense embeddings via [`embed`]).
+//!   applicability filters; optionally fused with dense similarity by
+//!   reciprocal-rank fusion, [`retrieve`]'s `search_fused`).
+//! - [`embed`]: the [`embed::Embedder`] trait, cosine similarity and the
+//!   per-model embedding cache in the bank file.
 //! - [`signature`]: [`signature::ProfileSignature`] from the harness's
 //!   profile JSON, and the moved-fields helper for Rewind.
 //! - [`docs`]: the documentation-derived bank from a tuning guide.
@@ -19,8 +22,8 @@
 //! Invariants:
 //! - Entries are immutable once stored, and a frozen bank takes no new
 //!   ones (enforced by the API and by SQLite triggers).
-//! - Nothing touches the network unless an
-//!   [`embed::EmbeddingConfig`] is passed explicitly.
+//! - The bank makes no network request itself: dense retrieval asks the
+//!   caller's [`embed::Embedder`], and only when one is passed explicitly.
 //! - Everything is deterministic: the same inserts give the same bank
 //!   ([`store::Bank::content_digest`]), the same query the same ranking
 //!   (ties broken by id), the same guide the same entries.

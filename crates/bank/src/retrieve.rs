@@ -12,14 +12,12 @@
 //!                            T_lex = 0 when the entry does not match or
 //!                            r / r_max < 0.01 (terms found in most entries
 //!                            get a near-zero IDF: noise, not relevance)
-//! T     = T_lex                              (plain search)
-//!       = 0.5·T_lex + 0.5·max(0, cos(q, e))  (search_dense)
 //! S     = query.signature.similarity(entry.signature), 0 if either lacks one
 //! w_s   = 0.4 if the query has a signature, else 0;  w_t = 1 − w_s
 //! A     = 0.15 · min(#features named by a reuse_when sentence, 2)
 //!         − 0.5 if a feature is named by an avoid_when sentence
 //!           (AvoidPolicy::Demote; AvoidPolicy::Drop removes the entry)
-//! score = w_t·T + w_s·S + A
+//! score = w_t·T_lex + w_s·S + A
 //! ```
 //!
 //! [`Bank::search_fused`] (Stage I when an embeddings endpoint is
@@ -51,7 +49,7 @@
 //! - Ordering is total and deterministic: score descending, then id
 //!   ascending.
 
-use crate::embed::{cosine, Embedder, EmbeddingConfig};
+use crate::embed::{cosine, Embedder};
 use crate::error::BankError;
 use crate::signature::ProfileSignature;
 use crate::store::{Bank, EntryFilter, StoredEntry};
@@ -69,8 +67,6 @@ const BM25_WEIGHTS: [f64; 4] = [1.5, 2.0, 1.0, 1.0];
 const MIN_TEXT: f64 = 0.01;
 /// Weight of the signature similarity when the query has a signature.
 const SIGNATURE_WEIGHT: f64 = 0.4;
-/// Share of the dense similarity in T when embeddings are used.
-const DENSE_SHARE: f64 = 0.5;
 /// Bonus per code feature named by a reuse_when sentence.
 const REUSE_BONUS: f64 = 0.15;
 /// Most features that earn the bonus.
@@ -129,7 +125,7 @@ pub struct Explanation {
     pub bm25: Option<f64>,
     /// T_lex, the normalised text relevance.
     pub text: f64,
-    /// Cosine similarity of the embeddings (dense search only).
+    /// Cosine similarity of the embeddings ([`Bank::search_fused`] only).
     pub dense: Option<f64>,
     /// Signature similarity, when both sides have a signature.
     pub signature: Option<f64>,
@@ -212,14 +208,9 @@ impl Bank {
             .collect())
     }
 
-    fn rank(
-        &self,
-        query: &Query,
-        k: usize,
-        dense: Option<&BTreeMap<i64, f64>>,
-    ) -> Result<Vec<Hit>, BankError> {
+    fn rank(&self, query: &Query, k: usize) -> Result<Vec<Hit>, BankError> {
         let mut hits: Vec<Hit> = self
-            .score_all(query, dense)?
+            .score_all(query)?
             .into_iter()
             .filter_map(|(hit, evidence)| evidence.then_some(hit))
             .collect();
@@ -230,11 +221,7 @@ impl Bank {
     /// Every candidate that passes the filters (avoid_when drops
     /// included), scored as the module docs say, with whether it has any
     /// evidence; sorted by score, then id.
-    fn score_all(
-        &self,
-        query: &Query,
-        dense: Option<&BTreeMap<i64, f64>>,
-    ) -> Result<Vec<(Hit, bool)>, BankError> {
+    fn score_all(&self, query: &Query) -> Result<Vec<(Hit, bool)>, BankError> {
         let bm25 = self.bm25(&query.text)?;
         let best = bm25.values().copied().fold(0.0f64, f64::max);
         let w_s = if query.signature.is_some() {
@@ -263,11 +250,6 @@ impl Bank {
                 Some(r) if best > 0.0 && r / best >= MIN_TEXT => r / best,
                 _ => 0.0,
             };
-            let dense_sim = dense.map(|d| d.get(&stored.id.0).copied().unwrap_or(0.0));
-            let t = match dense_sim {
-                Some(d) => (1.0 - DENSE_SHARE) * t_lex + DENSE_SHARE * d.max(0.0),
-                None => t_lex,
-            };
             let signature = match (&query.signature, &entry.signature) {
                 (Some(q), Some(e)) => q.similarity(e),
                 _ => None,
@@ -277,14 +259,14 @@ impl Bank {
             if !avoid_matched.is_empty() {
                 a -= AVOID_PENALTY;
             }
-            let evidence = t > 0.0 || (w_s > 0.0 && s > 0.0) || !reuse_matched.is_empty();
+            let evidence = t_lex > 0.0 || (w_s > 0.0 && s > 0.0) || !reuse_matched.is_empty();
             hits.push((
                 Hit {
-                    score: (1.0 - w_s) * t + w_s * s + a,
+                    score: (1.0 - w_s) * t_lex + w_s * s + a,
                     explanation: Explanation {
                         bm25: raw,
                         text: t_lex,
-                        dense: dense_sim,
+                        dense: None,
                         signature,
                         reuse_matched,
                         avoid_matched,
@@ -305,7 +287,7 @@ impl Bank {
     /// The top `k` entries for `query` (module docs give the score); no
     /// network.
     pub fn search(&self, query: &Query, k: usize) -> Result<Vec<Hit>, BankError> {
-        self.rank(query, k, None)
+        self.rank(query, k)
     }
 
     /// The top `k` entries for `query` by reciprocal-rank fusion of the
@@ -325,7 +307,7 @@ impl Bank {
         if query.text.trim().is_empty() {
             return self.search(query, k);
         }
-        let scored = self.score_all(query, None)?;
+        let scored = self.score_all(query)?;
         if scored.is_empty() {
             return Ok(Vec::new());
         }
@@ -377,37 +359,12 @@ impl Bank {
         });
         Ok(hits.into_iter().take(k).map(|(h, _)| h).collect())
     }
-
-    /// [`Bank::search`] with dense embeddings from `config` (this crate's
-    /// own HTTP request, not audited) blended into
-    /// the text relevance. Embeddings of the entries and the query are
-    /// cached in the bank file.
-    pub fn search_dense(
-        &self,
-        query: &Query,
-        k: usize,
-        config: &EmbeddingConfig,
-    ) -> Result<Vec<Hit>, BankError> {
-        let candidates = self.candidates(query)?;
-        let mut texts: Vec<String> = vec![query.text.clone()];
-        texts.extend(candidates.iter().map(|s| s.entry.search_text()));
-        let vectors = self.embeddings(config, &texts)?;
-        let mut dense = BTreeMap::new();
-        if let Some((q, rest)) = vectors.split_first() {
-            for (stored, v) in candidates.iter().zip(rest) {
-                dense.insert(stored.id.0, cosine(q, v));
-            }
-        }
-        self.rank(query, k, Some(&dense))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::test_server::{EmbedServer, Reply};
     use crate::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
-    use std::time::Duration;
 
     fn entry(
         motif: &str,
@@ -674,52 +631,6 @@ mod tests {
         ]
     }
 
-    #[test]
-    fn dense_search_uses_the_endpoint_and_caches() {
-        let bank = hand_made_bank();
-        let server =
-            EmbedServer::start(|texts| Reply::Ok(texts.iter().map(|t| toy_embedding(t)).collect()));
-        // The key comes from a variable cargo sets for every test process
-        // (no set_var: tests run in parallel threads).
-        let key = std::env::var("CARGO_PKG_NAME").unwrap();
-        let config = EmbeddingConfig {
-            base_url: server.base_url(),
-            model: "toy-embed".into(),
-            api_key_env: Some("CARGO_PKG_NAME".into()),
-            timeout: Duration::from_secs(5),
-        };
-        // No lexical match at all ("stall" is in no entry) ...
-        let q = Query::text("everything stalls");
-        assert!(bank.search(&q, 3).unwrap().is_empty());
-        // ... but the embedding puts it next to the double-buffer entry.
-        let hits = bank.search_dense(&q, 1, &config).unwrap();
-        assert_eq!(motifs(&hits), ["double_buffer"]);
-        let dense = hits[0].explanation.dense.unwrap();
-        assert!(dense > 0.9, "{dense}");
-        assert!((hits[0].score - DENSE_SHARE * dense).abs() < 1e-12);
-
-        let requests = server.requests();
-        assert_eq!(requests.len(), 1, "one batch for query + 5 entries");
-        assert_eq!(requests[0].path, "/v1/embeddings");
-        assert_eq!(requests[0].authorization, Some(format!("Bearer {key}")));
-        assert_eq!(requests[0].body["model"], "toy-embed");
-        assert_eq!(requests[0].body["input"].as_array().unwrap().len(), 6);
-
-        // Everything is cached now: no new request.
-        let again = bank.search_dense(&q, 1, &config).unwrap();
-        assert_eq!(again, hits);
-        assert_eq!(server.requests().len(), 1);
-        // A new query text costs one request with one input.
-        bank.search_dense(&Query::text("element by element"), 1, &config)
-            .unwrap();
-        let requests = server.requests();
-        assert_eq!(requests.len(), 2);
-        assert_eq!(
-            requests[1].body["input"],
-            serde_json::json!(["element by element"])
-        );
-    }
-
     /// An in-process embedder over [`toy_embedding`] that counts texts.
     struct Toy {
         asked: std::cell::RefCell<Vec<String>>,
@@ -797,37 +708,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn dense_search_reports_endpoint_errors() {
-        let bank = hand_made_bank();
-        let server = EmbedServer::start(|_| Reply::Status(500, "model overloaded".into()));
-        let config = EmbeddingConfig {
-            base_url: format!("{}/v1", server.base_url()),
-            model: "m".into(),
-            api_key_env: None,
-            timeout: Duration::from_secs(5),
-        };
-        match bank.search_dense(&Query::text("x"), 3, &config) {
-            Err(BankError::Embeddings { url, reason }) => {
-                assert!(url.ends_with("/v1/embeddings"), "{url}");
-                assert!(
-                    reason.contains("500") && reason.contains("overloaded"),
-                    "{reason}"
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-        let server = EmbedServer::start(|_| Reply::Ok(vec![vec![1.0]]));
-        let config = EmbeddingConfig {
-            base_url: server.base_url(),
-            ..config
-        };
-        // One vector for six inputs.
-        assert!(matches!(
-            bank.search_dense(&Query::text("x"), 3, &config),
-            Err(BankError::Embeddings { .. })
-        ));
     }
 }
