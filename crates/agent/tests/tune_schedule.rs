@@ -1,7 +1,8 @@
 //! Stage II's schedule on the simulator (a small copy of `muls`, noise-free
 //! measurements): the one-knob round takes at most about half the
 //! evaluations, improving moves are recombined, identical candidates are
-//! never evaluated twice, and the result is never slower than the input.
+//! never evaluated twice, nor candidates inside a box two equal
+//! measurements showed flat, and the result is never slower than the input.
 
 mod common;
 
@@ -13,7 +14,7 @@ use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::store::Stage;
 use ascendopt_op::package::OpPackage;
 use common::{small_copy, Rig};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 struct NoEdits;
 
@@ -38,7 +39,7 @@ impl ascendopt_agent::proposer::Proposer for NoEdits {
 }
 
 #[test]
-fn stage2_caps_the_one_knob_round_recombines_and_never_repeats_a_candidate() {
+fn stage2_caps_the_one_knob_round_and_never_evaluates_a_known_candidate() {
     let pkg = OpPackage::load(&small_copy("muls", "tune-schedule", 70_000, None)).unwrap();
     let rig = Rig::new("tune-schedule");
     let run = rig
@@ -95,6 +96,16 @@ fn stage2_caps_the_one_knob_round_recombines_and_never_repeats_a_candidate() {
     assert_eq!(hashes.len(), evaluated.len());
     let input_hash = &session.log()[0].source_hash;
     assert!(!hashes.contains(input_hash.as_str()));
+    // The knob values of an evaluated candidate, from its summary.
+    let knobs = |summary: &str| -> BTreeMap<String, i64> {
+        let text = summary
+            .trim_start_matches("one knob:")
+            .trim_start_matches("recombined:");
+        text.split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.parse::<i64>().unwrap()))
+            .collect()
+    };
     // The one-knob round: at most half of the evaluations.
     let one_knob: Vec<_> = evaluated
         .iter()
@@ -106,15 +117,82 @@ fn stage2_caps_the_one_knob_round_recombines_and_never_repeats_a_candidate() {
         "{}",
         one_knob.len()
     );
-    // Two improving one-knob moves are followed by their recombination.
-    let improving = one_knob
+    let input_knobs: BTreeMap<String, i64> = pkg.tiling.current().into_iter().collect();
+    let moved = |summary: &str| -> Vec<String> {
+        knobs(summary)
+            .into_iter()
+            .filter(|(k, v)| input_knobs[k] != *v)
+            .map(|(k, _)| k)
+            .collect()
+    };
+    // The most improving knob is bisected before the next knob moves:
+    // when the first move helped and the second (same knob) helped less,
+    // the third is on that knob again, between the two.
+    if one_knob.len() >= 3 {
+        let m: Vec<Vec<String>> = one_knob.iter().map(|e| moved(&e.action.summary)).collect();
+        let l: Vec<f64> = one_knob
+            .iter()
+            .map(|e| e.latency_us.unwrap_or(f64::INFINITY))
+            .collect();
+        if m[0] == m[1] && l[0] < base_us && l[1] < base_us && l[0] < l[1] {
+            assert_eq!(m[2], m[0], "{m:?}");
+            let k = &m[0][0];
+            let v = |i: usize| knobs(&one_knob[i].action.summary)[k];
+            assert!(
+                (v(0).min(v(1)) < v(2)) && (v(2) < v(0).max(v(1))),
+                "{} {} {}",
+                v(0),
+                v(1),
+                v(2)
+            );
+        }
+    }
+    // Two knobs with improving one-knob moves are followed by their
+    // recombination.
+    let improving: BTreeSet<String> = one_knob
         .iter()
         .filter(|e| e.latency_us.is_some_and(|l| l < base_us))
-        .count();
-    if improving >= 2 {
+        .flat_map(|e| moved(&e.action.summary))
+        .collect();
+    if improving.len() >= 2 {
         assert!(evaluated
             .iter()
             .any(|e| e.action.summary.starts_with("recombined:")));
+    }
+    // Noise-free, the same latency means the same plan: two measured
+    // candidates of one latency span a flat box (the knobs they differ in
+    // were overridden or ignored), and no candidate inside a box known at
+    // the time is evaluated.
+    let mut measured: Vec<(BTreeMap<String, i64>, f64)> = vec![(input_knobs.clone(), base_us)];
+    for e in &evaluated {
+        let c = knobs(&e.action.summary);
+        assert_eq!(c.len(), measured[0].0.len(), "{}", e.action.summary);
+        for (i, (a, la)) in measured.iter().enumerate() {
+            for (b, lb) in &measured[i + 1..] {
+                if (la - lb).abs() > 1e-6 * la.max(*lb) {
+                    continue;
+                }
+                let inside = c.iter().all(|(k, v)| {
+                    let (x, y) = (a[k], b[k]);
+                    x.min(y) <= *v && *v <= x.max(y)
+                });
+                let other = measured.iter().any(|(m, lm)| {
+                    (lm - la).abs() > 1e-6 * la.max(*lm)
+                        && m.iter().all(|(k, v)| {
+                            let (x, y) = (a[k], b[k]);
+                            x.min(y) <= *v && *v <= x.max(y)
+                        })
+                });
+                assert!(
+                    !inside || other,
+                    "{} evaluated inside the flat box of {a:?} and {b:?}",
+                    e.action.summary
+                );
+            }
+        }
+        if let Some(l) = e.latency_us {
+            measured.push((c, l));
+        }
     }
     // Never slower than the input; noise-free, so the best found is what
     // is declared (when it beats the input beyond the minimal effect).

@@ -15,9 +15,13 @@
 //!   nothing (the knob is saturated that way) and otherwise to the
 //!   midpoint; every knob moves once before any moves twice, except that a
 //!   first move that helped or changed nothing is followed at once by the
-//!   knob's second, and a knob whose moves keep improving is bisected
-//!   towards its best value at once (midpoint between the best value and
-//!   the nearest value tried on the wider side); the round takes at
+//!   knob's second, and a knob whose moves keep improving, or the most
+//!   improving knob while at most one of its moves since its best failed
+//!   to improve on it, is bisected towards its best value at once
+//!   (midpoint between the best value and the nearest value tried on the
+//!   wider side, rounded towards the best: a far end that helped and a
+//!   midpoint that helped less put the best between them, and it is found
+//!   before narrower knobs are probed); the round takes at
 //!   most about half the evaluations, so that operators with many knobs
 //!   keep evaluations for combinations;
 //! - as soon as two knobs have an improving move, every improving move is
@@ -44,6 +48,16 @@
 //!   hypothesis (skipped always from then on), a correct one refutes it;
 //! - identical assignments are never evaluated twice (and identical
 //!   sources are answered by the run store without charge);
+//! - nor are assignments whose latency is known otherwise: with noise-free
+//!   measurements, two candidates that measured the same latency ran the
+//!   same plan, so the knobs they differ in were overridden by another
+//!   knob (a core count above the cap a per-core minimum sets) or ignored;
+//!   the box they span is taken to be flat (unless it holds a candidate
+//!   that measured otherwise) and nothing inside it is evaluated
+//!   ([`TuneOutcome::skipped_redundant`]);
+//! - "faster" and "the same" inside the schedule are judged within the
+//!   noise of the incumbent's samples (twice the standard error of a
+//!   difference of medians), so that noise does not steer the search;
 //! - at the end, when measurements are noisy, the best candidate is
 //!   measured again on fresh inputs and noise
 //!   ([`OpSession::remeasure_or_replay`]) and declared only when that
@@ -75,7 +89,7 @@ use std::path::Path;
 
 mod planner;
 
-use planner::{probe_cap, Origin, Planner};
+use planner::{noise_tolerance, probe_cap, Origin, Planner};
 
 /// How Stage II runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +136,11 @@ pub struct TuneOutcome {
     pub skipped_infeasible: u32,
     /// Candidates refused because they violate a constraint.
     pub skipped_constraint: u32,
+    /// Candidates not evaluated because their latency was already known:
+    /// measured, or inside a box spanned by two candidates that measured
+    /// the same (noise-free), where the knobs they differ in were
+    /// overridden by another knob or ignored.
+    pub skipped_redundant: u32,
     /// Why the search stopped.
     pub stopped: String,
 }
@@ -442,6 +461,7 @@ fn search(
         regions: Vec::new(),
         skipped_infeasible: 0,
         skipped_constraint: 0,
+        skipped_redundant: 0,
         stopped: String::new(),
     };
     let Some(inc_latency) = incumbent.latency_us() else {
@@ -479,7 +499,8 @@ fn search(
         probe_cap(allowance),
         cfg.population,
         &mut rng,
-    );
+    )
+    .with_tolerance(noise_tolerance(incumbent.samples()));
 
     let mut since_best = 0u32;
     out.stopped = loop {
@@ -510,6 +531,17 @@ fn search(
                 Strategy::Evolution => planner.propose(&mut rng),
             };
             if seen.contains(&g) {
+                if strategy == Strategy::Evolution {
+                    // A move already measured: its latency is known.
+                    planner.assume(&g, origin);
+                }
+                continue;
+            }
+            if strategy == Strategy::Evolution && planner.redundant(&g) {
+                // Inside a box two equal measurements showed flat: the
+                // latency is known.
+                planner.assume(&g, origin);
+                seen.insert(g);
                 continue;
             }
             if regions.iter().any(|r| r.contains(&g)) {
@@ -629,6 +661,7 @@ fn search(
             d
         })
         .collect();
+    out.skipped_redundant = planner.assumed;
     out.best_found_us = Some(best.latency);
     out.best_found = Some(best.trial.clone());
     if best.genome == base || best.latency >= inc_latency {
@@ -896,6 +929,7 @@ impl Proposer for NoEdits {
 
 #[cfg(test)]
 mod tests {
+    use super::planner::{noise_tolerance, SAME_LATENCY};
     use super::*;
 
     #[test]
@@ -935,6 +969,13 @@ mod tests {
         (values, vec![5, 1, 47, 4, 5])
     }
 
+    /// `g` with knob `k` at value index `v`.
+    fn with(g: &Genome, k: usize, v: usize) -> Genome {
+        let mut g = g.clone();
+        g[k] = v;
+        g
+    }
+
     /// Drives a planner like the search loop does (identical candidates
     /// skipped), with `latency` as the device; returns what was evaluated.
     fn drive(
@@ -960,6 +1001,16 @@ mod tests {
     #[test]
     fn the_one_knob_round_is_capped_at_about_half_the_allowance() {
         let (values, base) = knobs();
+        let worse = |g: &Genome| {
+            Some(
+                11.0 + g
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| (i * 64 + v) as f64)
+                    .sum::<f64>()
+                    / 1e4,
+            )
+        };
         assert_eq!(probe_cap(10), 5);
         assert_eq!(probe_cap(9), 5);
         assert_eq!(probe_cap(1), 1);
@@ -972,8 +1023,9 @@ mod tests {
             8,
             &mut rng,
         );
-        // Nothing helps: 5 one-knob moves are tried, then children.
-        let done = drive(&mut p, 10, &|_| Some(11.0));
+        // Nothing helps (every move is slower, no two alike): 5 one-knob
+        // moves are tried, then children.
+        let done = drive(&mut p, 10, &worse);
         let probes: Vec<&(Genome, Origin)> = done
             .iter()
             .filter(|(_, o)| matches!(o, Origin::Probe(_)))
@@ -1014,7 +1066,7 @@ mod tests {
             8,
             &mut rng,
         );
-        let done = drive(&mut p, 20, &|_| Some(11.0));
+        let done = drive(&mut p, 20, &worse);
         let probes = done
             .iter()
             .filter(|(_, o)| matches!(o, Origin::Probe(_)))
@@ -1042,25 +1094,32 @@ mod tests {
             .collect();
         // Far ends, widest knobs first; a knob whose far end changed
         // nothing goes to its near end at once (the per-core minimum,
-        // which helps there, and is then bisected once: no better; the
-        // tile; the split unit, already at its near end, one value down);
-        // the cores' far end hurt, so their second move (the midpoint)
-        // waits for the next round.
+        // which helps there, and is then bisected once, rounding towards
+        // its best value: no better; the
+        // tile; the split unit, already at its near end: both ends
+        // measured the same, so every value between them is taken to be
+        // the same and not evaluated); the cores' far end hurt, so their
+        // second move (the midpoint) waits for the next round.
         assert_eq!(
             moves,
             [
                 (4, 0),
                 (4, 11),
-                (4, 9),
+                (4, 10),
                 (0, 0),
                 (0, 6),
                 (2, 0),
                 (3, 0),
-                (3, 3),
                 (1, 0),
-                (2, 23)
+                (2, 23),
+                (2, 46)
             ]
         );
+        assert!(p.redundant(&{
+            let mut g = base.clone();
+            g[3] = 2;
+            g
+        }));
         assert_eq!(p.pop[0].1, 7.0);
     }
 
@@ -1108,20 +1167,23 @@ mod tests {
             }
             Some(l)
         };
-        let done = drive(&mut p, 5, &lat);
-        // The per-core minimum's far end helps: its midpoint at once; then
-        // the tile's far end helps too.
-        assert_eq!(done[0].1, Origin::Probe(4));
-        assert_eq!(done[1].1, Origin::Probe(4));
-        assert_eq!(done[2].1, Origin::Probe(0));
+        let done = drive(&mut p, 6, &lat);
+        // The per-core minimum's far end helps: its midpoint at once (no
+        // better), then, as the most improving knob, one bisection step
+        // between the two, rounded towards the better (no better either:
+        // on to the next knob); then the tile's far end helps too.
+        assert_eq!(done[0], (with(&base, 4, 11), Origin::Probe(4)));
+        assert_eq!(done[1], (with(&base, 4, 8), Origin::Probe(4)));
+        assert_eq!(done[2], (with(&base, 4, 10), Origin::Probe(4)));
+        assert_eq!(done[3].1, Origin::Probe(0));
         // Right after the second improving move, both together.
         let mut both = base.clone();
         both[4] = 11;
         both[0] = 0;
-        assert_eq!(done[3], (both.clone(), Origin::Recombined));
+        assert_eq!(done[4], (both.clone(), Origin::Recombined));
         assert_eq!(p.pop[0], (both, 5.0));
         // and only once.
-        assert!(done[4..].iter().all(|(_, o)| *o != Origin::Recombined));
+        assert!(done[5..].iter().all(|(_, o)| *o != Origin::Recombined));
     }
 
     #[test]
@@ -1222,6 +1284,153 @@ mod tests {
         // And the search closes in on the best core count.
         drive(&mut p, 15, &lat);
         assert!(p.pop[0].1 < base_latency, "{:?}", p.pop[0]);
+    }
+
+    #[test]
+    fn the_most_improving_knob_is_bisected_before_narrow_knobs_are_probed() {
+        let (values, base) = knobs();
+        // The per-core minimum (1024, index 5) is best at 32768 (index
+        // 10): its far end (65536) helps, its midpoint (8192) helps less,
+        // so the best lies between them. Every other move is slower.
+        let lat = |g: &Genome| {
+            let min_core = [
+                22.0, 22.0, 22.0, 22.0, 22.0, 22.0, 21.0, 19.0, 16.6, 14.4, 14.3, 16.3,
+            ];
+            let others = (0..4).filter(|&i| g[i] != base[i]).count() as f64;
+            Some(min_core[g[4]] + others)
+        };
+        let mut rng = Rng(6);
+        let mut p = Planner::new(values, base.clone(), 22.0, probe_cap(10), 8, &mut rng);
+        let done = drive(&mut p, 4, &lat);
+        assert_eq!(
+            done,
+            [
+                (with(&base, 4, 11), Origin::Probe(4)),
+                (with(&base, 4, 8), Origin::Probe(4)),
+                // Bisected towards the far end before any other knob moves.
+                (with(&base, 4, 10), Origin::Probe(4)),
+                // That helped: bisected again (between 8 and 10).
+                (with(&base, 4, 9), Origin::Probe(4)),
+            ]
+        );
+        assert_eq!(p.pop[0], (with(&base, 4, 10), 14.3));
+        // Hemmed in: on to the next knob.
+        let next = drive(&mut p, 1, &lat);
+        assert_eq!(next[0].1, Origin::Probe(0));
+    }
+
+    #[test]
+    fn a_knob_whose_far_end_hurts_a_lot_gets_its_midpoint_at_once() {
+        let (values, base) = knobs();
+        // One core (the core count's far end) triples the latency; half
+        // the cores is the best. Other far ends hurt a little.
+        let lat = |g: &Genome| {
+            let cores = match g[2] {
+                0 => 30.0,
+                47 => 10.0,
+                _ => 8.0,
+            };
+            let others = (0..5).filter(|&i| i != 2 && g[i] != base[i]).count() as f64;
+            Some(cores + others * 0.5)
+        };
+        let mut rng = Rng(3);
+        let mut p = Planner::new(values, base.clone(), 10.0, probe_cap(10), 8, &mut rng);
+        let done = drive(&mut p, 4, &lat);
+        let moves: Vec<(usize, usize)> = done
+            .iter()
+            .map(|(g, o)| match o {
+                Origin::Probe(k) => (*k, g[*k]),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // Per-core minimum and tile far ends (a little slower: on to the
+        // next knob), the core count's far end (three times slower: its
+        // midpoint at once, before the split unit's far end).
+        assert_eq!(moves, [(4, 11), (0, 0), (2, 0), (2, 23)]);
+        assert_eq!(p.pop[0].1, 8.0);
+    }
+
+    #[test]
+    fn a_knob_overridden_by_another_is_not_moved_inside_a_box_seen_flat() {
+        let (values, base) = knobs();
+        // Cores used: the core count knob, capped by the per-core minimum
+        // (1 MiB over cores of at least that many bytes); latency depends
+        // on the cores used and the tile only. Above the cap, the core
+        // count is overridden.
+        let lat = |g: &Genome| {
+            let cap = (1usize << 20).div_ceil(32 << g[4]);
+            let cores = (g[2] + 1).min(cap) as f64;
+            Some(4.0 + 64.0 / cores + cores / 4.0 + (6 - g[0]) as f64 * 0.1)
+        };
+        let mut rng = Rng(8);
+        let base_latency = lat(&base).unwrap();
+        let mut p = Planner::new(
+            values,
+            base.clone(),
+            base_latency,
+            probe_cap(20),
+            8,
+            &mut rng,
+        );
+        let mut seen = BTreeSet::from([base.clone()]);
+        let mut evaluated = 0;
+        while evaluated < 20 {
+            let (g, _, origin) = p.propose(&mut rng);
+            if seen.contains(&g) {
+                p.assume(&g, origin);
+                continue;
+            }
+            seen.insert(g.clone());
+            // Never a candidate whose latency is known: no box learnt so
+            // far holds it.
+            assert!(!p.redundant(&g), "{g:?} {:?}", p.flat);
+            for (lo, hi, _) in &p.flat {
+                assert!(!(0..5).all(|i| lo[i] <= g[i] && g[i] <= hi[i]));
+            }
+            p.record(&g, origin, lat(&g));
+            evaluated += 1;
+        }
+        // Boxes were learnt and candidates skipped for them (the core
+        // count above the cap, the split unit and buffers, which never
+        // matter), and none holds a measurement of another latency.
+        assert!(!p.flat.is_empty());
+        assert!(p.assumed > 0, "{p:?}", p = p.flat);
+        for (lo, hi, l) in &p.flat {
+            for (m, lm) in &p.measured {
+                if (0..5).all(|i| lo[i] <= m[i] && m[i] <= hi[i]) {
+                    assert!((l - lm).abs() < 1e-9, "{lo:?} {hi:?} {m:?}");
+                }
+            }
+        }
+        // The search still finds the best core count's neighbourhood.
+        assert!(p.pop[0].1 < base_latency * 0.9, "{:?}", p.pop[0]);
+    }
+
+    #[test]
+    fn the_noise_tolerance_follows_the_spread_of_the_samples() {
+        assert_eq!(noise_tolerance(&[10.0; 10]), SAME_LATENCY);
+        assert_eq!(noise_tolerance(&[10.0]), SAME_LATENCY);
+        assert_eq!(noise_tolerance(&[]), SAME_LATENCY);
+        // About 1 % spread over 10 samples: the medians of two such
+        // measurements differ by about 0.6 % (one standard error), the
+        // tolerance is twice that.
+        let noisy: Vec<f64> = (0..10)
+            .map(|i| 10.0 + if i % 2 == 0 { 0.1 } else { -0.1 })
+            .collect();
+        let tol = noise_tolerance(&noisy);
+        assert!(tol > 0.008 && tol < 0.02, "{tol}");
+        // Within that tolerance a move is no improvement, and nothing is
+        // learnt flat from measurements that only agree within noise.
+        let (values, base) = knobs();
+        let mut rng = Rng(1);
+        let mut p = Planner::new(values, base.clone(), 10.0, 5, 8, &mut rng).with_tolerance(tol);
+        p.record(&with(&base, 4, 11), Origin::Probe(4), Some(9.95));
+        assert!(p.improving().is_empty());
+        assert!(!p.matters[4]);
+        p.record(&with(&base, 0, 0), Origin::Probe(0), Some(9.0));
+        assert_eq!(p.improving().len(), 1);
+        assert!(p.flat.is_empty());
+        assert!(!p.redundant(&with(&base, 4, 10)));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::Genome;
 use crate::rng::Rng;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The order in which the one-knob round visits the knobs: widest first
 /// (most orders of magnitude spanned, then most admitted values: tile
@@ -54,11 +54,15 @@ pub(super) enum Origin {
 /// 1. The one-knob round moves one knob of the base at a time, widest
 ///    knobs first ([`knob_order`]), each knob adaptively
 ///    ([`Planner::next_move`]: far end, then the near end when the far one
-///    changed nothing, else the midpoint), every knob once before any knob
-///    twice except that a first move that helped or changed nothing is
-///    followed by the knob's second move at once. It uses at
-///    most `probe_cap` evaluations (about half the allowance), so that
-///    operators with many knobs keep evaluations for combinations.
+///    changed nothing, else the midpoint; then bisection towards its best
+///    value, rounded towards it), every knob once before any knob twice
+///    except that a first move that helped, changed nothing or changed the
+///    latency a lot is followed by the knob's second move at once, and the
+///    most improving knob is
+///    bisected at once while its bisection keeps paying
+///    ([`Planner::next_probe`]). It uses at most `probe_cap` evaluations
+///    (about half the allowance), so that operators with many knobs keep
+///    evaluations for combinations.
 /// 2. As soon as two knobs have an improving move, the candidate that
 ///    applies every knob's best improving move together is proposed (ahead
 ///    of the remaining one-knob moves); when it is refused or no faster
@@ -70,7 +74,18 @@ pub(super) enum Origin {
 ///    1/2, then mutation of at least one knob (a step of up to a quarter
 ///    of its range, or a random value with probability 0.15), preferring
 ///    knobs whose one-knob moves changed the latency (a knob that left it
-///    unchanged everywhere is mutated only alongside another).
+///    unchanged everywhere is mutated only alongside another, at half the
+///    rate).
+///
+/// Throughout, a candidate whose latency is already known is not proposed
+/// but learnt from at once ([`Planner::assume`]): one measured before, or
+/// one inside a *flat box* ([`Planner::flat`]): noise-free, two candidates
+/// that measured the same latency ran the same plan, so the knobs they
+/// differ in were overridden by another knob (a core count above the cap
+/// a per-core minimum sets) or ignored, and every candidate between them
+/// is taken to run it too (unless one measured otherwise). "Faster" and
+/// "the same" are judged within the noise of the incumbent's samples
+/// ([`noise_tolerance`]), so noise does not steer the schedule.
 pub(super) struct Planner {
     pub(super) values: Vec<Vec<i64>>,
     pub(super) base: Genome,
@@ -95,10 +110,58 @@ pub(super) struct Planner {
     /// The fastest correct candidates, fastest first.
     pub(super) pop: Vec<(Genome, f64)>,
     pub(super) population: usize,
+    /// Relative latency difference within which two measurements count
+    /// as the same ([`SAME_LATENCY`] when measurements are noise-free;
+    /// see [`noise_tolerance`]).
+    pub(super) tol: f64,
+    /// Every correct candidate measured (the base included), µs.
+    pub(super) measured: BTreeMap<Genome, f64>,
+    /// Flat boxes: two measured candidates with the same latency span a
+    /// box (each knob between its two values) in which the knobs that
+    /// differ were overridden or ignored; every candidate inside is taken
+    /// to have that latency and is not evaluated ([`Planner::redundant`]).
+    /// Learnt only from noise-free measurements, where the same latency
+    /// means the same plan. (lower corner, upper corner, µs)
+    pub(super) flat: Vec<(Genome, Genome, f64)>,
+    /// Candidates learnt from without evaluation because a flat box holds
+    /// them ([`Planner::assume`]).
+    pub(super) assumed: u32,
 }
 
-/// Relative latency difference below which a move "changed nothing".
+/// Relative latency difference below which a move "changed nothing"
+/// when measurements are noise-free.
 pub(super) const SAME_LATENCY: f64 = 1e-6;
+
+/// Relative latency change of a knob's first move beyond which the knob
+/// counts as sensitive: its second move (the midpoint) follows at once even
+/// when the first hurt, since a knob that moves the latency that much
+/// likely has its best value inside its range.
+pub(super) const SENSITIVE: f64 = 0.25;
+
+/// Children bred before one whose latency is not yet known is given up.
+const CHILD_TRIES: usize = 32;
+
+/// The relative difference within which two latencies count as the same,
+/// from the incumbent's latency samples: twice the standard error of the
+/// difference of two medians of that many samples (the median's standard
+/// error is about 1.25 σ/√n), at least [`SAME_LATENCY`]. Noise-free samples
+/// give [`SAME_LATENCY`]: then only a byte-identical plan measures the same.
+pub(super) fn noise_tolerance(samples: &[f64]) -> f64 {
+    let n = samples.len();
+    if n < 2 {
+        return SAME_LATENCY;
+    }
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[n / 2];
+    if median <= 0.0 || !var.is_finite() {
+        return SAME_LATENCY;
+    }
+    let se = 1.2533 * var.sqrt() / median / (n as f64).sqrt();
+    (2.0 * std::f64::consts::SQRT_2 * se).max(SAME_LATENCY)
+}
 
 impl Planner {
     pub(super) fn new(
@@ -111,6 +174,7 @@ impl Planner {
     ) -> Planner {
         let order = knob_order(&values, rng);
         let k = values.len();
+        let measured = BTreeMap::from([(base.clone(), base_latency)]);
         Planner {
             pop: vec![(base.clone(), base_latency)],
             values,
@@ -126,6 +190,91 @@ impl Planner {
             recombined: BTreeSet::new(),
             best_recombined: f64::INFINITY,
             population: population.max(2),
+            tol: SAME_LATENCY,
+            measured,
+            flat: Vec::new(),
+            assumed: 0,
+        }
+    }
+
+    /// The same planner judging "same" and "faster" within relative
+    /// tolerance `tol` (at least [`SAME_LATENCY`]).
+    pub(super) fn with_tolerance(mut self, tol: f64) -> Planner {
+        self.tol = tol.max(SAME_LATENCY);
+        self
+    }
+
+    /// `a` and `b` are the same latency within the tolerance.
+    pub(super) fn same(&self, a: f64, b: f64) -> bool {
+        (a - b).abs() <= self.tol * a.max(b)
+    }
+
+    /// `a` is faster than `than` beyond the tolerance.
+    pub(super) fn faster(&self, a: f64, than: f64) -> bool {
+        a < than * (1.0 - self.tol)
+    }
+
+    /// `g`'s latency is already known without evaluating it: it was
+    /// measured, or it lies in a flat box ([`Planner::flat`]), so it would
+    /// teach nothing.
+    pub(super) fn redundant(&self, g: &Genome) -> bool {
+        self.known_latency(g).is_some()
+    }
+
+    /// The latency `g` is known to have (measured, or its flat box's).
+    pub(super) fn known_latency(&self, g: &Genome) -> Option<f64> {
+        if let Some(l) = self.measured.get(g) {
+            return Some(*l);
+        }
+        let inside = |(lo, hi, _): &&(Genome, Genome, f64)| {
+            g.iter()
+                .zip(lo.iter().zip(hi))
+                .all(|(v, (a, b))| a <= v && v <= b)
+        };
+        self.flat.iter().find(inside).map(|b| b.2)
+    }
+
+    /// Learns flat boxes from a new measurement of `g` (noise-free
+    /// measurements only): with every measured candidate of the same
+    /// latency, the box the two span, unless it holds a measured candidate
+    /// of another latency; known boxes that hold `g` and another latency
+    /// are dropped.
+    fn learn_flat(&mut self, g: &Genome, latency: f64) {
+        if self.tol > SAME_LATENCY {
+            return;
+        }
+        let mut found = Vec::new();
+        for (h, &lh) in &self.measured {
+            if h == g || !self.same(latency, lh) {
+                continue;
+            }
+            let lo: Genome = g.iter().zip(h).map(|(a, b)| *a.min(b)).collect();
+            let hi: Genome = g.iter().zip(h).map(|(a, b)| *a.max(b)).collect();
+            found.push((lo, hi, lh));
+        }
+        // A box that holds a measured candidate of another latency is not
+        // flat; nor is a known box that the new measurement contradicts.
+        let holds_other = |lo: &Genome, hi: &Genome, l: f64| {
+            self.measured.iter().any(|(m, &lm)| {
+                !self.same(l, lm)
+                    && m.iter()
+                        .zip(lo.iter().zip(hi))
+                        .all(|(v, (a, b))| a <= v && v <= b)
+            })
+        };
+        found.retain(|(lo, hi, l)| !holds_other(lo, hi, *l));
+        let tol = self.tol;
+        self.flat.retain(|(lo, hi, l)| {
+            (latency - l).abs() <= tol * latency.max(*l)
+                || !g
+                    .iter()
+                    .zip(lo.iter().zip(hi))
+                    .all(|(v, (a, b))| a <= v && v <= b)
+        });
+        for b in found {
+            if !self.flat.iter().any(|f| f.0 == b.0 && f.1 == b.1) {
+                self.flat.push(b);
+            }
         }
     }
 
@@ -136,7 +285,7 @@ impl Planner {
             .iter()
             .enumerate()
             .filter_map(|(k, m)| m.map(|(v, l)| (k, v, l)))
-            .filter(|(_, _, l)| *l < self.base_latency)
+            .filter(|(_, _, l)| self.faster(*l, self.base_latency))
             .collect();
         out.sort_by(|a, b| a.2.total_cmp(&b.2));
         out
@@ -175,33 +324,58 @@ impl Planner {
     }
 
     /// The next candidate and the parent it was derived from.
+    /// Recombinations and one-knob moves whose latency is already known
+    /// (measured, or inside a flat box: [`Planner::redundant`]) are
+    /// learnt from at once ([`Planner::assume`]) and not proposed.
     pub(super) fn propose(&mut self, rng: &mut Rng) -> (Genome, Option<Genome>, Origin) {
-        if let Some(g) = self.recombination() {
-            return (g, Some(self.base.clone()), Origin::Recombined);
-        }
-        if self.probes_spent < self.probe_cap {
-            if let Some((k, v)) = self.next_probe() {
-                let mut g = self.base.clone();
-                g[k] = v;
-                return (g, Some(self.base.clone()), Origin::Probe(k));
+        loop {
+            let (g, origin) = if let Some(g) = self.recombination() {
+                (g, Origin::Recombined)
+            } else if self.probes_spent < self.probe_cap {
+                match self.next_probe() {
+                    Some((k, v)) => {
+                        let mut g = self.base.clone();
+                        g[k] = v;
+                        (g, Origin::Probe(k))
+                    }
+                    None => break,
+                }
+            } else {
+                break;
+            };
+            if self.redundant(&g) {
+                self.assume(&g, origin);
+                continue;
             }
+            return (g, Some(self.base.clone()), origin);
         }
-        let p1 = self.tournament(rng).clone();
-        let mut child = p1.clone();
-        if rng.chance(0.5) {
-            let p2 = self.tournament(rng).clone();
-            for (i, c) in child.iter_mut().enumerate() {
-                if rng.chance(0.5) {
-                    *c = p2[i];
+        // A child whose latency is already known (measured, or inside a
+        // flat box) is bred again, a few times.
+        let mut bred = None;
+        for _ in 0..CHILD_TRIES {
+            let p1 = self.tournament(rng).clone();
+            let mut child = p1.clone();
+            if rng.chance(0.5) {
+                let p2 = self.tournament(rng).clone();
+                for (i, c) in child.iter_mut().enumerate() {
+                    if rng.chance(0.5) {
+                        *c = p2[i];
+                    }
                 }
             }
+            self.mutate(&mut child, rng);
+            let fresh = !self.redundant(&child);
+            bred = Some((child, p1));
+            if fresh {
+                break;
+            }
         }
-        self.mutate(&mut child, rng);
+        let (child, p1) = bred.unwrap_or_else(|| (self.base.clone(), self.base.clone()));
         (child, Some(p1), Origin::Child)
     }
 
     pub(super) fn same_as_base(&self, latency: f64) -> bool {
-        (latency - self.base_latency).abs() <= SAME_LATENCY * self.base_latency
+        self.same(latency, self.base_latency)
     }
 
     /// Knob `k`'s next one-knob move (a value index), given its moves so
@@ -252,7 +426,7 @@ impl Planner {
             .iter()
             .filter_map(|(v, l)| l.map(|l| (*v, l)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|(_, l)| *l < self.base_latency)
+            .filter(|(_, l)| self.faster(*l, self.base_latency))
     }
 
     /// Bisection along knob `k` once one of its moves beat the base: the
@@ -292,16 +466,43 @@ impl Planner {
         if side.abs_diff(best) < 2 {
             return None;
         }
-        let mid = (side + best) / 2;
+        // Rounded towards the best value.
+        let mid = if side < best {
+            (side + best).div_ceil(2)
+        } else {
+            (side + best) / 2
+        };
         (!log.iter().any(|(x, _)| *x == mid) && mid != cur).then_some(mid)
     }
 
+    /// Knob `k`'s one-knob moves measured after its fastest one (0 when
+    /// its latest move is its fastest).
+    pub(super) fn moves_since_best(&self, k: usize) -> usize {
+        let log = &self.probe_log[k];
+        let best = log
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, l))| l.map(|l| (i, l)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        best.map_or(log.len(), |(i, _)| log.len() - 1 - i)
+    }
+
     /// The next one-knob move: the knob with the fewest moves so far,
-    /// widest first, except that a knob whose first move helped (worth
-    /// refining) or changed nothing (worth trying the other way) gets its
-    /// second move at once, and a knob whose latest move beat the base and
-    /// all its earlier moves goes on bisecting at once.
+    /// widest first, except that some moves come at once:
+    /// - a knob's second move when its first helped (worth refining),
+    ///   changed nothing (worth trying the other way) or changed the
+    ///   latency by more than [`SENSITIVE`] (its best value is likely
+    ///   inside its range);
+    /// - a bisection step of a knob whose latest move beat the base and
+    ///   all its earlier moves;
+    /// - a bisection step of the most improving knob (its best move is the
+    ///   fastest one-knob move so far) while at most one of its moves since
+    ///   its best failed to improve on it: the best value of the knob that
+    ///   matters most is narrowed down before narrower knobs are probed
+    ///   (a far end that helped and a midpoint that helped less leave the
+    ///   best between them).
     pub(super) fn next_probe(&mut self) -> Option<(usize, usize)> {
+        let top = self.improving().first().map(|m| m.0);
         let mut pick: Option<((usize, usize), usize, usize)> = None;
         for (rank, &k) in self.order.iter().enumerate() {
             let Some(v) = self.next_move(k) else {
@@ -309,19 +510,25 @@ impl Planner {
             };
             let log = &self.probe_log[k];
             let first = log.len() == 1
-                && log[0]
-                    .1
-                    .is_some_and(|l| l < self.base_latency || self.same_as_base(l));
+                && log[0].1.is_some_and(|l| {
+                    self.faster(l, self.base_latency)
+                        || self.same_as_base(l)
+                        || (l - self.base_latency).abs() > SENSITIVE * self.base_latency
+                });
             // The latest move beat the base and every earlier move.
             let progressing = log.len() >= 2
                 && log.last().and_then(|(_, l)| *l).is_some_and(|last| {
                     log[..log.len() - 1]
                         .iter()
                         .filter_map(|(_, l)| *l)
-                        .all(|l| last < l)
-                        && last < self.base_latency
+                        .all(|l| self.faster(last, l))
+                        && self.faster(last, self.base_latency)
                 });
-            let urgent = first || progressing;
+            let refining = top == Some(k)
+                && log.len() >= 2
+                && self.moves_since_best(k) <= 1
+                && self.refine_move(k) == Some(v);
+            let urgent = first || progressing || refining;
             let key = (if urgent { 0 } else { log.len() }, rank);
             if pick.as_ref().is_none_or(|(best, _, _)| key < *best) {
                 pick = Some((key, k, v));
@@ -339,14 +546,14 @@ impl Planner {
         let faster = self
             .pop
             .iter()
-            .take_while(|m| m.1 < self.base_latency)
+            .take_while(|m| self.faster(m.1, self.base_latency))
             .count();
         let fit = if faster > 0 {
             faster
         } else {
             self.pop
                 .iter()
-                .take_while(|m| m.1 <= self.base_latency)
+                .take_while(|m| !self.faster(self.base_latency, m.1))
                 .count()
                 .max(1)
         };
@@ -372,8 +579,11 @@ impl Planner {
             .collect();
         let pick_from = if active.is_empty() { &movable } else { &active };
         let forced = pick_from[rng.below(pick_from.len())];
+        // Alongside it, each other knob with probability 1/k, halved for a
+        // knob whose one-knob moves changed nothing.
         for &i in &movable {
-            if i != forced && !rng.chance(1.0 / movable.len() as f64) {
+            let odds = if active.contains(&i) { 1.0 } else { 0.5 } / movable.len() as f64;
+            if i != forced && !rng.chance(odds) {
                 continue;
             }
             let n = self.values[i].len();
@@ -394,15 +604,36 @@ impl Planner {
     /// Tells the planner the outcome of an evaluated candidate (`None`:
     /// not correct).
     pub(super) fn record(&mut self, g: &Genome, origin: Origin, latency: Option<f64>) {
+        if let Origin::Probe(_) = origin {
+            self.probes_spent += 1;
+        }
+        self.learn(g, origin, latency);
+    }
+
+    /// Tells the planner that a proposed candidate was not evaluated
+    /// because its latency is already known ([`Planner::redundant`]): it
+    /// is learnt from as if measured, without spending an evaluation.
+    /// Returns the known latency.
+    pub(super) fn assume(&mut self, g: &Genome, origin: Origin) -> Option<f64> {
+        let latency = self.known_latency(g);
+        if latency.is_some() {
+            if !self.measured.contains_key(g) {
+                self.assumed += 1;
+            }
+            self.learn(g, origin, latency);
+        }
+        latency
+    }
+
+    fn learn(&mut self, g: &Genome, origin: Origin, latency: Option<f64>) {
         match origin {
             Origin::Probe(k) => {
-                self.probes_spent += 1;
                 if let Some(e) = self.probe_log[k].iter_mut().find(|(v, _)| *v == g[k]) {
                     e.1 = latency;
                 }
                 if let Some(l) = latency {
                     self.probed[k] = true;
-                    if (l - self.base_latency).abs() > SAME_LATENCY * self.base_latency {
+                    if !self.same_as_base(l) {
                         self.matters[k] = true;
                     }
                     if self.best_move[k].is_none_or(|(_, b)| l < b) {
@@ -418,9 +649,12 @@ impl Planner {
             Origin::Child | Origin::Random => {}
         }
         if let Some(l) = latency {
-            self.pop.push((g.clone(), l));
-            self.pop.sort_by(|a, b| a.1.total_cmp(&b.1));
-            self.pop.truncate(self.population);
+            self.learn_flat(g, l);
+            if self.measured.insert(g.clone(), l).is_none() {
+                self.pop.push((g.clone(), l));
+                self.pop.sort_by(|a, b| a.1.total_cmp(&b.1));
+                self.pop.truncate(self.population);
+            }
         }
     }
 }
