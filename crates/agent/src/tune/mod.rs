@@ -976,6 +976,17 @@ mod tests {
         g
     }
 
+    /// (knob, value) of each evaluated one-knob probe; panics on any other
+    /// origin.
+    fn probe_moves(done: &[(Genome, Origin)]) -> Vec<(usize, usize)> {
+        done.iter()
+            .map(|(g, o)| match o {
+                Origin::Probe(k) => (*k, g[*k]),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
     /// Drives a planner like the search loop does (identical candidates
     /// skipped), with `latency` as the device; returns what was evaluated.
     fn drive(
@@ -1085,13 +1096,7 @@ mod tests {
         let mut rng = Rng(4);
         let mut p = Planner::new(values, base.clone(), 10.0, 10, 8, &mut rng);
         let done = drive(&mut p, 10, &lat);
-        let moves: Vec<(usize, usize)> = done
-            .iter()
-            .map(|(g, o)| match o {
-                Origin::Probe(k) => (*k, g[*k]),
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let moves = probe_moves(&done);
         // Far ends, widest knobs first; a knob whose far end changed
         // nothing goes to its near end at once (the per-core minimum,
         // which helps there, and is then bisected once, rounding towards
@@ -1133,13 +1138,7 @@ mod tests {
         let base_latency = lat(&base).unwrap();
         let mut p = Planner::new(values, base.clone(), base_latency, 5, 8, &mut rng);
         let done = drive(&mut p, 4, &lat);
-        let moves: Vec<(usize, usize)> = done
-            .iter()
-            .map(|(g, o)| match o {
-                Origin::Probe(k) => (*k, g[*k]),
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let moves = probe_moves(&done);
         // Far end 11 (12 us, better than 14), midpoint 8 (11 us), then
         // between 8 and 11 (the wider side is a tie; 11 was faster than
         // the base): 9, the best; then hemmed in (8, 9, 11 tried, 10 left
@@ -1336,13 +1335,7 @@ mod tests {
         let mut rng = Rng(3);
         let mut p = Planner::new(values, base.clone(), 10.0, probe_cap(10), 8, &mut rng);
         let done = drive(&mut p, 4, &lat);
-        let moves: Vec<(usize, usize)> = done
-            .iter()
-            .map(|(g, o)| match o {
-                Origin::Probe(k) => (*k, g[*k]),
-                other => panic!("{other:?}"),
-            })
-            .collect();
+        let moves = probe_moves(&done);
         // Per-core minimum and tile far ends (a little slower: on to the
         // next knob), the core count's far end (three times slower: its
         // midpoint at once, before the split unit's far end).
