@@ -131,13 +131,7 @@ fn random_sample(session: &OpSession<'_>, input: &Sources, rng: &mut Rng) -> (So
                 .collect();
             if let Ok(files) = space.render_with(&values) {
                 for (path, text) in files {
-                    let rel = path.strip_prefix(&base.dir).unwrap_or(&path);
-                    let key = rel
-                        .components()
-                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                        .collect::<Vec<_>>()
-                        .join("/");
-                    out.set(&key, text);
+                    out.set_at(&base.dir, &path, text);
                 }
                 what.push(
                     values

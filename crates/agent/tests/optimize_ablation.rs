@@ -203,17 +203,7 @@ fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
         &mut |_| {},
     )
     .unwrap();
-    let log: Vec<_> = session
-        .log()
-        .iter()
-        .filter(|e| e.phase == Phase::Tune)
-        .collect();
-    for e in &log {
-        eprintln!(
-            "{} {} {:?} {}",
-            e.verdict, e.action.summary, e.latency_us, e.reason
-        );
-    }
+    let log = common::tune_log(&session);
     eprintln!(
         "regions {:?}, skipped {} infeasible",
         out.regions, out.skipped_infeasible

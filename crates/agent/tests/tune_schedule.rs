@@ -8,7 +8,7 @@ mod common;
 
 use ascendopt_agent::motif::Sources;
 use ascendopt_agent::refine::Tried;
-use ascendopt_agent::session::{Action, OpSession, Phase};
+use ascendopt_agent::session::{Action, OpSession, Phase, RunContext, Trial};
 use ascendopt_agent::tune::{tune, TuneConfig};
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::store::Stage;
@@ -38,6 +38,32 @@ impl ascendopt_agent::proposer::Proposer for NoEdits {
     }
 }
 
+/// A session with `budget` online evaluations plus one for the input, and
+/// the input's evaluation.
+fn open_with_baseline<'a>(
+    ctx: &'a RunContext<'a>,
+    pkg: &'a OpPackage,
+    budget: u32,
+) -> (OpSession<'a>, Trial) {
+    let mut session = OpSession::open(
+        ctx,
+        pkg,
+        BudgetConfig {
+            rewind: 0,
+            online: budget + 1,
+        },
+    )
+    .unwrap();
+    let input = Sources::load(&pkg.dir).unwrap();
+    let action = Action {
+        proposer: "input".into(),
+        summary: "input".into(),
+        ..Action::default()
+    };
+    let base = session.evaluate(Phase::Baseline, &input, action).unwrap();
+    (session, base)
+}
+
 #[test]
 fn stage2_caps_the_one_knob_round_and_never_evaluates_a_known_candidate() {
     let pkg = OpPackage::load(&small_copy("muls", "tune-schedule", 70_000, None)).unwrap();
@@ -48,28 +74,7 @@ fn stage2_caps_the_one_knob_round_and_never_evaluates_a_known_candidate() {
         .unwrap();
     let ctx = rig.ctx(run, 1);
     let budget = 8;
-    let mut session = OpSession::open(
-        &ctx,
-        &pkg,
-        BudgetConfig {
-            rewind: 0,
-            online: budget + 1,
-        },
-    )
-    .unwrap();
-    let input = Sources::load(&pkg.dir).unwrap();
-    let base = session
-        .evaluate(
-            Phase::Baseline,
-            &input,
-            Action {
-                proposer: "input".into(),
-                motif: None,
-                summary: "input".into(),
-                entries: Vec::new(),
-            },
-        )
-        .unwrap();
+    let (mut session, base) = open_with_baseline(&ctx, &pkg, budget);
     let base_us = base.latency_us().unwrap();
     let mut tried = Tried::new();
     let out = tune(
@@ -217,19 +222,7 @@ fn with_noisy_measurements_the_best_is_re_measured_with_the_last_evaluation() {
     let mut ctx = rig.ctx(run, 2);
     ctx.pipeline.deterministic = false;
     let budget = 6;
-    let mut session = OpSession::open(
-        &ctx,
-        &pkg,
-        BudgetConfig {
-            rewind: 0,
-            online: budget + 1,
-        },
-    )
-    .unwrap();
-    let input = Sources::load(&pkg.dir).unwrap();
-    let base = session
-        .evaluate(Phase::Baseline, &input, Action::default())
-        .unwrap();
+    let (mut session, base) = open_with_baseline(&ctx, &pkg, budget);
     let base_us = base.latency_us().unwrap();
     let out = tune(
         &mut session,
@@ -240,17 +233,7 @@ fn with_noisy_measurements_the_best_is_re_measured_with_the_last_evaluation() {
         &mut |_| {},
     )
     .unwrap();
-    let log: Vec<_> = session
-        .log()
-        .iter()
-        .filter(|e| e.phase == Phase::Tune)
-        .collect();
-    for e in &log {
-        eprintln!(
-            "{} {:?} {} {}",
-            e.action.summary, e.latency_us, e.verdict, e.reason
-        );
-    }
+    let log = common::tune_log(&session);
     assert!(out.attempts <= budget);
     // The small copy's best tiling is much faster than the input's (fewer
     // cores for a small shape), far beyond the noise.

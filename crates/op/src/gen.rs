@@ -80,8 +80,15 @@ fn sign_of(dist: &Dist, dtype: Dtype) -> Sign {
 }
 
 fn signed(rng: &mut ChaCha8Rng, sign: Sign, magnitude: f64) -> f64 {
+    // The coin is drawn only when the sign is free.
+    let coin = matches!(sign, Sign::Any) && rng.gen::<bool>();
+    with_sign(sign, coin, magnitude)
+}
+
+/// `magnitude` with the sign `sign` keeps; `coin` decides a free sign.
+fn with_sign(sign: Sign, coin: bool, magnitude: f64) -> f64 {
     let negative = match sign {
-        Sign::Any => rng.gen::<bool>(),
+        Sign::Any => coin,
         Sign::Positive => false,
         Sign::Negative => true,
     };
@@ -180,16 +187,7 @@ fn float_value(dist: &Dist, sign: Sign, rng: &mut ChaCha8Rng) -> f64 {
                 // Scaled up: 1 .. 16 times the scale.
                 scale * binade(0, 4, g)
             };
-            let negative = match sign {
-                Sign::Any => r & 1 == 1,
-                Sign::Positive => false,
-                Sign::Negative => true,
-            };
-            if negative {
-                -magnitude
-            } else {
-                magnitude
-            }
+            with_sign(sign, r & 1 == 1, magnitude)
         }
         Dist::Uniform { low, high } => low + (high - low) * rng.gen::<f64>(),
         Dist::Normal { mean, scale } => {

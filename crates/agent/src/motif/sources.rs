@@ -104,6 +104,12 @@ impl Sources {
         self.files.insert(path.to_string(), text);
     }
 
+    /// [`Sources::set`] for a file given by its path on disk, `path`
+    /// lying under the package folder `dir` (as rendered tiling files are).
+    pub fn set_at(&mut self, dir: &Path, path: &Path, text: String) {
+        self.set(&relative(dir, path), text);
+    }
+
     /// Every file, in path order.
     pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
         self.files.iter().map(|(p, t)| (p.as_str(), t.as_str()))

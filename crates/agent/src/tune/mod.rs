@@ -212,13 +212,7 @@ impl KnobSpace {
             .map_err(|e| e.to_string())?;
         let mut out = base.clone();
         for (path, text) in files {
-            let rel = path.strip_prefix(&self.dir).unwrap_or(&path);
-            let key = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/");
-            out.set(&key, text);
+            out.set_at(&self.dir, &path, text);
         }
         Ok(out)
     }

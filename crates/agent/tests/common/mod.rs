@@ -8,7 +8,7 @@ use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::distill::BuiltinDistiller;
 use ascendopt_agent::motif::{by_tag, SiteState, Sources};
 use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
-use ascendopt_agent::session::RunContext;
+use ascendopt_agent::session::{LogEntry, OpSession, Phase, RunContext};
 use ascendopt_bank::store::Bank;
 use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
@@ -174,4 +174,21 @@ pub fn rewind_bank() -> &'static Path {
         bank.freeze().unwrap();
         path
     })
+}
+
+/// Stage II's entries of a session's log, each printed (a failing test
+/// shows what the search spent its evaluations on).
+pub fn tune_log<'s>(session: &'s OpSession<'_>) -> Vec<&'s LogEntry> {
+    let log: Vec<_> = session
+        .log()
+        .iter()
+        .filter(|e| e.phase == Phase::Tune)
+        .collect();
+    for e in &log {
+        eprintln!(
+            "{} {} {:?} {}",
+            e.verdict, e.action.summary, e.latency_us, e.reason
+        );
+    }
+    log
 }

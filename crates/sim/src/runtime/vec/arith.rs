@@ -423,31 +423,29 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     let plan = plan(&Spec::widest(api, &operands), op, mask, ub.len())?;
     let f = elem_fn(api, kind, op, dst, src)?;
     let reads_dst = dst_access == Access::ReadWrite;
-    if let Some(bases) = plan.contiguous_bases() {
-        if flat::independent(bases, &operands, plan.len()) {
-            let sources = &bases[1..];
-            if let Some(run) = &f.run {
-                run::contiguous(
-                    ub,
-                    bases[0],
-                    sources,
-                    plan.len(),
-                    dst.size(),
-                    src.size(),
-                    run,
-                );
-                return Ok(plan.effect());
-            }
-            match (dst.size(), src.size()) {
-                (4, 4) => flat::run::<4, 4>(ub, bases[0], sources, plan.len(), reads_dst, &f),
-                (2, 2) => flat::run::<2, 2>(ub, bases[0], sources, plan.len(), reads_dst, &f),
-                (4, 2) => flat::run::<4, 2>(ub, bases[0], sources, plan.len(), reads_dst, &f),
-                (1, 1) => flat::run::<1, 1>(ub, bases[0], sources, plan.len(), reads_dst, &f),
-                (8, 8) => flat::run::<8, 8>(ub, bases[0], sources, plan.len(), reads_dst, &f),
-                _ => flat::run_any(ub, bases, plan.len(), dst, src, reads_dst, &f),
-            }
+    if let Some(bases) = plan.independent_bases() {
+        let sources = &bases[1..];
+        if let Some(run) = &f.run {
+            run::contiguous(
+                ub,
+                bases[0],
+                sources,
+                plan.len(),
+                dst.size(),
+                src.size(),
+                run,
+            );
             return Ok(plan.effect());
         }
+        match (dst.size(), src.size()) {
+            (4, 4) => flat::run::<4, 4>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+            (2, 2) => flat::run::<2, 2>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+            (4, 2) => flat::run::<4, 2>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+            (1, 1) => flat::run::<1, 1>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+            (8, 8) => flat::run::<8, 8>(ub, bases[0], sources, plan.len(), reads_dst, &f),
+            _ => flat::run_any(ub, bases, plan.len(), dst, src, reads_dst, &f),
+        }
+        return Ok(plan.effect());
     }
     // One buffer for every repeat: a repeat's results are computed from
     // its inputs before any is stored (operands may overlap).
@@ -569,25 +567,12 @@ mod run {
 }
 
 /// Element-by-element execution of an instruction whose operands are
-/// contiguous and independent (see [`flat::independent`]): the same
+/// contiguous and independent (see [`Plan::independent_bases`]): the same
 /// results as the repeat-by-repeat path without its bookkeeping.
 mod flat {
     use super::{ElemFn, Inputs};
     use crate::numeric;
-    use crate::runtime::vec::lanes::Operand;
     use ascendopt_op::Dtype;
-
-    /// True when no element's result can change what another element
-    /// reads: each source either is the destination itself (same base and
-    /// element size) or shares no byte with it.
-    pub(super) fn independent(bases: &[usize], operands: &[Operand], n: usize) -> bool {
-        let dst_size = operands[0].elem_size as usize;
-        let (d0, d1) = (bases[0], bases[0] + n * dst_size);
-        operands.iter().zip(bases).skip(1).all(|(o, &b)| {
-            let size = o.elem_size as usize;
-            (b == bases[0] && size == dst_size) || b + n * size <= d0 || b >= d1
-        })
-    }
 
     #[inline(always)]
     fn read<const S: usize>(ub: &[u8], addr: usize) -> u64 {

@@ -209,62 +209,55 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
     ];
     let plan = plan(&Spec::widest(API, &operands), op, mask, ub.len())?;
     let mode = rounding(op.round);
-    if let Some(bases) = plan.contiguous_bases() {
+    if let Some(bases) = plan.independent_bases() {
         let (d, s, n) = (dst.size(), src.size(), plan.len());
-        // Element-wise when no result can change another element's input:
-        // in place with equal widths, or no shared byte.
-        if (bases[0] == bases[1] && d == s)
-            || bases[1] + n * s <= bases[0]
-            || bases[1] >= bases[0] + n * d
-        {
-            let conv = move |bits: u64| convert(bits, src, dst, mode, deq_scale);
-            match (src, dst) {
-                // Exact widenings (NaN keeps the general path's bits).
-                (F16, F32) => run::<2, 4>(ub, bases, n, |bits| {
-                    let h = half::f16::from_bits(bits as u16);
-                    if h.is_nan() {
-                        conv(bits)
-                    } else {
-                        u64::from(h.to_f32().to_bits())
-                    }
-                }),
-                (U8, F16) => run::<1, 2>(ub, bases, n, |bits| {
-                    u64::from(half::f16::from_f32_const(f32::from(bits as u8)).to_bits())
-                }),
-                (I8, F16) => run::<1, 2>(ub, bases, n, |bits| {
-                    u64::from(half::f16::from_f32_const(f32::from(bits as u8 as i8)).to_bits())
-                }),
-                // Float to integer: convert's own path without its dispatch.
-                (F16, U8 | I8 | I16 | I32) => {
-                    let to_int = move |bits: u64| {
-                        let x = half::f16::from_bits(bits as u16).to_f32_const();
-                        numeric::float_to_int(f64::from(x), mode, dst)
-                    };
-                    match dst.size() {
-                        1 => run::<2, 1>(ub, bases, n, to_int),
-                        2 => run::<2, 2>(ub, bases, n, to_int),
-                        _ => run::<2, 4>(ub, bases, n, to_int),
+        let conv = move |bits: u64| convert(bits, src, dst, mode, deq_scale);
+        match (src, dst) {
+            // Exact widenings (NaN keeps the general path's bits).
+            (F16, F32) => run::<2, 4>(ub, bases, n, |bits| {
+                let h = half::f16::from_bits(bits as u16);
+                if h.is_nan() {
+                    conv(bits)
+                } else {
+                    u64::from(h.to_f32().to_bits())
+                }
+            }),
+            (U8, F16) => run::<1, 2>(ub, bases, n, |bits| {
+                u64::from(half::f16::from_f32_const(f32::from(bits as u8)).to_bits())
+            }),
+            (I8, F16) => run::<1, 2>(ub, bases, n, |bits| {
+                u64::from(half::f16::from_f32_const(f32::from(bits as u8 as i8)).to_bits())
+            }),
+            // Float to integer: convert's own path without its dispatch.
+            (F16, U8 | I8 | I16 | I32) => {
+                let to_int = move |bits: u64| {
+                    let x = half::f16::from_bits(bits as u16).to_f32_const();
+                    numeric::float_to_int(f64::from(x), mode, dst)
+                };
+                match dst.size() {
+                    1 => run::<2, 1>(ub, bases, n, to_int),
+                    2 => run::<2, 2>(ub, bases, n, to_int),
+                    _ => run::<2, 4>(ub, bases, n, to_int),
+                }
+            }
+            (F32, I32) => run::<4, 4>(ub, bases, n, move |bits| {
+                numeric::float_to_int(f64::from(f32::from_bits(bits as u32)), mode, dst)
+            }),
+            _ => match (s, d) {
+                (2, 1) => run::<2, 1>(ub, bases, n, conv),
+                (4, 4) => run::<4, 4>(ub, bases, n, conv),
+                (4, 2) => run::<4, 2>(ub, bases, n, conv),
+                (2, 4) => run::<2, 4>(ub, bases, n, conv),
+                (2, 2) => run::<2, 2>(ub, bases, n, conv),
+                _ => {
+                    for i in 0..n {
+                        let bits = numeric::load_bits(ub, bases[1] + i * s, s);
+                        numeric::store_bits(ub, bases[0] + i * d, d, conv(bits));
                     }
                 }
-                (F32, I32) => run::<4, 4>(ub, bases, n, move |bits| {
-                    numeric::float_to_int(f64::from(f32::from_bits(bits as u32)), mode, dst)
-                }),
-                _ => match (s, d) {
-                    (2, 1) => run::<2, 1>(ub, bases, n, conv),
-                    (4, 4) => run::<4, 4>(ub, bases, n, conv),
-                    (4, 2) => run::<4, 2>(ub, bases, n, conv),
-                    (2, 4) => run::<2, 4>(ub, bases, n, conv),
-                    (2, 2) => run::<2, 2>(ub, bases, n, conv),
-                    _ => {
-                        for i in 0..n {
-                            let bits = numeric::load_bits(ub, bases[1] + i * s, s);
-                            numeric::store_bits(ub, bases[0] + i * d, d, conv(bits));
-                        }
-                    }
-                },
-            }
-            return Ok(plan.effect());
+            },
         }
+        return Ok(plan.effect());
     }
     for chunk in plan.repeat_chunks() {
         let results: Vec<u64> = chunk

@@ -209,14 +209,24 @@ impl Plan {
         }
     }
 
-    /// The base address of every operand when the active elements are
-    /// contiguous in each (element `i` of operand `k` at `bases[k] + i *
-    /// size_k`), in the order of [`Spec::operands`]; `None` otherwise.
-    pub(crate) fn contiguous_bases(&self) -> Option<&[usize]> {
-        match &self.layout {
-            Layout::Contiguous { bases, .. } => Some(bases),
-            Layout::Listed { .. } => None,
-        }
+    /// The base address of every operand (in the order of
+    /// [`Spec::operands`], the destination first) when the active elements
+    /// are contiguous in each (element `i` of operand `k` at `bases[k] + i *
+    /// size_k`) and independent: every other operand either is the
+    /// destination itself (same base and element size) or shares no byte
+    /// with it, so no element's result can change another element's inputs
+    /// and the repeat-by-repeat read-before-write order cannot matter.
+    /// `None` otherwise.
+    pub(crate) fn independent_bases(&self) -> Option<&[usize]> {
+        let Layout::Contiguous { bases, sizes } = &self.layout else {
+            return None;
+        };
+        let n = self.len;
+        let (d0, d1) = (bases[0], bases[0] + n * sizes[0]);
+        let independent = bases.iter().zip(sizes).skip(1).all(|(&b, &size)| {
+            (b == bases[0] && size == sizes[0]) || b + n * size <= d0 || b >= d1
+        });
+        independent.then_some(bases.as_slice())
     }
 
     /// Ranges of active-element indices that belong to the same repeat, in
