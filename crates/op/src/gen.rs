@@ -99,6 +99,15 @@ fn with_sign(sign: Sign, coin: bool, magnitude: f64) -> f64 {
     }
 }
 
+/// Stores `next()`'s low `N` bytes (little-endian) in each `N`-byte element
+/// of `bytes`, in order.
+fn store_all<const N: usize>(bytes: &mut [u8], mut next: impl FnMut() -> u64) {
+    for el in bytes.chunks_exact_mut(N) {
+        let v = next().to_le_bytes();
+        el.copy_from_slice(&v[..N]);
+    }
+}
+
 fn gen_input(input: &CaseInput, stream: u64) -> Tensor {
     if let Some(part) = input.dtype.complex_part() {
         // Complex: the real and imaginary parts are independent draws of
@@ -140,8 +149,18 @@ fn gen_input(input: &CaseInput, stream: u64) -> Tensor {
             .enumerate()
             .for_each(|(k, bytes)| {
                 let mut rng = stream_rng(stream, Some(k));
-                for el in bytes.chunks_exact_mut(size) {
-                    el.copy_from_slice(&draw(&mut rng).to_le_bytes()[..size]);
+                // Element stores of a constant width (a per-element
+                // variable-length copy was a memmove call each).
+                match size {
+                    1 => store_all::<1>(bytes, || draw(&mut rng)),
+                    2 => store_all::<2>(bytes, || draw(&mut rng)),
+                    4 => store_all::<4>(bytes, || draw(&mut rng)),
+                    8 => store_all::<8>(bytes, || draw(&mut rng)),
+                    _ => {
+                        for el in bytes.chunks_exact_mut(size) {
+                            el.copy_from_slice(&draw(&mut rng).to_le_bytes()[..size]);
+                        }
+                    }
                 }
             });
     }

@@ -39,10 +39,22 @@ impl Tensor {
     /// A tensor whose every element holds `element` (one element's bytes,
     /// e.g. [`crate::compare::poison_bytes`]).
     pub fn filled(dtype: Dtype, shape: &[usize], element: &[u8]) -> Tensor {
-        let n = numel(shape);
-        let mut data = Vec::with_capacity(n * dtype.size());
-        for _ in 0..n {
-            data.extend_from_slice(element);
+        let total = numel(shape) * element.len();
+        let mut data = Vec::with_capacity(total);
+        if !element.is_empty() {
+            // Whole blocks of the pattern at a time (per-element copies of
+            // a variable length were a library call per element).
+            let block: Vec<u8> = element
+                .iter()
+                .copied()
+                .cycle()
+                .take(element.len() * (4096 / element.len()).max(1))
+                .collect();
+            while total - data.len() >= block.len() {
+                data.extend_from_slice(&block);
+            }
+            let rest = total - data.len();
+            data.extend_from_slice(&block[..rest]);
         }
         Tensor {
             dtype,
@@ -297,6 +309,22 @@ pub(crate) fn wrap_int(v: i128, dtype: Dtype) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filled_repeats_the_element_exactly_across_block_boundaries() {
+        for (dtype, element) in [
+            (Dtype::Uint8, vec![0x5Au8]),
+            (Dtype::Float16, vec![0x5A, 0x7E]),
+            (Dtype::Float32, vec![1, 2, 3, 4]),
+            (Dtype::Float64, vec![1, 2, 3, 4, 5, 6, 7, 8]),
+        ] {
+            for n in [0usize, 1, 7, 1023, 1024, 1025, 4096, 5000] {
+                let t = Tensor::filled(dtype, &[n], &element);
+                let naive: Vec<u8> = (0..n).flat_map(|_| element.iter().copied()).collect();
+                assert_eq!(t.data, naive, "{dtype:?} x {n}");
+            }
+        }
+    }
 
     #[test]
     fn float_elements_round_once_and_read_back_exactly() {

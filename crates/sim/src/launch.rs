@@ -223,6 +223,30 @@ pub fn run(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
     run_kernel(job, &tiling)
 }
 
+/// Tensor memory the caller provides instead of the job's `data` (the
+/// worker's view of the tensor regions it shares with its parent): one
+/// region per input, then per output, each [`GM_ALIGN`]-aligned and of the
+/// tensor's size. Outputs are poisoned by the caller beforehand.
+///
+/// [`GM_ALIGN`]: crate::runtime::gm::GM_ALIGN
+pub struct TensorMemory<'a> {
+    /// Input regions, in argument order.
+    pub inputs: Vec<&'a mut [u8]>,
+    /// Output regions, in argument order.
+    pub outputs: Vec<&'a mut [u8]>,
+}
+
+/// Like [`run`], with the kernel working directly on `memory` (the job's
+/// tensor `data` is ignored): the outputs are left in `memory.outputs` and
+/// the returned [`LaunchOutput::outputs`] is empty.
+pub fn run_in_memory(
+    job: &LaunchJob,
+    memory: TensorMemory<'_>,
+) -> Result<LaunchOutput, LaunchFailure> {
+    let tiling = tiling_for_job(job)?;
+    launch(job, &tiling, Some(memory))
+}
+
 /// Calls the host library's tiling function for the job's shapes.
 fn tiling_for_job(job: &LaunchJob) -> Result<TilingInfo, LaunchFailure> {
     let shapes = |ts: &[JobTensor]| ts.iter().map(|t| (t.dtype, t.shape.clone())).collect();
@@ -248,6 +272,14 @@ type ThrowFn = unsafe extern "C-unwind" fn();
 
 /// Runs the kernel of `job` on every block with the given tiling decisions.
 pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, LaunchFailure> {
+    launch(job, tiling, None)
+}
+
+fn launch(
+    job: &LaunchJob,
+    tiling: &TilingInfo,
+    memory: Option<TensorMemory<'_>>,
+) -> Result<LaunchOutput, LaunchFailure> {
     if tiling.block_dim == 0 || tiling.block_dim > MAX_BLOCK_DIM {
         return Err(LaunchFailure::Tiling {
             message: format!(
@@ -291,14 +323,58 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
     let mut gm = GmSpace::default();
     let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ 0x5eed_f00d_9a7e);
     let mut arg_spaces = Vec::new();
-    for (i, t) in job.inputs.iter().enumerate() {
-        arg_spaces.push(gm.alloc(&format!("input {i}"), t.data.len(), &t.data));
-    }
     let mut output_spaces = Vec::new();
-    for (i, t) in job.outputs.iter().enumerate() {
-        let s = gm.alloc(&format!("output {i}"), t.data.len(), &t.data);
-        output_spaces.push(s);
-        arg_spaces.push(s);
+    let in_memory = memory.is_some();
+    let memory_err = |message: String| LaunchFailure::Load {
+        what: "the tensor memory".into(),
+        message,
+    };
+    match memory {
+        None => {
+            for (i, t) in job.inputs.iter().enumerate() {
+                arg_spaces.push(gm.alloc(&format!("input {i}"), t.data.len(), &t.data));
+            }
+            for (i, t) in job.outputs.iter().enumerate() {
+                let s = gm.alloc(&format!("output {i}"), t.data.len(), &t.data);
+                output_spaces.push(s);
+                arg_spaces.push(s);
+            }
+        }
+        Some(memory) => {
+            if memory.inputs.len() != job.inputs.len() || memory.outputs.len() != job.outputs.len()
+            {
+                return Err(memory_err(format!(
+                    "regions for {} inputs and {} outputs, the job has {} and {}",
+                    memory.inputs.len(),
+                    memory.outputs.len(),
+                    job.inputs.len(),
+                    job.outputs.len()
+                )));
+            }
+            let named = memory
+                .inputs
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| (format!("input {i}"), m, false))
+                .chain(
+                    memory
+                        .outputs
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, m)| (format!("output {i}"), m, true)),
+                );
+            for (name, region, is_output) in named {
+                // SAFETY: the caller's regions live for the whole call
+                // (`TensorMemory` borrows them), and only the kernel, through
+                // this space, touches them meanwhile.
+                let s = unsafe { gm.adopt(&name, region) }
+                    .ok_or_else(|| memory_err(format!("the region of {name} is misaligned")))?;
+                if is_output {
+                    output_spaces.push(s);
+                }
+                arg_spaces.push(s);
+            }
+        }
     }
     let mut ws = vec![0u8; tiling.workspace as usize];
     rng.fill_bytes(&mut ws);
@@ -433,10 +509,14 @@ pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, 
             instrs,
         });
     }
-    let outputs = output_spaces
-        .iter()
-        .map(|&s| shared.gm.allocs()[s as usize].bytes().to_vec())
-        .collect();
+    let outputs = if in_memory {
+        Vec::new()
+    } else {
+        output_spaces
+            .iter()
+            .map(|&s| shared.gm.allocs()[s as usize].bytes().to_vec())
+            .collect()
+    };
     let findings = shared
         .notes()
         .into_iter()

@@ -417,3 +417,27 @@ fn real_add_custom_builds_against_the_emulation_headers() {
     assert!(has_symbol(&again.kernel_lib, "ascendopt_kernel_call"));
     assert!(has_symbol(&again.host_lib, "ascendopt_host_tiling"));
 }
+
+#[test]
+fn gold_is_used_only_when_the_compiler_reaches_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let script = |name: &str, body: &str| {
+        fx.write(name, &format!("#!/bin/sh\n{body}\n"));
+        let path = fx.path(name);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let limit = Duration::from_secs(10);
+    let with_gold = script(
+        "gold-gxx",
+        "[ \"$1\" = -fuse-ld=gold ] && echo 'GNU gold (fake) 1.16'; exit 0",
+    );
+    assert!(links_with_gold(&with_gold, limit));
+    let without = script("bfd-gxx", "echo 'collect2 version 12'; exit 1");
+    assert!(!links_with_gold(&without, limit));
+    let hangs = script("slow-gxx", "exec sleep 30");
+    let start = Instant::now();
+    assert!(!links_with_gold(&hangs, Duration::from_millis(200)));
+    assert!(start.elapsed() < Duration::from_secs(5));
+}

@@ -12,10 +12,26 @@ pub const GM_ALIGN: usize = 512;
 pub struct GmAlloc {
     /// What it holds (`input x`, `workspace`, ...), for messages.
     pub name: String,
-    buf: Vec<u8>,
-    offset: usize,
+    backing: Backing,
     len: usize,
 }
+
+/// Where an allocation's bytes live.
+enum Backing {
+    /// A buffer of our own (`len + GM_ALIGN` bytes; the allocation starts
+    /// at `offset`, the first aligned byte).
+    Owned { buf: Vec<u8>, offset: usize },
+    /// Memory the launch's caller owns (a tensor region shared with the
+    /// parent process), valid for the whole launch.
+    Borrowed { ptr: *mut u8 },
+}
+
+// SAFETY: a `Borrowed` allocation is plain memory that outlives the launch
+// (see `GmSpace::adopt`); kernels on several block threads access GM through
+// raw pointers either way, exactly as they do an `Owned` buffer.
+unsafe impl Send for GmAlloc {}
+// SAFETY: as above.
+unsafe impl Sync for GmAlloc {}
 
 impl GmAlloc {
     fn new(name: String, len: usize) -> GmAlloc {
@@ -28,15 +44,17 @@ impl GmAlloc {
         };
         GmAlloc {
             name,
-            buf,
-            offset,
+            backing: Backing::Owned { buf, offset },
             len,
         }
     }
 
     /// Address of the first byte.
     pub fn base(&self) -> usize {
-        self.buf.as_ptr() as usize + self.offset
+        match &self.backing {
+            Backing::Owned { buf, offset } => buf.as_ptr() as usize + offset,
+            Backing::Borrowed { ptr } => *ptr as usize,
+        }
     }
 
     /// Size in bytes.
@@ -51,12 +69,20 @@ impl GmAlloc {
 
     /// Contents (only read when no kernel runs).
     pub fn bytes(&self) -> &[u8] {
-        &self.buf[self.offset..self.offset + self.len]
+        match &self.backing {
+            Backing::Owned { buf, offset } => &buf[*offset..*offset + self.len],
+            // SAFETY: `adopt`'s contract: `len` bytes at `ptr`, alive.
+            Backing::Borrowed { ptr } => unsafe { std::slice::from_raw_parts(*ptr, self.len) },
+        }
     }
 
     fn bytes_mut(&mut self) -> &mut [u8] {
-        let (o, l) = (self.offset, self.len);
-        &mut self.buf[o..o + l]
+        let len = self.len;
+        match &mut self.backing {
+            Backing::Owned { buf, offset } => &mut buf[*offset..*offset + len],
+            // SAFETY: as in `bytes`, and we hold the allocation mutably.
+            Backing::Borrowed { ptr } => unsafe { std::slice::from_raw_parts_mut(*ptr, len) },
+        }
     }
 }
 
@@ -88,6 +114,27 @@ impl GmSpace {
         (self.allocs.len() - 1) as u32
     }
 
+    /// Adds an allocation over memory the caller owns (its contents are
+    /// kept, not copied). Returns its index, or None when `memory` is not
+    /// [`GM_ALIGN`]-aligned.
+    ///
+    /// # Safety
+    /// `memory` must stay valid, and untouched by anyone but the kernel
+    /// through this space, for as long as this space lives.
+    pub unsafe fn adopt(&mut self, name: &str, memory: &mut [u8]) -> Option<u32> {
+        if !(memory.as_ptr() as usize).is_multiple_of(GM_ALIGN) {
+            return None;
+        }
+        self.allocs.push(GmAlloc {
+            name: name.to_string(),
+            backing: Backing::Borrowed {
+                ptr: memory.as_mut_ptr(),
+            },
+            len: memory.len(),
+        });
+        Some((self.allocs.len() - 1) as u32)
+    }
+
     /// Fills allocation `idx` with `pattern` repeated.
     pub fn fill(&mut self, idx: u32, pattern: &[u8]) {
         if pattern.is_empty() {
@@ -107,17 +154,23 @@ impl GmSpace {
 
     /// Resolves `[addr, addr+len)`; it must lie inside one allocation.
     pub fn resolve(&self, operand: &'static str, addr: usize, len: u64) -> Result<GmRef, Fault> {
+        // An allocation holding the whole range wins (one may end exactly
+        // where the next begins); otherwise the one it starts in names the
+        // overrun.
         for (i, a) in self.allocs.iter().enumerate() {
+            let base = a.base();
+            if addr >= base && ((addr - base) as u64).saturating_add(len) <= a.len as u64 {
+                return Ok(GmRef {
+                    space: i as u32,
+                    offset: (addr - base) as u64,
+                    ptr: addr,
+                });
+            }
+        }
+        for a in &self.allocs {
             let base = a.base();
             if addr >= base && addr <= base + a.len {
                 let off = (addr - base) as u64;
-                if off + len <= a.len as u64 {
-                    return Ok(GmRef {
-                        space: i as u32,
-                        offset: off,
-                        ptr: addr,
-                    });
-                }
                 return Err(Fault::GmOutOfBounds {
                     operand,
                     addr: addr as u64,
@@ -150,5 +203,45 @@ impl GmSpace {
             len,
             near,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjacent_allocations_resolve_to_the_one_holding_the_range() {
+        // Two adopted regions, the second starting where the first ends.
+        let mut memory = vec![0u8; 3 * GM_ALIGN];
+        let start = memory.as_ptr() as usize;
+        let skip = (GM_ALIGN - start % GM_ALIGN) % GM_ALIGN;
+        let (first, second) = memory[skip..skip + 2 * GM_ALIGN].split_at_mut(GM_ALIGN);
+        let mut gm = GmSpace::default();
+        // SAFETY: `memory` outlives `gm`, and nothing else touches it.
+        let (a, b) = unsafe {
+            (
+                gm.adopt("input 0", first).unwrap(),
+                gm.adopt("output 0", second).unwrap(),
+            )
+        };
+        let base = gm.allocs()[a as usize].base();
+        assert_eq!(gm.allocs()[b as usize].base(), base + GM_ALIGN);
+        // The first region's end is the second's start.
+        let r = gm.resolve("dst", base + GM_ALIGN, 32).unwrap();
+        assert_eq!((r.space, r.offset), (b, 0));
+        let r = gm.resolve("src", base + GM_ALIGN - 32, 32).unwrap();
+        assert_eq!((r.space, r.offset), (a, GM_ALIGN as u64 - 32));
+        // A range across the boundary belongs to neither.
+        let err = gm.resolve("src", base + GM_ALIGN - 32, 64).unwrap_err();
+        assert!(
+            err.to_string().contains("runs 32 bytes past its end"),
+            "{err}"
+        );
+        // Misaligned memory is not adopted.
+        let mut other = vec![0u8; 2 * GM_ALIGN];
+        let odd = (GM_ALIGN - other.as_ptr() as usize % GM_ALIGN) % GM_ALIGN + 1;
+        // SAFETY: as above.
+        assert!(unsafe { gm.adopt("x", &mut other[odd..odd + 8]) }.is_none());
     }
 }

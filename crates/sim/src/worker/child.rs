@@ -1,5 +1,7 @@
 //! The worker side: read the job from stdin, run it, write the reply to the
-//! result pipe whose fd number is in env [`RESULT_FD_ENV`].
+//! result pipe whose fd number is in env [`RESULT_FD_ENV`]. When the job's
+//! tensors are in the arena (fd in env [`ARENA_FD_ENV`]), the kernel works
+//! on the arena's regions directly and the outputs stay there.
 //!
 //! Hidden self-test jobs (for the sandbox tests; `kernel_name` starting with
 //! `__selftest:`), handled here instead of by `launch::run`:
@@ -12,8 +14,9 @@
 //!   runtime would when a trace grows without bound);
 //! - `__selftest:panic` — panics inside the worker.
 
+use super::arena::{Arena, ARENA_FD_ENV};
 use super::protocol::{self, Reply};
-use crate::launch::{LaunchFailure, LaunchJob, LaunchOutput, TilingInfo};
+use crate::launch::{LaunchFailure, LaunchJob, LaunchOutput, TensorMemory, TilingInfo};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter};
 use std::os::fd::FromRawFd;
@@ -63,12 +66,28 @@ pub fn worker_main() -> ExitCode {
         unsafe { libc::dup2(null.as_raw_fd(), 0) };
     }
     super::crash::install();
-    let reply = match job {
-        Err(message) => Reply::Refused(format!("cannot read the job: {message}")),
-        Ok(job) => run(&job),
+    let (reply, in_arena) = match job {
+        Err(message) => (
+            Reply::Refused(format!("cannot read the job: {message}")),
+            false,
+        ),
+        Ok(received) => match received.arena_lens {
+            None => (run(&received.job, None), false),
+            Some(lens) => match open_arena(&lens) {
+                Ok(mut arena) => {
+                    // A self-test's outputs travel through the pipe.
+                    let kernel = !received.job.kernel_name.starts_with(SELFTEST);
+                    (run(&received.job, Some(&mut arena)), kernel)
+                }
+                Err(message) => (
+                    Reply::Refused(format!("cannot map the tensor arena: {message}")),
+                    false,
+                ),
+            },
+        },
     };
     let mut writer = BufWriter::with_capacity(1 << 20, result_file);
-    match protocol::write_reply(&mut writer, reply) {
+    match protocol::write_reply(&mut writer, reply, in_arena) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("ascendopt-worker: cannot send the result: {err}");
@@ -77,12 +96,47 @@ pub fn worker_main() -> ExitCode {
     }
 }
 
-/// Runs the job, turning a panic of the simulator into a reply.
-fn run(job: &LaunchJob) -> Reply {
-    let outcome = std::panic::catch_unwind(|| match job.kernel_name.strip_prefix(SELFTEST) {
-        Some(mode) => selftest(mode, job),
-        None => Ok(crate::launch::run(job)),
-    });
+/// Maps the arena whose fd is in [`ARENA_FD_ENV`].
+fn open_arena(lens: &[usize]) -> Result<Arena, String> {
+    let fd: i32 = std::env::var(ARENA_FD_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&fd| fd > 2)
+        .ok_or_else(|| format!("{ARENA_FD_ENV} is not set"))?;
+    // Keep the arena away from any program the kernel might exec.
+    // SAFETY: fcntl on an fd number only sets a flag.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    Arena::open(fd, lens).map_err(|e| e.to_string())
+}
+
+/// Runs the job (on the arena's memory when there is one), turning a panic
+/// of the simulator into a reply.
+fn run(job: &LaunchJob, arena: Option<&mut Arena>) -> Reply {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        match (job.kernel_name.strip_prefix(SELFTEST), arena) {
+            (Some(mode), None) => selftest(mode, job),
+            (Some(mode), Some(arena)) => {
+                // Self-tests read `data`: give them the arena's contents
+                // (their outputs travel through the pipe).
+                let mut job = job.clone();
+                let tensors = job.inputs.iter_mut().chain(job.outputs.iter_mut());
+                for (i, t) in tensors.enumerate().take(arena.count()) {
+                    t.data = arena.region(i).to_vec();
+                }
+                selftest(mode, &job)
+            }
+            (None, None) => Ok(crate::launch::run(job)),
+            (None, Some(arena)) => {
+                let mut regions = arena.regions_mut();
+                let outputs = regions.split_off(job.inputs.len().min(regions.len()));
+                let memory = TensorMemory {
+                    inputs: regions,
+                    outputs,
+                };
+                Ok(crate::launch::run_in_memory(job, memory))
+            }
+        }
+    }));
     match outcome {
         Ok(Ok(result)) => Reply::Launch(result),
         Ok(Err(message)) => Reply::Refused(message),

@@ -11,7 +11,11 @@
 //! The worker's stdout and stderr are pipes that the parent drains in the
 //! same `poll` loop that feeds stdin and reads the reply (no deadlock
 //! whatever the sizes); only their last [`WorkerLimits::capture_bytes`] are
-//! kept. Tensor contents travel as raw bytes after a small bincode header.
+//! kept. Tensor contents do not go through pipes: the parent puts inputs
+//! and poisoned outputs in a sealed memfd (the tensor arena, `arena.rs`)
+//! that the worker maps and the kernel works on in place; the parent reads
+//! the outputs from its own mapping once the worker is gone. Where no memfd
+//! can be made they travel as raw bytes after the bincode headers.
 //!
 //! Sandbox (Linux), applied in the child between clone and exec (see
 //! `spawn.rs`: the child shares the parent's memory until it execs, so no
@@ -37,7 +41,8 @@
 //!   that fallback is recorded, never an error;
 //! - a private temporary working directory (also `HOME` and `TMPDIR`),
 //!   deleted afterwards, and a cleared environment (only `PATH`, `HOME`,
-//!   `TMPDIR`, `LC_ALL`, `MALLOC_ARENA_MAX` and the result fd variable).
+//!   `TMPDIR`, `LC_ALL`, `MALLOC_ARENA_MAX` and the result and arena fd
+//!   variables).
 //!
 //! Crash locations: the worker installs handlers for SIGSEGV, SIGBUS,
 //! SIGFPE and SIGILL that print the faulting library and offset before the
@@ -49,6 +54,7 @@
 //! every failure of the child is a [`WorkerOutcome`]. Kernel code never runs
 //! in the calling process.
 
+mod arena;
 mod child;
 mod crash;
 mod protocol;
@@ -517,10 +523,21 @@ fn run_in(
     start: Instant,
 ) -> WorkerReport {
     let fail = |message: String| not_started(start, work_dir.to_path_buf(), message);
-    let encoded = match bulk {
-        Some((inputs, outputs)) => protocol::encode_job_parts(job, inputs, outputs),
-        None => protocol::encode_job(job),
+    let owned: (Vec<&[u8]>, Vec<&[u8]>);
+    let (inputs, outputs): (&[&[u8]], &[&[u8]]) = match bulk {
+        Some(parts) => parts,
+        None => {
+            owned = (
+                job.inputs.iter().map(|t| t.data.as_slice()).collect(),
+                job.outputs.iter().map(|t| t.data.as_slice()).collect(),
+            );
+            (&owned.0, &owned.1)
+        }
     };
+    // Tensors go through the arena; through the pipe only when no arena
+    // can be made (no memfd on this system).
+    let arena = fill_arena(inputs, outputs);
+    let encoded = protocol::encode_job_parts(job, inputs, outputs, arena.is_some());
     let encoded = match encoded {
         Ok(encoded) => encoded,
         Err(message) => return fail(message),
@@ -544,6 +561,7 @@ fn run_in(
         filter: sandbox::no_new_processes_filter(),
         status_fd: status_write.as_raw_fd(),
         result_fd: reply_write.as_raw_fd(),
+        arena_fd: arena.as_ref().map_or(-1, |a| a.fd()),
     };
     let work_dir_text = work_dir.to_string_lossy().into_owned();
     let env = [
@@ -556,6 +574,10 @@ fn run_in(
         // budget on a big machine.
         ("MALLOC_ARENA_MAX", "4".to_string()),
         (child::RESULT_FD_ENV, reply_write.as_raw_fd().to_string()),
+        (
+            arena::ARENA_FD_ENV,
+            arena.as_ref().map_or(-1, |a| a.fd()).to_string(),
+        ),
     ];
     let spawned = spawn::spawn(&spawn::SpawnRequest {
         program: &command.program,
@@ -584,7 +606,17 @@ fn run_in(
     let stdout_tail = collected.stdout.text();
     let stderr_tail = collected.stderr.text();
     let libraries = [job.kernel_lib.as_path(), job.host_lib.as_path()];
-    let outcome = classify(&collected, &stderr_tail, wall_ms, &libraries);
+    // The worker is gone: the arena's output regions are final.
+    let arena_outputs: Option<Vec<&[u8]>> = arena
+        .as_ref()
+        .map(|a| (inputs.len()..a.count()).map(|i| a.region(i)).collect());
+    let outcome = classify(
+        &collected,
+        &stderr_tail,
+        wall_ms,
+        &libraries,
+        arena_outputs.as_deref(),
+    );
     WorkerReport {
         outcome,
         sandbox,
@@ -774,6 +806,17 @@ fn pump(
     out
 }
 
+/// A tensor arena holding `inputs` then `outputs`, or None when the system
+/// cannot make one.
+fn fill_arena(inputs: &[&[u8]], outputs: &[&[u8]]) -> Option<arena::Arena> {
+    let lens: Vec<usize> = inputs.iter().chain(outputs).map(|d| d.len()).collect();
+    let mut arena = arena::Arena::create(&lens).ok()?;
+    for (i, data) in inputs.iter().chain(outputs).enumerate() {
+        arena.region_mut(i).copy_from_slice(data);
+    }
+    Some(arena)
+}
+
 /// Reaps the worker `pid`.
 fn wait(pid: libc::pid_t) -> io::Result<ExitStatus> {
     let mut status = 0;
@@ -843,6 +886,7 @@ fn classify(
     stderr_tail: &str,
     wall_ms: u64,
     libraries: &[&Path],
+    arena_outputs: Option<&[&[u8]]>,
 ) -> WorkerOutcome {
     let stderr_tail = stderr_tail.to_string();
     if collected.timed_out {
@@ -854,7 +898,7 @@ fn classify(
     }
     // A complete reply wins: the launch is over even if teardown went wrong.
     if !collected.reply.bytes.is_empty() && !collected.reply.overflow {
-        if let Ok(reply) = protocol::decode_reply(&collected.reply.bytes) {
+        if let Ok(reply) = protocol::decode_reply(&collected.reply.bytes, arena_outputs) {
             return match reply {
                 Reply::Launch(Ok(output)) => WorkerOutcome::Finished(output),
                 Reply::Launch(Err(failure)) => WorkerOutcome::Failed(failure),

@@ -5,6 +5,10 @@
 //! header, then the raw tensor bytes one after another. Tensor contents are
 //! kept out of the bincode header so that tens of megabytes pass as plain
 //! `write`/`read` calls instead of element-by-element serde visits.
+//!
+//! Normally no tensor bytes follow at all: they sit in the tensor arena
+//! ([`super::arena`]) that both processes map, and the headers say so
+//! (`in_arena`). The pipe carries them only when no arena could be made.
 
 use crate::launch::{LaunchFailure, LaunchJob, LaunchOutput};
 use bincode::Options;
@@ -32,6 +36,8 @@ struct JobHeader {
     job: LaunchJob,
     input_lens: Vec<u64>,
     output_lens: Vec<u64>,
+    /// The contents are in the arena, not after the header.
+    in_arena: bool,
 }
 
 /// What the worker sends back.
@@ -49,6 +55,17 @@ pub(crate) enum Reply {
 struct ReplyHeader {
     reply: Reply,
     output_lens: Vec<u64>,
+    /// A finished launch left its outputs in the arena.
+    outputs_in_arena: bool,
+}
+
+/// A job as the worker received it.
+pub(crate) struct ReceivedJob {
+    /// The job; its tensors' `data` is empty when `arena_lens` is set.
+    pub job: LaunchJob,
+    /// The region sizes (inputs, then outputs) when the contents are in
+    /// the arena.
+    pub arena_lens: Option<Vec<usize>>,
 }
 
 /// A job as one header and the borrowed tensor contents that follow it.
@@ -59,19 +76,23 @@ pub(crate) struct EncodedJob<'a> {
     pub bulk: Vec<&'a [u8]>,
 }
 
-/// Encodes `job`; `job` keeps its data (the frame borrows it).
+/// Encodes `job` with its contents in the frame; `job` keeps its data (the
+/// frame borrows it).
+#[cfg(test)]
 pub(crate) fn encode_job(job: &LaunchJob) -> Result<EncodedJob<'_>, String> {
     let inputs: Vec<&[u8]> = job.inputs.iter().map(|t| t.data.as_slice()).collect();
     let outputs: Vec<&[u8]> = job.outputs.iter().map(|t| t.data.as_slice()).collect();
-    encode_job_parts(job, &inputs, &outputs)
+    encode_job_parts(job, &inputs, &outputs, false)
 }
 
 /// Encodes `job` with tensor contents given apart (`job`'s own `data` is
-/// ignored); one slice per input and per output.
+/// ignored); one slice per input and per output. With `in_arena` the frame
+/// holds only their sizes (the contents are in the arena).
 pub(crate) fn encode_job_parts<'a>(
     job: &LaunchJob,
     inputs: &[&'a [u8]],
     outputs: &[&'a [u8]],
+    in_arena: bool,
 ) -> Result<EncodedJob<'a>, String> {
     if inputs.len() != job.inputs.len() || outputs.len() != job.outputs.len() {
         return Err(format!(
@@ -103,9 +124,14 @@ pub(crate) fn encode_job_parts<'a>(
         job: skeleton,
         input_lens: inputs.iter().map(|d| d.len() as u64).collect(),
         output_lens: outputs.iter().map(|d| d.len() as u64).collect(),
+        in_arena,
     };
     let head = frame(JOB_MAGIC, &header)?;
-    let bulk = inputs.iter().chain(outputs).copied().collect();
+    let bulk = if in_arena {
+        Vec::new()
+    } else {
+        inputs.iter().chain(outputs).copied().collect()
+    };
     Ok(EncodedJob { head, bulk })
 }
 
@@ -170,12 +196,24 @@ fn read_bulk(reader: &mut impl Read, len: u64, available: Option<u64>) -> Result
 }
 
 /// Reads a job (worker side).
-pub(crate) fn read_job(reader: &mut impl Read) -> Result<LaunchJob, String> {
+pub(crate) fn read_job(reader: &mut impl Read) -> Result<ReceivedJob, String> {
     let header: JobHeader = read_header(reader, JOB_MAGIC)?;
     let mut job = header.job;
     if header.input_lens.len() != job.inputs.len() || header.output_lens.len() != job.outputs.len()
     {
         return Err("tensor count does not match the header".into());
+    }
+    if header.in_arena {
+        let lens = header
+            .input_lens
+            .iter()
+            .chain(&header.output_lens)
+            .map(|&l| usize::try_from(l).map_err(|_| format!("{l} bytes do not fit in memory")))
+            .collect::<Result<Vec<usize>, String>>()?;
+        return Ok(ReceivedJob {
+            job,
+            arena_lens: Some(lens),
+        });
     }
     for (tensor, len) in job.inputs.iter_mut().zip(&header.input_lens) {
         tensor.data = read_bulk(reader, *len, None)?;
@@ -183,12 +221,21 @@ pub(crate) fn read_job(reader: &mut impl Read) -> Result<LaunchJob, String> {
     for (tensor, len) in job.outputs.iter_mut().zip(&header.output_lens) {
         tensor.data = read_bulk(reader, *len, None)?;
     }
-    Ok(job)
+    Ok(ReceivedJob {
+        job,
+        arena_lens: None,
+    })
 }
 
 /// Writes a reply (worker side). A finished launch's output contents go as
-/// bulk data after the header.
-pub(crate) fn write_reply(writer: &mut impl Write, reply: Reply) -> io::Result<()> {
+/// bulk data after the header, or stay in the arena when `outputs_in_arena`
+/// (the launch then carries no output contents).
+pub(crate) fn write_reply(
+    writer: &mut impl Write,
+    reply: Reply,
+    outputs_in_arena: bool,
+) -> io::Result<()> {
+    let outputs_in_arena = outputs_in_arena && matches!(reply, Reply::Launch(Ok(_)));
     let (reply, outputs) = match reply {
         Reply::Launch(Ok(mut output)) => {
             let outputs = std::mem::take(&mut output.outputs);
@@ -199,6 +246,7 @@ pub(crate) fn write_reply(writer: &mut impl Write, reply: Reply) -> io::Result<(
     let header = ReplyHeader {
         reply,
         output_lens: outputs.iter().map(|o| o.len() as u64).collect(),
+        outputs_in_arena,
     };
     let head = frame(REPLY_MAGIC, &header).map_err(io::Error::other)?;
     writer.write_all(&head)?;
@@ -208,8 +256,10 @@ pub(crate) fn write_reply(writer: &mut impl Write, reply: Reply) -> io::Result<(
     writer.flush()
 }
 
-/// Decodes a complete reply (parent side).
-pub(crate) fn decode_reply(bytes: &[u8]) -> Result<Reply, String> {
+/// Decodes a complete reply (parent side). `arena_outputs` are the output
+/// regions of the job's arena, if it had one: a reply whose outputs stayed
+/// there gets copies of them.
+pub(crate) fn decode_reply(bytes: &[u8], arena_outputs: Option<&[&[u8]]>) -> Result<Reply, String> {
     let mut reader = bytes;
     let header: ReplyHeader = read_header(&mut reader, REPLY_MAGIC)?;
     let mut reply = header.reply;
@@ -220,6 +270,14 @@ pub(crate) fn decode_reply(bytes: &[u8]) -> Result<Reply, String> {
     }
     if !reader.is_empty() {
         return Err(format!("{} unexpected bytes after the reply", reader.len()));
+    }
+    if header.outputs_in_arena {
+        if !outputs.is_empty() {
+            return Err("output data after a reply whose outputs are in the arena".into());
+        }
+        let regions =
+            arena_outputs.ok_or("the reply's outputs are in an arena the job did not have")?;
+        outputs = regions.iter().map(|r| r.to_vec()).collect();
     }
     match &mut reply {
         Reply::Launch(Ok(output)) => output.outputs = outputs,
@@ -293,7 +351,8 @@ mod tests {
         let header_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
         assert_eq!(bytes.len(), 16 + header_len + 24);
         let back = read_job(&mut bytes.as_slice()).unwrap();
-        assert_eq!(back, job);
+        assert_eq!(back.job, job);
+        assert!(back.arena_lens.is_none());
     }
 
     #[test]
@@ -302,10 +361,45 @@ mod tests {
         let encoded = encode_job(&job).unwrap();
         let mut bytes = encoded.head.clone();
         bytes.extend_from_slice(encoded.bulk[0]);
-        let err = read_job(&mut bytes.as_slice()).unwrap_err();
+        let err = read_job(&mut bytes.as_slice()).err().unwrap();
         assert!(err.starts_with("truncated tensor data"), "{err}");
-        let err = read_job(&mut &b"GET / HTTP/1.1\r\n\r\n"[..]).unwrap_err();
+        let err = read_job(&mut &b"GET / HTTP/1.1\r\n\r\n"[..]).err().unwrap();
         assert!(err.contains("bad magic"), "{err}");
+    }
+
+    #[test]
+    fn an_arena_job_carries_sizes_only_and_its_reply_takes_the_arena_outputs() {
+        let job = job();
+        let inputs: Vec<&[u8]> = job.inputs.iter().map(|t| t.data.as_slice()).collect();
+        let outputs: Vec<&[u8]> = job.outputs.iter().map(|t| t.data.as_slice()).collect();
+        let encoded = encode_job_parts(&job, &inputs, &outputs, true).unwrap();
+        assert!(encoded.bulk.is_empty());
+        let back = read_job(&mut encoded.head.as_slice()).unwrap();
+        assert_eq!(back.arena_lens, Some(vec![12, 0, 12]));
+        assert!(back.job.inputs.iter().all(|t| t.data.is_empty()));
+
+        let output = LaunchOutput {
+            tiling: TilingInfo {
+                block_dim: 1,
+                tiling_key: 0,
+                data: vec![],
+                workspace: 0,
+            },
+            outputs: vec![],
+            trace: Default::default(),
+            findings: vec![],
+            printed: String::new(),
+        };
+        let mut bytes = Vec::new();
+        write_reply(&mut bytes, Reply::Launch(Ok(output)), true).unwrap();
+        let region: &[u8] = b"from the arena";
+        match decode_reply(&bytes, Some(&[region])).unwrap() {
+            Reply::Launch(Ok(back)) => assert_eq!(back.outputs, vec![region.to_vec()]),
+            other => panic!("{other:?}"),
+        }
+        // A reply that says "in the arena" for a job without one is refused.
+        let err = decode_reply(&bytes, None).err().unwrap();
+        assert!(err.contains("arena the job did not have"), "{err}");
     }
 
     #[test]
@@ -323,24 +417,24 @@ mod tests {
             printed: "hello".into(),
         };
         let mut bytes = Vec::new();
-        write_reply(&mut bytes, Reply::Launch(Ok(output.clone()))).unwrap();
-        match decode_reply(&bytes).unwrap() {
+        write_reply(&mut bytes, Reply::Launch(Ok(output.clone())), false).unwrap();
+        match decode_reply(&bytes, None).unwrap() {
             Reply::Launch(Ok(back)) => assert_eq!(back, output),
             other => panic!("{other:?}"),
         }
         // One byte short, one byte too many, or a lying length: refused.
-        assert!(decode_reply(&bytes[..bytes.len() - 1]).is_err());
+        assert!(decode_reply(&bytes[..bytes.len() - 1], None).is_err());
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(decode_reply(&longer)
+        assert!(decode_reply(&longer, None)
             .unwrap_err()
             .contains("unexpected bytes"));
         let mut lying = bytes.clone();
         lying[8..16].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
-        assert!(decode_reply(&lying).is_err());
+        assert!(decode_reply(&lying, None).is_err());
 
         let mut bytes = Vec::new();
-        write_reply(&mut bytes, Reply::Refused("no".into())).unwrap();
-        assert!(matches!(decode_reply(&bytes).unwrap(), Reply::Refused(m) if m == "no"));
+        write_reply(&mut bytes, Reply::Refused("no".into()), true).unwrap();
+        assert!(matches!(decode_reply(&bytes, None).unwrap(), Reply::Refused(m) if m == "no"));
     }
 }

@@ -37,6 +37,8 @@ pub(crate) struct SandboxPlan {
     /// Write end of the result pipe: its close-on-exec flag is cleared so
     /// the worker inherits it.
     pub result_fd: RawFd,
+    /// The tensor arena's fd (close-on-exec cleared likewise), or -1.
+    pub arena_fd: RawFd,
 }
 
 impl SandboxPlan {
@@ -94,6 +96,9 @@ impl SandboxPlan {
         unsafe {
             let _ = libc::write(self.status_fd, (&status as *const u8).cast(), 1);
             if libc::fcntl(self.result_fd, libc::F_SETFD, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if self.arena_fd >= 0 && libc::fcntl(self.arena_fd, libc::F_SETFD, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
         }
