@@ -131,11 +131,8 @@ fn gen_input(input: &CaseInput, stream: u64) -> Tensor {
     // The element's bits, from the chunk's generator.
     let draw = |rng: &mut ChaCha8Rng| -> u64 {
         if dtype == Dtype::Bool {
-            let v = match input.dist {
-                Dist::Mixed { .. } => rng.gen::<bool>(),
-                _ => float_value(&input.dist, sign, rng) != 0.0,
-            };
-            u64::from(v)
+            // (Mixed bools are drawn 64 at a time below.)
+            u64::from(float_value(&input.dist, sign, rng) != 0.0)
         } else if dtype.is_float() {
             input_float_bits(float_value(&input.dist, sign, rng), dtype)
         } else {
@@ -149,6 +146,16 @@ fn gen_input(input: &CaseInput, stream: u64) -> Tensor {
             .enumerate()
             .for_each(|(k, bytes)| {
                 let mut rng = stream_rng(stream, Some(k));
+                if dtype == Dtype::Bool && matches!(input.dist, Dist::Mixed { .. }) {
+                    // Fair coins, 64 from each random word.
+                    for group in bytes.chunks_mut(64) {
+                        let word = rng.next_u64();
+                        for (j, b) in group.iter_mut().enumerate() {
+                            *b = (word >> j & 1) as u8;
+                        }
+                    }
+                    return;
+                }
                 // Element stores of a constant width (a per-element
                 // variable-length copy was a memmove call each).
                 match size {
@@ -179,35 +186,45 @@ fn gen_input(input: &CaseInput, stream: u64) -> Tensor {
     t
 }
 
+/// The kinds of a mixed draw, by the draw's top 16 bits: (lowest binade
+/// exponent, binade count, the value is `(1 + g) * 2^binade` rather than the
+/// uniform fraction). Zero (5%), tiny: 2^-14 .. 2^-7 of the scale (15%),
+/// uniform in [0, scale) (65%), scaled up 1 .. 16 times (15%).
+const MIXED_KINDS: [(i32, u64, bool); 4] =
+    [(0, 1, false), (-14, 7, true), (0, 1, false), (0, 4, true)];
+
+/// A mixed draw from one 64-bit random word `r`: 16 bits pick the kind, 40
+/// bits the fraction, 1 bit the sign. Log-uniform ranges are a uniform
+/// binade and a uniform significand (no transcendental call). Written
+/// without data-dependent branches on the kind and the sign coin (each was a
+/// mispredicted branch every other element).
+fn mixed_value(scale: f64, sign: Sign, r: u64) -> f64 {
+    let u = (r >> 48) as f64 / 65536.0;
+    let f = ((r >> 8) & ((1u64 << 40) - 1)) as f64 / (1u64 << 40) as f64;
+    // The low 32 bits of the fraction (its top bits pick the binade).
+    let g = ((r >> 8) & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
+    let kind = usize::from(u >= 0.05) + usize::from(u >= 0.20) + usize::from(u >= 0.85);
+    let (lo, count, binade) = MIXED_KINDS[kind];
+    let k = lo + ((f * count as f64) as i32).min(count as i32 - 1);
+    let b = (1.0 + g) * f64::from_bits(((1023 + k) as u64) << 52);
+    // Exactly one of the two terms is nonzero (both are finite).
+    let (wf, wb) = if binade { (0.0, 1.0) } else { (1.0, 0.0) };
+    let magnitude = if kind == 0 {
+        0.0
+    } else {
+        scale * (wf * f + wb * b)
+    };
+    let negative = match sign {
+        Sign::Any => r & 1 == 1,
+        Sign::Positive => false,
+        Sign::Negative => true,
+    };
+    f64::from_bits(magnitude.to_bits() ^ (u64::from(negative) << 63))
+}
+
 fn float_value(dist: &Dist, sign: Sign, rng: &mut ChaCha8Rng) -> f64 {
     match *dist {
-        Dist::Mixed { scale, .. } => {
-            // One 64-bit draw per element: 16 bits pick the kind, 40 bits
-            // the fraction, 1 bit the sign.
-            let r = rng.next_u64();
-            let u = (r >> 48) as f64 / 65536.0;
-            let f = ((r >> 8) & ((1u64 << 40) - 1)) as f64 / (1u64 << 40) as f64;
-            // Log-uniform ranges as a uniform binade and a uniform
-            // significand (no transcendental call per element).
-            let binade = |lo: i32, count: u64, g: f64| {
-                let k = lo + ((f * count as f64) as i32).min(count as i32 - 1);
-                (1.0 + g) * f64::from_bits(((1023 + k) as u64) << 52)
-            };
-            // The low 32 bits of the fraction (its top bits pick the binade).
-            let g = ((r >> 8) & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
-            let magnitude = if u < 0.05 {
-                0.0
-            } else if u < 0.20 {
-                // Tiny: 2^-14 .. 2^-7 (about 6e-5 .. 1e-2) of the scale.
-                scale * binade(-14, 7, g)
-            } else if u < 0.85 {
-                scale * f
-            } else {
-                // Scaled up: 1 .. 16 times the scale.
-                scale * binade(0, 4, g)
-            };
-            with_sign(sign, r & 1 == 1, magnitude)
-        }
+        Dist::Mixed { scale, .. } => mixed_value(scale, sign, rng.next_u64()),
         Dist::Uniform { low, high } => low + (high - low) * rng.gen::<f64>(),
         Dist::Normal { mean, scale } => {
             // Box-Muller; 1 - u is in (0, 1], so the log is finite.
@@ -307,6 +324,47 @@ fn inject_specials(t: &mut Tensor, input: &CaseInput, sign: Sign, rng: &mut ChaC
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mixed draw as first written, one branch per kind and sign.
+    fn mixed_reference(scale: f64, sign: Sign, r: u64) -> f64 {
+        let u = (r >> 48) as f64 / 65536.0;
+        let f = ((r >> 8) & ((1u64 << 40) - 1)) as f64 / (1u64 << 40) as f64;
+        let binade = |lo: i32, count: u64, g: f64| {
+            let k = lo + ((f * count as f64) as i32).min(count as i32 - 1);
+            (1.0 + g) * f64::from_bits(((1023 + k) as u64) << 52)
+        };
+        let g = ((r >> 8) & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
+        let magnitude = if u < 0.05 {
+            0.0
+        } else if u < 0.20 {
+            scale * binade(-14, 7, g)
+        } else if u < 0.85 {
+            scale * f
+        } else {
+            scale * binade(0, 4, g)
+        };
+        with_sign(sign, r & 1 == 1, magnitude)
+    }
+
+    #[test]
+    fn the_branch_free_mixed_draw_gives_the_same_bits() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for i in 0..200_000u64 {
+            // Random words, plus the kind boundaries and extreme fractions.
+            let r = match i % 4 {
+                0 => rng.next_u64(),
+                1 => (rng.next_u64() & 0xFFFF_0000_0000_0001) | (0xFF_FFFF_FFFF << 8),
+                2 => rng.next_u64() & 0xFFFF_0000_0000_00FF,
+                _ => ((i / 4 % 65536) << 48) | (rng.next_u64() & 0xFFFF_FFFF_FFFF),
+            };
+            for scale in [1.0, 3.5, 1e-3, 65504.0] {
+                for sign in [Sign::Any, Sign::Positive, Sign::Negative] {
+                    let (a, b) = (mixed_value(scale, sign, r), mixed_reference(scale, sign, r));
+                    assert_eq!(a.to_bits(), b.to_bits(), "r={r:#x} scale={scale} {sign:?}");
+                }
+            }
+        }
+    }
     use crate::spec::OpSpec;
     use std::path::Path;
 
@@ -403,6 +461,43 @@ dtype = "uint8"
         assert!(neg_zero > 20 && pos_zero > 20, "{neg_zero} {pos_zero}");
         assert!(tiny > 300 && big > 300, "{tiny} {big}");
         assert!(v.iter().all(|x| x.is_finite() && x.abs() < 16.0));
+    }
+
+    #[test]
+    fn mixed_bools_are_fair_independent_coins() {
+        let spec = OpSpec::parse(
+            r#"
+[op]
+name = "logical_or"
+level = 1
+op_type = "LogicalOr"
+[[inputs]]
+name = "x"
+dtypes = ["bool"]
+[[inputs]]
+name = "y"
+dtypes = ["bool"]
+[[outputs]]
+name = "z"
+dtype = { fixed = "bool" }
+[[cases]]
+name = "b"
+shapes = [[100000], [100000]]
+dtype = "bool"
+"#,
+            Path::new("g/op.toml"),
+        )
+        .unwrap();
+        let inputs = gen_inputs(spec.case("b").unwrap(), 9);
+        let (x, y) = (&inputs[0].data, &inputs[1].data);
+        assert!(x.iter().chain(y).all(|&b| b <= 1));
+        let ones = x.iter().filter(|&&b| b == 1).count();
+        assert!((48_000..52_000).contains(&ones), "{ones}");
+        // Neighbours and the two inputs are uncorrelated.
+        let same_next = x.windows(2).filter(|w| w[0] == w[1]).count();
+        assert!((48_000..52_000).contains(&same_next), "{same_next}");
+        let same_xy = x.iter().zip(y).filter(|(a, b)| a == b).count();
+        assert!((48_000..52_000).contains(&same_xy), "{same_xy}");
     }
 
     #[test]
