@@ -178,7 +178,7 @@ fn from_f32(bits: u64) -> f64 {
 
 #[inline(always)]
 fn from_f16(bits: u64) -> f64 {
-    f64::from(half::f16::from_bits(bits as u16).to_f32_const())
+    f64::from(numeric::half_to_f32(bits as u16))
 }
 
 /// `to_bits_rne(x, F32)`: `as` rounds to nearest even with IEEE overflow;
@@ -511,7 +511,7 @@ mod run {
         const SIZE: usize = 2;
         #[inline(always)]
         fn decode(b: &[u8]) -> f64 {
-            f64::from(half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32_const())
+            f64::from(numeric::half_to_f32(u16::from_le_bytes([b[0], b[1]])))
         }
         #[inline(always)]
         fn encode(x: f64, out: &mut [u8]) {

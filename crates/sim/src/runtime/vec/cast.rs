@@ -156,6 +156,32 @@ pub(crate) fn convert(bits: u64, src: Dtype, dst: Dtype, mode: Rounding, deq_sca
 /// Converts `n` contiguous elements: sources of `S` bytes at `bases[1]`,
 /// destinations of `D` bytes at `bases[0]` (independent of each other).
 #[inline(always)]
+/// The bits of every half value (by its bit pattern) converted to the byte
+/// dtype `dst` with `mode`, as [`numeric::float_to_int`] does; built once per
+/// process and (mode, dtype).
+fn half_to_byte_table(mode: Rounding, dst: Dtype) -> &'static [u8] {
+    use std::sync::OnceLock;
+    const MODES: [Rounding; 6] = [
+        Rounding::Rint,
+        Rounding::Floor,
+        Rounding::Ceil,
+        Rounding::Round,
+        Rounding::Trunc,
+        Rounding::Odd,
+    ];
+    static TABLES: [[OnceLock<Vec<u8>>; 2]; 6] = [const { [const { OnceLock::new() }; 2] }; 6];
+    let m = MODES.iter().position(|&r| r == mode).unwrap_or(0);
+    let d = usize::from(dst == I8);
+    TABLES[m][d].get_or_init(|| {
+        (0..=u16::MAX)
+            .map(|h| {
+                let x = half::f16::from_bits(h).to_f32_const();
+                numeric::float_to_int(f64::from(x), mode, dst) as u8
+            })
+            .collect()
+    })
+}
+
 fn run<const S: usize, const D: usize>(
     ub: &mut [u8],
     bases: &[usize],
@@ -222,16 +248,28 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
                     u64::from(h.to_f32().to_bits())
                 }
             }),
-            (U8, F16) => run::<1, 2>(ub, bases, n, |bits| {
-                u64::from(half::f16::from_f32_const(f32::from(bits as u8)).to_bits())
-            }),
-            (I8, F16) => run::<1, 2>(ub, bases, n, |bits| {
-                u64::from(half::f16::from_f32_const(f32::from(bits as u8 as i8)).to_bits())
-            }),
+            (U8 | I8, F16) => {
+                // Every byte value is exact in half: 256 entries.
+                let signed = src == I8;
+                let table: [u16; 256] = std::array::from_fn(|b| {
+                    let v = if signed {
+                        f32::from(b as u8 as i8)
+                    } else {
+                        b as f32
+                    };
+                    half::f16::from_f32_const(v).to_bits()
+                });
+                run::<1, 2>(ub, bases, n, |bits| u64::from(table[bits as u8 as usize]))
+            }
+            // Half to a byte: a table over every half bit pattern.
+            (F16, U8 | I8) => {
+                let table = half_to_byte_table(mode, dst);
+                run::<2, 1>(ub, bases, n, |bits| u64::from(table[bits as u16 as usize]))
+            }
             // Float to integer: convert's own path without its dispatch.
-            (F16, U8 | I8 | I16 | I32) => {
+            (F16, I16 | I32) => {
                 let to_int = move |bits: u64| {
-                    let x = half::f16::from_bits(bits as u16).to_f32_const();
+                    let x = numeric::half_to_f32(bits as u16);
                     numeric::float_to_int(f64::from(x), mode, dst)
                 };
                 match dst.size() {
@@ -347,11 +385,19 @@ mod tests {
             (U8, F16),
             (I8, F16),
             (F16, U8),
+            (F16, I8),
             (F32, F16),
             (F32, I32),
         ];
         for (src, dst) in pairs {
-            for mode in [round::NONE, round::RINT, round::FLOOR, round::TRUNC] {
+            for mode in [
+                round::NONE,
+                round::RINT,
+                round::FLOOR,
+                round::CEIL,
+                round::ROUND,
+                round::TRUNC,
+            ] {
                 if !legal_rounds(src, dst).is_some_and(|l| l.contains(&mode)) {
                     continue;
                 }
