@@ -220,21 +220,53 @@ fn compare(
     check_range("dst", dst_start, dst_end, ub.len())?;
     // Read every source element before writing any result byte.
     let mut bytes = vec![0u8; (n_bits / 8) as usize];
-    for e in 0..lane_plan.len() {
-        let a = numeric::load(ub, lane_plan.addr(e, 0), src);
-        let b = match scalar_value {
+    if let Some(bases) = lane_plan.contiguous_bases() {
+        // Contiguous sources: typed loops, the same results.
+        let n = lane_plan.len();
+        let other = |e: usize, width: usize| match scalar_value {
             Some(bits) => bits,
-            None => numeric::load(ub, lane_plan.addr(e, 1), src),
+            None => numeric::load_bits(ub, bases[1] + e * width, width),
         };
-        let result = match (float_value(src, a), float_value(src, b)) {
-            (Some(x), Some(y)) => mode.float(x, y),
-            _ => mode.int(
-                int_value(src, a).unwrap_or(0),
-                int_value(src, b).unwrap_or(0),
-            ),
-        };
-        if result {
-            bytes[e / 8] |= 1 << (e % 8);
+        match src {
+            Dtype::Float32 => pack_bits(&mut bytes, n, |e| {
+                let a = numeric::load_bits(ub, bases[0] + e * 4, 4) as u32;
+                let b = other(e, 4) as u32;
+                mode.float(f64::from(f32::from_bits(a)), f64::from(f32::from_bits(b)))
+            }),
+            Dtype::Float16 => pack_bits(&mut bytes, n, |e| {
+                let a = numeric::load_bits(ub, bases[0] + e * 2, 2) as u16;
+                let b = other(e, 2) as u16;
+                mode.float(
+                    f64::from(numeric::half_to_f32(a)),
+                    f64::from(numeric::half_to_f32(b)),
+                )
+            }),
+            _ => pack_bits(&mut bytes, n, |e| {
+                let a = numeric::load(ub, bases[0] + e * size as usize, src);
+                let b = other(e, size as usize);
+                mode.int(
+                    int_value(src, a).unwrap_or(0),
+                    int_value(src, b).unwrap_or(0),
+                )
+            }),
+        }
+    } else {
+        for e in 0..lane_plan.len() {
+            let a = numeric::load(ub, lane_plan.addr(e, 0), src);
+            let b = match scalar_value {
+                Some(bits) => bits,
+                None => numeric::load(ub, lane_plan.addr(e, 1), src),
+            };
+            let result = match (float_value(src, a), float_value(src, b)) {
+                (Some(x), Some(y)) => mode.float(x, y),
+                _ => mode.int(
+                    int_value(src, a).unwrap_or(0),
+                    int_value(src, b).unwrap_or(0),
+                ),
+            };
+            if result {
+                bytes[e / 8] |= 1 << (e % 8);
+            }
         }
     }
     ub[dst_start as usize..dst_end as usize].copy_from_slice(&bytes);
@@ -243,6 +275,18 @@ fn compare(
         effect.writes.push(ub_region(dst_start, dst_end));
     }
     Ok(effect)
+}
+
+/// Sets bit `e % 8` of `bytes[e / 8]` for every `e < n` where `f(e)`.
+#[inline(always)]
+fn pack_bits(bytes: &mut [u8], n: usize, f: impl Fn(usize) -> bool) {
+    for (k, byte) in bytes.iter_mut().enumerate().take(n.div_ceil(8)) {
+        let mut b = 0u8;
+        for j in 0..8.min(n - 8 * k) {
+            b |= u8::from(f(8 * k + j)) << j;
+        }
+        *byte = b;
+    }
 }
 
 /// `SELMODE`.
@@ -327,8 +371,36 @@ fn select(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffect, F
     if lane_plan.is_empty() {
         return Ok(effect);
     }
-    let max_bit = (0..lane_plan.len()).map(bit_of).max().unwrap_or(0);
     let sel_start = u64::from(op.src2.addr);
+    let n = lane_plan.len();
+    let d = size as usize;
+    if let (Some(bases), SelMode::TensorScalar | SelMode::TensorTensor) =
+        (lane_plan.independent_bases(), sel_mode)
+    {
+        // Contiguous and independent: element e uses mask bit e; one pass
+        // in order gives the repeat-by-repeat results unless the mask
+        // bytes share bytes with the destination.
+        let sel_end = sel_start + (n as u64 - 1) / 8 + 1;
+        let (d0, d1) = (bases[0] as u64, (bases[0] + n * d) as u64);
+        if sel_end <= d0 || sel_start >= d1 {
+            check_range("selMask", sel_start, sel_end, ub.len())?;
+            effect.reads.push(ub_region(sel_start, sel_end));
+            let sel = sel_start as usize;
+            for e in 0..n {
+                let bits = if (ub[sel + e / 8] >> (e % 8)) & 1 == 1 {
+                    numeric::load_bits(ub, bases[1] + e * d, d)
+                } else {
+                    match scalar {
+                        Some(bits) => bits,
+                        None => numeric::load_bits(ub, bases[2] + e * d, d),
+                    }
+                };
+                numeric::store_bits(ub, bases[0] + e * d, d, bits);
+            }
+            return Ok(effect);
+        }
+    }
+    let max_bit = (0..lane_plan.len()).map(bit_of).max().unwrap_or(0);
     let sel_end = sel_start + max_bit / 8 + 1;
     check_range("selMask", sel_start, sel_end, ub.len())?;
     effect.reads.push(ub_region(sel_start, sel_end));
@@ -450,6 +522,72 @@ mod tests {
             assert_eq!(effect.elems, 128);
             assert_eq!(effect.reads, vec![region(1024, 256), region(2048, 256)]);
             assert_eq!(effect.writes, vec![region(0, 16)]);
+        }
+    }
+
+    /// The contiguous fast path (count form) and the lane-by-lane path (a
+    /// mask form whose source blocks are two apart) give the same bits on
+    /// the same lane values, specials included.
+    #[test]
+    fn contiguous_and_strided_sources_compare_alike() {
+        let mut rng = crate::test_rng::SplitMix64::new(11);
+        for (src, lanes) in [(Dtype::Float16, 128usize), (Dtype::Float32, 64)] {
+            let per_block = 32 / src.size();
+            let specials: Vec<u64> = match src {
+                Dtype::Float16 => vec![0x7C00, 0xFC00, 0x7E00, 0x0000, 0x8000, 0x0001, 0x7BFF],
+                _ => vec![
+                    0x7F80_0000,
+                    0xFF80_0000,
+                    0x7FC0_0000,
+                    0,
+                    0x8000_0000,
+                    1,
+                    0x7F7F_FFFF,
+                ],
+            };
+            for scalar in [false, true] {
+                for mode in [cmp::LT, cmp::GT, cmp::EQ, cmp::LE, cmp::GE, cmp::NE] {
+                    // Few distinct values so that ties happen.
+                    let mut value = || {
+                        let r = rng.next_u64();
+                        if r.is_multiple_of(5) {
+                            specials[(r >> 8) as usize % specials.len()]
+                        } else {
+                            numeric::to_bits_rne(((r >> 16) % 7) as f64 - 3.0, src)
+                        }
+                    };
+                    let a: Vec<u64> = (0..lanes).map(|_| value()).collect();
+                    let b: Vec<u64> = (0..lanes).map(|_| value()).collect();
+                    let code = if scalar { 81 } else { 80 };
+                    let mut fast = cmp_op(code, src, mode, lanes as u64);
+                    let mut slow = cmp_op(code, src, mode, 0);
+                    slow.form = form::MASK_BITS;
+                    slow.mask = [u64::MAX, u64::MAX];
+                    slow.repeat = 1;
+                    slow.src0_blk = 2;
+                    slow.src1_blk = 2;
+                    for op in [&mut fast, &mut slow] {
+                        op.scalar_dtype = src.abi_code();
+                        op.scalar_bits = numeric::to_bits_rne(0.0, src);
+                    }
+                    let mut ub_fast = new_ub();
+                    put(&mut ub_fast, 1024, src, &a);
+                    put(&mut ub_fast, 2048, src, &b);
+                    let mut ub_slow = new_ub();
+                    for (k, (ca, cb)) in a.chunks(per_block).zip(b.chunks(per_block)).enumerate() {
+                        put(&mut ub_slow, 1024 + 64 * k, src, ca);
+                        put(&mut ub_slow, 2048 + 64 * k, src, cb);
+                    }
+                    run(&mut ub_fast, &fast).unwrap();
+                    run(&mut ub_slow, &slow).unwrap();
+                    assert_eq!(
+                        &ub_fast[..lanes / 8],
+                        &ub_slow[..lanes / 8],
+                        "{src} mode {mode} scalar {scalar}"
+                    );
+                    assert!(ub_fast[..lanes / 8].iter().any(|&x| x != 0));
+                }
+            }
         }
     }
 
@@ -662,6 +800,64 @@ mod tests {
         op.p[0] = mode;
         op.count = count;
         op
+    }
+
+    /// Select's contiguous fast path (count form) and its lane-by-lane path
+    /// (mask form, every operand's blocks two apart) pick the same elements
+    /// in both bit-consuming modes, over two repeats.
+    #[test]
+    fn contiguous_and_strided_selects_pick_alike() {
+        let mut rng = crate::test_rng::SplitMix64::new(3);
+        for dtype in [Dtype::Float16, Dtype::Float32] {
+            let lanes = 256 / dtype.size();
+            let per_block = 32 / dtype.size();
+            let n = 2 * lanes;
+            let a: Vec<u64> = (0..n).map(|_| rng.next_u64() & 0x7fff).collect();
+            let b: Vec<u64> = (0..n).map(|_| 0x8000 | (rng.next_u64() & 0x7fff)).collect();
+            let sel: Vec<u8> = (0..n / 8).map(|_| rng.next_u64() as u8).collect();
+            for mode in [1u32, 2] {
+                let mut fast = sel_op(dtype, mode, n as u64);
+                let mut slow = sel_op(dtype, mode, 0);
+                slow.form = form::MASK_BITS;
+                slow.mask = [u64::MAX, u64::MAX];
+                slow.repeat = 2;
+                slow.dst_blk = 2;
+                slow.src0_blk = 2;
+                slow.src1_blk = 2;
+                slow.dst_rep = 16;
+                slow.src0_rep = 16;
+                slow.src1_rep = 16;
+                if mode == 1 {
+                    for op in [&mut fast, &mut slow] {
+                        op.scalar_dtype = dtype.abi_code();
+                        op.scalar_bits = 0x9234;
+                    }
+                }
+                let mut ub_fast = new_ub();
+                put(&mut ub_fast, 1024, dtype, &a);
+                put(&mut ub_fast, 2048, dtype, &b);
+                ub_fast[3072..3072 + n / 8].copy_from_slice(&sel);
+                let mut ub_slow = new_ub();
+                for (k, (ca, cb)) in a.chunks(per_block).zip(b.chunks(per_block)).enumerate() {
+                    put(&mut ub_slow, 1024 + 64 * k, dtype, ca);
+                    put(&mut ub_slow, 2048 + 64 * k, dtype, cb);
+                }
+                ub_slow[3072..3072 + n / 8].copy_from_slice(&sel);
+                run(&mut ub_fast, &fast).unwrap();
+                run(&mut ub_slow, &slow).unwrap();
+                let got_fast = get(&ub_fast, 0, dtype, n);
+                let got_slow: Vec<u64> = (0..n)
+                    .map(|e| {
+                        let at = 64 * (e / per_block) + dtype.size() * (e % per_block);
+                        numeric::load(&ub_slow, at, dtype)
+                    })
+                    .collect();
+                assert_eq!(got_fast, got_slow, "{dtype} mode {mode}");
+                assert!(
+                    got_fast.iter().any(|&x| x < 0x8000) && got_fast.iter().any(|&x| x >= 0x8000)
+                );
+            }
+        }
     }
 
     #[test]

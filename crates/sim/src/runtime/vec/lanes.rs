@@ -229,6 +229,16 @@ impl Plan {
         independent.then_some(bases.as_slice())
     }
 
+    /// The base address of every operand when the active elements are
+    /// contiguous in each (element `i` of operand `k` at `bases[k] + i *
+    /// size_k`), whether or not operands overlap. `None` otherwise.
+    pub(crate) fn contiguous_bases(&self) -> Option<&[usize]> {
+        match &self.layout {
+            Layout::Contiguous { bases, .. } => Some(bases),
+            Layout::Listed { .. } => None,
+        }
+    }
+
     /// Ranges of active-element indices that belong to the same repeat, in
     /// order. A vector unit reads a whole repeat before it writes it, so
     /// families that may see overlapping operands compute per chunk.
