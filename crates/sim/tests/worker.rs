@@ -578,3 +578,31 @@ fn add_custom_builds_and_runs_in_the_worker() {
         assert_eq!(z[i].to_bits(), (x[i] + y[i]).to_bits(), "z[{i}]");
     }
 }
+
+#[test]
+fn launches_with_the_same_sizes_each_see_their_own_tensors() {
+    // The parent keeps a launch's tensor arena for the next launch of the
+    // same sizes: the second launch must see its own inputs, not the first's.
+    use_built_worker();
+    let len = 3 << 20;
+    for fill in [7u8, 9, 7] {
+        let input: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ fill).collect();
+        let mut job = job("__selftest:echo", 0);
+        job.inputs = vec![JobTensor {
+            dtype: Dtype::Float32,
+            shape: vec![(len / 4) as i64],
+            data: input.clone(),
+        }];
+        job.outputs = vec![JobTensor {
+            dtype: Dtype::Float32,
+            shape: vec![(len / 4) as i64],
+            data: vec![fill; len],
+        }];
+        match run_job(&job, &limits()) {
+            WorkerOutcome::Finished(output) => {
+                assert!(output.outputs[0] == input, "launch with fill {fill}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

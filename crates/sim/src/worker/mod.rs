@@ -617,6 +617,15 @@ fn run_in(
         &libraries,
         arena_outputs.as_deref(),
     );
+    // Kept for the next launch only when the worker was reaped: no process
+    // maps it any more.
+    if let (Some(arena), Some(_)) = (arena, collected.status) {
+        ARENAS.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            kept.insert(0, arena);
+            kept.truncate(KEPT_ARENAS);
+        });
+    }
     WorkerReport {
         outcome,
         sandbox,
@@ -806,11 +815,30 @@ fn pump(
     out
 }
 
-/// A tensor arena holding `inputs` then `outputs`, or None when the system
-/// cannot make one.
+thread_local! {
+    /// Arenas of this thread's recent launches, newest first. Each
+    /// evaluation launches the same cases again, so an arena of the right
+    /// size is usually at hand and its pages need not be allocated and
+    /// zeroed again (a large case's arena is hundreds of megabytes).
+    static ARENAS: std::cell::RefCell<Vec<arena::Arena>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Arenas kept per thread.
+const KEPT_ARENAS: usize = 8;
+
+/// A tensor arena holding `inputs` then `outputs` (a kept one of the right
+/// size, or a new one), or None when the system cannot make one.
 fn fill_arena(inputs: &[&[u8]], outputs: &[&[u8]]) -> Option<arena::Arena> {
     let lens: Vec<usize> = inputs.iter().chain(outputs).map(|d| d.len()).collect();
-    let mut arena = arena::Arena::create(&lens).ok()?;
+    let kept = ARENAS.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let i = kept.iter_mut().position(|a| a.relayout(&lens))?;
+        Some(kept.remove(i))
+    });
+    let mut arena = match kept {
+        Some(arena) => arena,
+        None => arena::Arena::create(&lens).ok()?,
+    };
     for (i, data) in inputs.iter().chain(outputs).enumerate() {
         arena.region_mut(i).copy_from_slice(data);
     }
