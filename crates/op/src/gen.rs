@@ -199,11 +199,14 @@ const MIXED_KINDS: [(i32, u64, bool); 4] =
 /// without data-dependent branches on the kind and the sign coin (each was a
 /// mispredicted branch every other element).
 fn mixed_value(scale: f64, sign: Sign, r: u64) -> f64 {
-    let u = (r >> 48) as f64 / 65536.0;
-    let f = ((r >> 8) & ((1u64 << 40) - 1)) as f64 / (1u64 << 40) as f64;
+    // u = top16 / 65536 against 0.05, 0.20 and 0.85, as integers (no
+    // multiple of 2^-16 lies near a threshold). Conversions go through i64
+    // (one instruction; the values are far below 2^63).
+    let top = r >> 48;
+    let kind = usize::from(top >= 3277) + usize::from(top >= 13108) + usize::from(top >= 55706);
+    let f = ((r >> 8) & ((1u64 << 40) - 1)) as i64 as f64 / (1u64 << 40) as f64;
     // The low 32 bits of the fraction (its top bits pick the binade).
-    let g = ((r >> 8) & 0xFFFF_FFFF) as f64 / 4_294_967_296.0;
-    let kind = usize::from(u >= 0.05) + usize::from(u >= 0.20) + usize::from(u >= 0.85);
+    let g = ((r >> 8) & 0xFFFF_FFFF) as i64 as f64 / 4_294_967_296.0;
     let (lo, count, binade) = MIXED_KINDS[kind];
     let k = lo + ((f * count as f64) as i32).min(count as i32 - 1);
     let b = (1.0 + g) * f64::from_bits(((1023 + k) as u64) << 52);
@@ -348,8 +351,9 @@ mod tests {
     #[test]
     fn the_branch_free_mixed_draw_gives_the_same_bits() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        for i in 0..200_000u64 {
-            // Random words, plus the kind boundaries and extreme fractions.
+        for i in 0..262_144u64 {
+            // Random words, extreme fractions, and every kind-picking top
+            // 16 bits (pattern 3 walks all 65536).
             let r = match i % 4 {
                 0 => rng.next_u64(),
                 1 => (rng.next_u64() & 0xFFFF_0000_0000_0001) | (0xFF_FFFF_FFFF << 8),
