@@ -175,7 +175,9 @@ pub fn store(bytes: &mut [u8], addr: usize, dtype: Dtype, bits: u64) {
 /// `None` for integer types.
 pub fn float_value(dtype: Dtype, bits: u64) -> Option<f64> {
     Some(match dtype {
-        Dtype::Float16 => half::f16::from_bits(bits as u16).to_f64(),
+        // Through the table: f16 -> f32 -> f64 is exact, NaN payloads
+        // included (tested against `half`'s direct conversion).
+        Dtype::Float16 => f64::from(half_to_f32(bits as u16)),
         Dtype::Bfloat16 => half::bf16::from_bits(bits as u16).to_f64(),
         Dtype::Float32 => f64::from(f32::from_bits(bits as u32)),
         Dtype::Float64 => f64::from_bits(bits),
@@ -620,6 +622,9 @@ mod tests {
         for h in 0..=u16::MAX {
             let want = half::f16::from_bits(h).to_f32();
             assert_eq!(half_to_f32(h).to_bits(), want.to_bits(), "{h:#06x}");
+            let wide = half::f16::from_bits(h).to_f64();
+            let got = float_value(Dtype::Float16, u64::from(h)).unwrap();
+            assert_eq!(got.to_bits(), wide.to_bits(), "{h:#06x} as f64");
         }
     }
 
