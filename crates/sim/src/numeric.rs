@@ -39,6 +39,18 @@ pub enum Rounding {
     Odd,
 }
 
+impl Rounding {
+    /// Every mode.
+    pub const ALL: [Rounding; 6] = [
+        Rounding::Rint,
+        Rounding::Floor,
+        Rounding::Ceil,
+        Rounding::Round,
+        Rounding::Trunc,
+        Rounding::Odd,
+    ];
+}
+
 /// What a finite value beyond the largest finite number of a float format
 /// becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -636,14 +648,7 @@ mod tests {
         float_value(Dtype::Float16, u64::from(bits)).unwrap()
     }
 
-    const ALL: [Rounding; 6] = [
-        Rounding::Rint,
-        Rounding::Floor,
-        Rounding::Ceil,
-        Rounding::Round,
-        Rounding::Trunc,
-        Rounding::Odd,
-    ];
+    const ALL: [Rounding; 6] = Rounding::ALL;
 
     #[test]
     fn the_rne_fast_path_agrees_with_the_general_rounding() {

@@ -447,22 +447,26 @@ fn the_environment_is_cleared_and_the_work_dir_is_private_and_removed() {
     assert_eq!(returned(&report), 7);
 }
 
+/// An echo job: one float32 input holding `input`, one output of the same
+/// size filled with `fill`.
+fn echo_job(input: &[u8], fill: u8) -> LaunchJob {
+    let tensor = |data: Vec<u8>| JobTensor {
+        dtype: Dtype::Float32,
+        shape: vec![(input.len() / 4) as i64],
+        data,
+    };
+    let mut job = job("__selftest:echo", 0);
+    job.inputs = vec![tensor(input.to_vec())];
+    job.outputs = vec![tensor(vec![fill; input.len()])];
+    job
+}
+
 #[test]
 fn large_tensors_round_trip() {
     use_built_worker();
     let len = 32 << 20;
     let input: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-    let mut job = job("__selftest:echo", 0);
-    job.inputs = vec![JobTensor {
-        dtype: Dtype::Float32,
-        shape: vec![(len / 4) as i64],
-        data: input.clone(),
-    }];
-    job.outputs = vec![JobTensor {
-        dtype: Dtype::Float32,
-        shape: vec![(len / 4) as i64],
-        data: vec![0xFF; len],
-    }];
+    let job = echo_job(&input, 0xFF);
     let start = Instant::now();
     let outcome = run_job(&job, &limits());
     let took = start.elapsed();
@@ -587,18 +591,7 @@ fn launches_with_the_same_sizes_each_see_their_own_tensors() {
     let len = 3 << 20;
     for fill in [7u8, 9, 7] {
         let input: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ fill).collect();
-        let mut job = job("__selftest:echo", 0);
-        job.inputs = vec![JobTensor {
-            dtype: Dtype::Float32,
-            shape: vec![(len / 4) as i64],
-            data: input.clone(),
-        }];
-        job.outputs = vec![JobTensor {
-            dtype: Dtype::Float32,
-            shape: vec![(len / 4) as i64],
-            data: vec![fill; len],
-        }];
-        match run_job(&job, &limits()) {
+        match run_job(&echo_job(&input, fill), &limits()) {
             WorkerOutcome::Finished(output) => {
                 assert!(output.outputs[0] == input, "launch with fill {fill}")
             }

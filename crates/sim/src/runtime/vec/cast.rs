@@ -161,16 +161,8 @@ pub(crate) fn convert(bits: u64, src: Dtype, dst: Dtype, mode: Rounding, deq_sca
 /// process and (mode, dtype).
 fn half_to_byte_table(mode: Rounding, dst: Dtype) -> &'static [u8] {
     use std::sync::OnceLock;
-    const MODES: [Rounding; 6] = [
-        Rounding::Rint,
-        Rounding::Floor,
-        Rounding::Ceil,
-        Rounding::Round,
-        Rounding::Trunc,
-        Rounding::Odd,
-    ];
     static TABLES: [[OnceLock<Vec<u8>>; 2]; 6] = [const { [const { OnceLock::new() }; 2] }; 6];
-    let m = MODES.iter().position(|&r| r == mode).unwrap_or(0);
+    let m = Rounding::ALL.iter().position(|&r| r == mode).unwrap_or(0);
     let d = usize::from(dst == I8);
     TABLES[m][d].get_or_init(|| {
         (0..=u16::MAX)
@@ -390,14 +382,7 @@ mod tests {
             (F32, I32),
         ];
         for (src, dst) in pairs {
-            for mode in [
-                round::NONE,
-                round::RINT,
-                round::FLOOR,
-                round::CEIL,
-                round::ROUND,
-                round::TRUNC,
-            ] {
+            for &mode in ANY {
                 if !legal_rounds(src, dst).is_some_and(|l| l.contains(&mode)) {
                     continue;
                 }

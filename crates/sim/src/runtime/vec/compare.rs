@@ -455,6 +455,14 @@ mod tests {
         }
     }
 
+    /// Puts `bits` in 32-byte blocks two blocks apart from `addr` (a block
+    /// stride of 2).
+    fn put_two_apart(ub: &mut [u8], addr: usize, dtype: Dtype, bits: &[u64]) {
+        for (k, chunk) in bits.chunks(32 / dtype.size()).enumerate() {
+            put(ub, addr + 64 * k, dtype, chunk);
+        }
+    }
+
     fn get(ub: &[u8], addr: usize, dtype: Dtype, n: usize) -> Vec<u64> {
         (0..n)
             .map(|i| numeric::load(ub, addr + i * dtype.size(), dtype))
@@ -532,7 +540,6 @@ mod tests {
     fn contiguous_and_strided_sources_compare_alike() {
         let mut rng = crate::test_rng::SplitMix64::new(11);
         for (src, lanes) in [(Dtype::Float16, 128usize), (Dtype::Float32, 64)] {
-            let per_block = 32 / src.size();
             let specials: Vec<u64> = match src {
                 Dtype::Float16 => vec![0x7C00, 0xFC00, 0x7E00, 0x0000, 0x8000, 0x0001, 0x7BFF],
                 _ => vec![
@@ -574,10 +581,8 @@ mod tests {
                     put(&mut ub_fast, 1024, src, &a);
                     put(&mut ub_fast, 2048, src, &b);
                     let mut ub_slow = new_ub();
-                    for (k, (ca, cb)) in a.chunks(per_block).zip(b.chunks(per_block)).enumerate() {
-                        put(&mut ub_slow, 1024 + 64 * k, src, ca);
-                        put(&mut ub_slow, 2048 + 64 * k, src, cb);
-                    }
+                    put_two_apart(&mut ub_slow, 1024, src, &a);
+                    put_two_apart(&mut ub_slow, 2048, src, &b);
                     run(&mut ub_fast, &fast).unwrap();
                     run(&mut ub_slow, &slow).unwrap();
                     assert_eq!(
@@ -838,10 +843,8 @@ mod tests {
                 put(&mut ub_fast, 2048, dtype, &b);
                 ub_fast[3072..3072 + n / 8].copy_from_slice(&sel);
                 let mut ub_slow = new_ub();
-                for (k, (ca, cb)) in a.chunks(per_block).zip(b.chunks(per_block)).enumerate() {
-                    put(&mut ub_slow, 1024 + 64 * k, dtype, ca);
-                    put(&mut ub_slow, 2048 + 64 * k, dtype, cb);
-                }
+                put_two_apart(&mut ub_slow, 1024, dtype, &a);
+                put_two_apart(&mut ub_slow, 2048, dtype, &b);
                 ub_slow[3072..3072 + n / 8].copy_from_slice(&sel);
                 run(&mut ub_fast, &fast).unwrap();
                 run(&mut ub_slow, &slow).unwrap();
