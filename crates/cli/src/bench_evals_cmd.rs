@@ -372,6 +372,11 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         // correct one's, so the target is only judged when all passed.
         let judged = if l1_failed > 0 {
             format!("not judged, {l1_failed} evaluations were not correct")
+        } else if args.jobs > 1 {
+            format!(
+                "not judged with -j {} (parallel evaluations share the cores; the target is for one at a time)",
+                args.jobs
+            )
         } else if m < 1500 {
             "met".to_string()
         } else {
