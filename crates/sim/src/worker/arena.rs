@@ -12,7 +12,12 @@
 //! - the file's size is sealed (`F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL`)
 //!   before the worker sees it: whatever the kernel does, the parent's
 //!   mapping stays backed and reading it cannot fault;
-//! - the parent reads output regions only after the worker is gone.
+//! - the parent reads output regions only after the worker is gone;
+//! - in the worker, the regions are mapped apart: each is followed by
+//!   unmapped address space at least as long as itself (and 1 MiB), so a
+//!   kernel that reads or writes past a tensor, even by a whole tile, lands
+//!   in no GM allocation (a fault that names the tensor) rather than in the
+//!   next tensor.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -21,6 +26,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 pub(crate) const ARENA_FD_ENV: &str = "ASCENDOPT_WORKER_TENSOR_FD";
 
 const PAGE: usize = 4096;
+
+/// The least unmapped space after a region in the worker.
+const MIN_GAP: usize = 1 << 20;
 
 /// The byte offsets of the regions of tensors of `lens` bytes, and the
 /// arena's total size.
@@ -38,9 +46,16 @@ pub(crate) fn layout(lens: &[usize]) -> Option<(Vec<usize>, usize)> {
 /// A mapped arena.
 pub(crate) struct Arena {
     fd: OwnedFd,
+    /// Start and length of our address range (the whole file in the
+    /// parent; regions and the gaps between them in the worker).
     ptr: *mut u8,
+    map_len: usize,
+    /// The file's size.
     size: usize,
+    /// Region offsets in the file.
     offsets: Vec<usize>,
+    /// Region offsets in our address range.
+    addrs: Vec<usize>,
     lens: Vec<usize>,
 }
 
@@ -71,7 +86,32 @@ impl Arena {
                 return Err(io::Error::last_os_error());
             }
         }
-        Arena::map(fd, size, offsets, lens.to_vec())
+        // Populated at once: the parent writes every region next (one call
+        // instead of a page fault per 4 KiB page).
+        // SAFETY: a fresh shared mapping of a file of exactly `size` bytes
+        // whose size cannot change (sealed).
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                raw,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Arena {
+            fd,
+            ptr: ptr.cast(),
+            map_len: size,
+            size,
+            addrs: offsets.clone(),
+            offsets,
+            lens: lens.to_vec(),
+        })
     }
 
     /// Maps the arena at `fd` that the parent made for tensors of `lens`
@@ -104,35 +144,75 @@ impl Arena {
                 "the tensor arena's size is not sealed",
             ));
         }
-        Arena::map(fd, size, offsets, lens.to_vec())
+        Arena::map_apart(fd, size, offsets, lens.to_vec())
     }
 
-    /// Maps the whole file, populated at once: both sides touch every
-    /// region (one call instead of a page fault per 4 KiB page).
-    fn map(fd: OwnedFd, size: usize, offsets: Vec<usize>, lens: Vec<usize>) -> io::Result<Arena> {
-        let flags = libc::MAP_SHARED | libc::MAP_POPULATE;
-        // SAFETY: a fresh shared mapping of a file of exactly `size` bytes
-        // whose size cannot change (sealed).
-        let ptr = unsafe {
+    /// Maps each region on its own, populated, inside a reserved range that
+    /// leaves unmapped space after each (see the module docs).
+    fn map_apart(
+        fd: OwnedFd,
+        size: usize,
+        offsets: Vec<usize>,
+        lens: Vec<usize>,
+    ) -> io::Result<Arena> {
+        let spans: Vec<usize> = lens
+            .iter()
+            .map(|&l| l.div_ceil(PAGE).max(1) * PAGE)
+            .collect();
+        let gap = |span: usize| span.max(MIN_GAP);
+        let map_len = spans
+            .iter()
+            .try_fold(MIN_GAP, |acc: usize, &s| {
+                acc.checked_add(s)?.checked_add(gap(s))
+            })
+            .ok_or_else(too_large)?;
+        // SAFETY: reserving fresh address space, no access.
+        let base = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                fd.as_raw_fd(),
+                map_len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
                 0,
             )
         };
-        if ptr == libc::MAP_FAILED {
+        if base == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Arena {
+        let mut arena = Arena {
             fd,
-            ptr: ptr.cast(),
+            ptr: base.cast(),
+            map_len,
             size,
             offsets,
+            addrs: Vec::with_capacity(spans.len()),
             lens,
-        })
+        };
+        let mut at = MIN_GAP;
+        for (i, &span) in spans.iter().enumerate() {
+            let offset = libc::off_t::try_from(arena.offsets[i]).map_err(|_| too_large())?;
+            // SAFETY: replaces part of our own reservation with pages of
+            // the sealed file; `layout` keeps `span` bytes from the region's
+            // offset inside the file.
+            let ptr = unsafe {
+                libc::mmap(
+                    arena.ptr.add(at).cast(),
+                    span,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_FIXED | libc::MAP_POPULATE,
+                    arena.fd.as_raw_fd(),
+                    offset,
+                )
+            };
+            if ptr == libc::MAP_FAILED {
+                // Dropping `arena` releases the reservation.
+                return Err(io::Error::last_os_error());
+            }
+            arena.addrs.push(at);
+            at += span + gap(span);
+        }
+        Ok(arena)
     }
 
     /// The file's size in bytes.
@@ -146,7 +226,9 @@ impl Arena {
     /// launch with the same sizes; the contents stay until overwritten).
     pub(crate) fn relayout(&mut self, lens: &[usize]) -> bool {
         match layout(lens) {
-            Some((offsets, size)) if size == self.size => {
+            // (Parent side: its mapping is the whole file.)
+            Some((offsets, size)) if size == self.size && self.map_len == self.size => {
+                self.addrs = offsets.clone();
                 self.offsets = offsets;
                 self.lens = lens.to_vec();
                 true
@@ -169,19 +251,19 @@ impl Arena {
     pub(crate) fn region(&self, i: usize) -> &[u8] {
         // SAFETY: `layout` put `lens[i]` bytes at `offsets[i]`, inside the
         // mapping, which lives as long as `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr.add(self.offsets[i]), self.lens[i]) }
+        unsafe { std::slice::from_raw_parts(self.ptr.add(self.addrs[i]), self.lens[i]) }
     }
 
     /// Region `i`'s contents, writable.
     pub(crate) fn region_mut(&mut self, i: usize) -> &mut [u8] {
         // SAFETY: as in `region`; `&mut self` makes it exclusive here.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(self.offsets[i]), self.lens[i]) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(self.addrs[i]), self.lens[i]) }
     }
 
     /// Every region, writable at once (disjoint: see `layout`).
     pub(crate) fn regions_mut(&mut self) -> Vec<&mut [u8]> {
         let base = self.ptr;
-        self.offsets
+        self.addrs
             .iter()
             .zip(&self.lens)
             // SAFETY: the regions are disjoint and inside the mapping, and
@@ -195,7 +277,7 @@ impl Drop for Arena {
     fn drop(&mut self) {
         // SAFETY: unmaps our own mapping; no slice of it outlives `self`.
         unsafe {
-            libc::munmap(self.ptr.cast(), self.size);
+            libc::munmap(self.ptr.cast(), self.map_len);
         }
     }
 }
@@ -241,6 +323,12 @@ mod tests {
             assert_ne!(libc::ftruncate(worker.fd(), 0), 0);
             assert_ne!(libc::ftruncate(parent.fd(), 1 << 20), 0);
         }
+        // In the worker, each region is followed by at least its own
+        // length (and 1 MiB) of address space holding no region.
+        let starts: Vec<usize> = (0..3).map(|i| worker.region(i).as_ptr() as usize).collect();
+        assert!(starts[1] >= starts[0] + 4096 + MIN_GAP, "{starts:x?}");
+        assert!(starts[2] >= starts[1] + 4096 + MIN_GAP, "{starts:x?}");
+        assert!(starts.iter().all(|a| a % 4096 == 0));
         // A job that announces other sizes is refused.
         // SAFETY: as above.
         let dup = unsafe { libc::dup(parent.fd()) };
