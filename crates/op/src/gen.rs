@@ -86,17 +86,15 @@ fn signed(rng: &mut ChaCha8Rng, sign: Sign, magnitude: f64) -> f64 {
 }
 
 /// `magnitude` with the sign `sign` keeps; `coin` decides a free sign.
+/// The sign bit is flipped without a branch (the coin is random).
+#[inline(always)]
 fn with_sign(sign: Sign, coin: bool, magnitude: f64) -> f64 {
     let negative = match sign {
         Sign::Any => coin,
         Sign::Positive => false,
         Sign::Negative => true,
     };
-    if negative {
-        -magnitude
-    } else {
-        magnitude
-    }
+    f64::from_bits(magnitude.to_bits() ^ (u64::from(negative) << 63))
 }
 
 /// Stores `next()`'s low `N` bytes (little-endian) in each `N`-byte element
@@ -217,12 +215,7 @@ fn mixed_value(scale: f64, sign: Sign, r: u64) -> f64 {
     } else {
         scale * (wf * f + wb * b)
     };
-    let negative = match sign {
-        Sign::Any => r & 1 == 1,
-        Sign::Positive => false,
-        Sign::Negative => true,
-    };
-    f64::from_bits(magnitude.to_bits() ^ (u64::from(negative) << 63))
+    with_sign(sign, r & 1 == 1, magnitude)
 }
 
 fn float_value(dist: &Dist, sign: Sign, rng: &mut ChaCha8Rng) -> f64 {
@@ -345,7 +338,16 @@ mod tests {
         } else {
             scale * binade(0, 4, g)
         };
-        with_sign(sign, r & 1 == 1, magnitude)
+        let negative = match sign {
+            Sign::Any => r & 1 == 1,
+            Sign::Positive => false,
+            Sign::Negative => true,
+        };
+        if negative {
+            -magnitude
+        } else {
+            magnitude
+        }
     }
 
     #[test]

@@ -528,17 +528,8 @@ fn links_with_gold(cxx: &Path, timeout: Duration) -> bool {
     let Ok(mut child) = spawned else {
         return false;
     };
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(2)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return false;
-            }
-        }
+    let Ok(Some(status)) = wait_within(&mut child, Instant::now(), timeout) else {
+        return false;
     };
     let mut banner = String::new();
     let read = child
@@ -546,6 +537,36 @@ fn links_with_gold(cxx: &Path, timeout: Duration) -> bool {
         .take()
         .map(|mut out| out.read_to_string(&mut banner).is_ok());
     status.success() && read == Some(true) && banner.contains("GNU gold")
+}
+
+/// Waits for `child` until `timeout` after `start`: its status, or None
+/// when the time ran out (or Err when waiting failed); the child is killed
+/// and reaped in both of those cases.
+fn wait_within(
+    child: &mut std::process::Child,
+    start: Instant,
+    timeout: Duration,
+) -> io::Result<Option<std::process::ExitStatus>> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(Some(status)),
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(None);
+            }
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(err) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(err);
+            }
+        }
+    }
 }
 
 /// The first line of `cxx --version`.
@@ -862,30 +883,16 @@ fn run_compiler(
             return Err(spawn_error(&toolchain.cxx, source));
         }
     };
-    let mut pause = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(BuildError::Timeout {
-                    unit,
-                    after_ms: elapsed_ms(start),
-                });
-            }
-            Ok(None) => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
-            Err(source) => {
-                let _ = child.kill();
-                break Err(BuildError::Spawn {
-                    cxx: toolchain.cxx.display().to_string(),
-                    source,
-                });
-            }
-        }
+    let status = match wait_within(&mut child, start, timeout) {
+        Ok(Some(status)) => Ok(status),
+        Ok(None) => Err(BuildError::Timeout {
+            unit,
+            after_ms: elapsed_ms(start),
+        }),
+        Err(source) => Err(BuildError::Spawn {
+            cxx: toolchain.cxx.display().to_string(),
+            source,
+        }),
     };
     let stderr = fs::read(&tmp_log).unwrap_or_default();
     let _ = fs::remove_file(&tmp_log);
