@@ -97,7 +97,7 @@ pub const KERNEL_SIDE_DEFINE: &str = "ASCENDOPT_KERNEL_SIDE";
 pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Bumped when the layout of the cache or the key changes.
-const CACHE_FORMAT: &str = "ascendopt-build-v1";
+const CACHE_FORMAT: &str = "ascendopt-build-v2";
 
 /// Which of the two libraries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -397,8 +397,16 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
             message: "need at least one host and one kernel source".into(),
         });
     }
+    let root = common_root(
+        include_dirs
+            .iter()
+            .chain(&host_sources)
+            .chain(&kernel_sources)
+            .chain(&tiling_header),
+    );
     let host = UnitPlan {
         unit: Unit::Host,
+        root: root.clone(),
         sources: host_sources.clone(),
         forced_header: None,
         include_dirs: include_dirs.clone(),
@@ -408,6 +416,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     kernel_defines.extend(req.defines.iter().cloned());
     let kernel = UnitPlan {
         unit: Unit::Kernel,
+        root,
         sources: kernel_sources.clone(),
         forced_header: tiling_header,
         include_dirs,
@@ -464,6 +473,30 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         host_ms,
         kernel_ms,
     })
+}
+
+/// The deepest directory that holds every path of `paths` (a file counts
+/// by its directory); `/` when they share nothing else.
+fn common_root<'p>(paths: impl Iterator<Item = &'p PathBuf>) -> PathBuf {
+    let mut root: Option<PathBuf> = None;
+    for path in paths {
+        let dir = if path.is_dir() {
+            path.as_path()
+        } else {
+            path.parent().unwrap_or(path)
+        };
+        root = Some(match root {
+            None => dir.to_path_buf(),
+            Some(r) => r
+                .components()
+                .zip(dir.components())
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a)
+                .collect(),
+        });
+    }
+    root.filter(|r| !r.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Rejects defines that are not `NAME` or `NAME=VALUE` with an identifier
@@ -645,11 +678,16 @@ impl KeyHasher {
 
     /// Path and contents of a file.
     fn file(&mut self, path: &Path) -> Result<(), BuildError> {
+        self.file_as(path, path)
+    }
+
+    /// Contents of the file at `path`, hashed under the name `name`.
+    fn file_as(&mut self, path: &Path, name: &Path) -> Result<(), BuildError> {
         let contents = fs::read(path).map_err(|source| BuildError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        self.path(path);
+        self.path(name);
         self.field(&contents);
         Ok(())
     }
@@ -731,6 +769,12 @@ impl KeyBase<'_> {
 /// How to compile one library.
 struct UnitPlan {
     unit: Unit,
+    /// The package root: the deepest directory holding every source,
+    /// include directory and the forced header. Keys name files relative
+    /// to it and g++ maps it away (`-ffile-prefix-map`), so the same
+    /// package in another folder (each candidate of a search has its own)
+    /// has the same keys and the same libraries.
+    root: PathBuf,
     sources: Vec<PathBuf>,
     forced_header: Option<PathBuf>,
     include_dirs: Vec<PathBuf>,
@@ -742,13 +786,14 @@ impl UnitPlan {
     /// of the include-directory scan.
     fn key(&self, base: &KeyBase<'_>, other_sources: &[PathBuf]) -> Result<String, BuildError> {
         let mut hasher = base.hasher(self.unit.name());
+        hasher.field(b"root-relative");
         for source in &self.sources {
             hasher.field(b"source");
-            hasher.file(source)?;
+            hasher.file_as(source, self.relative(source))?;
         }
         if let Some(header) = &self.forced_header {
             hasher.field(b"forced-header");
-            hasher.file(header)?;
+            hasher.file_as(header, self.relative(header))?;
         }
         for define in &self.defines {
             hasher.field(b"define");
@@ -756,14 +801,23 @@ impl UnitPlan {
         }
         for dir in &self.include_dirs {
             hasher.field(b"include-dir");
-            hasher.path(dir);
+            hasher.path(self.relative(dir));
             for file in tree_files(dir)? {
                 if !other_sources.contains(&file) && !self.sources.contains(&file) {
-                    hasher.file(&file)?;
+                    hasher.file_as(&file, self.relative(&file))?;
                 }
             }
         }
         Ok(hasher.finish())
+    }
+
+    /// `path` relative to the package root (the root itself is `.`).
+    fn relative<'p>(&self, path: &'p Path) -> &'p Path {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => Path::new("."),
+            Ok(rel) => rel,
+            Err(_) => path,
+        }
     }
 
     /// Compiles and links the library into `out` (atomically).
@@ -777,6 +831,13 @@ impl UnitPlan {
         timeout: Duration,
     ) -> Result<(), BuildError> {
         let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
+        // `__FILE__` and line tables name package files relative to the
+        // root (fault locations read `op_kernel/x.cpp:42`), so the library
+        // does not depend on where the package lies.
+        let mut map = std::ffi::OsString::from("-ffile-prefix-map=");
+        map.push(self.root.as_os_str());
+        map.push("/=");
+        args.push(map);
         args.push("-I".into());
         args.push(toolchain.include_dir.clone().into());
         for dir in &self.include_dirs {

@@ -216,6 +216,84 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// Copies the regular files under `from` to `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) {
+    for file in tree_files(from).unwrap() {
+        let dest = to.join(file.strip_prefix(from).unwrap());
+        fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        fs::copy(&file, dest).unwrap();
+    }
+}
+
+#[test]
+fn the_same_package_in_another_folder_comes_from_the_cache() {
+    // Each candidate of a search lies in its own folder: an unchanged
+    // kernel (a tiling-only step) must not be compiled again.
+    let fx = Fixture::new();
+    let file_src = "\
+#include <cstring>
+extern \"C\" int file_is_relative() {
+  return std::strcmp(__FILE__, \"op_kernel/demo.cpp\") == 0 ? 1 : 0;
+}
+";
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        &format!("#include \"kernel_operator.h\"\n{KERNEL_SRC}{file_src}"),
+    );
+    let cache = fx.cache();
+    let first = build(&fx.request(), &cache).unwrap();
+    assert!(!first.host_cached && !first.kernel_cached);
+    assert_eq!(call(&first.kernel_lib, "file_is_relative"), 1);
+
+    copy_tree(&fx.path("ops/demo"), &fx.path("work/cand-1/demo"));
+    let req = |dir: &str| {
+        let mut req = BuildRequest::for_op_dir(&fx.path(dir), fx.toolchain()).unwrap();
+        req.defines.push("EXTRA=3".into());
+        req
+    };
+    let moved = build(&req("work/cand-1/demo"), &cache).unwrap();
+    assert!(moved.cached, "{moved:?}");
+    assert_eq!(moved.key, first.key);
+
+    // A tiling-only change in a third folder: the host alone is compiled.
+    copy_tree(&fx.path("ops/demo"), &fx.path("work/cand-2/demo"));
+    fs::write(
+        fx.path("work/cand-2/demo/op_host/demo.cpp"),
+        HOST_SRC.replace("TILE_LEN +", "TILE_LEN + 2 +"),
+    )
+    .unwrap();
+    let tiling = build(&req("work/cand-2/demo"), &cache).unwrap();
+    assert!(!tiling.host_cached && tiling.kernel_cached, "{tiling:?}");
+    assert_eq!(tiling.kernel_lib, first.kernel_lib);
+    assert_eq!(call(&tiling.host_lib, "host_value"), 58);
+}
+
+#[test]
+fn common_root_is_the_deepest_shared_directory() {
+    let fx = Fixture::new();
+    let req = fx.request();
+    let paths: Vec<PathBuf> = req
+        .include_dirs
+        .iter()
+        .chain(&req.host_sources)
+        .chain(&req.kernel_sources)
+        .map(|p| canonical(p).unwrap())
+        .collect();
+    assert_eq!(
+        common_root(paths.iter()),
+        canonical(&fx.path("ops/demo")).unwrap()
+    );
+    let one = [canonical(&fx.path("ops/demo/op_host/demo.cpp")).unwrap()];
+    assert_eq!(
+        common_root(one.iter()),
+        canonical(&fx.path("ops/demo/op_host")).unwrap()
+    );
+    assert_eq!(
+        common_root([PathBuf::from("/a/b"), PathBuf::from("/c")].iter()),
+        PathBuf::from("/")
+    );
+}
+
 #[test]
 fn compile_error_names_file_line_and_the_unsupported_api() {
     let fx = Fixture::new();
