@@ -75,9 +75,9 @@ pub fn min_subnormal(dtype: Dtype) -> f64 {
 /// returns its bit pattern. NaN becomes the canonical quiet NaN. Returns 0 for
 /// non-float dtypes.
 pub fn round_f64_to_bits(v: f64, dtype: Dtype) -> u64 {
-    let Some(fmt) = format_of(dtype) else {
+    if format_of(dtype).is_none() {
         return 0;
-    };
+    }
     if dtype == Dtype::Float64 {
         return if v.is_nan() {
             quiet_nan_bits(dtype)
@@ -100,17 +100,33 @@ pub fn round_f64_to_bits(v: f64, dtype: Dtype) -> u64 {
     // `half` does to nearest even (with subnormals and overflow to
     // infinity). Goldens computed in f32 and generated inputs take it.
     let single = v as f32;
-    if f64::from(single) == v {
-        return match dtype {
-            Dtype::Float16 => u64::from(half::f16::from_f32(single).to_bits()),
-            _ => u64::from(half::bf16::from_f32(single).to_bits()),
+    let single = if f64::from(single) == v {
+        single
+    } else {
+        // Inexact: round to odd in f32 (truncate toward zero, set the last
+        // bit). f32 keeps more than two bits below the quantum of f16 and
+        // bf16 at every magnitude, so the second rounding to nearest even
+        // gives the single rounding of `v` (Boldo & Melquiond, "Emulation
+        // of FMA and correctly rounded sums: proved algorithms using
+        // rounding to odd", IEEE TC 2008). Overflow: f32::MAX | 1 rounds to
+        // infinity in both formats, as `v` itself does.
+        let bits = single.to_bits();
+        let toward_zero = if f64::from(single).abs() > v.abs() {
+            bits - 1
+        } else {
+            bits
         };
+        f32::from_bits(toward_zero | 1)
+    };
+    match dtype {
+        Dtype::Float16 => u64::from(half::f16::from_f32(single).to_bits()),
+        _ => u64::from(half::bf16::from_f32(single).to_bits()),
     }
-    round_wide(v, fmt)
 }
 
-/// The general f64 -> f16/bf16 rounding (values that are not exactly an
-/// f32), on the integer significand.
+/// The general f64 -> f16/bf16 rounding on the integer significand: the
+/// reference the round-to-odd path is tested against.
+#[cfg(test)]
 fn round_wide(v: f64, fmt: Format) -> u64 {
     let width = 1 + fmt.exp_bits + fmt.man_bits;
     let sign = if v.is_sign_negative() && !v.is_nan() {
@@ -260,6 +276,71 @@ mod tests {
                     round_f64_to_bits(v, dtype),
                     slow,
                     "{dtype} of {x:e} ({bits:#x})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn round_to_odd_agrees_with_the_general_rounding_on_f64_values() {
+        // f64 values that are not f32s: random patterns over the f16/bf16
+        // range and beyond, values next to every f16/bf16 midpoint (just
+        // below, at, just above), and the overflow thresholds.
+        let mut s: u64 = 0xfeed_beef;
+        let mut next = || {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let mut values = vec![
+            65520.0,
+            65_519.999_999_999_99,
+            65_520.000_000_000_01,
+            f64::from(f32::MAX) * 1.5,
+            3.396_2e38,
+            -1e300,
+            5.960_464_477_539_063e-8 / 2.0,
+            1e-300,
+        ];
+        for k in 0..400_000u32 {
+            let r = next();
+            let v = match k % 3 {
+                // Exponents around the f16 and bf16 ranges.
+                0 => f64::from_bits(
+                    (r & 0x800F_FFFF_FFFF_FFFF) | (((r >> 52) % 300 + 1023 - 150) << 52),
+                ),
+                // Midpoints of f16 (bit 41 of the f64 significand at f16
+                // precision) and bf16 (bit 44), nudged by a few ulps.
+                1 => {
+                    let base = f64::from_bits(
+                        (r & 0x800F_FE00_0000_0000)
+                            | (1 << 41)
+                            | (((r >> 52) % 60 + 1023 - 30) << 52),
+                    );
+                    f64::from_bits(base.to_bits().wrapping_add((r & 7).wrapping_sub(3)))
+                }
+                _ => {
+                    let base = f64::from_bits(
+                        (r & 0x800F_F000_0000_0000)
+                            | (1 << 44)
+                            | (((r >> 52) % 260 + 1023 - 130) << 52),
+                    );
+                    f64::from_bits(base.to_bits().wrapping_add((r & 7).wrapping_sub(3)))
+                }
+            };
+            values.push(v);
+        }
+        for v in values {
+            for dtype in [Dtype::Float16, Dtype::Bfloat16] {
+                let Some(fmt) = format_of(dtype) else {
+                    unreachable!()
+                };
+                assert_eq!(
+                    round_f64_to_bits(v, dtype),
+                    round_wide(v, fmt),
+                    "{dtype} of {v:e}"
                 );
             }
         }

@@ -83,6 +83,17 @@ fn map_float(
     f32op: impl Fn(f32) -> f32,
     f64op: impl Fn(f64) -> f64,
 ) -> Tensor {
+    let direct = |t: &Tensor| map_float_direct(t, out, &f32op, &f64op);
+    super::common::unary_by_table16(x, out, direct).unwrap_or_else(|| direct(x))
+}
+
+/// [`map_float`] element by element.
+fn map_float_direct(
+    x: &Tensor,
+    out: Dtype,
+    f32op: impl Fn(f32) -> f32,
+    f64op: impl Fn(f64) -> f64,
+) -> Tensor {
     let mut y = Tensor::zeros(out, &x.shape);
     let wide = x.dtype == Dtype::Float64 || out == Dtype::Float64;
     for i in 0..x.numel() {

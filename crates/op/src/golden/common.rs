@@ -71,3 +71,166 @@ mod tests {
         assert_eq!(broadcast_shape(&[2, 3], &[3, 2]), None);
     }
 }
+
+/// Elements from which an elementwise function of one 16-bit float input is
+/// computed once per bit pattern (65,536 values) and looked up: the same
+/// bits as computing every element, at a fraction of the cost on the large
+/// cases (tens of millions of elements).
+const TABLE16_FROM: usize = 1 << 18;
+
+/// `direct(x)` for a large 16-bit float `x` computed through a table of
+/// `direct` over every bit pattern, or `None` when `x` does not qualify (not
+/// a 16-bit float, or too small for the table to pay). `direct` must compute
+/// each output element from the input element at the same index alone.
+pub(crate) fn unary_by_table16(
+    x: &crate::tensor::Tensor,
+    out: crate::Dtype,
+    direct: impl Fn(&crate::tensor::Tensor) -> crate::tensor::Tensor,
+) -> Option<crate::tensor::Tensor> {
+    use crate::tensor::Tensor;
+    let size = out.size();
+    if !(x.dtype.is_float() && x.dtype.size() == 2)
+        || x.numel() < TABLE16_FROM
+        || !matches!(size, 2 | 4 | 8)
+    {
+        return None;
+    }
+    let every = Tensor {
+        dtype: x.dtype,
+        shape: vec![1 << 16],
+        data: (0..=u16::MAX).flat_map(u16::to_le_bytes).collect(),
+    };
+    let table = direct(&every);
+    if table.dtype != out || table.data.len() != size << 16 {
+        return None;
+    }
+    let mut data = vec![0u8; x.numel() * size];
+    match size {
+        2 => look_up::<2>(&mut data, &x.data, &table.data),
+        4 => look_up::<4>(&mut data, &x.data, &table.data),
+        _ => look_up::<8>(&mut data, &x.data, &table.data),
+    }
+    Some(Tensor {
+        dtype: out,
+        shape: x.shape.clone(),
+        data,
+    })
+}
+
+/// `f` of the elements of one tensor: looked up per bit pattern when the
+/// tensor is a large 16-bit float (computed once for each of the 65,536
+/// patterns, from the same decoded value an element gives), computed
+/// directly otherwise. For goldens whose costly part depends on one
+/// element alone (an activation, its derivative, a gate).
+pub(crate) struct PerValue<F> {
+    f: F,
+    table: Option<Vec<f64>>,
+}
+
+impl<F: Fn(f64) -> f64> PerValue<F> {
+    /// `f` over the elements of `t`.
+    pub(crate) fn new(t: &crate::tensor::Tensor, f: F) -> PerValue<F> {
+        let table =
+            (t.dtype.is_float() && t.dtype.size() == 2 && t.numel() >= TABLE16_FROM).then(|| {
+                let every = crate::tensor::Tensor {
+                    dtype: t.dtype,
+                    shape: vec![1 << 16],
+                    data: (0..=u16::MAX).flat_map(u16::to_le_bytes).collect(),
+                };
+                (0..1usize << 16).map(|b| f(every.get_f64(b))).collect()
+            });
+        PerValue { f, table }
+    }
+
+    /// `f` of element `i` of `t` (the tensor given to [`PerValue::new`]).
+    #[inline]
+    pub(crate) fn at(&self, t: &crate::tensor::Tensor, i: usize) -> f64 {
+        match &self.table {
+            Some(table) => {
+                let b = &t.data[i * 2..i * 2 + 2];
+                table[usize::from(u16::from_le_bytes([b[0], b[1]]))]
+            }
+            None => (self.f)(t.get_f64(i)),
+        }
+    }
+}
+
+/// `dst[i] = table[src[i]]` for 16-bit `src` elements and `N`-byte entries.
+fn look_up<const N: usize>(dst: &mut [u8], src: &[u8], table: &[u8]) {
+    for (d, s) in dst.chunks_exact_mut(N).zip(src.chunks_exact(2)) {
+        let at = usize::from(u16::from_le_bytes([s[0], s[1]])) * N;
+        let mut entry = [0u8; N];
+        entry.copy_from_slice(&table[at..at + N]);
+        d.copy_from_slice(&entry);
+    }
+}
+
+#[cfg(test)]
+mod table16_tests {
+    use super::*;
+    use crate::tensor::Tensor;
+    use crate::Dtype;
+
+    /// A function that depends on the value alone, with rounding cases.
+    fn direct(t: &Tensor, out: Dtype) -> Tensor {
+        let mut y = Tensor::zeros(out, &t.shape);
+        for i in 0..t.numel() {
+            let v = t.get_f64(i);
+            y.set_f64(i, (v * 1.7).sin() / (1.0 + v * v));
+        }
+        y
+    }
+
+    #[test]
+    fn the_table_gives_the_bits_of_the_direct_computation() {
+        for (input, out) in [
+            (Dtype::Float16, Dtype::Float16),
+            (Dtype::Bfloat16, Dtype::Bfloat16),
+            (Dtype::Float16, Dtype::Float32),
+        ] {
+            // Every bit pattern (NaNs, infinities, subnormals) in a
+            // shuffled order, repeated past the table's threshold.
+            let n = TABLE16_FROM + 12_345;
+            let data: Vec<u8> = (0..n)
+                .map(|i| ((i as u64).wrapping_mul(0x9E37_79B9) >> 7) as u16)
+                .flat_map(u16::to_le_bytes)
+                .collect();
+            let x = Tensor {
+                dtype: input,
+                shape: vec![n],
+                data,
+            };
+            let y = unary_by_table16(&x, out, |t| direct(t, out)).expect("qualifies");
+            assert_eq!(y.shape, x.shape);
+            assert!(y.data == direct(&x, out).data, "{input:?} -> {out:?}");
+        }
+        // PerValue gives f of each element, NaN for NaN.
+        let n = TABLE16_FROM + 7;
+        let x = Tensor {
+            dtype: Dtype::Float16,
+            shape: vec![n],
+            data: (0..n)
+                .map(|i| ((i as u64).wrapping_mul(0x9E37_79B9) >> 5) as u16)
+                .flat_map(u16::to_le_bytes)
+                .collect(),
+        };
+        let f = |v: f64| v.exp() - v * 0.25;
+        let per = PerValue::new(&x, f);
+        assert!(per.table.is_some());
+        for i in 0..n {
+            let (a, b) = (per.at(&x, i), f(x.get_f64(i)));
+            assert!(
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                "{i}"
+            );
+        }
+        // Too small, or not 16-bit: no table.
+        assert!(PerValue::new(&Tensor::zeros(Dtype::Float16, &[9]), f)
+            .table
+            .is_none());
+        let small = Tensor::zeros(Dtype::Float16, &[1000]);
+        assert!(unary_by_table16(&small, Dtype::Float16, |t| direct(t, Dtype::Float16)).is_none());
+        let wide = Tensor::zeros(Dtype::Float32, &[TABLE16_FROM]);
+        assert!(unary_by_table16(&wide, Dtype::Float32, |t| direct(t, Dtype::Float32)).is_none());
+    }
+}

@@ -160,6 +160,12 @@ fn same_shape_and_dtype(case: &Case, op: &str) -> Result<(), Reject> {
 /// A unary element-wise float op computed in f64 from the exact input and
 /// rounded once to `out`.
 fn map_exact(x: &Tensor, out: Dtype, f: impl Fn(f64) -> f64) -> Tensor {
+    let direct = |t: &Tensor| map_exact_direct(t, out, &f);
+    super::common::unary_by_table16(x, out, direct).unwrap_or_else(|| direct(x))
+}
+
+/// [`map_exact`] element by element.
+fn map_exact_direct(x: &Tensor, out: Dtype, f: impl Fn(f64) -> f64) -> Tensor {
     let mut y = Tensor::zeros(out, &x.shape);
     for i in 0..x.numel() {
         y.set_f64(i, f(x.get_f64(i)));

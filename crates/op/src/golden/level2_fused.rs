@@ -13,7 +13,7 @@
 //! input given with zero elements (shape `[0]`) is absent. The host code of
 //! the operators follows the same convention.
 
-use super::common::{arity, msg};
+use super::common::{arity, msg, PerValue};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case, CaseInput};
 use crate::tensor::{numel, shape_str, Tensor};
@@ -308,12 +308,13 @@ fn ge_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String>
     let mut y = Tensor::zeros(case.outputs[0].dtype, &half_shape);
     let mut g = Tensor::zeros(case.outputs[1].dtype, &half_shape);
     let l = view.half;
+    let gelu_of = PerValue::new(x, |v| gelu(v, tanh_form));
     for p in 0..view.pre {
         for j in 0..l {
-            let a = x.get_f64(p * 2 * l + j);
-            let b = x.get_f64(p * 2 * l + l + j);
-            let (act, lin) = if left { (a, b) } else { (b, a) };
-            let ga = gelu(act, tanh_form);
+            let (ia, ib) = (p * 2 * l + j, p * 2 * l + l + j);
+            let (act, lin) = if left { (ia, ib) } else { (ib, ia) };
+            let ga = gelu_of.at(x, act);
+            let lin = x.get_f64(lin);
             g.set_f64(p * l + j, ga);
             y.set_f64(p * l + j, ga * lin);
         }
@@ -476,9 +477,13 @@ fn gelu_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Str
     let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     let mut out_scale = Tensor::zeros(case.outputs[1].dtype, &x.shape[..x.shape.len() - 1]);
     let mut s = vec![0.0; channels];
+    let gelu_of = PerValue::new(x, |v| gelu(v, tanh_form));
+    let scales: Vec<f64> = (0..channels)
+        .map(|c| channel_value(scale, c, 1.0))
+        .collect();
     for r in 0..rows {
         for (c, v) in s.iter_mut().enumerate() {
-            *v = gelu(x.get_f64(r * channels + c), tanh_form) * channel_value(scale, c, 1.0);
+            *v = gelu_of.at(x, r * channels + c) * scales[c];
         }
         if dynamic {
             let max = s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -509,9 +514,7 @@ fn gelu_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Str
 
 /// Rounds `v` to `dtype` (a float dtype) and back.
 fn round_to(v: f64, dtype: Dtype) -> f64 {
-    let mut t = Tensor::zeros(dtype, &[1]);
-    t.set_f64(0, v);
-    t.get_f64(0)
+    crate::float::bits_to_f64(crate::float::round_f64_to_bits(v, dtype), dtype)
 }
 
 /// Checks x1, x2 (equal shapes, >= 1 dim, float16 or bfloat16) and gamma

@@ -18,7 +18,7 @@
 //! mul_sigmoid is specified in float16 arithmetic and gcd in integers; their
 //! sections say how.
 
-use super::common::{arity, broadcast_shape, float_attr};
+use super::common::{arity, broadcast_shape, float_attr, PerValue};
 use super::{Builtin, Reject};
 use crate::float::{bits_to_f64, round_f64_to_bits};
 use crate::spec::{AttrValue, Case};
@@ -157,6 +157,17 @@ fn same_shapes(case: &Case, op: &str) -> Result<Vec<usize>, Reject> {
 /// out[i] = f(inputs[0][i], inputs[1][i], ...) computed in f64 from the exact
 /// inputs and rounded once to `out`.
 fn map_exact(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor {
+    if let [x] = inputs {
+        let direct = |t: &Tensor| map_exact_direct(std::slice::from_ref(t), out, &f);
+        if let Some(y) = super::common::unary_by_table16(x, out, direct) {
+            return y;
+        }
+    }
+    map_exact_direct(inputs, out, f)
+}
+
+/// [`map_exact`] element by element.
+fn map_exact_direct(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor {
     let mut y = Tensor::zeros(out, &inputs[0].shape);
     let mut args = vec![0.0; inputs.len()];
     for i in 0..y.numel() {
@@ -276,9 +287,12 @@ fn gelu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 
 fn gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     // Inputs: dy, x, y; y (the forward output) is not used by the formula.
-    Ok(vec![map_exact(&inputs[..2], case.outputs[0].dtype, |a| {
-        a[0] * gelu_grad_factor(a[1])
-    })])
+    Ok(vec![times_factor(
+        &inputs[0],
+        &inputs[1],
+        case.outputs[0].dtype,
+        gelu_grad_factor,
+    )])
 }
 
 // ---- fast_gelu_grad: z = dy * d/dx [x sigmoid(1.702 x)] (exact) -------------
@@ -306,9 +320,23 @@ fn fast_gelu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 
 fn fast_gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     // Inputs: dy, x.
-    Ok(vec![map_exact(inputs, case.outputs[0].dtype, |a| {
-        a[0] * fast_gelu_grad_factor(a[1])
-    })])
+    Ok(vec![times_factor(
+        &inputs[0],
+        &inputs[1],
+        case.outputs[0].dtype,
+        fast_gelu_grad_factor,
+    )])
+}
+
+/// out[i] = dy[i] * factor(x[i]) in f64, rounded once to `out` (the
+/// factor looked up per value where [`PerValue`] can).
+fn times_factor(dy: &Tensor, x: &Tensor, out: Dtype, factor: impl Fn(f64) -> f64) -> Tensor {
+    let factor = PerValue::new(x, factor);
+    let mut y = Tensor::zeros(out, &dy.shape);
+    for i in 0..y.numel() {
+        y.set_f64(i, dy.get_f64(i) * factor.at(x, i));
+    }
+    y
 }
 
 // ---- addcmul / addcdiv: y = input_data + value * (x1 op x2) (float32 steps) ----
@@ -521,11 +549,12 @@ fn swi_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String
     let view = half_view(case, &case.inputs[0]).map_err(|r| r.message)?;
     let x = &inputs[0];
     let mut y = Tensor::zeros(case.outputs[0].dtype, &view.half_shape);
+    let silu = PerValue::new(x, |a| a * sigmoid_f32(a));
     for r in 0..view.rows {
         for j in 0..view.cols {
-            let a = x.get_f64(r * 2 * view.cols + j);
+            let a = silu.at(x, r * 2 * view.cols + j);
             let b = x.get_f64(r * 2 * view.cols + view.cols + j);
-            y.set_f64(r * view.cols + j, a * sigmoid_f32(a) * b);
+            y.set_f64(r * view.cols + j, a * b);
         }
     }
     Ok(vec![y])
@@ -561,15 +590,20 @@ fn swi_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, S
     let view = half_view(case, &case.inputs[1]).map_err(|r| r.message)?;
     let (grad, x) = (&inputs[0], &inputs[1]);
     let mut dx = Tensor::zeros(case.outputs[0].dtype, &x.shape);
+    // The two factors of A, looked up per value where PerValue can.
+    let da = PerValue::new(x, |a| {
+        let s = sigmoid_f32(a);
+        s * (1.0 + a * (1.0 - s))
+    });
+    let db = PerValue::new(x, |a| a * sigmoid_f32(a));
     for r in 0..view.rows {
         for j in 0..view.cols {
             let ia = r * 2 * view.cols + j;
             let ib = ia + view.cols;
-            let (a, b) = (x.get_f64(ia), x.get_f64(ib));
+            let b = x.get_f64(ib);
             let g = grad.get_f64(r * view.cols + j);
-            let s = sigmoid_f32(a);
-            dx.set_f64(ia, g * b * (s * (1.0 + a * (1.0 - s))));
-            dx.set_f64(ib, g * (a * s));
+            dx.set_f64(ia, g * b * da.at(x, ia));
+            dx.set_f64(ib, g * db.at(x, ia));
         }
     }
     Ok(vec![dx])
@@ -634,13 +668,19 @@ fn mul_sigmoid_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
     let mut out_shape = x2.shape.clone();
     out_shape[0] = rows;
     let mut out = Tensor::zeros(case.outputs[0].dtype, &out_shape);
-    for i in 0..x1.numel() {
-        let a = f16r(x1.get_f64(i) * t1);
+    let gate = PerValue::new(x1, |x| {
+        let a = f16r(x * t1);
         let e = f16r((-a).exp());
         let d = f16r(1.0 + e);
         let s = f16r(1.0 / d);
-        let s = if s < t2 { s } else { f16r(2.0 * s) };
-        out.set_f64(i, s * p[i % cols]);
+        if s < t2 {
+            s
+        } else {
+            f16r(2.0 * s)
+        }
+    });
+    for i in 0..x1.numel() {
+        out.set_f64(i, gate.at(x1, i) * p[i % cols]);
     }
     Ok(vec![out])
 }
