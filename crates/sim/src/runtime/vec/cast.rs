@@ -174,6 +174,73 @@ fn half_to_byte_table(mode: Rounding, dst: Dtype) -> &'static [u8] {
     })
 }
 
+/// Elements per block of the half conversions below.
+const HALF_BLOCK: usize = 256;
+
+/// The contiguous f32 -> f16 Cast with nearest-even: a block at a time
+/// through `half`'s slice conversion (F16C where the CPU has it). An
+/// element whose half is not finite (NaN, or overflow, which Cast
+/// saturates) takes `general`. Source and destination are disjoint (the
+/// plan's independent bases).
+fn f32_to_f16_rne(ub: &mut [u8], bases: &[usize], n: usize, general: impl Fn(u64) -> u64) {
+    use half::slice::HalfFloatSliceExt;
+    let mut singles = [0f32; HALF_BLOCK];
+    let mut halves = [half::f16::ZERO; HALF_BLOCK];
+    let mut start = 0;
+    while start < n {
+        let m = (n - start).min(HALF_BLOCK);
+        let src = &ub[bases[1] + start * 4..bases[1] + (start + m) * 4];
+        for (v, b) in singles[..m].iter_mut().zip(src.chunks_exact(4)) {
+            *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        halves[..m].convert_from_f32_slice(&singles[..m]);
+        let dst = &mut ub[bases[0] + start * 2..bases[0] + (start + m) * 2];
+        for (d, (h, v)) in dst
+            .chunks_exact_mut(2)
+            .zip(halves[..m].iter().zip(&singles[..m]))
+        {
+            let bits = if h.is_finite() {
+                h.to_bits()
+            } else {
+                general(u64::from(v.to_bits())) as u16
+            };
+            d.copy_from_slice(&bits.to_le_bytes());
+        }
+        start += m;
+    }
+}
+
+/// The contiguous f16 -> f32 Cast (exact): a block at a time through
+/// `half`'s slice conversion; NaN takes `general` (its bit pattern).
+/// Source and destination are disjoint (the plan's independent bases).
+fn f16_to_f32(ub: &mut [u8], bases: &[usize], n: usize, general: impl Fn(u64) -> u64) {
+    use half::slice::HalfFloatSliceExt;
+    let mut halves = [half::f16::ZERO; HALF_BLOCK];
+    let mut singles = [0f32; HALF_BLOCK];
+    let mut start = 0;
+    while start < n {
+        let m = (n - start).min(HALF_BLOCK);
+        let src = &ub[bases[1] + start * 2..bases[1] + (start + m) * 2];
+        for (h, b) in halves[..m].iter_mut().zip(src.chunks_exact(2)) {
+            *h = half::f16::from_bits(u16::from_le_bytes([b[0], b[1]]));
+        }
+        halves[..m].convert_to_f32_slice(&mut singles[..m]);
+        let dst = &mut ub[bases[0] + start * 4..bases[0] + (start + m) * 4];
+        for (d, (h, v)) in dst
+            .chunks_exact_mut(4)
+            .zip(halves[..m].iter().zip(&singles[..m]))
+        {
+            let bits = if h.is_nan() {
+                general(u64::from(h.to_bits())) as u32
+            } else {
+                v.to_bits()
+            };
+            d.copy_from_slice(&bits.to_le_bytes());
+        }
+        start += m;
+    }
+}
+
 fn run<const S: usize, const D: usize>(
     ub: &mut [u8],
     bases: &[usize],
@@ -232,14 +299,10 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
         let conv = move |bits: u64| convert(bits, src, dst, mode, deq_scale);
         match (src, dst) {
             // Exact widenings (NaN keeps the general path's bits).
-            (F16, F32) => run::<2, 4>(ub, bases, n, |bits| {
-                let h = half::f16::from_bits(bits as u16);
-                if h.is_nan() {
-                    conv(bits)
-                } else {
-                    u64::from(h.to_f32().to_bits())
-                }
-            }),
+            (F16, F32) => f16_to_f32(ub, bases, n, conv),
+            // Narrowing to half with nearest-even: F16C a block at a time;
+            // overflow (saturating) and NaN keep the general path.
+            (F32, F16) if mode == Rounding::Rint => f32_to_f16_rne(ub, bases, n, conv),
             (U8 | I8, F16) => {
                 // Every byte value is exact in half: 256 entries.
                 let signed = src == I8;
@@ -389,8 +452,14 @@ mod tests {
                 let patterns: Vec<u64> = match src.size() {
                     1 => (0..256).collect(),
                     2 => (0..65536).collect(),
+                    // Spread patterns, and every f16 midpoint (ties) and
+                    // its neighbours as f32.
                     _ => (0..65536u64)
                         .map(|i| (i * 0x9E37_79B9) & 0xffff_ffff)
+                        .chain((0..65536u64).flat_map(|h| {
+                            let f = u64::from(numeric::half_to_f32(h as u16).to_bits());
+                            [f + 0xfff, f + 0x1000, f + 0x1001]
+                        }))
                         .collect(),
                 };
                 for chunk in patterns.chunks(512) {
@@ -401,6 +470,26 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A narrowing Cast onto its own source (the same UB address, operands
+    /// of different sizes overlapping) gives the element conversion's bits.
+    #[test]
+    fn in_place_narrowing_matches_the_element_conversion() {
+        let input: Vec<u64> = (0..600u64)
+            .map(|i| (i * 0x9E37_79B9 + 0x3f80_0000) & 0xffff_ffff)
+            .collect();
+        let mut op = cast_op(F32, F16, round::RINT, input.len() as u64);
+        op.dst = ub(2048, op.dtype);
+        let mut mem = vec![POISON; 8192];
+        for (i, b) in input.iter().enumerate() {
+            numeric::store(&mut mem, 2048 + i * 4, F32, *b);
+        }
+        super::super::execute(&mut mem, &MaskState::reset(), &op).unwrap();
+        for (i, &bits) in input.iter().enumerate() {
+            let want = convert(bits, F32, F16, Rounding::Rint, 1.0);
+            assert_eq!(numeric::load(&mem, 2048 + i * 2, F16), want, "element {i}");
         }
     }
 
