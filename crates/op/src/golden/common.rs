@@ -1,8 +1,12 @@
 //! Helpers shared by the builtin golden files: arity and attribute checks,
-//! NumPy-style broadcasting of shapes, and rejection messages.
+//! NumPy-style broadcasting of shapes, rejection messages, and tables over
+//! every bit pattern of a 16-bit input (the large cases' elementwise work
+//! done once per value).
 
 use super::Reject;
 use crate::spec::{AttrValue, Case};
+use crate::tensor::Tensor;
+use crate::Dtype;
 
 /// Rejects a case whose input or output count differs from the golden's.
 pub(super) fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
@@ -78,16 +82,24 @@ mod tests {
 /// cases (tens of millions of elements).
 const TABLE16_FROM: usize = 1 << 18;
 
+/// A tensor of the 16-bit `dtype` holding every bit pattern, in order.
+fn every_pattern16(dtype: Dtype) -> Tensor {
+    Tensor {
+        dtype,
+        shape: vec![1 << 16],
+        data: (0..=u16::MAX).flat_map(u16::to_le_bytes).collect(),
+    }
+}
+
 /// `direct(x)` for a large 16-bit float `x` computed through a table of
 /// `direct` over every bit pattern, or `None` when `x` does not qualify (not
 /// a 16-bit float, or too small for the table to pay). `direct` must compute
 /// each output element from the input element at the same index alone.
 pub(crate) fn unary_by_table16(
-    x: &crate::tensor::Tensor,
-    out: crate::Dtype,
-    direct: impl Fn(&crate::tensor::Tensor) -> crate::tensor::Tensor,
-) -> Option<crate::tensor::Tensor> {
-    use crate::tensor::Tensor;
+    x: &Tensor,
+    out: Dtype,
+    direct: impl Fn(&Tensor) -> Tensor,
+) -> Option<Tensor> {
     let size = out.size();
     if !(x.dtype.is_float() && x.dtype.size() == 2)
         || x.numel() < TABLE16_FROM
@@ -95,12 +107,7 @@ pub(crate) fn unary_by_table16(
     {
         return None;
     }
-    let every = Tensor {
-        dtype: x.dtype,
-        shape: vec![1 << 16],
-        data: (0..=u16::MAX).flat_map(u16::to_le_bytes).collect(),
-    };
-    let table = direct(&every);
+    let table = direct(&every_pattern16(x.dtype));
     if table.dtype != out || table.data.len() != size << 16 {
         return None;
     }
@@ -129,14 +136,10 @@ pub(crate) struct PerValue<F> {
 
 impl<F: Fn(f64) -> f64> PerValue<F> {
     /// `f` over the elements of `t`.
-    pub(crate) fn new(t: &crate::tensor::Tensor, f: F) -> PerValue<F> {
+    pub(crate) fn new(t: &Tensor, f: F) -> PerValue<F> {
         let table =
             (t.dtype.is_float() && t.dtype.size() == 2 && t.numel() >= TABLE16_FROM).then(|| {
-                let every = crate::tensor::Tensor {
-                    dtype: t.dtype,
-                    shape: vec![1 << 16],
-                    data: (0..=u16::MAX).flat_map(u16::to_le_bytes).collect(),
-                };
+                let every = every_pattern16(t.dtype);
                 (0..1usize << 16).map(|b| f(every.get_f64(b))).collect()
             });
         PerValue { f, table }
@@ -144,7 +147,7 @@ impl<F: Fn(f64) -> f64> PerValue<F> {
 
     /// `f` of element `i` of `t` (the tensor given to [`PerValue::new`]).
     #[inline]
-    pub(crate) fn at(&self, t: &crate::tensor::Tensor, i: usize) -> f64 {
+    pub(crate) fn at(&self, t: &Tensor, i: usize) -> f64 {
         match &self.table {
             Some(table) => {
                 let b = &t.data[i * 2..i * 2 + 2];
@@ -168,8 +171,6 @@ fn look_up<const N: usize>(dst: &mut [u8], src: &[u8], table: &[u8]) {
 #[cfg(test)]
 mod table16_tests {
     use super::*;
-    use crate::tensor::Tensor;
-    use crate::Dtype;
 
     /// A function that depends on the value alone, with rounding cases.
     fn direct(t: &Tensor, out: Dtype) -> Tensor {

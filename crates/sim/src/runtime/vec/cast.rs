@@ -303,6 +303,41 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
             // Narrowing to half with nearest-even: F16C a block at a time;
             // overflow (saturating) and NaN keep the general path.
             (F32, F16) if mode == Rounding::Rint => f32_to_f16_rne(ub, bases, n, conv),
+            // bf16 <-> f32: a shift one way, `half`'s nearest-even the
+            // other (overflow, which Cast saturates, and NaN keep the
+            // general path).
+            (BF16, F32) => run::<2, 4>(ub, bases, n, |bits| {
+                let h = half::bf16::from_bits(bits as u16);
+                if h.is_nan() {
+                    conv(bits)
+                } else {
+                    u64::from(h.to_f32().to_bits())
+                }
+            }),
+            (F32, BF16) if mode == Rounding::Rint => run::<4, 2>(ub, bases, n, |bits| {
+                let h = half::bf16::from_f32(f32::from_bits(bits as u32));
+                if h.is_finite() {
+                    u64::from(h.to_bits())
+                } else {
+                    conv(bits)
+                }
+            }),
+            // f32 to an integral f32: the f32 rounding functions (exact);
+            // NaN and infinities keep the general path.
+            (F32, F32) if mode != Rounding::Odd => run::<4, 4>(ub, bases, n, |bits| {
+                let x = f32::from_bits(bits as u32);
+                if !x.is_finite() {
+                    return conv(bits);
+                }
+                let r = match mode {
+                    Rounding::Rint => x.round_ties_even(),
+                    Rounding::Floor => x.floor(),
+                    Rounding::Ceil => x.ceil(),
+                    Rounding::Round => x.round(),
+                    _ => x.trunc(),
+                };
+                u64::from(r.to_bits())
+            }),
             (U8 | I8, F16) => {
                 // Every byte value is exact in half: 256 entries.
                 let signed = src == I8;
@@ -443,6 +478,9 @@ mod tests {
             (F16, I8),
             (F32, F16),
             (F32, I32),
+            (BF16, F32),
+            (F32, BF16),
+            (F32, F32),
         ];
         for (src, dst) in pairs {
             for &mode in ANY {
@@ -459,6 +497,15 @@ mod tests {
                         .chain((0..65536u64).flat_map(|h| {
                             let f = u64::from(numeric::half_to_f32(h as u16).to_bits());
                             [f + 0xfff, f + 0x1000, f + 0x1001]
+                        }))
+                        // bf16 midpoints, and halves and near-halves of
+                        // small integers (signed zeros included).
+                        .chain((0..65536u64).flat_map(|b| {
+                            [(b << 16) + 0x7fff, (b << 16) + 0x8000, (b << 16) + 0x8001]
+                        }))
+                        .chain((-2000..2000).flat_map(|k| {
+                            let x = k as f32 / 4.0;
+                            [x.to_bits(), x.to_bits() + 1, (-x).to_bits()].map(u64::from)
                         }))
                         .collect(),
                 };
