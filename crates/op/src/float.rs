@@ -236,18 +236,22 @@ mod tests {
         round_f64_to_bits(v, Dtype::Bfloat16)
     }
 
-    #[test]
-    fn the_f32_fast_path_agrees_with_the_general_rounding() {
-        // SplitMix64 over f32 bit patterns: every exponent, subnormals,
-        // ties (low mantissa bits at the midpoint) and overflow.
-        let mut s: u64 = 0x1234_5678;
-        let mut next = || {
+    /// SplitMix64 from `seed`: the test patterns' generator.
+    fn split_mix(mut s: u64) -> impl FnMut() -> u64 {
+        move || {
             s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let mut z = s;
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
-        };
+        }
+    }
+
+    #[test]
+    fn the_f32_fast_path_agrees_with_the_general_rounding() {
+        // SplitMix64 over f32 bit patterns: every exponent, subnormals,
+        // ties (low mantissa bits at the midpoint) and overflow.
+        let mut next = split_mix(0x1234_5678);
         for k in 0..400_000u32 {
             let raw = next() as u32;
             // Every fourth pattern forces a midpoint of f16 (13 low bits)
@@ -286,14 +290,7 @@ mod tests {
         // f64 values that are not f32s: random patterns over the f16/bf16
         // range and beyond, values next to every f16/bf16 midpoint (just
         // below, at, just above), and the overflow thresholds.
-        let mut s: u64 = 0xfeed_beef;
-        let mut next = || {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut next = split_mix(0xfeed_beef);
         let mut values = vec![
             65520.0,
             65_519.999_999_999_99,
