@@ -363,7 +363,9 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         let hours = 101.0 * 230.0 / rate / 60.0;
         println!(
             "\noverall {:.1} evaluations/min with -j {}: a 101-operator x 230-evaluation benchmark \
-             would take about {:.1} h per method at this rate (the published hardware loop: ~2 min per evaluation)",
+             would take about {:.1} h per method at this rate, an upper bound: every evaluation here compiles its \
+             kernel, while a real run's tiling steps reuse the cached one (the published hardware loop: ~2 min per \
+             evaluation)",
             rate, args.jobs, hours
         );
     }

@@ -200,6 +200,20 @@ pub trait Device: Send + Sync {
     /// `seeds[k]`. On the simulator the timeline is computed once and each
     /// sample draws its own measurement noise.
     fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String>;
+    /// [`Device::latency_samples`] of a run whose noise-free Task Duration
+    /// `clean_us` the caller already has (from [`Device::profile`] with
+    /// `deterministic` set), so a device that derives its samples from that
+    /// value need not compute the timeline again. The default measures
+    /// anew and ignores `clean_us`.
+    fn latency_samples_from_clean(
+        &self,
+        result: &RunResult,
+        clean_us: f64,
+        seeds: &[u64],
+    ) -> Result<Vec<f64>, String> {
+        let _ = clean_us;
+        self.latency_samples(result, seeds)
+    }
     /// A Chrome Trace Event JSON timeline of a finished run, when the
     /// device can produce one.
     fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>>;

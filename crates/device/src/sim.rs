@@ -223,6 +223,15 @@ impl Device for SimDevice {
             .map_err(|e| e.to_string())?
             .profile
             .task_duration_us;
+        self.latency_samples_from_clean(result, clean, seeds)
+    }
+
+    fn latency_samples_from_clean(
+        &self,
+        _result: &RunResult,
+        clean: f64,
+        seeds: &[u64],
+    ) -> Result<Vec<f64>, String> {
         Ok(seeds
             .iter()
             .map(|&seed| {

@@ -440,32 +440,34 @@ pub fn evaluate_package(
             timings,
         ));
     };
-    let profile_json = match device.profile(&result, &profile_request(&prepared, seed, true)) {
-        Ok(p) => serde_json::to_value(&p).unwrap_or(serde_json::Value::Null),
-        Err(e) => {
-            timings.profile_ms = t.elapsed().as_millis() as u64;
-            return Ok((
-                Verdict::RuntimeError {
-                    kind: RuntimeErrorKind::Deadlock,
-                    message: format!("profiling failed: {e}"),
-                    location: None,
-                },
-                timings,
-            ));
-        }
-    };
+    let (profile_json, clean_us) =
+        match device.profile(&result, &profile_request(&prepared, seed, true)) {
+            Ok(p) => (
+                serde_json::to_value(&p).unwrap_or(serde_json::Value::Null),
+                p.task_duration_us,
+            ),
+            Err(e) => {
+                timings.profile_ms = t.elapsed().as_millis() as u64;
+                return Ok((
+                    Verdict::RuntimeError {
+                        kind: RuntimeErrorKind::Deadlock,
+                        message: format!("profiling failed: {e}"),
+                        location: None,
+                    },
+                    timings,
+                ));
+            }
+        };
     let seeds: Vec<u64> = (0..cfg.repeats as u64)
         .map(|k| seed ^ (k + 1).wrapping_mul(0x2545_f491_4f6c_dd1d))
         .collect();
     let samples = if cfg.deterministic {
-        let clean = profile_json
-            .get("Task Duration(us)")
-            .and_then(|v| v.as_f64())
-            .unwrap_or(f64::NAN);
-        vec![clean; cfg.repeats]
+        vec![clean_us; cfg.repeats]
     } else {
+        // The profile above is the noise-free timeline: the samples are
+        // drawn around it rather than computing it again.
         device
-            .latency_samples(&result, &seeds)
+            .latency_samples_from_clean(&result, clean_us, &seeds)
             .map_err(PipelineError::Setup)?
     };
     timings.profile_ms = t.elapsed().as_millis() as u64;
