@@ -183,6 +183,12 @@ fn round_wide(v: f64, fmt: Format) -> u64 {
     }
 }
 
+/// `v` rounded to the float `dtype` (nearest even, as
+/// [`round_f64_to_bits`]) and read back as f64.
+pub fn round_f64(v: f64, dtype: Dtype) -> f64 {
+    bits_to_f64(round_f64_to_bits(v, dtype), dtype)
+}
+
 /// The value of a float dtype's bit pattern, exactly, as f64.
 pub fn bits_to_f64(bits: u64, dtype: Dtype) -> f64 {
     match dtype {

@@ -15,6 +15,7 @@
 
 use super::common::{arity, msg, PerValue};
 use super::{Builtin, Reject};
+use crate::float::round_f64;
 use crate::spec::{AttrValue, Case, CaseInput};
 use crate::tensor::{numel, shape_str, Tensor};
 use crate::Dtype;
@@ -512,11 +513,6 @@ fn gelu_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Str
 
 // ---- add_rms_norm_quant ------------------------------------------------------------
 
-/// Rounds `v` to `dtype` (a float dtype) and back.
-fn round_to(v: f64, dtype: Dtype) -> f64 {
-    crate::float::bits_to_f64(crate::float::round_f64_to_bits(v, dtype), dtype)
-}
-
 /// Checks x1, x2 (equal shapes, >= 1 dim, float16 or bfloat16) and gamma
 /// ([D], D = last dim of x1, x1's dtype); returns D.
 fn add_norm_inputs(case: &Case, op: &str) -> Result<usize, Reject> {
@@ -626,9 +622,9 @@ fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tens
             // float16 adds in float16; bfloat16 keeps the float32 sum for the
             // norm and rounds only the x output.
             *v = if half {
-                round_to(sum, dtype)
+                round_f64(sum, dtype)
             } else {
-                round_to(sum, Dtype::Float32)
+                round_f64(sum, Dtype::Float32)
             };
             xo.set_f64(r * d + c, *v);
         }
@@ -637,7 +633,7 @@ fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tens
         for (c, v) in x.iter().enumerate() {
             let y = if half {
                 // float16: x * rstd rounded to float16, times gamma in float16.
-                round_to(round_to(v * rstd, dtype) * gamma.get_f64(c), dtype)
+                round_f64(round_f64(v * rstd, dtype) * gamma.get_f64(c), dtype)
             } else {
                 v * rstd * gamma.get_f64(c)
             };
@@ -731,7 +727,7 @@ fn add_rms_norm_dynamic_quant_compute(
     for r in 0..rows {
         for (c, v) in x.iter_mut().enumerate() {
             // The sum in float32 (exact for most 16-bit inputs).
-            *v = round_to(
+            *v = round_f64(
                 x1.get_f64(r * d + c) + x2.get_f64(r * d + c),
                 Dtype::Float32,
             );

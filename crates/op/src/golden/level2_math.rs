@@ -20,7 +20,7 @@
 
 use super::common::{arity, broadcast_shape, float_attr, PerValue};
 use super::{Builtin, Reject};
-use crate::float::{bits_to_f64, round_f64_to_bits};
+use crate::float::round_f64;
 use crate::spec::{AttrValue, Case};
 use crate::tensor::{shape_str, Tensor};
 use crate::Dtype;
@@ -613,7 +613,7 @@ fn swi_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, S
 
 /// `v` rounded to float16 (nearest even, IEEE overflow), as f64.
 fn f16r(v: f64) -> f64 {
-    bits_to_f64(round_f64_to_bits(v, Dtype::Float16), Dtype::Float16)
+    round_f64(v, Dtype::Float16)
 }
 
 fn mul_sigmoid_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
