@@ -424,11 +424,17 @@ fn round_float_native(
         return ((exact || rounding == Rounding::Rint) && single.is_finite())
             .then(|| u64::from(single.to_bits()));
     }
-    if f64::from(single) != x {
+    let single = if f64::from(single) == x {
+        single
+    } else if rounding == Rounding::Rint {
+        // Nearest even from an inexact `x`: through its round-to-odd f32.
+        odd_single(x, single)?
+    } else {
         return None;
-    }
-    // `x` is an f32: the crate rounds it once to nearest even, to infinity
-    // on overflow; exact results hold in every mode.
+    };
+    // `single` is `x` or its round-to-odd f32: the crate rounds it once to
+    // nearest even, to infinity on overflow; exact results hold in every
+    // mode.
     let (value, bits) = if fmt == F16 {
         // (F16C where the CPU has it; the same bits as the software path.)
         let h = half::f16::from_f32(single);
@@ -442,6 +448,27 @@ fn round_float_native(
     let fine = value == single || (rounding == Rounding::Rint && value.is_finite());
     let ieee_overflow = rounding == Rounding::Rint && overflow == Overflow::Ieee;
     (fine || ieee_overflow).then_some(u64::from(bits))
+}
+
+/// `x` (finite, not an f32) rounded to odd in binary32, from `single`
+/// (`x as f32`): truncated toward zero, the last bit set. binary32 keeps
+/// more than two bits below the quantum of binary16 and bfloat16 at every
+/// magnitude, so rounding this once more to nearest even gives the single
+/// nearest-even rounding of `x` (Boldo & Melquiond, "Emulation of FMA and
+/// correctly rounded sums: proved algorithms using rounding to odd", IEEE
+/// TC 2008). `None` beyond binary32's range (`single` infinite).
+#[inline]
+fn odd_single(x: f64, single: f32) -> Option<f32> {
+    if !single.is_finite() {
+        return None;
+    }
+    let bits = single.to_bits();
+    let toward_zero = if f64::from(single).abs() > x.abs() {
+        bits - 1
+    } else {
+        bits
+    };
+    Some(f32::from_bits(toward_zero | 1))
 }
 
 /// Rounds the integer `v` to the float format `fmt` once.
@@ -588,11 +615,21 @@ pub fn to_bits_rne(x: f64, dtype: Dtype) -> u64 {
             // rounding otherwise: the same bits, tested below, several
             // times slower); bf16's software rounding is a few bit
             // operations, inlined.
-            Dtype::Float16 if f64::from(single) == x => {
-                return u64::from(half::f16::from_f32(single).to_bits())
-            }
-            Dtype::Bfloat16 if f64::from(single) == x => {
-                return u64::from(half::bf16::from_f32_const(single).to_bits())
+            Dtype::Float16 | Dtype::Bfloat16 => {
+                // An inexact `x` through its round-to-odd f32 (the same
+                // single rounding, see `odd_single`).
+                let single = if f64::from(single) == x {
+                    Some(single)
+                } else {
+                    odd_single(x, single)
+                };
+                if let Some(single) = single {
+                    return if dtype == Dtype::Float16 {
+                        u64::from(half::f16::from_f32(single).to_bits())
+                    } else {
+                        u64::from(half::bf16::from_f32_const(single).to_bits())
+                    };
+                }
             }
             _ => {}
         }
@@ -662,10 +699,11 @@ mod tests {
                 _ => raw as u32,
             };
             let narrow = f64::from(f32::from_bits(bits));
-            // Also values that are not exactly an f32 (take the slow path
-            // for f16/bf16, `as` for f32).
+            // Also values that are not exactly an f32 (round-to-odd first
+            // for f16/bf16, `as` for f32), of every magnitude and of the
+            // halves' range, near their midpoints.
             let wide = f64::from_bits(raw);
-            for x in [narrow, wide] {
+            for x in [narrow, wide, near_half_midpoint(k, raw)] {
                 for (dtype, fmt) in [
                     (Dtype::Float16, F16),
                     (Dtype::Bfloat16, BF16),
@@ -678,6 +716,38 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// An f64 that is not an f32, in the range of binary16 and bfloat16:
+    /// by `k % 3`, a binary16 midpoint, a bfloat16 midpoint (each moved by
+    /// a few f64 quanta either way, or not at all), or a random significand
+    /// at a binade from 2^-30 to 2^20.
+    fn near_half_midpoint(k: u32, raw: u64) -> f64 {
+        let nudge = [0i64, 1, -1, 3, -3, 1 << 20, -(1 << 20)][(raw >> 40) as usize % 7];
+        let mid = match k % 3 {
+            0 => {
+                let h = (raw as u16) & 0x7bff; // finite, below the top binade
+                let a = half::f16::from_bits(h).to_f64();
+                let b = half::f16::from_bits(h + 1).to_f64();
+                (a + b) / 2.0
+            }
+            1 => {
+                let h = (raw as u16) & 0x7f7f;
+                let a = half::bf16::from_bits(h).to_f64();
+                let b = half::bf16::from_bits(h + 1).to_f64();
+                (a + b) / 2.0
+            }
+            _ => {
+                let e = 1023 - 30 + (raw >> 52) % 51;
+                f64::from_bits((e << 52) | (raw & ((1 << 52) - 1)))
+            }
+        };
+        let x = f64::from_bits((mid.to_bits() as i64 + nudge) as u64);
+        if raw >> 63 == 1 {
+            -x
+        } else {
+            x
         }
     }
 
@@ -707,7 +777,11 @@ mod tests {
         let mut next = || rng.next_u64();
         for k in 0..200_000u32 {
             let raw = next();
-            let x = match k % 8 {
+            let x = match k % 11 {
+                // Just off a binary16 / bfloat16 rounding midpoint by less
+                // than a binary32 quantum (where rounding first to nearest
+                // f32 would round twice), and arbitrary f64s of their range.
+                8 | 9 | 10 => near_half_midpoint(k, raw),
                 0 => f64::from(f32::from_bits(raw as u32)),
                 // f32 values halfway between two f16 / two bf16 values.
                 6 => f64::from(f32::from_bits(((raw as u32) & !0x1FFF) | 0x1000)),

@@ -164,15 +164,59 @@ enum Layout {
         bases: Vec<usize>,
         sizes: Vec<usize>,
     },
-    /// Every active element's position and addresses, enumerated.
-    Listed {
-        /// (repeat, lane) of every active element, in execution order.
-        positions: Vec<(u32, u32)>,
-        /// Byte addresses, `n_operands` per active element, in the order
-        /// of [`Spec::operands`].
-        addrs: Vec<usize>,
-        n_operands: usize,
+    /// Active element `i` is (repeat `i / lanes.len()`, lane
+    /// `lanes[i % lanes.len()]`), and lane `l` of repeat `r` lies at
+    /// `base + r * rep + (l / per_block) * blk + (l % per_block) * size` in
+    /// each operand: the hardware's own address formula, evaluated on
+    /// demand (nothing is enumerated per element).
+    Strided {
+        /// The active lanes of every repeat, in order.
+        lanes: Vec<u32>,
+        /// One address rule per operand, in the order of
+        /// [`Spec::operands`].
+        rules: Vec<Rule>,
+        /// Bounding bytes `[low, high)` of each operand.
+        bounds: Vec<(usize, usize)>,
+        /// Bytes between the lowest and the highest byte of one full
+        /// repeat, per operand.
+        spans: Vec<usize>,
     },
+}
+
+/// Where an operand's lanes lie (all in bytes except `per_block_shift`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Rule {
+    base: usize,
+    rep: usize,
+    blk: usize,
+    size: usize,
+    /// log2 of the elements per 32-byte block (`32 / size`).
+    per_block_shift: u32,
+}
+
+impl Rule {
+    fn of(o: &Operand) -> Rule {
+        Rule {
+            base: o.local.addr as usize,
+            rep: o.rep_stride as usize * BLOCK_BYTES as usize,
+            blk: o.blk_stride as usize * BLOCK_BYTES as usize,
+            size: o.elem_size as usize,
+            per_block_shift: (BLOCK_BYTES as u32 / o.elem_size).trailing_zeros(),
+        }
+    }
+
+    /// Offset of lane `lane` inside a repeat.
+    #[inline(always)]
+    fn lane_offset(&self, lane: usize) -> usize {
+        let mask = (1usize << self.per_block_shift) - 1;
+        (lane >> self.per_block_shift) * self.blk + (lane & mask) * self.size
+    }
+
+    /// Address of lane `lane` of repeat `repeat`.
+    #[inline(always)]
+    fn addr(&self, repeat: usize, lane: usize) -> usize {
+        self.base + repeat * self.rep + self.lane_offset(lane)
+    }
 }
 
 impl Plan {
@@ -192,9 +236,10 @@ impl Plan {
     pub(crate) fn addr(&self, elem: usize, operand: usize) -> usize {
         match &self.layout {
             Layout::Contiguous { bases, sizes } => bases[operand] + elem * sizes[operand],
-            Layout::Listed {
-                addrs, n_operands, ..
-            } => addrs[elem * n_operands + operand],
+            Layout::Strided { lanes, rules, .. } => {
+                let (r, l) = (elem / lanes.len(), lanes[elem % lanes.len()]);
+                rules[operand].addr(r, l as usize)
+            }
         }
     }
 
@@ -205,7 +250,9 @@ impl Plan {
                 let lanes = self.lanes_per_repeat as usize;
                 ((elem / lanes) as u32, (elem % lanes) as u32)
             }
-            Layout::Listed { positions, .. } => positions[elem],
+            Layout::Strided { lanes, .. } => {
+                ((elem / lanes.len()) as u32, lanes[elem % lanes.len()])
+            }
         }
     }
 
@@ -235,7 +282,7 @@ impl Plan {
     pub(crate) fn contiguous_bases(&self) -> Option<&[usize]> {
         match &self.layout {
             Layout::Contiguous { bases, .. } => Some(bases),
-            Layout::Listed { .. } => None,
+            Layout::Strided { .. } => None,
         }
     }
 
@@ -243,27 +290,61 @@ impl Plan {
     /// order. A vector unit reads a whole repeat before it writes it, so
     /// families that may see overlapping operands compute per chunk.
     pub(crate) fn repeat_chunks(&self) -> Vec<std::ops::Range<usize>> {
-        let positions = match &self.layout {
-            Layout::Contiguous { .. } => {
-                let lanes = self.lanes_per_repeat as usize;
-                return (0..self.len)
-                    .step_by(lanes.max(1))
-                    .map(|start| start..(start + lanes).min(self.len))
-                    .collect();
-            }
-            Layout::Listed { positions, .. } => positions,
+        let per_repeat = match &self.layout {
+            Layout::Contiguous { .. } => self.lanes_per_repeat as usize,
+            Layout::Strided { lanes, .. } => lanes.len(),
         };
-        let mut chunks = Vec::new();
-        let mut start = 0;
-        for i in 1..=positions.len() {
-            if i == positions.len() || positions[i].0 != positions[start].0 {
-                if i > start {
-                    chunks.push(start..i);
-                }
-                start = i;
-            }
+        (0..self.len)
+            .step_by(per_repeat.max(1))
+            .map(|start| start..(start + per_repeat).min(self.len))
+            .collect()
+    }
+
+    /// True for a strided plan whose elements may be computed one by one
+    /// in any order, each from its own inputs: the destination never
+    /// holds two elements at one address (its lanes lie in distinct data
+    /// blocks and its repeats do not overlap), and every source either is
+    /// the destination itself (the same address rule) or shares no byte
+    /// with it. Its runs may then be gathered into contiguous buffers,
+    /// computed, and the results scattered back, with the same result as
+    /// the repeat-by-repeat order.
+    pub(crate) fn strided_independent(&self) -> bool {
+        let Layout::Strided {
+            rules,
+            bounds,
+            spans,
+            lanes,
+        } = &self.layout
+        else {
+            return false;
+        };
+        if self.len == 0 {
+            return false;
         }
-        chunks
+        let (d, (d0, d1)) = (rules[0], bounds[0]);
+        let lanes_per_block = 1usize << d.per_block_shift;
+        let blocks_apart =
+            d.blk >= BLOCK_BYTES as usize || lanes.iter().all(|&l| (l as usize) < lanes_per_block);
+        let repeats_apart = self.len <= lanes.len() || d.rep >= spans[0];
+        blocks_apart
+            && repeats_apart
+            && rules
+                .iter()
+                .zip(bounds)
+                .skip(1)
+                .all(|(r, &(lo, hi))| *r == d || hi <= d0 || lo >= d1)
+    }
+
+    /// Runs of active elements that are contiguous in every operand, in
+    /// order: `(first element, length, the run's address in each operand)`.
+    /// A contiguous plan is one run; a strided one has a run per stretch of
+    /// consecutive active lanes inside one data block of every operand.
+    pub(crate) fn runs(&self) -> Runs<'_> {
+        Runs {
+            plan: self,
+            elem: 0,
+            addrs: [0; 3],
+        }
     }
 
     /// The trace effect of this plan.
@@ -274,6 +355,62 @@ impl Plan {
             reads: self.reads.clone(),
             writes: self.writes.clone(),
         }
+    }
+}
+
+/// The iterator of [`Plan::runs`] (operands beyond the third are not
+/// reported: no family has more than three lane-mapped operands).
+pub(crate) struct Runs<'p> {
+    plan: &'p Plan,
+    elem: usize,
+    addrs: [usize; 3],
+}
+
+impl Runs<'_> {
+    /// Advances to the next run: its first element, its length and its
+    /// address in each operand (`addrs()`).
+    pub(crate) fn next_run(&mut self) -> Option<(usize, usize, &[usize])> {
+        let plan = self.plan;
+        if self.elem >= plan.len {
+            return None;
+        }
+        let start = self.elem;
+        let len = match &plan.layout {
+            Layout::Contiguous { bases, sizes } => {
+                for (k, a) in self.addrs.iter_mut().enumerate().take(bases.len()) {
+                    *a = bases[k] + start * sizes[k];
+                }
+                plan.len - start
+            }
+            Layout::Strided { lanes, rules, .. } => {
+                let per = lanes.len();
+                let (r, i) = (start / per, start % per);
+                let first = lanes[i] as usize;
+                // The widest operand has the fewest lanes per block: a run
+                // ends at its block's end, a gap in the lanes, or the end.
+                let shift = rules.iter().map(|o| o.per_block_shift).min().unwrap_or(0);
+                let block_end = ((first >> shift) + 1) << shift;
+                let mut len = 1;
+                while i + len < per
+                    && start + len < plan.len
+                    && lanes[i + len] as usize == first + len
+                    && first + len < block_end
+                {
+                    len += 1;
+                }
+                for (k, a) in self.addrs.iter_mut().enumerate().take(rules.len()) {
+                    *a = rules[k].addr(r, first);
+                }
+                len
+            }
+        };
+        self.elem = start + len;
+        let n = match &plan.layout {
+            Layout::Contiguous { bases, .. } => bases.len(),
+            Layout::Strided { rules, .. } => rules.len(),
+        }
+        .min(3);
+        Some((start, len, &self.addrs[..n]))
     }
 }
 
@@ -355,8 +492,8 @@ enum Active {
     /// The first `n` lanes in order: element `i` is (repeat `i / lanes`,
     /// lane `i % lanes`).
     Dense(usize),
-    /// An explicit list of (repeat, lane).
-    Listed(Vec<(u32, u32)>),
+    /// The same lanes of every repeat (a partial mask).
+    Masked(Vec<u32>),
 }
 
 fn activity(
@@ -450,11 +587,7 @@ fn activity(
     let active = if active.len() == lanes as usize {
         Active::Dense(op.repeat as usize * lanes as usize)
     } else {
-        Active::Listed(
-            (0..op.repeat)
-                .flat_map(|r| active.iter().map(move |&l| (r, l)))
-                .collect(),
-        )
+        Active::Masked(active)
     };
     Ok(Activity {
         repeats: op.repeat,
@@ -501,7 +634,7 @@ pub(crate) fn plan(
     }
     let activity = activity(spec, op, mask, ub_len)?;
     let lanes = REPEAT_BYTES / u64::from(spec.lane_bytes);
-    let positions = match activity.active {
+    let (active, n) = match activity.active {
         Active::Dense(n) => {
             // Gap-free strides: a repeat of an operand covers `lanes *
             // size` bytes in one run and the next repeat starts right after.
@@ -517,62 +650,118 @@ pub(crate) fn plan(
             {
                 return Ok(contiguous_plan(spec, activity.repeats, n, lanes));
             }
-            (0..n as u64)
-                .map(|i| ((i / lanes) as u32, (i % lanes) as u32))
-                .collect()
+            ((0..lanes as u32).collect::<Vec<u32>>(), n)
         }
-        Active::Listed(positions) => positions,
+        Active::Masked(active) => {
+            let n = activity.repeats as usize * active.len();
+            (active, n)
+        }
     };
-    let n_operands = spec.operands.len();
-    let mut addrs = Vec::with_capacity(positions.len() * n_operands);
-    let mut lows = vec![u64::MAX; n_operands];
-    let mut highs = vec![0u64; n_operands];
-    for (idx, &(r, l)) in positions.iter().enumerate() {
-        for (k, operand) in spec.operands.iter().enumerate() {
-            let size = u64::from(operand.elem_size);
-            let base = u64::from(operand.local.addr);
-            let addr = if activity.count_form {
-                base + idx as u64 * size
-            } else {
-                let per_block = BLOCK_BYTES / size;
-                let lane = u64::from(l);
-                base + u64::from(r) * u64::from(operand.rep_stride) * BLOCK_BYTES
-                    + (lane / per_block) * u64::from(operand.blk_stride) * BLOCK_BYTES
-                    + (lane % per_block) * size
-            };
-            debug_assert!(u64::from(l) < lanes);
-            let end = addr + size;
+    let rules: Vec<Rule> = spec.operands.iter().map(Rule::of).collect();
+    if n == 0 {
+        return Ok(Plan {
+            lanes_per_repeat: lanes as u32,
+            repeats: activity.repeats,
+            len: 0,
+            layout: Layout::Strided {
+                lanes: active,
+                rules,
+                bounds: Vec::new(),
+                spans: Vec::new(),
+            },
+            reads: Vec::new(),
+            writes: Vec::new(),
+        });
+    }
+    // Bounding bytes of each operand, from the lane offsets of a full
+    // repeat and of the last (maybe partial) one; strides are never
+    // negative, so the extremes lie in the first and the last two repeats.
+    let per = active.len();
+    let last_repeat = (n - 1) / per;
+    let in_last = n - last_repeat * per;
+    let mut lows = Vec::with_capacity(rules.len());
+    let mut highs = Vec::with_capacity(rules.len());
+    let mut spans = Vec::with_capacity(rules.len());
+    for rule in &rules {
+        let (mut lo_all, mut hi_all) = (usize::MAX, 0);
+        let (mut lo_last, mut hi_last) = (usize::MAX, 0);
+        for (j, &l) in active.iter().enumerate() {
+            let off = rule.lane_offset(l as usize);
+            lo_all = lo_all.min(off);
+            hi_all = hi_all.max(off + rule.size);
+            if j < in_last {
+                lo_last = lo_last.min(off);
+                hi_last = hi_last.max(off + rule.size);
+            }
+        }
+        let (low, mut high) = if last_repeat == 0 {
+            (rule.base + lo_last, rule.base + hi_last)
+        } else {
+            (
+                rule.base + lo_all,
+                rule.base + last_repeat * rule.rep + hi_last,
+            )
+        };
+        if last_repeat > 0 {
+            high = high.max(rule.base + (last_repeat - 1) * rule.rep + hi_all);
+        }
+        lows.push(low as u64);
+        highs.push(high as u64);
+        spans.push(hi_all - lo_all);
+    }
+    if highs.iter().any(|&h| h > ub_len as u64) {
+        return Err(first_out_of_range(spec, &rules, &active, n, ub_len));
+    }
+    let (reads, writes) = regions(spec, &lows, &highs);
+    let bounds = lows
+        .iter()
+        .zip(&highs)
+        .map(|(&l, &h)| (l as usize, h as usize))
+        .collect();
+    Ok(Plan {
+        lanes_per_repeat: lanes as u32,
+        repeats: activity.repeats,
+        len: n,
+        layout: Layout::Strided {
+            lanes: active,
+            rules,
+            bounds,
+            spans,
+        },
+        reads,
+        writes,
+    })
+}
+
+/// The fault of the first active element (in execution order, operands in
+/// spec order) that lies beyond a UB of `ub_len` bytes.
+fn first_out_of_range(
+    spec: &Spec,
+    rules: &[Rule],
+    active: &[u32],
+    n: usize,
+    ub_len: usize,
+) -> Fault {
+    for idx in 0..n {
+        let (r, l) = (idx / active.len(), active[idx % active.len()] as usize);
+        for (operand, rule) in spec.operands.iter().zip(rules) {
+            let addr = rule.addr(r, l) as u64;
+            let end = addr + rule.size as u64;
             if end > ub_len as u64 {
-                return Err(Fault::LocalOutOfRange {
+                return Fault::LocalOutOfRange {
                     operand: operand.name,
                     mem: Mem::Ub.name(),
                     start: addr,
                     end,
                     cap: ub_len as u64,
-                });
+                };
             }
-            lows[k] = lows[k].min(addr);
-            highs[k] = highs[k].max(end);
-            addrs.push(addr as usize);
         }
     }
-    let (reads, writes) = if positions.is_empty() {
-        (Vec::new(), Vec::new())
-    } else {
-        regions(spec, &lows, &highs)
-    };
-    Ok(Plan {
-        lanes_per_repeat: lanes as u32,
-        repeats: activity.repeats,
-        len: positions.len(),
-        layout: Layout::Listed {
-            positions,
-            addrs,
-            n_operands,
-        },
-        reads,
-        writes,
-    })
+    Fault::InvalidArg {
+        api: spec.api,
+        what: "operand beyond the UB".into(),
+    }
 }
 
 /// The plan of `n` active elements contiguous in every operand (already
