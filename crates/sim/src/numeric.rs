@@ -781,7 +781,7 @@ mod tests {
                 // Just off a binary16 / bfloat16 rounding midpoint by less
                 // than a binary32 quantum (where rounding first to nearest
                 // f32 would round twice), and arbitrary f64s of their range.
-                8 | 9 | 10 => near_half_midpoint(k, raw),
+                8..=10 => near_half_midpoint(k, raw),
                 0 => f64::from(f32::from_bits(raw as u32)),
                 // f32 values halfway between two f16 / two bf16 values.
                 6 => f64::from(f32::from_bits(((raw as u32) & !0x1FFF) | 0x1000)),
