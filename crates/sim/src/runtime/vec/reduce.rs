@@ -314,6 +314,7 @@ fn read_src(
         let operands = [operand];
         let lane_plan = plan(&Spec::widest(ctx.api, &operands), &lane_op, mask, ub.len())?;
         repeats += lane_plan.repeats;
+        elems.reserve(lane_plan.len());
         for i in 0..lane_plan.len() {
             let (r, l) = lane_plan.position(i);
             let addr = lane_plan.addr(i, 0);
@@ -506,21 +507,41 @@ enum Order {
 /// (`u32` pieces for an ORDER_ONLY_INDEX index).
 struct Output {
     addr: u64,
-    pieces: Vec<(u64, usize)>,
+    /// (bits, bytes) of each piece; the first `count` are used (held
+    /// inline: reductions make an output per repeat, block or pair).
+    pieces: [(u64, usize); 2],
+    count: usize,
+}
+
+impl Output {
+    /// An output of the given pieces (one or two).
+    fn new(addr: u64, pieces: &[(u64, usize)]) -> Output {
+        let mut out = Output {
+            addr,
+            pieces: [(0, 0); 2],
+            count: pieces.len().min(2),
+        };
+        out.pieces[..out.count].copy_from_slice(&pieces[..out.count]);
+        out
+    }
+
+    fn pieces(&self) -> &[(u64, usize)] {
+        &self.pieces[..self.count]
+    }
 }
 
 /// Writes outputs after every read, returns the bounding write region.
 fn write_outputs(ub: &mut [u8], outputs: &[Output]) -> Result<Option<Region>, Fault> {
     let (mut low, mut high) = (u64::MAX, 0u64);
     for out in outputs {
-        let len: u64 = out.pieces.iter().map(|&(_, s)| s as u64).sum();
+        let len: u64 = out.pieces().iter().map(|&(_, s)| s as u64).sum();
         check_range("dst", out.addr, out.addr + len, ub.len())?;
         low = low.min(out.addr);
         high = high.max(out.addr + len);
     }
     for out in outputs {
         let mut addr = out.addr as usize;
-        for &(bits, size) in &out.pieces {
+        for &(bits, size) in out.pieces() {
             numeric::store_bits(ub, addr, size, bits);
             addr += size;
         }
@@ -571,26 +592,28 @@ fn whole(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
     let mut outputs = Vec::new();
     for g in by_repeat(&elems) {
         let repeat = u64::from(g[0].repeat);
-        let pieces = if ctx.kind == Kind::Sum {
-            let mut vals = vec![None; ctx.lanes() as usize];
+        let addr = u64::from(op.dst.addr) + repeat * u64::from(op.p[0]) * unit;
+        let output = if ctx.kind == Kind::Sum {
+            let lanes = ctx.lanes() as usize;
+            let mut vals = [None; REPEAT_BYTES as usize / 2];
             for e in g {
                 vals[e.lane as usize] = Some(ctx.value(e.bits));
             }
-            vec![(ctx.bits(tree_sum(ctx, &vals).unwrap_or(0.0)), s)]
+            Output::new(
+                addr,
+                &[(ctx.bits(tree_sum(ctx, &vals[..lanes]).unwrap_or(0.0)), s)],
+            )
         } else {
             let (lane, bits) =
                 pick(ctx, g.iter().map(|e| (u64::from(e.lane), e.bits))).unwrap_or((0, 0));
             match order {
-                Order::ValueIndex => vec![(bits, s), (lane, s)],
-                Order::IndexValue => vec![(lane, s), (bits, s)],
-                Order::OnlyValue => vec![(bits, s)],
-                Order::OnlyIndex => vec![(lane, 4)],
+                Order::ValueIndex => Output::new(addr, &[(bits, s), (lane, s)]),
+                Order::IndexValue => Output::new(addr, &[(lane, s), (bits, s)]),
+                Order::OnlyValue => Output::new(addr, &[(bits, s)]),
+                Order::OnlyIndex => Output::new(addr, &[(lane, 4)]),
             }
         };
-        outputs.push(Output {
-            addr: u64::from(op.dst.addr) + repeat * u64::from(op.p[0]) * unit,
-            pieces,
-        });
+        outputs.push(output);
     }
     let written = write_outputs(ub, &outputs)?;
     Ok(VecEffect {
@@ -621,20 +644,18 @@ fn block(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
         {
             let index = u64::from(blk[0].lane) / per_block;
             let bits = if ctx.kind == Kind::Sum {
-                let mut vals = vec![None; per_block as usize];
+                let mut vals = [None; BLOCK_BYTES as usize];
                 for e in blk {
                     vals[(u64::from(e.lane) % per_block) as usize] = Some(ctx.value(e.bits));
                 }
-                ctx.bits(tree_sum(ctx, &vals).unwrap_or(0.0))
+                ctx.bits(tree_sum(ctx, &vals[..per_block as usize]).unwrap_or(0.0))
             } else {
                 pick(ctx, blk.iter().map(|e| (u64::from(e.lane), e.bits))).map_or(0, |(_, b)| b)
             };
-            outputs.push(Output {
-                addr: u64::from(op.dst.addr)
-                    + repeat * u64::from(op.p[0]) * 8 * size
-                    + index * size,
-                pieces: vec![(bits, size as usize)],
-            });
+            outputs.push(Output::new(
+                u64::from(op.dst.addr) + repeat * u64::from(op.p[0]) * 8 * size + index * size,
+                &[(bits, size as usize)],
+            ));
         }
     }
     let written = write_outputs(ub, &outputs)?;
@@ -668,10 +689,10 @@ fn pair(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Vec
                 .map(|e| ctx.value(e.bits))
                 .reduce(|a, b| ctx.add(a, b))
                 .unwrap_or(0.0);
-            outputs.push(Output {
-                addr: u64::from(op.dst.addr) + repeat * u64::from(op.p[0]) * 128 + index * size,
-                pieces: vec![(ctx.bits(sum), size as usize)],
-            });
+            outputs.push(Output::new(
+                u64::from(op.dst.addr) + repeat * u64::from(op.p[0]) * 128 + index * size,
+                &[(ctx.bits(sum), size as usize)],
+            ));
         }
     }
     let written = write_outputs(ub, &outputs)?;
