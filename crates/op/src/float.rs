@@ -232,7 +232,7 @@ pub fn int_to_float_bits(v: i128, dtype: Dtype) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn f16(v: f64) -> u64 {
@@ -243,7 +243,7 @@ mod tests {
     }
 
     /// SplitMix64 from `seed`: the test patterns' generator.
-    fn split_mix(mut s: u64) -> impl FnMut() -> u64 {
+    pub(crate) fn split_mix(mut s: u64) -> impl FnMut() -> u64 {
         move || {
             s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let mut z = s;

@@ -186,7 +186,7 @@ impl Tensor {
                 0.0
             }
         } else {
-            int_value(bits, self.dtype) as f64
+            int_to_f64(int_value(bits, self.dtype))
         }
     }
 
@@ -232,7 +232,7 @@ impl Tensor {
             u64::from(v != 0.0)
         } else {
             // `as` truncates toward zero, saturates, and maps NaN to 0.
-            wrap_int(v as i128, self.dtype)
+            wrap_int(f64_to_int(v), self.dtype)
         };
         self.set_bits(i, bits);
     }
@@ -295,6 +295,27 @@ fn int_value(bits: u64, dtype: Dtype) -> i128 {
     }
 }
 
+/// `v as f64` (nearest even), through i64 when it fits: one instruction
+/// instead of the 128-bit software conversion, the same value.
+#[inline]
+fn int_to_f64(v: i128) -> f64 {
+    match i64::try_from(v) {
+        Ok(v) => v as f64,
+        Err(_) => v as f64,
+    }
+}
+
+/// `v as i128` (toward zero, saturating, NaN to 0), through i64 below 2^62
+/// in magnitude (the same value, one instruction).
+#[inline]
+fn f64_to_int(v: f64) -> i128 {
+    if v.abs() < 4.0e18 {
+        i128::from(v as i64)
+    } else {
+        v as i128
+    }
+}
+
 /// `v` wrapped to the width of an integer dtype, as raw bits.
 pub(crate) fn wrap_int(v: i128, dtype: Dtype) -> u64 {
     let width = dtype.size() * 8;
@@ -309,6 +330,30 @@ pub(crate) fn wrap_int(v: i128, dtype: Dtype) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_integer_conversions_match_the_wide_ones() {
+        let mut next = crate::float::tests::split_mix(0x1_2345);
+        for k in 0..100_000u32 {
+            let raw = next();
+            let v = (raw as i128) << (k % 70) >> (k % 70 + (k % 3) as u32);
+            assert_eq!(int_to_f64(v).to_bits(), (v as f64).to_bits(), "{v}");
+            let x = f64::from_bits(raw) * if k % 2 == 0 { 1.0 } else { 1e-290 };
+            for x in [
+                x,
+                x.trunc(),
+                4.0e18,
+                -4.0e18,
+                3.999e18,
+                9.5e18,
+                -9.5e18,
+                f64::NAN,
+                -0.5,
+            ] {
+                assert_eq!(f64_to_int(x), x as i128, "{x:e}");
+            }
+        }
+    }
 
     #[test]
     fn filled_repeats_the_element_exactly_across_block_boundaries() {

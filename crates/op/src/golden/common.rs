@@ -58,6 +58,68 @@ pub(super) fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
         .collect()
 }
 
+/// Flat offsets `base + sum(idx[d] * strides[d])` of every multi-index
+/// `idx` of `dims`, in row-major order, advanced like an odometer (no
+/// multi-index is built per element).
+pub(super) struct Odometer {
+    dims: Vec<usize>,
+    strides: Vec<usize>,
+    idx: Vec<usize>,
+    offset: usize,
+    left: usize,
+}
+
+impl Odometer {
+    pub(super) fn new(dims: &[usize], strides: &[usize], base: usize) -> Odometer {
+        Odometer {
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            idx: vec![0; dims.len()],
+            offset: base,
+            left: dims.iter().product(),
+        }
+    }
+
+    /// The source offsets of a tensor of `shape` broadcast to `out`
+    /// (NumPy: right-aligned, size-1 dimensions repeat), for every output
+    /// element in order.
+    pub(super) fn broadcast(shape: &[usize], out: &[usize]) -> Odometer {
+        let skip = out.len() - shape.len().min(out.len());
+        let mut strides = vec![0; out.len()];
+        let mut stride = 1;
+        for (d, &dim) in shape.iter().enumerate().rev() {
+            if dim != 1 {
+                strides[d + skip] = stride;
+            }
+            stride *= dim;
+        }
+        Odometer::new(out, &strides, 0)
+    }
+}
+
+impl Iterator for Odometer {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let here = self.offset;
+        for d in (0..self.dims.len()).rev() {
+            self.idx[d] += 1;
+            self.offset += self.strides[d];
+            if self.idx[d] < self.dims[d] {
+                break;
+            }
+            self.offset -= self.strides[d] * self.dims[d];
+            self.idx[d] = 0;
+        }
+        Some(here)
+    }
+}
+
 /// A rejection as a compute error message.
 pub(super) fn msg(r: Reject) -> String {
     format!("{}: {}", r.key, r.message)
@@ -66,6 +128,38 @@ pub(super) fn msg(r: Reject) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_odometer_gives_the_offsets_of_the_multi_indices() {
+        use crate::tensor::multi_index;
+        let cases: [(&[usize], &[usize]); 5] = [
+            (&[2, 3, 4], &[2, 3, 4]),
+            (&[3, 1], &[2, 3, 4]),
+            (&[1], &[5, 2]),
+            (&[4], &[2, 3, 4]),
+            (&[2, 1, 4], &[2, 3, 4]),
+        ];
+        for (shape, out) in cases {
+            let n: usize = out.iter().product();
+            let got: Vec<usize> = Odometer::broadcast(shape, out).collect();
+            let want: Vec<usize> = (0..n)
+                .map(|i| {
+                    let idx = multi_index(out, i);
+                    let skip = out.len() - shape.len();
+                    shape
+                        .iter()
+                        .zip(&idx[skip..])
+                        .fold(0, |flat, (&d, &j)| flat * d + if d == 1 { 0 } else { j })
+                })
+                .collect();
+            assert_eq!(got, want, "{shape:?} -> {out:?}");
+        }
+        // Strided with a base (a slice of a 4x6 tensor: rows 1.., every
+        // second column from 1).
+        let got: Vec<usize> = Odometer::new(&[2, 3], &[6, 2], 7).collect();
+        assert_eq!(got, vec![7, 9, 11, 13, 15, 17]);
+        assert_eq!(Odometer::new(&[3, 0], &[1, 1], 0).count(), 0);
+    }
 
     #[test]
     fn broadcasts_like_numpy() {

@@ -10,10 +10,10 @@
 //! than twice the precision of f16/bf16 plus two bits. Comparisons are
 //! exact (IEEE for floats: NaN compares false, +0 == -0; exact integers).
 
-use super::common::{arity, broadcast_shape};
+use super::common::{arity, broadcast_shape, Odometer};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case};
-use crate::tensor::{multi_index, numel, shape_str, Tensor};
+use crate::tensor::{numel, shape_str, Tensor};
 use crate::Dtype;
 
 /// This file's goldens.
@@ -362,18 +362,6 @@ fn is_inf_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String
 
 // ---- heaviside: 0 for x < 0, values for x == 0, 1 for x > 0 --------------------
 
-/// The flat index into a tensor of `shape` of the element broadcast to the
-/// multi-index `idx` of the (higher or equal rank) broadcast shape.
-fn broadcast_source(shape: &[usize], idx: &[usize]) -> usize {
-    let offset = idx.len() - shape.len();
-    let mut flat = 0;
-    for (k, &dim) in shape.iter().enumerate() {
-        let i = if dim == 1 { 0 } else { idx[k + offset] };
-        flat = flat * dim + i;
-    }
-    flat
-}
-
 fn heaviside_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 2, 1)?;
     float_inputs(case, "heaviside")?;
@@ -408,13 +396,13 @@ fn heaviside_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Stri
     let shape = broadcast_shape(&x.shape, &v.shape)
         .ok_or_else(|| "heaviside: the inputs do not broadcast".to_string())?;
     let mut y = Tensor::zeros(case.outputs[0].dtype, &shape);
-    for i in 0..numel(&shape) {
-        let idx = multi_index(&shape, i);
-        let xv = x.get_f64(broadcast_source(&x.shape, &idx));
+    let sources = Odometer::broadcast(&x.shape, &shape).zip(Odometer::broadcast(&v.shape, &shape));
+    for (i, (xi, vi)) in sources.enumerate() {
+        let xv = x.get_f64(xi);
         let r = if xv > 0.0 {
             1.0
         } else if xv == 0.0 {
-            v.get_f64(broadcast_source(&v.shape, &idx))
+            v.get_f64(vi)
         } else {
             0.0
         };

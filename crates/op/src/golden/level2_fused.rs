@@ -615,6 +615,14 @@ fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tens
     let mut y1 = Tensor::zeros(case.outputs[0].dtype, &x1.shape);
     let y2 = Tensor::zeros(case.outputs[1].dtype, &x1.shape);
     let mut xo = Tensor::zeros(case.outputs[2].dtype, &x1.shape);
+    // The per-column parameters, decoded once.
+    let column = |t: &Tensor| -> Vec<f64> { (0..d).map(|c| t.get_f64(c)).collect() };
+    let (gamma, scales1) = (column(gamma), column(scales1));
+    let zp1 = if zp1.numel() == 0 {
+        vec![0.0; d]
+    } else {
+        column(zp1)
+    };
     let mut x = vec![0.0; d];
     for r in 0..rows {
         for (c, v) in x.iter_mut().enumerate() {
@@ -633,16 +641,11 @@ fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tens
         for (c, v) in x.iter().enumerate() {
             let y = if half {
                 // float16: x * rstd rounded to float16, times gamma in float16.
-                round_f64(round_f64(v * rstd, dtype) * gamma.get_f64(c), dtype)
+                round_f64(round_f64(v * rstd, dtype) * gamma[c], dtype)
             } else {
-                v * rstd * gamma.get_f64(c)
+                v * rstd * gamma[c]
             };
-            let zp = if zp1.numel() == 0 {
-                0.0
-            } else {
-                zp1.get_f64(c)
-            };
-            y1.set_f64(r * d + c, quant_int8(y / scales1.get_f64(c) + zp));
+            y1.set_f64(r * d + c, quant_int8(y / scales1[c] + zp1[c]));
         }
     }
     Ok(vec![y1, y2, xo])

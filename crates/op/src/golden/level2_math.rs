@@ -18,7 +18,7 @@
 //! mul_sigmoid is specified in float16 arithmetic and gcd in integers; their
 //! sections say how.
 
-use super::common::{arity, broadcast_shape, float_attr, PerValue};
+use super::common::{arity, broadcast_shape, float_attr, Odometer, PerValue};
 use super::{Builtin, Reject};
 use crate::float::round_f64;
 use crate::spec::{AttrValue, Case};
@@ -687,16 +687,6 @@ fn mul_sigmoid_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
 
 // ---- gcd: y = gcd(|x1|, |x2|), numpy broadcasting (integers) ----------------------
 
-/// Flat index into `shape` of the output multi-index `idx` (numpy
-/// broadcasting: `shape` is right-aligned, size-1 dims repeat).
-fn broadcast_index(shape: &[usize], idx: &[usize]) -> usize {
-    let skip = idx.len() - shape.len();
-    shape
-        .iter()
-        .zip(&idx[skip..])
-        .fold(0, |flat, (&d, &i)| flat * d + if d == 1 { 0 } else { i })
-}
-
 fn gcd_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 2, 1)?;
     let (x1, x2) = (&case.inputs[0], &case.inputs[1]);
@@ -733,10 +723,11 @@ fn gcd_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     let shape = broadcast_shape(&x1.shape, &x2.shape)
         .ok_or_else(|| "the input shapes do not broadcast".to_string())?;
     let mut y = Tensor::zeros(case.outputs[0].dtype, &shape);
-    for i in 0..y.numel() {
-        let idx = y.multi_index(i);
-        let mut a = x1.get_i128(broadcast_index(&x1.shape, &idx)).abs();
-        let mut b = x2.get_i128(broadcast_index(&x2.shape, &idx)).abs();
+    let sources =
+        Odometer::broadcast(&x1.shape, &shape).zip(Odometer::broadcast(&x2.shape, &shape));
+    for (i, (i1, i2)) in sources.enumerate() {
+        let mut a = x1.get_i128(i1).abs();
+        let mut b = x2.get_i128(i2).abs();
         while b != 0 {
             (a, b) = (b, a % b);
         }

@@ -19,7 +19,7 @@
 //! `axes` of strided_slice_assign_v2) are `list_int` attributes here, with
 //! the same layout and meaning (as the older CANN `*D` operators do).
 
-use super::common::{arity, int_attr, msg};
+use super::common::{arity, int_attr, msg, Odometer};
 use super::{Builtin, Reject};
 use crate::spec::{AttrValue, Case};
 use crate::tensor::{numel, shape_str, Tensor};
@@ -867,14 +867,14 @@ fn slice_assign_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, S
     let geo = slice_geometry(case).map_err(msg)?;
     let mut out = var.clone();
     let vs = strides_of(&var.shape);
-    for i in 0..val.numel() {
-        let idx = val.multi_index(i);
-        let flat: usize = idx
-            .iter()
-            .zip(&geo)
-            .zip(&vs)
-            .map(|((&j, &(b, s, _)), &st)| (b + j * s) * st)
-            .sum();
+    // Element `idx` of val goes to var[b + idx * s] in every dimension.
+    let base: usize = geo.iter().zip(&vs).map(|(&(b, _, _), &st)| b * st).sum();
+    let steps: Vec<usize> = geo
+        .iter()
+        .zip(&vs)
+        .map(|(&(_, s, _), &st)| s * st)
+        .collect();
+    for (i, flat) in Odometer::new(&val.shape, &steps, base).enumerate() {
         out.set_bits(flat, val.bits(i));
     }
     Ok(vec![out])
