@@ -336,7 +336,7 @@ mod tests {
         let mut next = crate::float::tests::split_mix(0x1_2345);
         for k in 0..100_000u32 {
             let raw = next();
-            let v = (raw as i128) << (k % 70) >> (k % 70 + (k % 3) as u32);
+            let v = (raw as i128) << (k % 70) >> (k % 70 + k % 3);
             assert_eq!(int_to_f64(v).to_bits(), (v as f64).to_bits(), "{v}");
             let x = f64::from_bits(raw) * if k % 2 == 0 { 1.0 } else { 1e-290 };
             for x in [
