@@ -124,6 +124,21 @@ pub fn round_f64_to_bits(v: f64, dtype: Dtype) -> u64 {
     }
 }
 
+/// `v.round_ties_even()` without the libm call that CPUs before SSE4.1
+/// need: below 2^52, adding and subtracting 2^52 rounds the magnitude to
+/// an integer, to nearest even (the default rounding); the sign is put
+/// back (so -0.3 gives -0); larger values, infinities and NaN are integral
+/// already or pass through.
+#[inline]
+pub fn rint(v: f64) -> f64 {
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    if v.abs() < TWO_52 {
+        ((v.abs() + TWO_52) - TWO_52).copysign(v)
+    } else {
+        v
+    }
+}
+
 /// The general f64 -> f16/bf16 rounding on the integer significand: the
 /// reference the round-to-odd path is tested against.
 #[cfg(test)]
@@ -251,6 +266,41 @@ pub(crate) mod tests {
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
         }
+    }
+
+    #[test]
+    fn rint_is_round_ties_even() {
+        let mut next = split_mix(0x0417);
+        let specials = [
+            0.5,
+            1.5,
+            2.5,
+            -0.5,
+            -2.5,
+            -0.0,
+            0.0,
+            -0.3,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            f64::INFINITY,
+            -f64::INFINITY,
+            f64::MIN_POSITIVE,
+            1e300,
+        ];
+        for k in 0..200_000u32 {
+            let raw = next();
+            let v = match k % 3 {
+                0 => f64::from_bits(raw),
+                // Halves and near-halves of every size below 2^53.
+                1 => {
+                    ((raw >> 11) >> (raw % 53)) as f64 / 2.0 * if raw & 1 == 1 { -1.0 } else { 1.0 }
+                }
+                _ => specials[k as usize / 3 % specials.len()],
+            };
+            assert_eq!(rint(v).to_bits(), v.round_ties_even().to_bits(), "{v:e}");
+        }
+        assert!(rint(f64::NAN).is_nan());
     }
 
     #[test]

@@ -176,16 +176,20 @@ fn map_exact_direct(x: &Tensor, out: Dtype, f: impl Fn(f64) -> f64) -> Tensor {
 /// A bool tensor of `x`'s shape with `pred(i)` per element.
 fn bool_map(shape: &[usize], pred: impl Fn(usize) -> bool) -> Tensor {
     let mut y = Tensor::zeros(Dtype::Bool, shape);
-    for i in 0..numel(shape) {
-        y.set_bits(i, u64::from(pred(i)));
+    // One byte per bool.
+    for (i, b) in y.data.iter_mut().enumerate() {
+        *b = u8::from(pred(i));
     }
     y
 }
 
 /// True when element `i` of `t` is non-zero (NaN is non-zero, -0 is zero).
+#[inline]
 fn truthy(t: &Tensor, i: usize) -> bool {
     if t.dtype.is_float() {
         t.get_f64(i) != 0.0
+    } else if t.dtype.size() == 1 {
+        t.data[i] != 0
     } else {
         t.bits(i) != 0
     }

@@ -154,7 +154,7 @@ fn quant_int8(v: f64) -> f64 {
     if v.is_nan() {
         return 0.0;
     }
-    v.round_ties_even().clamp(-128.0, 127.0)
+    crate::float::rint(v).clamp(-128.0, 127.0)
 }
 
 // ---- GELU and its derivative in f64 -------------------------------------------

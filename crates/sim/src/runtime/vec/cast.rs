@@ -322,20 +322,16 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
                     conv(bits)
                 }
             }),
-            // f32 to an integral f32: the f32 rounding functions (exact);
-            // NaN and infinities keep the general path.
+            // f32 to an integral f32: rounded in f64 (exact: the result is
+            // an integer no larger than the input, or the input itself;
+            // without a libm call per element on CPUs before SSE4.1); NaN
+            // and infinities keep the general path.
             (F32, F32) if mode != Rounding::Odd => run::<4, 4>(ub, bases, n, |bits| {
                 let x = f32::from_bits(bits as u32);
                 if !x.is_finite() {
                     return conv(bits);
                 }
-                let r = match mode {
-                    Rounding::Rint => x.round_ties_even(),
-                    Rounding::Floor => x.floor(),
-                    Rounding::Ceil => x.ceil(),
-                    Rounding::Round => x.round(),
-                    _ => x.trunc(),
-                };
+                let r = numeric::round_integral(f64::from(x), mode) as f32;
                 u64::from(r.to_bits())
             }),
             (U8 | I8, F16) => {
