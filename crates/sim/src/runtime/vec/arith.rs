@@ -594,6 +594,12 @@ mod run {
         run: &RunFn,
     ) {
         let len = n * src_size;
+        let dst_range = dst..dst + n * dst_size;
+        if let Some((a, b, out)) = super::apart(ub, dst_range.clone(), sources, len) {
+            // Sources apart from the destination: used where they lie.
+            run(a, b, out);
+            return;
+        }
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let (a, b) = &mut *scratch;
@@ -607,6 +613,41 @@ mod run {
             run(a, b, &mut ub[dst..dst + n * dst_size]);
         });
     }
+}
+
+/// Zero bytes standing for an absent source (the scratch path's zeroed
+/// buffer), for instructions up to this many source bytes.
+static ZEROS: [u8; 1 << 19] = [0; 1 << 19];
+
+/// The sources (`len` bytes from each base; an absent one reads as zero
+/// bytes) and the destination `dst` as separate borrows of `ub`, when no
+/// source shares a byte with the destination.
+fn apart<'u>(
+    ub: &'u mut [u8],
+    dst: std::ops::Range<usize>,
+    sources: &[usize],
+    len: usize,
+) -> Option<(&'u [u8], &'u [u8], &'u mut [u8])> {
+    let ranges: Vec<std::ops::Range<usize>> = sources.iter().map(|&b| b..b + len).collect();
+    if ranges
+        .iter()
+        .any(|r| r.end > ub.len() || (r.start < dst.end && dst.start < r.end && len > 0))
+        || dst.end > ub.len()
+        || len > ZEROS.len()
+    {
+        return None;
+    }
+    let (left, rest) = ub.split_at_mut(dst.start);
+    let (out, right) = rest.split_at_mut(dst.end - dst.start);
+    let (left, right): (&'u [u8], &'u [u8]) = (left, right);
+    let source = |k: usize| -> &'u [u8] {
+        match ranges.get(k) {
+            None => &ZEROS[..len],
+            Some(r) if r.end <= dst.start => &left[r.clone()],
+            Some(r) => &right[r.start - dst.end..r.end - dst.end],
+        }
+    };
+    Some((source(0), source(1), out))
 }
 
 /// Element-by-element execution of an instruction whose operands are
@@ -1292,6 +1333,38 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 1500, "only {checked} trials in range");
+    }
+
+    /// Count-form float arithmetic gives the same bits wherever its
+    /// operands lie: sources below, around or above the destination, one
+    /// of them the destination itself, or overlapping it.
+    #[test]
+    fn operand_placement_does_not_change_results() {
+        let a: Vec<u64> = (0..200).map(|i| f(i as f32 * 0.75 - 40.0)).collect();
+        let b: Vec<u64> = (0..200).map(|i| f(3.5 - i as f32 * 0.5)).collect();
+        let want: Vec<u64> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| f(f32::from_bits(x as u32) * f32::from_bits(y as u32) + 1.0))
+            .collect();
+        // (dst, src0, src1) byte addresses; MulAddDst reads dst (preset to 1.0).
+        for (d, s0, s1) in [
+            (4096, 0, 1024),
+            (1024, 0, 2048),
+            (0, 1024, 2048),
+            (2048, 1024, 0),
+        ] {
+            let mut mem = new_ub();
+            put(&mut mem, s0, F32, &a);
+            put(&mut mem, s1, F32, &b);
+            put(&mut mem, d, F32, &vec![f(1.0); 200]);
+            let mut op = count_op(11, F32, 200);
+            op.dst = ub(d as u32, op.dtype);
+            op.src0 = ub(s0 as u32, op.dtype);
+            op.src1 = ub(s1 as u32, op.dtype);
+            run(&mut mem, &op).unwrap();
+            assert_eq!(get(&mem, d, F32, 200), want, "dst {d} src0 {s0} src1 {s1}");
+        }
     }
 
     #[test]
