@@ -39,6 +39,10 @@ pub struct Artifact {
     pub cached: bool,
     /// Compile wall time in ms (0 when cached).
     pub compile_ms: u64,
+    /// Knob values the host library reads at run time (a parametrised
+    /// host build, shared by every knob assignment of one tiling region);
+    /// empty when the values are compiled in.
+    pub host_knobs: Vec<i64>,
 }
 
 /// One launch: inputs, outputs with their initial (poisoned) contents,

@@ -106,6 +106,7 @@ impl Device for SimDevice {
                 op_type: spec.op_type.clone(),
                 cached: b.cached,
                 compile_ms: b.host_ms.max(b.kernel_ms),
+                host_knobs: b.host_knobs,
             }),
             Err(e @ BuildError::Compile { .. }) => {
                 let diagnostics = match &e {
@@ -137,6 +138,7 @@ impl Device for SimDevice {
             platform: self.platform.clone(),
             seed: request.seed,
             max_instrs_per_block: self.config.max_instrs_per_block,
+            knobs: artifact.host_knobs.clone(),
         };
         let inputs: Vec<&[u8]> = request.inputs.iter().map(|t| t.data.as_slice()).collect();
         let outputs: Vec<&[u8]> = request.outputs.iter().map(|t| t.data.as_slice()).collect();

@@ -228,6 +228,63 @@ impl TilingSource {
     }
 }
 
+/// The function a parametrised host source reads its knobs through
+/// (declared by the simulator's `ascendopt/host/knob_value.h`).
+pub const KNOB_VALUE_FN: &str = "ascendopt_knob_value";
+
+impl TilingSource {
+    /// The text with every knob read at run time instead of compiled in:
+    /// each `constexpr T NAME = V;` knob line becomes `#define NAME
+    /// (static_cast<T>(::ascendopt_knob_value(K)))` with `K` counted from
+    /// `first_index` in source order (the comment, the line count and every
+    /// other line unchanged), and the knobs' current values in that order.
+    /// One compiled library then serves every knob assignment. `None` when
+    /// a knob line is not of that plain form (a `const`, or more than one
+    /// declaration on the line); a knob used where a constant expression is
+    /// required makes the rewritten text fail to compile, which the caller
+    /// handles by compiling the original.
+    pub fn parametrised(&self, first_index: usize) -> Option<(String, Vec<i64>)> {
+        let mut out = String::with_capacity(self.text.len() + 64 * self.knobs.len());
+        let mut values = Vec::with_capacity(self.knobs.len());
+        for (i, line) in self.text.split_inclusive('\n').enumerate() {
+            let Some(k) = self.knobs.iter().find(|k| k.line == i + 1) else {
+                out.push_str(line);
+                continue;
+            };
+            let comment = line[..line.find(KNOB)?].rfind("//")?;
+            let code = &line[..comment];
+            let eq = code.find('=')?;
+            let mut words = code[..eq].split_whitespace().peekable();
+            while words
+                .peek()
+                .is_some_and(|w| *w == "static" || *w == "inline")
+            {
+                words.next();
+            }
+            if words.next() != Some("constexpr") {
+                return None;
+            }
+            let words: Vec<&str> = words.collect();
+            let (name, ty) = words.split_last()?;
+            let rest = code[k.literal.1..].trim();
+            if ty.is_empty()
+                || *name != k.name
+                || rest != ";" && !rest.trim_start_matches(['u', 'U', 'l', 'L']).eq(";")
+            {
+                return None;
+            }
+            let index = first_index + values.len();
+            out.push_str(&format!(
+                "#define {name} (static_cast<{}>(::{KNOB_VALUE_FN}({index}))) ",
+                ty.join(" ")
+            ));
+            out.push_str(&line[comment..]);
+            values.push(k.value);
+        }
+        Some((out, values))
+    }
+}
+
 fn parse_int(s: &str) -> Option<i64> {
     let s = s.trim();
     let (neg, body) = match s.strip_prefix('-') {
@@ -725,6 +782,35 @@ constexpr uint32_t FIXED = 7; // not a knob
         let b = &s.knobs[2];
         assert_eq!(b.step, KnobStep::Choices(vec![1, 2]));
         assert_eq!((b.min, b.max), (1, 2));
+    }
+
+    #[test]
+    fn parametrised_text_reads_knobs_at_run_time() {
+        let text = "int a;\n// ascendopt:tiling-begin\nconstexpr uint32_t TILE_BYTES = 32768;  // ascendopt:knob min=1024 max=65536 step=pow2\n  static constexpr int64_t N = -4L; // ascendopt:knob min=-8 max=8 step=1\n// ascendopt:tiling-end\nint b;\n";
+        let src = TilingSource::parse(Path::new("x.cpp"), text).unwrap();
+        let (out, values) = src.parametrised(3).unwrap();
+        assert_eq!(values, vec![32768, -4]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), text.lines().count());
+        assert_eq!(
+            lines[2],
+            "#define TILE_BYTES (static_cast<uint32_t>(::ascendopt_knob_value(3))) // ascendopt:knob min=1024 max=65536 step=pow2"
+        );
+        assert_eq!(
+            lines[3],
+            "#define N (static_cast<int64_t>(::ascendopt_knob_value(4))) // ascendopt:knob min=-8 max=8 step=1"
+        );
+        assert_eq!((lines[0], lines[5]), ("int a;", "int b;"));
+        // Forms that cannot become a macro: a `const`, two declarations.
+        for line in [
+            "const int T = 4; // ascendopt:knob min=1 max=8 step=1",
+            "constexpr int T = 4, U = 2; // ascendopt:knob min=1 max=8 step=1",
+        ] {
+            let text = format!("// ascendopt:tiling-begin\n{line}\n// ascendopt:tiling-end\n");
+            if let Ok(src) = TilingSource::parse(Path::new("x.cpp"), &text) {
+                assert!(src.parametrised(0).is_none(), "{line}");
+            }
+        }
     }
 
     #[test]

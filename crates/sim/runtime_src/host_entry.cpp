@@ -722,6 +722,31 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
 }  // namespace host
 }  // namespace ascendopt
 
+// ---- run-time knobs of a parametrised build (ascendopt/host/knob_value.h) --
+namespace {
+long long g_knobs[256];
+int g_knob_count = -1;  // -1: ASCENDOPT_HOST_KNOBS not read yet
+
+void read_knobs() {
+  g_knob_count = 0;
+  const char* text = getenv("ASCENDOPT_HOST_KNOBS");
+  while (text != nullptr && *text != '\0' && g_knob_count < 256) {
+    char* end = nullptr;
+    g_knobs[g_knob_count++] = strtoll(text, &end, 10);
+    if (end == text) break;
+    text = *end == ',' ? end + 1 : end;
+  }
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) long long ascendopt_knob_value(int index) {
+  if (g_knob_count < 0) read_knobs();
+  if (index < 0 || index >= g_knob_count) {
+    ascendopt::host::fail("knob %d of the parametrised host library has no value in ASCENDOPT_HOST_KNOBS", index);
+  }
+  return g_knobs[index];
+}
+
 extern "C" __attribute__((visibility("default"))) int32_t ascendopt_host_tiling(const AscHostTilingIn* in,
                                                                                 AscHostTilingOut* out) {
   using namespace ascendopt::host;

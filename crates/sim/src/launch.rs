@@ -108,6 +108,23 @@ pub struct LaunchJob {
     pub seed: u64,
     /// Stop the kernel after this many instructions in one block.
     pub max_instrs_per_block: u64,
+    /// Run-time knob values of a parametrised host library (empty for an
+    /// ordinary one): the worker gets them in [`HOST_KNOBS_ENV`].
+    #[serde(default)]
+    pub knobs: Vec<i64>,
+}
+
+/// The environment variable a parametrised host library reads its knob
+/// values from (comma-separated, in knob order).
+pub const HOST_KNOBS_ENV: &str = "ASCENDOPT_HOST_KNOBS";
+
+/// The value of [`HOST_KNOBS_ENV`] for `knobs`.
+pub fn knobs_env_value(knobs: &[i64]) -> String {
+    knobs
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// What the tiling function decided.
@@ -249,6 +266,18 @@ pub fn run_in_memory(
 
 /// Calls the host library's tiling function for the job's shapes.
 fn tiling_for_job(job: &LaunchJob) -> Result<TilingInfo, LaunchFailure> {
+    if !job.knobs.is_empty()
+        && std::env::var(HOST_KNOBS_ENV).ok() != Some(knobs_env_value(&job.knobs))
+    {
+        // The library reads its knobs from the process environment, which
+        // only a worker started for this job has.
+        return Err(LaunchFailure::Tiling {
+            message: format!(
+                "a parametrised host library needs {HOST_KNOBS_ENV}={} in the environment of the process that loads it (run it in a worker)",
+                knobs_env_value(&job.knobs)
+            ),
+        });
+    }
     let shapes = |ts: &[JobTensor]| ts.iter().map(|t| (t.dtype, t.shape.clone())).collect();
     let req = crate::host::TilingRequest {
         op_type: job.op_type.clone(),

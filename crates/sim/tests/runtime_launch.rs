@@ -77,6 +77,7 @@ fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -
         platform: platform(),
         seed: 7,
         max_instrs_per_block: 100_000,
+        knobs: Vec::new(),
     }
 }
 

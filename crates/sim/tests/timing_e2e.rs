@@ -199,6 +199,7 @@ fn launch(
         platform: Platform::from_hw(&hw()),
         seed: 11,
         max_instrs_per_block: 1_000_000,
+        knobs: Vec::new(),
     };
     let data = [total.to_le_bytes(), tile.to_le_bytes()].concat();
     let tiling = TilingInfo {

@@ -189,6 +189,7 @@ fn job(kernel_name: &str, seed: u64) -> LaunchJob {
         platform: platform(),
         seed,
         max_instrs_per_block: 1_000_000,
+        knobs: Vec::new(),
     }
 }
 
@@ -557,6 +558,7 @@ fn add_custom_builds_and_runs_in_the_worker() {
     };
     let mut job = job("add_custom", 11);
     job.host_lib = built.host_lib.clone();
+    job.knobs = built.host_knobs.clone();
     job.kernel_lib = built.kernel_lib.clone();
     job.op_type = Some("AddCustom".into());
     job.inputs = vec![tensor(&x), tensor(&y)];

@@ -314,6 +314,9 @@ pub struct Built {
     pub host_ms: u64,
     /// Wall time of the kernel compile (0 when cached).
     pub kernel_ms: u64,
+    /// The knob values a parametrised host library reads at run time
+    /// (`LaunchJob::knobs`); empty for an ordinary host library.
+    pub host_knobs: Vec<i64>,
 }
 
 /// Why a build failed.
@@ -411,6 +414,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         forced_header: None,
         include_dirs: include_dirs.clone(),
         defines: req.defines.clone(),
+        param: None,
     };
     let mut kernel_defines = vec![KERNEL_SIDE_DEFINE.to_string()];
     kernel_defines.extend(req.defines.iter().cloned());
@@ -421,6 +425,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         forced_header: tiling_header,
         include_dirs,
         defines: kernel_defines,
+        param: None,
     };
     let common = KeyBase {
         compiler_version: &facts.version,
@@ -433,10 +438,30 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         path: cache.dir().to_path_buf(),
         source,
     })?;
-    let host_lib = cache.dir().join(format!("host-{host_key}.so"));
+    let mut host_lib = cache.dir().join(format!("host-{host_key}.so"));
     let kernel_lib = cache.dir().join(format!("kernel-{kernel_key}.so"));
-    let host_cached = host_lib.is_file();
+    let mut host_cached = host_lib.is_file();
     let kernel_cached = kernel_lib.is_file();
+    // Knob values set at run time: one host library per tiling region
+    // shape, whatever the knobs' values (Stage II changes only those).
+    // Tried unless an earlier attempt with the same rewritten text failed
+    // to compile (a knob used in a constant expression); the ordinary host
+    // library is built then.
+    let mut param_host = None;
+    if !host_cached {
+        if let Some(param) = parametrise_host(&host_sources) {
+            let plan = UnitPlan {
+                param: Some(param),
+                ..host.clone()
+            };
+            let key = plan.key(&common, &kernel_sources)?;
+            let lib = cache.dir().join(format!("host-param-{key}.so"));
+            let unusable = cache.dir().join(format!("host-param-{key}.unusable"));
+            if lib.is_file() || !unusable.exists() {
+                param_host = Some((plan, lib, unusable));
+            }
+        }
+    }
 
     let run = |plan: &UnitPlan, out: &Path, cached: bool| -> Result<u64, BuildError> {
         if cached {
@@ -447,8 +472,27 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         plan.compile(toolchain, &rt_obj, common.linker, out, cache, req.timeout)?;
         Ok(elapsed_ms(start))
     };
+    // The host thread: the parametrised library when there is one (its
+    // values in `host_knobs`), else (or when it does not compile) the
+    // ordinary one.
+    let host_job = || -> Result<(u64, Option<PathBuf>, Vec<i64>), BuildError> {
+        if let Some((plan, lib, unusable)) = &param_host {
+            let cached = lib.is_file();
+            match run(plan, lib, cached) {
+                Ok(ms) => {
+                    let values = plan.param.as_ref().map(|p| p.values.clone());
+                    return Ok((ms, Some(lib.clone()), values.unwrap_or_default()));
+                }
+                Err(BuildError::Compile { .. } | BuildError::Timeout { .. }) => {
+                    let _ = fs::write(unusable, b"");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        run(&host, &host_lib, host_cached).map(|ms| (ms, None, Vec::new()))
+    };
     let (host_res, kernel_res) = std::thread::scope(|scope| {
-        let host_thread = scope.spawn(|| run(&host, &host_lib, host_cached));
+        let host_thread = scope.spawn(host_job);
         let kernel_res = run(&kernel, &kernel_lib, kernel_cached);
         let host_res = host_thread.join().unwrap_or_else(|_| {
             Err(BuildError::BadRequest {
@@ -459,7 +503,11 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     });
     // Report the kernel's error first: it is the one a refinement step edits.
     let kernel_ms = kernel_res?;
-    let host_ms = host_res?;
+    let (host_ms, param_lib, host_knobs) = host_res?;
+    if let Some(lib) = param_lib {
+        host_cached = host_ms == 0;
+        host_lib = lib;
+    }
     let mut pair = Sha256::new();
     pair.update(host_key.as_bytes());
     pair.update(kernel_key.as_bytes());
@@ -472,6 +520,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         kernel_cached,
         host_ms,
         kernel_ms,
+        host_knobs,
     })
 }
 
@@ -767,6 +816,7 @@ impl KeyBase<'_> {
 }
 
 /// How to compile one library.
+#[derive(Clone)]
 struct UnitPlan {
     unit: Unit,
     /// The package root: the deepest directory holding every source,
@@ -779,7 +829,38 @@ struct UnitPlan {
     forced_header: Option<PathBuf>,
     include_dirs: Vec<PathBuf>,
     defines: Vec<String>,
+    /// A parametrised host build: the sources' rewritten texts (knobs read
+    /// at run time), compiled instead of the files.
+    param: Option<ParamHost>,
 }
+
+/// The host sources with their knobs read at run time
+/// (`TilingSource::parametrised`), and the knob values of this package.
+#[derive(Clone)]
+struct ParamHost {
+    texts: Vec<String>,
+    values: Vec<i64>,
+}
+
+/// The parametrised form of the host sources, when they have knobs and
+/// every knob line has the plain form; `None` otherwise (or when a source
+/// cannot be parsed: the ordinary build then reports whatever is wrong).
+fn parametrise_host(sources: &[PathBuf]) -> Option<ParamHost> {
+    let mut texts = Vec::with_capacity(sources.len());
+    let mut values = Vec::new();
+    for source in sources {
+        let text = fs::read_to_string(source).ok()?;
+        let parsed = ascendopt_op::tiling::TilingSource::parse(source, &text).ok()?;
+        let (rewritten, knobs) = parsed.parametrised(values.len())?;
+        texts.push(rewritten);
+        values.extend(knobs);
+    }
+    (!values.is_empty()).then_some(ParamHost { texts, values })
+}
+
+/// The header declaring the run-time knob function (force-included into
+/// a parametrised host build).
+const KNOB_HEADER: &str = "ascendopt/host/knob_value.h";
 
 impl UnitPlan {
     /// The cache key; `other_sources` (the other unit's sources) are left out
@@ -787,9 +868,22 @@ impl UnitPlan {
     fn key(&self, base: &KeyBase<'_>, other_sources: &[PathBuf]) -> Result<String, BuildError> {
         let mut hasher = base.hasher(self.unit.name());
         hasher.field(b"root-relative");
-        for source in &self.sources {
-            hasher.field(b"source");
-            hasher.file_as(source, self.relative(source))?;
+        match &self.param {
+            None => {
+                for source in &self.sources {
+                    hasher.field(b"source");
+                    hasher.file_as(source, self.relative(source))?;
+                }
+            }
+            Some(param) => {
+                hasher.field(b"parametrised");
+                hasher.field(KNOB_HEADER.as_bytes());
+                for (source, text) in self.sources.iter().zip(&param.texts) {
+                    hasher.field(b"source");
+                    hasher.path(self.relative(source));
+                    hasher.field(text.as_bytes());
+                }
+            }
         }
         if let Some(header) = &self.forced_header {
             hasher.field(b"forced-header");
@@ -851,7 +945,44 @@ impl UnitPlan {
             args.push("-include".into());
             args.push(header.clone().into());
         }
-        args.extend(self.sources.iter().map(|s| s.clone().into()));
+        match &self.param {
+            None => args.extend(self.sources.iter().map(|s| s.clone().into())),
+            Some(param) => {
+                // The rewritten texts in a folder of their own, laid out
+                // like the package (named relative to it in line tables);
+                // their quoted includes still find the package's headers.
+                let dir = temp_path(cache, &cache.dir().join("param-src"));
+                let mut map = std::ffi::OsString::from("-ffile-prefix-map=");
+                map.push(dir.as_os_str());
+                map.push("/=");
+                args.push(map);
+                args.push("-include".into());
+                args.push(toolchain.include_dir.join(KNOB_HEADER).into());
+                for (source, text) in self.sources.iter().zip(&param.texts) {
+                    let copy = dir.join(self.relative(source));
+                    let written = copy
+                        .parent()
+                        .map_or(Ok(()), fs::create_dir_all)
+                        .and_then(|()| fs::write(&copy, text));
+                    written.map_err(|source| BuildError::Cache {
+                        path: copy.clone(),
+                        source,
+                    })?;
+                    if let Some(parent) = source.parent() {
+                        args.push("-iquote".into());
+                        args.push(parent.into());
+                    }
+                    args.push(copy.into());
+                }
+                let main_file = self.sources.first().cloned().unwrap_or_default();
+                args.push(rt_obj.into());
+                args.extend(LINK_FLAGS.iter().chain(&linker).map(Into::into));
+                let result =
+                    run_compiler(self.unit, toolchain, args, out, cache, timeout, &main_file);
+                let _ = fs::remove_dir_all(&dir);
+                return result;
+            }
+        }
         args.push(rt_obj.into());
         args.extend(LINK_FLAGS.iter().chain(&linker).map(Into::into));
         let main_file = self.sources.first().cloned().unwrap_or_default();

@@ -268,6 +268,109 @@ extern \"C\" int file_is_relative() {
     assert_eq!(call(&tiling.host_lib, "host_value"), 58);
 }
 
+/// A host source with two knobs in a tiling region; `extra` is pasted
+/// after the knob lines.
+fn knob_host(tile: i64, cores: i64, extra: &str) -> String {
+    format!(
+        "#include \"demo_tiling.h\"
+// ascendopt:tiling-begin
+constexpr int TILE = {tile};  // ascendopt:knob min=1 max=1024 step=pow2
+static constexpr unsigned int CORES = {cores}u;  // ascendopt:knob min=1 max=48 step=1
+// ascendopt:tiling-end
+{extra}
+extern \"C\" int host_value() {{ return TILE * 100 + static_cast<int>(CORES) + TILE_LEN * 0; }}
+"
+    )
+}
+
+#[test]
+fn knob_values_are_read_at_run_time_from_one_host_library() {
+    // Stage II changes only knob values: one parametrised host library
+    // serves every assignment, and the values travel with the build.
+    let fx = Fixture::new();
+    fx.write(
+        "sim/include/ascendopt/host/knob_value.h",
+        "#pragma once\nextern \"C\" long long ascendopt_knob_value(int index);\n",
+    );
+    fx.write(
+        "sim/runtime_src/host_entry.cpp",
+        "extern \"C\" { long long knob_table[8]; long long ascendopt_knob_value(int i) { return knob_table[i]; } }\n",
+    );
+    fx.write("ops/demo/op_host/demo.cpp", &knob_host(64, 20, ""));
+    let cache = fx.cache();
+    let first = build(&fx.request(), &cache).unwrap();
+    assert!(!first.host_cached, "{first:?}");
+    assert_eq!(first.host_knobs, vec![64, 20]);
+    let name = first
+        .host_lib
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("host-param-"), "{name}");
+    let value_with = |lib: &Path, knobs: &[i64]| unsafe {
+        let lib = libloading::Library::new(lib).unwrap();
+        let table: libloading::Symbol<*mut [i64; 8]> = lib.get(b"knob_table").unwrap();
+        (&mut **table)[..knobs.len()].copy_from_slice(knobs);
+        let f: libloading::Symbol<unsafe extern "C" fn() -> i32> = lib.get(b"host_value").unwrap();
+        f()
+    };
+    assert_eq!(value_with(&first.host_lib, &first.host_knobs), 6420);
+
+    // Other values, in another folder: nothing compiled.
+    fx.write("work/cand/demo/op_host/demo.cpp", &knob_host(256, 7, ""));
+    for dir in ["op_kernel", "op_host/demo_tiling.h", "op.toml"] {
+        let from = fx.path(&format!("ops/demo/{dir}"));
+        let to = fx.path(&format!("work/cand/demo/{dir}"));
+        if from.is_dir() {
+            copy_tree(&from, &to);
+        } else {
+            fs::copy(&from, &to).unwrap();
+        }
+    }
+    let mut req = BuildRequest::for_op_dir(&fx.path("work/cand/demo"), fx.toolchain()).unwrap();
+    req.defines.push("EXTRA=3".into());
+    let second = build(&req, &cache).unwrap();
+    assert!(second.cached, "{second:?}");
+    assert_eq!(second.host_lib, first.host_lib);
+    assert_eq!(second.host_knobs, vec![256, 7]);
+    assert_eq!(value_with(&second.host_lib, &second.host_knobs), 25607);
+
+    // A knob in a constant expression: the rewritten text does not
+    // compile, so the ordinary library (values compiled in) is built, and
+    // the attempt is not repeated.
+    let sized = "static int buffer[TILE];\nextern \"C\" int buffer_len() { return sizeof buffer / sizeof buffer[0]; }";
+    fx.write("ops/demo/op_host/demo.cpp", &knob_host(32, 3, sized));
+    let plain = build(&fx.request(), &cache).unwrap();
+    assert!(plain.host_knobs.is_empty(), "{plain:?}");
+    assert!(
+        plain
+            .host_lib
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("host-")
+            && !plain.host_lib.to_string_lossy().contains("host-param-")
+    );
+    assert_eq!(call(&plain.host_lib, "host_value"), 3203);
+    assert_eq!(call(&plain.host_lib, "buffer_len"), 32);
+    let markers = fs::read_dir(cache.dir())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".unusable")
+        })
+        .count();
+    assert_eq!(markers, 1);
+    fx.write("ops/demo/op_host/demo.cpp", &knob_host(16, 3, sized));
+    let again = build(&fx.request(), &cache).unwrap();
+    assert!(again.host_knobs.is_empty() && !again.host_cached);
+    assert_eq!(call(&again.host_lib, "buffer_len"), 16);
+}
+
 #[test]
 fn common_root_is_the_deepest_shared_directory() {
     let fx = Fixture::new();

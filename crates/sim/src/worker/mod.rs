@@ -564,7 +564,7 @@ fn run_in(
         arena_fd: arena.as_ref().map_or(-1, |a| a.fd()),
     };
     let work_dir_text = work_dir.to_string_lossy().into_owned();
-    let env = [
+    let mut env = vec![
         ("PATH", "/usr/bin:/bin".to_string()),
         ("HOME", work_dir_text.clone()),
         ("TMPDIR", work_dir_text),
@@ -579,6 +579,12 @@ fn run_in(
             arena.as_ref().map_or(-1, |a| a.fd()).to_string(),
         ),
     ];
+    if !job.knobs.is_empty() {
+        env.push((
+            crate::launch::HOST_KNOBS_ENV,
+            crate::launch::knobs_env_value(&job.knobs),
+        ));
+    }
     let spawned = spawn::spawn(&spawn::SpawnRequest {
         program: &command.program,
         args: &command.args,

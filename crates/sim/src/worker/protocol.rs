@@ -119,6 +119,7 @@ pub(crate) fn encode_job_parts<'a>(
         platform: job.platform.clone(),
         seed: job.seed,
         max_instrs_per_block: job.max_instrs_per_block,
+        knobs: job.knobs.clone(),
     };
     let header = JobHeader {
         job: skeleton,
@@ -335,6 +336,7 @@ mod tests {
             platform: platform(),
             seed: 7,
             max_instrs_per_block: 1000,
+            knobs: Vec::new(),
         }
     }
 
