@@ -475,13 +475,13 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     // The host thread: the parametrised library when there is one (its
     // values in `host_knobs`), else (or when it does not compile) the
     // ordinary one.
-    let host_job = || -> Result<(u64, Option<PathBuf>, Vec<i64>), BuildError> {
+    let host_job = || -> Result<(u64, Option<(PathBuf, bool)>, Vec<i64>), BuildError> {
         if let Some((plan, lib, unusable)) = &param_host {
             let cached = lib.is_file();
             match run(plan, lib, cached) {
                 Ok(ms) => {
                     let values = plan.param.as_ref().map(|p| p.values.clone());
-                    return Ok((ms, Some(lib.clone()), values.unwrap_or_default()));
+                    return Ok((ms, Some((lib.clone(), cached)), values.unwrap_or_default()));
                 }
                 Err(BuildError::Compile { .. } | BuildError::Timeout { .. }) => {
                     let _ = fs::write(unusable, b"");
@@ -504,8 +504,8 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     // Report the kernel's error first: it is the one a refinement step edits.
     let kernel_ms = kernel_res?;
     let (host_ms, param_lib, host_knobs) = host_res?;
-    if let Some(lib) = param_lib {
-        host_cached = host_ms == 0;
+    if let Some((lib, cached)) = param_lib {
+        host_cached = cached;
         host_lib = lib;
     }
     let mut pair = Sha256::new();
