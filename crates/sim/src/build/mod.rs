@@ -475,7 +475,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     // The host thread: the parametrised library when there is one (its
     // values in `host_knobs`), else (or when it does not compile) the
     // ordinary one.
-    let host_job = || -> Result<(u64, Option<(PathBuf, bool)>, Vec<i64>), BuildError> {
+    let host_job = || -> Result<HostBuilt, BuildError> {
         if let Some((plan, lib, unusable)) = &param_host {
             let cached = lib.is_file();
             match run(plan, lib, cached) {
@@ -523,6 +523,10 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         host_knobs,
     })
 }
+
+/// The host thread's result: compile ms, the parametrised library and
+/// whether it came from the cache (None: the ordinary one), knob values.
+type HostBuilt = (u64, Option<(PathBuf, bool)>, Vec<i64>);
 
 /// The deepest directory that holds every path of `paths` (a file counts
 /// by its directory); `/` when they share nothing else.
