@@ -88,6 +88,14 @@ impl Fixture {
     }
 }
 
+/// The number of files in the cache whose name satisfies `pick`.
+fn cache_files(cache: &BuildCache, pick: impl Fn(&str) -> bool) -> usize {
+    fs::read_dir(cache.dir())
+        .unwrap()
+        .filter(|e| pick(&e.as_ref().unwrap().file_name().to_string_lossy()))
+        .count()
+}
+
 /// Calls `extern "C" int name()` of a library built by these tests from the
 /// fixture's own sources (trusted code, so loading it in-process is fine).
 fn call(lib: &Path, name: &str) -> i32 {
@@ -188,16 +196,7 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     fx.write("sim/include/ascendopt/abi.h", "#pragma once\n// v2\n");
     let sim_edit = build(&fx.request(), &cache).unwrap();
     assert!(!sim_edit.host_cached && !sim_edit.kernel_cached);
-    let runtime_objects = fs::read_dir(cache.dir())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with("rt-kernel-")
-        })
-        .count();
+    let runtime_objects = cache_files(&cache, |name| name.starts_with("rt-kernel-"));
     assert_eq!(runtime_objects, 2);
 
     // A define changes: both rebuilt.
@@ -354,16 +353,7 @@ fn knob_values_are_read_at_run_time_from_one_host_library() {
     );
     assert_eq!(call(&plain.host_lib, "host_value"), 3203);
     assert_eq!(call(&plain.host_lib, "buffer_len"), 32);
-    let markers = fs::read_dir(cache.dir())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".unusable")
-        })
-        .count();
+    let markers = cache_files(&cache, |name| name.ends_with(".unusable"));
     assert_eq!(markers, 1);
     fx.write("ops/demo/op_host/demo.cpp", &knob_host(16, 3, sized));
     let again = build(&fx.request(), &cache).unwrap();
