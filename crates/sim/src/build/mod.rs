@@ -483,9 +483,13 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
                     let values = plan.param.as_ref().map(|p| p.values.clone());
                     return Ok((ms, Some((lib.clone(), cached)), values.unwrap_or_default()));
                 }
-                Err(BuildError::Compile { .. } | BuildError::Timeout { .. }) => {
+                // The rewritten text does not compile: remembered. A
+                // compile stopped by the time limit (an overloaded
+                // machine) is not held against it.
+                Err(BuildError::Compile { .. }) => {
                     let _ = fs::write(unusable, b"");
                 }
+                Err(BuildError::Timeout { .. }) => {}
                 Err(e) => return Err(e),
             }
         }
