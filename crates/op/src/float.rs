@@ -103,25 +103,33 @@ pub fn round_f64_to_bits(v: f64, dtype: Dtype) -> u64 {
     let single = if f64::from(single) == v {
         single
     } else {
-        // Inexact: round to odd in f32 (truncate toward zero, set the last
-        // bit). f32 keeps more than two bits below the quantum of f16 and
-        // bf16 at every magnitude, so the second rounding to nearest even
-        // gives the single rounding of `v` (Boldo & Melquiond, "Emulation
-        // of FMA and correctly rounded sums: proved algorithms using
-        // rounding to odd", IEEE TC 2008). Overflow: f32::MAX | 1 rounds to
-        // infinity in both formats, as `v` itself does.
-        let bits = single.to_bits();
-        let toward_zero = if f64::from(single).abs() > v.abs() {
-            bits - 1
-        } else {
-            bits
-        };
-        f32::from_bits(toward_zero | 1)
+        // Inexact: round to odd, then to nearest even once more (the
+        // single rounding of `v`, see `round_to_odd_f32`).
+        round_to_odd_f32(v, single)
     };
     match dtype {
         Dtype::Float16 => u64::from(half::f16::from_f32(single).to_bits()),
         _ => u64::from(half::bf16::from_f32(single).to_bits()),
     }
+}
+
+/// A non-NaN `v` that is not an f32, rounded to odd in binary32 from
+/// `single = v as f32`: truncated toward zero, the last bit set. binary32
+/// keeps more than two bits below the quantum of binary16 and bfloat16 at
+/// every magnitude, so rounding this once more to nearest even gives the
+/// single nearest-even rounding of `v` (Boldo & Melquiond, "Emulation of
+/// FMA and correctly rounded sums: proved algorithms using rounding to
+/// odd", IEEE TC 2008). Beyond binary32's range it gives f32::MAX | 1,
+/// which rounds to infinity in both formats, as `v` itself does.
+#[inline]
+pub fn round_to_odd_f32(v: f64, single: f32) -> f32 {
+    let bits = single.to_bits();
+    let toward_zero = if f64::from(single).abs() > v.abs() {
+        bits - 1
+    } else {
+        bits
+    };
+    f32::from_bits(toward_zero | 1)
 }
 
 /// `v.round_ties_even()` without the libm call that CPUs before SSE4.1

@@ -267,10 +267,9 @@ impl TilingSource {
             let words: Vec<&str> = words.collect();
             let (name, ty) = words.split_last()?;
             let rest = code[k.literal.1..].trim();
-            if ty.is_empty()
-                || *name != k.name
-                || rest != ";" && !rest.trim_start_matches(['u', 'U', 'l', 'L']).eq(";")
-            {
+            // Nothing after the literal but its integer suffix and `;`.
+            let after_suffix = rest.trim_start_matches(['u', 'U', 'l', 'L']).trim_start();
+            if ty.is_empty() || *name != k.name || after_suffix != ";" {
                 return None;
             }
             let index = first_index + values.len();

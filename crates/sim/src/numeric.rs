@@ -450,25 +450,15 @@ fn round_float_native(
     (fine || ieee_overflow).then_some(u64::from(bits))
 }
 
-/// `x` (finite, not an f32) rounded to odd in binary32, from `single`
-/// (`x as f32`): truncated toward zero, the last bit set. binary32 keeps
-/// more than two bits below the quantum of binary16 and bfloat16 at every
-/// magnitude, so rounding this once more to nearest even gives the single
-/// nearest-even rounding of `x` (Boldo & Melquiond, "Emulation of FMA and
-/// correctly rounded sums: proved algorithms using rounding to odd", IEEE
-/// TC 2008). `None` beyond binary32's range (`single` infinite).
+/// `x` (finite, not an f32) rounded to odd in binary32 from `single`
+/// (`x as f32`; see `ascendopt_op::float::round_to_odd_f32`), or `None`
+/// beyond binary32's range (`single` infinite), where the overflow rule of
+/// the rounding decides.
 #[inline]
 fn odd_single(x: f64, single: f32) -> Option<f32> {
-    if !single.is_finite() {
-        return None;
-    }
-    let bits = single.to_bits();
-    let toward_zero = if f64::from(single).abs() > x.abs() {
-        bits - 1
-    } else {
-        bits
-    };
-    Some(f32::from_bits(toward_zero | 1))
+    single
+        .is_finite()
+        .then(|| ascendopt_op::float::round_to_odd_f32(x, single))
 }
 
 /// Rounds the integer `v` to the float format `fmt` once.

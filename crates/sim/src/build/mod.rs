@@ -480,8 +480,11 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
             let cached = lib.is_file();
             match run(plan, lib, cached) {
                 Ok(ms) => {
-                    let values = plan.param.as_ref().map(|p| p.values.clone());
-                    return Ok((ms, Some((lib.clone(), cached)), values.unwrap_or_default()));
+                    return Ok(HostBuilt {
+                        ms,
+                        param_lib: Some((lib.clone(), cached)),
+                        knobs: plan.param.as_ref().map_or(Vec::new(), |p| p.values.clone()),
+                    });
                 }
                 // The rewritten text does not compile: remembered. A
                 // compile stopped by the time limit (an overloaded
@@ -493,7 +496,11 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
                 Err(e) => return Err(e),
             }
         }
-        run(&host, &host_lib, host_cached).map(|ms| (ms, None, Vec::new()))
+        run(&host, &host_lib, host_cached).map(|ms| HostBuilt {
+            ms,
+            param_lib: None,
+            knobs: Vec::new(),
+        })
     };
     let (host_res, kernel_res) = std::thread::scope(|scope| {
         let host_thread = scope.spawn(host_job);
@@ -507,7 +514,11 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     });
     // Report the kernel's error first: it is the one a refinement step edits.
     let kernel_ms = kernel_res?;
-    let (host_ms, param_lib, host_knobs) = host_res?;
+    let HostBuilt {
+        ms: host_ms,
+        param_lib,
+        knobs: host_knobs,
+    } = host_res?;
     if let Some((lib, cached)) = param_lib {
         host_cached = cached;
         host_lib = lib;
@@ -528,9 +539,16 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     })
 }
 
-/// The host thread's result: compile ms, the parametrised library and
-/// whether it came from the cache (None: the ordinary one), knob values.
-type HostBuilt = (u64, Option<(PathBuf, bool)>, Vec<i64>);
+/// What the host thread built.
+struct HostBuilt {
+    /// Compile wall time (0 when cached).
+    ms: u64,
+    /// The parametrised library and whether it came from the cache; None
+    /// when the ordinary one was built.
+    param_lib: Option<(PathBuf, bool)>,
+    /// The parametrised library's knob values.
+    knobs: Vec<i64>,
+}
 
 /// The deepest directory that holds every path of `paths` (a file counts
 /// by its directory); `/` when they share nothing else.
@@ -953,13 +971,16 @@ impl UnitPlan {
             args.push("-include".into());
             args.push(header.clone().into());
         }
-        match &self.param {
-            None => args.extend(self.sources.iter().map(|s| s.clone().into())),
-            Some(param) => {
-                // The rewritten texts in a folder of their own, laid out
-                // like the package (named relative to it in line tables);
-                // their quoted includes still find the package's headers.
-                let dir = temp_path(cache, &cache.dir().join("param-src"));
+        // A parametrised build compiles the rewritten texts, written to a
+        // folder of their own laid out like the package (named relative to
+        // it in line tables); their quoted includes still find the
+        // package's headers.
+        let param_dir = self
+            .param
+            .as_ref()
+            .map(|_| temp_path(cache, &cache.dir().join("param-src")));
+        match (&self.param, &param_dir) {
+            (Some(param), Some(dir)) => {
                 let mut map = std::ffi::OsString::from("-ffile-prefix-map=");
                 map.push(dir.as_os_str());
                 map.push("/=");
@@ -982,19 +1003,17 @@ impl UnitPlan {
                     }
                     args.push(copy.into());
                 }
-                let main_file = self.sources.first().cloned().unwrap_or_default();
-                args.push(rt_obj.into());
-                args.extend(LINK_FLAGS.iter().chain(&linker).map(Into::into));
-                let result =
-                    run_compiler(self.unit, toolchain, args, out, cache, timeout, &main_file);
-                let _ = fs::remove_dir_all(&dir);
-                return result;
             }
+            _ => args.extend(self.sources.iter().map(|s| s.clone().into())),
         }
         args.push(rt_obj.into());
         args.extend(LINK_FLAGS.iter().chain(&linker).map(Into::into));
         let main_file = self.sources.first().cloned().unwrap_or_default();
-        run_compiler(self.unit, toolchain, args, out, cache, timeout, &main_file)
+        let result = run_compiler(self.unit, toolchain, args, out, cache, timeout, &main_file);
+        if let Some(dir) = param_dir {
+            let _ = fs::remove_dir_all(dir);
+        }
+        result
     }
 }
 

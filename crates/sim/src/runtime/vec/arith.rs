@@ -439,22 +439,20 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
             buf.clear();
             buf.resize(n * (ds + n_src * ss), 0);
             let offsets = [0, n * ds, n * ds + n * ss];
-            let mut runs = plan.runs();
-            while let Some((start, len, addrs)) = runs.next_run() {
-                for (k, &addr) in addrs.iter().enumerate() {
-                    let (size, off) = if k == 0 { (ds, 0) } else { (ss, offsets[k]) };
-                    if k == 0 && !reads_dst {
-                        continue;
-                    }
-                    let at = off + start * size;
-                    buf[at..at + len * size].copy_from_slice(&ub[addr..addr + len * size]);
+            let runs = plan.strided_runs();
+            let first = if reads_dst { 0 } else { 1 };
+            for run in &runs {
+                let operands = offsets.iter().zip(run.addrs).enumerate();
+                for (k, (&off, addr)) in operands.take(1 + n_src).skip(first) {
+                    let size = if k == 0 { ds } else { ss };
+                    let at = off + run.start * size;
+                    buf[at..at + run.len * size].copy_from_slice(&ub[addr..addr + run.len * size]);
                 }
             }
             run_independent(&mut buf, &offsets[..1 + n_src], n, dst, src, reads_dst, &f);
-            let mut runs = plan.runs();
-            while let Some((start, len, addrs)) = runs.next_run() {
-                let at = start * ds;
-                ub[addrs[0]..addrs[0] + len * ds].copy_from_slice(&buf[at..at + len * ds]);
+            for run in &runs {
+                let (at, addr) = (run.start * ds, run.addrs[0]);
+                ub[addr..addr + run.len * ds].copy_from_slice(&buf[at..at + run.len * ds]);
             }
         });
         return Ok(plan.effect());

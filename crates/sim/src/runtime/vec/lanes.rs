@@ -335,16 +335,40 @@ impl Plan {
                 .all(|(r, &(lo, hi))| *r == d || hi <= d0 || lo >= d1)
     }
 
-    /// Runs of active elements that are contiguous in every operand, in
-    /// order: `(first element, length, the run's address in each operand)`.
-    /// A contiguous plan is one run; a strided one has a run per stretch of
-    /// consecutive active lanes inside one data block of every operand.
-    pub(crate) fn runs(&self) -> Runs<'_> {
-        Runs {
-            plan: self,
-            elem: 0,
-            addrs: [0; 3],
+    /// The runs of a strided plan: stretches of consecutive active lanes
+    /// inside one data block of every operand, so contiguous in each, in
+    /// order. Empty for a contiguous plan (it is one run, see
+    /// [`Plan::contiguous_bases`]).
+    pub(crate) fn strided_runs(&self) -> Vec<Run> {
+        let Layout::Strided { lanes, rules, .. } = &self.layout else {
+            return Vec::new();
+        };
+        // The widest operand has the fewest lanes per block: a run ends at
+        // its block's end, a gap in the lanes, or the repeat's end.
+        let shift = rules.iter().map(|o| o.per_block_shift).min().unwrap_or(0);
+        let per = lanes.len();
+        let mut runs = Vec::new();
+        let mut start = 0;
+        while start < self.len {
+            let (r, i) = (start / per, start % per);
+            let first = lanes[i] as usize;
+            let block_end = ((first >> shift) + 1) << shift;
+            let mut len = 1;
+            while i + len < per
+                && start + len < self.len
+                && lanes[i + len] as usize == first + len
+                && first + len < block_end
+            {
+                len += 1;
+            }
+            let mut addrs = [0; 3];
+            for (a, rule) in addrs.iter_mut().zip(rules) {
+                *a = rule.addr(r, first);
+            }
+            runs.push(Run { start, len, addrs });
+            start += len;
         }
+        runs
     }
 
     /// The trace effect of this plan.
@@ -358,60 +382,14 @@ impl Plan {
     }
 }
 
-/// The iterator of [`Plan::runs`] (operands beyond the third are not
-/// reported: no family has more than three lane-mapped operands).
-pub(crate) struct Runs<'p> {
-    plan: &'p Plan,
-    elem: usize,
-    addrs: [usize; 3],
-}
-
-impl Runs<'_> {
-    /// Advances to the next run: its first element, its length and its
-    /// address in each operand (`addrs()`).
-    pub(crate) fn next_run(&mut self) -> Option<(usize, usize, &[usize])> {
-        let plan = self.plan;
-        if self.elem >= plan.len {
-            return None;
-        }
-        let start = self.elem;
-        let len = match &plan.layout {
-            Layout::Contiguous { bases, sizes } => {
-                for (k, a) in self.addrs.iter_mut().enumerate().take(bases.len()) {
-                    *a = bases[k] + start * sizes[k];
-                }
-                plan.len - start
-            }
-            Layout::Strided { lanes, rules, .. } => {
-                let per = lanes.len();
-                let (r, i) = (start / per, start % per);
-                let first = lanes[i] as usize;
-                // The widest operand has the fewest lanes per block: a run
-                // ends at its block's end, a gap in the lanes, or the end.
-                let shift = rules.iter().map(|o| o.per_block_shift).min().unwrap_or(0);
-                let block_end = ((first >> shift) + 1) << shift;
-                let mut len = 1;
-                while i + len < per
-                    && start + len < plan.len
-                    && lanes[i + len] as usize == first + len
-                    && first + len < block_end
-                {
-                    len += 1;
-                }
-                for (k, a) in self.addrs.iter_mut().enumerate().take(rules.len()) {
-                    *a = rules[k].addr(r, first);
-                }
-                len
-            }
-        };
-        self.elem = start + len;
-        let n = match &plan.layout {
-            Layout::Contiguous { bases, .. } => bases.len(),
-            Layout::Strided { rules, .. } => rules.len(),
-        }
-        .min(3);
-        Some((start, len, &self.addrs[..n]))
-    }
+/// One run of [`Plan::strided_runs`]: its first element, its length and
+/// its address in each of the first three operands (no family has more
+/// lane-mapped operands).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Run {
+    pub start: usize,
+    pub len: usize,
+    pub addrs: [usize; 3],
 }
 
 /// A UB region `[start, end)`.
