@@ -57,6 +57,11 @@ pub struct RunRequest {
     pub attrs: Vec<JobAttr>,
     /// Seed of uninitialised memory contents.
     pub seed: u64,
+    /// The caller needs the instruction trace (to profile the run or draw
+    /// its timeline). When false, a device may check the trace for hazards
+    /// where the kernel ran and drop it: [`RunResult::trace`] is then None,
+    /// [`RunResult::hazards`] the same as otherwise.
+    pub keep_trace: bool,
 }
 
 /// A finished launch.

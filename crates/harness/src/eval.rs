@@ -226,6 +226,7 @@ pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepa
             outputs,
             attrs: job_attrs(case),
             seed,
+            keep_trace: true,
         },
         expected,
     })
@@ -235,7 +236,8 @@ pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepa
 /// garbage from `garbage_seed`, and computes the golden meanwhile on
 /// another thread when the golden can tell the output shapes up front
 /// (builtins; a script golden runs first). The launch outcome is `None`
-/// only when the golden failed before anything was launched.
+/// only when the golden failed before anything was launched. The launch
+/// is checked, not timed: its trace is not kept (`keep_trace` false).
 pub fn prepare_and_run(
     device: &dyn Device,
     artifact: &Artifact,
@@ -250,6 +252,7 @@ pub fn prepare_and_run(
             return match prepare_case(package, case, seed) {
                 Ok(mut prepared) => {
                     prepared.request.seed = garbage_seed;
+                    prepared.request.keep_trace = false;
                     let outcome = device.run(artifact, &prepared.request);
                     (Ok(prepared), Some(outcome))
                 }
@@ -267,6 +270,7 @@ pub fn prepare_and_run(
             .collect(),
         attrs: job_attrs(case),
         seed: garbage_seed,
+        keep_trace: false,
     };
     let (expected, outcome) = std::thread::scope(|scope| {
         let golden = scope.spawn(|| package.golden(case, &request.inputs));

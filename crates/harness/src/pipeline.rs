@@ -184,8 +184,10 @@ fn run_case(
     artifact: &Artifact,
     prepared: &mut Prepared,
     garbage_seed: u64,
+    keep_trace: bool,
 ) -> Result<RunResult, Verdict> {
     prepared.request.seed = garbage_seed;
+    prepared.request.keep_trace = keep_trace;
     finished(device.run(artifact, &prepared.request))
 }
 
@@ -347,7 +349,8 @@ pub fn evaluate_package(
         let launched = match prefetched {
             Some(handle) => match handle.join() {
                 Ok(Ok(mut prepared)) => {
-                    run_case(device, &artifact, &mut prepared, case_seed ^ 0xa5a5)
+                    // The benchmark case's run is profiled: its trace is kept.
+                    run_case(device, &artifact, &mut prepared, case_seed ^ 0xa5a5, true)
                         .map(|first| (prepared, first))
                 }
                 Ok(Err(message)) => Err(golden_failed(&what, &message)),
@@ -379,7 +382,13 @@ pub fn evaluate_package(
         // time; uninitialised reads show on any case).
         let rerun = Some(&case.name) != bench.as_ref() || package.cases().len() == 1;
         if rerun {
-            let second = match run_case(device, &artifact, &mut prepared, case_seed ^ 0x5a5a_0000) {
+            let second = match run_case(
+                device,
+                &artifact,
+                &mut prepared,
+                case_seed ^ 0x5a5a_0000,
+                false,
+            ) {
                 Ok(r) => r,
                 Err(v) => {
                     timings.correctness_ms = t.elapsed().as_millis() as u64;

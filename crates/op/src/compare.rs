@@ -252,8 +252,39 @@ pub fn compare(
 /// Elements per chunk of a parallel comparison.
 const COMPARE_CHUNK: usize = 1 << 16;
 
-/// Compares the elements in `range`, accumulating into `report`.
+/// Compares the elements in `range`, accumulating into `report`: with
+/// element reads of the dtype's fixed width, skipping runs of
+/// [`EQUAL_RUN`] elements whose bytes are equal (no failing, unwritten or
+/// erring element among them).
 fn compare_range(
+    expected: &Tensor,
+    actual: &Tensor,
+    tol: Tolerance,
+    poison: u64,
+    range: std::ops::Range<usize>,
+    report: &mut CompareReport,
+) {
+    match expected.dtype.size() {
+        1 => compare_width::<1>(expected, actual, tol, poison, range, report),
+        2 => compare_width::<2>(expected, actual, tol, poison, range, report),
+        4 => compare_width::<4>(expected, actual, tol, poison, range, report),
+        _ => compare_width::<8>(expected, actual, tol, poison, range, report),
+    }
+}
+
+/// Elements whose bytes are compared at once before any is looked at.
+const EQUAL_RUN: usize = 32;
+
+/// The little-endian element of `N` bytes at `b`.
+#[inline(always)]
+fn read_bits<const N: usize>(b: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    buf[..N].copy_from_slice(&b[..N]);
+    u64::from_le_bytes(buf)
+}
+
+/// [`compare_range`] for elements of `N` bytes.
+fn compare_width<const N: usize>(
     expected: &Tensor,
     actual: &Tensor,
     tol: Tolerance,
@@ -268,44 +299,56 @@ fn compare_range(
         expected: value(expected, i),
         actual: value(actual, i),
     };
-    for i in range {
-        let (eb, ab) = (expected.bits(i), actual.bits(i));
-        if ab == poison && eb != poison {
-            report.unwritten += 1;
-            if report.first_unwritten.is_none() {
-                report.first_unwritten = Some(element(i));
-            }
-        }
-        if eb == ab {
-            // Equal bits always match, with zero error (NaN payloads
-            // included: a NaN matches a NaN).
+    let (e_bytes, a_bytes) = (&expected.data, &actual.data);
+    let mut lo = range.start;
+    while lo < range.end {
+        let hi = (lo + EQUAL_RUN).min(range.end);
+        let (e_run, a_run) = (&e_bytes[lo * N..hi * N], &a_bytes[lo * N..hi * N]);
+        if e_run == a_run {
+            lo = hi;
             continue;
         }
-        let ok = if dtype.is_float() {
-            let (e, a) = (bits_to_f64(eb, dtype), bits_to_f64(ab, dtype));
-            float_ok(e, a, tol, report)
-        } else if dtype == Dtype::Bool {
-            false
-        } else {
-            let (e, a) = (expected.get_i128(i), actual.get_i128(i));
-            let abs = (e - a).unsigned_abs() as f64;
-            if e != 0 {
-                report.max_rel_err = report.max_rel_err.max(abs / (e.unsigned_abs() as f64));
+        for (k, (e_el, a_el)) in e_run.chunks_exact(N).zip(a_run.chunks_exact(N)).enumerate() {
+            let i = lo + k;
+            let (eb, ab) = (read_bits::<N>(e_el), read_bits::<N>(a_el));
+            if ab == poison && eb != poison {
+                report.unwritten += 1;
+                if report.first_unwritten.is_none() {
+                    report.first_unwritten = Some(element(i));
+                }
             }
-            report.max_abs_err = report.max_abs_err.max(abs);
-            let rel = if e == 0 {
-                f64::INFINITY
+            if eb == ab {
+                // Equal bits always match, with zero error (NaN payloads
+                // included: a NaN matches a NaN).
+                continue;
+            }
+            let ok = if dtype.is_float() {
+                let (e, a) = (bits_to_f64(eb, dtype), bits_to_f64(ab, dtype));
+                float_ok(e, a, tol, report)
+            } else if dtype == Dtype::Bool {
+                false
             } else {
-                abs / e.unsigned_abs() as f64
+                let (e, a) = (expected.get_i128(i), actual.get_i128(i));
+                let abs = (e - a).unsigned_abs() as f64;
+                if e != 0 {
+                    report.max_rel_err = report.max_rel_err.max(abs / (e.unsigned_abs() as f64));
+                }
+                report.max_abs_err = report.max_abs_err.max(abs);
+                let rel = if e == 0 {
+                    f64::INFINITY
+                } else {
+                    abs / e.unsigned_abs() as f64
+                };
+                abs == 0.0 || !(abs > tol.atol && rel > tol.rtol)
             };
-            abs == 0.0 || !(abs > tol.atol && rel > tol.rtol)
-        };
-        if !ok {
-            report.mismatches += 1;
-            if report.first_bad.is_none() {
-                report.first_bad = Some(element(i));
+            if !ok {
+                report.mismatches += 1;
+                if report.first_bad.is_none() {
+                    report.first_bad = Some(element(i));
+                }
             }
         }
+        lo = hi;
     }
 }
 

@@ -208,7 +208,12 @@ fn round_wide(v: f64, fmt: Format) -> u64 {
 
 /// `v` rounded to the float `dtype` (nearest even, as
 /// [`round_f64_to_bits`]) and read back as f64.
+#[inline]
 pub fn round_f64(v: f64, dtype: Dtype) -> f64 {
+    if dtype == Dtype::Float32 && !v.is_nan() {
+        // `as` rounds to nearest even once (round_f64_to_bits' own path).
+        return f64::from(v as f32);
+    }
     bits_to_f64(round_f64_to_bits(v, dtype), dtype)
 }
 

@@ -15,6 +15,10 @@ pub struct Tensor {
     pub data: Vec<u8>,
 }
 
+/// Elements converted per step of [`Tensor::read_f64s`] and
+/// [`Tensor::write_f64s`].
+const CONVERT_BLOCK: usize = 256;
+
 /// Number of elements of a shape (1 for `[]`).
 pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
@@ -255,6 +259,112 @@ impl Tensor {
         self.set_bits(i, bits);
     }
 
+    /// Elements `start .. start + out.len()` as f64: the values of
+    /// [`Tensor::get_f64`], with one dtype dispatch per slice (float16 and
+    /// bfloat16 convert a block at a time, with F16C where the CPU has it).
+    /// Panics when the range is out of bounds, like slice indexing.
+    pub fn read_f64s(&self, start: usize, out: &mut [f64]) {
+        use half::slice::HalfFloatSliceExt;
+        let n = out.len();
+        match self.dtype {
+            Dtype::Float16 | Dtype::Bfloat16 => {
+                let bytes = &self.data[start * 2..(start + n) * 2];
+                let mut halves = [0u16; CONVERT_BLOCK];
+                let mut singles = [0f32; CONVERT_BLOCK];
+                for (o, b) in out
+                    .chunks_mut(CONVERT_BLOCK)
+                    .zip(bytes.chunks(2 * CONVERT_BLOCK))
+                {
+                    let (halves, singles) = (&mut halves[..o.len()], &mut singles[..o.len()]);
+                    for (h, c) in halves.iter_mut().zip(b.chunks_exact(2)) {
+                        *h = u16::from_le_bytes([c[0], c[1]]);
+                    }
+                    if self.dtype == Dtype::Float16 {
+                        half::slice::HalfBitsSliceExt::reinterpret_cast::<half::f16>(&*halves)
+                            .convert_to_f32_slice(singles);
+                    } else {
+                        half::slice::HalfBitsSliceExt::reinterpret_cast::<half::bf16>(&*halves)
+                            .convert_to_f32_slice(singles);
+                    }
+                    for (o, &s) in o.iter_mut().zip(singles.iter()) {
+                        *o = f64::from(s);
+                    }
+                }
+            }
+            Dtype::Float32 => {
+                let bytes = &self.data[start * 4..(start + n) * 4];
+                for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *o = f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                }
+            }
+            _ => {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = self.get_f64(start + k);
+                }
+            }
+        }
+    }
+
+    /// Stores `values` in elements `start ..`, each as [`Tensor::set_f64`]
+    /// stores it. float16 and bfloat16 values that are exactly f32 values
+    /// (not NaN) convert a block at a time; the others round one by one.
+    /// Panics when the range is out of bounds, like slice indexing.
+    pub fn write_f64s(&mut self, start: usize, values: &[f64]) {
+        use half::slice::HalfFloatSliceExt;
+        let n = values.len();
+        let dtype = self.dtype;
+        if dtype != Dtype::Bool && dtype.int_range().is_some() {
+            // Integers: truncated and wrapped as set_f64 does, stored with
+            // a fixed width.
+            let size = dtype.size();
+            let bytes = &mut self.data[start * size..(start + n) * size];
+            let bits = |v: f64| wrap_int(f64_to_int(v), dtype);
+            match size {
+                1 => store_bits::<1>(bytes, values, bits),
+                2 => store_bits::<2>(bytes, values, bits),
+                4 => store_bits::<4>(bytes, values, bits),
+                _ => store_bits::<8>(bytes, values, bits),
+            }
+            return;
+        }
+        if !matches!(dtype, Dtype::Float16 | Dtype::Bfloat16) {
+            for (k, &v) in values.iter().enumerate() {
+                self.set_f64(start + k, v);
+            }
+            return;
+        }
+        let _ = &self.data[start * 2..(start + n) * 2];
+        let mut halves = [0u16; CONVERT_BLOCK];
+        let mut singles = [0f32; CONVERT_BLOCK];
+        for (j, v) in values.chunks(CONVERT_BLOCK).enumerate() {
+            let at = start + j * CONVERT_BLOCK;
+            let (halves, singles) = (&mut halves[..v.len()], &mut singles[..v.len()]);
+            let mut exact = true;
+            for (s, &x) in singles.iter_mut().zip(v) {
+                *s = x as f32;
+                // NaN compares unequal: it takes the element path.
+                exact &= f64::from(*s) == x;
+            }
+            if !exact {
+                for (k, &x) in v.iter().enumerate() {
+                    self.set_f64(at + k, x);
+                }
+                continue;
+            }
+            if self.dtype == Dtype::Float16 {
+                half::slice::HalfBitsSliceExt::reinterpret_cast_mut::<half::f16>(&mut *halves)
+                    .convert_from_f32_slice(singles);
+            } else {
+                half::slice::HalfBitsSliceExt::reinterpret_cast_mut::<half::bf16>(&mut *halves)
+                    .convert_from_f32_slice(singles);
+            }
+            let bytes = &mut self.data[at * 2..(at + v.len()) * 2];
+            for (c, h) in bytes.chunks_exact_mut(2).zip(halves.iter()) {
+                c.copy_from_slice(&h.to_le_bytes());
+            }
+        }
+    }
+
     /// All elements as f64.
     pub fn to_f64s(&self) -> Vec<f64> {
         (0..self.numel()).map(|i| self.get_f64(i)).collect()
@@ -316,7 +426,17 @@ fn f64_to_int(v: f64) -> i128 {
     }
 }
 
+/// Stores `bits(v)`'s low `N` bytes (little-endian) for each value in the
+/// `N`-byte elements of `bytes`.
+#[inline]
+fn store_bits<const N: usize>(bytes: &mut [u8], values: &[f64], bits: impl Fn(f64) -> u64) {
+    for (el, &v) in bytes.chunks_exact_mut(N).zip(values) {
+        el.copy_from_slice(&bits(v).to_le_bytes()[..N]);
+    }
+}
+
 /// `v` wrapped to the width of an integer dtype, as raw bits.
+#[inline]
 pub(crate) fn wrap_int(v: i128, dtype: Dtype) -> u64 {
     let width = dtype.size() * 8;
     let mask: u128 = if width >= 64 {
@@ -351,6 +471,64 @@ mod tests {
                 -0.5,
             ] {
                 assert_eq!(f64_to_int(x), x as i128, "{x:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn slice_reads_and_writes_match_the_element_ones() {
+        let mut next = crate::float::tests::split_mix(0x51_1CE);
+        // Values that are f32 (the block path), inexact ones, NaN, huge
+        // and tiny ones, integers beyond 2^63 and their negatives.
+        let mut values: Vec<f64> = Vec::new();
+        for k in 0..4000u32 {
+            let raw = next();
+            // The first half only values that are f32 (blocks convert
+            // whole), the second half every kind.
+            let kind = if k < 2000 {
+                [0, 3, 8, 7][k as usize % 4]
+            } else {
+                k % 8
+            };
+            values.push(match kind {
+                0 => f64::from(f32::from_bits(raw as u32)),
+                1 => f64::from_bits(raw),
+                2 => (raw as i64 as f64) * 1e-12,
+                3 => f64::from(raw as u16) - 30000.5,
+                4 => [f64::NAN, f64::INFINITY, -0.0, 1e300, -1e40, 9.3e18][raw as usize % 6],
+                5 => f64::from((raw as i32) >> (raw % 31)),
+                6 => f64::from(half::f16::from_bits(raw as u16).to_f32()) * 1.000_001,
+                7 => f64::from(half::bf16::from_bits(raw as u16).to_f32()),
+                _ => f64::from(raw as i16),
+            });
+        }
+        for dtype in Dtype::ALL {
+            if dtype.is_complex() {
+                continue;
+            }
+            // Several 256-element blocks, one of them holding a NaN only.
+            let n = values.len();
+            let (mut by_slice, mut by_element) = (
+                Tensor::zeros(dtype, &[n + 3]),
+                Tensor::zeros(dtype, &[n + 3]),
+            );
+            by_slice.write_f64s(3, &values);
+            for (k, &v) in values.iter().enumerate() {
+                by_element.set_f64(3 + k, v);
+            }
+            let first = (0..n + 3).find(|&k| by_slice.bits(k) != by_element.bits(k));
+            assert_eq!(
+                first, None,
+                "{dtype:?}: the first element written differently"
+            );
+            let mut read = vec![0.0; n - 5];
+            by_slice.read_f64s(5, &mut read);
+            for (k, r) in read.iter().enumerate() {
+                let e = by_slice.get_f64(5 + k);
+                assert!(
+                    r.to_bits() == e.to_bits() || (r.is_nan() && e.is_nan()),
+                    "{dtype:?}: read {k}"
+                );
             }
         }
     }

@@ -112,6 +112,12 @@ pub struct LaunchJob {
     /// ordinary one): the worker gets them in [`HOST_KNOBS_ENV`].
     #[serde(default)]
     pub knobs: Vec<i64>,
+    /// Run the hazard check ([`crate::check::check`]) where the kernel
+    /// ran and send back its findings ([`LaunchOutput::hazards`]) instead
+    /// of the trace: for launches whose timing nobody needs, whose trace
+    /// would only cross the process boundary to be checked.
+    #[serde(default)]
+    pub check_in_worker: bool,
 }
 
 /// The environment variable a parametrised host library reads its knob
@@ -162,6 +168,10 @@ pub struct LaunchOutput {
     pub findings: Vec<Finding>,
     /// Text the kernel printed with `printf`/`PRINTF`.
     pub printed: String,
+    /// The hazard check's findings when it ran in the worker
+    /// ([`LaunchJob::check_in_worker`]; the trace is then empty).
+    #[serde(default)]
+    pub hazards: Option<Vec<Finding>>,
 }
 
 /// Why a launch failed.
@@ -562,5 +572,6 @@ fn launch(
         trace,
         findings,
         printed,
+        hazards: None,
     })
 }

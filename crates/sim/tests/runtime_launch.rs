@@ -78,6 +78,7 @@ fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -
         seed: 7,
         max_instrs_per_block: 100_000,
         knobs: Vec::new(),
+        check_in_worker: false,
     }
 }
 

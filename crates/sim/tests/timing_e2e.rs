@@ -200,6 +200,7 @@ fn launch(
         seed: 11,
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),
+        check_in_worker: false,
     };
     let data = [total.to_le_bytes(), tile.to_le_bytes()].concat();
     let tiling = TilingInfo {

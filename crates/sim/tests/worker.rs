@@ -190,6 +190,7 @@ fn job(kernel_name: &str, seed: u64) -> LaunchJob {
         seed,
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),
+        check_in_worker: false,
     }
 }
 

@@ -623,30 +623,29 @@ fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tens
     } else {
         column(zp1)
     };
-    let mut x = vec![0.0; d];
+    // A row at a time: decoded and stored a slice at a time.
+    let (mut a, mut b, mut x, mut y) = (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
     for r in 0..rows {
-        for (c, v) in x.iter_mut().enumerate() {
-            let sum = x1.get_f64(r * d + c) + x2.get_f64(r * d + c);
+        x1.read_f64s(r * d, &mut a);
+        x2.read_f64s(r * d, &mut b);
+        for ((v, &p), &q) in x.iter_mut().zip(&a).zip(&b) {
             // float16 adds in float16; bfloat16 keeps the float32 sum for the
             // norm and rounds only the x output.
-            *v = if half {
-                round_f64(sum, dtype)
-            } else {
-                round_f64(sum, Dtype::Float32)
-            };
-            xo.set_f64(r * d + c, *v);
+            *v = round_f64(p + q, if half { dtype } else { Dtype::Float32 });
         }
+        xo.write_f64s(r * d, &x);
         let mean_sq = x.iter().map(|v| v * v).sum::<f64>() / d as f64;
         let rstd = 1.0 / (mean_sq + eps).sqrt();
-        for (c, v) in x.iter().enumerate() {
-            let y = if half {
+        for (c, (o, &v)) in y.iter_mut().zip(&x).enumerate() {
+            let scaled = if half {
                 // float16: x * rstd rounded to float16, times gamma in float16.
                 round_f64(round_f64(v * rstd, dtype) * gamma[c], dtype)
             } else {
                 v * rstd * gamma[c]
             };
-            y1.set_f64(r * d + c, quant_int8(y / scales1[c] + zp1[c]));
+            *o = quant_int8(scaled / scales1[c] + zp1[c]);
         }
+        y1.write_f64s(r * d, &y);
     }
     Ok(vec![y1, y2, xo])
 }

@@ -125,7 +125,7 @@ fn run(job: &LaunchJob, arena: Option<&mut Arena>) -> Reply {
                 }
                 selftest(mode, &job)
             }
-            (None, None) => Ok(crate::launch::run(job)),
+            (None, None) => Ok(checked_here(job, crate::launch::run(job))),
             (None, Some(arena)) => {
                 let mut regions = arena.regions_mut();
                 let outputs = regions.split_off(job.inputs.len().min(regions.len()));
@@ -133,7 +133,7 @@ fn run(job: &LaunchJob, arena: Option<&mut Arena>) -> Reply {
                     inputs: regions,
                     outputs,
                 };
-                Ok(crate::launch::run_in_memory(job, memory))
+                Ok(checked_here(job, crate::launch::run_in_memory(job, memory)))
             }
         }
     }));
@@ -151,6 +151,21 @@ fn run(job: &LaunchJob, arena: Option<&mut Arena>) -> Reply {
     }
 }
 
+/// A finished launch of a job that asks for the hazard check here
+/// ([`LaunchJob::check_in_worker`]): its findings instead of the trace.
+fn checked_here(
+    job: &LaunchJob,
+    result: Result<LaunchOutput, LaunchFailure>,
+) -> Result<LaunchOutput, LaunchFailure> {
+    result.map(|mut out| {
+        if job.check_in_worker {
+            out.hazards = Some(crate::check::check(&out.trace));
+            out.trace = Default::default();
+        }
+        out
+    })
+}
+
 /// A launch output carrying only `outputs`.
 fn plain_output(outputs: Vec<Vec<u8>>) -> LaunchOutput {
     LaunchOutput {
@@ -164,6 +179,7 @@ fn plain_output(outputs: Vec<Vec<u8>>) -> LaunchOutput {
         trace: Default::default(),
         findings: Vec::new(),
         printed: String::new(),
+        hazards: None,
     }
 }
 

@@ -15,10 +15,12 @@ use bincode::Options;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 
-/// First bytes of a job.
-pub(crate) const JOB_MAGIC: [u8; 8] = *b"ASCJOB01";
-/// First bytes of a reply.
-pub(crate) const REPLY_MAGIC: [u8; 8] = *b"ASCRES01";
+/// First bytes of a job: six bytes of kind, two of version. The version
+/// changes with the bincode layout of the headers (bincode has no field
+/// names: a worker from another build would misread them).
+pub(crate) const JOB_MAGIC: [u8; 8] = *b"ASCJOB02";
+/// First bytes of a reply (kind and version, as [`JOB_MAGIC`]).
+pub(crate) const REPLY_MAGIC: [u8; 8] = *b"ASCRES02";
 /// A header larger than this is refused (the bulk data is not in it).
 const MAX_HEADER: u64 = 1 << 30;
 
@@ -120,6 +122,7 @@ pub(crate) fn encode_job_parts<'a>(
         seed: job.seed,
         max_instrs_per_block: job.max_instrs_per_block,
         knobs: job.knobs.clone(),
+        check_in_worker: job.check_in_worker,
     };
     let header = JobHeader {
         job: skeleton,
@@ -158,6 +161,14 @@ fn read_header<T: for<'de> Deserialize<'de>>(
         .read_exact(&mut head)
         .map_err(|e| format!("truncated frame: {e}"))?;
     if head[..8] != magic {
+        if head[..6] == magic[..6] {
+            return Err(format!(
+                "frame version {} where this side speaks {}: the worker and ascendopt \
+                 come from different builds (rebuild both, or set ASCENDOPT_WORKER)",
+                String::from_utf8_lossy(&head[6..8]),
+                String::from_utf8_lossy(&magic[6..8])
+            ));
+        }
         return Err("bad magic (not an ascendopt worker frame)".into());
     }
     let mut len_bytes = [0u8; 8];
@@ -337,6 +348,7 @@ mod tests {
             seed: 7,
             max_instrs_per_block: 1000,
             knobs: Vec::new(),
+            check_in_worker: false,
         }
     }
 
@@ -348,7 +360,7 @@ mod tests {
         for part in &encoded.bulk {
             bytes.extend_from_slice(part);
         }
-        assert_eq!(&bytes[..8], b"ASCJOB01");
+        assert_eq!(&bytes[..8], b"ASCJOB02");
         // 12 + 0 + 12 bulk bytes follow the header.
         let header_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
         assert_eq!(bytes.len(), 16 + header_len + 24);
@@ -367,6 +379,14 @@ mod tests {
         assert!(err.starts_with("truncated tensor data"), "{err}");
         let err = read_job(&mut &b"GET / HTTP/1.1\r\n\r\n"[..]).err().unwrap();
         assert!(err.contains("bad magic"), "{err}");
+        // A job of another build's protocol version says so.
+        let mut other = encoded.head.clone();
+        other[6..8].copy_from_slice(b"01");
+        let err = read_job(&mut other.as_slice()).err().unwrap();
+        assert!(
+            err.contains("frame version 01 where this side speaks 02"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -391,6 +411,7 @@ mod tests {
             trace: Default::default(),
             findings: vec![],
             printed: String::new(),
+            hazards: None,
         };
         let mut bytes = Vec::new();
         write_reply(&mut bytes, Reply::Launch(Ok(output)), true).unwrap();
@@ -417,6 +438,7 @@ mod tests {
             trace: Default::default(),
             findings: vec![],
             printed: "hello".into(),
+            hazards: None,
         };
         let mut bytes = Vec::new();
         write_reply(&mut bytes, Reply::Launch(Ok(output.clone())), false).unwrap();
