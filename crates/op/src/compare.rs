@@ -218,7 +218,13 @@ pub fn compare(
                 first_unwritten: None,
             };
             if expected.data[lo * size..hi * size] != actual.data[lo * size..hi * size] {
-                compare_range(expected, actual, tol, poison, lo..hi, &mut part);
+                let pair = Pair {
+                    expected,
+                    actual,
+                    tol,
+                    poison,
+                };
+                compare_range(&pair, lo..hi, &mut part);
             }
             part
         })
@@ -256,20 +262,22 @@ const COMPARE_CHUNK: usize = 1 << 16;
 /// element reads of the dtype's fixed width, skipping runs of
 /// [`EQUAL_RUN`] elements whose bytes are equal (no failing, unwritten or
 /// erring element among them).
-fn compare_range(
-    expected: &Tensor,
-    actual: &Tensor,
+fn compare_range(pair: &Pair<'_>, range: std::ops::Range<usize>, report: &mut CompareReport) {
+    match pair.expected.dtype.size() {
+        1 => compare_width::<1>(pair, range, report),
+        2 => compare_width::<2>(pair, range, report),
+        4 => compare_width::<4>(pair, range, report),
+        _ => compare_width::<8>(pair, range, report),
+    }
+}
+
+/// What one comparison holds fixed: the two tensors, the tolerance and the
+/// poison's bits.
+struct Pair<'a> {
+    expected: &'a Tensor,
+    actual: &'a Tensor,
     tol: Tolerance,
     poison: u64,
-    range: std::ops::Range<usize>,
-    report: &mut CompareReport,
-) {
-    match expected.dtype.size() {
-        1 => compare_width::<1>(expected, actual, tol, poison, range, report),
-        2 => compare_width::<2>(expected, actual, tol, poison, range, report),
-        4 => compare_width::<4>(expected, actual, tol, poison, range, report),
-        _ => compare_width::<8>(expected, actual, tol, poison, range, report),
-    }
 }
 
 /// Elements whose bytes are compared at once before any is looked at.
@@ -285,13 +293,16 @@ fn read_bits<const N: usize>(b: &[u8]) -> u64 {
 
 /// [`compare_range`] for elements of `N` bytes.
 fn compare_width<const N: usize>(
-    expected: &Tensor,
-    actual: &Tensor,
-    tol: Tolerance,
-    poison: u64,
+    pair: &Pair<'_>,
     range: std::ops::Range<usize>,
     report: &mut CompareReport,
 ) {
+    let Pair {
+        expected,
+        actual,
+        tol,
+        poison,
+    } = *pair;
     let dtype = expected.dtype;
     let element = |i: usize| ElemReport {
         index: i,
