@@ -208,12 +208,10 @@ const BLOCK: usize = 256;
 /// slice at a time (vector instructions where the CPU has them), which makes
 /// the largest cases' inputs several times cheaper.
 fn fill_floats(bytes: &mut [u8], dtype: Dtype, dist: &Dist, sign: Sign, rng: &mut ChaCha8Rng) {
-    use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
     let size = dtype.size();
     let mut words = [0u64; BLOCK];
     let mut values = [0f64; BLOCK];
     let mut singles = [0f32; BLOCK];
-    let mut halves = [0u16; BLOCK];
     for block in bytes.chunks_mut(BLOCK * size) {
         let n = block.len() / size;
         let values = &mut values[..n];
@@ -245,19 +243,7 @@ fn fill_floats(bytes: &mut [u8], dtype: Dtype, dist: &Dist, sign: Sign, rng: &mu
                 for (s, &v) in singles.iter_mut().zip(values.iter()) {
                     *s = v as f32;
                 }
-                let halves = &mut halves[..n];
-                if dtype == Dtype::Float16 {
-                    halves
-                        .reinterpret_cast_mut::<half::f16>()
-                        .convert_from_f32_slice(singles);
-                } else {
-                    halves
-                        .reinterpret_cast_mut::<half::bf16>()
-                        .convert_from_f32_slice(singles);
-                }
-                for (el, h) in block.chunks_exact_mut(2).zip(halves.iter()) {
-                    el.copy_from_slice(&h.to_le_bytes());
-                }
+                crate::tensor::store_halves(dtype, singles, block);
             }
         }
     }

@@ -264,28 +264,17 @@ impl Tensor {
     /// bfloat16 convert a block at a time, with F16C where the CPU has it).
     /// Panics when the range is out of bounds, like slice indexing.
     pub fn read_f64s(&self, start: usize, out: &mut [f64]) {
-        use half::slice::HalfFloatSliceExt;
         let n = out.len();
         match self.dtype {
             Dtype::Float16 | Dtype::Bfloat16 => {
                 let bytes = &self.data[start * 2..(start + n) * 2];
-                let mut halves = [0u16; CONVERT_BLOCK];
                 let mut singles = [0f32; CONVERT_BLOCK];
                 for (o, b) in out
                     .chunks_mut(CONVERT_BLOCK)
                     .zip(bytes.chunks(2 * CONVERT_BLOCK))
                 {
-                    let (halves, singles) = (&mut halves[..o.len()], &mut singles[..o.len()]);
-                    for (h, c) in halves.iter_mut().zip(b.chunks_exact(2)) {
-                        *h = u16::from_le_bytes([c[0], c[1]]);
-                    }
-                    if self.dtype == Dtype::Float16 {
-                        half::slice::HalfBitsSliceExt::reinterpret_cast::<half::f16>(&*halves)
-                            .convert_to_f32_slice(singles);
-                    } else {
-                        half::slice::HalfBitsSliceExt::reinterpret_cast::<half::bf16>(&*halves)
-                            .convert_to_f32_slice(singles);
-                    }
+                    let singles = &mut singles[..o.len()];
+                    load_halves(self.dtype, b, singles);
                     for (o, &s) in o.iter_mut().zip(singles.iter()) {
                         *o = f64::from(s);
                     }
@@ -310,7 +299,6 @@ impl Tensor {
     /// (not NaN) convert a block at a time; the others round one by one.
     /// Panics when the range is out of bounds, like slice indexing.
     pub fn write_f64s(&mut self, start: usize, values: &[f64]) {
-        use half::slice::HalfFloatSliceExt;
         let n = values.len();
         let dtype = self.dtype;
         if dtype != Dtype::Bool && dtype.int_range().is_some() {
@@ -333,12 +321,12 @@ impl Tensor {
             }
             return;
         }
+        // Out of bounds panics before anything is written.
         let _ = &self.data[start * 2..(start + n) * 2];
-        let mut halves = [0u16; CONVERT_BLOCK];
         let mut singles = [0f32; CONVERT_BLOCK];
         for (j, v) in values.chunks(CONVERT_BLOCK).enumerate() {
             let at = start + j * CONVERT_BLOCK;
-            let (halves, singles) = (&mut halves[..v.len()], &mut singles[..v.len()]);
+            let singles = &mut singles[..v.len()];
             let mut exact = true;
             for (s, &x) in singles.iter_mut().zip(v) {
                 *s = x as f32;
@@ -351,17 +339,7 @@ impl Tensor {
                 }
                 continue;
             }
-            if self.dtype == Dtype::Float16 {
-                half::slice::HalfBitsSliceExt::reinterpret_cast_mut::<half::f16>(&mut *halves)
-                    .convert_from_f32_slice(singles);
-            } else {
-                half::slice::HalfBitsSliceExt::reinterpret_cast_mut::<half::bf16>(&mut *halves)
-                    .convert_from_f32_slice(singles);
-            }
-            let bytes = &mut self.data[at * 2..(at + v.len()) * 2];
-            for (c, h) in bytes.chunks_exact_mut(2).zip(halves.iter()) {
-                c.copy_from_slice(&h.to_le_bytes());
-            }
+            store_halves(dtype, singles, &mut self.data[at * 2..(at + v.len()) * 2]);
         }
     }
 
@@ -423,6 +401,57 @@ fn f64_to_int(v: f64) -> i128 {
         i128::from(v as i64)
     } else {
         v as i128
+    }
+}
+
+/// Stores `singles` rounded to the 16-bit float `dtype` (float16, else
+/// bfloat16; nearest even, through `half`'s slice conversion: F16C where
+/// the CPU has it) as little-endian bytes, two per value.
+pub(crate) fn store_halves(dtype: Dtype, singles: &[f32], bytes: &mut [u8]) {
+    use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+    let mut halves = [0u16; CONVERT_BLOCK];
+    for (s, b) in singles
+        .chunks(CONVERT_BLOCK)
+        .zip(bytes.chunks_mut(2 * CONVERT_BLOCK))
+    {
+        let halves = &mut halves[..s.len()];
+        if dtype == Dtype::Float16 {
+            halves
+                .reinterpret_cast_mut::<half::f16>()
+                .convert_from_f32_slice(s);
+        } else {
+            halves
+                .reinterpret_cast_mut::<half::bf16>()
+                .convert_from_f32_slice(s);
+        }
+        for (c, h) in b.chunks_exact_mut(2).zip(halves.iter()) {
+            c.copy_from_slice(&h.to_le_bytes());
+        }
+    }
+}
+
+/// The values of the 16-bit float `dtype`'s little-endian `bytes` (two per
+/// value; float16, else bfloat16) as f32, exactly.
+fn load_halves(dtype: Dtype, bytes: &[u8], singles: &mut [f32]) {
+    use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+    let mut halves = [0u16; CONVERT_BLOCK];
+    for (s, b) in singles
+        .chunks_mut(CONVERT_BLOCK)
+        .zip(bytes.chunks(2 * CONVERT_BLOCK))
+    {
+        let halves = &mut halves[..s.len()];
+        for (h, c) in halves.iter_mut().zip(b.chunks_exact(2)) {
+            *h = u16::from_le_bytes([c[0], c[1]]);
+        }
+        if dtype == Dtype::Float16 {
+            halves
+                .reinterpret_cast::<half::f16>()
+                .convert_to_f32_slice(s);
+        } else {
+            halves
+                .reinterpret_cast::<half::bf16>()
+                .convert_to_f32_slice(s);
+        }
     }
 }
 
@@ -506,7 +535,8 @@ mod tests {
             if dtype.is_complex() {
                 continue;
             }
-            // Several 256-element blocks, one of them holding a NaN only.
+            // Blocks of f32 values (converted whole) and blocks with
+            // inexact values or NaN (element by element).
             let n = values.len();
             let (mut by_slice, mut by_element) = (
                 Tensor::zeros(dtype, &[n + 3]),

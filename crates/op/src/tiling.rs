@@ -137,6 +137,10 @@ pub struct TilingSource {
     pub knobs: Vec<Knob>,
 }
 
+/// The function a parametrised host source reads its knobs through
+/// (declared by the simulator's `ascendopt/host/knob_value.h`).
+pub const KNOB_VALUE_FN: &str = "ascendopt_knob_value";
+
 impl TilingSource {
     /// Finds the tiling regions and knobs of a source text. A file without
     /// markers has no regions (and must have no knob annotations).
@@ -226,13 +230,7 @@ impl TilingSource {
         }
         Ok(out)
     }
-}
 
-/// The function a parametrised host source reads its knobs through
-/// (declared by the simulator's `ascendopt/host/knob_value.h`).
-pub const KNOB_VALUE_FN: &str = "ascendopt_knob_value";
-
-impl TilingSource {
     /// The text with every knob read at run time instead of compiled in:
     /// each `constexpr T NAME = V;` knob line becomes `#define NAME
     /// (static_cast<T>(::ascendopt_knob_value(K)))` with `K` counted from

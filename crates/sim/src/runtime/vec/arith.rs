@@ -626,9 +626,9 @@ fn apart<'u>(
     sources: &[usize],
     len: usize,
 ) -> Option<(&'u [u8], &'u [u8], &'u mut [u8])> {
-    let ranges: Vec<std::ops::Range<usize>> = sources.iter().map(|&b| b..b + len).collect();
-    if ranges
-        .iter()
+    let range = |k: usize| sources.get(k).map(|&b| b..b + len);
+    if (0..sources.len())
+        .filter_map(range)
         .any(|r| r.end > ub.len() || (r.start < dst.end && dst.start < r.end && len > 0))
         || dst.end > ub.len()
         || len > ZEROS.len()
@@ -639,9 +639,9 @@ fn apart<'u>(
     let (out, right) = rest.split_at_mut(dst.end - dst.start);
     let (left, right): (&'u [u8], &'u [u8]) = (left, right);
     let source = |k: usize| -> &'u [u8] {
-        match ranges.get(k) {
+        match range(k) {
             None => &ZEROS[..len],
-            Some(r) if r.end <= dst.start => &left[r.clone()],
+            Some(r) if r.end <= dst.start => &left[r],
             Some(r) => &right[r.start - dst.end..r.end - dst.end],
         }
     };
