@@ -72,6 +72,8 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
         return ascendopt_sim::worker::worker_main();
     }
+    // Evaluations reuse warm heap pages instead of fresh mappings.
+    ascendopt_harness::memory::keep_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run_cmd::run(args),

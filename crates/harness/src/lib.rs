@@ -34,6 +34,7 @@
 pub mod compare;
 pub mod eval;
 pub mod ledger;
+pub mod memory;
 pub mod pipeline;
 pub mod pool;
 pub mod rule_bench;

@@ -95,15 +95,10 @@ fn map_float_direct(
     f64op: impl Fn(f64) -> f64,
 ) -> Tensor {
     let mut y = Tensor::zeros(out, &x.shape);
-    let wide = x.dtype == Dtype::Float64 || out == Dtype::Float64;
-    for i in 0..x.numel() {
-        let v = x.get_f64(i);
-        let r = if wide {
-            f64op(v)
-        } else {
-            f64::from(f32op(v as f32))
-        };
-        y.set_f64(i, r);
+    if x.dtype == Dtype::Float64 || out == Dtype::Float64 {
+        super::common::map_into(&[x], &mut y, |a| f64op(a[0]));
+    } else {
+        super::common::map_into(&[x], &mut y, |a| f64::from(f32op(a[0] as f32)));
     }
     y
 }
@@ -142,16 +137,10 @@ fn add_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     let (x, y) = (&inputs[0], &inputs[1]);
     let out = case.outputs[0].dtype;
     let mut z = Tensor::zeros(out, &x.shape);
-    if x.dtype.is_float() {
-        let wide = x.dtype == Dtype::Float64;
-        for i in 0..x.numel() {
-            let r = if wide {
-                x.get_f64(i) + y.get_f64(i)
-            } else {
-                f64::from(x.get_f64(i) as f32 + y.get_f64(i) as f32)
-            };
-            z.set_f64(i, r);
-        }
+    if x.dtype == Dtype::Float64 {
+        super::common::map_into(&[x, y], &mut z, |a| a[0] + a[1]);
+    } else if x.dtype.is_float() {
+        super::common::map_into(&[x, y], &mut z, |a| f64::from(a[0] as f32 + a[1] as f32));
     } else {
         // Integers wrap (set_i128 reduces modulo 2^width).
         for i in 0..x.numel() {
@@ -366,14 +355,19 @@ fn rms_norm_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Strin
     }
     let mut rstd = Tensor::zeros(case.outputs[1].dtype, &rstd_shape);
     let g: Vec<f64> = gamma.to_f64s();
+    // A row at a time: decoded once, stored once.
+    let mut row = vec![0.0f64; d];
+    let mut out = vec![0.0f64; d];
     for r in 0..rows {
         let base = r * d;
-        let sum_sq: f64 = (0..d).map(|j| x.get_f64(base + j).powi(2)).sum();
+        x.read_f64s(base, &mut row);
+        let sum_sq: f64 = row.iter().map(|v| v.powi(2)).sum();
         let inv = 1.0 / (sum_sq / d as f64 + eps).sqrt();
         rstd.set_f64(r, inv);
-        for (j, gj) in g.iter().enumerate() {
-            y.set_f64(base + j, x.get_f64(base + j) * inv * gj);
+        for ((o, v), gj) in out.iter_mut().zip(&row).zip(&g) {
+            *o = v * inv * gj;
         }
+        y.write_f64s(base, &out);
     }
     Ok(vec![y, rstd])
 }

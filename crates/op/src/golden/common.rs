@@ -130,6 +130,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn block_maps_store_what_element_maps_store() {
+        // Two inputs of every dtype (random bit patterns: NaNs, infinities,
+        // subnormals, huge integers), several blocks and a tail, into
+        // outputs of every dtype.
+        let n = 2 * MAP_BLOCK + 77;
+        let mut state = 0x243f_6a88_85a3_08d3u64;
+        let mut bytes = |len: usize| -> Vec<u8> {
+            (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 24) as u8
+                })
+                .collect()
+        };
+        // Each argument weighs differently, so a swapped or shifted
+        // argument changes the result.
+        let f = |a: &[f64]| {
+            a.iter()
+                .enumerate()
+                .fold(0.5, |acc, (i, v)| acc * 0.75 - v * (i + 1) as f64)
+        };
+        for &din in &Dtype::ALL {
+            let xs: Vec<Tensor> = (0..3)
+                .map(|_| Tensor {
+                    dtype: din,
+                    shape: vec![n],
+                    data: bytes(n * din.size()),
+                })
+                .collect();
+            let refs: Vec<&Tensor> = xs.iter().collect();
+            for &dout in &Dtype::ALL {
+                for k in 0..=3 {
+                    let mut blocks = Tensor::zeros(dout, &[n]);
+                    map_into(&refs[..k], &mut blocks, f);
+                    let mut elements = Tensor::zeros(dout, &[n]);
+                    for i in 0..n {
+                        let args: Vec<f64> = xs[..k].iter().map(|t| t.get_f64(i)).collect();
+                        elements.set_f64(i, f(&args));
+                    }
+                    assert!(
+                        blocks.data == elements.data,
+                        "{k} inputs of {din:?} -> {dout:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_odometer_gives_the_offsets_of_the_multi_indices() {
         use crate::tensor::multi_index;
         let cases: [(&[usize], &[usize]); 5] = [
@@ -182,6 +233,56 @@ fn every_pattern16(dtype: Dtype) -> Tensor {
         dtype,
         shape: vec![1 << 16],
         data: (0..=u16::MAX).flat_map(u16::to_le_bytes).collect(),
+    }
+}
+
+/// Elements per block of [`map_into`].
+const MAP_BLOCK: usize = 2048;
+
+/// `y[i] = f(&[x0[i], x1[i], …])` for every element of `y`, the inputs read
+/// and `y` stored a block at a time (one dtype dispatch per block instead of
+/// per element); the values read and stored are those of `get_f64` and
+/// `set_f64`. Every input holds at least `y`'s element count.
+pub(crate) fn map_into(inputs: &[&Tensor], y: &mut Tensor, mut f: impl FnMut(&[f64]) -> f64) {
+    let n = y.numel();
+    let mut columns = vec![0.0f64; inputs.len() * MAP_BLOCK];
+    let mut results = vec![0.0f64; MAP_BLOCK];
+    let mut args = vec![0.0f64; inputs.len() * MAP_BLOCK];
+    let mut start = 0;
+    while start < n {
+        let m = (n - start).min(MAP_BLOCK);
+        for (column, t) in columns.chunks_exact_mut(MAP_BLOCK).zip(inputs) {
+            t.read_f64s(start, &mut column[..m]);
+        }
+        match inputs.len() {
+            0 => results[..m].iter_mut().for_each(|r| *r = f(&[])),
+            // The common arities without a gather loop per element.
+            1 => {
+                for (r, &a) in results[..m].iter_mut().zip(&columns[..m]) {
+                    *r = f(&[a]);
+                }
+            }
+            2 => {
+                let (a, b) = columns.split_at(MAP_BLOCK);
+                for ((r, &a), &b) in results[..m].iter_mut().zip(&a[..m]).zip(&b[..m]) {
+                    *r = f(&[a, b]);
+                }
+            }
+            k => {
+                // Interleaved once per block: element j's arguments are
+                // then one contiguous slice.
+                for (i, column) in columns.chunks_exact(MAP_BLOCK).enumerate() {
+                    for (j, &v) in column[..m].iter().enumerate() {
+                        args[j * k + i] = v;
+                    }
+                }
+                for (r, a) in results[..m].iter_mut().zip(args.chunks_exact(k)) {
+                    *r = f(a);
+                }
+            }
+        }
+        y.write_f64s(start, &results[..m]);
+        start += m;
     }
 }
 

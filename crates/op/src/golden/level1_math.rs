@@ -167,9 +167,7 @@ fn map_exact(x: &Tensor, out: Dtype, f: impl Fn(f64) -> f64) -> Tensor {
 /// [`map_exact`] element by element.
 fn map_exact_direct(x: &Tensor, out: Dtype, f: impl Fn(f64) -> f64) -> Tensor {
     let mut y = Tensor::zeros(out, &x.shape);
-    for i in 0..x.numel() {
-        y.set_f64(i, f(x.get_f64(i)));
-    }
+    super::common::map_into(&[x], &mut y, |a| f(a[0]));
     y
 }
 

@@ -364,13 +364,15 @@ fn ge_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
     let mut dx = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     let l = view.half;
     let (act_off, lin_off) = if left { (0, l) } else { (l, 0) };
+    // GELU' of a 16-bit x by table (the same value per bit pattern).
+    let grad_of = PerValue::new(x, |v| gelu_grad(v, tanh_form));
     for p in 0..view.pre {
         for j in 0..l {
             let d = dy.get_f64(p * l + j);
-            let act = x.get_f64(p * 2 * l + act_off + j);
+            let act = p * 2 * l + act_off + j;
             let lin = x.get_f64(p * 2 * l + lin_off + j);
             dx.set_f64(p * 2 * l + lin_off + j, d * g.get_f64(p * l + j));
-            dx.set_f64(p * 2 * l + act_off + j, d * lin * gelu_grad(act, tanh_form));
+            dx.set_f64(act, d * lin * grad_of.at(x, act));
         }
     }
     Ok(vec![dx])

@@ -169,13 +169,8 @@ fn map_exact(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor
 /// [`map_exact`] element by element.
 fn map_exact_direct(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor {
     let mut y = Tensor::zeros(out, &inputs[0].shape);
-    let mut args = vec![0.0; inputs.len()];
-    for i in 0..y.numel() {
-        for (a, t) in args.iter_mut().zip(inputs) {
-            *a = t.get_f64(i);
-        }
-        y.set_f64(i, f(&args));
-    }
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    super::common::map_into(&refs, &mut y, f);
     y
 }
 
@@ -189,21 +184,16 @@ fn map_f32(
     wide: impl Fn(&[f64]) -> f64,
 ) -> Tensor {
     let mut y = Tensor::zeros(out, &inputs[0].shape);
-    let is_wide = out == Dtype::Float64;
-    let mut args = vec![0.0f32; inputs.len()];
-    let mut wide_args = vec![0.0f64; inputs.len()];
-    for i in 0..y.numel() {
-        if is_wide {
-            for (a, t) in wide_args.iter_mut().zip(inputs) {
-                *a = t.get_f64(i);
+    if out == Dtype::Float64 {
+        super::common::map_into(inputs, &mut y, wide);
+    } else {
+        let mut args = vec![0.0f32; inputs.len()];
+        super::common::map_into(inputs, &mut y, |wide_args| {
+            for (a, &w) in args.iter_mut().zip(wide_args) {
+                *a = w as f32;
             }
-            y.set_f64(i, wide(&wide_args));
-        } else {
-            for (a, t) in args.iter_mut().zip(inputs) {
-                *a = t.get_f64(i) as f32;
-            }
-            y.set_f64(i, f64::from(f(&args)));
-        }
+            f64::from(f(&args))
+        });
     }
     y
 }
@@ -550,12 +540,16 @@ fn swi_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String
     let x = &inputs[0];
     let mut y = Tensor::zeros(case.outputs[0].dtype, &view.half_shape);
     let silu = PerValue::new(x, |a| a * sigmoid_f32(a));
+    // A row at a time: B decoded once, the row stored once (A * B in
+    // that order, as the element form computed it).
+    let mut b = vec![0.0f64; view.cols];
+    let mut row = vec![0.0f64; view.cols];
     for r in 0..view.rows {
-        for j in 0..view.cols {
-            let a = silu.at(x, r * 2 * view.cols + j);
-            let b = x.get_f64(r * 2 * view.cols + view.cols + j);
-            y.set_f64(r * view.cols + j, a * b);
+        x.read_f64s(r * 2 * view.cols + view.cols, &mut b);
+        for (j, (o, b)) in row.iter_mut().zip(&b).enumerate() {
+            *o = silu.at(x, r * 2 * view.cols + j) * b;
         }
+        y.write_f64s(r * view.cols, &row);
     }
     Ok(vec![y])
 }
@@ -679,8 +673,15 @@ fn mul_sigmoid_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
             f16r(2.0 * s)
         }
     });
-    for i in 0..x1.numel() {
-        out.set_f64(i, gate.at(x1, i) * p[i % cols]);
+    // A row of `cols` elements at a time, stored once.
+    let mut row = vec![0.0f64; cols];
+    let n = x1.numel();
+    for start in (0..n).step_by(cols.max(1)) {
+        let m = cols.min(n - start);
+        for (j, (o, pj)) in row[..m].iter_mut().zip(&p).enumerate() {
+            *o = gate.at(x1, start + j) * pj;
+        }
+        out.write_f64s(start, &row[..m]);
     }
     Ok(vec![out])
 }

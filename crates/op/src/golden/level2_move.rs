@@ -169,9 +169,7 @@ fn need_rank(name: &str, shape: &[usize], ranks: &[usize], op: &str) -> Result<(
 /// A tensor of `dtype` from f64 values, each rounded once.
 fn round_sums(dtype: Dtype, shape: &[usize], sums: &[f64]) -> Tensor {
     let mut t = Tensor::zeros(dtype, shape);
-    for (i, v) in sums.iter().enumerate() {
-        t.set_f64(i, *v);
-    }
+    t.write_f64s(0, sums);
     t
 }
 

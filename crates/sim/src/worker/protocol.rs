@@ -265,7 +265,11 @@ pub(crate) fn write_reply(
     for output in &outputs {
         writer.write_all(output)?;
     }
-    writer.flush()
+    writer.flush()?;
+    // Not freed (the worker exits next): a kept trace is many small
+    // buffers, cheaper to drop with the process.
+    std::mem::forget(header);
+    Ok(())
 }
 
 /// Decodes a complete reply (parent side). `arena_outputs` are the output
