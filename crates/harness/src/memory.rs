@@ -19,12 +19,12 @@
 pub fn keep_freed_memory() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        // SAFETY: mallopt only changes allocator parameters; called before
-        // any other thread exists (at the start of main).
         // One arena for every thread: glibc maps a large block for a
         // thread of its own arena whatever M_MMAP_MAX says (those arenas
         // grow by 64 MiB heaps), so the heap is the main arena's. Small
         // blocks still come from each thread's cache without a lock.
+        // SAFETY: mallopt only changes allocator parameters; called before
+        // any other thread exists (at the start of main).
         unsafe {
             libc::mallopt(libc::M_ARENA_MAX, 1) == 1
                 && libc::mallopt(libc::M_MMAP_MAX, 0) == 1

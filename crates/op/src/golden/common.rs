@@ -247,7 +247,15 @@ pub(crate) fn map_into(inputs: &[&Tensor], y: &mut Tensor, mut f: impl FnMut(&[f
     let n = y.numel();
     let mut columns = vec![0.0f64; inputs.len() * MAP_BLOCK];
     let mut results = vec![0.0f64; MAP_BLOCK];
-    let mut args = vec![0.0f64; inputs.len() * MAP_BLOCK];
+    // Interleaved arguments, for three inputs or more.
+    let mut args = vec![
+        0.0f64;
+        if inputs.len() > 2 {
+            inputs.len() * MAP_BLOCK
+        } else {
+            0
+        }
+    ];
     let mut start = 0;
     while start < n {
         let m = (n - start).min(MAP_BLOCK);

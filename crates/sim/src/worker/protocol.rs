@@ -241,7 +241,8 @@ pub(crate) fn read_job(reader: &mut impl Read) -> Result<ReceivedJob, String> {
 
 /// Writes a reply (worker side). A finished launch's output contents go as
 /// bulk data after the header, or stay in the arena when `outputs_in_arena`
-/// (the launch then carries no output contents).
+/// (the launch then carries no output contents). Once written, the reply is
+/// left to the worker's exit rather than freed.
 pub(crate) fn write_reply(
     writer: &mut impl Write,
     reply: Reply,
