@@ -651,6 +651,9 @@ pub fn run_bench(
     // Method × operator pairs, finished ones reused.
     let mut summaries: Vec<OutcomeSummary> = Vec::new();
     let mut jobs: Vec<(BenchMethod, RunId, &OpPackage)> = Vec::new();
+    // Budget a finished pair left unspent (candidates answered from the
+    // store), counted as done so that the progress reaches its total.
+    let unspent = AtomicU64::new(0);
     for &(m, run) in &runs {
         for pkg in &cfg.eval_ops {
             let path = finished_path(cfg, m, pkg.name());
@@ -658,7 +661,11 @@ pub fn run_bench(
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok());
             match previous {
-                Some(f) if f.run == run.0 => summaries.push(f.summary),
+                Some(f) if f.run == run.0 => {
+                    let left = cfg.online_budget(m).saturating_sub(f.summary.spent);
+                    unspent.fetch_add(u64::from(left), Ordering::Relaxed);
+                    summaries.push(f.summary)
+                }
                 _ => jobs.push((m, run, pkg)),
             }
         }
@@ -691,7 +698,8 @@ pub fn run_bench(
                     .iter()
                     .filter_map(|(run, op)| store.operator(*run, op).ok().flatten())
                     .map(|info| u64::from(info.spent))
-                    .sum();
+                    .sum::<u64>()
+                    + unspent.load(Ordering::Relaxed);
                 if done != last {
                     progress(&BenchEvent::Progress { done });
                     last = done;
@@ -709,6 +717,8 @@ pub fn run_bench(
                 let (m, run, pkg) = job_list[i];
                 match r {
                     Ok(summary) => {
+                        let left = cfg.online_budget(m).saturating_sub(summary.spent);
+                        unspent.fetch_add(u64::from(left), Ordering::Relaxed);
                         progress(&BenchEvent::Finished {
                             method: m.as_str().into(),
                             op: pkg.name().into(),

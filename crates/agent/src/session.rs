@@ -343,6 +343,9 @@ impl<'a> OpSession<'a> {
                 verdict: &verdict,
                 seed,
                 timings,
+                // A re-measurement: the launch was recorded with the
+                // candidate's first evaluation.
+                launch: None,
             },
         )?;
         let evaluated = Evaluated {
@@ -445,6 +448,7 @@ impl<'a> OpSession<'a> {
                     correctness_ms: 0,
                     profile_ms: 0,
                 },
+                launch: None,
             },
         )?;
         let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);

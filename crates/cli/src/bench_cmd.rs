@@ -315,7 +315,43 @@ pub fn run(args: BenchArgs) -> Result<Status> {
         cfg.jobs,
         cfg.out.display()
     );
+    let fresh = !cfg.out.join("runs.sqlite").exists();
+    let started = std::time::Instant::now();
     let report = execute(&cfg, &args.llm)?;
     print_summary(&report);
+    print_pace(&report, started.elapsed(), fresh, cfg.jobs);
     Ok(Status::Ok)
+}
+
+/// What the run cost: the online budget each method spent, and the wall
+/// time with the pace it implies for a 101-operator suite (the method's
+/// benchmark; only for a run that started afresh, not a resumed one).
+fn print_pace(report: &BenchReport, wall: std::time::Duration, fresh: bool, jobs: usize) {
+    let r = &report.results;
+    println!();
+    for method in &r.meta.methods {
+        let mine = r.outcomes.iter().filter(|o| &o.method == method);
+        let (spent, budget, n) = mine.fold((0u64, 0u64, 0usize), |(s, b, n), o| {
+            (s + u64::from(o.spent), b + u64::from(o.budget), n + 1)
+        });
+        println!(
+            "{method}: {spent} of {budget} online evaluations spent over {n} operator(s) \
+             (the rest: candidates whose sources or launches repeat an evaluated one's, \
+             answered from the run store)"
+        );
+    }
+    let secs = wall.as_secs();
+    let clock = format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    let pairs = r.meta.eval_ops.len() * r.meta.methods.len();
+    if fresh && pairs > 0 {
+        let per_pair = wall.as_secs_f64() / pairs as f64;
+        println!(
+            "wall time {clock} with -j {jobs}: {:.1} min per operator and method (Rewind \
+             included); at this pace 101 operators take about {:.1} h per method",
+            per_pair / 60.0,
+            per_pair * 101.0 / 3600.0
+        );
+    } else {
+        println!("wall time {clock} with -j {jobs} (a resumed run: no pace derived)");
+    }
 }

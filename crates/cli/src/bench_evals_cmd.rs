@@ -364,7 +364,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         println!(
             "\noverall {:.1} evaluations/min with -j {}: a 101-operator x 230-evaluation benchmark \
              would take about {:.1} h per method at this rate, an upper bound: every evaluation here compiles its \
-             kernel, while a real run's tiling steps reuse the cached one (the published hardware loop: ~2 min per \
+             kernel, while a real run's tiling steps reuse the cached one, and a run leaves unspent the budget of \
+             candidates whose launches repeat an evaluated one's (the published hardware loop: ~2 min per \
              evaluation)",
             rate, args.jobs, hours
         );

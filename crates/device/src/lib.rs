@@ -202,6 +202,21 @@ pub trait Device: Send + Sync {
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError>;
     /// Runs one launch.
     fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome;
+    /// The tiling a launch of `request` on `artifact` would run with,
+    /// computed by the host tiling alone (no kernel runs; the request's
+    /// tensors need shapes, not contents), or None when the device cannot
+    /// tell it apart from a launch. A launch is the kernel library, this
+    /// tiling, the tensors and the garbage seed: two candidates with the
+    /// same kernel library and tiling launch the same thing, whatever their
+    /// host code says. Err: the tiling failed (a launch would fail too).
+    fn tiling(
+        &self,
+        artifact: &Artifact,
+        request: &RunRequest,
+    ) -> Option<Result<TilingInfo, String>> {
+        let _ = (artifact, request);
+        None
+    }
     /// The msprof-style profile of a finished run, with its roofline.
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String>;
     /// `n` measured latencies (Task Duration, µs) of a finished run, as

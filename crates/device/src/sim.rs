@@ -6,7 +6,7 @@ use ascendopt_op::package::OpPackage;
 use ascendopt_op::Tensor;
 use ascendopt_sim::build::{self, BuildCache, BuildError, BuildRequest, Toolchain};
 use ascendopt_sim::check;
-use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform};
+use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo};
 use ascendopt_sim::timing::{self, HwProfile, Profile, TimingOptions};
 use ascendopt_sim::worker::{self, WorkerLimits, WorkerOutcome};
 
@@ -61,6 +61,28 @@ impl SimDevice {
     /// The hardware profile.
     pub fn hw(&self) -> &HwProfile {
         &self.config.hw
+    }
+}
+
+impl SimDevice {
+    /// The worker job of a launch of `request` on `artifact` (of its host
+    /// tiling alone with `tiling_only`).
+    fn job(&self, artifact: &Artifact, request: &RunRequest, tiling_only: bool) -> LaunchJob {
+        LaunchJob {
+            host_lib: artifact.host_lib.clone(),
+            kernel_lib: artifact.kernel_lib.clone(),
+            kernel_name: artifact.kernel_name.clone(),
+            op_type: Some(artifact.op_type.clone()),
+            inputs: request.inputs.iter().map(to_job_tensor).collect(),
+            outputs: request.outputs.iter().map(to_job_tensor).collect(),
+            attrs: request.attrs.clone(),
+            platform: self.platform.clone(),
+            seed: request.seed,
+            max_instrs_per_block: self.config.max_instrs_per_block,
+            knobs: artifact.host_knobs.clone(),
+            check_in_worker: !request.keep_trace,
+            tiling_only,
+        }
     }
 }
 
@@ -127,20 +149,7 @@ impl Device for SimDevice {
     }
 
     fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome {
-        let job = LaunchJob {
-            host_lib: artifact.host_lib.clone(),
-            kernel_lib: artifact.kernel_lib.clone(),
-            kernel_name: artifact.kernel_name.clone(),
-            op_type: Some(artifact.op_type.clone()),
-            inputs: request.inputs.iter().map(to_job_tensor).collect(),
-            outputs: request.outputs.iter().map(to_job_tensor).collect(),
-            attrs: request.attrs.clone(),
-            platform: self.platform.clone(),
-            seed: request.seed,
-            max_instrs_per_block: self.config.max_instrs_per_block,
-            knobs: artifact.host_knobs.clone(),
-            check_in_worker: !request.keep_trace,
-        };
+        let job = self.job(artifact, request, false);
         let inputs: Vec<&[u8]> = request.inputs.iter().map(|t| t.data.as_slice()).collect();
         let outputs: Vec<&[u8]> = request.outputs.iter().map(|t| t.data.as_slice()).collect();
         match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
@@ -204,6 +213,32 @@ impl Device for SimDevice {
             },
             WorkerOutcome::WorkerError { message } => RunOutcome::DeviceFailed { message },
         }
+    }
+
+    fn tiling(
+        &self,
+        artifact: &Artifact,
+        request: &RunRequest,
+    ) -> Option<Result<TilingInfo, String>> {
+        let job = self.job(artifact, request, true);
+        // Shapes are in the job; no contents are needed.
+        let inputs: Vec<&[u8]> = vec![&[]; job.inputs.len()];
+        let outputs: Vec<&[u8]> = vec![&[]; job.outputs.len()];
+        Some(
+            match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
+                WorkerOutcome::Finished(out) => Ok(out.tiling),
+                WorkerOutcome::Failed(failure) => Err(failure.to_string()),
+                WorkerOutcome::Crashed { signal_name, .. } => {
+                    Err(format!("the tiling crashed ({signal_name})"))
+                }
+                WorkerOutcome::TimedOut { after_ms, .. } => {
+                    Err(format!("the tiling timed out after {after_ms} ms"))
+                }
+                WorkerOutcome::OutOfMemory { .. } => Err("the tiling ran out of memory".into()),
+                WorkerOutcome::Exited { code, .. } => Err(format!("the tiling exited ({code})")),
+                WorkerOutcome::WorkerError { message } => Err(message),
+            },
+        )
     }
 
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String> {

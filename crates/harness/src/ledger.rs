@@ -114,6 +114,8 @@ pub struct Charge<'a> {
     pub seed: u64,
     /// Phase timings.
     pub timings: StageTimings,
+    /// The candidate's launch key, when the device could tell it.
+    pub launch: Option<&'a str>,
 }
 
 /// The budget ledger of one operator in one run.
@@ -200,6 +202,7 @@ impl<'s> Ledger<'s> {
             verdict: charge.verdict,
             seed: charge.seed,
             timings: charge.timings,
+            launch: charge.launch,
         })?;
         if let Some(set) = self.in_flight.get_mut(&ticket.stage) {
             set.remove(&ticket.index);
@@ -246,6 +249,7 @@ mod tests {
                 correctness_ms: 2,
                 profile_ms: 3,
             },
+            launch: None,
         }
     }
 

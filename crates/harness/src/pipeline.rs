@@ -20,17 +20,19 @@
 //! the timing model with seeded measurement noise).
 
 use crate::compare::CompareConfig;
-use crate::eval::{prepare_and_run, prepare_case, profile_request, Prepared};
+use crate::eval::{job_attrs, prepare_and_run, prepare_case, profile_request, Prepared};
 use crate::ledger::{Charge, Ledger, LedgerError};
 use crate::static_check;
 use crate::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
 use crate::verdict::{
     BadElement, CorrectnessCheck, LatencyStats, Mismatch, RuntimeErrorKind, Verdict,
 };
-use ascendopt_device::{Artifact, Device, DeviceError, RunOutcome, RunResult};
+use ascendopt_device::{Artifact, Device, DeviceError, RunOutcome, RunRequest, RunResult};
 use ascendopt_op::compare::compare;
+use ascendopt_op::golden::output_shapes;
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::spec::Case;
+use ascendopt_op::Tensor;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
 
@@ -283,6 +285,136 @@ fn judge(
     Ok(())
 }
 
+/// A candidate after its static checks and build: the verdict of one that
+/// went no further, or its artifact; with the phase timings so far.
+enum Built {
+    /// Rejected by the static checks or by the compiler.
+    Done(Verdict, StageTimings),
+    /// Built, ready to launch.
+    Ready(Artifact, StageTimings),
+}
+
+/// Static checks, then the build.
+fn check_and_build(device: &dyn Device, package: &OpPackage) -> Result<Built, PipelineError> {
+    let mut timings = StageTimings {
+        compile_ms: 0,
+        correctness_ms: 0,
+        profile_ms: 0,
+    };
+    let findings = static_check::check_operator_dir(&package.dir)
+        .map_err(|e| PipelineError::Read(e.to_string()))?;
+    if let Some(reason) = static_check::rejection_reason(&findings) {
+        return Ok(Built::Done(Verdict::RejectedStatic { reason }, timings));
+    }
+    let t = Instant::now();
+    let built = device.build(package);
+    timings.compile_ms = t.elapsed().as_millis() as u64;
+    match built {
+        Ok(a) => Ok(Built::Ready(a, timings)),
+        Err(DeviceError::Compile {
+            summary,
+            diagnostics,
+        }) => Ok(Built::Done(
+            Verdict::CompileError {
+                diagnostics: format!("{summary}\n{diagnostics}"),
+            },
+            timings,
+        )),
+        Err(DeviceError::Setup { message }) => Err(PipelineError::Setup(message)),
+    }
+}
+
+/// The benchmark (largest) case's fresh inputs and golden, computed on
+/// another thread while the small cases run (and the candidate compiles,
+/// when it is spawned first); a candidate that fails first leaves the
+/// thread to finish alone.
+type Prefetch = std::thread::JoinHandle<Result<Prepared, String>>;
+
+fn prefetch_bench_case(package: &OpPackage, seed: u64) -> Option<Prefetch> {
+    let bench = bench_case(package).map(|c| c.name.clone());
+    package
+        .cases()
+        .iter()
+        .position(|c| Some(&c.name) == bench.as_ref())
+        .map(|i| {
+            let (pkg, case) = (package.clone(), package.cases()[i].clone());
+            let seed = case_seed(seed, i);
+            std::thread::spawn(move || prepare_case(&pkg, &case, seed))
+        })
+}
+
+/// A candidate's launch key: its kernel library (content-addressed by the
+/// build) and entry, and for every case the case itself and the tiling its
+/// host code decides there (block dim, tiling key, tiling bytes,
+/// workspace), hashed. Two candidates with the same key run the same
+/// kernel with the same tiling on the same shapes, so on the same inputs
+/// and garbage they give the same outputs and the same timeline (the
+/// simulator is deterministic, and a kernel whose results depend on timing
+/// fails the hazard check): the second is answered with the first's
+/// verdict without charge, as an identical source is. Stage II meets this
+/// all the time: knob values the tiling code clamps, overrides or ignores.
+///
+/// None when the device cannot run a tiling alone, when a case's output
+/// shapes are known only from its golden (script goldens), or when a
+/// tiling fails (the evaluation then fails and says why).
+pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage) -> Option<String> {
+    let kernel = artifact
+        .kernel_lib
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    let mut h = Sha256::new();
+    h.update(b"ascendopt launch 1\0");
+    h.update(kernel.as_bytes());
+    h.update([0]);
+    h.update(artifact.kernel_name.as_bytes());
+    h.update([0]);
+    for case in package.cases() {
+        let shapes = match output_shapes(&package.spec, case) {
+            Ok(Some(shapes)) if shapes.len() == case.outputs.len() => shapes,
+            _ => return None,
+        };
+        // Shapes only: the tiling never sees tensor contents.
+        let request = RunRequest {
+            inputs: case
+                .inputs
+                .iter()
+                .map(|i| Tensor {
+                    dtype: i.dtype,
+                    shape: i.shape.clone(),
+                    data: Vec::new(),
+                })
+                .collect(),
+            outputs: case
+                .outputs
+                .iter()
+                .zip(shapes)
+                .map(|(o, shape)| Tensor {
+                    dtype: o.dtype,
+                    shape,
+                    data: Vec::new(),
+                })
+                .collect(),
+            attrs: job_attrs(case),
+            seed: 0,
+            keep_trace: false,
+        };
+        let tiling = device.tiling(artifact, &request)?.ok()?;
+        h.update(format!("{case:?}").as_bytes());
+        h.update(tiling.block_dim.to_le_bytes());
+        h.update(tiling.tiling_key.to_le_bytes());
+        h.update(tiling.workspace.to_le_bytes());
+        h.update((tiling.data.len() as u64).to_le_bytes());
+        h.update(&tiling.data);
+    }
+    Some(
+        h.finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>(),
+    )
+}
+
 /// Evaluates a built (or failing) candidate without touching the store:
 /// the verdict and the phase timings.
 pub fn evaluate_package(
@@ -291,50 +423,29 @@ pub fn evaluate_package(
     seed: u64,
     cfg: &PipelineConfig,
 ) -> Result<(Verdict, StageTimings), PipelineError> {
-    let mut timings = StageTimings {
-        compile_ms: 0,
-        correctness_ms: 0,
-        profile_ms: 0,
-    };
-    // Static checks.
-    let findings = static_check::check_operator_dir(&package.dir)
-        .map_err(|e| PipelineError::Read(e.to_string()))?;
-    if let Some(reason) = static_check::rejection_reason(&findings) {
-        return Ok((Verdict::RejectedStatic { reason }, timings));
-    }
-    // The benchmark (largest) case's fresh inputs and golden are computed
-    // on another thread while the candidate compiles and the small cases
-    // run; a candidate that fails first leaves the thread to finish alone.
-    let bench = bench_case(package).map(|c| c.name.clone());
-    let mut prefetch = package
-        .cases()
-        .iter()
-        .position(|c| Some(&c.name) == bench.as_ref())
-        .map(|i| {
-            let (pkg, case) = (package.clone(), package.cases()[i].clone());
-            let seed = case_seed(seed, i);
-            std::thread::spawn(move || prepare_case(&pkg, &case, seed))
-        });
-    // Build.
-    let t = Instant::now();
-    let artifact = match device.build(package) {
-        Ok(a) => a,
-        Err(DeviceError::Compile {
-            summary,
-            diagnostics,
-        }) => {
-            timings.compile_ms = t.elapsed().as_millis() as u64;
-            return Ok((
-                Verdict::CompileError {
-                    diagnostics: format!("{summary}\n{diagnostics}"),
-                },
-                timings,
-            ));
+    // The benchmark case's inputs and golden are computed while the
+    // candidate compiles.
+    let prefetch = prefetch_bench_case(package, seed);
+    match check_and_build(device, package)? {
+        Built::Done(verdict, timings) => Ok((verdict, timings)),
+        Built::Ready(artifact, timings) => {
+            launch_and_judge(device, package, &artifact, prefetch, seed, cfg, timings)
         }
-        Err(DeviceError::Setup { message }) => return Err(PipelineError::Setup(message)),
-    };
-    timings.compile_ms = t.elapsed().as_millis() as u64;
+    }
+}
 
+/// Correctness over every case, the profile of the benchmark case and the
+/// re-check, of a built candidate.
+fn launch_and_judge(
+    device: &dyn Device,
+    package: &OpPackage,
+    artifact: &Artifact,
+    mut prefetch: Option<Prefetch>,
+    seed: u64,
+    cfg: &PipelineConfig,
+    mut timings: StageTimings,
+) -> Result<(Verdict, StageTimings), PipelineError> {
+    let bench = bench_case(package).map(|c| c.name.clone());
     // Correctness over every case, each run twice with different garbage.
     let t = Instant::now();
     let mut bench_run: Option<(Prepared, RunResult)> = None;
@@ -350,7 +461,7 @@ pub fn evaluate_package(
             Some(handle) => match handle.join() {
                 Ok(Ok(mut prepared)) => {
                     // The benchmark case's run is profiled: its trace is kept.
-                    run_case(device, &artifact, &mut prepared, case_seed ^ 0xa5a5, true)
+                    run_case(device, artifact, &mut prepared, case_seed ^ 0xa5a5, true)
                         .map(|first| (prepared, first))
                 }
                 Ok(Err(message)) => Err(golden_failed(&what, &message)),
@@ -358,7 +469,7 @@ pub fn evaluate_package(
             },
             None => first_run(
                 device,
-                &artifact,
+                artifact,
                 package,
                 case,
                 case_seed,
@@ -384,7 +495,7 @@ pub fn evaluate_package(
         if rerun {
             let second = match run_case(
                 device,
-                &artifact,
+                artifact,
                 &mut prepared,
                 case_seed ^ 0x5a5a_0000,
                 false,
@@ -488,7 +599,7 @@ pub fn evaluate_package(
     if let Some(case) = recheck_case(package, bench.as_deref()) {
         let fresh_seed = seed.rotate_left(17) ^ 0x0123_4567_89ab_cdef;
         let (prepared, r) = match first_run(
-            device, &artifact, package, case, fresh_seed, fresh_seed, "re-check",
+            device, artifact, package, case, fresh_seed, fresh_seed, "re-check",
         ) {
             Ok(r) => r,
             Err(v) => {
@@ -517,7 +628,8 @@ pub fn evaluate_package(
 
 /// Evaluates a candidate of `op` for `stage`, charging the ledger and
 /// recording the verdict; an identical candidate evaluated before in this
-/// run is returned from the store without charge.
+/// run (the same sources, or the same launches: [`launch_key`]) is
+/// returned from the store without charge.
 pub fn evaluate(
     device: &dyn Device,
     store: &RunStore,
@@ -538,10 +650,33 @@ pub fn evaluate(
             seed: prev.seed,
         });
     }
+    // Built first (not while the benchmark case's inputs are drawn): a
+    // candidate whose launches were evaluated before needs nothing else.
+    let built = check_and_build(device, package)?;
+    let launch = match &built {
+        Built::Ready(artifact, _) => launch_key(device, artifact, package),
+        Built::Done(..) => None,
+    };
+    if let Some(key) = &launch {
+        if let Some(prev) = store.find_by_launch(run, &op, key)? {
+            return Ok(Evaluated {
+                verdict: prev.verdict,
+                source_hash: hash,
+                budget_index: None,
+                seed: prev.seed,
+            });
+        }
+    }
     let ticket = ledger.try_spend(stage)?;
     let seed = evaluation_seed(cfg.seed, &op, stage, ticket.index());
     let index = ticket.index();
-    let (verdict, timings) = evaluate_package(device, package, seed, cfg)?;
+    let (verdict, timings) = match built {
+        Built::Done(verdict, timings) => (verdict, timings),
+        Built::Ready(artifact, timings) => {
+            let prefetch = prefetch_bench_case(package, seed);
+            launch_and_judge(device, package, &artifact, prefetch, seed, cfg, timings)?
+        }
+    };
     let recorded = ledger.record(
         ticket,
         Charge {
@@ -549,6 +684,7 @@ pub fn evaluate(
             verdict: &verdict,
             seed,
             timings,
+            launch: launch.as_deref(),
         },
     )?;
     Ok(Evaluated {
@@ -562,7 +698,9 @@ pub fn evaluate(
 /// Evaluates several candidates of one operator on `threads` worker threads
 /// (`-j N`), charging and recording them in candidate order, so the store
 /// ends the same whatever N is. Identical candidates (same sources as one
-/// already stored, or earlier in the batch) are evaluated once.
+/// already stored, or earlier in the batch) are evaluated once; launches
+/// are not compared here (a batch holds distinct kernels: `bench-evals`),
+/// and its evaluations are stored without a launch key.
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate_batch(
     device: &dyn Device,
@@ -645,6 +783,7 @@ pub fn evaluate_batch(
                         verdict: &verdict,
                         seed,
                         timings,
+                        launch: None,
                     },
                 )?;
                 Evaluated {

@@ -21,7 +21,10 @@
 //! index); 2 adds `compile_ms`, `correctness_ms`, `profile_ms` to
 //! `evaluations` and the `evaluations_by_source` index that
 //! [`RunStore::find_by_source`] uses; 3 adds the `llm_calls` table (every
-//! LLM request and response of a run, for audit and replay).
+//! LLM request and response of a run, for audit and replay); 4 adds the
+//! `launch` column of `evaluations` (the candidate's launch key, see
+//! `pipeline::launch_key`) and the `evaluations_by_launch` index that
+//! [`RunStore::find_by_launch`] uses.
 
 use crate::verdict::Verdict;
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
@@ -32,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The schema version this code writes.
-pub const END_VERSION: i64 = 3;
+pub const END_VERSION: i64 = 4;
 
 /// Errors of the run store.
 #[derive(Debug, thiserror::Error)]
@@ -297,6 +300,9 @@ pub struct NewEvaluation<'a> {
     pub seed: u64,
     /// Phase timings.
     pub timings: StageTimings,
+    /// What the candidate launched (kernel library and the tiling of every
+    /// case, hashed), when the device could tell.
+    pub launch: Option<&'a str>,
 }
 
 /// A stored evaluation.
@@ -322,6 +328,8 @@ pub struct Evaluation {
     pub timings: StageTimings,
     /// When it was recorded, Unix milliseconds.
     pub created_ms: i64,
+    /// The launch key, when the device could tell it.
+    pub launch: Option<String>,
 }
 
 /// The result of [`RunStore::record_evaluation`].
@@ -388,10 +396,12 @@ CREATE TABLE evaluations (
     compile_ms INTEGER NOT NULL DEFAULT 0,
     correctness_ms INTEGER NOT NULL DEFAULT 0,
     profile_ms INTEGER NOT NULL DEFAULT 0,
+    launch TEXT,
     UNIQUE (run, op, stage, budget_index),
     FOREIGN KEY (run, op) REFERENCES operators(run, op)
 );
 CREATE INDEX evaluations_by_source ON evaluations(run, op, source_hash);
+CREATE INDEX evaluations_by_launch ON evaluations(run, op, launch);
 ";
 
 /// The `llm_calls` table (version 3): one row per LLM request attempt or
@@ -486,6 +496,10 @@ fn upgrade_from(tx: &Transaction<'_>, version: i64) -> rusqlite::Result<()> {
              CREATE INDEX evaluations_by_source ON evaluations(run, op, source_hash);",
         ),
         2 => tx.execute_batch(LLM_CALLS_SCHEMA),
+        3 => tx.execute_batch(
+            "ALTER TABLE evaluations ADD COLUMN launch TEXT;
+             CREATE INDEX evaluations_by_launch ON evaluations(run, op, launch);",
+        ),
         // open() never calls this outside 1..END_VERSION.
         _ => Ok(()),
     }
@@ -500,7 +514,7 @@ fn now_ms() -> i64 {
 
 /// Columns of `evaluations` read by [`RunStore::row_to_evaluation`].
 const EVAL_COLUMNS: &str = "id, run, op, stage, budget_index, source_hash, details, seed, \
-                            compile_ms, correctness_ms, profile_ms, created_ms";
+                            compile_ms, correctness_ms, profile_ms, created_ms, launch";
 
 /// An evaluation row before its text fields are parsed.
 struct RawEvaluation {
@@ -516,6 +530,7 @@ struct RawEvaluation {
     correctness_ms: i64,
     profile_ms: i64,
     created_ms: i64,
+    launch: Option<String>,
 }
 
 fn raw_evaluation(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEvaluation> {
@@ -532,6 +547,7 @@ fn raw_evaluation(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEvaluation> {
         correctness_ms: row.get(9)?,
         profile_ms: row.get(10)?,
         created_ms: row.get(11)?,
+        launch: row.get(12)?,
     })
 }
 
@@ -919,8 +935,8 @@ impl RunStore {
         tx.execute(
             "INSERT INTO evaluations (run, op, stage, budget_index, source_hash, verdict, details,
                  latency_median_us, latency_mean_us, latency_stddev_us, latency_n, profile, seed,
-                 created_ms, compile_ms, correctness_ms, profile_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                 created_ms, compile_ms, correctness_ms, profile_ms, launch)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             params![
                 new.run.0,
                 new.op,
@@ -940,6 +956,7 @@ impl RunStore {
                 ms(new.timings.compile_ms),
                 ms(new.timings.correctness_ms),
                 ms(new.timings.profile_ms),
+                new.launch,
             ],
         )
         .map_err(|e| self.sql(e))?;
@@ -1017,6 +1034,7 @@ impl RunStore {
                 profile_ms: ms(r.profile_ms),
             },
             created_ms: r.created_ms,
+            launch: r.launch,
         })
     }
 
@@ -1109,6 +1127,26 @@ impl RunStore {
                  ORDER BY id LIMIT 1"
             ),
             params![run.0, op, hash.as_str()],
+        )?;
+        Ok(rows.pop())
+    }
+
+    /// The first evaluation of the operator in the run whose candidate
+    /// launched exactly this (`launch`, see `pipeline::launch_key`): a
+    /// candidate whose host code differs but whose launches do not is not
+    /// evaluated (and charged) again.
+    pub fn find_by_launch(
+        &self,
+        run: RunId,
+        op: &str,
+        launch: &str,
+    ) -> Result<Option<Evaluation>, StoreError> {
+        let mut rows = self.query_evaluations(
+            &format!(
+                "SELECT {EVAL_COLUMNS} FROM evaluations WHERE run = ?1 AND op = ?2 AND launch = ?3
+                 ORDER BY id LIMIT 1"
+            ),
+            params![run.0, op, launch],
         )?;
         Ok(rows.pop())
     }

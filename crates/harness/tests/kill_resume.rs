@@ -120,6 +120,7 @@ fn run_writer(db: &Path, delay: Duration, progress: &mut dyn Write) -> RunId {
                         correctness_ms: 2 * u64::from(i),
                         profile_ms: 3 * u64::from(i),
                     },
+                    launch: None,
                 },
             )
             .expect("record");

@@ -118,6 +118,10 @@ pub struct LaunchJob {
     /// would only cross the process boundary to be checked.
     #[serde(default)]
     pub check_in_worker: bool,
+    /// Run the host tiling alone and return what it decided
+    /// ([`LaunchOutput::tiling`]; no kernel runs, no outputs come back):
+    /// see [`tiling_only`]. The tensors need shapes, not contents.
+    pub tiling_only: bool,
 }
 
 /// The environment variable a parametrised host library reads its knob
@@ -248,6 +252,24 @@ impl Platform {
 pub fn run(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
     let tiling = tiling_for_job(job)?;
     run_kernel(job, &tiling)
+}
+
+/// The host tiling of a launch alone, without the kernel: the tiling a
+/// launch of `job` would run with. A launch is the kernel library plus this
+/// tiling (block dim, tiling key, tiling bytes, workspace), the tensors and
+/// the garbage seed; the host library's code is not part of it, so two
+/// candidates whose host code differs but whose tilings agree launch the
+/// same thing. [`LaunchOutput::outputs`] is empty, the trace too.
+pub fn tiling_only(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
+    let tiling = tiling_for_job(job)?;
+    Ok(LaunchOutput {
+        tiling,
+        outputs: Vec::new(),
+        trace: Default::default(),
+        findings: Vec::new(),
+        printed: String::new(),
+        hazards: None,
+    })
 }
 
 /// Tensor memory the caller provides instead of the job's `data` (the

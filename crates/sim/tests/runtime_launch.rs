@@ -79,6 +79,7 @@ fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -
         max_instrs_per_block: 100_000,
         knobs: Vec::new(),
         check_in_worker: false,
+        tiling_only: false,
     }
 }
 

@@ -201,6 +201,7 @@ fn launch(
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),
         check_in_worker: false,
+        tiling_only: false,
     };
     let data = [total.to_le_bytes(), tile.to_le_bytes()].concat();
     let tiling = TilingInfo {

@@ -191,6 +191,7 @@ fn job(kernel_name: &str, seed: u64) -> LaunchJob {
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),
         check_in_worker: false,
+        tiling_only: false,
     }
 }
 

@@ -47,7 +47,10 @@
 //!   otherwise evaluated as a probe; a failing probe confirms the
 //!   hypothesis (skipped always from then on), a correct one refutes it;
 //! - identical assignments are never evaluated twice (and identical
-//!   sources are answered by the run store without charge);
+//!   sources are answered by the run store without charge, as are
+//!   assignments whose launches equal an evaluated one's on every case:
+//!   the same kernel library and tiling, `pipeline::launch_key`; such an
+//!   answer still counts as an attempt);
 //! - nor are assignments whose latency is known otherwise: with noise-free
 //!   measurements, two candidates that measured the same latency ran the
 //!   same plan, so the knobs they differ in were overridden by another

@@ -50,6 +50,7 @@ fn new_eval<'a>(
         verdict,
         seed: 42,
         timings: timings(),
+        launch: None,
     }
 }
 
@@ -191,6 +192,43 @@ fn upgraded_v1_schema_equals_fresh_schema_and_keeps_rows() {
         .find_by_source(RunId(1), "add", &SourceHash::of("kernel v1"))
         .unwrap()
         .is_some());
+    // Rows from before launch keys have none.
+    assert_eq!(rows[0].launch, None);
+}
+
+#[test]
+fn finds_the_first_evaluation_of_a_launch() {
+    let (_dir, store, run) = setup();
+    let a = store.put_source("host A").unwrap();
+    let b = store.put_source("host B").unwrap();
+    let c = store.put_source("host C").unwrap();
+    let v = correct(5.0);
+    let mut first = new_eval(run, Stage::Online, 0, &a, &v);
+    first.launch = Some("k1");
+    store.record_evaluation(&first).unwrap();
+    let mut other = new_eval(run, Stage::Online, 1, &b, &v);
+    other.launch = Some("k2");
+    store.record_evaluation(&other).unwrap();
+    // A re-measurement of A, without a key, and a later row of k1.
+    store
+        .record_evaluation(&new_eval(run, Stage::Online, 2, &a, &v))
+        .unwrap();
+    let mut again = new_eval(run, Stage::Rewind, 0, &c, &v);
+    again.launch = Some("k1");
+    store.record_evaluation(&again).unwrap();
+
+    let found = store.find_by_launch(run, "add", "k1").unwrap().unwrap();
+    assert_eq!((found.source_hash, found.budget_index), (a, 0));
+    assert_eq!(found.launch.as_deref(), Some("k1"));
+    let found = store.find_by_launch(run, "add", "k2").unwrap().unwrap();
+    assert_eq!(found.source_hash, b);
+    assert!(store.find_by_launch(run, "add", "k3").unwrap().is_none());
+    assert!(store.find_by_launch(run, "mul", "k1").unwrap().is_none());
+    let other_run = store.create_run(&serde_json::json!({"n": 2})).unwrap();
+    assert!(store
+        .find_by_launch(other_run, "add", "k1")
+        .unwrap()
+        .is_none());
 }
 
 #[test]

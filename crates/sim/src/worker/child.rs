@@ -1,4 +1,5 @@
-//! The worker side: read the job from stdin, run it, write the reply to the
+//! The worker side: read the job from stdin, run it (or only its host
+//! tiling, [`LaunchJob::tiling_only`]), write the reply to the
 //! result pipe whose fd number is in env [`RESULT_FD_ENV`]. When the job's
 //! tensors are in the arena (fd in env [`ARENA_FD_ENV`]), the kernel works
 //! on the arena's regions directly and the outputs stay there.
@@ -75,8 +76,10 @@ pub fn worker_main() -> ExitCode {
             None => (run(&received.job, None), false),
             Some(lens) => match open_arena(&lens) {
                 Ok(mut arena) => {
-                    // A self-test's outputs travel through the pipe.
-                    let kernel = !received.job.kernel_name.starts_with(SELFTEST);
+                    // A self-test's outputs travel through the pipe; a
+                    // tiling-only job has none.
+                    let kernel = !received.job.kernel_name.starts_with(SELFTEST)
+                        && !received.job.tiling_only;
                     (run(&received.job, Some(&mut arena)), kernel)
                 }
                 Err(message) => (
@@ -113,6 +116,9 @@ fn open_arena(lens: &[usize]) -> Result<Arena, String> {
 /// of the simulator into a reply.
 fn run(job: &LaunchJob, arena: Option<&mut Arena>) -> Reply {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if job.tiling_only && !job.kernel_name.starts_with(SELFTEST) {
+            return Ok(crate::launch::tiling_only(job));
+        }
         match (job.kernel_name.strip_prefix(SELFTEST), arena) {
             (Some(mode), None) => selftest(mode, job),
             (Some(mode), Some(arena)) => {

@@ -18,9 +18,9 @@ use std::io::{self, Read, Write};
 /// First bytes of a job: six bytes of kind, two of version. The version
 /// changes with the bincode layout of the headers (bincode has no field
 /// names: a worker from another build would misread them).
-pub(crate) const JOB_MAGIC: [u8; 8] = *b"ASCJOB02";
+pub(crate) const JOB_MAGIC: [u8; 8] = *b"ASCJOB03";
 /// First bytes of a reply (kind and version, as [`JOB_MAGIC`]).
-pub(crate) const REPLY_MAGIC: [u8; 8] = *b"ASCRES02";
+pub(crate) const REPLY_MAGIC: [u8; 8] = *b"ASCRES03";
 /// A header larger than this is refused (the bulk data is not in it).
 const MAX_HEADER: u64 = 1 << 30;
 
@@ -123,6 +123,7 @@ pub(crate) fn encode_job_parts<'a>(
         max_instrs_per_block: job.max_instrs_per_block,
         knobs: job.knobs.clone(),
         check_in_worker: job.check_in_worker,
+        tiling_only: job.tiling_only,
     };
     let header = JobHeader {
         job: skeleton,
@@ -354,6 +355,7 @@ mod tests {
             max_instrs_per_block: 1000,
             knobs: Vec::new(),
             check_in_worker: false,
+            tiling_only: false,
         }
     }
 
@@ -365,7 +367,7 @@ mod tests {
         for part in &encoded.bulk {
             bytes.extend_from_slice(part);
         }
-        assert_eq!(&bytes[..8], b"ASCJOB02");
+        assert_eq!(&bytes[..8], b"ASCJOB03");
         // 12 + 0 + 12 bulk bytes follow the header.
         let header_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
         assert_eq!(bytes.len(), 16 + header_len + 24);
@@ -389,7 +391,7 @@ mod tests {
         other[6..8].copy_from_slice(b"01");
         let err = read_job(&mut other.as_slice()).err().unwrap();
         assert!(
-            err.contains("frame version 01 where this side speaks 02"),
+            err.contains("frame version 01 where this side speaks 03"),
             "{err}"
         );
     }
