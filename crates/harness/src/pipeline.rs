@@ -370,35 +370,7 @@ pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage)
     h.update(artifact.kernel_name.as_bytes());
     h.update([0]);
     for case in package.cases() {
-        let shapes = match output_shapes(&package.spec, case) {
-            Ok(Some(shapes)) if shapes.len() == case.outputs.len() => shapes,
-            _ => return None,
-        };
-        // Shapes only: the tiling never sees tensor contents.
-        let request = RunRequest {
-            inputs: case
-                .inputs
-                .iter()
-                .map(|i| Tensor {
-                    dtype: i.dtype,
-                    shape: i.shape.clone(),
-                    data: Vec::new(),
-                })
-                .collect(),
-            outputs: case
-                .outputs
-                .iter()
-                .zip(shapes)
-                .map(|(o, shape)| Tensor {
-                    dtype: o.dtype,
-                    shape,
-                    data: Vec::new(),
-                })
-                .collect(),
-            attrs: job_attrs(case),
-            seed: 0,
-            keep_trace: false,
-        };
+        let request = tiling_request(package, case)?;
         let tiling = device.tiling(artifact, &request)?.ok()?;
         h.update(format!("{case:?}").as_bytes());
         h.update(tiling.block_dim.to_le_bytes());
@@ -413,6 +385,37 @@ pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage)
             .map(|b| format!("{b:02x}"))
             .collect::<String>(),
     )
+}
+
+/// A launch request of `case` with shapes and no tensor contents (all a
+/// tiling sees), or None when its output shapes are known only from its
+/// golden (a script golden).
+pub fn tiling_request(package: &OpPackage, case: &Case) -> Option<RunRequest> {
+    let shapes = match output_shapes(&package.spec, case) {
+        Ok(Some(shapes)) if shapes.len() == case.outputs.len() => shapes,
+        _ => return None,
+    };
+    let empty = |dtype, shape| Tensor {
+        dtype,
+        shape,
+        data: Vec::new(),
+    };
+    Some(RunRequest {
+        inputs: case
+            .inputs
+            .iter()
+            .map(|i| empty(i.dtype, i.shape.clone()))
+            .collect(),
+        outputs: case
+            .outputs
+            .iter()
+            .zip(shapes)
+            .map(|(o, shape)| empty(o.dtype, shape))
+            .collect(),
+        attrs: job_attrs(case),
+        seed: 0,
+        keep_trace: false,
+    })
 }
 
 /// Evaluates a built (or failing) candidate without touching the store:

@@ -1121,14 +1121,7 @@ impl RunStore {
         op: &str,
         hash: &SourceHash,
     ) -> Result<Option<Evaluation>, StoreError> {
-        let mut rows = self.query_evaluations(
-            &format!(
-                "SELECT {EVAL_COLUMNS} FROM evaluations WHERE run = ?1 AND op = ?2 AND source_hash = ?3
-                 ORDER BY id LIMIT 1"
-            ),
-            params![run.0, op, hash.as_str()],
-        )?;
-        Ok(rows.pop())
+        self.first_where(run, op, "source_hash", hash.as_str())
     }
 
     /// The first evaluation of the operator in the run whose candidate
@@ -1141,12 +1134,24 @@ impl RunStore {
         op: &str,
         launch: &str,
     ) -> Result<Option<Evaluation>, StoreError> {
+        self.first_where(run, op, "launch", launch)
+    }
+
+    /// The operator's first evaluation in the run whose `column` (an
+    /// indexed one, named here, never by a caller) holds `value`.
+    fn first_where(
+        &self,
+        run: RunId,
+        op: &str,
+        column: &'static str,
+        value: &str,
+    ) -> Result<Option<Evaluation>, StoreError> {
         let mut rows = self.query_evaluations(
             &format!(
-                "SELECT {EVAL_COLUMNS} FROM evaluations WHERE run = ?1 AND op = ?2 AND launch = ?3
+                "SELECT {EVAL_COLUMNS} FROM evaluations WHERE run = ?1 AND op = ?2 AND {column} = ?3
                  ORDER BY id LIMIT 1"
             ),
-            params![run.0, op, launch],
+            params![run.0, op, value],
         )?;
         Ok(rows.pop())
     }

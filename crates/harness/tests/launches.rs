@@ -4,96 +4,20 @@
 //! only then. Real g++ builds of ops/add_custom variants, run in the
 //! sandboxed worker.
 
-use ascendopt_device::{Artifact, Device, RunRequest, SimDevice, SimDeviceConfig};
-use ascendopt_harness::eval::job_attrs;
+use ascendopt_device::{Artifact, Device, RunRequest, SimDevice};
 use ascendopt_harness::ledger::{BudgetConfig, Ledger};
 use ascendopt_harness::pipeline::{
-    evaluate, evaluate_package, launch_key, PipelineConfig, PipelineError,
+    evaluate, evaluate_package, launch_key, tiling_request, PipelineError,
 };
 use ascendopt_harness::store::{RunStore, Stage};
-use ascendopt_op::golden::output_shapes;
 use ascendopt_op::package::OpPackage;
-use ascendopt_op::Tensor;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
 
-/// Two small cases keep every evaluation quick: 16000 and 6006 bytes, so
-/// MIN_CORE_BYTES (1024) caps the cores at 16 and 6, below MAX_CORE_NUM.
-const SMALL_TOML: &str = r#"
-[op]
-name = "add_custom"
-level = 1
-op_type = "AddCustom"
-description = "launch-identity copy of add_custom"
-
-[[inputs]]
-name = "x"
-dtypes = ["float16", "float32", "int32"]
-
-[[inputs]]
-name = "y"
-dtypes = ["float16", "float32", "int32"]
-dtype = { same_as = "x" }
-
-[[outputs]]
-name = "z"
-dtype = { same_as = "x" }
-
-[golden]
-builtin = "add_custom"
-
-[[cases]]
-name = "f32_4x1000"
-shapes = [[4, 1000], [4, 1000]]
-dtype = "float32"
-
-[[cases]]
-name = "f16_3x1001"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-"#;
+use common::{cfg, same, variant};
 
 const MAX_CORES: &str = "constexpr uint32_t MAX_CORE_NUM = 48;";
-
-/// A copy of add_custom with `host` and `kernel` applied to its host and
-/// kernel sources.
-fn variant(
-    host: impl Fn(&str) -> String,
-    kernel: impl Fn(&str) -> String,
-) -> (tempfile::TempDir, OpPackage) {
-    let dir = tempfile::Builder::new()
-        .prefix("add_custom")
-        .tempdir()
-        .unwrap();
-    let root = dir.path().join("add_custom");
-    let src = repo().join("ops/add_custom");
-    for sub in ["op_host", "op_kernel"] {
-        std::fs::create_dir_all(root.join(sub)).unwrap();
-        for e in std::fs::read_dir(src.join(sub)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), root.join(sub).join(e.file_name())).unwrap();
-        }
-    }
-    std::fs::write(root.join("op.toml"), SMALL_TOML).unwrap();
-    for (rel, edit) in [
-        ("op_host/add_custom.cpp", &host as &dyn Fn(&str) -> String),
-        ("op_kernel/add_custom.cpp", &kernel),
-    ] {
-        let path = root.join(rel);
-        let code = std::fs::read_to_string(&path).unwrap();
-        let edited = edit(&code);
-        std::fs::write(&path, edited).unwrap();
-    }
-    let pkg = OpPackage::load(&root).unwrap();
-    (dir, pkg)
-}
-
-fn same(code: &str) -> String {
-    code.to_string()
-}
 
 fn max_cores(n: u32) -> impl Fn(&str) -> String {
     move |code: &str| {
@@ -106,18 +30,7 @@ fn max_cores(n: u32) -> impl Fn(&str) -> String {
 }
 
 fn device() -> SimDevice {
-    let mut cfg = SimDeviceConfig::standard().unwrap();
-    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
-    cfg.limits.wall_ms = 20_000;
-    SimDevice::new(cfg)
-}
-
-fn cfg() -> PipelineConfig {
-    PipelineConfig {
-        repeats: 3,
-        deterministic: true,
-        seed: 11,
-    }
+    common::device(20_000)
 }
 
 fn built(dev: &SimDevice, pkg: &OpPackage) -> Artifact {
@@ -126,32 +39,7 @@ fn built(dev: &SimDevice, pkg: &OpPackage) -> Artifact {
 
 /// A request of `case` with shapes and no contents (the tiling's view).
 fn shapes_only(pkg: &OpPackage, case: usize) -> RunRequest {
-    let case = &pkg.cases()[case];
-    let shapes = output_shapes(&pkg.spec, case).unwrap().unwrap();
-    RunRequest {
-        inputs: case
-            .inputs
-            .iter()
-            .map(|i| Tensor {
-                dtype: i.dtype,
-                shape: i.shape.clone(),
-                data: Vec::new(),
-            })
-            .collect(),
-        outputs: case
-            .outputs
-            .iter()
-            .zip(shapes)
-            .map(|(o, shape)| Tensor {
-                dtype: o.dtype,
-                shape,
-                data: Vec::new(),
-            })
-            .collect(),
-        attrs: job_attrs(case),
-        seed: 0,
-        keep_trace: false,
-    }
+    tiling_request(pkg, &pkg.cases()[case]).expect("a builtin golden knows the output shapes")
 }
 
 #[test]

@@ -2,90 +2,14 @@
 //! end as a failed evaluation with the right verdict while the harness goes
 //! on. Every variant is a real g++ build run in the sandboxed worker.
 
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::ledger::{BudgetConfig, Ledger};
-use ascendopt_harness::pipeline::{evaluate, evaluate_package, PipelineConfig};
+use ascendopt_harness::pipeline::{evaluate, evaluate_package};
 use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_harness::verdict::{CorrectnessCheck, RuntimeErrorKind, Verdict};
-use ascendopt_op::package::OpPackage;
-use std::path::{Path, PathBuf};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
 
-/// Two small cases keep every evaluation quick.
-const SMALL_TOML: &str = r#"
-[op]
-name = "add_custom"
-level = 1
-op_type = "AddCustom"
-description = "red-team copy of add_custom"
-
-[[inputs]]
-name = "x"
-dtypes = ["float16", "float32", "int32"]
-
-[[inputs]]
-name = "y"
-dtypes = ["float16", "float32", "int32"]
-dtype = { same_as = "x" }
-
-[[outputs]]
-name = "z"
-dtype = { same_as = "x" }
-
-[golden]
-builtin = "add_custom"
-
-[[cases]]
-name = "f32_4x1000"
-shapes = [[4, 1000], [4, 1000]]
-dtype = "float32"
-
-[[cases]]
-name = "f16_3x1001"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-"#;
-
-fn package(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, OpPackage) {
-    let dir = tempfile::Builder::new()
-        .prefix("add_custom")
-        .tempdir()
-        .unwrap();
-    let root = dir.path().join("add_custom");
-    let src = repo().join("ops/add_custom");
-    for sub in ["op_host", "op_kernel"] {
-        std::fs::create_dir_all(root.join(sub)).unwrap();
-        for e in std::fs::read_dir(src.join(sub)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), root.join(sub).join(e.file_name())).unwrap();
-        }
-    }
-    std::fs::write(root.join("op.toml"), SMALL_TOML).unwrap();
-    let k = root.join("op_kernel/add_custom.cpp");
-    let code = std::fs::read_to_string(&k).unwrap();
-    let edited = edit(&code);
-    std::fs::write(&k, edited).unwrap();
-    let pkg = OpPackage::load(&root).unwrap();
-    (dir, pkg)
-}
-
-fn device(wall_ms: u64) -> SimDevice {
-    let mut cfg = SimDeviceConfig::standard().unwrap();
-    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
-    cfg.limits.wall_ms = wall_ms;
-    SimDevice::new(cfg)
-}
-
-fn cfg() -> PipelineConfig {
-    PipelineConfig {
-        repeats: 3,
-        deterministic: true,
-        seed: 11,
-    }
-}
+use common::{cfg, device, package};
 
 fn verdict_of(edit: impl Fn(&str) -> String) -> Verdict {
     let (_d, pkg) = package(edit);
