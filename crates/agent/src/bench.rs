@@ -654,6 +654,10 @@ pub fn run_bench(
     // Budget a finished pair left unspent (candidates answered from the
     // store), counted as done so that the progress reaches its total.
     let unspent = AtomicU64::new(0);
+    let left_unspent = |m: BenchMethod, spent: u32| {
+        let left = cfg.online_budget(m).saturating_sub(spent);
+        unspent.fetch_add(u64::from(left), Ordering::Relaxed);
+    };
     for &(m, run) in &runs {
         for pkg in &cfg.eval_ops {
             let path = finished_path(cfg, m, pkg.name());
@@ -662,8 +666,7 @@ pub fn run_bench(
                 .and_then(|t| serde_json::from_str(&t).ok());
             match previous {
                 Some(f) if f.run == run.0 => {
-                    let left = cfg.online_budget(m).saturating_sub(f.summary.spent);
-                    unspent.fetch_add(u64::from(left), Ordering::Relaxed);
+                    left_unspent(m, f.summary.spent);
                     summaries.push(f.summary)
                 }
                 _ => jobs.push((m, run, pkg)),
@@ -717,8 +720,7 @@ pub fn run_bench(
                 let (m, run, pkg) = job_list[i];
                 match r {
                     Ok(summary) => {
-                        let left = cfg.online_budget(m).saturating_sub(summary.spent);
-                        unspent.fetch_add(u64::from(left), Ordering::Relaxed);
+                        left_unspent(m, summary.spent);
                         progress(&BenchEvent::Finished {
                             method: m.as_str().into(),
                             op: pkg.name().into(),

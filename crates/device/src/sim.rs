@@ -62,9 +62,7 @@ impl SimDevice {
     pub fn hw(&self) -> &HwProfile {
         &self.config.hw
     }
-}
 
-impl SimDevice {
     /// The worker job of a launch of `request` on `artifact` (of its host
     /// tiling alone with `tiling_only`).
     fn job(&self, artifact: &Artifact, request: &RunRequest, tiling_only: bool) -> LaunchJob {
@@ -83,6 +81,47 @@ impl SimDevice {
             check_in_worker: !request.keep_trace,
             tiling_only,
         }
+    }
+}
+
+/// How a worker that did not finish its job ended, as a launch outcome.
+fn unfinished(outcome: WorkerOutcome) -> RunOutcome {
+    match outcome {
+        WorkerOutcome::Failed(LaunchFailure::Tiling { message }) => {
+            RunOutcome::TilingFailed { message }
+        }
+        WorkerOutcome::Failed(LaunchFailure::Load { what, message }) => RunOutcome::DeviceFailed {
+            message: format!("cannot load {what}: {message}"),
+        },
+        WorkerOutcome::Failed(LaunchFailure::Fault {
+            block,
+            message,
+            loc,
+        }) => RunOutcome::Fault {
+            block,
+            message,
+            loc,
+        },
+        WorkerOutcome::Crashed {
+            signal_name,
+            stderr_tail,
+            ..
+        } => RunOutcome::Crashed {
+            signal: signal_name,
+            detail: stderr_tail,
+        },
+        WorkerOutcome::TimedOut { after_ms, .. } => RunOutcome::TimedOut { after_ms },
+        WorkerOutcome::OutOfMemory { stderr_tail } => RunOutcome::OutOfMemory {
+            detail: stderr_tail,
+        },
+        WorkerOutcome::Exited { code, stderr_tail } => RunOutcome::Crashed {
+            signal: format!("exit({code})"),
+            detail: stderr_tail,
+        },
+        WorkerOutcome::WorkerError { message } => RunOutcome::DeviceFailed { message },
+        WorkerOutcome::Finished(_) => RunOutcome::DeviceFailed {
+            message: "the worker finished (not a failure)".into(),
+        },
     }
 }
 
@@ -178,40 +217,7 @@ impl Device for SimDevice {
                     printed: out.printed,
                 })
             }
-            WorkerOutcome::Failed(LaunchFailure::Tiling { message }) => {
-                RunOutcome::TilingFailed { message }
-            }
-            WorkerOutcome::Failed(LaunchFailure::Load { what, message }) => {
-                RunOutcome::DeviceFailed {
-                    message: format!("cannot load {what}: {message}"),
-                }
-            }
-            WorkerOutcome::Failed(LaunchFailure::Fault {
-                block,
-                message,
-                loc,
-            }) => RunOutcome::Fault {
-                block,
-                message,
-                loc,
-            },
-            WorkerOutcome::Crashed {
-                signal_name,
-                stderr_tail,
-                ..
-            } => RunOutcome::Crashed {
-                signal: signal_name,
-                detail: stderr_tail,
-            },
-            WorkerOutcome::TimedOut { after_ms, .. } => RunOutcome::TimedOut { after_ms },
-            WorkerOutcome::OutOfMemory { stderr_tail } => RunOutcome::OutOfMemory {
-                detail: stderr_tail,
-            },
-            WorkerOutcome::Exited { code, stderr_tail } => RunOutcome::Crashed {
-                signal: format!("exit({code})"),
-                detail: stderr_tail,
-            },
-            WorkerOutcome::WorkerError { message } => RunOutcome::DeviceFailed { message },
+            other => unfinished(other),
         }
     }
 
@@ -227,16 +233,7 @@ impl Device for SimDevice {
         Some(
             match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
                 WorkerOutcome::Finished(out) => Ok(out.tiling),
-                WorkerOutcome::Failed(failure) => Err(failure.to_string()),
-                WorkerOutcome::Crashed { signal_name, .. } => {
-                    Err(format!("the tiling crashed ({signal_name})"))
-                }
-                WorkerOutcome::TimedOut { after_ms, .. } => {
-                    Err(format!("the tiling timed out after {after_ms} ms"))
-                }
-                WorkerOutcome::OutOfMemory { .. } => Err("the tiling ran out of memory".into()),
-                WorkerOutcome::Exited { code, .. } => Err(format!("the tiling exited ({code})")),
-                WorkerOutcome::WorkerError { message } => Err(message),
+                other => Err(unfinished(other).summary()),
             },
         )
     }

@@ -379,12 +379,7 @@ pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage)
         h.update((tiling.data.len() as u64).to_le_bytes());
         h.update(&tiling.data);
     }
-    Some(
-        h.finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>(),
-    )
+    Some(crate::store::hex(&h.finalize()))
 }
 
 /// A launch request of `case` with shapes and no tensor contents (all a
