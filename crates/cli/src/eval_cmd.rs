@@ -163,9 +163,18 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
         Err(DeviceError::Compile {
             summary,
             diagnostics,
+            units,
         }) => {
-            println!("{}: COMPILE ERROR: {summary}", check.op);
-            for line in diagnostics.lines().take(20) {
+            if units.is_empty() {
+                println!("{}: COMPILE ERROR: {summary}", check.op);
+            }
+            for u in units {
+                println!(
+                    "{}: COMPILE ERROR ({}): {}: {}",
+                    check.op, u.unit, u.location, u.message
+                );
+            }
+            for line in diagnostics.lines().take(40) {
                 println!("    {line}");
             }
             return;

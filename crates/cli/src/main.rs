@@ -8,6 +8,7 @@ mod bench_evals_cmd;
 mod bench_rule_cmd;
 mod bench_speed_cmd;
 mod bench_tiling_cmd;
+mod compat_cmd;
 mod eval_cmd;
 mod llm_args;
 mod optimize_cmd;
@@ -57,6 +58,10 @@ enum Command {
     BenchTiling(bench_tiling_cmd::BenchTilingArgs),
     /// Measure evaluations per minute and where an evaluation's time goes.
     BenchEvals(bench_evals_cmd::BenchEvalsArgs),
+    /// Check operator folders written elsewhere: do host and kernel compile,
+    /// do the cases run and pass, what blocks each unit, which APIs the
+    /// simulator lacks.
+    Compat(compat_cmd::CompatArgs),
 }
 
 /// What a command concluded.
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench_cmd::run(args),
         Command::BenchTiling(args) => bench_tiling_cmd::run(args),
         Command::BenchEvals(args) => bench_evals_cmd::run(args),
+        Command::Compat(args) => compat_cmd::run(args),
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
         Command::BenchRule(args) => bench_rule_cmd::run(args),

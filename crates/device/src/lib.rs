@@ -29,8 +29,13 @@ pub struct Artifact {
     pub key: String,
     /// Host (tiling) library.
     pub host_lib: PathBuf,
-    /// Kernel library.
+    /// Kernel library (the first variant's when there are variants).
     pub kernel_lib: PathBuf,
+    /// The kernel compiled once per dtype combination, as the msopgen
+    /// build does for a kernel that uses its `DTYPE_<ARG>` macros: the
+    /// dtypes of every input then every output, and the library a launch
+    /// with those dtypes runs. Empty: `kernel_lib` serves every launch.
+    pub kernel_variants: Vec<KernelVariant>,
     /// Kernel entry symbol.
     pub kernel_name: String,
     /// OpDef class name.
@@ -43,6 +48,29 @@ pub struct Artifact {
     /// host build, shared by every knob assignment of one tiling region);
     /// empty when the values are compiled in.
     pub host_knobs: Vec<i64>,
+}
+
+/// A kernel library built for one dtype combination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelVariant {
+    /// The dtype of every input, then of every output, in kernel order.
+    pub dtypes: Vec<ascendopt_op::Dtype>,
+    /// The library.
+    pub lib: PathBuf,
+}
+
+impl Artifact {
+    /// The kernel library a launch with these input and output dtypes
+    /// runs, or None when the artifact has variants and none for them.
+    pub fn kernel_for(&self, dtypes: &[ascendopt_op::Dtype]) -> Option<&PathBuf> {
+        if self.kernel_variants.is_empty() {
+            return Some(&self.kernel_lib);
+        }
+        self.kernel_variants
+            .iter()
+            .find(|v| v.dtypes == dtypes)
+            .map(|v| &v.lib)
+    }
 }
 
 /// One launch: inputs, outputs with their initial (poisoned) contents,
@@ -179,10 +207,14 @@ pub enum DeviceError {
     /// The compiler rejected the sources.
     #[error("{summary}")]
     Compile {
-        /// One line naming the first error's file and line.
+        /// One line naming the first error's file and line (of every
+        /// failing unit).
         summary: String,
         /// The compiler's diagnostics.
         diagnostics: String,
+        /// Each unit that failed (`host`, `kernel`) with its first error;
+        /// empty when the device cannot tell units apart.
+        units: Vec<UnitFailure>,
     },
     /// The build could not be attempted (no compiler, unreadable folder).
     #[error("{message}")]
@@ -190,6 +222,18 @@ pub enum DeviceError {
         /// Why.
         message: String,
     },
+}
+
+/// One compilation unit that did not build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitFailure {
+    /// `host` or `kernel`.
+    pub unit: String,
+    /// `file:line` of the first error (the file alone when g++ named no
+    /// line).
+    pub location: String,
+    /// The first error, interpreted (a missing header or API named).
+    pub message: String,
 }
 
 /// A place where operators are built and run.

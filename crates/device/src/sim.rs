@@ -1,14 +1,19 @@
 //! The built-in device: g++ + the Ascend 910B2 simulator, each launch in a
 //! sandboxed worker process.
 
-use crate::{Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult};
+use crate::{
+    Artifact, Device, DeviceError, KernelVariant, ProfileRequest, RunOutcome, RunRequest,
+    RunResult, UnitFailure,
+};
 use ascendopt_op::package::OpPackage;
+use ascendopt_op::Dtype;
 use ascendopt_op::Tensor;
-use ascendopt_sim::build::{self, BuildCache, BuildError, BuildRequest, Toolchain};
+use ascendopt_sim::build::{self, variants, BuildCache, BuildError, BuildRequest, Toolchain};
 use ascendopt_sim::check;
 use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo};
 use ascendopt_sim::timing::{self, HwProfile, Profile, TimingOptions};
 use ascendopt_sim::worker::{self, WorkerLimits, WorkerOutcome};
+use std::path::{Path, PathBuf};
 
 /// Everything the simulator device needs.
 #[derive(Debug, Clone)]
@@ -64,11 +69,30 @@ impl SimDevice {
     }
 
     /// The worker job of a launch of `request` on `artifact` (of its host
-    /// tiling alone with `tiling_only`).
-    fn job(&self, artifact: &Artifact, request: &RunRequest, tiling_only: bool) -> LaunchJob {
-        LaunchJob {
+    /// tiling alone with `tiling_only`); Err when the artifact has no
+    /// kernel variant for the request's dtypes.
+    fn job(
+        &self,
+        artifact: &Artifact,
+        request: &RunRequest,
+        tiling_only: bool,
+    ) -> Result<LaunchJob, String> {
+        let dtypes: Vec<Dtype> = request
+            .inputs
+            .iter()
+            .chain(&request.outputs)
+            .map(|t| t.dtype)
+            .collect();
+        let kernel_lib = artifact.kernel_for(&dtypes).cloned().ok_or_else(|| {
+            let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+            format!(
+                "no kernel variant was built for the dtypes ({}) of this launch",
+                names.join(", ")
+            )
+        })?;
+        Ok(LaunchJob {
             host_lib: artifact.host_lib.clone(),
-            kernel_lib: artifact.kernel_lib.clone(),
+            kernel_lib,
             kernel_name: artifact.kernel_name.clone(),
             op_type: Some(artifact.op_type.clone()),
             inputs: request.inputs.iter().map(to_job_tensor).collect(),
@@ -80,7 +104,73 @@ impl SimDevice {
             knobs: artifact.host_knobs.clone(),
             check_in_worker: !request.keep_trace,
             tiling_only,
+        })
+    }
+
+    /// The kernel variants `package` needs: one per dtype combination its
+    /// cases launch with, when its kernel sources (or the headers beside
+    /// them) use the msopgen build's per-variant macros of its parameters;
+    /// none otherwise. In kernel order (inputs, then outputs).
+    fn variants_of(package: &OpPackage) -> Vec<Vec<Dtype>> {
+        let spec = &package.spec;
+        let names: Vec<&str> = spec
+            .inputs
+            .iter()
+            .chain(&spec.outputs)
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut files: Vec<PathBuf> = package.kernel_sources.clone();
+        if let Ok(entries) = std::fs::read_dir(package.dir.join("op_kernel")) {
+            files.extend(
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "h" || x == "hpp")),
+            );
         }
+        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        if !variants::uses_variant_macros(&names, &refs) {
+            return Vec::new();
+        }
+        let mut combos: Vec<Vec<Dtype>> = Vec::new();
+        for case in &spec.cases {
+            let dtypes: Vec<Dtype> = case
+                .inputs
+                .iter()
+                .map(|i| i.dtype)
+                .chain(case.outputs.iter().map(|o| o.dtype))
+                .collect();
+            if !combos.contains(&dtypes) {
+                combos.push(dtypes);
+            }
+        }
+        combos
+    }
+}
+
+/// A failed unit of a build, device-neutral.
+fn unit_failure(e: &BuildError) -> Option<UnitFailure> {
+    match e {
+        BuildError::Compile {
+            unit,
+            file,
+            line,
+            message,
+            ..
+        } => Some(UnitFailure {
+            unit: unit.name().to_string(),
+            location: match line {
+                Some(l) => format!("{}:{l}", file.display()),
+                None => file.display().to_string(),
+            },
+            message: message.clone(),
+        }),
+        BuildError::Timeout { unit, after_ms } => Some(UnitFailure {
+            unit: unit.name().to_string(),
+            location: String::new(),
+            message: format!("compile timed out after {after_ms} ms"),
+        }),
+        _ => None,
     }
 }
 
@@ -146,6 +236,28 @@ impl Device for SimDevice {
 
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
         let spec = &package.spec;
+        let combos = Self::variants_of(package);
+        let names: Vec<&str> = spec
+            .inputs
+            .iter()
+            .chain(&spec.outputs)
+            .map(|t| t.name.as_str())
+            .collect();
+        let kernel_variants: Vec<Vec<String>> = combos
+            .iter()
+            .map(|dtypes| {
+                let params: Vec<variants::VariantParam<'_>> = names
+                    .iter()
+                    .zip(dtypes)
+                    .map(|(name, &dtype)| variants::VariantParam {
+                        name,
+                        dtype,
+                        format: "FORMAT_ND",
+                    })
+                    .collect();
+                variants::variant_defines(&params)
+            })
+            .collect();
         let req = BuildRequest {
             toolchain: self.config.toolchain.clone(),
             host_sources: package.host_sources.clone(),
@@ -153,6 +265,7 @@ impl Device for SimDevice {
             include_dirs: vec![package.dir.join("op_host"), package.dir.join("op_kernel")],
             tiling_header: package.tiling_header.clone(),
             defines: Vec::new(),
+            kernel_variants,
             timeout: build::DEFAULT_COMPILE_TIMEOUT,
         };
         let setup = |e: BuildError| DeviceError::Setup {
@@ -163,6 +276,11 @@ impl Device for SimDevice {
                 key: b.key,
                 host_lib: b.host_lib,
                 kernel_lib: b.kernel_lib,
+                kernel_variants: combos
+                    .into_iter()
+                    .zip(b.kernel_libs)
+                    .map(|(dtypes, lib)| KernelVariant { dtypes, lib })
+                    .collect(),
                 kernel_name: spec.kernel.clone(),
                 op_type: spec.op_type.clone(),
                 cached: b.cached,
@@ -174,21 +292,31 @@ impl Device for SimDevice {
                     BuildError::Compile { diagnostics, .. } => diagnostics.clone(),
                     _ => String::new(),
                 };
+                let units = e
+                    .unit_failures()
+                    .into_iter()
+                    .filter_map(unit_failure)
+                    .collect();
                 Err(DeviceError::Compile {
                     summary: e.to_string(),
                     diagnostics,
+                    units,
                 })
             }
             Err(e @ BuildError::Timeout { .. }) => Err(DeviceError::Compile {
                 summary: e.to_string(),
                 diagnostics: String::new(),
+                units: unit_failure(&e).into_iter().collect(),
             }),
             Err(e) => Err(setup(e)),
         }
     }
 
     fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome {
-        let job = self.job(artifact, request, false);
+        let job = match self.job(artifact, request, false) {
+            Ok(job) => job,
+            Err(message) => return RunOutcome::DeviceFailed { message },
+        };
         let inputs: Vec<&[u8]> = request.inputs.iter().map(|t| t.data.as_slice()).collect();
         let outputs: Vec<&[u8]> = request.outputs.iter().map(|t| t.data.as_slice()).collect();
         match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
@@ -226,7 +354,10 @@ impl Device for SimDevice {
         artifact: &Artifact,
         request: &RunRequest,
     ) -> Option<Result<TilingInfo, String>> {
-        let job = self.job(artifact, request, true);
+        let job = match self.job(artifact, request, true) {
+            Ok(job) => job,
+            Err(message) => return Some(Err(message)),
+        };
         // Shapes are in the job; no contents are needed.
         let inputs: Vec<&[u8]> = vec![&[]; job.inputs.len()];
         let outputs: Vec<&[u8]> = vec![&[]; job.outputs.len()];

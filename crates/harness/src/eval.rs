@@ -449,8 +449,13 @@ pub fn to_json(check: &OpCheck) -> serde_json::Value {
         Err(DeviceError::Compile {
             summary,
             diagnostics,
+            units,
         }) => {
-            serde_json::json!({ "ok": false, "error": summary, "diagnostics": diagnostics })
+            let units: Vec<serde_json::Value> = units
+                .iter()
+                .map(|u| serde_json::json!({ "unit": u.unit, "location": u.location, "message": u.message }))
+                .collect();
+            serde_json::json!({ "ok": false, "error": summary, "diagnostics": diagnostics, "units": units })
         }
         Err(e) => serde_json::json!({ "ok": false, "error": e.to_string() }),
     };

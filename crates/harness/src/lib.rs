@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 pub mod compare;
+pub mod compat;
 pub mod eval;
 pub mod ledger;
 pub mod memory;

@@ -314,6 +314,7 @@ fn check_and_build(device: &dyn Device, package: &OpPackage) -> Result<Built, Pi
         Err(DeviceError::Compile {
             summary,
             diagnostics,
+            ..
         }) => Ok(Built::Done(
             Verdict::CompileError {
                 diagnostics: format!("{summary}\n{diagnostics}"),
@@ -369,6 +370,11 @@ pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage)
     h.update([0]);
     h.update(artifact.kernel_name.as_bytes());
     h.update([0]);
+    // Every kernel variant (the first is `kernel_lib`).
+    for variant in artifact.kernel_variants.iter().skip(1) {
+        h.update(variant.lib.file_name()?.as_encoded_bytes());
+        h.update([0]);
+    }
     for case in package.cases() {
         let request = tiling_request(package, case)?;
         let tiling = device.tiling(artifact, &request)?.ok()?;

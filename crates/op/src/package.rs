@@ -80,7 +80,20 @@ pub fn package_dirs(dir: &Path) -> Result<Vec<PathBuf>, OpError> {
     Ok(out)
 }
 
-fn cpp_files(dir: &Path) -> Result<Vec<PathBuf>, OpError> {
+/// Whether an op_host file belongs to the operator's aclnn API layer
+/// (`aclnn_<op>.cpp`, and the `op_api/` folder beside it): CANN's operator
+/// build compiles those into the op-API library, apart from the tiling,
+/// shape inference and OpDef that the simulator's host library holds, and
+/// they call aclnn internals that no tiling needs.
+pub fn is_op_api_source(path: &Path) -> bool {
+    path.file_name()
+        .map(|n| n.to_string_lossy().starts_with("aclnn"))
+        .unwrap_or(false)
+}
+
+/// The `*.cpp` files of `dir` (not recursive), sorted, without the
+/// op-API layer ([`is_op_api_source`]).
+pub fn cpp_files(dir: &Path) -> Result<Vec<PathBuf>, OpError> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
@@ -89,7 +102,10 @@ fn cpp_files(dir: &Path) -> Result<Vec<PathBuf>, OpError> {
     for entry in entries {
         let entry = entry.map_err(|e| OpError::io("list", dir, e))?;
         let path = entry.path();
-        if path.is_file() && path.extension().is_some_and(|e| e == "cpp") {
+        if path.is_file()
+            && path.extension().is_some_and(|e| e == "cpp")
+            && !is_op_api_source(&path)
+        {
             out.push(path);
         }
     }

@@ -4,7 +4,9 @@
 //! error, naming the AscendC API when the simulator lacks it.
 
 use super::api_names::is_api_name;
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// At most this many lines are kept in the trimmed diagnostics.
 const MAX_LINES: usize = 200;
@@ -166,23 +168,100 @@ fn quoted_name(text: &str) -> Option<&str> {
 }
 
 /// When `message` says a name is missing and the name is an AscendC API,
-/// returns that name.
-fn unsupported_api(message: &str) -> Option<&str> {
+/// returns that name (a member as `Class::member` when g++ names the class).
+fn unsupported_api(message: &str) -> Option<String> {
     let missing = message.contains("was not declared in this scope")
         || message.contains("is not a member of 'AscendC")
         || message.contains("has not been declared")
         || message.contains("does not name a type")
         || message.contains("has no member named")
+        || message.contains("that depend on a template parameter, so a declaration of")
         || message.contains("undefined reference to");
     if !missing {
         return None;
     }
-    let name = if let Some(pos) = message.find("has no member named") {
-        quoted_name(&message[pos..])?
-    } else {
-        quoted_name(message)?
+    if let Some(pos) = message.find("has no member named") {
+        let member = quoted_name(&message[pos..])?;
+        if !is_api_name(member) {
+            return None;
+        }
+        // `'class AscendC::TBuf<AscendC::TPosition::VECCALC>' has no member
+        // named 'FreeTensor'` names `TBuf::FreeTensor`.
+        let class = quoted_name(&message[..pos])
+            .map(|c| c.trim_start_matches("class ").trim_start_matches("struct "))
+            .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_alphanumeric() || ch == '_'));
+        return Some(match class {
+            Some(class) => format!("{class}::{member}"),
+            None => member.to_string(),
+        });
+    }
+    let name = quoted_name(message)?;
+    is_api_name(name).then(|| name.to_string())
+}
+
+/// The identifiers that occur in the simulator's headers under `dir`
+/// (comments after `//` left out), read once per process and directory.
+pub(crate) fn sim_words(dir: &Path) -> Arc<HashSet<String>> {
+    static MEMO: OnceLock<Mutex<HashMap<PathBuf, Arc<HashSet<String>>>>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(words) = memo.lock().ok().and_then(|m| m.get(dir).cloned()) {
+        return words;
+    }
+    fn walk(dir: &Path, depth: u32, words: &mut HashSet<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() && depth < 8 {
+                walk(&path, depth + 1, words);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                for line in text.lines() {
+                    let code = line.split("//").next().unwrap_or("");
+                    words.extend(
+                        code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                            .filter(|w| !w.is_empty())
+                            .map(str::to_string),
+                    );
+                }
+            }
+        }
+    }
+    let mut words = HashSet::new();
+    walk(dir, 0, &mut words);
+    let words = Arc::new(words);
+    if let Ok(mut m) = memo.lock() {
+        m.insert(dir.to_path_buf(), words.clone());
+    }
+    words
+}
+
+/// The summary of an error line's message: a missing header named as such,
+/// a missing API as unsupported, and an API that the simulator has but
+/// that g++ did not find where it was called (unqualified, or a member of
+/// another class) as such.
+fn interpret(kind: &str, message: &str, sim_include: &Path) -> String {
+    if kind == "fatal error" {
+        if let Some(header) = message.strip_suffix(": No such file or directory") {
+            return format!(
+                "header {header}: not in the package and not provided by the ascendopt simulator"
+            );
+        }
+    }
+    let Some(api) = unsupported_api(message) else {
+        return message.to_string();
     };
-    is_api_name(name).then_some(name)
+    let plain = !api.contains("::")
+        && !message.contains("has no member named")
+        && !message.contains("undefined reference to")
+        && !message.contains("is not a member of");
+    if plain && sim_words(sim_include).contains(&api) {
+        return format!(
+            "{api} is provided by the ascendopt simulator but not visible here: \
+             CANN code names it AscendC::{api} (or after `using namespace AscendC;`)"
+        );
+    }
+    format!("not supported by the ascendopt simulator: {api}")
 }
 
 /// The first error of `stderr`, attributed to a line of the operator rather
@@ -200,10 +279,7 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
                         Some((file, line_no)) if in_sim(loc.file) => (file.clone(), *line_no),
                         _ => (loc.file.to_string(), loc.line),
                     };
-                    let message = match unsupported_api(loc.message) {
-                        Some(name) => format!("not supported by the ascendopt simulator: {name}"),
-                        None => loc.message.to_string(),
-                    };
+                    let message = interpret(loc.kind, loc.message, sim_include);
                     return Some(FirstError {
                         file: Some(file),
                         line: Some(line_no),
@@ -241,6 +317,13 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
                 file,
                 line: None,
                 message,
+            });
+        }
+        if let Some(rest) = line.strip_prefix("<command-line>: error: ") {
+            return Some(FirstError {
+                file: None,
+                line: None,
+                message: format!("in a define of the build: {rest}"),
             });
         }
         if let Some(rest) = line
@@ -337,7 +420,7 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
         let first = first_error(text, Path::new(SIM)).unwrap();
         assert_eq!(
             first.message,
-            "not supported by the ascendopt simulator: InitBufPool"
+            "not supported by the ascendopt simulator: TPipe::InitBufPool"
         );
 
         // A member that is not an AscendC API stays g++'s message.
@@ -377,6 +460,58 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
         assert_eq!(
             first.message,
             "not supported by the ascendopt simulator: GatherMask"
+        );
+    }
+
+    #[test]
+    fn missing_headers_and_apis_called_another_way_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("api.h"),
+            "namespace AscendC {\ninline int GetBlockNum() { return 1; }\n}\n// FreeTensor in a comment\n",
+        )
+        .unwrap();
+        let sim = dir.path();
+        let text = "op_kernel/x.cpp:12:10: fatal error: kernel_tiling/kernel_tiling.h: No such file or directory\n";
+        let first = first_error(text, sim).unwrap();
+        assert_eq!(first.file.as_deref(), Some("op_kernel/x.cpp"));
+        assert_eq!(first.line, Some(12));
+        assert_eq!(
+            first.message,
+            "header kernel_tiling/kernel_tiling.h: not in the package and not provided by the ascendopt simulator"
+        );
+        // Declared by the simulator, called unqualified.
+        let text = "op_kernel/x.cpp:7:20: error: there are no arguments to 'GetBlockNum' that depend on a template parameter, so a declaration of 'GetBlockNum' must be available [-fpermissive]\n";
+        let first = first_error(text, sim).unwrap();
+        assert!(
+            first.message.starts_with(
+                "GetBlockNum is provided by the ascendopt simulator but not visible here"
+            ),
+            "{}",
+            first.message
+        );
+        let text = "op_kernel/x.cpp:7:20: error: 'GetBlockNum' was not declared in this scope\n";
+        assert!(first_error(text, sim)
+            .unwrap()
+            .message
+            .contains("AscendC::GetBlockNum"));
+        // Not declared anywhere (a comment does not count): unsupported.
+        let text = "op_kernel/x.cpp:7:20: error: 'FreeTensor' was not declared in this scope\n";
+        assert_eq!(
+            first_error(text, sim).unwrap().message,
+            "not supported by the ascendopt simulator: FreeTensor"
+        );
+        // A missing member names its class.
+        let text = "op_kernel/x.cpp:9:5: error: 'class AscendC::TBuf<AscendC::TPosition::VECCALC>' has no member named 'FreeTensor'\n";
+        assert_eq!(
+            first_error(text, sim).unwrap().message,
+            "not supported by the ascendopt simulator: TBuf::FreeTensor"
+        );
+        // A bad define of the build.
+        let text = "<command-line>: error: 'half' was not declared in this scope\n";
+        assert_eq!(
+            first_error(text, sim).unwrap().message,
+            "in a define of the build: 'half' was not declared in this scope"
         );
     }
 

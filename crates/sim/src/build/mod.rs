@@ -50,6 +50,7 @@
 
 mod api_names;
 mod diagnostics;
+pub mod variants;
 
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -92,6 +93,18 @@ pub const GOLD_FLAG: &str = "-fuse-ld=gold";
 
 /// Define passed to the kernel unit (the tiling header expands differently).
 pub const KERNEL_SIDE_DEFINE: &str = "ASCENDOPT_KERNEL_SIDE";
+
+/// Every define of the kernel unit: ours, and `ASCENDC_CPU_DEBUG`, which
+/// CANN's CPU-debug build of a kernel defines to 1 (guide 6.2.3.11.3 "CPU
+/// 孪生调试", and the `ASCENDC_CPU_DEBUG == 1` branches of 6.2.2.1.1
+/// LocalTensor): real kernels guard their `<<<>>>` launch helpers with
+/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is.
+pub const KERNEL_DEFINES: &[&str] = &[KERNEL_SIDE_DEFINE, "ASCENDC_CPU_DEBUG=1"];
+
+/// Force-included into every kernel unit before the tiling header: the
+/// names the msopgen build's per-variant macros expand to (`DT_FLOAT16`,
+/// `FORMAT_ND`, ...), see [`variant_defines`].
+pub const MSOPGEN_KERNEL_HEADER: &str = "ascendopt/kernel/msopgen_build.h";
 
 /// A g++ compile (of one unit) that takes longer than this is stopped.
 pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -179,6 +192,12 @@ pub struct BuildRequest {
     pub tiling_header: Option<PathBuf>,
     /// Extra defines for both units, `NAME` or `NAME=VALUE`.
     pub defines: Vec<String>,
+    /// The kernel variants: one kernel library is built for each entry,
+    /// with that entry's defines added to the kernel unit (the msopgen
+    /// build's `DTYPE_<ARG>`, `ORIG_DTYPE_<ARG>`, `FORMAT_<ARG>` of one
+    /// dtype combination: [`variant_defines`]). Empty: one kernel library
+    /// without variant defines.
+    pub kernel_variants: Vec<Vec<String>>,
     /// Stop a unit's g++ after this long.
     pub timeout: Duration,
 }
@@ -191,7 +210,8 @@ impl BuildRequest {
     pub fn for_op_dir(op_dir: &Path, toolchain: Toolchain) -> Result<BuildRequest, BuildError> {
         let host_dir = op_dir.join("op_host");
         let kernel_dir = op_dir.join("op_kernel");
-        let host_sources = files_with_suffix(&host_dir, ".cpp")?;
+        let mut host_sources = files_with_suffix(&host_dir, ".cpp")?;
+        host_sources.retain(|p| !ascendopt_op::package::is_op_api_source(p));
         let kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
         if host_sources.is_empty() || kernel_sources.is_empty() {
             return Err(BuildError::BadRequest {
@@ -232,6 +252,7 @@ impl BuildRequest {
             include_dirs: vec![host_dir, kernel_dir],
             tiling_header,
             defines: Vec::new(),
+            kernel_variants: Vec::new(),
             timeout: DEFAULT_COMPILE_TIMEOUT,
         })
     }
@@ -300,8 +321,11 @@ impl BuildCache {
 pub struct Built {
     /// The host (tiling) library.
     pub host_lib: PathBuf,
-    /// The kernel library.
+    /// The kernel library (the first variant's).
     pub kernel_lib: PathBuf,
+    /// One kernel library per variant of the request, in its order (just
+    /// `kernel_lib` when the request names no variant).
+    pub kernel_libs: Vec<PathBuf>,
     /// Hex SHA-256 naming this pair of libraries.
     pub key: String,
     /// Both libraries came from the cache.
@@ -328,8 +352,9 @@ pub enum BuildError {
         /// The compiler that was looked for.
         cxx: String,
     },
-    /// The sources do not compile.
-    #[error("{unit} does not compile: {}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    /// The sources do not compile (and `also`, the other unit's failure
+    /// when both fail).
+    #[error("{unit} does not compile: {}{}: {message}{}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default(), .also.as_ref().map(|e| format!("; and {e}")).unwrap_or_default())]
     Compile {
         /// Which library.
         unit: Unit,
@@ -339,8 +364,11 @@ pub enum BuildError {
         line: Option<u32>,
         /// The first error, e.g. `not supported by the ascendopt simulator: Mmad`.
         message: String,
-        /// g++'s stderr trimmed to the errors with file:line and snippets.
+        /// g++'s stderr trimmed to the errors with file:line and snippets
+        /// (of both units when both fail, each under a `== unit ==` line).
         diagnostics: String,
+        /// The other unit's failure, when both fail.
+        also: Option<Box<BuildError>>,
     },
     /// g++ ran longer than the request's timeout and was killed.
     #[error("{unit} compile timed out after {after_ms} ms")]
@@ -385,6 +413,87 @@ pub enum BuildError {
     },
 }
 
+impl BuildError {
+    /// `self` (the kernel's failure) with `other` (the host's) reported
+    /// beside it, when both are compile errors or time-outs; else `self`.
+    fn with_also(self, other: BuildError) -> BuildError {
+        let other_reportable = matches!(
+            other,
+            BuildError::Compile { .. } | BuildError::Timeout { .. }
+        );
+        match self {
+            BuildError::Compile {
+                unit,
+                file,
+                line,
+                message,
+                diagnostics,
+                also: None,
+            } if other_reportable => {
+                let mut diagnostics = format!("== {unit} ==\n{diagnostics}");
+                if let BuildError::Compile {
+                    unit: other_unit,
+                    diagnostics: other_diag,
+                    ..
+                } = &other
+                {
+                    diagnostics.push_str(&format!("\n== {other_unit} ==\n{other_diag}"));
+                }
+                BuildError::Compile {
+                    unit,
+                    file,
+                    line,
+                    message,
+                    diagnostics,
+                    also: Some(Box::new(other)),
+                }
+            }
+            this => this,
+        }
+    }
+
+    /// The units that failed to compile, each with its first error: the
+    /// error itself and, when both units fail, the other one.
+    pub fn unit_failures(&self) -> Vec<&BuildError> {
+        match self {
+            BuildError::Compile { also, .. } => {
+                let mut out = vec![self];
+                if let Some(other) = also {
+                    out.push(other);
+                }
+                out
+            }
+            other => vec![other],
+        }
+    }
+}
+
+/// The AscendC API names that occur in `files` (as words, outside `//`
+/// comments) but nowhere in the simulator's headers under `include_dir`:
+/// the APIs a package uses that the simulator lacks. Sorted, each once.
+/// Unreadable files are skipped.
+pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<String> {
+    let sim = diagnostics::sim_words(include_dir);
+    let mut out = std::collections::BTreeSet::new();
+    for file in files {
+        let Ok(text) = fs::read_to_string(file) else {
+            continue;
+        };
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            for word in code
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+            {
+                if api_names::is_api_name(word) && !sim.contains(word) {
+                    out.insert(word.to_string());
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Compiles (or takes from the cache) the host and kernel libraries of `req`.
 pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
     check_defines(&req.defines)?;
@@ -411,21 +520,40 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         unit: Unit::Host,
         root: root.clone(),
         sources: host_sources.clone(),
-        forced_header: None,
+        forced_headers: Vec::new(),
         include_dirs: include_dirs.clone(),
         defines: req.defines.clone(),
         param: None,
     };
-    let mut kernel_defines = vec![KERNEL_SIDE_DEFINE.to_string()];
+    let mut kernel_defines: Vec<String> = KERNEL_DEFINES.iter().map(|d| d.to_string()).collect();
     kernel_defines.extend(req.defines.iter().cloned());
-    let kernel = UnitPlan {
+    let mut kernel_forced = vec![toolchain.include_dir.join(MSOPGEN_KERNEL_HEADER)];
+    kernel_forced.extend(tiling_header);
+    let kernel_base = UnitPlan {
         unit: Unit::Kernel,
         root,
         sources: kernel_sources.clone(),
-        forced_header: tiling_header,
+        forced_headers: kernel_forced,
         include_dirs,
         defines: kernel_defines,
         param: None,
+    };
+    for variant in &req.kernel_variants {
+        check_defines(variant)?;
+    }
+    // One plan per kernel variant (one without variant defines when the
+    // request names none).
+    let kernels: Vec<UnitPlan> = if req.kernel_variants.is_empty() {
+        vec![kernel_base]
+    } else {
+        req.kernel_variants
+            .iter()
+            .map(|variant| {
+                let mut plan = kernel_base.clone();
+                plan.defines.extend(variant.iter().cloned());
+                plan
+            })
+            .collect()
     };
     let common = KeyBase {
         compiler_version: &facts.version,
@@ -433,15 +561,21 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         linker: facts.gold.then_some(GOLD_FLAG),
     };
     let host_key = host.key(&common, &kernel_sources)?;
-    let kernel_key = kernel.key(&common, &host_sources)?;
+    let kernel_keys = kernels
+        .iter()
+        .map(|k| k.key(&common, &host_sources))
+        .collect::<Result<Vec<_>, _>>()?;
     fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
         path: cache.dir().to_path_buf(),
         source,
     })?;
     let mut host_lib = cache.dir().join(format!("host-{host_key}.so"));
-    let kernel_lib = cache.dir().join(format!("kernel-{kernel_key}.so"));
+    let kernel_libs: Vec<PathBuf> = kernel_keys
+        .iter()
+        .map(|key| cache.dir().join(format!("kernel-{key}.so")))
+        .collect();
     let mut host_cached = host_lib.is_file();
-    let kernel_cached = kernel_lib.is_file();
+    let kernel_cached = kernel_libs.iter().all(|lib| lib.is_file());
     // Knob values set at run time: one host library per tiling region
     // shape, whatever the knobs' values (Stage II changes only those).
     // Tried unless an earlier attempt with the same rewritten text failed
@@ -502,9 +636,18 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
             knobs: Vec::new(),
         })
     };
+    // The kernel variants one after the other, beside the host: a failing
+    // variant stops the others (they share the sources).
+    let kernel_job = || -> Result<u64, BuildError> {
+        let mut ms = 0;
+        for (plan, lib) in kernels.iter().zip(&kernel_libs) {
+            ms += run(plan, lib, lib.is_file())?;
+        }
+        Ok(ms)
+    };
     let (host_res, kernel_res) = std::thread::scope(|scope| {
         let host_thread = scope.spawn(host_job);
-        let kernel_res = run(&kernel, &kernel_lib, kernel_cached);
+        let kernel_res = kernel_job();
         let host_res = host_thread.join().unwrap_or_else(|_| {
             Err(BuildError::BadRequest {
                 message: "host compile thread panicked".into(),
@@ -512,23 +655,32 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         });
         (host_res, kernel_res)
     });
-    // Report the kernel's error first: it is the one a refinement step edits.
-    let kernel_ms = kernel_res?;
+    // The kernel's error comes first (it is the one a refinement step
+    // edits), and a host that fails too is reported with it.
+    let (kernel_ms, host_built) = match (kernel_res, host_res) {
+        (Ok(k), Ok(h)) => (k, h),
+        (Err(kernel), Err(host)) => return Err(kernel.with_also(host)),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
+    };
     let HostBuilt {
         ms: host_ms,
         param_lib,
         knobs: host_knobs,
-    } = host_res?;
+    } = host_built;
     if let Some((lib, cached)) = param_lib {
         host_cached = cached;
         host_lib = lib;
     }
     let mut pair = Sha256::new();
     pair.update(host_key.as_bytes());
-    pair.update(kernel_key.as_bytes());
+    for kernel_key in &kernel_keys {
+        pair.update(kernel_key.as_bytes());
+    }
+    let kernel_lib = kernel_libs.first().cloned().unwrap_or_default();
     Ok(Built {
         host_lib,
         kernel_lib,
+        kernel_libs,
         key: hex(&pair.finalize()),
         cached: host_cached && kernel_cached,
         host_cached,
@@ -852,7 +1004,8 @@ struct UnitPlan {
     /// has the same keys and the same libraries.
     root: PathBuf,
     sources: Vec<PathBuf>,
-    forced_header: Option<PathBuf>,
+    /// Headers force-included in this order (`-include`).
+    forced_headers: Vec<PathBuf>,
     include_dirs: Vec<PathBuf>,
     defines: Vec<String>,
     /// A parametrised host build: the sources' rewritten texts (knobs read
@@ -911,7 +1064,7 @@ impl UnitPlan {
                 }
             }
         }
-        if let Some(header) = &self.forced_header {
+        for header in &self.forced_headers {
             hasher.field(b"forced-header");
             hasher.file_as(header, self.relative(header))?;
         }
@@ -967,7 +1120,7 @@ impl UnitPlan {
         for define in &self.defines {
             args.push(format!("-D{define}").into());
         }
-        if let Some(header) = &self.forced_header {
+        for header in &self.forced_headers {
             args.push("-include".into());
             args.push(header.clone().into());
         }
@@ -1147,6 +1300,7 @@ fn run_compiler(
             line,
             message,
             diagnostics: diagnostics::trim(&stderr),
+            also: None,
         });
     }
     fs::rename(&tmp_out, out).map_err(|source| {

@@ -38,6 +38,10 @@ impl Fixture {
         );
         fixture.write("sim/include/ascendopt/abi.h", "#pragma once\n");
         fixture.write(
+            "sim/include/ascendopt/kernel/msopgen_build.h",
+            "#pragma once\nenum { DT_FLOAT = 0, DT_FLOAT16 = 1 };\n",
+        );
+        fixture.write(
             "sim/runtime_src/kernel_entry.cpp",
             "extern \"C\" int rt_kernel_marker() { return 7; }\n",
         );
@@ -403,6 +407,7 @@ fn compile_error_names_file_line_and_the_unsupported_api() {
             line,
             message,
             diagnostics,
+            ..
         } => {
             assert_eq!(*unit, Unit::Kernel);
             assert_eq!(file, &fs::canonicalize(&kernel_file).unwrap());
@@ -461,6 +466,88 @@ fn host_compile_error_is_reported_as_host() {
         }
         other => panic!("expected a compile error, got {other:?}"),
     }
+}
+
+#[test]
+fn when_both_units_fail_both_are_reported_each_with_its_first_error() {
+    let fx = Fixture::new();
+    fx.write(
+        "ops/demo/op_host/demo.cpp",
+        "int f() { return undeclared_host_thing; }\n",
+    );
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        "int g() {\n  return undeclared_kernel_thing;\n}\n",
+    );
+    let err = build(&fx.request(), &fx.cache()).unwrap_err();
+    let failures = err.unit_failures();
+    assert_eq!(failures.len(), 2, "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("kernel does not compile: ")
+            && text.contains("demo.cpp:2: 'undeclared_kernel_thing' was not declared")
+            && text.contains("; and host does not compile: ")
+            && text.contains("demo.cpp:1: 'undeclared_host_thing' was not declared"),
+        "{text}"
+    );
+    match &err {
+        BuildError::Compile { diagnostics, .. } => {
+            let kernel = diagnostics.find("== kernel ==").expect("kernel section");
+            let host = diagnostics.find("== host ==").expect("host section");
+            assert!(kernel < host, "{diagnostics}");
+            assert!(diagnostics[host..].contains("undeclared_host_thing"));
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    // One unit failing alone is reported alone.
+    fx.write("ops/demo/op_host/demo.cpp", HOST_SRC);
+    let err = build(&fx.request(), &fx.cache()).unwrap_err();
+    assert_eq!(err.unit_failures().len(), 1);
+    assert!(!err.to_string().contains("; and "), "{err}");
+}
+
+#[test]
+fn kernel_variants_are_one_library_each_with_the_msopgen_macros() {
+    let fx = Fixture::new();
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        "#include \"kernel_operator.h\"\n\
+         typedef unsigned short half;\n\
+         extern \"C\" int variant_value() {\n\
+           return int(sizeof(DTYPE_X)) * 10 + (ORIG_DTYPE_X == DT_FLOAT16 ? 1 : 0)\n\
+                  + (ASCENDC_CPU_DEBUG == 1 ? 100 : 0);\n\
+         }\n",
+    );
+    let mut req = fx.request();
+    let param = |dtype| variants::VariantParam {
+        name: "x",
+        dtype,
+        format: "FORMAT_ND",
+    };
+    req.kernel_variants = vec![
+        variants::variant_defines(&[param(ascendopt_op::Dtype::Float16)]),
+        variants::variant_defines(&[param(ascendopt_op::Dtype::Float32)]),
+    ];
+    let built = build(&req, &fx.cache()).unwrap();
+    assert_eq!(built.kernel_libs.len(), 2);
+    assert_eq!(built.kernel_lib, built.kernel_libs[0]);
+    assert_eq!(call(&built.kernel_libs[0], "variant_value"), 121);
+    assert_eq!(call(&built.kernel_libs[1], "variant_value"), 140);
+    // Again: both from the cache; one variant less names other libraries.
+    let again = build(&req, &fx.cache()).unwrap();
+    assert!(again.cached);
+    assert_eq!(again.kernel_libs, built.kernel_libs);
+    req.kernel_variants.truncate(1);
+    let one = build(&req, &fx.cache()).unwrap();
+    assert!(one.cached);
+    assert_eq!(one.kernel_libs, built.kernel_libs[..1].to_vec());
+    assert_ne!(one.key, built.key);
+    // A variant define that is not NAME=VALUE is refused before compiling.
+    req.kernel_variants = vec![vec!["DTYPE_X=half; rm".into(), "1BAD".into()]];
+    assert!(matches!(
+        build(&req, &fx.cache()),
+        Err(BuildError::BadRequest { .. })
+    ));
 }
 
 #[test]

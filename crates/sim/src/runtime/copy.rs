@@ -336,6 +336,22 @@ impl Block {
                 .shared
                 .gm
                 .resolve(operand, start as usize, end - start)?;
+            if r.past_end > 0 {
+                let name = self
+                    .shared
+                    .gm
+                    .allocs()
+                    .get(r.space as usize)
+                    .map(|a| a.name.clone())
+                    .unwrap_or_default();
+                self.shared.note(
+                    "gm-padding",
+                    format!(
+                        "{operand} of a GM copy runs past the end of `{name}` into the padding \
+                         the device allocator adds (allowed: it touches no other tensor)"
+                    ),
+                );
+            }
             return Ok(Region {
                 mem,
                 space: r.space,

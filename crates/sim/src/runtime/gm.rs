@@ -8,6 +8,19 @@ use super::fault::Fault;
 /// hardware-facts.md section F "GM behaviour").
 pub const GM_ALIGN: usize = 512;
 
+/// The bytes a device allocation of `len` bytes really spans: the
+/// AscendCL allocator (`aclrtMalloc`) rounds a request up to a multiple of
+/// 32 bytes and adds 32 more (AscendCL API reference, aclrtMalloc:
+/// "size向上对齐成32字节整数倍后，再多加32字节"; not in ../shared/ref, so an
+/// [I] fact of this project). A kernel reading the usual whole 32-byte
+/// block at a tensor's tail stays inside that span on the chip and reads
+/// nothing of another tensor; so does a write there, which only touches
+/// padding of the same allocation. Accesses inside the span are allowed
+/// (and noted); past it they fault.
+pub fn device_span(len: usize) -> usize {
+    len.div_ceil(32).saturating_mul(32).saturating_add(32)
+}
+
 /// One GM allocation.
 pub struct GmAlloc {
     /// What it holds (`input x`, `workspace`, ...), for messages.
@@ -18,8 +31,8 @@ pub struct GmAlloc {
 
 /// Where an allocation's bytes live.
 enum Backing {
-    /// A buffer of our own (`len + GM_ALIGN` bytes; the allocation starts
-    /// at `offset`, the first aligned byte).
+    /// A buffer of our own (`device_span(len) + GM_ALIGN` bytes; the
+    /// allocation starts at `offset`, the first aligned byte).
     Owned { buf: Vec<u8>, offset: usize },
     /// Memory the launch's caller owns (a tensor region shared with the
     /// parent process), valid for the whole launch.
@@ -35,7 +48,7 @@ unsafe impl Sync for GmAlloc {}
 
 impl GmAlloc {
     fn new(name: String, len: usize) -> GmAlloc {
-        let buf = vec![0u8; len + GM_ALIGN];
+        let buf = vec![0u8; device_span(len) + GM_ALIGN];
         let misalign = buf.as_ptr() as usize % GM_ALIGN;
         let offset = if misalign == 0 {
             0
@@ -101,6 +114,9 @@ pub struct GmRef {
     pub offset: u64,
     /// Host address of the first byte.
     pub ptr: usize,
+    /// Bytes of the access past the tensor's end, inside the device
+    /// allocator's padding ([`device_span`]); 0 for an access inside it.
+    pub past_end: u64,
 }
 
 impl GmSpace {
@@ -119,7 +135,8 @@ impl GmSpace {
     /// [`GM_ALIGN`]-aligned.
     ///
     /// # Safety
-    /// `memory` must stay valid, and untouched by anyone but the kernel
+    /// `memory`, and the bytes after it up to [`device_span`] of its
+    /// length, must stay valid, and untouched by anyone but the kernel
     /// through this space, for as long as this space lives.
     pub unsafe fn adopt(&mut self, name: &str, memory: &mut [u8]) -> Option<u32> {
         if !(memory.as_ptr() as usize).is_multiple_of(GM_ALIGN) {
@@ -152,11 +169,12 @@ impl GmSpace {
         &self.allocs
     }
 
-    /// Resolves `[addr, addr+len)`; it must lie inside one allocation.
+    /// Resolves `[addr, addr+len)`; it must lie inside one allocation, or
+    /// end in the device allocator's padding after it ([`device_span`]).
     pub fn resolve(&self, operand: &'static str, addr: usize, len: u64) -> Result<GmRef, Fault> {
         // An allocation holding the whole range wins (one may end exactly
-        // where the next begins); otherwise the one it starts in names the
-        // overrun.
+        // where the next begins); then one whose padding holds it;
+        // otherwise the one it starts in names the overrun.
         for (i, a) in self.allocs.iter().enumerate() {
             let base = a.base();
             if addr >= base && ((addr - base) as u64).saturating_add(len) <= a.len as u64 {
@@ -164,6 +182,19 @@ impl GmSpace {
                     space: i as u32,
                     offset: (addr - base) as u64,
                     ptr: addr,
+                    past_end: 0,
+                });
+            }
+        }
+        for (i, a) in self.allocs.iter().enumerate() {
+            let base = a.base();
+            let end = ((addr.wrapping_sub(base)) as u64).saturating_add(len);
+            if addr >= base && addr - base < a.len && end <= device_span(a.len) as u64 {
+                return Ok(GmRef {
+                    space: i as u32,
+                    offset: (addr - base) as u64,
+                    ptr: addr,
+                    past_end: end - a.len as u64,
                 });
             }
         }
@@ -176,11 +207,13 @@ impl GmSpace {
                     addr: addr as u64,
                     len,
                     near: format!(
-                        "; it starts at byte {} of `{}` ({} bytes) and runs {} bytes past its end",
+                        "; it starts at byte {} of `{}` ({} bytes) and runs {} bytes past its end \
+                         (past the {} bytes the device allocator gives it)",
                         off,
                         a.name,
                         a.len,
-                        off + len - a.len as u64
+                        off + len - a.len as u64,
+                        device_span(a.len)
                     ),
                 });
             }
@@ -233,9 +266,9 @@ mod tests {
         let r = gm.resolve("src", base + GM_ALIGN - 32, 32).unwrap();
         assert_eq!((r.space, r.offset), (a, GM_ALIGN as u64 - 32));
         // A range across the boundary belongs to neither.
-        let err = gm.resolve("src", base + GM_ALIGN - 32, 64).unwrap_err();
+        let err = gm.resolve("src", base + GM_ALIGN - 32, 96).unwrap_err();
         assert!(
-            err.to_string().contains("runs 32 bytes past its end"),
+            err.to_string().contains("runs 64 bytes past its end"),
             "{err}"
         );
         // Misaligned memory is not adopted.
@@ -243,5 +276,32 @@ mod tests {
         let odd = (GM_ALIGN - other.as_ptr() as usize % GM_ALIGN) % GM_ALIGN + 1;
         // SAFETY: as above.
         assert!(unsafe { gm.adopt("x", &mut other[odd..odd + 8]) }.is_none());
+    }
+
+    #[test]
+    fn the_device_allocators_padding_is_reachable_and_nothing_after_it() {
+        // 3003 fp16 elements: 6006 bytes, padded to 6016 + 32 = 6048.
+        assert_eq!(device_span(6006), 6048);
+        assert_eq!(device_span(0), 32);
+        assert_eq!(device_span(64), 96);
+        let mut gm = GmSpace::default();
+        let idx = gm.alloc("input 0", 6006, &[7u8; 6006]);
+        let base = gm.allocs()[idx as usize].base();
+        // The whole 32-byte block at the tail: inside the padding.
+        let r = gm.resolve("src", base + 5984, 32).unwrap();
+        assert_eq!((r.offset, r.past_end), (5984, 10));
+        // Up to the padding's end.
+        let r = gm.resolve("src", base + 5990, 58).unwrap();
+        assert_eq!(r.past_end, 42);
+        // One byte further faults, naming the span.
+        let err = gm.resolve("src", base + 5990, 59).unwrap_err().to_string();
+        assert!(
+            err.contains("6048 bytes the device allocator gives it"),
+            "{err}"
+        );
+        // Starting in the padding is not starting in the tensor.
+        assert!(gm.resolve("dst", base + 6010, 4).is_err());
+        // An access inside the tensor has nothing past its end.
+        assert_eq!(gm.resolve("src", base, 6006).unwrap().past_end, 0);
     }
 }

@@ -17,7 +17,8 @@
 //!   unmapped address space at least as long as itself (and 1 MiB), so a
 //!   kernel that reads or writes past a tensor, even by a whole tile, lands
 //!   in no GM allocation (a fault that names the tensor) rather than in the
-//!   next tensor.
+//!   next tensor; the device allocator's padding after a tensor
+//!   (`runtime::gm::device_span`) is mapped, as on the chip.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -157,7 +158,10 @@ impl Arena {
     ) -> io::Result<Arena> {
         let spans: Vec<usize> = lens
             .iter()
-            .map(|&l| l.div_ceil(PAGE).max(1) * PAGE)
+            // The device allocator's padding after each tensor is mapped
+            // too (`device_span`; `layout` keeps at least a page after
+            // each region in the file).
+            .map(|&l| crate::runtime::gm::device_span(l).div_ceil(PAGE).max(1) * PAGE)
             .collect();
         let gap = |span: usize| span.max(MIN_GAP);
         let map_len = spans

@@ -1,0 +1,81 @@
+//! `ascendopt compat`: how far operator folders written elsewhere get on
+//! the simulator (compile host and kernel, run and pass, first blockers,
+//! APIs the simulator lacks).
+
+use crate::Status;
+use anyhow::{Context, Result};
+use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_harness::compat::{self, CompatConfig};
+use ascendopt_harness::pool;
+use ascendopt_sim::build::{BuildCache, Toolchain};
+use std::path::PathBuf;
+
+/// Arguments of `ascendopt compat`.
+#[derive(Debug, clap::Args)]
+pub struct CompatArgs {
+    /// Operator folders (with op_host/ and op_kernel/), or folders to search
+    /// for them.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Operators checked at once.
+    #[arg(short = 'j', long, default_value_t = 1)]
+    jobs: usize,
+}
+
+pub fn run(args: CompatArgs) -> Result<Status> {
+    for dir in &args.dirs {
+        if !dir.is_dir() {
+            anyhow::bail!("{}: not a folder", dir.display());
+        }
+    }
+    let dirs = compat::operator_dirs(&args.dirs);
+    if dirs.is_empty() {
+        anyhow::bail!(
+            "no operator folder (one with op_host/ and op_kernel/) at or under {}",
+            args.dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let cfg = CompatConfig {
+        toolchain: Toolchain::from_env(),
+        cache: BuildCache::from_env().context("the build cache")?,
+        seed: args.seed,
+    };
+    let total = dirs.len();
+    let mut rows = vec![None; total];
+    let mut done = 0;
+    pool::for_each_result(
+        dirs,
+        args.jobs,
+        |dir| compat::check_dir(&device, &cfg, &dir),
+        |i, row| {
+            done += 1;
+            eprintln!(
+                "[{done}/{total}] {}: host {}, kernel {}, run {}",
+                row.name,
+                row.host.label(),
+                row.kernel.label(),
+                row.run.label()
+            );
+            rows[i] = Some(row);
+        },
+    );
+    let rows: Vec<_> = rows.into_iter().flatten().collect();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&compat::to_json(&rows))?);
+    } else {
+        print!("{}", compat::render_table(&rows));
+    }
+    let all_pass = rows.iter().all(|r| r.run.passed());
+    Ok(if all_pass { Status::Ok } else { Status::Failed })
+}

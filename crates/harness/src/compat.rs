@@ -1,0 +1,524 @@
+//! How far operator folders written elsewhere get on the simulator:
+//! `ascendopt compat DIR...`.
+//!
+//! For each operator folder (a folder with `op_host/` and `op_kernel/`, the
+//! msopgen layout) it answers: does the host unit compile, does the kernel
+//! unit compile, does every case of its op.toml run and pass, what is the
+//! first blocker of each unit, and which AscendC APIs the sources name that
+//! the simulator's headers lack. A folder without op.toml is compiled only
+//! (`ascendopt import` writes one).
+//!
+//! Invariants:
+//! - A folder's failure is a row, never an `Err`: bad sources, a bad
+//!   op.toml, a crashing kernel all end as states of that row.
+//! - Both units are always tried (the build reports both failures), so a
+//!   user who fixes the kernel does not meet a second wall in the host.
+
+use crate::eval::{self, CaseVerdict, CheckConfig};
+use ascendopt_device::{Device, DeviceError};
+use ascendopt_op::package::OpPackage;
+use ascendopt_sim::build::{self, BuildCache, BuildError, BuildRequest, Toolchain, Unit};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// How deep [`operator_dirs`] looks under a root.
+const MAX_DEPTH: usize = 10;
+
+/// Whether a unit compiles.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum UnitState {
+    /// It compiles and links.
+    Compiles,
+    /// It does not; its first error.
+    Fails {
+        /// `file:line` (the file alone when the compiler named no line).
+        location: String,
+        /// The first error, interpreted.
+        message: String,
+    },
+    /// It was not compiled.
+    NotTried {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl UnitState {
+    /// True for [`UnitState::Compiles`].
+    pub fn compiles(&self) -> bool {
+        matches!(self, UnitState::Compiles)
+    }
+
+    /// One short line for a table cell.
+    pub fn label(&self) -> &'static str {
+        match self {
+            UnitState::Compiles => "ok",
+            UnitState::Fails { .. } => "FAIL",
+            UnitState::NotTried { .. } => "-",
+        }
+    }
+}
+
+/// Whether the operator's cases run and pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum RunState {
+    /// Every case passed.
+    Passed {
+        /// How many cases.
+        cases: usize,
+    },
+    /// A case did not pass.
+    Failed {
+        /// The first failing case.
+        case: String,
+        /// Its verdict label (`mismatch`, `fault`, ...).
+        verdict: String,
+        /// Why, in one line.
+        reason: String,
+        /// How many cases passed.
+        passed: usize,
+        /// Out of.
+        cases: usize,
+    },
+    /// There is no usable op.toml.
+    NoSpec {
+        /// Why (missing, or the loader's error).
+        reason: String,
+    },
+    /// Not run: the operator does not build.
+    NotBuilt,
+}
+
+impl RunState {
+    /// True for [`RunState::Passed`].
+    pub fn passed(&self) -> bool {
+        matches!(self, RunState::Passed { .. })
+    }
+
+    /// One short word for a table cell.
+    pub fn label(&self) -> &'static str {
+        match self {
+            RunState::Passed { .. } => "pass",
+            RunState::Failed { .. } => "FAIL",
+            RunState::NoSpec { .. } => "no spec",
+            RunState::NotBuilt => "-",
+        }
+    }
+}
+
+/// One operator folder's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CompatRow {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Its name (the folder's, or op.toml's).
+    pub name: String,
+    /// The host unit (op_host: tiling, OpDef).
+    pub host: UnitState,
+    /// The kernel unit (op_kernel).
+    pub kernel: UnitState,
+    /// The cases.
+    pub run: RunState,
+    /// AscendC API names the sources use that the simulator's headers do
+    /// not have.
+    pub missing_apis: Vec<String>,
+}
+
+impl CompatRow {
+    /// Both units compile.
+    pub fn compiles(&self) -> bool {
+        self.host.compiles() && self.kernel.compiles()
+    }
+
+    /// The first blocker: the kernel's first error, else the host's, else
+    /// why the cases did not pass; None when it passes.
+    pub fn first_blocker(&self) -> Option<String> {
+        for (unit, state) in [("kernel", &self.kernel), ("host", &self.host)] {
+            match state {
+                UnitState::Fails { location, message } => {
+                    return Some(format!("{unit}: {location}: {message}"))
+                }
+                UnitState::NotTried { reason } => return Some(format!("{unit}: {reason}")),
+                UnitState::Compiles => {}
+            }
+        }
+        match &self.run {
+            RunState::Passed { .. } | RunState::NotBuilt => None,
+            RunState::Failed {
+                case,
+                verdict,
+                reason,
+                ..
+            } => Some(format!("case {case}: {verdict}: {reason}")),
+            RunState::NoSpec { reason } => Some(reason.clone()),
+        }
+    }
+}
+
+/// The operator folders at or under `roots` (a folder holding both
+/// `op_host/` and `op_kernel/`), sorted, each once; hidden folders are
+/// skipped and an operator folder is not searched further.
+pub fn operator_dirs(roots: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        if dir.join("op_host").is_dir() && dir.join("op_kernel").is_dir() {
+            out.push(dir.to_path_buf());
+            return;
+        }
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut subdirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+            .map(|e| e.path())
+            .collect();
+        subdirs.sort();
+        for sub in subdirs {
+            walk(&sub, depth + 1, out);
+        }
+    }
+    let mut out = Vec::new();
+    for root in roots {
+        walk(root, 0, &mut out);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The source files of an operator folder: every `.cpp`, `.h`, `.hpp` and
+/// `.cc` under `op_host/` and `op_kernel/`.
+fn source_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() && depth < 4 {
+                walk(&path, depth + 1, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "cpp" || e == "h" || e == "hpp" || e == "cc")
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&dir.join("op_host"), 0, &mut out);
+    walk(&dir.join("op_kernel"), 0, &mut out);
+    out.sort();
+    out
+}
+
+/// What [`check_dir`] needs besides the device.
+#[derive(Debug, Clone)]
+pub struct CompatConfig {
+    /// Compiler and emulation headers (for folders without op.toml and for
+    /// the missing-API scan).
+    pub toolchain: Toolchain,
+    /// The build cache.
+    pub cache: BuildCache,
+    /// Seed of the inputs.
+    pub seed: u64,
+}
+
+/// The answer for one operator folder.
+pub fn check_dir(device: &dyn Device, cfg: &CompatConfig, dir: &Path) -> CompatRow {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    let missing_apis = build::apis_missing_from_sim(&source_files(dir), &cfg.toolchain.include_dir);
+    let mut row = CompatRow {
+        dir: dir.to_path_buf(),
+        name,
+        host: UnitState::NotTried {
+            reason: "not compiled".into(),
+        },
+        kernel: UnitState::NotTried {
+            reason: "not compiled".into(),
+        },
+        run: RunState::NotBuilt,
+        missing_apis,
+    };
+    if !dir.join("op.toml").is_file() {
+        compile_only(cfg, dir, &mut row);
+        if row.compiles() {
+            row.run = RunState::NoSpec {
+                reason: "no op.toml: `ascendopt import` writes one".into(),
+            };
+        }
+        return row;
+    }
+    let package = match OpPackage::load(dir) {
+        Ok(p) => p,
+        Err(e) => {
+            compile_only(cfg, dir, &mut row);
+            row.run = RunState::NoSpec {
+                reason: format!("op.toml: {e}"),
+            };
+            return row;
+        }
+    };
+    row.name = package.name().to_string();
+    let check_cfg = CheckConfig {
+        case: None,
+        seed: cfg.seed,
+        profile: false,
+        deterministic: true,
+        timeline: false,
+    };
+    let check = match eval::check_op(device, &package, &check_cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            row.run = RunState::NoSpec {
+                reason: e.to_string(),
+            };
+            return row;
+        }
+    };
+    match &check.build {
+        Ok(_) => {
+            row.host = UnitState::Compiles;
+            row.kernel = UnitState::Compiles;
+        }
+        Err(DeviceError::Compile { summary, units, .. }) => {
+            row.host = UnitState::Compiles;
+            row.kernel = UnitState::Compiles;
+            if units.is_empty() {
+                row.kernel = UnitState::Fails {
+                    location: String::new(),
+                    message: summary.clone(),
+                };
+            }
+            for u in units {
+                let state = UnitState::Fails {
+                    location: u.location.clone(),
+                    message: u.message.clone(),
+                };
+                if u.unit == "host" {
+                    row.host = state;
+                } else {
+                    row.kernel = state;
+                }
+            }
+            return row;
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            row.host = UnitState::NotTried {
+                reason: reason.clone(),
+            };
+            row.kernel = UnitState::NotTried { reason };
+            return row;
+        }
+    }
+    let cases = check.cases.len();
+    let passed = check.cases.iter().filter(|c| c.verdict.passed()).count();
+    row.run = match check.cases.iter().find(|c| !c.verdict.passed()) {
+        None => RunState::Passed { cases },
+        Some(bad) => RunState::Failed {
+            case: bad.name.clone(),
+            verdict: bad.verdict.label().to_string(),
+            reason: verdict_reason(&bad.verdict, &bad.outputs),
+            passed,
+            cases,
+        },
+    };
+    row
+}
+
+/// One line on why a case did not pass.
+fn verdict_reason(verdict: &CaseVerdict, outputs: &[eval::OutputCheck]) -> String {
+    match verdict {
+        CaseVerdict::Pass => "passed".into(),
+        CaseVerdict::Mismatch => outputs
+            .iter()
+            .find(|o| !o.report.passed())
+            .map(|o| {
+                let r = &o.report;
+                let first = r
+                    .first_bad
+                    .as_ref()
+                    .map(|b| {
+                        format!(
+                            "; first at {:?}: got {}, expected {}",
+                            b.multi_index, b.actual, b.expected
+                        )
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "output {}: {} of {} elements differ, {} unwritten{first}",
+                    o.name, r.mismatches, r.total, r.unwritten
+                )
+            })
+            .unwrap_or_else(|| "outputs differ from the golden".into()),
+        CaseVerdict::Hazard => "a race between pipes in the trace".into(),
+        CaseVerdict::RunFailed(outcome) => outcome.summary(),
+        CaseVerdict::GoldenFailed(m) => m.clone(),
+    }
+}
+
+/// Compiles a folder without a usable op.toml (the msopgen layout, no
+/// kernel variants) and records both units' states.
+fn compile_only(cfg: &CompatConfig, dir: &Path, row: &mut CompatRow) {
+    let req = match BuildRequest::for_op_dir(dir, cfg.toolchain.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            let reason = e.to_string();
+            row.host = UnitState::NotTried {
+                reason: reason.clone(),
+            };
+            row.kernel = UnitState::NotTried { reason };
+            return;
+        }
+    };
+    match build::build(&req, &cfg.cache) {
+        Ok(_) => {
+            row.host = UnitState::Compiles;
+            row.kernel = UnitState::Compiles;
+        }
+        Err(e @ (BuildError::Compile { .. } | BuildError::Timeout { .. })) => {
+            row.host = UnitState::Compiles;
+            row.kernel = UnitState::Compiles;
+            for failure in e.unit_failures() {
+                let (unit, state) = match failure {
+                    BuildError::Compile {
+                        unit,
+                        file,
+                        line,
+                        message,
+                        ..
+                    } => (
+                        *unit,
+                        UnitState::Fails {
+                            location: match line {
+                                Some(l) => format!("{}:{l}", file.display()),
+                                None => file.display().to_string(),
+                            },
+                            message: message.clone(),
+                        },
+                    ),
+                    BuildError::Timeout { unit, after_ms } => (
+                        *unit,
+                        UnitState::Fails {
+                            location: String::new(),
+                            message: format!("compile timed out after {after_ms} ms"),
+                        },
+                    ),
+                    _ => continue,
+                };
+                match unit {
+                    Unit::Host => row.host = state,
+                    Unit::Kernel => row.kernel = state,
+                }
+            }
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            row.host = UnitState::NotTried {
+                reason: reason.clone(),
+            };
+            row.kernel = UnitState::NotTried { reason };
+        }
+    }
+}
+
+/// The shares of a set of rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CompatSummary {
+    /// Operator folders.
+    pub operators: usize,
+    /// Whose host unit compiles.
+    pub host_compiles: usize,
+    /// Whose kernel unit compiles.
+    pub kernel_compiles: usize,
+    /// Whose units both compile.
+    pub compile: usize,
+    /// That have a usable op.toml and pass every case.
+    pub pass: usize,
+    /// That have a usable op.toml (the denominator of `pass` as a share of
+    /// what can be run).
+    pub with_spec: usize,
+}
+
+/// Counts the rows.
+pub fn summarise(rows: &[CompatRow]) -> CompatSummary {
+    CompatSummary {
+        operators: rows.len(),
+        host_compiles: rows.iter().filter(|r| r.host.compiles()).count(),
+        kernel_compiles: rows.iter().filter(|r| r.kernel.compiles()).count(),
+        compile: rows.iter().filter(|r| r.compiles()).count(),
+        pass: rows.iter().filter(|r| r.run.passed()).count(),
+        with_spec: rows
+            .iter()
+            .filter(|r| !matches!(r.run, RunState::NoSpec { .. }))
+            .filter(|r| r.dir.join("op.toml").is_file())
+            .count(),
+    }
+}
+
+/// The rows as a text table (one line each) and the summary line.
+pub fn render_table(rows: &[CompatRow]) -> String {
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(8).max(8);
+    let mut out = format!(
+        "{:<width$}  host    kernel  run      first blocker | missing APIs\n",
+        "operator"
+    );
+    for r in rows {
+        let blocker = r.first_blocker().unwrap_or_default();
+        let missing = if r.missing_apis.is_empty() {
+            String::new()
+        } else {
+            format!(" | lacks: {}", r.missing_apis.join(", "))
+        };
+        out.push_str(&format!(
+            "{:<width$}  {:<6}  {:<6}  {:<7}  {}{}\n",
+            r.name,
+            r.host.label(),
+            r.kernel.label(),
+            r.run.label(),
+            one_line(&blocker, 160),
+            missing
+        ));
+    }
+    let s = summarise(rows);
+    out.push_str(&format!(
+        "{} operator folder(s): {} compile (host {}, kernel {}), {} pass ({} with an op.toml)\n",
+        s.operators, s.compile, s.host_compiles, s.kernel_compiles, s.pass, s.with_spec
+    ));
+    out
+}
+
+/// `text` on one line, at most `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max.saturating_sub(3)).collect();
+        format!("{cut}...")
+    }
+}
+
+/// The JSON document of `ascendopt compat --json`.
+pub fn to_json(rows: &[CompatRow]) -> serde_json::Value {
+    serde_json::json!({
+        "summary": summarise(rows),
+        "operators": rows.iter().map(|r| {
+            let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("first_blocker".into(), serde_json::json!(r.first_blocker()));
+            }
+            v
+        }).collect::<Vec<_>>(),
+    })
+}
