@@ -120,6 +120,75 @@ extern "C" __global__ __aicore__ void unary_f16(GM_ADDR x, GM_ADDR y, GM_ADDR ws
 }
 "#;
 
+/// Power: y = a^b over `n` elements in one pass. Tiling words: [variant,
+/// n, tmp_bytes, scalar bits]; variant 0 = tensor^tensor, 1 = tensor^scalar,
+/// 2 = scalar^tensor (with sharedTmpBuffer and calCount), 3 = tensor^tensor
+/// with framework space on exact views, 4 = tensor^scalar in place.
+const POWER: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+
+template <typename T>
+__aicore__ inline void power_run(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR tiling) {
+  GlobalTensor<uint32_t> t;
+  t.SetGlobalBuffer((__gm__ uint32_t*)tiling, 4);
+  uint32_t variant = t.GetValue(0), n = t.GetValue(1), tmpBytes = t.GetValue(2);
+  GlobalTensor<T> s;
+  s.SetGlobalBuffer((__gm__ T*)((__gm__ uint32_t*)tiling + 3), 1);
+  T scalar = s.GetValue(0);
+  GlobalTensor<T> ag, bg, yg;
+  ag.SetGlobalBuffer((__gm__ T*)a, n);
+  bg.SetGlobalBuffer((__gm__ T*)b, n);
+  yg.SetGlobalBuffer((__gm__ T*)y, n);
+  const uint32_t pad = (n * sizeof(T) + 31) / 32 * 32 / sizeof(T);
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> qa, qb;
+  TQue<TPosition::VECOUT, 1> qy;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(qa, 1, pad * sizeof(T));
+  pipe.InitBuffer(qb, 1, pad * sizeof(T));
+  pipe.InitBuffer(qy, 1, pad * sizeof(T));
+  LocalTensor<uint8_t> tmp;
+  if (tmpBytes > 0) {
+    pipe.InitBuffer(tb, tmpBytes);
+    tmp = tb.Get<uint8_t>();
+  }
+  LocalTensor<T> al = qa.AllocTensor<T>(), bl = qb.AllocTensor<T>();
+  DataCopy(al, ag, pad);
+  DataCopy(bl, bg, pad);
+  qa.EnQue(al);
+  qb.EnQue(bl);
+  LocalTensor<T> av = qa.DeQue<T>(), bv = qb.DeQue<T>(), yl = qy.AllocTensor<T>();
+  switch (variant) {
+    case 0: Power(yl, av, bv, tmp, n); break;
+    case 1: Power<T, false>(yl, av, scalar, tmp, n); break;
+    case 2: Power(yl, scalar, bv, tmp, n); break;
+    case 3: {
+      LocalTensor<T> ae = av, be = bv, ye = yl;
+      ae.SetSize(n); be.SetSize(n); ye.SetSize(n);
+      Power(ye, ae, be);
+      break;
+    }
+    default: Power(av, av, scalar, tmp, n); DataCopy(yl, av, pad); break;
+  }
+  qy.EnQue(yl);
+  LocalTensor<T> yv = qy.DeQue<T>();
+  DataCopy(yg, yv, pad);
+  qy.FreeTensor(yv);
+  qa.FreeTensor(av);
+  qb.FreeTensor(bv);
+}
+extern "C" __global__ __aicore__ void power_f32(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  power_run<float>(a, b, y, tiling);
+}
+extern "C" __global__ __aicore__ void power_f16(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  power_run<half>(a, b, y, tiling);
+}
+extern "C" __global__ __aicore__ void power_i32(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  power_run<int32_t>(a, b, y, tiling);
+}
+"#;
+
 fn sim_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -129,13 +198,17 @@ fn library() -> &'static Path {
     static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, so) = LIB.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let cpp = dir.path().join("lib_api.cpp");
-        std::fs::write(&cpp, UNARY).unwrap();
+        let mut sources = Vec::new();
+        for (name, text) in [("lib_api.cpp", UNARY), ("lib_power.cpp", POWER)] {
+            let cpp = dir.path().join(name);
+            std::fs::write(&cpp, text).unwrap();
+            sources.push(cpp);
+        }
         let so = dir.path().join("liblib_api.so");
         let out = Command::new("g++")
             .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-I"])
             .arg(sim_dir().join("include"))
-            .arg(&cpp)
+            .args(&sources)
             .arg(sim_dir().join("runtime_src/kernel_entry.cpp"))
             .arg("-o")
             .arg(&so)
@@ -732,6 +805,219 @@ fn each_function_is_a_sequence_of_vector_instructions() {
                 let loc = out.trace.loc_of(i).unwrap();
                 assert!(loc.file.ends_with("lib_api.cpp"), "{}", loc.file);
             }
+        }
+    }
+}
+
+/// A launch of `kernel` over raw tensors: inputs, one output of
+/// `out_bytes`, tiling words.
+fn launch_raw(
+    kernel: &str,
+    inputs: Vec<(Dtype, Vec<u8>)>,
+    out: (Dtype, usize),
+    words: &[u32],
+) -> Result<LaunchOutput, LaunchFailure> {
+    let tensor = |(dtype, data): (Dtype, Vec<u8>)| JobTensor {
+        dtype,
+        shape: vec![(data.len() / dtype.size()) as i64],
+        data,
+    };
+    let job = LaunchJob {
+        host_lib: PathBuf::new(),
+        kernel_lib: library().to_path_buf(),
+        kernel_name: kernel.into(),
+        op_type: None,
+        inputs: inputs.into_iter().map(tensor).collect(),
+        outputs: vec![tensor((out.0, vec![0xff; out.1]))],
+        attrs: vec![],
+        platform: platform(),
+        seed: 7,
+        max_instrs_per_block: 2_000_000,
+        knobs: Vec::new(),
+        check_in_worker: false,
+        tiling_only: false,
+    };
+    let tiling = TilingInfo {
+        block_dim: 1,
+        tiling_key: 0,
+        data: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        workspace: 0,
+    };
+    run_kernel(&job, &tiling)
+}
+
+/// Results as bit patterns (NaN equals NaN), for exact comparisons.
+fn bits(v: Vec<f64>) -> Vec<u64> {
+    v.into_iter().map(f64::to_bits).collect()
+}
+
+fn run_power(ty: Ty, variant: u32, a: &[f64], b: &[f64], scalar: f64, tmp: u32) -> Vec<f64> {
+    let n = a.len();
+    let bits = match ty {
+        Ty::F32 => (scalar as f32).to_bits(),
+        Ty::F16 => u32::from(half::f16::from_f64(scalar).to_bits()),
+    };
+    let kernel = match ty {
+        Ty::F32 => "power_f32",
+        Ty::F16 => "power_f16",
+    };
+    let out = launch_raw(
+        kernel,
+        vec![(ty.dtype(), ty.encode(a)), (ty.dtype(), ty.encode(b))],
+        (ty.dtype(), n * ty.size()),
+        &[variant, n as u32, tmp, bits],
+    )
+    .unwrap_or_else(|e| panic!("Power {ty:?} variant {variant}: {e}"));
+    ty.decode(&out.outputs[0])
+}
+
+/// Checks Power results against f64 `powf` (C's pow) with the exp/ln
+/// form's error bound: 4e-7 + |y ln|x|| * 2.4e-7 relative.
+fn check_pow(ty: Ty, a: &[f64], b: &[f64], got: &[f64], what: &str) {
+    for i in 0..a.len() {
+        let want = ty.round(a[i].powf(b[i]));
+        let g = got[i];
+        let ok = if want.is_nan() {
+            g.is_nan()
+        } else if ty == Ty::F16 && want.is_infinite() && g == want.signum() * 65504.0 {
+            // The half result is cast from float, and Cast saturates.
+            true
+        } else if want.is_infinite() || g.is_infinite() {
+            want == g
+        } else {
+            let abs = (g - want).abs();
+            let rel = if want != 0.0 { abs / want.abs() } else { abs };
+            let bound = match ty {
+                Ty::F32 => {
+                    let amp = (b[i] * a[i].abs().ln()).abs();
+                    4e-7 + if amp.is_nan() { 0.0 } else { amp * 2.4e-7 }
+                }
+                Ty::F16 => 1e-3,
+            };
+            abs.min(rel) <= bound
+        };
+        assert!(ok, "{what} {ty:?}: {}^{} = {g}, want {want}", a[i], b[i]);
+    }
+}
+
+#[test]
+fn power_matches_pow_for_every_form() {
+    // Bases and exponents with the special cases: negative bases with
+    // integral (odd, even) and fractional exponents, zero, one, NaN.
+    let bases = [
+        2.0,
+        0.5,
+        1.0,
+        0.0,
+        -2.0,
+        -0.5,
+        3.7,
+        10.0,
+        1e-3,
+        -1.0,
+        f64::NAN,
+        7.25,
+        0.9,
+        60.0,
+    ];
+    let exps = [
+        0.0,
+        1.0,
+        2.0,
+        3.0,
+        -1.0,
+        -2.0,
+        0.5,
+        -0.5,
+        1.5,
+        2.2,
+        f64::NAN,
+        10.0,
+        -3.0,
+        0.3,
+    ];
+    for ty in [Ty::F32, Ty::F16] {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for &x in &bases {
+            for &y in &exps {
+                // f16 overflows beyond 65504.
+                if ty == Ty::F16 && x.abs().powf(y) > 6e4 {
+                    continue;
+                }
+                a.push(ty.round(x));
+                b.push(ty.round(y));
+            }
+        }
+        // Pad to a calCount tail: not a multiple of the 64/128 repeat.
+        while a.len() % 16 != 5 {
+            a.push(ty.round(1.5));
+            b.push(ty.round(2.0));
+        }
+        let n = a.len();
+        let got = run_power(ty, 0, &a, &b, 0.0, 64 * 1024);
+        check_pow(ty, &a, &b, &got, "tensor^tensor");
+        // The smallest buffer (5 float arrays and 2 masks of one granule)
+        // and the framework's space give the same bits.
+        let nodes = 5;
+        let min = min_tmp(ty, nodes, 2);
+        assert_eq!(
+            bits(run_power(ty, 0, &a, &b, 0.0, min)),
+            bits(got.clone()),
+            "{ty:?} min tmp"
+        );
+        assert_eq!(
+            bits(run_power(ty, 3, &a, &b, 0.0, 0)),
+            bits(got),
+            "{ty:?} framework"
+        );
+        for &y in &[0.0, 1.0, 2.0, 3.0, -1.0, 0.5, -2.5, f64::NAN] {
+            let ys = vec![ty.round(y); n];
+            let got = run_power(ty, 1, &a, &ys, y, 64 * 1024);
+            check_pow(ty, &a, &ys, &got, &format!("tensor^{y}"));
+            assert_eq!(
+                bits(run_power(ty, 4, &a, &ys, y, min)),
+                bits(got),
+                "{ty:?} tensor^{y} in place"
+            );
+        }
+        for &x in &[2.0, 0.5, -2.0, 0.0, 1.0] {
+            let xs = vec![ty.round(x); n];
+            let got = run_power(ty, 2, &xs, &b, x, 64 * 1024);
+            check_pow(ty, &xs, &b, &got, &format!("{x}^tensor"));
+        }
+    }
+}
+
+#[test]
+fn int32_power_squares_and_multiplies() {
+    let a: Vec<i32> = vec![2, 3, -3, 0, 1, -1, 7, 10, 2, -2, 5, 46341, 3, 0, 9, 4];
+    let b: Vec<i32> = vec![10, 4, 3, 0, 100, 7, 2, 9, 31, 31, -1, 2, 20, 5, 0, -3];
+    let enc = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let dec = |b: &[u8]| {
+        b.chunks(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect::<Vec<i32>>()
+    };
+    let run = |variant: u32, bs: &[i32], scalar: i32| {
+        let out = launch_raw(
+            "power_i32",
+            vec![(Dtype::Int32, enc(&a)), (Dtype::Int32, enc(bs))],
+            (Dtype::Int32, a.len() * 4),
+            &[variant, a.len() as u32, 64 * 1024, scalar as u32],
+        )
+        .unwrap();
+        dec(&out.outputs[0])
+    };
+    let want = |x: i32, y: i32| if y < 0 { 0 } else { x.wrapping_pow(y as u32) };
+    let got = run(0, &b, 0);
+    for i in 0..a.len() {
+        assert_eq!(got[i], want(a[i], b[i]), "{}^{}", a[i], b[i]);
+    }
+    for y in [0, 1, 2, 5, 13] {
+        let got = run(1, &vec![y; a.len()], y);
+        for i in 0..a.len() {
+            assert_eq!(got[i], want(a[i], y), "{}^{y}", a[i]);
         }
     }
 }

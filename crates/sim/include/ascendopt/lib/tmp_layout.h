@@ -110,11 +110,11 @@ constexpr TmpLayout exp_layout(uint32_t ts) { return with_src(TmpLayout{3, 0}, t
 // Log and Log10 need none; Log2 needs one float array for a half source.
 constexpr TmpLayout log_layout(uint32_t) { return TmpLayout{0, 0}; }
 constexpr TmpLayout log2_layout(uint32_t ts) { return TmpLayout{ts < 4 ? 1u : 0u, 0}; }
-// Power: both operands as float, the result, a parity scratch, and masks
-// for the sign and the special cases. Integer Power squares and multiplies
-// in int32 arrays of the same size.
-constexpr TmpLayout power_layout(uint32_t ts, bool type_is_int) {
-  return type_is_int ? TmpLayout{3, 0} : TmpLayout{4u + (ts < 4 ? 1u : 0u), 2};
+// Power: both operands as float, the result and two scratch arrays, masks
+// for the sign and the special cases; int32 Power squares and multiplies in
+// six int32 arrays of the same size.
+constexpr TmpLayout power_layout(uint32_t, bool type_is_int) {
+  return type_is_int ? TmpLayout{6, 0} : TmpLayout{5, 2};
 }
 // Rounding family: Floor, Ceil, Round, Trunc, Frac.
 constexpr TmpLayout round_layout(uint32_t ts) { return with_src(TmpLayout{1, 0}, ts); }

@@ -203,7 +203,8 @@ inline V at(const V& t, uint32_t off, int32_t n) {
 // result chunk out (float) with its last instructions only, after its last
 // read of x, so that out may be x (dst may be src). For a float T, x and out
 // are the tensors themselves; for half, both are node 0: the source cast to
-// float, and the result cast back with rounding to nearest even. The body's
+// float, and the result cast back with rounding to nearest even (beyond
+// 65504 it saturates, as Cast does: "溢出默认按照饱和处理"). The body's
 // own arrays are work.node[0..] (after node 0 for half).
 template <class T, class Body>
 inline void unary(const char* api, const TmpLayout& layout, const LocalTensor<T>& dst, const LocalTensor<T>& src,

@@ -6,5 +6,6 @@
 
 #include "common.h"
 #include "math.h"
+#include "power.h"
 
 #endif
