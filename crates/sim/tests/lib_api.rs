@@ -189,6 +189,76 @@ extern "C" __global__ __aicore__ void power_i32(GM_ADDR a, GM_ADDR b, GM_ADDR y,
 }
 "#;
 
+/// Row APIs over an [outter, inner] tensor x (one pass). Tiling words:
+/// [api, outter, inner, n, tmp_bytes]; api 0 = Sum, 1 = Mean, 2 = Mean with
+/// a float accType, 3 = CumSum along the last axis with the last row, 4 =
+/// CumSum along the first axis with the last row, 5 = Sum with framework
+/// space, 6 = CumSum last axis with framework space. y: the sums/means
+/// (outter, padded) or the running sums (outter * inner); z: the last row.
+const ROWS: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+constexpr CumSumConfig LAST{true, false, true};
+constexpr CumSumConfig FIRST{false, false, true};
+
+template <typename T>
+__aicore__ inline void rows_run(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR tiling) {
+  GlobalTensor<uint32_t> t;
+  t.SetGlobalBuffer((__gm__ uint32_t*)tiling, 5);
+  uint32_t api = t.GetValue(0), outter = t.GetValue(1), inner = t.GetValue(2), n = t.GetValue(3),
+           tmpBytes = t.GetValue(4);
+  const uint32_t total = outter * inner;
+  const uint32_t blk = 32 / sizeof(T);
+  const uint32_t ylen = api >= 3 && api != 5 ? total : (outter + blk - 1) / blk * blk;
+  GlobalTensor<T> xg, yg, zg;
+  xg.SetGlobalBuffer((__gm__ T*)x, total);
+  yg.SetGlobalBuffer((__gm__ T*)y, ylen);
+  zg.SetGlobalBuffer((__gm__ T*)z, inner);
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> qx;
+  TQue<TPosition::VECOUT, 1> qy, qz;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(qx, 1, total * sizeof(T));
+  pipe.InitBuffer(qy, 1, ylen * sizeof(T));
+  pipe.InitBuffer(qz, 1, inner * sizeof(T));
+  LocalTensor<uint8_t> tmp;
+  if (tmpBytes > 0) {
+    pipe.InitBuffer(tb, tmpBytes);
+    tmp = tb.Get<uint8_t>();
+  }
+  LocalTensor<T> xl = qx.AllocTensor<T>();
+  DataCopy(xl, xg, total);
+  qx.EnQue(xl);
+  LocalTensor<T> xv = qx.DeQue<T>(), yl = qy.AllocTensor<T>(), zl = qz.AllocTensor<T>();
+  SumParams sp{outter, inner, n};
+  MeanParams mp{outter, inner, n};
+  CumSumInfo ci{outter, inner};
+  switch (api) {
+    case 0: Sum(yl, xv, tmp, sp); break;
+    case 1: Mean(yl, xv, tmp, mp); break;
+    case 2: Mean<T, float>(yl, xv, tmp, mp); break;
+    case 3: CumSum<T, LAST>(yl, zl, xv, tmp, ci); break;
+    case 4: CumSum<T, FIRST>(yl, zl, xv, tmp, ci); break;
+    case 5: Sum(yl, xv, sp); break;
+    default: CumSum<T, LAST>(yl, zl, xv, ci); break;
+  }
+  qy.EnQue(yl);
+  qz.EnQue(zl);
+  LocalTensor<T> yv = qy.DeQue<T>(), zv = qz.DeQue<T>();
+  DataCopy(yg, yv, ylen);
+  DataCopy(zg, zv, inner);
+  qy.FreeTensor(yv);
+  qz.FreeTensor(zv);
+  qx.FreeTensor(xv);
+}
+extern "C" __global__ __aicore__ void rows_f32(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR ws, GM_ADDR tiling) {
+  rows_run<float>(x, y, z, tiling);
+}
+extern "C" __global__ __aicore__ void rows_f16(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR ws, GM_ADDR tiling) {
+  rows_run<half>(x, y, z, tiling);
+}
+"#;
+
 fn sim_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -199,7 +269,11 @@ fn library() -> &'static Path {
     let (_, so) = LIB.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let mut sources = Vec::new();
-        for (name, text) in [("lib_api.cpp", UNARY), ("lib_power.cpp", POWER)] {
+        for (name, text) in [
+            ("lib_api.cpp", UNARY),
+            ("lib_power.cpp", POWER),
+            ("lib_rows.cpp", ROWS),
+        ] {
             let cpp = dir.path().join(name);
             std::fs::write(&cpp, text).unwrap();
             sources.push(cpp);
@@ -817,6 +891,16 @@ fn launch_raw(
     out: (Dtype, usize),
     words: &[u32],
 ) -> Result<LaunchOutput, LaunchFailure> {
+    launch_outs(kernel, inputs, vec![out], words)
+}
+
+/// A launch of `kernel` with several outputs (dtype, bytes).
+fn launch_outs(
+    kernel: &str,
+    inputs: Vec<(Dtype, Vec<u8>)>,
+    outs: Vec<(Dtype, usize)>,
+    words: &[u32],
+) -> Result<LaunchOutput, LaunchFailure> {
     let tensor = |(dtype, data): (Dtype, Vec<u8>)| JobTensor {
         dtype,
         shape: vec![(data.len() / dtype.size()) as i64],
@@ -828,7 +912,10 @@ fn launch_raw(
         kernel_name: kernel.into(),
         op_type: None,
         inputs: inputs.into_iter().map(tensor).collect(),
-        outputs: vec![tensor((out.0, vec![0xff; out.1]))],
+        outputs: outs
+            .into_iter()
+            .map(|(d, len)| tensor((d, vec![0xff; len])))
+            .collect(),
         attrs: vec![],
         platform: platform(),
         seed: 7,
@@ -1018,6 +1105,198 @@ fn int32_power_squares_and_multiplies() {
         let got = run(1, &vec![y; a.len()], y);
         for i in 0..a.len() {
             assert_eq!(got[i], want(a[i], y), "{}^{y}", a[i]);
+        }
+    }
+}
+
+/// Runs a row API; returns (y, z).
+fn run_rows(ty: Ty, words: [u32; 5], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let [api, outter, inner, _, _] = words;
+    let blk = 32 / ty.size() as u32;
+    let ylen = if api >= 3 && api != 5 {
+        outter * inner
+    } else {
+        outter.div_ceil(blk) * blk
+    };
+    let kernel = match ty {
+        Ty::F32 => "rows_f32",
+        Ty::F16 => "rows_f16",
+    };
+    let out = launch_outs(
+        kernel,
+        vec![(ty.dtype(), ty.encode(x))],
+        vec![
+            (ty.dtype(), ylen as usize * ty.size()),
+            (ty.dtype(), inner as usize * ty.size()),
+        ],
+        &words,
+    )
+    .unwrap_or_else(|e| panic!("rows api {api} {ty:?}: {e}"));
+    (ty.decode(&out.outputs[0]), ty.decode(&out.outputs[1]))
+}
+
+/// Values in [-2, 2) of a fixed pattern, stored in the type.
+fn pattern(ty: Ty, len: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| ty.round(((i * 7919 % 1000) as f64) / 250.0 - 2.0))
+        .collect()
+}
+
+#[test]
+fn sum_and_mean_reduce_each_row() {
+    // (outter, n): one repeat or less, several repeats with a tail, and
+    // more partial sums than one repeat holds (two levels).
+    for ty in [Ty::F32, Ty::F16] {
+        let e = 256 / ty.size() as u32;
+        for (outter, n) in [
+            (3u32, 5u32),
+            (300, 40),
+            (4, e + 3),
+            (2, 5000),
+            (1, 64 * e + 1),
+        ] {
+            let blk = 32 / ty.size() as u32;
+            let inner = n.div_ceil(blk) * blk;
+            let mut x = pattern(ty, (outter * inner) as usize);
+            // Padding elements (beyond n) hold garbage the sums must skip.
+            for r in 0..outter {
+                for c in n..inner {
+                    x[(r * inner + c) as usize] = 1000.0;
+                }
+            }
+            let exact: Vec<f64> = (0..outter)
+                .map(|r| (0..n).map(|c| x[(r * inner + c) as usize]).sum())
+                .collect();
+            let p = 2 * (n.div_ceil(e) * ty.size() as u32).div_ceil(32) * 32;
+            let tmp = if n <= e { 32 } else { p };
+            let (sum, _) = run_rows(ty, [0, outter, inner, n, tmp], &x);
+            let (mean, _) = run_rows(ty, [1, outter, inner, n, tmp], &x);
+            let (sum_fw, _) = run_rows(ty, [5, outter, inner, n, 0], &x);
+            // Tolerance: a tree of n additions in the type.
+            let unit = if ty == Ty::F32 { 6e-8 } else { 4.9e-4 };
+            for r in 0..outter as usize {
+                let scale: f64 = (0..n)
+                    .map(|c| x[r * inner as usize + c as usize].abs())
+                    .sum();
+                let tol = unit * (n as f64).log2().ceil().max(1.0) * scale + 1e-6;
+                assert!(
+                    (sum[r] - exact[r]).abs() <= tol,
+                    "{ty:?} Sum ({outter}, {n}) row {r}: {} vs {}",
+                    sum[r],
+                    exact[r]
+                );
+                assert_eq!(
+                    sum_fw[r].to_bits(),
+                    sum[r].to_bits(),
+                    "{ty:?} Sum framework row {r}"
+                );
+                let want = ty.round(sum[r] / n as f64);
+                assert!(
+                    (mean[r] - want).abs() <= want.abs() * 1e-3 + 1e-7,
+                    "{ty:?} Mean row {r}: {} vs {want}",
+                    mean[r]
+                );
+            }
+            if ty == Ty::F16 {
+                // Float sums: within one half rounding of the exact mean.
+                let wide =
+                    2 * (n * 4).div_ceil(32) * 32 + 2 * (n.div_ceil(64) * 4).div_ceil(32) * 32 + 64;
+                let (mean, _) = run_rows(ty, [2, outter, inner, n, wide], &x);
+                for r in 0..outter as usize {
+                    let want = exact[r] / n as f64;
+                    assert!(
+                        (mean[r] - want).abs() <= want.abs() * 4.9e-4 + 1e-4,
+                        "Mean<half, float> row {r}: {} vs {want}",
+                        mean[r]
+                    );
+                }
+            }
+        }
+    }
+    // Too little temporary space for the partial sums of a long row.
+    let x = pattern(Ty::F32, 5000);
+    let err = launch_outs(
+        "rows_f32",
+        vec![(Dtype::Float32, Ty::F32.encode(&x))],
+        vec![(Dtype::Float32, 32), (Dtype::Float32, 5000 * 4)],
+        &[0, 1, 5000, 5000, 32],
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Sum: the temporary space holds 32 bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cumsum_runs_along_either_axis() {
+    for ty in [Ty::F32, Ty::F16] {
+        let blk = 32 / ty.size() as u32;
+        for (outter, inner) in [
+            (1u32, 1000 / blk * blk),
+            (5, blk),
+            (7, 3 * blk),
+            (3, 40 * blk),
+        ] {
+            let x = pattern(ty, (outter * inner) as usize);
+            let at = |r: u32, c: u32| x[(r * inner + c) as usize];
+            // Last axis: the whole rows' space, then one row at a time.
+            let g = 256 / ty.size() as u32;
+            let row_bytes = |rows: u32| {
+                5 * 4 * (rows * inner).div_ceil(g) * g
+                    + 32 * ((rows * inner).div_ceil(g) * g).div_ceil(256)
+            };
+            for tmp in [row_bytes(outter), row_bytes(1)] {
+                let (y, z) = run_rows(ty, [3, outter, inner, 0, tmp], &x);
+                for r in 0..outter {
+                    let mut acc = 0.0;
+                    for c in 0..inner {
+                        acc += at(r, c);
+                        let got = y[(r * inner + c) as usize];
+                        let tol = if ty == Ty::F32 {
+                            2e-6 * (c as f64 + 1.0)
+                        } else {
+                            2e-3 * acc.abs().max(1.0)
+                        };
+                        assert!(
+                            (got - acc).abs() <= tol,
+                            "{ty:?} last axis ({outter}, {inner}) [{r}, {c}]: {got} vs {acc}"
+                        );
+                    }
+                }
+                assert_eq!(
+                    &z[..],
+                    &y[((outter - 1) * inner) as usize..],
+                    "{ty:?} last row"
+                );
+            }
+            let (y_fw, _) = run_rows(ty, [6, outter, inner, 0, 0], &x);
+            let (y, _) = run_rows(ty, [3, outter, inner, 0, row_bytes(outter)], &x);
+            assert_eq!(bits(y_fw), bits(y), "{ty:?} framework space");
+            // First axis.
+            let tmp = if ty == Ty::F16 {
+                2 * (inner * 4).div_ceil(32) * 32
+            } else {
+                32
+            };
+            let (y, z) = run_rows(ty, [4, outter, inner, 0, tmp], &x);
+            for c in 0..inner {
+                let mut acc = 0.0;
+                for r in 0..outter {
+                    acc += at(r, c);
+                    let got = y[(r * inner + c) as usize];
+                    assert!(
+                        (got - ty.round(acc)).abs() <= 1e-5 + acc.abs() * 1e-6,
+                        "{ty:?} first axis [{r}, {c}]: {got} vs {acc}"
+                    );
+                }
+            }
+            assert_eq!(
+                &z[..],
+                &y[((outter - 1) * inner) as usize..],
+                "{ty:?} first axis last row"
+            );
         }
     }
 }

@@ -7,5 +7,7 @@
 #include "common.h"
 #include "math.h"
 #include "power.h"
+#include "reduce.h"
+#include "cumsum.h"
 
 #endif

@@ -1,0 +1,201 @@
+// ascendopt AscendC emulation, high-level API library: Sum and Mean (guide
+// 6.2.4.6.1-2), the sum and the mean of each row of an [outter, inner]
+// tensor over its first n elements (inner is n rounded up to 32 bytes).
+//
+// As the guide says, the sums add by the binary tree of WholeReduceSum:
+// rows of at most one repeat (256 bytes) are reduced by one WholeReduceSum
+// for up to 255 rows at a time; a longer row is reduced repeat by repeat
+// into partial sums in the temporary space, which are reduced again until
+// one remains. Sums are in the element type (a half sum rounds and
+// saturates like WholeReduceSum); Mean divides by n (Divs), and with a
+// wider accType (half data, float sums) casts each row to float first.
+// Temporary space (lib_tiling.h computes the same sizes for the host):
+// the partial sums, twice (ping-pong), of ceil(n / repeat) elements; Mean
+// with a wider accType adds one row in float and 16 float row results.
+#ifndef ASCENDOPT_KERNEL_LIB_REDUCE_H
+#define ASCENDOPT_KERNEL_LIB_REDUCE_H
+
+#include "common.h"
+
+namespace AscendC {
+struct SumParams {
+  uint32_t outter = 1;
+  uint32_t inner;
+  uint32_t n;
+};
+struct MeanParams {
+  uint32_t outter = 1;
+  uint32_t inner;
+  uint32_t n;
+};
+}  // namespace AscendC
+
+namespace ascendopt {
+namespace lib {
+
+// Bytes of the partial sums of a row of n elements of `type_size` bytes.
+constexpr uint32_t partial_bytes(uint32_t n, uint32_t type_size) {
+  const uint32_t e = kRepeatBytes / type_size;
+  return n <= e ? 0 : 2 * (uint32_t)round_up((uint64_t)((n + e - 1) / e) * type_size, kBlockBytes);
+}
+// The temporary bytes Sum needs (at least one block, so that a kernel may
+// always allocate it).
+constexpr uint32_t sum_tmp_bytes(uint32_t n, uint32_t type_size) {
+  const uint32_t p = partial_bytes(n, type_size);
+  return p == 0 ? kBlockBytes : p;
+}
+// The temporary bytes Mean needs.
+constexpr uint32_t mean_tmp_bytes(uint32_t n, uint32_t src_size, uint32_t acc_size) {
+  if (acc_size <= src_size) return sum_tmp_bytes(n, src_size);
+  return (uint32_t)round_up((uint64_t)n * acc_size, kBlockBytes) + partial_bytes(n, acc_size) + 16 * acc_size;
+}
+
+// dst[0] = sum of src[0..n) (one row), partials ping-ponging in p and q
+// (each at least ceil(n / repeat) elements).
+template <class T>
+inline void row_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t n, const LocalTensor<T>& p,
+                    const LocalTensor<T>& q, const Loc& loc) {
+  const uint32_t e = kRepeatBytes / sizeof(T);
+  LocalTensor<T> from = src, to = p, spare = q;
+  while (n > e) {
+    const uint32_t full = n / e;
+    const uint32_t tail = n % e;
+    for (uint32_t done = 0; done < full; done += 255) {
+      const uint32_t rep = full - done < 255 ? full - done : 255;
+      AscendC::WholeReduceSum(to[done], from[done * e], (int32_t)e, (int32_t)rep, 1, 1, 8, loc);
+    }
+    if (tail != 0) AscendC::WholeReduceSum(to[full], from[full * e], (int32_t)tail, 1, 1, 1, 8, loc);
+    n = full + (tail != 0 ? 1 : 0);
+    from = to;
+    to = spare;
+    spare = from;
+  }
+  AscendC::WholeReduceSum(dst, from, (int32_t)n, 1, 1, 1, 8, loc);
+}
+
+// Sums (divide == false) or means of the rows of src into dst[0..outter).
+template <class T>
+inline void row_sums(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                     const LocalTensor<uint8_t>* shared, uint32_t outter, uint32_t inner, uint32_t n, bool divide,
+                     const Loc& loc) {
+  if (outter == 0) return;
+  if (n == 0 || n > inner || (inner * sizeof(T)) % kBlockBytes != 0) {
+    fail(loc, "%s: params must have 1 <= n <= inner and inner * sizeof(T) a multiple of 32 bytes (n = %u, inner = %u)",
+         api, n, inner);
+    return;
+  }
+  const uint32_t e = kRepeatBytes / sizeof(T);
+  if (n <= e) {
+    // One WholeReduceSum for up to 255 rows.
+    for (uint32_t r = 0; r < outter; r += 255) {
+      const uint32_t rows = outter - r < 255 ? outter - r : 255;
+      AscendC::WholeReduceSum(dst[r], src[r * inner], (int32_t)n, (int32_t)rows, 1, 1,
+                              (int32_t)(inner * sizeof(T) / kBlockBytes), loc);
+    }
+  } else {
+    const Tmp tmp = tmp_of(shared, loc);
+    const uint32_t need = partial_bytes(n, sizeof(T));
+    if (tmp.bytes() < need)
+      fail(loc, "%s: the temporary space holds %llu bytes, a row of %u elements needs %u", api,
+           (unsigned long long)tmp.bytes(), n, need);
+    const Span used{tmp.whole.mem, tmp.whole.addr, tmp.whole.addr + need, "sharedTmpBuffer"};
+    if (overlaps(used, span_of(src, (uint64_t)outter * inner, "")) || overlaps(used, span_of(dst, outter, "")))
+      fail(loc, "%s: the temporary buffer overlaps srcTensor or dstTensor (the guide does not allow it)", api);
+    LocalTensor<T> p = LocalTensor<T>::from_desc(tmp.whole, AscendC::TPosition::VECCALC);
+    p.desc_.elems = need / 2 / sizeof(T);
+    LocalTensor<T> q = p[need / 2 / sizeof(T)];
+    for (uint32_t r = 0; r < outter; ++r) row_sum(dst[r], src[r * inner], n, p, q, loc);
+  }
+  if (divide) AscendC::Divs(dst, dst, (T)(float)n, (int32_t)outter, loc);
+}
+
+// Mean of half rows with float sums: each row cast to float, summed, and
+// 16 row means at a time cast back.
+template <class T, class Acc>
+inline void row_means_wide(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* shared,
+                           uint32_t outter, uint32_t inner, uint32_t n, const Loc& loc) {
+  static_assert(sizeof(Acc) > sizeof(T), "accType wider than T");
+  if (outter == 0) return;
+  if (n == 0 || n > inner || (inner * sizeof(T)) % kBlockBytes != 0) {
+    fail(loc, "Mean: params must have 1 <= n <= inner and inner * sizeof(T) a multiple of 32 bytes (n = %u, inner = %u)",
+         n, inner);
+    return;
+  }
+  const Tmp tmp = tmp_of(shared, loc);
+  const uint32_t need = mean_tmp_bytes(n, sizeof(T), sizeof(Acc));
+  if (tmp.bytes() < need)
+    fail(loc, "Mean: the temporary space holds %llu bytes, it needs %u (GetMeanMaxMinTmpSize)",
+         (unsigned long long)tmp.bytes(), need);
+  const Span used{tmp.whole.mem, tmp.whole.addr, tmp.whole.addr + need, "sharedTmpBuffer"};
+  if (overlaps(used, span_of(src, (uint64_t)outter * inner, "")) || overlaps(used, span_of(dst, outter, "")))
+    fail(loc, "Mean: the temporary buffer overlaps srcTensor or dstTensor (the guide does not allow it)");
+  LocalTensor<Acc> all = LocalTensor<uint8_t>::from_desc(tmp.whole, AscendC::TPosition::VECCALC)
+                             .template ReinterpretCast<Acc>();
+  const uint32_t row_elems = (uint32_t)(round_up((uint64_t)n * sizeof(Acc), kBlockBytes) / sizeof(Acc));
+  const uint32_t part = partial_bytes(n, sizeof(Acc)) / 2 / sizeof(Acc);
+  LocalTensor<Acc> row = all;
+  LocalTensor<Acc> p = all[row_elems];
+  LocalTensor<Acc> q = p[part];
+  LocalTensor<Acc> means = q[part];
+  for (uint32_t r0 = 0; r0 < outter; r0 += 16) {
+    const uint32_t rows = outter - r0 < 16 ? outter - r0 : 16;
+    for (uint32_t i = 0; i < rows; ++i) {
+      AscendC::Cast(row, src[(r0 + i) * inner], AscendC::RoundMode::CAST_NONE, n, loc);
+      row_sum(means[i], row, n, p, q, loc);
+    }
+    AscendC::Divs(means, means, (Acc)(float)n, (int32_t)rows, loc);
+    AscendC::Cast(dst[r0], means, AscendC::RoundMode::CAST_RINT, rows, loc);
+  }
+}
+
+}  // namespace lib
+}  // namespace ascendopt
+
+namespace AscendC {
+
+template <typename T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+inline void Sum(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                const LocalTensor<uint8_t>& sharedTmpBuffer, const SumParams& sumParams, ASC_LOC) {
+  static_assert(::ascendopt::lib::is_float_type<T>(), "Sum takes half or float tensors (guide 6.2.4.6.1)");
+  ::ascendopt::lib::row_sums("Sum", dstTensor, srcTensor, &sharedTmpBuffer, sumParams.outter, sumParams.inner,
+                             sumParams.n, false, loc_);
+}
+template <typename T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+inline void Sum(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const SumParams& sumParams,
+                ASC_LOC) {
+  static_assert(::ascendopt::lib::is_float_type<T>(), "Sum takes half or float tensors (guide 6.2.4.6.1)");
+  ::ascendopt::lib::row_sums("Sum", dstTensor, srcTensor, (const LocalTensor<uint8_t>*)nullptr, sumParams.outter,
+                             sumParams.inner, sumParams.n, false, loc_);
+}
+
+namespace detail {
+template <typename T, typename accType>
+inline void mean_impl(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
+                      const MeanParams& p, const ::ascendopt::Loc& loc) {
+  static_assert(::ascendopt::lib::is_float_type<T>() && ::ascendopt::lib::is_float_type<accType>() &&
+                    sizeof(accType) >= sizeof(T),
+                "Mean takes half or float tensors and an accType at least as wide (guide 6.2.4.6.2)");
+  if constexpr (sizeof(accType) > sizeof(T)) {
+    ::ascendopt::lib::row_means_wide<T, accType>(dst, src, tmp, p.outter, p.inner, p.n, loc);
+  } else {
+    ::ascendopt::lib::row_sums("Mean", dst, src, tmp, p.outter, p.inner, p.n, true, loc);
+  }
+}
+}  // namespace detail
+
+template <typename T, typename accType = T, bool isReuseSource = false, bool isBasicBlock = false,
+          int32_t reduceDim = -1>
+inline void Mean(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<uint8_t>& sharedTmpBuffer, const MeanParams& meanParams, ASC_LOC) {
+  detail::mean_impl<T, accType>(dstTensor, srcTensor, &sharedTmpBuffer, meanParams, loc_);
+}
+template <typename T, typename accType = T, bool isReuseSource = false, bool isBasicBlock = false,
+          int32_t reduceDim = -1>
+inline void Mean(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const MeanParams& meanParams,
+                 ASC_LOC) {
+  detail::mean_impl<T, accType>(dstTensor, srcTensor, (const LocalTensor<uint8_t>*)nullptr, meanParams, loc_);
+}
+
+}  // namespace AscendC
+
+#endif
