@@ -259,6 +259,84 @@ extern "C" __global__ __aicore__ void rows_f16(GM_ADDR x, GM_ADDR y, GM_ADDR z, 
 }
 "#;
 
+/// SoftMax over x [m, k] (the first kv columns valid). Tiling words:
+/// [variant, m, k, kv, tmp_bytes]; variant 0 = with sum and max and a
+/// sharedTmpBuffer, 1 = without them, 2 = with them and framework space,
+/// 3 = in place (dst = src), 4 = half data with float sum and max (f16
+/// kernel). Outputs: y [m, k], sum and max [m, 32 bytes].
+const SOFTMAX: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+
+template <typename T, typename U>
+__aicore__ inline void softmax_run(GM_ADDR x, GM_ADDR y, GM_ADDR s, GM_ADDR mx, GM_ADDR tiling) {
+  GlobalTensor<uint32_t> t;
+  t.SetGlobalBuffer((__gm__ uint32_t*)tiling, 5);
+  uint32_t variant = t.GetValue(0), m = t.GetValue(1), k = t.GetValue(2), kv = t.GetValue(3),
+           tmpBytes = t.GetValue(4);
+  const uint32_t total = m * k, blk = 32 / sizeof(U);
+  GlobalTensor<T> xg, yg;
+  GlobalTensor<U> sg, mg;
+  xg.SetGlobalBuffer((__gm__ T*)x, total);
+  yg.SetGlobalBuffer((__gm__ T*)y, total);
+  sg.SetGlobalBuffer((__gm__ U*)s, m * blk);
+  mg.SetGlobalBuffer((__gm__ U*)mx, m * blk);
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> qx;
+  TQue<TPosition::VECOUT, 1> qy, qs, qm;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(qx, 1, total * sizeof(T));
+  pipe.InitBuffer(qy, 1, total * sizeof(T));
+  pipe.InitBuffer(qs, 1, m * 32);
+  pipe.InitBuffer(qm, 1, m * 32);
+  LocalTensor<uint8_t> tmp;
+  if (tmpBytes > 0) {
+    pipe.InitBuffer(tb, tmpBytes);
+    tmp = tb.Get<uint8_t>();
+  }
+  LocalTensor<T> xl = qx.AllocTensor<T>();
+  DataCopy(xl, xg, total);
+  qx.EnQue(xl);
+  LocalTensor<T> xv = qx.DeQue<T>(), yl = qy.AllocTensor<T>();
+  LocalTensor<U> sl = qs.AllocTensor<U>(), ml = qm.AllocTensor<U>();
+  SoftMaxTiling tiling_data;
+  SoftMaxShapeInfo info{m, k, m, kv};
+  switch (variant) {
+    case 0: SoftMax<T>(yl, sl, ml, xv, tmp, tiling_data, info); break;
+    case 1: SoftMax<T>(yl, xv, tmp, tiling_data, info); break;
+    case 2: SoftMax<T>(yl, sl, ml, xv, tiling_data, info); break;
+    case 3: SoftMax<T>(xv, sl, ml, xv, tmp, tiling_data, info); DataCopy(yl, xv, total); break;
+    default:
+      if constexpr (sizeof(U) == 4 && sizeof(T) == 2) SoftMax<T>(yl, sl, ml, xv, tmp, tiling_data, info);
+      break;
+  }
+  qy.EnQue(yl);
+  qs.EnQue(sl);
+  qm.EnQue(ml);
+  LocalTensor<T> yv = qy.DeQue<T>();
+  LocalTensor<U> sv = qs.DeQue<U>(), mv = qm.DeQue<U>();
+  DataCopy(yg, yv, total);
+  DataCopy(sg, sv, m * blk);
+  DataCopy(mg, mv, m * blk);
+  qy.FreeTensor(yv);
+  qs.FreeTensor(sv);
+  qm.FreeTensor(mv);
+  qx.FreeTensor(xv);
+}
+extern "C" __global__ __aicore__ void softmax_f32(GM_ADDR x, GM_ADDR y, GM_ADDR s, GM_ADDR m, GM_ADDR ws,
+                                                  GM_ADDR tiling) {
+  softmax_run<float, float>(x, y, s, m, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_f16(GM_ADDR x, GM_ADDR y, GM_ADDR s, GM_ADDR m, GM_ADDR ws,
+                                                  GM_ADDR tiling) {
+  softmax_run<half, half>(x, y, s, m, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_f16_f32(GM_ADDR x, GM_ADDR y, GM_ADDR s, GM_ADDR m, GM_ADDR ws,
+                                                      GM_ADDR tiling) {
+  softmax_run<half, float>(x, y, s, m, tiling);
+}
+"#;
+
 fn sim_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -273,6 +351,7 @@ fn library() -> &'static Path {
             ("lib_api.cpp", UNARY),
             ("lib_power.cpp", POWER),
             ("lib_rows.cpp", ROWS),
+            ("lib_softmax.cpp", SOFTMAX),
         ] {
             let cpp = dir.path().join(name);
             std::fs::write(&cpp, text).unwrap();
@@ -1296,6 +1375,234 @@ fn cumsum_runs_along_either_axis() {
                 &z[..],
                 &y[((outter - 1) * inner) as usize..],
                 "{ty:?} first axis last row"
+            );
+        }
+    }
+}
+
+/// softmax_tmp_bytes of softmax.h: rows of k floats plus 328 bytes per row
+/// in groups of 8 rows.
+fn softmax_tmp(rows: u32, k: u32) -> u32 {
+    4 * rows * k + rows.div_ceil(8) * 8 * 328
+}
+
+/// Runs a SoftMax launch; returns (y, sum, max) as f64.
+fn run_softmax(
+    kernel: &str,
+    ty: Ty,
+    uty: Ty,
+    words: [u32; 5],
+    x: &[f64],
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let [variant, m, k, _, _] = words;
+    let out = launch_outs(
+        kernel,
+        vec![(ty.dtype(), ty.encode(x))],
+        vec![
+            (ty.dtype(), (m * k) as usize * ty.size()),
+            (uty.dtype(), m as usize * 32),
+            (uty.dtype(), m as usize * 32),
+        ],
+        &words,
+    )
+    .unwrap_or_else(|e| panic!("SoftMax {kernel} variant {variant}: {e}"));
+    (
+        ty.decode(&out.outputs[0]),
+        uty.decode(&out.outputs[1]),
+        uty.decode(&out.outputs[2]),
+    )
+}
+
+#[test]
+fn softmax_normalises_each_row_over_its_valid_columns() {
+    for (kernel, ty, uty) in [
+        ("softmax_f32", Ty::F32, Ty::F32),
+        ("softmax_f16", Ty::F16, Ty::F16),
+        ("softmax_f16_f32", Ty::F16, Ty::F32),
+    ] {
+        let blk = 32 / ty.size() as u32;
+        // (m, k, kv): one repeat or less, a tail of columns, padding
+        // columns beyond kv, rows longer than the strided forms allow.
+        for (m, k, kv) in [
+            (5u32, 32u32, 32u32),
+            (9, 160, 150),
+            (3, 2048, 2000),
+            (2, 2112, 2100),
+            (20, 64, 64),
+        ] {
+            let k = k.div_ceil(blk) * blk;
+            let mut x: Vec<f64> = (0..m * k)
+                .map(|i| ty.round(((i * 37 % 101) as f64) / 10.0 - 5.0 + (i / k) as f64))
+                .collect();
+            for r in 0..m {
+                for c in kv..k {
+                    x[(r * k + c) as usize] = 1000.0; // must not enter the sums
+                }
+            }
+            let variants: &[u32] = if kernel == "softmax_f16_f32" {
+                &[4]
+            } else {
+                &[0, 1, 2, 3]
+            };
+            let mut first: Option<Vec<u64>> = None;
+            for &variant in variants {
+                for tmp in [softmax_tmp(m, k), softmax_tmp(1, k) + 32] {
+                    let tmp = if variant == 2 { 0 } else { tmp };
+                    let (y, sum, max) = run_softmax(kernel, ty, uty, [variant, m, k, kv, tmp], &x);
+                    let ublk = 32 / uty.size();
+                    for r in 0..m as usize {
+                        let row = &x[r * k as usize..r * k as usize + kv as usize];
+                        let mx = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                        let s: f64 = row.iter().map(|v| (v - mx).exp()).sum();
+                        for b in 0..ublk {
+                            let (gm, gs) = (max[r * ublk + b], sum[r * ublk + b]);
+                            if variant != 1 {
+                                assert_eq!(
+                                    gm,
+                                    uty.round(mx),
+                                    "{kernel} v{variant} ({m},{k},{kv}) max row {r}"
+                                );
+                                assert!(
+                                    (gs - s).abs() <= s * if uty == Ty::F32 { 1e-5 } else { 1e-3 },
+                                    "{kernel} sum row {r}: {gs} vs {s}"
+                                );
+                            }
+                        }
+                        for c in 0..kv as usize {
+                            let want = (row[c] - mx).exp() / s;
+                            let got = y[r * k as usize + c];
+                            let tol = if ty == Ty::F32 { 2e-6 } else { 1e-3 };
+                            assert!(
+                                (got - want).abs() <= tol * want.max(1e-3),
+                                "{kernel} v{variant} ({m},{k},{kv}) [{r},{c}]: {got} vs {want}"
+                            );
+                        }
+                    }
+                    // Every variant and buffer size computes the same bits.
+                    let valid: Vec<u64> = (0..m as usize)
+                        .flat_map(|r| y[r * k as usize..r * k as usize + kv as usize].to_vec())
+                        .map(f64::to_bits)
+                        .collect();
+                    match &first {
+                        None => first = Some(valid),
+                        Some(f) => assert_eq!(f, &valid, "{kernel} variant {variant} tmp {tmp}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A host program (op_host side headers) printing the tiling helpers'
+/// sizes: "name type_size min max" for a shape of `n` elements.
+const HOST_SIZES: &str = r#"
+#include <cstdio>
+#include <cstdlib>
+#include "ascendopt/lib/host_api.h"
+#define SIZE(Name)                                                       \
+  {                                                                      \
+    uint32_t mx = 0, mn = 0;                                             \
+    AscendC::Get##Name##MaxMinTmpSize(shape, ts, false, mx, mn);         \
+    printf(#Name " %u %u %u\n", ts, mn, mx);                             \
+  }
+int main(int argc, char** argv) {
+  std::vector<int64_t> dims = {atoi(argv[1])};
+  ge::Shape shape(dims);
+  for (uint32_t ts : {2u, 4u}) {
+    SIZE(Sigmoid) SIZE(Tanh) SIZE(Sin) SIZE(Cos) SIZE(Tan) SIZE(Asin) SIZE(Acos) SIZE(Atan) SIZE(Sinh)
+    SIZE(Cosh) SIZE(Erf) SIZE(Erfc) SIZE(Sign) SIZE(Floor) SIZE(Frac) SIZE(Log2)
+    uint32_t mx = 0, mn = 0;
+    AscendC::GetExpMaxMinTmpSize(shape, ts, false, mx, mn);
+    printf("Exp %u %u %u\n", ts, mn, mx);
+  }
+  return 0;
+}
+"#;
+
+#[test]
+fn host_tmp_sizes_are_what_the_kernel_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpp = dir.path().join("host_sizes.cpp");
+    let exe = dir.path().join("host_sizes");
+    std::fs::write(&cpp, HOST_SIZES).unwrap();
+    let out = Command::new("g++")
+        .args(["-std=c++17", "-O0", "-I"])
+        .arg(sim_dir().join("include"))
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let apis = [
+        ("Sigmoid", 0u32),
+        ("Tanh", 1),
+        ("Sin", 2),
+        ("Cos", 3),
+        ("Tan", 4),
+        ("Asin", 5),
+        ("Acos", 6),
+        ("Atan", 7),
+        ("Sinh", 8),
+        ("Cosh", 9),
+        ("Erf", 10),
+        ("Erfc", 11),
+        ("Sign", 12),
+        ("Floor", 13),
+        ("Frac", 17),
+        ("Log2", 19),
+        ("Exp", 21),
+    ];
+    for (ty, n) in [(Ty::F32, 1000u32), (Ty::F16, 1008)] {
+        let run = Command::new(&exe).arg(n.to_string()).output().unwrap();
+        let text = String::from_utf8(run.stdout).unwrap();
+        let x: Vec<f64> = (0..n)
+            .map(|i| ty.round(-0.9 + 1.8 * f64::from(i) / f64::from(n)))
+            .collect();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            let (name, ts, min, max) = (
+                f[0],
+                f[1].parse::<usize>().unwrap(),
+                f[2].parse::<u32>().unwrap(),
+                f[3].parse::<u32>().unwrap(),
+            );
+            if ts != ty.size() {
+                continue;
+            }
+            let api = apis.iter().find(|a| a.0 == name).unwrap().1;
+            if min == 0 {
+                // Log2 of float needs none.
+                assert!(name == "Log2" && ty == Ty::F32, "{name} {ty:?}: min 0");
+                continue;
+            }
+            // The minimum works and gives the same bits as the maximum; 32
+            // bytes less is refused.
+            let at_min = run_unary(ty, api, &x, n, min, 0);
+            let at_max = run_unary(ty, api, &x, n, max, 0);
+            assert_eq!(bits(at_min), bits(at_max), "{name} {ty:?}");
+            let err = launch(ty, [api, n, n, min - 32, 0], &x).unwrap_err();
+            assert!(
+                err.to_string().contains("needs at least"),
+                "{name} {ty:?}: {err}"
+            );
+            // The maximum computes everything in one pass: the same count
+            // of vector instructions as with a much larger buffer.
+            let count = |tmp: u32| {
+                launch(ty, [api, n, n, tmp, 0], &x).unwrap().trace.blocks[0]
+                    .instrs
+                    .iter()
+                    .filter(|i| matches!(i.kind, InstrKind::Vector { .. }))
+                    .count()
+            };
+            assert_eq!(count(max), count(max * 2), "{name} {ty:?}: max is one pass");
+            assert!(
+                count(min) > count(max),
+                "{name} {ty:?}: min is several passes"
             );
         }
     }

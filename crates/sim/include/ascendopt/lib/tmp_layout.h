@@ -120,10 +120,47 @@ constexpr TmpLayout power_layout(uint32_t, bool type_is_int) {
 constexpr TmpLayout round_layout(uint32_t ts) { return with_src(TmpLayout{1, 0}, ts); }
 // High-level Axpy: the product src * scalar.
 constexpr TmpLayout axpy_layout(uint32_t) { return TmpLayout{1, 0}; }
-// Activations.
-constexpr TmpLayout silu_layout(uint32_t ts) { return with_src(TmpLayout{1, 0}, ts); }
-constexpr TmpLayout gelu_layout(uint32_t ts) { return with_src(TmpLayout{2, 0}, ts); }
-constexpr TmpLayout swiglu_layout(uint32_t ts) { return TmpLayout{2u + (ts < 4 ? 1u : 0u), 0}; }
+// ---- the row APIs ------------------------------------------------------------------
+// Sum and Mean (kernel/lib/reduce.h).
+// Bytes of the partial sums of a row of n elements of `type_size` bytes.
+constexpr uint32_t partial_bytes(uint32_t n, uint32_t type_size) {
+  const uint32_t e = kRepeatBytes / type_size;
+  return n <= e ? 0 : 2 * (uint32_t)round_up((uint64_t)((n + e - 1) / e) * type_size, kBlockBytes);
+}
+// The temporary bytes Sum needs (at least one block, so that a kernel may
+// always allocate it).
+constexpr uint32_t sum_tmp_bytes(uint32_t n, uint32_t type_size) {
+  const uint32_t p = partial_bytes(n, type_size);
+  return p == 0 ? kBlockBytes : p;
+}
+// The temporary bytes Mean needs.
+constexpr uint32_t mean_tmp_bytes(uint32_t n, uint32_t src_size, uint32_t acc_size) {
+  if (acc_size <= src_size) return sum_tmp_bytes(n, src_size);
+  return (uint32_t)round_up((uint64_t)n * acc_size, kBlockBytes) + partial_bytes(n, acc_size) + 16 * acc_size;
+}
+
+// CumSum (kernel/lib/cumsum.h).
+constexpr TmpLayout cumsum_last_layout() { return TmpLayout{5, 1}; }
+
+// Temporary bytes of CumSum (min: one row of the last axis / the first
+// axis's rows; max: every row of the last axis).
+constexpr uint32_t cumsum_min_tmp(uint32_t inner, uint32_t type_size, bool last_axis) {
+  if (last_axis) return (uint32_t)chunk_bytes(cumsum_last_layout(), round_up(inner, granule(type_size)));
+  return type_size < 4 ? (uint32_t)(2 * round_up((uint64_t)inner * 4, kBlockBytes)) : kBlockBytes;
+}
+constexpr uint32_t cumsum_max_tmp(uint32_t outter, uint32_t inner, uint32_t type_size, bool last_axis) {
+  if (!last_axis) return cumsum_min_tmp(inner, type_size, false);
+  return (uint32_t)chunk_bytes(cumsum_last_layout(), round_up((uint64_t)outter * inner, granule(type_size)));
+}
+
+// SoftMax (kernel/lib/softmax.h): the rows in float, 64 float partials per
+// row, the row maxima and sums and their 32-byte broadcast blocks, in
+// groups of 8 rows.
+// Bytes of the temporary space for `rows` rows of `k` columns.
+constexpr uint64_t softmax_tmp_bytes(uint64_t rows, uint64_t k) {
+  const uint64_t groups = round_up(rows, 8);
+  return 4 * rows * k + groups * (256 + 4 + 4 + 32 + 32);
+}
 
 }  // namespace lib
 }  // namespace ascendopt

@@ -40,19 +40,6 @@ struct CumSumInfo {
 namespace ascendopt {
 namespace lib {
 
-constexpr TmpLayout cumsum_last_layout() { return TmpLayout{5, 1}; }
-
-// Temporary bytes of CumSum (min: one row of the last axis / the first
-// axis's rows; max: every row of the last axis).
-constexpr uint32_t cumsum_min_tmp(uint32_t inner, uint32_t type_size, bool last_axis) {
-  if (last_axis) return (uint32_t)chunk_bytes(cumsum_last_layout(), round_up(inner, granule(type_size)));
-  return type_size < 4 ? (uint32_t)(2 * round_up((uint64_t)inner * 4, kBlockBytes)) : kBlockBytes;
-}
-constexpr uint32_t cumsum_max_tmp(uint32_t outter, uint32_t inner, uint32_t type_size, bool last_axis) {
-  if (!last_axis) return cumsum_min_tmp(inner, type_size, false);
-  return (uint32_t)chunk_bytes(cumsum_last_layout(), round_up((uint64_t)outter * inner, granule(type_size)));
-}
-
 template <class T>
 inline void cumsum(const LocalTensor<T>& dst, const LocalTensor<T>& last_row, const LocalTensor<T>& src,
                    const LocalTensor<uint8_t>* shared, uint32_t outter, uint32_t inner, bool last_axis,

@@ -9,5 +9,6 @@
 #include "power.h"
 #include "reduce.h"
 #include "cumsum.h"
+#include "softmax.h"
 
 #endif

@@ -33,23 +33,6 @@ struct MeanParams {
 namespace ascendopt {
 namespace lib {
 
-// Bytes of the partial sums of a row of n elements of `type_size` bytes.
-constexpr uint32_t partial_bytes(uint32_t n, uint32_t type_size) {
-  const uint32_t e = kRepeatBytes / type_size;
-  return n <= e ? 0 : 2 * (uint32_t)round_up((uint64_t)((n + e - 1) / e) * type_size, kBlockBytes);
-}
-// The temporary bytes Sum needs (at least one block, so that a kernel may
-// always allocate it).
-constexpr uint32_t sum_tmp_bytes(uint32_t n, uint32_t type_size) {
-  const uint32_t p = partial_bytes(n, type_size);
-  return p == 0 ? kBlockBytes : p;
-}
-// The temporary bytes Mean needs.
-constexpr uint32_t mean_tmp_bytes(uint32_t n, uint32_t src_size, uint32_t acc_size) {
-  if (acc_size <= src_size) return sum_tmp_bytes(n, src_size);
-  return (uint32_t)round_up((uint64_t)n * acc_size, kBlockBytes) + partial_bytes(n, acc_size) + 16 * acc_size;
-}
-
 // dst[0] = sum of src[0..n) (one row), partials ping-ponging in p and q
 // (each at least ceil(n / repeat) elements).
 template <class T>
