@@ -5,10 +5,10 @@
 // accessors, SaveToBuffer, GetDataSize), so an op nests it with
 // TILING_DATA_FIELD_DEF_STRUCT(SoftMaxTiling, field); AscendC::tiling::
 // SoftMaxTiling is the plain struct of the standard-C++ tiling style.
-// Kernel unit: one plain struct, named SoftMaxTiling (global, as CANN's
-// kernel_tiling/kernel_tiling.h has it), optiling::SoftMaxTiling (what an
-// op's tiling header, compiled into the kernel, names) and
-// AscendC::tiling::SoftMaxTiling. Both units lay out the same sixteen
+// Kernel unit: one plain struct, AscendC::tiling::SoftMaxTiling, also named
+// SoftMaxTiling at global scope (as CANN's kernel_tiling/kernel_tiling.h
+// has it; an op's tiling header compiled into the kernel names it so).
+// Both units lay out the same sixteen
 // uint32 fields in the documented order, so the bytes the host writes are
 // the struct the kernel reads.
 #ifndef ASCENDOPT_LIB_SOFTMAX_TILING_H
@@ -25,17 +25,21 @@
 // A kernel unit: compiled with ASCENDOPT_KERNEL_SIDE (the msopgen build) or
 // including kernel_operator.h.
 #if defined(ASCENDOPT_KERNEL_SIDE) || defined(ASCENDOPT_KERNEL_OPERATOR_H)
-namespace optiling {
+// Kernel side: the plain struct of kernel_tiling/kernel_tiling.h (which
+// declares every high-level API's tiling struct), or the same struct here
+// when that header is absent.
+#if __has_include("../../kernel_tiling/kernel_tiling.h")
+#include "../../kernel_tiling/kernel_tiling.h"
+#else
+namespace AscendC {
+namespace tiling {
 struct SoftMaxTiling {
   ASCENDOPT_SOFTMAX_TILING_FIELDS(ASCENDOPT_SOFTMAX_PLAIN_FIELD)
 };
-}  // namespace optiling
-using optiling::SoftMaxTiling;
-namespace AscendC {
-namespace tiling {
-using ::optiling::SoftMaxTiling;
 }  // namespace tiling
 }  // namespace AscendC
+using AscendC::tiling::SoftMaxTiling;
+#endif
 #else
 // Host side: a TilingData class, and the plain struct of the C++ style.
 #include "../../register/tilingdata_base.h"

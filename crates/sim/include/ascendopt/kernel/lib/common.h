@@ -24,6 +24,13 @@
 #include "../vec_arith.h"
 #include "../vec_more.h"
 
+// The empty trailing pack of an API's unlocated overload: taking the
+// address of `Name<T, ...>` for the documented function type deduces it
+// empty and picks that overload, while an ordinary call prefers the located
+// one (a trailing parameter pack makes a template less specialised).
+#define ASCENDOPT_LIB_UNLOCATED_PACK \
+  class... ascendopt_unlocated_, typename ::std::enable_if<sizeof...(ascendopt_unlocated_) == 0, int>::type = 0
+
 namespace ascendopt {
 namespace lib {
 

@@ -462,8 +462,12 @@ inline void log_n(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t
 
 // The four documented overloads of an element-wise API: (sharedTmpBuffer,
 // calCount), (sharedTmpBuffer), (calCount), (); the forms without calCount
-// compute srcTensor.GetSize() elements.
-#define ASCENDOPT_LIB_UNARY(Name, LAYOUT, BODY, TPARAMS)                                                   \
+// compute srcTensor.GetSize() elements. Each has an unlocated twin (the
+// documented parameters and an empty trailing pack, common.h) so that
+// `Sin<half, false>` names a function of the documented type, as real
+// kernels pass these APIs as template arguments; ordinary calls keep their
+// call site.
+#define ASCENDOPT_LIB_UNARY(Name, LAYOUT, BODY, TPARAMS, TARGS)                                            \
   template <typename T, bool isReuseSource = false TPARAMS>                                                \
   inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                       \
                    const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, ASC_LOC) {        \
@@ -486,31 +490,52 @@ inline void log_n(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t
   inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, ASC_LOC) {           \
     ::ascendopt::lib::unary(#Name, ::ascendopt::lib::LAYOUT(sizeof(T)), dstTensor, srcTensor,              \
                             (const LocalTensor<uint8_t>*)nullptr, srcTensor.GetSize(), loc_, BODY{});      \
+  }                                                                                                        \
+  template <typename T, bool isReuseSource = false TPARAMS, ASCENDOPT_LIB_UNLOCATED_PACK>                  \
+  inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                       \
+                   const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount,                   \
+                   ascendopt_unlocated_...) {                                                              \
+    Name<T, isReuseSource TARGS>(dstTensor, srcTensor, sharedTmpBuffer, calCount, ::ascendopt::Loc(nullptr, 0)); \
+  }                                                                                                        \
+  template <typename T, bool isReuseSource = false TPARAMS, ASCENDOPT_LIB_UNLOCATED_PACK>                  \
+  inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                       \
+                   const LocalTensor<uint8_t>& sharedTmpBuffer, ascendopt_unlocated_...) {                 \
+    Name<T, isReuseSource TARGS>(dstTensor, srcTensor, sharedTmpBuffer, ::ascendopt::Loc(nullptr, 0));     \
+  }                                                                                                        \
+  template <typename T, bool isReuseSource = false TPARAMS, ASCENDOPT_LIB_UNLOCATED_PACK>                  \
+  inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount, \
+                   ascendopt_unlocated_...) {                                                              \
+    Name<T, isReuseSource TARGS>(dstTensor, srcTensor, calCount, ::ascendopt::Loc(nullptr, 0));            \
+  }                                                                                                        \
+  template <typename T, bool isReuseSource = false TPARAMS, ASCENDOPT_LIB_UNLOCATED_PACK>                  \
+  inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, ascendopt_unlocated_...) { \
+    Name<T, isReuseSource TARGS>(dstTensor, srcTensor, ::ascendopt::Loc(nullptr, 0));                     \
   }
 
 #define ASCENDOPT_LIB_NOTHING
 #define ASCENDOPT_LIB_CFG(Type, def) , const Type& config = def
+#define ASCENDOPT_LIB_CFG_ARG , config
 
 namespace AscendC {
 
-ASCENDOPT_LIB_UNARY(Sigmoid, sigmoid_layout, ::ascendopt::lib::SigmoidBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Tanh, tanh_layout, ::ascendopt::lib::TanhBody, ASCENDOPT_LIB_CFG(TanhConfig, DEFAULT_TANH_CONFIG))
-ASCENDOPT_LIB_UNARY(Sin, sin_layout, ::ascendopt::lib::SinBody, ASCENDOPT_LIB_CFG(SinConfig, defaultSinConfig))
-ASCENDOPT_LIB_UNARY(Cos, cos_layout, ::ascendopt::lib::CosBody, ASCENDOPT_LIB_CFG(CosConfig, defaultCosConfig))
-ASCENDOPT_LIB_UNARY(Tan, tan_layout, ::ascendopt::lib::TanBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Asin, asin_layout, ::ascendopt::lib::AsinBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Acos, acos_layout, ::ascendopt::lib::AcosBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Atan, atan_layout, ::ascendopt::lib::AtanBody, ASCENDOPT_LIB_CFG(AtanConfig, defaultAtanConfig))
-ASCENDOPT_LIB_UNARY(Sinh, sinh_layout, ::ascendopt::lib::SinhBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Cosh, cosh_layout, ::ascendopt::lib::CoshBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Erf, erf_layout, ::ascendopt::lib::ErfBody, ASCENDOPT_LIB_CFG(ErfConfig, defaultErfConfig))
-ASCENDOPT_LIB_UNARY(Erfc, erfc_layout, ::ascendopt::lib::ErfcBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Sign, sign_layout, ::ascendopt::lib::SignBody, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Floor, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_FLOOR>, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Ceil, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_CEIL>, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Round, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_RINT>, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Trunc, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_TRUNC>, ASCENDOPT_LIB_NOTHING)
-ASCENDOPT_LIB_UNARY(Frac, round_layout, ::ascendopt::lib::FracBody, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Sigmoid, sigmoid_layout, ::ascendopt::lib::SigmoidBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Tanh, tanh_layout, ::ascendopt::lib::TanhBody, ASCENDOPT_LIB_CFG(TanhConfig, DEFAULT_TANH_CONFIG), ASCENDOPT_LIB_CFG_ARG)
+ASCENDOPT_LIB_UNARY(Sin, sin_layout, ::ascendopt::lib::SinBody, ASCENDOPT_LIB_CFG(SinConfig, defaultSinConfig), ASCENDOPT_LIB_CFG_ARG)
+ASCENDOPT_LIB_UNARY(Cos, cos_layout, ::ascendopt::lib::CosBody, ASCENDOPT_LIB_CFG(CosConfig, defaultCosConfig), ASCENDOPT_LIB_CFG_ARG)
+ASCENDOPT_LIB_UNARY(Tan, tan_layout, ::ascendopt::lib::TanBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Asin, asin_layout, ::ascendopt::lib::AsinBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Acos, acos_layout, ::ascendopt::lib::AcosBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Atan, atan_layout, ::ascendopt::lib::AtanBody, ASCENDOPT_LIB_CFG(AtanConfig, defaultAtanConfig), ASCENDOPT_LIB_CFG_ARG)
+ASCENDOPT_LIB_UNARY(Sinh, sinh_layout, ::ascendopt::lib::SinhBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Cosh, cosh_layout, ::ascendopt::lib::CoshBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Erf, erf_layout, ::ascendopt::lib::ErfBody, ASCENDOPT_LIB_CFG(ErfConfig, defaultErfConfig), ASCENDOPT_LIB_CFG_ARG)
+ASCENDOPT_LIB_UNARY(Erfc, erfc_layout, ::ascendopt::lib::ErfcBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Sign, sign_layout, ::ascendopt::lib::SignBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Floor, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_FLOOR>, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Ceil, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_CEIL>, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Round, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_RINT>, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Trunc, round_layout, ::ascendopt::lib::RoundBody<RoundMode::CAST_TRUNC>, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
+ASCENDOPT_LIB_UNARY(Frac, round_layout, ::ascendopt::lib::FracBody, ASCENDOPT_LIB_NOTHING, ASCENDOPT_LIB_NOTHING)
 
 // ---- Log, Log2, Log10 (6.2.4.1.6) ------------------------------------------------------
 // Log and Log10 take no temporary space (the guide lists no sharedTmpBuffer
@@ -574,6 +599,32 @@ inline void Log2(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTenso
   detail::log2_impl(dstTensor, srcTensor, (const LocalTensor<uint8_t>*)nullptr, srcTensor.GetSize(), loc_);
 }
 
+// Unlocated twins (see ASCENDOPT_LIB_UNARY).
+#define ASCENDOPT_LIB_UNLOCATED_LOG(Name)                                                                   \
+  template <typename T, bool isReuseSource = false, ASCENDOPT_LIB_UNLOCATED_PACK>                           \
+  inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, uint32_t calCount,     \
+                   ascendopt_unlocated_...) {                                                               \
+    Name<T, isReuseSource>(dstTensor, srcTensor, calCount, ::ascendopt::Loc(nullptr, 0));                   \
+  }                                                                                                         \
+  template <typename T, bool isReuseSource = false, ASCENDOPT_LIB_UNLOCATED_PACK>                           \
+  inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, ascendopt_unlocated_...) { \
+    Name<T, isReuseSource>(dstTensor, srcTensor, ::ascendopt::Loc(nullptr, 0));                             \
+  }                                                                                                         \
+  template <typename T, bool isReuseSource = false, ASCENDOPT_LIB_UNLOCATED_PACK>                           \
+  inline void Name(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                        \
+                   const LocalTensor<uint8_t>& sharedTmpBuffer, uint32_t calCount, ascendopt_unlocated_...) { \
+    Name<T, isReuseSource>(dstTensor, srcTensor, sharedTmpBuffer, calCount, ::ascendopt::Loc(nullptr, 0));  \
+  }
+ASCENDOPT_LIB_UNLOCATED_LOG(Log)
+ASCENDOPT_LIB_UNLOCATED_LOG(Log2)
+ASCENDOPT_LIB_UNLOCATED_LOG(Log10)
+#undef ASCENDOPT_LIB_UNLOCATED_LOG
+template <typename T, bool isReuseSource = false, ASCENDOPT_LIB_UNLOCATED_PACK>
+inline void Log2(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                 const LocalTensor<uint8_t>& sharedTmpBuffer, ascendopt_unlocated_...) {
+  Log2<T, isReuseSource>(dstTensor, srcTensor, sharedTmpBuffer, ::ascendopt::Loc(nullptr, 0));
+}
+
 // ---- Exp with a Taylor expansion (6.2.4.1.25) --------------------------------------------
 // Beside the basic Exp (vec_arith.h): these take the expansion level as a
 // second template argument.
@@ -588,6 +639,18 @@ inline void Exp(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, 
   ::ascendopt::lib::unary("Exp", ::ascendopt::lib::exp_layout(sizeof(T)), dstLocal, srcLocal,
                           (const LocalTensor<uint8_t>*)nullptr, calCount, loc_,
                           ::ascendopt::lib::ExpTaylorBody<taylorExpandLevel>{});
+}
+
+template <typename T, uint8_t taylorExpandLevel, bool isReuseSource = false, ASCENDOPT_LIB_UNLOCATED_PACK>
+inline void Exp(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal,
+                const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, ascendopt_unlocated_...) {
+  Exp<T, taylorExpandLevel, isReuseSource>(dstLocal, srcLocal, sharedTmpBuffer, calCount,
+                                           ::ascendopt::Loc(nullptr, 0));
+}
+template <typename T, uint8_t taylorExpandLevel, bool isReuseSource = false, ASCENDOPT_LIB_UNLOCATED_PACK>
+inline void Exp(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const uint32_t calCount,
+                ascendopt_unlocated_...) {
+  Exp<T, taylorExpandLevel, isReuseSource>(dstLocal, srcLocal, calCount, ::ascendopt::Loc(nullptr, 0));
 }
 
 // ---- Axpy with a temporary buffer (6.2.4.1.24) --------------------------------------------

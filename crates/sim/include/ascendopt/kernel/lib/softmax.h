@@ -162,7 +162,7 @@ inline void write_blocks(const LocalTensor<U>& out, const V& m, const V& mb, con
 
 template <class T, class U>
 inline void softmax(const LocalTensor<T>& dst, const LocalTensor<U>* sum, const LocalTensor<U>* max,
-                    const LocalTensor<T>& src, const LocalTensor<uint8_t>* shared, const ::SoftMaxTiling& tiling,
+                    const LocalTensor<T>& src, const LocalTensor<uint8_t>* shared, const ::AscendC::tiling::SoftMaxTiling& tiling,
                     const AscendC::SoftMaxShapeInfo& info, const Loc& loc) {
   static_assert(is_float_type<T>() && is_float_type<U>(), "SoftMax takes half or float tensors (guide 6.2.4.3.1.1)");
   uint32_t m = info.srcM, k = info.srcK;

@@ -10,8 +10,8 @@
 // maxValue the largest it can use. Meant to be included by
 // tiling/tiling_api.h; in a kernel unit (ASCENDOPT_KERNEL_SIDE) it declares
 // the SoftMaxTiling struct only.
-#ifndef ASCENDOPT_LIB_HOST_API_H
-#define ASCENDOPT_LIB_HOST_API_H
+#ifndef ASCENDOPT_LIB_HOST_TILING_H
+#define ASCENDOPT_LIB_HOST_TILING_H
 
 #include "softmax_tiling.h"
 #include "tmp_layout.h"
