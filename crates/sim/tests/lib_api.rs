@@ -135,7 +135,8 @@ extern "C" __global__ __aicore__ void unary_f16(GM_ADDR x, GM_ADDR y, GM_ADDR ws
 /// Power: y = a^b over `n` elements in one pass. Tiling words: [variant,
 /// n, tmp_bytes, scalar bits]; variant 0 = tensor^tensor, 1 = tensor^scalar,
 /// 2 = scalar^tensor (with sharedTmpBuffer and calCount), 3 = tensor^tensor
-/// with framework space on exact views, 4 = tensor^scalar in place.
+/// with framework space on exact views, 4 = tensor^scalar in place; 5 = Fma
+/// y = a * b + a with a sharedTmpBuffer, 6 = the same with framework space.
 const POWER: &str = r#"
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -181,7 +182,9 @@ __aicore__ inline void power_run(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR tiling
       Power(ye, ae, be);
       break;
     }
-    default: Power(av, av, scalar, tmp, n); DataCopy(yl, av, pad); break;
+    case 4: Power(av, av, scalar, tmp, n); DataCopy(yl, av, pad); break;
+    case 5: if constexpr (!std::is_same<T, int32_t>::value) Fma(yl, av, bv, av, tmp, n); break;
+    default: if constexpr (!std::is_same<T, int32_t>::value) Fma(yl, av, bv, av, n); break;
   }
   qy.EnQue(yl);
   LocalTensor<T> yv = qy.DeQue<T>();
@@ -1631,5 +1634,42 @@ fn apis_passed_as_template_arguments_compute_the_same() {
             let b = run_unary(ty, pointer, &x, 1008, 0, 2);
             assert_eq!(bits(a), bits(b), "{ty:?} api {direct}");
         }
+    }
+}
+
+#[test]
+fn fma_multiplies_and_adds_in_float() {
+    for ty in [Ty::F32, Ty::F16] {
+        let a: Vec<f64> = (0..300)
+            .map(|i| ty.round(f64::from(i) * 0.37 - 50.0))
+            .collect();
+        let b: Vec<f64> = (0..300)
+            .map(|i| ty.round(1.0 / (f64::from(i) + 1.5)))
+            .collect();
+        let n = a.len();
+        let got = run_power(ty, 5, &a, &b, 0.0, 64 * 1024);
+        for i in 0..n {
+            let want = ty.round(a[i] * b[i] + a[i]);
+            let ulp = if ty == Ty::F32 { 1.2e-7 } else { 9.8e-4 };
+            assert!(
+                (got[i] - want).abs() <= want.abs() * ulp + 1e-30,
+                "{ty:?} {} * {} + {}: {} vs {want}",
+                a[i],
+                b[i],
+                a[i],
+                got[i]
+            );
+        }
+        let nodes = if ty == Ty::F32 { 1 } else { 3 };
+        assert_eq!(
+            bits(run_power(ty, 5, &a, &b, 0.0, min_tmp(ty, nodes, 0))),
+            bits(got.clone()),
+            "{ty:?} min tmp"
+        );
+        assert_eq!(
+            bits(run_power(ty, 6, &a, &b, 0.0, 0)),
+            bits(got),
+            "{ty:?} framework"
+        );
     }
 }

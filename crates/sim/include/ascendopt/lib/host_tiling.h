@@ -113,6 +113,18 @@ inline void GetRoundTmpBufferFactorSize(const platform_ascendc::PlatformAscendC&
   ::ascendopt::lib::factor_size(::ascendopt::lib::round_layout(typeSize), typeSize, maxLiveNodeCount, extraBuf);
 }
 
+// Fma takes the platform first.
+inline void GetFmaMaxMinTmpSize(const platform_ascendc::PlatformAscendC&, const ge::Shape& srcShape,
+                                const uint32_t typeSize, const bool isReuseSource, uint32_t& maxValue,
+                                uint32_t& minValue) {
+  (void)isReuseSource;
+  detail::max_min(::ascendopt::lib::fma_layout(typeSize), srcShape, typeSize, maxValue, minValue);
+}
+inline void GetFmaTmpBufferFactorSize(const platform_ascendc::PlatformAscendC&, const uint32_t typeSize,
+                                      uint32_t& maxLivedNodeCount, uint32_t& extraBuf) {
+  ::ascendopt::lib::factor_size(::ascendopt::lib::fma_layout(typeSize), typeSize, maxLivedNodeCount, extraBuf);
+}
+
 // Exp with a Taylor expansion; returns whether the sizes were computed.
 inline bool GetExpMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,
                                 uint32_t& maxValue, uint32_t& minValue) {

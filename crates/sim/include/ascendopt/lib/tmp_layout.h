@@ -118,6 +118,8 @@ constexpr TmpLayout power_layout(uint32_t, bool type_is_int) {
 }
 // Rounding family: Floor, Ceil, Round, Trunc, Frac.
 constexpr TmpLayout round_layout(uint32_t ts) { return with_src(TmpLayout{1, 0}, ts); }
+// Fma: the product-sum (float) or the three operands cast (half).
+constexpr TmpLayout fma_layout(uint32_t ts) { return TmpLayout{ts < 4 ? 3u : 1u, 0}; }
 // High-level Axpy: the product src * scalar.
 constexpr TmpLayout axpy_layout(uint32_t) { return TmpLayout{1, 0}; }
 // ---- the row APIs ------------------------------------------------------------------

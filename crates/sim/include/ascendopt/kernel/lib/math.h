@@ -52,6 +52,10 @@ struct ErfConfig {
   ErfAlgo algo = ErfAlgo::PADE_APPROXIMATION;
 };
 inline constexpr ErfConfig defaultErfConfig = {};
+struct FmaConfig {
+  bool isReuseSource;
+};
+inline constexpr FmaConfig DEFAULT_FMA_CONFIG = {false};
 
 }  // namespace AscendC
 
@@ -679,6 +683,51 @@ inline void Axpy(const LocalTensor<T>& dstTensor, const LocalTensor<U>& srcTenso
     }
     AscendC::Add(dstTensor[off], dstTensor[off], p, n, loc_);
   });
+}
+
+// ---- Fma (6.2.4.1.33) ---------------------------------------------------------------
+// dst = src0 * src1 + src2 in float (a half operand is cast: "涉及精度转换"),
+// by the FusedMulAdd instruction (one rounding of the float product-sum).
+// Temporary space: one float array (float), three (half: the operands).
+namespace detail {
+template <typename T>
+inline void fma_impl(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                     const LocalTensor<T>& src2, const LocalTensor<uint8_t>* tmp, uint32_t count,
+                     const ::ascendopt::Loc& loc) {
+  using namespace ::ascendopt::lib;
+  static_assert(is_float_type<T>(), "Fma takes half or float tensors (guide 6.2.4.1.33)");
+  if (count == 0) return;
+  const Span operands[4] = {span_of(dst, count, "dst"), span_of(src0, count, "src0"), span_of(src1, count, "src1"),
+                            span_of(src2, count, "src2")};
+  Work w = carve("Fma", fma_layout(sizeof(T)), sizeof(T), tmp_of(tmp, loc), count, operands, 4, loc);
+  for_chunks(count, w.chunk, [&](uint32_t off, int32_t n) {
+    const Ops o{n, loc};
+    const V p = at(w.node[0], 0, n);
+    if constexpr (sizeof(T) == 4) {
+      o.copy(p, at(src1, off, n));
+      AscendC::FusedMulAdd(p, at(src0, off, n), at(src2, off, n), n, loc);
+      o.copy(at(dst, off, n), p);
+    } else {
+      const V a = at(w.node[1], 0, n), c = at(w.node[2], 0, n);
+      AscendC::Cast(p, src1[off], RoundMode::CAST_NONE, (uint32_t)n, loc);
+      AscendC::Cast(a, src0[off], RoundMode::CAST_NONE, (uint32_t)n, loc);
+      AscendC::Cast(c, src2[off], RoundMode::CAST_NONE, (uint32_t)n, loc);
+      AscendC::FusedMulAdd(p, a, c, n, loc);
+      AscendC::Cast(dst[off], p, RoundMode::CAST_RINT, (uint32_t)n, loc);
+    }
+  });
+}
+}  // namespace detail
+template <const FmaConfig& config = DEFAULT_FMA_CONFIG, typename T>
+inline void Fma(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                const LocalTensor<T>& src2, const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t count,
+                ASC_LOC) {
+  detail::fma_impl(dst, src0, src1, src2, &sharedTmpBuffer, count, loc_);
+}
+template <const FmaConfig& config = DEFAULT_FMA_CONFIG, typename T>
+inline void Fma(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                const LocalTensor<T>& src2, const uint32_t count, ASC_LOC) {
+  detail::fma_impl(dst, src0, src1, src2, (const LocalTensor<uint8_t>*)nullptr, count, loc_);
 }
 
 }  // namespace AscendC
