@@ -278,7 +278,9 @@ extern "C" __global__ __aicore__ void rows_f16(GM_ADDR x, GM_ADDR y, GM_ADDR z, 
 /// [variant, m, k, kv, tmp_bytes]; variant 0 = with sum and max and a
 /// sharedTmpBuffer, 1 = without them, 2 = with them and framework space,
 /// 3 = in place (dst = src), 4 = half data with float sum and max (f16
-/// kernel). Outputs: y [m, k], sum and max [m, 32 bytes].
+/// kernel), 5 = SoftmaxGrad(y, x, x) (grad = src = x), 6 = SoftmaxGrad with
+/// isFront into the sum output. Outputs: y [m, k], sum and max [m, 32
+/// bytes].
 const SOFTMAX: &str = r#"
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -321,8 +323,12 @@ __aicore__ inline void softmax_run(GM_ADDR x, GM_ADDR y, GM_ADDR s, GM_ADDR mx, 
     case 1: SoftMax<T>(yl, xv, tmp, tiling_data, info); break;
     case 2: SoftMax<T>(yl, sl, ml, xv, tiling_data, info); break;
     case 3: SoftMax<T>(xv, sl, ml, xv, tmp, tiling_data, info); DataCopy(yl, xv, total); break;
-    default:
+    case 4:
       if constexpr (sizeof(U) == 4 && sizeof(T) == 2) SoftMax<T>(yl, sl, ml, xv, tmp, tiling_data, info);
+      break;
+    case 5: SoftmaxGrad<T, false, false>(yl, xv, xv, tmp, tiling_data, false, info); break;
+    default:
+      if constexpr (sizeof(U) == sizeof(T)) SoftmaxGrad<T>(sl, xv, xv, tmp, tiling_data, true, info);
       break;
   }
   qy.EnQue(yl);
@@ -1671,5 +1677,40 @@ fn fma_multiplies_and_adds_in_float() {
             bits(got),
             "{ty:?} framework"
         );
+    }
+}
+
+#[test]
+fn softmax_grad_subtracts_the_row_dot_product() {
+    for (kernel, ty) in [("softmax_f32", Ty::F32), ("softmax_f16", Ty::F16)] {
+        for (m, k, kv) in [(4u32, 64u32, 64u32), (9, 160, 150), (2, 2112, 2100)] {
+            let x: Vec<f64> = (0..m * k)
+                .map(|i| ty.round(((i * 13 % 97) as f64) / 97.0 - 0.3))
+                .collect();
+            let tmp = 12 * k + 8 * 328;
+            let (y, _, _) = run_softmax(kernel, ty, ty, [5, m, k, kv, tmp], &x);
+            let (_, front, _) = run_softmax(kernel, ty, ty, [6, m, k, kv, tmp], &x);
+            let blk = 32 / ty.size();
+            for r in 0..m as usize {
+                let row = &x[r * k as usize..(r + 1) * k as usize];
+                let dot: f64 = row[..kv as usize].iter().map(|v| v * v).sum();
+                let tol = if ty == Ty::F32 { 1e-5 } else { 2e-3 };
+                for b in 0..blk {
+                    let got = front[r * blk + b];
+                    assert!(
+                        (got - dot).abs() <= tol * dot.abs().max(1.0),
+                        "{kernel} isFront row {r}: {got} vs {dot}"
+                    );
+                }
+                for c in 0..kv as usize {
+                    let want = (row[c] - dot) * row[c];
+                    let got = y[r * k as usize + c];
+                    assert!(
+                        (got - want).abs() <= tol * want.abs().max(1.0),
+                        "{kernel} ({m},{k},{kv}) [{r},{c}]: {got} vs {want}"
+                    );
+                }
+            }
+        }
     }
 }

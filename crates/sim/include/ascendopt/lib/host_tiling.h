@@ -249,6 +249,41 @@ inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataType
                               const uint32_t localWorkSpaceSize, AscendC::tiling::SoftMaxTiling& softmaxTiling) {
   detail::softmax_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxTiling);
 }
+// SoftmaxGrad: the same tiling fields; the space also holds the gradient
+// and the product.
+inline uint32_t GetSoftMaxGradMaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isFront,
+                                         const bool isReuseSource) {
+  (void)dataTypeSize;
+  (void)isFront;
+  (void)isReuseSource;
+  uint64_t m = 0, k = 0;
+  detail::rows_cols(srcShape, m, k);
+  if (m == 0 || k == 0) return 0;
+  return detail::clamp32(::ascendopt::lib::softmax_grad_tmp_bytes(m, detail::softmax_cols(k)));
+}
+inline uint32_t GetSoftMaxGradMinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isFront,
+                                         const bool isReuseSource) {
+  (void)dataTypeSize;
+  (void)isFront;
+  (void)isReuseSource;
+  uint64_t m = 0, k = 0;
+  detail::rows_cols(srcShape, m, k);
+  if (m == 0 || k == 0) return 0;
+  return detail::clamp32(::ascendopt::lib::softmax_grad_tmp_bytes(1, detail::softmax_cols(k)));
+}
+inline void SoftMaxGradTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize,
+                                  const uint32_t localWorkSpaceSize, optiling::SoftMaxTiling& softmaxGradTiling,
+                                  const bool isFront = false) {
+  (void)isFront;
+  detail::softmax_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxGradTiling);
+}
+inline void SoftMaxGradTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize,
+                                  const uint32_t localWorkSpaceSize,
+                                  AscendC::tiling::SoftMaxTiling& softmaxGradTiling, const bool isFront = false) {
+  (void)isFront;
+  detail::softmax_tiling(srcShape, dataTypeSize, localWorkSpaceSize, softmaxGradTiling);
+}
+
 // Basic blocks (guide: 64 <= ... n < 2048, n a multiple of 64, m a
 // multiple of 8, n at least 256 bytes); the emulation runs every shape the
 // same way, this only answers the question.

@@ -164,6 +164,12 @@ constexpr uint64_t softmax_tmp_bytes(uint64_t rows, uint64_t k) {
   return 4 * rows * k + groups * (256 + 4 + 4 + 32 + 32);
 }
 
+// SoftmaxGrad: the gradient, the source and their product in float, and
+// SoftMax's per-row arrays.
+constexpr uint64_t softmax_grad_tmp_bytes(uint64_t rows, uint64_t k) {
+  return softmax_tmp_bytes(rows, k) + 8 * rows * k;
+}
+
 }  // namespace lib
 }  // namespace ascendopt
 

@@ -20,6 +20,7 @@
 // Temporary space for h rows (softmax_tmp_bytes; GetSoftMaxMin/MaxTmpSize
 // of lib_tiling.h give h = 1 and h = srcM): the rows in float, 64 float
 // partials per row, the row maxima and sums and their broadcast blocks.
+// SoftmaxGrad (6.2.4.3.1.4) shares the row reductions and broadcasts.
 // NZ data (isDataFormatNZ) is not emulated.
 #ifndef ASCENDOPT_KERNEL_LIB_SOFTMAX_H
 #define ASCENDOPT_KERNEL_LIB_SOFTMAX_H
@@ -226,6 +227,77 @@ inline void softmax(const LocalTensor<T>& dst, const LocalTensor<U>* sum, const 
   }
 }
 
+// SoftmaxGrad (6.2.4.3.1.4): s = rowsum(grad * src) over the valid columns;
+// isFront: dst = s as one 32-byte block per row; else dst = (grad - s) * src,
+// the guide's algorithm steps (mul, reducesum, broadcast, sub, mul), in float.
+template <class T>
+inline void softmax_grad(const LocalTensor<T>& dst, const LocalTensor<T>& grad, const LocalTensor<T>& src,
+                         const LocalTensor<uint8_t>* shared, const ::AscendC::tiling::SoftMaxTiling& tiling,
+                         bool is_front, const AscendC::SoftMaxShapeInfo& info, const Loc& loc) {
+  static_assert(is_float_type<T>(), "SoftmaxGrad takes half or float tensors (guide 6.2.4.3.1.4)");
+  uint32_t m = info.srcM, k = info.srcK;
+  if (m == 0 && k == 0) {
+    m = tiling.srcM;
+    k = tiling.srcK;
+  }
+  if (m == 0) return;
+  if (k == 0 || (k * sizeof(T)) % kBlockBytes != 0) {
+    fail(loc, "SoftmaxGrad: srcK = %u; the last axis must be a positive multiple of 32 bytes", k);
+    return;
+  }
+  const uint32_t kv = info.oriSrcK > 0 && info.oriSrcK <= k ? info.oriSrcK : k;
+  const Tmp tmp = tmp_of(shared, loc);
+  uint64_t rows_per = 0;
+  while (rows_per < m && rows_per < kRowGroup && softmax_grad_tmp_bytes(rows_per + 1, k) <= tmp.bytes()) ++rows_per;
+  if (rows_per == 0) {
+    fail(loc, "SoftmaxGrad: the temporary space holds %llu bytes, one row of %u columns needs %llu "
+              "(GetSoftMaxGradMinTmpSize)", (unsigned long long)tmp.bytes(), k,
+         (unsigned long long)softmax_grad_tmp_bytes(1, k));
+    return;
+  }
+  if (tmp.whole.addr % kBlockBytes != 0) fail(loc, "SoftmaxGrad: sharedTmpBuffer is not 32-byte aligned");
+  const uint64_t total = (uint64_t)m * k;
+  const Span used{tmp.whole.mem, tmp.whole.addr, tmp.whole.addr + softmax_grad_tmp_bytes(rows_per, k),
+                  "sharedTmpBuffer"};
+  const Span ops[3] = {span_of(src, total, "srcTensor"), span_of(grad, total, "gradTensor"),
+                       span_of(dst, is_front ? (uint64_t)m * (32 / sizeof(T)) : total, "dstTensor")};
+  for (const Span& s : ops)
+    if (overlaps(used, s)) fail(loc, "SoftmaxGrad: the temporary buffer overlaps %s (the guide does not allow it)", s.what);
+  const uint32_t groups = (uint32_t)round_up(rows_per, 8);
+  V base = LocalTensor<uint8_t>::from_desc(tmp.whole, AscendC::TPosition::VECCALC).template ReinterpretCast<float>();
+  const V g = base;
+  const V y = base[(uint32_t)(rows_per * k)];
+  const V prod = y[(uint32_t)(rows_per * k)];
+  const V p = prod[(uint32_t)(rows_per * k)];
+  const V sm = p[groups * 64];
+  const V sb = sm[groups];
+  for (uint32_t r0 = 0; r0 < m; r0 += (uint32_t)rows_per) {
+    const uint32_t h = m - r0 < rows_per ? m - r0 : (uint32_t)rows_per;
+    const int32_t n = (int32_t)(h * k);
+    if constexpr (sizeof(T) == 2) {
+      AscendC::Cast(g, grad[r0 * k], AscendC::RoundMode::CAST_NONE, (uint32_t)n, loc);
+      AscendC::Cast(y, src[r0 * k], AscendC::RoundMode::CAST_NONE, (uint32_t)n, loc);
+    } else {
+      AscendC::Muls(g, grad[r0 * k], 1.0f, n, loc);
+      AscendC::Muls(y, src[r0 * k], 1.0f, n, loc);
+    }
+    AscendC::Mul(prod, g, y, n, loc);
+    reduce_rows(RowOp::Sum, sm, prod, p, h, k, kv, loc);
+    AscendC::Brcb(sb, sm, (uint8_t)((h + 7) / 8), AscendC::BrcbRepeatParams(1, 8), loc);
+    if (is_front) {
+      write_blocks(dst[r0 * (32 / sizeof(T))], sm, sb, p, h, loc);
+      continue;
+    }
+    broadcast_rows(false, g, sb, h, k, loc);
+    AscendC::Mul(g, g, y, n, loc);
+    if constexpr (sizeof(T) == 2) {
+      AscendC::Cast(dst[r0 * k], g, AscendC::RoundMode::CAST_RINT, (uint32_t)n, loc);
+    } else {
+      AscendC::Muls(dst[r0 * k], g, 1.0f, n, loc);
+    }
+  }
+}
+
 }  // namespace lib
 }  // namespace ascendopt
 
@@ -289,6 +361,24 @@ inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTe
                     const SoftMaxShapeInfo& softmaxShapeInfo = {}, ASC_LOC) {
   ::ascendopt::lib::softmax(dstTensor, (const LocalTensor<T>*)nullptr, (const LocalTensor<T>*)nullptr, srcTensor,
                             &sharedTmpBuffer, tiling, softmaxShapeInfo, loc_);
+}
+
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                        const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling, bool isFront = false,
+                        const SoftMaxShapeInfo& softmaxShapeInfo = {}, ASC_LOC) {
+  ASCENDOPT_SOFTMAX_NZ_CHECK;
+  ::ascendopt::lib::softmax_grad(dstTensor, gradTensor, srcTensor, (const LocalTensor<uint8_t>*)nullptr, tiling,
+                                 isFront, softmaxShapeInfo, loc_);
+}
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                        const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                        const SoftMaxTiling& tiling, bool isFront = false,
+                        const SoftMaxShapeInfo& softmaxShapeInfo = {}, ASC_LOC) {
+  ASCENDOPT_SOFTMAX_NZ_CHECK;
+  ::ascendopt::lib::softmax_grad(dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling, isFront,
+                                 softmaxShapeInfo, loc_);
 }
 
 #undef ASCENDOPT_SOFTMAX_NZ_CHECK
