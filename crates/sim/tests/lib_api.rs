@@ -1714,3 +1714,35 @@ fn softmax_grad_subtracts_the_row_dot_product() {
         }
     }
 }
+
+#[test]
+fn costs_are_close_to_the_published_per_api_fits() {
+    use ascendopt_sim::timing::{simulate, HwProfile, SpanKind, TimingOptions};
+    use ascendopt_sim::trace::Pipe;
+    // hardware-facts.md section F, [GE] perf_param_v1.cpp per-API fits:
+    // Sigmoid f32 0.126 n + 116 cycles, Tanh f32 0.157 n + 154. The
+    // instruction sequences, costed by the profile's per-instruction fits,
+    // land within a factor of two (Sigmoid 403 cycles against 632 at
+    // n = 4096).
+    let hw = HwProfile::builtin("ascend910b2").unwrap();
+    let x: Vec<f64> = (0..4096)
+        .map(|i| Ty::F32.round(-3.0 + f64::from(i) * 0.0015))
+        .collect();
+    for (api, k, b) in [(0u32, 0.126, 116.0), (1, 0.157, 154.0)] {
+        let out = launch(Ty::F32, [api, 4096, 4096, 64 * 1024, 0], &x).unwrap();
+        let sim = simulate(&out.trace, &hw, &TimingOptions::deterministic()).unwrap();
+        let spans: Vec<_> = sim.timeline.blocks[0]
+            .spans
+            .iter()
+            .filter(|s| s.pipe == Pipe::V && s.kind == SpanKind::Work)
+            .collect();
+        let first = spans.iter().map(|s| s.start).min().unwrap();
+        let last = spans.iter().map(|s| s.end).max().unwrap();
+        let cycles = (last - first) as f64;
+        let fit = k * 4096.0 + b;
+        assert!(
+            cycles > 0.5 * fit && cycles < 2.0 * fit,
+            "api {api}: {cycles} cycles, the published fit {fit}"
+        );
+    }
+}
