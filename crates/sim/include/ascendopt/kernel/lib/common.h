@@ -134,42 +134,44 @@ inline Work carve(const char* api, const TmpLayout& layout, uint32_t type_size, 
 
 // The basic vector instructions the library is made of, all in the count
 // form over `n` elements and attributed to the API's call site.
-struct Ops {
+template <class F>
+struct OpsT {
+  using VT = LocalTensor<F>;
   int32_t n;
   Loc loc;
   // Compares needs a multiple of 256 bytes; the work arrays always have room.
   uint32_t n_cmp() const { return (uint32_t)round_up((uint64_t)n, 64); }
 
-  void copy(const V& d, const V& s) const { AscendC::Muls(d, s, 1.0f, n, loc); }
-  void dup(const V& d, float v) const { AscendC::Duplicate(d, v, n, loc); }
-  void adds(const V& d, const V& s, float k) const { AscendC::Adds(d, s, k, n, loc); }
-  void muls(const V& d, const V& s, float k) const { AscendC::Muls(d, s, k, n, loc); }
-  void mins(const V& d, const V& s, float k) const { AscendC::Mins(d, s, k, n, loc); }
-  void maxs(const V& d, const V& s, float k) const { AscendC::Maxs(d, s, k, n, loc); }
-  void add(const V& d, const V& a, const V& b) const { AscendC::Add(d, a, b, n, loc); }
-  void sub(const V& d, const V& a, const V& b) const { AscendC::Sub(d, a, b, n, loc); }
-  void mul(const V& d, const V& a, const V& b) const { AscendC::Mul(d, a, b, n, loc); }
-  void div(const V& d, const V& a, const V& b) const { AscendC::Div(d, a, b, n, loc); }
-  void exp(const V& d, const V& s) const { AscendC::Exp(d, s, n, loc); }
-  void ln(const V& d, const V& s) const { AscendC::Ln(d, s, n, loc); }
-  void abs(const V& d, const V& s) const { AscendC::Abs(d, s, n, loc); }
-  void sqrt(const V& d, const V& s) const { AscendC::Sqrt(d, s, n, loc); }
-  void recip(const V& d, const V& s) const { AscendC::Reciprocal(d, s, n, loc); }
+  void copy(const VT& d, const VT& s) const { AscendC::Muls(d, s, (F)1.0f, n, loc); }
+  void dup(const VT& d, F v) const { AscendC::Duplicate(d, v, n, loc); }
+  void adds(const VT& d, const VT& s, F k) const { AscendC::Adds(d, s, k, n, loc); }
+  void muls(const VT& d, const VT& s, F k) const { AscendC::Muls(d, s, k, n, loc); }
+  void mins(const VT& d, const VT& s, F k) const { AscendC::Mins(d, s, k, n, loc); }
+  void maxs(const VT& d, const VT& s, F k) const { AscendC::Maxs(d, s, k, n, loc); }
+  void add(const VT& d, const VT& a, const VT& b) const { AscendC::Add(d, a, b, n, loc); }
+  void sub(const VT& d, const VT& a, const VT& b) const { AscendC::Sub(d, a, b, n, loc); }
+  void mul(const VT& d, const VT& a, const VT& b) const { AscendC::Mul(d, a, b, n, loc); }
+  void div(const VT& d, const VT& a, const VT& b) const { AscendC::Div(d, a, b, n, loc); }
+  void exp(const VT& d, const VT& s) const { AscendC::Exp(d, s, n, loc); }
+  void ln(const VT& d, const VT& s) const { AscendC::Ln(d, s, n, loc); }
+  void abs(const VT& d, const VT& s) const { AscendC::Abs(d, s, n, loc); }
+  void sqrt(const VT& d, const VT& s) const { AscendC::Sqrt(d, s, n, loc); }
+  void recip(const VT& d, const VT& s) const { AscendC::Reciprocal(d, s, n, loc); }
   // float -> float rounding to an integral value.
-  void round(const V& d, const V& s, AscendC::RoundMode m) const { AscendC::Cast(d, s, m, (uint32_t)n, loc); }
-  void cmps(const Mask& m, const V& s, float k, AscendC::CMPMODE mode) const {
+  void round(const VT& d, const VT& s, AscendC::RoundMode m) const { AscendC::Cast(d, s, m, (uint32_t)n, loc); }
+  void cmps(const Mask& m, const VT& s, F k, AscendC::CMPMODE mode) const {
     AscendC::Compares(m, s, k, mode, n_cmp(), loc);
   }
   // d = m ? a : b
-  void sel(const V& d, const Mask& m, const V& a, const V& b) const {
+  void sel(const VT& d, const Mask& m, const VT& a, const VT& b) const {
     AscendC::Select(d, m, a, b, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, (uint32_t)n, loc);
   }
   // d = m ? a : k
-  void sels(const V& d, const Mask& m, const V& a, float k) const {
+  void sels(const VT& d, const Mask& m, const VT& a, F k) const {
     AscendC::Select(d, m, a, k, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, (uint32_t)n, loc);
   }
   // d = c[0] z^(k-1) + ... + c[k-1] by Horner's rule (k >= 2); d != z.
-  void horner(const V& d, const V& z, const float* c, int k) const {
+  void horner(const VT& d, const VT& z, const F* c, int k) const {
     muls(d, z, c[0]);
     adds(d, d, c[1]);
     for (int i = 2; i < k; ++i) {
@@ -179,13 +181,17 @@ struct Ops {
   }
   // d = sign(s) in {-1, 0, 1} (NaN stays NaN): s * 2^150 saturated to
   // [-1, 1]; every nonzero float, subnormals included, reaches +-1.
-  void sign(const V& d, const V& s) const {
-    muls(d, s, 1.2676506002282294e30f);  // 2^100
-    muls(d, d, 1125899906842624.0f);     // 2^50
-    mins(d, d, 1.0f);
-    maxs(d, d, -1.0f);
+  void sign(const VT& d, const VT& s) const {
+    muls(d, s, (F)1.2676506002282294e30f);  // 2^100
+    muls(d, d, (F)1125899906842624.0f);     // 2^50
+    mins(d, d, (F)1.0f);
+    maxs(d, d, (F)-1.0f);
   }
 };
+
+// The float instruction set of the library (a class template, so that
+// nothing is instantiated in a kernel that uses no high-level API).
+using Ops = OpsT<float>;
 
 // Runs `body(offset, n)` over `count` elements in chunks of `chunk`.
 template <class F>

@@ -102,7 +102,8 @@ constexpr float kInvLn10 = 0.434294481903251828f;
 
 // Cody-Waite reduction r = x - m * (pi * scale) with p as scratch; scale is
 // 1 or 1/2 (exact on the parts).
-inline void reduce_pi(const Ops& o, const V& r, const V& x, const V& m, const V& p, float scale) {
+template <class O>
+inline void reduce_pi(const O& o, const V& r, const V& x, const V& m, const V& p, float scale) {
   o.muls(p, m, k::kPi1 * scale);
   o.sub(r, x, p);
   o.muls(p, m, k::kPi2 * scale);
@@ -114,7 +115,8 @@ inline void reduce_pi(const Ops& o, const V& r, const V& x, const V& m, const V&
 }
 
 // k (integral) -> (-1)^k = 1 - 2k + 4 floor(k/2), exact; t is scratch.
-inline void parity_sign(const Ops& o, const V& k, const V& t) {
+template <class O>
+inline void parity_sign(const O& o, const V& k, const V& t) {
   o.muls(t, k, 0.5f);
   o.round(t, t, AscendC::RoundMode::CAST_FLOOR);
   o.muls(t, t, 4.0f);
@@ -124,7 +126,8 @@ inline void parity_sign(const Ops& o, const V& k, const V& t) {
 }
 
 // p = sin r for |r| <= pi/2; z = r^2 on return.
-inline void sin_poly(const Ops& o, const V& p, const V& r, const V& z) {
+template <class O>
+inline void sin_poly(const O& o, const V& p, const V& r, const V& z) {
   o.mul(z, r, r);
   o.horner(p, z, k::kSinS, 4);
   o.mul(p, p, z);
@@ -136,7 +139,8 @@ inline void sin_poly(const Ops& o, const V& p, const V& r, const V& z) {
 //   a <= 1/2: asin a = a + a z P(z), z = a^2;
 //   a >  1/2: asin a = pi/2 - 2 asin s, s = sqrt((1 - a)/2).
 // Leaves r = asin s (or asin a) in p and s, z as scratch.
-inline void asin_core(const Ops& o, const V& p, const V& a, const V& z, const V& s, const Mask& m0) {
+template <class O>
+inline void asin_core(const O& o, const V& p, const V& a, const V& z, const V& s, const Mask& m0) {
   o.cmps(m0, a, 0.5f, AscendC::CMPMODE::GT);
   o.muls(z, a, -0.5f);
   o.adds(z, z, 0.5f);
@@ -152,7 +156,8 @@ inline void asin_core(const Ops& o, const V& p, const V& a, const V& z, const V&
 
 // erfc(a) for a = |x| into q (t scratch; a becomes a^2):
 // t = 1/(1 + a/2), q = t exp(Q(t) - a^2).
-inline void erfc_core(const Ops& o, const V& q, const V& a, const V& t) {
+template <class O>
+inline void erfc_core(const O& o, const V& q, const V& a, const V& t) {
   o.muls(t, a, 0.5f);
   o.adds(t, t, 1.0f);
   o.recip(t, t);
@@ -167,7 +172,8 @@ inline void erfc_core(const Ops& o, const V& q, const V& a, const V& t) {
 // Sigmoid: 1 / (1 + e^-x). 4 instructions.
 // err 8.9e-8 on [-100, 100].
 struct SigmoidBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V t = at(w.node[0], 0, o.n);
     o.muls(t, x, -1.0f);
     o.exp(t, t);
@@ -179,7 +185,8 @@ struct SigmoidBody {
 // INTRINSIC formula). 7 instructions. err 1.3e-7 on [-20, 20]; near 0 the
 // error is absolute (1e-7), not relative.
 struct TanhBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V t = at(w.node[0], 0, o.n), u = at(w.node[1], 0, o.n);
     o.mins(t, x, 9.5f);
     o.maxs(t, t, -9.5f);
@@ -194,7 +201,8 @@ struct TanhBody {
 // (-1)^k sin r with an odd degree-9 polynomial. 27 instructions.
 // err 1.2e-7 on [-65504, 65504] (absolute near the zeros of sin).
 struct SinBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V kk = at(w.node[0], 0, o.n), r = at(w.node[1], 0, o.n), z = at(w.node[2], 0, o.n),
             p = at(w.node[3], 0, o.n);
     o.muls(kk, x, k::kInvPi);
@@ -208,7 +216,8 @@ struct SinBody {
 // Cos: k = floor(x/pi), r = x - (k + 1/2) pi, cos x = -(-1)^k sin r.
 // 29 instructions. err 1.3e-7 on [-65504, 65504].
 struct CosBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V kk = at(w.node[0], 0, o.n), r = at(w.node[1], 0, o.n), z = at(w.node[2], 0, o.n),
             p = at(w.node[3], 0, o.n);
     o.muls(kk, x, k::kInvPi);
@@ -227,7 +236,8 @@ struct CosBody {
 // nearest a pole of tan, |tan| ~ 6e7, where the remaining reduction error
 // is relative to r ~ 1e-8).
 struct TanBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V kk = at(w.node[0], 0, o.n), r = at(w.node[1], 0, o.n), z = at(w.node[2], 0, o.n),
             p = at(w.node[3], 0, o.n);
     o.muls(kk, x, k::kTwoOverPi);
@@ -248,7 +258,8 @@ struct TanBody {
 // Asin on [-1, 1] (outside: NaN): see asin_core, then the sign of x.
 // 27 instructions. err 1.6e-7.
 struct AsinBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V a = at(w.node[0], 0, o.n), z = at(w.node[1], 0, o.n), s = at(w.node[2], 0, o.n),
             p = at(w.node[3], 0, o.n);
     o.abs(a, x);
@@ -263,7 +274,8 @@ struct AsinBody {
 // Acos on [-1, 1]: with r from asin_core, x >= 0: |x| > 1/2 ? 2r : pi/2 - r;
 // x < 0: |x| > 1/2 ? pi - 2r : pi/2 + r. 32 instructions. err 1.4e-7.
 struct AcosBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V a = at(w.node[0], 0, o.n), z = at(w.node[1], 0, o.n), s = at(w.node[2], 0, o.n),
             p = at(w.node[3], 0, o.n);
     o.abs(a, x);
@@ -284,7 +296,8 @@ struct AcosBody {
 // pi/4 + atan((a-1)/(a+1)); else atan a, with atan t = t + t z A(z); then
 // the sign of x. 29 instructions. err 1.2e-7 on [-1e6, 1e6].
 struct AtanBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V a = at(w.node[0], 0, o.n), t = at(w.node[1], 0, o.n), z = at(w.node[2], 0, o.n),
             p = at(w.node[3], 0, o.n);
     const Mask& big = w.mask[0];
@@ -317,7 +330,8 @@ struct AtanBody {
 // below |x| = 89.4); then the sign of x. 22 instructions.
 // err 2.1e-7 on [-89, 89].
 struct SinhBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V a = at(w.node[0], 0, o.n), e = at(w.node[1], 0, o.n), p = at(w.node[2], 0, o.n);
     o.abs(a, x);
     o.cmps(w.mask[0], a, 0.5f, AscendC::CMPMODE::LT);
@@ -342,7 +356,8 @@ struct SinhBody {
 };
 // Cosh: e^|x|/2 + e^-|x|/2 (as Sinh). 7 instructions. err 2.0e-7 on [-89, 89].
 struct CoshBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V a = at(w.node[0], 0, o.n), e = at(w.node[1], 0, o.n);
     o.abs(a, x);
     o.adds(a, a, -k::kL1);
@@ -358,7 +373,8 @@ struct CoshBody {
 // err 5.6e-7 on [-10, 12]; relative error grows as 2x^2 * 6e-8 for large x
 // (7.6e-6 at x = 8, where erfc = 1e-29), the float rounding of x^2.
 struct ErfcBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V a = at(w.node[0], 0, o.n), t = at(w.node[1], 0, o.n), q = at(w.node[2], 0, o.n);
     o.copy(a, x);
     o.cmps(w.mask[0], a, 0.0f, AscendC::CMPMODE::LT);
@@ -372,7 +388,8 @@ struct ErfcBody {
 // Erf: |x| < 1: x E(x^2) (degree-5 E of our own fit); else
 // sign(x) (1 - erfc |x|) as in Erfc. 46 instructions. err 1.2e-7 on [-10, 10].
 struct ErfBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V a = at(w.node[0], 0, o.n), t = at(w.node[1], 0, o.n), q = at(w.node[2], 0, o.n);
     o.abs(a, x);
     o.cmps(w.mask[0], a, 1.0f, AscendC::CMPMODE::LT);
@@ -389,7 +406,8 @@ struct ErfBody {
 // Sign: x * 2^150 saturated to [-1, 1] (0 stays 0, NaN stays NaN).
 // 4 instructions, exact.
 struct SignBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V t = at(w.node[0], 0, o.n);
     o.muls(t, x, 1.2676506002282294e30f);
     o.muls(t, t, 1125899906842624.0f);
@@ -404,7 +422,8 @@ struct SignBody {
 // [-80, 80]; fewer terms are as accurate as the truncated series.
 template <uint8_t kLevel>
 struct ExpTaylorBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     if constexpr (kLevel == 0) {
       o.exp(out, x);
     } else {
@@ -432,7 +451,8 @@ struct ExpTaylorBody {
 };
 // Log2 of a half source computed in float: ln x / ln 2. 2 instructions.
 struct Log2Body {
-  void operator()(const Ops& o, const V& out, const V& x, const Work&) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work&) const {
     o.ln(out, x);
     o.muls(out, out, k::kInvLn2);
   }
@@ -441,10 +461,12 @@ struct Log2Body {
 // that rounding; Frac: x - trunc(x).
 template <AscendC::RoundMode kMode>
 struct RoundBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work&) const { o.round(out, x, kMode); }
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work&) const { o.round(out, x, kMode); }
 };
 struct FracBody {
-  void operator()(const Ops& o, const V& out, const V& x, const Work& w) const {
+  template <class O>
+  void operator()(const O& o, const V& out, const V& x, const Work& w) const {
     const V t = at(w.node[0], 0, o.n);
     o.round(t, x, AscendC::RoundMode::CAST_TRUNC);
     o.sub(out, x, t);

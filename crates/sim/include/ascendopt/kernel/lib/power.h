@@ -32,7 +32,8 @@ enum class PowForm { TensorTensor, TensorScalar, ScalarTensor };
 
 // Float x^y over float arrays b, e (copies of the operands) into out
 // (written by the last instruction). 21 instructions.
-inline void pow_general(const Ops& o, const V& out, const V& b, const V& e, const Work& w) {
+template <class O>
+inline void pow_general(const O& o, const V& out, const V& b, const V& e, const Work& w) {
   const V r = at(w.node[2], 0, o.n), t = at(w.node[3], 0, o.n), s = at(w.node[4], 0, o.n);
   const Mask& m0 = w.mask[0];
   const Mask& m1 = w.mask[1];
@@ -60,7 +61,8 @@ inline void pow_general(const Ops& o, const V& out, const V& b, const V& e, cons
 
 // Float x^y with a scalar y: the sign handling is decided on the scalar
 // unit. 4 to 9 instructions.
-inline void pow_scalar_exp(const Ops& o, const V& out, const V& b, float y, const Work& w) {
+template <class O>
+inline void pow_scalar_exp(const O& o, const V& out, const V& b, float y, const Work& w) {
   const V r = at(w.node[2], 0, o.n), t = at(w.node[3], 0, o.n);
   const Mask& m0 = w.mask[0];
   if (y == 0.0f) {
@@ -94,27 +96,28 @@ inline void pow_scalar_exp(const Ops& o, const V& out, const V& b, float y, cons
 
 // int32 x^y by square and multiply over `bits` exponent bits; arrays:
 // result, base, exponent, two scratch. 8 instructions per bit.
-inline void pow_int(const LocalTensor<int32_t>& out, const LocalTensor<int32_t>& b, const LocalTensor<int32_t>& e,
-                    const LocalTensor<int32_t>& r, const LocalTensor<int32_t>& h, const LocalTensor<int32_t>& t,
-                    const LocalTensor<int32_t>& u, int bits, int32_t n, const Loc& loc) {
-  AscendC::Duplicate(r, (int32_t)1, n, loc);
-  LocalTensor<int32_t> cur = e, next = h;
+template <class I>
+inline void pow_int(const LocalTensor<I>& out, const LocalTensor<I>& b, const LocalTensor<I>& e,
+                    const LocalTensor<I>& r, const LocalTensor<I>& h, const LocalTensor<I>& t, const LocalTensor<I>& u,
+                    int bits, int32_t n, const Loc& loc) {
+  AscendC::Duplicate(r, (I)1, n, loc);
+  LocalTensor<I> cur = e, next = h;
   for (int i = 0; i < bits; ++i) {
-    AscendC::ShiftRight(next, cur, (int32_t)1, n, loc);
-    AscendC::Muls(t, next, (int32_t)-2, n, loc);
+    AscendC::ShiftRight(next, cur, (I)1, n, loc);
+    AscendC::Muls(t, next, (I)-2, n, loc);
     AscendC::Add(t, t, cur, n, loc);  // bit i of y
-    AscendC::Adds(u, b, (int32_t)-1, n, loc);
+    AscendC::Adds(u, b, (I)-1, n, loc);
     AscendC::Mul(u, u, t, n, loc);
-    AscendC::Adds(u, u, (int32_t)1, n, loc);  // bit ? x^(2^i) : 1
+    AscendC::Adds(u, u, (I)1, n, loc);  // bit ? x^(2^i) : 1
     AscendC::Mul(r, r, u, n, loc);
     if (i + 1 < bits) AscendC::Mul(b, b, b, n, loc);
-    LocalTensor<int32_t> s = cur;
+    LocalTensor<I> s = cur;
     cur = next;
     next = s;
   }
   // y < 0: the sign bit of the original exponent (still in e's top bits
   // after arithmetic shifts) zeroes the result.
-  AscendC::ShiftRight(t, cur, (int32_t)31, n, loc);  // -1 for y < 0, else 0
+  AscendC::ShiftRight(t, cur, (I)31, n, loc);  // -1 for y < 0, else 0
   AscendC::Mul(t, r, t, n, loc);
   AscendC::Add(out, r, t, n, loc);
 }

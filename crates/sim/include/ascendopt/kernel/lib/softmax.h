@@ -56,17 +56,18 @@ enum class RowOp { Max, Sum };
 
 // m[r] = max / sum of x[r, 0..kv) for r < h (x rows of k floats), p the
 // partial array (64 floats per row).
-inline void reduce_rows(RowOp op, const V& m, const V& x, const V& p, uint32_t h, uint32_t k, uint32_t kv,
+template <class VT>
+inline void reduce_rows(RowOp op, const VT& m, const VT& x, const VT& p, uint32_t h, uint32_t k, uint32_t kv,
                         const Loc& loc) {
   const bool strided = k / 8 <= 255;
-  auto fold = [&](const V& d, const V& a, const V& b, uint64_t mask, uint8_t rep,
+  auto fold = [&](const VT& d, const VT& a, const VT& b, uint64_t mask, uint8_t rep,
                   const AscendC::BinaryRepeatParams& rp) {
     if (op == RowOp::Max)
       AscendC::Max(d, a, b, mask, rep, rp, loc);
     else
       AscendC::Add(d, a, b, mask, rep, rp, loc);
   };
-  auto whole = [&](const V& d, const V& s, int32_t mask, int32_t rep, int32_t src_rep) {
+  auto whole = [&](const VT& d, const VT& s, int32_t mask, int32_t rep, int32_t src_rep) {
     if (op == RowOp::Max)
       AscendC::WholeReduceMax(d, s, mask, rep, 1, 1, src_rep, AscendC::ReduceOrder::ORDER_ONLY_VALUE, loc);
     else
@@ -94,7 +95,7 @@ inline void reduce_rows(RowOp op, const V& m, const V& x, const V& p, uint32_t h
   } else {
     const AscendC::BinaryRepeatParams acc(1, 1, 1, 0, 0, 8);
     for (uint32_t r = 0; r < h; ++r) {
-      const V pr = p[r * 64];
+      const VT pr = p[r * 64];
       AscendC::Muls(pr, x[r * k], 1.0f, (int32_t)lanes, loc);
       for (uint32_t j = 1; j < full; j += 255) {
         const uint32_t rep = full - j < 255 ? full - j : 255;
@@ -111,8 +112,9 @@ inline void reduce_rows(RowOp op, const V& m, const V& x, const V& p, uint32_t h
 
 // x[r, 0..k) = x[r, ..] op b[r] (b: one 8-float block per row), op = Sub
 // or Div.
-inline void broadcast_rows(bool div, const V& x, const V& b, uint32_t h, uint32_t k, const Loc& loc) {
-  auto apply = [&](const V& d, const V& a, const V& bb, uint64_t mask, uint8_t rep,
+template <class VT>
+inline void broadcast_rows(bool div, const VT& x, const VT& b, uint32_t h, uint32_t k, const Loc& loc) {
+  auto apply = [&](const VT& d, const VT& a, const VT& bb, uint64_t mask, uint8_t rep,
                    const AscendC::BinaryRepeatParams& rp) {
     if (div)
       AscendC::Div(d, a, bb, mask, rep, rp, loc);
