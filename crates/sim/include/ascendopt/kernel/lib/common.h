@@ -18,7 +18,7 @@
 #define ASCENDOPT_KERNEL_LIB_COMMON_H
 
 #include <stdarg.h>
-#include <stdio.h>
+#include <stddef.h>
 
 #include "../../lib/tmp_layout.h"
 #include "../vec_arith.h"
@@ -30,6 +30,10 @@
 // one (a trailing parameter pack makes a template less specialised).
 #define ASCENDOPT_LIB_UNLOCATED_PACK \
   class... ascendopt_unlocated_, typename ::std::enable_if<sizeof...(ascendopt_unlocated_) == 0, int>::type = 0
+
+// Only vsnprintf of <stdio.h> (as misc.h): the header's printf would make a
+// kernel's unqualified printf ambiguous with AscendC::printf.
+extern "C" int vsnprintf(char* str, size_t size, const char* format, va_list ap) noexcept;
 
 namespace ascendopt {
 namespace lib {
