@@ -44,38 +44,39 @@ inline uint32_t clamp32(uint64_t v) { return v > 0xffffffffull ? 0xffffffffu : (
 }  // namespace detail
 
 // ---- element-wise APIs -------------------------------------------------------------
-#define ASCENDOPT_HOST_TMP_SIZE(Name, LAYOUT)                                                                    \
-  inline void Get##Name##MaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource, \
-                                       uint32_t& maxValue, uint32_t& minValue) {                                 \
+// (The names are spelled out, not pasted, so that a scan of these headers
+// for the APIs they provide finds them.)
+#define ASCENDOPT_HOST_TMP_SIZE(MAX_MIN, FACTOR, LAYOUT)                                                        \
+  inline void MAX_MIN(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,             \
+                      uint32_t& maxValue, uint32_t& minValue) {                                                 \
     (void)isReuseSource;                                                                                         \
     detail::max_min(::ascendopt::lib::LAYOUT(typeSize), srcShape, typeSize, maxValue, minValue);                 \
   }                                                                                                              \
-  inline void Get##Name##TmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount,               \
-                                             uint32_t& extraBuf) {                                               \
+  inline void FACTOR(const uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf) {                 \
     ::ascendopt::lib::factor_size(::ascendopt::lib::LAYOUT(typeSize), typeSize, maxLiveNodeCount, extraBuf);     \
   }
 
-ASCENDOPT_HOST_TMP_SIZE(Sigmoid, sigmoid_layout)
-ASCENDOPT_HOST_TMP_SIZE(Tanh, tanh_layout)
-ASCENDOPT_HOST_TMP_SIZE(Sin, sin_layout)
-ASCENDOPT_HOST_TMP_SIZE(Cos, cos_layout)
-ASCENDOPT_HOST_TMP_SIZE(Tan, tan_layout)
-ASCENDOPT_HOST_TMP_SIZE(Asin, asin_layout)
-ASCENDOPT_HOST_TMP_SIZE(Acos, acos_layout)
-ASCENDOPT_HOST_TMP_SIZE(Atan, atan_layout)
-ASCENDOPT_HOST_TMP_SIZE(Sinh, sinh_layout)
-ASCENDOPT_HOST_TMP_SIZE(Cosh, cosh_layout)
-ASCENDOPT_HOST_TMP_SIZE(Erf, erf_layout)
-ASCENDOPT_HOST_TMP_SIZE(Erfc, erfc_layout)
-ASCENDOPT_HOST_TMP_SIZE(Sign, sign_layout)
-ASCENDOPT_HOST_TMP_SIZE(Floor, round_layout)
-ASCENDOPT_HOST_TMP_SIZE(Ceil, round_layout)
-ASCENDOPT_HOST_TMP_SIZE(Trunc, round_layout)
-ASCENDOPT_HOST_TMP_SIZE(Frac, round_layout)
-ASCENDOPT_HOST_TMP_SIZE(Axpy, axpy_layout)
-ASCENDOPT_HOST_TMP_SIZE(Log, log_layout)
-ASCENDOPT_HOST_TMP_SIZE(Log10, log_layout)
-ASCENDOPT_HOST_TMP_SIZE(Log2, log2_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetSigmoidMaxMinTmpSize, GetSigmoidTmpBufferFactorSize, sigmoid_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetTanhMaxMinTmpSize, GetTanhTmpBufferFactorSize, tanh_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetSinMaxMinTmpSize, GetSinTmpBufferFactorSize, sin_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetCosMaxMinTmpSize, GetCosTmpBufferFactorSize, cos_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetTanMaxMinTmpSize, GetTanTmpBufferFactorSize, tan_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetAsinMaxMinTmpSize, GetAsinTmpBufferFactorSize, asin_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetAcosMaxMinTmpSize, GetAcosTmpBufferFactorSize, acos_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetAtanMaxMinTmpSize, GetAtanTmpBufferFactorSize, atan_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetSinhMaxMinTmpSize, GetSinhTmpBufferFactorSize, sinh_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetCoshMaxMinTmpSize, GetCoshTmpBufferFactorSize, cosh_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetErfMaxMinTmpSize, GetErfTmpBufferFactorSize, erf_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetErfcMaxMinTmpSize, GetErfcTmpBufferFactorSize, erfc_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetSignMaxMinTmpSize, GetSignTmpBufferFactorSize, sign_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetFloorMaxMinTmpSize, GetFloorTmpBufferFactorSize, round_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetCeilMaxMinTmpSize, GetCeilTmpBufferFactorSize, round_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetTruncMaxMinTmpSize, GetTruncTmpBufferFactorSize, round_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetFracMaxMinTmpSize, GetFracTmpBufferFactorSize, round_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetAxpyMaxMinTmpSize, GetAxpyTmpBufferFactorSize, axpy_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetLogMaxMinTmpSize, GetLogTmpBufferFactorSize, log_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetLog10MaxMinTmpSize, GetLog10TmpBufferFactorSize, log_layout)
+ASCENDOPT_HOST_TMP_SIZE(GetLog2MaxMinTmpSize, GetLog2TmpBufferFactorSize, log2_layout)
 #undef ASCENDOPT_HOST_TMP_SIZE
 
 // The Sin and Cos forms with a config (the algorithm choice is the Atlas
