@@ -358,6 +358,72 @@ extern "C" __global__ __aicore__ void softmax_f16_f32(GM_ADDR x, GM_ADDR y, GM_A
 }
 "#;
 
+/// Select with a byte mask over x [m, k1] and a mask [m, k2] of M.
+/// Tiling words: [variant, m, k1, k2, tmp_bytes]; variant 0 = (x, -7.0,
+/// mask) with SelectWithBytesMask, 1 = (-7.0, x, mask) with Select, 2 = 0
+/// in place (dst = x). Output y [m, k1].
+const SELECT: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+
+template <typename T, typename M>
+__aicore__ inline void select_run(GM_ADDR x, GM_ADDR mk, GM_ADDR y, GM_ADDR tiling) {
+  GlobalTensor<uint32_t> t;
+  t.SetGlobalBuffer((__gm__ uint32_t*)tiling, 5);
+  uint32_t variant = t.GetValue(0), m = t.GetValue(1), k1 = t.GetValue(2), k2 = t.GetValue(3),
+           tmpBytes = t.GetValue(4);
+  GlobalTensor<T> xg, yg;
+  GlobalTensor<M> mg;
+  xg.SetGlobalBuffer((__gm__ T*)x, m * k1);
+  yg.SetGlobalBuffer((__gm__ T*)y, m * k1);
+  mg.SetGlobalBuffer((__gm__ M*)mk, m * k2);
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> qx, qm;
+  TQue<TPosition::VECOUT, 1> qy;
+  TBuf<TPosition::VECCALC> tb;
+  pipe.InitBuffer(qx, 1, m * k1 * sizeof(T));
+  pipe.InitBuffer(qm, 1, m * k2 * sizeof(M));
+  pipe.InitBuffer(qy, 1, m * k1 * sizeof(T));
+  pipe.InitBuffer(tb, tmpBytes);
+  LocalTensor<uint8_t> tmp = tb.Get<uint8_t>();
+  LocalTensor<T> xl = qx.AllocTensor<T>();
+  LocalTensor<M> ml = qm.AllocTensor<M>();
+  DataCopy(xl, xg, m * k1);
+  DataCopy(ml, mg, m * k2);
+  qx.EnQue(xl);
+  qm.EnQue(ml);
+  LocalTensor<T> xv = qx.DeQue<T>(), yl = qy.AllocTensor<T>();
+  LocalTensor<M> mv = qm.DeQue<M>();
+  SelectWithBytesMaskShapeInfo info;
+  info.firstAxis = m;
+  info.srcLastAxis = k1;
+  info.maskLastAxis = k2;
+  switch (variant) {
+    case 0: SelectWithBytesMask(yl, xv, -7.0f, mv, tmp, info); break;
+    case 1: Select(yl, -7.0f, xv, mv, tmp, info); break;
+    default: SelectWithBytesMask(xv, xv, -7.0f, mv, tmp, info); DataCopy(yl, xv, m * k1); break;
+  }
+  qy.EnQue(yl);
+  LocalTensor<T> yv = qy.DeQue<T>();
+  DataCopy(yg, yv, m * k1);
+  qy.FreeTensor(yv);
+  qx.FreeTensor(xv);
+  qm.FreeTensor(mv);
+}
+extern "C" __global__ __aicore__ void select_f32_u8(GM_ADDR x, GM_ADDR m, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  select_run<float, uint8_t>(x, m, y, tiling);
+}
+extern "C" __global__ __aicore__ void select_f16_u8(GM_ADDR x, GM_ADDR m, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  select_run<half, uint8_t>(x, m, y, tiling);
+}
+extern "C" __global__ __aicore__ void select_f16_i32(GM_ADDR x, GM_ADDR m, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  select_run<half, int32_t>(x, m, y, tiling);
+}
+extern "C" __global__ __aicore__ void select_f32_i16(GM_ADDR x, GM_ADDR m, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  select_run<float, int16_t>(x, m, y, tiling);
+}
+"#;
+
 fn sim_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -373,6 +439,7 @@ fn library() -> &'static Path {
             ("lib_power.cpp", POWER),
             ("lib_rows.cpp", ROWS),
             ("lib_softmax.cpp", SOFTMAX),
+            ("lib_select.cpp", SELECT),
         ] {
             let cpp = dir.path().join(name);
             std::fs::write(&cpp, text).unwrap();
@@ -1745,4 +1812,105 @@ fn costs_are_close_to_the_published_per_api_fits() {
             "api {api}: {cycles} cycles, the published fit {fit}"
         );
     }
+}
+
+/// select_tmp_bytes of tmp_layout.h.
+fn select_tmp(rows: u32, k1: u32, src: u32, mask: u32) -> u32 {
+    let cs = if src == 4 || mask == 4 { 4 } else { 2 };
+    let cap = (rows * k1).div_ceil(256 / cs) * (256 / cs);
+    let bits = cap.div_ceil(8).div_ceil(32) * 32;
+    let stage = if cs == 4 && mask < 4 {
+        (cap * 2).div_ceil(32) * 32
+    } else {
+        0
+    };
+    cap * cs + bits + stage
+}
+
+#[test]
+fn select_with_a_byte_mask_picks_per_element() {
+    for (kernel, ty, msize, mdtype) in [
+        ("select_f32_u8", Ty::F32, 1u32, Dtype::Uint8),
+        ("select_f16_u8", Ty::F16, 1, Dtype::Uint8),
+        ("select_f16_i32", Ty::F16, 4, Dtype::Int32),
+        ("select_f32_i16", Ty::F32, 2, Dtype::Int16),
+    ] {
+        let blk_x = 32 / ty.size() as u32;
+        let blk_m = 32 / msize;
+        // (m, k1, k2): equal row lengths, and mask rows longer than the data.
+        for (m, k1, k2) in [
+            (3u32, 2 * blk_x, 2 * blk_x),
+            (5, blk_x, (blk_x + 1).div_ceil(blk_m) * blk_m + blk_m),
+        ] {
+            let k2 = k2.max(k1).div_ceil(blk_m) * blk_m;
+            let x: Vec<f64> = (0..m * k1)
+                .map(|i| ty.round(f64::from(i) * 0.5 - 3.0))
+                .collect();
+            // Mask values: zero, one, other nonzero values, and padding
+            // beyond k1 that must not matter.
+            let mvals: Vec<i64> = (0..m * k2)
+                .map(|i| {
+                    if i % k2 >= k1 {
+                        9
+                    } else {
+                        [0, 1, 0, 0, 2, 0, 255, 0][(i % 8) as usize]
+                    }
+                })
+                .collect();
+            let mbytes: Vec<u8> = mvals
+                .iter()
+                .flat_map(|&v| match msize {
+                    1 => vec![v as u8],
+                    2 => (v as i16).to_le_bytes().to_vec(),
+                    _ => (v as i32).to_le_bytes().to_vec(),
+                })
+                .collect();
+            for variant in 0..3u32 {
+                for tmp in [
+                    select_tmp(m, k1, ty.size() as u32, msize),
+                    select_tmp(1, k1, ty.size() as u32, msize),
+                ] {
+                    let out = launch_raw(
+                        kernel,
+                        vec![(ty.dtype(), ty.encode(&x)), (mdtype, mbytes.clone())],
+                        (ty.dtype(), (m * k1) as usize * ty.size()),
+                        &[variant, m, k1, k2, tmp],
+                    )
+                    .unwrap_or_else(|e| panic!("{kernel} variant {variant}: {e}"));
+                    let y = ty.decode(&out.outputs[0]);
+                    for r in 0..m {
+                        for c in 0..k1 {
+                            let zero = mvals[(r * k2 + c) as usize] == 0;
+                            let xv = x[(r * k1 + c) as usize];
+                            let want = match (variant, zero) {
+                                (1, true) | (0, false) | (2, false) => -7.0,
+                                _ => xv,
+                            };
+                            assert_eq!(
+                                y[(r * k1 + c) as usize],
+                                want,
+                                "{kernel} v{variant} ({m},{k1},{k2}) [{r},{c}]"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // One row needs more than 64 bytes here; 32 is refused.
+    let err = launch_raw(
+        "select_f32_u8",
+        vec![
+            (Dtype::Float32, vec![0; 64 * 4]),
+            (Dtype::Uint8, vec![0; 64]),
+        ],
+        (Dtype::Float32, 64 * 4),
+        &[0, 1, 64, 64, 32],
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Select: sharedTmpBuffer holds 32 bytes"),
+        "{err}"
+    );
 }

@@ -183,6 +183,54 @@ inline void GetCumSumMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typ
   maxValue = ::ascendopt::lib::cumsum_max_tmp((uint32_t)m, (uint32_t)k, typeSize, isLastAxis);
 }
 
+// ---- Select with a byte mask ----------------------------------------------------------
+// [m, k1]: the tensor operand's shape (the scalar one has fewer elements).
+namespace detail {
+inline uint64_t select_bytes(const ge::Shape& src0Shape, const ge::Shape& src1Shape, uint32_t srcTypeSize,
+                             uint32_t maskTypeSize, bool all_rows) {
+  const ge::Shape& s = shape_elems(src0Shape) >= shape_elems(src1Shape) ? src0Shape : src1Shape;
+  uint64_t m = 0, k = 0;
+  rows_cols(s, m, k);
+  if (m == 0 || k == 0 || srcTypeSize == 0 || maskTypeSize == 0) return 0;
+  return ::ascendopt::lib::select_tmp_bytes(all_rows ? m : 1, k, srcTypeSize, maskTypeSize);
+}
+}  // namespace detail
+inline uint32_t GetSelectMinTmpSize(const ge::Shape& src0Shape, const ge::Shape& src1Shape, const uint32_t srcTypeSize,
+                                    const ge::Shape& maskShape, const uint32_t maskTypeSize, const bool isReuseMask) {
+  (void)maskShape;
+  (void)isReuseMask;
+  return detail::clamp32(detail::select_bytes(src0Shape, src1Shape, srcTypeSize, maskTypeSize, false));
+}
+inline uint32_t GetSelectMaxTmpSize(const ge::Shape& src0Shape, const ge::Shape& src1Shape, const uint32_t srcTypeSize,
+                                    const ge::Shape& maskShape, const uint32_t maskTypeSize, const bool isReuseMask) {
+  (void)maskShape;
+  (void)isReuseMask;
+  return detail::clamp32(detail::select_bytes(src0Shape, src1Shape, srcTypeSize, maskTypeSize, true));
+}
+inline void GetSelectMaxMinTmpSize(const ge::Shape& src0Shape, const ge::Shape& src1Shape, const uint32_t srcTypeSize,
+                                   const ge::Shape& maskShape, const uint32_t maskTypeSize, const bool isReuseMask,
+                                   uint32_t& maxValue, uint32_t& minValue) {
+  maxValue = GetSelectMaxTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+  minValue = GetSelectMinTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+}
+// The older names the guide lists as deprecated.
+inline uint32_t GetSelectWithBytesMaskMinTmpSize(const ge::Shape& src0Shape, const ge::Shape& src1Shape,
+                                                 const uint32_t srcTypeSize, const ge::Shape& maskShape,
+                                                 const uint32_t maskTypeSize, const bool isReuseMask) {
+  return GetSelectMinTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+}
+inline uint32_t GetSelectWithBytesMaskMaxTmpSize(const ge::Shape& src0Shape, const ge::Shape& src1Shape,
+                                                 const uint32_t srcTypeSize, const ge::Shape& maskShape,
+                                                 const uint32_t maskTypeSize, const bool isReuseMask) {
+  return GetSelectMaxTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask);
+}
+inline void GetSelectWithBytesMaskMaxMinTmpSize(const ge::Shape& src0Shape, const ge::Shape& src1Shape,
+                                                const uint32_t srcTypeSize, const ge::Shape& maskShape,
+                                                const uint32_t maskTypeSize, const bool isReuseMask,
+                                                uint32_t& maxValue, uint32_t& minValue) {
+  GetSelectMaxMinTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask, maxValue, minValue);
+}
+
 // ---- SoftMax ----------------------------------------------------------------------------
 // The kernel computes in float whatever the data type, on rows whose length
 // is rounded up to 32 bytes of half (16 elements) at most.

@@ -170,6 +170,19 @@ constexpr uint64_t softmax_grad_tmp_bytes(uint64_t rows, uint64_t k) {
   return softmax_tmp_bytes(rows, k) + 8 * rows * k;
 }
 
+// Select with a byte mask: the mask of `rows` rows cast to half (data and
+// mask of at most 2 bytes) or float, a half staging copy where a 1- or
+// 2-byte mask goes to float, and the compare bits.
+constexpr uint32_t select_cast_size(uint32_t src_size, uint32_t mask_size) {
+  return src_size == 4 || mask_size == 4 ? 4 : 2;
+}
+constexpr uint64_t select_tmp_bytes(uint64_t rows, uint64_t k1, uint32_t src_size, uint32_t mask_size) {
+  const uint32_t cs = select_cast_size(src_size, mask_size);
+  const uint64_t cap = round_up(rows * k1, kRepeatBytes / cs);
+  const uint64_t stage = cs == 4 && mask_size < 4 ? round_up(cap * 2, kBlockBytes) : 0;
+  return cap * cs + mask_bytes(cap) + stage;
+}
+
 }  // namespace lib
 }  // namespace ascendopt
 

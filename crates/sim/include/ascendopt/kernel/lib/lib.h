@@ -10,5 +10,6 @@
 #include "reduce.h"
 #include "cumsum.h"
 #include "softmax.h"
+#include "select.h"
 
 #endif

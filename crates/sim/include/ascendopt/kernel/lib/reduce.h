@@ -17,24 +17,7 @@
 
 #include "common.h"
 
-// SumParams and MeanParams: kernel/api_params.h declares the high-level
-// APIs' parameter structs; the same structs here when it is absent.
-#if __has_include("../api_params.h")
-#include "../api_params.h"
-#else
-namespace AscendC {
-struct SumParams {
-  uint32_t outter = 1;
-  uint32_t inner;
-  uint32_t n;
-};
-struct MeanParams {
-  uint32_t outter = 1;
-  uint32_t inner;
-  uint32_t n;
-};
-}  // namespace AscendC
-#endif
+#include "params.h"
 
 namespace ascendopt {
 namespace lib {
