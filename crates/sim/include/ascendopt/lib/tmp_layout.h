@@ -123,22 +123,13 @@ constexpr TmpLayout fma_layout(uint32_t ts) { return TmpLayout{ts < 4 ? 3u : 1u,
 // High-level Axpy: the product src * scalar.
 constexpr TmpLayout axpy_layout(uint32_t) { return TmpLayout{1, 0}; }
 // ---- the row APIs ------------------------------------------------------------------
-// Sum and Mean (kernel/lib/reduce.h).
-// Bytes of the partial sums of a row of n elements of `type_size` bytes.
-constexpr uint32_t partial_bytes(uint32_t n, uint32_t type_size) {
-  const uint32_t e = kRepeatBytes / type_size;
-  return n <= e ? 0 : 2 * (uint32_t)round_up((uint64_t)((n + e - 1) / e) * type_size, kBlockBytes);
-}
-// The temporary bytes Sum needs (at least one block, so that a kernel may
-// always allocate it).
-constexpr uint32_t sum_tmp_bytes(uint32_t n, uint32_t type_size) {
-  const uint32_t p = partial_bytes(n, type_size);
-  return p == 0 ? kBlockBytes : p;
-}
-// The temporary bytes Mean needs.
+// Sum and Mean (kernel/lib/reduce.h): the sums need no temporary space
+// (one block is reported, so that a kernel can always allocate it); Mean
+// with a wider accType holds one row in that type and 16 row results.
+constexpr uint32_t sum_tmp_bytes(uint32_t, uint32_t) { return kBlockBytes; }
 constexpr uint32_t mean_tmp_bytes(uint32_t n, uint32_t src_size, uint32_t acc_size) {
   if (acc_size <= src_size) return sum_tmp_bytes(n, src_size);
-  return (uint32_t)round_up((uint64_t)n * acc_size, kBlockBytes) + partial_bytes(n, acc_size) + 16 * acc_size;
+  return (uint32_t)round_up((uint64_t)n * acc_size, kBlockBytes) + 16 * acc_size;
 }
 
 // CumSum (kernel/lib/cumsum.h).

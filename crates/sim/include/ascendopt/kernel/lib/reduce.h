@@ -2,16 +2,16 @@
 // 6.2.4.6.1-2), the sum and the mean of each row of an [outter, inner]
 // tensor over its first n elements (inner is n rounded up to 32 bytes).
 //
-// As the guide says, the sums add by the binary tree of WholeReduceSum:
+// As the guide says, the sums add the way ReduceSum and WholeReduceSum do:
 // rows of at most one repeat (256 bytes) are reduced by one WholeReduceSum
-// for up to 255 rows at a time; a longer row is reduced repeat by repeat
-// into partial sums in the temporary space, which are reduced again until
-// one remains. Sums are in the element type (a half sum rounds and
-// saturates like WholeReduceSum); Mean divides by n (Divs), and with a
-// wider accType (half data, float sums) casts each row to float first.
-// Temporary space (lib_tiling.h computes the same sizes for the host):
-// the partial sums, twice (ping-pong), of ceil(n / repeat) elements; Mean
-// with a wider accType adds one row in float and 16 float row results.
+// for up to 255 rows at a time; a longer row by one ReduceSum (count form:
+// a tree inside each repeat, the repeats in order). Sums are in the element
+// type (a half sum rounds and saturates like those instructions); Mean
+// divides by n (Divs), and with a wider accType (half data, float sums)
+// casts each row to float first.
+// Temporary space (tmp_layout.h, for the host helpers too): none for the
+// sums (a kernel's sharedTmpBuffer of any size is accepted); Mean with a
+// wider accType holds one row in float and 16 float row results.
 #ifndef ASCENDOPT_KERNEL_LIB_REDUCE_H
 #define ASCENDOPT_KERNEL_LIB_REDUCE_H
 
@@ -22,27 +22,17 @@
 namespace ascendopt {
 namespace lib {
 
-// dst[0] = sum of src[0..n) (one row), partials ping-ponging in p and q
-// (each at least ceil(n / repeat) elements).
+// dst[0] = sum of src[0..n) (one row): ReduceSum's count form, which
+// needs no work space (`work` is passed as the instruction's operand).
 template <class T>
-inline void row_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t n, const LocalTensor<T>& p,
-                    const LocalTensor<T>& q, const Loc& loc) {
+inline void row_sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t n, const LocalTensor<T>& work,
+                    const Loc& loc) {
   const uint32_t e = kRepeatBytes / sizeof(T);
-  LocalTensor<T> from = src, to = p, spare = q;
-  while (n > e) {
-    const uint32_t full = n / e;
-    const uint32_t tail = n % e;
-    for (uint32_t done = 0; done < full; done += 255) {
-      const uint32_t rep = full - done < 255 ? full - done : 255;
-      AscendC::WholeReduceSum(to[done], from[done * e], (int32_t)e, (int32_t)rep, 1, 1, 8, loc);
-    }
-    if (tail != 0) AscendC::WholeReduceSum(to[full], from[full * e], (int32_t)tail, 1, 1, 1, 8, loc);
-    n = full + (tail != 0 ? 1 : 0);
-    from = to;
-    to = spare;
-    spare = from;
+  if (n <= e) {
+    AscendC::WholeReduceSum(dst, src, (int32_t)n, 1, 1, 1, 8, loc);
+  } else {
+    AscendC::ReduceSum(dst, src, work, (int32_t)n, loc);
   }
-  AscendC::WholeReduceSum(dst, from, (int32_t)n, 1, 1, 1, 8, loc);
 }
 
 // Sums (divide == false) or means of the rows of src into dst[0..outter).
@@ -66,17 +56,8 @@ inline void row_sums(const char* api, const LocalTensor<T>& dst, const LocalTens
     }
   } else {
     const Tmp tmp = tmp_of(shared, loc);
-    const uint32_t need = partial_bytes(n, sizeof(T));
-    if (tmp.bytes() < need)
-      fail(loc, "%s: the temporary space holds %llu bytes, a row of %u elements needs %u", api,
-           (unsigned long long)tmp.bytes(), n, need);
-    const Span used{tmp.whole.mem, tmp.whole.addr, tmp.whole.addr + need, "sharedTmpBuffer"};
-    if (overlaps(used, span_of(src, (uint64_t)outter * inner, "")) || overlaps(used, span_of(dst, outter, "")))
-      fail(loc, "%s: the temporary buffer overlaps srcTensor or dstTensor (the guide does not allow it)", api);
-    LocalTensor<T> p = LocalTensor<T>::from_desc(tmp.whole, AscendC::TPosition::VECCALC);
-    p.desc_.elems = need / 2 / sizeof(T);
-    LocalTensor<T> q = p[need / 2 / sizeof(T)];
-    for (uint32_t r = 0; r < outter; ++r) row_sum(dst[r], src[r * inner], n, p, q, loc);
+    const LocalTensor<T> work = LocalTensor<T>::from_desc(tmp.whole, AscendC::TPosition::VECCALC);
+    for (uint32_t r = 0; r < outter; ++r) row_sum(dst[r], src[r * inner], n, work, loc);
   }
   if (divide) AscendC::Divs(dst, dst, (T)(float)n, (int32_t)outter, loc);
 }
@@ -104,16 +85,13 @@ inline void row_means_wide(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   LocalTensor<Acc> all = LocalTensor<uint8_t>::from_desc(tmp.whole, AscendC::TPosition::VECCALC)
                              .template ReinterpretCast<Acc>();
   const uint32_t row_elems = (uint32_t)(round_up((uint64_t)n * sizeof(Acc), kBlockBytes) / sizeof(Acc));
-  const uint32_t part = partial_bytes(n, sizeof(Acc)) / 2 / sizeof(Acc);
   LocalTensor<Acc> row = all;
-  LocalTensor<Acc> p = all[row_elems];
-  LocalTensor<Acc> q = p[part];
-  LocalTensor<Acc> means = q[part];
+  LocalTensor<Acc> means = all[row_elems];
   for (uint32_t r0 = 0; r0 < outter; r0 += 16) {
     const uint32_t rows = outter - r0 < 16 ? outter - r0 : 16;
     for (uint32_t i = 0; i < rows; ++i) {
       AscendC::Cast(row, src[(r0 + i) * inner], AscendC::RoundMode::CAST_NONE, n, loc);
-      row_sum(means[i], row, n, p, q, loc);
+      row_sum(means[i], row, n, row, loc);
     }
     AscendC::Divs(means, means, (Acc)(float)n, (int32_t)rows, loc);
     AscendC::Cast(dst[r0], means, AscendC::RoundMode::CAST_RINT, rows, loc);
