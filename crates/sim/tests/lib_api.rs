@@ -27,6 +27,11 @@ use std::sync::OnceLock;
 /// UB (196352 bytes on the 910B2) free.
 const UNARY: &str = r#"
 #include "kernel_operator.h"
+// The paths public kernels include the high-level APIs by.
+#include "lib/math/kernel_operator_sin_intf.h"
+#include "lib/math/kernel_operator_power_intf.h"
+#include "lib/sigmoid/kernel_operator_sigmoid_intf.h"
+#include "adv_api/math/power.h"
 using namespace AscendC;
 
 #define FORMS(API)                                                            \
