@@ -564,6 +564,7 @@ fn launch(ty: Ty, words: [u32; 5], x: &[f64]) -> Result<LaunchOutput, LaunchFail
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        describe: false,
     };
     let tiling = TilingInfo {
         block_dim: 1,
@@ -1095,6 +1096,7 @@ fn launch_outs(
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        describe: false,
     };
     let tiling = TilingInfo {
         block_dim: 1,
@@ -1918,5 +1920,101 @@ fn select_with_a_byte_mask_picks_per_element() {
         err.to_string()
             .contains("Select: sharedTmpBuffer holds 32 bytes"),
         "{err}"
+    );
+}
+
+/// An op's tiling header nesting the SoftMax tiling, as public operators
+/// write it; compiled into a host unit (which fills it with
+/// SoftMaxTilingFunc) and, with ASCENDOPT_KERNEL_SIDE, into a kernel unit
+/// (which hands it to SoftMax).
+const SOFTMAX_TILING_HEADER: &str = r#"
+#include "register/tilingdata_base.h"
+#include "tiling/tiling_api.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(OpTiling)
+TILING_DATA_FIELD_DEF(uint32_t, rows);
+TILING_DATA_FIELD_DEF_STRUCT(SoftMaxTiling, softmaxTilingData);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(OpSoftmax, OpTiling)
+}  // namespace optiling
+"#;
+
+#[test]
+fn softmax_tiling_struct_is_shared_by_both_units() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("op_tiling.h"), SOFTMAX_TILING_HEADER).unwrap();
+    let host = dir.path().join("host.cpp");
+    std::fs::write(
+        &host,
+        r#"
+#include "op_tiling.h"
+#include <cstdio>
+int main() {
+  optiling::OpTiling t;
+  std::vector<int64_t> dims = {16, 1000};
+  ge::Shape shape(dims);
+  uint32_t min = AscendC::GetSoftMaxMinTmpSize(shape, 4, false);
+  AscendC::SoftMaxTilingFunc(shape, 4, min, t.softmaxTilingData);
+  printf("%zu %u %u %u\n", sizeof(t.softmaxTilingData), t.softmaxTilingData.get_srcM(),
+         t.softmaxTilingData.get_srcK(), t.softmaxTilingData.get_splitM());
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let kernel = dir.path().join("kernel.cpp");
+    std::fs::write(
+        &kernel,
+        r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void op_softmax(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GET_TILING_DATA(t, tiling);
+  static_assert(sizeof(t.softmaxTilingData) == 64, "sixteen uint32 fields");
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> b;
+  pipe.InitBuffer(b, 8192);
+  LocalTensor<float> v = b.Get<float>();
+  SoftMax<float>(v, v, t.softmaxTilingData);
+}
+"#,
+    )
+    .unwrap();
+    let exe = dir.path().join("host");
+    let out = Command::new("g++")
+        .args(["-std=c++17", "-O0", "-I"])
+        .arg(sim_dir().join("include"))
+        .arg("-I")
+        .arg(dir.path())
+        .arg(&host)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "host: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    // 16 rows of 1000 floats; the minimum space holds one row at a time.
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "64 16 1000 1");
+    let out = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-fsyntax-only",
+            "-DASCENDOPT_KERNEL_SIDE",
+            "-I",
+        ])
+        .arg(sim_dir().join("include"))
+        .arg("-include")
+        .arg(dir.path().join("op_tiling.h"))
+        .arg(&kernel)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kernel: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
