@@ -357,6 +357,9 @@ pub enum SyncOrigin {
     FreeTensor,
     /// TQue::AllocTensor (wait, consumer -> producer).
     AllocTensor,
+    /// The unitFlag of an Mmad and the Fixpipe that drains it while it
+    /// runs (guide 6.2.3.2.2.1 MmadParams.unitFlag).
+    UnitFlag,
 }
 
 /// Identity of a flag: user flags by (event, id), queue flags by buffer slot.
@@ -377,6 +380,9 @@ pub enum FlagKey {
         /// true for the forward (data ready) flag.
         forward: bool,
     },
+    /// The unitFlag handshake between an Mmad and a Fixpipe: the Fixpipe
+    /// may start once the Mmad has computed its first fractal.
+    UnitFlag,
 }
 
 /// What one instruction is.
@@ -452,6 +458,73 @@ pub enum InstrKind {
         /// How many SyncAll this block passed before (0-based).
         generation: u32,
     },
+    /// A matrix multiply-accumulate on the cube (Mmad, PIPE_M): C (L0C,
+    /// NZ) += A (L0A, ZZ) x B (L0B, ZN).
+    Mmad(MmadShape),
+    /// CrossCoreSetFlag: a cross-core flag set (PIPE of `pipe`).
+    CrossSet {
+        /// Who receives it.
+        scope: CrossScope,
+        /// Flag id (0..=10 for kernels; higher ids are the Matmul API's
+        /// own messages, see `runtime::mix`).
+        id: u16,
+    },
+    /// CrossCoreWaitFlag: waits until a set of flag `id` was delivered to
+    /// this core, then consumes it.
+    CrossWait {
+        /// Flag id.
+        id: u16,
+    },
+}
+
+/// The work of one Mmad, as the timing model needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MmadShape {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of B and C.
+    pub n: u32,
+    /// Columns of A, rows of B.
+    pub k: u32,
+    /// Element type of A and B.
+    pub dtype: Dtype,
+    /// MmadParams.unitFlag (0, 2 or 3).
+    pub unit_flag: u8,
+    /// True when a Fixpipe with unitFlag drains this Mmad's result while it
+    /// runs (set by the runtime when that Fixpipe is issued).
+    pub unit_set: bool,
+}
+
+/// Who a CrossCoreSetFlag delivers to (guide 6.2.3.7.2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CrossScope {
+    /// Mode 0: every core of the setter's type; delivered once every core
+    /// of that type has set the id.
+    AllOfType,
+    /// Mode 1: the two AIVs of an AI core; delivered to both once both set.
+    VectorPair,
+    /// Mode 2: from the AIC to both AIVs of its AI core; from the AIVs to
+    /// their AIC once both set.
+    CubeVector,
+    /// From the AIC to one AIV of its AI core (the Matmul API's replies).
+    ToVector {
+        /// Sub-block index of the AIV.
+        sub: u8,
+    },
+    /// From one AIV to its AIC (the Matmul API's requests).
+    ToCube,
+}
+
+/// The role of a block in a launch: which core type it runs on, which AI
+/// core (group) and which sub-block of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CoreRole {
+    /// True on the cube core (AIC), false on a vector core (AIV).
+    pub cube: bool,
+    /// AI core index (the launch's block index, GetBlockIdx on the AIC).
+    pub group: u32,
+    /// Sub-block index (GetSubBlockIdx: 0 on the AIC, 0 or 1 on an AIV).
+    pub sub: u32,
 }
 
 /// One instruction of one block.
@@ -494,8 +567,12 @@ impl std::fmt::Display for SrcLoc {
 /// The instructions of one block (one AI core instance).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BlockTrace {
-    /// Block index (GetBlockIdx).
+    /// Block index (GetBlockIdx; in a MIX launch, the AI core's index).
     pub block: u32,
+    /// Core type, AI core and sub-block of a block of a cube or MIX launch
+    /// (None: a vector-only launch, every block an AIV).
+    #[serde(default)]
+    pub role: Option<CoreRole>,
     /// Instructions in program (issue) order.
     pub instrs: Vec<Instr>,
 }

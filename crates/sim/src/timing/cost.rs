@@ -50,6 +50,20 @@ pub fn vector_cost(
     }
 }
 
+/// Cost of an Mmad on the cube: busy one cycle per `16 x 16 x k_step`
+/// step, complete `mmad_head_cycles` later (hardware-facts.md §F, [PYPTO]
+/// Mmad = ceil(m/16)·ceil(n/16)·ceil(k/kstep) + 20).
+pub fn mmad_cost(hw: &HwProfile, shape: &crate::trace::MmadShape) -> VecCost {
+    let k_step = hw.cube.k_step(shape.dtype.size()).max(1.0);
+    let steps = u64::from(shape.m.div_ceil(16))
+        * u64::from(shape.n.div_ceil(16))
+        * ((f64::from(shape.k) / k_step).ceil() as u64);
+    VecCost {
+        occupancy: steps.max(1),
+        latency: hw.cube.mmad_head_cycles.round() as u64,
+    }
+}
+
 /// Timing of a DMA.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DmaCost {
@@ -161,6 +175,10 @@ pub fn issue_cycles(hw: &HwProfile, kind: &InstrKind) -> u64 {
         InstrKind::Barrier { .. } => s.issue_barrier_cycles,
         InstrKind::SyncAll { .. } => s.issue_sync_cycles,
         InstrKind::Scalar { .. } => s.issue_access_cycles,
+        // An Mmad is issued like a vector instruction (parameter registers
+        // and one instruction); cross-core flags like local ones.
+        InstrKind::Mmad(_) => s.issue_vector_cycles,
+        InstrKind::CrossSet { .. } | InstrKind::CrossWait { .. } => s.issue_sync_cycles,
     };
     cycles.round() as u64
 }
@@ -271,6 +289,8 @@ pub fn exec_pipe(instr: &Instr) -> Pipe {
         InstrKind::WaitFlag { dst, .. } => *dst,
         InstrKind::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
         InstrKind::SyncAll { .. } => Pipe::S,
+        InstrKind::Mmad(_) => Pipe::M,
+        InstrKind::CrossSet { .. } | InstrKind::CrossWait { .. } => instr.pipe,
     }
 }
 
