@@ -10,6 +10,10 @@
 #include "ascendopt/kernel/sync.h"
 #include "ascendopt/kernel/vec_arith.h"
 #include "ascendopt/kernel/vec_more.h"
+#include "ascendopt/kernel/vec_move.h"
+#include "ascendopt/kernel/sort.h"
+#include "ascendopt/kernel/scalar.h"
+#include "ascendopt/kernel/workspace.h"
 #include "ascendopt/kernel/misc.h"
 #include "ascendopt/kernel/unsupported.h"
 

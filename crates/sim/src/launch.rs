@@ -456,6 +456,10 @@ fn launch(
         job.max_instrs_per_block,
     );
     shared.throw_fn = Some(throw);
+    // The workspace argument (after inputs and outputs) is where the
+    // system workspace starts; its size is what the host was told.
+    shared.workspace_base = args.get(args.len().saturating_sub(2)).copied().unwrap_or(0);
+    shared.sys_workspace_bytes = LIB_API_WORKSPACE;
     let shared = Arc::new(shared);
     // SAFETY: TABLE is 'static and matches abi.h.
     unsafe { attach(&TABLE) };

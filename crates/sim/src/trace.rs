@@ -191,6 +191,10 @@ pub enum VecOp {
     BlockReduceMax,
     BlockReduceMin,
     PairReduceSum,
+    Copy,
+    GatherMask,
+    Sort32,
+    MrgSort,
 }
 
 impl VecOp {
@@ -247,6 +251,10 @@ impl VecOp {
             97 => BlockReduceMax,
             98 => BlockReduceMin,
             99 => PairReduceSum,
+            64 => Copy,
+            65 => GatherMask,
+            100 => Sort32,
+            101 => MrgSort,
             _ => return None,
         })
     }
@@ -304,6 +312,10 @@ impl VecOp {
             BlockReduceMax => "BlockReduceMax",
             BlockReduceMin => "BlockReduceMin",
             PairReduceSum => "PairReduceSum",
+            Copy => "Copy",
+            GatherMask => "GatherMask",
+            Sort32 => "Sort32",
+            MrgSort => "MrgSort",
         }
     }
 }

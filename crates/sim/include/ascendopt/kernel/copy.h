@@ -173,6 +173,31 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
                       p.dstStride, false, 0, 0, 0, loc_);
 }
 
+// ---- unlocated overloads (see ASC_UNLOCATED_OVERLOAD) ----------------------------------
+#define ASCENDOPT_COPY_UNLOCATED(DST, SRC, SIZE)                                                                  \
+  ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopy, (const DST<T>& dst, const SRC<T>& src, SIZE),           \
+                         (dst, src, p))
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, GlobalTensor, const DataCopyParams& p)
+ASCENDOPT_COPY_UNLOCATED(GlobalTensor, LocalTensor, const DataCopyParams& p)
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, LocalTensor, const DataCopyParams& p)
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, GlobalTensor, uint32_t p)
+ASCENDOPT_COPY_UNLOCATED(GlobalTensor, LocalTensor, uint32_t p)
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, LocalTensor, uint32_t p)
+#undef ASCENDOPT_COPY_UNLOCATED
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                        const DataCopyPadExtParams<T>& pad),
+                       (dst, src, p, pad))
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p),
+                       (dst, src, p))
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                        const DataCopyPadParams& pad),
+                       (dst, src, p, pad))
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p), (dst, src, p))
+
 }  // namespace AscendC
 
 #endif

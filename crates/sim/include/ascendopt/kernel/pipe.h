@@ -53,6 +53,18 @@ class TBuf {
   LocalTensor<T> Get(uint32_t len, ASC_LOC) {
     return LocalTensor<T>::from_desc(ASC_RT->buf_get(handle_, ::ascendopt::dtype_of<T>(), len, loc_.c()), POS);
   }
+  // TBuf derives from TQueBind (guide 6.2.3.6.1.8), so real code also
+  // takes its tensor with AllocTensor and hands it back with FreeTensor: a
+  // TBuf has one buffer and no queue, so AllocTensor is the whole buffer
+  // (as Get) and FreeTensor does nothing.
+  template <class T>
+  LocalTensor<T> AllocTensor(ASC_LOC) {
+    return Get<T>(loc_);
+  }
+  template <class T>
+  void FreeTensor(LocalTensor<T>&, ASC_LOC) {
+    (void)loc_;
+  }
   template <class T>
   LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, ASC_LOC) {
     LocalTensor<T> whole = Get<T>(0, loc_);

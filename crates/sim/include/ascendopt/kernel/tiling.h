@@ -9,7 +9,8 @@
 //
 // Which struct GET_TILING_DATA uses: REGISTER_TILING_DEFAULT(T) in the
 // kernel function if present, else the struct registered with
-// REGISTER_TILING_DATA_CLASS(<OpType>, T). Registrations of nested structs
+// REGISTER_TILING_DATA_CLASS(<OpType>, T) (the same T registered for
+// several op types counts once). Registrations of nested structs
 // (`<Struct>Op`) are not candidates; per-tiling-key registrations
 // (`<OpType>_<key>`) are not supported. The choice is made by overload
 // resolution on declarations the macros leave behind (see
@@ -24,13 +25,16 @@
 namespace optiling {
 template <bool IsDefault>
 struct AscendoptTilingTag {};
-template <int N>
+// Keyed on the registered class: registering one class for several op
+// types (a project's common header registers its shared struct for every
+// operator) declares the same function again, not a second overload.
+template <class T>
 struct AscendoptTilingUniq {};
-// Converts to every AscendoptTilingUniq<N>, so one call matches the single
-// default registration whatever its counter value.
+// Converts to every AscendoptTilingUniq<T>, so one call matches the
+// default registration whatever its class.
 struct AscendoptTilingAny {
-  template <int N>
-  operator AscendoptTilingUniq<N>() const {
+  template <class T>
+  operator AscendoptTilingUniq<T>() const {
     return {};
   }
 };
@@ -72,7 +76,7 @@ constexpr bool ascendopt_is_default_registration(const char* op, const char* cls
 #define ASCENDOPT_KERNEL_REGISTER_TILING_DATA_CLASS(op_type, class_name)                              \
   class_name ascendopt_default_tiling_struct(                                                         \
       ::optiling::AscendoptTilingTag<::optiling::ascendopt_is_default_registration(#op_type, #class_name)>, \
-      ::optiling::AscendoptTilingUniq<__COUNTER__>);                                                  \
+      ::optiling::AscendoptTilingUniq<class_name>);                                                   \
   ::optiling::AscendoptTrue ascendopt_keyed_tiling_registered(                                        \
       ::optiling::AscendoptTilingTag<::optiling::ascendopt_is_keyed_registration(#op_type)>);
 

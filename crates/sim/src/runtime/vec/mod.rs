@@ -42,6 +42,10 @@ pub struct VecEffect {
     pub reads: Vec<Region>,
     /// UB regions written (bounding ranges).
     pub writes: Vec<Region>,
+    /// The instruction's scalar result (GatherMask: elements kept;
+    /// MrgSort: structures taken from each list, 16 bits each, list 1
+    /// lowest); 0 for the others.
+    pub result: u64,
 }
 
 /// Executes one vector instruction on `ub`: dispatches by op code to the
@@ -61,6 +65,10 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
             reduce::execute(ub, mask, op)
         }
         Brcb | Gather | CreateVecIndex => gather::execute(ub, mask, op),
+        Copy => gather_mask::copy(ub, mask, op),
+        GatherMask => gather_mask::gather_mask(ub, op),
+        Sort32 => sort::sort32(ub, op),
+        MrgSort => sort::mrg_sort(ub, op),
         Cast => cast::execute(ub, mask, op),
         Add | Sub | Mul | Div | Max | Min | And | Or | AddRelu | FusedMulAdd | MulAddDst
         | SubRelu | Exp | Ln | Abs | Reciprocal | Sqrt | Rsqrt | Relu | Not | Neg | Adds | Muls
@@ -74,8 +82,10 @@ pub mod arith;
 pub mod cast;
 pub mod compare;
 pub mod gather;
+pub mod gather_mask;
 pub mod lanes;
 pub mod reduce;
+pub mod sort;
 
 #[cfg(test)]
 mod tests {

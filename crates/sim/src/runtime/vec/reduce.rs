@@ -376,6 +376,7 @@ fn reduce_all(
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: Vec::new(),
+        result: 0,
     };
     if elems.is_empty() {
         return Ok(effect);
@@ -621,6 +622,7 @@ fn whole(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: written.into_iter().collect(),
+        result: 0,
     })
 }
 
@@ -664,6 +666,7 @@ fn block(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: written.into_iter().collect(),
+        result: 0,
     })
 }
 
@@ -701,6 +704,7 @@ fn pair(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Vec
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: written.into_iter().collect(),
+        result: 0,
     })
 }
 
