@@ -469,3 +469,159 @@ fn atomic_add_syncall_scalar_gm_and_printf() {
         .iter()
         .any(|i| matches!(i.kind, InstrKind::Dma { atomic: true, .. })));
 }
+
+/// A kernel written the way public operators are: compiler builtins,
+/// unqualified names, operator(), whole-tensor operators, an API as a
+/// template argument, GatherMask, the high-level sort, workspaces and
+/// InitGlobalMemory. Clean-room fixture (issue 21).
+const REAL_CODE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+template <typename T, void (*BIN)(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&)>
+__aicore__ inline void Apply(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+  BIN(d, a, b, n);
+}
+constexpr half HALF_ONE = 1.0f;
+extern "C" __global__ __aicore__ void real_code(GM_ADDR x, GM_ADDR y, GM_ADDR idx, GM_ADDR z, GM_ADDR ws,
+                                                GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg, zg, userg;
+  GlobalTensor<uint32_t> idxg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 64);
+  yg.SetGlobalBuffer((__gm__ float*)y, 256);
+  idxg.SetGlobalBuffer((__gm__ uint32_t*)idx, 64);
+  zg.SetGlobalBuffer((__gm__ float*)z, 64);
+  InitGlobalMemory(zg, 64, 3.5f);
+  event_t mte3ToMte2 = EVENT_ID0;
+  set_flag(PIPE_MTE3, PIPE_MTE2, mte3ToMte2);
+  wait_flag(PIPE_MTE3, PIPE_MTE2, mte3ToMte2);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 8192);
+  LocalTensor<float> a = buf.AllocTensor<float>();
+  LocalTensor<float> b = a[64];
+  LocalTensor<float> c = a[128];
+  LocalTensor<float> g = a[192];
+  LocalTensor<uint32_t> index = a[256].ReinterpretCast<uint32_t>();
+  LocalTensor<float> sorted = a[320];
+  LocalTensor<float> tmp = a[448];
+  LocalTensor<float> values = a[576];
+  LocalTensor<uint32_t> order = a[640].ReinterpretCast<uint32_t>();
+  LocalTensor<float> out = a[704];
+  DataCopy(a, xg, 64);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  Duplicate(b, 2.0f, 64);
+  c.SetSize(64);
+  pipe_barrier(PIPE_V);
+  c = a * b;                                  // 2 x
+  Apply<float, Add>(c, c, b, 64);             // 2 x + 2
+  uint64_t kept = 0;
+  GatherMask(g, a, 1, false, 0, {1, 1, 8, 8}, kept);  // x[0], x[2], ...
+  for (int32_t i = 0; i < 64; i++) index(i) = (uint32_t)i;
+  if (unlikely(kept != 32)) trap();
+  pipe_barrier(PIPE_V);
+  Sort<float, true>(sorted, a, index, tmp, 2);
+  Extract(values, order, sorted, 2);
+  pipe_barrier(PIPE_V);
+  out.SetValue(0, (float)kept);
+  out(1) = (float)(GetSysWorkSpacePtr() == ws);
+  out(2) = (float)((uint64_t)(GetUserWorkspace(ws) - ws) >> 20);
+  float16_t h = HALF_ONE;
+  float32_t f = h;
+  out(3) = f + (float)get_block_num() + (float)(ASCEND_IS_AIV ? 10 : 0);
+  userg.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(ws), 64);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+  DataCopy(yg, c, 64);
+  DataCopy(yg[64], g, 32);
+  DataCopy(yg[128], values, 64);
+  DataCopy(yg[192], out, 8);
+  DataCopy(idxg, order, 64);
+  DataCopy(userg, c, 64);
+}
+"#;
+
+#[test]
+fn real_code_constructs_run_with_hand_computed_results() {
+    let (_d, so) = compile(REAL_CODE_KERNEL);
+    // Scores with one tie (x[5] == x[9] == 3.0); the rest distinct.
+    let x: Vec<f32> = (0..64)
+        .map(|i| match i {
+            5 | 9 => 3.0,
+            _ => ((i * 37) % 64) as f32 + 0.25,
+        })
+        .collect();
+    let y = vec![f32::NAN; 256];
+    let idx = vec![0u8; 64 * 4];
+    let z = vec![f32::NAN; 64];
+    let mut t = tiling(1);
+    // The system workspace (16 MiB, what GetLibApiWorkSpaceSize reports)
+    // and 256 bytes of the user's.
+    t.workspace = (16 << 20) + 256;
+    let out = run_kernel(
+        &job(
+            &so,
+            "real_code",
+            vec![f32_tensor(&x)],
+            vec![
+                f32_tensor(&y),
+                JobTensor {
+                    dtype: Dtype::Uint32,
+                    shape: vec![64],
+                    data: idx,
+                },
+                f32_tensor(&z),
+            ],
+        ),
+        &t,
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    for i in 0..64 {
+        assert_eq!(got[i], 2.0 * x[i] + 2.0, "c[{i}]");
+    }
+    for k in 0..32 {
+        assert_eq!(got[64 + k], x[2 * k], "GatherMask even element {k}");
+    }
+    // Descending, the tie in input order.
+    let mut want: Vec<(f32, u32)> = x.iter().copied().zip(0u32..).collect();
+    want.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    let order: Vec<u32> = out.outputs[1]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for (k, (v, i)) in want.iter().enumerate() {
+        assert_eq!(got[128 + k], *v, "sorted value {k}");
+        assert_eq!(order[k], *i, "sorted index {k}");
+    }
+    let five = order.iter().position(|&i| i == 5).unwrap();
+    assert_eq!(order[five + 1], 9);
+    assert_eq!(&got[192..196], &[32.0, 1.0, 16.0, 12.0]);
+    assert_eq!(f32s(&out.outputs[2]), vec![3.5; 64]);
+    // The instructions the new APIs record: one GatherMask, Sort32 and
+    // MrgSort on the vector pipe, InitGlobalMemory's DMA on MTE3.
+    let instrs = &out.trace.blocks[0].instrs;
+    let vec_ops: Vec<&str> = instrs
+        .iter()
+        .filter_map(|i| match &i.kind {
+            InstrKind::Vector { op, .. } => Some(op.name()),
+            _ => None,
+        })
+        .collect();
+    for name in ["GatherMask", "Sort32", "MrgSort", "Mul", "Add", "Copy"] {
+        assert!(vec_ops.contains(&name), "{name} missing from {vec_ops:?}");
+    }
+    let fill = instrs
+        .iter()
+        .find(|i| {
+            out.trace
+                .loc_of(i)
+                .is_some_and(|l| l.api == "InitGlobalMemory")
+        })
+        .unwrap();
+    assert_eq!(fill.pipe, ascendopt_sim::trace::Pipe::Mte3);
+    assert!(matches!(fill.kind, InstrKind::Dma { bytes: 256, .. }));
+    // The kernel synchronises as the device needs: no hazard.
+    let hazards = ascendopt_sim::check::check(&out.trace);
+    assert!(hazards.is_empty(), "{hazards:?}");
+}
