@@ -14,6 +14,7 @@
 #include "ascendopt/kernel/sort.h"
 #include "ascendopt/kernel/scalar.h"
 #include "ascendopt/kernel/workspace.h"
+#include "ascendopt/kernel/api_params.h"
 #include "ascendopt/kernel/misc.h"
 #include "ascendopt/kernel/unsupported.h"
 

@@ -625,3 +625,89 @@ fn real_code_constructs_run_with_hand_computed_results() {
     let hazards = ascendopt_sim::check::check(&out.trace);
     assert!(hazards.is_empty(), "{hazards:?}");
 }
+
+/// Tiling structs as real tiling headers leave them: one struct without a
+/// registration (GET_TILING_DATA reads it), and a struct registered for
+/// one tiling key beside the default (GET_TILING_DATA under that key
+/// stops with a message; GET_TILING_DATA_WITH_STRUCT reads it).
+const TILING_KERNEL: &str = r#"
+#define ASCENDOPT_KERNEL_SIDE
+#include "register/tilingdata_base.h"
+#include "kernel_operator.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(SoleTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, a);
+  TILING_DATA_FIELD_DEF(uint32_t, b);
+END_TILING_DATA_DEF;
+}
+using namespace AscendC;
+extern "C" __global__ __aicore__ void sole(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GET_TILING_DATA(td, tiling);
+  GlobalTensor<uint32_t> yg;
+  yg.SetGlobalBuffer((__gm__ uint32_t*)y, 2);
+  yg.SetValue(0, td.a + block_idx);
+  yg.SetValue(1, td.b * (uint32_t)block_num);
+}
+"#;
+
+const KEYED_TILING_KERNEL: &str = r#"
+#define ASCENDOPT_KERNEL_SIDE
+#include "register/tilingdata_base.h"
+#include "kernel_operator.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(MainTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, a);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(Keyed, MainTiling)
+BEGIN_TILING_DATA_DEF(KeyThreeTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, c);
+  TILING_DATA_FIELD_DEF(uint32_t, d);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(Keyed_3, KeyThreeTiling)
+}
+using namespace AscendC;
+extern "C" __global__ __aicore__ void keyed(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<uint32_t> yg;
+  yg.SetGlobalBuffer((__gm__ uint32_t*)y, 2);
+  if (TILING_KEY_IS(3)) {
+    GET_TILING_DATA_WITH_STRUCT(KeyThreeTiling, t3, tiling);
+    yg.SetValue(0, t3.d);
+  }
+  GET_TILING_DATA(td, tiling);
+  yg.SetValue(1, td.a);
+}
+"#;
+
+#[test]
+fn tiling_structs_without_a_default_registration() {
+    let u32_out = || JobTensor {
+        dtype: Dtype::Uint32,
+        shape: vec![2],
+        data: vec![0xff; 8],
+    };
+    let u32s = |b: &[u8]| -> Vec<u32> {
+        b.chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let words = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let (_d, so) = compile(TILING_KERNEL);
+    let mut t = tiling(1);
+    t.data = words(&[7, 5]);
+    let out = run_kernel(&job(&so, "sole", vec![], vec![u32_out()]), &t).unwrap();
+    assert_eq!(u32s(&out.outputs[0]), vec![7, 5]);
+
+    let (_d2, so) = compile(KEYED_TILING_KERNEL);
+    let mut t = tiling(1);
+    t.data = words(&[11, 12]);
+    // Key 1: the default struct.
+    t.tiling_key = 1;
+    let out = run_kernel(&job(&so, "keyed", vec![], vec![u32_out()]), &t).unwrap();
+    assert_eq!(u32s(&out.outputs[0])[1], 11);
+    // Key 3: its own struct through GET_TILING_DATA_WITH_STRUCT, then
+    // GET_TILING_DATA stops the launch naming the way out.
+    t.tiling_key = 3;
+    let err = run_kernel(&job(&so, "keyed", vec![], vec![u32_out()]), &t).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("GET_TILING_DATA_WITH_STRUCT"), "{text}");
+}

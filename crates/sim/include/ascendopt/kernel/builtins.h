@@ -48,6 +48,13 @@ enum event_t : uint8_t {
   EVENT_ID7 = 7
 };
 
+// ---- block identity as variables ----------------------------------------------
+// The device compiler also exposes the block's index and count as the
+// variables block_idx and block_num; the runtime sets them on each block's
+// thread before the kernel runs (runtime_src/kernel_entry.cpp).
+extern thread_local int64_t block_idx;
+extern thread_local int64_t block_num;
+
 // ---- scalar type names ------------------------------------------------------
 // float16_t is the device's binary16 (AscendC's half, declared in types.h);
 // float32_t its binary32.

@@ -19,23 +19,41 @@ class TQueBind {
 
   template <class T>
   LocalTensor<T> AllocTensor(ASC_LOC) {
-    return LocalTensor<T>::from_desc(ASC_RT->que_alloc(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), SRC);
+    LocalTensor<T> t =
+        LocalTensor<T>::from_desc(ASC_RT->que_alloc(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), SRC);
+    ++allocated_;
+    return t;
   }
   template <class T>
   bool EnQue(const LocalTensor<T>& t, ASC_LOC) {
     ASC_RT->que_enque(handle_, t.desc_, loc_.c());
+    ++queued_;
     return true;
   }
   template <class T>
   LocalTensor<T> DeQue(ASC_LOC) {
-    return LocalTensor<T>::from_desc(ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), DST);
+    LocalTensor<T> t =
+        LocalTensor<T>::from_desc(ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), DST);
+    if (queued_ > 0) --queued_;
+    return t;
   }
   template <class T>
   void FreeTensor(LocalTensor<T>& t, ASC_LOC) {
     ASC_RT->que_free(handle_, t.desc_, loc_.c());
+    if (allocated_ > 0) --allocated_;
   }
   void FreeAllEvent() {}
-  bool VacantInQue() { return true; }
+  // Queue state as the guide's TQueBind members report it: tensors en-queued
+  // and not yet de-queued, and whether a buffer is free to allocate (the
+  // runtime enforces the real limits; these count this object's calls).
+  bool VacantInQue() { return queued_ < DEPTH; }
+  bool HasTensorInQue() { return queued_ > 0; }
+  int32_t GetTensorCountInQue() { return queued_; }
+  bool HasIdleBuffer() { return num_ == 0 || allocated_ < num_; }
+
+  int32_t queued_ = 0;
+  int32_t allocated_ = 0;
+  int32_t num_ = 0;
 };
 
 template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>
@@ -96,6 +114,7 @@ class TPipe {
   template <TPosition S, TPosition D, int32_t DEPTH, auto M>
   bool InitBuffer(TQueBind<S, D, DEPTH, M>& que, uint8_t num, uint32_t len, ASC_LOC) {
     que.handle_ = ASC_RT->que_create(TQueBind<S, D, DEPTH, M>::pos_code, (uint32_t)DEPTH, num, len, loc_.c());
+    que.num_ = num;
     return que.handle_ >= 0;
   }
   template <TPosition P>

@@ -132,7 +132,17 @@ inline void scalar(AscVecOp& op, const T& value) {
   op.scalar_bits = to_bits<T>(value);
   op.scalar_dtype = dtype_of<T>();
 }
-inline void issue(const AscVecOp& op) { ASC_RT->vec(&op); }
+// The reduce-result register of this core (block): the value (and index)
+// of the last ReduceX / WholeReduceX, read by GetReduceRepeatSumSpr and
+// GetReduceRepeatMaxMinSpr.
+inline thread_local uint64_t g_reduce_spr = 0;
+inline void issue(const AscVecOp& op) {
+  if (op.op >= ASC_VOP_REDUCE_SUM && op.op <= ASC_VOP_WHOLE_REDUCE_MIN) {
+    g_reduce_spr = ASC_RT->vec_result(&op);
+  } else {
+    ASC_RT->vec(&op);
+  }
+}
 }  // namespace vec
 }  // namespace ascendopt
 

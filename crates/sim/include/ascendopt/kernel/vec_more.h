@@ -325,6 +325,41 @@ ASCENDOPT_VEC_REDUCE_ALL(ReduceMin, ASC_VOP_REDUCE_MIN, ASCENDOPT_VEC_CAL_INDEX,
 #undef ASCENDOPT_VEC_CAL_INDEX
 #undef ASCENDOPT_VEC_REDUCE_ALL
 
+// ---- the reduce-result register (guide 6.2.3.3.6.12/13) ----------------------------------
+// The sum of the last ReduceSum (count form) or WholeReduceSum.
+template <typename T>
+inline T GetReduceRepeatSumSpr() {
+  return ::ascendopt::from_bits<T>(::ascendopt::vec::g_reduce_spr & ((1ull << (8 * sizeof(T))) - 1));
+}
+// The value and index of the last ReduceMax/ReduceMin/WholeReduceMax/Min;
+// the index's integer bits are stored in a T (as the guide says: read
+// them back with a reinterpret_cast).
+template <typename T>
+inline void GetReduceRepeatMaxMinSpr(T& maxMinValue, T& maxMinIndex) {
+  const uint64_t low = (1ull << (8 * sizeof(T))) - 1;
+  maxMinValue = ::ascendopt::from_bits<T>(::ascendopt::vec::g_reduce_spr & low);
+  maxMinIndex = ::ascendopt::from_bits<T>((::ascendopt::vec::g_reduce_spr >> 32) & low);
+}
+template <typename T>
+inline void GetReduceRepeatMaxMinSpr(T& maxMinValue) {
+  maxMinValue = ::ascendopt::from_bits<T>(::ascendopt::vec::g_reduce_spr & ((1ull << (8 * sizeof(T))) - 1));
+}
+// Older names (guide 6.6.3 接口变更说明).
+template <typename T>
+inline T GetAccVal() {
+  return GetReduceRepeatSumSpr<T>();
+}
+// Without a type: the register's raw bits.
+inline uint64_t GetAccVal() { return ::ascendopt::vec::g_reduce_spr; }
+template <typename T>
+inline void GetReduceMaxMinCount(T& maxMinValue, T& maxMinIndex) {
+  GetReduceRepeatMaxMinSpr<T>(maxMinValue, maxMinIndex);
+}
+template <typename T>
+inline void GetReduceMaxMinCount(T& maxMinValue) {
+  GetReduceRepeatMaxMinSpr<T>(maxMinValue);
+}
+
 // ---- WholeReduceSum / WholeReduceMax / WholeReduceMin ---------------------------------
 
 #define ASCENDOPT_VEC_WHOLE_REDUCE(Name, CODE, ORDER_PARAM, ORDER_VALUE)                                        \

@@ -278,6 +278,7 @@ extern "C" void kernel_body() {
 #include "ascendopt/kernel/vec_arith.h"
 static void put(const void* p, size_t n) { fwrite(p, 1, n, stdout); }
 static void mock_vec(const AscVecOp* op) { put("V", 1); put(op, sizeof(*op)); }
+static uint64_t mock_vec_result(const AscVecOp* op) { mock_vec(op); return 0; }
 static void mock_sync(uint32_t kind, uint32_t, uint32_t, AscLoc) { put("S", 1); put(&kind, 4); }
 static void mock_mask(uint8_t dtype, uint64_t hi, uint64_t lo, AscLoc) {
   put("M", 1); put(&dtype, 1); put(&hi, 8); put(&lo, 8);
@@ -286,6 +287,7 @@ static AscRuntime make_table() {
   AscRuntime t;
   memset(&t, 0, sizeof(t));
   t.vec = mock_vec;
+  t.vec_result = mock_vec_result;
   t.sync = mock_sync;
   t.set_vector_mask = mock_mask;
   return t;
