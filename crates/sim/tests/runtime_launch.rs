@@ -711,3 +711,124 @@ fn tiling_structs_without_a_default_registration() {
     let text = err.to_string();
     assert!(text.contains("GET_TILING_DATA_WITH_STRUCT"), "{text}");
 }
+
+/// More real-code constructs: the reduce-result register, AscendCUtils'
+/// mask calls, IsSameType, a tensor list read with ListTensorDesc, queue
+/// state members and PopStackBuffer. Clean-room fixture (issue 21).
+const REAL_CODE_MORE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+#include "kernel_operator_list_tensor_intf.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> q;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(q, 1, 64 * sizeof(float));
+  pipe.InitBuffer(buf, 4096);
+  LocalTensor<int16_t> stack;
+  PopStackBuffer<int16_t, TPosition::LCM>(stack);
+  // A two-tensor list in the workspace: [offset 40][1, 64][1, 64][&x][&x + 32].
+  GlobalTensor<uint64_t> list;
+  list.SetGlobalBuffer((__gm__ uint64_t*)ws, 7);
+  list.SetValue(0, 40);
+  list.SetValue(1, 1); list.SetValue(2, 64);
+  list.SetValue(3, 1); list.SetValue(4, 32);
+  list.SetValue(5, (uint64_t)(uintptr_t)x);
+  list.SetValue(6, (uint64_t)(uintptr_t)((__gm__ float*)x + 32));
+  ListTensorDesc desc((__gm__ void*)ws);
+  uint64_t shape[4] = {0, 0, 0, 0};
+  TensorDesc<float> second;
+  second.SetShapeAddr(shape);
+  desc.GetDesc(second, 1);
+  GlobalTensor<float> xg = second.GetDataObj();
+  LocalTensor<float> in = q.AllocTensor<float>();
+  DataCopy(in, xg, 32);
+  q.EnQue(in);
+  bool queued = q.HasTensorInQue();
+  in = q.DeQue<float>();
+  LocalTensor<float> work = buf.Get<float>();
+  LocalTensor<float> dst = work[512];
+  ReduceMax(dst, in, work, 32, true);
+  float maxValue = 0, maxIndex = 0;
+  GetReduceRepeatMaxMinSpr<float>(maxValue, maxIndex);
+  ReduceSum(dst, in, work, 32);
+  float sum = GetReduceRepeatSumSpr<float>();
+  // AscendCUtils' mask: only the first 4 lanes of the Muls.
+  AscendCUtils::SetMask<float>(4);
+  Muls<float, false>(in, in, 10.0f, MASK_PLACEHOLDER, 1, {1, 1, 8, 8});
+  ResetMask();
+  LocalTensor<float> out = work[768];
+  out(0) = maxValue;
+  out(1) = (float)*reinterpret_cast<uint32_t*>(&maxIndex);
+  out(2) = sum;
+  out(3) = (float)(IsSameType<decltype(sum), float>::value + IsSameType<float, half>::value);
+  out(4) = (float)(desc.GetSize() * 100 + second.GetDim() * 10 + second.GetIndex()) + (float)shape[0] / 1000.0f;
+  out(5) = (float)queued + (float)q.HasTensorInQue() * 2.0f + (float)(stack.GetSize() > 0) * 4.0f;
+  out(6) = in.GetValue(3);
+  out(7) = in.GetValue(4);
+  GlobalTensor<float> yg;
+  yg.SetGlobalBuffer((__gm__ float*)y, 8);
+  set_flag(PIPE_S, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_S, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, out, 8);
+  q.FreeTensor(in);
+  assert(maxValue > 0.0f, "max %f", maxValue);
+}
+"#;
+
+#[test]
+fn more_real_code_constructs_with_hand_computed_results() {
+    let (_d, so) = compile(REAL_CODE_MORE_KERNEL);
+    // x[32 + i] = i - 10 for the list's second tensor; its max 21 at 31.
+    let x: Vec<f32> = (0..64).map(|i| (i as f32) - 42.0).collect();
+    let mut t = tiling(1);
+    t.workspace = 64;
+    let out = run_kernel(
+        &job(
+            &so,
+            "more",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 8])],
+        ),
+        &t,
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    let second: Vec<f32> = x[32..].to_vec();
+    let sum: f32 = second.iter().sum();
+    assert_eq!(got[0], 21.0, "max value");
+    assert_eq!(got[1], 31.0, "max index");
+    assert_eq!(got[2], sum, "sum (exact in f32)");
+    assert_eq!(got[3], 1.0, "IsSameType");
+    assert_eq!(got[4], 211.032, "list size 2, dim 1, index 1, extent 32");
+    assert_eq!(
+        got[5],
+        1.0 + 4.0,
+        "queued, then de-queued; stack space left"
+    );
+    assert_eq!(got[6], second[3] * 10.0, "lane 3 masked in");
+    assert_eq!(got[7], second[4], "lane 4 masked out");
+
+    // A failing assert names its condition, message and line.
+    let src = REAL_CODE_MORE_KERNEL.replace("maxValue > 0.0f", "maxValue < 0.0f");
+    let (_d2, so) = compile(&src);
+    let err = run_kernel(
+        &job(
+            &so,
+            "more",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 8])],
+        ),
+        &t,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("maxValue < 0.0f") && err.contains("max 21.0"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(":{}", line_of(&src, "assert(maxValue"))),
+        "{err}"
+    );
+}
