@@ -195,6 +195,7 @@ pub enum VecOp {
     GatherMask,
     Sort32,
     MrgSort,
+    TransDataTo5HD,
 }
 
 impl VecOp {
@@ -255,6 +256,7 @@ impl VecOp {
             65 => GatherMask,
             100 => Sort32,
             101 => MrgSort,
+            66 => TransDataTo5HD,
             _ => return None,
         })
     }
@@ -316,6 +318,7 @@ impl VecOp {
             GatherMask => "GatherMask",
             Sort32 => "Sort32",
             MrgSort => "MrgSort",
+            TransDataTo5HD => "TransDataTo5HD",
         }
     }
 }

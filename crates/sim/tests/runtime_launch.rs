@@ -832,3 +832,78 @@ fn more_real_code_constructs_with_hand_computed_results() {
         "{err}"
     );
 }
+
+/// TransDataTo5HD as a 16x16 half transpose (guide 6.2.3.3.7.2's example)
+/// and InitOutput on a slice.
+const TRANSPOSE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void transpose(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<half> xg, yg;
+  GlobalTensor<float> zg;
+  xg.SetGlobalBuffer((__gm__ half*)x, 256);
+  yg.SetGlobalBuffer((__gm__ half*)y, 256);
+  zg.SetGlobalBuffer((__gm__ float*)z, 16);
+  InitOutput(zg[8], 8, 2.0f);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 1024);
+  LocalTensor<half> src = buf.Get<half>();
+  LocalTensor<half> dst = src[256];
+  DataCopy(src, xg, 256);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  uint64_t dstList[16], srcList[16];
+  for (int i = 0; i < 16; i++) {
+    dstList[i] = dst[16 * i].GetPhyAddr();
+    srcList[i] = src[16 * i].GetPhyAddr();
+  }
+  TransDataTo5HDParams params;
+  params.repeatTimes = 1;
+  TransDataTo5HD<half>(dstList, srcList, params);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, dst, 256);
+}
+"#;
+
+#[test]
+fn trans_data_to_5hd_transposes_and_init_output_fills_a_slice() {
+    let (_d, so) = compile(TRANSPOSE_KERNEL);
+    let halves = |v: &[f32]| -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_bits().to_le_bytes())
+            .collect()
+    };
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let tensor = |data: Vec<u8>, dtype: Dtype, n: i64| JobTensor {
+        dtype,
+        shape: vec![n],
+        data,
+    };
+    let out = run_kernel(
+        &job(
+            &so,
+            "transpose",
+            vec![tensor(halves(&x), Dtype::Float16, 256)],
+            vec![
+                tensor(halves(&[0.0; 256]), Dtype::Float16, 256),
+                f32_tensor(&[1.0; 16]),
+            ],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let y: Vec<f32> = out.outputs[0]
+        .chunks(2)
+        .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+        .collect();
+    for r in 0..16 {
+        for c in 0..16 {
+            assert_eq!(y[16 * r + c], (16 * c + r) as f32, "y[{r}][{c}]");
+        }
+    }
+    let z = f32s(&out.outputs[1]);
+    assert_eq!(&z[..8], &[1.0; 8]);
+    assert_eq!(&z[8..], &[2.0; 8]);
+}

@@ -130,6 +130,9 @@ enum AscVecOpCode {
   ASC_VOP_GATHER_MASK = 65,     /* p[2] = 1: src1 = pattern tensor (src_dtype), else p[0] = built-in
                                    pattern 1..7; p[1] = reduceMode; mask[0] = mask; repeat;
                                    src0_blk, src0_rep, src1_rep; result = elements kept */
+  ASC_VOP_TRANS_DATA_5HD = 66,  /* p[0], p[1] = low, high half of the host address of uint64_t[32] (16 dst then 16 src UB
+                                   block addresses); p[2] = dstHighHalf, p[3] = srcHighHalf;
+                                   repeat; dst_rep, src0_rep */
   /* conversion */
   ASC_VOP_CAST = 70, /* round = AscRound, src_dtype -> dtype */
   /* compare and select */

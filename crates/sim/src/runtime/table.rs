@@ -328,8 +328,21 @@ impl Block {
         let src_dtype = Dtype::from_abi_code(op.src_dtype).unwrap_or(dtype);
         let l = self.loc(&op.loc, vop.name());
         let mask: MaskState = self.mask;
-        let ub = self.mem(Mem::Ub);
-        let effect = vec::execute(ub, &mask, op)?;
+        let effect = if vop == VecOp::TransDataTo5HD {
+            let table = (u64::from(op.p[0]) | (u64::from(op.p[1]) << 32)) as *const [u64; 32];
+            if table.is_null() {
+                return Err(Fault::InvalidArg {
+                    api: "TransDataTo5HD",
+                    what: "no block address table".into(),
+                });
+            }
+            // SAFETY: the header passes the address of a live `uint64_t[32]`
+            // on the calling kernel's stack, valid during this call.
+            let table = unsafe { std::ptr::read_unaligned(table) };
+            vec::transpose::trans_data_to_5hd(self.mem(Mem::Ub), op, &table)?
+        } else {
+            vec::execute(self.mem(Mem::Ub), &mask, op)?
+        };
         if vop == VecOp::GatherMask {
             // GatherMask leaves the mask in normal mode (guide 6.2.3.3.4.9).
             self.mask.counter = false;

@@ -122,6 +122,79 @@ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, co
   rsvdCnt = ASC_RT->vec_result(&op);
 }
 
+// ---- TransDataTo5HD (guide 6.2.3.3.7.2) ----------------------------------------------
+constexpr int32_t NCHW_CONV_ADDR_LIST_SIZE = 16;
+
+// Which halves 8-bit data use, the repeat count and the repeat strides (in
+// 32-byte blocks) of TransDataTo5HD (guide table 6-410).
+struct TransDataTo5HDParams {
+  bool dstHighHalf = false;
+  bool srcHighHalf = false;
+  uint8_t repeatTimes = 1;
+  uint16_t dstRepStride = 0;
+  uint16_t srcRepStride = 0;
+  TransDataTo5HDParams() {}
+  template <class A, class B, class C, class D, class E>
+  TransDataTo5HDParams(A dstHighHalfIn, B srcHighHalfIn, C repeatTimesIn, D dstRepStrideIn, E srcRepStrideIn)
+      : dstHighHalf((bool)dstHighHalfIn),
+        srcHighHalf((bool)srcHighHalfIn),
+        repeatTimes((uint8_t)repeatTimesIn),
+        dstRepStride((uint16_t)dstRepStrideIn),
+        srcRepStride((uint16_t)srcRepStrideIn) {}
+};
+
+namespace detail {
+template <typename T>
+inline void trans_data_5hd(const uint64_t (&table)[32], const TransDataTo5HDParams& p, const ::ascendopt::Loc& loc) {
+  AscVecOp op = ::ascendopt::vec::make(ASC_VOP_TRANS_DATA_5HD, ::ascendopt::dtype_of<T>(), loc);
+  const uint64_t at = (uint64_t)(uintptr_t)&table[0];
+  op.p[0] = (uint32_t)(at & 0xffffffffu);
+  op.p[1] = (uint32_t)(at >> 32);
+  op.p[2] = p.dstHighHalf ? 1u : 0u;
+  op.p[3] = p.srcHighHalf ? 1u : 0u;
+  op.form = ASC_FORM_MASK_CONT;
+  op.repeat = p.repeatTimes;
+  op.dst_rep = p.dstRepStride;
+  op.src0_rep = p.srcRepStride;
+  ::ascendopt::vec::issue(op);
+}
+}  // namespace detail
+
+// Block lists as tensors.
+template <typename T>
+inline void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE],
+                           const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE],
+                           const TransDataTo5HDParams& nchwconvParams, ASC_LOC) {
+  uint64_t table[32];
+  for (int i = 0; i < 16; ++i) {
+    table[i] = dstList[i].desc_.addr;
+    table[16 + i] = srcList[i].desc_.addr;
+  }
+  detail::trans_data_5hd<T>(table, nchwconvParams, loc_);
+}
+// Block lists as addresses (GetPhyAddr()).
+template <typename T>
+inline void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
+                           const TransDataTo5HDParams& nchwconvParams, ASC_LOC) {
+  uint64_t table[32];
+  for (int i = 0; i < 16; ++i) {
+    table[i] = dstList[i];
+    table[16 + i] = srcList[i];
+  }
+  detail::trans_data_5hd<T>(table, nchwconvParams, loc_);
+}
+// Block lists stored in the UB, one address per uint64_t.
+template <typename T>
+inline void TransDataTo5HD(const LocalTensor<uint64_t>& dst, const LocalTensor<uint64_t>& src,
+                           const TransDataTo5HDParams& nchwconvParams, ASC_LOC) {
+  uint64_t table[32];
+  for (uint32_t i = 0; i < 16; ++i) {
+    table[i] = dst.GetValue(i, loc_);
+    table[16 + i] = src.GetValue(i, loc_);
+  }
+  detail::trans_data_5hd<T>(table, nchwconvParams, loc_);
+}
+
 // ---- unlocated overloads (see ASC_UNLOCATED_OVERLOAD) ----------------------------------
 ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Copy,
                        (const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],

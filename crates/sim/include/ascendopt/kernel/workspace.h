@@ -49,12 +49,20 @@ inline bool PopStackBuffer(LocalTensor<T>& popLocal, ASC_LOC) {
   return true;
 }
 
+// Takes a const reference so that a slice (`yGm[offset]`) may be passed
+// as well.
 template <typename T>
-inline void InitGlobalMemory(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value, ASC_LOC) {
+inline void InitGlobalMemory(const GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T value, ASC_LOC) {
   AscCopyOp op = detail::base_op<T>(ASC_COPY_GM_FILL, detail::global_addr(gmWorkspaceAddr), AscAddr{}, loc_);
   op.count = size;
   op.pad_bits = ::ascendopt::to_bits<T>(value);
   ASC_RT->copy(&op);
+}
+// The earlier name of InitGlobalMemory, which public operators still call
+// with the same arguments (`InitOutput(yGm[offset], count, (float)0)`).
+template <typename T>
+inline void InitOutput(const GlobalTensor<T>& gm, const uint64_t size, const T value, ASC_LOC) {
+  InitGlobalMemory(gm, size, value, loc_);
 }
 
 }  // namespace AscendC

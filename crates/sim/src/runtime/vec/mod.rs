@@ -69,6 +69,12 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
         GatherMask => gather_mask::gather_mask(ub, op),
         Sort32 => sort::sort32(ub, op),
         MrgSort => sort::mrg_sort(ub, op),
+        // Its block table lives in the kernel's memory: the caller reads it
+        // (`transpose::trans_data_to_5hd`).
+        TransDataTo5HD => Err(Fault::InvalidArg {
+            api: "TransDataTo5HD",
+            what: "executed without its block address table".into(),
+        }),
         Cast => cast::execute(ub, mask, op),
         Add | Sub | Mul | Div | Max | Min | And | Or | AddRelu | FusedMulAdd | MulAddDst
         | SubRelu | Exp | Ln | Abs | Reciprocal | Sqrt | Rsqrt | Relu | Not | Neg | Adds | Muls
@@ -86,6 +92,7 @@ pub mod gather_mask;
 pub mod lanes;
 pub mod reduce;
 pub mod sort;
+pub mod transpose;
 
 #[cfg(test)]
 mod tests {
