@@ -907,3 +907,136 @@ fn trans_data_to_5hd_transposes_and_init_output_fills_a_slice() {
     assert_eq!(&z[..8], &[1.0; 8]);
     assert_eq!(&z[8..], &[2.0; 8]);
 }
+
+/// The whole 192 KB of UB is the kernel's (the guide's TPipe::Reset
+/// example allocates `192 * 1024` in one buffer), one block more is not.
+const FULL_UB_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void full_ub(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQue<TPosition::VECOUT, 1> que;
+  pipe.InitBuffer(que, 1, 192 * 1024);
+#ifdef ONE_MORE
+  TBuf<TPosition::VECCALC> more;
+  pipe.InitBuffer(more, 32);
+#endif
+  LocalTensor<float> t = que.AllocTensor<float>();
+  Duplicate(t, 1.0f, 64);
+  que.FreeTensor(t);
+}
+"#;
+
+#[test]
+fn the_whole_192_kb_ub_is_usable_and_no_more() {
+    let (_d, so) = compile(FULL_UB_KERNEL);
+    run_kernel(
+        &job(&so, "full_ub", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    let (_d2, so) = compile(&format!("#define ONE_MORE\n{FULL_UB_KERNEL}"));
+    let err = run_kernel(
+        &job(&so, "full_ub", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("UB overflow") && err.contains("196608"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pipe_holds_at_most_64_buffers() {
+    let src = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void many(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> q;
+  pipe.InitBuffer(q, 4, 32);
+  TBuf<TPosition::VECCALC> bufs[NBUF];
+  for (int i = 0; i < NBUF; i++) pipe.InitBuffer(bufs[i], 32);
+}
+"#;
+    let (_d, so) = compile(&format!("#define NBUF 60\n{src}"));
+    run_kernel(
+        &job(&so, "many", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    let (_d2, so) = compile(&format!("#define NBUF 61\n{src}"));
+    let err = run_kernel(
+        &job(&so, "many", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("at most 64"), "{err}");
+}
+
+/// A kernel reading and writing the whole 32-byte block at a 3-float
+/// tensor's tail stays inside the device allocator's padding (allowed, a
+/// note); reaching past it faults.
+const TAIL_BLOCK_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void tail(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 3);
+  yg.SetGlobalBuffer((__gm__ float*)y, 3);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xg, COUNT);
+  set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t, COUNT);
+}
+"#;
+
+#[test]
+fn the_tail_block_in_the_allocators_padding_is_allowed_and_noted() {
+    let (_d, so) = compile(&format!("#define COUNT 8\n{TAIL_BLOCK_KERNEL}"));
+    let out = run_kernel(
+        &job(
+            &so,
+            "tail",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    assert_eq!(f32s(&out.outputs[0]), vec![1.0, 2.0, 3.0]);
+    let note = out
+        .findings
+        .iter()
+        .find(|f| f.kind == "gm-padding")
+        .expect("a padding note");
+    assert!(
+        note.message.contains("20 byte(s) past the end"),
+        "{}",
+        note.message
+    );
+    // 3 floats = 12 bytes span 32 + 32 = 64 bytes; 24 floats = 96 bytes do not fit.
+    let (_d2, so) = compile(&format!("#define COUNT 24\n{TAIL_BLOCK_KERNEL}"));
+    let err = run_kernel(
+        &job(
+            &so,
+            "tail",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("64 bytes the device allocator gives it"),
+        "{err}"
+    );
+}

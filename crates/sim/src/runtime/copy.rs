@@ -417,8 +417,11 @@ impl Block {
                 self.shared.note(
                     "gm-padding",
                     format!(
-                        "{operand} of a GM copy runs past the end of `{name}` into the padding \
-                         the device allocator adds (allowed: it touches no other tensor)"
+                        "{operand} of a GM access runs {} byte(s) past the end of `{name}` into \
+                         the padding the device allocator adds (aclrtMalloc: size rounded up to \
+                         32 bytes, plus 32): allowed, it touches no other tensor and only the \
+                         tensor's own bytes are compared",
+                        r.past_end
                     ),
                 );
             }
