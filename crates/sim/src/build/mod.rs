@@ -469,11 +469,12 @@ impl BuildError {
 }
 
 /// The AscendC API names that occur in `files` (as words, outside `//`
-/// comments) but nowhere in the simulator's headers under `include_dir`:
-/// the APIs a package uses that the simulator lacks. Sorted, each once.
+/// comments) but nowhere in the simulator's headers under `include_dir`,
+/// or there only as a stub that fails to compile: the APIs a package uses
+/// that the simulator lacks. Sorted, each once.
 /// Unreadable files are skipped.
 pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<String> {
-    let sim = diagnostics::sim_words(include_dir);
+    let sim = diagnostics::sim_index(include_dir);
     let mut out = std::collections::BTreeSet::new();
     for file in files {
         let Ok(text) = fs::read_to_string(file) else {
@@ -485,7 +486,7 @@ pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<Strin
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .filter(|w| !w.is_empty())
             {
-                if api_names::is_api_name(word) && !sim.contains(word) {
+                if api_names::is_api_name(word) && !sim.provides(word) {
                     out.insert(word.to_string());
                 }
             }
