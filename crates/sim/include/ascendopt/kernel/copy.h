@@ -34,7 +34,10 @@ struct DataCopyExtParams {
   uint32_t dstStride = 0;
   uint32_t rsv = 0;
   DataCopyExtParams() {}
-  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn, uint32_t rsvIn = 0)
+  // All five fields, rsv included (the guide's examples write
+  // `{1, len, 0, 0, 0}`): a four-element braced list is a DataCopyParams,
+  // so a DataCopyPad call with `{1, len, 0, 0}` is not ambiguous.
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn, uint32_t rsvIn)
       : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
 };
 

@@ -101,6 +101,8 @@ inline void ascendopt_assert_at(bool ok, const char* cond, const char* file, int
 }
 }  // namespace AscendC
 
+#define ASSERT_MSG(cond, ...) \
+  ::AscendC::ascendopt_assert_at((bool)(cond), #cond, __FILE__, __LINE__, ##__VA_ARGS__)
 #define ascendc_assert(cond, ...) \
   ::AscendC::ascendopt_assert_at((bool)(cond), #cond, __FILE__, __LINE__, ##__VA_ARGS__)
 #ifndef assert

@@ -139,6 +139,8 @@ constexpr uint16_t f32_to_bf16_bits(float f) {
 constexpr float bf16_bits_to_f32(uint16_t b) { return bits_f32((uint32_t)b << 16); }
 }  // namespace ascendopt
 
+struct bfloat16_t;
+
 // IEEE binary16 as AscendC's `half`. Arithmetic goes through float and
 // rounds back to nearest even, like the scalar unit.
 struct half {
@@ -146,6 +148,7 @@ struct half {
   half() = default;
   template <class T, class = typename std::enable_if<std::is_arithmetic<T>::value>::type>
   constexpr half(T v) : bits_(ascendopt::f32_to_f16_bits((float)v)) {}
+  explicit constexpr half(const bfloat16_t& b);
   static constexpr half from_bits(uint16_t b) {
     half h{};
     h.bits_ = b;
@@ -169,6 +172,7 @@ struct bfloat16_t {
   bfloat16_t() = default;
   template <class T, class = typename std::enable_if<std::is_arithmetic<T>::value>::type>
   constexpr bfloat16_t(T v) : bits_(ascendopt::f32_to_bf16_bits((float)v)) {}
+  explicit constexpr bfloat16_t(half h);
   static constexpr bfloat16_t from_bits(uint16_t b) {
     bfloat16_t h{};
     h.bits_ = b;
@@ -177,6 +181,11 @@ struct bfloat16_t {
   constexpr operator float() const { return ascendopt::bf16_bits_to_f32(bits_); }
   constexpr bfloat16_t operator-() const { return from_bits((uint16_t)(bits_ ^ 0x8000u)); }
 };
+
+// The device converts between its two 16-bit floats directly (explicit
+// here, so mixed half/bfloat16_t arithmetic still goes through float).
+constexpr bfloat16_t::bfloat16_t(half h) : bits_(ascendopt::f32_to_bf16_bits((float)h)) {}
+constexpr half::half(const bfloat16_t& b) : bits_(ascendopt::f32_to_f16_bits((float)b)) {}
 
 namespace bfloat16 {
 using bfloat16_t = ::bfloat16_t;

@@ -325,6 +325,23 @@ ASCENDOPT_VEC_REDUCE_ALL(ReduceMin, ASC_VOP_REDUCE_MIN, ASCENDOPT_VEC_CAL_INDEX,
 #undef ASCENDOPT_VEC_CAL_INDEX
 #undef ASCENDOPT_VEC_REDUCE_ALL
 
+// ---- RepeatReduceSum (guide 6.2.3.3.6.11) -------------------------------------------------
+// The sum of each repeat, as WholeReduceSum with a continuous mask:
+// (dst, src, repeatTime, mask, dstBlkStride (unused), srcBlkStride,
+// dstRepStride in results, srcRepStride in blocks).
+template <typename T, bool isSetMask = true>
+inline void RepeatReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                            const int32_t mask, const int32_t dstBlkStride, const int32_t srcBlkStride,
+                            const int32_t dstRepStride, const int32_t srcRepStride, ASC_LOC) {
+  (void)dstBlkStride;
+  AscVecOp op = ::ascendopt::vec::make(ASC_VOP_WHOLE_REDUCE_SUM, ::ascendopt::dtype_of<T>(), loc_);
+  op.dst = dst.desc_;
+  op.src0 = src.desc_;
+  ::ascendopt::vec::cont_form32(op, (uint64_t)(int64_t)mask, repeatTime, isSetMask);
+  ::ascendopt::vec::reduce_strides(op, dstRepStride, srcBlkStride, srcRepStride);
+  ::ascendopt::vec::issue(op);
+}
+
 // ---- the reduce-result register (guide 6.2.3.3.6.12/13) ----------------------------------
 // The sum of the last ReduceSum (count form) or WholeReduceSum.
 template <typename T>
@@ -344,6 +361,10 @@ template <typename T>
 inline void GetReduceRepeatMaxMinSpr(T& maxMinValue) {
   maxMinValue = ::ascendopt::from_bits<T>(::ascendopt::vec::g_reduce_spr & ((1ull << (8 * sizeof(T))) - 1));
 }
+// Every lane of a mask register half (`SetVectorMask<T>(FULL_MASK,
+// FULL_MASK)` in public operators).
+constexpr uint64_t FULL_MASK = UINT64_MAX;
+
 // Older names (guide 6.6.3 接口变更说明).
 template <typename T>
 inline T GetAccVal() {
@@ -587,5 +608,9 @@ ASC_UNLOCATED_OVERLOAD((typename T), (T), void, Gather,
                        (dst, src, srcOffset, srcBaseAddr, count))
 
 }  // namespace AscendC
+
+// The device intrinsic that reads the reduce-result register directly:
+// the value's bits in the low half, the index's in the high half.
+inline uint64_t get_max_min_cnt() { return ::ascendopt::vec::g_reduce_spr; }
 
 #endif
