@@ -751,6 +751,11 @@ extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_
   ReduceMax(dst, in, work, 32, true);
   float maxValue = 0, maxIndex = 0;
   GetReduceRepeatMaxMinSpr<float>(maxValue, maxIndex);
+  uint64_t reg = get_max_min_cnt();
+  float regValue = *reinterpret_cast<float*>(&reg);
+  RepeatReduceSum<float>(dst, in, 1, 32, 0, 1, 1, 8);
+  float repeatSum = dst.GetValue(0);
+  bfloat16_t bf = bfloat16_t((half)1.5f);
   ReduceSum(dst, in, work, 32);
   float sum = GetReduceRepeatSumSpr<float>();
   // AscendCUtils' mask: only the first 4 lanes of the Muls.
@@ -766,11 +771,16 @@ extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_
   out(5) = (float)queued + (float)q.HasTensorInQue() * 2.0f + (float)(stack.GetSize() > 0) * 4.0f;
   out(6) = in.GetValue(3);
   out(7) = in.GetValue(4);
+  out(8) = regValue;
+  out(9) = repeatSum;
+  out(10) = (float)half(bf) + (FULL_MASK == ~0ull ? 100.0f : 0.0f);
+  out(11) = 0.0f;
   GlobalTensor<float> yg;
-  yg.SetGlobalBuffer((__gm__ float*)y, 8);
+  yg.SetGlobalBuffer((__gm__ float*)y, 16);
   set_flag(PIPE_S, PIPE_MTE3, EVENT_ID0);
   wait_flag(PIPE_S, PIPE_MTE3, EVENT_ID0);
-  DataCopy(yg, out, 8);
+  DataCopy(yg, out, 16);
+  ASSERT_MSG(repeatSum != 12345.0f, "never");
   q.FreeTensor(in);
   assert(maxValue > 0.0f, "max %f", maxValue);
 }
@@ -788,7 +798,7 @@ fn more_real_code_constructs_with_hand_computed_results() {
             &so,
             "more",
             vec![f32_tensor(&x)],
-            vec![f32_tensor(&[f32::NAN; 8])],
+            vec![f32_tensor(&[f32::NAN; 16])],
         ),
         &t,
     )
@@ -808,6 +818,9 @@ fn more_real_code_constructs_with_hand_computed_results() {
     );
     assert_eq!(got[6], second[3] * 10.0, "lane 3 masked in");
     assert_eq!(got[7], second[4], "lane 4 masked out");
+    assert_eq!(got[8], 21.0, "get_max_min_cnt's low half");
+    assert_eq!(got[9], sum, "RepeatReduceSum");
+    assert_eq!(got[10], 101.5, "half <-> bfloat16_t, FULL_MASK");
 
     // A failing assert names its condition, message and line.
     let src = REAL_CODE_MORE_KERNEL.replace("maxValue > 0.0f", "maxValue < 0.0f");
@@ -817,7 +830,7 @@ fn more_real_code_constructs_with_hand_computed_results() {
             &so,
             "more",
             vec![f32_tensor(&x)],
-            vec![f32_tensor(&[f32::NAN; 8])],
+            vec![f32_tensor(&[f32::NAN; 16])],
         ),
         &t,
     )
