@@ -268,6 +268,25 @@ pub(crate) fn sim_index(dir: &Path) -> Arc<SimIndex> {
     index
 }
 
+/// Raw device intrinsics (bisheng builtins) that public kernels call
+/// directly and the simulator does not emulate: their AscendC API
+/// equivalents are.
+const DEVICE_INTRINSICS: &[&str] = &[
+    "copy_cbuf_to_bt",
+    "copy_gm_to_cbuf",
+    "copy_matrix_cc_to_cbuf",
+    "copy_ubuf_to_ubuf",
+    "get_ctrl",
+    "set_ctrl",
+    "set_va_reg_sb",
+    "v4dtrans",
+    "vcadd",
+    "vconv_s42f16",
+    "vector_dup",
+    "vor",
+    "vtranspose",
+];
+
 /// The summary of an error line's message: a missing header named as such,
 /// a missing API as unsupported, and an API that the simulator has but
 /// that g++ did not find where it was called (unqualified, or a member of
@@ -281,6 +300,14 @@ fn interpret(kind: &str, message: &str, sim_include: &Path) -> String {
         }
     }
     let Some(api) = unsupported_api(message) else {
+        if message.contains("was not declared in this scope") {
+            if let Some(name) = quoted_name(message).filter(|n| DEVICE_INTRINSICS.contains(n)) {
+                return format!(
+                    "not supported by the ascendopt simulator: {name} (a raw device intrinsic; \
+                     the simulator emulates the AscendC APIs, not the intrinsics under them)"
+                );
+            }
+        }
         return message.to_string();
     };
     let plain = !api.contains("::")
@@ -683,6 +710,21 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
             e.message
         );
         assert_eq!(e.line, Some(7));
+    }
+
+    #[test]
+    fn raw_device_intrinsics_say_so() {
+        let e = first_error_of("  vcadd(nullptr, nullptr, 1, 1, 1, 8);");
+        assert!(
+            e.message.starts_with(
+                "not supported by the ascendopt simulator: vcadd (a raw device intrinsic"
+            ),
+            "{}",
+            e.message
+        );
+        // The mask-state intrinsics are provided.
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+        assert!(sim_index(&include).provides("set_mask_count"));
     }
 
     #[test]

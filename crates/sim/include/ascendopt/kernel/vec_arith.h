@@ -642,6 +642,14 @@ inline LocalTensor<T>& LocalTensor<T>::operator=(const Expr& e) {
 
 }  // namespace AscendC
 
+// The device compiler's intrinsics of the mask state, which kernels call
+// directly: the same state as SetMaskCount / SetMaskNorm / SetVectorMask.
+inline void set_mask_count(ASC_LOC) { ASC_RT->sync(ASC_SYNC_MASK_COUNT, 0, 0, loc_.c()); }
+inline void set_mask_norm(ASC_LOC) { ASC_RT->sync(ASC_SYNC_MASK_NORM, 0, 0, loc_.c()); }
+inline void set_vector_mask(uint64_t maskHigh, uint64_t maskLow, ASC_LOC) {
+  ASC_RT->set_vector_mask(ASC_DT_NONE, maskHigh, maskLow, loc_.c());
+}
+
 #undef ASCENDOPT_VEC_BINARY
 #undef ASCENDOPT_VEC_BINARY_UNLOCATED
 #undef ASCENDOPT_VEC_UNARY_UNLOCATED
