@@ -329,7 +329,7 @@ extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, GM_ADDR ws, G
   pipe.InitBuffer(q, 2, 1024);
   LocalTensor<float> t = q.DeQue<float>();
 #elif defined(TRAP)
-  ASSERT(GetBlockIdx() < 0);
+  assert(GetBlockIdx() < 0);
 #elif defined(SPIN)
   TBuf<TPosition::VECCALC> b;
   pipe.InitBuffer(b, 1024);
@@ -387,8 +387,11 @@ fn deque_of_empty_queue_is_a_deadlock() {
 #[test]
 fn assert_traps() {
     let (msg, line, src) = fault_of("TRAP", 2);
-    assert!(msg.contains("assertion failed"), "{msg}");
-    assert_eq!(line, Some(line_of(&src, "ASSERT(")));
+    assert!(
+        msg.contains("Assertion `GetBlockIdx() < 0' failed"),
+        "{msg}"
+    );
+    assert_eq!(line, Some(line_of(&src, "assert(")));
 }
 
 #[test]
@@ -715,17 +718,25 @@ fn tiling_structs_without_a_default_registration() {
 
 /// More real-code constructs: the reduce-result register, AscendCUtils'
 /// mask calls, IsSameType, a tensor list read with ListTensorDesc, queue
-/// state members and PopStackBuffer. Clean-room fixture (issue 21).
+/// state members, PopStackBuffer, a TQueConfig queue, the scalar sqrt and
+/// the device build's empty ASSERT. Clean-room fixture (issue 21).
 const REAL_CODE_MORE_KERNEL: &str = r#"
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"
 using namespace AscendC;
+// A queue configured at compile time (the guide's TQueConfig).
+constexpr TQueConfig kOneBuffer = {false, false, false, 0, 1, 0, {TPosition::MAX}};
 extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
   TPipe pipe;
   TQue<TPosition::VECIN, 1> q;
   TBuf<TPosition::VECCALC> buf;
   pipe.InitBuffer(q, 1, 64 * sizeof(float));
   pipe.InitBuffer(buf, 4096);
+  TQue<TPosition::VECOUT, 1, &kOneBuffer> configured;
+  pipe.InitBuffer(configured, kOneBuffer.bufferNumber, 64);
+  // ASSERT as the device build has it: empty, semicolon missing before it.
+  uint32_t tiles = 0;
+  tiles = 4 ASSERT(tiles != 0 && "tiles");
   LocalTensor<int16_t> stack;
   PopStackBuffer<int16_t, TPosition::LCM>(stack);
   // A two-tensor list in the workspace: [offset 40][1, 64][1, 64][&x][&x + 32].
@@ -746,7 +757,7 @@ extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_
   DataCopy(in, xg, 32);
   q.EnQue(in);
   bool queued = q.HasTensorInQue();
-  in = q.DeQue<float>();
+  q.DeQue(in);
   LocalTensor<float> work = buf.Get<float>();
   LocalTensor<float> dst = work[512];
   ReduceMax(dst, in, work, 32, true);
@@ -775,7 +786,12 @@ extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_
   out(8) = regValue;
   out(9) = repeatSum;
   out(10) = (float)half(bf) + (FULL_MASK == ~0ull ? 100.0f : 0.0f);
-  out(11) = 0.0f;
+  LocalTensor<float> spare;
+  configured.AllocTensor(spare);
+  configured.EnQue(spare);
+  configured.DeQue();
+  configured.FreeTensor(spare);
+  out(11) = 1 / sqrt((float)tiles * 4.0f) + (float)tiles * 10.0f;
   GlobalTensor<float> yg;
   yg.SetGlobalBuffer((__gm__ float*)y, 16);
   set_flag(PIPE_S, PIPE_MTE3, EVENT_ID0);
@@ -822,6 +838,7 @@ fn more_real_code_constructs_with_hand_computed_results() {
     assert_eq!(got[8], 21.0, "get_max_min_cnt's low half");
     assert_eq!(got[9], sum, "RepeatReduceSum");
     assert_eq!(got[10], 101.5, "half <-> bfloat16_t, FULL_MASK");
+    assert_eq!(got[11], 40.25, "scalar sqrt, ASSERT without its semicolon");
 
     // A failing assert names its condition, message and line.
     let src = REAL_CODE_MORE_KERNEL.replace("maxValue > 0.0f", "maxValue < 0.0f");

@@ -10,6 +10,21 @@
 
 namespace AscendC {
 
+// A queue's compile-time configuration (guide 6.2.3.6.1, TQue / GetCurBufSize:
+// the third template argument of TQue may point to one). The simulator
+// allocates at InitBuffer whatever it says; the fields are kept as documented.
+struct TQueConfig {
+  bool nd2nz = false;
+  bool nz2nd = false;
+  bool scmBlockGroup = false;
+  uint32_t bufferLen = 0;
+  uint32_t bufferNumber = 0;
+  uint32_t consumerSize = 0;
+  TPosition consumer[8] = {};
+  bool enableStaticEvtId = false;
+  bool enableLoopQueue = false;
+};
+
 template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK = 0>
 class TQueBind {
  public:
@@ -36,6 +51,23 @@ class TQueBind {
         LocalTensor<T>::from_desc(ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), DST);
     if (queued_ > 0) --queued_;
     return t;
+  }
+  // The guide's in-place form: the de-queued tensor through the argument.
+  template <class T>
+  void DeQue(LocalTensor<T>& t, ASC_LOC) {
+    t = DeQue<T>(loc_);
+  }
+  // Real kernels also write `que.DeQue();` when they go on using the tensor
+  // they en-queued (the hand-over is what they want): the same de-queue, the
+  // tensor dropped.
+  void DeQue(ASC_LOC) {
+    ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<uint8_t>(), loc_.c());
+    if (queued_ > 0) --queued_;
+  }
+  // The guide's in-place form of AllocTensor.
+  template <class T>
+  void AllocTensor(LocalTensor<T>& t, ASC_LOC) {
+    t = AllocTensor<T>(loc_);
   }
   template <class T>
   void FreeTensor(LocalTensor<T>& t, ASC_LOC) {

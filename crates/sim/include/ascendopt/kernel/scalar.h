@@ -128,4 +128,11 @@ inline float ToFloat(const T& value) {
 
 }  // namespace AscendC
 
+// The scalar square root the device compiler provides to kernel code
+// (kernels call it unqualified on float scalars, e.g. 1 / sqrt(var + eps)).
+// Our own C++ overloads, not <cmath>'s extern "C" one, so that a kernel
+// named sqrt (extern "C" void sqrt(GM_ADDR, ...)) still declares.
+inline float sqrt(float x) { return __builtin_sqrtf(x); }
+inline double sqrt(double x) { return __builtin_sqrt(x); }
+
 #endif
