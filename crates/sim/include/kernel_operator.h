@@ -16,6 +16,7 @@
 #include "ascendopt/kernel/workspace.h"
 #include "ascendopt/kernel/api_params.h"
 #include "ascendopt/kernel/misc.h"
+#include "ascendopt/kernel/std.h"
 #include "ascendopt/kernel/unsupported.h"
 
 #endif

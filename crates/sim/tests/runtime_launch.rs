@@ -718,14 +718,19 @@ fn tiling_structs_without_a_default_registration() {
 
 /// More real-code constructs: the reduce-result register, AscendCUtils'
 /// mask calls, IsSameType, a tensor list read with ListTensorDesc, queue
-/// state members, PopStackBuffer, a TQueConfig queue, the scalar sqrt and
-/// the device build's empty ASSERT. Clean-room fixture (issue 21).
+/// state members, PopStackBuffer, a TQueConfig queue, the scalar sqrt,
+/// the device build's empty ASSERT and AscendC::Std. Clean-room fixture (issue 21).
 const REAL_CODE_MORE_KERNEL: &str = r#"
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"
 using namespace AscendC;
 // A queue configured at compile time (the guide's TQueConfig).
 constexpr TQueConfig kOneBuffer = {false, false, false, 0, 1, 0, {TPosition::MAX}};
+// AscendC::Std (guide 6.4.1), checked where the kernel compiles.
+static_assert(Std::max<int64_t, int64_t>(1, 2) == 2 && Std::min(7u, 3u) == 3u, "Std::max/min");
+static_assert(Std::is_same_v<Std::remove_cvref_t<const half&>, half> && !Std::is_integral<float>::value, "traits");
+static_assert(Std::is_same<Std::make_index_sequence<2>, Std::index_sequence<0, 1>>::value, "sequences");
+static_assert(Std::get<1>(Std::make_tuple(1, 2.5f)) == 2.5f && Std::Int<4>::value == 4, "tuple, Int");
 extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
   TPipe pipe;
   TQue<TPosition::VECIN, 1> q;
