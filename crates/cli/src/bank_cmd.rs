@@ -189,7 +189,10 @@ fn show_bank(path: &Path, bank: &Bank, json: bool) -> Result<()> {
     };
     if json {
         let mut doc = JsonDoc::new("bank show");
-        by_operator(&mut doc, entries.iter().map(|e| (e, serde_json::json!({}))).collect());
+        by_operator(
+            &mut doc,
+            entries.iter().map(|e| (e, serde_json::json!({}))).collect(),
+        );
         doc.field(
             "bank",
             serde_json::json!({
@@ -220,12 +223,18 @@ fn show_bank(path: &Path, bank: &Bank, json: bool) -> Result<()> {
     println!("frozen     {}", if frozen { "yes" } else { "no" });
     println!("digest     {digest}");
     if side.is_dir() {
-        println!("rewind     {} (Rewind's run store and candidates)", side.display());
+        println!(
+            "rewind     {} (Rewind's run store and candidates)",
+            side.display()
+        );
         for (name, bytes) in &files {
             println!("           {name:<24} {bytes:>12} bytes");
         }
     } else {
-        println!("rewind     no side folder ({} does not exist)", side.display());
+        println!(
+            "rewind     no side folder ({} does not exist)",
+            side.display()
+        );
     }
     Ok(())
 }
@@ -263,7 +272,10 @@ pub fn run(args: BankArgs) -> Result<Status> {
             })?;
             if json {
                 let mut doc = JsonDoc::new("bank list");
-                by_operator(&mut doc, entries.iter().map(|e| (e, serde_json::json!({}))).collect());
+                by_operator(
+                    &mut doc,
+                    entries.iter().map(|e| (e, serde_json::json!({}))).collect(),
+                );
                 doc.field("bank", serde_json::json!({ "path": path.display().to_string(), "entries": entries.len() }));
                 doc.print()?;
             } else {
@@ -281,7 +293,10 @@ pub fn run(args: BankArgs) -> Result<Status> {
             if json {
                 let mut doc = JsonDoc::new("bank show");
                 by_operator(&mut doc, vec![(&stored, serde_json::json!({}))]);
-                doc.field("bank", serde_json::json!({ "path": path.display().to_string() }));
+                doc.field(
+                    "bank",
+                    serde_json::json!({ "path": path.display().to_string() }),
+                );
                 doc.print()?;
             } else {
                 print!("{}", render_entry(&stored));
@@ -340,7 +355,10 @@ pub fn run(args: BankArgs) -> Result<Status> {
                         })
                         .collect(),
                 );
-                doc.field("bank", serde_json::json!({ "path": path.display().to_string() }));
+                doc.field(
+                    "bank",
+                    serde_json::json!({ "path": path.display().to_string() }),
+                );
                 doc.field(
                     "query",
                     serde_json::json!({

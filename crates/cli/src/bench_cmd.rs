@@ -188,7 +188,8 @@ impl Progress {
                 }
                 self.heartbeat.done(*done, *charged);
                 if let Some((what, speedup)) = best {
-                    self.heartbeat.best(format!("{what} {speedup:.3}x measured"));
+                    self.heartbeat
+                        .best(format!("{what} {speedup:.3}x measured"));
                 }
             }
             BenchEvent::Finished {
@@ -223,7 +224,7 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
     );
     for row in &r.tables.by_method {
         let _ = writeln!(
-        s,
+            s,
             "{:<14} {:>4} {:>7} {}",
             row.method,
             row.stats.n,
@@ -246,7 +247,7 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
     );
     for row in &r.tables.by_level {
         let _ = writeln!(
-        s,
+            s,
             "{:<6} {:<14} {:>4} {:>7} {}",
             row.level,
             row.method,
@@ -262,7 +263,7 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
         let priced = r.meta.llm_usage.iter().any(|u| u.cost.is_some());
         s.push('\n');
         let _ = writeln!(
-        s,
+            s,
             "{:<14} {:>9} {:>12} {:>12} {:>12}{}",
             "LLM usage",
             "requests",
@@ -278,7 +279,7 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
                 (true, None) => format!(" {:>11}", "-"),
             };
             let _ = writeln!(
-        s,
+                s,
                 "{:<14} {:>9} {:>12} {:>12} {:>12}{cost}",
                 u.method, u.requests, u.prompt_tokens, u.completion_tokens, u.embedding_tokens
             );
@@ -292,17 +293,16 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
         }
     }
     for (m, why) in &r.meta.skipped {
-        let _ = writeln!(
-        s,"skipped {m}: {why}");
+        let _ = writeln!(s, "skipped {m}: {why}");
     }
     for note in &r.meta.notes {
-        let _ = writeln!(
-        s,"note: {note}");
+        let _ = writeln!(s, "note: {note}");
     }
     let _ = writeln!(
-        s,"\nfast_p columns: % of operators correct and strictly faster than p x the input.");
-    let _ = writeln!(
-        s,"report: {}", report.report_html.display());
+        s,
+        "\nfast_p columns: % of operators correct and strictly faster than p x the input."
+    );
+    let _ = writeln!(s, "report: {}", report.report_html.display());
     s
 }
 
@@ -383,7 +383,12 @@ pub fn run(args: BenchArgs) -> Result<Status> {
 /// What the run cost: the online budget each method spent, and the wall
 /// time with the pace it implies for a 101-operator suite (the method's
 /// benchmark; only for a run that started afresh, not a resumed one).
-fn render_pace(report: &BenchReport, wall: std::time::Duration, fresh: bool, jobs: usize) -> String {
+fn render_pace(
+    report: &BenchReport,
+    wall: std::time::Duration,
+    fresh: bool,
+    jobs: usize,
+) -> String {
     let mut s = String::new();
     let r = &report.results;
     s.push('\n');
@@ -393,7 +398,7 @@ fn render_pace(report: &BenchReport, wall: std::time::Duration, fresh: bool, job
             (s + u64::from(o.spent), b + u64::from(o.budget), n + 1)
         });
         let _ = writeln!(
-        s,
+            s,
             "{method}: {spent} of {budget} online evaluations spent over {n} operator(s) \
              (the rest: candidates whose sources or launches repeat an evaluated one's, \
              answered from the run store)"
@@ -405,7 +410,7 @@ fn render_pace(report: &BenchReport, wall: std::time::Duration, fresh: bool, job
     if fresh && pairs > 0 {
         let per_pair = wall.as_secs_f64() / pairs as f64;
         let _ = writeln!(
-        s,
+            s,
             "wall time {clock} with -j {jobs}: {:.1} min per operator and method (Rewind \
              included); at this pace 101 operators take about {:.1} h per method",
             per_pair / 60.0,
@@ -413,7 +418,9 @@ fn render_pace(report: &BenchReport, wall: std::time::Duration, fresh: bool, job
         );
     } else {
         let _ = writeln!(
-        s,"wall time {clock} with -j {jobs} (a resumed run: no pace derived)");
+            s,
+            "wall time {clock} with -j {jobs} (a resumed run: no pace derived)"
+        );
     }
     s
 }

@@ -198,7 +198,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    say!(json, 
+    say!(
+        json,
         "{} evaluations per operator, {} latency samples each, -j {}{}",
         args.n,
         pipeline.repeats,
@@ -209,7 +210,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
             ""
         }
     );
-    say!(json, 
+    say!(
+        json,
         "{:<28} {:>5} {:>6} {:>10} {:>11} {:>14} {:>11} {:>9}",
         "operator",
         "level",
@@ -276,7 +278,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         } else {
             0.0
         };
-        say!(json, 
+        say!(
+            json,
             "{:<28} {:>5} {:>6} {:>10} {:>11} {:>14} {:>11} {:>9.1}{}",
             row.op,
             format!("L{}", row.level),
@@ -313,7 +316,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
                 .sum::<u64>();
             for c in &row.cases {
                 let share = c.prepare_ms + times(c) * c.run_ms;
-                say!(json, 
+                say!(json,
                     "    case {:<22} {:>10} elements: inputs+golden {:>6} ms, launch {:>6} ms ({}x per evaluation: {:.0}% of correctness)",
                     c.name,
                     c.elements,
@@ -350,7 +353,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         by_level.entry(r.level).or_default().push(r);
     }
     say!(json);
-    say!(json, 
+    say!(
+        json,
         "{:<6} {:>5} {:>6} {:>9} {:>10} {:>11} {:>14} {:>11}",
         "level",
         "ops",
@@ -380,7 +384,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         };
         all_rate.0 += totals.len();
         all_rate.1 += wall;
-        say!(json, 
+        say!(
+            json,
             "{:<6} {:>5} {:>6} {:>9.1} {:>10} {:>11} {:>14} {:>11}",
             format!("L{level}"),
             rs.len(),
@@ -409,7 +414,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     if all_rate.1 > 0 {
         let rate = all_rate.0 as f64 * 60_000.0 / all_rate.1 as f64;
         let hours = 101.0 * 230.0 / rate / 60.0;
-        say!(json, 
+        say!(json,
             "\noverall {:.1} evaluations/min with -j {}: a 101-operator x 230-evaluation benchmark \
              would take about {:.1} h per method at this rate, an upper bound: every evaluation here compiles its \
              kernel, while a real run's tiling steps reuse the cached one, and a run leaves unspent the budget of \
@@ -433,7 +438,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         } else {
             "NOT met".to_string()
         };
-        say!(json, 
+        say!(
+            json,
             "Level-1 median evaluation {:.2} s (target < 1.5 s): {judged}",
             m as f64 / 1000.0,
         );

@@ -383,8 +383,8 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
                     .collect();
                 let n = ratios.len();
                 let mean = (n > 0).then(|| ratios.iter().sum::<f64>() / n as f64);
-                let geo = (n > 0)
-                    .then(|| (ratios.iter().map(|r| r.ln()).sum::<f64>() / n as f64).exp());
+                let geo =
+                    (n > 0).then(|| (ratios.iter().map(|r| r.ln()).sum::<f64>() / n as f64).exp());
                 serde_json::json!({
                     "budget": b,
                     "random_budget": b * 2,

@@ -18,8 +18,8 @@
 
 use crate::eval_cmd::resolve_op;
 use crate::json_doc::JsonDoc;
-use crate::progress::Heartbeat;
 use crate::llm_args::{agents, LlmArgs};
+use crate::progress::Heartbeat;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::optimize::{

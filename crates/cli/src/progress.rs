@@ -174,11 +174,6 @@ impl Heartbeat {
     pub fn best(&self, text: String) {
         self.with(|s| s.best = Some(text));
     }
-
-    /// Whether the heartbeat prints (plain output).
-    pub fn is_running(&self) -> bool {
-        self.thread.is_some()
-    }
 }
 
 impl Drop for Heartbeat {

@@ -95,8 +95,11 @@ pub fn default_out() -> Result<PathBuf> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let ignore = out.join(".gitignore");
     if !ignore.exists() {
-        std::fs::write(&ignore, "# ascendopt run output: not for version control\n*\n")
-            .with_context(|| format!("writing {}", ignore.display()))?;
+        std::fs::write(
+            &ignore,
+            "# ascendopt run output: not for version control\n*\n",
+        )
+        .with_context(|| format!("writing {}", ignore.display()))?;
     }
     Ok(out)
 }

@@ -6,7 +6,10 @@
 //! The schema itself is checked to reject what it must: the old
 //! single-operator shape, inputs as a string, an item without "op".
 
+use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
+use ascendopt_bank::store::Bank;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -35,14 +38,24 @@ fn schema() -> jsonschema::Validator {
 
 fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     v.iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
+        .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
 }
 
 /// Runs `args` (which hold `--json`), expects exit code 0 or 1 (the
 /// command ran), parses stdout as one JSON document, validates it and
-/// returns it.
+/// returns it (with at least one operator).
 fn valid(v: &jsonschema::Validator, command: &str, args: &[&str]) -> Value {
+    let doc = valid_any(v, command, args);
+    assert!(
+        !doc["operators"].as_array().unwrap().is_empty(),
+        "{args:?}: no operator"
+    );
+    doc
+}
+
+/// [`valid`], where no operator is a possible answer.
+fn valid_any(v: &jsonschema::Validator, command: &str, args: &[&str]) -> Value {
     let o = ascendopt(args);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -60,11 +73,48 @@ fn valid(v: &jsonschema::Validator, command: &str, args: &[&str]) -> Value {
     assert!(errs.is_empty(), "{args:?}: {errs:#?}\n{doc:#}");
     assert_eq!(doc["command"], command);
     assert_eq!(doc["version"], 1);
-    assert!(
-        !doc["operators"].as_array().unwrap().is_empty(),
-        "{args:?}: no operator"
-    );
     doc
+}
+
+/// A bank with two entries learnt from two operators.
+fn small_bank(path: &Path) {
+    let bank = Bank::open(path).unwrap();
+    for (op, title, bottleneck) in [
+        (
+            "add_custom",
+            "Two buffers per queue",
+            "copies wait for compute: one buffer",
+        ),
+        ("gelu", "Overlap copies", "copies do not overlap compute"),
+    ] {
+        bank.insert(&Entry {
+            title: title.into(),
+            bottleneck: bottleneck.into(),
+            applicability: Applicability {
+                reuse_when: vec!["a tile loop".into()],
+                avoid_when: vec![],
+            },
+            expected_effect: "faster".into(),
+            diff: "--- a/k\n+++ b/k\n@@ -1 +1 @@\n-BUFFER_NUM = 1\n+BUFFER_NUM = 2\n".into(),
+            motif: "double_buffer".into(),
+            family: family_of("double_buffer").unwrap().into(),
+            source: SourceOp {
+                op: op.into(),
+                level: Some(1),
+            },
+            slow_us: Some(2.0),
+            fast_us: Some(1.0),
+            profile_moved: BTreeMap::new(),
+            signature: None,
+            keywords: vec!["double buffering".into()],
+            provenance: Provenance {
+                created_ms: 0,
+                origin: Origin::Manual,
+                evidence: vec![],
+            },
+        })
+        .unwrap();
+    }
 }
 
 /// ops/add_custom with a tail case and a small benchmark case.
@@ -162,7 +212,15 @@ fn every_reporting_command_writes_the_one_shape() {
     valid(
         &v,
         "bench-evals",
-        &["bench-evals", "--ops", op, "-n", "1", "--deterministic", "--json"],
+        &[
+            "bench-evals",
+            "--ops",
+            op,
+            "-n",
+            "1",
+            "--deterministic",
+            "--json",
+        ],
     );
     let work = tmp.path().join("tiling");
     valid(
@@ -203,19 +261,44 @@ fn every_reporting_command_writes_the_one_shape() {
         ],
     );
     let kept = doc["operators"][0]["kept"].as_array().unwrap().len();
-    if kept > 0 {
-        valid(&v, "bank list", &["bank", "list", "--bank", bank, "--json"]);
-        valid(&v, "bank show", &["bank", "show", "1", "--bank", bank, "--json"]);
-        valid(
-            &v,
-            "bank search",
-            &["bank", "search", "copies wait for compute", "--bank", bank, "--json"],
-        );
-    }
-    let doc = valid(&v, "bank show", &["bank", "show", "--bank", bank, "--json"]);
+    let doc = valid_any(&v, "bank show", &["bank", "show", "--bank", bank, "--json"]);
     assert!(doc["bank"]["side_folder"]
         .as_str()
         .is_some_and(|s| s.ends_with("bank.sqlite.rewind")));
+    assert_eq!(doc["bank"]["entries"], kept);
+    // The bank views on a bank with entries of two operators.
+    let bank2 = tmp.path().join("bank2.sqlite");
+    small_bank(&bank2);
+    let bank2 = bank2.to_str().unwrap();
+    let doc = valid(
+        &v,
+        "bank list",
+        &["bank", "list", "--bank", bank2, "--json"],
+    );
+    assert_eq!(doc["operators"].as_array().unwrap().len(), 2);
+    valid(
+        &v,
+        "bank show",
+        &["bank", "show", "1", "--bank", bank2, "--json"],
+    );
+    valid(
+        &v,
+        "bank show",
+        &["bank", "show", "--bank", bank2, "--json"],
+    );
+    let doc = valid(
+        &v,
+        "bank search",
+        &[
+            "bank",
+            "search",
+            "copies wait for compute",
+            "--bank",
+            bank2,
+            "--json",
+        ],
+    );
+    assert_eq!(doc["operators"][0]["entries"][0]["rank"], 1);
 
     let out = tmp.path().join("opt");
     let doc = valid(

@@ -68,7 +68,9 @@ fn router_posts(path: Option<&Path>, suffix: &str) -> usize {
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["method"] == "POST" && v["path"].as_str().is_some_and(|p| p.ends_with(suffix)))
+        .filter(|v| {
+            v["method"] == "POST" && v["path"].as_str().is_some_and(|p| p.ends_with(suffix))
+        })
         .count()
 }
 
@@ -149,7 +151,7 @@ fn optimize_with_a_real_local_llm() {
     let errs: Vec<String> = jsonschema::validator_for(&schema)
         .unwrap()
         .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
+        .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
     assert!(errs.is_empty(), "{errs:#?}");
     let item = &doc["operators"][0];
@@ -166,8 +168,16 @@ fn optimize_with_a_real_local_llm() {
     let evals = store.evaluations(run, "add_custom").unwrap();
     let indices: Vec<u32> = evals.iter().map(|e| e.budget_index).collect();
     let distinct: BTreeSet<u32> = indices.iter().copied().collect();
-    assert_eq!(indices.len(), distinct.len(), "an index charged twice: {indices:?}");
-    assert_eq!(distinct, (0..spent).collect(), "indices {indices:?} for {spent} spent");
+    assert_eq!(
+        indices.len(),
+        distinct.len(),
+        "an index charged twice: {indices:?}"
+    );
+    assert_eq!(
+        distinct,
+        (0..spent).collect(),
+        "indices {indices:?} for {spent} spent"
+    );
 
     // The audit log holds every exchange.
     let calls = store.llm_calls(run).unwrap();
@@ -183,7 +193,11 @@ fn optimize_with_a_real_local_llm() {
             c.id
         );
         if c.status == "ok" {
-            assert!(c.response.is_some(), "call {} is ok without a response", c.id);
+            assert!(
+                c.response.is_some(),
+                "call {} is ok without a response",
+                c.id
+            );
         }
     }
     if log.is_some() {
@@ -197,14 +211,18 @@ fn optimize_with_a_real_local_llm() {
             }
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
-        assert_eq!(seen, chat.len(), "chat requests the server saw vs llm_calls rows");
+        assert_eq!(
+            seen,
+            chat.len(),
+            "chat requests the server saw vs llm_calls rows"
+        );
     }
 
     // What the run showed (for the README).
     let ok = chat.iter().filter(|c| c.status == "ok").count();
-    let tokens: (u64, u64) = chat
-        .iter()
-        .fold((0, 0), |(p, c), r| (p + r.prompt_tokens, c + r.completion_tokens));
+    let tokens: (u64, u64) = chat.iter().fold((0, 0), |(p, c), r| {
+        (p + r.prompt_tokens, c + r.completion_tokens)
+    });
     let mut verdicts = std::collections::BTreeMap::new();
     for e in &evals {
         *verdicts.entry(e.verdict.kind()).or_insert(0) += 1;

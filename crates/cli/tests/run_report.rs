@@ -174,8 +174,16 @@ fn check_html(results: &Results, html: &str) {
             })
             .len()
         };
-        assert_eq!(count("value-label", "text"), count("bar", "rect"), "{chart}");
-        assert_eq!(count("legend-item", "g"), if series > 1 { series } else { 0 }, "{chart}");
+        assert_eq!(
+            count("value-label", "text"),
+            count("bar", "rect"),
+            "{chart}"
+        );
+        assert_eq!(
+            count("legend-item", "g"),
+            if series > 1 { series } else { 0 },
+            "{chart}"
+        );
     }
     for chart in ["gm-by-level", "per-operator", "gm-vs-evaluations"] {
         let refs = find_all(&nodes, charts[chart], |n| {
@@ -350,7 +358,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_EMAIL", "t@t")
         .output()
         .expect("git runs");
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -437,10 +449,21 @@ fn run_writes_a_complete_report() {
         "{}",
         lines[0].1
     );
-    assert!(stderr.contains(&format!("run folder: {}", out.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("run folder: {}", out.display())),
+        "{stderr}"
+    );
     assert!(stderr.contains(&format!("report: {}", out.join("report.html").display())));
     // The repository stays clean.
-    let status = git(&repo, &["status", "--porcelain", "--untracked-files=all", "--ignored"]);
+    let status = git(
+        &repo,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--ignored",
+        ],
+    );
     assert!(status.is_empty(), "new files in the repository:\n{status}");
 
     // Progress on a non-terminal: heartbeat lines at most 10 s apart,
@@ -450,28 +473,42 @@ fn run_writes_a_complete_report() {
         .filter(|(_, l)| l.starts_with("progress "))
         .map(|(t, _)| *t)
         .collect();
-    assert!(total < 12.0 || !beats.is_empty(), "no progress line in {total:.0} s:\n{stderr}");
+    assert!(
+        total < 12.0 || !beats.is_empty(),
+        "no progress line in {total:.0} s:\n{stderr}"
+    );
     let mut marks = vec![0.0];
     marks.extend(&beats);
     marks.push(total);
     let gap = marks.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
     assert!(gap <= 11.0, "{gap:.1} s without a progress line:\n{stderr}");
-    let beat = lines.iter().find(|(_, l)| l.starts_with("progress ")).map(|(_, l)| l.as_str());
+    let beat = lines
+        .iter()
+        .find(|(_, l)| l.starts_with("progress "))
+        .map(|(_, l)| l.as_str());
     if let Some(b) = beat {
-        assert!(b.contains(" evaluations") && b.contains("best so far") && b.contains("eta"), "{b}");
+        assert!(
+            b.contains(" evaluations") && b.contains("best so far") && b.contains("eta"),
+            "{b}"
+        );
     }
 
     // The --json document.
-    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout).expect("stdout is one JSON document");
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema/ascendopt-output.schema.json"),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../docs/schema/ascendopt-output.schema.json"),
         )
         .unwrap(),
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let errs: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errs: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
     assert!(errs.is_empty(), "{errs:#?}");
     assert_eq!(doc["command"], "run");
     assert_eq!(doc["operators"].as_array().unwrap().len(), OPS.len());
@@ -589,21 +626,31 @@ fn check_in_browser(out: &Path, results: &Results) {
         .output()
         .expect("chromium runs");
     let dom = String::from_utf8_lossy(&o.stdout);
-    let start = dom
-        .find(r#"<pre id="probe">"#)
-        .unwrap_or_else(|| panic!("no probe in the rendered DOM; chromium said:\n{}", String::from_utf8_lossy(&o.stderr)));
+    let start = dom.find(r#"<pre id="probe">"#).unwrap_or_else(|| {
+        panic!(
+            "no probe in the rendered DOM; chromium said:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
     let rest = &dom[start + r#"<pre id="probe">"#.len()..];
     let json = rest[..rest.find("</pre>").unwrap()]
         .replace("&quot;", "\"")
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&");
-    let r: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let r: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
     eprintln!("rendered: {r}");
     assert_eq!(r["viewport"], 1280, "{r}");
     // No horizontal scroll at 1280 px; every chart and table fits.
-    assert!(r["scrollWidth"].as_f64().unwrap() <= r["clientWidth"].as_f64().unwrap(), "{r}");
-    assert!(r["widest_chart"].as_f64().unwrap() <= r["clientWidth"].as_f64().unwrap() + 0.5, "{r}");
+    assert!(
+        r["scrollWidth"].as_f64().unwrap() <= r["clientWidth"].as_f64().unwrap(),
+        "{r}"
+    );
+    assert!(
+        r["widest_chart"].as_f64().unwrap() <= r["clientWidth"].as_f64().unwrap() + 0.5,
+        "{r}"
+    );
     assert_eq!(r["overflowing_tables"], 0, "{r}");
     // Four summary charts plus a pipe chart per method x operator.
     let with_profile = results
@@ -611,19 +658,35 @@ fn check_in_browser(out: &Path, results: &Results) {
         .iter()
         .filter(|o| o.profile_before.is_some() || o.profile_after.is_some())
         .count();
-    assert_eq!(with_profile, results.outcomes.len(), "every outcome has its profiles");
-    assert_eq!(r["charts"].as_u64().unwrap() as usize, 4 + with_profile, "{r}");
+    assert_eq!(
+        with_profile,
+        results.outcomes.len(),
+        "every outcome has its profiles"
+    );
+    assert_eq!(
+        r["charts"].as_u64().unwrap() as usize,
+        4 + with_profile,
+        "{r}"
+    );
     // Every bar drawn and labelled with a number.
     let bars = r["bars"].as_u64().unwrap();
     assert!(bars > 0);
     assert_eq!(r["drawn_bars"].as_u64().unwrap(), bars, "{r}");
     let labels = r["value_labels"].as_array().unwrap();
     assert!(labels.len() as u64 >= bars, "{r}");
-    assert!(labels.iter().all(|l| l.as_str().is_some_and(|t| t.chars().any(|c| c.is_ascii_digit()))));
-    assert!(r["references"].as_u64().unwrap() >= 3, "the 1.0 line on the speedup charts");
+    assert!(labels.iter().all(|l| l
+        .as_str()
+        .is_some_and(|t| t.chars().any(|c| c.is_ascii_digit()))));
+    assert!(
+        r["references"].as_u64().unwrap() >= 3,
+        "the 1.0 line on the speedup charts"
+    );
     let about = r["about"].as_str().unwrap();
     for word in ["version", "device", "budget", "bank", "seed", "wall time"] {
         assert!(about.contains(word), "about block lacks {word}: {about}");
     }
-    assert_eq!(r["details"].as_u64().unwrap() as usize, results.outcomes.len());
+    assert_eq!(
+        r["details"].as_u64().unwrap() as usize,
+        results.outcomes.len()
+    );
 }

@@ -169,13 +169,21 @@ pub fn charts(results: &Results) -> (Bars, Lines, Bars, Bars) {
 pub fn pipes_chart(o: &OutcomeSummary) -> Option<Bars> {
     let before = o.profile_before.as_ref();
     let after = o.profile_after.as_ref();
-    let names: Vec<String> = before.or(after)?.ratios.iter().map(|r| r.0.clone()).collect();
+    let names: Vec<String> = before
+        .or(after)?
+        .ratios
+        .iter()
+        .map(|r| r.0.clone())
+        .collect();
     let get = |p: Option<&ProfileBrief>, name: &str| {
         p.and_then(|p| p.ratios.iter().find(|r| r.0 == name).map(|r| r.1))
     };
     Some(Bars {
         id: format!("pipes-{}-{}", o.method, o.op),
-        title: format!("{} ({}): pipe busy ratios of the slowest block", o.op, o.method),
+        title: format!(
+            "{} ({}): pipe busy ratios of the slowest block",
+            o.op, o.method
+        ),
         y_label: "busy ratio (msprof PipeUtilization)".into(),
         values: names
             .iter()
@@ -229,8 +237,20 @@ fn about(s: &mut String, results: &Results) {
         let _ = write!(s, "<dt>{}</dt><dd>{v}</dd>", esc(k));
     };
     s.push_str(r#"<section id="about"><h2>About this run</h2><dl class="about">"#);
-    row(s, "version", esc(if m.tool.is_empty() { "ascendopt" } else { &m.tool }));
-    row(s, "device", esc(if m.device.is_empty() { "-" } else { &m.device }));
+    row(
+        s,
+        "version",
+        esc(if m.tool.is_empty() {
+            "ascendopt"
+        } else {
+            &m.tool
+        }),
+    );
+    row(
+        s,
+        "device",
+        esc(if m.device.is_empty() { "-" } else { &m.device }),
+    );
     row(s, "methods", esc(&m.methods.join(", ")));
     row(
         s,
@@ -276,7 +296,12 @@ fn about(s: &mut String, results: &Results) {
     row(
         s,
         "measurement noise",
-        if m.deterministic { "off" } else { "on (the simulator's default)" }.into(),
+        if m.deterministic {
+            "off"
+        } else {
+            "on (the simulator's default)"
+        }
+        .into(),
     );
     row(
         s,
@@ -347,7 +372,9 @@ fn profile_table(o: &OutcomeSummary) -> String {
         "<table class=\"profile\"><tr><th>msprof field</th><th>before</th><th>after</th></tr>",
     );
     let rows: [(&str, &dyn Fn(&ProfileBrief) -> String); 4] = [
-        ("Task Duration(us)", &|p| format!("{:.3}", p.task_duration_us)),
+        ("Task Duration(us)", &|p| {
+            format!("{:.3}", p.task_duration_us)
+        }),
         ("Block Dim", &|p| p.block_dim.to_string()),
         ("Op Type", &|p| esc(&p.op_type)),
         ("achieved GB/s", &|p| format!("{:.1}", p.achieved_gbps)),

@@ -174,7 +174,10 @@ pub fn render_op_basic_info(info: &OpBasicInfo) -> String {
     push("Mix Block Dim", info.mix_block_dim.map(|v| v.to_string()));
     push("Device Id", info.device_id.map(|v| v.to_string()));
     push("Pid", info.pid.map(|v| v.to_string()));
-    push("Current Freq", info.current_freq_mhz.map(|v| format!("{v:.0}")));
+    push(
+        "Current Freq",
+        info.current_freq_mhz.map(|v| format!("{v:.0}")),
+    );
     push("Rated Freq", info.rated_freq_mhz.map(|v| format!("{v:.0}")));
     line(&header) + &line(&row)
 }
@@ -372,9 +375,10 @@ impl Table {
     ) -> Result<Option<T>, CsvError> {
         match self.get(row, column) {
             None => Ok(None),
-            Some(v) => v.parse::<T>().map(Some).map_err(|_| {
-                self.err(line, format!("column `{column}`: `{v}` is not a number"))
-            }),
+            Some(v) => v
+                .parse::<T>()
+                .map(Some)
+                .map_err(|_| self.err(line, format!("column `{column}`: `{v}` is not a number"))),
         }
     }
 
@@ -384,12 +388,8 @@ impl Table {
         row: &[String],
         column: &str,
     ) -> Result<T, CsvError> {
-        self.opt(line, row, column)?.ok_or_else(|| {
-            self.err(
-                line,
-                format!("column `{column}` is missing or NA"),
-            )
-        })
+        self.opt(line, row, column)?
+            .ok_or_else(|| self.err(line, format!("column `{column}` is missing or NA")))
     }
 }
 
@@ -467,13 +467,12 @@ pub fn parse_pipe_utilization(text: &str) -> Result<Vec<PipeRow>, CsvError> {
         } else {
             None
         };
-        let core_type = if sub.to_ascii_lowercase().starts_with("cube")
-            || (aic.is_some() && aiv.is_none())
-        {
-            CoreType::Aic
-        } else {
-            CoreType::Aiv
-        };
+        let core_type =
+            if sub.to_ascii_lowercase().starts_with("cube") || (aic.is_some() && aiv.is_none()) {
+                CoreType::Aic
+            } else {
+                CoreType::Aiv
+            };
         if aiv.is_none() && aic.is_none() {
             return Err(t.err(
                 n,
@@ -580,10 +579,16 @@ mod tests {
 
         let pipes = render_pipe_utilization(&p.blocks);
         let header = pipes.lines().next().unwrap();
-        assert!(header.starts_with("block_id,sub_block_id,aiv_time(us),aiv_total_cycles,aiv_vec_time(us),aiv_vec_ratio,"));
+        assert!(header.starts_with(
+            "block_id,sub_block_id,aiv_time(us),aiv_total_cycles,aiv_vec_time(us),aiv_vec_ratio,"
+        ));
         assert!(!header.contains("aic_"), "no cube group for a vector op");
         assert!(pipes.lines().all(|l| l.ends_with(',')));
-        assert!(pipes.lines().nth(1).unwrap().starts_with("0,vector0,16.000000,28800,8.000000,0.500000,"));
+        assert!(pipes
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("0,vector0,16.000000,28800,8.000000,0.500000,"));
         let rows = parse_pipe_utilization(&pipes).unwrap();
         let blocks: Vec<BlockProfile> = rows.iter().map(|r| r.block.clone()).collect();
         assert_eq!(blocks, p.blocks);
@@ -629,8 +634,10 @@ mod tests {
         row.extend(AIC_COLUMNS.iter().map(|_| "NA".to_string()));
         row.push("NA".into());
         row.extend(
-            ["9.5", "17100", "1.5", "0.157", "8.0", "0.842", "0.5", "0.052", "0.25", "0.026"]
-                .map(String::from),
+            [
+                "9.5", "17100", "1.5", "0.157", "8.0", "0.842", "0.5", "0.052", "0.25", "0.026",
+            ]
+            .map(String::from),
         );
         row.push("0.01".into());
         let text = format!("{},\n{},\n", header.join(","), row.join(","));
