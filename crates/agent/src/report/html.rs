@@ -27,7 +27,7 @@
 use crate::report::markdown::{fast_headers, fmt_frac, fmt_gm, fmt_pct, fmt_us};
 use crate::report::results::{OutcomeSummary, ProfileBrief, Results};
 use crate::report::stats::{GroupStats, FAST_P};
-use crate::report::svg::{esc, Bars, Label, Lines};
+use crate::report::svg::{esc, Bars, Label, Lines, WIDTH};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -94,6 +94,7 @@ pub fn charts(results: &Results) -> (Bars, Lines, Bars, Bars) {
         base: 1.0,
         reference: Some(1.0),
         label: Label::Plain,
+        width: WIDTH,
     };
 
     let curve = Lines {
@@ -132,6 +133,7 @@ pub fn charts(results: &Results) -> (Bars, Lines, Bars, Bars) {
         base: 1.0,
         reference: Some(1.0),
         label: Label::Times,
+        width: WIDTH,
     };
 
     let mut series = vec!["before".to_string()];
@@ -160,6 +162,7 @@ pub fn charts(results: &Results) -> (Bars, Lines, Bars, Bars) {
         base: 0.0,
         reference: Some(1.0),
         label: Label::Percent,
+        width: WIDTH,
     };
     (gm, curve, per_op, roof)
 }
@@ -194,12 +197,13 @@ pub fn pipes_chart(o: &OutcomeSummary) -> Option<Bars> {
         base: 0.0,
         reference: None,
         label: Label::Percent,
+        width: 600.0,
     })
 }
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1em 2em;color:#222;line-height:1.4}\
 h1{margin-top:0}table{border-collapse:collapse;margin:1em 0;width:100%}\
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top;overflow-wrap:anywhere}\
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top;overflow-wrap:break-word}\
 td:first-child,th:first-child{text-align:left}td.text{text-align:left}\
 section{margin:1.5em 0}svg.chart{display:block;max-width:100%;height:auto}\
 .note{background:#fff8e0;border-left:4px solid #e6b800;padding:4px 10px}\
@@ -592,7 +596,7 @@ pub fn render(results: &Results, dir: Option<&Path>) -> String {
     details(&mut s, results, dir);
     s.push_str(
         "<p>Traces are Chrome trace files: open them in chrome://tracing or ui.perfetto.dev. \
-         The msprof links are the CSV files `msprof op` writes (OpBasicInfo.csv, \
+         The msprof links are the CSV files <code>msprof op</code> writes (OpBasicInfo.csv, \
          PipeUtilization.csv). Every number on this page is in results.json.</p>",
     );
     s.push_str("</body></html>\n");

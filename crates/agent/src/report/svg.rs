@@ -95,6 +95,9 @@ pub struct Bars {
     pub reference: Option<f64>,
     /// How value labels are written.
     pub label: Label,
+    /// Width of the drawing (its viewBox), e.g. [`WIDTH`]; the chart is
+    /// scaled to its container.
+    pub width: f64,
 }
 
 /// A step-line chart.
@@ -189,7 +192,8 @@ pub fn integer_ticks(max: u32) -> Vec<u32> {
     ticks
 }
 
-const WIDTH: f64 = 960.0;
+/// The usual width of a chart's drawing.
+pub const WIDTH: f64 = 960.0;
 const ROW: f64 = 18.0;
 const GROUP_GAP: f64 = 10.0;
 const LEFT: f64 = 190.0;
@@ -222,7 +226,7 @@ impl Bars {
         let group_h = ROW * n_series as f64 + GROUP_GAP;
         let plot_h = group_h * self.groups.len().max(1) as f64;
         let height = top + plot_h + bottom;
-        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_w = self.width - LEFT - RIGHT;
         let data: Vec<f64> = self
             .values
             .iter()
@@ -243,9 +247,10 @@ impl Bars {
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{id}" width="100%" viewBox="0 0 {WIDTH:.0} {height:.0}" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{title}">"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{id}" width="100%" viewBox="0 0 {w:.0} {height:.0}" preserveAspectRatio="xMinYMin meet" role="img" aria-label="{title}">"#,
             id = esc(&self.id),
             title = esc(&self.title),
+            w = self.width,
         );
         let _ = write!(s, "<title>{}</title>", esc(&self.title));
         // Value axis: grid lines and tick labels along the top and bottom.
@@ -474,6 +479,7 @@ mod tests {
             base: 1.0,
             reference: Some(1.0),
             label: Label::Times,
+            width: WIDTH,
         }
     }
 
