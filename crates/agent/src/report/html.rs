@@ -367,21 +367,25 @@ fn diff_html(text: &str) -> String {
     out
 }
 
+/// One row of the profile table: the field's name and how a profile
+/// shows it.
+type ProfileRow = (&'static str, fn(&ProfileBrief) -> String);
+
 fn profile_table(o: &OutcomeSummary) -> String {
     let (b, a) = (o.profile_before.as_ref(), o.profile_after.as_ref());
-    let cell = |p: Option<&ProfileBrief>, f: &dyn Fn(&ProfileBrief) -> String| {
+    let cell = |p: Option<&ProfileBrief>, f: fn(&ProfileBrief) -> String| {
         p.map_or_else(|| "-".to_string(), f)
     };
     let mut s = String::from(
         "<table class=\"profile\"><tr><th>msprof field</th><th>before</th><th>after</th></tr>",
     );
-    let rows: [(&str, &dyn Fn(&ProfileBrief) -> String); 4] = [
-        ("Task Duration(us)", &|p| {
+    let rows: [ProfileRow; 4] = [
+        ("Task Duration(us)", |p| {
             format!("{:.3}", p.task_duration_us)
         }),
-        ("Block Dim", &|p| p.block_dim.to_string()),
-        ("Op Type", &|p| esc(&p.op_type)),
-        ("achieved GB/s", &|p| format!("{:.1}", p.achieved_gbps)),
+        ("Block Dim", |p| p.block_dim.to_string()),
+        ("Op Type", |p| esc(&p.op_type)),
+        ("achieved GB/s", |p| format!("{:.1}", p.achieved_gbps)),
     ];
     for (name, f) in rows {
         let _ = write!(
