@@ -90,6 +90,11 @@ pub struct RunRequest {
     /// where the kernel ran and drop it: [`RunResult::trace`] is then None,
     /// [`RunResult::hazards`] the same as otherwise.
     pub keep_trace: bool,
+    /// How the tensors become kernel arguments and tiling parameters
+    /// (tensor lists, absent optional inputs, in-place outputs,
+    /// value-depend inputs); None: each input then each output is one
+    /// argument, in order.
+    pub layout: Option<ascendopt_op::layout::ArgLayout>,
 }
 
 /// A finished launch.

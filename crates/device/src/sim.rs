@@ -104,6 +104,7 @@ impl SimDevice {
             knobs: artifact.host_knobs.clone(),
             check_in_worker: !request.keep_trace,
             tiling_only,
+            layout: request.layout.clone(),
             describe: false,
         })
     }
@@ -259,12 +260,36 @@ impl Device for SimDevice {
                 variants::variant_defines(&params)
             })
             .collect();
+        // What the project around the package adds (shared headers, a
+        // shared tiling source), as its CMake would; host sources only when
+        // op.toml does not list them.
+        let mut include_dirs = vec![package.dir.join("op_host"), package.dir.join("op_kernel")];
+        let mut host_sources = package.host_sources.clone();
+        let sources: Vec<PathBuf> = host_sources
+            .iter()
+            .chain(&package.kernel_sources)
+            .cloned()
+            .collect();
+        let project = build::project::discover(
+            &package.dir,
+            &sources,
+            &include_dirs,
+            &self.config.toolchain.include_dir,
+        );
+        let tiling_header = package
+            .tiling_header
+            .clone()
+            .or_else(|| project.tiling_header_for(&spec.op_type));
+        include_dirs.extend(project.include_dirs);
+        if spec.host_sources.is_none() {
+            host_sources.extend(project.host_sources);
+        }
         let req = BuildRequest {
             toolchain: self.config.toolchain.clone(),
-            host_sources: package.host_sources.clone(),
+            host_sources,
             kernel_sources: package.kernel_sources.clone(),
-            include_dirs: vec![package.dir.join("op_host"), package.dir.join("op_kernel")],
-            tiling_header: package.tiling_header.clone(),
+            include_dirs,
+            tiling_header,
             defines: Vec::new(),
             kernel_variants,
             timeout: build::DEFAULT_COMPILE_TIMEOUT,
