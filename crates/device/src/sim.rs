@@ -77,14 +77,19 @@ impl SimDevice {
         request: &RunRequest,
         tiling_only: bool,
     ) -> Result<LaunchJob, String> {
-        let dtypes: Vec<Dtype> = request
-            .inputs
-            .iter()
-            .chain(&request.outputs)
-            .map(|t| t.dtype)
-            .collect();
+        let inputs: Vec<Dtype> = request.inputs.iter().map(|t| t.dtype).collect();
+        let outputs: Vec<Dtype> = request.outputs.iter().map(|t| t.dtype).collect();
+        let plain;
+        let layout = match &request.layout {
+            Some(l) => l,
+            None => {
+                plain = ascendopt_op::layout::ArgLayout::plain(inputs.len(), outputs.len());
+                &plain
+            }
+        };
+        let dtypes = layout.param_dtypes(&inputs, &outputs);
         let kernel_lib = artifact.kernel_for(&dtypes).cloned().ok_or_else(|| {
-            let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+            let names: Vec<&str> = dtypes.iter().map(|d| d.map_or("-", |d| d.name())).collect();
             format!(
                 "no kernel variant was built for the dtypes ({}) of this launch",
                 names.join(", ")
@@ -136,11 +141,16 @@ impl SimDevice {
         }
         let mut combos: Vec<Vec<Dtype>> = Vec::new();
         for case in &spec.cases {
+            let inputs: Vec<Dtype> = case.inputs.iter().map(|i| i.dtype).collect();
+            let outputs: Vec<Dtype> = case.outputs.iter().map(|o| o.dtype).collect();
+            // One dtype per parameter; an input the case leaves out takes
+            // its first allowed dtype (the macro exists in every variant).
             let dtypes: Vec<Dtype> = case
-                .inputs
-                .iter()
-                .map(|i| i.dtype)
-                .chain(case.outputs.iter().map(|o| o.dtype))
+                .layout
+                .param_dtypes(&inputs, &outputs)
+                .into_iter()
+                .zip(spec.inputs.iter().chain(&spec.outputs))
+                .map(|(d, t)| d.or(t.dtypes.first().copied()).unwrap_or(Dtype::Float32))
                 .collect();
             if !combos.contains(&dtypes) {
                 combos.push(dtypes);

@@ -107,6 +107,20 @@ impl ArgLayout {
             .map(|(o, _)| *o)
     }
 
+    /// The dtype of each kernel argument (inputs, then outputs): its first
+    /// tensor's; None for an absent input.
+    pub fn param_dtypes<T: Copy>(&self, inputs: &[T], outputs: &[T]) -> Vec<Option<T>> {
+        let side = |slots: &[ArgSlot], tensors: &[T]| -> Vec<Option<T>> {
+            slots
+                .iter()
+                .map(|s| s.tensors().first().and_then(|&i| tensors.get(i).copied()))
+                .collect()
+        };
+        let mut out = side(&self.inputs, inputs);
+        out.extend(side(&self.outputs, outputs));
+        out
+    }
+
     /// Checks that every tensor index is in range and used once; Err names
     /// the first problem.
     pub fn check(&self, inputs: usize, outputs: usize) -> Result<(), String> {
