@@ -16,6 +16,9 @@
 #if __has_include("../kernel_tiling/kernel_tiling.h")
 #include "../kernel_tiling/kernel_tiling.h"
 #endif
+// SoftMaxTiling, the one struct both units share (from kernel_tiling.h when
+// that header is there).
+#include "../ascendopt/lib/softmax_tiling.h"
 #else
 #include "../ascendopt/host/std_bundle.h"
 #include "../register/tilingdata_base.h"

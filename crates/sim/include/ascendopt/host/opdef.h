@@ -12,6 +12,8 @@
 #ifndef ASCENDOPT_HOST_OPDEF_H
 #define ASCENDOPT_HOST_OPDEF_H
 
+#include <vector>
+
 #include "context.h"
 
 // Graph-mode checks (SetCheckSupport / SetOpSelectFormat) take these; the
@@ -25,11 +27,25 @@ class AscendString {
  private:
   const char* s_;
 };
+// ge::Shape: built from a dims vector, as the high-level APIs' host tiling
+// helpers (GetSoftMaxMinTmpSize(ge::Shape(dims), ...)) take it.
 class Shape {
  public:
-  size_t GetDimNum() const { return 0; }
-  int64_t GetDim(size_t) const { return 0; }
-  int64_t GetShapeSize() const { return 0; }
+  Shape() = default;
+  explicit Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
+  size_t GetDimNum() const { return dims_.size(); }
+  int64_t GetDim(size_t idx) const { return idx < dims_.size() ? dims_[idx] : 0; }
+  std::vector<int64_t> GetDims() const { return dims_; }
+  // The element count; 0 for a shape without dimensions.
+  int64_t GetShapeSize() const {
+    if (dims_.empty()) return 0;
+    int64_t n = 1;
+    for (int64_t d : dims_) n *= d;
+    return n;
+  }
+
+ private:
+  std::vector<int64_t> dims_;
 };
 class TensorDesc {
  public:
