@@ -79,11 +79,16 @@ pub(crate) struct Param {
     pub value_depend: bool,
     /// The dtype rule: same_as an input, or fixed.
     pub rule: Option<Rule>,
+    /// For an output: the input it is in place (the OpDef names both
+    /// alike, as msopgen projects do for ref tensors).
+    pub inplace: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Rule {
     SameAs(String),
+    /// The input's dtype, or its parts' for a complex one.
+    RealOf(String),
     Fixed(Dtype),
 }
 
@@ -244,6 +249,7 @@ fn params(
             optional: p.param_type == ParamType::Optional,
             value_depend: p.value_depend(),
             rule,
+            inplace: None,
         });
         in_cols.push(col);
     }
@@ -279,25 +285,58 @@ fn params(
                                 .all(|(_, y)| y == b)
                         })
                 });
+                let real_of = |c: &[Option<Dtype>]| {
+                    c.iter()
+                        .zip(&col)
+                        .all(|(a, b)| *b == a.map(|a| a.complex_part().unwrap_or(a)))
+                };
                 match decider {
+                    Some((q, c)) if real_of(c) => Rule::RealOf(q.name.clone()),
                     Some((q, _)) => {
+                        // op.toml has no per-dtype map: the commonest
+                        // output dtype, and cases with another are left out.
+                        let common = most_common(&col).unwrap_or(dtypes[0]);
                         notes.push(format!(
-                            "output `{}`: its dtype follows input `{}` but differs from it; each case names it",
+                            "output `{}`: its dtype follows input `{}` by a table op.toml cannot write; fixed to {common}, cases where it is another are left out",
                             p.name, q.name
                         ));
-                        Rule::SameAs(q.name.clone())
+                        Rule::Fixed(common)
                     }
                     None => Rule::Fixed(dtypes[0]),
                 }
             }
         };
+        // An output named like an input is that input in place (a ref
+        // tensor); op.toml names must differ, so the output gets a suffix.
+        let inplace = inputs
+            .iter()
+            .find(|q| q.name == p.name)
+            .map(|q| q.name.clone());
+        let name = match &inplace {
+            Some(input) => {
+                let mut name = format!("{input}_out");
+                while inputs.iter().chain(outputs).any(|q| q.name == name) {
+                    name.push('_');
+                }
+                notes.push(format!(
+                    "output `{input}` is input `{input}` in place (the OpDef names both alike): written as output `{name}` with inplace = \"{input}\""
+                ));
+                name
+            }
+            None => p.name.clone(),
+        };
+        let rule = match &inplace {
+            Some(input) => Rule::SameAs(input.clone()),
+            None => rule,
+        };
         outs.push(Param {
-            name: p.name.clone(),
+            name,
             dtypes,
             list: p.param_type == ParamType::Dynamic,
             optional: false,
             value_depend: false,
             rule: Some(rule),
+            inplace,
         });
     }
     Ok((ins, outs))
@@ -354,17 +393,42 @@ fn msopst_cases(op_dir: &Path) -> Vec<msopst::StCase> {
         .collect()
 }
 
-/// Whether a Python file imports a package that cannot run here.
-fn needs_unavailable(file: &Path) -> Option<&'static str> {
+/// A framework a Python file imports that `python` cannot import (so the
+/// file cannot run here); None when it needs none or all of them import.
+fn needs_unavailable(file: &Path, python: &str) -> Option<&'static str> {
     let text = std::fs::read_to_string(file).ok()?;
-    ["torch", "tensorflow", "mindspore", "paddle", "jax"]
-        .into_iter()
-        .find(|m| {
-            text.lines().any(|l| {
-                let l = l.trim();
-                l.starts_with(&format!("import {m}")) || l.starts_with(&format!("from {m}"))
-            })
+    [
+        "torch_npu",
+        "torch",
+        "tensorflow",
+        "mindspore",
+        "paddle",
+        "jax",
+    ]
+    .into_iter()
+    .filter(|m| {
+        text.lines().any(|l| {
+            let l = l.trim();
+            [format!("import {m}"), format!("from {m}")]
+                .iter()
+                .any(|p| {
+                    l.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '.', ',']))
+                })
         })
+    })
+    .find(|m| !importable(python, m))
+}
+
+/// Whether `python -c "import m"` succeeds.
+fn importable(python: &str, module: &str) -> bool {
+    std::process::Command::new(python)
+        .args(["-c", &format!("import {module}")])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Where the expected outputs come from, and the cases of that source.
@@ -376,7 +440,7 @@ fn golden_source(
     let st = msopst_cases(&src.op_dir);
     let st_expect = st.iter().find_map(|c| c.expect.clone());
     if let Some((file, func)) = &st_expect {
-        match needs_unavailable(file) {
+        match needs_unavailable(file, &opts.python) {
             None if file.is_file() => {
                 return (
                     GoldenSource::Msopst {
@@ -392,16 +456,18 @@ fn golden_source(
                 file.display()
             )),
             Some(m) => notes.push(format!(
-                "{} needs {m}, which cannot run here; looking for a numpy golden",
-                file.display()
+                "{} needs {m}, which {} cannot import here; looking for a numpy golden",
+                file.display(),
+                opts.python
             )),
         }
     }
     for script in gen_data::scripts(&src.op_dir) {
-        if let Some(m) = needs_unavailable(&script) {
+        if let Some(m) = needs_unavailable(&script, &opts.python) {
             notes.push(format!(
-                "{} needs {m}, which cannot run here",
-                script.display()
+                "{} needs {m}, which {} cannot import here",
+                script.display(),
+                opts.python
             ));
             continue;
         }
@@ -589,23 +655,55 @@ fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, String>
         .filter(|(n, _)| plan.attrs.iter().any(|a| &a.name == n))
         .cloned()
         .collect();
-    Ok(CaseSpec {
+    let case = CaseSpec {
         name: c.name.clone(),
         comment: format!("msopst case {} of {}", c.name, c.op),
         inputs,
         omit,
         outputs,
         attrs,
-    })
+    };
+    check_outputs(plan, &case)?;
+    Ok(case)
 }
 
 /// The dtype an output's rule gives for these inputs.
 fn implied(p: &Param, inputs: &[CaseTensor]) -> Option<Dtype> {
+    let of = |name: &str| inputs.iter().find(|t| t.name == name).map(|t| t.dtype);
     match &p.rule {
         Some(Rule::Fixed(d)) => Some(*d),
-        Some(Rule::SameAs(name)) => inputs.iter().find(|t| &t.name == name).map(|t| t.dtype),
+        Some(Rule::SameAs(name)) => of(name),
+        Some(Rule::RealOf(name)) => of(name).map(|d| d.complex_part().unwrap_or(d)),
         None => None,
     }
+}
+
+/// Checks that each output's dtype is what its rule gives (op.toml
+/// rejects a case otherwise).
+fn check_outputs(plan: &Plan, case: &CaseSpec) -> Result<(), String> {
+    for (p, (name, d)) in plan.outputs.iter().zip(&case.outputs) {
+        if let Some(want) = implied(p, &case.inputs) {
+            if want != *d {
+                return Err(format!(
+                    "output `{name}` is {d} here, where op.toml's rule for it gives {want}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The dtype that occurs most often in a column (the first on ties).
+fn most_common(col: &[Option<Dtype>]) -> Option<Dtype> {
+    let all: Vec<Dtype> = col.iter().flatten().copied().collect();
+    let mut best: Option<(usize, Dtype)> = None;
+    for d in &all {
+        let n = all.iter().filter(|x| *x == d).count();
+        if best.is_none_or(|(m, _)| n > m) {
+            best = Some((n, *d));
+        }
+    }
+    best.map(|(_, d)| d)
 }
 
 /// One case per dtype combination of the OpDef (at most four), every
@@ -643,7 +741,7 @@ fn suggested_cases(plan: &Plan, combos: &[crate::opdef::Combination]) -> Vec<Cas
         if !ok || out.iter().any(|c: &CaseSpec| c.inputs == inputs) {
             continue;
         }
-        out.push(CaseSpec {
+        let case = CaseSpec {
             name: format!("suggested_{}", dtypes[0].name()),
             comment:
                 "suggested: one dtype combination of the OpDef; check the shape suits the operator"
@@ -657,7 +755,11 @@ fn suggested_cases(plan: &Plan, combos: &[crate::opdef::Combination]) -> Vec<Cas
                 .filter(|a| a.default.is_none())
                 .map(|a| (a.name.clone(), zero_of(a.ty)))
                 .collect(),
-        });
+        };
+        if check_outputs(plan, &case).is_err() {
+            continue;
+        }
+        out.push(case);
         if out.len() == 4 {
             break;
         }
@@ -749,6 +851,53 @@ fn tail_case(plan: &Plan) -> Option<CaseSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn param(name: &str, dtypes: &[&str]) -> ParamDesc {
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "param_type": "required",
+            "dtypes": dtypes,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn output_dtype_rules_and_ref_outputs_are_read_off_the_columns() {
+        let x = param("x", &["DT_FLOAT", "DT_FLOAT16", "DT_COMPLEX64"]);
+        let y = param("y", &["DT_FLOAT", "DT_FLOAT16", "DT_FLOAT"]);
+        let mut notes = Vec::new();
+        let (_, outs) = params(&[x.clone()], &[y], &mut notes).unwrap();
+        assert_eq!(outs[0].rule, Some(Rule::RealOf("x".into())));
+        // float -> float, half -> half, int32 -> float: no rule but a table.
+        let x = param("x", &["DT_FLOAT", "DT_FLOAT16", "DT_INT32"]);
+        let y = param("y", &["DT_FLOAT", "DT_FLOAT16", "DT_FLOAT"]);
+        let (_, outs) = params(&[x.clone()], &[y], &mut notes).unwrap();
+        assert_eq!(outs[0].rule, Some(Rule::Fixed(Dtype::Float32)));
+        assert!(notes.iter().any(|n| n.contains("left out")), "{notes:?}");
+        // An output named like an input is that input in place.
+        let (_, outs) = params(&[x.clone()], &[x], &mut notes).unwrap();
+        assert_eq!(outs[0].name, "x_out");
+        assert_eq!(outs[0].inplace.as_deref(), Some("x"));
+        assert_eq!(outs[0].rule, Some(Rule::SameAs("x".into())));
+    }
+
+    #[test]
+    fn a_framework_the_interpreter_cannot_import_is_named() {
+        let dir =
+            std::env::temp_dir().join(format!("ascendopt-import-needs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.py");
+        std::fs::write(
+            &file,
+            "import os\nimport torchvision_like\nfrom mindspore import ops\n",
+        )
+        .unwrap();
+        // `torchvision_like` is no framework of the list; mindspore is.
+        assert_eq!(needs_unavailable(&file, "python3"), Some("mindspore"));
+        std::fs::write(&file, "import os\nimport numpy as np\n").unwrap();
+        assert_eq!(needs_unavailable(&file, "python3"), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn names_become_snake_case() {

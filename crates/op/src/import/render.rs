@@ -104,6 +104,9 @@ pub(crate) fn render(plan: &Plan) -> String {
                 Some(Rule::SameAs(x)) => {
                     let _ = writeln!(t, "dtype = {{ same_as = {} }}", quote(x));
                 }
+                Some(Rule::RealOf(x)) => {
+                    let _ = writeln!(t, "dtype = {{ real_of = {} }}", quote(x));
+                }
                 Some(Rule::Fixed(d)) if p.dtypes.len() > 1 => {
                     let _ = writeln!(t, "dtype = {{ fixed = {} }}", quote(d.name()));
                 }
@@ -117,6 +120,9 @@ pub(crate) fn render(plan: &Plan) -> String {
             }
             if p.value_depend {
                 t.push_str("value_depend = true\n");
+            }
+            if let Some(input) = &p.inplace {
+                let _ = writeln!(t, "inplace = {}", quote(input));
             }
         }
     }
