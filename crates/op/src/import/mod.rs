@@ -489,6 +489,14 @@ pub(crate) fn plan(
     let (inputs, outputs) = op.params_for(&opts.soc);
     let mut notes = vec![format!("the interface comes from {}", src.opdef_from)];
     let (ins, outs) = params(inputs, outputs, &mut notes)?;
+    if outs.is_empty() {
+        let inputs: Vec<&str> = ins.iter().map(|p| p.name.as_str()).collect();
+        return Err(format!(
+            "the OpDef {} declares no Output (its kernel writes into an input, one of {}, with no output argument); op.toml cannot describe an operator without outputs yet",
+            op.op_type,
+            inputs.join(", ")
+        ));
+    }
     let attrs: Vec<Attr> = op
         .attrs
         .iter()
@@ -649,11 +657,20 @@ fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, String>
             .ok_or_else(|| format!("no dtype for output `{}`", p.name))?;
         outputs.push((p.name.clone(), dtype));
     }
-    let attrs = c
+    // msopst files often spell attributes in camel case (`dstType` for
+    // the OpDef's `dst_type`); a required one the case lacks gets its
+    // type's zero.
+    let key = |n: &str| n.to_ascii_lowercase().replace('_', "");
+    let attrs = plan
         .attrs
         .iter()
-        .filter(|(n, _)| plan.attrs.iter().any(|a| &a.name == n))
-        .cloned()
+        .filter_map(
+            |a| match c.attrs.iter().find(|(n, _)| key(n) == key(&a.name)) {
+                Some((_, v)) if !v.is_null() => Some((a.name.clone(), v.clone())),
+                _ if a.default.is_none() => Some((a.name.clone(), zero_of(a.ty))),
+                _ => None,
+            },
+        )
         .collect();
     let case = CaseSpec {
         name: c.name.clone(),
