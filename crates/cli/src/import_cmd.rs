@@ -65,6 +65,13 @@ pub fn run(args: ImportArgs) -> Result<Status> {
             for n in &r.notes {
                 println!("  - {n}");
             }
+            if r.ok() {
+                println!(
+                    "  next: ascendopt eval {} (then ascendopt optimize {})",
+                    r.dir.display(),
+                    r.dir.display()
+                );
+            }
         }
     }
     Ok(if reports.iter().all(|r| r.ok()) {

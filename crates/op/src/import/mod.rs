@@ -225,6 +225,12 @@ fn params(
     for p in inputs {
         let col = column(p);
         let dtypes = distinct(&col);
+        if p.dtypes.is_empty() {
+            return Err(format!(
+                "input `{}`: no dtypes found (an OpDef that names them through a variable is read only when the host unit compiles)",
+                p.name
+            ));
+        }
         if dtypes.is_empty() {
             return Err(format!(
                 "input `{}` has no dtype the simulator knows ({})",
