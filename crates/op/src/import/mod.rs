@@ -889,16 +889,21 @@ mod tests {
         let x = param("x", &["DT_FLOAT", "DT_FLOAT16", "DT_COMPLEX64"]);
         let y = param("y", &["DT_FLOAT", "DT_FLOAT16", "DT_FLOAT"]);
         let mut notes = Vec::new();
-        let (_, outs) = params(&[x.clone()], &[y], &mut notes).unwrap();
+        let (_, outs) = params(std::slice::from_ref(&x), &[y], &mut notes).unwrap();
         assert_eq!(outs[0].rule, Some(Rule::RealOf("x".into())));
         // float -> float, half -> half, int32 -> float: no rule but a table.
         let x = param("x", &["DT_FLOAT", "DT_FLOAT16", "DT_INT32"]);
         let y = param("y", &["DT_FLOAT", "DT_FLOAT16", "DT_FLOAT"]);
-        let (_, outs) = params(&[x.clone()], &[y], &mut notes).unwrap();
+        let (_, outs) = params(std::slice::from_ref(&x), &[y], &mut notes).unwrap();
         assert_eq!(outs[0].rule, Some(Rule::Fixed(Dtype::Float32)));
         assert!(notes.iter().any(|n| n.contains("left out")), "{notes:?}");
         // An output named like an input is that input in place.
-        let (_, outs) = params(&[x.clone()], &[x], &mut notes).unwrap();
+        let (_, outs) = params(
+            std::slice::from_ref(&x),
+            std::slice::from_ref(&x),
+            &mut notes,
+        )
+        .unwrap();
         assert_eq!(outs[0].name, "x_out");
         assert_eq!(outs[0].inplace.as_deref(), Some("x"));
         assert_eq!(outs[0].rule, Some(Rule::SameAs("x".into())));
