@@ -142,7 +142,12 @@ fn import_reruns_gen_data_with_the_case_inputs_and_reads_the_msopgen_json_beside
         eprintln!("python3 with numpy not available");
         return;
     }
-    let (report, row) = import_and_run(&dir);
+    // Given as a relative path, as a user types it (gen_data.py then runs
+    // in a scratch folder and must still be found).
+    let cwd = std::env::current_dir().unwrap();
+    let up = "../".repeat(cwd.components().count() - 1);
+    let relative = Path::new(&up).join(dir.strip_prefix("/").unwrap());
+    let (report, row) = import_and_run(&relative);
     let toml = std::fs::read_to_string(dir.join("ScaleCustom/op.toml")).unwrap();
     assert!(
         toml.contains("name = \"gen_data\"") && toml.contains("shapes = [[16, 256]]"),

@@ -102,10 +102,12 @@ pub fn discover(script: &Path, python: &str) -> Result<Discovered, String> {
     let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
     let runner = dir.path().join("ascendopt_gen_data_runner.py");
     std::fs::write(&runner, RUNNER).map_err(|e| fail(e.to_string()))?;
+    // The script runs in a scratch folder: a relative path would not reach it.
+    let script_abs = std::path::absolute(script).map_err(|e| fail(e.to_string()))?;
     let mut child = Command::new(python)
         .arg(&runner)
         .arg("--discover")
-        .arg(script)
+        .arg(&script_abs)
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
