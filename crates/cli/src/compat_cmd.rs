@@ -28,6 +28,10 @@ pub struct CompatArgs {
     /// Operators checked at once.
     #[arg(short = 'j', long, default_value_t = 1)]
     jobs: usize,
+    /// Import each folder without an op.toml first (`ascendopt import`,
+    /// which writes op.toml and golden.py into it), so that its cases run.
+    #[arg(long = "import")]
+    import: bool,
 }
 
 pub fn run(args: CompatArgs) -> Result<Status> {
@@ -56,6 +60,31 @@ pub fn run(args: CompatArgs) -> Result<Status> {
         soc: sim_config.hw.soc_version.clone(),
     };
     let device = SimDevice::new(sim_config);
+    if args.import {
+        let import_cfg = crate::import_cmd::config(false)?;
+        let todo: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|d| !d.join("op.toml").exists())
+            .cloned()
+            .collect();
+        let n = todo.len();
+        let mut done = 0;
+        pool::for_each_result(
+            todo,
+            args.jobs,
+            |dir| ascendopt_harness::import::import_one(&import_cfg, &dir),
+            |_, report| {
+                done += 1;
+                match &report.error {
+                    None => eprintln!(
+                        "[import {done}/{n}] {}: op.toml written",
+                        report.dir.display()
+                    ),
+                    Some(e) => eprintln!("[import {done}/{n}] {}: {e}", report.dir.display()),
+                }
+            },
+        );
+    }
     let total = dirs.len();
     let mut rows = vec![None; total];
     let mut done = 0;

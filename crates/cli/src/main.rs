@@ -10,6 +10,7 @@ mod bench_speed_cmd;
 mod bench_tiling_cmd;
 mod compat_cmd;
 mod eval_cmd;
+mod import_cmd;
 mod json_doc;
 mod llm_args;
 mod optimize_cmd;
@@ -64,6 +65,8 @@ enum Command {
     /// do the cases run and pass, what blocks each unit, which APIs the
     /// simulator lacks.
     Compat(compat_cmd::CompatArgs),
+    /// Write the op.toml (and golden.py) of msopgen operator folders written elsewhere.
+    Import(import_cmd::ImportArgs),
 }
 
 /// What a command concluded.
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::BenchTiling(args) => bench_tiling_cmd::run(args),
         Command::BenchEvals(args) => bench_evals_cmd::run(args),
         Command::Compat(args) => compat_cmd::run(args),
+        Command::Import(args) => import_cmd::run(args),
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
         Command::BenchRule(args) => bench_rule_cmd::run(args),

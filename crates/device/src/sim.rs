@@ -77,14 +77,19 @@ impl SimDevice {
         request: &RunRequest,
         tiling_only: bool,
     ) -> Result<LaunchJob, String> {
-        let dtypes: Vec<Dtype> = request
-            .inputs
-            .iter()
-            .chain(&request.outputs)
-            .map(|t| t.dtype)
-            .collect();
+        let inputs: Vec<Dtype> = request.inputs.iter().map(|t| t.dtype).collect();
+        let outputs: Vec<Dtype> = request.outputs.iter().map(|t| t.dtype).collect();
+        let plain;
+        let layout = match &request.layout {
+            Some(l) => l,
+            None => {
+                plain = ascendopt_op::layout::ArgLayout::plain(inputs.len(), outputs.len());
+                &plain
+            }
+        };
+        let dtypes = layout.param_dtypes(&inputs, &outputs);
         let kernel_lib = artifact.kernel_for(&dtypes).cloned().ok_or_else(|| {
-            let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+            let names: Vec<&str> = dtypes.iter().map(|d| d.map_or("-", |d| d.name())).collect();
             format!(
                 "no kernel variant was built for the dtypes ({}) of this launch",
                 names.join(", ")
@@ -104,6 +109,7 @@ impl SimDevice {
             knobs: artifact.host_knobs.clone(),
             check_in_worker: !request.keep_trace,
             tiling_only,
+            layout: request.layout.clone(),
             describe: false,
         })
     }
@@ -135,11 +141,16 @@ impl SimDevice {
         }
         let mut combos: Vec<Vec<Dtype>> = Vec::new();
         for case in &spec.cases {
+            let inputs: Vec<Dtype> = case.inputs.iter().map(|i| i.dtype).collect();
+            let outputs: Vec<Dtype> = case.outputs.iter().map(|o| o.dtype).collect();
+            // One dtype per parameter; an input the case leaves out takes
+            // its first allowed dtype (the macro exists in every variant).
             let dtypes: Vec<Dtype> = case
-                .inputs
-                .iter()
-                .map(|i| i.dtype)
-                .chain(case.outputs.iter().map(|o| o.dtype))
+                .layout
+                .param_dtypes(&inputs, &outputs)
+                .into_iter()
+                .zip(spec.inputs.iter().chain(&spec.outputs))
+                .map(|(d, t)| d.or(t.dtypes.first().copied()).unwrap_or(Dtype::Float32))
                 .collect();
             if !combos.contains(&dtypes) {
                 combos.push(dtypes);
@@ -259,12 +270,36 @@ impl Device for SimDevice {
                 variants::variant_defines(&params)
             })
             .collect();
+        // What the project around the package adds (shared headers, a
+        // shared tiling source), as its CMake would; host sources only when
+        // op.toml does not list them.
+        let mut include_dirs = vec![package.dir.join("op_host"), package.dir.join("op_kernel")];
+        let mut host_sources = package.host_sources.clone();
+        let sources: Vec<PathBuf> = host_sources
+            .iter()
+            .chain(&package.kernel_sources)
+            .cloned()
+            .collect();
+        let project = build::project::discover(
+            &package.dir,
+            &sources,
+            &include_dirs,
+            &self.config.toolchain.include_dir,
+        );
+        let tiling_header = package
+            .tiling_header
+            .clone()
+            .or_else(|| project.tiling_header_for(&spec.op_type));
+        include_dirs.extend(project.include_dirs);
+        if spec.host_sources.is_none() {
+            host_sources.extend(project.host_sources);
+        }
         let req = BuildRequest {
             toolchain: self.config.toolchain.clone(),
-            host_sources: package.host_sources.clone(),
+            host_sources,
             kernel_sources: package.kernel_sources.clone(),
-            include_dirs: vec![package.dir.join("op_host"), package.dir.join("op_kernel")],
-            tiling_header: package.tiling_header.clone(),
+            include_dirs,
+            tiling_header,
             defines: Vec::new(),
             kernel_variants,
             timeout: build::DEFAULT_COMPILE_TIMEOUT,

@@ -257,6 +257,9 @@ fn judge(
         .zip(&result.outputs)
         .zip(&case.outputs)
     {
+        if !out.checked {
+            continue;
+        }
         let report =
             compare(expected, actual, out.tolerance).map_err(|e| Verdict::RuntimeError {
                 kind: RuntimeErrorKind::Fault,
@@ -416,6 +419,7 @@ pub fn tiling_request(package: &OpPackage, case: &Case) -> Option<RunRequest> {
         attrs: job_attrs(case),
         seed: 0,
         keep_trace: false,
+        layout: crate::eval::case_layout(case),
     })
 }
 

@@ -565,6 +565,7 @@ fn launch(ty: Ty, words: [u32; 5], x: &[f64]) -> Result<LaunchOutput, LaunchFail
         check_in_worker: false,
         tiling_only: false,
         describe: false,
+        layout: None,
     };
     let tiling = TilingInfo {
         block_dim: 1,
@@ -1097,6 +1098,7 @@ fn launch_outs(
         check_in_worker: false,
         tiling_only: false,
         describe: false,
+        layout: None,
     };
     let tiling = TilingInfo {
         block_dim: 1,

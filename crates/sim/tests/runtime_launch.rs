@@ -80,6 +80,7 @@ fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        layout: None,
         describe: false,
     }
 }
@@ -472,6 +473,88 @@ fn atomic_add_syncall_scalar_gm_and_printf() {
     assert!(b0
         .iter()
         .any(|i| matches!(i.kind, InstrKind::Dma { atomic: true, .. })));
+}
+
+/// Walks a tensor list as public kernels do by hand (guide 2.10.9.1): the
+/// first word is the byte offset of the pointer table; each description
+/// word holds the dimension count (low 32 bits) and the index (high).
+/// Writes, per tensor, its element count and the sum of its values into
+/// `info`; doubles `inout` in place; records whether `maybe` is null.
+const LIST_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void list_kernel(GM_ADDR xs, GM_ADDR maybe, GM_ADDR inout_in, GM_ADDR info,
+                                                  GM_ADDR inout_out, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<uint64_t> words;
+  words.SetGlobalBuffer((__gm__ uint64_t*)xs);
+  uint64_t table = words.GetValue(0) / 8;
+  GlobalTensor<float> out;
+  out.SetGlobalBuffer((__gm__ float*)info, 16);
+  uint64_t at = 1;
+  int k = 0;
+  while (at < table) {
+    uint64_t word = words.GetValue(at);
+    uint64_t dims = word & 0xffffffffu;
+    uint64_t index = word >> 32;
+    uint64_t n = 1;
+    for (uint64_t d = 0; d < dims; ++d) n *= words.GetValue(at + 1 + d);
+    GlobalTensor<float> t;
+    t.SetGlobalBuffer((__gm__ float*)words.GetValue(table + k), n);
+    float sum = 0;
+    for (uint64_t i = 0; i < n; ++i) sum += t.GetValue(i);
+    out.SetValue(2 * k, (float)n + 100.0f * (float)index);
+    out.SetValue(2 * k + 1, sum);
+    at += 1 + dims;
+    ++k;
+  }
+  out.SetValue(15, maybe == nullptr ? 1.0f : 0.0f);
+  out.SetValue(14, inout_in == inout_out ? 1.0f : 0.0f);
+  GlobalTensor<float> io;
+  io.SetGlobalBuffer((__gm__ float*)inout_out, 4);
+  for (int i = 0; i < 4; ++i) io.SetValue(i, io.GetValue(i) * 2.0f);
+}
+"#;
+
+#[test]
+fn tensor_lists_absent_inputs_and_in_place_outputs_reach_the_kernel_as_the_device_passes_them() {
+    use ascendopt_op::layout::{ArgLayout, ArgSlot};
+    let (_d, so) = compile(LIST_KERNEL);
+    let a = JobTensor {
+        dtype: Dtype::Float32,
+        shape: vec![2, 3],
+        data: [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect(),
+    };
+    let b = f32_tensor(&[10.0, 20.0]);
+    let io = f32_tensor(&[1.0, 2.0, 3.0, 4.0]);
+    let mut j = job(
+        &so,
+        "list_kernel",
+        vec![a, b, io.clone()],
+        vec![f32_tensor(&[f32::NAN; 16]), io],
+    );
+    j.layout = Some(ArgLayout {
+        inputs: vec![ArgSlot::List(vec![0, 1]), ArgSlot::Absent, ArgSlot::One(2)],
+        outputs: vec![ArgSlot::One(0), ArgSlot::One(1)],
+        in_place: vec![(1, 2)],
+        host_values: vec![],
+    });
+    let out = run_kernel(&j, &tiling(1)).unwrap();
+    let info = f32s(&out.outputs[0]);
+    assert_eq!(&info[..4], [6.0, 21.0, 102.0, 30.0]);
+    assert_eq!(info[14], 1.0, "the in-place output is the input's memory");
+    assert_eq!(info[15], 1.0, "an absent optional input is a null address");
+    assert_eq!(f32s(&out.outputs[1]), [2.0, 4.0, 6.0, 8.0]);
+    // The descriptor's bytes, word by word.
+    let bytes =
+        ascendopt_sim::launch::list_descriptor(&[(0x1000, &[2, 3][..]), (0x2000, &[2][..])]);
+    let words: Vec<u64> = bytes
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, [6 * 8, 2, 2, 3, 1 | (1 << 32), 2, 0x1000, 0x2000]);
 }
 
 /// A kernel written the way public operators are: compiler builtins,

@@ -51,6 +51,7 @@
 mod api_names;
 mod diagnostics;
 mod pch;
+pub mod project;
 pub mod variants;
 
 use sha2::{Digest, Sha256};
@@ -218,13 +219,14 @@ pub struct BuildRequest {
 }
 
 impl BuildRequest {
-    /// The request for an msopgen-layout package: `op_host/*.cpp`,
-    /// `op_kernel/*.cpp` (only `op_kernel/<folder>.cpp` when there are
-    /// several and one is named after the folder: the kernel the msopgen
-    /// build compiles, which includes the others), include dirs `op_host`
-    /// and `op_kernel`, and the
-    /// tiling header `op_host/*_tiling.h` (if several, the one named after the
-    /// folder). No defines, [`DEFAULT_COMPILE_TIMEOUT`].
+    /// The request for an msopgen-layout package: `op_host/*.cpp` (without
+    /// the op-API layer), `op_kernel/*.cpp` (only `op_kernel/<folder>.cpp`
+    /// when there are several and one is named after the folder: the kernel
+    /// the msopgen build compiles, which includes the others), include dirs
+    /// `op_host` and `op_kernel`, what the project around the folder adds
+    /// ([`project::discover`]), and the tiling header `op_host/*_tiling.h`
+    /// (if several, the one named after the folder). No defines,
+    /// [`DEFAULT_COMPILE_TIMEOUT`].
     pub fn for_op_dir(op_dir: &Path, toolchain: Toolchain) -> Result<BuildRequest, BuildError> {
         let host_dir = op_dir.join("op_host");
         let kernel_dir = op_dir.join("op_kernel");
@@ -277,11 +279,24 @@ impl BuildRequest {
                 }
             }
         };
+        let mut include_dirs = vec![host_dir, kernel_dir];
+        let sources: Vec<PathBuf> = host_sources
+            .iter()
+            .chain(&kernel_sources)
+            .cloned()
+            .collect();
+        let project = project::discover(op_dir, &sources, &include_dirs, &toolchain.include_dir);
+        let tiling_header = tiling_header.or_else(|| {
+            let folder = op_dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            project.tiling_header_for(&project::camel_case(&folder.unwrap_or_default()))
+        });
+        host_sources.extend(project.host_sources);
+        include_dirs.extend(project.include_dirs);
         Ok(BuildRequest {
             toolchain,
             host_sources,
             kernel_sources,
-            include_dirs: vec![host_dir, kernel_dir],
+            include_dirs,
             tiling_header,
             defines: Vec::new(),
             kernel_variants: Vec::new(),

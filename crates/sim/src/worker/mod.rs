@@ -345,6 +345,7 @@ pub fn describe_host(host_lib: &std::path::Path, limits: &WorkerLimits) -> Resul
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: true,
+        layout: None,
         describe: true,
     };
     match run_job(&job, limits) {
