@@ -45,19 +45,33 @@
 //! - A compile failure is a [`BuildError::Compile`] whose summary names the
 //!   first error's file and line; nothing is cached for it.
 //!
+//! - Only ascendopt writes the cache (the worker's view holds just the
+//!   libraries it loads, read-only), and every file it writes has its
+//!   content hash beside it (`integrity.rs`): a cached file whose contents
+//!   changed is a cache miss with a warning, never a silent reuse, and a
+//!   library that changed since its build is never loaded.
+//! - The key holds the compiler's identity: the path it resolves to and
+//!   its version line, and every flag.
+//! - g++ and everything it starts run contained
+//!   ([`crate::worker::contained`]): own process group and PID namespace
+//!   where possible, a parent-death signal, CPU, memory
+//!   ([`COMPILER_MEMORY_BYTES`]) and file-size ([`COMPILER_FILE_BYTES`])
+//!   limits; on a time-out the whole group is killed.
+//!
 //! Not done: the cache is never pruned; stale `.tmp-*` files of a killed
 //! build stay until removed by hand.
 
 mod api_names;
 mod diagnostics;
+pub mod integrity;
 pub mod variants;
 
+use crate::worker::contained::{self, ContainedLimits};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -108,6 +122,25 @@ pub const MSOPGEN_KERNEL_HEADER: &str = "ascendopt/kernel/msopgen_build.h";
 
 /// A g++ compile (of one unit) that takes longer than this is stopped.
 pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Address space of each process of a compile (RLIMIT_AS): cc1plus needs
+/// well under 1 GiB for any operator of the suite; a compile that needs
+/// more fails with the compiler's "out of memory" message.
+pub const COMPILER_MEMORY_BYTES: u64 = 4 << 30;
+
+/// Largest file a compile may write (RLIMIT_FSIZE): a library of the suite
+/// is a few MiB.
+pub const COMPILER_FILE_BYTES: u64 = 256 << 20;
+
+/// The limits of a g++ run that may take `timeout`.
+fn compiler_limits(timeout: Duration) -> ContainedLimits {
+    ContainedLimits {
+        wall: timeout,
+        address_space_bytes: COMPILER_MEMORY_BYTES,
+        file_size_bytes: COMPILER_FILE_BYTES,
+        capture_bytes: 4 << 20,
+    }
+}
 
 /// Bumped when the layout of the cache or the key changes.
 const CACHE_FORMAT: &str = "ascendopt-build-v2";
@@ -556,6 +589,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
             .collect()
     };
     let common = KeyBase {
+        compiler_path: &facts.path,
         compiler_version: &facts.version,
         sim_tree: &sim_tree,
         linker: facts.gold.then_some(GOLD_FLAG),
@@ -574,8 +608,8 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         .iter()
         .map(|key| cache.dir().join(format!("kernel-{key}.so")))
         .collect();
-    let mut host_cached = host_lib.is_file();
-    let kernel_cached = kernel_libs.iter().all(|lib| lib.is_file());
+    let mut host_cached = integrity::cached(&host_lib);
+    let kernel_cached = kernel_libs.iter().all(|lib| integrity::cached(lib));
     // Knob values set at run time: one host library per tiling region
     // shape, whatever the knobs' values (Stage II changes only those).
     // Tried unless an earlier attempt with the same rewritten text failed
@@ -591,7 +625,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
             let key = plan.key(&common, &kernel_sources)?;
             let lib = cache.dir().join(format!("host-param-{key}.so"));
             let unusable = cache.dir().join(format!("host-param-{key}.unusable"));
-            if lib.is_file() || !unusable.exists() {
+            if integrity::cached(&lib) || !unusable.exists() {
                 param_host = Some((plan, lib, unusable));
             }
         }
@@ -611,7 +645,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     // ordinary one.
     let host_job = || -> Result<HostBuilt, BuildError> {
         if let Some((plan, lib, unusable)) = &param_host {
-            let cached = lib.is_file();
+            let cached = integrity::cached(lib);
             match run(plan, lib, cached) {
                 Ok(ms) => {
                     return Ok(HostBuilt {
@@ -641,7 +675,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     let kernel_job = || -> Result<u64, BuildError> {
         let mut ms = 0;
         for (plan, lib) in kernels.iter().zip(&kernel_libs) {
-            ms += run(plan, lib, lib.is_file())?;
+            ms += run(plan, lib, integrity::cached(lib))?;
         }
         Ok(ms)
     };
@@ -745,6 +779,8 @@ fn check_defines(defines: &[String]) -> Result<(), BuildError> {
 
 /// What a compiler is: probed once per process and compiler path.
 struct CompilerFacts {
+    /// The file it resolves to (through PATH and symlinks).
+    path: PathBuf,
     /// The first line of `--version`.
     version: String,
     /// It links with GNU gold when asked ([`GOLD_FLAG`]).
@@ -764,7 +800,9 @@ fn compiler_facts(
     if let Some(facts) = memo.lock().ok().and_then(|m| m.get(cxx).cloned()) {
         return Ok(facts);
     }
+    let path = contained::resolve(cxx).map_err(|source| spawn_error(cxx, source))?;
     let facts = Arc::new(CompilerFacts {
+        path: fs::canonicalize(&path).unwrap_or(path),
         version: compiler_version(cxx)?,
         gold: links_with_gold(cxx, timeout),
     });
@@ -777,69 +815,28 @@ fn compiler_facts(
 /// True when `cxx -fuse-ld=gold` reaches GNU gold within `timeout`
 /// (`-Wl,--version` makes the linker print its banner and stop).
 fn links_with_gold(cxx: &Path, timeout: Duration) -> bool {
-    use std::io::Read;
-    let spawned = Command::new(cxx)
-        .args([GOLD_FLAG, "-Wl,--version"])
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut child) = spawned else {
-        return false;
-    };
-    let Ok(Some(status)) = wait_within(&mut child, Instant::now(), timeout) else {
-        return false;
-    };
-    let mut banner = String::new();
-    let read = child
-        .stdout
-        .take()
-        .map(|mut out| out.read_to_string(&mut banner).is_ok());
-    status.success() && read == Some(true) && banner.contains("GNU gold")
-}
-
-/// Waits for `child` until `timeout` after `start`: its status, or None
-/// when the time ran out (or Err when waiting failed); the child is killed
-/// and reaped in both of those cases.
-fn wait_within(
-    child: &mut std::process::Child,
-    start: Instant,
-    timeout: Duration,
-) -> io::Result<Option<std::process::ExitStatus>> {
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(Some(status)),
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Ok(None);
-            }
-            Ok(None) => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
-            Err(err) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(err);
-            }
+    let args = [GOLD_FLAG.into(), "-Wl,--version".into()];
+    match contained::run(cxx, &args, &[("LC_ALL", "C")], &compiler_limits(timeout)) {
+        Ok(ran) => {
+            ran.status.is_some_and(|s| s.success())
+                && String::from_utf8_lossy(&ran.stdout).contains("GNU gold")
         }
+        Err(_) => false,
     }
 }
 
 /// The first line of `cxx --version`.
 fn compiler_version(cxx: &Path) -> Result<String, BuildError> {
-    let output = Command::new(cxx)
-        .arg("--version")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| spawn_error(cxx, source))?;
-    let text = String::from_utf8_lossy(&output.stdout);
+    let ran = contained::run(
+        cxx,
+        &["--version".into()],
+        &[("LC_ALL", "C")],
+        &compiler_limits(Duration::from_secs(60)),
+    )
+    .map_err(|source| spawn_error(cxx, source))?;
+    let text = String::from_utf8_lossy(&ran.stdout);
     match text.lines().next() {
-        Some(line) if output.status.success() && !line.trim().is_empty() => {
+        Some(line) if ran.status.is_some_and(|s| s.success()) && !line.trim().is_empty() => {
             Ok(line.trim().to_string())
         }
         _ => Err(BuildError::Spawn {
@@ -975,6 +972,7 @@ fn hash_sim_tree(toolchain: &Toolchain) -> Result<String, BuildError> {
 
 /// What every key shares.
 struct KeyBase<'a> {
+    compiler_path: &'a Path,
     compiler_version: &'a str,
     sim_tree: &'a str,
     /// The linker flag, when not the default linker.
@@ -984,6 +982,7 @@ struct KeyBase<'a> {
 impl KeyBase<'_> {
     fn hasher(&self, tag: &str) -> KeyHasher {
         let mut hasher = KeyHasher::new(tag);
+        hasher.path(self.compiler_path);
         hasher.field(self.compiler_version.as_bytes());
         hasher.field(self.sim_tree.as_bytes());
         for flag in COMMON_FLAGS.iter().chain(LINK_FLAGS).chain(&self.linker) {
@@ -1185,7 +1184,7 @@ fn ensure_runtime_object(
     let obj = cache
         .dir()
         .join(format!("rt-{}-{}.o", unit.name(), hasher.finish()));
-    if obj.is_file() {
+    if integrity::cached(&obj) {
         return Ok(obj);
     }
     let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
@@ -1218,9 +1217,10 @@ fn temp_path(cache: &BuildCache, final_path: &Path) -> PathBuf {
     ))
 }
 
-/// Runs g++ with `args` plus `-o <temp>`, then renames the temp file to
-/// `out`. Stderr goes to a temp log file so that a chatty compile cannot
-/// block on a full pipe while we wait with a timeout.
+/// Runs g++ with `args` plus `-o <temp>`, contained (see the module
+/// docs), then records the result's hash and renames it to `out`. Its
+/// stdout and stderr are drained while it runs, so a chatty compile cannot
+/// block on a full pipe.
 fn run_compiler(
     unit: Unit,
     toolchain: &Toolchain,
@@ -1231,56 +1231,46 @@ fn run_compiler(
     main_file: &Path,
 ) -> Result<(), BuildError> {
     let tmp_out = temp_path(cache, out);
-    let tmp_log = tmp_out.with_extension("log");
-    let cache_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BuildError::Cache { path, source }
-    };
-    let log = fs::File::create(&tmp_log).map_err(cache_err(&tmp_log))?;
     args.push("-o".into());
     args.push(tmp_out.clone().into());
     let start = Instant::now();
-    let spawned = Command::new(&toolchain.cxx)
-        .args(&args)
-        .env("LC_ALL", "C")
-        .env("LANG", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
+    let ran = contained::run(
+        &toolchain.cxx,
+        &args,
+        &[("LC_ALL", "C"), ("LANG", "C")],
+        &compiler_limits(timeout),
+    );
+    let ran = match ran {
+        Ok(ran) => ran,
         Err(source) => {
-            let _ = fs::remove_file(&tmp_log);
+            let _ = fs::remove_file(&tmp_out);
             return Err(spawn_error(&toolchain.cxx, source));
         }
     };
-    let status = match wait_within(&mut child, start, timeout) {
-        Ok(Some(status)) => Ok(status),
-        Ok(None) => Err(BuildError::Timeout {
+    let Some(status) = ran.status else {
+        let _ = fs::remove_file(&tmp_out);
+        return Err(BuildError::Timeout {
             unit,
             after_ms: elapsed_ms(start),
-        }),
-        Err(source) => Err(BuildError::Spawn {
-            cxx: toolchain.cxx.display().to_string(),
-            source,
-        }),
-    };
-    let stderr = fs::read(&tmp_log).unwrap_or_default();
-    let _ = fs::remove_file(&tmp_log);
-    let status = match status {
-        Ok(status) => status,
-        Err(err) => {
-            let _ = fs::remove_file(&tmp_out);
-            return Err(err);
-        }
+        });
     };
     if !status.success() || !tmp_out.is_file() {
         let _ = fs::remove_file(&tmp_out);
-        let stderr = String::from_utf8_lossy(&stderr);
+        let stderr = String::from_utf8_lossy(&ran.stderr);
         let first = diagnostics::first_error(&stderr, &toolchain.include_dir);
-        let (file, line, message) = match first {
-            Some(first) => (
+        let limit = match contained::signal_of(&status) {
+            Some(libc::SIGXFSZ) => Some(format!(
+                "the compiler was stopped writing a file larger than {} MiB",
+                COMPILER_FILE_BYTES >> 20
+            )),
+            Some(libc::SIGXCPU) | Some(libc::SIGKILL) => Some(format!(
+                "the compiler was stopped by its CPU limit ({} s)",
+                timeout.as_secs()
+            )),
+            _ => None,
+        };
+        let (file, line, message) = match (first, limit) {
+            (Some(first), None) => (
                 first
                     .file
                     .map(PathBuf::from)
@@ -1288,7 +1278,8 @@ fn run_compiler(
                 first.line,
                 first.message,
             ),
-            None => (
+            (_, Some(limit)) => (main_file.to_path_buf(), None, limit),
+            (None, None) => (
                 main_file.to_path_buf(),
                 None,
                 format!("g++ failed ({status}) without an error line"),
@@ -1303,13 +1294,20 @@ fn run_compiler(
             also: None,
         });
     }
-    fs::rename(&tmp_out, out).map_err(|source| {
+    let cache_err = |source| {
         let _ = fs::remove_file(&tmp_out);
         BuildError::Cache {
             path: out.to_path_buf(),
             source,
         }
-    })
+    };
+    // Readable by the worker, which runs as another uid when we are root.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&tmp_out, fs::Permissions::from_mode(0o755)).map_err(cache_err)?;
+    }
+    integrity::record(&tmp_out, out).map_err(cache_err)?;
+    fs::rename(&tmp_out, out).map_err(cache_err)
 }
 
 #[cfg(test)]

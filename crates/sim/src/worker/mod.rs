@@ -54,6 +54,7 @@
 mod arena;
 mod child;
 mod confinement;
+pub mod contained;
 mod crash;
 mod protocol;
 mod sandbox;
@@ -648,6 +649,12 @@ fn run_in(
         .into_iter()
         .filter(|p| !p.as_os_str().is_empty())
         .collect();
+    // A library of the build cache is loaded only as it was built.
+    for lib in &libraries {
+        if let Err(message) = crate::build::integrity::check_before_load(lib) {
+            return fail(format!("refused to load a library: {message}"));
+        }
+    }
     let exposed = sandbox::Exposed {
         program: &command.program,
         libraries,

@@ -146,6 +146,8 @@ struct NamespacePlan {
     steps: Vec<Step>,
     /// The scratch folder inside the new root.
     scratch: CString,
+    /// Build the view (false: the namespaces alone).
+    view: bool,
 }
 
 /// Landlock access rights (linux/landlock.h).
@@ -197,8 +199,11 @@ pub(crate) struct SandboxPlan {
     landlock: Option<LandlockPlan>,
     /// Drop to [`WORKER_ID`] (root only, at levels without a user namespace).
     drop_root: bool,
-    /// The folder to `chdir` to when there is no new root.
-    work_dir: CString,
+    /// The folder to `chdir` to when there is no new root (None: stay).
+    work_dir: Option<CString>,
+    /// Set the parent-death signal and no_new_privs (not for a compiler,
+    /// see [`SandboxPlan::for_compiler`]: no_new_privs only).
+    pdeathsig: bool,
     /// Descriptors to pass, in the parent's numbering: result pipe, arena
     /// (-1: none), exit-status pipe (-1: none).
     pass: [RawFd; 3],
@@ -276,7 +281,8 @@ impl SandboxPlan {
             namespaces: None,
             landlock: None,
             drop_root: root,
-            work_dir: cstr(work_dir)?,
+            work_dir: Some(cstr(work_dir)?),
+            pdeathsig: true,
             pass,
         };
         match level {
@@ -299,6 +305,54 @@ impl SandboxPlan {
             Level::Basic => plan.rlimits.processes = None,
         }
         Ok(plan)
+    }
+
+    /// The plan for a compiler (g++ and the processes it starts): its own
+    /// PID namespace when `pid_namespace` (with a user namespace that maps
+    /// the caller's own ids when not root), so that the death of the
+    /// driver, killed on a time-out or by the parent-death signal when
+    /// ascendopt dies, ends every process of the compile; its own process
+    /// group; resource limits. No view, no uid change: it writes the build
+    /// cache as the user.
+    pub(crate) fn for_compiler(rlimits: Rlimits, pid_namespace: bool) -> io::Result<SandboxPlan> {
+        // SAFETY: plain queries.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let namespaces = if pid_namespace {
+            let mut clone_flags = libc::CLONE_NEWPID;
+            let mut maps = Vec::new();
+            if euid != 0 {
+                clone_flags |= libc::CLONE_NEWUSER;
+                let c = |s: String| CString::new(s).map_err(io::Error::other);
+                maps.push((c("/proc/self/setgroups".into())?, c("deny".into())?));
+                maps.push((
+                    c("/proc/self/uid_map".into())?,
+                    c(format!("{euid} {euid} 1\n"))?,
+                ));
+                maps.push((
+                    c("/proc/self/gid_map".into())?,
+                    c(format!("{egid} {egid} 1\n"))?,
+                ));
+            }
+            Some(NamespacePlan {
+                clone_flags,
+                maps,
+                root: CString::default(),
+                steps: Vec::new(),
+                scratch: CString::default(),
+                view: false,
+            })
+        } else {
+            None
+        };
+        Ok(SandboxPlan {
+            rlimits,
+            namespaces,
+            landlock: None,
+            drop_root: false,
+            work_dir: None,
+            pdeathsig: true,
+            pass: [-1, -1, -1],
+        })
     }
 
     /// Extra `clone` flags (the namespaces).
@@ -373,9 +427,13 @@ impl SandboxPlan {
                 for (file, text) in &ns.maps {
                     write_file(file, text).map_err(|_| err(10))?;
                 }
-                build_view(ns).map_err(err)?;
-            } else if libc::chdir(self.work_dir.as_ptr()) != 0 {
-                return Err(err(4));
+                if ns.view {
+                    build_view(ns).map_err(err)?;
+                }
+            } else if let Some(dir) = &self.work_dir {
+                if libc::chdir(dir.as_ptr()) != 0 {
+                    return Err(err(4));
+                }
             }
             let limits = self.rlimits;
             set_limit(libc::RLIMIT_AS, limits.address_space, limits.address_space)
@@ -412,7 +470,7 @@ impl SandboxPlan {
                 apply_landlock(ll).map_err(err)?;
             }
             // Last: a change of credentials clears it.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+            if self.pdeathsig && libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
                 return Err(err(42));
             }
         }
@@ -799,6 +857,7 @@ fn namespace_plan(
         root: cstr(work_dir)?,
         steps,
         scratch: c"/tmp".into(),
+        view: true,
     })
 }
 
