@@ -11,7 +11,8 @@
 //!
 //! Outputs are filled with [`poison_bytes`] before a launch; an element
 //! whose bytes still equal the poison while the golden's do not was never
-//! written.
+//! written, and fails even where the golden is NaN (a float poison is a
+//! NaN, and NaN would otherwise match NaN).
 
 use crate::error::OpError;
 use crate::float::{bits_to_f64, quiet_nan_bits};
@@ -323,10 +324,17 @@ fn compare_width<const N: usize>(
             let i = lo + k;
             let (eb, ab) = (read_bits::<N>(e_el), read_bits::<N>(a_el));
             if ab == poison && eb != poison {
+                // Never written: a failure even where the golden is NaN
+                // (the poison is a NaN too, and NaN matches NaN).
                 report.unwritten += 1;
                 if report.first_unwritten.is_none() {
                     report.first_unwritten = Some(element(i));
                 }
+                report.mismatches += 1;
+                if report.first_bad.is_none() {
+                    report.first_bad = Some(element(i));
+                }
+                continue;
             }
             if eb == ab {
                 // Equal bits always match, with zero error (NaN payloads
@@ -589,6 +597,23 @@ mod tests {
                 assert!(p.get_f64(0).is_nan());
                 assert_ne!(p.bits(0), canonical_nan_bits(d));
             }
+        }
+    }
+
+    #[test]
+    fn an_unwritten_element_fails_even_where_the_golden_is_nan() {
+        for dtype in [Dtype::Float32, Dtype::Float16, Dtype::Bfloat16] {
+            let expected = Tensor::from_f64s(dtype, &[3], &[1.0, f64::NAN, 2.0]);
+            let mut actual = poisoned(dtype, &[3]);
+            actual.set_f64(0, 1.0);
+            actual.set_f64(2, 2.0);
+            let r = compare(&expected, &actual, tol(1e-3)).unwrap();
+            assert_eq!((r.unwritten, r.mismatches), (1, 1), "{dtype}");
+            assert!(!r.passed(), "{dtype}");
+            assert_eq!(r.first_bad.unwrap().index, 1);
+            // A NaN the kernel wrote there is fine.
+            actual.set_f64(1, f64::NAN);
+            assert!(compare(&expected, &actual, tol(1e-3)).unwrap().passed());
         }
     }
 
