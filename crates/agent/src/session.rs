@@ -17,6 +17,7 @@
 //!   is how runs resume.
 
 use crate::motif::Sources;
+use crate::proposer::NoCandidate;
 use crate::AgentError;
 use ascendopt_device::Device;
 use ascendopt_harness::compare::{self, CompareConfig, Decision};
@@ -264,6 +265,14 @@ impl<'a> OpSession<'a> {
             let _ = std::fs::remove_dir_all(&staging);
             copy_package(&self.base.dir, &staging)?;
             for (rel, text) in sources.files() {
+                // `Sources` holds confined paths only; checked again here,
+                // where they reach the disk.
+                let rel = ascendopt_llm::edits::confined_path(rel).map_err(|message| {
+                    AgentError::Package {
+                        dir: staging.clone(),
+                        message,
+                    }
+                })?;
                 let path = staging.join(rel);
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
@@ -423,13 +432,33 @@ impl<'a> OpSession<'a> {
 
     /// Charges one evaluation for a proposal that yielded no candidate (an
     /// LLM response with no applicable edit counts like a compile error),
-    /// recorded as a static rejection with the reason.
+    /// recorded as a static rejection with the reason. A proposal refused
+    /// because its edits tried to write outside the candidate's sources
+    /// ([`NoCandidate::outside`]) is logged with the reason and charged
+    /// nothing: nothing was evaluated.
     pub fn charge_failed_proposal(
         &mut self,
         phase: Phase,
         action: Action,
-        reason: &str,
+        refused: &NoCandidate,
     ) -> Result<(), AgentError> {
+        let reason = refused.reason.as_str();
+        if refused.outside {
+            let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);
+            self.log.push(LogEntry {
+                op: self.op().to_string(),
+                phase,
+                budget_index: None,
+                spent,
+                action,
+                verdict: "rejected_edit".into(),
+                latency_us: None,
+                accepted: false,
+                reason: format!("edit refused, not evaluated: {reason}"),
+                source_hash: String::new(),
+            });
+            return Ok(());
+        }
         let ticket = self.ledger.try_spend(phase.stage())?;
         let index = ticket.index();
         let verdict = Verdict::RejectedStatic {

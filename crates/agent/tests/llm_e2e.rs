@@ -506,7 +506,7 @@ fn tiling_edits_are_confined_to_the_tiling_region() {
         .unwrap();
     assert_eq!(proposals.len(), 2);
     let err = proposals[0].candidate.as_ref().unwrap_err();
-    assert!(err.contains("outside"), "{err}");
+    assert!(err.reason.contains("outside"), "{err}");
     let ok = proposals[1].candidate.as_ref().unwrap();
     assert!(ok.get(HOST).unwrap().contains("TILE_BYTES = 65536;"));
     assert_eq!(proposals[1].action.summary, "bigger tiles");

@@ -13,6 +13,8 @@
 //! - [`ledger`]: the evaluation budget of an operator per stage;
 //! - [`compare`]: the noise-aware "is the candidate faster?" rule and its
 //!   measured error rates;
+//! - [`physics`]: the guard that fails a latency below the hardware's
+//!   limit;
 //! - [`pool`]: `-j N` parallel evaluation with results in job order.
 //!
 //! Invariants:
@@ -36,6 +38,7 @@ pub mod compat;
 pub mod eval;
 pub mod ledger;
 pub mod memory;
+pub mod physics;
 pub mod pipeline;
 pub mod pool;
 pub mod rule_bench;

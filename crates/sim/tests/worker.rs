@@ -645,9 +645,9 @@ fn lots_of_output_does_not_block_and_only_the_tail_is_kept() {
 fn the_environment_is_cleared_and_the_work_dir_is_private_and_removed() {
     let report = call("env", 0, &limits());
     eprintln!("worker round trip for a trivial job: {} ms", report.wall_ms);
-    // PATH, HOME, TMPDIR, LC_ALL, MALLOC_ARENA_MAX and the result, tensor
-    // arena and exit-status fd variables.
-    assert_eq!(returned(&report), 8);
+    // PATH, HOME, TMPDIR, LC_ALL, MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_
+    // and the result, tensor arena and exit-status fd variables.
+    assert_eq!(returned(&report), 9);
 }
 
 /// An echo job: one float32 input holding `input`, one output of the same

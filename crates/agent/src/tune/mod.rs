@@ -215,7 +215,8 @@ impl KnobSpace {
             .map_err(|e| e.to_string())?;
         let mut out = base.clone();
         for (path, text) in files {
-            out.set_at(&self.dir, &path, text);
+            out.set_at(&self.dir, &path, text)
+                .map_err(|e| e.to_string())?;
         }
         Ok(out)
     }
@@ -366,11 +367,11 @@ pub fn tune(
         }
         let sources = match proposal.candidate {
             Ok(s) => s,
-            Err(reason) => {
+            Err(refused) => {
                 if session.remaining(Stage::Online) == 0 {
                     break;
                 }
-                session.charge_failed_proposal(Phase::Tune, proposal.action, &reason)?;
+                session.charge_failed_proposal(Phase::Tune, proposal.action, &refused)?;
                 notify(session, on_attempt);
                 attempts += 1;
                 continue;

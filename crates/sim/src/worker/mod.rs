@@ -627,6 +627,11 @@ fn run_in(
         // per core; with one thread per block that would eat the RLIMIT_AS
         // budget on a big machine.
         ("MALLOC_ARENA_MAX", "4".to_string()),
+        // glibc opens /proc/sys/vm/overcommit_memory the first time it
+        // would give a thread arena's memory back to the system, which the
+        // sealed worker may not: it keeps its memory instead (it lives for
+        // one launch).
+        ("MALLOC_TRIM_THRESHOLD_", (1u64 << 40).to_string()),
         ("LC_ALL", "C".to_string()),
         (child::RESULT_FD_ENV, sandbox::RESULT_FD.to_string()),
         (
