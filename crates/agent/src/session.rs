@@ -178,6 +178,15 @@ impl<'a> OpSession<'a> {
     ) -> Result<OpSession<'a>, AgentError> {
         let level = base.spec.level.to_string();
         let ledger = Ledger::open(ctx.store, ctx.run, base.name(), &level, budgets)?;
+        // The operator as given is the user's (or the search's starting
+        // point): what its sources already do is not held against it or
+        // its candidates; what a candidate adds is.
+        ascendopt_harness::static_check::register_input(ctx.device, base).map_err(|e| {
+            AgentError::Package {
+                dir: base.dir.clone(),
+                message: e.to_string(),
+            }
+        })?;
         Ok(OpSession {
             ctx,
             ledger,

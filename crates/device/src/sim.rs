@@ -107,6 +107,44 @@ impl SimDevice {
         })
     }
 
+    /// The build request of `package` and its kernel variants' dtypes.
+    fn request(&self, package: &OpPackage) -> (BuildRequest, Vec<Vec<Dtype>>) {
+        let spec = &package.spec;
+        let combos = Self::variants_of(package);
+        let names: Vec<&str> = spec
+            .inputs
+            .iter()
+            .chain(&spec.outputs)
+            .map(|t| t.name.as_str())
+            .collect();
+        let kernel_variants: Vec<Vec<String>> = combos
+            .iter()
+            .map(|dtypes| {
+                let params: Vec<variants::VariantParam<'_>> = names
+                    .iter()
+                    .zip(dtypes)
+                    .map(|(name, &dtype)| variants::VariantParam {
+                        name,
+                        dtype,
+                        format: "FORMAT_ND",
+                    })
+                    .collect();
+                variants::variant_defines(&params)
+            })
+            .collect();
+        let req = BuildRequest {
+            toolchain: self.config.toolchain.clone(),
+            host_sources: package.host_sources.clone(),
+            kernel_sources: package.kernel_sources.clone(),
+            include_dirs: vec![package.dir.join("op_host"), package.dir.join("op_kernel")],
+            tiling_header: package.tiling_header.clone(),
+            defines: Vec::new(),
+            kernel_variants,
+            timeout: build::DEFAULT_COMPILE_TIMEOUT,
+        };
+        (req, combos)
+    }
+
     /// The kernel variants `package` needs: one per dtype combination its
     /// cases launch with, when its kernel sources (or the headers beside
     /// them) use the msopgen build's per-variant macros of its parameters;
@@ -234,40 +272,23 @@ impl Device for SimDevice {
         &self.platform
     }
 
+    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, String>> {
+        let (req, _) = self.request(package);
+        Some(
+            build::preprocess(&req)
+                .map(|units| {
+                    units
+                        .into_iter()
+                        .map(|(unit, text)| (unit.name().to_string(), text))
+                        .collect()
+                })
+                .map_err(|e| e.to_string()),
+        )
+    }
+
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
         let spec = &package.spec;
-        let combos = Self::variants_of(package);
-        let names: Vec<&str> = spec
-            .inputs
-            .iter()
-            .chain(&spec.outputs)
-            .map(|t| t.name.as_str())
-            .collect();
-        let kernel_variants: Vec<Vec<String>> = combos
-            .iter()
-            .map(|dtypes| {
-                let params: Vec<variants::VariantParam<'_>> = names
-                    .iter()
-                    .zip(dtypes)
-                    .map(|(name, &dtype)| variants::VariantParam {
-                        name,
-                        dtype,
-                        format: "FORMAT_ND",
-                    })
-                    .collect();
-                variants::variant_defines(&params)
-            })
-            .collect();
-        let req = BuildRequest {
-            toolchain: self.config.toolchain.clone(),
-            host_sources: package.host_sources.clone(),
-            kernel_sources: package.kernel_sources.clone(),
-            include_dirs: vec![package.dir.join("op_host"), package.dir.join("op_kernel")],
-            tiling_header: package.tiling_header.clone(),
-            defines: Vec::new(),
-            kernel_variants,
-            timeout: build::DEFAULT_COMPILE_TIMEOUT,
-        };
+        let (req, combos) = self.request(package);
         let setup = |e: BuildError| DeviceError::Setup {
             message: e.to_string(),
         };

@@ -374,16 +374,24 @@ fn check_and_build(device: &dyn Device, package: &OpPackage) -> Result<Built, Pi
         correctness_ms: 0,
         profile_ms: 0,
     };
-    let findings = static_check::check_operator_dir(&package.dir)
+    let findings = static_check::check_package(device, package)
         .map_err(|e| PipelineError::Read(e.to_string()))?;
-    if let Some(reason) = static_check::rejection_reason(&findings) {
+    if let Some(reason) = static_check::rejection_reason_for(package.name(), &findings) {
         return Ok(Built::Done(Verdict::RejectedStatic { reason }, timings));
     }
     let t = Instant::now();
     let built = device.build(package);
     timings.compile_ms = t.elapsed().as_millis() as u64;
     match built {
-        Ok(a) => Ok(Built::Ready(a, timings)),
+        Ok(a) => {
+            // What the libraries ask of the system, whatever the sources'
+            // spelling.
+            let imports = static_check::check_imports(package, &a);
+            if let Some(reason) = static_check::rejection_reason_for(package.name(), &imports) {
+                return Ok(Built::Done(Verdict::RejectedStatic { reason }, timings));
+            }
+            Ok(Built::Ready(a, timings))
+        }
         Err(DeviceError::Compile {
             summary,
             diagnostics,

@@ -529,65 +529,15 @@ pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<Strin
 
 /// Compiles (or takes from the cache) the host and kernel libraries of `req`.
 pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
-    check_defines(&req.defines)?;
     let toolchain = &req.toolchain;
+    let Plans {
+        host,
+        kernels,
+        host_sources,
+        kernel_sources,
+    } = plans(req)?;
     let facts = compiler_facts(&toolchain.cxx, req.timeout)?;
     let sim_tree = hash_sim_tree(toolchain)?;
-    let include_dirs = canonical_all(&req.include_dirs)?;
-    let host_sources = canonical_all(&req.host_sources)?;
-    let kernel_sources = canonical_all(&req.kernel_sources)?;
-    let tiling_header = req.tiling_header.as_deref().map(canonical).transpose()?;
-    if host_sources.is_empty() || kernel_sources.is_empty() {
-        return Err(BuildError::BadRequest {
-            message: "need at least one host and one kernel source".into(),
-        });
-    }
-    let root = common_root(
-        include_dirs
-            .iter()
-            .chain(&host_sources)
-            .chain(&kernel_sources)
-            .chain(&tiling_header),
-    );
-    let host = UnitPlan {
-        unit: Unit::Host,
-        root: root.clone(),
-        sources: host_sources.clone(),
-        forced_headers: Vec::new(),
-        include_dirs: include_dirs.clone(),
-        defines: req.defines.clone(),
-        param: None,
-    };
-    let mut kernel_defines: Vec<String> = KERNEL_DEFINES.iter().map(|d| d.to_string()).collect();
-    kernel_defines.extend(req.defines.iter().cloned());
-    let mut kernel_forced = vec![toolchain.include_dir.join(MSOPGEN_KERNEL_HEADER)];
-    kernel_forced.extend(tiling_header);
-    let kernel_base = UnitPlan {
-        unit: Unit::Kernel,
-        root,
-        sources: kernel_sources.clone(),
-        forced_headers: kernel_forced,
-        include_dirs,
-        defines: kernel_defines,
-        param: None,
-    };
-    for variant in &req.kernel_variants {
-        check_defines(variant)?;
-    }
-    // One plan per kernel variant (one without variant defines when the
-    // request names none).
-    let kernels: Vec<UnitPlan> = if req.kernel_variants.is_empty() {
-        vec![kernel_base]
-    } else {
-        req.kernel_variants
-            .iter()
-            .map(|variant| {
-                let mut plan = kernel_base.clone();
-                plan.defines.extend(variant.iter().cloned());
-                plan
-            })
-            .collect()
-    };
     let common = KeyBase {
         compiler_path: &facts.path,
         compiler_version: &facts.version,
@@ -723,6 +673,145 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         kernel_ms,
         host_knobs,
     })
+}
+
+/// The units of a request.
+struct Plans {
+    host: UnitPlan,
+    /// One per kernel variant (one without variant defines when the
+    /// request names none).
+    kernels: Vec<UnitPlan>,
+    host_sources: Vec<PathBuf>,
+    kernel_sources: Vec<PathBuf>,
+}
+
+/// How `req`'s units are compiled (paths canonical, defines checked).
+fn plans(req: &BuildRequest) -> Result<Plans, BuildError> {
+    check_defines(&req.defines)?;
+    let toolchain = &req.toolchain;
+    let include_dirs = canonical_all(&req.include_dirs)?;
+    let host_sources = canonical_all(&req.host_sources)?;
+    let kernel_sources = canonical_all(&req.kernel_sources)?;
+    let tiling_header = req.tiling_header.as_deref().map(canonical).transpose()?;
+    if host_sources.is_empty() || kernel_sources.is_empty() {
+        return Err(BuildError::BadRequest {
+            message: "need at least one host and one kernel source".into(),
+        });
+    }
+    let root = common_root(
+        include_dirs
+            .iter()
+            .chain(&host_sources)
+            .chain(&kernel_sources)
+            .chain(&tiling_header),
+    );
+    let host = UnitPlan {
+        unit: Unit::Host,
+        root: root.clone(),
+        sources: host_sources.clone(),
+        forced_headers: Vec::new(),
+        include_dirs: include_dirs.clone(),
+        defines: req.defines.clone(),
+        param: None,
+    };
+    let mut kernel_defines: Vec<String> = KERNEL_DEFINES.iter().map(|d| d.to_string()).collect();
+    kernel_defines.extend(req.defines.iter().cloned());
+    let mut kernel_forced = vec![toolchain.include_dir.join(MSOPGEN_KERNEL_HEADER)];
+    kernel_forced.extend(tiling_header);
+    let kernel_base = UnitPlan {
+        unit: Unit::Kernel,
+        root,
+        sources: kernel_sources.clone(),
+        forced_headers: kernel_forced,
+        include_dirs,
+        defines: kernel_defines,
+        param: None,
+    };
+    for variant in &req.kernel_variants {
+        check_defines(variant)?;
+    }
+    let kernels: Vec<UnitPlan> = if req.kernel_variants.is_empty() {
+        vec![kernel_base]
+    } else {
+        req.kernel_variants
+            .iter()
+            .map(|variant| {
+                let mut plan = kernel_base.clone();
+                plan.defines.extend(variant.iter().cloned());
+                plan
+            })
+            .collect()
+    };
+    Ok(Plans {
+        host,
+        kernels,
+        host_sources,
+        kernel_sources,
+    })
+}
+
+/// The preprocessed text (`g++ -E`, line markers kept) of `req`'s host
+/// unit and of its first kernel variant, with the flags, include paths,
+/// defines and forced headers of the build: what the static check reads.
+/// The two run concurrently, contained like every compile.
+pub fn preprocess(req: &BuildRequest) -> Result<Vec<(Unit, String)>, BuildError> {
+    let Plans { host, kernels, .. } = plans(req)?;
+    let toolchain = &req.toolchain;
+    let run = |plan: &UnitPlan| -> Result<(Unit, String), BuildError> {
+        let mut args = plan.flag_args(toolchain);
+        args.extend(plan.sources.iter().map(|s| s.clone().into()));
+        args.push("-E".into());
+        let ran = contained::run(
+            &toolchain.cxx,
+            &args,
+            &[("LC_ALL", "C"), ("LANG", "C")],
+            &ContainedLimits {
+                capture_bytes: 256 << 20,
+                ..compiler_limits(req.timeout)
+            },
+        )
+        .map_err(|source| spawn_error(&toolchain.cxx, source))?;
+        match ran.status {
+            Some(status) if status.success() => {
+                Ok((plan.unit, String::from_utf8_lossy(&ran.stdout).into_owned()))
+            }
+            Some(status) => {
+                let stderr = String::from_utf8_lossy(&ran.stderr);
+                let first = diagnostics::first_error(&stderr, &toolchain.include_dir);
+                let main = plan.sources.first().cloned().unwrap_or_default();
+                Err(BuildError::Compile {
+                    unit: plan.unit,
+                    file: first
+                        .as_ref()
+                        .and_then(|f| f.file.clone())
+                        .map(PathBuf::from)
+                        .unwrap_or(main),
+                    line: first.as_ref().and_then(|f| f.line),
+                    message: first
+                        .map(|f| f.message)
+                        .unwrap_or_else(|| format!("g++ -E failed ({status})")),
+                    diagnostics: diagnostics::trim(&stderr),
+                    also: None,
+                })
+            }
+            None => Err(BuildError::Timeout {
+                unit: plan.unit,
+                after_ms: req.timeout.as_millis() as u64,
+            }),
+        }
+    };
+    let kernel = kernels.first().ok_or_else(|| BuildError::BadRequest {
+        message: "no kernel unit".into(),
+    })?;
+    let (h, k) = std::thread::scope(|scope| {
+        let h = scope.spawn(|| run(&host));
+        let k = run(kernel);
+        (h.join(), k)
+    });
+    let h = h.map_err(|_| BuildError::BadRequest {
+        message: "the preprocessing thread panicked".into(),
+    })??;
+    Ok(vec![h, k?])
 }
 
 /// What the host thread built.
@@ -1083,25 +1172,9 @@ impl UnitPlan {
         Ok(hasher.finish())
     }
 
-    /// `path` relative to the package root (the root itself is `.`).
-    fn relative<'p>(&self, path: &'p Path) -> &'p Path {
-        match path.strip_prefix(&self.root) {
-            Ok(rel) if rel.as_os_str().is_empty() => Path::new("."),
-            Ok(rel) => rel,
-            Err(_) => path,
-        }
-    }
-
-    /// Compiles and links the library into `out` (atomically).
-    fn compile(
-        &self,
-        toolchain: &Toolchain,
-        rt_obj: &Path,
-        linker: Option<&str>,
-        out: &Path,
-        cache: &BuildCache,
-        timeout: Duration,
-    ) -> Result<(), BuildError> {
+    /// The flags of a compile of this unit, up to the sources: common
+    /// flags, the root mapped away, include paths, defines, forced headers.
+    fn flag_args(&self, toolchain: &Toolchain) -> Vec<std::ffi::OsString> {
         let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
         // `__FILE__` and line tables name package files relative to the
         // root (fault locations read `op_kernel/x.cpp:42`), so the library
@@ -1123,6 +1196,29 @@ impl UnitPlan {
             args.push("-include".into());
             args.push(header.clone().into());
         }
+        args
+    }
+
+    /// `path` relative to the package root (the root itself is `.`).
+    fn relative<'p>(&self, path: &'p Path) -> &'p Path {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => Path::new("."),
+            Ok(rel) => rel,
+            Err(_) => path,
+        }
+    }
+
+    /// Compiles and links the library into `out` (atomically).
+    fn compile(
+        &self,
+        toolchain: &Toolchain,
+        rt_obj: &Path,
+        linker: Option<&str>,
+        out: &Path,
+        cache: &BuildCache,
+        timeout: Duration,
+    ) -> Result<(), BuildError> {
+        let mut args = self.flag_args(toolchain);
         // A parametrised build compiles the rewritten texts, written to a
         // folder of their own laid out like the package (named relative to
         // it in line tables); their quoted includes still find the
