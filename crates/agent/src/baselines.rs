@@ -202,7 +202,7 @@ fn judge_proposal(
         notify(session, on_attempt);
         return Ok((verdict, detail));
     }
-    let decision = session.faster(&trial, best);
+    let decision = session.accept(&trial, best);
     session.settle_last(decision.faster, decision.reason.clone());
     notify(session, on_attempt);
     if decision.faster {

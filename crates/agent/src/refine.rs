@@ -296,7 +296,7 @@ pub fn refine(
             attempts += 1;
             let verdict = trial.verdict().label();
             if trial.is_correct() {
-                let decision = session.faster(&trial, &incumbent);
+                let decision = session.accept(&trial, &incumbent);
                 if decision.faster {
                     settle(session, on_attempt, true, decision.reason.clone());
                     let before = incumbent.latency_us().unwrap_or(f64::NAN);

@@ -21,6 +21,7 @@ use crate::proposer::NoCandidate;
 use crate::AgentError;
 use ascendopt_device::Device;
 use ascendopt_harness::compare::{self, CompareConfig, Decision};
+use ascendopt_harness::fresh;
 use ascendopt_harness::ledger::{BudgetConfig, Charge, Ledger};
 use ascendopt_harness::pipeline::{self, Evaluated, PipelineConfig};
 use ascendopt_harness::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
@@ -166,6 +167,9 @@ pub struct OpSession<'a> {
     ledger: Ledger<'a>,
     base: OpPackage,
     log: Vec<LogEntry>,
+    /// The fresh shapes accepted candidates are held to (those the input
+    /// passes; `ascendopt_harness::fresh`), found on the first acceptance.
+    fresh: std::sync::OnceLock<Vec<ascendopt_op::spec::Case>>,
 }
 
 impl<'a> OpSession<'a> {
@@ -192,6 +196,7 @@ impl<'a> OpSession<'a> {
             ledger,
             base: base.clone(),
             log: Vec::new(),
+            fresh: std::sync::OnceLock::new(),
         })
     }
 
@@ -509,6 +514,38 @@ impl<'a> OpSession<'a> {
     /// noise? A candidate that is not correct never is.
     pub fn faster(&self, candidate: &Trial, incumbent: &Trial) -> Decision {
         compare::faster(candidate.samples(), incumbent.samples(), &self.ctx.compare)
+    }
+
+    /// The final judgement of a candidate that would replace `incumbent`:
+    /// [`OpSession::faster`], and right on fresh shapes near the op.toml's
+    /// (the ones the operator as given passes: other lengths, tails, row
+    /// counts; `ascendopt_harness::fresh`), so that a kernel right only on
+    /// the listed shapes is not accepted. The fresh cases cost no budget.
+    pub fn accept(&self, candidate: &Trial, incumbent: &Trial) -> Decision {
+        let mut decision = self.faster(candidate, incumbent);
+        if decision.faster {
+            if let Err(reason) = self.fresh_shapes(candidate) {
+                decision.faster = false;
+                decision.reason = format!("{}, but {reason}", decision.reason);
+            }
+        }
+        decision
+    }
+
+    /// Err when `candidate` fails one of the fresh cases.
+    fn fresh_shapes(&self, candidate: &Trial) -> Result<(), String> {
+        let device = self.ctx.device;
+        let seed = self.ctx.pipeline.seed ^ 0x6672_6573_6873;
+        let cases = self.fresh.get_or_init(|| match device.build(&self.base) {
+            Ok(artifact) => fresh::validated(device, &self.base, &artifact, seed),
+            Err(_) => Vec::new(),
+        });
+        if cases.is_empty() {
+            return Ok(());
+        }
+        let package = load(&candidate.dir).map_err(|e| e.to_string())?;
+        let artifact = device.build(&package).map_err(|e| e.to_string())?;
+        fresh::check(device, &package, &artifact, cases, seed)
     }
 }
 

@@ -77,6 +77,8 @@ pub fn run(args: RunArgs) -> Result<Status> {
     } else {
         load_ops(&DEFAULT_BANK_OPS.map(String::from))?
     };
+    // One process per output folder (held until this command returns).
+    let _lock = ascendopt_harness::out_lock::lock(&args.out)?;
     let mut cfg = BenchConfig::new(parse_methods(&args.methods)?, ops, args.out.clone());
     cfg.bank_ops = bank_ops;
     cfg.budget = args.budget;

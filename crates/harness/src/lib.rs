@@ -15,7 +15,9 @@
 //!   measured error rates;
 //! - [`physics`]: the guard that fails a latency below the hardware's
 //!   limit;
-//! - [`pool`]: `-j N` parallel evaluation with results in job order.
+//! - [`pool`]: `-j N` parallel evaluation with results in job order;
+//! - [`out_lock`]: one process per output folder;
+//! - [`fresh`]: shapes a kernel has not seen, for the final judgement.
 //!
 //! Invariants:
 //! - Every evaluation costs one unit of its operator's stage budget,
@@ -36,8 +38,10 @@
 pub mod compare;
 pub mod compat;
 pub mod eval;
+pub mod fresh;
 pub mod ledger;
 pub mod memory;
+pub mod out_lock;
 pub mod physics;
 pub mod pipeline;
 pub mod pool;

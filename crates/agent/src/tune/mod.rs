@@ -384,7 +384,7 @@ pub fn tune(
         let trial = session.evaluate(Phase::Tune, &sources, proposal.action.clone())?;
         attempts += 1;
         if trial.is_correct() && OpPackage::load(&trial.dir).is_ok() {
-            let d = session.faster(&trial, &incumbent);
+            let d = session.accept(&trial, &incumbent);
             settle(session, on_attempt, d.faster, d.reason.clone());
             if d.faster {
                 steps.push(Step {
@@ -707,7 +707,7 @@ fn search(
     } else {
         best.trial.clone()
     };
-    let d = session.faster(&declared, &incumbent);
+    let d = session.accept(&declared, &incumbent);
     if remeasure {
         settle(session, on_attempt, d.faster, d.reason.clone());
     } else {
