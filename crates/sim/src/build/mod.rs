@@ -64,6 +64,7 @@
 mod api_names;
 mod diagnostics;
 pub mod integrity;
+mod pch;
 pub mod variants;
 
 use crate::worker::contained::{self, ContainedLimits};
@@ -108,12 +109,26 @@ pub const GOLD_FLAG: &str = "-fuse-ld=gold";
 /// Define passed to the kernel unit (the tiling header expands differently).
 pub const KERNEL_SIDE_DEFINE: &str = "ASCENDOPT_KERNEL_SIDE";
 
-/// Every define of the kernel unit: ours, and `ASCENDC_CPU_DEBUG`, which
+/// Every define of the kernel unit: ours; `ASCENDC_CPU_DEBUG`, which
 /// CANN's CPU-debug build of a kernel defines to 1 (guide 6.2.3.11.3 "CPU
 /// 孪生调试", and the `ASCENDC_CPU_DEBUG == 1` branches of 6.2.2.1.1
 /// LocalTensor): real kernels guard their `<<<>>>` launch helpers with
-/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is.
-pub const KERNEL_DEFINES: &[&str] = &[KERNEL_SIDE_DEFINE, "ASCENDC_CPU_DEBUG=1"];
+/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is;
+/// and the device compiler's architecture macros of the 910B's vector
+/// cores, so a kernel takes the branches it takes on that chip:
+/// `__NPU_ARCH__` 2201 for Atlas A2 (guide 2.4.1, table 2-17),
+/// `__CCE_AICORE__` 220 (the dav-c220 cores; real kernels test
+/// `__CCE_AICORE__ == 220` for the 910B) and `__DAV_C220_VEC__` (the vector
+/// core's half of a mixed build). `__CCE_KT_TEST__`, the other CPU-debug
+/// macro, stays undefined: kernels drop device behaviour under it (a
+/// SyncAll), and the simulator runs the device's.
+pub const KERNEL_DEFINES: &[&str] = &[
+    KERNEL_SIDE_DEFINE,
+    "ASCENDC_CPU_DEBUG=1",
+    "__NPU_ARCH__=2201",
+    "__CCE_AICORE__=220",
+    "__DAV_C220_VEC__",
+];
 
 /// Force-included into every kernel unit before the tiling header: the
 /// names the msopgen build's per-variant macros expand to (`DT_FLOAT16`,
@@ -237,7 +252,10 @@ pub struct BuildRequest {
 
 impl BuildRequest {
     /// The request for an msopgen-layout package: `op_host/*.cpp`,
-    /// `op_kernel/*.cpp`, include dirs `op_host` and `op_kernel`, and the
+    /// `op_kernel/*.cpp` (only `op_kernel/<folder>.cpp` when there are
+    /// several and one is named after the folder: the kernel the msopgen
+    /// build compiles, which includes the others), include dirs `op_host`
+    /// and `op_kernel`, and the
     /// tiling header `op_host/*_tiling.h` (if several, the one named after the
     /// folder). No defines, [`DEFAULT_COMPILE_TIMEOUT`].
     pub fn for_op_dir(op_dir: &Path, toolchain: Toolchain) -> Result<BuildRequest, BuildError> {
@@ -245,7 +263,21 @@ impl BuildRequest {
         let kernel_dir = op_dir.join("op_kernel");
         let mut host_sources = files_with_suffix(&host_dir, ".cpp")?;
         host_sources.retain(|p| !ascendopt_op::package::is_op_api_source(p));
-        let kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
+        let mut kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
+        // The msopgen build compiles the kernel file named after the
+        // operator; other .cpp files beside it are parts it includes.
+        if kernel_sources.len() > 1 {
+            let op_name = op_dir
+                .file_name()
+                .map(|n| format!("{}.cpp", n.to_string_lossy()));
+            if let Some(main) = kernel_sources
+                .iter()
+                .find(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()) == op_name)
+                .cloned()
+            {
+                kernel_sources = vec![main];
+            }
+        }
         if host_sources.is_empty() || kernel_sources.is_empty() {
             return Err(BuildError::BadRequest {
                 message: format!(
@@ -502,11 +534,12 @@ impl BuildError {
 }
 
 /// The AscendC API names that occur in `files` (as words, outside `//`
-/// comments) but nowhere in the simulator's headers under `include_dir`:
-/// the APIs a package uses that the simulator lacks. Sorted, each once.
+/// comments) but nowhere in the simulator's headers under `include_dir`,
+/// or there only as a stub that fails to compile: the APIs a package uses
+/// that the simulator lacks. Sorted, each once.
 /// Unreadable files are skipped.
 pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<String> {
-    let sim = diagnostics::sim_words(include_dir);
+    let sim = diagnostics::sim_index(include_dir);
     let mut out = std::collections::BTreeSet::new();
     for file in files {
         let Ok(text) = fs::read_to_string(file) else {
@@ -518,7 +551,7 @@ pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<Strin
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .filter(|w| !w.is_empty())
             {
-                if api_names::is_api_name(word) && !sim.contains(word) {
+                if api_names::is_api_name(word) && !sim.provides(word) {
                     out.insert(word.to_string());
                 }
             }
@@ -527,8 +560,31 @@ pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<Strin
     out.into_iter().collect()
 }
 
-/// Compiles (or takes from the cache) the host and kernel libraries of `req`.
-pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
+/// What both [`build`] and [`build_host`] derive from a request: the
+/// compiler's facts, the simulator tree's hash and the plan of each unit.
+struct Prepared {
+    facts: std::sync::Arc<CompilerFacts>,
+    sim_tree: String,
+    host_sources: Vec<PathBuf>,
+    kernel_sources: Vec<PathBuf>,
+    host: UnitPlan,
+    /// One plan per kernel variant (one without variant defines when the
+    /// request names none).
+    kernels: Vec<UnitPlan>,
+}
+
+impl Prepared {
+    fn key_base(&self) -> KeyBase<'_> {
+        KeyBase {
+            compiler_path: &self.facts.path,
+            compiler_version: &self.facts.version,
+            sim_tree: &self.sim_tree,
+            linker: self.facts.gold.then_some(GOLD_FLAG),
+        }
+    }
+}
+
+fn prepare(req: &BuildRequest) -> Result<Prepared, BuildError> {
     let toolchain = &req.toolchain;
     let Plans {
         host,
@@ -538,16 +594,93 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     } = plans(req)?;
     let facts = compiler_facts(&toolchain.cxx, req.timeout)?;
     let sim_tree = hash_sim_tree(toolchain)?;
-    let common = KeyBase {
-        compiler_path: &facts.path,
-        compiler_version: &facts.version,
-        sim_tree: &sim_tree,
-        linker: facts.gold.then_some(GOLD_FLAG),
-    };
-    let host_key = host.key(&common, &kernel_sources)?;
+    Ok(Prepared {
+        facts,
+        sim_tree,
+        host_sources,
+        kernel_sources,
+        host,
+        kernels,
+    })
+}
+
+/// Compiles (or takes from the cache) the ordinary host library of `req`
+/// alone, the one [`build`] builds when the host code has no knobs: for a
+/// caller that needs the host library (to ask its OpDef which kernel
+/// variants to build) before the kernel. A later [`build`] of the same
+/// request finds it in the cache.
+pub fn build_host(req: &BuildRequest, cache: &BuildCache) -> Result<PathBuf, BuildError> {
+    let prepared = prepare(req)?;
+    let common = prepared.key_base();
+    let key = prepared.host.key(&common, &prepared.kernel_sources)?;
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let lib = cache.dir().join(format!("host-{key}.so"));
+    if !integrity::cached(&lib) {
+        let rt_obj =
+            ensure_runtime_object(Unit::Host, &req.toolchain, &common, cache, req.timeout)?;
+        prepared.host.compile(
+            &req.toolchain,
+            &rt_obj,
+            common.linker,
+            &lib,
+            cache,
+            req.timeout,
+        )?;
+    }
+    Ok(lib)
+}
+
+/// Compiles (or takes from the cache) the kernel libraries of `req` alone,
+/// one per kernel variant (one when the request names none), the same
+/// ones [`build`] builds: for a caller that already knows the host unit's
+/// fate ([`build_host`]).
+pub fn build_kernels(req: &BuildRequest, cache: &BuildCache) -> Result<Vec<PathBuf>, BuildError> {
+    let prepared = prepare(req)?;
+    let common = prepared.key_base();
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let mut libs = Vec::with_capacity(prepared.kernels.len());
+    for plan in &prepared.kernels {
+        let key = plan.key(&common, &prepared.host_sources)?;
+        let lib = cache.dir().join(format!("kernel-{key}.so"));
+        if !integrity::cached(&lib) {
+            let rt_obj =
+                ensure_runtime_object(Unit::Kernel, &req.toolchain, &common, cache, req.timeout)?;
+            plan.compile(
+                &req.toolchain,
+                &rt_obj,
+                common.linker,
+                &lib,
+                cache,
+                req.timeout,
+            )?;
+        }
+        libs.push(lib);
+    }
+    Ok(libs)
+}
+
+/// Compiles (or takes from the cache) the host and kernel libraries of `req`.
+pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
+    let toolchain = &req.toolchain;
+    let prepared = prepare(req)?;
+    let Prepared {
+        host_sources,
+        kernel_sources,
+        host,
+        kernels,
+        ..
+    } = &prepared;
+    let common = prepared.key_base();
+    let host_key = host.key(&common, kernel_sources)?;
     let kernel_keys = kernels
         .iter()
-        .map(|k| k.key(&common, &host_sources))
+        .map(|k| k.key(&common, host_sources))
         .collect::<Result<Vec<_>, _>>()?;
     fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
         path: cache.dir().to_path_buf(),
@@ -567,12 +700,12 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     // library is built then.
     let mut param_host = None;
     if !host_cached {
-        if let Some(param) = parametrise_host(&host_sources) {
+        if let Some(param) = parametrise_host(host_sources) {
             let plan = UnitPlan {
                 param: Some(param),
                 ..host.clone()
             };
-            let key = plan.key(&common, &kernel_sources)?;
+            let key = plan.key(&common, kernel_sources)?;
             let lib = cache.dir().join(format!("host-param-{key}.so"));
             let unusable = cache.dir().join(format!("host-param-{key}.unusable"));
             if integrity::cached(&lib) || !unusable.exists() {
@@ -614,7 +747,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
                 Err(e) => return Err(e),
             }
         }
-        run(&host, &host_lib, host_cached).map(|ms| HostBuilt {
+        run(host, &host_lib, host_cached).map(|ms| HostBuilt {
             ms,
             param_lib: None,
             knobs: Vec::new(),
@@ -758,7 +891,9 @@ pub fn preprocess(req: &BuildRequest) -> Result<Vec<(Unit, String)>, BuildError>
     let Plans { host, kernels, .. } = plans(req)?;
     let toolchain = &req.toolchain;
     let run = |plan: &UnitPlan| -> Result<(Unit, String), BuildError> {
-        let mut args = plan.flag_args(toolchain);
+        // Without the precompiled standard library: the static check
+        // reads the package's own tokens, which the bundle does not change.
+        let mut args = plan.flag_args(toolchain, None);
         args.extend(plan.sources.iter().map(|s| s.clone().into()));
         args.push("-E".into());
         let ran = contained::run(
@@ -1173,8 +1308,14 @@ impl UnitPlan {
     }
 
     /// The flags of a compile of this unit, up to the sources: common
-    /// flags, the root mapped away, include paths, defines, forced headers.
-    fn flag_args(&self, toolchain: &Toolchain) -> Vec<std::ffi::OsString> {
+    /// flags, the root mapped away, include paths, defines, forced headers
+    /// (`std_bundle` first when given: the host unit's precompiled
+    /// standard library, see `pch`).
+    fn flag_args(
+        &self,
+        toolchain: &Toolchain,
+        std_bundle: Option<PathBuf>,
+    ) -> Vec<std::ffi::OsString> {
         let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
         // `__FILE__` and line tables name package files relative to the
         // root (fault locations read `op_kernel/x.cpp:42`), so the library
@@ -1191,6 +1332,10 @@ impl UnitPlan {
         }
         for define in &self.defines {
             args.push(format!("-D{define}").into());
+        }
+        if let Some(bundle) = std_bundle {
+            args.push("-include".into());
+            args.push(bundle.into());
         }
         for header in &self.forced_headers {
             args.push("-include".into());
@@ -1218,7 +1363,13 @@ impl UnitPlan {
         cache: &BuildCache,
         timeout: Duration,
     ) -> Result<(), BuildError> {
-        let mut args = self.flag_args(toolchain);
+        // The host unit starts with the standard library CANN's host
+        // headers bring, precompiled (see `pch`).
+        let std_bundle = match self.unit {
+            Unit::Host => pch::host_std_bundle(toolchain, &self.defines, cache, timeout)?,
+            Unit::Kernel => None,
+        };
+        let mut args = self.flag_args(toolchain, std_bundle);
         // A parametrised build compiles the rewritten texts, written to a
         // folder of their own laid out like the package (named relative to
         // it in line tables); their quoted includes still find the

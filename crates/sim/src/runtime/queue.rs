@@ -25,6 +25,7 @@ pub mod pos {
     pub const VECIN: u32 = 9;
     pub const VECOUT: u32 = 10;
     pub const VECCALC: u32 = 11;
+    pub const LCM: u32 = 12;
     pub const TSCM: u32 = 15;
 }
 
@@ -58,7 +59,29 @@ fn align32(x: u64) -> u64 {
     x.div_ceil(32) * 32
 }
 
+/// Most buffers a kernel's TPipe holds: queue slots plus TBufs (guide
+/// 6.2.3.6.1 InitBuffer: "一个kernel中所有使用的Buffer数量之和不能超过64").
+pub const MAX_PIPE_BUFFERS: usize = 64;
+
 impl Block {
+    /// Fails when `more` buffers would take the pipe past
+    /// [`MAX_PIPE_BUFFERS`].
+    fn check_buffer_count(&self, more: usize) -> Result<(), Fault> {
+        let used: usize =
+            self.queues.iter().map(|q| q.slots.len()).sum::<usize>() + self.bufs.len();
+        if used + more > MAX_PIPE_BUFFERS {
+            return Err(Fault::InvalidArg {
+                api: "InitBuffer",
+                what: format!(
+                    "{} buffers in one TPipe ({used} already, {more} more): the guide allows at most \
+                     {MAX_PIPE_BUFFERS} (queue slots plus TBufs)",
+                    used + more
+                ),
+            });
+        }
+        Ok(())
+    }
+
     fn carve(&mut self, mem: Mem, bytes: u64, what: String) -> Result<u32, Fault> {
         let cap = self.shared.mem_sizes[mem as usize];
         let start = self.bump[mem as usize];
@@ -103,6 +126,7 @@ impl Block {
                 what: format!("queue depth {depth} outside 1..=8"),
             });
         }
+        self.check_buffer_count(num as usize)?;
         let stride = align32(len as u64);
         let total = stride * num as u64;
         let base = self.carve(
@@ -141,6 +165,7 @@ impl Block {
                 what: "TBuf length 0".into(),
             });
         }
+        self.check_buffer_count(1)?;
         let base = self.carve(mem, len as u64, format!("InitBuffer(tbuf, {len})"))?;
         self.bufs.push(Buf { mem, base, len });
         Ok((self.bufs.len() - 1) as i32)
@@ -173,6 +198,33 @@ impl Block {
             reserved: 0,
             addr: b.base,
             elems: if elems == 0 { max } else { elems },
+        })
+    }
+
+    /// PopStackBuffer<T, pos>: the rest of the memory behind `pos`, from
+    /// the end of what TPipe allocated there (32-byte aligned), as
+    /// elements of `dtype`; nothing is allocated (guide 6.2.3.6.2.2: "空间
+    /// 大小为指定position的全部剩余空间"). LCM is the UB.
+    pub fn local_rest(&mut self, pos_code: u32, dtype: u8) -> Result<AscLocal, Fault> {
+        let size = dtype_size(dtype)? as u64;
+        let mem = if pos_code == pos::LCM {
+            Some(Mem::Ub)
+        } else {
+            mem_of(pos_code)
+        }
+        .ok_or_else(|| Fault::InvalidArg {
+            api: "PopStackBuffer",
+            what: format!("position code {pos_code} has no on-chip memory"),
+        })?;
+        let start = align32(self.bump[mem as usize]);
+        let cap = self.shared.mem_sizes[mem as usize];
+        let elems = cap.saturating_sub(start) / size;
+        Ok(AscLocal {
+            mem: mem as u8,
+            dtype,
+            reserved: 0,
+            addr: start as u32,
+            elems: elems as u32,
         })
     }
 

@@ -26,6 +26,7 @@ pub mod cost;
 pub mod engine;
 mod hbm;
 pub mod hw;
+pub mod msprof_csv;
 pub mod noise;
 pub mod report;
 
