@@ -23,8 +23,17 @@
 //!
 //! When the timing module's roofline accounts for inputs resident in L2 at
 //! launch, both floors follow it (they use its memory time per byte).
+//!
+//! A third check needs no floor: every output byte must have been written
+//! by an instruction of the trace ([`untraced_output_writes`]). Output
+//! elements start poisoned and a correct kernel wrote all of them; an
+//! element that no traced instruction (DataCopy, SetValue, Fixpipe, ...)
+//! wrote was stored by plain C++ through a GM pointer, work the timing
+//! model cannot see. Without it, such a kernel on a small case hides below
+//! the launch head's share of the output floor.
 
 use ascendopt_sim::timing::Profile;
+use ascendopt_sim::trace::{Mem, Trace};
 
 /// How far above 100% of the roofline a latency may be (see the module
 /// docs): 35%, a little more than the 33% an operator that reads half its
@@ -69,6 +78,55 @@ pub fn faster_than_physics(profile: &Profile, output_bytes: u64) -> Option<Strin
         ));
     }
     None
+}
+
+/// The reason, when some output bytes were written by no instruction of
+/// `trace` (see the module docs), or None. `n_inputs` is the number of
+/// input tensors of the launch (their GM allocations come first, the
+/// outputs' next, in argument order) and `output_bytes` the size of each
+/// output. A trace whose allocations do not have that layout is not
+/// judged.
+pub fn untraced_output_writes(
+    trace: &Trace,
+    n_inputs: usize,
+    output_bytes: &[u64],
+) -> Option<String> {
+    let mut missing = 0u64;
+    let mut total = 0u64;
+    for (k, &size) in output_bytes.iter().enumerate() {
+        let space = n_inputs + k;
+        if trace.gm_spaces.get(space).copied() != Some(size) {
+            return None;
+        }
+        let mut spans: Vec<(u64, u64)> = trace
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instrs)
+            .flat_map(|i| &i.writes)
+            .filter(|r| r.mem == Mem::Gm && r.space as usize == space)
+            .map(|r| (r.start.min(size), r.start.saturating_add(r.len).min(size)))
+            .filter(|(a, b)| b > a)
+            .collect();
+        spans.sort_unstable();
+        let mut covered = 0u64;
+        let mut end = 0u64;
+        for (a, b) in spans {
+            let a = a.max(end);
+            if b > a {
+                covered += b - a;
+                end = b;
+            }
+        }
+        missing += size - covered;
+        total += size;
+    }
+    (missing > 0).then(|| {
+        format!(
+            "faster than the hardware limit: the timing model missed work ({missing} of the \
+             {total} output bytes were written by no AscendC instruction it sees: plain C++ \
+             stores through a GM pointer)"
+        )
+    })
 }
 
 #[cfg(test)]
@@ -118,5 +176,51 @@ mod tests {
         let none = faster_than_physics(&profile(12.0), 1000).unwrap();
         assert!(none.contains("write the 1000 output bytes"), "{none}");
         assert!(faster_than_physics(&profile(0.0), 1000).is_some());
+    }
+
+    #[test]
+    fn output_bytes_no_instruction_wrote_are_named() {
+        use ascendopt_sim::trace::{BlockTrace, Instr, InstrKind, Pipe, Region, ScalarOp};
+        let write = |space: u32, start: u64, len: u64| Instr {
+            pipe: Pipe::S,
+            kind: InstrKind::Scalar {
+                op: ScalarOp::GmSet,
+                bytes: len,
+            },
+            reads: Vec::new(),
+            writes: vec![Region {
+                mem: Mem::Gm,
+                space,
+                start,
+                len,
+            }],
+            loc: 0,
+        };
+        // One input of 64 bytes, one output of 64, workspace, tiling.
+        let trace = |writes: Vec<Instr>| Trace {
+            block_dim: 1,
+            gm_spaces: vec![64, 64, 0, 8],
+            blocks: vec![BlockTrace {
+                block: 0,
+                instrs: writes,
+            }],
+            locs: Vec::new(),
+        };
+        // Overlapping writes and one past the end cover the output.
+        let whole = trace(vec![write(1, 0, 40), write(1, 32, 16), write(1, 48, 32)]);
+        assert_eq!(untraced_output_writes(&whole, 1, &[64]), None);
+        // A gap of 8 bytes, and a write to the input that does not count.
+        let gap = trace(vec![write(1, 0, 24), write(1, 32, 32), write(0, 24, 8)]);
+        let why = untraced_output_writes(&gap, 1, &[64]).unwrap();
+        assert!(
+            why.starts_with(
+                "faster than the hardware limit: the timing model missed work (8 of the 64"
+            ),
+            "{why}"
+        );
+        // Nothing traced at all.
+        assert!(untraced_output_writes(&trace(Vec::new()), 1, &[64]).is_some());
+        // A layout it does not know is not judged.
+        assert_eq!(untraced_output_writes(&trace(Vec::new()), 1, &[32]), None);
     }
 }

@@ -657,7 +657,22 @@ fn launch_and_judge(
         match device.profile(&result, &profile_request(&prepared, seed, true)) {
             Ok(p) => {
                 let output_bytes = prepared.expected.iter().map(|t| t.data.len() as u64).sum();
-                if let Some(message) = crate::physics::faster_than_physics(&p, output_bytes) {
+                let output_sizes: Vec<u64> = prepared
+                    .request
+                    .outputs
+                    .iter()
+                    .map(|t| t.data.len() as u64)
+                    .collect();
+                let untraced = result.trace.as_ref().and_then(|trace| {
+                    crate::physics::untraced_output_writes(
+                        trace,
+                        prepared.request.inputs.len(),
+                        &output_sizes,
+                    )
+                });
+                if let Some(message) =
+                    untraced.or_else(|| crate::physics::faster_than_physics(&p, output_bytes))
+                {
                     timings.profile_ms = t.elapsed().as_millis() as u64;
                     return Ok((
                         Verdict::RuntimeError {
