@@ -280,6 +280,7 @@ fn a_second_process_on_one_out_folder_exits_2_naming_the_holder() {
     let o = ascendopt(&[
         "optimize",
         repo().join("ops/add_custom").to_str().unwrap(),
+        "--no-retrieval",
         "--out",
         out.path().to_str().unwrap(),
     ]);
