@@ -28,6 +28,7 @@ use crate::AgentError;
 use ascendopt_bank::store::Bank;
 use ascendopt_device::Device;
 use ascendopt_harness::eval::{self, CaseSelector, CheckConfig};
+use ascendopt_harness::fresh;
 use ascendopt_harness::pipeline::bench_case;
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::timing::msprof_csv;
@@ -427,7 +428,10 @@ pub fn write_output(
     )?;
     let output = load(&pkg_dir)?;
 
-    let check = eval::check_op(
+    // The hardened judge (every case run twice, the hardware-limit guard,
+    // a re-check) on fresh inputs, then fresh shapes near the op.toml's
+    // ones that the input passes.
+    let check = eval::judge_op(
         device,
         &output,
         &CheckConfig {
@@ -448,8 +452,18 @@ pub fn write_output(
         .filter(|c| !c.verdict.passed())
         .map(|c| format!("{}: {}", c.name, c.verdict.label()))
         .collect();
-    if let Err(e) = &check.build {
-        failures.push(format!("build: {e}"));
+    match &check.build {
+        Err(e) => failures.push(format!("build: {e}")),
+        Ok(artifact) => {
+            let fresh_seed = seed ^ 0x6672_6573_6873;
+            let cases = match device.build(input) {
+                Ok(input_artifact) => fresh::validated(device, input, &input_artifact, fresh_seed),
+                Err(_) => Vec::new(),
+            };
+            if let Err(reason) = fresh::check(device, &output, artifact, &cases, fresh_seed) {
+                failures.push(reason);
+            }
+        }
     }
 
     let mut latencies = [None, None];

@@ -267,21 +267,21 @@ pub fn refine(
             }
             let sources = match proposal.candidate {
                 Ok(s) => s,
-                Err(reason) => {
+                Err(refused) => {
                     if session.remaining(Stage::Online) == 0 {
                         break 'outer "budget spent".to_string();
                     }
                     session.charge_failed_proposal(
                         Phase::Refine,
                         proposal.action.clone(),
-                        &reason,
+                        &refused,
                     )?;
                     notify(session, on_attempt);
                     attempts += 1;
                     since_accept += 1;
                     feedback
                         .attempts
-                        .push((proposal.action, "no_edit".into(), reason));
+                        .push((proposal.action, "no_edit".into(), refused.reason));
                     continue;
                 }
             };
@@ -296,7 +296,7 @@ pub fn refine(
             attempts += 1;
             let verdict = trial.verdict().label();
             if trial.is_correct() {
-                let decision = session.faster(&trial, &incumbent);
+                let decision = session.accept(&trial, &incumbent);
                 if decision.faster {
                     settle(session, on_attempt, true, decision.reason.clone());
                     let before = incumbent.latency_us().unwrap_or(f64::NAN);

@@ -343,6 +343,8 @@ pub fn run(args: BenchArgs) -> Result<Status> {
             (false, false) => (load_ops(&args.bank_ops)?, load_ops(&args.eval_ops)?),
         }
     };
+    // One process per output folder (held until this command returns).
+    let _lock = ascendopt_harness::out_lock::lock(&args.out)?;
     let mut cfg = BenchConfig::new(methods, eval_ops, args.out.clone());
     cfg.bank_ops = bank_ops;
     cfg.budget = args.budget;

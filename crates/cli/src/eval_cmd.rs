@@ -1,4 +1,7 @@
-//! `ascendopt eval`: check operators on the simulator.
+//! `ascendopt eval`: check operators on the simulator, with the same
+//! hardened judge as the optimiser's loop (static check, poisoned outputs,
+//! every case run twice, hazards, the hardware-limit guard, a re-check on
+//! fresh inputs); `--quick` for one plain run per case.
 
 use crate::json_doc::JsonDoc;
 use crate::Status;
@@ -43,6 +46,10 @@ pub struct EvalArgs {
     /// Wall-clock limit of one launch, in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// One plain run per case: no static check, no second run, no
+    /// hardware-limit guard, no re-check.
+    #[arg(long)]
+    quick: bool,
 }
 
 /// Resolves an argument to an operator folder: a path with an op.toml, or
@@ -96,7 +103,11 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     let mut checks = Vec::new();
     let mut all_passed = true;
     for pkg in &packages {
-        let check = eval::check_op(&device, pkg, &cfg)?;
+        let check = if args.quick {
+            eval::check_op(&device, pkg, &cfg)?
+        } else {
+            eval::judge_op(&device, pkg, &cfg)?
+        };
         all_passed &= check.passed();
         if !args.json {
             print_text(&check, &device);
@@ -198,6 +209,9 @@ fn write_timelines(check: &OpCheck, path: &Path, several: bool) -> Result<()> {
 }
 
 fn print_text(check: &OpCheck, device: &dyn Device) {
+    for note in &check.notes {
+        println!("{}: note: {note}", check.op);
+    }
     match &check.build {
         Ok(a) => println!(
             "{} on {}: built{}",
@@ -269,6 +283,7 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
             }
             CaseVerdict::RunFailed(o) => println!("{head} FAIL  {}", o.summary()),
             CaseVerdict::GoldenFailed(m) => println!("{head} FAIL  golden: {m}"),
+            CaseVerdict::Refused(m) => println!("{head} FAIL  {m}"),
         }
         if let Some(r) = &c.run {
             for f in &r.findings {

@@ -258,6 +258,8 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
 
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    // One process per output folder (held until this command returns).
+    let _lock = ascendopt_harness::out_lock::lock(&args.out)?;
     let runs_path = args.out.join("runs.sqlite");
     // The one place where the proposer and diagnoser are made (built-in,
     // or the LLM with --proposer llm, checked before any budget is spent).

@@ -122,6 +122,8 @@ pub fn run(args: RunArgs) -> Result<Status> {
         Some(dir) => dir.clone(),
         None => default_out()?,
     };
+    // One process per output folder (held until this command returns).
+    let _lock = ascendopt_harness::out_lock::lock(&out)?;
     let mut cfg = BenchConfig::new(parse_methods(&args.methods)?, ops, out);
     cfg.bank_ops = bank_ops;
     cfg.budget = args.budget;

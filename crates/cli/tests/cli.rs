@@ -271,3 +271,26 @@ fn race_from_a_deleted_enque_deque_pair_fails_the_case() {
     assert_eq!(code, 1, "{t}");
     assert!(t.contains("hazard") && t.contains("race"), "{t}");
 }
+
+#[test]
+fn a_second_process_on_one_out_folder_exits_2_naming_the_holder() {
+    // This test process holds the folder, as a running optimize would.
+    let out = tempfile::tempdir().unwrap();
+    let _held = ascendopt_harness::out_lock::lock(out.path()).unwrap();
+    let o = ascendopt(&[
+        "optimize",
+        repo().join("ops/add_custom").to_str().unwrap(),
+        "--no-retrieval",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("in use by another ascendopt process")
+            && t.contains(&format!("pid {}", std::process::id())),
+        "{t}"
+    );
+    // It touched nothing of the holder's run.
+    assert!(!out.path().join("runs.sqlite").exists());
+}

@@ -275,6 +275,14 @@ pub trait Device: Send + Sync {
         let _ = (artifact, request);
         None
     }
+    /// The operator's units as its compiler preprocesses them (`g++ -E`
+    /// with the build's flags, line markers kept): (unit name, text), for
+    /// the static check; None when the device has no preprocessor, Err when
+    /// preprocessing failed (the build will say why).
+    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, String>> {
+        let _ = package;
+        None
+    }
     /// The msprof-style profile of a finished run, with its roofline.
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String>;
     /// `n` measured latencies (Task Duration, µs) of a finished run, as

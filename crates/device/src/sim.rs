@@ -114,6 +114,68 @@ impl SimDevice {
         })
     }
 
+    /// The build request of `package` and its kernel variants' dtypes.
+    fn request(&self, package: &OpPackage) -> (BuildRequest, Vec<Vec<Dtype>>) {
+        let spec = &package.spec;
+        let combos = Self::variants_of(package);
+        let names: Vec<&str> = spec
+            .inputs
+            .iter()
+            .chain(&spec.outputs)
+            .map(|t| t.name.as_str())
+            .collect();
+        let kernel_variants: Vec<Vec<String>> = combos
+            .iter()
+            .map(|dtypes| {
+                let params: Vec<variants::VariantParam<'_>> = names
+                    .iter()
+                    .zip(dtypes)
+                    .map(|(name, &dtype)| variants::VariantParam {
+                        name,
+                        dtype,
+                        format: "FORMAT_ND",
+                    })
+                    .collect();
+                variants::variant_defines(&params)
+            })
+            .collect();
+        // What the project around the package adds (shared headers, a
+        // shared tiling source), as its CMake would; host sources only when
+        // op.toml does not list them.
+        let mut include_dirs = vec![package.dir.join("op_host"), package.dir.join("op_kernel")];
+        let mut host_sources = package.host_sources.clone();
+        let sources: Vec<PathBuf> = host_sources
+            .iter()
+            .chain(&package.kernel_sources)
+            .cloned()
+            .collect();
+        let project = build::project::discover(
+            &package.dir,
+            &sources,
+            &include_dirs,
+            &self.config.toolchain.include_dir,
+        );
+        let tiling_header = package
+            .tiling_header
+            .clone()
+            .or_else(|| project.tiling_header_for(&spec.op_type));
+        include_dirs.extend(project.include_dirs);
+        if spec.host_sources.is_none() {
+            host_sources.extend(project.host_sources);
+        }
+        let req = BuildRequest {
+            toolchain: self.config.toolchain.clone(),
+            host_sources,
+            kernel_sources: package.kernel_sources.clone(),
+            include_dirs,
+            tiling_header,
+            defines: Vec::new(),
+            kernel_variants,
+            timeout: build::DEFAULT_COMPILE_TIMEOUT,
+        };
+        (req, combos)
+    }
+
     /// The kernel variants `package` needs: one per dtype combination its
     /// cases launch with, when its kernel sources (or the headers beside
     /// them) use the msopgen build's per-variant macros of its parameters;
@@ -246,64 +308,23 @@ impl Device for SimDevice {
         &self.platform
     }
 
+    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, String>> {
+        let (req, _) = self.request(package);
+        Some(
+            build::preprocess(&req)
+                .map(|units| {
+                    units
+                        .into_iter()
+                        .map(|(unit, text)| (unit.name().to_string(), text))
+                        .collect()
+                })
+                .map_err(|e| e.to_string()),
+        )
+    }
+
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
         let spec = &package.spec;
-        let combos = Self::variants_of(package);
-        let names: Vec<&str> = spec
-            .inputs
-            .iter()
-            .chain(&spec.outputs)
-            .map(|t| t.name.as_str())
-            .collect();
-        let kernel_variants: Vec<Vec<String>> = combos
-            .iter()
-            .map(|dtypes| {
-                let params: Vec<variants::VariantParam<'_>> = names
-                    .iter()
-                    .zip(dtypes)
-                    .map(|(name, &dtype)| variants::VariantParam {
-                        name,
-                        dtype,
-                        format: "FORMAT_ND",
-                    })
-                    .collect();
-                variants::variant_defines(&params)
-            })
-            .collect();
-        // What the project around the package adds (shared headers, a
-        // shared tiling source), as its CMake would; host sources only when
-        // op.toml does not list them.
-        let mut include_dirs = vec![package.dir.join("op_host"), package.dir.join("op_kernel")];
-        let mut host_sources = package.host_sources.clone();
-        let sources: Vec<PathBuf> = host_sources
-            .iter()
-            .chain(&package.kernel_sources)
-            .cloned()
-            .collect();
-        let project = build::project::discover(
-            &package.dir,
-            &sources,
-            &include_dirs,
-            &self.config.toolchain.include_dir,
-        );
-        let tiling_header = package
-            .tiling_header
-            .clone()
-            .or_else(|| project.tiling_header_for(&spec.op_type));
-        include_dirs.extend(project.include_dirs);
-        if spec.host_sources.is_none() {
-            host_sources.extend(project.host_sources);
-        }
-        let req = BuildRequest {
-            toolchain: self.config.toolchain.clone(),
-            host_sources,
-            kernel_sources: package.kernel_sources.clone(),
-            include_dirs,
-            tiling_header,
-            defines: Vec::new(),
-            kernel_variants,
-            timeout: build::DEFAULT_COMPILE_TIMEOUT,
-        };
+        let (req, combos) = self.request(package);
         let setup = |e: BuildError| DeviceError::Setup {
             message: e.to_string(),
         };

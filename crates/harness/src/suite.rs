@@ -137,7 +137,9 @@ fn first_failure(check: &OpCheck) -> Option<String> {
     check.cases.iter().find(|c| !c.verdict.passed()).map(|c| {
         let detail = match &c.verdict {
             crate::eval::CaseVerdict::RunFailed(o) => o.summary(),
-            crate::eval::CaseVerdict::GoldenFailed(m) => m.clone(),
+            crate::eval::CaseVerdict::GoldenFailed(m) | crate::eval::CaseVerdict::Refused(m) => {
+                m.clone()
+            }
             crate::eval::CaseVerdict::Hazard => c
                 .run
                 .as_ref()

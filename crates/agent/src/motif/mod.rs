@@ -70,6 +70,9 @@ pub enum MotifError {
         /// The folder.
         dir: PathBuf,
     },
+    /// A write outside the candidate's sources was refused.
+    #[error("{0}")]
+    Outside(String),
 }
 
 /// What a motif is about, for bank entries and retrieval.
@@ -234,10 +237,11 @@ pub(crate) fn site_at<E: Engine>(
     }
 }
 
-/// `pkg` with `file` replaced by `text`.
+/// `pkg` with `file` (one of its own files) replaced by `text`.
 pub(crate) fn with_file(pkg: &Sources, file: &str, text: String) -> Sources {
     let mut out = pkg.clone();
-    out.set(file, text);
+    // `file` is a key of `pkg`, confined when it was set.
+    let _ = out.set(file, text);
     out
 }
 

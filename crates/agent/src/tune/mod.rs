@@ -215,7 +215,8 @@ impl KnobSpace {
             .map_err(|e| e.to_string())?;
         let mut out = base.clone();
         for (path, text) in files {
-            out.set_at(&self.dir, &path, text);
+            out.set_at(&self.dir, &path, text)
+                .map_err(|e| e.to_string())?;
         }
         Ok(out)
     }
@@ -366,11 +367,11 @@ pub fn tune(
         }
         let sources = match proposal.candidate {
             Ok(s) => s,
-            Err(reason) => {
+            Err(refused) => {
                 if session.remaining(Stage::Online) == 0 {
                     break;
                 }
-                session.charge_failed_proposal(Phase::Tune, proposal.action, &reason)?;
+                session.charge_failed_proposal(Phase::Tune, proposal.action, &refused)?;
                 notify(session, on_attempt);
                 attempts += 1;
                 continue;
@@ -383,7 +384,7 @@ pub fn tune(
         let trial = session.evaluate(Phase::Tune, &sources, proposal.action.clone())?;
         attempts += 1;
         if trial.is_correct() && OpPackage::load(&trial.dir).is_ok() {
-            let d = session.faster(&trial, &incumbent);
+            let d = session.accept(&trial, &incumbent);
             settle(session, on_attempt, d.faster, d.reason.clone());
             if d.faster {
                 steps.push(Step {
@@ -706,7 +707,7 @@ fn search(
     } else {
         best.trial.clone()
     };
-    let d = session.faster(&declared, &incumbent);
+    let d = session.accept(&declared, &incumbent);
     if remeasure {
         settle(session, on_attempt, d.faster, d.reason.clone());
     } else {
