@@ -189,4 +189,21 @@ pub struct AscRuntime {
         extern "C-unwind" fn(p: *const c_void, dst: *mut c_void, len: u64, loc: AscLoc),
     pub print: extern "C-unwind" fn(text: *const c_char),
     pub trap: extern "C-unwind" fn(message: *const c_char, loc: AscLoc),
+    pub scalar_touch: extern "C-unwind" fn(line: *const c_void, store: u32) -> i32,
 }
+
+/// `AscScalarCounters`: the kernel's own code on one block thread.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AscScalarCounters {
+    pub alu: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub gm_accesses: u64,
+    pub recent: [u64; 4],
+}
+
+// The instrumentation pass writes these offsets into kernel assembly.
+const _: () = assert!(std::mem::offset_of!(AscScalarCounters, alu) == 0);
+const _: () = assert!(std::mem::offset_of!(AscScalarCounters, loads) == 8);
+const _: () = assert!(std::mem::offset_of!(AscScalarCounters, stores) == 16);

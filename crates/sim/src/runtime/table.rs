@@ -41,6 +41,7 @@ pub static TABLE: AscRuntime = AscRuntime {
     gm_read_bytes: rt_gm_read_bytes,
     print: rt_print,
     trap: rt_trap,
+    scalar_touch: rt_scalar_touch,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -270,6 +271,12 @@ extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
             .into_owned()
     };
     with_block(&loc, "trap", |_| Err::<(), _>(Fault::Trap { message: msg }))
+}
+
+extern "C-unwind" fn rt_scalar_touch(line: *const c_void, _store: u32) -> i32 {
+    with_block(&NO_LOC, "kernel code", |b| {
+        Ok(i32::from(b.scalar_touch(line as usize)))
+    })
 }
 
 fn event_name(event: u32) -> String {

@@ -73,6 +73,13 @@ fn detail(kind: &InstrKind) -> String {
             None => "PipeBarrier<PIPE_ALL>".to_string(),
         },
         InstrKind::SyncAll { generation } => format!("SyncAll #{generation}"),
+        InstrKind::ScalarCode(code) => format!(
+            "{} instructions ({} loads, {} stores), {} GM accesses",
+            code.instructions(),
+            code.loads,
+            code.stores,
+            code.gm_accesses
+        ),
     }
 }
 
@@ -85,6 +92,7 @@ fn fallback_name(kind: &InstrKind) -> &'static str {
         InstrKind::WaitFlag { .. } => "WaitFlag",
         InstrKind::Barrier { .. } => "PipeBarrier",
         InstrKind::SyncAll { .. } => "SyncAll",
+        InstrKind::ScalarCode(_) => "kernel code",
     }
 }
 

@@ -22,6 +22,9 @@
 //! - Scalar GetValue/SetValue wait for earlier conflicting accesses on any
 //!   pipe (the compiler's automatic S<->V/MTE syncs) and then take the scalar
 //!   unit for their cost.
+//! - The kernel's own code ([`InstrKind::ScalarCode`]) takes the scalar unit
+//!   for its instructions and its data-cache misses, in program order:
+//!   the API calls after it are issued only when it is done.
 //! - Cross-pipe order comes only from flags: a missing flag makes the model
 //!   faster, never slower, and the race checker reports it.
 //!
@@ -102,6 +105,21 @@ pub struct BlockTimeline {
     pub scalar_busy: Cycle,
     /// Spans in start order per pipe (pipes interleaved).
     pub spans: Vec<Span>,
+    /// What the kernel's own code cost this block.
+    pub code: CodeStats,
+}
+
+/// The kernel's own code on one block ([`InstrKind::ScalarCode`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CodeStats {
+    /// Instructions executed.
+    pub instructions: u64,
+    /// Scalar-unit cycles they took (data-cache misses included).
+    pub cycles: Cycle,
+    /// Their GM loads and stores.
+    pub gm_accesses: u64,
+    /// GM line touches that missed the data cache.
+    pub misses: u64,
 }
 
 /// What [`run`] computed.
@@ -167,6 +185,7 @@ struct BlockSim {
     started_instr: Vec<bool>,
     dma_latency: HashMap<u32, Cycle>,
     dcache: DCache,
+    code: CodeStats,
 }
 
 fn pipe_index(pipe: Pipe) -> usize {
@@ -332,6 +351,7 @@ fn prepare_block(block: &BlockTrace) -> BlockSim {
         started_instr: vec![false; n],
         dma_latency: HashMap::new(),
         dcache: DCache::default(),
+        code: CodeStats::default(),
     }
 }
 
@@ -672,7 +692,7 @@ impl<'a> Sim<'a> {
                 true
             }
             // Scalar-unit instructions never enter a pipe queue.
-            InstrKind::Scalar { .. } | InstrKind::SyncAll { .. } => {
+            InstrKind::Scalar { .. } | InstrKind::SyncAll { .. } | InstrKind::ScalarCode(_) => {
                 let b = &mut self.blocks[block];
                 b.pipes[pi].queue.pop_front();
                 true
@@ -821,6 +841,23 @@ impl<'a> Sim<'a> {
                 b.spans[idx as usize] = (now, now + cost_cycles);
                 b.started_instr[idx as usize] = true;
             }
+            InstrKind::ScalarCode(code) => {
+                let lines = self.trace.blocks[block]
+                    .gm_lines
+                    .get(code.lines_start as usize..)
+                    .map_or(&[][..], |rest| {
+                        &rest[..rest.len().min(code.lines_len as usize)]
+                    });
+                let b = &mut self.blocks[block];
+                let c = cost::scalar_code_cost(hw, code, lines, &mut b.dcache);
+                cost_cycles = c.cycles;
+                b.code.instructions += code.instructions();
+                b.code.gm_accesses += code.gm_accesses;
+                b.code.misses += c.misses;
+                b.code.cycles += c.cycles;
+                b.spans[idx as usize] = (now, now + cost_cycles);
+                b.started_instr[idx as usize] = true;
+            }
             InstrKind::SyncAll { generation } => {
                 if !self.all_drained(block) {
                     self.blocks[block].scalar_wait_since.get_or_insert(now);
@@ -918,9 +955,10 @@ impl<'a> Sim<'a> {
             let (start, end) = state.spans[idx];
             let end = if end == Cycle::MAX { start } else { end };
             let kind = match &instr.kind {
-                InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Scalar { .. } => {
-                    SpanKind::Work
-                }
+                InstrKind::Vector { .. }
+                | InstrKind::Dma { .. }
+                | InstrKind::Scalar { .. }
+                | InstrKind::ScalarCode(_) => SpanKind::Work,
                 InstrKind::WaitFlag { .. }
                 | InstrKind::SyncAll { .. }
                 | InstrKind::Barrier { pipe: None } => SpanKind::Wait,
@@ -942,6 +980,7 @@ impl<'a> Sim<'a> {
             end: state.end,
             scalar_busy: state.scalar_busy,
             spans,
+            code: state.code,
         }
     }
 }

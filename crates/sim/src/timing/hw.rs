@@ -140,6 +140,8 @@ pub struct ScalarCosts {
     pub issue_barrier_cycles: f64,
     /// Scalar cycles of API overhead around a GetValue/SetValue.
     pub issue_access_cycles: f64,
+    /// An arithmetic, logic or branch instruction of the kernel's own code.
+    pub alu_cycles: f64,
     /// A scalar load from UB.
     pub load_cycles: f64,
     /// A scalar store to UB.
@@ -594,6 +596,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         issue_sync_cycles: r.num("scalar.issue_sync_cycles")?,
         issue_barrier_cycles: r.num("scalar.issue_barrier_cycles")?,
         issue_access_cycles: r.num("scalar.issue_access_cycles")?,
+        alu_cycles: r.num("scalar.alu_cycles")?,
         load_cycles: r.num("scalar.load_cycles")?,
         store_cycles: r.num("scalar.store_cycles")?,
         gm_miss_cycles: r.num("scalar.gm_miss_cycles")?,
@@ -601,6 +604,18 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         dcache_bytes: r.int("scalar.dcache_bytes")?.max(1),
         dcache_flush_cycles: r.num("scalar.dcache_flush_cycles")?,
     };
+    if !scalar
+        .dcache_line_bytes
+        .is_multiple_of(crate::trace::GM_LINE_BYTES)
+    {
+        return Err(r.err(
+            "scalar.dcache_line_bytes",
+            format!(
+                "must be a multiple of {} (the granularity of the GM line touches a trace records)",
+                crate::trace::GM_LINE_BYTES
+            ),
+        ));
+    }
     let sync = SyncCosts {
         flag_latency_cycles: r.num("sync.flag_latency_cycles")?,
         sync_all_cycles: r.num("sync.sync_all_cycles")?,

@@ -8,7 +8,11 @@
 //! The model (details in [`engine`]): per block, an in-order scalar unit
 //! issues every API call into the issue queue (32 deep) of the pipe that runs
 //! it (Vector, Cube, MTE1, MTE2, MTE3, FixPipe); pipes run their queues in
-//! order; queue EnQue/DeQue/FreeTensor/AllocTensor (lowered to flags by the
+//! order; the kernel's own compiled code between API calls (counted by the
+//! build's instrumentation, [`crate::build::instrument`]) occupies the
+//! scalar unit for its instructions plus a GM round trip per data-cache
+//! miss, so the API calls after it issue later; queue
+//! EnQue/DeQue/FreeTensor/AllocTensor (lowered to flags by the
 //! runtime), SetFlag/WaitFlag, PipeBarrier and SyncAll are the dependencies
 //! between pipes; a vector call costs `head + per_repeat * repeats`; a DMA
 //! costs `issue + bytes / rate + latency` with the rate cut for GM addresses
@@ -38,7 +42,7 @@ pub use chrome::chrome_trace_json;
 pub use engine::{BlockTimeline, CoreType, Cycle, Span, SpanKind};
 pub use hw::{HwProfile, HwProfileError, NoiseLevel};
 pub use noise::Noise;
-pub use report::{roofline, BlockProfile, Ops, Profile, Roofline};
+pub use report::{roofline, BlockProfile, KernelCode, Ops, Profile, Roofline};
 
 use crate::trace::Trace;
 use thiserror::Error;

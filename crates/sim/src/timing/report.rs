@@ -265,6 +265,10 @@ pub struct Profile {
     /// Measurement noise factor applied to every time (1 when
     /// deterministic).
     pub noise_factor: f64,
+    /// The kernel's own compiled code over all blocks (index arithmetic,
+    /// loops, raw `__gm__` pointer access), as the scalar unit ran it.
+    #[serde(default)]
+    pub kernel_code: KernelCode,
     /// Per block rows.
     pub blocks: Vec<BlockProfile>,
     /// The roofline floor, when the caller gave the case's work.
@@ -277,6 +281,20 @@ pub struct Profile {
         skip_serializing_if = "Option::is_none"
     )]
     pub roofline_reached_pct: Option<f64>,
+}
+
+/// The kernel's own code, summed over the blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelCode {
+    /// Scalar instructions executed.
+    pub instructions: u64,
+    /// Scalar-unit time they took (all blocks together), µs.
+    #[serde(rename = "time(us)")]
+    pub time_us: f64,
+    /// Loads and stores that reached GM.
+    pub gm_accesses: u64,
+    /// GM lines that missed the data cache (each a GM round trip).
+    pub dcache_misses: u64,
 }
 
 /// Union length of the work intervals of one pipe.
@@ -411,6 +429,12 @@ pub(crate) fn build(
         achieved_gbps,
         hbm_gbps: hw.hbm_gbps(),
         noise_factor,
+        kernel_code: KernelCode {
+            instructions: out.blocks.iter().map(|b| b.code.instructions).sum(),
+            time_us: to_us(out.blocks.iter().map(|b| b.code.cycles).sum()),
+            gm_accesses: out.blocks.iter().map(|b| b.code.gm_accesses).sum(),
+            dcache_misses: out.blocks.iter().map(|b| b.code.misses).sum(),
+        },
         blocks,
         roofline: None,
         roofline_reached_pct: None,
@@ -487,6 +511,16 @@ impl Profile {
             let _ = writeln!(
                 s,
                 "bottleneck                 {name} = {value:.3} (slowest block)"
+            );
+        }
+        if self.kernel_code.instructions > 0 || self.kernel_code.gm_accesses > 0 {
+            let _ = writeln!(
+                s,
+                "kernel code                {} scalar instructions, {:.3} us of scalar time; {} GM accesses, {} data-cache misses",
+                self.kernel_code.instructions,
+                self.kernel_code.time_us,
+                self.kernel_code.gm_accesses,
+                self.kernel_code.dcache_misses
             );
         }
         if (self.noise_factor - 1.0).abs() > 0.0 {

@@ -87,6 +87,7 @@ impl TraceBuilder {
         self.trace.blocks.push(BlockTrace {
             block: self.cur_block,
             instrs,
+            gm_lines: Vec::new(),
         });
         self.trace.block_dim = self.trace.blocks.len() as u32;
     }
