@@ -415,10 +415,22 @@ mod tests {
         let hw = hw();
         let mut cache = DCache::default();
         let lines = [
-            GmLine { space: 0, offset: 0 },
-            GmLine { space: 1, offset: 0 },
-            GmLine { space: 0, offset: 0 },
-            GmLine { space: 0, offset: 64 },
+            GmLine {
+                space: 0,
+                offset: 0,
+            },
+            GmLine {
+                space: 1,
+                offset: 0,
+            },
+            GmLine {
+                space: 0,
+                offset: 0,
+            },
+            GmLine {
+                space: 0,
+                offset: 64,
+            },
         ];
         let code = ScalarCode {
             alu: 10,
