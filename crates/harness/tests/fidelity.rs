@@ -3,6 +3,7 @@
 //! code is charged, raw GM pointers cost GM round trips, and the Chrome
 //! trace of add_custom is well formed.
 
+use ascendopt_harness::eval::{check_op, CaseSelector, CheckConfig};
 use ascendopt_harness::pipeline::evaluate_package;
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::OpPackage;
@@ -179,4 +180,61 @@ fn hoisting_a_per_element_index_computation_saves_about_its_instructions() {
     // The data-cache misses are the same: only instructions were removed.
     let misses = |p: &serde_json::Value| p["kernel_code"]["dcache_misses"].as_u64().unwrap();
     assert_eq!(misses(h), misses(o));
+}
+
+#[test]
+fn the_chrome_trace_of_add_custom_nests_on_every_thread_and_shows_the_scalar_work() {
+    let pkg = OpPackage::load(&common::repo().join("ops/add_custom")).unwrap();
+    let cfg = CheckConfig {
+        case: Some(CaseSelector::Name("f16_48x8192".into())),
+        seed: 5,
+        profile: true,
+        deterministic: true,
+        timeline: true,
+    };
+    let check = check_op(&device(60_000), &pkg, &cfg).unwrap();
+    let case = &check.cases[0];
+    assert!(case.verdict.passed(), "{:?}", case.verdict);
+    let text = case.timeline.clone().unwrap().unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    ascendopt_sim::timing::chrome::check_nesting(&doc).unwrap();
+    let profile = case.profile.clone().unwrap().unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let scalar_tid = ascendopt_sim::timing::chrome::pipe_tid(ascendopt_sim::trace::Pipe::S);
+    for block in &profile.blocks {
+        let pid = u64::from(block.block_id);
+        let on_scalar: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["tid"] == scalar_tid)
+            .collect();
+        // The kernel's own code is there, and the scalar track's work adds
+        // up to the profile's scalar time.
+        assert!(
+            on_scalar.iter().any(|e| e["name"] == "kernel code"),
+            "block {pid}"
+        );
+        let work: f64 = on_scalar
+            .iter()
+            .filter(|e| e["cat"] != "wait")
+            .map(|e| e["dur"].as_f64().unwrap())
+            .sum();
+        let scalar = block.aiv.as_ref().unwrap().scalar_time_us;
+        assert!(
+            (work - scalar).abs() < 1e-3,
+            "block {pid}: {work} vs {scalar}"
+        );
+    }
+    // Every named track holds something.
+    for e in events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+    {
+        assert!(
+            events
+                .iter()
+                .any(|x| x["ph"] == "X" && x["pid"] == e["pid"] && x["tid"] == e["tid"]),
+            "empty track {e}"
+        );
+    }
+    assert!(events.iter().any(|e| e["flow_out"] == true));
 }

@@ -562,8 +562,6 @@ fn launch(
     let mut trace = Trace {
         block_dim: tiling.block_dim,
         gm_spaces,
-        // The inputs are GM spaces 0.. (allocated first, in argument order).
-        gm_inputs: job.inputs.len() as u32,
         blocks: Vec::new(),
         locs: Vec::new(),
     };

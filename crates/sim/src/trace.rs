@@ -574,11 +574,6 @@ pub struct Trace {
     pub block_dim: u32,
     /// Sizes in bytes of the GM allocations, by `Region::space` index.
     pub gm_spaces: Vec<u64>,
-    /// The first `gm_inputs` GM allocations are the kernel's inputs, which
-    /// the host wrote just before the launch, in that order (what the L2
-    /// model holds at launch).
-    #[serde(default)]
-    pub gm_inputs: u32,
     /// Per-block instruction streams, by block index.
     pub blocks: Vec<BlockTrace>,
     /// Source locations, indexed by `Instr::loc`.

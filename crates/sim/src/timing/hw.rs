@@ -222,6 +222,11 @@ pub struct HwProfile {
     /// HBM bandwidth shared by every core, reads and writes together, in
     /// bytes per cycle.
     pub hbm_bytes_per_cycle: f64,
+    /// L2 bandwidth shared by every core, reads and writes together, in
+    /// bytes per cycle.
+    pub l2_bytes_per_cycle: f64,
+    /// L2 line size, bytes.
+    pub l2_line_bytes: u64,
     /// Issue queue depth per pipe.
     pub issue_queue_depth: u32,
     /// Launch overhead.
@@ -312,6 +317,11 @@ impl HwProfile {
     /// HBM bandwidth in GB/s (1e9 B/s).
     pub fn hbm_gbps(&self) -> f64 {
         self.hbm_bytes_per_cycle * self.clock_hz / 1e9
+    }
+
+    /// L2 bandwidth in GB/s (1e9 B/s).
+    pub fn l2_gbps(&self) -> f64 {
+        self.l2_bytes_per_cycle * self.clock_hz / 1e9
     }
 
     /// The vector cost rule for an operation on elements of `elem_bytes`.
@@ -568,6 +578,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
     let soc_version = r.string("soc_version")?;
     let clock_hz = r.positive("chip.clock_mhz")? * 1e6;
     let hbm_gbps = r.positive("chip.hbm_gbps")?;
+    let l2_gbps = r.positive("chip.l2_gbps")?;
     let launch = LaunchCost {
         base_us: r.num("launch.base_us")?,
         per_block_us: r.num("launch.per_block_us")?,
@@ -642,6 +653,8 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         l2_bytes: r.int("chip.l2_bytes")?,
         hbm_bytes: r.int("chip.hbm_bytes")?,
         hbm_bytes_per_cycle: hbm_gbps * 1e9 / clock_hz,
+        l2_bytes_per_cycle: l2_gbps * 1e9 / clock_hz,
+        l2_line_bytes: r.int("chip.l2_line_bytes")?.max(1),
         issue_queue_depth: r.count("chip.issue_queue_depth")?,
         launch,
         dma,

@@ -30,6 +30,7 @@ pub mod cost;
 pub mod engine;
 mod hbm;
 pub mod hw;
+mod l2;
 pub mod noise;
 pub mod report;
 
@@ -39,10 +40,10 @@ pub(crate) mod testkit;
 mod tests;
 
 pub use chrome::chrome_trace_json;
-pub use engine::{BlockTimeline, CoreType, Cycle, Span, SpanKind};
+pub use engine::{BlockTimeline, CodeStats, CoreType, Cycle, L2Stats, Span, SpanKind};
 pub use hw::{HwProfile, HwProfileError, NoiseLevel};
 pub use noise::Noise;
-pub use report::{roofline, BlockProfile, KernelCode, Ops, Profile, Roofline};
+pub use report::{roofline, BlockProfile, KernelCode, LaunchKind, Ops, Profile, Roofline, Traffic};
 
 use crate::trace::Trace;
 use thiserror::Error;
@@ -97,6 +98,9 @@ pub struct Timeline {
     pub makespan: Cycle,
     /// Per block, by block index.
     pub blocks: Vec<BlockTimeline>,
+    /// Bytes per cycle moving through L2 and through HBM from each change
+    /// on: (cycle, [L2, HBM]).
+    pub bandwidth: Vec<(Cycle, [f64; 2])>,
     /// Events the simulation processed.
     pub events: u64,
 }
@@ -140,6 +144,7 @@ pub fn simulate(
             launch_us,
             makespan: out.makespan,
             blocks: out.blocks,
+            bandwidth: out.bandwidth,
             events: out.events,
         },
     })
