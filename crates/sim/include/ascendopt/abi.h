@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define ASC_ABI_VERSION 1u
+#define ASC_ABI_VERSION 3u
 
 #ifdef __cplusplus
 extern "C" {
@@ -287,6 +287,13 @@ typedef struct AscRuntime {
   void (*print)(const char* text);
   void (*trap)(const char* message, AscLoc loc);
 
+  /* ---- appended in ABI 2 ---- */
+  /* PopStackBuffer: the rest of the memory behind position `pos` (TPosition
+   * code), from the end of what TPipe allocated there, as `dtype` elements;
+   * nothing is allocated. */
+  AscLocal (*local_rest)(uint32_t pos, uint8_t dtype, AscLoc loc);
+
+  /* ---- appended in ABI 3 ---- */
   /* The kernel's own code touched the 64-byte line at `line` (an address
    * rounded down to 64) with a plain load or store (kernel_entry.cpp's
    * instrumentation hooks call it for lines not touched just before).
