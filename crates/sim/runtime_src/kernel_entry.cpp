@@ -117,6 +117,11 @@ extern "C" __attribute__((visibility("hidden"))) int ascendopt_memcmp(const void
   return memcmp(a, b, n);
 }
 
+// The device compiler's block variables (declared in
+// ascendopt/kernel/builtins.h), set per block thread below.
+thread_local int64_t block_idx = 0;
+thread_local int64_t block_num = 0;
+
 typedef uint8_t* A;
 
 extern "C" __attribute__((visibility("default"))) void ascendopt_kernel_attach(const AscRuntime* rt) {
@@ -201,6 +206,8 @@ extern "C" __attribute__((visibility("default"))) void ascendopt_kernel_throw(vo
 extern "C" __attribute__((visibility("default"))) int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs,
                                                                                  uint8_t** a) {
   try {
+    block_idx = ascendopt::g_rt->block_idx();
+    block_num = ascendopt::g_rt->block_num();
     switch (nargs) {
       case 0:
         entry();

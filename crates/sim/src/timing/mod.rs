@@ -31,6 +31,7 @@ pub mod engine;
 mod hbm;
 pub mod hw;
 mod l2;
+pub mod msprof_csv;
 pub mod noise;
 pub mod report;
 
