@@ -150,8 +150,7 @@ fn unsupported_api_fails_to_compile_with_its_name() {
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
     assert!(
-        t.contains("COMPILE ERROR")
-            && t.contains("not supported by the ascendopt simulator: TopK"),
+        t.contains("COMPILE ERROR") && t.contains("not supported by the ascendopt simulator: TopK"),
         "{t}"
     );
 }
@@ -271,4 +270,25 @@ fn race_from_a_deleted_enque_deque_pair_fails_the_case() {
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
     assert!(t.contains("hazard") && t.contains("race"), "{t}");
+}
+
+#[test]
+fn fidelity_fast_prints_every_point_and_passes() {
+    let out = ascendopt(&["fidelity", "--fast"]);
+    let t = text(&out);
+    eprintln!("{t}");
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    for needle in [
+        "GM->UB copy of 16 KB, one core",
+        "48 cores streaming 400 MB",
+        "launch head, 48 blocks",
+        "Add f16, 2048 elements",
+        "double buffering",
+        "relu f16, 256 elements",
+        " 0 FAIL",
+    ] {
+        assert!(t.contains(needle), "missing {needle}:\n{t}");
+    }
+    // Known misses say why.
+    assert!(t.contains("why: "), "{t}");
 }

@@ -34,6 +34,7 @@
 pub mod compare;
 pub mod compat;
 pub mod eval;
+pub mod fidelity;
 pub mod ledger;
 pub mod memory;
 pub mod pipeline;

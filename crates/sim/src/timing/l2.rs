@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn the_cache_at_launch_is_what_the_previous_run_left() {
-        use crate::timing::testkit::{gm, ub, TraceBuilder};
+        use crate::timing::synth::{gm, ub, TraceBuilder};
         // Two blocks each read 3 MB and write 3 MB through a 4 MB cache,
         // in 64 KB copies: the previous run leaves the last ~4 MB it
         // touched, the ends of both blocks' ranges.

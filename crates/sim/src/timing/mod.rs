@@ -35,8 +35,8 @@ pub mod msprof_csv;
 pub mod noise;
 pub mod report;
 
-#[cfg(test)]
-pub(crate) mod testkit;
+pub mod fidelity;
+pub(crate) mod synth;
 #[cfg(test)]
 mod tests;
 

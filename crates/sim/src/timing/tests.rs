@@ -1,7 +1,7 @@
 //! Calibration and behaviour tests of the timing model on hand-written
 //! traces. Each test states the expected direction and bound, and why.
 
-use super::testkit::{gm, ub, AddKernel, TraceBuilder};
+use super::synth::{gm, ub, AddKernel, TraceBuilder};
 use super::*;
 use crate::trace::{DmaDir, InstrKind, Pipe, ScalarOp, VecOp};
 use ascendopt_op::Dtype;
