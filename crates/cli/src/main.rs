@@ -11,6 +11,7 @@ mod bench_tiling_cmd;
 mod compat_cmd;
 mod eval_cmd;
 mod import_cmd;
+mod fidelity_cmd;
 mod json_doc;
 mod llm_args;
 mod optimize_cmd;
@@ -61,6 +62,9 @@ enum Command {
     BenchTiling(bench_tiling_cmd::BenchTilingArgs),
     /// Measure evaluations per minute and where an evaluation's time goes.
     BenchEvals(bench_evals_cmd::BenchEvalsArgs),
+    /// The simulator's timing against figures measured on real hardware:
+    /// one row per published point, failing when a point leaves its band.
+    Fidelity(fidelity_cmd::FidelityArgs),
     /// Check operator folders written elsewhere: do host and kernel compile,
     /// do the cases run and pass, what blocks each unit, which APIs the
     /// simulator lacks.
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         Command::BenchEvals(args) => bench_evals_cmd::run(args),
         Command::Compat(args) => compat_cmd::run(args),
         Command::Import(args) => import_cmd::run(args),
+        Command::Fidelity(args) => fidelity_cmd::run(args),
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
         Command::BenchRule(args) => bench_rule_cmd::run(args),

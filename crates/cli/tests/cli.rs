@@ -294,3 +294,24 @@ fn a_second_process_on_one_out_folder_exits_2_naming_the_holder() {
     // It touched nothing of the holder's run.
     assert!(!out.path().join("runs.sqlite").exists());
 }
+
+#[test]
+fn fidelity_fast_prints_every_point_and_passes() {
+    let out = ascendopt(&["fidelity", "--fast"]);
+    let t = text(&out);
+    eprintln!("{t}");
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    for needle in [
+        "GM->UB copy of 16 KB, one core",
+        "48 cores streaming 400 MB",
+        "launch head, 48 blocks",
+        "Add f16, 2048 elements",
+        "double buffering",
+        "relu f16, 256 elements",
+        " 0 FAIL",
+    ] {
+        assert!(t.contains(needle), "missing {needle}:\n{t}");
+    }
+    // Known misses say why.
+    assert!(t.contains("why: "), "{t}");
+}

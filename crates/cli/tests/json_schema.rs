@@ -240,6 +240,12 @@ fn every_reporting_command_writes_the_one_shape() {
         ],
     );
 
+    // fidelity: no operator, one item per published point.
+    let doc = valid_any(&v, "fidelity", &["fidelity", "--fast", "--json"]);
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(doc["summary"]["points"], points.len());
+    assert!(points.iter().all(|p| p["source"].as_str().is_some()));
+
     // Rewind into a bank, then the bank's views of it.
     let bank = tmp.path().join("bank.sqlite");
     let bank = bank.to_str().unwrap();

@@ -130,6 +130,8 @@ pub struct ProfileRequest {
     /// Minimum GM bytes the case must move (inputs read once, outputs
     /// written once), for the roofline.
     pub min_bytes: u64,
+    /// Of those, the inputs' bytes (the rest are the outputs').
+    pub input_bytes: u64,
     /// Operations of the case, for the roofline.
     pub ops: Ops,
     /// Seed of the measurement noise.

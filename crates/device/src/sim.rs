@@ -435,11 +435,17 @@ impl Device for SimDevice {
         };
         let sim = timing::simulate(trace, &self.config.hw, &opts).map_err(|e| e.to_string())?;
         let mut profile = sim.profile;
+        let traffic = timing::Traffic {
+            read_bytes: request.input_bytes.min(request.min_bytes),
+            write_bytes: request.min_bytes.saturating_sub(request.input_bytes),
+        };
+        let kind = profile.launch_kind();
         profile.attach_roofline(timing::roofline(
             &self.config.hw,
-            request.min_bytes,
+            traffic,
             request.ops,
             result.tiling.block_dim,
+            kind,
         ));
         Ok(profile)
     }

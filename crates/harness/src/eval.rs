@@ -359,7 +359,8 @@ pub fn prepare_and_run(
 /// written once; one vector operation per output element (a lower bound).
 pub fn profile_request(prepared: &Prepared, seed: u64, deterministic: bool) -> ProfileRequest {
     let bytes = |ts: &[Tensor]| ts.iter().map(|t| t.data.len() as u64).sum::<u64>();
-    let min_bytes = bytes(prepared.inputs()) + bytes(&prepared.expected);
+    let input_bytes = bytes(prepared.inputs());
+    let min_bytes = input_bytes + bytes(&prepared.expected);
     let (elems, dtype) = prepared
         .expected
         .iter()
@@ -368,6 +369,7 @@ pub fn profile_request(prepared: &Prepared, seed: u64, deterministic: bool) -> P
         .unwrap_or((0, ascendopt_op::Dtype::Float32));
     ProfileRequest {
         min_bytes,
+        input_bytes,
         ops: Ops::vector(elems, dtype),
         seed,
         deterministic,
@@ -626,6 +628,7 @@ fn harden_case(
             first,
             &ProfileRequest {
                 min_bytes: input_bytes + output_bytes,
+                input_bytes,
                 ops: Ops::vector(elems, dtype),
                 seed,
                 deterministic: true,

@@ -40,6 +40,7 @@ pub mod compat;
 pub mod eval;
 pub mod fresh;
 pub mod import;
+pub mod fidelity;
 pub mod ledger;
 pub mod memory;
 pub mod out_lock;

@@ -155,10 +155,14 @@ mod tests {
         p.attach_roofline(Roofline {
             launch_us: 10.0,
             memory_us: 30.0,
+            hbm_us: 30.0,
+            l2_us: 10.0,
+            mte_us: 20.0,
             compute_us: 5.0,
             floor_us: 40.0,
             // Two inputs and one output of 1000 bytes each.
             min_bytes: 3000,
+            read_bytes: 2000,
             ops: Ops::vector(250, Dtype::Float32),
         });
         p
@@ -203,6 +207,7 @@ mod tests {
             blocks: vec![BlockTrace {
                 block: 0,
                 instrs: writes,
+                gm_lines: Vec::new(),
             }],
             locs: Vec::new(),
         };

@@ -10,7 +10,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 /// Version of the kernel ABI (`ASC_ABI_VERSION`).
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -196,4 +196,22 @@ pub struct AscRuntime {
     pub local_rest: extern "C-unwind" fn(pos: u32, dtype: u8, loc: AscLoc) -> AscLocal,
     pub workspace_base: extern "C-unwind" fn() -> *mut c_void,
     pub sys_workspace_bytes: extern "C-unwind" fn() -> u64,
+    // Appended in ABI 3.
+    pub scalar_touch: extern "C-unwind" fn(line: *const c_void, store: u32) -> i32,
 }
+
+/// `AscScalarCounters`: the kernel's own code on one block thread.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AscScalarCounters {
+    pub alu: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub gm_accesses: u64,
+    pub recent: [u64; 4],
+}
+
+// The instrumentation pass writes these offsets into kernel assembly.
+const _: () = assert!(std::mem::offset_of!(AscScalarCounters, alu) == 0);
+const _: () = assert!(std::mem::offset_of!(AscScalarCounters, loads) == 8);
+const _: () = assert!(std::mem::offset_of!(AscScalarCounters, stores) == 16);

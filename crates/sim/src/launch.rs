@@ -433,6 +433,7 @@ pub const LIB_API_WORKSPACE: u64 = 16 << 20;
 type AttachFn = unsafe extern "C" fn(*const AscRuntime);
 type CallFn = unsafe extern "C" fn(*const c_void, u32, *mut *mut u8) -> i32;
 type ThrowFn = unsafe extern "C-unwind" fn();
+type CountersFn = unsafe extern "C" fn() -> *mut crate::abi::AscScalarCounters;
 
 /// Runs the kernel of `job` on every block with the given tiling decisions.
 pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, LaunchFailure> {
@@ -462,7 +463,7 @@ fn launch(
     let lib = unsafe { Library::new(&job.kernel_lib) }.map_err(|e| load_err(e.to_string()))?;
     // SAFETY: the symbols are the ones kernel_entry.cpp defines, with the
     // signatures of abi.h; the entry is only called through kernel_call.
-    let (attach, call, throw, entry) = unsafe {
+    let (attach, call, throw, entry, counters) = unsafe {
         let attach: libloading::Symbol<AttachFn> = lib
             .get(b"ascendopt_kernel_attach\0")
             .map_err(|e| load_err(format!("{e} (was it linked with kernel_entry.cpp?)")))?;
@@ -472,6 +473,12 @@ fn launch(
         let throw: libloading::Symbol<ThrowFn> = lib
             .get(b"ascendopt_kernel_throw\0")
             .map_err(|e| load_err(e.to_string()))?;
+        // Absent from libraries linked with an older kernel_entry.cpp: the
+        // kernel's own code is then not counted.
+        let counters: Option<CountersFn> = lib
+            .get::<CountersFn>(b"ascendopt_kernel_scalar_counters\0")
+            .ok()
+            .map(|s| *s);
         let mut name = job.kernel_name.clone().into_bytes();
         name.push(0);
         let entry: libloading::Symbol<*const c_void> = lib.get(&name).map_err(|e| {
@@ -480,7 +487,7 @@ fn launch(
                 job.kernel_name
             ))
         })?;
-        (*attach, *call, *throw, *entry)
+        (*attach, *call, *throw, *entry, counters)
     };
 
     // GM: inputs, outputs, workspace, tiling data (kernel argument order).
@@ -636,7 +643,15 @@ fn launch(
                     .name(format!("block-{idx}"))
                     .stack_size(16 << 20)
                     .spawn_scoped(scope, move || {
-                        block::install(Block::new(idx, shared.clone()));
+                        let mut state = Block::new(idx, shared.clone());
+                        if let Some(counters) = counters {
+                            // SAFETY: ascendopt_kernel_scalar_counters of
+                            // the library (loaded for the whole launch)
+                            // returns this thread's counters, and the block
+                            // stays on this thread.
+                            unsafe { state.attach_scalar_counters(counters()) };
+                        }
+                        block::install(state);
                         // SAFETY: call_addr is ascendopt_kernel_call and
                         // entry_addr the kernel entry of a loaded library;
                         // args points to live GM allocations.
@@ -649,6 +664,7 @@ fn launch(
                             )
                         };
                         shared.block_finished();
+                        block::flush_current_scalar_code();
                         block::uninstall()
                             .map(|b| (b, rc))
                             .ok_or_else(|| "block state lost".to_string())
@@ -733,6 +749,7 @@ fn launch(
         trace.blocks.push(BlockTrace {
             block: b.idx,
             instrs,
+            gm_lines: b.gm_lines,
         });
     }
     let outputs = if in_memory {

@@ -467,6 +467,69 @@ pub enum InstrKind {
         /// How many SyncAll this block passed before (0-based).
         generation: u32,
     },
+    /// The kernel's own compiled code that the scalar unit ran since the
+    /// previous API call (index arithmetic, loops, branches, raw `__gm__`
+    /// pointer access), counted by the build's instrumentation.
+    ScalarCode(ScalarCode),
+}
+
+/// What a stretch of the kernel's own code executed, as counted by the
+/// instrumented build (`build::instrument`): instructions by class, and the
+/// GM it touched through plain loads and stores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ScalarCode {
+    /// Arithmetic, logic, branch and call instructions.
+    pub alu: u64,
+    /// Instructions that load from memory.
+    pub loads: u64,
+    /// Instructions that store to memory.
+    pub stores: u64,
+    /// Loads and stores of those that reached GM.
+    pub gm_accesses: u64,
+    /// First of the GM lines this code touched in [`BlockTrace::gm_lines`].
+    pub lines_start: u32,
+    /// How many lines, in order of access.
+    pub lines_len: u32,
+    /// Line touches past the block's recording limit
+    /// ([`MAX_GM_LINES_PER_BLOCK`]), charged as data-cache misses.
+    pub lines_dropped: u64,
+}
+
+impl ScalarCode {
+    /// True when it holds no work at all.
+    pub fn is_empty(&self) -> bool {
+        self.alu == 0
+            && self.loads == 0
+            && self.stores == 0
+            && self.gm_accesses == 0
+            && self.lines_len == 0
+            && self.lines_dropped == 0
+    }
+
+    /// Instructions of every class.
+    pub fn instructions(&self) -> u64 {
+        self.alu + self.loads + self.stores
+    }
+}
+
+/// Granularity of recorded GM line touches, bytes: the scalar data cache's
+/// line ([`crate::timing::hw::ScalarCosts::dcache_line_bytes`] must be a
+/// multiple of it).
+pub const GM_LINE_BYTES: u64 = 64;
+
+/// Most GM line touches a block's trace records; later ones are only
+/// counted ([`ScalarCode::lines_dropped`]).
+pub const MAX_GM_LINES_PER_BLOCK: usize = 1 << 16;
+
+/// A GM line the kernel's own code touched that was not among the few
+/// lines it touched just before (those are certain data-cache hits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GmLine {
+    /// GM allocation index (as [`Region::space`]).
+    pub space: u32,
+    /// Byte offset of the line inside the allocation, a multiple of
+    /// [`GM_LINE_BYTES`].
+    pub offset: u64,
 }
 
 /// One instruction of one block.
@@ -513,6 +576,10 @@ pub struct BlockTrace {
     pub block: u32,
     /// Instructions in program (issue) order.
     pub instrs: Vec<Instr>,
+    /// GM lines touched by the kernel's own code, referenced by the
+    /// [`InstrKind::ScalarCode`] instructions.
+    #[serde(default)]
+    pub gm_lines: Vec<GmLine>,
 }
 
 /// The trace of one kernel launch.

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define ASC_ABI_VERSION 2u
+#define ASC_ABI_VERSION 3u
 
 #ifdef __cplusplus
 extern "C" {
@@ -316,7 +316,27 @@ typedef struct AscRuntime {
   void* (*workspace_base)(void);
   /* Bytes of the system workspace at its start (GetLibApiWorkSpaceSize). */
   uint64_t (*sys_workspace_bytes)(void);
+
+  /* ---- appended in ABI 3 ---- */
+  /* The kernel's own code touched the 64-byte line at `line` (an address
+   * rounded down to 64) with a plain load or store (kernel_entry.cpp's
+   * instrumentation hooks call it for lines not touched just before).
+   * Returns 1 when the line is GM (the touch is recorded), else 0. */
+  int32_t (*scalar_touch)(const void* line, uint32_t store);
 } AscRuntime;
+
+/* Counters of the kernel's own code on the calling block's thread
+ * (thread-local in kernel_entry.cpp). The instrumented kernel code adds
+ * its instructions to alu/loads/stores (offsets 0, 8, 16: the build's
+ * instrumentation pass writes them into the assembly); the runtime reads
+ * and clears them at every API call it records. */
+typedef struct AscScalarCounters {
+  uint64_t alu;
+  uint64_t loads;
+  uint64_t stores;
+  uint64_t gm_accesses; /* loads and stores that reached GM */
+  uint64_t recent[4];   /* lines touched just before: (address >> 6) << 1 | is_gm; 0 = none */
+} AscScalarCounters;
 
 /* Exported by every kernel library (crates/sim/runtime_src/kernel_entry.cpp).
  *
@@ -332,6 +352,8 @@ void ascendopt_kernel_attach(const AscRuntime* rt);
 int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs, uint8_t** args);
 /* Throws the fault exception; only the runtime calls it. */
 void ascendopt_kernel_throw(void);
+/* The calling thread's counters of the kernel's own code. */
+AscScalarCounters* ascendopt_kernel_scalar_counters(void);
 
 #ifdef __cplusplus
 }

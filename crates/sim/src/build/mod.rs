@@ -64,6 +64,7 @@
 mod api_names;
 mod diagnostics;
 pub mod integrity;
+pub mod instrument;
 mod pch;
 pub mod project;
 pub mod variants;
@@ -1284,6 +1285,12 @@ impl UnitPlan {
     /// of the include-directory scan.
     fn key(&self, base: &KeyBase<'_>, other_sources: &[PathBuf]) -> Result<String, BuildError> {
         let mut hasher = base.hasher(self.unit.name());
+        if self.unit == Unit::Kernel {
+            hasher.field(instrument::SOURCE.as_bytes());
+            for flag in instrument::KERNEL_FLAGS {
+                hasher.field(flag.as_bytes());
+            }
+        }
         hasher.field(b"root-relative");
         match &self.param {
             None => {
@@ -1418,6 +1425,10 @@ impl UnitPlan {
                     args.push(copy.into());
                 }
             }
+            _ if self.unit == Unit::Kernel => {
+                return self
+                    .compile_instrumented(toolchain, args, rt_obj, linker, out, cache, timeout);
+            }
             _ => args.extend(self.sources.iter().map(|s| s.clone().into())),
         }
         args.push(rt_obj.into());
@@ -1428,6 +1439,131 @@ impl UnitPlan {
             let _ = fs::remove_dir_all(dir);
         }
         result
+    }
+}
+
+impl UnitPlan {
+    /// The kernel unit: each source compiled to assembly with the
+    /// instrumentation flags, rewritten by [`instrument::instrument`] so
+    /// that the kernel's own code counts itself, then assembled and linked.
+    /// `args` are the compile arguments without the sources.
+    #[allow(clippy::too_many_arguments)]
+    fn compile_instrumented(
+        &self,
+        toolchain: &Toolchain,
+        mut args: Vec<std::ffi::OsString>,
+        rt_obj: &Path,
+        linker: Option<&str>,
+        out: &Path,
+        cache: &BuildCache,
+        timeout: Duration,
+    ) -> Result<(), BuildError> {
+        self.refuse_line_directives(toolchain)?;
+        args.extend(instrument::KERNEL_FLAGS.iter().map(Into::into));
+        args.push("-S".into());
+        let options = instrument::Options {
+            excluded_prefixes: self.excluded_prefixes(toolchain),
+        };
+        let mut temps: Vec<PathBuf> = Vec::new();
+        let result = (|| {
+            let mut link: Vec<std::ffi::OsString> = Vec::new();
+            for source in &self.sources {
+                let asm = temp_path(cache, &cache.dir().join("kernel.s"));
+                temps.push(asm.clone());
+                let mut compile = args.clone();
+                compile.push(source.clone().into());
+                run_compiler(self.unit, toolchain, compile, &asm, cache, timeout, source)?;
+                let text = fs::read_to_string(&asm).map_err(|source| BuildError::Read {
+                    path: asm.clone(),
+                    source,
+                })?;
+                let done =
+                    instrument::instrument(&text, &options).map_err(|e| BuildError::Compile {
+                        unit: self.unit,
+                        file: source.clone(),
+                        line: None,
+                        message: e.to_string(),
+                        diagnostics: e.to_string(),
+                        also: None,
+                    })?;
+                let rewritten = temp_path(cache, &cache.dir().join("kernel-counted.s"));
+                temps.push(rewritten.clone());
+                fs::write(&rewritten, done.text).map_err(|source| BuildError::Cache {
+                    path: rewritten.clone(),
+                    source,
+                })?;
+                link.push(rewritten.into());
+            }
+            link.push(rt_obj.into());
+            link.extend(LINK_FLAGS.iter().chain(&linker).map(Into::into));
+            let main_file = self.sources.first().cloned().unwrap_or_default();
+            run_compiler(self.unit, toolchain, link, out, cache, timeout, &main_file)
+        })();
+        for temp in temps {
+            let _ = fs::remove_file(temp);
+        }
+        result
+    }
+
+    /// Every file of the package the kernel can include (sources, forced
+    /// headers outside the emulation headers, files of the include
+    /// directories) must be free of `#line` directives, which could
+    /// attribute the kernel's code to the emulation headers.
+    fn refuse_line_directives(&self, toolchain: &Toolchain) -> Result<(), BuildError> {
+        let ours = fs::canonicalize(&toolchain.include_dir)
+            .unwrap_or_else(|_| toolchain.include_dir.clone());
+        let mut files: Vec<PathBuf> = self.sources.clone();
+        files.extend(
+            self.forced_headers
+                .iter()
+                .filter(|h| !h.starts_with(&toolchain.include_dir) && !h.starts_with(&ours))
+                .cloned(),
+        );
+        for dir in &self.include_dirs {
+            files.extend(tree_files(dir)?);
+        }
+        files.sort();
+        files.dedup();
+        for file in files {
+            let Ok(bytes) = fs::read(&file) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            if let Some(line) = instrument::line_directive(&text) {
+                let message = "a #line directive or line marker: the simulator counts the kernel's own code by source file, so line directives are not allowed in a package".to_string();
+                return Err(BuildError::Compile {
+                    unit: self.unit,
+                    file: file.clone(),
+                    line: Some(line as u32),
+                    diagnostics: format!("{}:{line}: {message}", file.display()),
+                    message,
+                    also: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// How the emulation headers' paths appear in the line tables: as
+    /// given to `-I`, canonical, and either relative to the package root
+    /// when the root's prefix is mapped away.
+    fn excluded_prefixes(&self, toolchain: &Toolchain) -> Vec<String> {
+        let mut dirs = vec![toolchain.include_dir.clone()];
+        if let Ok(canonical) = fs::canonicalize(&toolchain.include_dir) {
+            dirs.push(canonical);
+        }
+        let mut out = Vec::new();
+        for dir in dirs {
+            if let Ok(rel) = dir.strip_prefix(&self.root) {
+                if !rel.as_os_str().is_empty() {
+                    out.push(format!("{}/", rel.display()));
+                }
+            }
+            out.push(format!("{}/", dir.display()));
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 }
 

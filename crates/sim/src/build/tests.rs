@@ -44,7 +44,8 @@ impl Fixture {
         );
         fixture.write(
             "sim/runtime_src/kernel_entry.cpp",
-            "extern \"C\" int rt_kernel_marker() { return 7; }\n",
+            "extern \"C\" int rt_kernel_marker() { return 7; }\n\
+             extern \"C\" { __attribute__((tls_model(\"initial-exec\"))) __thread unsigned long ascendopt_scalar[8]; }\n",
         );
         fixture.write(
             "sim/runtime_src/host_entry.cpp",

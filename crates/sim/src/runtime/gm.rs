@@ -172,6 +172,16 @@ impl GmSpace {
         &self.allocs
     }
 
+    /// The allocation holding byte `addr` (its padding included) and the
+    /// offset in it, if any: a cheap test of whether a pointer is GM.
+    pub fn locate(&self, addr: usize) -> Option<(u32, u64)> {
+        self.allocs.iter().enumerate().find_map(|(i, a)| {
+            let base = a.base();
+            (addr >= base && addr - base < device_span(a.len))
+                .then(|| (i as u32, (addr - base) as u64))
+        })
+    }
+
     /// Resolves `[addr, addr+len)`; it must lie inside one allocation, or
     /// end in the device allocator's padding after it ([`device_span`]).
     pub fn resolve(&self, operand: &'static str, addr: usize, len: u64) -> Result<GmRef, Fault> {

@@ -46,6 +46,7 @@ pub static TABLE: AscRuntime = AscRuntime {
     local_rest: rt_local_rest,
     workspace_base: rt_workspace_base,
     sys_workspace_bytes: rt_sys_workspace_bytes,
+    scalar_touch: rt_scalar_touch,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -302,6 +303,12 @@ extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
             .into_owned()
     };
     with_block(&loc, "trap", |_| Err::<(), _>(Fault::Trap { message: msg }))
+}
+
+extern "C-unwind" fn rt_scalar_touch(line: *const c_void, _store: u32) -> i32 {
+    with_block(&NO_LOC, "kernel code", |b| {
+        Ok(i32::from(b.scalar_touch(line as usize)))
+    })
 }
 
 fn event_name(event: u32) -> String {

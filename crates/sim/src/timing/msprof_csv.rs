@@ -443,6 +443,11 @@ pub fn parse_pipe_utilization(text: &str) -> Result<Vec<PipeRow>, CsvError> {
                 mte3_ratio: t.req(n, row, AIV_COLUMNS[7])?,
                 scalar_time_us: t.req(n, row, AIV_COLUMNS[8])?,
                 scalar_ratio: t.req(n, row, AIV_COLUMNS[9])?,
+                // L2Cache.csv's columns, read when a merged file holds
+                // them (this module's PipeUtilization.csv does not).
+                read_hit_rate_pct: t.opt(n, row, "aiv_read_hit_rate(%)")?.unwrap_or(0.0),
+                write_hit_rate_pct: t.opt(n, row, "aiv_write_hit_rate(%)")?.unwrap_or(0.0),
+                total_hit_rate_pct: t.opt(n, row, "aiv_total_hit_rate(%)")?.unwrap_or(0.0),
             })
         } else {
             None
@@ -463,6 +468,9 @@ pub fn parse_pipe_utilization(text: &str) -> Result<Vec<PipeRow>, CsvError> {
                 fixpipe_ratio: t.req(n, row, AIC_COLUMNS[11])?,
                 scalar_time_us: t.req(n, row, AIC_COLUMNS[12])?,
                 scalar_ratio: t.req(n, row, AIC_COLUMNS[13])?,
+                read_hit_rate_pct: t.opt(n, row, "aic_read_hit_rate(%)")?.unwrap_or(0.0),
+                write_hit_rate_pct: t.opt(n, row, "aic_write_hit_rate(%)")?.unwrap_or(0.0),
+                total_hit_rate_pct: t.opt(n, row, "aic_total_hit_rate(%)")?.unwrap_or(0.0),
             })
         } else {
             None
@@ -511,6 +519,9 @@ mod tests {
                 mte2_ratio: 0.75,
                 mte3_time_us: t * 0.25,
                 mte3_ratio: 0.25,
+                read_hit_rate_pct: 0.0,
+                write_hit_rate_pct: 0.0,
+                total_hit_rate_pct: 0.0,
             }),
             aic: None,
         }
@@ -536,6 +547,9 @@ mod tests {
                 mte3_ratio: 0.25,
                 fixpipe_time_us: 5.0,
                 fixpipe_ratio: 0.3125,
+                read_hit_rate_pct: 0.0,
+                write_hit_rate_pct: 0.0,
+                total_hit_rate_pct: 0.0,
             }),
         }
     }
@@ -552,8 +566,13 @@ mod tests {
             gm_read_bytes: 1,
             gm_write_bytes: 1,
             achieved_gbps: 1.0,
+            hbm_read_bytes: 1,
+            hbm_write_bytes: 1,
+            l2_read_hit_rate_pct: 0.0,
+            l2_write_hit_rate_pct: 0.0,
             hbm_gbps: 1.0,
             noise_factor: 1.0,
+            kernel_code: Default::default(),
             blocks,
             roofline: None,
             roofline_reached_pct: None,
