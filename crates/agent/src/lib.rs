@@ -23,6 +23,7 @@ pub mod builtin;
 pub mod diagnose;
 pub mod distill;
 pub mod features;
+pub mod knobfind;
 pub mod llm;
 pub mod motif;
 pub mod optimize;

@@ -378,6 +378,7 @@ impl Device for SimDevice {
         };
         let sim = timing::simulate(trace, &self.config.hw, &opts).map_err(|e| e.to_string())?;
         let mut profile = sim.profile;
+        profile.hotspots = timing::hotspots(trace, &sim.timeline, &self.config.hw);
         profile.attach_roofline(timing::roofline(
             &self.config.hw,
             request.min_bytes,

@@ -43,7 +43,7 @@ mod reuse;
 mod scalar;
 mod sources;
 mod strided;
-mod syntax;
+pub(crate) mod syntax;
 mod tail;
 
 pub use diff::{diff, file_diff};

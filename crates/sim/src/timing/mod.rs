@@ -25,6 +25,7 @@ pub mod chrome;
 pub mod cost;
 pub mod engine;
 mod hbm;
+pub mod hotspots;
 pub mod hw;
 pub mod noise;
 pub mod report;
@@ -36,6 +37,7 @@ mod tests;
 
 pub use chrome::chrome_trace_json;
 pub use engine::{BlockTimeline, CoreType, Cycle, Span, SpanKind};
+pub use hotspots::{hotspots, Hotspots};
 pub use hw::{HwProfile, HwProfileError, NoiseLevel};
 pub use noise::Noise;
 pub use report::{roofline, BlockProfile, Ops, Profile, Roofline};

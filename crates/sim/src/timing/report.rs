@@ -277,6 +277,10 @@ pub struct Profile {
         skip_serializing_if = "Option::is_none"
     )]
     pub roofline_reached_pct: Option<f64>,
+    /// Where the slowest block's time goes, by kernel source line, when
+    /// the device attached it ([`super::hotspots`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspots: Option<super::Hotspots>,
 }
 
 /// Union length of the work intervals of one pipe.
@@ -414,6 +418,7 @@ pub(crate) fn build(
         blocks,
         roofline: None,
         roofline_reached_pct: None,
+        hotspots: None,
     }
 }
 
