@@ -244,6 +244,21 @@ pub(crate) fn print_summary(report: &BenchReport) {
             }
         }
     }
+    let whys: Vec<(String, Vec<String>)> = r
+        .outcomes
+        .iter()
+        .map(|o| (format!("{} ({})", o.op, o.method), o.why()))
+        .filter(|(_, w)| !w.is_empty())
+        .collect();
+    if !whys.is_empty() {
+        println!();
+        println!("why each stage stopped:");
+        for (who, lines) in whys {
+            for line in lines {
+                println!("  {who}: {line}");
+            }
+        }
+    }
     for (m, why) in &r.meta.skipped {
         println!("skipped {m}: {why}");
     }

@@ -14,7 +14,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     context->SetBlockDim(4);
     tiling.set_totalLength(totalLength);
     tiling.set_tileNum(16);
-    tiling.set_value(*value);
+    tiling.set_factor(*value);
     context->SetTilingKey(typeKey);
     tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
     context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());

@@ -53,9 +53,11 @@ private:
     {
         LocalTensor<T> xLocal = inQueue.DeQue<T>();
         LocalTensor<T> yLocal = outQueue.AllocTensor<T>();
+        PipeBarrier<PIPE_ALL>();
         for (uint32_t i = 0; i < n; i++) {
             yLocal.SetValue(i, xLocal.GetValue(i) * scalar);
         }
+        PipeBarrier<PIPE_ALL>();
         outQueue.EnQue(yLocal);
         inQueue.FreeTensor(xLocal);
     }
@@ -82,11 +84,11 @@ extern "C" __global__ __aicore__ void muls(GM_ADDR x, GM_ADDR y, GM_ADDR workspa
     GET_TILING_DATA(tilingData, tiling);
     if (TILING_KEY_IS(1)) {
         KernelMuls<half> op;
-        op.Init(x, y, tilingData.totalLength, tilingData.tileNum, tilingData.value);
+        op.Init(x, y, tilingData.totalLength, tilingData.tileNum, tilingData.factor);
         op.Process();
     } else {
         KernelMuls<float> op;
-        op.Init(x, y, tilingData.totalLength, tilingData.tileNum, tilingData.value);
+        op.Init(x, y, tilingData.totalLength, tilingData.tileNum, tilingData.factor);
         op.Process();
     }
 }

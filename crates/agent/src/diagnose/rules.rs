@@ -17,10 +17,14 @@
 //! | `tail_imbalance`        | slowest block ≥ 1.3 × the mean block                                                    | tail_fold, count_mode                      |
 //! | `balanced`              | none of the above                                                                       | —                                          |
 //!
-//! The motifs of a diagnosis are the fired rule's motifs that the motif
-//! engine can apply to these sources (an `Absent` site), followed by those
-//! of the other rules that also hold: the diagnoser's own guess, used by
-//! Stage I when it has no experience to retrieve.
+//! When the profile carries the simulator's per-line hotspots, the
+//! measured findings ([`super::measured`]) come first: the diagnosis is
+//! their sentences, naming the lines, and the table above only breaks
+//! ties. The motifs of a diagnosis are the findings' and the fired rules'
+//! motifs that the motif engine can apply to these sources (an `Absent`
+//! site), then every other applicable motif: the diagnoser's own order,
+//! used by Stage I when it has no experience to retrieve or the bank has
+//! nothing left.
 
 use super::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::{applicable_motifs, code_features, lacking_phrase};
@@ -225,12 +229,23 @@ impl Diagnoser for RuleDiagnoser {
             .lines()
             .filter(|l| l.contains("warning"))
             .count();
+        let measured = super::measured::findings(req.profile, req.sources);
         let mut motifs: Vec<String> = Vec::new();
-        for f in &fired {
-            for m in f.motifs {
-                if applicable.contains(m) && !motifs.iter().any(|x| x == m) {
-                    motifs.push((*m).to_string());
-                }
+        let named = measured
+            .iter()
+            .flat_map(|f| f.motifs.iter())
+            .chain(fired.iter().flat_map(|f| f.motifs.iter()));
+        for m in named {
+            if applicable.contains(m) && !motifs.iter().any(|x| x == m) {
+                motifs.push((*m).to_string());
+            }
+        }
+        // Every other motif the engine can apply comes after: without
+        // experience (or once the bank has nothing left) Stage I still
+        // reaches them.
+        for m in &applicable {
+            if !motifs.iter().any(|x| x == m) {
+                motifs.push((*m).to_string());
             }
         }
         let roofline = n
@@ -242,6 +257,28 @@ impl Diagnoser for RuleDiagnoser {
         } else {
             String::new()
         };
+        if let Some(top) = measured.first() {
+            let text: Vec<String> = measured
+                .iter()
+                .take(3)
+                .map(|f| f.sentence.clone())
+                .collect();
+            let weights: Vec<String> = measured
+                .iter()
+                .map(|f| format!("{} {:.2}", f.kind, f.weight))
+                .collect();
+            return Ok(Diagnosis {
+                kind: top.kind.to_string(),
+                text: text.join("; "),
+                rule: format!(
+                    "measured (slowest block, by source line): {}{roofline}{warn}",
+                    weights.join(", ")
+                ),
+                signature,
+                code_features: features,
+                motifs,
+            });
+        }
         let diagnosis = match fired.first() {
             Some(f) => Diagnosis {
                 kind: f.kind.to_string(),

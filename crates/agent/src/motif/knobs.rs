@@ -270,12 +270,61 @@ fn kernel_buffer_plans(pkg: &Sources) -> Vec<Plan> {
                     parsed.src(call.node)
                 ),
             );
-            let output = syntax::apply_edits(text, &[(range, new.to_string())])
+            let output = syntax::apply_edits(text, &[(range.clone(), new.to_string())])
                 .map(|t| with_file(pkg, file, t));
+            // Second buffers take UB: the same change with the tiles the
+            // host found halved, for when the first does not fit.
+            if state == SiteState::Absent {
+                if let Some(halved) = output.as_ref().and_then(with_halved_tiles) {
+                    let site = site_at::<DoubleBuffer>(
+                        file,
+                        text,
+                        range.clone(),
+                        state,
+                        format!(
+                            "buffer count {} of {}, tiles halved to fit",
+                            parsed.src(literal),
+                            parsed.src(call.node)
+                        ),
+                    );
+                    out.push(Plan {
+                        site,
+                        output: Some(halved),
+                    });
+                }
+            }
             out.push(Plan { site, output });
         }
     }
     out
+}
+
+/// `pkg` with every tile or UB size found in its host code halved (None
+/// when there is none).
+fn with_halved_tiles(pkg: &Sources) -> Option<Sources> {
+    let plain = knobfind::restore(pkg);
+    let found = knobfind::discover(&plain, &ChipLimits::default());
+    let sizes: Vec<FoundKnob> = found
+        .knobs
+        .into_iter()
+        .filter(|k| k.role == Role::Size && k.value >= 2 * k.min.max(1))
+        .collect();
+    if sizes.is_empty() {
+        return None;
+    }
+    let values: BTreeMap<String, i64> = sizes
+        .iter()
+        .map(|k| {
+            let half = k
+                .candidates()
+                .into_iter()
+                .filter(|&v| v <= k.value / 2)
+                .max()
+                .unwrap_or(k.value / 2);
+            (k.name.clone(), half)
+        })
+        .collect();
+    knobfind::with_values(&plain, &sizes, &values)
 }
 
 /// File-scope `constexpr`/`const` integer constants: name → literal node.

@@ -151,6 +151,10 @@ pub struct OutcomeSummary {
     /// Why the method stopped without a result (an infrastructure error,
     /// not a verdict).
     pub error: Option<String>,
+    /// Why each stage stopped, per round, with what it tried and the knobs
+    /// it found.
+    #[serde(default)]
+    pub stops: Vec<crate::outcome::StageStop>,
 }
 
 impl OutcomeSummary {
@@ -189,6 +193,7 @@ impl OutcomeSummary {
             trace_before: None,
             trace_after: None,
             error: None,
+            stops: o.stops.clone(),
         }
     }
 
@@ -213,7 +218,18 @@ impl OutcomeSummary {
             trace_before: None,
             trace_after: None,
             error: Some(error),
+            stops: Vec::new(),
         }
+    }
+
+    /// Why the method ended on this operator, one line per stage and
+    /// round (the error, when it stopped on one).
+    pub fn why(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.stops.iter().map(|s| s.line()).collect();
+        if let Some(e) = &self.error {
+            out.push(format!("stopped on an error: {e}"));
+        }
+        out
     }
 
     /// The statistics' view.
@@ -445,6 +461,7 @@ mod tests {
             trace_before: None,
             trace_after: None,
             error: None,
+            stops: Vec::new(),
         }
     }
 

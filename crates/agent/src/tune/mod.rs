@@ -150,6 +150,8 @@ pub struct TuneOutcome {
     /// The knobs found in the host code (kept with their distinct tilings,
     /// or dropped with the reason), one line each with file and line.
     pub found: Vec<String>,
+    /// Every attempt, one line each: what and how it ended.
+    pub tried: Vec<String>,
 }
 
 type Genome = Vec<usize>;
@@ -354,6 +356,7 @@ pub fn tune(
     tried: &mut Tried,
     on_attempt: &mut dyn FnMut(&LogEntry),
 ) -> Result<TuneOutcome, AgentError> {
+    let log_start = session.log().len();
     let (mut incumbent, found, marked) = mark_found_knobs(session, incumbent, tried, on_attempt)?;
     let mut steps = Vec::new();
     let mut attempts = u32::from(marked);
@@ -424,7 +427,31 @@ pub fn tune(
     out.attempts += attempts;
     steps.append(&mut out.steps);
     out.steps = steps;
+    if out.stopped == "no tiling knobs" {
+        out.stopped = if found.is_empty() {
+            "no tiling knobs: none annotated, and the host code has no integer constant or literal that reaches SetBlockDim or a tiling field".to_string()
+        } else {
+            format!(
+                "no tiling knobs: none annotated, and none of the {} found changes the tiling",
+                found.len()
+            )
+        };
+    } else if out.stopped == "no untried admissible assignment left" {
+        out.stopped =
+            "search space exhausted: every admissible knob assignment was tried or is known"
+                .to_string();
+    }
     out.found = found;
+    out.tried = session.log()[log_start.min(session.log().len())..]
+        .iter()
+        .map(|e| {
+            let lat = e
+                .latency_us
+                .map(|l| format!(" {l:.2} us"))
+                .unwrap_or_default();
+            format!("{}: {}{lat} ({})", e.action.summary, e.verdict, e.reason)
+        })
+        .collect();
     Ok(out)
 }
 
@@ -541,6 +568,7 @@ fn search(
         skipped_redundant: 0,
         stopped: String::new(),
         found: Vec::new(),
+        tried: Vec::new(),
     };
     let Some(inc_latency) = incumbent.latency_us() else {
         out.stopped = "the incumbent is not correct".into();
