@@ -378,7 +378,7 @@ pub(crate) fn what_was_tried(feedback: &Feedback, diagnosis: &Diagnosis) -> Stri
             .motif
             .clone()
             .unwrap_or_else(|| action.proposer.clone());
-        let ok = u32::from(verdict == "correct");
+        let ok = u32::from(verdict.starts_with("correct"));
         match per.iter_mut().find(|(t, _, _)| *t == tag) {
             Some(e) => {
                 e.1 += 1;

@@ -47,6 +47,7 @@ fn rank(tag: &str) -> u8 {
         "fused_vec_ops" => 1,
         "tail_fold" => 2,
         "buffer_reuse" => 3,
+        "staging_copy" => 3,
         // Before the barriers: PIPE_ALL barriers serialise the pipes, and
         // a second buffer then has nothing to overlap.
         "double_buffer" => 4,

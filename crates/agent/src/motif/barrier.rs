@@ -62,6 +62,7 @@ impl Engine for BarrierElim {
                 .into_iter()
                 .filter(|n| n.kind() == "expression_statement" && !n.has_error())
                 .filter(|n| is_full_barrier(&parsed, *n))
+                .filter(|n| !generated(&parsed, *n))
                 .collect();
             if barriers.is_empty() {
                 continue;
@@ -148,6 +149,32 @@ impl Engine for BarrierElim {
         out
     }
 }
+
+/// True for a barrier of a block the vectoriser wrote: it orders the
+/// pipes on a scratch buffer no queue covers.
+fn generated(parsed: &Parsed<'_>, barrier: Node<'_>) -> bool {
+    let mut cur = barrier.parent();
+    while let Some(n) = cur {
+        if n.kind() == "compound_statement" {
+            let mut cursor = n.walk();
+            let opens = n
+                .named_children(&mut cursor)
+                .next()
+                .is_some_and(|c| c.kind() == "comment" && parsed.src(c).starts_with(GENERATED));
+            if opens {
+                return true;
+            }
+        }
+        if n.kind() == "function_definition" {
+            return false;
+        }
+        cur = n.parent();
+    }
+    false
+}
+
+/// The comment that opens a block the scalar-loop vectoriser wrote.
+pub(crate) const GENERATED: &str = "// vectorised from the scalar loop";
 
 /// `1, 5, 9` for the statements' lines.
 fn lines_of(text: &str, nodes: &[Node<'_>]) -> String {

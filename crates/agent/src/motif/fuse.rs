@@ -211,7 +211,7 @@ fn removal(
 }
 
 /// The statement right after `stmt` in its block.
-fn next_statement(stmt: Node<'_>) -> Option<Node<'_>> {
+pub(crate) fn next_statement(stmt: Node<'_>) -> Option<Node<'_>> {
     let mut next = stmt.next_named_sibling();
     while let Some(n) = next {
         if n.kind() != "comment" {

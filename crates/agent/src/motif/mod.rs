@@ -41,7 +41,9 @@ mod hoist;
 mod knobs;
 mod reuse;
 mod scalar;
+mod scalar_loop;
 mod sources;
+mod staging;
 mod strided;
 pub(crate) mod syntax;
 mod tail;
@@ -149,6 +151,7 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(tail::TailFold),
         Box::new(scalar::VectorizeScalar),
         Box::new(reuse::BufferReuse),
+        Box::new(staging::StagingCopy),
     ]
 }
 
@@ -246,13 +249,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_registry_has_eleven_distinct_motifs_with_descriptions() {
+    fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 11);
+        assert_eq!(motifs.len(), 12);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 11);
+        assert_eq!(tags.len(), 12);
         for m in &motifs {
             let info = m.describe();
             assert!(
