@@ -19,6 +19,7 @@
 
 pub mod baselines;
 pub mod bench;
+pub mod bench_naive;
 pub mod builtin;
 pub mod diagnose;
 pub mod distill;

@@ -5,6 +5,7 @@
 mod bank_cmd;
 mod bench_cmd;
 mod bench_evals_cmd;
+mod bench_naive_cmd;
 mod bench_rule_cmd;
 mod bench_speed_cmd;
 mod bench_tiling_cmd;
@@ -56,6 +57,10 @@ enum Command {
     BenchSpeed(bench_speed_cmd::BenchSpeedArgs),
     /// Measure Stage II against random search at twice its evaluations.
     BenchTiling(bench_tiling_cmd::BenchTilingArgs),
+    /// The full method on naive operators (benches/naive) at one or more
+    /// budgets, against the strong built-in operators: GM speedup, share of
+    /// the gap closed, evaluations spent.
+    BenchNaive(bench_naive_cmd::BenchNaiveArgs),
     /// Measure evaluations per minute and where an evaluation's time goes.
     BenchEvals(bench_evals_cmd::BenchEvalsArgs),
     /// Check operator folders written elsewhere: do host and kernel compile,
@@ -87,6 +92,7 @@ fn main() -> ExitCode {
         Command::Optimize(args) => optimize_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::BenchTiling(args) => bench_tiling_cmd::run(args),
+        Command::BenchNaive(args) => bench_naive_cmd::run(args),
         Command::BenchEvals(args) => bench_evals_cmd::run(args),
         Command::Compat(args) => compat_cmd::run(args),
         Command::Eval(args) => eval_cmd::run(args),

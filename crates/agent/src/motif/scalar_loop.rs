@@ -638,20 +638,34 @@ pub(crate) fn compile(parsed: &Parsed<'_>, node: Node<'_>, scratch: &str) -> Opt
     let indent = syntax::indent_at(text, node.start_byte());
     let line = syntax::line_of(text, node.start_byte());
     if kind == "LocalTensor" {
-        let zero = |s: &str| s.trim() == "0" || s.trim() == "0u" || s.trim() == "0U";
-        if !zero(&ir.start)
-            || ir.stores.iter().any(|(_, o, _)| !zero(o))
-            || loads.iter().any(|(_, o)| !zero(o))
-        {
-            return None;
+        let zero = |s: &str| matches!(s.trim(), "0" | "0u" | "0U");
+        // A tensor stored at one offset and loaded at another carries
+        // values from one element to the next: not element-wise.
+        for (t, o) in &loads {
+            if ir.stores.iter().any(|(d, od, _)| d == t && od != o) {
+                return None;
+            }
         }
-        let n = &ir.end;
+        let view = |t: &str, o: &str| -> String {
+            match (zero(o), zero(&ir.start)) {
+                (true, true) => t.to_string(),
+                (true, false) => format!("{t}[{}]", ir.start),
+                (false, true) => format!("{t}[{o}]"),
+                (false, false) => format!("{t}[{o} + {}]", ir.start),
+            }
+        };
+        let count = if zero(&ir.start) {
+            ir.end.clone()
+        } else {
+            format!("({}) - ({})", ir.end, ir.start)
+        };
+        let n = &count;
         let mut out: Vec<String> = Vec::new();
-        let mut written: Vec<String> = Vec::new();
-        for (dst, _, e) in &ir.stores {
+        for (dst, off, e) in &ir.stores {
+            let d = view(dst, off);
             if e.is_scalar() {
                 out.push(format!(
-                    "Duplicate({dst}, static_cast<{ty}>({}), {n});",
+                    "Duplicate({d}, static_cast<{ty}>({}), {n});",
                     e.scalar_text()
                 ));
             } else {
@@ -662,18 +676,17 @@ pub(crate) fn compile(parsed: &Parsed<'_>, node: Node<'_>, scratch: &str) -> Opt
                     return None;
                 }
                 let mut none = || None;
-                let load = |t: &str, _: &str| t.to_string();
+                let load = |t: &str, o: &str| view(t, o);
                 let mut ops = Vec::new();
-                match emit(e, dst, n, ty, &mut ops, &mut none, &load)? {
-                    Operand::Tensor(t) if t == *dst => out.extend(ops),
+                match emit(e, &d, n, ty, &mut ops, &mut none, &load)? {
+                    Operand::Tensor(t) if t == d => out.extend(ops),
                     // A plain copy of another tensor.
                     Operand::Tensor(src) => {
-                        out.push(format!("Adds({dst}, {src}, static_cast<{ty}>(0), {n});"))
+                        out.push(format!("Adds({d}, {src}, static_cast<{ty}>(0), {n});"))
                     }
                     Operand::Scalar(_) => return None,
                 }
             }
-            written.push(dst.clone());
         }
         let body = out.join(&format!("\n{indent}"));
         return Some(Compiled {
@@ -848,6 +861,12 @@ mod tests {
         // A constant store is a Duplicate.
         let z = compile_first("        for (uint32_t j = 0; j < cnt; j++) {\n            b.SetValue(j, 0);\n        }").unwrap();
         assert_eq!(z.text, "Duplicate(b, static_cast<float>(0), cnt);");
+        // A row of a tile, from an offset.
+        let row = compile_first("        for (int32_t j = 0; j < zeros; j++) {\n            b.SetValue(r * pitch + j, static_cast<float>(0));\n        }").unwrap();
+        assert_eq!(
+            row.text,
+            "Duplicate(b[r * pitch], static_cast<float>(0), zeros);"
+        );
     }
 
     #[test]
@@ -857,7 +876,7 @@ mod tests {
             "        for (uint32_t i = 0; i < n; i++) {\n            c.SetValue(i, i);\n        }",
             "        for (uint32_t i = 0; i < n; i++) {\n            c.SetValue(i, foo(a.GetValue(i)));\n        }",
             "        for (uint32_t i = 0; i < n; i++) {\n            if (a.GetValue(i) > 0) { c.SetValue(i, 1); }\n        }",
-            "        for (uint32_t i = 0; i < n; i++) {\n            c.SetValue(i, a.GetValue(i + 1));\n        }",
+            "        for (uint32_t i = 0; i < n; i++) {\n            c.SetValue(i, c.GetValue(i + 1));\n        }",
             "        for (uint32_t i = 0; i < n; i++) {\n            zGm.SetValue(i, a.GetValue(i));\n        }",
         ] {
             assert!(compile_first(body).is_none(), "{body}");
