@@ -231,6 +231,7 @@ pub fn optimize_operator_with(
         let before = incumbent.evaluated.source_hash.clone();
         let mut progress = false;
         let mut fresh = 0u32;
+        let mut stage1_cut = false;
         if cfg.method.stage1() {
             let (allowance, stagnation) = if cfg.method.stage2() {
                 match cfg.stage1_budget {
@@ -259,6 +260,8 @@ pub fn optimize_operator_with(
             used += r.attempts;
             fresh += r.attempts;
             progress |= !r.steps.is_empty();
+            // Cut short with candidates left: another round may try them.
+            stage1_cut = r.stopped.starts_with("stagnated");
             stops.push(StageStop {
                 stage: Phase::Refine.as_str().to_string(),
                 round,
@@ -272,7 +275,10 @@ pub fn optimize_operator_with(
             incumbent = r.incumbent;
         }
         if cfg.method.stage2() {
+            // Stage I cut short still has candidates: Stage II leaves it
+            // half of what is left for the next round.
             let left = rest.saturating_sub(used);
+            let left = if stage1_cut { left - left / 2 } else { left };
             let t = tune::tune(
                 session,
                 proposer,
@@ -300,7 +306,8 @@ pub fn optimize_operator_with(
             incumbent = t.incumbent;
         }
         let single_stage = !(cfg.method.stage1() && cfg.method.stage2());
-        if single_stage || fresh == 0 || (!progress && incumbent.evaluated.source_hash == before) {
+        let changed = progress || incumbent.evaluated.source_hash != before;
+        if single_stage || fresh == 0 || !(changed || stage1_cut) {
             break;
         }
     }

@@ -1,10 +1,11 @@
 //! Stage I proposals of the built-in engine.
 //!
 //! With experience, each retrieved entry names a motif: the motif is
-//! applied at every `Absent` site of the incumbent, in entry order (best
-//! first) and site order; the entries that named a motif are the action's
-//! entry ids. Without experience (no entries), the diagnosis's own motif
-//! guesses are applied the same way, with no entry ids.
+//! applied at every `Absent` site of the incumbent; the entries that named
+//! a motif are the action's entry ids. Without experience (no entries),
+//! the diagnosis's own motif order is used the same way, with no entry
+//! ids. The motifs take turns (entry or diagnosis order): the first
+//! candidate of each, then the second of each, and so on.
 //!
 //! A candidate equal to the incumbent or produced twice is left out; the
 //! loop skips candidates it judged before (same sources), which is what
@@ -35,10 +36,15 @@ pub(super) fn rewrites(_p: &BuiltinProposer, req: &RewriteRequest<'_>) -> Vec<Pr
             }
         }
     }
-    let mut out: Vec<Proposal> = Vec::new();
+    // Each motif's candidates in site order; then the motifs taken in
+    // turn (the first candidate of every motif, then the second, ...): a
+    // motif with many sites or a long ladder of values does not hold up
+    // the others, and a ladder's next rung still follows its first.
     let mut made: Vec<Sources> = Vec::new();
+    let mut queues: Vec<std::collections::VecDeque<Proposal>> = Vec::new();
     for (tag, ids) in plan {
         let Some(motif) = by_tag(&tag) else { continue };
+        let mut queue = std::collections::VecDeque::new();
         for site in motif.detect(req.current) {
             if site.state != SiteState::Absent {
                 continue;
@@ -51,7 +57,7 @@ pub(super) fn rewrites(_p: &BuiltinProposer, req: &RewriteRequest<'_>) -> Vec<Pr
             }
             let summary = format!("apply {tag} at {}:{} ({})", site.file, site.line, site.note);
             made.push(candidate.clone());
-            out.push(Proposal {
+            queue.push_back(Proposal {
                 action: Action {
                     proposer: "builtin".to_string(),
                     motif: Some(tag.clone()),
@@ -60,6 +66,15 @@ pub(super) fn rewrites(_p: &BuiltinProposer, req: &RewriteRequest<'_>) -> Vec<Pr
                 },
                 candidate: Ok(candidate),
             });
+        }
+        queues.push(queue);
+    }
+    let mut out: Vec<Proposal> = Vec::new();
+    while queues.iter().any(|q| !q.is_empty()) {
+        for q in &mut queues {
+            if let Some(p) = q.pop_front() {
+                out.push(p);
+            }
         }
     }
     out

@@ -445,6 +445,37 @@ fn decision_position(parsed: &Parsed<'_>, lit: Node<'_>) -> bool {
                     .child_by_field_name("operator")
                     .map(|o| parsed.src(o))
                     .unwrap_or("");
+                // Alignment: `x / 8 * 8` and `x * 8 / 8`, `(x + 7) / 8`.
+                if op == "/" || op == "*" {
+                    let lit = parsed.src(lit);
+                    let pair = n.parent().filter(|p| p.kind() == "binary_expression");
+                    let same_in = |e: tree_sitter::Node<'_>| {
+                        syntax::named_children(e)
+                            .iter()
+                            .any(|c| c.kind() == "number_literal" && parsed.src(*c) == lit)
+                    };
+                    if let Some(p) = pair {
+                        let pop = p
+                            .child_by_field_name("operator")
+                            .map(|o| parsed.src(o))
+                            .unwrap_or("");
+                        if (pop == "*" || pop == "/") && pop != op && same_in(p) {
+                            return false;
+                        }
+                    }
+                    if op == "/" {
+                        let left = n
+                            .child_by_field_name("left")
+                            .map(|l| parsed.src(l))
+                            .unwrap_or("");
+                        let (v, _) = int_literal(lit).unwrap_or((0, String::new()));
+                        if left.contains(&format!("+ {}", v - 1))
+                            || left.contains(&format!("{} - 1", lit))
+                        {
+                            return false;
+                        }
+                    }
+                }
                 if matches!(
                     op,
                     "%" | "<<"
