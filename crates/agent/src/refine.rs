@@ -326,6 +326,7 @@ pub fn refine(
                         reason: decision.reason.clone(),
                         at_evaluation: u32::try_from(session.log().len()).unwrap_or(u32::MAX),
                     });
+                    feedback.accepted.push(feedback.attempts.len());
                     feedback
                         .attempts
                         .push((proposal.action, verdict, decision.reason));

@@ -463,6 +463,33 @@ fn decision_position(parsed: &Parsed<'_>, lit: Node<'_>) -> bool {
                             return false;
                         }
                     }
+                    // `(x / 8) * 8`: the multiplier of a rounding.
+                    let other = n
+                        .child_by_field_name("left")
+                        .filter(|l| *l != child)
+                        .or_else(|| n.child_by_field_name("right").filter(|r| *r != child))
+                        .map(|mut e| {
+                            while e.kind() == "parenthesized_expression" {
+                                match syntax::named_children(e).into_iter().next() {
+                                    Some(c) => e = c,
+                                    None => break,
+                                }
+                            }
+                            e
+                        });
+                    if let Some(o) = other {
+                        let oop = o
+                            .child_by_field_name("operator")
+                            .map(|x| parsed.src(x))
+                            .unwrap_or("");
+                        if o.kind() == "binary_expression"
+                            && (oop == "*" || oop == "/")
+                            && oop != op
+                            && same_in(o)
+                        {
+                            return false;
+                        }
+                    }
                     if op == "/" {
                         let left = n
                             .child_by_field_name("left")

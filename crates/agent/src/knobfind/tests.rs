@@ -68,6 +68,10 @@ fn constants_and_literals_that_reach_the_block_dim_or_tiling_fields_are_found() 
     assert_eq!((tile.min, tile.max), (1, 192 * 1024));
     // The alignment, the tiling key and the shape index are not knobs.
     assert!(knobs.iter().all(|k| k.value != 16 && k.value != 2));
+    // Nor are the sizes of a rounding: `(n + 7) / 8 * 8`.
+    let rounding = "namespace optiling {\nstatic ge::graphStatus TilingFunc(gert::TilingContext* context)\n{\n    uint32_t blockLength = (total + coreNum - 1) / coreNum;\n    blockLength = (blockLength + 7) / 8 * 8;\n    uint32_t tile = 512;\n    tiling.set_blockLength(blockLength);\n    tiling.set_tileLength(tile);\n    return ge::GRAPH_SUCCESS;\n}\n}\n";
+    let labels: Vec<String> = found(rounding).into_iter().map(|k| k.label).collect();
+    assert_eq!(labels, ["tile = 512"]);
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //!   scratch tensor becomes `Axpy(d, x, k, n)`.
 
 use super::syntax::{self, Call, Parsed};
-use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
+use super::{site_at, with_file, Engine, MotifInfo, Plan, Site, SiteState, Sources};
 use tree_sitter::Node;
 
 /// Fused vector-scalar instructions.
@@ -123,6 +123,53 @@ impl Engine for FusedVecOps {
     }
 
     fn plans(&self, pkg: &Sources) -> Vec<Plan> {
+        let mut out = site_plans(pkg);
+        // Every fusion of the file at once: one of several broadcasts
+        // saves too little to show beyond noise, all of them together do.
+        let fusions = out
+            .iter()
+            .filter(|p| p.site.state == SiteState::Absent && p.output.is_some())
+            .count();
+        if fusions >= 2 {
+            let first = out
+                .iter()
+                .find(|p| p.site.state == SiteState::Absent && p.output.is_some())
+                .map(|p| p.site.clone());
+            let mut cur = pkg.clone();
+            let mut done = 0;
+            for _ in 0..32 {
+                let next = site_plans(&cur)
+                    .into_iter()
+                    .find(|p| p.site.state == SiteState::Absent && p.output.is_some())
+                    .and_then(|p| p.output);
+                match next {
+                    Some(n) if n != cur => {
+                        cur = n;
+                        done += 1;
+                    }
+                    _ => break,
+                }
+            }
+            if let (Some(first), true) = (first, done >= 2) {
+                let site = Site {
+                    span: (0, 0),
+                    line: 1,
+                    note: format!("all {done} fusions of the package"),
+                    ..first
+                };
+                out.push(Plan {
+                    site,
+                    output: Some(cur),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Every single-site plan of the motif.
+fn site_plans(pkg: &Sources) -> Vec<Plan> {
+    {
         let mut out = Vec::new();
         for (file, text) in pkg.kernel_files() {
             let Some(parsed) = Parsed::new(text) else {
@@ -684,7 +731,7 @@ fn fuse_axpy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::{Motif, Site};
+    use crate::motif::Motif;
 
     fn kernel(body: &str) -> Sources {
         let text = format!(
@@ -782,16 +829,18 @@ mod tests {
             .into_iter()
             .filter(|s| s.state == SiteState::Absent)
             .collect();
-        assert_eq!(sites.len(), 3, "{sites:?}");
-        let mut cur = weak;
-        for _ in 0..3 {
-            let site = FusedVecOps
-                .detect(&cur)
-                .into_iter()
-                .find(|s| s.state == SiteState::Absent)
-                .unwrap();
-            cur = FusedVecOps.apply(&cur, &site).unwrap();
-        }
+        assert_eq!(sites.len(), 4, "{sites:?}");
+        // All at once first, then one by one.
+        assert_eq!(sites[0].note, "all 3 fusions of the package");
+        let cur = FusedVecOps.apply(&weak, &sites[0]).unwrap();
+        let one = FusedVecOps.apply(&weak, &sites[1]).unwrap();
+        assert_eq!(
+            one.get("op_kernel/k.cpp")
+                .unwrap()
+                .matches("Duplicate")
+                .count(),
+            2
+        );
         let k = cur.get("op_kernel/k.cpp").unwrap();
         assert!(!k.contains("Duplicate"), "{k}");
         assert!(k.contains("Maxs(yLocal, xLocal, minValue, length);"), "{k}");
