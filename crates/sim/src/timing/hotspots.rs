@@ -18,7 +18,7 @@
 use super::cost;
 use super::hw::HwProfile;
 use super::Timeline;
-use crate::trace::{DmaDir, InstrKind, Mem, Pipe, Trace};
+use crate::trace::{DmaDir, InstrKind, Mem, Pipe, ScalarOp, Trace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -29,9 +29,12 @@ const MAX_LINES: usize = 24;
 /// many times the bytes they cover.
 const REREAD_FACTOR: f64 = 1.5;
 
-/// Smallest covered size for a re-read to be reported (a few scalars read
-/// once per row are not a second pass over the data).
+/// Smallest covered size for a re-read to be reported, unless the block
+/// copies it many times (a few scalars read once are not a second pass
+/// over the data; the same few bytes copied in for every tile are).
 const REREAD_MIN_BYTES: u64 = 1024;
+/// Copies of the same data from which a small re-read is reported.
+const REREAD_MIN_COPIES: u64 = 4;
 
 /// What one call site of the kernel cost in the slowest block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,7 +45,8 @@ pub struct LineCost {
     pub line: u32,
     /// The API called (`DataCopy`, `Add`, `PipeBarrier`, `GetValue`, ...).
     pub api: String,
-    /// `dma`, `vector`, `scalar`, `barrier`, `wait`, `sync` or `other`.
+    /// `dma`, `vector`, `scalar` (element accesses), `setup` (the tiling
+    /// read, cache flushes), `barrier`, `wait`, `sync` or `other`.
     pub kind: String,
     /// The pipe its instructions run on (`PIPE_MTE2`, `PIPE_V`,
     /// `PIPE_S`, `PIPE_ALL` for a full barrier).
@@ -136,6 +140,10 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
     let mut ub_top = 0u64;
     // GM reads per allocation: (intervals, bytes read, per-site bytes).
     let mut gm_reads: BTreeMap<u32, (Vec<(u64, u64)>, u64, BTreeMap<u32, u64>)> = BTreeMap::new();
+    let mut gm_copies: BTreeMap<u32, u64> = BTreeMap::new();
+    // The same GM range copied in again and again: (space, start, len) →
+    // (copies, sites).
+    let mut same_range: BTreeMap<(u32, u64, u64), (u64, BTreeMap<u32, u64>)> = BTreeMap::new();
     for span in &block.spans {
         let Some(instr) = instrs.get(span.instr as usize) else {
             continue;
@@ -189,6 +197,10 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
                         e.0.push((r.start, r.start + r.len));
                         e.1 += bytes;
                         *e.2.entry(instr.loc).or_default() += bytes;
+                        *gm_copies.entry(r.space).or_default() += 1;
+                        let e = same_range.entry((r.space, r.start, r.len)).or_default();
+                        e.0 += 1;
+                        *e.1.entry(instr.loc).or_default() += bytes;
                     }
                 }
             }
@@ -198,8 +210,15 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
                 acc.busy += dur;
                 acc.scalar += issue;
             }
-            InstrKind::Scalar { .. } => {
-                acc.kind = "scalar";
+            InstrKind::Scalar { op, .. } => {
+                // Element accesses are scalar work; reading the tiling
+                // struct or flushing the data cache is setup.
+                acc.kind = match op {
+                    ScalarOp::LocalGet | ScalarOp::LocalSet | ScalarOp::GmGet | ScalarOp::GmSet => {
+                        "scalar"
+                    }
+                    _ => "setup",
+                };
                 acc.pipe = pipe_name(Pipe::S);
                 acc.scalar += dur;
             }
@@ -293,7 +312,9 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
             covered += e - s.max(end);
             end = e;
         }
-        if covered >= REREAD_MIN_BYTES && read as f64 >= REREAD_FACTOR * covered as f64 {
+        let copies = gm_copies.get(&space).copied().unwrap_or(0);
+        let sizeable = covered >= REREAD_MIN_BYTES || copies >= REREAD_MIN_COPIES;
+        if covered > 0 && sizeable && read as f64 >= REREAD_FACTOR * covered as f64 {
             let sites = per_site
                 .into_iter()
                 .map(|(loc, bytes)| match trace.locs.get(loc as usize) {
@@ -308,6 +329,25 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
                 sites,
             });
         }
+    }
+    // A small range copied in for every tile, inside data read once.
+    for ((space, _, len), (copies, per_site)) in same_range {
+        if copies < REREAD_MIN_COPIES || rereads.iter().any(|r| r.space == space) {
+            continue;
+        }
+        let sites = per_site
+            .into_iter()
+            .map(|(loc, bytes)| match trace.locs.get(loc as usize) {
+                Some(l) => (l.file.clone(), l.line, bytes),
+                None => (String::new(), 0, bytes),
+            })
+            .collect();
+        rereads.push(GmReread {
+            space,
+            covered_bytes: len,
+            read_bytes: len * copies,
+            sites,
+        });
     }
     Some(Hotspots {
         block: block.block,
