@@ -45,12 +45,15 @@ pub fn run(args: CompatArgs) -> Result<Status> {
                 .join(", ")
         );
     }
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let sim_config = SimDeviceConfig::standard()?;
     let cfg = CompatConfig {
         toolchain: Toolchain::from_env(),
         cache: BuildCache::from_env().context("the build cache")?,
         seed: args.seed,
+        limits: sim_config.limits.clone(),
+        soc: sim_config.hw.soc_version.clone(),
     };
+    let device = SimDevice::new(sim_config);
     let total = dirs.len();
     let mut rows = vec![None; total];
     let mut done = 0;

@@ -104,6 +104,7 @@ impl SimDevice {
             knobs: artifact.host_knobs.clone(),
             check_in_worker: !request.keep_trace,
             tiling_only,
+            describe: false,
         })
     }
 

@@ -16,8 +16,10 @@
 
 use crate::eval::{self, CaseVerdict, CheckConfig};
 use ascendopt_device::{Device, DeviceError};
+use ascendopt_op::opdef::{Described, OpDefDesc};
 use ascendopt_op::package::OpPackage;
-use ascendopt_sim::build::{self, BuildCache, BuildError, BuildRequest, Toolchain, Unit};
+use ascendopt_sim::build::{self, variants, BuildCache, BuildError, BuildRequest, Toolchain, Unit};
+use ascendopt_sim::worker::{self, WorkerLimits};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -124,6 +126,9 @@ pub struct CompatRow {
     /// AscendC API names the sources use that the simulator's headers do
     /// not have.
     pub missing_apis: Vec<String>,
+    /// What else was found on the way (the OpDef could not be described,
+    /// how many kernel variants were compiled, ...).
+    pub notes: Vec<String>,
 }
 
 impl CompatRow {
@@ -228,6 +233,11 @@ pub struct CompatConfig {
     pub cache: BuildCache,
     /// Seed of the inputs.
     pub seed: u64,
+    /// Limits of the worker that describes a host library's OpDef.
+    pub limits: WorkerLimits,
+    /// The simulated SoC (`Ascend910B2`): picks the OpDef's
+    /// `AddConfig` for it.
+    pub soc: String,
 }
 
 /// The answer for one operator folder.
@@ -248,6 +258,7 @@ pub fn check_dir(device: &dyn Device, cfg: &CompatConfig, dir: &Path) -> CompatR
         },
         run: RunState::NotBuilt,
         missing_apis,
+        notes: Vec::new(),
     };
     if !dir.join("op.toml").is_file() {
         compile_only(cfg, dir, &mut row);
@@ -367,10 +378,138 @@ fn verdict_reason(verdict: &CaseVerdict, outputs: &[eval::OutputCheck]) -> Strin
     }
 }
 
-/// Compiles a folder without a usable op.toml (the msopgen layout, no
-/// kernel variants) and records both units' states.
+/// The state of a unit that failed to build.
+fn failed_unit(e: &BuildError) -> (Option<Unit>, UnitState) {
+    match e {
+        BuildError::Compile {
+            unit,
+            file,
+            line,
+            message,
+            ..
+        } => (
+            Some(*unit),
+            UnitState::Fails {
+                location: match line {
+                    Some(l) => format!("{}:{l}", file.display()),
+                    None => file.display().to_string(),
+                },
+                message: message.clone(),
+            },
+        ),
+        BuildError::Timeout { unit, after_ms } => (
+            Some(*unit),
+            UnitState::Fails {
+                location: String::new(),
+                message: format!("compile timed out after {after_ms} ms"),
+            },
+        ),
+        other => (
+            None,
+            UnitState::NotTried {
+                reason: other.to_string(),
+            },
+        ),
+    }
+}
+
+/// The OpDef a folder's host library registers, described in a worker:
+/// the one named after the folder (or its kernel) when it registers
+/// several.
+fn described_opdef(cfg: &CompatConfig, dir: &Path, host_lib: &Path) -> Result<OpDefDesc, String> {
+    let json = worker::describe_host(host_lib, &cfg.limits)?;
+    let described = Described::from_json(&json)?;
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase().replace('_', ""))
+        .unwrap_or_default();
+    let by_name = described
+        .ops
+        .iter()
+        .find(|o| o.op_type.to_lowercase() == folder);
+    let op = match by_name {
+        Some(op) => op,
+        None if described.ops.len() > 1 => &described.ops[0],
+        None => described.op(None)?,
+    };
+    if let Some(e) = &op.error {
+        return Err(format!("OpDef {}: {e}", op.op_type));
+    }
+    Ok(op.clone())
+}
+
+/// The kernel variants of a folder compiled without op.toml, as the
+/// msopgen build makes them: one per dtype combination of the OpDef
+/// (inputs then outputs, the binary's dtypes) when the kernel sources use
+/// the per-variant macros; none otherwise.
+fn variants_from_opdef(
+    op: &OpDefDesc,
+    soc: &str,
+    kernel_files: &[PathBuf],
+) -> Result<Vec<Vec<String>>, String> {
+    let combos = op.combinations(soc)?;
+    let names: Vec<&str> = combos
+        .first()
+        .map(|c| c.names.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let refs: Vec<&Path> = kernel_files.iter().map(PathBuf::as_path).collect();
+    if names.is_empty() || !variants::uses_variant_macros(&names, &refs) {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut skipped = Vec::new();
+    for combo in &combos {
+        let Some(dtypes) = combo.bin_dtype_values() else {
+            skipped.push(combo.bin_dtypes.join("/"));
+            continue;
+        };
+        let params: Vec<variants::VariantParam<'_>> = combo
+            .names
+            .iter()
+            .zip(&dtypes)
+            .zip(&combo.formats)
+            .map(|((name, &dtype), format)| variants::VariantParam {
+                name,
+                dtype,
+                format,
+            })
+            .collect();
+        let defines = variants::variant_defines(&params);
+        if !out.contains(&defines) {
+            out.push(defines);
+        }
+    }
+    if out.is_empty() && !skipped.is_empty() {
+        return Err(format!(
+            "no dtype combination of OpDef {} has dtypes the simulator knows ({})",
+            op.op_type,
+            skipped.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// The kernel sources of a folder and the headers beside them (where the
+/// per-variant macros may be used).
+fn kernel_files(req: &BuildRequest, dir: &Path) -> Vec<PathBuf> {
+    let mut files = req.kernel_sources.clone();
+    if let Ok(entries) = std::fs::read_dir(dir.join("op_kernel")) {
+        files.extend(
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "h" || x == "hpp")),
+        );
+    }
+    files
+}
+
+/// Compiles a folder without a usable op.toml and records both units'
+/// states: the host first, whose OpDef (described in a worker) gives the
+/// kernel variants the msopgen build would compile, then the kernel once
+/// per variant.
 fn compile_only(cfg: &CompatConfig, dir: &Path, row: &mut CompatRow) {
-    let req = match BuildRequest::for_op_dir(dir, cfg.toolchain.clone()) {
+    let mut req = match BuildRequest::for_op_dir(dir, cfg.toolchain.clone()) {
         Ok(r) => r,
         Err(e) => {
             let reason = e.to_string();
@@ -381,55 +520,42 @@ fn compile_only(cfg: &CompatConfig, dir: &Path, row: &mut CompatRow) {
             return;
         }
     };
-    match build::build(&req, &cfg.cache) {
-        Ok(_) => {
+    let opdef = match build::build_host(&req, &cfg.cache) {
+        Ok(host_lib) => {
             row.host = UnitState::Compiles;
-            row.kernel = UnitState::Compiles;
-        }
-        Err(e @ (BuildError::Compile { .. } | BuildError::Timeout { .. })) => {
-            row.host = UnitState::Compiles;
-            row.kernel = UnitState::Compiles;
-            for failure in e.unit_failures() {
-                let (unit, state) = match failure {
-                    BuildError::Compile {
-                        unit,
-                        file,
-                        line,
-                        message,
-                        ..
-                    } => (
-                        *unit,
-                        UnitState::Fails {
-                            location: match line {
-                                Some(l) => format!("{}:{l}", file.display()),
-                                None => file.display().to_string(),
-                            },
-                            message: message.clone(),
-                        },
-                    ),
-                    BuildError::Timeout { unit, after_ms } => (
-                        *unit,
-                        UnitState::Fails {
-                            location: String::new(),
-                            message: format!("compile timed out after {after_ms} ms"),
-                        },
-                    ),
-                    _ => continue,
-                };
-                match unit {
-                    Unit::Host => row.host = state,
-                    Unit::Kernel => row.kernel = state,
+            match described_opdef(cfg, dir, &host_lib) {
+                Ok(op) => Some(op),
+                Err(e) => {
+                    row.notes
+                        .push(format!("the OpDef could not be described: {e}"));
+                    None
                 }
             }
         }
         Err(e) => {
-            let reason = e.to_string();
-            row.host = UnitState::NotTried {
-                reason: reason.clone(),
-            };
-            row.kernel = UnitState::NotTried { reason };
+            row.host = failed_unit(&e).1;
+            None
+        }
+    };
+    if let Some(op) = &opdef {
+        match variants_from_opdef(op, &cfg.soc, &kernel_files(&req, dir)) {
+            Ok(v) => {
+                if v.len() > 1 {
+                    row.notes.push(format!(
+                        "kernel compiled for {} dtype combinations of OpDef {}",
+                        v.len(),
+                        op.op_type
+                    ));
+                }
+                req.kernel_variants = v;
+            }
+            Err(e) => row.notes.push(e),
         }
     }
+    row.kernel = match build::build_kernels(&req, &cfg.cache) {
+        Ok(_) => UnitState::Compiles,
+        Err(e) => failed_unit(&e).1,
+    };
 }
 
 /// The shares of a set of rows.

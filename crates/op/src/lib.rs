@@ -34,6 +34,7 @@ pub mod float;
 pub mod gen;
 pub mod golden;
 pub mod npy;
+pub mod opdef;
 pub mod package;
 pub mod spec;
 pub mod tensor;

@@ -80,15 +80,45 @@ pub fn package_dirs(dir: &Path) -> Result<Vec<PathBuf>, OpError> {
     Ok(out)
 }
 
-/// Whether an op_host file belongs to the operator's aclnn API layer
-/// (`aclnn_<op>.cpp`, and the `op_api/` folder beside it): CANN's operator
-/// build compiles those into the op-API library, apart from the tiling,
-/// shape inference and OpDef that the simulator's host library holds, and
-/// they call aclnn internals that no tiling needs.
+/// Whether an op_host file belongs to the operator's aclnn API layer:
+/// CANN's operator build compiles those into the op-API library, apart
+/// from the tiling, shape inference and OpDef that the simulator's host
+/// library holds, and they call aclnn internals that no tiling needs. Such
+/// a file is named `aclnn*` (the generated or hand-written L2 API), or it
+/// builds an aclnn executor (it includes `opdev/op_executor.h`,
+/// `opdev/make_op_executor.h`, a header of `aclnn_kernels/` or of
+/// `level0/`: the L0 and L2 layers, `*_l0.cpp`, `acl_*.cpp`).
 pub fn is_op_api_source(path: &Path) -> bool {
-    path.file_name()
+    let named = path
+        .file_name()
         .map(|n| n.to_string_lossy().starts_with("aclnn"))
-        .unwrap_or(false)
+        .unwrap_or(false);
+    if named {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    text.lines().filter_map(include_target).any(|target| {
+        target == "opdev/op_executor.h"
+            || target == "opdev/make_op_executor.h"
+            || target.starts_with("aclnn_kernels/")
+            || target.starts_with("level0/")
+    })
+}
+
+/// The file named by an `#include "x"` or `#include <x>` line, if the
+/// line is one.
+pub fn include_target(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix('#')?;
+    let rest = rest.trim_start().strip_prefix("include")?.trim_start();
+    let (close, body) = match rest.chars().next()? {
+        '"' => ('"', &rest[1..]),
+        '<' => ('>', &rest[1..]),
+        _ => return None,
+    };
+    let end = body.find(close)?;
+    Some(&body[..end])
 }
 
 /// The `*.cpp` files of `dir` (not recursive), sorted, without the

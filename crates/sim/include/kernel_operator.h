@@ -11,6 +11,7 @@
 #include "ascendopt/kernel/vec_arith.h"
 #include "ascendopt/kernel/vec_more.h"
 #include "ascendopt/kernel/misc.h"
+#include "ascendopt/kernel/lib/lib.h"
 #include "ascendopt/kernel/unsupported.h"
 
 #endif

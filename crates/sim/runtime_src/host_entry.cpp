@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include <exception>
+#include <string>
 
 #include "ascendopt/abi.h"
 #include "ascendopt/host_abi.h"
@@ -90,6 +91,25 @@ static const char* dup_str(const char* s) {
   return d != nullptr ? d : "";
 }
 
+// ---- IMPL_OP registrations ---------------------------------------------------
+static ImplRegistration* g_impl_head = nullptr;
+
+ImplRegistration* register_impl(const char* op_type) {
+  ImplRegistration* r = new ImplRegistration();
+  r->op_type = dup_str(op_type);
+  r->next = g_impl_head;
+  g_impl_head = r;
+  return r;
+}
+
+const ImplRegistration* find_impl(const char* op_type, int what) {
+  for (const ImplRegistration* r = g_impl_head; r != nullptr; r = r->next) {
+    if (strcmp(r->op_type, op_type) != 0) continue;
+    if ((what == 1 && r->tiling != nullptr) || (what == 2 && r->tiling_parse != nullptr)) return r;
+  }
+  return nullptr;
+}
+
 // ---- platform of the call in progress (PlatformAscendCManager) -------------
 static thread_local fe::PlatFormInfos* g_current_platform = nullptr;
 
@@ -146,6 +166,18 @@ void OpParamDef::add_dtype(ge::DataType t) {
     return;
   }
   dtypes_[n_dtypes_++] = t;
+}
+OpParamDef& OpParamDef::DataTypeForBinQuery(std::initializer_list<ge::DataType> types) {
+  n_bin_query_ = 0;
+  for (ge::DataType t : types) add_bin_query(t);
+  return *this;
+}
+void OpParamDef::add_bin_query(ge::DataType t) {
+  if (n_bin_query_ >= kMaxTypeList) {
+    error_ = "more than 64 entries in DataTypeForBinQuery()";
+    return;
+  }
+  bin_query_[n_bin_query_++] = t;
 }
 void OpParamDef::add_format(ge::Format f) {
   if (n_formats_ >= kMaxTypeList) {
@@ -268,7 +300,23 @@ OpParamDef& OpAICoreConfig::Input(const char* name) {
   return find_or_add(params_, n_params_, name, error_, "more than 32 parameters in OpAICoreConfig");
 }
 OpParamDef& OpAICoreConfig::Output(const char* name) {
-  return find_or_add(params_, n_params_, name, error_, "more than 32 parameters in OpAICoreConfig");
+  OpParamDef& p = find_or_add(params_, n_params_, name, error_, "more than 32 parameters in OpAICoreConfig");
+  p.is_output_ = true;
+  return p;
+}
+
+OpAICoreDef& OpAICoreDef::AddConfig(const char* soc) {
+  if (n_configs_ < kMaxConfigs) config_socs_[n_configs_++] = dup_str(soc);
+  return *this;
+}
+OpAICoreDef& OpAICoreDef::AddConfig(const char* soc, OpAICoreConfig& config) {
+  if (config.n_params_ > 0) config_redefines_params_ = true;
+  if (n_configs_ < kMaxConfigs) {
+    config_socs_[n_configs_] = dup_str(soc);
+    configs_[n_configs_] = new OpAICoreConfig(config);
+    ++n_configs_;
+  }
+  return *this;
 }
 
 OpDef::OpDef(const char* type) : type_(ascendopt::host::dup_str(type)) {}
@@ -276,7 +324,9 @@ OpParamDef& OpDef::Input(const char* name) {
   return find_or_add(inputs_, n_inputs_, name, error_, "more than 32 inputs");
 }
 OpParamDef& OpDef::Output(const char* name) {
-  return find_or_add(outputs_, n_outputs_, name, error_, "more than 32 outputs");
+  OpParamDef& p = find_or_add(outputs_, n_outputs_, name, error_, "more than 32 outputs");
+  p.is_output_ = true;
+  return p;
 }
 OpAttrDef& OpDef::Attr(const char* name) {
   for (size_t i = 0; i < n_attrs_; ++i)
@@ -652,8 +702,15 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
   for (size_t i = 0; i < def->n_outputs_; ++i)
     if (def->outputs_[i].error_ != nullptr)
       request_error("OpDef %s output '%s': %s", def->type_, def->outputs_[i].name_, def->outputs_[i].error_);
-  if (def->aicore_.tiling_ == nullptr)
-    request_error("OpDef %s has no tiling function (AICore().SetTiling)", def->type_);
+  TilingFunc tiling = def->aicore_.tiling_;
+  if (tiling == nullptr) {
+    const ImplRegistration* impl = find_impl(def->type_, 1);
+    if (impl != nullptr) tiling = impl->tiling;
+  }
+  if (tiling == nullptr)
+    request_error("OpDef %s has no tiling function (AICore().SetTiling, or IMPL_OP_OPTILING(%s).Tiling)",
+                  def->type_, def->type_);
+  const ImplRegistration* parse = find_impl(def->type_, 2);
 
   CallState* st = new CallState();
   struct Owner {
@@ -683,11 +740,35 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
   ctx.raw_tiling_.data_ = in->tiling_buf;
   ctx.raw_tiling_.capacity_ = in->tiling_capacity;
 
+  // The compile info of a TilingParse registration, alive for the call.
+  struct CompileInfo {
+    const ImplRegistration* reg;
+    void* p;
+    ~CompileInfo() {
+      if (p != nullptr) reg->delete_compile_info(p);
+    }
+  } info{parse, parse != nullptr ? parse->new_compile_info() : nullptr};
+  gert::TilingParseContext parse_ctx;
+  parse_ctx.compile_info_ = info.p;
+  parse_ctx.platform_ = &st->platform;
+  parse_ctx.node_type_ = def->type_;
+  parse_ctx.attrs_ = &ctx.attrs_;
+  ctx.compile_info_ = info.p;
+
   uint32_t status;
   {
     CurrentPlatform current(&st->platform);
     try {
-      status = def->aicore_.tiling_(&ctx);
+      if (parse != nullptr) {
+        uint32_t parsed = parse->tiling_parse(&parse_ctx);
+        if (parsed != ge::GRAPH_SUCCESS) {
+          out->status = (int32_t)ge::GRAPH_FAILED;
+          out->error_kind = ASC_HOST_ERR_TILING;
+          set_message(out, "the TilingParse function of %s returned %u", def->type_, parsed);
+          return;
+        }
+      }
+      status = tiling(&ctx);
     } catch (const HostFailure& f) {
       out->status = (int32_t)ge::GRAPH_FAILED;
       out->error_kind = ASC_HOST_ERR_TILING;
@@ -721,6 +802,295 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
 }  // namespace
 }  // namespace host
 }  // namespace ascendopt
+
+// ---- the description of the registered operators ---------------------------
+// `ascendopt_host_describe` writes every OpDef the library registers as one
+// JSON document (inputs and outputs with their parameter types, dtype and
+// format lists, attributes with types and defaults, per-SoC
+// configurations), so that ascendopt learns an operator's interface from
+// the very code CANN would register, macros and helper vectors included.
+namespace ascendopt {
+namespace host {
+namespace {
+
+void json_str(std::string& out, const char* s) {
+  out += '"';
+  for (const char* c = s != nullptr ? s : ""; *c != '\0'; ++c) {
+    unsigned char ch = (unsigned char)*c;
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += (char)ch;
+    } else if (ch < 0x20) {
+      char esc[8];
+      snprintf(esc, sizeof esc, "\\u%04x", ch);
+      out += esc;
+    } else {
+      out += (char)ch;
+    }
+  }
+  out += '"';
+}
+
+void json_dtype(std::string& out, ge::DataType t) {
+  const char* name = ge_dtype_name(t);
+  if (strcmp(name, "DT_?") != 0) {
+    json_str(out, name);
+  } else {
+    char code[24];
+    snprintf(code, sizeof code, "DT_%d", (int)t);
+    json_str(out, code);
+  }
+}
+
+const char* ge_format_name(ge::Format f) {
+  switch (f) {
+    case ge::FORMAT_NCHW:
+      return "FORMAT_NCHW";
+    case ge::FORMAT_NHWC:
+      return "FORMAT_NHWC";
+    case ge::FORMAT_ND:
+      return "FORMAT_ND";
+    case ge::FORMAT_NC1HWC0:
+      return "FORMAT_NC1HWC0";
+    case ge::FORMAT_FRACTAL_Z:
+      return "FORMAT_FRACTAL_Z";
+    case ge::FORMAT_HWCN:
+      return "FORMAT_HWCN";
+    case ge::FORMAT_NDHWC:
+      return "FORMAT_NDHWC";
+    case ge::FORMAT_FRACTAL_NZ:
+      return "FORMAT_FRACTAL_NZ";
+    case ge::FORMAT_NCDHW:
+      return "FORMAT_NCDHW";
+    case ge::FORMAT_DHWCN:
+      return "FORMAT_DHWCN";
+    case ge::FORMAT_NDC1HWC0:
+      return "FORMAT_NDC1HWC0";
+    case ge::FORMAT_CN:
+      return "FORMAT_CN";
+    case ge::FORMAT_NC:
+      return "FORMAT_NC";
+    case ge::FORMAT_NCL:
+      return "FORMAT_NCL";
+    default:
+      return nullptr;
+  }
+}
+
+const char* option_name(ops::Option o) {
+  switch (o) {
+    case ops::IGNORE:
+      return "ignore";
+    case ops::OPTIONAL:
+      return "optional";
+    case ops::REQUIRED:
+      return "required";
+    case ops::DYNAMIC:
+      return "dynamic";
+    case ops::VIRTUAL:
+      return "virtual";
+  }
+  return "unknown";
+}
+
+void json_param(std::string& out, const ops::OpParamDef& p) {
+  out += "{\"name\":";
+  json_str(out, p.name_);
+  out += ",\"param_type\":";
+  json_str(out, option_name(p.param_type_));
+  out += ",\"dtypes\":[";
+  for (size_t k = 0; k < p.n_dtypes_; ++k) {
+    if (k) out += ',';
+    json_dtype(out, p.dtypes_[k]);
+  }
+  out += "],\"dtype_list\":";
+  out += p.dtype_list_ ? "true" : "false";
+  out += ",\"formats\":[";
+  for (size_t k = 0; k < p.n_formats_; ++k) {
+    if (k) out += ',';
+    const char* name = ge_format_name(p.formats_[k]);
+    char code[32];
+    if (name == nullptr) {
+      snprintf(code, sizeof code, "FORMAT_%d", (int)p.formats_[k]);
+      name = code;
+    }
+    json_str(out, name);
+  }
+  out += "],\"bin_query\":[";
+  for (size_t k = 0; k < p.n_bin_query_; ++k) {
+    if (k) out += ',';
+    json_dtype(out, p.bin_query_[k]);
+  }
+  out += "],\"value_depend\":";
+  json_str(out, option_name(p.value_depend_));
+  out += ",\"scalar\":";
+  out += p.scalar_ == 1 ? "\"scalar\"" : p.scalar_ == 2 ? "\"scalar_list\"" : "null";
+  out += ",\"follow\":";
+  if (p.follow_ != nullptr) {
+    json_str(out, p.follow_);
+  } else {
+    out += "null";
+  }
+  out += ",\"error\":";
+  if (p.error_ != nullptr) {
+    json_str(out, p.error_);
+  } else {
+    out += "null";
+  }
+  out += '}';
+}
+
+void json_params(std::string& out, const ops::OpParamDef* params, size_t n, bool outputs) {
+  out += '[';
+  bool first = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (params[i].is_output_ != outputs) continue;
+    if (!first) out += ',';
+    first = false;
+    json_param(out, params[i]);
+  }
+  out += ']';
+}
+
+void json_number(std::string& out, double v) {
+  char num[40];
+  if (v != v || v - v != 0) {
+    out += "null";  // NaN and infinities have no JSON form
+    return;
+  }
+  snprintf(num, sizeof num, "%.9g", v);
+  out += num;
+}
+
+void json_attr(std::string& out, const ops::OpAttrDef& a) {
+  out += "{\"name\":";
+  json_str(out, a.name_);
+  out += ",\"type\":";
+  json_str(out, a.kind_ == AttrKind::None ? "None" : attr_kind_name(a.kind_));
+  out += ",\"required\":";
+  out += a.attr_type_ == ops::REQUIRED ? "true" : "false";
+  out += ",\"default\":";
+  if (!a.has_default_) {
+    out += "null";
+  } else {
+    char num[40];
+    switch (a.kind_) {
+      case AttrKind::Int:
+        snprintf(num, sizeof num, "%lld", (long long)a.default_i_);
+        out += num;
+        break;
+      case AttrKind::Float:
+        json_number(out, a.default_f_);
+        break;
+      case AttrKind::Bool:
+        out += a.default_b_ ? "true" : "false";
+        break;
+      case AttrKind::Str:
+        json_str(out, a.default_s_);
+        break;
+      case AttrKind::ListInt:
+      case AttrKind::ListFloat:
+      case AttrKind::ListBool: {
+        out += '[';
+        for (size_t k = 0; k < a.default_len_; ++k) {
+          if (k) out += ',';
+          if (a.kind_ == AttrKind::ListInt) {
+            snprintf(num, sizeof num, "%lld", (long long)static_cast<const int64_t*>(a.default_list_)[k]);
+            out += num;
+          } else if (a.kind_ == AttrKind::ListFloat) {
+            json_number(out, static_cast<const float*>(a.default_list_)[k]);
+          } else {
+            out += static_cast<const bool*>(a.default_list_)[k] ? "true" : "false";
+          }
+        }
+        out += ']';
+        break;
+      }
+      default:
+        out += "null";
+    }
+  }
+  out += '}';
+}
+
+void json_op(std::string& out, OpRegistration* r) {
+  out += "{\"op_type\":";
+  json_str(out, r->name);
+  ops::OpDef* def = nullptr;
+  char failure[960];
+  failure[0] = 0;
+  try {
+    def = r->create();
+  } catch (const HostFailure& f) {
+    snprintf(failure, sizeof failure, "%s", f.message);
+  } catch (const std::exception& e) {
+    snprintf(failure, sizeof failure, "building the OpDef threw: %s", e.what());
+  } catch (...) {
+    snprintf(failure, sizeof failure, "building the OpDef threw an exception");
+  }
+  if (def == nullptr) {
+    out += ",\"error\":";
+    json_str(out, failure[0] ? failure : "the OpDef could not be built");
+    out += '}';
+    return;
+  }
+  out += ",\"error\":";
+  if (def->error_ != nullptr) {
+    json_str(out, def->error_);
+  } else {
+    out += "null";
+  }
+  out += ",\"tiling\":";
+  out += (def->aicore_.tiling_ != nullptr || find_impl(def->type_, 1) != nullptr) ? "true" : "false";
+  out += ",\"inputs\":";
+  json_params(out, def->inputs_, def->n_inputs_, false);
+  out += ",\"outputs\":";
+  json_params(out, def->outputs_, def->n_outputs_, true);
+  out += ",\"attrs\":[";
+  for (size_t k = 0; k < def->n_attrs_; ++k) {
+    if (k) out += ',';
+    json_attr(out, def->attrs_[k]);
+  }
+  out += "],\"configs\":[";
+  for (size_t k = 0; k < def->aicore_.n_configs_; ++k) {
+    if (k) out += ',';
+    out += "{\"soc\":";
+    json_str(out, def->aicore_.config_socs_[k]);
+    const ops::OpAICoreConfig* c = def->aicore_.configs_[k];
+    if (c != nullptr && c->n_params_ > 0) {
+      out += ",\"inputs\":";
+      json_params(out, c->params_, c->n_params_, false);
+      out += ",\"outputs\":";
+      json_params(out, c->params_, c->n_params_, true);
+    }
+    out += '}';
+  }
+  out += "]}";
+}
+
+}  // namespace
+}  // namespace host
+}  // namespace ascendopt
+
+// Writes the description (JSON, NUL-terminated when it fits) into `buf`
+// and its length without the NUL into *len; returns 0, or -1 when it did
+// not fit (call again with a buffer of *len + 1 bytes).
+extern "C" __attribute__((visibility("default"))) int32_t ascendopt_host_describe(char* buf, uint64_t cap,
+                                                                                  uint64_t* len) {
+  using namespace ascendopt::host;
+  std::string out = "{\"ops\":[";
+  bool first = true;
+  for (OpRegistration* r = g_registry_head; r != nullptr; r = r->next) {
+    if (!first) out += ',';
+    first = false;
+    json_op(out, r);
+  }
+  out += "]}";
+  if (len != nullptr) *len = out.size();
+  if (buf == nullptr || cap < out.size() + 1) return -1;
+  memcpy(buf, out.c_str(), out.size() + 1);
+  return 0;
+}
 
 // ---- run-time knobs of a parametrised build (ascendopt/host/knob_value.h) --
 namespace {

@@ -10,7 +10,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 /// Version of the kernel ABI (`ASC_ABI_VERSION`).
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -189,4 +189,6 @@ pub struct AscRuntime {
         extern "C-unwind" fn(p: *const c_void, dst: *mut c_void, len: u64, loc: AscLoc),
     pub print: extern "C-unwind" fn(text: *const c_char),
     pub trap: extern "C-unwind" fn(message: *const c_char, loc: AscLoc),
+    // Appended in ABI 2.
+    pub local_rest: extern "C-unwind" fn(pos: u32, dtype: u8, loc: AscLoc) -> AscLocal,
 }

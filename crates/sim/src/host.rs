@@ -195,6 +195,52 @@ impl HostLib {
     }
 }
 
+impl HostLib {
+    /// The JSON description of every OpDef the library registers (see
+    /// `ascendopt_host_describe` in `runtime_src/host_entry.cpp`): builds
+    /// each OpDef, which runs the user's constructor.
+    pub fn describe(&self) -> Result<String, HostError> {
+        // SAFETY: the symbol's type is the one host_entry.cpp defines.
+        let entry = unsafe {
+            self.lib
+                .get::<host_abi::HostDescribeFn>(host_abi::DESCRIBE_SYMBOL)
+        }
+        .map_err(|e| HostError::MissingEntry {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        let mut cap: u64 = 1 << 20;
+        for _ in 0..3 {
+            let mut buf = vec![0u8; cap as usize];
+            let mut len: u64 = 0;
+            // SAFETY: `buf` holds `cap` bytes and outlives the call; `len`
+            // is a valid u64. The function catches every C++ exception.
+            let status = unsafe { entry(buf.as_mut_ptr().cast(), cap, &mut len) };
+            if status == 0 && len < cap {
+                buf.truncate(len as usize);
+                return String::from_utf8(buf).map_err(|_| HostError::BadResult {
+                    message: "the OpDef description is not UTF-8".into(),
+                });
+            }
+            if len >= MAX_DESCRIPTION {
+                break;
+            }
+            cap = len + 1;
+        }
+        Err(HostError::BadResult {
+            message: format!("the OpDef description is larger than {MAX_DESCRIPTION} bytes"),
+        })
+    }
+}
+
+/// Largest OpDef description accepted (bytes).
+const MAX_DESCRIPTION: u64 = 16 << 20;
+
+/// Loads `lib` and describes its OpDefs ([`HostLib::describe`]).
+pub fn describe(lib: &Path) -> Result<String, HostError> {
+    HostLib::open(lib)?.describe()
+}
+
 /// Loads `lib` and runs the tiling function of the requested operator.
 pub fn run_tiling(lib: &Path, req: &TilingRequest) -> Result<TilingInfo, HostError> {
     HostLib::open(lib)?.tiling(req)
@@ -949,6 +995,127 @@ OP_ADD(AddCustom);
             (info.block_dim, info.tiling_key, info.workspace),
             (20, 0, 0)
         );
+    }
+
+    /// A prototype written the way CANN projects write them: dtype lists in
+    /// vectors, a tensor-list input, an optional input, a DataTypeList, a
+    /// value-depend input, attributes with defaults, an AddConfig chain
+    /// with a per-SoC configuration, and the tiling and its compile info
+    /// registered by op type (IMPL_OP_OPTILING) instead of in the OpDef.
+    const REGISTERED_HOST_CPP: &str = r#"
+#include "register/op_def_registry.h"
+#include "register/op_impl_registry.h"
+namespace optiling {
+struct ProbeCompileInfo {
+  uint32_t cores = 0;
+  uint64_t ub = 0;
+};
+static ge::graphStatus Parse(gert::TilingParseContext* context) {
+  auto* info = context->GetCompiledInfo<ProbeCompileInfo>();
+  auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+  info->cores = platform.GetCoreNumAiv();
+  platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, info->ub);
+  return ge::GRAPH_SUCCESS;
+}
+static ge::graphStatus Tiling(gert::TilingContext* context) {
+  const auto* info = context->GetCompileInfo<ProbeCompileInfo>();
+  const auto* raw = static_cast<const ProbeCompileInfo*>(context->GetCompileInfo());
+  if (info == nullptr || raw != info) return ge::GRAPH_FAILED;
+  context->SetBlockDim(info->cores);
+  context->SetTilingKey(info->ub);
+  std::vector<uint32_t> words = {7, 9};
+  std::cout << "";
+  std::printf("%s", "");
+  context->GetRawTilingData()->Append(words[1]);
+  return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_OPTILING(Registered).Tiling(Tiling).TilingParse<ProbeCompileInfo>(Parse);
+IMPL_OP_INFERSHAPE(Registered).InputsDataDependency({2});
+}  // namespace optiling
+namespace ops {
+class Registered : public OpDef {
+ public:
+  explicit Registered(const char* name) : OpDef(name) {
+    std::vector<ge::DataType> types = {ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16};
+    std::vector<ge::Format> formats(types.size(), ge::FORMAT_ND);
+    this->Input("xs").ParamType(DYNAMIC).DataType(types).Format(formats);
+    this->Input("bias").ParamType(OPTIONAL).DataType(types).Format(formats);
+    this->Input("axes").ParamType(REQUIRED).ValueDepend(REQUIRED).DataTypeList({ge::DT_INT32, ge::DT_INT64});
+    this->Output("y").ParamType(REQUIRED).DataType(types).Format(formats);
+    this->Attr("alpha").AttrType(OPTIONAL).Float(1.5f);
+    this->Attr("mode").AttrType(REQUIRED).String();
+    this->Attr("dims").AttrType(OPTIONAL).ListInt({1, -2});
+    OpAICoreConfig config;
+    config.Input("xs").ParamType(DYNAMIC).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    config.Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    this->AICore().AddConfig("ascend910b").AddConfig("ascend310p", config);
+  }
+};
+OP_ADD(Registered);
+}  // namespace ops
+"#;
+
+    #[test]
+    fn a_host_library_describes_its_opdefs() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = compile_host(dir.path(), &[("registered.cpp", REGISTERED_HOST_CPP)]).unwrap();
+        let json = describe(&lib).unwrap();
+        let described = ascendopt_op::opdef::Described::from_json(&json).unwrap();
+        let op = described.op(None).unwrap();
+        assert_eq!(op.op_type, "Registered");
+        assert!(op.tiling, "the IMPL_OP_OPTILING tiling counts: {json}");
+        let names: Vec<&str> = op.inputs.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["xs", "bias", "axes"]);
+        use ascendopt_op::opdef::ParamType;
+        assert_eq!(op.inputs[0].param_type, ParamType::Dynamic);
+        assert_eq!(op.inputs[1].param_type, ParamType::Optional);
+        assert!(op.inputs[2].dtype_list && op.inputs[2].value_depend());
+        assert_eq!(op.inputs[0].dtypes, ["DT_FLOAT16", "DT_FLOAT", "DT_BF16"]);
+        assert_eq!(op.outputs[0].name, "y");
+        let attrs: Vec<(&str, &str, bool)> = op
+            .attrs
+            .iter()
+            .map(|a| (a.name.as_str(), a.ty.as_str(), a.required))
+            .collect();
+        assert_eq!(
+            attrs,
+            [
+                ("alpha", "Float", false),
+                ("mode", "String", true),
+                ("dims", "ListInt", false)
+            ]
+        );
+        assert_eq!(op.attrs[0].default, Some(serde_json::json!(1.5)));
+        assert_eq!(op.attrs[2].default, Some(serde_json::json!([1, -2])));
+        // 3 columns x 2 DataTypeList entries on the 910B; the 310P's
+        // configuration is that SoC's whole prototype.
+        assert_eq!(op.combinations("Ascend910B2").unwrap().len(), 6);
+        let p310 = op.combinations("Ascend310P3").unwrap();
+        assert_eq!(p310.len(), 1, "{p310:?}");
+        assert_eq!(p310[0].names, ["xs", "y"]);
+        assert_eq!(p310[0].dtypes, ["DT_FLOAT16", "DT_FLOAT16"]);
+    }
+
+    #[test]
+    fn a_tiling_registered_by_op_type_runs_after_its_tiling_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = compile_host(dir.path(), &[("registered.cpp", REGISTERED_HOST_CPP)]).unwrap();
+        let req = TilingRequest {
+            op_type: Some("Registered".into()),
+            inputs: vec![
+                (Dtype::Float16, vec![16]),
+                (Dtype::Float16, vec![16]),
+                (Dtype::Int32, vec![1]),
+            ],
+            outputs: vec![(Dtype::Float16, vec![16])],
+            attrs: vec![attr("mode", AttrValue::Str("x".into()))],
+            platform: platform(),
+            lib_api_workspace: 0,
+        };
+        let info = run_tiling(&lib, &req).unwrap();
+        assert_eq!(info.block_dim, 48);
+        assert_eq!(info.tiling_key, 196_352);
+        assert_eq!(info.data, 9u32.to_le_bytes());
     }
 
     #[test]

@@ -129,6 +129,12 @@ impl AscHostTilingOut {
 /// `ascendopt_host_tiling`.
 pub type HostTilingFn = unsafe extern "C" fn(*const AscHostTilingIn, *mut AscHostTilingOut) -> i32;
 
+/// Name of the entry point that describes the registered OpDefs as JSON.
+pub const DESCRIBE_SYMBOL: &[u8] = b"ascendopt_host_describe\0";
+
+/// `int32_t ascendopt_host_describe(char* buf, uint64_t cap, uint64_t* len)`.
+pub type HostDescribeFn = unsafe extern "C" fn(*mut c_char, u64, *mut u64) -> i32;
+
 #[cfg(test)]
 mod tests {
     use super::*;

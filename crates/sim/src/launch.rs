@@ -122,6 +122,11 @@ pub struct LaunchJob {
     /// ([`LaunchOutput::tiling`]; no kernel runs, no outputs come back):
     /// see [`tiling_only`]. The tensors need shapes, not contents.
     pub tiling_only: bool,
+    /// With `tiling_only`: run nothing, describe the OpDefs the host
+    /// library registers instead ([`describe_only`],
+    /// [`LaunchOutput::description`]).
+    #[serde(default)]
+    pub describe: bool,
 }
 
 /// The environment variable a parametrised host library reads its knob
@@ -176,6 +181,10 @@ pub struct LaunchOutput {
     /// ([`LaunchJob::check_in_worker`]; the trace is then empty).
     #[serde(default)]
     pub hazards: Option<Vec<Finding>>,
+    /// A describe job's answer: the JSON description of the host
+    /// library's OpDefs ([`LaunchJob::describe`]).
+    #[serde(default)]
+    pub description: Option<String>,
 }
 
 /// Why a launch failed.
@@ -269,6 +278,28 @@ pub fn tiling_only(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
         findings: Vec::new(),
         printed: String::new(),
         hazards: None,
+        description: None,
+    })
+}
+
+/// The OpDefs of the job's host library, described (no tiling, no
+/// kernel): [`LaunchOutput::description`] holds the JSON that
+/// `ascendopt_host_describe` writes.
+pub fn describe_only(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
+    let description = crate::host::describe(&job.host_lib).map_err(LaunchFailure::from)?;
+    Ok(LaunchOutput {
+        tiling: TilingInfo {
+            block_dim: 0,
+            tiling_key: 0,
+            data: Vec::new(),
+            workspace: 0,
+        },
+        outputs: Vec::new(),
+        trace: Default::default(),
+        findings: Vec::new(),
+        printed: String::new(),
+        hazards: None,
+        description: Some(description),
     })
 }
 
@@ -595,5 +626,6 @@ fn launch(
         findings,
         printed,
         hazards: None,
+        description: None,
     })
 }

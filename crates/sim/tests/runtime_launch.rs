@@ -80,6 +80,7 @@ fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        describe: false,
     }
 }
 

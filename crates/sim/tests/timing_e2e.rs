@@ -202,6 +202,7 @@ fn launch(
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        describe: false,
     };
     let data = [total.to_le_bytes(), tile.to_le_bytes()].concat();
     let tiling = TilingInfo {

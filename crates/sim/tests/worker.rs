@@ -192,6 +192,7 @@ fn job(kernel_name: &str, seed: u64) -> LaunchJob {
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        describe: false,
     }
 }
 

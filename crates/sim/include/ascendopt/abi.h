@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define ASC_ABI_VERSION 1u
+#define ASC_ABI_VERSION 2u
 
 #ifdef __cplusplus
 extern "C" {
@@ -286,6 +286,12 @@ typedef struct AscRuntime {
   /* diagnostics */
   void (*print)(const char* text);
   void (*trap)(const char* message, AscLoc loc);
+
+  /* ---- appended in ABI 2 ---- */
+  /* PopStackBuffer: the rest of the memory behind position `pos` (TPosition
+   * code), from the end of what TPipe allocated there, as `dtype` elements;
+   * nothing is allocated. */
+  AscLocal (*local_rest)(uint32_t pos, uint8_t dtype, AscLoc loc);
 } AscRuntime;
 
 /* Exported by every kernel library (crates/sim/runtime_src/kernel_entry.cpp).

@@ -18,6 +18,7 @@
 #ifdef ASCENDOPT_KERNEL_SIDE
 #include "../ascendopt/kernel/tiling.h"
 #else
+#include "../ascendopt/host/std_bundle.h"
 #include "../ascendopt/host/core.h"
 #endif
 

@@ -50,6 +50,7 @@
 
 mod api_names;
 mod diagnostics;
+mod pch;
 pub mod variants;
 
 use sha2::{Digest, Sha256};
@@ -494,8 +495,30 @@ pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<Strin
     out.into_iter().collect()
 }
 
-/// Compiles (or takes from the cache) the host and kernel libraries of `req`.
-pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
+/// What both [`build`] and [`build_host`] derive from a request: the
+/// compiler's facts, the simulator tree's hash and the plan of each unit.
+struct Prepared {
+    facts: std::sync::Arc<CompilerFacts>,
+    sim_tree: String,
+    host_sources: Vec<PathBuf>,
+    kernel_sources: Vec<PathBuf>,
+    host: UnitPlan,
+    /// One plan per kernel variant (one without variant defines when the
+    /// request names none).
+    kernels: Vec<UnitPlan>,
+}
+
+impl Prepared {
+    fn key_base(&self) -> KeyBase<'_> {
+        KeyBase {
+            compiler_version: &self.facts.version,
+            sim_tree: &self.sim_tree,
+            linker: self.facts.gold.then_some(GOLD_FLAG),
+        }
+    }
+}
+
+fn prepare(req: &BuildRequest) -> Result<Prepared, BuildError> {
     check_defines(&req.defines)?;
     let toolchain = &req.toolchain;
     let facts = compiler_facts(&toolchain.cxx, req.timeout)?;
@@ -541,8 +564,6 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     for variant in &req.kernel_variants {
         check_defines(variant)?;
     }
-    // One plan per kernel variant (one without variant defines when the
-    // request names none).
     let kernels: Vec<UnitPlan> = if req.kernel_variants.is_empty() {
         vec![kernel_base]
     } else {
@@ -555,15 +576,93 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
             })
             .collect()
     };
-    let common = KeyBase {
-        compiler_version: &facts.version,
-        sim_tree: &sim_tree,
-        linker: facts.gold.then_some(GOLD_FLAG),
-    };
-    let host_key = host.key(&common, &kernel_sources)?;
+    Ok(Prepared {
+        facts,
+        sim_tree,
+        host_sources,
+        kernel_sources,
+        host,
+        kernels,
+    })
+}
+
+/// Compiles (or takes from the cache) the ordinary host library of `req`
+/// alone, the one [`build`] builds when the host code has no knobs: for a
+/// caller that needs the host library (to ask its OpDef which kernel
+/// variants to build) before the kernel. A later [`build`] of the same
+/// request finds it in the cache.
+pub fn build_host(req: &BuildRequest, cache: &BuildCache) -> Result<PathBuf, BuildError> {
+    let prepared = prepare(req)?;
+    let common = prepared.key_base();
+    let key = prepared.host.key(&common, &prepared.kernel_sources)?;
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let lib = cache.dir().join(format!("host-{key}.so"));
+    if !lib.is_file() {
+        let rt_obj =
+            ensure_runtime_object(Unit::Host, &req.toolchain, &common, cache, req.timeout)?;
+        prepared.host.compile(
+            &req.toolchain,
+            &rt_obj,
+            common.linker,
+            &lib,
+            cache,
+            req.timeout,
+        )?;
+    }
+    Ok(lib)
+}
+
+/// Compiles (or takes from the cache) the kernel libraries of `req` alone,
+/// one per kernel variant (one when the request names none), the same
+/// ones [`build`] builds: for a caller that already knows the host unit's
+/// fate ([`build_host`]).
+pub fn build_kernels(req: &BuildRequest, cache: &BuildCache) -> Result<Vec<PathBuf>, BuildError> {
+    let prepared = prepare(req)?;
+    let common = prepared.key_base();
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let mut libs = Vec::with_capacity(prepared.kernels.len());
+    for plan in &prepared.kernels {
+        let key = plan.key(&common, &prepared.host_sources)?;
+        let lib = cache.dir().join(format!("kernel-{key}.so"));
+        if !lib.is_file() {
+            let rt_obj =
+                ensure_runtime_object(Unit::Kernel, &req.toolchain, &common, cache, req.timeout)?;
+            plan.compile(
+                &req.toolchain,
+                &rt_obj,
+                common.linker,
+                &lib,
+                cache,
+                req.timeout,
+            )?;
+        }
+        libs.push(lib);
+    }
+    Ok(libs)
+}
+
+/// Compiles (or takes from the cache) the host and kernel libraries of `req`.
+pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
+    let toolchain = &req.toolchain;
+    let prepared = prepare(req)?;
+    let Prepared {
+        host_sources,
+        kernel_sources,
+        host,
+        kernels,
+        ..
+    } = &prepared;
+    let common = prepared.key_base();
+    let host_key = host.key(&common, kernel_sources)?;
     let kernel_keys = kernels
         .iter()
-        .map(|k| k.key(&common, &host_sources))
+        .map(|k| k.key(&common, host_sources))
         .collect::<Result<Vec<_>, _>>()?;
     fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
         path: cache.dir().to_path_buf(),
@@ -583,12 +682,12 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
     // library is built then.
     let mut param_host = None;
     if !host_cached {
-        if let Some(param) = parametrise_host(&host_sources) {
+        if let Some(param) = parametrise_host(host_sources) {
             let plan = UnitPlan {
                 param: Some(param),
                 ..host.clone()
             };
-            let key = plan.key(&common, &kernel_sources)?;
+            let key = plan.key(&common, kernel_sources)?;
             let lib = cache.dir().join(format!("host-param-{key}.so"));
             let unusable = cache.dir().join(format!("host-param-{key}.unusable"));
             if lib.is_file() || !unusable.exists() {
@@ -630,7 +729,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
                 Err(e) => return Err(e),
             }
         }
-        run(&host, &host_lib, host_cached).map(|ms| HostBuilt {
+        run(host, &host_lib, host_cached).map(|ms| HostBuilt {
             ms,
             param_lib: None,
             knobs: Vec::new(),
@@ -1119,6 +1218,14 @@ impl UnitPlan {
         }
         for define in &self.defines {
             args.push(format!("-D{define}").into());
+        }
+        // The host unit starts with the standard library CANN's host
+        // headers bring, precompiled (see `pch`).
+        if self.unit == Unit::Host {
+            if let Some(bundle) = pch::host_std_bundle(toolchain, &self.defines, cache, timeout)? {
+                args.push("-include".into());
+                args.push(bundle.into());
+            }
         }
         for header in &self.forced_headers {
             args.push("-include".into());

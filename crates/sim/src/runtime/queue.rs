@@ -25,6 +25,7 @@ pub mod pos {
     pub const VECIN: u32 = 9;
     pub const VECOUT: u32 = 10;
     pub const VECCALC: u32 = 11;
+    pub const LCM: u32 = 12;
     pub const TSCM: u32 = 15;
 }
 
@@ -173,6 +174,33 @@ impl Block {
             reserved: 0,
             addr: b.base,
             elems: if elems == 0 { max } else { elems },
+        })
+    }
+
+    /// PopStackBuffer<T, pos>: the rest of the memory behind `pos`, from
+    /// the end of what TPipe allocated there (32-byte aligned), as
+    /// elements of `dtype`; nothing is allocated (guide 6.2.3.6.2.2: "空间
+    /// 大小为指定position的全部剩余空间"). LCM is the UB.
+    pub fn local_rest(&mut self, pos_code: u32, dtype: u8) -> Result<AscLocal, Fault> {
+        let size = dtype_size(dtype)? as u64;
+        let mem = if pos_code == pos::LCM {
+            Some(Mem::Ub)
+        } else {
+            mem_of(pos_code)
+        }
+        .ok_or_else(|| Fault::InvalidArg {
+            api: "PopStackBuffer",
+            what: format!("position code {pos_code} has no on-chip memory"),
+        })?;
+        let start = align32(self.bump[mem as usize]);
+        let cap = self.shared.mem_sizes[mem as usize];
+        let elems = cap.saturating_sub(start) / size;
+        Ok(AscLocal {
+            mem: mem as u8,
+            dtype,
+            reserved: 0,
+            addr: start as u32,
+            elems: elems as u32,
         })
     }
 

@@ -41,6 +41,7 @@ pub static TABLE: AscRuntime = AscRuntime {
     gm_read_bytes: rt_gm_read_bytes,
     print: rt_print,
     trap: rt_trap,
+    local_rest: rt_local_rest,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -142,6 +143,10 @@ extern "C-unwind" fn rt_release_event_id(event: u32, id: i32, loc: AscLoc) {
         }
         Ok(())
     })
+}
+
+extern "C-unwind" fn rt_local_rest(pos: u32, dtype: u8, loc: AscLoc) -> AscLocal {
+    with_block(&loc, "PopStackBuffer", |b| b.local_rest(pos, dtype))
 }
 
 extern "C-unwind" fn rt_vec(op: *const AscVecOp) {

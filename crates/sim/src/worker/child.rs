@@ -117,6 +117,9 @@ fn open_arena(lens: &[usize]) -> Result<Arena, String> {
 fn run(job: &LaunchJob, arena: Option<&mut Arena>) -> Reply {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if job.tiling_only && !job.kernel_name.starts_with(SELFTEST) {
+            if job.describe {
+                return Ok(crate::launch::describe_only(job));
+            }
             return Ok(crate::launch::tiling_only(job));
         }
         match (job.kernel_name.strip_prefix(SELFTEST), arena) {
@@ -189,6 +192,7 @@ fn plain_output(outputs: Vec<Vec<u8>>) -> LaunchOutput {
         findings: Vec::new(),
         printed: String::new(),
         hazards: None,
+        description: None,
     }
 }
 

@@ -316,6 +316,45 @@ pub fn run_job(job: &LaunchJob, limits: &WorkerLimits) -> WorkerOutcome {
     }
 }
 
+/// The JSON description of the OpDefs a host library registers
+/// (`ascendopt_host_describe`), computed in a worker: building an OpDef
+/// runs the user's constructor, so it is confined like any launch.
+pub fn describe_host(host_lib: &std::path::Path, limits: &WorkerLimits) -> Result<String, String> {
+    let job = LaunchJob {
+        host_lib: host_lib.to_path_buf(),
+        kernel_lib: host_lib.to_path_buf(),
+        kernel_name: String::new(),
+        op_type: None,
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        attrs: Vec::new(),
+        platform: crate::launch::Platform {
+            soc_version: String::new(),
+            core_num_aiv: 0,
+            core_num_aic: 0,
+            ub_size: 0,
+            l1_size: 0,
+            l0a_size: 0,
+            l0b_size: 0,
+            l0c_size: 0,
+            l2_size: 0,
+            hbm_size: 0,
+        },
+        seed: 0,
+        max_instrs_per_block: 0,
+        knobs: Vec::new(),
+        check_in_worker: false,
+        tiling_only: true,
+        describe: true,
+    };
+    match run_job(&job, limits) {
+        WorkerOutcome::Finished(out) => out
+            .description
+            .ok_or_else(|| "the worker sent no description".to_string()),
+        other => Err(other.summary()),
+    }
+}
+
 /// Like [`run_job`] with the tensor contents borrowed from the caller
 /// instead of copied into `job`: `job`'s tensors give dtypes and shapes
 /// (their `data` is ignored), `inputs[i]` and `outputs[i]` their bytes.

@@ -18,9 +18,9 @@ use std::io::{self, Read, Write};
 /// First bytes of a job: six bytes of kind, two of version. The version
 /// changes with the bincode layout of the headers (bincode has no field
 /// names: a worker from another build would misread them).
-pub(crate) const JOB_MAGIC: [u8; 8] = *b"ASCJOB03";
+pub(crate) const JOB_MAGIC: [u8; 8] = *b"ASCJOB04";
 /// First bytes of a reply (kind and version, as [`JOB_MAGIC`]).
-pub(crate) const REPLY_MAGIC: [u8; 8] = *b"ASCRES03";
+pub(crate) const REPLY_MAGIC: [u8; 8] = *b"ASCRES04";
 /// A header larger than this is refused (the bulk data is not in it).
 const MAX_HEADER: u64 = 1 << 30;
 
@@ -43,6 +43,8 @@ struct JobHeader {
 }
 
 /// What the worker sends back.
+// One reply per worker process: the size of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Reply {
     /// `launch::run` returned (outputs of an `Ok` travel as bulk data).
@@ -124,6 +126,7 @@ pub(crate) fn encode_job_parts<'a>(
         knobs: job.knobs.clone(),
         check_in_worker: job.check_in_worker,
         tiling_only: job.tiling_only,
+        describe: job.describe,
     };
     let header = JobHeader {
         job: skeleton,
@@ -356,6 +359,7 @@ mod tests {
             knobs: Vec::new(),
             check_in_worker: false,
             tiling_only: false,
+            describe: false,
         }
     }
 
@@ -367,7 +371,7 @@ mod tests {
         for part in &encoded.bulk {
             bytes.extend_from_slice(part);
         }
-        assert_eq!(&bytes[..8], b"ASCJOB03");
+        assert_eq!(&bytes[..8], b"ASCJOB04");
         // 12 + 0 + 12 bulk bytes follow the header.
         let header_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
         assert_eq!(bytes.len(), 16 + header_len + 24);
@@ -391,7 +395,7 @@ mod tests {
         other[6..8].copy_from_slice(b"01");
         let err = read_job(&mut other.as_slice()).err().unwrap();
         assert!(
-            err.contains("frame version 01 where this side speaks 03"),
+            err.contains("frame version 01 where this side speaks 04"),
             "{err}"
         );
     }
@@ -419,6 +423,7 @@ mod tests {
             findings: vec![],
             printed: String::new(),
             hazards: None,
+            description: None,
         };
         let mut bytes = Vec::new();
         write_reply(&mut bytes, Reply::Launch(Ok(output)), true).unwrap();
@@ -446,6 +451,7 @@ mod tests {
             findings: vec![],
             printed: "hello".into(),
             hazards: None,
+            description: None,
         };
         let mut bytes = Vec::new();
         write_reply(&mut bytes, Reply::Launch(Ok(output.clone())), false).unwrap();

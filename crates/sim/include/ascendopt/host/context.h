@@ -340,7 +340,6 @@ class TilingContext {
   ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputShape, "TilingContext::GetDynamicInputShape (DYNAMIC inputs)")
   ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputTensor, "TilingContext::GetDynamicInputTensor (DYNAMIC inputs)")
   ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputDesc, "TilingContext::GetDynamicInputDesc (DYNAMIC inputs)")
-  ASCENDOPT_HOST_UNSUPPORTED(GetCompileInfo, "TilingContext::GetCompileInfo (TilingParse compile info)")
   ASCENDOPT_HOST_UNSUPPORTED(GetIrInputInstanceInfo, "TilingContext::GetIrInputInstanceInfo")
   size_t GetComputeNodeInputNum() const { return inputs_.n_; }
   size_t GetComputeNodeOutputNum() const { return outputs_.n_; }
@@ -374,6 +373,14 @@ class TilingContext {
   bool NeedAtomic() const { return need_atomic_; }
   int32_t GetDeterministic() const { return 0; }
 
+  // The compile info the op type's TilingParse function filled
+  // (IMPL_OP_OPTILING(...).TilingParse<T>); null when it registers none.
+  const void* GetCompileInfo() const { return compile_info_; }
+  template <class T>
+  const T* GetCompileInfo() const {
+    return static_cast<const T*>(compile_info_);
+  }
+
   TilingData* GetRawTilingData() { return &raw_tiling_; }
   // Standard-C++ tiling structs: the struct lives in the raw buffer, whose
   // data size becomes sizeof(T).
@@ -400,6 +407,7 @@ class TilingContext {
   RuntimeAttrs attrs_;
   fe::PlatFormInfos* platform_ = nullptr;
   const char* node_type_ = "";
+  const void* compile_info_ = nullptr;
   uint32_t block_dim_ = 0;
   uint64_t tiling_key_ = 0;
   uint32_t schedule_mode_ = 0;
@@ -459,21 +467,51 @@ class InferDataTypeContext {
   const char* node_type_ = "";
 };
 
-// Shape-range inference and tiling-parse contexts: declared so that
-// functions taking them compile; the simulator never calls them.
+// Shape-range inference context: declared so that functions taking it
+// compile; the simulator never calls them.
 class InferShapeRangeContext {};
+
+// What a TilingParse function (IMPL_OP_OPTILING(...).TilingParse<T>)
+// reads and fills: the operator's compile info, computed once before the
+// tiling runs, typically from the platform (core count, UB size). The
+// tiling function reads it back with TilingContext::GetCompileInfo.
 class TilingParseContext {
  public:
-  ASCENDOPT_HOST_UNSUPPORTED(GetCompiledInfo, "TilingParseContext::GetCompiledInfo")
-  ASCENDOPT_HOST_UNSUPPORTED(GetPlatformInfo, "TilingParseContext::GetPlatformInfo")
+  template <class T>
+  T* GetCompiledInfo() {
+    return static_cast<T*>(compile_info_);
+  }
+  template <class T>
+  const T* GetCompiledInfo() const {
+    return static_cast<const T*>(compile_info_);
+  }
+  fe::PlatFormInfos* GetPlatformInfo() const { return platform_; }
+  const char* GetNodeName() const { return node_type_; }
+  const char* GetNodeType() const { return node_type_; }
+  const RuntimeAttrs* GetAttrs() const { return attrs_; }
+  // The compile info of graph mode's JSON description; the simulator has
+  // none to give.
+  const char* GetCompileJson() const { return "{}"; }
+
+  // ---- state (filled by host_entry.cpp) ----
+  void* compile_info_ = nullptr;
+  fe::PlatFormInfos* platform_ = nullptr;
+  const char* node_type_ = "";
+  const RuntimeAttrs* attrs_ = nullptr;
 };
 
-struct OpImplRegisterV2 {
-  using TilingKernelFunc = uint32_t (*)(TilingContext*);
-  using InferShapeKernelFunc = uint32_t (*)(InferShapeContext*);
-  using InferDataTypeKernelFunc = uint32_t (*)(InferDataTypeContext*);
-  using InferShapeRangeKernelFunc = uint32_t (*)(InferShapeRangeContext*);
-};
 }  // namespace gert
+
+namespace ascendopt {
+namespace host {
+// The function types of an operator's implementation (what
+// gert::OpImplRegisterV2 and OpDef register).
+using TilingFunc = uint32_t (*)(gert::TilingContext*);
+using TilingParseFunc = uint32_t (*)(gert::TilingParseContext*);
+using InferShapeFunc = uint32_t (*)(gert::InferShapeContext*);
+using InferDataTypeFunc = uint32_t (*)(gert::InferDataTypeContext*);
+using InferShapeRangeFunc = uint32_t (*)(gert::InferShapeRangeContext*);
+}  // namespace host
+}  // namespace ascendopt
 
 #endif

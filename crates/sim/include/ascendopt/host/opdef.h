@@ -12,6 +12,8 @@
 #ifndef ASCENDOPT_HOST_OPDEF_H
 #define ASCENDOPT_HOST_OPDEF_H
 
+#include <vector>
+
 #include "context.h"
 
 // Graph-mode checks (SetCheckSupport / SetOpSelectFormat) take these; the
@@ -25,11 +27,25 @@ class AscendString {
  private:
   const char* s_;
 };
+// ge::Shape: built from a dims vector, as the high-level APIs' host tiling
+// helpers (GetSoftMaxMinTmpSize(ge::Shape(dims), ...)) take it.
 class Shape {
  public:
-  size_t GetDimNum() const { return 0; }
-  int64_t GetDim(size_t) const { return 0; }
-  int64_t GetShapeSize() const { return 0; }
+  Shape() = default;
+  explicit Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
+  size_t GetDimNum() const { return dims_.size(); }
+  int64_t GetDim(size_t idx) const { return idx < dims_.size() ? dims_[idx] : 0; }
+  std::vector<int64_t> GetDims() const { return dims_; }
+  // The element count; 0 for a shape without dimensions.
+  int64_t GetShapeSize() const {
+    if (dims_.empty()) return 0;
+    int64_t n = 1;
+    for (int64_t d : dims_) n *= d;
+    return n;
+  }
+
+ private:
+  std::vector<int64_t> dims_;
 };
 class TensorDesc {
  public:
@@ -124,11 +140,16 @@ class OpParamDef {
     for (auto t : types) add_dtype(t);
     return *this;
   }
+  // The dtypes whose kernel binary serves each DataType() entry (guide
+  // 6.4.3.4.4): the kernel variant a launch runs is the one compiled for
+  // these.
   template <class C>
-  OpParamDef& DataTypeForBinQuery(const C&) {
+  OpParamDef& DataTypeForBinQuery(const C& types) {
+    n_bin_query_ = 0;
+    for (auto t : types) add_bin_query(t);
     return *this;
   }
-  OpParamDef& DataTypeForBinQuery(std::initializer_list<ge::DataType>) { return *this; }
+  OpParamDef& DataTypeForBinQuery(std::initializer_list<ge::DataType> types);
   OpParamDef& Format(std::initializer_list<ge::Format> formats);
   template <class C>
   OpParamDef& Format(const C& formats) {
@@ -151,12 +172,25 @@ class OpParamDef {
   OpParamDef& UnknownShapeFormat(const C&) {
     return *this;
   }
-  OpParamDef& ValueDepend(Option) { return *this; }
-  OpParamDef& ValueDepend(Option, DependScope) { return *this; }
+  // The tiling reads this input's values (Tensor::GetData); REQUIRED or
+  // OPTIONAL says whether the values must be there (guide 6.4.3.4.13).
+  OpParamDef& ValueDepend(Option value_depend) {
+    value_depend_ = value_depend;
+    return *this;
+  }
+  OpParamDef& ValueDepend(Option value_depend, DependScope) { return ValueDepend(value_depend); }
   OpParamDef& AutoContiguous() { return *this; }
   OpParamDef& IgnoreContiguous() { return *this; }
-  OpParamDef& Scalar() { return *this; }
-  OpParamDef& ScalarList() { return *this; }
+  // The aclnn API takes this input as a host scalar (or a list of them); on
+  // the device it is an ordinary tensor.
+  OpParamDef& Scalar() {
+    scalar_ = 1;
+    return *this;
+  }
+  OpParamDef& ScalarList() {
+    scalar_ = 2;
+    return *this;
+  }
   OpParamDef& To(ge::DataType) { return *this; }
   OpParamDef& To(const char*) { return *this; }
   OpParamDef& Version(uint32_t) { return *this; }
@@ -193,8 +227,14 @@ class OpParamDef {
   // ---- state ----
   void add_dtype(ge::DataType t);
   void add_format(ge::Format f);
+  void add_bin_query(ge::DataType t);
   const char* name_ = "";
   Option param_type_ = REQUIRED;
+  Option value_depend_ = IGNORE;
+  uint8_t scalar_ = 0;  // 1 Scalar(), 2 ScalarList()
+  bool is_output_ = false;
+  ge::DataType bin_query_[::ascendopt::host::kMaxTypeList] = {};
+  size_t n_bin_query_ = 0;
   ge::DataType dtypes_[::ascendopt::host::kMaxTypeList] = {};
   size_t n_dtypes_ = 0;
   bool dtype_list_ = false;
@@ -289,7 +329,7 @@ class OpAICoreConfig {
 
 class OpAICoreDef {
  public:
-  OpAICoreDef& SetTiling(gert::OpImplRegisterV2::TilingKernelFunc func) {
+  OpAICoreDef& SetTiling(::ascendopt::host::TilingFunc func) {
     tiling_ = func;
     return *this;
   }
@@ -314,16 +354,21 @@ class OpAICoreDef {
   OpAICoreDef& SetOpSpecInfo(F) {
     return *this;
   }
-  void AddConfig(const char*) {}
-  // A configuration that redefines inputs or outputs for a SoC disables the
-  // simulator's dtype check against the top-level definition.
-  void AddConfig(const char*, OpAICoreConfig& config) {
-    if (config.n_params_ > 0) config_redefines_params_ = true;
-  }
+  // Registers the operator for a SoC (`ascend910b`, ...); chains like the
+  // other builder calls. A configuration that redefines inputs or outputs
+  // for a SoC replaces the top-level definition for that SoC (kept for the
+  // simulator's description of the operator) and disables the tiling
+  // call's dtype check against the top-level definition.
+  OpAICoreDef& AddConfig(const char* soc);
+  OpAICoreDef& AddConfig(const char* soc, OpAICoreConfig& config);
 
   // ---- state ----
-  gert::OpImplRegisterV2::TilingKernelFunc tiling_ = nullptr;
+  static constexpr size_t kMaxConfigs = 16;
+  ::ascendopt::host::TilingFunc tiling_ = nullptr;
   bool config_redefines_params_ = false;
+  const char* config_socs_[kMaxConfigs] = {};
+  OpAICoreConfig* configs_[kMaxConfigs] = {};  // owned copies; null when none was given
+  size_t n_configs_ = 0;
 };
 
 // The operator prototype. A user's op class derives from it and fills it in
@@ -336,12 +381,12 @@ class OpDef {
   OpParamDef& Input(const char* name);
   OpParamDef& Output(const char* name);
   OpAttrDef& Attr(const char* name);
-  OpDef& SetInferShape(gert::OpImplRegisterV2::InferShapeKernelFunc func) {
+  OpDef& SetInferShape(::ascendopt::host::InferShapeFunc func) {
     infer_shape_ = func;
     return *this;
   }
-  OpDef& SetInferShapeRange(gert::OpImplRegisterV2::InferShapeRangeKernelFunc) { return *this; }
-  OpDef& SetInferDataType(gert::OpImplRegisterV2::InferDataTypeKernelFunc func) {
+  OpDef& SetInferShapeRange(::ascendopt::host::InferShapeRangeFunc) { return *this; }
+  OpDef& SetInferDataType(::ascendopt::host::InferDataTypeFunc func) {
     infer_dtype_ = func;
     return *this;
   }
@@ -365,8 +410,8 @@ class OpDef {
   OpAttrDef attrs_[::ascendopt::host::kMaxAttrs];
   size_t n_attrs_ = 0;
   OpAICoreDef aicore_;
-  gert::OpImplRegisterV2::InferShapeKernelFunc infer_shape_ = nullptr;
-  gert::OpImplRegisterV2::InferDataTypeKernelFunc infer_dtype_ = nullptr;
+  ::ascendopt::host::InferShapeFunc infer_shape_ = nullptr;
+  ::ascendopt::host::InferDataTypeFunc infer_dtype_ = nullptr;
   const char* error_ = nullptr;  // first builder misuse (too many inputs, ...)
 };
 }  // namespace ops

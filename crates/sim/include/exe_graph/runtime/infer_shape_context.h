@@ -2,6 +2,7 @@
 #ifndef ASCENDOPT_EXE_GRAPH_RUNTIME_INFER_SHAPE_CONTEXT_H
 #define ASCENDOPT_EXE_GRAPH_RUNTIME_INFER_SHAPE_CONTEXT_H
 
+#include "../../ascendopt/host/std_bundle.h"
 #include "../../ascendopt/host/context.h"
 
 #endif

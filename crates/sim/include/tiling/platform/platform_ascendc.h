@@ -3,6 +3,9 @@
 #ifndef ASCENDOPT_TILING_PLATFORM_PLATFORM_ASCENDC_H
 #define ASCENDOPT_TILING_PLATFORM_PLATFORM_ASCENDC_H
 
+#ifndef ASCENDOPT_KERNEL_SIDE
+#include "../../ascendopt/host/std_bundle.h"
+#endif
 #include "../../ascendopt/host/platform.h"
 
 #endif
