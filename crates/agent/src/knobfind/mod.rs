@@ -212,14 +212,26 @@ impl FoundKnob {
     /// One line for reports: `BLOCK_DIM = 8 at op_host/x.cpp:12 (core
     /// count; SetBlockDim)`.
     pub fn describe(&self) -> String {
+        // A literal's label already holds its value (`tileLength = 1024`).
+        let what = if self.label.contains(" = ") {
+            self.label.clone()
+        } else {
+            format!("{} = {}", self.label, self.value)
+        };
+        let sinks = if self.sinks.len() > 3 {
+            format!(
+                "{} and {} more",
+                self.sinks[..3].join(", "),
+                self.sinks.len() - 3
+            )
+        } else {
+            self.sinks.join(", ")
+        };
         format!(
-            "{} = {} at {}:{} ({}; {})",
-            self.label,
-            self.value,
+            "{what} at {}:{} ({}; {sinks})",
             self.file,
             self.line,
-            self.role.describe(),
-            self.sinks.join(", ")
+            self.role.describe()
         )
     }
 }
