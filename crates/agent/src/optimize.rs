@@ -30,6 +30,8 @@ use ascendopt_device::Device;
 use ascendopt_harness::eval::{self, CaseSelector, CheckConfig};
 use ascendopt_harness::pipeline::bench_case;
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::timing::msprof_csv;
+use ascendopt_sim::timing::Profile;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -411,6 +413,12 @@ pub struct OutputReport {
     pub after_us: Option<f64>,
     /// Files written.
     pub files: Vec<PathBuf>,
+    /// Profile of the benchmark case, input (noise-free).
+    #[serde(skip)]
+    pub before_profile: Option<Profile>,
+    /// Profile of the benchmark case, output (noise-free).
+    #[serde(skip)]
+    pub after_profile: Option<Profile>,
 }
 
 fn io(path: &Path, e: std::io::Error) -> AgentError {
@@ -455,8 +463,8 @@ fn load(dir: &Path) -> Result<OpPackage, AgentError> {
     })
 }
 
-/// Profile JSON, Chrome trace and noise-free latency of a benchmark case.
-type Measured = (Option<serde_json::Value>, Option<String>, Option<f64>);
+/// Profile, Chrome trace and noise-free latency of a benchmark case.
+type Measured = (Option<Profile>, Option<String>, Option<f64>);
 
 /// Profile JSON, Chrome trace and noise-free latency of the benchmark case.
 fn profile_and_trace(
@@ -486,13 +494,10 @@ fn profile_and_trace(
         return Ok((None, None, None));
     };
     let profile = match &c.profile {
-        Some(Ok(p)) => serde_json::to_value(p).ok(),
+        Some(Ok(p)) => Some(p.clone()),
         _ => None,
     };
-    let latency = profile
-        .as_ref()
-        .and_then(|p| p.get("Task Duration(us)"))
-        .and_then(serde_json::Value::as_f64);
+    let latency = profile.as_ref().map(|p| p.task_duration_us);
     let trace = match &c.timeline {
         Some(Ok(t)) => Some(t.clone()),
         _ => None,
@@ -509,8 +514,9 @@ fn profile_and_trace(
 /// - `steps.json`: the accepted steps with their evidence (latencies
 ///   before/after, acceptance reason) and the summary numbers;
 /// - `log.json`: every attempt;
-/// - `before/`, `after/`: `profile.json` and `trace.json` (Chrome trace
-///   events) of the benchmark case, noise-free.
+/// - `before/`, `after/`: `profile.json`, `trace.json` (Chrome trace
+///   events) and msprof's `OpBasicInfo.csv` and `PipeUtilization.csv` of
+///   the benchmark case, noise-free.
 ///
 /// The output is checked again on every case with fresh inputs (`seed`).
 pub fn write_output(
@@ -566,6 +572,7 @@ pub fn write_output(
     }
 
     let mut latencies = [None, None];
+    let mut profiles = [None, None];
     for (i, (name, pkg)) in [("before", input), ("after", &output)]
         .into_iter()
         .enumerate()
@@ -575,6 +582,11 @@ pub fn write_output(
         if let Some(p) = profile {
             let text = serde_json::to_string_pretty(&p).unwrap_or_default();
             write(&out_dir.join(name).join("profile.json"), &text, &mut files)?;
+            let dir = out_dir.join(name);
+            let written =
+                msprof_csv::write_dir(&dir, &pkg.spec.kernel, &p).map_err(|e| io(&dir, e))?;
+            files.extend(written);
+            profiles[i] = Some(p);
         }
         if let Some(t) = trace {
             write(&out_dir.join(name).join("trace.json"), &t, &mut files)?;
@@ -609,5 +621,7 @@ pub fn write_output(
         before_us: latencies[0],
         after_us: latencies[1],
         files,
+        before_profile: profiles[0].take(),
+        after_profile: profiles[1].take(),
     })
 }

@@ -71,10 +71,23 @@ fn eval_json_is_one_document() {
     let out = ascendopt(&["eval", "muls", "--case", "0", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["op"], "muls");
-    assert_eq!(v["passed"], true);
-    assert_eq!(v["cases"][0]["verdict"], "pass");
-    assert!(v["cases"][0]["outputs"][0]["total"].as_u64().unwrap() > 0);
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["command"], "eval");
+    let ops = v["operators"].as_array().unwrap();
+    assert_eq!(ops.len(), 1, "a list even for one operator");
+    let op = &ops[0];
+    assert_eq!(op["op"], "muls");
+    assert_eq!(op["passed"], true);
+    assert_eq!(op["cases"][0]["verdict"], "pass");
+    assert!(op["cases"][0]["outputs"][0]["total"].as_u64().unwrap() > 0);
+    // Inputs as data: name, dtype, integer shape.
+    let input = &op["cases"][0]["inputs"][0];
+    assert!(input["name"].is_string() && input["dtype"].is_string());
+    assert!(input["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d.is_u64()));
 }
 
 #[test]
@@ -130,7 +143,7 @@ fn unsupported_api_fails_to_compile_with_its_name() {
     let dir = broken_add(|c| {
         c.replacen(
             "Add(zLocal, xLocal, yLocal, length);",
-            "Sigmoid(zLocal, xLocal, length);",
+            "TopK(zLocal, xLocal, length);",
             1,
         )
     });
@@ -138,7 +151,7 @@ fn unsupported_api_fails_to_compile_with_its_name() {
     assert_eq!(code, 1, "{t}");
     assert!(
         t.contains("COMPILE ERROR")
-            && t.contains("not supported by the ascendopt simulator: Sigmoid"),
+            && t.contains("not supported by the ascendopt simulator: TopK"),
         "{t}"
     );
 }

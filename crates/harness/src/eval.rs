@@ -101,6 +101,10 @@ pub struct CaseCheck {
     pub name: String,
     /// Input shapes and dtypes, e.g. `x: float16[48, 1024]`.
     pub signature: String,
+    /// The same as data: every input's name, dtype and shape.
+    pub inputs: Vec<InputSig>,
+    /// Every attribute with its value (defaults filled).
+    pub attrs: Vec<(String, AttrValue)>,
     /// Verdict.
     pub verdict: CaseVerdict,
     /// Per-output comparisons (empty when the run failed).
@@ -113,6 +117,43 @@ pub struct CaseCheck {
     pub profile: Option<Result<Profile, String>>,
     /// The Chrome trace timeline, when asked for and the case passed.
     pub timeline: Option<Result<String, String>>,
+}
+
+/// One input of a case, as data.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InputSig {
+    /// Input name.
+    pub name: String,
+    /// Dtype (`float16`, ...).
+    pub dtype: String,
+    /// Shape.
+    pub shape: Vec<usize>,
+}
+
+impl InputSig {
+    /// The inputs of `case`.
+    pub fn of(case: &Case) -> Vec<InputSig> {
+        case.inputs
+            .iter()
+            .map(|i| InputSig {
+                name: i.name.clone(),
+                dtype: i.dtype.to_string(),
+                shape: i.shape.clone(),
+            })
+            .collect()
+    }
+}
+
+/// An attribute value as JSON (numbers, booleans, strings, lists).
+pub fn attr_json(v: &AttrValue) -> serde_json::Value {
+    match v {
+        AttrValue::Int(i) => serde_json::json!(i),
+        AttrValue::Float(f) => serde_json::json!(f),
+        AttrValue::Bool(b) => serde_json::json!(b),
+        AttrValue::Str(s) => serde_json::json!(s),
+        AttrValue::ListInt(l) => serde_json::json!(l),
+        AttrValue::ListFloat(l) => serde_json::json!(l),
+    }
 }
 
 /// The check of one operator.
@@ -318,6 +359,8 @@ pub fn check_case(
     let mut check = CaseCheck {
         name: case.name.clone(),
         signature: signature(case),
+        inputs: InputSig::of(case),
+        attrs: case.attrs.clone(),
         verdict: CaseVerdict::Pass,
         outputs: Vec::new(),
         run: None,
@@ -470,7 +513,8 @@ pub fn to_json(check: &OpCheck) -> serde_json::Value {
             };
             serde_json::json!({
                 "name": c.name,
-                "inputs": c.signature,
+                "inputs": c.inputs,
+                "attrs": c.attrs.iter().map(|(k, v)| (k.clone(), attr_json(v))).collect::<serde_json::Map<_, _>>(),
                 "verdict": c.verdict.label(),
                 "detail": detail,
                 "run_ms": c.run_ms,

@@ -10,8 +10,14 @@
 #include "ascendopt/kernel/sync.h"
 #include "ascendopt/kernel/vec_arith.h"
 #include "ascendopt/kernel/vec_more.h"
+#include "ascendopt/kernel/vec_move.h"
+#include "ascendopt/kernel/sort.h"
+#include "ascendopt/kernel/scalar.h"
+#include "ascendopt/kernel/workspace.h"
+#include "ascendopt/kernel/api_params.h"
 #include "ascendopt/kernel/misc.h"
 #include "ascendopt/kernel/lib/lib.h"
+#include "ascendopt/kernel/std.h"
 #include "ascendopt/kernel/unsupported.h"
 
 #endif

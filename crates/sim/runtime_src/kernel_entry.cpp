@@ -9,6 +9,11 @@ const AscRuntime* g_rt = nullptr;
 struct KernelFault {};
 }  // namespace ascendopt
 
+// The device compiler's block variables (declared in
+// ascendopt/kernel/builtins.h), set per block thread below.
+thread_local int64_t block_idx = 0;
+thread_local int64_t block_num = 0;
+
 typedef uint8_t* A;
 
 extern "C" __attribute__((visibility("default"))) void ascendopt_kernel_attach(const AscRuntime* rt) {
@@ -93,6 +98,8 @@ extern "C" __attribute__((visibility("default"))) void ascendopt_kernel_throw(vo
 extern "C" __attribute__((visibility("default"))) int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs,
                                                                                  uint8_t** a) {
   try {
+    block_idx = ascendopt::g_rt->block_idx();
+    block_num = ascendopt::g_rt->block_num();
     switch (nargs) {
       case 0:
         entry();

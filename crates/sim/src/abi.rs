@@ -97,6 +97,7 @@ pub mod copy_kind {
     pub const COUNT: u8 = 0;
     pub const PARAMS: u8 = 1;
     pub const PAD: u8 = 2;
+    pub const GM_FILL: u8 = 3;
 }
 
 #[repr(C)]
@@ -190,5 +191,9 @@ pub struct AscRuntime {
     pub print: extern "C-unwind" fn(text: *const c_char),
     pub trap: extern "C-unwind" fn(message: *const c_char, loc: AscLoc),
     // Appended in ABI 2.
+    pub local_ref: extern "C-unwind" fn(t: AscLocal, index: u32, loc: AscLoc) -> *mut c_void,
+    pub vec_result: extern "C-unwind" fn(op: *const AscVecOp) -> u64,
     pub local_rest: extern "C-unwind" fn(pos: u32, dtype: u8, loc: AscLoc) -> AscLocal,
+    pub workspace_base: extern "C-unwind" fn() -> *mut c_void,
+    pub sys_workspace_bytes: extern "C-unwind" fn() -> u64,
 }

@@ -1239,19 +1239,32 @@ extern "C" __global__ __aicore__ void plain(GM_ADDR tiling) {
             &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
         )
         .unwrap();
-        // A per-tiling-key struct cannot be honoured.
+        // A per-tiling-key struct beside the default one: GET_TILING_DATA
+        // still reads the default (the launch stops if it runs under
+        // that key, see runtime_launch.rs).
         let keyed = PROBE_TILING_H.replace(
+            "REGISTER_TILING_DATA_CLASS(AddProbe,",
+            "REGISTER_TILING_DATA_CLASS(AddProbe_2, ProbeSub)\nREGISTER_TILING_DATA_CLASS(AddProbe,",
+        );
+        syntax_check(
+            dir.path(),
+            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed)],
+            &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
+        )
+        .unwrap();
+        // Only keyed registrations and two structs: no default to read.
+        let keyed_only = PROBE_TILING_H.replace(
             "REGISTER_TILING_DATA_CLASS(AddProbe,",
             "REGISTER_TILING_DATA_CLASS(AddProbe_2,",
         );
         let err = syntax_check(
             dir.path(),
-            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed)],
+            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed_only)],
             &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
         )
         .unwrap_err();
         assert!(
-            err.contains("not supported by the ascendopt simulator: REGISTER_TILING_DATA_CLASS(<OpType>_<key>, ...)"),
+            err.contains("GET_TILING_DATA: no default tiling struct"),
             "{err}"
         );
     }

@@ -219,9 +219,13 @@ pub enum LaunchFailure {
 /// Most blocks one launch may use (each block is a thread of the worker).
 pub const MAX_BLOCK_DIM: u32 = 1024;
 
-/// UB bytes the tiling sees and a kernel may use: 192 KB less 256 B
-/// (hardware-facts.md section E: "At runtime the tiling sees UB = 196352 B
-/// (192 KB - 256), while the ini says 196608").
+/// UB bytes the platform keeps from what the tiling sees: 192 KB less
+/// 256 B is reported (hardware-facts.md section E: "At runtime the tiling
+/// sees UB = 196352 B (192 KB - 256), while the ini says 196608"). A
+/// kernel's TPipe may still allocate the whole 192 KB: the guide's own
+/// TPipe::Reset example (6.2.3.6.1) takes `InitBuffer(que, 1, 192 * 1024)`,
+/// so the kernel-side UB capacity ([`Platform::mem_sizes`]) adds these
+/// bytes back.
 pub const UB_RESERVED_BYTES: u64 = 256;
 
 impl Platform {
@@ -241,12 +245,15 @@ impl Platform {
         }
     }
 
-    /// Per-core memory sizes by `trace::Mem` index (GM = 0). BT is 1 KB and
-    /// FB 2+1+2+2 KB (hardware-facts.md section F, "Per-core memory").
+    /// Per-core memory sizes by `trace::Mem` index (GM = 0), as a kernel
+    /// may use them: the UB is the tiling's `ub_size` plus the
+    /// [`UB_RESERVED_BYTES`] the platform reports less (the whole 192 KB on
+    /// the 910B). BT is 1 KB and FB 2+1+2+2 KB (hardware-facts.md section
+    /// F, "Per-core memory").
     pub fn mem_sizes(&self) -> [u64; 8] {
         [
             0,
-            self.ub_size,
+            self.ub_size + UB_RESERVED_BYTES,
             self.l1_size,
             self.l0a_size,
             self.l0b_size,
@@ -487,6 +494,10 @@ fn launch(
         job.max_instrs_per_block,
     );
     shared.throw_fn = Some(throw);
+    // The workspace argument (after inputs and outputs) is where the
+    // system workspace starts; its size is what the host was told.
+    shared.workspace_base = args.get(args.len().saturating_sub(2)).copied().unwrap_or(0);
+    shared.sys_workspace_bytes = LIB_API_WORKSPACE;
     let shared = Arc::new(shared);
     // SAFETY: TABLE is 'static and matches abi.h.
     unsafe { attach(&TABLE) };

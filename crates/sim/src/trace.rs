@@ -191,6 +191,11 @@ pub enum VecOp {
     BlockReduceMax,
     BlockReduceMin,
     PairReduceSum,
+    Copy,
+    GatherMask,
+    Sort32,
+    MrgSort,
+    TransDataTo5HD,
 }
 
 impl VecOp {
@@ -247,6 +252,11 @@ impl VecOp {
             97 => BlockReduceMax,
             98 => BlockReduceMin,
             99 => PairReduceSum,
+            64 => Copy,
+            65 => GatherMask,
+            100 => Sort32,
+            101 => MrgSort,
+            66 => TransDataTo5HD,
             _ => return None,
         })
     }
@@ -304,6 +314,11 @@ impl VecOp {
             BlockReduceMax => "BlockReduceMax",
             BlockReduceMin => "BlockReduceMin",
             PairReduceSum => "PairReduceSum",
+            Copy => "Copy",
+            GatherMask => "GatherMask",
+            Sort32 => "Sort32",
+            MrgSort => "MrgSort",
+            TransDataTo5HD => "TransDataTo5HD",
         }
     }
 }

@@ -126,6 +126,13 @@ enum AscVecOpCode {
   ASC_VOP_CREATE_VEC_INDEX = 61, /* dst[i] = scalar + i; count form only */
   ASC_VOP_BRCB = 62,            /* p[0]=dstBlkStride p[1]=dstRepStride, repeat */
   ASC_VOP_GATHER = 63,          /* src1 = u32 byte offsets, p[0] = srcBaseAddr */
+  ASC_VOP_COPY = 64,            /* dst = src0; mask forms (count form for the library's own use) */
+  ASC_VOP_GATHER_MASK = 65,     /* p[2] = 1: src1 = pattern tensor (src_dtype), else p[0] = built-in
+                                   pattern 1..7; p[1] = reduceMode; mask[0] = mask; repeat;
+                                   src0_blk, src0_rep, src1_rep; result = elements kept */
+  ASC_VOP_TRANS_DATA_5HD = 66,  /* p[0], p[1] = low, high half of the host address of uint64_t[32] (16 dst then 16 src UB
+                                   block addresses); p[2] = dstHighHalf, p[3] = srcHighHalf;
+                                   repeat; dst_rep, src0_rep */
   /* conversion */
   ASC_VOP_CAST = 70, /* round = AscRound, src_dtype -> dtype */
   /* compare and select */
@@ -142,7 +149,12 @@ enum AscVecOpCode {
   ASC_VOP_BLOCK_REDUCE_SUM = 96, /* p[0]=dstRepStride p[1]=srcBlkStride p[2]=srcRepStride */
   ASC_VOP_BLOCK_REDUCE_MAX = 97,
   ASC_VOP_BLOCK_REDUCE_MIN = 98,
-  ASC_VOP_PAIR_REDUCE_SUM = 99
+  ASC_VOP_PAIR_REDUCE_SUM = 99,
+  /* sorting (8-byte (score, index) structures) */
+  ASC_VOP_SORT32 = 100,  /* src0 = scores (dtype), src1 = u32 indices; repeat x 32 */
+  ASC_VOP_MRG_SORT = 101 /* src0..src2 = lists 1..3, list 4 at UB byte p[6]; p[0..3] = lengths,
+                            p[4] = ifExhaustedSuspension, p[5] = validBit; repeat;
+                            result = structures taken from each list, 16 bits each */
 };
 
 /* How the number of elements processed is given. */
@@ -209,7 +221,8 @@ typedef struct AscAddr {
 enum AscCopyKind {
   ASC_COPY_COUNT = 0,  /* DataCopy(dst, src, count): count*size rounded down to 32 B */
   ASC_COPY_PARAMS = 1, /* DataCopyParams: block_count x block_len (32 B units), gaps in 32 B */
-  ASC_COPY_PAD = 2     /* DataCopyPad: block_len in bytes; GM stride bytes, UB stride 32 B blocks */
+  ASC_COPY_PAD = 2,    /* DataCopyPad: block_len in bytes; GM stride bytes, UB stride 32 B blocks */
+  ASC_COPY_GM_FILL = 3 /* InitGlobalMemory: `count` elements of dst (GM) set to pad_bits (MTE3) */
 };
 
 typedef struct AscCopyOp {
@@ -288,10 +301,21 @@ typedef struct AscRuntime {
   void (*trap)(const char* message, AscLoc loc);
 
   /* ---- appended in ABI 2 ---- */
+  /* LocalTensor::operator(): the host address of element `index` of `t`
+   * (bounds-checked; one scalar access that reads and writes it). */
+  void* (*local_ref)(AscLocal t, uint32_t index, AscLoc loc);
+  /* A vector instruction with a scalar result, as `vec` otherwise:
+   * GatherMask returns the elements it kept (rsvdCnt), MrgSort the
+   * structures it took from each list (4 x 16 bits, list 1 lowest). */
+  uint64_t (*vec_result)(const AscVecOp* op);
   /* PopStackBuffer: the rest of the memory behind position `pos` (TPosition
    * code), from the end of what TPipe allocated there, as `dtype` elements;
    * nothing is allocated. */
   AscLocal (*local_rest)(uint32_t pos, uint8_t dtype, AscLoc loc);
+  /* The launch's workspace argument (where the system workspace starts). */
+  void* (*workspace_base)(void);
+  /* Bytes of the system workspace at its start (GetLibApiWorkSpaceSize). */
+  uint64_t (*sys_workspace_bytes)(void);
 } AscRuntime;
 
 /* Exported by every kernel library (crates/sim/runtime_src/kernel_entry.cpp).

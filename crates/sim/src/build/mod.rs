@@ -95,12 +95,26 @@ pub const GOLD_FLAG: &str = "-fuse-ld=gold";
 /// Define passed to the kernel unit (the tiling header expands differently).
 pub const KERNEL_SIDE_DEFINE: &str = "ASCENDOPT_KERNEL_SIDE";
 
-/// Every define of the kernel unit: ours, and `ASCENDC_CPU_DEBUG`, which
+/// Every define of the kernel unit: ours; `ASCENDC_CPU_DEBUG`, which
 /// CANN's CPU-debug build of a kernel defines to 1 (guide 6.2.3.11.3 "CPU
 /// 孪生调试", and the `ASCENDC_CPU_DEBUG == 1` branches of 6.2.2.1.1
 /// LocalTensor): real kernels guard their `<<<>>>` launch helpers with
-/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is.
-pub const KERNEL_DEFINES: &[&str] = &[KERNEL_SIDE_DEFINE, "ASCENDC_CPU_DEBUG=1"];
+/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is;
+/// and the device compiler's architecture macros of the 910B's vector
+/// cores, so a kernel takes the branches it takes on that chip:
+/// `__NPU_ARCH__` 2201 for Atlas A2 (guide 2.4.1, table 2-17),
+/// `__CCE_AICORE__` 220 (the dav-c220 cores; real kernels test
+/// `__CCE_AICORE__ == 220` for the 910B) and `__DAV_C220_VEC__` (the vector
+/// core's half of a mixed build). `__CCE_KT_TEST__`, the other CPU-debug
+/// macro, stays undefined: kernels drop device behaviour under it (a
+/// SyncAll), and the simulator runs the device's.
+pub const KERNEL_DEFINES: &[&str] = &[
+    KERNEL_SIDE_DEFINE,
+    "ASCENDC_CPU_DEBUG=1",
+    "__NPU_ARCH__=2201",
+    "__CCE_AICORE__=220",
+    "__DAV_C220_VEC__",
+];
 
 /// Force-included into every kernel unit before the tiling header: the
 /// names the msopgen build's per-variant macros expand to (`DT_FLOAT16`,
@@ -205,7 +219,10 @@ pub struct BuildRequest {
 
 impl BuildRequest {
     /// The request for an msopgen-layout package: `op_host/*.cpp`,
-    /// `op_kernel/*.cpp`, include dirs `op_host` and `op_kernel`, and the
+    /// `op_kernel/*.cpp` (only `op_kernel/<folder>.cpp` when there are
+    /// several and one is named after the folder: the kernel the msopgen
+    /// build compiles, which includes the others), include dirs `op_host`
+    /// and `op_kernel`, and the
     /// tiling header `op_host/*_tiling.h` (if several, the one named after the
     /// folder). No defines, [`DEFAULT_COMPILE_TIMEOUT`].
     pub fn for_op_dir(op_dir: &Path, toolchain: Toolchain) -> Result<BuildRequest, BuildError> {
@@ -213,7 +230,21 @@ impl BuildRequest {
         let kernel_dir = op_dir.join("op_kernel");
         let mut host_sources = files_with_suffix(&host_dir, ".cpp")?;
         host_sources.retain(|p| !ascendopt_op::package::is_op_api_source(p));
-        let kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
+        let mut kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
+        // The msopgen build compiles the kernel file named after the
+        // operator; other .cpp files beside it are parts it includes.
+        if kernel_sources.len() > 1 {
+            let op_name = op_dir
+                .file_name()
+                .map(|n| format!("{}.cpp", n.to_string_lossy()));
+            if let Some(main) = kernel_sources
+                .iter()
+                .find(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()) == op_name)
+                .cloned()
+            {
+                kernel_sources = vec![main];
+            }
+        }
         if host_sources.is_empty() || kernel_sources.is_empty() {
             return Err(BuildError::BadRequest {
                 message: format!(
@@ -470,11 +501,12 @@ impl BuildError {
 }
 
 /// The AscendC API names that occur in `files` (as words, outside `//`
-/// comments) but nowhere in the simulator's headers under `include_dir`:
-/// the APIs a package uses that the simulator lacks. Sorted, each once.
+/// comments) but nowhere in the simulator's headers under `include_dir`,
+/// or there only as a stub that fails to compile: the APIs a package uses
+/// that the simulator lacks. Sorted, each once.
 /// Unreadable files are skipped.
 pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<String> {
-    let sim = diagnostics::sim_words(include_dir);
+    let sim = diagnostics::sim_index(include_dir);
     let mut out = std::collections::BTreeSet::new();
     for file in files {
         let Ok(text) = fs::read_to_string(file) else {
@@ -486,7 +518,7 @@ pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<Strin
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .filter(|w| !w.is_empty())
             {
-                if api_names::is_api_name(word) && !sim.contains(word) {
+                if api_names::is_api_name(word) && !sim.provides(word) {
                     out.insert(word.to_string());
                 }
             }

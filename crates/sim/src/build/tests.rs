@@ -129,6 +129,18 @@ fn for_op_dir_finds_the_msopgen_layout() {
         vec![fx.path("ops/demo/op_host"), fx.path("ops/demo/op_kernel")]
     );
 
+    // Another kernel .cpp beside the one named after the folder is a part
+    // it includes, not a second unit.
+    fx.write(
+        "ops/demo/op_kernel/demo_part.cpp",
+        "// included by demo.cpp\n",
+    );
+    let req = BuildRequest::for_op_dir(&fx.path("ops/demo"), fx.toolchain()).unwrap();
+    assert_eq!(
+        req.kernel_sources,
+        vec![fx.path("ops/demo/op_kernel/demo.cpp")]
+    );
+
     let err = BuildRequest::for_op_dir(&fx.path("ops"), fx.toolchain()).unwrap_err();
     assert!(matches!(err, BuildError::Read { .. }), "{err}");
 }
@@ -515,7 +527,8 @@ fn kernel_variants_are_one_library_each_with_the_msopgen_macros() {
          typedef unsigned short half;\n\
          extern \"C\" int variant_value() {\n\
            return int(sizeof(DTYPE_X)) * 10 + (ORIG_DTYPE_X == DT_FLOAT16 ? 1 : 0)\n\
-                  + (ASCENDC_CPU_DEBUG == 1 ? 100 : 0);\n\
+                  + (ASCENDC_CPU_DEBUG == 1 ? 100 : 0)\n\
+                  + (__NPU_ARCH__ == 2201 && __CCE_AICORE__ == 220 ? 1000 : 0);\n\
          }\n",
     );
     let mut req = fx.request();
@@ -531,8 +544,8 @@ fn kernel_variants_are_one_library_each_with_the_msopgen_macros() {
     let built = build(&req, &fx.cache()).unwrap();
     assert_eq!(built.kernel_libs.len(), 2);
     assert_eq!(built.kernel_lib, built.kernel_libs[0]);
-    assert_eq!(call(&built.kernel_libs[0], "variant_value"), 121);
-    assert_eq!(call(&built.kernel_libs[1], "variant_value"), 140);
+    assert_eq!(call(&built.kernel_libs[0], "variant_value"), 1121);
+    assert_eq!(call(&built.kernel_libs[1], "variant_value"), 1140);
     // Again: both from the cache; one variant less names other libraries.
     let again = build(&req, &fx.cache()).unwrap();
     assert!(again.cached);

@@ -67,6 +67,13 @@ pub struct Shared {
     pub max_instrs: u64,
     /// The kernel library's `ascendopt_kernel_throw`.
     pub throw_fn: Option<unsafe extern "C-unwind" fn()>,
+    /// Host address of the launch's workspace argument, where the system
+    /// workspace starts (GetSysWorkSpacePtr before any SetSysWorkspace);
+    /// 0 when unknown.
+    pub workspace_base: usize,
+    /// Bytes of the system workspace at its start (what the host's
+    /// GetLibApiWorkSpaceSize reports; GetUserWorkspace skips them).
+    pub sys_workspace_bytes: u64,
     abort: AtomicBool,
     fault: Mutex<Option<BlockFault>>,
     notes: Mutex<Vec<Note>>,
@@ -102,6 +109,8 @@ impl Shared {
             seed,
             max_instrs,
             throw_fn: None,
+            workspace_base: 0,
+            sys_workspace_bytes: 0,
             abort: AtomicBool::new(false),
             fault: Mutex::new(None),
             notes: Mutex::new(Vec::new()),

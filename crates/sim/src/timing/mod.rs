@@ -27,6 +27,7 @@ pub mod engine;
 mod hbm;
 pub mod hotspots;
 pub mod hw;
+pub mod msprof_csv;
 pub mod noise;
 pub mod report;
 
