@@ -150,8 +150,7 @@ fn unsupported_api_fails_to_compile_with_its_name() {
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
     assert!(
-        t.contains("COMPILE ERROR")
-            && t.contains("not supported by the ascendopt simulator: TopK"),
+        t.contains("COMPILE ERROR") && t.contains("not supported by the ascendopt simulator: TopK"),
         "{t}"
     );
 }

@@ -15,7 +15,8 @@
 //! | `mte2_bound_no_overlap` | MTE2 is the busiest pipe and MTE2 + V + MTE3 ratios sum ≤ 1.15 (the pipes take turns)   | double_buffer, tile_size                   |
 //! | `vector_long_chains`    | the vector pipe is the busiest                                                          | fused_vec_ops, buffer_reuse, count_mode    |
 //! | `tail_imbalance`        | slowest block ≥ 1.3 × the mean block                                                    | tail_fold, count_mode                      |
-//! | `balanced`              | none of the above                                                                       | —                                          |
+//! | `below_roofline`        | none of the above, and the kernel reaches under 60% of its roofline                     | every applicable motif                     |
+//! | `balanced`              | none of the above, at 60% of the roofline or more (or no roofline known)                | —                                          |
 //!
 //! When the profile carries the simulator's per-line hotspots, the
 //! measured findings ([`super::measured`]) come first: the diagnosis is
@@ -46,6 +47,9 @@ const TAIL_SPREAD: f64 = 1.3;
 const IDLE_PIPES: f64 = 0.35;
 /// Core span below this many µs: the work is too small to spread.
 const TINY_SPAN_US: f64 = 1.0;
+/// Roofline share (%) below which a kernel no rule explains is not called
+/// balanced.
+const FAR_BELOW_ROOFLINE_PCT: f64 = 60.0;
 
 /// The built-in diagnoser: one rule per bottleneck class, explained with
 /// the numbers it saw.
@@ -288,6 +292,23 @@ impl Diagnoser for RuleDiagnoser {
                 code_features: features,
                 motifs,
             },
+            // A kernel far below its roofline is not balanced, whatever
+            // the pipe ratios say: the time goes somewhere no rule names.
+            None if n.roofline_pct.is_some_and(|p| p < FAR_BELOW_ROOFLINE_PCT) => Diagnosis {
+                kind: "below_roofline".into(),
+                text: format!(
+                    "below the roofline: the kernel reaches {:.0}% of its roofline with no single pipe dominating (vec {:.2}, scalar {:.2}, mte2 {:.2}, mte3 {:.2}); the time goes to waits, fixed copy costs and serialised stages",
+                    n.roofline_pct.unwrap_or_default(),
+                    n.vec, n.scalar, n.mte2, n.mte3
+                ),
+                rule: format!(
+                    "below_roofline: no rule held and roofline reached < {FAR_BELOW_ROOFLINE_PCT}% (vec {:.2}, scalar {:.2}, mte2 {:.2}, mte3 {:.2}, blocks {:.0}, spread {:.2}){roofline}{warn}",
+                    n.vec, n.scalar, n.mte2, n.mte3, n.block_dim, n.spread
+                ),
+                signature,
+                code_features: features,
+                motifs,
+            },
             None => Diagnosis {
                 kind: "balanced".into(),
                 text: "balanced: no single pipe or resource dominates; remaining gains are in the tiling".into(),
@@ -371,5 +392,18 @@ mod tests {
         );
         let quiet = diagnose(&profile(48, 0.1, 0.1, 0.2, 0.2));
         assert_eq!(quiet.kind, "sync_bound", "{}", quiet.rule);
+    }
+
+    #[test]
+    fn a_kernel_far_below_its_roofline_is_not_called_balanced() {
+        // The copy-out pipe busiest, overlapping pipes, every core: no
+        // rule holds.
+        let mut p = profile(48, 0.5, 0.1, 0.5, 0.6);
+        let low = diagnose(&p);
+        assert_eq!(low.kind, "below_roofline", "{}", low.rule);
+        assert!(low.text.contains("30% of its roofline"), "{}", low.text);
+        p["roofline_reached(%)"] = json!(90.0);
+        let high = diagnose(&p);
+        assert_eq!(high.kind, "balanced", "{}", high.rule);
     }
 }
