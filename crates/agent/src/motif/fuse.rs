@@ -6,11 +6,15 @@
 //!   op), likewise Adds → Add, Maxs → Max, Mins → Min. It declines when the
 //!   destination may alias the source (in-place calls, or parameters that
 //!   some caller passes the same tensor for).
-//! - apply: `Duplicate(a, k, n)` directly followed by `Mul|Add|Max|Min`
-//!   (or `Sub` with `a` subtracted) that reads `a`, where `a` is the
-//!   destination or a scratch tensor used nowhere else, becomes the
-//!   vector-scalar op; `Muls(t, x, k, n); Add(d, d, t, n);` with `t` a
-//!   scratch tensor becomes `Axpy(d, x, k, n)`.
+//! - apply: a broadcast `Duplicate(a, k, n)` whose tile feeds vector ops
+//!   anywhere later in its block (`Mul|Add|Max|Min`, `Sub` or `Div` with
+//!   `a` as one operand) becomes the vector-scalar form of each, and the
+//!   Duplicate goes (preconditions at `fuse_duplicate`); `Muls(t, x, k, n);
+//!   Add(d, d, t, n);` with `t` a scratch tensor becomes `Axpy(d, x, k, n)`;
+//!   pairs with one fused instruction (`Mul`+`Add` → `FusedMulAdd` or
+//!   `MulAddDst`, `Reciprocal`+`Mul` → `Div`, `Muls(-1)`+`Add` → `Sub`)
+//!   become it (`fuse_pair`). All fusions of a package also come as one
+//!   candidate.
 
 use super::syntax::{self, Call, Parsed};
 use super::{site_at, with_file, Engine, MotifInfo, Plan, Site, SiteState, Sources};
