@@ -341,9 +341,7 @@ fn domain_of(role: Role, value: i64, chip: &ChipLimits) -> (i64, i64, Step) {
 /// Integer literal text → (value, suffix).
 fn int_literal(text: &str) -> Option<(i64, String)> {
     let t = text.trim();
-    let digits_end = t
-        .find(|c: char| matches!(c, 'u' | 'U' | 'l' | 'L'))
-        .unwrap_or(t.len());
+    let digits_end = t.find(['u', 'U', 'l', 'L']).unwrap_or(t.len());
     let (digits, suffix) = t.split_at(digits_end);
     if !suffix.chars().all(|c| matches!(c, 'u' | 'U' | 'l' | 'L')) {
         return None;

@@ -308,7 +308,7 @@ pub(crate) fn compile(parsed: &Parsed<'_>, loop_node: Node<'_>) -> Option<RowCop
     let indent = syntax::indent_at(text, loop_node.start_byte());
     let i2 = format!("{indent}    ");
     let i3 = format!("{indent}        ");
-    let original = parsed.src(loop_node).replace('\n', &format!("\n    "));
+    let original = parsed.src(loop_node).replace('\n', "\n    ");
     let pad = pad.unwrap_or_else(|| "ascPad".to_string());
     let mut b = String::new();
     b.push_str(&format!("{{\n{i2}// one strided copy for the rows of this loop (the loop itself when the strides do not fit)\n"));

@@ -251,8 +251,7 @@ fn general(pkg: &Sources, file: &str, parsed: &Parsed<'_>, loop_node: Node<'_>) 
         let init = parsed
             .calls()
             .into_iter()
-            .filter(|call| call.name == "InitBuffer" && syntax::within(call.node, class))
-            .last()?;
+            .rfind(|call| call.name == "InitBuffer" && syntax::within(call.node, class))?;
         let stmt = init.statement()?;
         let callee = parsed.src(init.node.child_by_field_name("function")?);
         let prefix = callee.strip_suffix("InitBuffer")?;

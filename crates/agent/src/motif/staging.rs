@@ -360,8 +360,7 @@ fn removal(pkg: &Sources, file: &str, parsed: &Parsed<'_>) -> Vec<Plan> {
         };
         let Some(init_stmt) = calls
             .iter()
-            .filter(|c| c.name == "InitBuffer")
-            .last()
+            .rfind(|c| c.name == "InitBuffer")
             .and_then(|c| c.statement())
         else {
             continue;

@@ -127,6 +127,11 @@ fn pipe_name(pipe: Pipe) -> &'static str {
     pipe.name()
 }
 
+/// GM reads of one allocation: byte intervals, bytes read, bytes per site.
+type GmReads = (Vec<(u64, u64)>, u64, BTreeMap<u32, u64>);
+/// Copies of one GM range: how many, and how many per site.
+type RangeCopies = (u64, BTreeMap<u32, u64>);
+
 /// The hotspots of a timed launch (None when no block ran).
 pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Hotspots> {
     let (index, block) = timeline
@@ -139,11 +144,11 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
     let mut sites: BTreeMap<u32, Acc> = BTreeMap::new();
     let mut ub_top = 0u64;
     // GM reads per allocation: (intervals, bytes read, per-site bytes).
-    let mut gm_reads: BTreeMap<u32, (Vec<(u64, u64)>, u64, BTreeMap<u32, u64>)> = BTreeMap::new();
+    let mut gm_reads: BTreeMap<u32, GmReads> = BTreeMap::new();
     let mut gm_copies: BTreeMap<u32, u64> = BTreeMap::new();
     // The same GM range copied in again and again: (space, start, len) →
     // (copies, sites).
-    let mut same_range: BTreeMap<(u32, u64, u64), (u64, BTreeMap<u32, u64>)> = BTreeMap::new();
+    let mut same_range: BTreeMap<(u32, u64, u64), RangeCopies> = BTreeMap::new();
     for span in &block.spans {
         let Some(instr) = instrs.get(span.instr as usize) else {
             continue;
