@@ -805,6 +805,52 @@ fn excerpt(text: &str) -> String {
     out
 }
 
+/// A rough upper-middle estimate of a prompt's tokens: three bytes a token
+/// (English prose runs about four, code and JSON numbers nearer two) and a
+/// few tokens of framing a message. Only used to cut the completion limit
+/// against a known context window; the endpoint's own count corrects it.
+pub fn estimate_prompt_tokens(messages: &[Message]) -> u32 {
+    let tokens: usize = messages
+        .iter()
+        .map(|m| m.content.len().div_ceil(3) + 4)
+        .sum();
+    u32::try_from(tokens).unwrap_or(u32::MAX)
+}
+
+/// The context window and the prompt's tokens from an endpoint's refusal
+/// of a request that does not fit ("maximum context length is 8192 tokens.
+/// However, you requested 13966 tokens (13198 in the messages, 768 in the
+/// completion)"), when the answer says both.
+pub fn context_refusal(answer: &str) -> Option<(u32, u32)> {
+    fn number_after(text: &str, key: &str) -> Option<u32> {
+        let at = text.find(key)? + key.len();
+        let digits: String = text[at..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse().ok()
+    }
+    fn number_before(text: &str, key: &str) -> Option<u32> {
+        let at = text.find(key)?;
+        let digits: String = text[..at]
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        digits.parse().ok()
+    }
+    let lower = answer.to_ascii_lowercase();
+    let context = number_after(&lower, "maximum context length is")?;
+    let prompt = number_before(&lower, "in the messages")
+        .or_else(|| number_before(&lower, "tokens in the prompt"))?;
+    Some((context, prompt))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -852,50 +898,4 @@ mod tests {
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_retry_after("-1"), None);
     }
-}
-
-/// A rough upper-middle estimate of a prompt's tokens: three bytes a token
-/// (English prose runs about four, code and JSON numbers nearer two) and a
-/// few tokens of framing a message. Only used to cut the completion limit
-/// against a known context window; the endpoint's own count corrects it.
-pub fn estimate_prompt_tokens(messages: &[Message]) -> u32 {
-    let tokens: usize = messages
-        .iter()
-        .map(|m| m.content.len().div_ceil(3) + 4)
-        .sum();
-    u32::try_from(tokens).unwrap_or(u32::MAX)
-}
-
-/// The context window and the prompt's tokens from an endpoint's refusal
-/// of a request that does not fit ("maximum context length is 8192 tokens.
-/// However, you requested 13966 tokens (13198 in the messages, 768 in the
-/// completion)"), when the answer says both.
-pub fn context_refusal(answer: &str) -> Option<(u32, u32)> {
-    fn number_after(text: &str, key: &str) -> Option<u32> {
-        let at = text.find(key)? + key.len();
-        let digits: String = text[at..]
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        digits.parse().ok()
-    }
-    fn number_before(text: &str, key: &str) -> Option<u32> {
-        let at = text.find(key)?;
-        let digits: String = text[..at]
-            .trim_end()
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_digit())
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        digits.parse().ok()
-    }
-    let lower = answer.to_ascii_lowercase();
-    let context = number_after(&lower, "maximum context length is")?;
-    let prompt = number_before(&lower, "in the messages")
-        .or_else(|| number_before(&lower, "tokens in the prompt"))?;
-    Some((context, prompt))
 }
