@@ -67,6 +67,7 @@ fn start(
         log: Vec::new(),
         roofline_before: roofline(&baseline),
         roofline_after: roofline(&baseline),
+        stops: Vec::new(),
         final_dir: Some(baseline.dir.clone()),
     };
     if baseline.is_correct() {

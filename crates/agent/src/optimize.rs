@@ -19,7 +19,7 @@
 use crate::diagnose::Diagnoser;
 use crate::llm::DenseRetrieval;
 use crate::motif::{self, Sources};
-use crate::outcome::{curve, roofline, OpOutcome, Step};
+use crate::outcome::{curve, roofline, OpOutcome, StageStop, Step};
 use crate::proposer::Proposer;
 use crate::refine::{self, RefineConfig, Tried};
 use crate::session::{Action, LogEntry, OpSession, Phase};
@@ -201,6 +201,7 @@ pub fn optimize_operator_with(
         roofline_before: roofline(&baseline),
         roofline_after: roofline(&baseline),
         final_dir: None,
+        stops: Vec::new(),
     };
     let Some(baseline_us) = baseline.latency_us() else {
         refine::settle(
@@ -218,49 +219,105 @@ pub fn optimize_operator_with(
     let mut incumbent = baseline.clone();
     let mut steps: Vec<Step> = Vec::new();
     let mut used = 0u32;
-    if cfg.method.stage1() {
-        let (allowance, stagnation) = if cfg.method.stage2() {
-            match cfg.stage1_budget {
-                Some(n) => (n.min(rest), None),
-                None => (rest - rest / 4, Some(cfg.stagnation)),
-            }
-        } else {
-            (rest, None)
-        };
-        let r = refine::refine(
-            session,
-            bank,
-            proposer,
-            diagnoser,
-            incumbent,
-            &RefineConfig {
-                max_attempts: allowance,
-                k: cfg.k,
-                use_bank: cfg.method.uses_bank(),
-                stagnation,
-                dense: cfg.dense.clone(),
-            },
-            &mut tried,
-            on_attempt,
-        )?;
-        used += r.attempts;
-        steps.extend(r.steps);
-        incumbent = r.incumbent;
+    let mut stops: Vec<StageStop> = Vec::new();
+    // Rounds of Stage I then Stage II until the budget is spent or neither
+    // stage has anything new to try: a new tiling can make a kernel rewrite
+    // pay (and a new kernel a tiling), so a round that changed the
+    // incumbent is followed by another.
+    let mut round = 0u32;
+    loop {
+        round += 1;
+        let left = rest.saturating_sub(used);
+        if left == 0 || session.remaining(ascendopt_harness::store::Stage::Online) == 0 {
+            break;
+        }
+        let before = incumbent.evaluated.source_hash.clone();
+        let mut progress = false;
+        let mut fresh = 0u32;
+        let mut stage1_cut = false;
+        if cfg.method.stage1() {
+            let (allowance, stagnation) = if cfg.method.stage2() {
+                match cfg.stage1_budget {
+                    Some(n) if round == 1 => (n.min(left), None),
+                    _ => (left - left / 4, Some(cfg.stagnation)),
+                }
+            } else {
+                (left, None)
+            };
+            let r = refine::refine(
+                session,
+                bank,
+                proposer,
+                diagnoser,
+                incumbent,
+                &RefineConfig {
+                    max_attempts: allowance,
+                    k: cfg.k,
+                    use_bank: cfg.method.uses_bank(),
+                    stagnation,
+                    dense: cfg.dense.clone(),
+                },
+                &mut tried,
+                on_attempt,
+            )?;
+            used += r.attempts;
+            fresh += r.attempts;
+            progress |= !r.steps.is_empty();
+            // Cut short with candidates left: another round may try them.
+            stage1_cut = r.stopped.starts_with("stagnated");
+            stops.push(StageStop {
+                stage: Phase::Refine.as_str().to_string(),
+                round,
+                attempts: r.attempts,
+                accepted: u32::try_from(r.steps.len()).unwrap_or(u32::MAX),
+                reason: r.stopped.clone(),
+                tried: r.tried.clone(),
+                knobs: Vec::new(),
+            });
+            steps.extend(r.steps);
+            incumbent = r.incumbent;
+        }
+        if cfg.method.stage2() {
+            // Stage I cut short still has candidates: Stage II leaves it
+            // half of what is left for the next round.
+            let left = rest.saturating_sub(used);
+            let left = if stage1_cut { left - left / 2 } else { left };
+            let t = tune::tune(
+                session,
+                proposer,
+                incumbent,
+                &TuneConfig {
+                    patience: cfg.patience,
+                    ..TuneConfig::new(left, cfg.seed.wrapping_add(u64::from(round - 1)))
+                },
+                &mut tried,
+                on_attempt,
+            )?;
+            used += t.attempts;
+            fresh += t.attempts;
+            progress |= !t.steps.is_empty();
+            stops.push(StageStop {
+                stage: Phase::Tune.as_str().to_string(),
+                round,
+                attempts: t.attempts,
+                accepted: u32::try_from(t.steps.len()).unwrap_or(u32::MAX),
+                reason: t.stopped.clone(),
+                tried: t.tried.clone(),
+                knobs: t.found.clone(),
+            });
+            steps.extend(t.steps);
+            incumbent = t.incumbent;
+        }
+        let single_stage = !(cfg.method.stage1() && cfg.method.stage2());
+        let changed = progress || incumbent.evaluated.source_hash != before;
+        if single_stage || fresh == 0 || !(changed || stage1_cut) {
+            break;
+        }
     }
-    if cfg.method.stage2() {
-        let t = tune::tune(
-            session,
-            proposer,
-            incumbent,
-            &TuneConfig {
-                patience: cfg.patience,
-                ..TuneConfig::new(rest.saturating_sub(used), cfg.seed)
-            },
-            &mut tried,
-            on_attempt,
-        )?;
-        steps.extend(t.steps);
-        incumbent = t.incumbent;
+    // The found knobs back to plain literals: the same launch, answered by
+    // the run store, and the output reads like the input.
+    if let Some(plain) = restored(session, &incumbent, &mut tried, on_attempt)? {
+        incumbent = plain;
     }
     // Never slower than the input.
     let final_trial = match incumbent.latency_us() {
@@ -274,10 +331,72 @@ pub fn optimize_operator_with(
     outcome.roofline_after = roofline(&final_trial);
     outcome.final_dir = Some(final_trial.dir.clone());
     outcome.steps = steps;
+    outcome.stops = stops;
     outcome.spent = session.spent(ascendopt_harness::store::Stage::Online);
     outcome.log = session.log().to_vec();
     outcome.curve = curve(&outcome.log, baseline_us);
     Ok(outcome)
+}
+
+/// The incumbent with its found-knob markers taken out
+/// ([`crate::knobfind::restore`]), when it has any and the plain form
+/// judges the same (it launches the same kernel with the same tiling, so
+/// the run store answers without charge).
+fn restored(
+    session: &mut OpSession<'_>,
+    incumbent: &crate::session::Trial,
+    tried: &mut Tried,
+    on_attempt: &mut dyn FnMut(&LogEntry),
+) -> Result<Option<crate::session::Trial>, AgentError> {
+    let plain = crate::knobfind::restore(&incumbent.sources);
+    if plain == incumbent.sources || !incumbent.is_correct() {
+        return Ok(None);
+    }
+    if session.remaining(ascendopt_harness::store::Stage::Online) == 0 && !session.seen(&plain)? {
+        // Only the launch could answer it; without budget a miss would be
+        // an error, so the marked form stays.
+        let dir = session.materialise(&plain)?;
+        let Ok(pkg) = OpPackage::load(&dir) else {
+            return Ok(None);
+        };
+        let device = session.context().device;
+        let same = match device.build(&pkg) {
+            Ok(a) => ascendopt_harness::pipeline::launch_key(device, &a, &pkg).is_some(),
+            Err(_) => false,
+        };
+        if !same {
+            return Ok(None);
+        }
+    }
+    tried.insert(&plain);
+    let trial = match session.evaluate(
+        Phase::Tune,
+        &plain,
+        Action {
+            proposer: "tune".into(),
+            motif: None,
+            summary: "found knobs back to plain literals (same launch)".into(),
+            entries: Vec::new(),
+        },
+    ) {
+        Ok(t) => t,
+        Err(AgentError::Pipeline(ascendopt_harness::pipeline::PipelineError::Ledger(_))) => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    let same = trial.is_correct() && trial.evaluated.budget_index.is_none();
+    refine::settle(
+        session,
+        on_attempt,
+        false,
+        if same {
+            "the output with plain literals: the same launch as the incumbent"
+        } else {
+            "the plain form did not judge the same: the marked form stays"
+        },
+    );
+    Ok(same.then_some(trial))
 }
 
 /// What [`write_output`] wrote and checked.
@@ -502,6 +621,7 @@ pub fn write_output(
         "noise_free_after_us": latencies[1],
         "output_passed_fresh_inputs": failures.is_empty(),
         "steps": outcome.steps,
+        "stops": outcome.stops,
         "curve": outcome.curve,
     });
     let text = serde_json::to_string_pretty(&evidence).unwrap_or_default();

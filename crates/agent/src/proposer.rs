@@ -59,6 +59,8 @@ pub struct Feedback {
     /// Earlier attempts of this loop with their outcome, oldest first:
     /// (action, verdict kind, one-line reason).
     pub attempts: Vec<(Action, String, String)>,
+    /// Indices into `attempts` of the ones that became the incumbent.
+    pub accepted: Vec<usize>,
 }
 
 /// Rewind's request: remove exactly one optimisation from `current`.

@@ -385,6 +385,7 @@ mod tests {
             blocks: vec![block(0, 3.0, 0.5, 0.5), block(1, 4.0, 0.25, 0.75)],
             roofline: None,
             roofline_reached_pct: None,
+            hotspots: None,
         };
         let sig = ProfileSignature::from_profile(&p).unwrap();
         assert_eq!(sig.vec_ratio, Some(0.25));

@@ -292,6 +292,21 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
             }
         }
     }
+    let whys: Vec<(String, Vec<String>)> = r
+        .outcomes
+        .iter()
+        .map(|o| (format!("{} ({})", o.op, o.method), o.why()))
+        .filter(|(_, w)| !w.is_empty())
+        .collect();
+    if !whys.is_empty() {
+        println!();
+        println!("why each stage stopped:");
+        for (who, lines) in whys {
+            for line in lines {
+                println!("  {who}: {line}");
+            }
+        }
+    }
     for (m, why) in &r.meta.skipped {
         let _ = writeln!(s, "skipped {m}: {why}");
     }

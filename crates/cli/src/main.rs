@@ -5,13 +5,14 @@
 mod bank_cmd;
 mod bench_cmd;
 mod bench_evals_cmd;
+mod bench_naive_cmd;
 mod bench_rule_cmd;
 mod bench_speed_cmd;
 mod bench_tiling_cmd;
 mod compat_cmd;
 mod eval_cmd;
-mod import_cmd;
 mod fidelity_cmd;
+mod import_cmd;
 mod json_doc;
 mod llm_args;
 mod optimize_cmd;
@@ -60,6 +61,10 @@ enum Command {
     BenchSpeed(bench_speed_cmd::BenchSpeedArgs),
     /// Measure Stage II against random search at twice its evaluations.
     BenchTiling(bench_tiling_cmd::BenchTilingArgs),
+    /// The full method on naive operators (benches/naive) at one or more
+    /// budgets, against the strong built-in operators: GM speedup, share of
+    /// the gap closed, evaluations spent.
+    BenchNaive(bench_naive_cmd::BenchNaiveArgs),
     /// Measure evaluations per minute and where an evaluation's time goes.
     BenchEvals(bench_evals_cmd::BenchEvalsArgs),
     /// The simulator's timing against figures measured on real hardware:
@@ -96,6 +101,7 @@ fn main() -> ExitCode {
         Command::Optimize(args) => optimize_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::BenchTiling(args) => bench_tiling_cmd::run(args),
+        Command::BenchNaive(args) => bench_naive_cmd::run(args),
         Command::BenchEvals(args) => bench_evals_cmd::run(args),
         Command::Compat(args) => compat_cmd::run(args),
         Command::Import(args) => import_cmd::run(args),

@@ -212,6 +212,21 @@ fn summary(
             st.action.summary
         );
     }
+    let knobs: Vec<&String> = outcome.stops.iter().flat_map(|st| &st.knobs).collect();
+    if !knobs.is_empty() {
+        let _ = writeln!(s, "tiling knobs found in the host code:");
+        let mut seen: Vec<&String> = Vec::new();
+        for k in knobs {
+            if !seen.contains(&k) {
+                let _ = writeln!(s, "  {k}");
+                seen.push(k);
+            }
+        }
+    }
+    let _ = writeln!(s, "why each stage stopped:");
+    for st in &outcome.stops {
+        let _ = writeln!(s, "  {}", st.line());
+    }
     let _ = writeln!(
         s,
         "re-check        {}",

@@ -435,6 +435,7 @@ impl Device for SimDevice {
         };
         let sim = timing::simulate(trace, &self.config.hw, &opts).map_err(|e| e.to_string())?;
         let mut profile = sim.profile;
+        profile.hotspots = timing::hotspots(trace, &sim.timeline, &self.config.hw);
         let traffic = timing::Traffic {
             read_bytes: request.input_bytes.min(request.min_bytes),
             write_bytes: request.min_bytes.saturating_sub(request.input_bytes),

@@ -38,9 +38,9 @@
 pub mod compare;
 pub mod compat;
 pub mod eval;
+pub mod fidelity;
 pub mod fresh;
 pub mod import;
-pub mod fidelity;
 pub mod ledger;
 pub mod memory;
 pub mod out_lock;

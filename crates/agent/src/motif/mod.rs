@@ -39,11 +39,15 @@ mod diff;
 mod fuse;
 mod hoist;
 mod knobs;
+mod load_once;
 mod reuse;
+mod row_copy;
 mod scalar;
+mod scalar_loop;
 mod sources;
+mod staging;
 mod strided;
-mod syntax;
+pub(crate) mod syntax;
 mod tail;
 
 pub use diff::{diff, file_diff};
@@ -152,6 +156,7 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(tail::TailFold),
         Box::new(scalar::VectorizeScalar),
         Box::new(reuse::BufferReuse),
+        Box::new(staging::StagingCopy),
     ]
 }
 
@@ -250,13 +255,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_registry_has_eleven_distinct_motifs_with_descriptions() {
+    fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 11);
+        assert_eq!(motifs.len(), 12);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 11);
+        assert_eq!(tags.len(), 12);
         for m in &motifs {
             let info = m.describe();
             assert!(

@@ -199,6 +199,10 @@ pub struct OutcomeSummary {
     /// Why the method stopped without a result (an infrastructure error,
     /// not a verdict).
     pub error: Option<String>,
+    /// Why each stage stopped, per round, with what it tried and the knobs
+    /// it found.
+    #[serde(default)]
+    pub stops: Vec<crate::outcome::StageStop>,
     /// The unified diff input → output (`changes.diff`), relative to the
     /// report folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +251,7 @@ impl OutcomeSummary {
             trace_before: None,
             trace_after: None,
             error: None,
+            stops: o.stops.clone(),
             diff: None,
             profile_before: None,
             profile_after: None,
@@ -274,10 +279,21 @@ impl OutcomeSummary {
             trace_before: None,
             trace_after: None,
             error: Some(error),
+            stops: Vec::new(),
             diff: None,
             profile_before: None,
             profile_after: None,
         }
+    }
+
+    /// Why the method ended on this operator, one line per stage and
+    /// round (the error, when it stopped on one).
+    pub fn why(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.stops.iter().map(|s| s.line()).collect();
+        if let Some(e) = &self.error {
+            out.push(format!("stopped on an error: {e}"));
+        }
+        out
     }
 
     /// The statistics' view.
@@ -509,6 +525,7 @@ mod tests {
             trace_before: None,
             trace_after: None,
             error: None,
+            stops: Vec::new(),
             diff: None,
             profile_before: None,
             profile_after: None,

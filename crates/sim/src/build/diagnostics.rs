@@ -670,10 +670,7 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
     fn unsupported_stubs_called_any_way_name_themselves() {
         // With a braced list (no stub can take one).
         let e = first_error_of("  TopK(a, a, {1, 2, 3});");
-        assert_eq!(
-            e.message,
-            "not supported by the ascendopt simulator: TopK"
-        );
+        assert_eq!(e.message, "not supported by the ascendopt simulator: TopK");
         assert_eq!(e.line, Some(5));
         // With explicit template arguments a type pack cannot take.
         let e = first_error_of("  LayerNorm<half, false>(a, a, a, 8);");

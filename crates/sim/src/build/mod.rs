@@ -63,8 +63,8 @@
 
 mod api_names;
 mod diagnostics;
-pub mod integrity;
 pub mod instrument;
+pub mod integrity;
 mod pch;
 pub mod project;
 pub mod variants;

@@ -29,6 +29,7 @@ pub mod chrome;
 pub mod cost;
 pub mod engine;
 mod hbm;
+pub mod hotspots;
 pub mod hw;
 mod l2;
 pub mod msprof_csv;
@@ -42,6 +43,7 @@ mod tests;
 
 pub use chrome::chrome_trace_json;
 pub use engine::{BlockTimeline, CodeStats, CoreType, Cycle, L2Stats, Span, SpanKind};
+pub use hotspots::{hotspots, Hotspots};
 pub use hw::{HwProfile, HwProfileError, NoiseLevel};
 pub use noise::Noise;
 pub use report::{roofline, BlockProfile, KernelCode, LaunchKind, Ops, Profile, Roofline, Traffic};

@@ -576,6 +576,7 @@ mod tests {
             blocks,
             roofline: None,
             roofline_reached_pct: None,
+            hotspots: None,
         }
     }
 

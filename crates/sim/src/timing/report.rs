@@ -396,6 +396,10 @@ pub struct Profile {
         skip_serializing_if = "Option::is_none"
     )]
     pub roofline_reached_pct: Option<f64>,
+    /// Where the slowest block's time goes, by kernel source line, when
+    /// the device attached it ([`super::hotspots`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspots: Option<super::Hotspots>,
 }
 
 /// The kernel's own code, summed over the blocks.
@@ -585,6 +589,7 @@ pub(crate) fn build(
         blocks,
         roofline: None,
         roofline_reached_pct: None,
+        hotspots: None,
     }
 }
 
