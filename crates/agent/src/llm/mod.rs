@@ -347,6 +347,7 @@ pub(crate) fn compact_profile(p: &serde_json::Value) -> serde_json::Value {
         parts.join(",")
     }
     let mut out = round(p);
+    fold_hotspots(&mut out);
     let Some(blocks) = out.get("blocks").and_then(Value::as_array).cloned() else {
         return out;
     };
@@ -406,6 +407,76 @@ pub(crate) fn compact_profile(p: &serde_json::Value) -> serde_json::Value {
         o.insert("blocks".into(), Value::Array(folded));
     }
     out
+}
+
+/// Most per-line hotspots a prompt shows.
+const PROMPT_HOTSPOT_LINES: usize = 8;
+
+/// The per-line hotspots as one sentence a line (file:line, API, kind,
+/// pipe, the largest of busy, wait and scalar time and its share), the
+/// costliest [`PROMPT_HOTSPOT_LINES`] of them: the same facts in a tenth of
+/// the JSON.
+fn fold_hotspots(profile: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Some(lines) = profile
+        .pointer("/hotspots/lines")
+        .and_then(Value::as_array)
+        .cloned()
+    else {
+        return;
+    };
+    let num = |l: &Value, k: &str| l.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let text = |l: &Value, k: &str| l.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let cost = |l: &Value| {
+        num(l, "busy_us")
+            .max(num(l, "wait_us"))
+            .max(num(l, "scalar_us"))
+    };
+    let mut ranked: Vec<&Value> = lines.iter().collect();
+    ranked.sort_by(|a, b| cost(b).total_cmp(&cost(a)));
+    let shown: Vec<Value> = ranked
+        .iter()
+        .take(PROMPT_HOTSPOT_LINES)
+        .map(|l| {
+            let (what, us, share) = [
+                ("busy", num(l, "busy_us"), num(l, "busy_share")),
+                ("waiting", num(l, "wait_us"), num(l, "wait_share")),
+                ("scalar", num(l, "scalar_us"), num(l, "scalar_share")),
+            ]
+            .into_iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or(("busy", 0.0, 0.0));
+            let bytes = num(l, "bytes");
+            Value::String(format!(
+                "{}:{} {} ({}, {}) x{}: {what} {us} us ({:.0}% of the block){}",
+                text(l, "file"),
+                l.get("line").and_then(Value::as_u64).unwrap_or(0),
+                text(l, "api"),
+                text(l, "kind"),
+                text(l, "pipe"),
+                l.get("count").and_then(Value::as_u64).unwrap_or(0),
+                share * 100.0,
+                if bytes > 0.0 {
+                    format!(", {bytes} bytes")
+                } else {
+                    String::new()
+                }
+            ))
+        })
+        .collect();
+    if let Some(h) = profile.get_mut("hotspots").and_then(Value::as_object_mut) {
+        if lines.len() > shown.len() {
+            h.insert(
+                "lines_note".into(),
+                Value::String(format!(
+                    "the costliest {} of {} lines",
+                    shown.len(),
+                    lines.len()
+                )),
+            );
+        }
+        h.insert("lines".into(), Value::Array(shown));
+    }
 }
 
 #[cfg(test)]
