@@ -299,11 +299,10 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
         .filter(|(_, w)| !w.is_empty())
         .collect();
     if !whys.is_empty() {
-        println!();
-        println!("why each stage stopped:");
+        let _ = writeln!(s, "\nwhy each stage stopped:");
         for (who, lines) in whys {
             for line in lines {
-                println!("  {who}: {line}");
+                let _ = writeln!(s, "  {who}: {line}");
             }
         }
     }

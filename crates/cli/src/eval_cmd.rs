@@ -113,7 +113,10 @@ pub fn run(args: EvalArgs) -> Result<Status> {
             print_text(&check, &device);
         }
         if let Some(path) = &args.trace {
-            write_timelines(&check, path, packages.len() * check.cases.len() > 1)?;
+            // The judge's extra runs (re-check, fresh shapes) carry no
+            // timeline: only cases with one decide the file names.
+            let timelines = check.cases.iter().filter(|c| c.timeline.is_some()).count();
+            write_timelines(&check, path, packages.len() * timelines > 1)?;
         }
         if let Some(dir) = &args.msprof_dir {
             write_msprof(&check, &pkg.spec.kernel, dir, !args.json)?;

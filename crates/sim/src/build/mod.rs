@@ -1500,6 +1500,8 @@ impl UnitPlan {
             run_compiler(self.unit, toolchain, link, out, cache, timeout, &main_file)
         })();
         for temp in temps {
+            // run_compiler recorded a content hash beside the assembly.
+            let _ = fs::remove_file(integrity::sidecar(&temp));
             let _ = fs::remove_file(temp);
         }
         result
