@@ -25,14 +25,17 @@
 # Settings (environment): ASCENDOPT_LOCAL_LLM_HOME (venv, logs, pid files;
 # default ~/.cache/ascendopt/local-llm), ASCENDOPT_LOCAL_LLM_PORT (the base
 # URL's port; default 8088; chat and embeddings use the next two ports),
-# ASCENDOPT_LOCAL_LLM_CTX (context tokens; default 8192, SmolLM2's).
+# ASCENDOPT_LOCAL_LLM_CTX (context tokens; default 16384: twice SmolLM2's trained 8192,
+# because ascendopt's Stage II prompt of a real operator with its profile
+# and feedback runs to about 8.5k tokens; answers past 8k degrade, which the
+# loop must survive anyway).
 set -euo pipefail
 
 HOME_DIR="${ASCENDOPT_LOCAL_LLM_HOME:-$HOME/.cache/ascendopt/local-llm}"
 PORT="${ASCENDOPT_LOCAL_LLM_PORT:-8088}"
 CHAT_PORT=$((PORT + 1))
 EMBED_PORT=$((PORT + 2))
-CTX="${ASCENDOPT_LOCAL_LLM_CTX:-8192}"
+CTX="${ASCENDOPT_LOCAL_LLM_CTX:-16384}"
 VENV="$HOME_DIR/venv"
 PY="$VENV/bin/python"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
