@@ -315,20 +315,24 @@ impl LlmClient {
     /// ([`LlmError::PromptTooLong`] when that is under
     /// [`MIN_COMPLETION_TOKENS`]).
     pub fn request_body(&self, messages: &[Message]) -> Result<serde_json::Value, LlmError> {
-        let mut max_tokens = self.config.max_tokens;
-        if let Some(context) = self.config.context_tokens {
-            let estimated = estimate_prompt_tokens(messages);
-            let room = context.saturating_sub(estimated);
-            if room < MIN_COMPLETION_TOKENS {
-                return Err(LlmError::PromptTooLong {
-                    prompt_tokens: estimated,
-                    context,
-                    estimated: true,
-                });
-            }
-            max_tokens = max_tokens.min(room);
+        Ok(self.body_with_limit(messages, self.completion_limit(messages)?))
+    }
+
+    /// The completion limit a request of `messages` is sent with.
+    fn completion_limit(&self, messages: &[Message]) -> Result<u32, LlmError> {
+        let Some(context) = self.config.context_tokens else {
+            return Ok(self.config.max_tokens);
+        };
+        let estimated = estimate_prompt_tokens(messages);
+        let room = context.saturating_sub(estimated);
+        if room < MIN_COMPLETION_TOKENS {
+            return Err(LlmError::PromptTooLong {
+                prompt_tokens: estimated,
+                context,
+                estimated: true,
+            });
         }
-        Ok(self.body_with_limit(messages, max_tokens))
+        Ok(self.config.max_tokens.min(room))
     }
 
     fn body_with_limit(&self, messages: &[Message], max_tokens: u32) -> serde_json::Value {
@@ -360,12 +364,7 @@ impl LlmClient {
             }) => match context_refusal(&answer) {
                 Some((context, prompt_tokens)) => {
                     let room = context.saturating_sub(prompt_tokens).saturating_sub(16);
-                    let sent = self.config.max_tokens.min(
-                        self.config
-                            .context_tokens
-                            .unwrap_or(u32::MAX)
-                            .saturating_sub(estimate_prompt_tokens(messages)),
-                    );
+                    let sent = self.completion_limit(messages)?;
                     if room >= MIN_COMPLETION_TOKENS && room < sent {
                         self.chat_body(role, op, self.body_with_limit(messages, room))
                     } else {
@@ -832,17 +831,11 @@ pub fn context_refusal(answer: &str) -> Option<(u32, u32)> {
         digits.parse().ok()
     }
     fn number_before(text: &str, key: &str) -> Option<u32> {
-        let at = text.find(key)?;
-        let digits: String = text[..at]
-            .trim_end()
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_digit())
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        digits.parse().ok()
+        let head = text[..text.find(key)?].trim_end();
+        let start = head
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |i| i + 1);
+        head[start..].parse().ok()
     }
     let lower = answer.to_ascii_lowercase();
     let context = number_after(&lower, "maximum context length is")?;

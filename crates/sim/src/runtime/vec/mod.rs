@@ -154,12 +154,13 @@ extern "C" void kernel_body() {
 }
 "#;
 
-    #[test]
-    fn header_compiles_with_gxx() {
+    /// g++ -fsyntax-only (warnings as errors) of `text` as file `name`
+    /// against the emulation headers.
+    fn syntax_check(name: &str, text: &str) -> std::process::Output {
         let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("kernel.cpp");
-        std::fs::write(&src, KERNEL).unwrap();
-        let out = Command::new("g++")
+        let src = dir.path().join(name);
+        std::fs::write(&src, text).unwrap();
+        Command::new("g++")
             .args([
                 "-std=c++17",
                 "-fsyntax-only",
@@ -171,7 +172,12 @@ extern "C" void kernel_body() {
             .arg(include_dir())
             .arg(&src)
             .output()
-            .unwrap();
+            .unwrap()
+    }
+
+    #[test]
+    fn header_compiles_with_gxx() {
+        let out = syntax_check("kernel.cpp", KERNEL);
         assert!(
             out.status.success(),
             "{}",
@@ -241,28 +247,15 @@ extern "C" void kernel_body() {
 
     #[test]
     fn every_api_family_is_usable_as_a_function_pointer_and_template_argument() {
-        let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("pointers.cpp");
-        std::fs::write(&src, POINTERS).unwrap();
-        let out = Command::new("g++")
-            .args([
-                "-std=c++17",
-                "-fsyntax-only",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-I",
-            ])
-            .arg(include_dir())
-            .arg(&src)
-            .output()
-            .unwrap();
+        let out = syntax_check("pointers.cpp", POINTERS);
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
         // One argument too many matches neither overload.
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("extra.cpp");
         std::fs::write(
             &src,
             "#include \"kernel_operator.h\"\nusing namespace AscendC;\n\
