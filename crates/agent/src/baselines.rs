@@ -67,6 +67,7 @@ fn start(
         log: Vec::new(),
         roofline_before: roofline(&baseline),
         roofline_after: roofline(&baseline),
+        stops: Vec::new(),
         final_dir: Some(baseline.dir.clone()),
     };
     if baseline.is_correct() {
@@ -131,7 +132,8 @@ fn random_sample(session: &OpSession<'_>, input: &Sources, rng: &mut Rng) -> (So
                 .collect();
             if let Ok(files) = space.render_with(&values) {
                 for (path, text) in files {
-                    out.set_at(&base.dir, &path, text);
+                    // Rendered tiling files of the package's own sources.
+                    let _ = out.set_at(&base.dir, &path, text);
                 }
                 what.push(
                     values
@@ -182,10 +184,15 @@ fn judge_proposal(
 ) -> Result<(String, String), AgentError> {
     let sources = match proposal.candidate {
         Ok(s) => s,
-        Err(reason) => {
-            session.charge_failed_proposal(Phase::Method, proposal.action, &reason)?;
+        Err(refused) => {
+            session.charge_failed_proposal(Phase::Method, proposal.action, &refused)?;
             notify(session, on_attempt);
-            return Ok(("no_edit".into(), reason));
+            let kind = if refused.outside {
+                "rejected_edit"
+            } else {
+                "no_edit"
+            };
+            return Ok((kind.into(), refused.reason));
         }
     };
     let trial = session.evaluate(Phase::Method, &sources, proposal.action.clone())?;
@@ -196,7 +203,7 @@ fn judge_proposal(
         notify(session, on_attempt);
         return Ok((verdict, detail));
     }
-    let decision = session.faster(&trial, best);
+    let decision = session.accept(&trial, best);
     session.settle_last(decision.faster, decision.reason.clone());
     notify(session, on_attempt);
     if decision.faster {

@@ -36,7 +36,7 @@ use crate::distill::{BuiltinDistiller, Distiller};
 use crate::llm::{DenseRetrieval, FALLBACK_STATUS};
 use crate::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
 use crate::proposer::Proposer;
-use crate::report::results::{LlmUsageRow, OutcomeSummary, Results, RunMeta};
+use crate::report::results::{LlmUsageRow, OutcomeSummary, ProfileBrief, Results, RunMeta};
 use crate::report::write_report;
 use crate::rewind::{rewind_operator_with, RewindConfig};
 use crate::session::{OpSession, RunContext};
@@ -267,6 +267,11 @@ pub enum BenchEvent {
     Progress {
         /// Done so far.
         done: u64,
+        /// Of them charged to a budget, when known.
+        charged: Option<u64>,
+        /// The best measured speedup so far over the input, with its
+        /// operator and method (`cos (full)`), when known.
+        best: Option<(String, f64)>,
     },
     /// One operator finished (Rewind) or one method × operator finished.
     Finished {
@@ -438,7 +443,11 @@ fn build_bank(
             &rcfg,
             &mut |_| {
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(&BenchEvent::Progress { done: d });
+                progress(&BenchEvent::Progress {
+                    done: d,
+                    charged: None,
+                    best: None,
+                });
             },
         )?;
         let mut jsonl = Vec::new();
@@ -557,6 +566,12 @@ fn run_pair(
     let mut summary = OutcomeSummary::from_outcome(&outcome);
     let rel_str = |p: &Path| p.to_string_lossy().replace('\\', "/");
     summary.package = Some(rel_str(&rel.join(pkg.name())));
+    let diff = rel.join("changes.diff");
+    if cfg.out.join(&diff).is_file() {
+        summary.diff = Some(rel_str(&diff));
+    }
+    summary.profile_before = written.before_profile.as_ref().map(ProfileBrief::of);
+    summary.profile_after = written.after_profile.as_ref().map(ProfileBrief::of);
     for (name, slot) in [
         ("before", &mut summary.trace_before),
         ("after", &mut summary.trace_after),
@@ -598,8 +613,10 @@ pub fn run_bench(
             )));
         }
     }
+    let started = std::time::Instant::now();
     std::fs::create_dir_all(&cfg.out).map_err(|e| io(&cfg.out, e))?;
     let store_path = cfg.out.join("runs.sqlite");
+    let resumed = store_path.exists();
     let store = RunStore::open(&store_path)?;
 
     // Which methods run.
@@ -682,12 +699,12 @@ pub fn run_bench(
         total,
     });
     let stop = AtomicBool::new(false);
-    let pairs: Vec<(RunId, String)> = runs
+    let pairs: Vec<(RunId, &str, String)> = runs
         .iter()
-        .flat_map(|(_, run)| {
+        .flat_map(|(m, run)| {
             cfg.eval_ops
                 .iter()
-                .map(move |p| (*run, p.name().to_string()))
+                .map(move |p| (*run, m.as_str(), p.name().to_string()))
         })
         .collect();
     std::thread::scope(|scope| -> Result<(), BenchError> {
@@ -696,15 +713,33 @@ pub fn run_bench(
                 return;
             };
             let mut last = u64::MAX;
+            // Per pair: evaluations seen and the best measured speedup.
+            let mut seen: Vec<(u32, Option<f64>)> = vec![(0, None); pairs.len()];
             while !stop.load(Ordering::Relaxed) {
-                let done: u64 = pairs
-                    .iter()
-                    .filter_map(|(run, op)| store.operator(*run, op).ok().flatten())
-                    .map(|info| u64::from(info.spent))
-                    .sum::<u64>()
-                    + unspent.load(Ordering::Relaxed);
+                let mut charged = 0u64;
+                for (i, (run, _, op)) in pairs.iter().enumerate() {
+                    let spent = store
+                        .operator(*run, op)
+                        .ok()
+                        .flatten()
+                        .map_or(0, |info| info.spent);
+                    charged += u64::from(spent);
+                    if spent != seen[i].0 {
+                        seen[i] = (spent, best_measured(&store, *run, op));
+                    }
+                }
+                let done = charged + unspent.load(Ordering::Relaxed);
                 if done != last {
-                    progress(&BenchEvent::Progress { done });
+                    let best = seen
+                        .iter()
+                        .zip(&pairs)
+                        .filter_map(|((_, b), (_, m, op))| b.map(|b| (format!("{op} ({m})"), b)))
+                        .max_by(|a, b| a.1.total_cmp(&b.1));
+                    progress(&BenchEvent::Progress {
+                        done,
+                        charged: Some(charged),
+                        best,
+                    });
                     last = done;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(400));
@@ -826,6 +861,9 @@ pub fn run_bench(
         skipped,
         notes,
         llm_usage,
+        wall_seconds: Some(started.elapsed().as_secs_f64()),
+        resumed,
+        bank_file: bank.as_ref().map(|_| "bank.sqlite".to_string()),
     };
     let results = Results::new(meta, summaries);
     let report_html = write_report(&cfg.out, &results)?;
@@ -834,6 +872,24 @@ pub fn run_bench(
         report_html,
         out: cfg.out.clone(),
     })
+}
+
+/// The best measured speedup of `op` in `run` so far: the input's median
+/// latency (its first evaluation) over the lowest median of the correct
+/// evaluations since; None before the input is measured.
+fn best_measured(store: &RunStore, run: RunId, op: &str) -> Option<f64> {
+    let evals = store.evaluations(run, op).ok()?;
+    let base = evals
+        .iter()
+        .min_by_key(|e| e.budget_index)?
+        .verdict
+        .latency()?
+        .median_us;
+    let best = evals
+        .iter()
+        .filter_map(|e| e.verdict.latency().map(|l| l.median_us))
+        .fold(f64::INFINITY, f64::min);
+    (best.is_finite() && best > 0.0).then(|| base / best)
 }
 
 /// The LLM usage of one run, from its `llm_calls` rows.

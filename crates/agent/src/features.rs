@@ -23,6 +23,7 @@ pub fn lacking_phrase(tag: &str) -> &'static str {
         "tail_fold" => "separate-tail",
         "vectorize_scalar" => "scalar-loop",
         "buffer_reuse" => "separate-buffers",
+        "staging_copy" => "staged-copy",
         _ => "unknown-motif",
     }
 }

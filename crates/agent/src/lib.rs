@@ -19,10 +19,12 @@
 
 pub mod baselines;
 pub mod bench;
+pub mod bench_naive;
 pub mod builtin;
 pub mod diagnose;
 pub mod distill;
 pub mod features;
+pub mod knobfind;
 pub mod llm;
 pub mod motif;
 pub mod optimize;

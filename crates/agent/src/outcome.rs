@@ -56,6 +56,41 @@ pub struct OpOutcome {
     pub roofline_after: Option<f64>,
     /// The final incumbent's package folder.
     pub final_dir: Option<PathBuf>,
+    /// Why each stage stopped, per round of the Stage I → Stage II loop.
+    #[serde(default)]
+    pub stops: Vec<StageStop>,
+}
+
+/// Why one stage of one round stopped, and what it tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageStop {
+    /// `stage1` or `stage2`.
+    pub stage: String,
+    /// Round of the Stage I → Stage II loop, from 1.
+    pub round: u32,
+    /// Attempts the stage made in the round.
+    pub attempts: u32,
+    /// Steps it accepted (Stage II: declared).
+    pub accepted: u32,
+    /// Why it stopped: budget spent, its allowance used, nothing left to
+    /// try (with what was tried), no knobs, the search space exhausted.
+    pub reason: String,
+    /// Every attempt, one line each (what, verdict, why).
+    pub tried: Vec<String>,
+    /// Stage II: the tiling knobs found in the host code (kept with their
+    /// distinct tilings or dropped with the reason, each with file:line).
+    pub knobs: Vec<String>,
+}
+
+impl StageStop {
+    /// One line for a person: `stage1 (round 1): 14 attempts, 3 accepted;
+    /// stopped: ...`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} (round {}): {} attempts, {} accepted; stopped: {}",
+            self.stage, self.round, self.attempts, self.accepted, self.reason
+        )
+    }
 }
 
 /// The roofline fraction (0..1) of a judged candidate's profile.

@@ -6,7 +6,10 @@
 //! each through [`crate::session::OpSession::evaluate`]. A proposal that
 //! could not be turned into sources (an LLM response with no applicable
 //! edit block) is a [`Proposal`] with `candidate = Err(reason)`; the loop
-//! charges it as one failed evaluation and feeds the reason back.
+//! charges it as one failed evaluation and feeds the reason back, except
+//! when its edits tried to write outside the candidate's sources
+//! ([`NoCandidate::outside`]): refused, logged with the reason, never
+//! charged (nothing was evaluated).
 
 use crate::diagnose::Diagnosis;
 use crate::motif::Sources;
@@ -19,7 +22,34 @@ pub struct Proposal {
     /// What it is (proposer, motif, summary, guiding entries).
     pub action: Action,
     /// The candidate's sources, or why none could be made.
-    pub candidate: Result<Sources, String>,
+    pub candidate: Result<Sources, NoCandidate>,
+}
+
+/// Why a proposal holds no candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoCandidate {
+    /// In words (fed back to the proposer).
+    pub reason: String,
+    /// Its edits tried to write outside `op_kernel/` and `op_host/` of the
+    /// candidate (op.toml, a golden, a path with `..`): refused, never
+    /// charged.
+    pub outside: bool,
+}
+
+impl NoCandidate {
+    /// A proposal with no applicable edit (charged like a compile error).
+    pub fn no_edit(reason: impl Into<String>) -> NoCandidate {
+        NoCandidate {
+            reason: reason.into(),
+            outside: false,
+        }
+    }
+}
+
+impl std::fmt::Display for NoCandidate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
 }
 
 /// What the loop tells a proposer about earlier attempts, so that it does
@@ -29,6 +59,8 @@ pub struct Feedback {
     /// Earlier attempts of this loop with their outcome, oldest first:
     /// (action, verdict kind, one-line reason).
     pub attempts: Vec<(Action, String, String)>,
+    /// Indices into `attempts` of the ones that became the incumbent.
+    pub accepted: Vec<usize>,
 }
 
 /// Rewind's request: remove exactly one optimisation from `current`.

@@ -114,6 +114,8 @@ pub struct RefineOutcome {
     pub diagnoses: Vec<Diagnosis>,
     /// Why the loop stopped.
     pub stopped: String,
+    /// Every attempt, one line each: what, verdict, why.
+    pub tried: Vec<String>,
 }
 
 /// Marks the session's last attempt and reports it to `on_attempt`.
@@ -196,6 +198,11 @@ pub fn refine(
     let mut since_accept = 0u32;
     let mut exhausted: BTreeSet<String> = BTreeSet::new();
     let bank = if cfg.use_bank { bank } else { None };
+    // Past the bank: once no retrieved entry gives a new candidate, every
+    // motif the engine can apply (the diagnosis's first) is tried; the
+    // bank decides the order, not the reach.
+    let mut unguided = bank.is_none();
+    let mut lines: Vec<String> = Vec::new();
 
     let stopped = 'outer: loop {
         if attempts >= cfg.max_attempts {
@@ -211,7 +218,7 @@ pub fn refine(
             compiler_diagnostics: "",
         })?;
         let entries = match bank {
-            Some(bank) => {
+            Some(bank) if !unguided => {
                 let entries = retrieve(
                     bank,
                     cfg.dense.as_ref(),
@@ -222,12 +229,11 @@ pub fn refine(
                     cfg.k,
                 )?;
                 if entries.is_empty() {
-                    diagnoses.push(diagnosis);
-                    break "no retrieved entry applies to the incumbent".to_string();
+                    unguided = true;
                 }
                 entries
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         diagnoses.push(diagnosis.clone());
         let proposals = proposer.rewrites(&RewriteRequest {
@@ -247,11 +253,17 @@ pub fn refine(
         let round_motifs: BTreeSet<String> =
             entries.iter().map(|e| e.entry.motif.clone()).collect();
         if fresh.is_empty() {
-            if bank.is_some() && !round_motifs.is_subset(&exhausted) {
+            if !unguided {
                 exhausted.extend(round_motifs);
+                if entries.is_empty() {
+                    unguided = true;
+                }
                 continue;
             }
-            break "no new rewrite to try".to_string();
+            break format!(
+                "nothing left to try: {}",
+                what_was_tried(&feedback, &diagnosis)
+            );
         }
         let mut accepted = false;
         for proposal in fresh {
@@ -267,21 +279,25 @@ pub fn refine(
             }
             let sources = match proposal.candidate {
                 Ok(s) => s,
-                Err(reason) => {
+                Err(refused) => {
                     if session.remaining(Stage::Online) == 0 {
                         break 'outer "budget spent".to_string();
                     }
                     session.charge_failed_proposal(
                         Phase::Refine,
                         proposal.action.clone(),
-                        &reason,
+                        &refused,
                     )?;
                     notify(session, on_attempt);
                     attempts += 1;
                     since_accept += 1;
+                    lines.push(format!(
+                        "{}: no_edit ({})",
+                        proposal.action.summary, refused.reason
+                    ));
                     feedback
                         .attempts
-                        .push((proposal.action, "no_edit".into(), reason));
+                        .push((proposal.action, "no_edit".into(), refused.reason));
                     continue;
                 }
             };
@@ -296,11 +312,15 @@ pub fn refine(
             attempts += 1;
             let verdict = trial.verdict().label();
             if trial.is_correct() {
-                let decision = session.faster(&trial, &incumbent);
+                let decision = session.accept(&trial, &incumbent);
                 if decision.faster {
                     settle(session, on_attempt, true, decision.reason.clone());
                     let before = incumbent.latency_us().unwrap_or(f64::NAN);
                     let after = trial.latency_us().unwrap_or(f64::NAN);
+                    lines.push(format!(
+                        "{}: accepted ({before:.2} -> {after:.2} us)",
+                        proposal.action.summary
+                    ));
                     steps.push(Step {
                         phase: Phase::Refine,
                         action: proposal.action.clone(),
@@ -309,30 +329,36 @@ pub fn refine(
                         reason: decision.reason.clone(),
                         at_evaluation: u32::try_from(session.log().len()).unwrap_or(u32::MAX),
                     });
+                    feedback.accepted.push(feedback.attempts.len());
                     feedback
                         .attempts
                         .push((proposal.action, verdict, decision.reason));
                     incumbent = trial;
                     since_accept = 0;
                     exhausted.clear();
+                    unguided = bank.is_none();
                     accepted = true;
                     break;
                 }
                 settle(session, on_attempt, false, decision.reason.clone());
+                lines.push(format!(
+                    "{}: not faster ({})",
+                    proposal.action.summary, decision.reason
+                ));
                 feedback
                     .attempts
                     .push((proposal.action, verdict, decision.reason));
             } else {
                 let reason = format!("not correct: {verdict}");
                 settle(session, on_attempt, false, reason.clone());
+                lines.push(format!("{}: {verdict}", proposal.action.summary));
                 feedback.attempts.push((proposal.action, verdict, reason));
             }
             since_accept += 1;
         }
-        if !accepted {
-            // Without experience the diagnosis proposes the same motifs
-            // again: their candidates are all tried, so the next round ends
-            // the loop (an LLM may still find new ones).
+        if !accepted && !unguided {
+            // Every candidate of these entries' motifs was tried on this
+            // incumbent: the next retrieval excludes them.
             exhausted.extend(round_motifs);
         }
     };
@@ -342,5 +368,38 @@ pub fn refine(
         attempts,
         diagnoses,
         stopped,
+        tried: lines,
     })
+}
+
+/// The attempts of a loop in a few words: how many per motif and how they
+/// ended, and the motifs the diagnosis named that the engine could not
+/// apply.
+pub(crate) fn what_was_tried(feedback: &Feedback, diagnosis: &Diagnosis) -> String {
+    let mut per: Vec<(String, u32, u32)> = Vec::new();
+    for (action, verdict, _) in &feedback.attempts {
+        let tag = action
+            .motif
+            .clone()
+            .unwrap_or_else(|| action.proposer.clone());
+        let ok = u32::from(verdict.starts_with("correct"));
+        match per.iter_mut().find(|(t, _, _)| *t == tag) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 += ok;
+            }
+            None => per.push((tag, 1, ok)),
+        }
+    }
+    if per.is_empty() {
+        return format!(
+            "no motif applies to this kernel (diagnosis: {})",
+            diagnosis.kind
+        );
+    }
+    let parts: Vec<String> = per
+        .iter()
+        .map(|(t, n, ok)| format!("{t} x{n} ({ok} correct)"))
+        .collect();
+    format!("every applicable candidate was tried: {}", parts.join(", "))
 }

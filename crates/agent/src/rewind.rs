@@ -282,10 +282,12 @@ pub fn rewind_operator_with(
             let action = proposal.action;
             let sources = match proposal.candidate {
                 Ok(sources) => sources,
-                Err(reason) => {
-                    session.charge_failed_proposal(Phase::Rewind, action.clone(), &reason)?;
+                Err(refused) => {
+                    session.charge_failed_proposal(Phase::Rewind, action.clone(), &refused)?;
                     notify(&session, on_attempt);
-                    feedback.attempts.push((action, "no_edit".into(), reason));
+                    feedback
+                        .attempts
+                        .push((action, "no_edit".into(), refused.reason));
                     continue;
                 }
             };
@@ -841,7 +843,9 @@ pub fn verify_entry(
 fn rebuild(base: &OpPackage, text: &str, dir: &Path) -> Result<OpPackage, AgentError> {
     let mut sources = Sources::load(&base.dir)?;
     for (path, body) in sections(text) {
-        sources.set(&path, body);
+        // Only the sections that are sources (the identity's list of the
+        // package's other files is not).
+        let _ = sources.set(&path, body);
     }
     let staging = dir.with_extension("partial");
     let _ = std::fs::remove_dir_all(&staging);

@@ -17,9 +17,11 @@
 //!   is how runs resume.
 
 use crate::motif::Sources;
+use crate::proposer::NoCandidate;
 use crate::AgentError;
 use ascendopt_device::Device;
 use ascendopt_harness::compare::{self, CompareConfig, Decision};
+use ascendopt_harness::fresh;
 use ascendopt_harness::ledger::{BudgetConfig, Charge, Ledger};
 use ascendopt_harness::pipeline::{self, Evaluated, PipelineConfig};
 use ascendopt_harness::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
@@ -165,6 +167,9 @@ pub struct OpSession<'a> {
     ledger: Ledger<'a>,
     base: OpPackage,
     log: Vec<LogEntry>,
+    /// The fresh shapes accepted candidates are held to (those the input
+    /// passes; `ascendopt_harness::fresh`), found on the first acceptance.
+    fresh: std::sync::OnceLock<Vec<ascendopt_op::spec::Case>>,
 }
 
 impl<'a> OpSession<'a> {
@@ -177,11 +182,21 @@ impl<'a> OpSession<'a> {
     ) -> Result<OpSession<'a>, AgentError> {
         let level = base.spec.level.to_string();
         let ledger = Ledger::open(ctx.store, ctx.run, base.name(), &level, budgets)?;
+        // The operator as given is the user's (or the search's starting
+        // point): what its sources already do is not held against it or
+        // its candidates; what a candidate adds is.
+        ascendopt_harness::static_check::register_input(ctx.device, base).map_err(|e| {
+            AgentError::Package {
+                dir: base.dir.clone(),
+                message: e.to_string(),
+            }
+        })?;
         Ok(OpSession {
             ctx,
             ledger,
             base: base.clone(),
             log: Vec::new(),
+            fresh: std::sync::OnceLock::new(),
         })
     }
 
@@ -264,6 +279,14 @@ impl<'a> OpSession<'a> {
             let _ = std::fs::remove_dir_all(&staging);
             copy_package(&self.base.dir, &staging)?;
             for (rel, text) in sources.files() {
+                // `Sources` holds confined paths only; checked again here,
+                // where they reach the disk.
+                let rel = ascendopt_llm::edits::confined_path(rel).map_err(|message| {
+                    AgentError::Package {
+                        dir: staging.clone(),
+                        message,
+                    }
+                })?;
                 let path = staging.join(rel);
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
@@ -423,13 +446,33 @@ impl<'a> OpSession<'a> {
 
     /// Charges one evaluation for a proposal that yielded no candidate (an
     /// LLM response with no applicable edit counts like a compile error),
-    /// recorded as a static rejection with the reason.
+    /// recorded as a static rejection with the reason. A proposal refused
+    /// because its edits tried to write outside the candidate's sources
+    /// ([`NoCandidate::outside`]) is logged with the reason and charged
+    /// nothing: nothing was evaluated.
     pub fn charge_failed_proposal(
         &mut self,
         phase: Phase,
         action: Action,
-        reason: &str,
+        refused: &NoCandidate,
     ) -> Result<(), AgentError> {
+        let reason = refused.reason.as_str();
+        if refused.outside {
+            let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);
+            self.log.push(LogEntry {
+                op: self.op().to_string(),
+                phase,
+                budget_index: None,
+                spent,
+                action,
+                verdict: "rejected_edit".into(),
+                latency_us: None,
+                accepted: false,
+                reason: format!("edit refused, not evaluated: {reason}"),
+                source_hash: String::new(),
+            });
+            return Ok(());
+        }
         let ticket = self.ledger.try_spend(phase.stage())?;
         let index = ticket.index();
         let verdict = Verdict::RejectedStatic {
@@ -471,6 +514,38 @@ impl<'a> OpSession<'a> {
     /// noise? A candidate that is not correct never is.
     pub fn faster(&self, candidate: &Trial, incumbent: &Trial) -> Decision {
         compare::faster(candidate.samples(), incumbent.samples(), &self.ctx.compare)
+    }
+
+    /// The final judgement of a candidate that would replace `incumbent`:
+    /// [`OpSession::faster`], and right on fresh shapes near the op.toml's
+    /// (the ones the operator as given passes: other lengths, tails, row
+    /// counts; `ascendopt_harness::fresh`), so that a kernel right only on
+    /// the listed shapes is not accepted. The fresh cases cost no budget.
+    pub fn accept(&self, candidate: &Trial, incumbent: &Trial) -> Decision {
+        let mut decision = self.faster(candidate, incumbent);
+        if decision.faster {
+            if let Err(reason) = self.fresh_shapes(candidate) {
+                decision.faster = false;
+                decision.reason = format!("{}, but {reason}", decision.reason);
+            }
+        }
+        decision
+    }
+
+    /// Err when `candidate` fails one of the fresh cases.
+    fn fresh_shapes(&self, candidate: &Trial) -> Result<(), String> {
+        let device = self.ctx.device;
+        let seed = self.ctx.pipeline.seed ^ 0x6672_6573_6873;
+        let cases = self.fresh.get_or_init(|| match device.build(&self.base) {
+            Ok(artifact) => fresh::validated(device, &self.base, &artifact, seed),
+            Err(_) => Vec::new(),
+        });
+        if cases.is_empty() {
+            return Ok(());
+        }
+        let package = load(&candidate.dir).map_err(|e| e.to_string())?;
+        let artifact = device.build(&package).map_err(|e| e.to_string())?;
+        fresh::check(device, &package, &artifact, cases, seed)
     }
 }
 

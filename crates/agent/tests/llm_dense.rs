@@ -79,8 +79,8 @@ fn entry(motif: &str, title: &str, bottleneck: &str) -> Entry {
     }
 }
 
-/// A toy embedding model: dimension 0 counts "stall"/"overlap", 1 counts
-/// "element", 2 is constant. It reads "stall" as "overlap", which BM25
+/// A toy embedding model: dimension 0 counts "stall"/"stagger", 1 counts
+/// "element", 2 is constant. It reads "stall" as "stagger", which BM25
 /// cannot.
 fn toy(inputs: &[String]) -> Vec<Vec<f32>> {
     inputs
@@ -88,7 +88,7 @@ fn toy(inputs: &[String]) -> Vec<Vec<f32>> {
         .map(|t| {
             let t = t.to_lowercase();
             let n = |ws: &[&str]| ws.iter().map(|w| t.matches(w).count()).sum::<usize>() as f32;
-            vec![n(&["stall", "overlap"]), n(&["element"]), 0.1]
+            vec![n(&["stall", "stagger"]), n(&["element"]), 0.1]
         })
         .collect()
 }
@@ -142,13 +142,13 @@ fn setup() -> Setup {
     assert!(motifs.contains(&"double_buffer"), "{motifs:?}");
     let bank = Bank::open(&tmp.path().join("bank.sqlite")).unwrap();
     // Lexically "copies" favours A (said twice) over B; C has no query
-    // word. The toy embedding reads the query's "stall" as B's "overlap"
+    // word. The toy embedding reads the query's "stall" as B's "stagger"
     // (twice) and C's (once): L = [A, B], D = [B, C, A], fused [B, A, C].
     let mut ids = [0i64; 3];
     for (i, bottleneck) in [
         "copies copies bound",
-        "copies bound, overlap overlap",
-        "elementwise chain, overlap",
+        "copies bound, stagger stagger",
+        "elementwise chain, stagger",
     ]
     .iter()
     .enumerate()
@@ -281,7 +281,10 @@ fn dense_retrieval_changes_the_first_entry_and_its_calls_are_logged() {
     let dense = DenseRetrieval::from_client(c2.clone()).unwrap();
     let (outcome, prompt) = one_round(&s, &server, run2, "copies stall", Some(dense.clone()), c2);
     assert_eq!(listed(&prompt, &s.ids), [b, a, c], "{prompt}");
-    assert_eq!(outcome.diagnoses[0].text, "copies stall");
+    // The answer, then the measured sentences the diagnoser adds.
+    assert!(outcome.diagnoses[0]
+        .text
+        .starts_with("copies stall Measured: "));
     assert!(dense.fallbacks().is_empty());
     // The embeddings request is in the run's log: the query and the three
     // entries in one request, with tokens and cost.
@@ -303,7 +306,11 @@ fn dense_retrieval_changes_the_first_entry_and_its_calls_are_logged() {
     assert_eq!(request["model"], "toy-embed");
     let inputs = request["input"].as_array().unwrap();
     assert_eq!(inputs.len(), 4);
-    assert_eq!(inputs[0], "copies stall");
+    // The query is the diagnosis: the answer and the measured sentences.
+    assert!(inputs[0]
+        .as_str()
+        .unwrap()
+        .starts_with("copies stall Measured: "));
     assert_eq!(embed.op, "add_custom");
     assert_eq!(embed.prompt_tokens, 20);
     assert!((embed.cost.unwrap() - 20.0 * 0.1 / 1e6).abs() < 1e-15);
@@ -385,5 +392,10 @@ fn dense_retrieval_changes_the_first_entry_and_its_calls_are_logged() {
         .find(|p| p.path == "/v1/embeddings")
         .unwrap()
         .json();
-    assert_eq!(last["input"], serde_json::json!(["copies stall again"]));
+    let input = last["input"].as_array().unwrap();
+    assert_eq!(input.len(), 1, "only the new query is embedded");
+    assert!(input[0]
+        .as_str()
+        .unwrap()
+        .starts_with("copies stall again Measured: "));
 }

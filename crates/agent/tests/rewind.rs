@@ -10,7 +10,9 @@ use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::distill::BuiltinDistiller;
 use ascendopt_agent::features::code_features;
 use ascendopt_agent::motif::{by_tag, SiteState, Sources};
-use ascendopt_agent::proposer::{Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest};
+use ascendopt_agent::proposer::{
+    NoCandidate, Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest,
+};
 use ascendopt_agent::rewind::{
     evidence, rewind_operator, verify_entry, RewindConfig, RewindOutcome,
 };
@@ -366,7 +368,7 @@ impl Proposer for Scripted {
 fn edited(sources: &Sources, edit: impl Fn(&str) -> String) -> Sources {
     let mut out = sources.clone();
     for (path, text) in sources.kernel_files() {
-        out.set(path, edit(text));
+        out.set(path, edit(text)).unwrap();
     }
     out
 }
@@ -415,7 +417,7 @@ fn broken_and_within_noise_removals_are_never_stored_but_charged() {
             // No candidate could be made.
             Proposal {
                 action: action("double_buffer", "no edit"),
-                candidate: Err("the response had no edit block".into()),
+                candidate: Err(NoCandidate::no_edit("the response had no edit block")),
             },
         ],
     };

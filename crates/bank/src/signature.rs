@@ -358,6 +358,9 @@ mod tests {
                 mte2_ratio: mte2,
                 mte3_time_us: 0.0,
                 mte3_ratio: 0.375,
+                read_hit_rate_pct: 0.0,
+                write_hit_rate_pct: 0.0,
+                total_hit_rate_pct: 0.0,
             }),
             aic: None,
         };
@@ -372,11 +375,17 @@ mod tests {
             gm_read_bytes: 1,
             gm_write_bytes: 1,
             achieved_gbps: 1.0,
+            hbm_read_bytes: 0,
+            hbm_write_bytes: 0,
+            l2_read_hit_rate_pct: 0.0,
+            l2_write_hit_rate_pct: 0.0,
             hbm_gbps: 1600.0,
             noise_factor: 1.0,
+            kernel_code: Default::default(),
             blocks: vec![block(0, 3.0, 0.5, 0.5), block(1, 4.0, 0.25, 0.75)],
             roofline: None,
             roofline_reached_pct: None,
+            hotspots: None,
         };
         let sig = ProfileSignature::from_profile(&p).unwrap();
         assert_eq!(sig.vec_ratio, Some(0.25));

@@ -2,6 +2,8 @@
 //! is one call of `ascendopt_bank::commands` (or the bank's API) and one
 //! `render_*` print. Commands that only read a bank never create one.
 
+use crate::json_doc::JsonDoc;
+use crate::rewind_cmd::side_dir;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_bank::commands::{
@@ -11,8 +13,8 @@ use ascendopt_bank::commands::{
 use ascendopt_bank::entry::Origin;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query, DEFAULT_K};
 use ascendopt_bank::signature::ProfileSignature;
-use ascendopt_bank::store::{Bank, EntryFilter, EntryId};
-use std::path::PathBuf;
+use ascendopt_bank::store::{Bank, EntryFilter, EntryId, StoredEntry};
+use std::path::{Path, PathBuf};
 
 /// Arguments of `ascendopt bank`.
 #[derive(Debug, clap::Args)]
@@ -20,6 +22,10 @@ pub struct BankArgs {
     /// The bank file.
     #[arg(long, value_name = "FILE", global = true)]
     bank: Option<PathBuf>,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// instead of text (list, show, search).
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: BankCommand,
 }
@@ -41,10 +47,12 @@ enum BankCommand {
         #[arg(long)]
         op: Option<String>,
     },
-    /// Every field of one entry, its diff last.
+    /// Every field of one entry, its diff last; without an id, the bank
+    /// itself: entries, frozen or not, and Rewind's side folder
+    /// (`<bank>.rewind/`: its run store and candidate packages).
     Show {
         /// The entry's id (`3` or `#3`).
-        id: String,
+        id: Option<String>,
     },
     /// The top-k entries for a bottleneck description.
     Search {
@@ -104,6 +112,133 @@ fn parse_id(text: &str) -> Result<EntryId> {
     Ok(EntryId(id))
 }
 
+/// An entry as JSON: id, content hash, then every field of the entry;
+/// `extra` (rank, score, explanation) merged in.
+fn entry_json(stored: &StoredEntry, extra: serde_json::Value) -> serde_json::Value {
+    let mut v = serde_json::to_value(&stored.entry).unwrap_or(serde_json::Value::Null);
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("id".into(), serde_json::json!(stored.id.0));
+        obj.insert("hash".into(), serde_json::json!(stored.hash.as_str()));
+        if let serde_json::Value::Object(more) = extra {
+            obj.extend(more);
+        }
+    }
+    v
+}
+
+/// The entries grouped by the operator they were learnt from (first-seen
+/// order, so a search keeps its ranking across groups).
+fn by_operator(doc: &mut JsonDoc, entries: Vec<(&StoredEntry, serde_json::Value)>) {
+    let mut groups: Vec<(String, Option<u8>, Vec<serde_json::Value>)> = Vec::new();
+    for (stored, extra) in entries {
+        let src = &stored.entry.source;
+        let item = entry_json(stored, extra);
+        match groups.iter_mut().find(|g| g.0 == src.op) {
+            Some(g) => g.2.push(item),
+            None => groups.push((src.op.clone(), src.level, vec![item])),
+        }
+    }
+    for (op, level, entries) in groups {
+        doc.operator(serde_json::json!({ "op": op, "level": level, "entries": entries }));
+    }
+}
+
+/// Files and folders under `dir` with their sizes, one level deep.
+fn listing(dir: &Path) -> Vec<(String, u64)> {
+    fn size(p: &Path) -> u64 {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => std::fs::read_dir(p)
+                .map(|rd| rd.flatten().map(|e| size(&e.path())).sum())
+                .unwrap_or(0),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        }
+    }
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    let mut name = e.file_name().to_string_lossy().into_owned();
+                    if e.path().is_dir() {
+                        name.push('/');
+                    }
+                    (name, size(&e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// `bank show` without an id: the bank, then Rewind's side folder.
+fn show_bank(path: &Path, bank: &Bank, json: bool) -> Result<()> {
+    let entries = bank.list(&EntryFilter {
+        motif: None,
+        family: None,
+        origin: None,
+        source_op: None,
+    })?;
+    let frozen = bank.is_frozen()?;
+    let digest = bank.content_digest()?;
+    let side = side_dir(path);
+    let files = if side.is_dir() {
+        listing(&side)
+    } else {
+        Vec::new()
+    };
+    if json {
+        let mut doc = JsonDoc::new("bank show");
+        by_operator(
+            &mut doc,
+            entries.iter().map(|e| (e, serde_json::json!({}))).collect(),
+        );
+        doc.field(
+            "bank",
+            serde_json::json!({
+                "path": path.display().to_string(),
+                "entries": entries.len(),
+                "frozen": frozen,
+                "digest": digest,
+                "side_folder": side.is_dir().then(|| side.display().to_string()),
+                "side_files": files.iter().map(|(n, b)| serde_json::json!({"name": n, "bytes": b})).collect::<Vec<_>>(),
+            }),
+        );
+        return doc.print();
+    }
+    let mut ops: Vec<&str> = entries.iter().map(|e| e.entry.source.op.as_str()).collect();
+    ops.sort_unstable();
+    ops.dedup();
+    println!("bank       {}", path.display());
+    println!(
+        "entries    {} entries from {} operator(s){}",
+        entries.len(),
+        ops.len(),
+        if ops.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", ops.join(", "))
+        }
+    );
+    println!("frozen     {}", if frozen { "yes" } else { "no" });
+    println!("digest     {digest}");
+    if side.is_dir() {
+        println!(
+            "rewind     {} (Rewind's run store and candidates)",
+            side.display()
+        );
+        for (name, bytes) in &files {
+            println!("           {name:<24} {bytes:>12} bytes");
+        }
+    } else {
+        println!(
+            "rewind     no side folder ({} does not exist)",
+            side.display()
+        );
+    }
+    Ok(())
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -113,6 +248,7 @@ fn now_ms() -> i64 {
 /// Runs the command.
 pub fn run(args: BankArgs) -> Result<Status> {
     let path = bank_path(&args)?.clone();
+    let json = args.json;
     match args.command {
         BankCommand::List {
             motif,
@@ -134,12 +270,37 @@ pub fn run(args: BankArgs) -> Result<Status> {
                 origin,
                 source_op: op,
             })?;
-            print!("{}", render_list(&entries));
+            if json {
+                let mut doc = JsonDoc::new("bank list");
+                by_operator(
+                    &mut doc,
+                    entries.iter().map(|e| (e, serde_json::json!({}))).collect(),
+                );
+                doc.field("bank", serde_json::json!({ "path": path.display().to_string(), "entries": entries.len() }));
+                doc.print()?;
+            } else {
+                print!("{}", render_list(&entries));
+            }
         }
-        BankCommand::Show { id } => {
+        BankCommand::Show { id: None } => {
+            let bank = open_existing(&path)?;
+            show_bank(&path, &bank, json)?;
+        }
+        BankCommand::Show { id: Some(id) } => {
             let id = parse_id(&id)?;
             let bank = open_existing(&path)?;
-            print!("{}", render_entry(&bank.show(id)?));
+            let stored = bank.show(id)?;
+            if json {
+                let mut doc = JsonDoc::new("bank show");
+                by_operator(&mut doc, vec![(&stored, serde_json::json!({}))]);
+                doc.field(
+                    "bank",
+                    serde_json::json!({ "path": path.display().to_string() }),
+                );
+                doc.print()?;
+            } else {
+                print!("{}", render_entry(&stored));
+            }
         }
         BankCommand::Search {
             text,
@@ -162,6 +323,7 @@ pub fn run(args: BankArgs) -> Result<Status> {
                 None => None,
             };
             let bank = open_existing(&path)?;
+            let query_text = text.clone();
             let query = Query {
                 text,
                 signature,
@@ -174,7 +336,43 @@ pub fn run(args: BankArgs) -> Result<Status> {
                     AvoidPolicy::Drop
                 },
             };
-            print!("{}", render_hits(&bank.search(&query, k)?));
+            let hits = bank.search(&query, k)?;
+            if json {
+                let mut doc = JsonDoc::new("bank search");
+                by_operator(
+                    &mut doc,
+                    hits.iter()
+                        .enumerate()
+                        .map(|(i, h)| {
+                            (
+                                &h.entry,
+                                serde_json::json!({
+                                    "rank": i + 1,
+                                    "score": h.score,
+                                    "explanation": h.explanation.to_string(),
+                                }),
+                            )
+                        })
+                        .collect(),
+                );
+                doc.field(
+                    "bank",
+                    serde_json::json!({ "path": path.display().to_string() }),
+                );
+                doc.field(
+                    "query",
+                    serde_json::json!({
+                        "text": query_text,
+                        "k": k,
+                        "features": query.code_features,
+                        "demote_avoided": demote_avoided,
+                        "signature": query.signature.as_ref().map(|s| s.fields().iter().map(|(n, v)| (n.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>()),
+                    }),
+                );
+                doc.print()?;
+            } else {
+                print!("{}", render_hits(&hits));
+            }
         }
         BankCommand::Export { out } => {
             let bank = open_existing(&path)?;

@@ -4,7 +4,9 @@
 //! `--out` and flags and it continues where it stopped.
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::llm_args::LlmArgs;
+use crate::progress::{self, Heartbeat};
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::bench::{
@@ -15,7 +17,7 @@ use ascendopt_agent::report::stats::FAST_P;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -66,8 +68,36 @@ pub struct BenchArgs {
     /// stagnates).
     #[arg(long)]
     stage1_budget: Option<u32>,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// on stdout; the summary table goes to stderr.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     llm: LlmArgs,
+}
+
+/// The `--json` document of a benchmark (`bench` and `run`): one item per
+/// operator with its outcome under every method, then the run's meta,
+/// tables, curves and report paths.
+pub(crate) fn json_report(command: &'static str, report: &BenchReport) -> JsonDoc {
+    let r = &report.results;
+    let mut doc = JsonDoc::new(command);
+    for (level, op) in r.operators() {
+        let outcomes: Vec<&_> = r.outcomes.iter().filter(|o| o.op == op).collect();
+        doc.operator(serde_json::json!({ "op": op, "level": level, "outcomes": outcomes }));
+    }
+    doc.field("meta", serde_json::json!(r.meta));
+    doc.field("tables", serde_json::json!(r.tables));
+    doc.field("curves", serde_json::json!(r.curves));
+    doc.field(
+        "files",
+        serde_json::json!({
+            "out": report.out.display().to_string(),
+            "report_html": report.report_html.display().to_string(),
+            "results_json": report.out.join(ascendopt_agent::report::RESULTS_JSON).display().to_string(),
+        }),
+    );
+    doc
 }
 
 /// Loads operator packages from names or folders; empty = every built-in.
@@ -96,21 +126,21 @@ pub(crate) fn parse_methods(names: &[String]) -> Result<Vec<BenchMethod>> {
         .collect()
 }
 
-/// Progress on stderr: a bar per phase on a terminal, plain lines
-/// otherwise (and when CI=true).
+/// Progress on stderr: a bar per phase on a terminal; otherwise (and when
+/// CI=true) plain lines: one per finished operator and a heartbeat line
+/// every few seconds ([`Heartbeat`]).
 pub(crate) struct Progress {
     bar: Mutex<Option<ProgressBar>>,
     fancy: bool,
+    heartbeat: Heartbeat,
 }
 
 impl Progress {
     pub(crate) fn new() -> Progress {
-        let ci = std::env::var("CI")
-            .map(|v| v == "true" || v == "1")
-            .unwrap_or(false);
         Progress {
             bar: Mutex::new(None),
-            fancy: std::io::stderr().is_terminal() && !ci,
+            fancy: !progress::plain_output(),
+            heartbeat: Heartbeat::start("starting", 0),
         }
     }
 
@@ -146,10 +176,20 @@ impl Progress {
                 if !self.fancy {
                     eprintln!("{name}: up to {total} evaluations");
                 }
+                self.heartbeat.phase(name, *total);
             }
-            BenchEvent::Progress { done } => {
+            BenchEvent::Progress {
+                done,
+                charged,
+                best,
+            } => {
                 if let Some(bar) = self.bar.lock().ok().and_then(|b| b.clone()) {
                     bar.set_position(*done);
+                }
+                self.heartbeat.done(*done, *charged);
+                if let Some((what, speedup)) = best {
+                    self.heartbeat
+                        .best(format!("{what} {speedup:.3}x measured"));
                 }
             }
             BenchEvent::Finished {
@@ -169,11 +209,13 @@ impl Progress {
 }
 
 /// The summary table printed at the end (Table 3 style, then by level).
-pub(crate) fn print_summary(report: &BenchReport) {
+pub(crate) fn render_summary(report: &BenchReport) -> String {
+    let mut s = String::new();
     let r = &report.results;
     let fast: Vec<String> = FAST_P.iter().map(|p| format!(">{p:.1}")).collect();
-    println!();
-    println!(
+    s.push('\n');
+    let _ = writeln!(
+        s,
         "{:<14} {:>4} {:>7} {}",
         "method",
         "n",
@@ -181,7 +223,8 @@ pub(crate) fn print_summary(report: &BenchReport) {
         fast.iter().map(|f| format!("{f:>7}")).collect::<String>()
     );
     for row in &r.tables.by_method {
-        println!(
+        let _ = writeln!(
+            s,
             "{:<14} {:>4} {:>7} {}",
             row.method,
             row.stats.n,
@@ -192,8 +235,9 @@ pub(crate) fn print_summary(report: &BenchReport) {
                 .collect::<String>()
         );
     }
-    println!();
-    println!(
+    s.push('\n');
+    let _ = writeln!(
+        s,
         "{:<6} {:<14} {:>4} {:>7} {}",
         "level",
         "method",
@@ -202,7 +246,8 @@ pub(crate) fn print_summary(report: &BenchReport) {
         fast.iter().map(|f| format!("{f:>7}")).collect::<String>()
     );
     for row in &r.tables.by_level {
-        println!(
+        let _ = writeln!(
+            s,
             "{:<6} {:<14} {:>4} {:>7} {}",
             row.level,
             row.method,
@@ -216,8 +261,9 @@ pub(crate) fn print_summary(report: &BenchReport) {
     }
     if !r.meta.llm_usage.is_empty() {
         let priced = r.meta.llm_usage.iter().any(|u| u.cost.is_some());
-        println!();
-        println!(
+        s.push('\n');
+        let _ = writeln!(
+            s,
             "{:<14} {:>9} {:>12} {:>12} {:>12}{}",
             "LLM usage",
             "requests",
@@ -232,26 +278,46 @@ pub(crate) fn print_summary(report: &BenchReport) {
                 (true, Some(c)) => format!(" {c:>11.4}"),
                 (true, None) => format!(" {:>11}", "-"),
             };
-            println!(
+            let _ = writeln!(
+                s,
                 "{:<14} {:>9} {:>12} {:>12} {:>12}{cost}",
                 u.method, u.requests, u.prompt_tokens, u.completion_tokens, u.embedding_tokens
             );
             if u.dense_fallbacks > 0 {
-                println!(
+                let _ = writeln!(
+        s,
                     "  warning: {} Stage I round(s) of {} fell back to lexical retrieval (embeddings failed; see llm_calls of run {})",
                     u.dense_fallbacks, u.method, u.run
                 );
             }
         }
     }
+    let whys: Vec<(String, Vec<String>)> = r
+        .outcomes
+        .iter()
+        .map(|o| (format!("{} ({})", o.op, o.method), o.why()))
+        .filter(|(_, w)| !w.is_empty())
+        .collect();
+    if !whys.is_empty() {
+        let _ = writeln!(s, "\nwhy each stage stopped:");
+        for (who, lines) in whys {
+            for line in lines {
+                let _ = writeln!(s, "  {who}: {line}");
+            }
+        }
+    }
     for (m, why) in &r.meta.skipped {
-        println!("skipped {m}: {why}");
+        let _ = writeln!(s, "skipped {m}: {why}");
     }
     for note in &r.meta.notes {
-        println!("note: {note}");
+        let _ = writeln!(s, "note: {note}");
     }
-    println!("\nfast_p columns: % of operators correct and strictly faster than p x the input.");
-    println!("report: {}", report.report_html.display());
+    let _ = writeln!(
+        s,
+        "\nfast_p columns: % of operators correct and strictly faster than p x the input."
+    );
+    let _ = writeln!(s, "report: {}", report.report_html.display());
+    s
 }
 
 /// Runs the benchmark with the flags' agents (built-in, or the LLM) and
@@ -291,6 +357,8 @@ pub fn run(args: BenchArgs) -> Result<Status> {
             (false, false) => (load_ops(&args.bank_ops)?, load_ops(&args.eval_ops)?),
         }
     };
+    // One process per output folder (held until this command returns).
+    let _lock = ascendopt_harness::out_lock::lock(&args.out)?;
     let mut cfg = BenchConfig::new(methods, eval_ops, args.out.clone());
     cfg.bank_ops = bank_ops;
     cfg.budget = args.budget;
@@ -318,23 +386,35 @@ pub fn run(args: BenchArgs) -> Result<Status> {
     let fresh = !cfg.out.join("runs.sqlite").exists();
     let started = std::time::Instant::now();
     let report = execute(&cfg, &args.llm)?;
-    print_summary(&report);
-    print_pace(&report, started.elapsed(), fresh, cfg.jobs);
+    let text = render_summary(&report) + &render_pace(&report, started.elapsed(), fresh, cfg.jobs);
+    if args.json {
+        eprint!("{text}");
+        json_report("bench", &report).print()?;
+    } else {
+        print!("{text}");
+    }
     Ok(Status::Ok)
 }
 
 /// What the run cost: the online budget each method spent, and the wall
 /// time with the pace it implies for a 101-operator suite (the method's
 /// benchmark; only for a run that started afresh, not a resumed one).
-fn print_pace(report: &BenchReport, wall: std::time::Duration, fresh: bool, jobs: usize) {
+fn render_pace(
+    report: &BenchReport,
+    wall: std::time::Duration,
+    fresh: bool,
+    jobs: usize,
+) -> String {
+    let mut s = String::new();
     let r = &report.results;
-    println!();
+    s.push('\n');
     for method in &r.meta.methods {
         let mine = r.outcomes.iter().filter(|o| &o.method == method);
         let (spent, budget, n) = mine.fold((0u64, 0u64, 0usize), |(s, b, n), o| {
             (s + u64::from(o.spent), b + u64::from(o.budget), n + 1)
         });
-        println!(
+        let _ = writeln!(
+            s,
             "{method}: {spent} of {budget} online evaluations spent over {n} operator(s) \
              (the rest: candidates whose sources or launches repeat an evaluated one's, \
              answered from the run store)"
@@ -345,13 +425,18 @@ fn print_pace(report: &BenchReport, wall: std::time::Duration, fresh: bool, jobs
     let pairs = r.meta.eval_ops.len() * r.meta.methods.len();
     if fresh && pairs > 0 {
         let per_pair = wall.as_secs_f64() / pairs as f64;
-        println!(
+        let _ = writeln!(
+            s,
             "wall time {clock} with -j {jobs}: {:.1} min per operator and method (Rewind \
              included); at this pace 101 operators take about {:.1} h per method",
             per_pair / 60.0,
             per_pair * 101.0 / 3600.0
         );
     } else {
-        println!("wall time {clock} with -j {jobs} (a resumed run: no pace derived)");
+        let _ = writeln!(
+            s,
+            "wall time {clock} with -j {jobs} (a resumed run: no pace derived)"
+        );
     }
+    s
 }

@@ -12,6 +12,7 @@
 //! cached, as they do in a real run).
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{Device, RunOutcome, SimDevice, SimDeviceConfig};
@@ -46,6 +47,21 @@ pub struct BenchEvalsArgs {
     /// launch) to show where the correctness phase goes.
     #[arg(long)]
     breakdown: bool,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// on stdout; the tables go to stderr.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `println!` on stdout, or on stderr when stdout carries the JSON
+/// document.
+macro_rules! say {
+    ($json:expr) => {
+        if $json { eprintln!() } else { println!() }
+    };
+    ($json:expr, $($t:tt)*) => {
+        if $json { eprintln!($($t)*) } else { println!($($t)*) }
+    };
 }
 
 /// Where one evaluation's correctness time goes: per case, input
@@ -169,6 +185,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
             .collect::<Result<Vec<_>>>()?
     };
     anyhow::ensure!(args.n > 0, "-n must be at least 1");
+    let json = args.json;
+    let mut doc = JsonDoc::new("bench-evals");
     let device = SimDevice::new(SimDeviceConfig::standard()?);
     let scratch = tempfile::tempdir()?;
     let store = RunStore::open(&scratch.path().join("runs.sqlite"))?;
@@ -180,7 +198,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    println!(
+    say!(
+        json,
         "{} evaluations per operator, {} latency samples each, -j {}{}",
         args.n,
         pipeline.repeats,
@@ -191,7 +210,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
             ""
         }
     );
-    println!(
+    say!(
+        json,
         "{:<28} {:>5} {:>6} {:>10} {:>11} {:>14} {:>11} {:>9}",
         "operator",
         "level",
@@ -258,7 +278,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         } else {
             0.0
         };
-        println!(
+        say!(
+            json,
             "{:<28} {:>5} {:>6} {:>10} {:>11} {:>14} {:>11} {:>9.1}{}",
             row.op,
             format!("L{}", row.level),
@@ -295,7 +316,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
                 .sum::<u64>();
             for c in &row.cases {
                 let share = c.prepare_ms + times(c) * c.run_ms;
-                println!(
+                say!(json,
                     "    case {:<22} {:>10} elements: inputs+golden {:>6} ms, launch {:>6} ms ({}x per evaluation: {:.0}% of correctness)",
                     c.name,
                     c.elements,
@@ -306,14 +327,34 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
                 );
             }
         }
+        doc.operator(serde_json::json!({
+            "op": row.op,
+            "level": row.level,
+            "evaluations": row.totals.len(),
+            "failed": row.failed,
+            "wall_ms": row.wall_ms,
+            "median_ms": median(&row.totals),
+            "median_compile_ms": median(&row.compile),
+            "median_correctness_ms": median(&row.correctness),
+            "median_profile_ms": median(&row.profile),
+            "evaluations_per_minute": per_min,
+            "cases": row.cases.iter().map(|c| serde_json::json!({
+                "name": c.name,
+                "elements": c.elements,
+                "prepare_ms": c.prepare_ms,
+                "run_ms": c.run_ms,
+                "benchmark_case": c.bench,
+            })).collect::<Vec<_>>(),
+        }));
         rows.push(row);
     }
     let mut by_level: BTreeMap<u8, Vec<&Row>> = BTreeMap::new();
     for r in &rows {
         by_level.entry(r.level).or_default().push(r);
     }
-    println!();
-    println!(
+    say!(json);
+    say!(
+        json,
         "{:<6} {:>5} {:>6} {:>9} {:>10} {:>11} {:>14} {:>11}",
         "level",
         "ops",
@@ -324,6 +365,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         "correctness ms",
         "profile ms"
     );
+    let mut levels_json = Vec::new();
     let mut l1_median = None;
     let mut l1_failed = 0usize;
     let mut all_rate = (0usize, 0u64);
@@ -342,7 +384,8 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         };
         all_rate.0 += totals.len();
         all_rate.1 += wall;
-        println!(
+        say!(
+            json,
             "{:<6} {:>5} {:>6} {:>9.1} {:>10} {:>11} {:>14} {:>11}",
             format!("L{level}"),
             rs.len(),
@@ -353,6 +396,16 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
             median(&cat(|r| &r.correctness)),
             median(&cat(|r| &r.profile)),
         );
+        levels_json.push(serde_json::json!({
+            "level": format!("L{level}"),
+            "operators": rs.len(),
+            "evaluations": totals.len(),
+            "evaluations_per_minute": rate,
+            "median_ms": median(&totals),
+            "median_compile_ms": median(&cat(|r| &r.compile)),
+            "median_correctness_ms": median(&cat(|r| &r.correctness)),
+            "median_profile_ms": median(&cat(|r| &r.profile)),
+        }));
         if *level == 1 {
             l1_median = Some(median(&totals));
             l1_failed = rs.iter().map(|r| r.failed).sum();
@@ -361,7 +414,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     if all_rate.1 > 0 {
         let rate = all_rate.0 as f64 * 60_000.0 / all_rate.1 as f64;
         let hours = 101.0 * 230.0 / rate / 60.0;
-        println!(
+        say!(json,
             "\noverall {:.1} evaluations/min with -j {}: a 101-operator x 230-evaluation benchmark \
              would take about {:.1} h per method at this rate, an upper bound: every evaluation here compiles its \
              kernel, while a real run's tiling steps reuse the cached one, and a run leaves unspent the budget of \
@@ -385,10 +438,24 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         } else {
             "NOT met".to_string()
         };
-        println!(
+        say!(
+            json,
             "Level-1 median evaluation {:.2} s (target < 1.5 s): {judged}",
             m as f64 / 1000.0,
         );
+    }
+    if json {
+        doc.field(
+            "config",
+            serde_json::json!({
+                "evaluations_per_operator": args.n,
+                "jobs": args.jobs,
+                "deterministic": args.deterministic,
+                "repeats": pipeline.repeats,
+            }),
+        );
+        doc.field("summary", serde_json::json!({ "by_level": levels_json }));
+        doc.print()?;
     }
     Ok(Status::Ok)
 }

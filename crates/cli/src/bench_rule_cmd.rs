@@ -2,6 +2,7 @@
 //! simulator's default measurement noise.
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
 use ascendopt_device::{SimDevice, SimDeviceConfig};
@@ -24,30 +25,64 @@ pub struct BenchRuleArgs {
     /// Seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: BenchRuleArgs) -> Result<Status> {
     let device = SimDevice::new(SimDeviceConfig::standard()?);
     let cfg = CompareConfig::RECOMMENDED;
-    println!(
-        "rule: median improvement > max({:.1}%, {} x SE from the incumbent's MAD); {} samples a side, interleaved",
-        cfg.min_effect * 100.0,
-        cfg.z,
-        cfg.repeats
+    let mut doc = JsonDoc::new("bench-rule");
+    doc.field(
+        "config",
+        serde_json::json!({
+            "trials": args.trials,
+            "speedup": args.speedup,
+            "seed": args.seed,
+            "rule": {
+                "min_effect": cfg.min_effect,
+                "z": cfg.z,
+                "repeats": cfg.repeats,
+            },
+        }),
     );
-    println!(
-        "{:<20} {:<22} {:>12} {:>8} {:>14} {:>18}",
-        "operator",
-        "case",
-        "latency(us)",
-        "cv",
-        "false accept",
-        format!("{:.0}% speedup found", (args.speedup - 1.0) * 100.0)
-    );
+    if !args.json {
+        println!(
+            "rule: median improvement > max({:.1}%, {} x SE from the incumbent's MAD); {} samples a side, interleaved",
+            cfg.min_effect * 100.0,
+            cfg.z,
+            cfg.repeats
+        );
+        println!(
+            "{:<20} {:<22} {:>12} {:>8} {:>14} {:>18}",
+            "operator",
+            "case",
+            "latency(us)",
+            "cv",
+            "false accept",
+            format!("{:.0}% speedup found", (args.speedup - 1.0) * 100.0)
+        );
+    }
     for op in &args.ops {
         let pkg = OpPackage::load(&resolve_op(op)?)?;
         let r = rule_bench(&device, &pkg, &cfg, args.speedup, args.trials, args.seed)
             .map_err(anyhow::Error::msg)?;
+        if args.json {
+            doc.operator(serde_json::json!({
+                "op": pkg.name(),
+                "case": r.case,
+                "latency_us": r.latency_us,
+                "cv": r.cv,
+                "false_accept": r.false_accept,
+                "power": r.power,
+                "speedup": r.speedup,
+                "trials": r.trials,
+                "repeats": r.repeats,
+            }));
+            continue;
+        }
         println!(
             "{:<20} {:<22} {:>12.1} {:>7.2}% {:>13.1}% {:>17.1}%",
             op,
@@ -57,6 +92,9 @@ pub fn run(args: BenchRuleArgs) -> Result<Status> {
             r.false_accept * 100.0,
             r.power * 100.0
         );
+    }
+    if args.json {
+        doc.print()?;
     }
     Ok(Status::Ok)
 }

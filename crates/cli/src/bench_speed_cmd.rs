@@ -3,6 +3,7 @@
 //! largest case.
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{Device, ProfileRequest, RunOutcome, SimDevice, SimDeviceConfig};
@@ -17,6 +18,10 @@ use std::time::Instant;
 pub struct BenchSpeedArgs {
     /// Operators; none = every built-in operator.
     ops: Vec<String>,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: BenchSpeedArgs) -> Result<Status> {
@@ -33,10 +38,14 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
     let mut config = SimDeviceConfig::standard()?;
     config.cache = BuildCache::at(cache_dir.path());
     let device = SimDevice::new(config);
-    println!(
-        "{:<28} {:>11} {:>10} {:>24} {:>10} {:>10} {:>9}",
-        "operator", "compile ms", "cached ms", "largest case", "run ms", "timing ms", "instrs"
-    );
+    let json = args.json;
+    let mut doc = JsonDoc::new("bench-speed");
+    if !json {
+        println!(
+            "{:<28} {:>11} {:>10} {:>24} {:>10} {:>10} {:>9}",
+            "operator", "compile ms", "cached ms", "largest case", "run ms", "timing ms", "instrs"
+        );
+    }
     let mut compile = Vec::new();
     let mut sim = Vec::new();
     for (i, dir) in dirs.iter().enumerate() {
@@ -57,7 +66,13 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
         let artifact = match device.build(&pkg) {
             Ok(a) => a,
             Err(e) => {
-                println!("{:<28} build failed: {e}", pkg.name());
+                if json {
+                    doc.operator(serde_json::json!({
+                        "op": pkg.name(), "error": format!("build failed: {e}"),
+                    }));
+                } else {
+                    println!("{:<28} build failed: {e}", pkg.name());
+                }
                 continue;
             }
         };
@@ -75,12 +90,19 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
         let outcome = device.run(&artifact, &prepared.request);
         let run_ms = t.elapsed().as_millis() as u64;
         let RunOutcome::Finished(result) = outcome else {
-            println!(
-                "{:<28} {cold:>11} {cached:>10} {:>24} {}",
-                pkg.name(),
-                case.name,
-                outcome.summary()
-            );
+            if json {
+                doc.operator(serde_json::json!({
+                    "op": pkg.name(), "compile_ms": cold, "cached_ms": cached,
+                    "case": case.name, "error": outcome.summary(),
+                }));
+            } else {
+                println!(
+                    "{:<28} {cold:>11} {cached:>10} {:>24} {}",
+                    pkg.name(),
+                    case.name,
+                    outcome.summary()
+                );
+            }
             continue;
         };
         let req: ProfileRequest = profile_request(&prepared, 1, true);
@@ -88,11 +110,19 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
         let _ = device.profile(&result, &req);
         let timing_ms = t.elapsed().as_millis() as u64;
         let instrs = result.trace.as_ref().map(|t| t.len()).unwrap_or(0);
-        println!(
-            "{:<28} {cold:>11} {cached:>10} {:>24} {run_ms:>10} {timing_ms:>10} {instrs:>9}",
-            pkg.name(),
-            case.name
-        );
+        if json {
+            doc.operator(serde_json::json!({
+                "op": pkg.name(), "compile_ms": cold, "cached_ms": cached,
+                "case": case.name, "run_ms": run_ms, "timing_ms": timing_ms,
+                "instructions": instrs,
+            }));
+        } else {
+            println!(
+                "{:<28} {cold:>11} {cached:>10} {:>24} {run_ms:>10} {timing_ms:>10} {instrs:>9}",
+                pkg.name(),
+                case.name
+            );
+        }
         if cold > 0 {
             compile.push(cold);
         }
@@ -102,10 +132,20 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
         v.sort();
         v.get(v.len() / 2).copied().unwrap_or(0)
     };
+    let (median_compile, median_sim) = (median(&mut compile), median(&mut sim));
+    if json {
+        doc.field(
+            "summary",
+            serde_json::json!({
+                "median_compile_ms": median_compile,
+                "median_simulation_ms": median_sim,
+            }),
+        );
+        doc.print()?;
+        return Ok(Status::Ok);
+    }
     println!(
-        "median compile {} ms (host and kernel in parallel); median simulation of the largest case {} ms (worker launch + functional run + timing)",
-        median(&mut compile),
-        median(&mut sim)
+        "median compile {median_compile} ms (host and kernel in parallel); median simulation of the largest case {median_sim} ms (worker launch + functional run + timing)",
     );
     Ok(Status::Ok)
 }

@@ -20,6 +20,7 @@
 //! a note (raise N to include it).
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::session::RunContext;
@@ -361,7 +362,51 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
     results.sort_by_key(|(i, _)| *i);
     let rows: Vec<TilingComparison> = results.into_iter().flat_map(|(_, r)| r).collect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        let mut doc = JsonDoc::new("bench-tiling");
+        let mut ops: Vec<&str> = Vec::new();
+        for r in &rows {
+            if !ops.contains(&r.op.as_str()) {
+                ops.push(&r.op);
+            }
+        }
+        for op in ops {
+            let comparisons: Vec<&TilingComparison> = rows.iter().filter(|r| r.op == op).collect();
+            doc.operator(serde_json::json!({ "op": op, "comparisons": comparisons }));
+        }
+        let summary: Vec<serde_json::Value> = budgets
+            .iter()
+            .map(|&b| {
+                let ratios: Vec<f64> = rows
+                    .iter()
+                    .filter(|r| r.budget == b)
+                    .filter_map(|r| r.ratio)
+                    .collect();
+                let n = ratios.len();
+                let mean = (n > 0).then(|| ratios.iter().sum::<f64>() / n as f64);
+                let geo =
+                    (n > 0).then(|| (ratios.iter().map(|r| r.ln()).sum::<f64>() / n as f64).exp());
+                serde_json::json!({
+                    "budget": b,
+                    "random_budget": b * 2,
+                    "operators": n,
+                    "mean_ratio": mean,
+                    "geometric_mean_ratio": geo,
+                    "below_one": ratios.iter().filter(|r| **r < 1.0).count(),
+                })
+            })
+            .collect();
+        doc.field("summary", serde_json::json!({ "by_budget": summary }));
+        doc.field(
+            "config",
+            serde_json::json!({
+                "budgets": budgets,
+                "seed": args.seed,
+                "noise": args.noise,
+                "repeats": args.repeats,
+                "max_elements": args.max_elements,
+            }),
+        );
+        doc.print()?;
     } else {
         for (n, &b) in budgets.iter().enumerate() {
             if n > 0 {

@@ -2,6 +2,7 @@
 //! the simulator (compile host and kernel, run and pass, first blockers,
 //! APIs the simulator lacks).
 
+use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
@@ -17,7 +18,8 @@ pub struct CompatArgs {
     /// for them.
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
-    /// Print one JSON document instead of the table.
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// instead of the table.
     #[arg(long)]
     json: bool,
     /// Seed of the random inputs.
@@ -26,6 +28,10 @@ pub struct CompatArgs {
     /// Operators checked at once.
     #[arg(short = 'j', long, default_value_t = 1)]
     jobs: usize,
+    /// Import each folder without an op.toml first (`ascendopt import`,
+    /// which writes op.toml and golden.py into it), so that its cases run.
+    #[arg(long = "import")]
+    import: bool,
 }
 
 pub fn run(args: CompatArgs) -> Result<Status> {
@@ -54,6 +60,31 @@ pub fn run(args: CompatArgs) -> Result<Status> {
         soc: sim_config.hw.soc_version.clone(),
     };
     let device = SimDevice::new(sim_config);
+    if args.import {
+        let import_cfg = crate::import_cmd::config(false)?;
+        let todo: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|d| !d.join("op.toml").exists())
+            .cloned()
+            .collect();
+        let n = todo.len();
+        let mut done = 0;
+        pool::for_each_result(
+            todo,
+            args.jobs,
+            |dir| ascendopt_harness::import::import_one(&import_cfg, &dir),
+            |_, report| {
+                done += 1;
+                match &report.error {
+                    None => eprintln!(
+                        "[import {done}/{n}] {}: op.toml written",
+                        report.dir.display()
+                    ),
+                    Some(e) => eprintln!("[import {done}/{n}] {}: {e}", report.dir.display()),
+                }
+            },
+        );
+    }
     let total = dirs.len();
     let mut rows = vec![None; total];
     let mut done = 0;
@@ -75,7 +106,21 @@ pub fn run(args: CompatArgs) -> Result<Status> {
     );
     let rows: Vec<_> = rows.into_iter().flatten().collect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&compat::to_json(&rows))?);
+        // compat's own document ({summary, operators}) in the one shape:
+        // each operator item also named by "op".
+        let mut legacy = compat::to_json(&rows);
+        let mut doc = JsonDoc::new("compat");
+        if let Some(items) = legacy["operators"].as_array_mut() {
+            for (item, row) in items.iter_mut().zip(&rows) {
+                if let Some(obj) = item.as_object_mut() {
+                    obj.insert("op".into(), serde_json::json!(row.name));
+                }
+                doc.operator(item.take());
+            }
+        }
+        doc.field("summary", legacy["summary"].take());
+        doc.field("config", serde_json::json!({ "seed": args.seed }));
+        doc.print()?;
     } else {
         print!("{}", compat::render_table(&rows));
     }

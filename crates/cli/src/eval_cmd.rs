@@ -1,10 +1,15 @@
-//! `ascendopt eval`: check operators on the simulator.
+//! `ascendopt eval`: check operators on the simulator, with the same
+//! hardened judge as the optimiser's loop (static check, poisoned outputs,
+//! every case run twice, hazards, the hardware-limit guard, a re-check on
+//! fresh inputs); `--quick` for one plain run per case.
 
+use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{Device, DeviceError, SimDevice, SimDeviceConfig};
 use ascendopt_harness::eval::{self, CaseSelector, CaseVerdict, CheckConfig, OpCheck};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_sim::timing::msprof_csv;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `ascendopt eval`.
@@ -19,12 +24,17 @@ pub struct EvalArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Print one JSON document instead of text.
+    /// Print one JSON document instead of text (the shape of
+    /// docs/schema/ascendopt-output.schema.json).
     #[arg(long)]
     json: bool,
     /// Print the msprof-style profile of every passing case.
     #[arg(long)]
     profile: bool,
+    /// Write msprof op's OpBasicInfo.csv and PipeUtilization.csv of every
+    /// passing case into DIR/<op>/<case>/ (implies --profile).
+    #[arg(long, value_name = "DIR")]
+    msprof_dir: Option<PathBuf>,
     /// Profile without measurement noise (identical latency every run).
     #[arg(long)]
     deterministic: bool,
@@ -36,6 +46,10 @@ pub struct EvalArgs {
     /// Wall-clock limit of one launch, in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// One plain run per case: no static check, no second run, no
+    /// hardware-limit guard, no re-check.
+    #[arg(long)]
+    quick: bool,
 }
 
 /// Resolves an argument to an operator folder: a path with an op.toml, or
@@ -67,6 +81,7 @@ pub fn run(args: EvalArgs) -> Result<Status> {
             .map(|a| resolve_op(a))
             .collect::<Result<Vec<_>>>()?
     };
+    let args_case = args.case.clone();
     let case = args.case.map(|c| match c.parse::<usize>() {
         Ok(i) => CaseSelector::Index(i),
         Err(_) => CaseSelector::Name(c),
@@ -74,7 +89,7 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     let cfg = CheckConfig {
         case,
         seed: args.seed,
-        profile: args.profile,
+        profile: args.profile || args.msprof_dir.is_some(),
         deterministic: args.deterministic,
         timeline: args.trace.is_some(),
     };
@@ -88,23 +103,49 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     let mut checks = Vec::new();
     let mut all_passed = true;
     for pkg in &packages {
-        let check = eval::check_op(&device, pkg, &cfg)?;
+        let check = if args.quick {
+            eval::check_op(&device, pkg, &cfg)?
+        } else {
+            eval::judge_op(&device, pkg, &cfg)?
+        };
         all_passed &= check.passed();
         if !args.json {
             print_text(&check, &device);
         }
         if let Some(path) = &args.trace {
-            write_timelines(&check, path, packages.len() * check.cases.len() > 1)?;
+            // The judge's extra runs (re-check, fresh shapes) carry no
+            // timeline: only cases with one decide the file names.
+            let timelines = check.cases.iter().filter(|c| c.timeline.is_some()).count();
+            write_timelines(&check, path, packages.len() * timelines > 1)?;
+        }
+        if let Some(dir) = &args.msprof_dir {
+            write_msprof(&check, &pkg.spec.kernel, dir, !args.json)?;
         }
         checks.push(check);
     }
     if args.json {
-        let doc = if checks.len() == 1 && !args.ops.is_empty() {
-            eval::to_json(&checks[0])
-        } else {
-            serde_json::json!({ "operators": checks.iter().map(eval::to_json).collect::<Vec<_>>() })
-        };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        let mut doc = JsonDoc::new("eval");
+        for check in &checks {
+            doc.operator(eval::to_json(check));
+        }
+        doc.field(
+            "config",
+            serde_json::json!({
+                "seed": cfg.seed,
+                "case": args_case,
+                "profile": cfg.profile,
+                "deterministic": cfg.deterministic,
+                "timeout_s": args.timeout,
+            }),
+        );
+        doc.field(
+            "summary",
+            serde_json::json!({
+                "operators": checks.len(),
+                "passed": checks.iter().filter(|c| c.passed()).count(),
+            }),
+        );
+        doc.print()?;
     } else if checks.len() > 1 {
         let passed = checks.iter().filter(|c| c.passed()).count();
         println!("{passed}/{} operators passed", checks.len());
@@ -114,6 +155,28 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     } else {
         Status::Failed
     })
+}
+
+/// Writes msprof's CSV files of every profiled case into
+/// `dir/<op>/<case>/`.
+fn write_msprof(check: &OpCheck, kernel: &str, dir: &Path, say: bool) -> Result<()> {
+    for c in &check.cases {
+        let Some(Ok(profile)) = &c.profile else {
+            continue;
+        };
+        let case_dir = dir.join(&check.op).join(&c.name);
+        msprof_csv::write_dir(&case_dir, kernel, profile)
+            .with_context(|| format!("writing msprof files into {}", case_dir.display()))?;
+        if say {
+            eprintln!(
+                "msprof files of {}/{} written to {}",
+                check.op,
+                c.name,
+                case_dir.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn write_timelines(check: &OpCheck, path: &Path, several: bool) -> Result<()> {
@@ -149,6 +212,9 @@ fn write_timelines(check: &OpCheck, path: &Path, several: bool) -> Result<()> {
 }
 
 fn print_text(check: &OpCheck, device: &dyn Device) {
+    for note in &check.notes {
+        println!("{}: note: {note}", check.op);
+    }
     match &check.build {
         Ok(a) => println!(
             "{} on {}: built{}",
@@ -220,6 +286,7 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
             }
             CaseVerdict::RunFailed(o) => println!("{head} FAIL  {}", o.summary()),
             CaseVerdict::GoldenFailed(m) => println!("{head} FAIL  golden: {m}"),
+            CaseVerdict::Refused(m) => println!("{head} FAIL  {m}"),
         }
         if let Some(r) = &c.run {
             for f in &r.findings {

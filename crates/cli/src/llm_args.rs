@@ -62,6 +62,11 @@ pub struct LlmArgs {
     /// Maximum tokens per response.
     #[arg(long)]
     pub llm_max_tokens: Option<u32>,
+    /// The model's context window in tokens (prompt + completion), for
+    /// models with a small one: each request's completion limit is cut to
+    /// what its prompt leaves. Env: ASCENDOPT_LLM_CONTEXT_TOKENS.
+    #[arg(long)]
+    pub llm_context_tokens: Option<u32>,
     /// Time-out per request, seconds.
     #[arg(long)]
     pub llm_timeout_s: Option<u64>,
@@ -96,6 +101,7 @@ impl LlmArgs {
             api_key_env: self.llm_api_key_env.clone(),
             temperature: self.llm_temperature,
             max_tokens: self.llm_max_tokens,
+            context_tokens: self.llm_context_tokens,
             timeout_s: self.llm_timeout_s.map(|s| s as f64),
             concurrency: self.llm_concurrency,
             retries: self.llm_retries,

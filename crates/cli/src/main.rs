@@ -5,13 +5,18 @@
 mod bank_cmd;
 mod bench_cmd;
 mod bench_evals_cmd;
+mod bench_naive_cmd;
 mod bench_rule_cmd;
 mod bench_speed_cmd;
 mod bench_tiling_cmd;
 mod compat_cmd;
 mod eval_cmd;
+mod fidelity_cmd;
+mod import_cmd;
+mod json_doc;
 mod llm_args;
 mod optimize_cmd;
+mod progress;
 mod rewind_cmd;
 mod run_cmd;
 mod suite_cmd;
@@ -56,12 +61,21 @@ enum Command {
     BenchSpeed(bench_speed_cmd::BenchSpeedArgs),
     /// Measure Stage II against random search at twice its evaluations.
     BenchTiling(bench_tiling_cmd::BenchTilingArgs),
+    /// The full method on naive operators (benches/naive) at one or more
+    /// budgets, against the strong built-in operators: GM speedup, share of
+    /// the gap closed, evaluations spent.
+    BenchNaive(bench_naive_cmd::BenchNaiveArgs),
     /// Measure evaluations per minute and where an evaluation's time goes.
     BenchEvals(bench_evals_cmd::BenchEvalsArgs),
+    /// The simulator's timing against figures measured on real hardware:
+    /// one row per published point, failing when a point leaves its band.
+    Fidelity(fidelity_cmd::FidelityArgs),
     /// Check operator folders written elsewhere: do host and kernel compile,
     /// do the cases run and pass, what blocks each unit, which APIs the
     /// simulator lacks.
     Compat(compat_cmd::CompatArgs),
+    /// Write the op.toml (and golden.py) of msopgen operator folders written elsewhere.
+    Import(import_cmd::ImportArgs),
 }
 
 /// What a command concluded.
@@ -87,8 +101,11 @@ fn main() -> ExitCode {
         Command::Optimize(args) => optimize_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::BenchTiling(args) => bench_tiling_cmd::run(args),
+        Command::BenchNaive(args) => bench_naive_cmd::run(args),
         Command::BenchEvals(args) => bench_evals_cmd::run(args),
         Command::Compat(args) => compat_cmd::run(args),
+        Command::Import(args) => import_cmd::run(args),
+        Command::Fidelity(args) => fidelity_cmd::run(args),
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
         Command::BenchRule(args) => bench_rule_cmd::run(args),

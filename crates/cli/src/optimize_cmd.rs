@@ -5,7 +5,8 @@
 //! Writes into `--out DIR`: the optimised package `DIR/<op>/` (same layout
 //! as the input, op.toml and all), `changes.diff`, `steps.json` (accepted
 //! steps with their evidence), `log.json` (every attempt), `before/` and
-//! `after/` (profile JSON and Chrome trace of the benchmark case), and the
+//! `after/` (profile JSON, Chrome trace and msprof's OpBasicInfo.csv and
+//! PipeUtilization.csv of the benchmark case), and the
 //! run store `DIR/runs.sqlite`. Rerunning the same command with the same
 //! `--out` resumes the same run: the store answers every candidate judged
 //! before without charge, so the deterministic loop replays up to where it
@@ -16,10 +17,14 @@
 //! re-check on fresh inputs; 2 on bad input.
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::llm_args::{agents, LlmArgs};
+use crate::progress::Heartbeat;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::optimize::{optimize_operator_with, write_output, Method, OptimizeConfig};
+use ascendopt_agent::optimize::{
+    optimize_operator_with, write_output, Method, OptimizeConfig, OutputReport,
+};
 use ascendopt_agent::outcome::OpOutcome;
 use ascendopt_agent::session::{LogEntry, OpSession, RunContext};
 use ascendopt_bank::store::Bank;
@@ -84,8 +89,56 @@ pub struct OptimizeArgs {
     /// Wall-clock limit of one launch, in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// on stdout; the summary goes to stderr.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     llm: LlmArgs,
+}
+
+/// The `--json` document: the operator's outcome (every accepted step
+/// with its evidence; the attempt log is in log.json) and what was written.
+fn json_doc(
+    outcome: &OpOutcome,
+    report: &OutputReport,
+    config: &serde_json::Value,
+    run: RunId,
+    out: &std::path::Path,
+) -> JsonDoc {
+    let mut doc = JsonDoc::new("optimize");
+    doc.operator(serde_json::json!({
+        "op": outcome.op,
+        "level": outcome.level,
+        "method": outcome.method,
+        "baseline_us": outcome.baseline_us,
+        "final_us": outcome.final_us,
+        "speedup": outcome.speedup,
+        "spent": outcome.spent,
+        "budget": outcome.budget,
+        "roofline_before": outcome.roofline_before,
+        "roofline_after": outcome.roofline_after,
+        "curve": outcome.curve,
+        "steps": outcome.steps,
+        "output": {
+            "package": report.package.display().to_string(),
+            "passed": report.output_passed,
+            "failures": report.failures,
+            "noise_free_before_us": report.before_us,
+            "noise_free_after_us": report.after_us,
+            "files": report.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        },
+    }));
+    doc.field("config", config.clone());
+    doc.field(
+        "files",
+        serde_json::json!({
+            "out": out.display().to_string(),
+            "runs": out.join("runs.sqlite").display().to_string(),
+            "run": run.0,
+        }),
+    );
+    doc
 }
 
 fn progress(entry: &LogEntry) {
@@ -159,6 +212,21 @@ fn summary(
             st.action.summary
         );
     }
+    let knobs: Vec<&String> = outcome.stops.iter().flat_map(|st| &st.knobs).collect();
+    if !knobs.is_empty() {
+        let _ = writeln!(s, "tiling knobs found in the host code:");
+        let mut seen: Vec<&String> = Vec::new();
+        for k in knobs {
+            if !seen.contains(&k) {
+                let _ = writeln!(s, "  {k}");
+                seen.push(k);
+            }
+        }
+    }
+    let _ = writeln!(s, "why each stage stopped:");
+    for st in &outcome.stops {
+        let _ = writeln!(s, "  {}", st.line());
+    }
     let _ = writeln!(
         s,
         "re-check        {}",
@@ -205,6 +273,8 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
 
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    // One process per output folder (held until this command returns).
+    let _lock = ascendopt_harness::out_lock::lock(&args.out)?;
     let runs_path = args.out.join("runs.sqlite");
     // The one place where the proposer and diagnoser are made (built-in,
     // or the LLM with --proposer llm, checked before any budget is spent).
@@ -286,14 +356,35 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
             d.client().config().embeddings_url()
         );
     }
+    // Without a terminal, a heartbeat line every few seconds as well (an
+    // LLM's answer or a heavy evaluation can take minutes).
+    let heartbeat = Heartbeat::start("optimize", u64::from(args.budget));
+    let mut baseline: Option<f64> = None;
+    let mut best: Option<f64> = None;
+    let mut on_attempt = |entry: &LogEntry| {
+        progress(entry);
+        heartbeat.done(u64::from(entry.spent), Some(u64::from(entry.spent)));
+        if let Some(us) = entry.latency_us {
+            if baseline.is_none() {
+                baseline = Some(us);
+            }
+            if entry.accepted || best.is_none() {
+                best = Some(best.map_or(us, |b: f64| b.min(us)));
+            }
+        }
+        if let (Some(b), Some(f)) = (baseline, best) {
+            heartbeat.best(format!("{} {:.3}x accepted", entry.op, b / f));
+        }
+    };
     let result = optimize_operator_with(
         &mut session,
         bank.as_ref(),
         agents.proposer.as_mut(),
         agents.diagnoser.as_mut(),
         &cfg,
-        &mut progress,
+        &mut on_attempt,
     );
+    drop(heartbeat);
     for warning in cfg.dense.iter().flat_map(|d| d.fallbacks()) {
         eprintln!("warning: {warning}");
     }
@@ -313,10 +404,13 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     )
     .with_context(|| format!("writing {}", args.out.display()))?;
     store.set_run_status(run, RunStatus::Finished)?;
-    print!(
-        "{}",
-        summary(&outcome, &args.out, report.output_passed, &report.failures)
-    );
+    let text = summary(&outcome, &args.out, report.output_passed, &report.failures);
+    if args.json {
+        eprint!("{text}");
+        json_doc(&outcome, &report, &config, run, &args.out).print()?;
+    } else {
+        print!("{text}");
+    }
     if outcome.baseline_us.is_none() {
         eprintln!("the input operator is not correct: nothing was optimised");
         return Ok(Status::Failed);

@@ -26,6 +26,7 @@
 //! when `ASCENDOPT_SLOW_TESTS=1`.
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::llm_args::{agents, LlmArgs};
 use crate::Status;
 use anyhow::{Context, Result};
@@ -61,11 +62,10 @@ pub struct RewindArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Run store (evaluations, sources: the entries' evidence); default
-    /// `<bank>.runs.sqlite` next to the bank.
+    /// `<bank>.rewind/runs.sqlite` (Rewind's one folder beside the bank).
     #[arg(long, value_name = "FILE")]
     runs: Option<PathBuf>,
-    /// Folder for candidate packages; default `<bank>.rewind/` next to the
-    /// bank.
+    /// Folder for candidate packages; default `<bank>.rewind/work/`.
     #[arg(long, value_name = "DIR")]
     workdir: Option<PathBuf>,
     /// Profile without measurement noise (the acceptance threshold is then
@@ -89,8 +89,40 @@ pub struct RewindArgs {
     /// Wall-clock limit of one launch, in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// on stdout; the summary table goes to stderr.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     llm: LlmArgs,
+}
+
+/// One operator's Rewind as a `--json` operator item (with its
+/// verifications, when `--verify` ran).
+fn outcome_json(o: &RewindOutcome, verified: &[serde_json::Value]) -> serde_json::Value {
+    serde_json::json!({
+        "op": o.op,
+        "level": o.level,
+        "strong_us": o.strong_us,
+        "spent": o.spent,
+        "budget": o.budget,
+        "stop": o.stop,
+        "kept": o.kept.iter().map(|k| serde_json::json!({
+            "id": k.id.0,
+            "new": k.new,
+            "motif": k.motif,
+            "summary": k.summary,
+            "fast_us": k.fast_us,
+            "slow_us": k.slow_us,
+            "slowdown": k.slowdown(),
+            "reason": k.reason,
+            "at_evaluation": k.at_evaluation,
+            "confirmation": k.confirmation.as_ref().map(|c| serde_json::json!({
+                "slow_us": c.slow_us, "fast_us": c.fast_us, "reason": c.reason,
+            })),
+        })).collect::<Vec<_>>(),
+        "verification": verified,
+    })
 }
 
 /// The operators Rewind learns from when none are named: together their
@@ -105,15 +137,22 @@ pub struct RewindArgs {
 /// seconds each on the simulator).
 pub const DEFAULT_OPS: [&str; 3] = ["add_custom", "strided_slice_assign_v2", "group_norm_swish"];
 
-/// `<bank>` with `suffix` appended to its file name.
-fn beside(bank: &Path, suffix: &str) -> PathBuf {
+/// Rewind's side folder of a bank: `<bank>.rewind/` beside the bank file,
+/// holding the run store (`runs.sqlite`, the entries' evidence) and the
+/// candidate packages (`work/`). `ascendopt bank show` lists it.
+pub fn side_dir(bank: &Path) -> PathBuf {
     let mut name = bank
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "bank".into());
-    name.push(suffix);
+    name.push(".rewind");
     bank.with_file_name(name)
 }
+
+/// The run store in a bank's side folder.
+pub const SIDE_RUNS: &str = "runs.sqlite";
+/// The candidate packages in a bank's side folder.
+pub const SIDE_WORK: &str = "work";
 
 /// Runs the command.
 pub fn run(args: RewindArgs) -> Result<Status> {
@@ -148,11 +187,15 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     let runs_path = args
         .runs
         .clone()
-        .unwrap_or_else(|| beside(&args.bank, ".runs.sqlite"));
+        .unwrap_or_else(|| side_dir(&args.bank).join(SIDE_RUNS));
     let workdir = args
         .workdir
         .clone()
-        .unwrap_or_else(|| beside(&args.bank, ".rewind"));
+        .unwrap_or_else(|| side_dir(&args.bank).join(SIDE_WORK));
+    if let Some(parent) = runs_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
     std::fs::create_dir_all(&workdir).with_context(|| format!("creating {}", workdir.display()))?;
     // The proposer and distiller (built-in, or the LLM's, checked before
     // any run is created).
@@ -224,14 +267,22 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     }
     store.set_run_status(run, RunStatus::Finished)?;
 
-    print!("{}", render_summary(&outcomes));
+    let mut summary_text = render_summary(&outcomes);
+    let mut verified: Vec<Vec<serde_json::Value>> = vec![Vec::new(); outcomes.len()];
     if args.verify {
         let mut text = String::from("\nverification (fresh seeds, no store cache):\n");
-        for (pkg, outcome) in packages.iter().zip(&outcomes) {
+        for (i, (pkg, outcome)) in packages.iter().zip(&outcomes).enumerate() {
             for kept in outcome.kept.iter().filter(|k| k.new) {
                 let stored = bank.show(kept.id)?;
                 let v = verify_entry(&ctx, pkg, &stored.entry)?;
                 failed |= !v.reproduced;
+                verified[i].push(serde_json::json!({
+                    "id": kept.id.0,
+                    "reproduced": v.reproduced,
+                    "slow_us": v.slow_us,
+                    "fast_us": v.fast_us,
+                    "reason": v.reason,
+                }));
                 let _ = writeln!(
                     text,
                     "  {} {:<16} {:<18} {}  slow {}  fast {}  {}",
@@ -249,11 +300,31 @@ pub fn run(args: RewindArgs) -> Result<Status> {
                 );
             }
         }
-        print!("{text}");
+        summary_text.push_str(&text);
     }
     if args.freeze {
         bank.freeze()?;
-        println!("bank {} frozen", args.bank.display());
+        let _ = writeln!(summary_text, "bank {} frozen", args.bank.display());
+    }
+    if args.json {
+        eprint!("{summary_text}");
+        let mut doc = JsonDoc::new("rewind");
+        for (o, v) in outcomes.iter().zip(&verified) {
+            doc.operator(outcome_json(o, v));
+        }
+        doc.field("config", config.clone());
+        doc.field(
+            "files",
+            serde_json::json!({
+                "bank": args.bank.display().to_string(),
+                "runs": runs_path.display().to_string(),
+                "run": run.0,
+                "frozen": args.freeze,
+            }),
+        );
+        doc.print()?;
+    } else {
+        print!("{summary_text}");
     }
     Ok(if failed { Status::Failed } else { Status::Ok })
 }

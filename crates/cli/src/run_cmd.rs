@@ -4,10 +4,10 @@
 //! the built-in simulator with the built-in proposer. Ends with a summary
 //! table and the path of the report.
 
-use crate::bench_cmd::{execute, load_ops, parse_methods, print_summary};
+use crate::bench_cmd::{execute, json_report, load_ops, parse_methods, render_summary};
 use crate::llm_args::LlmArgs;
 use crate::Status;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ascendopt_agent::bench::BenchConfig;
 use ascendopt_harness::compare::CompareConfig;
 use std::path::PathBuf;
@@ -25,9 +25,12 @@ pub const DEFAULT_BANK_OPS: [&str; 4] = DEFAULT_OPS;
 /// Arguments of `ascendopt run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Output folder (resumed when it exists).
-    #[arg(long, default_value = "ascendopt-run")]
-    out: PathBuf,
+    /// Output folder (resumed when it exists); default: `run/` in the
+    /// per-user data folder ($ASCENDOPT_DATA_DIR, else
+    /// $XDG_DATA_HOME/ascendopt, else ~/.local/share/ascendopt), so the
+    /// current folder (a repository, say) stays clean.
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Every built-in operator instead of the representative subset (hours,
     /// not minutes).
     #[arg(long)]
@@ -59,8 +62,46 @@ pub struct RunArgs {
     /// Seed of inputs, measurement noise and proposers.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// on stdout; the summary table goes to stderr.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     llm: LlmArgs,
+}
+
+/// The per-user data folder of ascendopt: `$ASCENDOPT_DATA_DIR`, else
+/// `$XDG_DATA_HOME/ascendopt`, else `$HOME/.local/share/ascendopt`; None
+/// when none of them is set.
+pub fn data_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("ASCENDOPT_DATA_DIR")
+        .or_else(|| var("XDG_DATA_HOME").map(|d| d.join("ascendopt")))
+        .or_else(|| var("HOME").map(|h| h.join(".local/share/ascendopt")))
+}
+
+/// Where `ascendopt run` writes without `--out`: `run/` in the per-user
+/// data folder, or, when there is none, `./ascendopt-run` with a
+/// `.gitignore` of its own that ignores everything in it.
+pub fn default_out() -> Result<PathBuf> {
+    if let Some(dir) = data_dir() {
+        return Ok(dir.join("run"));
+    }
+    let out = PathBuf::from("ascendopt-run");
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let ignore = out.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(
+            &ignore,
+            "# ascendopt run output: not for version control\n*\n",
+        )
+        .with_context(|| format!("writing {}", ignore.display()))?;
+    }
+    Ok(out)
 }
 
 /// Runs the command.
@@ -77,7 +118,13 @@ pub fn run(args: RunArgs) -> Result<Status> {
     } else {
         load_ops(&DEFAULT_BANK_OPS.map(String::from))?
     };
-    let mut cfg = BenchConfig::new(parse_methods(&args.methods)?, ops, args.out.clone());
+    let out = match &args.out {
+        Some(dir) => dir.clone(),
+        None => default_out()?,
+    };
+    // One process per output folder (held until this command returns).
+    let _lock = ascendopt_harness::out_lock::lock(&out)?;
+    let mut cfg = BenchConfig::new(parse_methods(&args.methods)?, ops, out);
     cfg.bank_ops = bank_ops;
     cfg.budget = args.budget;
     cfg.rewind_budget = args.rewind_budget;
@@ -113,6 +160,12 @@ pub fn run(args: RunArgs) -> Result<Status> {
         cfg.out.display()
     );
     let report = execute(&cfg, &args.llm)?;
-    print_summary(&report);
+    let text = render_summary(&report) + &format!("run folder: {}\n", cfg.out.display());
+    if args.json {
+        eprint!("{text}");
+        json_report("run", &report).print()?;
+    } else {
+        print!("{text}");
+    }
     Ok(Status::Ok)
 }

@@ -2,6 +2,7 @@
 //! ops/README.md.
 
 use crate::eval_cmd::resolve_op;
+use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
@@ -21,6 +22,32 @@ pub struct SuiteArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
+    /// instead of the table.
+    #[arg(long, conflicts_with = "write")]
+    json: bool,
+}
+
+/// One row as a `--json` operator item.
+fn row_json(row: &SuiteRow) -> serde_json::Value {
+    serde_json::json!({
+        "op": row.op,
+        "level": row.level,
+        "dtypes": row.dtypes,
+        "cases": row.cases,
+        "passed": row.passed,
+        "largest_case": row.largest,
+        "latency_us": row.latency_us,
+        "floor_us": row.floor_us,
+        "launch_us": row.launch_us,
+        "roofline_fraction": row.roofline_fraction(),
+        "launch_share": row.launch_share(),
+        "memory_bound": row.memory_bound,
+        "meets_bar": row.meets_bar(),
+        "note": row.note,
+        "deviation": row.deviation,
+        "failure": row.failure,
+    })
 }
 
 pub fn run(args: SuiteArgs) -> Result<Status> {
@@ -66,6 +93,26 @@ pub fn run(args: SuiteArgs) -> Result<Status> {
         &rows,
         "cargo run --release -p ascendopt -- suite --write ops/README.md",
     );
+    if args.json {
+        let mut doc = JsonDoc::new("suite");
+        for row in &rows {
+            doc.operator(row_json(row));
+        }
+        doc.field(
+            "summary",
+            serde_json::json!({
+                "operators": rows.len(),
+                "meet_bar": rows.iter().filter(|r| r.meets_bar()).count(),
+            }),
+        );
+        doc.field("config", serde_json::json!({ "seed": args.seed }));
+        doc.print()?;
+        return Ok(if rows.iter().all(|r| r.meets_bar()) {
+            Status::Ok
+        } else {
+            Status::Failed
+        });
+    }
     match &args.write {
         Some(path) => {
             std::fs::write(path, &markdown)

@@ -71,10 +71,23 @@ fn eval_json_is_one_document() {
     let out = ascendopt(&["eval", "muls", "--case", "0", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["op"], "muls");
-    assert_eq!(v["passed"], true);
-    assert_eq!(v["cases"][0]["verdict"], "pass");
-    assert!(v["cases"][0]["outputs"][0]["total"].as_u64().unwrap() > 0);
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["command"], "eval");
+    let ops = v["operators"].as_array().unwrap();
+    assert_eq!(ops.len(), 1, "a list even for one operator");
+    let op = &ops[0];
+    assert_eq!(op["op"], "muls");
+    assert_eq!(op["passed"], true);
+    assert_eq!(op["cases"][0]["verdict"], "pass");
+    assert!(op["cases"][0]["outputs"][0]["total"].as_u64().unwrap() > 0);
+    // Inputs as data: name, dtype, integer shape.
+    let input = &op["cases"][0]["inputs"][0];
+    assert!(input["name"].is_string() && input["dtype"].is_string());
+    assert!(input["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d.is_u64()));
 }
 
 #[test]
@@ -130,15 +143,14 @@ fn unsupported_api_fails_to_compile_with_its_name() {
     let dir = broken_add(|c| {
         c.replacen(
             "Add(zLocal, xLocal, yLocal, length);",
-            "Sigmoid(zLocal, xLocal, length);",
+            "TopK(zLocal, xLocal, length);",
             1,
         )
     });
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
     assert!(
-        t.contains("COMPILE ERROR")
-            && t.contains("not supported by the ascendopt simulator: Sigmoid"),
+        t.contains("COMPILE ERROR") && t.contains("not supported by the ascendopt simulator: TopK"),
         "{t}"
     );
 }
@@ -258,4 +270,48 @@ fn race_from_a_deleted_enque_deque_pair_fails_the_case() {
     let (code, t) = eval_broken(&dir, &[]);
     assert_eq!(code, 1, "{t}");
     assert!(t.contains("hazard") && t.contains("race"), "{t}");
+}
+
+#[test]
+fn a_second_process_on_one_out_folder_exits_2_naming_the_holder() {
+    // This test process holds the folder, as a running optimize would.
+    let out = tempfile::tempdir().unwrap();
+    let _held = ascendopt_harness::out_lock::lock(out.path()).unwrap();
+    let o = ascendopt(&[
+        "optimize",
+        repo().join("ops/add_custom").to_str().unwrap(),
+        "--no-retrieval",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("in use by another ascendopt process")
+            && t.contains(&format!("pid {}", std::process::id())),
+        "{t}"
+    );
+    // It touched nothing of the holder's run.
+    assert!(!out.path().join("runs.sqlite").exists());
+}
+
+#[test]
+fn fidelity_fast_prints_every_point_and_passes() {
+    let out = ascendopt(&["fidelity", "--fast"]);
+    let t = text(&out);
+    eprintln!("{t}");
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    for needle in [
+        "GM->UB copy of 16 KB, one core",
+        "48 cores streaming 400 MB",
+        "launch head, 48 blocks",
+        "Add f16, 2048 elements",
+        "double buffering",
+        "relu f16, 256 elements",
+        " 0 FAIL",
+    ] {
+        assert!(t.contains(needle), "missing {needle}:\n{t}");
+    }
+    // Known misses say why.
+    assert!(t.contains("why: "), "{t}");
 }

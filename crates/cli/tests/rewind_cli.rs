@@ -113,9 +113,31 @@ fn rewind_fills_a_bank_whose_entries_verify() {
         "{stdout}"
     );
     assert!(!stdout.contains("NOT REPRODUCED"), "{stdout}");
-    // The run store and the candidate folders sit next to the bank.
-    assert!(tmp.path().join("bank.sqlite.runs.sqlite").is_file());
-    assert!(tmp.path().join("bank.sqlite.rewind/add_custom").is_dir());
+    // The run store and the candidate folders sit in one folder beside
+    // the bank, and nothing else was written beside it.
+    assert!(tmp.path().join("bank.sqlite.rewind/runs.sqlite").is_file());
+    assert!(tmp
+        .path()
+        .join("bank.sqlite.rewind/work/add_custom")
+        .is_dir());
+    let mut beside: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("bank.sqlite"))
+        .collect();
+    beside.sort();
+    assert_eq!(
+        beside,
+        ["bank.sqlite", "bank.sqlite.rewind"],
+        "Rewind's files beside the bank"
+    );
+    // `bank show` without an id describes the bank and lists that folder.
+    let o = ascendopt(&["bank", "show", "--bank", bank.to_str().unwrap()]);
+    let show = text(&o);
+    assert!(o.status.success(), "{show}");
+    assert!(show.contains("bank.sqlite.rewind"), "{show}");
+    assert!(show.contains("runs.sqlite"), "{show}");
+    assert!(show.contains(&format!("{} entries", kept.len())), "{show}");
 
     // The bank lists the same entries, as Rewind entries of add_custom.
     let o = ascendopt(&["bank", "list", "--bank", bank.to_str().unwrap()]);

@@ -14,7 +14,7 @@ use common::small_copy;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const OPS: [&str; 2] = ["add_custom", "gelu"];
@@ -161,6 +161,49 @@ fn check_html(results: &Results, html: &str) {
         .collect()
     };
 
+    // Every bar has a value label; a legend only with several series; the
+    // speedup charts mark 1.0.
+    for (chart, series) in [
+        ("gm-by-level", results.methods().len()),
+        ("per-operator", results.methods().len()),
+        ("roofline", results.methods().len() + 1),
+    ] {
+        let count = |class: &str, name: &str| {
+            find_all(&nodes, charts[chart], |n| {
+                n.name == name && n.attrs.get("class").is_some_and(|c| c == class)
+            })
+            .len()
+        };
+        assert_eq!(
+            count("value-label", "text"),
+            count("bar", "rect"),
+            "{chart}"
+        );
+        assert_eq!(
+            count("legend-item", "g"),
+            if series > 1 { series } else { 0 },
+            "{chart}"
+        );
+    }
+    for chart in ["gm-by-level", "per-operator", "gm-vs-evaluations"] {
+        let refs = find_all(&nodes, charts[chart], |n| {
+            n.name == "line" && n.attrs.get("class").is_some_and(|c| c == "reference")
+        });
+        assert_eq!(refs.len(), 1, "{chart}: the 1.0 line");
+        assert_eq!(refs[0].attrs["data-value"], "1");
+    }
+    // The curve ends at the evaluations actually spent.
+    for c in &results.curves {
+        let spent = results
+            .outcomes
+            .iter()
+            .filter(|o| o.method == c.method)
+            .map(|o| o.spent)
+            .max()
+            .unwrap();
+        assert_eq!(c.points.last().unwrap().0, spent, "{}", c.method);
+    }
+
     // GM by level and method: every table row, plus `all` per method.
     let gm = bars("gm-by-level");
     let mut expected = BTreeMap::new();
@@ -304,19 +347,80 @@ fn check_files(out: &Path, results: &Results) {
     }
 }
 
+/// `git` in `dir`, its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git runs");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs `cmd` with stderr piped and returns (exit status, stdout, stderr
+/// lines with the time each arrived, seconds since the start, and the
+/// total seconds).
+fn run_timed(mut cmd: Command) -> (std::process::ExitStatus, String, Vec<(f64, String)>, f64) {
+    use std::io::{BufRead, Read};
+    let started = std::time::Instant::now();
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ascendopt starts");
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .map(|l| (started.elapsed().as_secs_f64(), l))
+            .collect::<Vec<_>>()
+    });
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let total = started.elapsed().as_secs_f64();
+    (status, stdout, reader.join().unwrap(), total)
+}
+
+/// The README's command shape (`ascendopt run` without --out) from the
+/// root of a git repository that holds the operators: a small run (two
+/// operators, two methods) writes its folder into the per-user data
+/// location, says where at the start and the end, leaves the repository
+/// clean, shows progress lines at most 10 s apart on a non-terminal, and
+/// its --json document follows the schema. Then every report file is
+/// opened and checked against results.json, and report.html is rendered in
+/// headless Chromium.
 #[test]
 fn run_writes_a_complete_report() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run");
-    let started = std::time::Instant::now();
-    let ops: Vec<String> = OPS
-        .iter()
-        .map(|op| small_copy(op, dir.path(), 1 << 20).display().to_string())
-        .collect();
-    let output = Command::new(env!("CARGO_BIN_EXE_ascendopt"))
-        .args(["run", "--out"])
-        .arg(&out)
-        .args(["--ops", &ops.join(","), "--methods", &METHODS.join(",")])
+    let repo = dir.path().join("repo");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(repo.join("ops")).unwrap();
+    for op in OPS {
+        small_copy(op, &repo.join("ops"), 1 << 20);
+    }
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "operators"]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ascendopt"));
+    cmd.current_dir(&repo)
+        .args(["run", "--json"])
+        .args(["--ops", &OPS.join(","), "--methods", &METHODS.join(",")])
         .args([
             "--budget",
             "6",
@@ -329,16 +433,85 @@ fn run_writes_a_complete_report() {
             "2",
         ])
         .env("CI", "true")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+        .env("ASCENDOPT_OPS_DIR", repo.join("ops"))
+        .env("XDG_DATA_HOME", &data)
+        .env_remove("ASCENDOPT_DATA_DIR")
+        .env_remove("ASCENDOPT_PROGRESS_SECS");
+    let (status, stdout, lines, total) = run_timed(cmd);
+    let stderr: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    assert!(status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    eprintln!("ascendopt run took {total:.1} s\n{stderr}");
+    let out = data.join("ascendopt").join("run");
+
+    // Where the folder is, at the start and at the end.
     assert!(
-        output.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
+        lines[0].1.contains(&format!("out {}", out.display())),
+        "{}",
+        lines[0].1
     );
-    eprintln!("ascendopt run took {:?}\n{stdout}", started.elapsed());
-    assert!(stdout.contains(&format!("report: {}", out.join("report.html").display())));
+    assert!(
+        stderr.contains(&format!("run folder: {}", out.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("report: {}", out.join("report.html").display())));
+    // The repository stays clean.
+    let status = git(
+        &repo,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--ignored",
+        ],
+    );
+    assert!(status.is_empty(), "new files in the repository:\n{status}");
+
+    // Progress on a non-terminal: heartbeat lines at most 10 s apart,
+    // from the start to the end.
+    let beats: Vec<f64> = lines
+        .iter()
+        .filter(|(_, l)| l.starts_with("progress "))
+        .map(|(t, _)| *t)
+        .collect();
+    assert!(
+        total < 12.0 || !beats.is_empty(),
+        "no progress line in {total:.0} s:\n{stderr}"
+    );
+    let mut marks = vec![0.0];
+    marks.extend(&beats);
+    marks.push(total);
+    let gap = marks.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    assert!(gap <= 11.0, "{gap:.1} s without a progress line:\n{stderr}");
+    let beat = lines
+        .iter()
+        .find(|(_, l)| l.starts_with("progress "))
+        .map(|(_, l)| l.as_str());
+    if let Some(b) = beat {
+        assert!(
+            b.contains(" evaluations") && b.contains("best so far") && b.contains("eta"),
+            "{b}"
+        );
+    }
+
+    // The --json document.
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../docs/schema/ascendopt-output.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errs: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errs.is_empty(), "{errs:#?}");
+    assert_eq!(doc["command"], "run");
+    assert_eq!(doc["operators"].as_array().unwrap().len(), OPS.len());
 
     let results: Results =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
@@ -377,4 +550,143 @@ fn run_writes_a_complete_report() {
         &std::fs::read_to_string(out.join("report.md")).unwrap(),
     );
     check_files(&out, &results);
+    check_in_browser(&out, &results);
+}
+
+/// The Chromium binary: `ASCENDOPT_CHROMIUM`, else `chromium` or
+/// `chromium-browser` on PATH.
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ASCENDOPT_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| [d.join("chromium"), d.join("chromium-browser")])
+        .find(|p| p.is_file())
+}
+
+/// What the probe script reads from the rendered page.
+const PROBE: &str = r#"<script>(function(){
+var d = document.documentElement;
+var charts = Array.prototype.slice.call(document.querySelectorAll('svg.chart'));
+var r = {
+  viewport: window.innerWidth,
+  scrollWidth: d.scrollWidth,
+  clientWidth: d.clientWidth,
+  charts: charts.length,
+  widest_chart: Math.max.apply(null, charts.map(function(c){ return c.getBoundingClientRect().right; })),
+  bars: document.querySelectorAll('svg.chart rect.bar').length,
+  drawn_bars: Array.prototype.filter.call(document.querySelectorAll('svg.chart rect.bar'), function(b){ var q = b.getBoundingClientRect(); return q.width > 0 && q.height > 0; }).length,
+  value_labels: Array.prototype.map.call(document.querySelectorAll('svg.chart text.value-label'), function(t){ return t.textContent; }),
+  references: document.querySelectorAll('svg.chart line.reference').length,
+  overflowing_tables: Array.prototype.filter.call(document.querySelectorAll('table'), function(t){ return t.getBoundingClientRect().right > d.clientWidth + 1; }).length,
+  about: (document.getElementById('about') || {textContent: ''}).textContent,
+  details: document.querySelectorAll('section.operator').length
+};
+var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(r);
+document.body.appendChild(pre);
+})();</script>"#;
+
+/// Renders report.html in headless Chromium at 1280 px and reads the
+/// rendered DOM back: every chart is there and fits, every bar is drawn and
+/// labelled, no horizontal scroll, the about block and the per-operator
+/// details are there. Skipped with a message when Chromium is absent,
+/// except in CI (CI=true), where it must run.
+fn check_in_browser(out: &Path, results: &Results) {
+    let Some(chromium) = chromium() else {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(
+            !ci,
+            "CI=true but no Chromium to render report.html (apt-get install -y chromium, or set ASCENDOPT_CHROMIUM)"
+        );
+        eprintln!("SKIPPED the browser check of report.html: no chromium on PATH (apt-get install -y chromium)");
+        return;
+    };
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let probed = html.replace("</body>", &format!("{PROBE}</body>"));
+    let page = out.join("probe.html");
+    std::fs::write(&page, probed).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let o = Command::new(&chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=1280,900",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let start = dom.find(r#"<pre id="probe">"#).unwrap_or_else(|| {
+        panic!(
+            "no probe in the rendered DOM; chromium said:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    let rest = &dom[start + r#"<pre id="probe">"#.len()..];
+    let json = rest[..rest.find("</pre>").unwrap()]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let r: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    eprintln!("rendered: {r}");
+    assert_eq!(r["viewport"], 1280, "{r}");
+    // No horizontal scroll at 1280 px; every chart and table fits.
+    assert!(
+        r["scrollWidth"].as_f64().unwrap() <= r["clientWidth"].as_f64().unwrap(),
+        "{r}"
+    );
+    assert!(
+        r["widest_chart"].as_f64().unwrap() <= r["clientWidth"].as_f64().unwrap() + 0.5,
+        "{r}"
+    );
+    assert_eq!(r["overflowing_tables"], 0, "{r}");
+    // Four summary charts plus a pipe chart per method x operator.
+    let with_profile = results
+        .outcomes
+        .iter()
+        .filter(|o| o.profile_before.is_some() || o.profile_after.is_some())
+        .count();
+    assert_eq!(
+        with_profile,
+        results.outcomes.len(),
+        "every outcome has its profiles"
+    );
+    assert_eq!(
+        r["charts"].as_u64().unwrap() as usize,
+        4 + with_profile,
+        "{r}"
+    );
+    // Every bar drawn and labelled with a number.
+    let bars = r["bars"].as_u64().unwrap();
+    assert!(bars > 0);
+    assert_eq!(r["drawn_bars"].as_u64().unwrap(), bars, "{r}");
+    let labels = r["value_labels"].as_array().unwrap();
+    assert!(labels.len() as u64 >= bars, "{r}");
+    assert!(labels.iter().all(|l| l
+        .as_str()
+        .is_some_and(|t| t.chars().any(|c| c.is_ascii_digit()))));
+    assert!(
+        r["references"].as_u64().unwrap() >= 3,
+        "the 1.0 line on the speedup charts"
+    );
+    let about = r["about"].as_str().unwrap();
+    for word in ["version", "device", "budget", "bank", "seed", "wall time"] {
+        assert!(about.contains(word), "about block lacks {word}: {about}");
+    }
+    assert_eq!(
+        r["details"].as_u64().unwrap() as usize,
+        results.outcomes.len()
+    );
 }

@@ -53,22 +53,31 @@ pub struct Artifact {
 /// A kernel library built for one dtype combination.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelVariant {
-    /// The dtype of every input, then of every output, in kernel order.
+    /// The dtype of every kernel argument: inputs, then outputs (a tensor
+    /// list's elements' dtype).
     pub dtypes: Vec<ascendopt_op::Dtype>,
     /// The library.
     pub lib: PathBuf,
 }
 
 impl Artifact {
-    /// The kernel library a launch with these input and output dtypes
-    /// runs, or None when the artifact has variants and none for them.
-    pub fn kernel_for(&self, dtypes: &[ascendopt_op::Dtype]) -> Option<&PathBuf> {
+    /// The kernel library a launch whose kernel arguments have these
+    /// dtypes runs (inputs then outputs, one per argument; None for an
+    /// absent input, which any variant serves), or None when the artifact
+    /// has variants and none for them.
+    pub fn kernel_for(&self, dtypes: &[Option<ascendopt_op::Dtype>]) -> Option<&PathBuf> {
         if self.kernel_variants.is_empty() {
             return Some(&self.kernel_lib);
         }
         self.kernel_variants
             .iter()
-            .find(|v| v.dtypes == dtypes)
+            .find(|v| {
+                v.dtypes.len() == dtypes.len()
+                    && v.dtypes
+                        .iter()
+                        .zip(dtypes)
+                        .all(|(a, b)| b.is_none_or(|b| b == *a))
+            })
             .map(|v| &v.lib)
     }
 }
@@ -90,6 +99,11 @@ pub struct RunRequest {
     /// where the kernel ran and drop it: [`RunResult::trace`] is then None,
     /// [`RunResult::hazards`] the same as otherwise.
     pub keep_trace: bool,
+    /// How the tensors become kernel arguments and tiling parameters
+    /// (tensor lists, absent optional inputs, in-place outputs,
+    /// value-depend inputs); None: each input then each output is one
+    /// argument, in order.
+    pub layout: Option<ascendopt_op::layout::ArgLayout>,
 }
 
 /// A finished launch.
@@ -116,6 +130,8 @@ pub struct ProfileRequest {
     /// Minimum GM bytes the case must move (inputs read once, outputs
     /// written once), for the roofline.
     pub min_bytes: u64,
+    /// Of those, the inputs' bytes (the rest are the outputs').
+    pub input_bytes: u64,
     /// Operations of the case, for the roofline.
     pub ops: Ops,
     /// Seed of the measurement noise.
@@ -259,6 +275,14 @@ pub trait Device: Send + Sync {
         request: &RunRequest,
     ) -> Option<Result<TilingInfo, String>> {
         let _ = (artifact, request);
+        None
+    }
+    /// The operator's units as its compiler preprocesses them (`g++ -E`
+    /// with the build's flags, line markers kept): (unit name, text), for
+    /// the static check; None when the device has no preprocessor, Err when
+    /// preprocessing failed (the build will say why).
+    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, String>> {
+        let _ = package;
         None
     }
     /// The msprof-style profile of a finished run, with its roofline.

@@ -77,14 +77,19 @@ impl SimDevice {
         request: &RunRequest,
         tiling_only: bool,
     ) -> Result<LaunchJob, String> {
-        let dtypes: Vec<Dtype> = request
-            .inputs
-            .iter()
-            .chain(&request.outputs)
-            .map(|t| t.dtype)
-            .collect();
+        let inputs: Vec<Dtype> = request.inputs.iter().map(|t| t.dtype).collect();
+        let outputs: Vec<Dtype> = request.outputs.iter().map(|t| t.dtype).collect();
+        let plain;
+        let layout = match &request.layout {
+            Some(l) => l,
+            None => {
+                plain = ascendopt_op::layout::ArgLayout::plain(inputs.len(), outputs.len());
+                &plain
+            }
+        };
+        let dtypes = layout.param_dtypes(&inputs, &outputs);
         let kernel_lib = artifact.kernel_for(&dtypes).cloned().ok_or_else(|| {
-            let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+            let names: Vec<&str> = dtypes.iter().map(|d| d.map_or("-", |d| d.name())).collect();
             format!(
                 "no kernel variant was built for the dtypes ({}) of this launch",
                 names.join(", ")
@@ -104,8 +109,71 @@ impl SimDevice {
             knobs: artifact.host_knobs.clone(),
             check_in_worker: !request.keep_trace,
             tiling_only,
+            layout: request.layout.clone(),
             describe: false,
         })
+    }
+
+    /// The build request of `package` and its kernel variants' dtypes.
+    fn request(&self, package: &OpPackage) -> (BuildRequest, Vec<Vec<Dtype>>) {
+        let spec = &package.spec;
+        let combos = Self::variants_of(package);
+        let names: Vec<&str> = spec
+            .inputs
+            .iter()
+            .chain(&spec.outputs)
+            .map(|t| t.name.as_str())
+            .collect();
+        let kernel_variants: Vec<Vec<String>> = combos
+            .iter()
+            .map(|dtypes| {
+                let params: Vec<variants::VariantParam<'_>> = names
+                    .iter()
+                    .zip(dtypes)
+                    .map(|(name, &dtype)| variants::VariantParam {
+                        name,
+                        dtype,
+                        format: "FORMAT_ND",
+                    })
+                    .collect();
+                variants::variant_defines(&params)
+            })
+            .collect();
+        // What the project around the package adds (shared headers, a
+        // shared tiling source), as its CMake would; host sources only when
+        // op.toml does not list them.
+        let mut include_dirs = vec![package.dir.join("op_host"), package.dir.join("op_kernel")];
+        let mut host_sources = package.host_sources.clone();
+        let sources: Vec<PathBuf> = host_sources
+            .iter()
+            .chain(&package.kernel_sources)
+            .cloned()
+            .collect();
+        let project = build::project::discover(
+            &package.dir,
+            &sources,
+            &include_dirs,
+            &self.config.toolchain.include_dir,
+        );
+        let tiling_header = package
+            .tiling_header
+            .clone()
+            .or_else(|| project.tiling_header_for(&spec.op_type));
+        include_dirs.extend(project.include_dirs);
+        if spec.host_sources.is_none() {
+            host_sources.extend(project.host_sources);
+        }
+        let req = BuildRequest {
+            toolchain: self.config.toolchain.clone(),
+            host_sources,
+            kernel_sources: package.kernel_sources.clone(),
+            include_dirs,
+            tiling_header,
+            defines: Vec::new(),
+            kernel_variants,
+            timeout: build::DEFAULT_COMPILE_TIMEOUT,
+        };
+        (req, combos)
     }
 
     /// The kernel variants `package` needs: one per dtype combination its
@@ -135,11 +203,16 @@ impl SimDevice {
         }
         let mut combos: Vec<Vec<Dtype>> = Vec::new();
         for case in &spec.cases {
+            let inputs: Vec<Dtype> = case.inputs.iter().map(|i| i.dtype).collect();
+            let outputs: Vec<Dtype> = case.outputs.iter().map(|o| o.dtype).collect();
+            // One dtype per parameter; an input the case leaves out takes
+            // its first allowed dtype (the macro exists in every variant).
             let dtypes: Vec<Dtype> = case
-                .inputs
-                .iter()
-                .map(|i| i.dtype)
-                .chain(case.outputs.iter().map(|o| o.dtype))
+                .layout
+                .param_dtypes(&inputs, &outputs)
+                .into_iter()
+                .zip(spec.inputs.iter().chain(&spec.outputs))
+                .map(|(d, t)| d.or(t.dtypes.first().copied()).unwrap_or(Dtype::Float32))
                 .collect();
             if !combos.contains(&dtypes) {
                 combos.push(dtypes);
@@ -235,40 +308,23 @@ impl Device for SimDevice {
         &self.platform
     }
 
+    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, String>> {
+        let (req, _) = self.request(package);
+        Some(
+            build::preprocess(&req)
+                .map(|units| {
+                    units
+                        .into_iter()
+                        .map(|(unit, text)| (unit.name().to_string(), text))
+                        .collect()
+                })
+                .map_err(|e| e.to_string()),
+        )
+    }
+
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
         let spec = &package.spec;
-        let combos = Self::variants_of(package);
-        let names: Vec<&str> = spec
-            .inputs
-            .iter()
-            .chain(&spec.outputs)
-            .map(|t| t.name.as_str())
-            .collect();
-        let kernel_variants: Vec<Vec<String>> = combos
-            .iter()
-            .map(|dtypes| {
-                let params: Vec<variants::VariantParam<'_>> = names
-                    .iter()
-                    .zip(dtypes)
-                    .map(|(name, &dtype)| variants::VariantParam {
-                        name,
-                        dtype,
-                        format: "FORMAT_ND",
-                    })
-                    .collect();
-                variants::variant_defines(&params)
-            })
-            .collect();
-        let req = BuildRequest {
-            toolchain: self.config.toolchain.clone(),
-            host_sources: package.host_sources.clone(),
-            kernel_sources: package.kernel_sources.clone(),
-            include_dirs: vec![package.dir.join("op_host"), package.dir.join("op_kernel")],
-            tiling_header: package.tiling_header.clone(),
-            defines: Vec::new(),
-            kernel_variants,
-            timeout: build::DEFAULT_COMPILE_TIMEOUT,
-        };
+        let (req, combos) = self.request(package);
         let setup = |e: BuildError| DeviceError::Setup {
             message: e.to_string(),
         };
@@ -379,11 +435,18 @@ impl Device for SimDevice {
         };
         let sim = timing::simulate(trace, &self.config.hw, &opts).map_err(|e| e.to_string())?;
         let mut profile = sim.profile;
+        profile.hotspots = timing::hotspots(trace, &sim.timeline, &self.config.hw);
+        let traffic = timing::Traffic {
+            read_bytes: request.input_bytes.min(request.min_bytes),
+            write_bytes: request.min_bytes.saturating_sub(request.input_bytes),
+        };
+        let kind = profile.launch_kind();
         profile.attach_roofline(timing::roofline(
             &self.config.hw,
-            request.min_bytes,
+            traffic,
             request.ops,
             result.tiling.block_dim,
+            kind,
         ));
         Ok(profile)
     }

@@ -374,7 +374,7 @@ fn verdict_reason(verdict: &CaseVerdict, outputs: &[eval::OutputCheck]) -> Strin
             .unwrap_or_else(|| "outputs differ from the golden".into()),
         CaseVerdict::Hazard => "a race between pipes in the trace".into(),
         CaseVerdict::RunFailed(outcome) => outcome.summary(),
-        CaseVerdict::GoldenFailed(m) => m.clone(),
+        CaseVerdict::GoldenFailed(m) | CaseVerdict::Refused(m) => m.clone(),
     }
 }
 

@@ -13,7 +13,11 @@
 //! - [`ledger`]: the evaluation budget of an operator per stage;
 //! - [`compare`]: the noise-aware "is the candidate faster?" rule and its
 //!   measured error rates;
-//! - [`pool`]: `-j N` parallel evaluation with results in job order.
+//! - [`physics`]: the guard that fails a latency below the hardware's
+//!   limit;
+//! - [`pool`]: `-j N` parallel evaluation with results in job order;
+//! - [`out_lock`]: one process per output folder;
+//! - [`fresh`]: shapes a kernel has not seen, for the final judgement.
 //!
 //! Invariants:
 //! - Every evaluation costs one unit of its operator's stage budget,
@@ -34,8 +38,13 @@
 pub mod compare;
 pub mod compat;
 pub mod eval;
+pub mod fidelity;
+pub mod fresh;
+pub mod import;
 pub mod ledger;
 pub mod memory;
+pub mod out_lock;
+pub mod physics;
 pub mod pipeline;
 pub mod pool;
 pub mod rule_bench;

@@ -17,7 +17,8 @@
 //!
 //! Profiling: the benchmark case is the one with the most input elements;
 //! latency samples are repeated measurements of it (on the simulator:
-//! the timing model with seeded measurement noise).
+//! the timing model with seeded measurement noise). A noise-free latency
+//! below the hardware's limit fails the evaluation (`physics.rs`).
 
 use crate::compare::CompareConfig;
 use crate::eval::{job_attrs, prepare_and_run, prepare_case, profile_request, Prepared};
@@ -90,27 +91,99 @@ pub struct Evaluated {
     pub seed: u64,
 }
 
-/// Every source of a candidate (host, kernel, tiling header) as one text,
-/// the unit of the run store's `sources` table.
-pub fn candidate_source(package: &OpPackage) -> Result<String, PipelineError> {
-    let mut files: Vec<&std::path::Path> = Vec::new();
-    files.extend(package.host_sources.iter().map(|p| p.as_path()));
-    files.extend(package.kernel_sources.iter().map(|p| p.as_path()));
-    if let Some(h) = &package.tiling_header {
-        files.push(h.as_path());
+/// Extensions of C/C++ files, kept as text in [`candidate_source`].
+const SOURCE_EXTENSIONS: [&str; 11] = [
+    "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp",
+];
+
+/// Folders of a package that are build products, not part of it.
+const SKIPPED_DIRS: [&str; 2] = ["build", "target"];
+
+/// Every file of the package folder (recursively; hidden entries and
+/// build products left out), relative paths with `/`, sorted.
+fn package_files(package: &OpPackage) -> Result<Vec<(String, std::path::PathBuf)>, PipelineError> {
+    fn walk(
+        dir: &std::path::Path,
+        rel: &str,
+        depth: u32,
+        out: &mut Vec<(String, std::path::PathBuf)>,
+    ) -> Result<(), PipelineError> {
+        let read = |e: std::io::Error| PipelineError::Read(format!("{}: {e}", dir.display()));
+        if depth > 16 {
+            return Err(PipelineError::Read(format!(
+                "{}: folders nested too deep",
+                dir.display()
+            )));
+        }
+        for entry in std::fs::read_dir(dir).map_err(read)? {
+            let entry = entry.map_err(read)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || (depth == 0 && SKIPPED_DIRS.contains(&name.as_str())) {
+                continue;
+            }
+            let path = entry.path();
+            let rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => walk(&path, &rel, depth + 1, out)?,
+                Ok(meta) if meta.is_file() => out.push((rel, path)),
+                _ => {}
+            }
+        }
+        Ok(())
     }
-    let mut out = String::new();
-    for f in files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| PipelineError::Read(format!("{}: {e}", f.display())))?;
-        let rel = f.strip_prefix(&package.dir).unwrap_or(f);
-        out.push_str(&format!("//== {} ==\n", rel.display()));
-        out.push_str(&text);
-        if !text.ends_with('\n') {
-            out.push('\n');
+    let mut out = Vec::new();
+    walk(&package.dir, "", 0, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// The identity of a candidate, the unit of the run store's `sources`
+/// table: every C/C++ file of `op_host/` and `op_kernel/` (and any source
+/// op.toml lists elsewhere) as text, each after a `//== <path> ==` line,
+/// then the SHA-256 of every other file of the package (op.toml, golden
+/// scripts, tests, ...) under `//== package files (sha256) ==`. A change to
+/// any file of the package, a header or the golden included, makes another
+/// candidate.
+pub fn candidate_source(package: &OpPackage) -> Result<String, PipelineError> {
+    let listed: Vec<std::path::PathBuf> = package
+        .host_sources
+        .iter()
+        .chain(&package.kernel_sources)
+        .chain(&package.tiling_header)
+        .filter_map(|p| p.strip_prefix(&package.dir).ok().map(|p| p.to_path_buf()))
+        .collect();
+    let mut text = String::new();
+    let mut manifest = String::new();
+    for (rel, path) in package_files(package)? {
+        let is_source = (rel.starts_with("op_host/") || rel.starts_with("op_kernel/"))
+            && rel
+                .rsplit_once('.')
+                .is_some_and(|(_, e)| SOURCE_EXTENSIONS.contains(&e));
+        let bytes = std::fs::read(&path)
+            .map_err(|e| PipelineError::Read(format!("{}: {e}", path.display())))?;
+        if is_source || listed.iter().any(|l| l == std::path::Path::new(&rel)) {
+            let body = String::from_utf8_lossy(&bytes);
+            text.push_str(&format!("//== {rel} ==\n"));
+            text.push_str(&body);
+            if !body.ends_with('\n') {
+                text.push('\n');
+            }
+        } else {
+            manifest.push_str(&format!(
+                "{}  {rel}\n",
+                crate::store::hex(&Sha256::digest(&bytes))
+            ));
         }
     }
-    Ok(out)
+    if !manifest.is_empty() {
+        text.push_str("//== package files (sha256) ==\n");
+        text.push_str(&manifest);
+    }
+    Ok(text)
 }
 
 /// The input seed of one evaluation.
@@ -257,6 +330,9 @@ fn judge(
         .zip(&result.outputs)
         .zip(&case.outputs)
     {
+        if !out.checked {
+            continue;
+        }
         let report =
             compare(expected, actual, out.tolerance).map_err(|e| Verdict::RuntimeError {
                 kind: RuntimeErrorKind::Fault,
@@ -301,16 +377,24 @@ fn check_and_build(device: &dyn Device, package: &OpPackage) -> Result<Built, Pi
         correctness_ms: 0,
         profile_ms: 0,
     };
-    let findings = static_check::check_operator_dir(&package.dir)
+    let findings = static_check::check_package(device, package)
         .map_err(|e| PipelineError::Read(e.to_string()))?;
-    if let Some(reason) = static_check::rejection_reason(&findings) {
+    if let Some(reason) = static_check::rejection_reason_for(package.name(), &findings) {
         return Ok(Built::Done(Verdict::RejectedStatic { reason }, timings));
     }
     let t = Instant::now();
     let built = device.build(package);
     timings.compile_ms = t.elapsed().as_millis() as u64;
     match built {
-        Ok(a) => Ok(Built::Ready(a, timings)),
+        Ok(a) => {
+            // What the libraries ask of the system, whatever the sources'
+            // spelling.
+            let imports = static_check::check_imports(package, &a);
+            if let Some(reason) = static_check::rejection_reason_for(package.name(), &imports) {
+                return Ok(Built::Done(Verdict::RejectedStatic { reason }, timings));
+            }
+            Ok(Built::Ready(a, timings))
+        }
         Err(DeviceError::Compile {
             summary,
             diagnostics,
@@ -365,7 +449,15 @@ pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage)
         .to_string_lossy()
         .into_owned();
     let mut h = Sha256::new();
-    h.update(b"ascendopt launch 1\0");
+    h.update(b"ascendopt launch 2\0");
+    // The golden and every other file of the package: a launch judged with
+    // another golden is another evaluation.
+    let identity = candidate_source(package).ok()?;
+    let others = identity
+        .split_once("//== package files (sha256) ==\n")
+        .map_or("", |(_, rest)| rest);
+    h.update(others.as_bytes());
+    h.update([0]);
     h.update(kernel.as_bytes());
     h.update([0]);
     h.update(artifact.kernel_name.as_bytes());
@@ -416,6 +508,7 @@ pub fn tiling_request(package: &OpPackage, case: &Case) -> Option<RunRequest> {
         attrs: job_attrs(case),
         seed: 0,
         keep_trace: false,
+        layout: crate::eval::case_layout(case),
     })
 }
 
@@ -566,10 +659,42 @@ fn launch_and_judge(
     };
     let (profile_json, clean_us) =
         match device.profile(&result, &profile_request(&prepared, seed, true)) {
-            Ok(p) => (
-                serde_json::to_value(&p).unwrap_or(serde_json::Value::Null),
-                p.task_duration_us,
-            ),
+            Ok(p) => {
+                let output_bytes = prepared.expected.iter().map(|t| t.data.len() as u64).sum();
+                let output_sizes: Vec<u64> = prepared
+                    .request
+                    .outputs
+                    .iter()
+                    .map(|t| t.data.len() as u64)
+                    .collect();
+                let untraced = result.trace.as_ref().and_then(|trace| {
+                    crate::physics::untraced_output_writes(
+                        trace,
+                        prepared.request.inputs.len(),
+                        &output_sizes,
+                    )
+                });
+                if let Some(message) =
+                    untraced.or_else(|| crate::physics::faster_than_physics(&p, output_bytes))
+                {
+                    timings.profile_ms = t.elapsed().as_millis() as u64;
+                    return Ok((
+                        Verdict::RuntimeError {
+                            kind: RuntimeErrorKind::FasterThanHardware,
+                            message: format!(
+                                "case {}: {message}",
+                                prepared_case_name(package, bench.as_deref())
+                            ),
+                            location: None,
+                        },
+                        timings,
+                    ));
+                }
+                (
+                    serde_json::to_value(&p).unwrap_or(serde_json::Value::Null),
+                    p.task_duration_us,
+                )
+            }
             Err(e) => {
                 timings.profile_ms = t.elapsed().as_millis() as u64;
                 return Ok((
@@ -697,6 +822,11 @@ pub fn evaluate(
         budget_index: Some(index),
         seed,
     })
+}
+
+/// The benchmark case's name, for messages.
+fn prepared_case_name<'a>(package: &'a OpPackage, bench: Option<&'a str>) -> &'a str {
+    bench.unwrap_or_else(|| package.name())
 }
 
 /// Evaluates several candidates of one operator on `threads` worker threads

@@ -137,7 +137,9 @@ fn first_failure(check: &OpCheck) -> Option<String> {
     check.cases.iter().find(|c| !c.verdict.passed()).map(|c| {
         let detail = match &c.verdict {
             crate::eval::CaseVerdict::RunFailed(o) => o.summary(),
-            crate::eval::CaseVerdict::GoldenFailed(m) => m.clone(),
+            crate::eval::CaseVerdict::GoldenFailed(m) | crate::eval::CaseVerdict::Refused(m) => {
+                m.clone()
+            }
             crate::eval::CaseVerdict::Hazard => c
                 .run
                 .as_ref()
@@ -224,9 +226,12 @@ pub fn render_markdown(rows: &[SuiteRow], command: &str) -> String {
     let _ = writeln!(
         s,
         "{GENERATED_BY} `{command}` — do not edit by hand. Latency is the simulated Ascend 910B2 \
-         Task Duration of the largest case (no measurement noise); the roofline floor is the \
-         launch head plus the larger of minimum bytes over HBM bandwidth and operations over \
-         peak; launch is the launch head's share of the latency. Quality bar: every case passes; \
+         Task Duration of the largest case (no measurement noise; the kernel's own scalar code \
+         is charged, and the 192 MB L2 holds what the previous run of the same launch left, as \
+         in a benchmark loop); the roofline floor is the launch head plus the larger of the \
+         memory floor (the largest of: input bytes beyond L2 over HBM bandwidth, all bytes over \
+         L2 bandwidth, the bytes over every core's DMA path) and operations over peak; launch \
+         is the launch head's share of the latency. Quality bar: every case passes; \
          memory-bound operators reach {:.0}% of the roofline, or say why; the launch head is \
          under {:.0}% of the largest case.\n",
         ROOFLINE_BAR * 100.0,

@@ -73,6 +73,9 @@ pub enum RuntimeErrorKind {
     Deadlock,
     /// Any other fault the runtime detected inside an API call.
     Fault,
+    /// The measured latency is below what the hardware can do: the timing
+    /// model missed work (`physics.rs`).
+    FasterThanHardware,
 }
 
 /// Which correctness check failed.
@@ -241,6 +244,7 @@ impl RuntimeErrorKind {
             RuntimeErrorKind::Crash => "crash",
             RuntimeErrorKind::Deadlock => "deadlock",
             RuntimeErrorKind::Fault => "fault",
+            RuntimeErrorKind::FasterThanHardware => "faster_than_hardware",
         }
     }
 }

@@ -8,6 +8,8 @@ use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_harness::verdict::{CorrectnessCheck, RuntimeErrorKind, Verdict};
 
 mod common;
+#[path = "redteam/hostile.rs"]
+mod hostile;
 
 use common::{cfg, device, package};
 
@@ -25,6 +27,11 @@ fn sub(from: &'static str, to: &'static str) -> impl Fn(&str) -> String {
         assert!(c.contains(from), "kernel no longer contains {from:?}");
         c.replacen(from, to, 1)
     }
+}
+
+/// `edit` of the kernel with `#include <header>` added at its top.
+fn including(header: &'static str, edit: impl Fn(&str) -> String) -> impl Fn(&str) -> String {
+    move |c: &str| format!("#include <{header}>\n{}", edit(c))
 }
 
 fn assert_incorrect(v: &Verdict, check: CorrectnessCheck) {
@@ -104,24 +111,27 @@ fn reads_uninitialised_ub() {
 
 #[test]
 fn caches_results_in_a_static() {
-    assert_static(
-        &verdict_of(sub(
-            ADD,
-            "static int calls = 0; calls++; Add(zLocal, xLocal, yLocal, length);",
-        )),
-        "static",
-    );
+    // Every launch runs in a fresh sealed process: a static cannot carry
+    // anything from one launch to the next, so it is a note, not a
+    // refusal, and the kernel is judged on what it computes.
+    let v = verdict_of(sub(
+        ADD,
+        "static int calls = 0; calls++; Add(zLocal, xLocal, yLocal, length);",
+    ));
+    assert!(matches!(v, Verdict::Correct { .. }), "{v:?}");
 }
 
 #[test]
 fn looks_at_the_environment() {
-    assert_static(
-        &verdict_of(sub(
+    // The worker's environment is the same fixed one for every launch.
+    let v = verdict_of(including(
+        "cstdlib",
+        sub(
             ADD,
             "if (getenv(\"ASCENDOPT_CASE\")) return; Add(zLocal, xLocal, yLocal, length);",
-        )),
-        "getenv",
-    );
+        ),
+    ));
+    assert!(matches!(v, Verdict::Correct { .. }), "{v:?}");
 }
 
 #[test]
@@ -167,24 +177,35 @@ fn execs() {
 
 #[test]
 fn allocates_without_bound() {
-    assert_static(
-        &verdict_of(sub(
+    // Heap in kernel code is a note; the address-space limit stops the
+    // allocations and the wall limit the loop.
+    let (_d, pkg) = package(including(
+        "cstdlib",
+        sub(
             ADD,
             "for (;;) { (void)malloc(1 << 20); } Add(zLocal, xLocal, yLocal, length);",
-        )),
-        "malloc",
+        ),
+    ));
+    let v = evaluate_package(&device(3_000), &pkg, 5, &cfg()).unwrap().0;
+    assert!(
+        matches!(v, Verdict::Timeout { .. } | Verdict::RuntimeError { .. }),
+        "{v:?}"
     );
 }
 
 #[test]
 fn sleeps() {
-    assert_static(
-        &verdict_of(sub(
+    // Sleeping is allowed in the sandbox and only spends the kernel's own
+    // time limit.
+    let (_d, pkg) = package(including(
+        "unistd.h",
+        sub(
             ADD,
-            "usleep(100000); Add(zLocal, xLocal, yLocal, length);",
-        )),
-        "sleep",
-    );
+            "usleep(100000000); Add(zLocal, xLocal, yLocal, length);",
+        ),
+    ));
+    let v = evaluate_package(&device(3_000), &pkg, 5, &cfg()).unwrap().0;
+    assert!(matches!(v, Verdict::Timeout { .. }), "{v:?}");
 }
 
 #[test]

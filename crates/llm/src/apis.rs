@@ -12,10 +12,14 @@
 use std::collections::BTreeSet;
 
 /// The emulation headers, compiled in.
-const HEADERS: [(&str, &str); 9] = [
+const HEADERS: [(&str, &str); 10] = [
     (
         "copy.h",
         include_str!("../../sim/include/ascendopt/kernel/copy.h"),
+    ),
+    (
+        "cube.h",
+        include_str!("../../sim/include/ascendopt/kernel/cube.h"),
     ),
     (
         "misc.h",
@@ -185,8 +189,11 @@ mod tests {
             assert!(s.iter().any(|n| n == name), "{name} missing from {s:?}");
         }
         let u = unsupported();
-        assert!(u.iter().any(|n| n == "Mmad"));
-        assert!(!s.iter().any(|n| n == "Mmad" || n == "Sigmoid"));
+        assert!(u.iter().any(|n| n == "LoadDataWithTranspose"));
+        assert!(!s.iter().any(|n| n == "LoadDataWithTranspose" || n == "Sigmoid"));
+        for cube in ["Mmad", "LoadData", "Fixpipe", "MmadParams", "Nd2NzParams"] {
+            assert!(s.iter().any(|n| n == cube), "{cube} missing");
+        }
         assert!(!s.iter().any(|n| n.starts_with("Ascendopt") || n == "Loc"));
         assert!(prompt_text().contains("NOT available"));
     }

@@ -16,7 +16,7 @@
 //!   probes carry no run data and are not recorded.
 
 use crate::audit::{request_hash, CallLog, CallRecord};
-use crate::config::{LlmConfig, ReplayMode};
+use crate::config::{LlmConfig, ReplayMode, MIN_COMPLETION_TOKENS};
 use crate::error::LlmError;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Condvar, Mutex};
@@ -310,21 +310,87 @@ impl LlmClient {
         }
     }
 
-    /// The request body sent for `messages`.
-    pub fn request_body(&self, messages: &[Message]) -> serde_json::Value {
+    /// The request body sent for `messages`: the configured completion
+    /// limit, cut to what the prompt leaves of a known context window
+    /// ([`LlmError::PromptTooLong`] when that is under
+    /// [`MIN_COMPLETION_TOKENS`]).
+    pub fn request_body(&self, messages: &[Message]) -> Result<serde_json::Value, LlmError> {
+        Ok(self.body_with_limit(messages, self.completion_limit(messages)?))
+    }
+
+    /// The completion limit a request of `messages` is sent with.
+    fn completion_limit(&self, messages: &[Message]) -> Result<u32, LlmError> {
+        let Some(context) = self.config.context_tokens else {
+            return Ok(self.config.max_tokens);
+        };
+        let estimated = estimate_prompt_tokens(messages);
+        let room = context.saturating_sub(estimated);
+        if room < MIN_COMPLETION_TOKENS {
+            return Err(LlmError::PromptTooLong {
+                prompt_tokens: estimated,
+                context,
+                estimated: true,
+            });
+        }
+        Ok(self.config.max_tokens.min(room))
+    }
+
+    fn body_with_limit(&self, messages: &[Message], max_tokens: u32) -> serde_json::Value {
         serde_json::json!({
             "model": self.config.model,
             "messages": messages,
             "temperature": self.config.temperature,
-            "max_tokens": self.config.max_tokens,
+            "max_tokens": max_tokens,
             "stream": false,
         })
     }
 
     /// Sends one chat request for `role` about operator `op` (empty when
     /// none), retrying as configured; every attempt is recorded.
+    ///
+    /// An endpoint that refuses the request because prompt and completion
+    /// exceed its context window (HTTP 400 saying both numbers, as OpenAI,
+    /// vLLM and llama.cpp's servers do) is asked once more with the
+    /// completion limit the prompt leaves, when that is at least
+    /// [`MIN_COMPLETION_TOKENS`]; otherwise the answer is
+    /// [`LlmError::PromptTooLong`].
     pub fn chat(&self, role: &str, op: &str, messages: &[Message]) -> Result<ChatReply, LlmError> {
-        let body = self.request_body(messages);
+        let body = self.request_body(messages)?;
+        match self.chat_body(role, op, body) {
+            Err(LlmError::Http {
+                status: 400,
+                body: answer,
+                url,
+            }) => match context_refusal(&answer) {
+                Some((context, prompt_tokens)) => {
+                    let room = context.saturating_sub(prompt_tokens).saturating_sub(16);
+                    let sent = self.completion_limit(messages)?;
+                    if room >= MIN_COMPLETION_TOKENS && room < sent {
+                        self.chat_body(role, op, self.body_with_limit(messages, room))
+                    } else {
+                        Err(LlmError::PromptTooLong {
+                            prompt_tokens,
+                            context,
+                            estimated: false,
+                        })
+                    }
+                }
+                None => Err(LlmError::Http {
+                    url,
+                    status: 400,
+                    body: answer,
+                }),
+            },
+            other => other,
+        }
+    }
+
+    fn chat_body(
+        &self,
+        role: &str,
+        op: &str,
+        body: serde_json::Value,
+    ) -> Result<ChatReply, LlmError> {
         let hash = request_hash(&body);
         if self.config.replay != ReplayMode::Off {
             if let Some(raw) = self.log.replay(&hash).map_err(LlmError::Log)? {
@@ -736,6 +802,46 @@ fn excerpt(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+/// A rough upper-middle estimate of a prompt's tokens: three bytes a token
+/// (English prose runs about four, code and JSON numbers nearer two) and a
+/// few tokens of framing a message. Only used to cut the completion limit
+/// against a known context window; the endpoint's own count corrects it.
+pub fn estimate_prompt_tokens(messages: &[Message]) -> u32 {
+    let tokens: usize = messages
+        .iter()
+        .map(|m| m.content.len().div_ceil(3) + 4)
+        .sum();
+    u32::try_from(tokens).unwrap_or(u32::MAX)
+}
+
+/// The context window and the prompt's tokens from an endpoint's refusal
+/// of a request that does not fit ("maximum context length is 8192 tokens.
+/// However, you requested 13966 tokens (13198 in the messages, 768 in the
+/// completion)"), when the answer says both.
+pub fn context_refusal(answer: &str) -> Option<(u32, u32)> {
+    fn number_after(text: &str, key: &str) -> Option<u32> {
+        let at = text.find(key)? + key.len();
+        let digits: String = text[at..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse().ok()
+    }
+    fn number_before(text: &str, key: &str) -> Option<u32> {
+        let head = text[..text.find(key)?].trim_end();
+        let start = head
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |i| i + 1);
+        head[start..].parse().ok()
+    }
+    let lower = answer.to_ascii_lowercase();
+    let context = number_after(&lower, "maximum context length is")?;
+    let prompt = number_before(&lower, "in the messages")
+        .or_else(|| number_before(&lower, "tokens in the prompt"))?;
+    Some((context, prompt))
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! ([`LlmSettings`] with the same field names), the environment
 //! (`ASCENDOPT_LLM_BASE_URL`, `ASCENDOPT_LLM_MODEL`,
 //! `ASCENDOPT_LLM_API_KEY_ENV`, `ASCENDOPT_LLM_TEMPERATURE`,
-//! `ASCENDOPT_LLM_MAX_TOKENS`, `ASCENDOPT_LLM_TIMEOUT_S`,
+//! `ASCENDOPT_LLM_MAX_TOKENS`, `ASCENDOPT_LLM_CONTEXT_TOKENS`,
+//! `ASCENDOPT_LLM_TIMEOUT_S`,
 //! `ASCENDOPT_LLM_CONCURRENCY`, `ASCENDOPT_LLM_RETRIES`,
 //! `ASCENDOPT_LLM_REPLAY`, `ASCENDOPT_LLM_ALLOW_NO_KEY`,
 //! `ASCENDOPT_LLM_EMBEDDING_MODEL`), then flags. The
@@ -17,6 +18,7 @@
 //! api_key_env = "DEEPSEEK_API_KEY"
 //! temperature = 0.6
 //! max_tokens = 4096
+//! context_tokens = 65536     # the model's context window, when it is small
 //! timeout_s = 180
 //! concurrency = 4
 //! retries = 5
@@ -34,6 +36,10 @@ use crate::error::LlmError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
+
+/// The fewest completion tokens a request is sent with when a context
+/// window is known: a prompt that leaves less fails before it is sent.
+pub const MIN_COMPLETION_TOKENS: u32 = 256;
 
 /// The default name of the key variable.
 pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -81,6 +87,10 @@ pub struct LlmSettings {
     pub temperature: Option<f64>,
     /// Maximum completion tokens.
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens (prompt + completion), when
+    /// known: a request's completion limit is cut to what the prompt
+    /// leaves, and a prompt that leaves too little fails before it is sent.
+    pub context_tokens: Option<u32>,
     /// Time limit of one HTTP request, seconds (fractions allowed).
     pub timeout_s: Option<f64>,
     /// Requests in flight at once (all threads sharing a client).
@@ -141,6 +151,7 @@ impl LlmSettings {
             api_key_env: text("ASCENDOPT_LLM_API_KEY_ENV"),
             temperature: num(get, "ASCENDOPT_LLM_TEMPERATURE")?,
             max_tokens: num(get, "ASCENDOPT_LLM_MAX_TOKENS")?,
+            context_tokens: num(get, "ASCENDOPT_LLM_CONTEXT_TOKENS")?,
             timeout_s: num(get, "ASCENDOPT_LLM_TIMEOUT_S")?,
             concurrency: num(get, "ASCENDOPT_LLM_CONCURRENCY")?,
             retries: num(get, "ASCENDOPT_LLM_RETRIES")?,
@@ -168,6 +179,7 @@ impl LlmSettings {
             allow_no_key: over.allow_no_key.or(self.allow_no_key),
             temperature: over.temperature.or(self.temperature),
             max_tokens: over.max_tokens.or(self.max_tokens),
+            context_tokens: over.context_tokens.or(self.context_tokens),
             timeout_s: over.timeout_s.or(self.timeout_s),
             concurrency: over.concurrency.or(self.concurrency),
             retries: over.retries.or(self.retries),
@@ -199,6 +211,9 @@ pub struct LlmConfig {
     pub temperature: f64,
     /// Maximum completion tokens.
     pub max_tokens: u32,
+    /// The model's context window in tokens, if known.
+    #[serde(default)]
+    pub context_tokens: Option<u32>,
     /// Time limit of one HTTP request.
     pub timeout: Duration,
     /// Requests in flight at once.
@@ -265,6 +280,14 @@ impl LlmConfig {
         if max_tokens == 0 {
             return Err(LlmError::Config("max_tokens must be at least 1".into()));
         }
+        if let Some(c) = s.context_tokens {
+            if c < MIN_COMPLETION_TOKENS * 2 {
+                return Err(LlmError::Config(format!(
+                    "context_tokens {c} is too small (at least {})",
+                    MIN_COMPLETION_TOKENS * 2
+                )));
+            }
+        }
         for (name, price) in [
             ("price_input_per_mtok", s.price_input_per_mtok),
             ("price_output_per_mtok", s.price_output_per_mtok),
@@ -288,6 +311,7 @@ impl LlmConfig {
             allow_no_key: s.allow_no_key.unwrap_or(false),
             temperature,
             max_tokens,
+            context_tokens: s.context_tokens,
             timeout: Duration::from_secs_f64(timeout_s),
             concurrency,
             retries: s.retries.unwrap_or(4),

@@ -21,6 +21,13 @@
 //! caller feeds back to the model. Blocks apply in order, each to the text
 //! the previous ones left. An empty SEARCH creates a file that does not
 //! exist yet.
+//!
+//! Confinement: a block may only write a C/C++ file inside `op_kernel/` or
+//! `op_host/` of the candidate ([`confined_path`]). Its path is normalised
+//! first (`./`, `//`, `dir/..`); a path that leaves those folders (
+//! `op_kernel/../op.toml`, `../../tmp/x`, an absolute path) or names
+//! anything else (op.toml, a golden script, a test) is rejected with the
+//! reason and [`Rejection::outside`] set, and never reaches the disk.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -78,6 +85,56 @@ pub struct Rejection {
     pub path: String,
     /// Why, in words for the model.
     pub reason: String,
+    /// It tried to write outside the candidate's sources.
+    pub outside: bool,
+}
+
+/// The folders of a candidate a proposer may write.
+pub const WRITABLE_DIRS: [&str; 2] = ["op_kernel", "op_host"];
+
+/// Extensions of the files a proposer may write (C/C++ sources and headers).
+pub const WRITABLE_EXTENSIONS: [&str; 11] = [
+    "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp",
+];
+
+/// `path` normalised (`./`, empty components and `dir/..` resolved), when it
+/// names a C/C++ file inside `op_kernel/` or `op_host/` of a candidate;
+/// otherwise why a proposer may not write it.
+pub fn confined_path(path: &str) -> Result<String, String> {
+    let refuse = |why: &str| {
+        Err(format!(
+            "{path:?} {why}: a proposer writes only C/C++ files under op_kernel/ and op_host/ of the candidate (never op.toml, goldens, tests or anything else)"
+        ))
+    };
+    if path.contains(['\\', '\0']) || path.chars().any(char::is_control) {
+        return refuse("has a backslash or control character");
+    }
+    if path.starts_with('/') || path.starts_with('~') {
+        return refuse("is absolute");
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return refuse("leaves the candidate's folder");
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    let normal = parts.join("/");
+    if parts.len() < 2 || !WRITABLE_DIRS.contains(&parts[0]) {
+        return refuse(&format!(
+            "is {normal:?} once normalised, outside op_kernel/ and op_host/"
+        ));
+    }
+    let ext = parts[parts.len() - 1].rsplit_once('.').map(|(_, e)| e);
+    if !ext.is_some_and(|e| WRITABLE_EXTENSIONS.contains(&e)) {
+        return refuse("is not a C/C++ source or header");
+    }
+    Ok(normal)
 }
 
 impl fmt::Display for Rejection {
@@ -315,6 +372,7 @@ pub fn apply_blocks(files: &BTreeMap<String, String>, parsed: &Parsed) -> Applie
             index: 0,
             path: String::new(),
             reason: p.clone(),
+            outside: false,
         })
         .collect();
     for (i, block) in parsed.blocks.iter().enumerate() {
@@ -323,21 +381,36 @@ pub fn apply_blocks(files: &BTreeMap<String, String>, parsed: &Parsed) -> Applie
             index,
             path: block.path.clone(),
             reason,
+            outside: false,
         };
-        if block.search.trim().is_empty() {
-            if resolve(&out, &block.path).is_ok() {
-                rejected.push(reject(
-                    "empty SEARCH on an existing file: quote the lines to replace".into(),
-                ));
-            } else {
-                let path = block.path.trim_start_matches("./").to_string();
-                out.insert(path.clone(), block.replace.clone());
-                applied.push(AppliedBlock {
-                    index,
-                    path,
-                    line: 1,
-                    how: MatchKind::Created,
+        // An existing file (always one of the candidate's sources), else a
+        // new one, which must lie where a proposer may write.
+        let existing = resolve(&out, block.path.trim_start_matches("./"));
+        let confined = confined_path(block.path.trim_start_matches("./"));
+        if existing.is_err() {
+            if let Err(reason) = &confined {
+                rejected.push(Rejection {
+                    outside: true,
+                    ..reject(reason.clone())
                 });
+                continue;
+            }
+        }
+        if block.search.trim().is_empty() {
+            match (&existing, confined) {
+                (Ok(_), _) => rejected.push(reject(
+                    "empty SEARCH on an existing file: quote the lines to replace".into(),
+                )),
+                (Err(_), Ok(path)) => {
+                    out.insert(path.clone(), block.replace.clone());
+                    applied.push(AppliedBlock {
+                        index,
+                        path,
+                        line: 1,
+                        how: MatchKind::Created,
+                    });
+                }
+                (Err(_), Err(_)) => {}
             }
             continue;
         }
@@ -347,7 +420,7 @@ pub fn apply_blocks(files: &BTreeMap<String, String>, parsed: &Parsed) -> Applie
             ));
             continue;
         }
-        let path = match resolve(&out, &block.path) {
+        let path = match existing {
             Ok(p) => p,
             Err(reason) => {
                 rejected.push(reject(reason));
@@ -525,6 +598,51 @@ mod tests {
             "{}",
             a.rejection_text()
         );
+    }
+
+    #[test]
+    fn paths_are_normalised_and_confined_to_the_candidates_sources() {
+        assert_eq!(
+            confined_path("op_kernel/./sub//x.h").unwrap(),
+            "op_kernel/sub/x.h"
+        );
+        assert_eq!(
+            confined_path("op_host/../op_kernel/y.cpp").unwrap(),
+            "op_kernel/y.cpp"
+        );
+        for bad in [
+            "op_kernel/../op.toml",
+            "op_kernel/../../../tmp/x.cpp",
+            "../x.cpp",
+            "/tmp/x.cpp",
+            "op.toml",
+            "golden.py",
+            "op_kernel/golden.py",
+            "tests/st/case.json",
+            "op_kernel",
+            "op_kernel\\..\\op.toml",
+            "op_kernel/x.cpp\0",
+        ] {
+            let err = confined_path(bad).unwrap_err();
+            assert!(err.contains("a proposer writes only"), "{bad}: {err}");
+        }
+        // As edit blocks: nothing outside is written, each refusal says why.
+        let answer = "op_kernel/../op.toml\n<<<<<<< SEARCH\n=======\n[op]\n>>>>>>> REPLACE\n\
+                      op_kernel/../../../tmp/x\n<<<<<<< SEARCH\n=======\nboom\n>>>>>>> REPLACE\n\
+                      op_kernel/../op.toml\n<<<<<<< SEARCH\nname = 1\n=======\nname = 2\n>>>>>>> REPLACE\n";
+        let applied = apply_blocks(&files(), &parse_blocks(answer));
+        assert!(!applied.changed());
+        assert_eq!(applied.files, files());
+        assert_eq!(applied.rejected.len(), 3);
+        assert!(applied.rejected.iter().all(|r| r.outside), "{applied:?}");
+        assert!(applied.rejected[0]
+            .reason
+            .contains("\"op.toml\" once normalised"));
+        // A new source inside op_kernel/ is fine.
+        let new =
+            "op_kernel/sub/../extra.h\n<<<<<<< SEARCH\n=======\n#pragma once\n>>>>>>> REPLACE\n";
+        let applied = apply_blocks(&files(), &parse_blocks(new));
+        assert!(applied.files.contains_key("op_kernel/extra.h"));
     }
 
     #[test]

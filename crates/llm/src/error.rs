@@ -71,6 +71,17 @@ pub enum LlmError {
         /// Why.
         reason: String,
     },
+    /// The prompt leaves too little of the model's context window for an
+    /// answer.
+    #[error("the prompt ({prompt_tokens} tokens{}) leaves too little of the model's {context}-token context for an answer (at least {} tokens); use a model with a larger context or give its size with --llm-context-tokens", if *estimated { ", estimated" } else { "" }, crate::config::MIN_COMPLETION_TOKENS)]
+    PromptTooLong {
+        /// Tokens of the prompt (the endpoint's count, or an estimate).
+        prompt_tokens: u32,
+        /// The context window.
+        context: u32,
+        /// Whether `prompt_tokens` is this client's estimate.
+        estimated: bool,
+    },
     /// Replay mode is strict and no recorded answer matches the request.
     #[error("replay: no recorded answer for request {hash}")]
     NotRecorded {

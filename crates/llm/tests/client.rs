@@ -266,3 +266,86 @@ fn the_concurrency_limit_holds_across_threads() {
     assert_eq!(server.max_in_flight(), 2);
     assert_eq!(log.records().len(), 4);
 }
+
+/// llama.cpp's and vLLM's words when prompt + completion exceed the window.
+fn context_refusal_body(context: u32, prompt: u32, completion: u32) -> String {
+    format!(
+        "{{\"error\":{{\"message\":\"This model's maximum context length is {context} tokens. However, you requested {} tokens ({prompt} in the messages, {completion} in the completion). Please reduce the length of the messages or completion.\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}}}",
+        prompt + completion
+    )
+}
+
+#[test]
+fn a_context_refusal_is_asked_again_with_the_completion_limit_the_prompt_leaves() {
+    let server = ScriptedServer::start(vec![
+        Scripted::status(400, &context_refusal_body(1000, 700, 512)),
+        Scripted::content_with_usage("hi", 700, 20),
+    ]);
+    let log = Arc::new(MemoryCallLog::new());
+    let c = client(config(&server.base_url()), &log);
+    let reply = c.chat("diagnoser", "add_custom", &ask()).unwrap();
+    assert_eq!(reply.content, "hi");
+    let posts = server.posts();
+    assert_eq!(posts.len(), 2);
+    assert_eq!(posts[0].json()["max_tokens"], 512);
+    // 1000 - 700 - a margin of 16.
+    assert_eq!(posts[1].json()["max_tokens"], 284);
+    assert_eq!(
+        log.records().len(),
+        2,
+        "both exchanges are in the audit log"
+    );
+}
+
+#[test]
+fn a_prompt_that_leaves_no_room_is_refused_with_both_numbers() {
+    // The endpoint's count leaves 100 tokens: no second request.
+    let server = ScriptedServer::start(vec![Scripted::status(
+        400,
+        &context_refusal_body(1000, 900, 512),
+    )]);
+    let log = Arc::new(MemoryCallLog::new());
+    let c = client(config(&server.base_url()), &log);
+    let e = c.chat("diagnoser", "add_custom", &ask()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            LlmError::PromptTooLong {
+                prompt_tokens: 900,
+                context: 1000,
+                estimated: false
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("--llm-context-tokens"), "{e}");
+    assert_eq!(server.posts().len(), 1);
+
+    // A known window cuts the limit before sending, and a prompt too long
+    // for it is refused without a request.
+    let server = ScriptedServer::start(vec![Scripted::content_with_usage("ok", 10, 1)]);
+    let mut cfg = config(&server.base_url());
+    cfg.context_tokens = Some(520);
+    let c = client(cfg.clone(), &log);
+    c.chat("diagnoser", "add_custom", &ask()).unwrap();
+    let limit = server.posts()[0].json()["max_tokens"].as_u64().unwrap();
+    assert!(
+        (256..512).contains(&limit),
+        "cut to what the prompt leaves: {limit}"
+    );
+    let long = vec![Message::user("x".repeat(3000))];
+    let e = client(cfg, &log)
+        .chat("diagnoser", "add_custom", &long)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            LlmError::PromptTooLong {
+                estimated: true,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(server.posts().len(), 1, "nothing sent for the long prompt");
+}

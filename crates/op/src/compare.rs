@@ -11,7 +11,8 @@
 //!
 //! Outputs are filled with [`poison_bytes`] before a launch; an element
 //! whose bytes still equal the poison while the golden's do not was never
-//! written.
+//! written, and fails even where the golden is NaN (a float poison is a
+//! NaN, and NaN would otherwise match NaN).
 
 use crate::error::OpError;
 use crate::float::{bits_to_f64, quiet_nan_bits};
@@ -327,6 +328,19 @@ fn compare_width<const N: usize>(
                 if report.first_unwritten.is_none() {
                     report.first_unwritten = Some(element(i));
                 }
+                // A float poison is a NaN, which no kernel writes where
+                // the golden is not NaN: never written, a failure even
+                // where the golden is NaN (NaN matches NaN). An integer
+                // poison is a value a kernel may well write (90 for int8,
+                // one off a golden of 89 within atol 1): judged by the
+                // tolerance like any value.
+                if dtype.is_float() {
+                    report.mismatches += 1;
+                    if report.first_bad.is_none() {
+                        report.first_bad = Some(element(i));
+                    }
+                    continue;
+                }
             }
             if eb == ab {
                 // Equal bits always match, with zero error (NaN payloads
@@ -590,6 +604,43 @@ mod tests {
                 assert_ne!(p.bits(0), canonical_nan_bits(d));
             }
         }
+    }
+
+    #[test]
+    fn an_unwritten_element_fails_even_where_the_golden_is_nan() {
+        for dtype in [Dtype::Float32, Dtype::Float16, Dtype::Bfloat16] {
+            let expected = Tensor::from_f64s(dtype, &[3], &[1.0, f64::NAN, 2.0]);
+            let mut actual = poisoned(dtype, &[3]);
+            actual.set_f64(0, 1.0);
+            actual.set_f64(2, 2.0);
+            let r = compare(&expected, &actual, tol(1e-3)).unwrap();
+            assert_eq!((r.unwritten, r.mismatches), (1, 1), "{dtype}");
+            assert!(!r.passed(), "{dtype}");
+            assert_eq!(r.first_bad.unwrap().index, 1);
+            // A NaN the kernel wrote there is fine.
+            actual.set_f64(1, f64::NAN);
+            assert!(compare(&expected, &actual, tol(1e-3)).unwrap().passed());
+        }
+    }
+
+    #[test]
+    fn an_integer_equal_to_the_poison_is_judged_by_the_tolerance() {
+        // int8's poison is 0x5A = 90: a kernel may write 90 where the
+        // golden says 89 and atol is 1.
+        let expected = Tensor::from_f64s(Dtype::Int8, &[2], &[89.0, 10.0]);
+        let mut actual = poisoned(Dtype::Int8, &[2]);
+        actual.set_f64(1, 10.0);
+        let loose = Tolerance {
+            atol: 1.0,
+            rtol: 0.0,
+        };
+        let r = compare(&expected, &actual, loose).unwrap();
+        assert!(r.passed(), "{r}");
+        let tight = Tolerance {
+            atol: 0.0,
+            rtol: 0.0,
+        };
+        assert!(!compare(&expected, &actual, tight).unwrap().passed());
     }
 
     #[test]

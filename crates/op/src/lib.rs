@@ -33,6 +33,8 @@ pub mod error;
 pub mod float;
 pub mod gen;
 pub mod golden;
+pub mod import;
+pub mod layout;
 pub mod npy;
 pub mod opdef;
 pub mod package;

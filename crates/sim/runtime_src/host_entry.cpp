@@ -19,6 +19,7 @@
 #include "ascendopt/abi.h"
 #include "ascendopt/host_abi.h"
 #include "register/op_def_registry.h"
+#include "ascendopt/host/log.h"
 
 namespace ascendopt {
 namespace host {
@@ -35,6 +36,19 @@ void fail(const char* fmt, ...) {
   vsnprintf(f.message, sizeof f.message, fmt, ap);
   va_end(ap);
   throw f;
+}
+
+// ---- host logs (ascendopt/host/log.h) ----------------------------------------
+// The last error the host code logged during the current call.
+static thread_local char g_last_error[512];
+
+void vlog(int level, const char* op, const char* fmt, va_list ap) {
+  if (level < kLogWarn || fmt == nullptr) return;
+  char text[512];
+  vsnprintf(text, sizeof text, fmt, ap);
+  fprintf(stderr, "[%s] %s%s%s\n", level >= kLogError ? "ERROR" : "WARNING", op != nullptr ? op : "",
+          op != nullptr && op[0] != '\0' ? ": " : "", text);
+  if (level >= kLogError) snprintf(g_last_error, sizeof g_last_error, "%s", text);
 }
 
 // A request error (ASC_HOST_ERR_REQUEST) found before the tiling runs.
@@ -485,53 +499,68 @@ ops::OpDef* find_op(const char* op_type) {
   return g_registry_head->create();
 }
 
-void fill_tensors(const char* op, const char* side, uint32_t n, const AscHostTensor* src, gert::Tensor* tensors,
-                  gert::CompileTimeTensorDesc* descs) {
+// Fills the tensors of one side and, per OpDef parameter, where its
+// tensors are (`infos`, one per parameter of `params`).
+void fill_tensors(const ops::OpDef& def, const char* side, uint32_t n, const AscHostTensor* src,
+                  gert::Tensor* tensors, gert::CompileTimeTensorDesc* descs, const ops::OpParamDef* params,
+                  size_t n_params, gert::AnchorInstanceInfo* infos) {
+  const char* op = def.type_;
   if (n > kMaxTensors) request_error("%u %ss: the simulator supports at most %zu", n, side, kMaxTensors);
   if (n > 0 && src == nullptr) request_error("%ss: null tensor array", side);
+  for (size_t p = 0; p < n_params; ++p) infos[p] = gert::AnchorInstanceInfo(0, 0);
+  uint32_t last_param = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const AscHostTensor& t = src[i];
     if (t.ndim > ASC_HOST_MAX_DIMS)
       request_error("%s %u of %s has %u dimensions; at most %d", side, i, op, t.ndim, ASC_HOST_MAX_DIMS);
     ge::DataType dt;
     if (!ge_dtype_of(t.dtype, dt)) request_error("%s %u of %s: unknown AscDtype code %u", side, i, op, t.dtype);
+    if (t.param >= n_params) request_error("the request gives %u %ss but OpDef %s declares %zu", n, side, op, n_params);
+    if (t.param < last_param) request_error("%ss are not in OpDef parameter order", side);
+    last_param = t.param;
+    gert::AnchorInstanceInfo& info = infos[t.param];
+    if (info.num_ == 0) info.start_ = i;
+    ++info.num_;
     gert::Shape shape;
     for (uint32_t d = 0; d < t.ndim; ++d) shape.AppendDim(t.dims[d]);
     tensors[i].shape_.origin_ = shape;
     tensors[i].shape_.storage_ = shape;
     tensors[i].dtype_ = dt;
+    tensors[i].data_ = t.data;
+    tensors[i].data_len_ = t.data != nullptr ? t.data_len : 0;
+    tensors[i].name_ = params[t.param].name_;
     descs[i].dtype_ = dt;
   }
 }
 
-// Checks the count and dtypes of one side against the OpDef's params.
+// Checks each OpDef parameter of one side: how many tensors it has
+// (REQUIRED one, OPTIONAL at most one, DYNAMIC any) and their dtypes
+// (unless a per-SoC configuration redefines the parameters).
 void check_params(const ops::OpDef& def, const char* side, const ops::OpParamDef* params, size_t n_params,
-                  uint32_t n, const gert::Tensor* tensors) {
-  bool dynamic = false;
-  size_t required = 0;
-  for (size_t i = 0; i < n_params; ++i) {
-    if (params[i].param_type_ == ops::DYNAMIC) dynamic = true;
-    if (params[i].param_type_ == ops::REQUIRED) required = i + 1;
-  }
-  if (!dynamic) {
-    if (n > n_params)
-      request_error("the request gives %u %ss but OpDef %s declares %zu", n, side, def.type_, n_params);
-    if (n < required)
-      request_error("the request gives %u %ss but OpDef %s requires %zu ('%s' is REQUIRED)", n, side, def.type_,
-                    required, params[required - 1].name_);
-  }
-  for (uint32_t i = 0; i < n && i < n_params; ++i) {
-    const ops::OpParamDef& p = params[i];
-    if (p.param_type_ == ops::DYNAMIC) break;  // later indices no longer line up
-    if (p.n_dtypes_ == 0) continue;
-    bool ok = false;
-    for (size_t k = 0; k < p.n_dtypes_; ++k) ok = ok || p.dtypes_[k] == tensors[i].dtype_;
-    if (!ok) {
+                  const gert::AnchorInstanceInfo* infos, const gert::Tensor* tensors, bool check_dtypes) {
+  for (size_t k = 0; k < n_params; ++k) {
+    const ops::OpParamDef& p = params[k];
+    uint32_t num = infos[k].num_;
+    if (p.param_type_ == ops::REQUIRED && num != 1) {
+      if (num == 0)
+        request_error("the request gives no %s '%s' but OpDef %s makes it REQUIRED", side, p.name_, def.type_);
+      request_error("the request gives %u tensors for %s '%s' of OpDef %s, which is not DYNAMIC (a tensor list)",
+                    num, side, p.name_, def.type_);
+    }
+    if (p.param_type_ == ops::OPTIONAL && num > 1)
+      request_error("the request gives %u tensors for the OPTIONAL %s '%s' of OpDef %s", num, side, p.name_,
+                    def.type_);
+    if (!check_dtypes || p.n_dtypes_ == 0) continue;
+    for (uint32_t r = 0; r < num; ++r) {
+      uint32_t i = infos[k].start_ + r;
+      bool ok = false;
+      for (size_t d = 0; d < p.n_dtypes_; ++d) ok = ok || p.dtypes_[d] == tensors[i].dtype_;
+      if (ok) continue;
       char allowed[400];
       allowed[0] = 0;
-      for (size_t k = 0; k < p.n_dtypes_; ++k) {
+      for (size_t d = 0; d < p.n_dtypes_; ++d) {
         size_t used = strlen(allowed);
-        snprintf(allowed + used, sizeof allowed - used, "%s%s", k ? ", " : "", ge_dtype_name(p.dtypes_[k]));
+        snprintf(allowed + used, sizeof allowed - used, "%s%s", d ? ", " : "", ge_dtype_name(p.dtypes_[d]));
       }
       request_error("%s %u ('%s') of %s has dtype %s; the OpDef allows %s", side, i, p.name_, def.type_,
                     ge_dtype_name(tensors[i].dtype_), allowed);
@@ -679,6 +708,8 @@ struct CallState {
   gert::CompileTimeTensorDesc input_descs[kMaxTensors];
   gert::Tensor outputs[kMaxTensors];
   gert::CompileTimeTensorDesc output_descs[kMaxTensors];
+  gert::AnchorInstanceInfo input_params[kMaxParams];
+  gert::AnchorInstanceInfo output_params[kMaxParams];
   AttrSlot attrs[kMaxAttrs];
   fe::PlatFormInfos platform;
   gert::TilingContext ctx;
@@ -718,20 +749,21 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
     ~Owner() { delete p; }
   } owner{st};
   Arena arena;
-  fill_tensors(def->type_, "input", in->n_inputs, in->inputs, st->inputs, st->input_descs);
-  fill_tensors(def->type_, "output", in->n_outputs, in->outputs, st->outputs, st->output_descs);
-  if (!def->aicore_.config_redefines_params_) {
-    check_params(*def, "input", def->inputs_, def->n_inputs_, in->n_inputs, st->inputs);
-    check_params(*def, "output", def->outputs_, def->n_outputs_, in->n_outputs, st->outputs);
-  }
+  fill_tensors(*def, "input", in->n_inputs, in->inputs, st->inputs, st->input_descs, def->inputs_, def->n_inputs_,
+               st->input_params);
+  fill_tensors(*def, "output", in->n_outputs, in->outputs, st->outputs, st->output_descs, def->outputs_,
+               def->n_outputs_, st->output_params);
+  bool check_dtypes = !def->aicore_.config_redefines_params_;
+  check_params(*def, "input", def->inputs_, def->n_inputs_, st->input_params, st->inputs, check_dtypes);
+  check_params(*def, "output", def->outputs_, def->n_outputs_, st->output_params, st->outputs, check_dtypes);
   fill_attrs(*def, *in, st->attrs, arena);
   st->platform.info_ = in->platform;
   if (in->tiling_capacity > 0 && in->tiling_buf == nullptr) request_error("null tiling buffer");
   if (in->tiling_buf != nullptr) memset(in->tiling_buf, 0, in->tiling_capacity);
 
   gert::TilingContext& ctx = st->ctx;
-  ctx.inputs_ = {st->inputs, st->input_descs, in->n_inputs, "inputs"};
-  ctx.outputs_ = {st->outputs, st->output_descs, in->n_outputs, "outputs"};
+  ctx.inputs_ = {st->inputs, st->input_descs, in->n_inputs, "inputs", st->input_params, def->n_inputs_};
+  ctx.outputs_ = {st->outputs, st->output_descs, in->n_outputs, "outputs", st->output_params, def->n_outputs_};
   ctx.attrs_.slots_ = st->attrs;
   ctx.attrs_.n_ = def->n_attrs_;
   ctx.attrs_.op_ = def->type_;
@@ -756,6 +788,7 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
   ctx.compile_info_ = info.p;
 
   uint32_t status;
+  g_last_error[0] = '\0';
   {
     CurrentPlatform current(&st->platform);
     try {
@@ -764,7 +797,8 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
         if (parsed != ge::GRAPH_SUCCESS) {
           out->status = (int32_t)ge::GRAPH_FAILED;
           out->error_kind = ASC_HOST_ERR_TILING;
-          set_message(out, "the TilingParse function of %s returned %u", def->type_, parsed);
+          set_message(out, "the TilingParse function of %s returned %u%s%s", def->type_, parsed,
+                      g_last_error[0] ? "; it logged: " : "", g_last_error);
           return;
         }
       }
@@ -794,8 +828,9 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
   for (size_t i = 0; i < ctx.n_workspaces_; ++i) out->workspaces[i] = ctx.workspaces_[i];
   if (status != ge::GRAPH_SUCCESS) {
     out->error_kind = ASC_HOST_ERR_TILING;
-    set_message(out, "the tiling function of %s returned %u%s", def->type_, status,
-                status == ge::GRAPH_FAILED ? " (GRAPH_FAILED)" : "");
+    set_message(out, "the tiling function of %s returned %u%s%s%s", def->type_, status,
+                status == ge::GRAPH_FAILED ? " (GRAPH_FAILED)" : "", g_last_error[0] ? "; it logged: " : "",
+                g_last_error);
   }
 }
 

@@ -45,6 +45,15 @@ pub struct TilingRequest {
     pub inputs: Vec<(Dtype, Vec<i64>)>,
     /// Outputs in OpDef order.
     pub outputs: Vec<(Dtype, Vec<i64>)>,
+    /// The OpDef input each input instantiates (several for a tensor
+    /// list, none for an absent optional input), in order; empty: input
+    /// `i` is the OpDef's input `i`.
+    pub input_params: Vec<usize>,
+    /// Likewise for the outputs.
+    pub output_params: Vec<usize>,
+    /// The values of the inputs whose values the tiling may read
+    /// (value-depend inputs), by input; empty or None: not given.
+    pub input_data: Vec<Option<Vec<u8>>>,
     /// Attributes, matched by name to the OpDef's `Attr` declarations.
     pub attrs: Vec<JobAttr>,
     /// What `PlatformAscendC` reports.
@@ -308,7 +317,26 @@ fn c_string(what: &str, s: &str) -> Result<CString, HostError> {
     })
 }
 
-fn tensors(side: &str, list: &[(Dtype, Vec<i64>)]) -> Result<Vec<AscHostTensor>, HostError> {
+fn tensors(
+    side: &str,
+    list: &[(Dtype, Vec<i64>)],
+    params: &[usize],
+    data: &[Option<Vec<u8>>],
+) -> Result<Vec<AscHostTensor>, HostError> {
+    if !params.is_empty() && params.len() != list.len() {
+        return Err(HostError::Request {
+            message: format!(
+                "{} {side}s but {} parameter indices",
+                list.len(),
+                params.len()
+            ),
+        });
+    }
+    if params.windows(2).any(|w| w[0] > w[1]) {
+        return Err(HostError::Request {
+            message: format!("{side}s are not in OpDef parameter order"),
+        });
+    }
     list.iter()
         .enumerate()
         .map(|(i, (dtype, shape))| {
@@ -323,10 +351,15 @@ fn tensors(side: &str, list: &[(Dtype, Vec<i64>)]) -> Result<Vec<AscHostTensor>,
             }
             let mut dims = [0i64; host_abi::MAX_DIMS];
             dims[..shape.len()].copy_from_slice(shape);
+            let values = data.get(i).and_then(Option::as_ref);
             Ok(AscHostTensor {
                 dtype: u32::from(dtype.abi_code()),
                 ndim: shape.len() as u32,
                 dims,
+                param: params.get(i).copied().unwrap_or(i) as u32,
+                reserved: 0,
+                data: values.map_or(std::ptr::null(), |v| v.as_ptr()),
+                data_len: values.map_or(0, |v| v.len() as u64),
             })
         })
         .collect()
@@ -345,8 +378,9 @@ impl Marshalled {
             .as_deref()
             .map(|s| c_string("op type", s))
             .transpose()?;
-        let inputs = tensors("input", &req.inputs)?;
-        let outputs = tensors("output", &req.outputs)?;
+        // `data` points into the request, which outlives the call.
+        let inputs = tensors("input", &req.inputs, &req.input_params, &req.input_data)?;
+        let outputs = tensors("output", &req.outputs, &req.output_params, &[])?;
         count("inputs", inputs.len())?;
         count("outputs", outputs.len())?;
         count("attributes", req.attrs.len())?;
@@ -768,6 +802,9 @@ OP_ADD(AddCustom);
             outputs: vec![(dtype, vec![2, 3, 40])],
             attrs,
             platform: platform(),
+            input_params: vec![],
+            output_params: vec![],
+            input_data: vec![],
             lib_api_workspace: 16 * 1024 * 1024,
         }
     }
@@ -980,6 +1017,9 @@ OP_ADD(AddCustom);
             outputs: vec![(Dtype::Int32, vec![5, 6])],
             attrs: vec![],
             platform: platform(),
+            input_params: vec![],
+            output_params: vec![],
+            input_data: vec![],
             lib_api_workspace: 0,
         };
         let info = probe_lib().tiling(&req).unwrap();
@@ -1110,12 +1150,113 @@ OP_ADD(Registered);
             outputs: vec![(Dtype::Float16, vec![16])],
             attrs: vec![attr("mode", AttrValue::Str("x".into()))],
             platform: platform(),
+            input_params: vec![],
+            output_params: vec![],
+            input_data: vec![],
             lib_api_workspace: 0,
         };
         let info = run_tiling(&lib, &req).unwrap();
         assert_eq!(info.block_dim, 48);
         assert_eq!(info.tiling_key, 196_352);
         assert_eq!(info.data, 9u32.to_le_bytes());
+    }
+
+    /// A tiling that reads a tensor list, an optional input and the values
+    /// of a value-depend input, and writes what it saw into the tiling
+    /// data (as int64 words).
+    const LISTS_HOST_CPP: &str = r#"
+#include "register/op_def_registry.h"
+namespace optiling {
+static ge::graphStatus Tiling(gert::TilingContext* context) {
+  std::vector<int64_t> seen;
+  seen.push_back((int64_t)context->GetComputeNodeInputNum());
+  const gert::AnchorInstanceInfo* xs = context->GetIrInputInstanceInfo(0);
+  seen.push_back((int64_t)xs->GetInstanceStart());
+  seen.push_back((int64_t)xs->GetInstantiationNum());
+  for (size_t i = 0;; ++i) {
+    const gert::StorageShape* shape = context->GetDynamicInputShape(0, i);
+    if (shape == nullptr) break;
+    seen.push_back(shape->GetStorageShape().GetShapeSize());
+    seen.push_back((int64_t)context->GetDynamicInputTensor(0, i)->GetDataType());
+  }
+  const gert::StorageShape* bias = context->GetOptionalInputShape(1);
+  seen.push_back(bias == nullptr ? -1 : bias->GetStorageShape().GetShapeSize());
+  const gert::Tensor* axes = context->GetOptionalInputTensor(2);
+  const int32_t* values = axes->GetData<int32_t>();
+  for (int64_t k = 0; k < axes->GetShapeSize(); ++k) seen.push_back(values[k]);
+  seen.push_back((int64_t)context->GetInputShape(context->GetComputeNodeInputNum() - 1)->GetStorageShape().GetDim(0));
+  for (int64_t v : seen) context->GetRawTilingData()->Append(v);
+  context->SetBlockDim(1);
+  return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+namespace ops {
+class Lists : public OpDef {
+ public:
+  explicit Lists(const char* name) : OpDef(name) {
+    this->Input("xs").ParamType(DYNAMIC).DataType({ge::DT_FLOAT16, ge::DT_FLOAT});
+    this->Input("bias").ParamType(OPTIONAL).DataType({ge::DT_FLOAT16, ge::DT_FLOAT});
+    this->Input("axes").ParamType(REQUIRED).ValueDepend(REQUIRED).DataType({ge::DT_INT32, ge::DT_INT32});
+    this->Output("ys").ParamType(DYNAMIC).DataType({ge::DT_FLOAT16, ge::DT_FLOAT});
+    this->AICore().SetTiling(optiling::Tiling);
+  }
+};
+OP_ADD(Lists);
+}  // namespace ops
+"#;
+
+    fn words(data: &[u8]) -> Vec<i64> {
+        data.chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn tensor_lists_optional_inputs_and_values_reach_the_tiling_by_opdef_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = compile_host(dir.path(), &[("lists.cpp", LISTS_HOST_CPP)]).unwrap();
+        let axes: Vec<u8> = [3i32, -1].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut req = TilingRequest {
+            op_type: None,
+            inputs: vec![
+                (Dtype::Float32, vec![4, 8]),
+                (Dtype::Float32, vec![5]),
+                (Dtype::Float32, vec![2, 3]),
+                (Dtype::Int32, vec![2]),
+            ],
+            outputs: vec![(Dtype::Float32, vec![4, 8]), (Dtype::Float32, vec![5])],
+            input_params: vec![0, 0, 0, 2],
+            output_params: vec![0, 0],
+            input_data: vec![None, None, None, Some(axes.clone())],
+            attrs: vec![],
+            platform: platform(),
+            lib_api_workspace: 0,
+        };
+        let info = run_tiling(&lib, &req).unwrap();
+        // 4 tensors; the list starts at 0 with 3; sizes and dtypes (0 is
+        // DT_FLOAT); no bias; the axes' values; the last input's dim 0.
+        assert_eq!(
+            words(&info.data),
+            [4, 0, 3, 32, 0, 5, 0, 6, 0, -1, 3, -1, 2]
+        );
+        // With the bias: its size, and the list still found by index.
+        req.inputs.insert(3, (Dtype::Float32, vec![7]));
+        req.input_params = vec![0, 0, 0, 1, 2];
+        req.input_data = vec![None, None, None, None, Some(axes)];
+        let info = run_tiling(&lib, &req).unwrap();
+        assert_eq!(words(&info.data)[9], 7);
+        // A value-depend input whose values are not given: the tiling
+        // fails naming it.
+        req.input_data = vec![];
+        let err = run_tiling(&lib, &req).unwrap_err().to_string();
+        assert!(
+            err.contains("Tensor::GetData of 'axes'") && err.contains("value_depend = true"),
+            "{err}"
+        );
+        // Two tensors for the REQUIRED input.
+        req.input_params = vec![0, 0, 0, 2, 2];
+        let err = run_tiling(&lib, &req).unwrap_err().to_string();
+        assert!(err.contains("2 tensors for input 'axes'"), "{err}");
     }
 
     #[test]
@@ -1131,6 +1272,9 @@ OP_ADD(Registered);
             outputs: vec![(Dtype::Float16, vec![8, 2048])],
             attrs: vec![],
             platform: platform(),
+            input_params: vec![],
+            output_params: vec![],
+            input_data: vec![],
             lib_api_workspace: 0,
         };
         let info = run_tiling(&lib, &req).unwrap();
@@ -1155,12 +1299,12 @@ OP_ADD(Registered);
                 "not supported by the ascendopt simulator: PlatformAscendC::GetCoreMemBw",
             ),
             (
-                "const int64_t* v = context->GetInputTensor(0)->GetData<int64_t>(); (void)v;",
-                "not supported by the ascendopt simulator: gert::Tensor::GetData",
+                "context->GetAttrs()->GetListListInt(0);",
+                "not supported by the ascendopt simulator: RuntimeAttrs::GetListListInt",
             ),
             (
-                "context->GetDynamicInputShape(0, 1);",
-                "not supported by the ascendopt simulator: TilingContext::GetDynamicInputShape",
+                "p.GetCurNpuArch();",
+                "not supported by the ascendopt simulator: PlatformAscendC::GetCurNpuArch",
             ),
             (
                 "const double* d = context->GetAttrs()->GetAttrPointer<double>(0); (void)d;",
@@ -1239,19 +1383,32 @@ extern "C" __global__ __aicore__ void plain(GM_ADDR tiling) {
             &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
         )
         .unwrap();
-        // A per-tiling-key struct cannot be honoured.
+        // A per-tiling-key struct beside the default one: GET_TILING_DATA
+        // still reads the default (the launch stops if it runs under
+        // that key, see runtime_launch.rs).
         let keyed = PROBE_TILING_H.replace(
+            "REGISTER_TILING_DATA_CLASS(AddProbe,",
+            "REGISTER_TILING_DATA_CLASS(AddProbe_2, ProbeSub)\nREGISTER_TILING_DATA_CLASS(AddProbe,",
+        );
+        syntax_check(
+            dir.path(),
+            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed)],
+            &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
+        )
+        .unwrap();
+        // Only keyed registrations and two structs: no default to read.
+        let keyed_only = PROBE_TILING_H.replace(
             "REGISTER_TILING_DATA_CLASS(AddProbe,",
             "REGISTER_TILING_DATA_CLASS(AddProbe_2,",
         );
         let err = syntax_check(
             dir.path(),
-            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed)],
+            &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed_only)],
             &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
         )
         .unwrap_err();
         assert!(
-            err.contains("not supported by the ascendopt simulator: REGISTER_TILING_DATA_CLASS(<OpType>_<key>, ...)"),
+            err.contains("GET_TILING_DATA: no default tiling struct"),
             "{err}"
         );
     }

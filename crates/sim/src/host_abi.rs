@@ -10,7 +10,7 @@
 use std::ffi::{c_char, CStr};
 
 /// Version of the host ABI (`ASC_HOST_ABI_VERSION`).
-pub const HOST_ABI_VERSION: u32 = 2;
+pub const HOST_ABI_VERSION: u32 = 3;
 /// `ASC_HOST_MAX_DIMS`.
 pub const MAX_DIMS: usize = 8;
 /// `ASC_HOST_MAX_WORKSPACES`.
@@ -41,6 +41,10 @@ pub struct AscHostTensor {
     pub dtype: u32,
     pub ndim: u32,
     pub dims: [i64; MAX_DIMS],
+    pub param: u32,
+    pub reserved: u32,
+    pub data: *const u8,
+    pub data_len: u64,
 }
 
 #[repr(C)]
@@ -154,6 +158,7 @@ int main() {
   printf("max_dims %d\nmax_workspaces %d\n", ASC_HOST_MAX_DIMS, ASC_HOST_MAX_WORKSPACES);
   printf("err_request %d\nerr_tiling %d\nattr_list_float %d\n", ASC_HOST_ERR_REQUEST, ASC_HOST_ERR_TILING, ASC_ATTR_LIST_FLOAT);
   S(AscHostTensor) F(AscHostTensor, dtype) F(AscHostTensor, ndim) F(AscHostTensor, dims)
+  F(AscHostTensor, param) F(AscHostTensor, data) F(AscHostTensor, data_len)
   S(AscHostAttr) F(AscHostAttr, name) F(AscHostAttr, kind) F(AscHostAttr, list_len) F(AscHostAttr, i)
   F(AscHostAttr, f) F(AscHostAttr, s) F(AscHostAttr, list_i) F(AscHostAttr, list_f)
   S(AscHostPlatform) F(AscHostPlatform, soc_version) F(AscHostPlatform, core_num_aiv)
@@ -198,6 +203,9 @@ int main() {
             f!(AscHostTensor, dtype),
             f!(AscHostTensor, ndim),
             f!(AscHostTensor, dims),
+            f!(AscHostTensor, param),
+            f!(AscHostTensor, data),
+            f!(AscHostTensor, data_len),
             s!(AscHostAttr),
             f!(AscHostAttr, name),
             f!(AscHostAttr, kind),

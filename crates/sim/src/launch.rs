@@ -11,6 +11,7 @@ use crate::runtime::block::{self, Block, Shared};
 use crate::runtime::gm::GmSpace;
 use crate::runtime::table::TABLE;
 use crate::trace::{BlockTrace, SrcLoc, Trace};
+use ascendopt_op::layout::{ArgLayout, ArgSlot};
 use ascendopt_op::Dtype;
 use libloading::Library;
 use rand::{RngCore, SeedableRng};
@@ -122,6 +123,12 @@ pub struct LaunchJob {
     /// ([`LaunchOutput::tiling`]; no kernel runs, no outputs come back):
     /// see [`tiling_only`]. The tensors need shapes, not contents.
     pub tiling_only: bool,
+    /// How the tensors become kernel arguments and tiling parameters
+    /// (tensor lists, absent optional inputs, in-place outputs,
+    /// value-depend inputs); None: each input then each output is one
+    /// argument, in order.
+    #[serde(default)]
+    pub layout: Option<ArgLayout>,
     /// With `tiling_only`: run nothing, describe the OpDefs the host
     /// library registers instead ([`describe_only`],
     /// [`LaunchOutput::description`]).
@@ -219,9 +226,13 @@ pub enum LaunchFailure {
 /// Most blocks one launch may use (each block is a thread of the worker).
 pub const MAX_BLOCK_DIM: u32 = 1024;
 
-/// UB bytes the tiling sees and a kernel may use: 192 KB less 256 B
-/// (hardware-facts.md section E: "At runtime the tiling sees UB = 196352 B
-/// (192 KB - 256), while the ini says 196608").
+/// UB bytes the platform keeps from what the tiling sees: 192 KB less
+/// 256 B is reported (hardware-facts.md section E: "At runtime the tiling
+/// sees UB = 196352 B (192 KB - 256), while the ini says 196608"). A
+/// kernel's TPipe may still allocate the whole 192 KB: the guide's own
+/// TPipe::Reset example (6.2.3.6.1) takes `InitBuffer(que, 1, 192 * 1024)`,
+/// so the kernel-side UB capacity ([`Platform::mem_sizes`]) adds these
+/// bytes back.
 pub const UB_RESERVED_BYTES: u64 = 256;
 
 impl Platform {
@@ -241,12 +252,15 @@ impl Platform {
         }
     }
 
-    /// Per-core memory sizes by `trace::Mem` index (GM = 0). BT is 1 KB and
-    /// FB 2+1+2+2 KB (hardware-facts.md section F, "Per-core memory").
+    /// Per-core memory sizes by `trace::Mem` index (GM = 0), as a kernel
+    /// may use them: the UB is the tiling's `ub_size` plus the
+    /// [`UB_RESERVED_BYTES`] the platform reports less (the whole 192 KB on
+    /// the 910B). BT is 1 KB and FB 2+1+2+2 KB (hardware-facts.md section
+    /// F, "Per-core memory").
     pub fn mem_sizes(&self) -> [u64; 8] {
         [
             0,
-            self.ub_size,
+            self.ub_size + UB_RESERVED_BYTES,
             self.l1_size,
             self.l0a_size,
             self.l0b_size,
@@ -259,7 +273,8 @@ impl Platform {
 
 /// Runs one launch in this process: host tiling, then the kernel.
 pub fn run(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
-    let tiling = tiling_for_job(job)?;
+    let data: Vec<&[u8]> = job.inputs.iter().map(|t| t.data.as_slice()).collect();
+    let tiling = tiling_for_job(job, &data)?;
     run_kernel(job, &tiling)
 }
 
@@ -270,7 +285,8 @@ pub fn run(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
 /// candidates whose host code differs but whose tilings agree launch the
 /// same thing. [`LaunchOutput::outputs`] is empty, the trace too.
 pub fn tiling_only(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
-    let tiling = tiling_for_job(job)?;
+    let data: Vec<&[u8]> = job.inputs.iter().map(|t| t.data.as_slice()).collect();
+    let tiling = tiling_for_job(job, &data)?;
     Ok(LaunchOutput {
         tiling,
         outputs: Vec::new(),
@@ -323,12 +339,15 @@ pub fn run_in_memory(
     job: &LaunchJob,
     memory: TensorMemory<'_>,
 ) -> Result<LaunchOutput, LaunchFailure> {
-    let tiling = tiling_for_job(job)?;
+    let data: Vec<&[u8]> = memory.inputs.iter().map(|m| &**m).collect();
+    let tiling = tiling_for_job(job, &data)?;
     launch(job, &tiling, Some(memory))
 }
 
-/// Calls the host library's tiling function for the job's shapes.
-fn tiling_for_job(job: &LaunchJob) -> Result<TilingInfo, LaunchFailure> {
+/// Calls the host library's tiling function for the job's shapes, with
+/// the values of the value-depend inputs (`data`: every input's bytes,
+/// empty when not at hand).
+fn tiling_for_job(job: &LaunchJob, data: &[&[u8]]) -> Result<TilingInfo, LaunchFailure> {
     if !job.knobs.is_empty()
         && std::env::var(HOST_KNOBS_ENV).ok() != Some(knobs_env_value(&job.knobs))
     {
@@ -342,15 +361,68 @@ fn tiling_for_job(job: &LaunchJob) -> Result<TilingInfo, LaunchFailure> {
         });
     }
     let shapes = |ts: &[JobTensor]| ts.iter().map(|t| (t.dtype, t.shape.clone())).collect();
+    let layout = job.layout.as_ref();
+    let params = |p: Vec<Option<usize>>| -> Result<Vec<usize>, LaunchFailure> {
+        p.into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.ok_or_else(|| LaunchFailure::Tiling {
+                    message: format!("tensor {i} is in no kernel argument of the layout"),
+                })
+            })
+            .collect()
+    };
+    let (input_params, output_params) = match layout {
+        Some(l) => (
+            params(l.input_params(job.inputs.len()))?,
+            params(l.output_params(job.outputs.len()))?,
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    let input_data = match layout {
+        Some(l) if !l.host_values.is_empty() => (0..job.inputs.len())
+            .map(|i| {
+                let bytes = data.get(i).copied().unwrap_or(&[]);
+                let given = l.host_values.contains(&i) && !bytes.is_empty();
+                given.then(|| bytes.to_vec())
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let req = crate::host::TilingRequest {
         op_type: job.op_type.clone(),
         inputs: shapes(&job.inputs),
         outputs: shapes(&job.outputs),
+        input_params,
+        output_params,
+        input_data,
         attrs: job.attrs.clone(),
         platform: job.platform.clone(),
         lib_api_workspace: LIB_API_WORKSPACE,
     };
     crate::host::run_tiling(&job.host_lib, &req).map_err(LaunchFailure::from)
+}
+
+/// The GM bytes of a tensor list as the kernel receives it (guide 2.10.9.1
+/// 如何开发动态输入算子 and 6.2.6.2 ListTensorDesc), little-endian 64-bit
+/// words:
+///
+/// - word 0: the byte offset of the data-pointer table from the start;
+/// - per tensor, its description: one word holding the dimension count
+///   in its low 32 bits and the tensor's index in its high 32 bits (the
+///   guide's `struct TensorDesc { uint32_t dim; uint32_t index; uint64_t
+///   shape[dim]; }`), then one word per dimension;
+/// - the table: one data address per tensor.
+pub fn list_descriptor(tensors: &[(usize, &[i64])]) -> Vec<u8> {
+    let desc_words: usize = tensors.iter().map(|(_, shape)| 1 + shape.len()).sum();
+    let mut words: Vec<u64> = Vec::with_capacity(1 + desc_words + tensors.len());
+    words.push(((1 + desc_words) * 8) as u64);
+    for (index, (_, shape)) in tensors.iter().enumerate() {
+        words.push(shape.len() as u64 | ((index as u64) << 32));
+        words.extend(shape.iter().map(|&d| d as u64));
+    }
+    words.extend(tensors.iter().map(|&(addr, _)| addr as u64));
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 /// What `GetLibApiWorkSpaceSize()` reports: 16 MiB. An assumption: the
@@ -361,6 +433,7 @@ pub const LIB_API_WORKSPACE: u64 = 16 << 20;
 type AttachFn = unsafe extern "C" fn(*const AscRuntime);
 type CallFn = unsafe extern "C" fn(*const c_void, u32, *mut *mut u8) -> i32;
 type ThrowFn = unsafe extern "C-unwind" fn();
+type CountersFn = unsafe extern "C" fn() -> *mut crate::abi::AscScalarCounters;
 
 /// Runs the kernel of `job` on every block with the given tiling decisions.
 pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, LaunchFailure> {
@@ -390,7 +463,7 @@ fn launch(
     let lib = unsafe { Library::new(&job.kernel_lib) }.map_err(|e| load_err(e.to_string()))?;
     // SAFETY: the symbols are the ones kernel_entry.cpp defines, with the
     // signatures of abi.h; the entry is only called through kernel_call.
-    let (attach, call, throw, entry) = unsafe {
+    let (attach, call, throw, entry, counters) = unsafe {
         let attach: libloading::Symbol<AttachFn> = lib
             .get(b"ascendopt_kernel_attach\0")
             .map_err(|e| load_err(format!("{e} (was it linked with kernel_entry.cpp?)")))?;
@@ -400,6 +473,12 @@ fn launch(
         let throw: libloading::Symbol<ThrowFn> = lib
             .get(b"ascendopt_kernel_throw\0")
             .map_err(|e| load_err(e.to_string()))?;
+        // Absent from libraries linked with an older kernel_entry.cpp: the
+        // kernel's own code is then not counted.
+        let counters: Option<CountersFn> = lib
+            .get::<CountersFn>(b"ascendopt_kernel_scalar_counters\0")
+            .ok()
+            .map(|s| *s);
         let mut name = job.kernel_name.clone().into_bytes();
         name.push(0);
         let entry: libloading::Symbol<*const c_void> = lib.get(&name).map_err(|e| {
@@ -408,7 +487,7 @@ fn launch(
                 job.kernel_name
             ))
         })?;
-        (*attach, *call, *throw, *entry)
+        (*attach, *call, *throw, *entry, counters)
     };
 
     // GM: inputs, outputs, workspace, tiling data (kernel argument order).
@@ -470,12 +549,70 @@ fn launch(
     }
     let mut ws = vec![0u8; tiling.workspace as usize];
     rng.fill_bytes(&mut ws);
-    arg_spaces.push(gm.alloc("workspace", ws.len(), &ws));
-    arg_spaces.push(gm.alloc("tiling data", tiling.data.len().max(1), &tiling.data));
-    let args: Vec<usize> = arg_spaces
-        .iter()
-        .map(|&s| gm.allocs()[s as usize].base())
-        .collect();
+    let base = |gm: &GmSpace, s: u32| gm.allocs()[s as usize].base();
+    let mut args: Vec<usize> = match &job.layout {
+        None => arg_spaces.iter().map(|&s| base(&gm, s)).collect(),
+        Some(layout) => {
+            let n_in = job.inputs.len();
+            layout
+                .check(n_in, job.outputs.len())
+                .map_err(|message| LaunchFailure::Load {
+                    what: "the kernel arguments".into(),
+                    message,
+                })?;
+            let input_addr = |gm: &GmSpace, i: usize| match layout.in_place_input_of(i) {
+                // In place: the input is the output's memory.
+                Some(o) => base(gm, output_spaces[o]),
+                None => base(gm, arg_spaces[i]),
+            };
+            let mut args = Vec::new();
+            for (param, slot) in layout.inputs.iter().enumerate() {
+                args.push(match slot {
+                    ArgSlot::One(i) => input_addr(&gm, *i),
+                    ArgSlot::Absent => 0,
+                    ArgSlot::List(list) => {
+                        let items: Vec<(usize, &[i64])> = list
+                            .iter()
+                            .map(|&i| (input_addr(&gm, i), job.inputs[i].shape.as_slice()))
+                            .collect();
+                        let bytes = list_descriptor(&items);
+                        let s = gm.alloc(
+                            &format!("tensor list of input {param}"),
+                            bytes.len(),
+                            &bytes,
+                        );
+                        base(&gm, s)
+                    }
+                });
+            }
+            for (param, slot) in layout.outputs.iter().enumerate() {
+                args.push(match slot {
+                    ArgSlot::One(o) => base(&gm, output_spaces[*o]),
+                    ArgSlot::Absent => 0,
+                    ArgSlot::List(list) => {
+                        let items: Vec<(usize, &[i64])> = list
+                            .iter()
+                            .map(|&o| {
+                                (base(&gm, output_spaces[o]), job.outputs[o].shape.as_slice())
+                            })
+                            .collect();
+                        let bytes = list_descriptor(&items);
+                        let s = gm.alloc(
+                            &format!("tensor list of output {param}"),
+                            bytes.len(),
+                            &bytes,
+                        );
+                        base(&gm, s)
+                    }
+                });
+            }
+            args
+        }
+    };
+    let ws_space = gm.alloc("workspace", ws.len(), &ws);
+    args.push(base(&gm, ws_space));
+    let tiling_space = gm.alloc("tiling data", tiling.data.len().max(1), &tiling.data);
+    args.push(base(&gm, tiling_space));
     let gm_spaces: Vec<u64> = gm.allocs().iter().map(|a| a.len() as u64).collect();
 
     let mut shared = Shared::new(
@@ -487,6 +624,10 @@ fn launch(
         job.max_instrs_per_block,
     );
     shared.throw_fn = Some(throw);
+    // The workspace argument (after inputs and outputs) is where the
+    // system workspace starts; its size is what the host was told.
+    shared.workspace_base = args.get(args.len().saturating_sub(2)).copied().unwrap_or(0);
+    shared.sys_workspace_bytes = LIB_API_WORKSPACE;
     let shared = Arc::new(shared);
     // SAFETY: TABLE is 'static and matches abi.h.
     unsafe { attach(&TABLE) };
@@ -502,7 +643,15 @@ fn launch(
                     .name(format!("block-{idx}"))
                     .stack_size(16 << 20)
                     .spawn_scoped(scope, move || {
-                        block::install(Block::new(idx, shared.clone()));
+                        let mut state = Block::new(idx, shared.clone());
+                        if let Some(counters) = counters {
+                            // SAFETY: ascendopt_kernel_scalar_counters of
+                            // the library (loaded for the whole launch)
+                            // returns this thread's counters, and the block
+                            // stays on this thread.
+                            unsafe { state.attach_scalar_counters(counters()) };
+                        }
+                        block::install(state);
                         // SAFETY: call_addr is ascendopt_kernel_call and
                         // entry_addr the kernel entry of a loaded library;
                         // args points to live GM allocations.
@@ -515,6 +664,7 @@ fn launch(
                             )
                         };
                         shared.block_finished();
+                        block::flush_current_scalar_code();
                         block::uninstall()
                             .map(|b| (b, rc))
                             .ok_or_else(|| "block state lost".to_string())
@@ -599,6 +749,7 @@ fn launch(
         trace.blocks.push(BlockTrace {
             block: b.idx,
             instrs,
+            gm_lines: b.gm_lines,
         });
     }
     let outputs = if in_memory {

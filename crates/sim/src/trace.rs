@@ -191,6 +191,11 @@ pub enum VecOp {
     BlockReduceMax,
     BlockReduceMin,
     PairReduceSum,
+    Copy,
+    GatherMask,
+    Sort32,
+    MrgSort,
+    TransDataTo5HD,
 }
 
 impl VecOp {
@@ -247,6 +252,11 @@ impl VecOp {
             97 => BlockReduceMax,
             98 => BlockReduceMin,
             99 => PairReduceSum,
+            64 => Copy,
+            65 => GatherMask,
+            100 => Sort32,
+            101 => MrgSort,
+            66 => TransDataTo5HD,
             _ => return None,
         })
     }
@@ -304,6 +314,11 @@ impl VecOp {
             BlockReduceMax => "BlockReduceMax",
             BlockReduceMin => "BlockReduceMin",
             PairReduceSum => "PairReduceSum",
+            Copy => "Copy",
+            GatherMask => "GatherMask",
+            Sort32 => "Sort32",
+            MrgSort => "MrgSort",
+            TransDataTo5HD => "TransDataTo5HD",
         }
     }
 }
@@ -357,9 +372,6 @@ pub enum SyncOrigin {
     FreeTensor,
     /// TQue::AllocTensor (wait, consumer -> producer).
     AllocTensor,
-    /// The unitFlag of an Mmad and the Fixpipe that drains it while it
-    /// runs (guide 6.2.3.2.2.1 MmadParams.unitFlag).
-    UnitFlag,
 }
 
 /// Identity of a flag: user flags by (event, id), queue flags by buffer slot.
@@ -380,9 +392,6 @@ pub enum FlagKey {
         /// true for the forward (data ready) flag.
         forward: bool,
     },
-    /// The unitFlag handshake between an Mmad and a Fixpipe: the Fixpipe
-    /// may start once the Mmad has computed its first fractal.
-    UnitFlag,
 }
 
 /// What one instruction is.
@@ -461,20 +470,10 @@ pub enum InstrKind {
     /// A matrix multiply-accumulate on the cube (Mmad, PIPE_M): C (L0C,
     /// NZ) += A (L0A, ZZ) x B (L0B, ZN).
     Mmad(MmadShape),
-    /// CrossCoreSetFlag: a cross-core flag set (PIPE of `pipe`).
-    CrossSet {
-        /// Who receives it.
-        scope: CrossScope,
-        /// Flag id (0..=10 for kernels; higher ids are the Matmul API's
-        /// own messages, see `runtime::mix`).
-        id: u16,
-    },
-    /// CrossCoreWaitFlag: waits until a set of flag `id` was delivered to
-    /// this core, then consumes it.
-    CrossWait {
-        /// Flag id.
-        id: u16,
-    },
+    /// The kernel's own compiled code that the scalar unit ran since the
+    /// previous API call (index arithmetic, loops, branches, raw `__gm__`
+    /// pointer access), counted by the build's instrumentation.
+    ScalarCode(ScalarCode),
 }
 
 /// The work of one Mmad, as the timing model needs it.
@@ -488,43 +487,70 @@ pub struct MmadShape {
     pub k: u32,
     /// Element type of A and B.
     pub dtype: Dtype,
-    /// MmadParams.unitFlag (0, 2 or 3).
+    /// MmadParams.unitFlag (0, 2 or 3), as the kernel set it.
     pub unit_flag: u8,
-    /// True when a Fixpipe with unitFlag drains this Mmad's result while it
-    /// runs (set by the runtime when that Fixpipe is issued).
-    pub unit_set: bool,
+    /// True when C starts from zero (cmatrixInitVal) or a bias, false when
+    /// it accumulates onto L0C.
+    pub init: bool,
 }
 
-/// Who a CrossCoreSetFlag delivers to (guide 6.2.3.7.2.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CrossScope {
-    /// Mode 0: every core of the setter's type; delivered once every core
-    /// of that type has set the id.
-    AllOfType,
-    /// Mode 1: the two AIVs of an AI core; delivered to both once both set.
-    VectorPair,
-    /// Mode 2: from the AIC to both AIVs of its AI core; from the AIVs to
-    /// their AIC once both set.
-    CubeVector,
-    /// From the AIC to one AIV of its AI core (the Matmul API's replies).
-    ToVector {
-        /// Sub-block index of the AIV.
-        sub: u8,
-    },
-    /// From one AIV to its AIC (the Matmul API's requests).
-    ToCube,
+/// What a stretch of the kernel's own code executed, as counted by the
+/// instrumented build (`build::instrument`): instructions by class, and the
+/// GM it touched through plain loads and stores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ScalarCode {
+    /// Arithmetic, logic, branch and call instructions.
+    pub alu: u64,
+    /// Instructions that load from memory.
+    pub loads: u64,
+    /// Instructions that store to memory.
+    pub stores: u64,
+    /// Loads and stores of those that reached GM.
+    pub gm_accesses: u64,
+    /// First of the GM lines this code touched in [`BlockTrace::gm_lines`].
+    pub lines_start: u32,
+    /// How many lines, in order of access.
+    pub lines_len: u32,
+    /// Line touches past the block's recording limit
+    /// ([`MAX_GM_LINES_PER_BLOCK`]), charged as data-cache misses.
+    pub lines_dropped: u64,
 }
 
-/// The role of a block in a launch: which core type it runs on, which AI
-/// core (group) and which sub-block of it.
+impl ScalarCode {
+    /// True when it holds no work at all.
+    pub fn is_empty(&self) -> bool {
+        self.alu == 0
+            && self.loads == 0
+            && self.stores == 0
+            && self.gm_accesses == 0
+            && self.lines_len == 0
+            && self.lines_dropped == 0
+    }
+
+    /// Instructions of every class.
+    pub fn instructions(&self) -> u64 {
+        self.alu + self.loads + self.stores
+    }
+}
+
+/// Granularity of recorded GM line touches, bytes: the scalar data cache's
+/// line ([`crate::timing::hw::ScalarCosts::dcache_line_bytes`] must be a
+/// multiple of it).
+pub const GM_LINE_BYTES: u64 = 64;
+
+/// Most GM line touches a block's trace records; later ones are only
+/// counted ([`ScalarCode::lines_dropped`]).
+pub const MAX_GM_LINES_PER_BLOCK: usize = 1 << 16;
+
+/// A GM line the kernel's own code touched that was not among the few
+/// lines it touched just before (those are certain data-cache hits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct CoreRole {
-    /// True on the cube core (AIC), false on a vector core (AIV).
-    pub cube: bool,
-    /// AI core index (the launch's block index, GetBlockIdx on the AIC).
-    pub group: u32,
-    /// Sub-block index (GetSubBlockIdx: 0 on the AIC, 0 or 1 on an AIV).
-    pub sub: u32,
+pub struct GmLine {
+    /// GM allocation index (as [`Region::space`]).
+    pub space: u32,
+    /// Byte offset of the line inside the allocation, a multiple of
+    /// [`GM_LINE_BYTES`].
+    pub offset: u64,
 }
 
 /// One instruction of one block.
@@ -567,14 +593,14 @@ impl std::fmt::Display for SrcLoc {
 /// The instructions of one block (one AI core instance).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BlockTrace {
-    /// Block index (GetBlockIdx; in a MIX launch, the AI core's index).
+    /// Block index (GetBlockIdx).
     pub block: u32,
-    /// Core type, AI core and sub-block of a block of a cube or MIX launch
-    /// (None: a vector-only launch, every block an AIV).
-    #[serde(default)]
-    pub role: Option<CoreRole>,
     /// Instructions in program (issue) order.
     pub instrs: Vec<Instr>,
+    /// GM lines touched by the kernel's own code, referenced by the
+    /// [`InstrKind::ScalarCode`] instructions.
+    #[serde(default)]
+    pub gm_lines: Vec<GmLine>,
 }
 
 /// The trace of one kernel launch.

@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 /// 2 = (calCount) with framework space, 3 = () on an exact view,
 /// 4 = in place (dst = src, sharedTmpBuffer, calCount), 5 = (calCount) with
 /// framework space after a filler TBuf that leaves exactly tmp_bytes of the
-/// UB (196352 bytes on the 910B2) free.
+/// UB (the kernel's whole 192 KB on the 910B2) free.
 const UNARY: &str = r#"
 #include "kernel_operator.h"
 // The paths public kernels include the high-level APIs by.
@@ -106,7 +106,7 @@ __aicore__ inline void run(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
   pipe.InitBuffer(qy, 1, tile * sizeof(T));
   LocalTensor<uint8_t> tmp;
   if (form == 5) {
-    pipe.InitBuffer(filler, 196352 - 2 * tile * sizeof(T) - tmpBytes);
+    pipe.InitBuffer(filler, 196608 - 2 * tile * sizeof(T) - tmpBytes);
   } else if (tmpBytes > 0) {
     pipe.InitBuffer(tb, tmpBytes);
     tmp = tb.Get<uint8_t>();
@@ -565,6 +565,7 @@ fn launch(ty: Ty, words: [u32; 5], x: &[f64]) -> Result<LaunchOutput, LaunchFail
         check_in_worker: false,
         tiling_only: false,
         describe: false,
+        layout: None,
     };
     let tiling = TilingInfo {
         block_dim: 1,
@@ -1097,6 +1098,7 @@ fn launch_outs(
         check_in_worker: false,
         tiling_only: false,
         describe: false,
+        layout: None,
     };
     let tiling = TilingInfo {
         block_dim: 1,

@@ -202,6 +202,7 @@ fn launch(
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        layout: None,
         describe: false,
     };
     let data = [total.to_le_bytes(), tile.to_le_bytes()].concat();
@@ -245,16 +246,24 @@ fn double_buffering_a_balanced_add_speeds_it_up_1_3_to_3_times() {
 }
 
 #[test]
-fn add_custom_16m_fp16_scales_to_8_cores_and_saturates_hbm_at_48() {
+fn add_custom_16m_fp16_scales_to_8_cores_and_runs_from_l2_at_48() {
     let total = 16 * 1024 * 1024 - (16 * 1024 * 1024) % (48 * 8192);
     let t1 = profile(&launch_add("add_b2", 1, total, 8192));
     let t8 = profile(&launch_add("add_b2", 8, total, 8192));
     let t48 = profile(&launch_add("add_b2", 48, total, 8192));
     let speedup = t1.task_duration_us / t8.task_duration_us;
     assert!((7.2..=8.0).contains(&speedup), "1 -> 8 cores: {speedup}");
+    // 96 MiB: all in L2 (a benchmark loop leaves it there), so the 48
+    // cores beat the HBM bandwidth, bound by their own DMA paths (45 GB/s
+    // a direction each); nothing touches HBM.
     let hbm = hw().hbm_gbps();
-    assert!(t48.achieved_gbps <= hbm, "{} GB/s", t48.achieved_gbps);
-    assert!(t48.achieved_gbps > 0.7 * hbm, "{} GB/s", t48.achieved_gbps);
+    assert!(t48.achieved_gbps > hbm, "{} GB/s", t48.achieved_gbps);
+    assert!(
+        t48.achieved_gbps <= 48.0 * 2.0 * 45.0,
+        "{} GB/s",
+        t48.achieved_gbps
+    );
+    assert_eq!(t48.hbm_read_bytes + t48.hbm_write_bytes, 0);
     assert_eq!(t48.gm_read_bytes, 2 * total as u64 * 2);
     assert_eq!(t48.gm_write_bytes, total as u64 * 2);
 }
@@ -325,7 +334,7 @@ fn a_getvalue_setvalue_loop_is_at_least_10x_slower_than_muls() {
 }
 
 #[test]
-fn deterministic_latency_and_a_chrome_trace_with_a_track_per_pipe_per_core() {
+fn deterministic_latency_and_a_chrome_trace_with_a_track_per_used_pipe() {
     let out = launch_add("add_b2", 2, 4 * 4096, 4096);
     let hw = hw();
     let a = simulate(&out.trace, &hw, &TimingOptions::deterministic()).unwrap();
@@ -335,12 +344,24 @@ fn deterministic_latency_and_a_chrome_trace_with_a_track_per_pipe_per_core() {
 
     let json: serde_json::Value = serde_json::from_str(&chrome_trace_json(&out.trace, &a)).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
-    let tracks: std::collections::BTreeSet<(u64, u64)> = events
+    // Only pipes that did something have a track: no cube pipes here.
+    let names: Vec<&str> = events
         .iter()
         .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
-        .map(|e| (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()))
+        .map(|e| e["args"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tracks.len(), 2 * 7);
+    assert!(
+        names.contains(&"PIPE_V") && names.contains(&"PIPE_MTE2"),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| matches!(
+            n.split(' ').next(),
+            Some("PIPE_M" | "PIPE_MTE1" | "PIPE_FIX")
+        )),
+        "{names:?}"
+    );
+    ascendopt_sim::timing::chrome::check_nesting(&json).unwrap();
     let copy_line = format!("k.cpp:{}", line_of("LINE_COPY_X"));
     assert!(
         events.iter().any(|e| e["ph"] == "X"

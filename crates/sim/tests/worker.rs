@@ -6,7 +6,8 @@
 use ascendopt_op::Dtype;
 use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform};
 use ascendopt_sim::worker::{
-    run_job, run_job_with, TimeLimit, WorkerCommand, WorkerLimits, WorkerOutcome, WorkerReport,
+    run_job, run_job_with, SandboxLevel, TimeLimit, WorkerCommand, WorkerLimits, WorkerOutcome,
+    WorkerReport,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,8 +22,12 @@ const MISCHIEF: &str = r#"
 #include <cstring>
 #include <new>
 #include <pthread.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
@@ -113,45 +118,153 @@ extern "C" long t_env(unsigned long) {
   if (!getcwd(cwd, sizeof cwd)) return -1;
   const char* home = getenv("HOME");
   if (!home || strcmp(home, cwd) != 0) return -2;
-  FILE* f = fopen("scratch.txt", "w");
-  if (!f) return -3;
-  fputs("small files are fine\n", f);
-  fclose(f);
   return n;
+}
+
+// Reaching the parent (whose pid is the seed) once the launch is sealed.
+extern "C" long t_kill_parent(unsigned long pid) { return kill((pid_t)pid, SIGKILL); }
+extern "C" long t_stop_parent(unsigned long pid) { return kill((pid_t)pid, SIGSTOP); }
+extern "C" long t_parent_mem(unsigned long pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%lu/mem", pid);
+  return open(path, O_RDONLY);
+}
+extern "C" long t_vm_read(unsigned long pid) {
+  char buf[16];
+  struct iovec local = {buf, sizeof buf}, remote = {(void*)0x400000, sizeof buf};
+  return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+}
+extern "C" long t_ptrace(unsigned long pid) { return ptrace(PTRACE_ATTACH, (pid_t)pid, 0, 0); }
+extern "C" long t_exec(unsigned long) { return execl("/bin/sh", "sh", "-c", "true", (char*)0); }
+// Descriptors open in the worker: which of the first 1024.
+extern "C" long t_fds(unsigned long) {
+  long mask = 0;
+  for (int fd = 0; fd < 1024; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0) {
+      if (fd >= 62) return -fd;
+      mask |= 1L << fd;
+    }
+  }
+  return mask;
 }
 "#;
 
-/// The mischief library, compiled once per test process into cargo's
-/// temporary directory for integration tests (renamed into place, so test
-/// processes running at the same time each see a complete file).
+/// Libraries whose static constructors misbehave while the worker loads
+/// them (before the launch is sealed; the namespaces, Landlock and the
+/// loading filter hold then). The parent's pid reaches them as the value
+/// of the host knobs variable; `t_ctor` returns what the constructor saw.
+const CONSTRUCTORS: &str = r#"
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+static long result = -999;
+
+static long parent() {
+  const char* k = getenv("ASCENDOPT_HOST_KNOBS");
+  return k ? atol(k) : 0;
+}
+
+extern "C" long t_ctor(unsigned long) { return result; }
+
+#if defined(CTOR_PARENT_MEM)
+__attribute__((constructor)) static void ctor() {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/mem", parent());
+  int fd = open(path, O_RDONLY);
+  result = fd >= 0 ? 1 : -errno;
+}
+#elif defined(CTOR_PARENT_FDS)
+__attribute__((constructor)) static void ctor() {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/fd", parent());
+  DIR* d = opendir(path);
+  result = d ? 1 : -errno;
+}
+#elif defined(CTOR_KILL_PARENT)
+__attribute__((constructor)) static void ctor() { result = kill((pid_t)parent(), SIGKILL); }
+#elif defined(CTOR_EXEC)
+__attribute__((constructor)) static void ctor() {
+  result = execl("/bin/sh", "sh", "-c", "true", (char*)0);
+}
+#elif defined(CTOR_BIG_FILE)
+__attribute__((constructor)) static void ctor() {
+  FILE* f = fopen("big.bin", "wb");
+  if (!f) { result = -errno; return; }
+  static char buf[1 << 20];
+  memset(buf, 7, sizeof buf);
+  for (int i = 0; i < 100; i++) fwrite(buf, 1, sizeof buf, f);
+  fclose(f);
+  result = 100;
+}
+#elif defined(CTOR_WRITE_BESIDE)
+// Writes a file next to the library itself (the build cache).
+__attribute__((constructor)) static void ctor() {
+  char path[4096];
+  snprintf(path, sizeof path, "%s", __FILE__);
+  char* slash = strrchr(path, '/');
+  if (slash) strcpy(slash + 1, "poisoned.so");
+  int fd = open(path, O_WRONLY | O_CREAT, 0644);
+  result = fd >= 0 ? 1 : -errno;
+}
+#elif defined(CTOR_LIST_CACHE)
+// Counts what the worker sees in its library's folder.
+__attribute__((constructor)) static void ctor() {
+  char path[4096];
+  snprintf(path, sizeof path, "%s", __FILE__);
+  char* slash = strrchr(path, '/');
+  if (slash) *slash = 0;
+  DIR* d = opendir(path);
+  if (!d) { result = -errno; return; }
+  long n = 0;
+  while (struct dirent* e = readdir(d)) if (e->d_name[0] != '.') n++;
+  closedir(d);
+  result = n;
+}
+#endif
+"#;
+
+/// Compiles `source` with `defines` into `<name>.so` under cargo's
+/// temporary directory for integration tests (written under a temporary
+/// name and renamed into place, so test processes running at the same
+/// time each see a complete file).
+fn compile_lib(name: &str, source: &str, defines: &[&str]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("worker-mischief");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid = std::process::id();
+    // Same contents in every process, so replacing it is harmless.
+    let src = dir.join(format!("{name}.cpp"));
+    let tmp_src = dir.join(format!("{name}-{pid}.cpp.tmp"));
+    std::fs::write(&tmp_src, source).unwrap();
+    std::fs::rename(&tmp_src, &src).unwrap();
+    let tmp = dir.join(format!("{name}-{pid}.so.tmp"));
+    let lib = dir.join(format!("{name}.so"));
+    let out = Command::new("g++")
+        .args(["-std=c++17", "-O1", "-g1", "-fPIC", "-shared", "-pthread"])
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .arg(&src)
+        .arg("-o")
+        .arg(&tmp)
+        .output()
+        .expect("g++ is needed for the worker tests");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&tmp, &lib).unwrap();
+    lib
+}
+
+/// The mischief library, compiled once per test process.
 fn mischief_lib() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("worker-mischief");
-        std::fs::create_dir_all(&dir).unwrap();
-        let pid = std::process::id();
-        // Same contents in every process, so replacing it is harmless.
-        let src = dir.join("mischief.cpp");
-        let tmp_src = dir.join(format!("mischief-{pid}.cpp.tmp"));
-        std::fs::write(&tmp_src, MISCHIEF).unwrap();
-        std::fs::rename(&tmp_src, &src).unwrap();
-        let tmp = dir.join(format!("libmischief-{pid}.so"));
-        let lib = dir.join("libmischief.so");
-        let out = Command::new("g++")
-            .args(["-std=c++17", "-O1", "-g1", "-fPIC", "-shared", "-pthread"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&tmp)
-            .output()
-            .expect("g++ is needed for the worker tests");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::rename(&tmp, &lib).unwrap();
-        lib
-    })
+    LIB.get_or_init(|| compile_lib("libmischief", MISCHIEF, &[]))
 }
 
 /// Points `WorkerCommand::locate` at the worker cargo built for this test.
@@ -192,6 +305,7 @@ fn job(kernel_name: &str, seed: u64) -> LaunchJob {
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: false,
+        layout: None,
         describe: false,
     }
 }
@@ -349,9 +463,51 @@ fn unbounded_allocation_in_a_kernel_is_a_failure_not_a_hang() {
     assert!(start.elapsed() < Duration::from_secs(10));
 }
 
+/// The outcome is a stop by the seccomp filter that names `call`.
+fn assert_forbidden(report: &WorkerReport, call: &str) {
+    match &report.outcome {
+        WorkerOutcome::Crashed {
+            signal_name,
+            location,
+            ..
+        } => {
+            assert_eq!(signal_name, "SIGSYS", "{:?}", report.outcome);
+            let location = location.as_deref().unwrap_or("");
+            assert!(
+                location.starts_with(&format!("forbidden system call {call} ")),
+                "{location:?}"
+            );
+            assert!(
+                report.outcome.summary().contains("stopped by the sandbox"),
+                "{}",
+                report.outcome.summary()
+            );
+        }
+        other => panic!("expected a stop naming {call}, got {other:?}"),
+    }
+}
+
 #[test]
-fn writing_a_100_mb_file_is_stopped_by_the_file_size_limit() {
-    let report = call("writefile", 0, &limits());
+fn a_sealed_launch_cannot_open_files() {
+    assert_forbidden(&call("writefile", 0, &limits()), "openat");
+}
+
+/// Runs `t_ctor` of the constructor library built with `define`; the
+/// constructor gets this process's pid.
+fn constructor(define: &str) -> WorkerReport {
+    use_built_worker();
+    let name = format!("libctor-{}", define.to_lowercase().replace('_', "-"));
+    let lib = compile_lib(&name, CONSTRUCTORS, &[define]);
+    let mut job = job("__selftest:call:t_ctor", 0);
+    job.kernel_lib = lib.clone();
+    job.host_lib = lib;
+    job.knobs = vec![i64::from(std::process::id())];
+    run_job_with(&WorkerCommand::locate().unwrap(), &job, &limits())
+}
+
+#[test]
+fn a_constructor_writing_a_100_mb_file_is_stopped_by_the_file_size_limit() {
+    let report = constructor("CTOR_BIG_FILE");
     match &report.outcome {
         WorkerOutcome::Crashed {
             signal,
@@ -370,41 +526,86 @@ fn writing_a_100_mb_file_is_stopped_by_the_file_size_limit() {
 }
 
 #[test]
+fn a_constructor_cannot_read_the_parents_memory_or_descriptors() {
+    for define in ["CTOR_PARENT_MEM", "CTOR_PARENT_FDS"] {
+        let report = constructor(define);
+        let rc = returned(&report);
+        assert!(rc < 0, "{define}: the constructor opened it ({rc})");
+    }
+}
+
+#[test]
+fn a_constructor_cannot_signal_the_parent_or_exec() {
+    assert_forbidden(&constructor("CTOR_KILL_PARENT"), "kill");
+    assert_forbidden(&constructor("CTOR_EXEC"), "execve");
+}
+
+#[test]
+fn a_constructor_sees_and_writes_nothing_of_the_build_cache() {
+    let report = constructor("CTOR_WRITE_BESIDE");
+    let written = returned(&report);
+    let listed = returned(&constructor("CTOR_LIST_CACHE"));
+    match report.sandbox.level {
+        Some(SandboxLevel::Namespaces) => {
+            assert_eq!(written, -i64::from(libc::EROFS));
+            // Its folder holds only its own library in the worker's view.
+            assert_eq!(listed, 1);
+        }
+        Some(SandboxLevel::Landlock) => {
+            assert_eq!(written, -i64::from(libc::EACCES));
+            assert_eq!(listed, -i64::from(libc::EACCES));
+        }
+        other => eprintln!("{other:?}: wrote {written}, listed {listed}"),
+    }
+    let beside = mischief_lib().with_file_name("poisoned.so");
+    assert!(!beside.exists() || report.sandbox.level == Some(SandboxLevel::Basic));
+}
+
+#[test]
+fn a_sealed_launch_cannot_reach_the_parent() {
+    let me = u64::from(std::process::id());
+    for (name, call_name) in [
+        ("kill_parent", "kill"),
+        ("stop_parent", "kill"),
+        ("parent_mem", "openat"),
+        ("vm_read", "process_vm_readv"),
+        ("ptrace", "ptrace"),
+        ("exec", "execve"),
+    ] {
+        let report = call(name, me, &limits());
+        assert_forbidden(&report, call_name);
+    }
+}
+
+#[test]
+fn the_worker_holds_only_the_protocols_descriptors() {
+    // stdin, stdout, stderr and the result pipe (3); nothing of the parent.
+    let mask = returned(&call("fds", 0, &limits()));
+    assert_eq!(mask & !0b1_0000, 0b1111, "open descriptors {mask:#b}");
+}
+
+#[test]
 fn no_network_when_isolation_is_available() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let report = call("net", u64::from(port), &limits());
-    let rc = returned(&report);
-    if report.sandbox.network_isolated {
-        // A fresh network namespace: loopback is down.
-        assert_eq!(
-            rc,
-            i64::from(libc::ENETUNREACH),
-            "connect returned errno {rc}"
-        );
-        let accepted = listener.accept();
-        assert!(
-            accepted.is_err(),
-            "the worker reached the parent's listener"
-        );
-    } else {
-        eprintln!("network isolation not available on this machine: connect returned {rc}");
-        assert_eq!(rc, 0);
-    }
+    // No socket at all once sealed (and a fresh network namespace, whose
+    // loopback is down, where namespaces are available).
+    assert_forbidden(&report, "socket");
+    assert!(
+        listener.accept().is_err(),
+        "the worker reached the parent's listener"
+    );
 }
 
 #[test]
 fn a_fork_bomb_is_contained() {
     let report = call("fork", 0, &limits());
-    let started = returned(&report);
     if report.sandbox.processes_blocked {
-        assert_eq!(
-            started, 0,
-            "fork succeeded {started} times under the filter"
-        );
+        assert_forbidden(&report, "clone");
     } else {
-        eprintln!("seccomp not available: {started} forks, killed with the process group");
+        eprintln!("seccomp not available: {:?}", report.outcome);
     }
     // Threads are still allowed.
     let report = call("thread", 21, &limits());
@@ -446,9 +647,9 @@ fn lots_of_output_does_not_block_and_only_the_tail_is_kept() {
 fn the_environment_is_cleared_and_the_work_dir_is_private_and_removed() {
     let report = call("env", 0, &limits());
     eprintln!("worker round trip for a trivial job: {} ms", report.wall_ms);
-    // PATH, HOME, TMPDIR, LC_ALL, MALLOC_ARENA_MAX and the result and
-    // tensor arena fd variables.
-    assert_eq!(returned(&report), 7);
+    // PATH, HOME, TMPDIR, LC_ALL, MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_
+    // and the result, tensor arena and exit-status fd variables.
+    assert_eq!(returned(&report), 9);
 }
 
 /// An echo job: one float32 input holding `input`, one output of the same
@@ -603,4 +804,65 @@ fn launches_with_the_same_sizes_each_see_their_own_tensors() {
             other => panic!("{other:?}"),
         }
     }
+}
+
+/// Root (CI, this machine) tests the root path above; the same tests run
+/// again here as uid 65534 through `setpriv`, which exercises the user
+/// namespace path an ordinary user gets.
+#[test]
+fn the_sandbox_holds_for_an_unprivileged_user_too() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: a plain query.
+    if unsafe { libc::geteuid() } != 0 || std::env::var_os("WORKER_TEST_NESTED").is_some() {
+        return;
+    }
+    let Ok(setpriv) = which("setpriv") else {
+        eprintln!("setpriv not found: the unprivileged path is not tested here");
+        return;
+    };
+    let exe = std::env::current_exe().unwrap();
+    let world_executable =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o005 == 0o005);
+    if !world_executable(&exe) {
+        eprintln!("{} is not executable by others: skipped", exe.display());
+        return;
+    }
+    // The nested run compiles its libraries into the same scratch folder.
+    let dir = mischief_lib().parent().unwrap().to_path_buf();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&exe)
+        // The sandbox's own tests (the rest does not depend on the uid).
+        .args([
+            "--test-threads=1",
+            "sealed",
+            "constructor",
+            "descriptors",
+            "environment",
+            "network",
+            "fork_bomb",
+            "segfault",
+        ])
+        .env("WORKER_TEST_NESTED", "1")
+        .env("ASCENDOPT_WORKER", env!("CARGO_BIN_EXE_ascendopt-worker"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "as uid 65534:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("test result: ok"), "{text}");
+}
+
+/// The path of `program` on PATH.
+fn which(program: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .ok_or(())
 }

@@ -47,6 +47,7 @@ fn rank(tag: &str) -> u8 {
         "fused_vec_ops" => 1,
         "tail_fold" => 2,
         "buffer_reuse" => 3,
+        "staging_copy" => 3,
         // Before the barriers: PIPE_ALL barriers serialise the pipes, and
         // a second buffer then has nothing to overlap.
         "double_buffer" => 4,
@@ -195,6 +196,7 @@ mod tests {
                 "incorrect",
                 "incorrect:reference: a removal must keep the kernel correct",
             )],
+            ..Feedback::default()
         };
         assert_eq!(
             count(&proposed(&strong, &wrong), "vectorize_scalar"),
@@ -206,6 +208,7 @@ mod tests {
                 wrong.attempts[0].clone(),
                 failed(scalar[1], "incorrect", "x"),
             ],
+            ..Feedback::default()
         };
         assert_eq!(count(&proposed(&strong, &twice), "vectorize_scalar"), 0);
         // Out of memory once: given up at once, other motifs unaffected.
@@ -227,6 +230,7 @@ mod tests {
         ] {
             let oom = Feedback {
                 attempts: vec![failed(scalar[0], verdict, reason)],
+                ..Feedback::default()
             };
             let after = proposed(&strong, &oom);
             assert_eq!(count(&after, "vectorize_scalar"), 0, "{reason}");
@@ -240,6 +244,7 @@ mod tests {
                 "runtime_error:crash: a removal must keep the kernel correct (kernel crashed \
                  (SIGSEGV))",
             )],
+            ..Feedback::default()
         };
         assert_eq!(
             count(&proposed(&strong, &crash), "vectorize_scalar"),

@@ -54,6 +54,7 @@ pub trait Diagnoser {
     fn diagnose(&mut self, req: &DiagnoseRequest<'_>) -> Result<Diagnosis, ProposeError>;
 }
 
+pub mod measured;
 mod rules;
 
 pub use rules::RuleDiagnoser;

@@ -15,12 +15,17 @@
 //! | `mte2_bound_no_overlap` | MTE2 is the busiest pipe and MTE2 + V + MTE3 ratios sum ≤ 1.15 (the pipes take turns)   | double_buffer, tile_size                   |
 //! | `vector_long_chains`    | the vector pipe is the busiest                                                          | fused_vec_ops, buffer_reuse, count_mode    |
 //! | `tail_imbalance`        | slowest block ≥ 1.3 × the mean block                                                    | tail_fold, count_mode                      |
-//! | `balanced`              | none of the above                                                                       | —                                          |
+//! | `below_roofline`        | none of the above, and the kernel reaches under 60% of its roofline                     | every applicable motif                     |
+//! | `balanced`              | none of the above, at 60% of the roofline or more (or no roofline known)                | —                                          |
 //!
-//! The motifs of a diagnosis are the fired rule's motifs that the motif
-//! engine can apply to these sources (an `Absent` site), followed by those
-//! of the other rules that also hold: the diagnoser's own guess, used by
-//! Stage I when it has no experience to retrieve.
+//! When the profile carries the simulator's per-line hotspots, the
+//! measured findings ([`super::measured`]) come first: the diagnosis is
+//! their sentences, naming the lines, and the table above only breaks
+//! ties. The motifs of a diagnosis are the findings' and the fired rules'
+//! motifs that the motif engine can apply to these sources (an `Absent`
+//! site), then every other applicable motif: the diagnoser's own order,
+//! used by Stage I when it has no experience to retrieve or the bank has
+//! nothing left.
 
 use super::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::{applicable_motifs, code_features, lacking_phrase};
@@ -42,6 +47,9 @@ const TAIL_SPREAD: f64 = 1.3;
 const IDLE_PIPES: f64 = 0.35;
 /// Core span below this many µs: the work is too small to spread.
 const TINY_SPAN_US: f64 = 1.0;
+/// Roofline share (%) below which a kernel no rule explains is not called
+/// balanced.
+const FAR_BELOW_ROOFLINE_PCT: f64 = 60.0;
 
 /// The built-in diagnoser: one rule per bottleneck class, explained with
 /// the numbers it saw.
@@ -225,12 +233,23 @@ impl Diagnoser for RuleDiagnoser {
             .lines()
             .filter(|l| l.contains("warning"))
             .count();
+        let measured = super::measured::findings(req.profile, req.sources);
         let mut motifs: Vec<String> = Vec::new();
-        for f in &fired {
-            for m in f.motifs {
-                if applicable.contains(m) && !motifs.iter().any(|x| x == m) {
-                    motifs.push((*m).to_string());
-                }
+        let named = measured
+            .iter()
+            .flat_map(|f| f.motifs.iter())
+            .chain(fired.iter().flat_map(|f| f.motifs.iter()));
+        for m in named {
+            if applicable.contains(m) && !motifs.iter().any(|x| x == m) {
+                motifs.push((*m).to_string());
+            }
+        }
+        // Every other motif the engine can apply comes after: without
+        // experience (or once the bank has nothing left) Stage I still
+        // reaches them.
+        for m in &applicable {
+            if !motifs.iter().any(|x| x == m) {
+                motifs.push((*m).to_string());
             }
         }
         let roofline = n
@@ -242,11 +261,50 @@ impl Diagnoser for RuleDiagnoser {
         } else {
             String::new()
         };
+        if let Some(top) = measured.first() {
+            let text: Vec<String> = measured
+                .iter()
+                .take(3)
+                .map(|f| f.sentence.clone())
+                .collect();
+            let weights: Vec<String> = measured
+                .iter()
+                .map(|f| format!("{} {:.2}", f.kind, f.weight))
+                .collect();
+            return Ok(Diagnosis {
+                kind: top.kind.to_string(),
+                text: text.join("; "),
+                rule: format!(
+                    "measured (slowest block, by source line): {}{roofline}{warn}",
+                    weights.join(", ")
+                ),
+                signature,
+                code_features: features,
+                motifs,
+            });
+        }
         let diagnosis = match fired.first() {
             Some(f) => Diagnosis {
                 kind: f.kind.to_string(),
                 text: f.text.clone(),
                 rule: format!("{}: {}{roofline}{warn}", f.kind, f.rule),
+                signature,
+                code_features: features,
+                motifs,
+            },
+            // A kernel far below its roofline is not balanced, whatever
+            // the pipe ratios say: the time goes somewhere no rule names.
+            None if n.roofline_pct.is_some_and(|p| p < FAR_BELOW_ROOFLINE_PCT) => Diagnosis {
+                kind: "below_roofline".into(),
+                text: format!(
+                    "below the roofline: the kernel reaches {:.0}% of its roofline with no single pipe dominating (vec {:.2}, scalar {:.2}, mte2 {:.2}, mte3 {:.2}); the time goes to waits, fixed copy costs and serialised stages",
+                    n.roofline_pct.unwrap_or_default(),
+                    n.vec, n.scalar, n.mte2, n.mte3
+                ),
+                rule: format!(
+                    "below_roofline: no rule held and roofline reached < {FAR_BELOW_ROOFLINE_PCT}% (vec {:.2}, scalar {:.2}, mte2 {:.2}, mte3 {:.2}, blocks {:.0}, spread {:.2}){roofline}{warn}",
+                    n.vec, n.scalar, n.mte2, n.mte3, n.block_dim, n.spread
+                ),
                 signature,
                 code_features: features,
                 motifs,
@@ -334,5 +392,18 @@ mod tests {
         );
         let quiet = diagnose(&profile(48, 0.1, 0.1, 0.2, 0.2));
         assert_eq!(quiet.kind, "sync_bound", "{}", quiet.rule);
+    }
+
+    #[test]
+    fn a_kernel_far_below_its_roofline_is_not_called_balanced() {
+        // The copy-out pipe busiest, overlapping pipes, every core: no
+        // rule holds.
+        let mut p = profile(48, 0.5, 0.1, 0.5, 0.6);
+        let low = diagnose(&p);
+        assert_eq!(low.kind, "below_roofline", "{}", low.rule);
+        assert!(low.text.contains("30% of its roofline"), "{}", low.text);
+        p["roofline_reached(%)"] = json!(90.0);
+        let high = diagnose(&p);
+        assert_eq!(high.kind, "balanced", "{}", high.rule);
     }
 }

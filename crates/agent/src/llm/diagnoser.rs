@@ -73,6 +73,20 @@ impl Diagnoser for LlmDiagnoser {
                 string_list(&v, "motifs"),
             ))
         });
+        // The measurement by source line, as the rule diagnoser states it:
+        // the proposer sees the lines whichever diagnoser ran.
+        let measured: Vec<String> = crate::diagnose::measured::findings(req.profile, req.sources)
+            .into_iter()
+            .take(5)
+            .map(|f| f.sentence)
+            .collect();
+        let with_measured = |text: String| {
+            if measured.is_empty() {
+                text
+            } else {
+                format!("{text} Measured: {}", measured.join("; "))
+            }
+        };
         match parsed {
             Ok((kind, text, reasoning, motifs)) => Ok(Diagnosis {
                 kind: kind
@@ -85,7 +99,7 @@ impl Diagnoser for LlmDiagnoser {
                         }
                     })
                     .collect(),
-                text,
+                text: with_measured(text),
                 rule: format!("llm: {reasoning}"),
                 signature: ProfileSignature::from_profile_json(req.profile).ok(),
                 code_features: code_features(req.sources),

@@ -289,7 +289,8 @@ pub(crate) fn profile_text(profile: Option<&serde_json::Value>) -> String {
     match profile {
         None => "{}".to_string(),
         Some(p) => {
-            let text = serde_json::to_string_pretty(p).unwrap_or_else(|_| p.to_string());
+            let p = compact_profile(p);
+            let text = serde_json::to_string_pretty(&p).unwrap_or_else(|_| p.to_string());
             if text.len() > 12_000 {
                 let mut cut = 12_000;
                 while !text.is_char_boundary(cut) {
@@ -303,9 +304,213 @@ pub(crate) fn profile_text(profile: Option<&serde_json::Value>) -> String {
     }
 }
 
+/// The profile as a prompt shows it: numbers to four significant digits,
+/// and the per-block list folded (blocks alike but for their id become one
+/// entry naming the ids; with more than four kinds, the slowest and the
+/// fastest block and a count). A 48-block profile is otherwise 27 KB of
+/// near-identical JSON, more than a small model's whole context.
+pub(crate) fn compact_profile(p: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    fn round(v: &Value) -> Value {
+        match v {
+            Value::Number(n) if n.is_f64() => {
+                let x = n.as_f64().unwrap_or(0.0);
+                if x == 0.0 || !x.is_finite() {
+                    return v.clone();
+                }
+                let digits = 4 - 1 - x.abs().log10().floor() as i32;
+                let scale = 10f64.powi(digits.clamp(-12, 12));
+                serde_json::json!((x * scale).round() / scale)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(round).collect()),
+            Value::Object(o) => {
+                Value::Object(o.iter().map(|(k, v)| (k.clone(), round(v))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    fn ids_text(ids: &[i64]) -> String {
+        let mut parts = Vec::new();
+        let mut i = 0;
+        while i < ids.len() {
+            let mut j = i;
+            while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+                j += 1;
+            }
+            parts.push(if i == j {
+                ids[i].to_string()
+            } else {
+                format!("{}-{}", ids[i], ids[j])
+            });
+            i = j + 1;
+        }
+        parts.join(",")
+    }
+    let mut out = round(p);
+    fold_hotspots(&mut out);
+    let Some(blocks) = out.get("blocks").and_then(Value::as_array).cloned() else {
+        return out;
+    };
+    if blocks.len() < 2 {
+        return out;
+    }
+    // Group blocks equal but for their id, in first-seen order.
+    let mut kinds: Vec<(Value, Vec<i64>)> = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        let id = b
+            .get("block_id")
+            .and_then(Value::as_i64)
+            .unwrap_or(i as i64);
+        let mut body = b.clone();
+        if let Some(o) = body.as_object_mut() {
+            o.remove("block_id");
+        }
+        match kinds.iter_mut().find(|(k, _)| *k == body) {
+            Some((_, ids)) => ids.push(id),
+            None => kinds.push((body, vec![id])),
+        }
+    }
+    let time = |b: &Value| b.get("aiv_time(us)").and_then(Value::as_f64).unwrap_or(0.0);
+    let shown: Vec<&(Value, Vec<i64>)> = if kinds.len() <= 4 {
+        kinds.iter().collect()
+    } else {
+        let slowest = kinds
+            .iter()
+            .max_by(|a, b| time(&a.0).total_cmp(&time(&b.0)));
+        let fastest = kinds
+            .iter()
+            .min_by(|a, b| time(&a.0).total_cmp(&time(&b.0)));
+        slowest.into_iter().chain(fastest).collect()
+    };
+    let folded: Vec<Value> = shown
+        .into_iter()
+        .map(|(body, ids)| {
+            let mut entry = serde_json::Map::new();
+            entry.insert("block_ids".into(), Value::String(ids_text(ids)));
+            if let Some(o) = body.as_object() {
+                entry.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            Value::Object(entry)
+        })
+        .collect();
+    if let Some(o) = out.as_object_mut() {
+        if kinds.len() > 4 {
+            o.insert(
+                "blocks_note".into(),
+                Value::String(format!(
+                    "{} blocks of {} kinds: the slowest and the fastest shown",
+                    blocks.len(),
+                    kinds.len()
+                )),
+            );
+        }
+        o.insert("blocks".into(), Value::Array(folded));
+    }
+    out
+}
+
+/// Most per-line hotspots a prompt shows.
+const PROMPT_HOTSPOT_LINES: usize = 8;
+
+/// The per-line hotspots as one sentence a line (file:line, API, kind,
+/// pipe, the largest of busy, wait and scalar time and its share), the
+/// costliest [`PROMPT_HOTSPOT_LINES`] of them: the same facts in a tenth of
+/// the JSON.
+fn fold_hotspots(profile: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Some(lines) = profile
+        .pointer("/hotspots/lines")
+        .and_then(Value::as_array)
+        .cloned()
+    else {
+        return;
+    };
+    let num = |l: &Value, k: &str| l.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let text = |l: &Value, k: &str| l.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let cost = |l: &Value| {
+        num(l, "busy_us")
+            .max(num(l, "wait_us"))
+            .max(num(l, "scalar_us"))
+    };
+    let mut ranked: Vec<&Value> = lines.iter().collect();
+    ranked.sort_by(|a, b| cost(b).total_cmp(&cost(a)));
+    let shown: Vec<Value> = ranked
+        .iter()
+        .take(PROMPT_HOTSPOT_LINES)
+        .map(|l| {
+            let (what, us, share) = [
+                ("busy", num(l, "busy_us"), num(l, "busy_share")),
+                ("waiting", num(l, "wait_us"), num(l, "wait_share")),
+                ("scalar", num(l, "scalar_us"), num(l, "scalar_share")),
+            ]
+            .into_iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or(("busy", 0.0, 0.0));
+            let bytes = num(l, "bytes");
+            Value::String(format!(
+                "{}:{} {} ({}, {}) x{}: {what} {us} us ({:.0}% of the block){}",
+                text(l, "file"),
+                l.get("line").and_then(Value::as_u64).unwrap_or(0),
+                text(l, "api"),
+                text(l, "kind"),
+                text(l, "pipe"),
+                l.get("count").and_then(Value::as_u64).unwrap_or(0),
+                share * 100.0,
+                if bytes > 0.0 {
+                    format!(", {bytes} bytes")
+                } else {
+                    String::new()
+                }
+            ))
+        })
+        .collect();
+    if let Some(h) = profile.get_mut("hotspots").and_then(Value::as_object_mut) {
+        if lines.len() > shown.len() {
+            h.insert(
+                "lines_note".into(),
+                Value::String(format!(
+                    "the costliest {} of {} lines",
+                    shown.len(),
+                    lines.len()
+                )),
+            );
+        }
+        h.insert("lines".into(), Value::Array(shown));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_of_alike_blocks_is_folded_and_rounded() {
+        let block = |id: u32, t: f64| serde_json::json!({"block_id": id, "aiv_time(us)": t, "aiv_mte2_ratio": 0.9832150543706744});
+        let mut blocks: Vec<_> = (0..47).map(|i| block(i, 88.53833333333333)).collect();
+        blocks.push(block(47, 60.0));
+        let p = serde_json::json!({"Task Duration(us)": 109.01833333333333, "blocks": blocks});
+        let c = compact_profile(&p);
+        assert_eq!(c["Task Duration(us)"], 109.0);
+        let b = c["blocks"].as_array().unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0]["block_ids"], "0-46");
+        assert_eq!(b[0]["aiv_mte2_ratio"], 0.9832);
+        assert_eq!(b[1]["block_ids"], "47");
+        assert!(profile_text(Some(&p)).len() < 400);
+
+        // Many kinds: the slowest and the fastest, and how many there were.
+        let blocks: Vec<_> = (0..10).map(|i| block(i, 10.0 + f64::from(i))).collect();
+        let c = compact_profile(&serde_json::json!({"blocks": blocks}));
+        let b = c["blocks"].as_array().unwrap();
+        assert_eq!(
+            (b[0]["block_ids"].as_str(), b[1]["block_ids"].as_str()),
+            (Some("9"), Some("0"))
+        );
+        assert!(c["blocks_note"]
+            .as_str()
+            .unwrap()
+            .contains("10 blocks of 10 kinds"));
+    }
 
     #[test]
     fn dense_retrieval_needs_an_embedding_model() {

@@ -3,7 +3,8 @@
 use super::{feedback_text, llm_error, profile_text};
 use crate::motif::{registry, SiteState, Sources};
 use crate::proposer::{
-    Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest, TilingEditRequest,
+    NoCandidate, Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest,
+    TilingEditRequest,
 };
 use crate::session::Action;
 use ascendopt_llm::client::{LlmClient, Message};
@@ -51,33 +52,40 @@ fn files_of(sources: &Sources) -> BTreeMap<String, String> {
 }
 
 /// The answer's edits applied to `current`: the new sources, or why none.
-pub(crate) fn apply_answer(current: &Sources, answer: &str) -> Result<(Sources, String), String> {
+pub(crate) fn apply_answer(
+    current: &Sources,
+    answer: &str,
+) -> Result<(Sources, String), NoCandidate> {
     let parsed = parse_blocks(answer);
     if parsed.blocks.is_empty() && parsed.problems.is_empty() {
-        return Err("the answer has no SEARCH/REPLACE edit block".into());
+        return Err(NoCandidate::no_edit(
+            "the answer has no SEARCH/REPLACE edit block",
+        ));
     }
     let applied = apply_blocks(&files_of(current), &parsed);
     if !applied.changed() {
-        return Err(format!(
-            "no edit block applied: {}",
-            if applied.rejected.is_empty() {
-                "the edits change nothing".to_string()
-            } else {
-                applied.rejection_text()
-            }
-        ));
-    }
-    for path in applied.files.keys() {
-        if !(path.starts_with("op_kernel/") || path.starts_with("op_host/")) {
-            return Err(format!(
-                "the edit creates {path}: only files under op_kernel/ and op_host/ are sources"
-            ));
-        }
+        let outside = !applied.rejected.is_empty() && applied.rejected.iter().all(|r| r.outside);
+        return Err(NoCandidate {
+            reason: format!(
+                "no edit block applied: {}",
+                if applied.rejected.is_empty() {
+                    "the edits change nothing".to_string()
+                } else {
+                    applied.rejection_text()
+                }
+            ),
+            outside,
+        });
     }
     let mut out = current.clone();
     for (path, text) in &applied.files {
         if current.get(path) != Some(text.as_str()) {
-            out.set(path, text.clone());
+            // Every path here is confined (`apply_blocks`); `set` checks
+            // again.
+            out.set(path, text.clone()).map_err(|e| NoCandidate {
+                reason: e.to_string(),
+                outside: true,
+            })?;
         }
     }
     let note = if applied.rejected.is_empty() {
@@ -111,8 +119,8 @@ impl LlmProposer {
         for turn in 0..=self.repairs {
             let reply = self.client.chat(role, op, &messages).map_err(llm_error)?;
             let answer = reply.content;
-            let result =
-                apply_answer(current, &answer).and_then(|(s, note)| check(&s).map(|()| (s, note)));
+            let result = apply_answer(current, &answer)
+                .and_then(|(s, note)| check(&s).map(|()| (s, note)).map_err(NoCandidate::no_edit));
             match result {
                 Ok((sources, note)) => {
                     let summary =
@@ -289,13 +297,15 @@ impl Proposer for LlmProposer {
                 match &p.action.motif {
                     Some(m) if tags.contains(m) => {}
                     Some(m) if req.removed.contains(m) => {
-                        p.candidate = Err(format!("motif {m} was already removed in this chain"));
+                        p.candidate = Err(NoCandidate::no_edit(format!(
+                            "motif {m} was already removed in this chain"
+                        )));
                     }
                     Some(_) => {}
                     None => {
-                        p.candidate = Err(
-                            "the answer names no motif (a line `MOTIF: <tag>` is required)".into(),
-                        );
+                        p.candidate = Err(NoCandidate::no_edit(
+                            "the answer names no motif (a line `MOTIF: <tag>` is required)",
+                        ));
                     }
                 }
             }
@@ -445,14 +455,18 @@ mod tests {
         let before =
             Sources::from_files([("op_host/h.cpp", host), ("op_kernel/k.cpp", "int k;\n")]);
         let mut inside = before.clone();
-        inside.set("op_host/h.cpp", host.replace("n > 4", "n >= 4"));
+        inside
+            .set("op_host/h.cpp", host.replace("n > 4", "n >= 4"))
+            .unwrap();
         assert!(confined_to_tiling(&before, &inside, "op_host/h.cpp").is_ok());
         let mut outside = before.clone();
-        outside.set("op_host/h.cpp", host.replace("int z = 0", "int z = 1"));
+        outside
+            .set("op_host/h.cpp", host.replace("int z = 0", "int z = 1"))
+            .unwrap();
         let err = confined_to_tiling(&before, &outside, "op_host/h.cpp").unwrap_err();
         assert!(err.contains("outside"), "{err}");
         let mut kernel = before.clone();
-        kernel.set("op_kernel/k.cpp", "int k2;\n".into());
+        kernel.set("op_kernel/k.cpp", "int k2;\n".into()).unwrap();
         assert!(confined_to_tiling(&before, &kernel, "op_host/h.cpp").is_err());
         let (file, region) = tiling_regions(&before).unwrap();
         assert_eq!(file, "op_host/h.cpp");

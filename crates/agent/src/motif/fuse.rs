@@ -6,14 +6,18 @@
 //!   op), likewise Adds → Add, Maxs → Max, Mins → Min. It declines when the
 //!   destination may alias the source (in-place calls, or parameters that
 //!   some caller passes the same tensor for).
-//! - apply: `Duplicate(a, k, n)` directly followed by `Mul|Add|Max|Min`
-//!   (or `Sub` with `a` subtracted) that reads `a`, where `a` is the
-//!   destination or a scratch tensor used nowhere else, becomes the
-//!   vector-scalar op; `Muls(t, x, k, n); Add(d, d, t, n);` with `t` a
-//!   scratch tensor becomes `Axpy(d, x, k, n)`.
+//! - apply: a broadcast `Duplicate(a, k, n)` whose tile feeds vector ops
+//!   anywhere later in its block (`Mul|Add|Max|Min`, `Sub` or `Div` with
+//!   `a` as one operand) becomes the vector-scalar form of each, and the
+//!   Duplicate goes (preconditions at `fuse_duplicate`); `Muls(t, x, k, n);
+//!   Add(d, d, t, n);` with `t` a scratch tensor becomes `Axpy(d, x, k, n)`;
+//!   pairs with one fused instruction (`Mul`+`Add` → `FusedMulAdd` or
+//!   `MulAddDst`, `Reciprocal`+`Mul` → `Div`, `Muls(-1)`+`Add` → `Sub`)
+//!   become it (`fuse_pair`). All fusions of a package also come as one
+//!   candidate.
 
 use super::syntax::{self, Call, Parsed};
-use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
+use super::{site_at, with_file, Engine, MotifInfo, Plan, Site, SiteState, Sources};
 use tree_sitter::Node;
 
 /// Fused vector-scalar instructions.
@@ -113,7 +117,7 @@ impl Engine for FusedVecOps {
 
     fn info(&self) -> MotifInfo {
         MotifInfo {
-            title: "Use fused vector-scalar instructions (Muls/Adds/Maxs/Mins, Axpy) instead of Duplicate + tensor op",
+            title: "Use fused vector instructions (Muls/Adds/Maxs/Mins for a broadcast scalar, Axpy, FusedMulAdd, MulAddDst, Div for Reciprocal+Mul) instead of separate ops",
             bottleneck: "extra vector instructions: a scalar is broadcast with Duplicate into a tile just to feed a tensor-tensor Mul/Add/Max/Min, or a product is written to scratch and added back; vector busy time and instruction count grow",
             reuse_when: "a Duplicate of a scalar feeds exactly one binary op (or a Muls feeds one Add), and the broadcast tile is not needed elsewhere",
             avoid_when: "the broadcast tile is reused by many ops across the loop (hoist it instead), or the scalar differs per element",
@@ -123,6 +127,53 @@ impl Engine for FusedVecOps {
     }
 
     fn plans(&self, pkg: &Sources) -> Vec<Plan> {
+        let mut out = site_plans(pkg);
+        // Every fusion of the file at once: one of several broadcasts
+        // saves too little to show beyond noise, all of them together do.
+        let fusions = out
+            .iter()
+            .filter(|p| p.site.state == SiteState::Absent && p.output.is_some())
+            .count();
+        if fusions >= 2 {
+            let first = out
+                .iter()
+                .find(|p| p.site.state == SiteState::Absent && p.output.is_some())
+                .map(|p| p.site.clone());
+            let mut cur = pkg.clone();
+            let mut done = 0;
+            for _ in 0..32 {
+                let next = site_plans(&cur)
+                    .into_iter()
+                    .find(|p| p.site.state == SiteState::Absent && p.output.is_some())
+                    .and_then(|p| p.output);
+                match next {
+                    Some(n) if n != cur => {
+                        cur = n;
+                        done += 1;
+                    }
+                    _ => break,
+                }
+            }
+            if let (Some(first), true) = (first, done >= 2) {
+                let site = Site {
+                    span: (0, 0),
+                    line: 1,
+                    note: format!("all {done} fusions of the package"),
+                    ..first
+                };
+                out.push(Plan {
+                    site,
+                    output: Some(cur),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Every single-site plan of the motif.
+fn site_plans(pkg: &Sources) -> Vec<Plan> {
+    {
         let mut out = Vec::new();
         for (file, text) in pkg.kernel_files() {
             let Some(parsed) = Parsed::new(text) else {
@@ -145,6 +196,14 @@ impl Engine for FusedVecOps {
                 }
                 if call.name == "Muls" && call.args.len() == 4 {
                     if let Some(plan) = fuse_axpy(pkg, file, &parsed, call, stmt) {
+                        out.push(plan);
+                    }
+                }
+                if let Some(plan) = fuse_pair(pkg, file, &parsed, call, stmt) {
+                    out.push(plan);
+                }
+                if call.name == "FusedMulAdd" {
+                    if let Some(plan) = unfuse_fma(pkg, file, &parsed, call, stmt) {
                         out.push(plan);
                     }
                 }
@@ -203,7 +262,7 @@ fn removal(
 }
 
 /// The statement right after `stmt` in its block.
-fn next_statement(stmt: Node<'_>) -> Option<Node<'_>> {
+pub(crate) fn next_statement(stmt: Node<'_>) -> Option<Node<'_>> {
     let mut next = stmt.next_named_sibling();
     while let Some(n) = next {
         if n.kind() != "comment" {
@@ -225,6 +284,133 @@ fn fuse_edit(text: &str, first: Node<'_>, second: Node<'_>, new: String) -> Opti
     syntax::apply_edits(text, &[(del, String::new()), (second.byte_range(), new)])
 }
 
+/// True when `node` mentions the identifier `name` (as an identifier or a
+/// field).
+fn mentions(parsed: &Parsed<'_>, node: Node<'_>, name: &str) -> bool {
+    syntax::descendants(node).into_iter().any(|n| {
+        (n.kind() == "identifier" || n.kind() == "field_identifier") && parsed.src(n) == name
+    })
+}
+
+/// The next statement of the block after `stmt` that mentions any of
+/// `names` (statements that mention none of them are skipped over).
+fn next_mentioning<'t>(parsed: &Parsed<'_>, stmt: Node<'t>, names: &[&str]) -> Option<Node<'t>> {
+    let mut cur = stmt;
+    while let Some(n) = next_statement(cur) {
+        if names.iter().any(|x| mentions(parsed, n, x)) {
+            return Some(n);
+        }
+        cur = n;
+    }
+    None
+}
+
+/// True when the occurrence `o` of `name` is the destination of a vector
+/// call whose other arguments do not mention `name` (a write that ends
+/// the previous value).
+fn is_pure_write(parsed: &Parsed<'_>, o: Node<'_>, name: &str) -> bool {
+    let Some(stmt) = syntax::ancestor(o, &["expression_statement"]) else {
+        return false;
+    };
+    let Some(call) = syntax::statement_call(parsed, stmt) else {
+        return false;
+    };
+    syntax::is_vector_op(&call.name)
+        && call.args.first().is_some_and(|d| {
+            d.kind() == "identifier" && parsed.src(*d) == name && syntax::within(o, *d)
+        })
+        && call.args[1..].iter().all(|x| !mentions(parsed, *x, name))
+}
+
+/// True when no code outside `stmt.start .. keep_end` can read the value
+/// `stmt` gives `name`: the scope is the function when the name is
+/// declared there, else the whole file. Earlier uses in the function are
+/// other values, unless a loop around `stmt` carries this one to them:
+/// then the first use in the loop body must be a write.
+fn dead_outside(parsed: &Parsed<'_>, stmt: Node<'_>, name: &str, keep_end: usize) -> bool {
+    let Some(func) = syntax::enclosing_function(stmt) else {
+        return false;
+    };
+    let local = syntax::declared_names(parsed, func).contains(&name);
+    let scope = if local { func } else { parsed.root() };
+    let looped = syntax::ancestor(stmt, &["for_statement", "while_statement", "do_statement"])
+        .filter(|l| syntax::within(*l, func));
+    let occurrences: Vec<Node<'_>> = syntax::descendants(scope)
+        .into_iter()
+        .filter(|n| {
+            (n.kind() == "identifier" || n.kind() == "field_identifier") && parsed.src(*n) == name
+        })
+        .filter(|n| {
+            !n.parent().is_some_and(|p| {
+                matches!(
+                    p.kind(),
+                    "init_declarator"
+                        | "declaration"
+                        | "field_declaration"
+                        | "reference_declarator"
+                )
+            })
+        })
+        .collect();
+    let first_in_loop_writes = looped.is_none_or(|l| {
+        occurrences
+            .iter()
+            .find(|o| syntax::within(**o, l))
+            .is_none_or(|o| is_pure_write(parsed, *o, name))
+    });
+    occurrences.iter().all(|o| {
+        let at = o.start_byte();
+        if (stmt.start_byte()..keep_end).contains(&at) {
+            return true;
+        }
+        if at < stmt.start_byte() && syntax::within(*o, func) {
+            return match looped {
+                Some(l) if syntax::within(*o, l) => first_in_loop_writes,
+                _ => true,
+            };
+        }
+        false
+    })
+}
+
+/// Names an expression assigns anywhere inside `node`.
+fn assigned_in(parsed: &Parsed<'_>, node: Node<'_>) -> Vec<String> {
+    syntax::descendants(node)
+        .into_iter()
+        .filter(|n| n.kind() == "assignment_expression" || n.kind() == "update_expression")
+        .filter_map(|n| {
+            let target = n
+                .child_by_field_name("left")
+                .or_else(|| n.child_by_field_name("argument"))?;
+            let leaf = syntax::descendants(target)
+                .into_iter()
+                .rev()
+                .find(|x| x.kind() == "identifier" || x.kind() == "field_identifier")?;
+            Some(parsed.src(leaf).to_string())
+        })
+        .collect()
+}
+
+/// True for a float literal or name that is exactly one (`1`, `1.0f`).
+fn is_one(k: &str) -> bool {
+    let t = k.trim().trim_end_matches(['f', 'F']);
+    t == "1" || t == "1.0" || t == "1." || t == "1.0e0"
+}
+
+/// True for a literal minus one.
+fn is_minus_one(k: &str) -> bool {
+    k.trim().strip_prefix('-').is_some_and(is_one)
+}
+
+/// A broadcast `Duplicate(a, k, n)` whose tile feeds vector ops anywhere
+/// later in its block: each op that reads `a` as one operand becomes the
+/// vector-scalar form (`Mul → Muls`, `Add → Adds`, `Max → Maxs`, `Min →
+/// Mins`, `Sub(d, x, a) → Adds(d, x, -k)`, `Div(d, x, a) → Muls(d, x, 1/k)`
+/// for floats, `Div(d, a, x)` with `k` one → `Reciprocal`), and the
+/// Duplicate goes. Preconditions: `a` is a plain tensor name; every use of
+/// `a` until the next write of it is such an op with the same count; `a`
+/// is not used elsewhere in its scope; nothing in between assigns a name
+/// `k` uses.
 fn fuse_duplicate(
     pkg: &Sources,
     file: &str,
@@ -232,52 +418,258 @@ fn fuse_duplicate(
     dup: &Call<'_>,
     stmt: Node<'_>,
 ) -> Option<Plan> {
-    if !syntax::in_block(stmt) {
+    if !syntax::in_block(stmt) || dup.args[0].kind() != "identifier" {
         return None;
     }
-    let next = next_statement(stmt)?;
-    let op = syntax::statement_call(parsed, next)?;
-    if op.args.len() != 4 || !["Mul", "Add", "Max", "Min", "Sub"].contains(&op.name.as_str()) {
-        return None;
-    }
+    let text = parsed.text;
     let a = parsed.src(dup.args[0]);
     let k = parsed.src(dup.args[1]);
     let n = parsed.src(dup.args[2]);
-    let args = syntax::arg_texts(parsed, &op);
-    if args[3] != n {
+    let k_names: Vec<&str> = syntax::identifiers(parsed, dup.args[1]);
+    let k_fields: Vec<&str> = syntax::descendants(dup.args[1])
+        .into_iter()
+        .filter(|x| x.kind() == "field_identifier")
+        .map(|x| parsed.src(x))
+        .collect();
+    let del = {
+        let r = stmt.byte_range();
+        if syntax::alone_on_lines(text, r.clone()) {
+            syntax::line_range(text, r)
+        } else {
+            r
+        }
+    };
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = vec![(del, String::new())];
+    let mut notes: Vec<String> = Vec::new();
+    let mut cur = stmt;
+    let mut end = stmt.end_byte();
+    let mut killed = false;
+    while let Some(t) = next_statement(cur) {
+        cur = t;
+        // Nothing in the range may change the broadcast value.
+        if assigned_in(parsed, t)
+            .iter()
+            .any(|x| k_names.contains(&x.as_str()) || k_fields.contains(&x.as_str()))
+        {
+            return None;
+        }
+        if !mentions(parsed, t, a) {
+            continue;
+        }
+        let op = syntax::statement_call(parsed, t)?;
+        let args = syntax::arg_texts(parsed, &op);
+        if !syntax::is_vector_op(&op.name) {
+            return None;
+        }
+        if args.first() == Some(&a) && (1..args.len()).all(|i| !mentions(parsed, op.args[i], a)) {
+            // Overwritten: the broadcast is dead from here.
+            killed = true;
+            break;
+        }
+        if args.len() != 4 {
+            return None;
+        }
+        let (d, s0, s1, m) = (args[0], args[1], args[2], args[3]);
+        let reads = (s0 == a) as u8 + (s1 == a) as u8;
+        if reads == 0 {
+            // Written (not read): the broadcast is dead from here.
+            if d == a && !(1..args.len()).any(|i| mentions(parsed, op.args[i], a)) {
+                killed = true;
+                break;
+            }
+            return None;
+        }
+        let nested = (1..3).any(|i| args[i] != a && mentions(parsed, op.args[i], a));
+        if reads != 1 || m != n || nested {
+            return None;
+        }
+        let other = if s0 == a { s1 } else { s0 };
+        let ty = syntax::elem_type_of(parsed, op.args[0]).unwrap_or("");
+        let float = matches!(
+            ty,
+            "float" | "half" | "bfloat16_t" | "T" | "DTYPE_X" | "DTYPE_Y"
+        );
+        let new = match (op.name.as_str(), s1 == a) {
+            ("Mul", _) => format!("Muls({d}, {other}, {k}, {m});"),
+            ("Add", _) => format!("Adds({d}, {other}, {k}, {m});"),
+            ("Max", _) => format!("Maxs({d}, {other}, {k}, {m});"),
+            ("Min", _) => format!("Mins({d}, {other}, {k}, {m});"),
+            ("Sub", true) => format!("Adds({d}, {other}, {}, {m});", negate(k)),
+            ("Div", true) if float && !ty.is_empty() => format!(
+                "Muls({d}, {other}, static_cast<{ty}>(1.0f / static_cast<float>({k})), {m});"
+            ),
+            ("Div", false) if is_one(k) => format!("Reciprocal({d}, {other}, {m});"),
+            _ => return None,
+        };
+        notes.push(format!(
+            "{} at line {}",
+            op.name,
+            syntax::line_of(text, t.start_byte())
+        ));
+        edits.push((t.byte_range(), new));
+        end = t.end_byte();
+        if d == a {
+            killed = true;
+            break;
+        }
+    }
+    if notes.is_empty() {
         return None;
     }
-    let other = if args[2] == a && args[1] != a {
-        args[1]
-    } else if args[1] == a && args[2] != a && op.name != "Sub" {
-        args[2]
-    } else {
+    // Once the tile is overwritten, later uses see another value: only
+    // uses before the Duplicate (a loop's earlier statements) or in other
+    // functions could still read this one.
+    if killed {
+        end = syntax::enclosing_function(stmt)?.end_byte();
+    }
+    if !dead_outside(parsed, stmt, a, end) {
         return None;
+    }
+    let site = site_at::<FusedVecOps>(
+        file,
+        text,
+        stmt.byte_range(),
+        SiteState::Absent,
+        format!("{} feeds {}", parsed.src(stmt), notes.join(", ")),
+    );
+    let output = syntax::apply_edits(text, &edits).map(|t| with_file(pkg, file, t));
+    Some(Plan { site, output })
+}
+
+/// Pairs of vector ops with one fused instruction (the first op's result
+/// used by the second only):
+/// - `Mul(d, d, a); Add(d, d, b)` → `FusedMulAdd(d, a, b)` (d = a·d + b);
+/// - `Mul(t, a, b); Add(d, d, t)` → `MulAddDst(d, a, b)` (d = a·b + d);
+/// - `Reciprocal(t, a); Mul(d, x, t)` → `Div(d, x, a)`;
+/// - `Muls(t, a, -1); Add(d, x, t)` → `Sub(d, x, a)`.
+///
+/// The second op is the next statement of the block that mentions any of
+/// the tensors involved; the counts are the same text.
+fn fuse_pair(
+    pkg: &Sources,
+    file: &str,
+    parsed: &Parsed<'_>,
+    first: &Call<'_>,
+    stmt: Node<'_>,
+) -> Option<Plan> {
+    if !syntax::in_block(stmt) {
+        return None;
+    }
+    let text = parsed.text;
+    let f = syntax::arg_texts(parsed, first);
+    let (kind, involved): (&str, Vec<&str>) = match (first.name.as_str(), f.len()) {
+        ("Mul", 4) if (f[0] == f[1]) != (f[0] == f[2]) => ("fma", vec![f[0], f[1], f[2]]),
+        ("Mul", 4) if f[0] != f[1] && f[0] != f[2] => ("muladd", vec![f[0], f[1], f[2]]),
+        ("Reciprocal", 3) if f[0] != f[1] => ("div", vec![f[0], f[1]]),
+        ("Muls", 4) if is_minus_one(f[2]) && f[0] != f[1] => ("sub", vec![f[0], f[1]]),
+        _ => return None,
     };
-    if args[0] != a {
-        // `a` is scratch: it must be dead outside these two statements.
-        let func = syntax::enclosing_function(stmt)?;
-        let root = syntax::tensor_root(parsed, dup.args[0])?;
-        if root != a || !only_used_in(parsed, func, root, &[stmt, next]) {
+    let count = *f.last()?;
+    let next = next_mentioning(parsed, stmt, &involved)?;
+    let second = syntax::statement_call(parsed, next)?;
+    let s = syntax::arg_texts(parsed, &second);
+    let fused = match kind {
+        "fma" => {
+            let d = f[0];
+            let a = if f[1] == d { f[2] } else { f[1] };
+            if second.name != "Add" || s.len() != 4 || s[3] != count || s[0] != d {
+                return None;
+            }
+            let b = match (s[1] == d, s[2] == d) {
+                (true, false) => s[2],
+                (false, true) => s[1],
+                _ => return None,
+            };
+            if b == a && a == d {
+                return None;
+            }
+            format!("FusedMulAdd({d}, {a}, {b}, {count});")
+        }
+        "muladd" => {
+            let t = f[0];
+            if second.name != "Add" || s.len() != 4 || s[3] != count {
+                return None;
+            }
+            let d = s[0];
+            let reads_d_and_t = (s[1] == d && s[2] == t) || (s[1] == t && s[2] == d);
+            if !reads_d_and_t || d == f[1] || d == f[2] || d == t {
+                return None;
+            }
+            format!("MulAddDst({d}, {}, {}, {count});", f[1], f[2])
+        }
+        "div" => {
+            let (t, a) = (f[0], f[1]);
+            if second.name != "Mul" || s.len() != 4 || s[3] != count {
+                return None;
+            }
+            let x = match (s[1] == t, s[2] == t) {
+                (true, false) => s[2],
+                (false, true) => s[1],
+                _ => return None,
+            };
+            format!("Div({}, {x}, {a}, {count});", s[0])
+        }
+        _ => {
+            let (t, a) = (f[0], f[1]);
+            if second.name != "Add" || s.len() != 4 || s[3] != count {
+                return None;
+            }
+            let x = match (s[1] == t, s[2] == t) {
+                (true, false) => s[2],
+                (false, true) => s[1],
+                _ => return None,
+            };
+            format!("Sub({}, {x}, {a}, {count});", s[0])
+        }
+    };
+    // A scratch result must be dead after the pair.
+    if kind != "fma" {
+        let t = f[0];
+        if first.args[0].kind() != "identifier" || !dead_outside(parsed, stmt, t, next.end_byte()) {
             return None;
         }
     }
-    let (fused, scalar) = match op.name.as_str() {
-        "Mul" => ("Muls", k.to_string()),
-        "Add" => ("Adds", k.to_string()),
-        "Max" => ("Maxs", k.to_string()),
-        "Min" => ("Mins", k.to_string()),
-        _ => ("Adds", negate(k)),
-    };
-    let new = format!("{fused}({}, {other}, {scalar}, {n});", args[0]);
     let site = site_at::<FusedVecOps>(
         file,
-        parsed.text,
+        text,
         stmt.start_byte()..next.end_byte(),
         SiteState::Absent,
-        format!("{} + {}", parsed.src(stmt), parsed.src(next)),
+        format!("{} + {} -> {fused}", parsed.src(stmt), parsed.src(next)),
     );
-    let output = fuse_edit(parsed.text, stmt, next, new).map(|t| with_file(pkg, file, t));
+    let output = fuse_edit(text, stmt, next, fused).map(|t| with_file(pkg, file, t));
+    Some(Plan { site, output })
+}
+
+/// `FusedMulAdd(d, a, b, n)` back to `Mul(d, a, d, n); Add(d, d, b, n);`.
+fn unfuse_fma(
+    pkg: &Sources,
+    file: &str,
+    parsed: &Parsed<'_>,
+    call: &Call<'_>,
+    stmt: Node<'_>,
+) -> Option<Plan> {
+    let a = syntax::arg_texts(parsed, call);
+    if a.len() != 4 || !syntax::in_block(stmt) {
+        return None;
+    }
+    let text = parsed.text;
+    let indent = syntax::indent_at(text, stmt.start_byte());
+    let new = format!(
+        "Mul({d}, {x}, {d}, {n});\n{indent}Add({d}, {d}, {b}, {n});",
+        d = a[0],
+        x = a[1],
+        b = a[2],
+        n = a[3]
+    );
+    let site = site_at::<FusedVecOps>(
+        file,
+        text,
+        stmt.byte_range(),
+        SiteState::Present,
+        parsed.src(stmt).to_string(),
+    );
+    let output =
+        syntax::apply_edits(text, &[(stmt.byte_range(), new)]).map(|t| with_file(pkg, file, t));
     Some(Plan { site, output })
 }
 
@@ -412,12 +804,90 @@ mod tests {
             .unwrap();
         let strong = FusedVecOps.apply(&weak, &site).unwrap();
         assert!(strong.get("op_kernel/k.cpp").unwrap().contains("        LocalTensor<T> k = kBuf.Get<T>();\n        Adds(yLocal, xLocal, -bias, length);\n"));
-        // A broadcast read again later is not dead.
+        // A broadcast read by two ops: both take the scalar.
         let used = kernel("        LocalTensor<T> k = kBuf.Get<T>();\n        Duplicate(k, bias, length);\n        Sub(yLocal, xLocal, k, length);\n        Add(yLocal, yLocal, k, length);");
-        assert!(FusedVecOps
+        let site = FusedVecOps
             .detect(&used)
+            .into_iter()
+            .find(|s| s.state == SiteState::Absent)
+            .unwrap();
+        let strong = FusedVecOps.apply(&used, &site).unwrap();
+        assert!(strong.get("op_kernel/k.cpp").unwrap().contains(
+            "        Adds(yLocal, xLocal, -bias, length);\n        Adds(yLocal, yLocal, bias, length);\n"
+        ));
+        // Read by something other than a vector op: left alone.
+        let passed = kernel("        LocalTensor<T> k = kBuf.Get<T>();\n        Duplicate(k, bias, length);\n        Sub(yLocal, xLocal, k, length);\n        Helper(k);");
+        assert!(FusedVecOps
+            .detect(&passed)
             .iter()
             .all(|s| s.state == SiteState::Present));
+    }
+
+    #[test]
+    fn broadcasts_anywhere_in_the_block_feed_scalar_forms() {
+        // Both broadcasts first, uses later, barriers in between; a tile
+        // reused for a second constant.
+        let weak = kernel("        LocalTensor<T> lo = loBuf.Get<T>();\n        LocalTensor<T> hi = hiBuf.Get<T>();\n        Duplicate(lo, minValue, length);\n        Duplicate(hi, maxValue, length);\n        PipeBarrier<PIPE_ALL>();\n        Max(yLocal, xLocal, lo, length);\n        PipeBarrier<PIPE_ALL>();\n        Min(yLocal, yLocal, hi, length);\n        Duplicate(lo, 2.0f, length);\n        Div(yLocal, yLocal, lo, length);");
+        let sites: Vec<Site> = FusedVecOps
+            .detect(&weak)
+            .into_iter()
+            .filter(|s| s.state == SiteState::Absent)
+            .collect();
+        assert_eq!(sites.len(), 4, "{sites:?}");
+        // All at once first, then one by one.
+        assert_eq!(sites[0].note, "all 3 fusions of the package");
+        let cur = FusedVecOps.apply(&weak, &sites[0]).unwrap();
+        let one = FusedVecOps.apply(&weak, &sites[1]).unwrap();
+        assert_eq!(
+            one.get("op_kernel/k.cpp")
+                .unwrap()
+                .matches("Duplicate")
+                .count(),
+            2
+        );
+        let k = cur.get("op_kernel/k.cpp").unwrap();
+        assert!(!k.contains("Duplicate"), "{k}");
+        assert!(k.contains("Maxs(yLocal, xLocal, minValue, length);"), "{k}");
+        assert!(k.contains("Mins(yLocal, yLocal, maxValue, length);"), "{k}");
+        assert!(
+            k.contains(
+                "Muls(yLocal, yLocal, static_cast<T>(1.0f / static_cast<float>(2.0f)), length);"
+            ),
+            "{k}"
+        );
+    }
+
+    #[test]
+    fn pairs_with_a_fused_instruction_fuse_and_unfuse() {
+        let weak = kernel("        Sub(yLocal, eLocal, sLocal, length);\n        Mul(yLocal, yLocal, wLocal, length);\n        Add(yLocal, yLocal, sLocal, length);");
+        let site = FusedVecOps
+            .detect(&weak)
+            .into_iter()
+            .find(|s| s.state == SiteState::Absent)
+            .unwrap();
+        let strong = FusedVecOps.apply(&weak, &site).unwrap();
+        let k = strong.get("op_kernel/k.cpp").unwrap();
+        assert!(k.contains("        Sub(yLocal, eLocal, sLocal, length);\n        FusedMulAdd(yLocal, wLocal, sLocal, length);\n"), "{k}");
+        let back = FusedVecOps
+            .detect(&strong)
+            .into_iter()
+            .find(|s| s.state == SiteState::Present && s.note.starts_with("FusedMulAdd"))
+            .unwrap();
+        let weak2 = FusedVecOps.remove(&strong, &back).unwrap();
+        assert!(weak2.get("op_kernel/k.cpp").unwrap().contains(
+            "Mul(yLocal, wLocal, yLocal, length);\n        Add(yLocal, yLocal, sLocal, length);"
+        ));
+        let recip = kernel("        LocalTensor<T> t = tBuf.Get<T>();\n        Reciprocal(t, xLocal, length);\n        Mul(yLocal, yLocal, t, length);");
+        let site = FusedVecOps
+            .detect(&recip)
+            .into_iter()
+            .find(|s| s.state == SiteState::Absent)
+            .unwrap();
+        let k = FusedVecOps.apply(&recip, &site).unwrap();
+        assert!(k
+            .get("op_kernel/k.cpp")
+            .unwrap()
+            .contains("Div(yLocal, yLocal, xLocal, length);"));
     }
 
     #[test]

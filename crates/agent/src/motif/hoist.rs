@@ -14,7 +14,12 @@
 //!   runs every iteration.
 //! - apply: an invariant S directly in a loop body moves just before the
 //!   loop.
+//!
+//! Invariant GM loads (the same bytes copied into a `TBuf` tile on every
+//! call of a function that runs in a loop) are loaded once per block
+//! ([`super::load_once`]).
 
+use super::load_once;
 use super::syntax::{self, Call, Parsed};
 use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
 use tree_sitter::Node;
@@ -172,6 +177,7 @@ impl Engine for HoistInvariant {
             let Some(parsed) = Parsed::new(text) else {
                 continue;
             };
+            out.extend(load_once::plans::<Self>(pkg, file, &parsed));
             let writes = writers(&parsed);
             for loop_node in parsed.all() {
                 let Some(body) = syntax::for_body(loop_node) else {
@@ -259,6 +265,33 @@ impl Engine for HoistInvariant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gamma_row_loaded_in_every_iteration_is_loaded_once() {
+        let text = "template <typename T>\nclass K {\npublic:\n    void Process() {\n        for (uint32_t r = 0; r < rows; r++) {\n            Compute(r);\n        }\n    }\n    void Compute(uint32_t r) {\n        LocalTensor<T> g = gammaBuf.Get<T>();\n        DataCopyExtParams p{1, static_cast<uint32_t>(this->cols * sizeof(T)), 0, 0, 0};\n        DataCopyPad(g, gammaGm, p, {false, 0, 0, 0});\n        PipeBarrier<PIPE_ALL>();\n        LocalTensor<T> x = q.DeQue<T>();\n        DataCopyPad(x, xGm[r * cols], p, {false, 0, 0, 0});\n        Mul(x, x, g, cols);\n    }\nprivate:\n    TBuf<TPosition::VECCALC> gammaBuf;\n    GlobalTensor<T> gammaGm, xGm;\n};\n";
+        let weak = Sources::from_files([("op_kernel/k.cpp", text)]);
+        let sites: Vec<_> = HoistInvariant
+            .detect(&weak)
+            .into_iter()
+            .filter(|s| s.state == SiteState::Absent)
+            .collect();
+        assert_eq!(sites.len(), 1, "{sites:?}");
+        assert_eq!(sites[0].line, 12);
+        let strong = HoistInvariant.apply(&weak, &sites[0]).unwrap();
+        let k = strong.get("op_kernel/k.cpp").unwrap();
+        assert!(k.contains("        if (!ascLoaded0) {\n            DataCopyPad(g, gammaGm, p, {false, 0, 0, 0});\n            ascLoaded0 = true;\n        }\n"), "{k}");
+        assert!(k.contains("    bool ascLoaded0 = false;\n};"), "{k}");
+        let back = HoistInvariant
+            .detect(&strong)
+            .into_iter()
+            .find(|s| s.state == SiteState::Present && s.note.contains("once per block"))
+            .unwrap();
+        let weak2 = HoistInvariant.remove(&strong, &back).unwrap();
+        assert!(!weak2
+            .get("op_kernel/k.cpp")
+            .unwrap()
+            .contains("if (!ascLoaded0)"));
+    }
     use crate::motif::Motif;
 
     const STRONG: &str = r#"class K {

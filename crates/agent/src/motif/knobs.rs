@@ -1,17 +1,29 @@
-//! Motifs that live in the host tiling: double buffering (`BUFFER_NUM`),
-//! the all-core launch (`MAX_CORE_NUM`) and large tiles (`TILE_BYTES`,
-//! `TILE_ELEMS`). They rewrite the knob constants of the
-//! `// ascendopt:tiling-begin/end` regions (read with
-//! `ascendopt_op::tiling`, the parser Stage II uses), always to a value the
-//! knob's domain admits, so the host code keeps its own feasibility caps
-//! (tile capped by UB, core count capped by the work).
+//! Motifs that live in the host tiling: double buffering (buffer count),
+//! the all-core launch (core count) and large tiles (tile or UB size).
 //!
-//! Double buffering has a second form for kernels without tiling knobs: a
+//! Two kinds of knobs carry them:
+//! - annotated knobs of `// ascendopt:tiling-begin/end` regions (read with
+//!   `ascendopt_op::tiling`, the parser Stage II uses), recognised by name
+//!   (`BUFFER_NUM`, `*CORE_NUM`, `TILE_*`) and always moved to a value the
+//!   annotation admits;
+//! - knobs found in plain host code ([`crate::knobfind`]), recognised by
+//!   what they decide (a value reaching `SetBlockDim` is a core count, one
+//!   named or flowing into a buffer count is a buffer count, ...), moved
+//!   in place (the candidate differs from the input by a number).
+//!
+//! A move that may not fit (more cores, a bigger tile) comes as a ladder:
+//! one site per value, from the far one down towards the current value,
+//! so that when the far value fails (UB overflow, an infeasible tiling) the
+//! next candidate of the same round is the largest value below it: the
+//! step lands at the largest feasible value instead of being dropped.
+//!
+//! Double buffering has a third form for kernels without tiling knobs: a
 //! file-scope `constexpr` constant (or a literal) passed as the buffer count
 //! of `pipe->InitBuffer(queue, num, bytes)`.
 
 use super::syntax::{self, Parsed};
 use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
+use crate::knobfind::{self, ChipLimits, FoundKnob, Role};
 use ascendopt_op::tiling::{Knob, TilingSource};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,35 +52,123 @@ fn line_bytes(text: &str, line: usize) -> std::ops::Range<usize> {
     text.len()..text.len()
 }
 
-/// Plans that move one knob: `decide` gives (state, new value) for a knob
-/// it recognises.
+/// Plans that move one annotated knob: `decide` gives the state and the
+/// new values (a ladder, far value first) for a knob it recognises.
 fn knob_plans<E: Engine>(
     pkg: &Sources,
-    decide: impl Fn(&Knob) -> Option<(SiteState, i64)>,
+    decide: impl Fn(&Knob) -> Option<(SiteState, Vec<i64>)>,
 ) -> Vec<Plan> {
     let mut out = Vec::new();
     for (file, ts) in tiling_sources(pkg) {
         for knob in &ts.knobs {
-            let Some((state, value)) = decide(knob) else {
+            let Some((state, ladder)) = decide(knob) else {
                 continue;
             };
             let range = line_bytes(&ts.text, knob.line);
+            for value in ladder {
+                let site = site_at::<E>(
+                    &file,
+                    &ts.text,
+                    range.clone(),
+                    state,
+                    format!(
+                        "{} = {} -> {value} (domain {})",
+                        knob.name,
+                        knob.value,
+                        knob.domain()
+                    ),
+                );
+                let output = (value != knob.value && knob.admits(value))
+                    .then(|| {
+                        let values = BTreeMap::from([(knob.name.clone(), value)]);
+                        ts.render_with(&values).ok()
+                    })
+                    .flatten()
+                    .map(|text| with_file(pkg, &file, text));
+                out.push(Plan { site, output });
+            }
+        }
+    }
+    out
+}
+
+/// Plans that move one knob found in plain host code (the package is read
+/// without any found-knob markers a Stage II search left): `decide` gives
+/// the state and the ladder of new values for a knob of interest.
+fn found_plans<E: Engine>(
+    pkg: &Sources,
+    decide: impl Fn(&FoundKnob) -> Option<(SiteState, Vec<i64>)>,
+) -> Vec<Plan> {
+    let plain = knobfind::restore(pkg);
+    let found = knobfind::discover(&plain, &ChipLimits::default());
+    let mut out = Vec::new();
+    for knob in &found.knobs {
+        let Some((state, ladder)) = decide(knob) else {
+            continue;
+        };
+        let Some(text) = plain.get(&knob.file) else {
+            continue;
+        };
+        for value in ladder {
             let site = site_at::<E>(
-                &file,
-                &ts.text,
-                range,
+                &knob.file,
+                text,
+                knob.literal.clone(),
                 state,
-                format!("{} = {} (domain {})", knob.name, knob.value, knob.domain()),
+                format!(
+                    "{} -> {value} (found: {}; {})",
+                    knob.label,
+                    knob.role.describe(),
+                    knob.sinks.join(", ")
+                ),
             );
-            let output = (value != knob.value && knob.admits(value))
+            let output = (value != knob.value)
                 .then(|| {
-                    let values = BTreeMap::from([(knob.name.clone(), value)]);
-                    ts.render_with(&values).ok()
+                    knobfind::with_values(
+                        &plain,
+                        std::slice::from_ref(knob),
+                        &BTreeMap::from([(knob.name.clone(), value)]),
+                    )
                 })
-                .flatten()
-                .map(|text| with_file(pkg, &file, text));
+                .flatten();
             out.push(Plan { site, output });
         }
+    }
+    out
+}
+
+/// A ladder of values from `far` towards `current`: `far` first, then
+/// the admitted value halfway (by position among `admitted`, so halving on
+/// a power-of-two domain, arithmetic halving on a step domain) between
+/// the last one and `current`, and so on; at most `steps` values, never
+/// `current`.
+pub(crate) fn ladder(current: i64, far: i64, steps: usize, admitted: &[i64]) -> Vec<i64> {
+    let mut between: Vec<i64> = admitted
+        .iter()
+        .copied()
+        .filter(|&v| {
+            if far > current {
+                v > current && v <= far
+            } else {
+                v < current && v >= far
+            }
+        })
+        .collect();
+    between.sort_unstable();
+    if far < current {
+        between.reverse();
+    }
+    // `between` runs from next-to-current to far.
+    let mut out = Vec::new();
+    let Some(mut idx) = between.len().checked_sub(1) else {
+        return out;
+    };
+    while out.len() < steps {
+        out.push(between[idx]);
+        if idx == 0 {
+            break;
+        }
+        idx /= 2;
     }
     out
 }
@@ -101,13 +201,23 @@ impl Engine for DoubleBuffer {
                 return None;
             }
             if k.value >= 2 {
-                Some((SiteState::Present, 1))
+                Some((SiteState::Present, vec![1]))
             } else if k.value == 1 && k.admits(2) {
-                Some((SiteState::Absent, 2))
+                Some((SiteState::Absent, vec![2]))
             } else {
                 None
             }
         });
+        plans.extend(found_plans::<Self>(pkg, |k| {
+            if k.role != Role::Buffers {
+                return None;
+            }
+            match k.value {
+                1 => Some((SiteState::Absent, vec![2])),
+                2.. => Some((SiteState::Present, vec![1])),
+                _ => None,
+            }
+        }));
         plans.extend(kernel_buffer_plans(pkg));
         plans
     }
@@ -160,12 +270,61 @@ fn kernel_buffer_plans(pkg: &Sources) -> Vec<Plan> {
                     parsed.src(call.node)
                 ),
             );
-            let output = syntax::apply_edits(text, &[(range, new.to_string())])
+            let output = syntax::apply_edits(text, &[(range.clone(), new.to_string())])
                 .map(|t| with_file(pkg, file, t));
+            // Second buffers take UB: the same change with the tiles the
+            // host found halved, for when the first does not fit.
+            if state == SiteState::Absent {
+                if let Some(halved) = output.as_ref().and_then(with_halved_tiles) {
+                    let site = site_at::<DoubleBuffer>(
+                        file,
+                        text,
+                        range.clone(),
+                        state,
+                        format!(
+                            "buffer count {} of {}, tiles halved to fit",
+                            parsed.src(literal),
+                            parsed.src(call.node)
+                        ),
+                    );
+                    out.push(Plan {
+                        site,
+                        output: Some(halved),
+                    });
+                }
+            }
             out.push(Plan { site, output });
         }
     }
     out
+}
+
+/// `pkg` with every tile or UB size found in its host code halved (None
+/// when there is none).
+fn with_halved_tiles(pkg: &Sources) -> Option<Sources> {
+    let plain = knobfind::restore(pkg);
+    let found = knobfind::discover(&plain, &ChipLimits::default());
+    let sizes: Vec<FoundKnob> = found
+        .knobs
+        .into_iter()
+        .filter(|k| k.role == Role::Size && k.value >= 2 * k.min.max(1))
+        .collect();
+    if sizes.is_empty() {
+        return None;
+    }
+    let values: BTreeMap<String, i64> = sizes
+        .iter()
+        .map(|k| {
+            let half = k
+                .candidates()
+                .into_iter()
+                .filter(|&v| v <= k.value / 2)
+                .max()
+                .unwrap_or(k.value / 2);
+            (k.name.clone(), half)
+        })
+        .collect();
+    knobfind::with_values(&plain, &sizes, &values)
 }
 
 /// File-scope `constexpr`/`const` integer constants: name → literal node.
@@ -240,18 +399,36 @@ impl Engine for MultiCore {
     }
 
     fn plans(&self, pkg: &Sources) -> Vec<Plan> {
-        knob_plans::<Self>(pkg, |k| {
+        let cores = i64::from(ChipLimits::default().cores);
+        let mut plans = knob_plans::<Self>(pkg, |k| {
             if !k.name.contains("CORE_NUM") || k.name.starts_with("MIN") || k.max <= 1 {
                 return None;
             }
             if k.value == k.max {
-                Some((SiteState::Present, fewer_cores(k)))
+                Some((SiteState::Present, vec![fewer_cores(k)]))
             } else if k.value < k.max {
-                Some((SiteState::Absent, k.max))
+                Some((
+                    SiteState::Absent,
+                    ladder(k.value, k.max, 4, &k.candidates()),
+                ))
             } else {
                 None
             }
-        })
+        });
+        plans.extend(found_plans::<Self>(pkg, |k| {
+            if k.role != Role::Cores {
+                return None;
+            }
+            if k.value >= cores {
+                Some((SiteState::Present, vec![(k.value / 6).max(1)]))
+            } else {
+                Some((
+                    SiteState::Absent,
+                    ladder(k.value, cores, 4, &k.candidates()),
+                ))
+            }
+        }));
+        plans
     }
 }
 
@@ -282,7 +459,7 @@ impl Engine for TileSize {
     }
 
     fn plans(&self, pkg: &Sources) -> Vec<Plan> {
-        knob_plans::<Self>(pkg, |k| {
+        let mut plans = knob_plans::<Self>(pkg, |k| {
             if !is_tile_knob(&k.name) || k.min <= 0 {
                 return None;
             }
@@ -293,17 +470,56 @@ impl Engine for TileSize {
                     .copied()
                     .filter(|&v| v >= k.value / 32)
                     .min()?;
-                Some((SiteState::Present, small))
+                Some((SiteState::Present, vec![small]))
             } else {
                 let large = candidates
                     .iter()
                     .copied()
                     .filter(|&v| v <= k.value.saturating_mul(32))
                     .max()?;
-                (large > k.value).then_some((SiteState::Absent, large))
+                (large > k.value)
+                    .then(|| (SiteState::Absent, ladder(k.value, large, 5, &candidates)))
             }
-        })
+        });
+        let ub = ChipLimits::default().ub_bytes as i64;
+        plans.extend(found_plans::<Self>(pkg, |k| match k.role {
+            Role::Size => {
+                let all = k.candidates();
+                if k.value.saturating_mul(16) <= ub {
+                    let far = all
+                        .iter()
+                        .copied()
+                        .filter(|&v| v <= k.value.saturating_mul(32) && v <= ub / 2)
+                        .max()?;
+                    (far > k.value).then(|| (SiteState::Absent, ladder(k.value, far, 5, &all)))
+                } else {
+                    let small = all.iter().copied().filter(|&v| v >= k.value / 32).min()?;
+                    (small < k.value).then(|| (SiteState::Present, vec![small]))
+                }
+            }
+            // A count of tiles (or a split of the UB): fewer, larger tiles.
+            Role::Count if k.value > 1 && tile_count(k) => {
+                Some((SiteState::Absent, ladder(k.value, 1, 4, &k.candidates())))
+            }
+            Role::Count if k.value == 1 && tile_count(k) => Some((SiteState::Present, vec![8])),
+            _ => None,
+        }));
+        plans
     }
+}
+
+/// A count knob that divides the work into tiles or the UB into parts
+/// (more of them, smaller tiles).
+fn tile_count(k: &FoundKnob) -> bool {
+    let l = k.label.to_ascii_lowercase();
+    let fields = k.sinks.join(" ").to_ascii_lowercase();
+    l.contains("tile")
+        || l.contains("loop")
+        || l.contains("factor")
+        || l.contains("split")
+        || fields.contains("tilenum")
+        || fields.contains("tile_num")
+        || fields.contains("loop")
 }
 
 #[cfg(test)]
@@ -338,8 +554,9 @@ mod tests {
         assert!(!host.contains(from), "{host}");
         assert!(motif.apply(&strong, &sites[0]).is_none());
         let weak_sites = motif.detect(&weak);
-        assert_eq!(weak_sites.len(), 1);
-        assert_eq!(weak_sites[0].state, SiteState::Absent);
+        assert!(!weak_sites.is_empty());
+        assert!(weak_sites.iter().all(|s| s.state == SiteState::Absent));
+        // The far end of the ladder first: the strong value.
         let back = motif.apply(&weak, &weak_sites[0]).unwrap();
         assert_eq!(back, strong);
     }
@@ -395,6 +612,54 @@ mod tests {
             .apply(&weak, &DoubleBuffer.detect(&weak)[0])
             .unwrap();
         assert_eq!(back, strong);
+    }
+
+    #[test]
+    fn ladders_halve_the_distance_towards_the_current_value() {
+        let pow2: Vec<i64> = (10..=17).map(|e| 1i64 << e).collect();
+        assert_eq!(ladder(1024, 32768, 5, &pow2), [32768, 8192, 4096, 2048]);
+        let cores: Vec<i64> = (1..=48).collect();
+        assert_eq!(ladder(8, 48, 4, &cores), [48, 28, 18, 13]);
+        assert_eq!(ladder(8, 1, 4, &cores), [1, 4, 6, 7]);
+        assert!(ladder(48, 48, 4, &cores).is_empty());
+    }
+
+    #[test]
+    fn found_knobs_move_in_place_by_role() {
+        let host = "namespace optiling {\nconst uint32_t BLOCK_DIM = 8;\nconst uint32_t TILE_LENGTH = 1024;\nstatic ge::graphStatus TilingFunc(gert::TilingContext* context)\n{\n    context->SetBlockDim(BLOCK_DIM);\n    tiling.set_tileLength(TILE_LENGTH);\n    tiling.set_bufferNum(2);\n    return ge::GRAPH_SUCCESS;\n}\n}\n";
+        let weak = pkg(host);
+        let sites = MultiCore.detect(&weak);
+        assert_eq!(sites[0].state, SiteState::Absent);
+        assert_eq!(sites[0].line, 2);
+        let strong = MultiCore.apply(&weak, &sites[0]).unwrap();
+        assert!(strong
+            .get("op_host/k.cpp")
+            .unwrap()
+            .contains("const uint32_t BLOCK_DIM = 48;"));
+        let back = MultiCore.detect(&strong);
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].state, SiteState::Present);
+        let sites = TileSize.detect(&weak);
+        assert_eq!(sites[0].state, SiteState::Absent, "{sites:?}");
+        let big = TileSize.apply(&weak, &sites[0]).unwrap();
+        assert!(big
+            .get("op_host/k.cpp")
+            .unwrap()
+            .contains("const uint32_t TILE_LENGTH = 32768;"));
+        // The next rung is smaller, for when the far one does not fit.
+        let next = TileSize.apply(&weak, &sites[1]).unwrap();
+        assert!(next
+            .get("op_host/k.cpp")
+            .unwrap()
+            .contains("const uint32_t TILE_LENGTH = 8192;"));
+        let buffers = DoubleBuffer.detect(&weak);
+        assert_eq!(buffers.len(), 1);
+        assert_eq!(buffers[0].state, SiteState::Present);
+        let single = DoubleBuffer.remove(&weak, &buffers[0]).unwrap();
+        assert!(single
+            .get("op_host/k.cpp")
+            .unwrap()
+            .contains("tiling.set_bufferNum(1);"));
     }
 
     #[test]

@@ -152,7 +152,8 @@ fn host_ub_edits(pkg: &Sources, split: bool) -> Vec<(String, String)> {
 fn with_kernel_and_host(pkg: &Sources, file: &str, kernel: String, split: bool) -> Sources {
     let mut out = with_file(pkg, file, kernel);
     for (path, text) in host_ub_edits(pkg, split) {
-        out.set(&path, text);
+        // `path` is a key of `pkg`, confined when it was set.
+        let _ = out.set(&path, text);
     }
     out
 }

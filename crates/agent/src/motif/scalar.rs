@@ -9,8 +9,14 @@
 //!   loop-invariant scalar `k`), optionally wrapped in `static_cast<T>`,
 //!   becomes the vector call over the loop's count.
 //!
+//! - apply, any other body: a loop of straight-line element-wise code
+//!   (locals, several stores, `max`/`min`, `abs`, `sqrt`, `exp`, constant
+//!   stores) over UB or over GM becomes vector instructions
+//!   ([`super::scalar_loop`] says how and when it declines).
+//!
 //! Declines where the element type is not declared in sight.
 
+use super::scalar_loop;
 use super::syntax::{self, Call, Parsed};
 use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
 use tree_sitter::Node;
@@ -225,6 +231,63 @@ fn application(
     Some(Plan { site, output })
 }
 
+/// Any other element-wise loop ([`super::scalar_loop`]): over UB, the
+/// vector instructions in its place; over GM, a chunked vector loop
+/// through a UB scratch buffer the class gets (a `TBuf` member and its
+/// `InitBuffer` after the class's last one).
+fn general(pkg: &Sources, file: &str, parsed: &Parsed<'_>, loop_node: Node<'_>) -> Option<Plan> {
+    if loop_node.has_error() {
+        return None;
+    }
+    let text = parsed.text;
+    let scratch = (0..)
+        .map(|k| format!("ascVecBuf{k}"))
+        .find(|n| !text.contains(n.as_str()))?;
+    let c = scalar_loop::compile(parsed, loop_node, &scratch)?;
+    let mut edits = vec![(loop_node.byte_range(), c.text.clone())];
+    if c.gm {
+        let class = syntax::ancestor(loop_node, &["class_specifier", "struct_specifier"])?;
+        let body = class.child_by_field_name("body")?;
+        let init = parsed
+            .calls()
+            .into_iter()
+            .rfind(|call| call.name == "InitBuffer" && syntax::within(call.node, class))?;
+        let stmt = init.statement()?;
+        let callee = parsed.src(init.node.child_by_field_name("function")?);
+        let prefix = callee.strip_suffix("InitBuffer")?;
+        let indent = syntax::indent_at(text, stmt.start_byte());
+        edits.push((
+            stmt.end_byte()..stmt.end_byte(),
+            format!(
+                "\n{indent}{prefix}InitBuffer({scratch}, {} * {});",
+                c.slots,
+                scalar_loop::CHUNK_BYTES
+            ),
+        ));
+        let members = syntax::named_children(body);
+        let last = members.last()?;
+        let member_indent = syntax::indent_at(text, last.start_byte());
+        let close = body.end_byte().checked_sub(1)?;
+        let line_start = text[..close].rfind('\n').map_or(0, |p| p + 1);
+        if !text[line_start..close].trim().is_empty() {
+            return None;
+        }
+        edits.push((
+            line_start..line_start,
+            format!("{member_indent}AscendC::TBuf<AscendC::TPosition::VECCALC> {scratch};\n"),
+        ));
+    }
+    let site = site_at::<VectorizeScalar>(
+        file,
+        text,
+        loop_node.byte_range(),
+        SiteState::Absent,
+        c.note,
+    );
+    let output = syntax::apply_edits(text, &edits).map(|t| with_file(pkg, file, t));
+    Some(Plan { site, output })
+}
+
 /// A scalar operand: kept as written when it is a plain name (its type is
 /// then the kernel's business), else cast to the destination's type.
 fn cast_scalar(parsed: &Parsed<'_>, dst: Node<'_>, k: &str) -> String {
@@ -267,6 +330,8 @@ impl Engine for VectorizeScalar {
             for node in parsed.all() {
                 if node.kind() == "for_statement" {
                     if let Some(plan) = application(pkg, file, &parsed, node) {
+                        out.push(plan);
+                    } else if let Some(plan) = general(pkg, file, &parsed, node) {
                         out.push(plan);
                     }
                     continue;
@@ -325,6 +390,30 @@ mod tests {
             .apply(&weak, &VectorizeScalar.detect(&weak)[0])
             .unwrap();
         assert_eq!(back, strong);
+    }
+
+    #[test]
+    fn a_scalar_tail_over_gm_gets_a_scratch_buffer_and_chunks() {
+        let text = "template <typename T>\nclass K {\npublic:\n    void Init() {\n        pipe.InitBuffer(inQueueX, BUFFER_NUM, tileLength * sizeof(T));\n    }\n    void Process() {\n        for (uint32_t i = 0; i < tailLength; i++) {\n            zGm.SetValue(base + i, xGm.GetValue(base + i) + yGm.GetValue(base + i));\n        }\n    }\nprivate:\n    AscendC::TPipe pipe;\n    AscendC::GlobalTensor<T> xGm, yGm, zGm;\n};\n";
+        let weak = Sources::from_files([("op_kernel/k.cpp", text)]);
+        let site = VectorizeScalar
+            .detect(&weak)
+            .into_iter()
+            .find(|s| s.state == SiteState::Absent)
+            .unwrap();
+        assert!(
+            site.note.starts_with("scalar loop over GM at line 8"),
+            "{site:?}"
+        );
+        let strong = VectorizeScalar.apply(&weak, &site).unwrap();
+        let k = strong.get("op_kernel/k.cpp").unwrap();
+        assert!(k.contains("        pipe.InitBuffer(inQueueX, BUFFER_NUM, tileLength * sizeof(T));\n        pipe.InitBuffer(ascVecBuf0, 3 * 4096);\n"), "{k}");
+        assert!(k.contains("    AscendC::GlobalTensor<T> xGm, yGm, zGm;\n    AscendC::TBuf<AscendC::TPosition::VECCALC> ascVecBuf0;\n};"), "{k}");
+        assert!(
+            k.contains("AscendC::LocalTensor<T> ascVec = ascVecBuf0.Get<T>();"),
+            "{k}"
+        );
+        assert!(!k.contains("GetValue"), "{k}");
     }
 
     #[test]

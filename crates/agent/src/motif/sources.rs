@@ -99,15 +99,26 @@ impl Sources {
         self.files.get(path).map(|s| s.as_str())
     }
 
-    /// Replaces (or adds) one file.
-    pub fn set(&mut self, path: &str, text: String) {
-        self.files.insert(path.to_string(), text);
+    /// Replaces (or adds) one file: a C/C++ file under `op_kernel/` or
+    /// `op_host/`, named by a path that is normalised first; anything else
+    /// (op.toml, a golden, a path leaving those folders) is refused.
+    pub fn set(&mut self, path: &str, text: String) -> Result<(), MotifError> {
+        let path = ascendopt_llm::edits::confined_path(path).map_err(MotifError::Outside)?;
+        self.files.insert(path, text);
+        Ok(())
     }
 
     /// [`Sources::set`] for a file given by its path on disk, `path`
     /// lying under the package folder `dir` (as rendered tiling files are).
-    pub fn set_at(&mut self, dir: &Path, path: &Path, text: String) {
-        self.set(&relative(dir, path), text);
+    pub fn set_at(&mut self, dir: &Path, path: &Path, text: String) -> Result<(), MotifError> {
+        if !path.starts_with(dir) {
+            return Err(MotifError::Outside(format!(
+                "{} is not under the package {}",
+                path.display(),
+                dir.display()
+            )));
+        }
+        self.set(&relative(dir, path), text)
     }
 
     /// Every file, in path order.
@@ -218,8 +229,14 @@ mod tests {
         assert_eq!(s.kernel_files().count(), 1);
         assert_eq!(s.host_files().count(), 2);
         let before = s.clone();
-        s.set("op_kernel/k.cpp", "int k2;\n".into());
+        s.set("op_kernel/k.cpp", "int k2;\n".into()).unwrap();
         assert_eq!(s.changed_files(&before), ["op_kernel/k.cpp"]);
+        // Nothing outside the sources can be set.
+        for bad in ["op_kernel/../op.toml", "op.toml", "../x.cpp", "/tmp/x.h"] {
+            assert!(s.set(bad, "x".into()).is_err(), "{bad}");
+        }
+        assert_eq!(s.set("op_kernel/./new.h", "y".into()).ok(), Some(()));
+        assert_eq!(s.get("op_kernel/new.h"), Some("y"));
 
         let out = tempfile::tempdir().unwrap();
         s.write_to(out.path()).unwrap();

@@ -11,8 +11,12 @@
 //!   the same layout the strided copy produces.
 //! - apply: that loop (a one-block `DataCopyExtParams` built from
 //!   `params.blockLen`, the UB pitch, one `DataCopyPad` of subscripted
-//!   tensors, bounded by `params.blockCount`) becomes the strided copy.
+//!   tensors, bounded by `params.blockCount`) becomes the strided copy;
+//!   any other loop that copies one row per iteration at offsets affine in
+//!   the loop index becomes one strided (or contiguous) copy guarded by
+//!   what the copy needs ([`super::row_copy`]).
 
+use super::row_copy;
 use super::syntax::{self, Call, Parsed};
 use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
 use tree_sitter::Node;
@@ -200,6 +204,17 @@ impl Engine for StridedCopy {
                 if node.kind() == "for_statement" {
                     if let Some(plan) = application(pkg, file, &parsed, node) {
                         out.push(plan);
+                    } else if let Some(c) = row_copy::compile(&parsed, node) {
+                        let site = site_at::<Self>(
+                            file,
+                            text,
+                            node.byte_range(),
+                            SiteState::Absent,
+                            c.note,
+                        );
+                        let output = syntax::apply_edits(text, &[(node.byte_range(), c.text)])
+                            .map(|t| with_file(pkg, file, t));
+                        out.push(Plan { site, output });
                     }
                     continue;
                 }

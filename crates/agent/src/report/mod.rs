@@ -44,5 +44,5 @@ pub fn write_report(dir: &Path, results: &Results) -> Result<PathBuf, AgentError
     };
     write(RESULTS_JSON, &json)?;
     write(REPORT_MD, &markdown::render(results))?;
-    write(REPORT_HTML, &html::render(results))
+    write(REPORT_HTML, &html::render(results, Some(dir)))
 }

@@ -72,6 +72,54 @@ pub struct RunMeta {
     /// LLM and embeddings usage per run, when an endpoint was configured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub llm_usage: Vec<LlmUsageRow>,
+    /// Wall time of the invocation that wrote the report, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_seconds: Option<f64>,
+    /// The invocation resumed an earlier one (its wall time is then only
+    /// the resumed part).
+    #[serde(default)]
+    pub resumed: bool,
+    /// The bank file the methods retrieved from, relative to the report
+    /// folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_file: Option<String>,
+}
+
+/// The profile of a benchmark case in brief, for the report: msprof's
+/// top-line fields and the pipe ratios of the slowest block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileBrief {
+    /// `Task Duration(us)` (noise-free).
+    pub task_duration_us: f64,
+    /// `Block Dim`.
+    pub block_dim: u32,
+    /// `vector`, `cube` or `mix`.
+    pub op_type: String,
+    /// GM bytes over the cores' span, GB/s.
+    pub achieved_gbps: f64,
+    /// (msprof ratio name, ratio) of the slowest block.
+    pub ratios: Vec<(String, f64)>,
+}
+
+impl ProfileBrief {
+    /// The brief of `p`.
+    pub fn of(p: &ascendopt_sim::timing::Profile) -> ProfileBrief {
+        ProfileBrief {
+            task_duration_us: p.task_duration_us,
+            block_dim: p.block_dim,
+            op_type: p.op_type.clone(),
+            achieved_gbps: p.achieved_gbps,
+            ratios: p
+                .slowest_block()
+                .map(|b| {
+                    b.ratios()
+                        .into_iter()
+                        .map(|(n, v)| (n.to_string(), v))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The LLM calls of one run of a benchmark (a method, or `rewind`), from
@@ -151,6 +199,20 @@ pub struct OutcomeSummary {
     /// Why the method stopped without a result (an infrastructure error,
     /// not a verdict).
     pub error: Option<String>,
+    /// Why each stage stopped, per round, with what it tried and the knobs
+    /// it found.
+    #[serde(default)]
+    pub stops: Vec<crate::outcome::StageStop>,
+    /// The unified diff input → output (`changes.diff`), relative to the
+    /// report folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The input's profile of the benchmark case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_before: Option<ProfileBrief>,
+    /// The output's profile of the benchmark case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_after: Option<ProfileBrief>,
 }
 
 impl OutcomeSummary {
@@ -189,6 +251,10 @@ impl OutcomeSummary {
             trace_before: None,
             trace_after: None,
             error: None,
+            stops: o.stops.clone(),
+            diff: None,
+            profile_before: None,
+            profile_after: None,
         }
     }
 
@@ -213,7 +279,21 @@ impl OutcomeSummary {
             trace_before: None,
             trace_after: None,
             error: Some(error),
+            stops: Vec::new(),
+            diff: None,
+            profile_before: None,
+            profile_after: None,
         }
+    }
+
+    /// Why the method ended on this operator, one line per stage and
+    /// round (the error, when it stopped on one).
+    pub fn why(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.stops.iter().map(|s| s.line()).collect();
+        if let Some(e) = &self.error {
+            out.push(format!("stopped on an error: {e}"));
+        }
+        out
     }
 
     /// The statistics' view.
@@ -279,7 +359,7 @@ pub struct MethodCurve {
     pub method: String,
     /// (evaluations, GM over operators of the best speedup so far), at
     /// every evaluation count where some operator's best changed, plus 0
-    /// and the budget.
+    /// and the most evaluations any operator actually spent.
     pub points: Vec<(u32, f64)>,
 }
 
@@ -344,14 +424,14 @@ pub fn curves(outcomes: &[OutcomeSummary]) -> Vec<MethodCurve> {
         .into_iter()
         .map(|m| {
             let ops: Vec<&OutcomeSummary> = outcomes.iter().filter(|o| o.method == m).collect();
-            let budget = ops.iter().map(|o| o.budget.max(o.spent)).max().unwrap_or(0);
+            let spent = ops.iter().map(|o| o.spent).max().unwrap_or(0);
             let mut xs: BTreeSet<u32> = ops
                 .iter()
                 .flat_map(|o| o.curve.iter().map(|(e, _)| *e))
-                .filter(|e| *e <= budget)
+                .filter(|e| *e <= spent)
                 .collect();
             xs.insert(0);
-            xs.insert(budget);
+            xs.insert(spent);
             let points = xs
                 .into_iter()
                 .map(|e| {
@@ -445,6 +525,10 @@ mod tests {
             trace_before: None,
             trace_after: None,
             error: None,
+            stops: Vec::new(),
+            diff: None,
+            profile_before: None,
+            profile_after: None,
         }
     }
 
@@ -501,10 +585,11 @@ mod tests {
             ]
         );
         assert!((r.tables.by_level[0].stats.gm.unwrap() - 3.0).abs() < 1e-12);
-        // Curve of full: x = 0,1,2,4,6,10.
+        // Curve of full: x = 0,1,2,4,6 (6: the most evaluations spent,
+        // not the budget of 10).
         let c = &r.curves[0];
         let xs: Vec<u32> = c.points.iter().map(|p| p.0).collect();
-        assert_eq!(xs, vec![0, 1, 2, 4, 6, 10]);
+        assert_eq!(xs, vec![0, 1, 2, 4, 6]);
         let at = |e: u32| c.points.iter().find(|p| p.0 == e).unwrap().1;
         assert!((at(0) - 1.0).abs() < 1e-12);
         assert!((at(1) - 1.0).abs() < 1e-12);
@@ -512,8 +597,8 @@ mod tests {
         assert!((at(2) - 2f64.sqrt()).abs() < 1e-12);
         // e=4: a = 2, b = 2 → 2.
         assert!((at(4) - 2.0).abs() < 1e-12);
-        // e=6 and the end: a = 3, b = 2 → sqrt 6.
-        assert!((at(10) - 6f64.sqrt()).abs() < 1e-12);
+        // e=6, the end: a = 3, b = 2 → sqrt 6.
+        assert!((at(6) - 6f64.sqrt()).abs() < 1e-12);
         // JSON round trip.
         let text = serde_json::to_string(&r).unwrap();
         let back: Results = serde_json::from_str(&text).unwrap();

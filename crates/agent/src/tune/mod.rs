@@ -77,6 +77,7 @@
 //! [`random_search`] is the baseline the benchmark compares with: uniform
 //! random assignments, deduplicated and constraint-checked, no learning.
 
+use crate::knobfind::{self, ChipLimits};
 use crate::motif::Sources;
 use crate::outcome::Step;
 use crate::proposer::{Feedback, Proposer, TilingEditRequest};
@@ -146,6 +147,11 @@ pub struct TuneOutcome {
     pub skipped_redundant: u32,
     /// Why the search stopped.
     pub stopped: String,
+    /// The knobs found in the host code (kept with their distinct tilings,
+    /// or dropped with the reason), one line each with file and line.
+    pub found: Vec<String>,
+    /// Every attempt, one line each: what and how it ended.
+    pub tried: Vec<String>,
 }
 
 type Genome = Vec<usize>;
@@ -215,7 +221,8 @@ impl KnobSpace {
             .map_err(|e| e.to_string())?;
         let mut out = base.clone();
         for (path, text) in files {
-            out.set_at(&self.dir, &path, text);
+            out.set_at(&self.dir, &path, text)
+                .map_err(|e| e.to_string())?;
         }
         Ok(out)
     }
@@ -350,9 +357,10 @@ pub fn tune(
     tried: &mut Tried,
     on_attempt: &mut dyn FnMut(&LogEntry),
 ) -> Result<TuneOutcome, AgentError> {
-    let mut incumbent = incumbent;
+    let log_start = session.log().len();
+    let (mut incumbent, found, marked) = mark_found_knobs(session, incumbent, tried, on_attempt)?;
     let mut steps = Vec::new();
-    let mut attempts = 0u32;
+    let mut attempts = u32::from(marked);
     // Branch-logic edits of the tiling region (LLM proposers only).
     let edits = proposer.tiling_edits(&TilingEditRequest {
         current: &incumbent.sources,
@@ -366,11 +374,11 @@ pub fn tune(
         }
         let sources = match proposal.candidate {
             Ok(s) => s,
-            Err(reason) => {
+            Err(refused) => {
                 if session.remaining(Stage::Online) == 0 {
                     break;
                 }
-                session.charge_failed_proposal(Phase::Tune, proposal.action, &reason)?;
+                session.charge_failed_proposal(Phase::Tune, proposal.action, &refused)?;
                 notify(session, on_attempt);
                 attempts += 1;
                 continue;
@@ -383,7 +391,7 @@ pub fn tune(
         let trial = session.evaluate(Phase::Tune, &sources, proposal.action.clone())?;
         attempts += 1;
         if trial.is_correct() && OpPackage::load(&trial.dir).is_ok() {
-            let d = session.faster(&trial, &incumbent);
+            let d = session.accept(&trial, &incumbent);
             settle(session, on_attempt, d.faster, d.reason.clone());
             if d.faster {
                 steps.push(Step {
@@ -420,7 +428,107 @@ pub fn tune(
     out.attempts += attempts;
     steps.append(&mut out.steps);
     out.steps = steps;
+    if out.stopped == "no tiling knobs" {
+        out.stopped = if found.is_empty() {
+            "no tiling knobs: none annotated, and the host code has no integer constant or literal that reaches SetBlockDim or a tiling field".to_string()
+        } else {
+            format!(
+                "no tiling knobs: none annotated, and none of the {} found changes the tiling",
+                found.len()
+            )
+        };
+    } else if out.stopped == "no untried admissible assignment left" {
+        out.stopped =
+            "search space exhausted: every admissible knob assignment was tried or is known"
+                .to_string();
+    }
+    out.found = found;
+    out.tried = session.log()[log_start.min(session.log().len())..]
+        .iter()
+        .map(|e| {
+            let lat = e
+                .latency_us
+                .map(|l| format!(" {l:.2} us"))
+                .unwrap_or_default();
+            format!("{}: {}{lat} ({})", e.action.summary, e.verdict, e.reason)
+        })
+        .collect();
     Ok(out)
+}
+
+/// The chip limits a found knob's domain is derived from.
+pub(crate) fn chip_limits(session: &OpSession<'_>) -> ChipLimits {
+    let p = session.context().device.platform();
+    ChipLimits {
+        cores: p.core_num_aiv.max(1),
+        ub_bytes: p.ub_size.max(1),
+    }
+}
+
+/// Stage II's view of the incumbent: its host code with the knobs found
+/// in it marked as evolvable constants, once the host tiling confirmed
+/// them ([`knobfind::confirm`]). The marked sources launch exactly what
+/// the incumbent launches (same kernel, same tiling), so the run store
+/// answers their evaluation with the incumbent's verdict. Returns the new
+/// incumbent, the found knobs in words, and whether an attempt was made.
+fn mark_found_knobs(
+    session: &mut OpSession<'_>,
+    incumbent: Trial,
+    tried: &mut Tried,
+    on_attempt: &mut dyn FnMut(&LogEntry),
+) -> Result<(Trial, Vec<String>, bool), AgentError> {
+    let plain = knobfind::restore(&incumbent.sources);
+    let discovery = knobfind::discover(&plain, &chip_limits(session));
+    if discovery.knobs.is_empty() {
+        return Ok((incumbent, Vec::new(), false));
+    }
+    let confirmed = knobfind::confirm::confirm(session, &plain, &discovery)?;
+    let notes = confirmed.notes.clone();
+    let Some(marked) = confirmed.sources else {
+        return Ok((incumbent, notes, false));
+    };
+    if marked == incumbent.sources || tried.contains(&marked) {
+        return Ok((incumbent, notes, false));
+    }
+    if !affordable(session, &marked)? {
+        return Ok((incumbent, notes, false));
+    }
+    tried.insert(&marked);
+    let names: Vec<String> = confirmed.knobs.iter().map(|k| k.name.clone()).collect();
+    let trial = session.evaluate(
+        Phase::Tune,
+        &marked,
+        Action {
+            proposer: "tune".into(),
+            motif: None,
+            summary: format!("mark the found knobs {} (same launch)", names.join(", ")),
+            entries: Vec::new(),
+        },
+    )?;
+    if trial.is_correct() {
+        settle(
+            session,
+            on_attempt,
+            false,
+            "the input with its found knobs marked: the base of the search",
+        );
+        Ok((trial, notes, true))
+    } else {
+        let verdict = trial.verdict().label();
+        settle(
+            session,
+            on_attempt,
+            false,
+            format!(
+                "marking the found knobs broke the operator ({verdict}): searched without them"
+            ),
+        );
+        let mut notes = notes;
+        notes.push(format!(
+            "the marked host code failed ({verdict}); found knobs not searched"
+        ));
+        Ok((incumbent, notes, true))
+    }
 }
 
 /// The baseline: uniform random knob assignments (deduplicated,
@@ -460,6 +568,8 @@ fn search(
         skipped_constraint: 0,
         skipped_redundant: 0,
         stopped: String::new(),
+        found: Vec::new(),
+        tried: Vec::new(),
     };
     let Some(inc_latency) = incumbent.latency_us() else {
         out.stopped = "the incumbent is not correct".into();
@@ -706,7 +816,7 @@ fn search(
     } else {
         best.trial.clone()
     };
-    let d = session.faster(&declared, &incumbent);
+    let d = session.accept(&declared, &incumbent);
     if remeasure {
         settle(session, on_attempt, d.faster, d.reason.clone());
     } else {

@@ -90,12 +90,20 @@ fn rule_include() {
         kernel(src),
         vec![
             at("include", 1),
-            at("include", 2),
+            at("include-path", 2),
             at("include", 3),
-            at("include", 5),
+            at("include-path", 5),
             at("include", 6)
         ]
     );
+    // An unknown header is a note (the compiler decides whether it
+    // exists); a path leaving the folder rejects.
+    let findings = check_sources(&[SourceFile {
+        path: K.into(),
+        text: src.into(),
+    }]);
+    let reason = rejection_reason(&findings).unwrap();
+    assert_eq!(reason.lines().count(), 2, "{reason}");
     // <vector> allocates: fine in host code, not in kernel code.
     assert_eq!(kernel("#include <vector>\n"), vec![at("include", 1)]);
     assert_eq!(
@@ -133,8 +141,9 @@ fn include_resolution_follows_the_build() {
 
 #[test]
 fn kernel_rules_follow_includes_from_the_kernel() {
-    // A host header with malloc is fine for the host, but the kernel
-    // includes it, so kernel rules apply; the forced tiling header too.
+    // Kernel rules hold for the kernel's own files, the tiling header it
+    // force-includes among them; a host helper that a kernel file
+    // includes is still host code (public operators share such headers).
     let files = [
         ("op_kernel/k.cpp", "#include \"alloc.h\"\n"),
         (
@@ -152,10 +161,7 @@ fn kernel_rules_follow_includes_from_the_kernel() {
     ];
     assert_eq!(
         check(&files),
-        vec![
-            "kernel-heap@op_host/alloc.h:1".to_string(),
-            "kernel-heap@op_host/x_tiling.h:1".to_string()
-        ]
+        vec!["kernel-heap@op_host/x_tiling.h:1".to_string()]
     );
 }
 
@@ -221,14 +227,16 @@ rk();
             at("forbidden-api", 4),
             at("forbidden-api", 4),
             at("forbidden-api", 5),
-            at("forbidden-api", 6),
+            // The environment, sleeping and libc's random state: harmless
+            // in the sandbox, notes.
+            at("sandboxed-api", 6),
             at("forbidden-api", 7),
-            at("forbidden-api", 8),
+            at("sandboxed-api", 8),
             at("forbidden-api", 9),
             at("forbidden-api", 10),
             at("forbidden-api", 11),
             at("forbidden-api", 12),
-            at("forbidden-api", 13),
+            at("sandboxed-api", 13),
             at("forbidden-api", 14),
             at("forbidden-api", 15),
             at("forbidden-api", 17),
@@ -372,10 +380,8 @@ fn rule_extern_decl() {
     assert_eq!(
         kernel(src),
         vec![
-            at("forbidden-api", 1),
             at("extern-decl", 1),
             at("extern-decl", 2),
-            at("forbidden-api", 4),
             at("extern-decl", 4),
             at("extern-decl", 7),
         ]
@@ -462,4 +468,236 @@ fn repository_operators_pass() {
         "only {checked} operators found under {}",
         ops.display()
     );
+}
+
+/// The bypasses that got through the checker as written before: each is
+/// now a finding naming the rule, file and line.
+#[test]
+fn known_bypasses_are_caught_on_the_tokens() {
+    // A namespace alias of std, and a namespace that pulls a name in.
+    assert_eq!(
+        host("namespace n = std;\nvoid f() { (void)n::system(\"id\"); }\n"),
+        vec!["forbidden-api@op_host/h.cpp:2"]
+    );
+    assert_eq!(
+        host("// m\nnamespace m { using ::system; }\nvoid f() { m::system(\"id\"); }\n"),
+        vec!["forbidden-api@op_host/h.cpp:3"]
+    );
+    // A parenthesised name, and a function's address.
+    assert_eq!(
+        host("void f() { (open)(\"x\", 0); (::open)(\"y\", 0); }\n"),
+        vec!["forbidden-api@op_host/h.cpp:1"]
+    );
+    assert_eq!(
+        host("void f() { auto g = &open; g(\"x\", 0); }\n"),
+        vec!["forbidden-api@op_host/h.cpp:1"]
+    );
+    // Names the list did not have.
+    for name in [
+        "pread64",
+        "pwrite64",
+        "glob",
+        "symlinkat",
+        "openat2",
+        "__builtin_execl",
+    ] {
+        assert_eq!(
+            host(&format!("void f() {{ {name}(0, 0, 0, 0); }}\n")),
+            vec!["forbidden-api@op_host/h.cpp:1"],
+            "{name}"
+        );
+    }
+    // The attribute-using form.
+    assert_eq!(
+        kernel("[[using gnu: constructor]] void init() {}\n"),
+        vec![at("attribute", 1)]
+    );
+    assert_eq!(
+        kernel("[[using gnu: used, constructor(101)]] void init() {}\n"),
+        vec![at("attribute", 1)]
+    );
+    // A variable template is state like any variable (a note).
+    assert_eq!(
+        kernel(
+            "template <typename T> T counter = 0;\ntemplate <typename T> constexpr T kOne = 1;\n"
+        ),
+        vec![at("mutable-static", 1)]
+    );
+    // A variable that shares a function's name is a variable, and the
+    // operator's own function (defined, not just declared) is its own.
+    assert!(kernel("void f() { TPipe pipe; g(&pipe); int read = 0; h(&read); }\n").is_empty());
+    assert!(kernel("struct S { void wait() {} void run() { wait(); } };\n").is_empty());
+    assert_eq!(
+        host("int system(const char*);\nvoid f() { system(\"sh\"); }\n"),
+        vec!["forbidden-api@op_host/h.cpp:2"]
+    );
+}
+
+/// The units as g++ preprocesses them: what macros produce is checked at
+/// the line that uses them.
+#[test]
+fn macro_hidden_statics_externs_and_pastes_are_seen_after_preprocessing() {
+    let dir = tempfile::tempdir().unwrap();
+    let op = dir.path().join("op");
+    std::fs::create_dir_all(op.join("op_kernel")).unwrap();
+    std::fs::create_dir_all(op.join("op_host")).unwrap();
+    let kernel_src = "#define EXT extern \"C\"\n\
+                      EXT int helper_from_outside(int);\n\
+                      #define S static\n\
+                      int f() { S int calls = 0; return ++calls; }\n\
+                      #define P(a, b) a##b\n\
+                      int g() { return P(sys, tem)(\"id\"); }\n\
+                      #define ATTR __attribute__((constructor))\n\
+                      ATTR void init() {}\n\
+                      #if 0\n\
+                      void never() { fork(); }\n\
+                      #endif\n";
+    std::fs::write(op.join("op_kernel/k.cpp"), kernel_src).unwrap();
+    std::fs::write(op.join("op_host/h.cpp"), "int host_value = 1;\n").unwrap();
+    let pre = |file: &str| {
+        let out = std::process::Command::new("g++")
+            .args(["-std=c++17", "-E"])
+            .arg(op.join(file))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let units = [
+        PreprocessedUnit {
+            unit: "kernel".into(),
+            text: pre("op_kernel/k.cpp"),
+        },
+        PreprocessedUnit {
+            unit: "host".into(),
+            text: pre("op_host/h.cpp"),
+        },
+    ];
+    let findings = check_with_units(&op, &units).unwrap();
+    let shown: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{}@{}:{}", f.rule, f.file, f.line))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            "mutable-static@op_host/h.cpp:1",
+            "extern-decl@op_kernel/k.cpp:2",
+            "mutable-static@op_kernel/k.cpp:4",
+            "token-paste@op_kernel/k.cpp:5",
+            "forbidden-api@op_kernel/k.cpp:6",
+            "attribute@op_kernel/k.cpp:8",
+        ]
+    );
+    // The dead `#if 0` branch is not code; the notes do not reject: the
+    // extern declaration is one (what it declares is judged where it is
+    // called, by name and by the library's imports).
+    let reason = rejection_reason(&findings).unwrap();
+    assert!(!reason.contains("mutable-static") && !reason.contains("token-paste"));
+    assert_eq!(reason.lines().count(), 2, "{reason}");
+    assert_eq!(notes(&findings).len(), 4);
+}
+
+/// State that cannot survive a launch in a fresh sealed process, and
+/// style, are notes: a public operator whose tiling keeps values in
+/// namespace-scope variables (the cann-ops triu style) is not refused.
+#[test]
+fn namespace_scope_state_of_a_tiling_function_is_a_note() {
+    let src = "namespace optiling {\nuint32_t type_Size = 0;\nint64_t row_Length = 0;\n\
+               static int setShapeInfo() { row_Length = 4; return 0; }\n}\n";
+    let files = [SourceFile {
+        path: "op_host/triu.cpp".into(),
+        text: src.into(),
+    }];
+    let findings = check_sources(&files);
+    assert_eq!(findings.len(), 2);
+    assert!(findings
+        .iter()
+        .all(|f| f.rule == Rule::MutableStatic && !f.rejects()));
+    assert_eq!(rejection_reason(&findings), None);
+}
+
+/// The public operators of the corpus (ASCENDOPT_CORPUS, default
+/// /work/corpus; skipped when absent) as the loop would check them:
+/// preprocessed against the emulation headers where that works, as written
+/// otherwise. Prints the refusals by rule; none is expected for
+/// legitimate code. Slow (one `g++ -E` per unit): run with `--ignored`.
+#[test]
+#[ignore]
+fn corpus_operators_are_not_refused() {
+    use ascendopt_sim::build::{preprocess, BuildRequest, Toolchain};
+    let root = std::env::var_os("ASCENDOPT_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/work/corpus".into());
+    if !root.is_dir() {
+        eprintln!("{} not found: skipped", root.display());
+        return;
+    }
+    let mut ops = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        // Test utilities laid out like an operator are not operators.
+        if dir.components().any(|c| c.as_os_str() == "tests") {
+            continue;
+        }
+        if dir.join("op_host").is_dir() && dir.join("op_kernel").is_dir() {
+            ops.push(dir);
+            continue;
+        }
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.flatten() {
+                if e.path().is_dir() && !e.file_name().to_string_lossy().starts_with('.') {
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    ops.sort();
+    let limit: usize = std::env::var("CORPUS_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    let (mut refused, mut preprocessed, mut checked) = (0, 0, 0);
+    let mut by_rule: BTreeMap<String, usize> = BTreeMap::new();
+    let mut notes_by_rule: BTreeMap<String, usize> = BTreeMap::new();
+    for op in ops.iter().take(limit) {
+        checked += 1;
+        let units = BuildRequest::for_op_dir(op, Toolchain::from_env())
+            .ok()
+            .and_then(|req| preprocess(&req).ok());
+        let findings = match units {
+            Some(units) => {
+                preprocessed += 1;
+                let units: Vec<PreprocessedUnit> = units
+                    .into_iter()
+                    .map(|(u, text)| PreprocessedUnit {
+                        unit: u.name().into(),
+                        text,
+                    })
+                    .collect();
+                check_with_units(op, &units).unwrap()
+            }
+            None => check_operator_dir(op).unwrap(),
+        };
+        for f in &findings {
+            let bucket = if f.rejects() {
+                &mut by_rule
+            } else {
+                &mut notes_by_rule
+            };
+            *bucket.entry(f.rule.to_string()).or_default() += 1;
+        }
+        if let Some(reason) = rejection_reason(&findings) {
+            refused += 1;
+            println!(
+                "REFUSED {}:\n  {}",
+                op.display(),
+                reason.replace('\n', "\n  ")
+            );
+        }
+    }
+    println!(
+        "{checked} operators, {preprocessed} preprocessed, {refused} refused; refusals by rule {by_rule:?}; notes by rule {notes_by_rule:?}"
+    );
+    assert_eq!(refused, 0);
 }

@@ -32,30 +32,61 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 
 const WRAPPER: &str = r#"
 import importlib.util, json, os, sys
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("ascendopt-golden: numpy is not installed for " + sys.executable +
+             "; install it with `" + sys.executable + " -m pip install numpy` (or set ASCENDOPT_PYTHON to a python3 that has it)")
 script, work = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
 spec = importlib.util.spec_from_file_location("ascendopt_golden", script)
 mod = importlib.util.module_from_spec(spec)
-sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-spec.loader.exec_module(mod)
+try:
+    spec.loader.exec_module(mod)
+except ImportError as e:
+    name = getattr(e, "name", None) or str(e)
+    top = name.split(".")[0]
+    if top in ("torch", "tensorflow", "torch_npu", "mindspore", "paddle", "jax"):
+        sys.exit("ascendopt-golden: the golden script needs " + top + ", which ascendopt cannot run here "
+                 "(only python3 with numpy); give the case a numpy golden (golden.py) or expected-output files")
+    raise
 with open(os.path.join(work, "case.json")) as f:
     case = json.load(f)
-inputs = {n: np.load(os.path.join(work, "in_" + n + ".npy")) for n in case["inputs"]}
+def load(name):
+    return np.load(os.path.join(work, name))
+inputs = {}
+for i in case["inputs"]:
+    if i.get("omitted"):
+        inputs[i["name"]] = None
+    elif i.get("list") is None:
+        inputs[i["name"]] = load("in_" + i["name"] + ".npy")
+    else:
+        inputs[i["name"]] = [load("in_%s_%d.npy" % (i["name"], k)) for k in range(i["list"])]
 res = mod.golden(inputs, case["attrs"], case)
-names = [o["name"] for o in case["outputs"]]
+outs = case["outputs"]
+names = [o["name"] for o in outs]
 if isinstance(res, dict):
     missing = [n for n in names if n not in res]
     if missing:
         sys.exit("golden() returned no value for output(s) " + ", ".join(missing))
-    arrays = [res[n] for n in names]
+    values = [res[n] for n in names]
+elif isinstance(res, (list, tuple)) and len(outs) == 1 and outs[0].get("list") is not None \
+        and len(res) == outs[0]["list"] and all(hasattr(a, "shape") for a in res):
+    values = [list(res)]
 elif isinstance(res, (list, tuple)):
-    arrays = list(res)
+    values = list(res)
 else:
-    arrays = [res]
-if len(arrays) != len(names):
-    sys.exit("golden() returned %d arrays for %d outputs" % (len(arrays), len(names)))
-for n, a in zip(names, arrays):
-    np.save(os.path.join(work, "out_" + n + ".npy"), np.ascontiguousarray(np.asarray(a)))
+    values = [res]
+if len(values) != len(names):
+    sys.exit("golden() returned %d values for %d outputs" % (len(values), len(names)))
+for o, v in zip(outs, values):
+    if o.get("list") is None:
+        np.save(os.path.join(work, "out_" + o["name"] + ".npy"), np.ascontiguousarray(np.asarray(v)))
+        continue
+    if not isinstance(v, (list, tuple)) or len(v) != o["list"]:
+        sys.exit("golden() must return a list of %d arrays for the tensor list %s" % (o["list"], o["name"]))
+    for k, a in enumerate(v):
+        np.save(os.path.join(work, "out_%s_%d.npy" % (o["name"], k)), np.ascontiguousarray(np.asarray(a)))
 "#;
 
 fn json_str(s: &str) -> String {
@@ -111,20 +142,57 @@ fn json_attr(v: &AttrValue) -> String {
     }
 }
 
-/// The `case.json` given to the wrapper.
-fn case_json(case: &Case) -> String {
-    let inputs: Vec<String> = case.inputs.iter().map(|i| json_str(&i.name)).collect();
-    let outputs: Vec<String> = case
-        .outputs
-        .iter()
-        .map(|o| {
+/// The file of a case tensor: `<prefix>_<name>.npy`, or
+/// `<prefix>_<name>_<k>.npy` for element k of a tensor list.
+fn tensor_file(prefix: &str, name: &str, list_index: Option<usize>) -> String {
+    match list_index {
+        None => format!("{prefix}_{name}.npy"),
+        Some(k) => format!("{prefix}_{name}_{k}.npy"),
+    }
+}
+
+/// `[{"name": .., "list": n | null, ...}]`: each parameter once, in
+/// order, with the length of a tensor list.
+fn grouped<'a>(tensors: impl Iterator<Item = (&'a str, Option<usize>, String)>) -> Vec<String> {
+    let mut out: Vec<(String, Option<usize>, String)> = Vec::new();
+    for (name, list_index, extra) in tensors {
+        match out.last_mut() {
+            Some((last, n, _)) if last == name && list_index.is_some() => {
+                *n = Some(n.unwrap_or(0) + 1);
+            }
+            _ => out.push((name.to_string(), list_index.map(|_| 1), extra)),
+        }
+    }
+    out.into_iter()
+        .map(|(name, n, extra)| {
             format!(
-                "{{\"name\": {}, \"dtype\": {}}}",
-                json_str(&o.name),
-                json_str(o.dtype.name())
+                "{{\"name\": {}, \"list\": {}{extra}}}",
+                json_str(&name),
+                n.map_or("null".to_string(), |n| n.to_string())
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The `case.json` given to the wrapper.
+fn case_json(case: &Case) -> String {
+    let mut inputs = grouped(
+        case.inputs
+            .iter()
+            .map(|i| (i.name.as_str(), i.list_index, String::new())),
+    );
+    inputs.extend(
+        case.omitted
+            .iter()
+            .map(|n| format!("{{\"name\": {}, \"omitted\": true}}", json_str(n))),
+    );
+    let outputs = grouped(case.outputs.iter().map(|o| {
+        (
+            o.name.as_str(),
+            o.list_index,
+            format!(", \"dtype\": {}", json_str(o.dtype.name())),
+        )
+    }));
     let attrs: Vec<String> = case
         .attrs
         .iter()
@@ -174,7 +242,7 @@ pub fn run(script: &Path, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>,
     };
     write("case.json", case_json(case).as_bytes())?;
     for (t, ci) in inputs.iter().zip(&case.inputs) {
-        write(&format!("in_{}.npy", ci.name), &write_npy(t))?;
+        write(&tensor_file("in", &ci.name, ci.list_index), &write_npy(t))?;
     }
     let python = std::env::var("ASCENDOPT_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let mut child = Command::new(&python)
@@ -222,7 +290,7 @@ pub fn run(script: &Path, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>,
     }
     let mut outputs = Vec::new();
     for co in &case.outputs {
-        let name = format!("out_{}.npy", co.name);
+        let name = tensor_file("out", &co.name, co.list_index);
         let p = work.path().join(&name);
         let bytes = std::fs::read(&p).map_err(|e| fail(format!("no output {name}: {e}")))?;
         let t = read_npy(&bytes, &co.name)?;
@@ -246,6 +314,138 @@ mod tests {
         );
         assert_eq!(json_attr(&AttrValue::ListInt(vec![1, -2])), "[1, -2]");
         assert_eq!(json_attr(&AttrValue::Bool(true)), "true");
+    }
+
+    fn have_numpy() -> bool {
+        Command::new("python3")
+            .args(["-c", "import numpy"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    }
+
+    const LIST_SPEC: &str = r#"[op]
+name = "axpy_list"
+level = 2
+op_type = "AxpyList"
+
+[[inputs]]
+name = "x"
+dtypes = ["float32"]
+kind = "list"
+
+[[inputs]]
+name = "bias"
+dtypes = ["float32"]
+optional = true
+
+[[outputs]]
+name = "y"
+kind = "list"
+dtype = { same_as = "x" }
+
+[golden]
+script = "golden.py"
+
+[[cases]]
+name = "two"
+shapes = [[[3], [2, 2]], [1]]
+
+[[cases]]
+name = "alone"
+omit = ["bias"]
+shapes = [[[2]]]
+"#;
+
+    #[test]
+    fn a_script_golden_gets_lists_and_left_out_inputs_and_returns_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("op.toml");
+        std::fs::write(&file, LIST_SPEC).unwrap();
+        std::fs::write(
+            dir.path().join("golden.py"),
+            [
+                "import numpy as np",
+                "def golden(inputs, attrs, case):",
+                "    b = inputs['bias']",
+                "    add = 0.0 if b is None else float(b[0])",
+                "    return {'y': [x * 2 + add for x in inputs['x']]}",
+                "",
+            ]
+            .join("\n"),
+        )
+        .unwrap();
+        let spec = crate::spec::OpSpec::parse(LIST_SPEC, &file).unwrap();
+        let json = case_json(spec.case("alone").unwrap());
+        assert!(
+            json.contains(
+                r#""inputs": [{"name": "x", "list": 1}, {"name": "bias", "omitted": true}]"#
+            ),
+            "{json}"
+        );
+        if !have_numpy() {
+            eprintln!("python3 with numpy not available; only case.json was checked");
+            return;
+        }
+        let case = spec.case("two").unwrap();
+        let f = |shape: &[usize], v: &[f64]| Tensor::from_f64s(crate::Dtype::Float32, shape, v);
+        let inputs = [
+            f(&[3], &[1.0, 2.0, 3.0]),
+            f(&[2, 2], &[0.0, 1.0, 2.0, 3.0]),
+            f(&[1], &[0.5]),
+        ];
+        let out = run(&dir.path().join("golden.py"), case, &inputs).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].to_f64s(), [2.5, 4.5, 6.5]);
+        assert_eq!(out[1].shape, [2, 2]);
+        assert_eq!(out[1].to_f64s(), [0.5, 2.5, 4.5, 6.5]);
+        let alone = spec.case("alone").unwrap();
+        let out = run(
+            &dir.path().join("golden.py"),
+            alone,
+            &[f(&[2], &[1.0, -1.0])],
+        )
+        .unwrap();
+        assert_eq!(out[0].to_f64s(), [2.0, -2.0]);
+    }
+
+    #[test]
+    fn a_script_that_needs_torch_says_so() {
+        if !have_numpy() {
+            eprintln!("python3 with numpy not available");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("op.toml");
+        std::fs::write(&file, LIST_SPEC).unwrap();
+        std::fs::write(
+            dir.path().join("golden.py"),
+            "import torch_that_is_not_here
+import torch
+",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("golden2.py"),
+            "import torch
+",
+        )
+        .unwrap();
+        let spec = crate::spec::OpSpec::parse(LIST_SPEC, &file).unwrap();
+        let case = spec.case("alone").unwrap();
+        let x = [Tensor::zeros(crate::Dtype::Float32, &[2])];
+        let e = run(&dir.path().join("golden2.py"), case, &x)
+            .unwrap_err()
+            .to_string();
+        // torch is not installed on the machines this runs on; when it is,
+        // the script imports it and the error is another.
+        if e.contains("needs torch") {
+            assert!(e.contains("only python3 with numpy"), "{e}");
+        }
+        let e = run(&dir.path().join("golden.py"), case, &x)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("torch_that_is_not_here"), "{e}");
     }
 
     #[test]

@@ -8,9 +8,12 @@
 
 pub(crate) mod locate;
 mod raw;
+#[cfg(test)]
+mod tests_params;
 
 use crate::error::{KeyPath, OpError};
 use crate::golden;
+use crate::layout::{ArgLayout, ArgSlot};
 use crate::tiling::Constraint;
 use crate::Dtype;
 use locate::Locator;
@@ -67,6 +70,20 @@ pub struct TensorSpec {
     pub dtypes: Vec<Dtype>,
     /// How the dtype follows from others (required for outputs).
     pub rule: Option<DtypeRule>,
+    /// A tensor list (an OpDef `DYNAMIC` parameter, `kind = "list"`): a
+    /// case gives it any number of tensors, the kernel gets the list.
+    pub list: bool,
+    /// An input a case may leave out (`OPTIONAL`; `optional = true`).
+    pub optional: bool,
+    /// An input whose values the host tiling reads (`value_depend = true`).
+    pub value_depend: bool,
+    /// An output that is this input, in place (`inplace = "x"`).
+    pub inplace: Option<String>,
+    /// The output is compared with the golden (`check = false`: not).
+    pub checked: bool,
+    /// A list output: the list input whose length it has (`length_of`;
+    /// default the first list input).
+    pub length_of: Option<String>,
 }
 
 /// How a tensor's dtype is determined.
@@ -321,11 +338,13 @@ impl Special {
     }
 }
 
-/// One input of a case.
+/// One input tensor of a case (one element of a tensor list).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseInput {
     /// Input name.
     pub name: String,
+    /// Its position in its tensor list; None for a single tensor.
+    pub list_index: Option<usize>,
     /// Dtype.
     pub dtype: Dtype,
     /// Shape.
@@ -336,15 +355,22 @@ pub struct CaseInput {
     pub specials: Vec<Special>,
 }
 
-/// One output of a case.
+/// One output tensor of a case (one element of a tensor list).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseOutput {
     /// Output name.
     pub name: String,
+    /// Its position in its tensor list; None for a single tensor.
+    pub list_index: Option<usize>,
     /// Dtype.
     pub dtype: Dtype,
     /// Tolerance used to compare it.
     pub tolerance: Tolerance,
+    /// Compared with the golden (false: the spec leaves it unchecked).
+    pub checked: bool,
+    /// In place: the index of the case input whose memory it is (its
+    /// initial contents are that input's values).
+    pub inplace_of: Option<usize>,
 }
 
 /// A resolved test case.
@@ -352,12 +378,17 @@ pub struct CaseOutput {
 pub struct Case {
     /// Case name, unique in the spec.
     pub name: String,
-    /// Inputs in kernel order.
+    /// Input tensors in kernel order (a tensor list's elements in order;
+    /// an omitted optional input has none).
     pub inputs: Vec<CaseInput>,
-    /// Outputs in kernel order (shapes come from the golden).
+    /// Output tensors in kernel order (shapes come from the golden).
     pub outputs: Vec<CaseOutput>,
     /// Every attribute of the operator with its value (defaults filled).
     pub attrs: Vec<(String, AttrValue)>,
+    /// Optional inputs this case leaves out.
+    pub omitted: Vec<String>,
+    /// How the tensors become kernel arguments.
+    pub layout: ArgLayout,
 }
 
 impl Case {
@@ -516,6 +547,34 @@ impl Builder<'_> {
         let outputs = self.tensors(&raw.outputs, "outputs", &raw, &attrs)?;
         if outputs.is_empty() {
             return Err(self.err(root(), "the operator has no [[outputs]]"));
+        }
+        for (i, t) in outputs.iter().enumerate() {
+            if !t.list {
+                continue;
+            }
+            let path = root().key("outputs").index(i);
+            match &t.length_of {
+                Some(name) if !inputs.iter().any(|x| &x.name == name && x.list) => {
+                    return Err(self.err(
+                        path.key("length_of"),
+                        format!(
+                            "`{name}` is not a list input (list inputs: {})",
+                            names_list(inputs.iter().filter(|x| x.list).map(|x| x.name.as_str()))
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None if !inputs.iter().any(|x| x.list) => {
+                    return Err(self.err(
+                        path.key("kind"),
+                        format!(
+                            "list output `{}` needs a list input whose length it has (`length_of`), and the operator has none",
+                            t.name
+                        ),
+                    ))
+                }
+                None => {}
+            }
         }
         let mut seen = BTreeSet::new();
         for (kind, list) in [("inputs", &inputs), ("outputs", &outputs)] {
@@ -816,6 +875,80 @@ impl Builder<'_> {
                     "an input's dtype rule can only be same_as; list fixed dtypes in `dtypes`",
                 ));
             }
+            // Kind, optional, value-depend, in place, checked.
+            let list = match rt.kind.as_deref() {
+                None | Some("tensor") => false,
+                Some("list") => true,
+                Some(other) => {
+                    return Err(self.err(
+                        path.key("kind"),
+                        format!("unknown kind `{other}`; expected tensor or list (a tensor list, an OpDef DYNAMIC parameter)"),
+                    ))
+                }
+            };
+            for (key, given) in [("optional", rt.optional), ("value_depend", rt.value_depend)] {
+                if is_output && given {
+                    return Err(self.err(path.key(key), format!("`{key}` applies to inputs only")));
+                }
+            }
+            for (key, given) in [
+                ("inplace", rt.inplace.is_some()),
+                ("check", rt.check.is_some()),
+                ("length_of", rt.length_of.is_some()),
+            ] {
+                if !is_output && given {
+                    return Err(self.err(path.key(key), format!("`{key}` applies to outputs only")));
+                }
+            }
+            if rt.optional && list {
+                return Err(self.err(
+                    path.key("optional"),
+                    "a tensor list cannot be optional (a case gives it as many tensors as it likes)",
+                ));
+            }
+            if rt.length_of.is_some() && !list {
+                return Err(self.err(
+                    path.key("length_of"),
+                    "`length_of` applies to list outputs only",
+                ));
+            }
+            let mut rule = rule;
+            if let Some(input) = &rt.inplace {
+                let Some(target) = raw.inputs.iter().find(|t| &t.name == input) else {
+                    return Err(self.err(
+                        path.key("inplace"),
+                        format!(
+                            "`{input}` is not an input (inputs: {})",
+                            names_list(raw.inputs.iter().map(|t| t.name.as_str()))
+                        ),
+                    ));
+                };
+                if (target.kind.as_deref() == Some("list")) != list {
+                    return Err(self.err(
+                        path.key("inplace"),
+                        format!(
+                            "`{}` and input `{input}` must both be lists or both single tensors",
+                            rt.name
+                        ),
+                    ));
+                }
+                if target.optional {
+                    return Err(self.err(
+                        path.key("inplace"),
+                        format!("input `{input}` is optional; an output cannot be it in place"),
+                    ));
+                }
+                match &rule {
+                    None => rule = Some(DtypeRule::SameAs(input.clone())),
+                    Some(DtypeRule::SameAs(other)) if other == input => {}
+                    Some(_) => {
+                        return Err(self.err(
+                            path.key("dtype"),
+                            format!("an in-place output has the dtype of its input: dtype = {{ same_as = \"{input}\" }}"),
+                        ))
+                    }
+                }
+            }
             let rule = match rule {
                 Some(r) => Some(r),
                 None if is_output && dtypes.len() == 1 => Some(DtypeRule::Fixed(dtypes[0])),
@@ -834,6 +967,12 @@ impl Builder<'_> {
                 name: rt.name.clone(),
                 dtypes,
                 rule,
+                list,
+                optional: rt.optional,
+                value_depend: rt.value_depend,
+                inplace: rt.inplace.clone(),
+                checked: rt.check.unwrap_or(true),
+                length_of: rt.length_of.clone(),
             });
         }
         Ok(out)
@@ -908,39 +1047,85 @@ impl Builder<'_> {
                 format!("case name `{}` must be non-empty without spaces", rc.name),
             ));
         }
-        // Shapes.
-        let n_in = spec.inputs.len();
+        // Which inputs the case gives: every one but the optional inputs it
+        // leaves out.
+        for (j, name) in rc.omit.iter().enumerate() {
+            let at = path.key("omit").index(j);
+            match spec.input(name) {
+                Some(t) if t.optional => {}
+                Some(_) => {
+                    return Err(self.err(
+                        at,
+                        format!("input `{name}` is not optional (`optional = true`); a case cannot leave it out"),
+                    ))
+                }
+                None => {
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "no input named `{name}` (inputs: {})",
+                            names_list(spec.inputs.iter().map(|t| t.name.as_str()))
+                        ),
+                    ))
+                }
+            }
+            if rc.omit[..j].contains(name) {
+                return Err(self.err(at, format!("`{name}` is left out twice")));
+            }
+        }
+        let present: Vec<&TensorSpec> = spec
+            .inputs
+            .iter()
+            .filter(|t| !rc.omit.contains(&t.name))
+            .collect();
+        // Shapes: one per present input; a tensor list gives a list of them.
+        let n_in = present.len();
         if rc.shapes.len() != n_in {
             let given = rc.shapes.len();
+            let left_out = if rc.omit.is_empty() {
+                String::new()
+            } else {
+                format!(" (this case leaves out {})", rc.omit.join(", "))
+            };
             return Err(self.err(
                 path.key("shapes"),
                 format!(
-                    "{given} shape{} given but the operator has {n_in} input{}",
+                    "{given} shape{} given but the operator has {n_in} input{}{left_out}",
                     if given == 1 { "" } else { "s" },
                     if n_in == 1 { "" } else { "s" }
                 ),
             ));
         }
-        let mut shapes = Vec::new();
-        for (i, dims) in rc.shapes.iter().enumerate() {
-            let mut shape = Vec::new();
-            for (j, &d) in dims.iter().enumerate() {
-                if d < 0 {
+        let mut shapes: Vec<Vec<Vec<usize>>> = Vec::new();
+        for (i, (t, value)) in present.iter().zip(&rc.shapes).enumerate() {
+            let at = path.key("shapes").index(i);
+            if t.list {
+                let items = match value.as_array() {
+                    Some(items) if items.iter().all(|v| v.is_array()) => items,
+                    _ => {
+                        return Err(self.err(
+                            at,
+                            format!(
+                                "input `{}` is a tensor list: give a list of shapes, e.g. [[4, 8], [16]]",
+                                t.name
+                            ),
+                        ))
+                    }
+                };
+                if items.is_empty() {
                     return Err(self.err(
-                        path.key("shapes").index(i).index(j),
-                        format!("dimension {d} is negative"),
+                        at,
+                        format!("tensor list `{}` needs at least one tensor", t.name),
                     ));
                 }
-                shape.push(d as usize);
+                let mut list = Vec::new();
+                for (k, item) in items.iter().enumerate() {
+                    list.push(self.shape(item, at.index(k), &t.name)?);
+                }
+                shapes.push(list);
+            } else {
+                shapes.push(vec![self.shape(value, at, &t.name)?]);
             }
-            let total = shape
-                .iter()
-                .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-                .filter(|&n| n <= 1 << 31);
-            if total.is_none() {
-                return Err(self.err(path.key("shapes").index(i), "more than 2^31 elements"));
-            }
-            shapes.push(shape);
         }
 
         // Attrs.
@@ -1009,8 +1194,19 @@ impl Builder<'_> {
             let d = parse_dtype(name).map_err(|m| self.err(kpath, m))?;
             per_tensor.insert(key.clone(), d);
         }
-        let mut input_dtypes: Vec<(Dtype, KeyPath)> = Vec::new();
+        // Per spec input (None: left out).
+        let mut input_dtypes: Vec<Option<(Dtype, KeyPath)>> = Vec::new();
         for t in &spec.inputs {
+            if rc.omit.contains(&t.name) {
+                if per_tensor.contains_key(&t.name) {
+                    return Err(self.err(
+                        path.key("dtypes").key(&t.name),
+                        format!("input `{}` is left out of this case", t.name),
+                    ));
+                }
+                input_dtypes.push(None);
+                continue;
+            }
             let from_map = per_tensor
                 .get(&t.name)
                 .map(|d| (*d, path.key("dtypes").key(&t.name)));
@@ -1019,7 +1215,7 @@ impl Builder<'_> {
                     .inputs
                     .iter()
                     .position(|o| &o.name == other)
-                    .and_then(|j| input_dtypes.get(j).cloned()),
+                    .and_then(|j| input_dtypes.get(j).cloned().flatten()),
                 _ => None,
             };
             let resolved = from_map
@@ -1060,7 +1256,7 @@ impl Builder<'_> {
                     ));
                 }
             }
-            input_dtypes.push((dtype, at));
+            input_dtypes.push(Some((dtype, at)));
         }
 
         // Dtypes of outputs.
@@ -1068,7 +1264,7 @@ impl Builder<'_> {
             Some(t) => Some(self.tolerance(t, &path.key("tolerance"))?),
             None => None,
         };
-        let mut outputs = Vec::new();
+        let mut resolved_outputs: Vec<(&TensorSpec, Dtype)> = Vec::new();
         for t in &spec.outputs {
             let (dtype, at) = match &t.rule {
                 Some(DtypeRule::SameAs(name) | DtypeRule::RealOf(name)) => {
@@ -1079,8 +1275,19 @@ impl Builder<'_> {
                         .unwrap_or(0);
                     let real = matches!(t.rule, Some(DtypeRule::RealOf(_)));
                     match input_dtypes.get(j) {
-                        Some((d, at)) if real => (d.complex_part().unwrap_or(*d), at.clone()),
-                        Some(x) => x.clone(),
+                        Some(Some((d, at))) if real => {
+                            (d.complex_part().unwrap_or(*d), at.clone())
+                        }
+                        Some(Some(x)) => x.clone(),
+                        Some(None) => {
+                            return Err(self.err(
+                                path.key("omit"),
+                                format!(
+                                    "output `{}` takes its dtype from `{name}`, which this case leaves out",
+                                    t.name
+                                ),
+                            ))
+                        }
                         None => {
                             return Err(
                                 self.err(path.clone(), "internal: dtype rule names no input")
@@ -1133,11 +1340,7 @@ impl Builder<'_> {
                     ),
                 ));
             }
-            outputs.push(CaseOutput {
-                name: t.name.clone(),
-                dtype,
-                tolerance: case_tol.unwrap_or_else(|| spec.tolerance_for(dtype)),
-            });
+            resolved_outputs.push((t, dtype));
         }
 
         // Value distributions and specials.
@@ -1156,31 +1359,155 @@ impl Builder<'_> {
             Some(v) => specials(v).map_err(|m| self.err(path.key("specials"), m))?,
             None => Vec::new(),
         };
+        for key in rc.inputs.keys() {
+            if rc.omit.contains(key) {
+                return Err(self.err(
+                    path.key("inputs").key(key),
+                    format!("input `{key}` is left out of this case"),
+                ));
+            }
+        }
+        // Input tensors, a list's elements one after another, and the
+        // kernel argument of each spec input.
         let mut inputs = Vec::new();
-        for ((t, shape), (dtype, _)) in spec.inputs.iter().zip(shapes).zip(input_dtypes) {
+        let mut input_slots = Vec::new();
+        let mut first_of: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        let mut present_shapes = shapes.into_iter();
+        for (t, dtype) in spec.inputs.iter().zip(&input_dtypes) {
+            let Some((dtype, _)) = dtype else {
+                input_slots.push(ArgSlot::Absent);
+                continue;
+            };
+            let list_shapes = present_shapes.next().unwrap_or_default();
             let dpath = path.key("inputs").key(&t.name);
             let default_dist = RawDist::default();
             let rd = rc.inputs.get(&t.name).unwrap_or(&default_dist);
-            let dist = self.dist(rd, &dpath, dtype)?;
+            let dist = self.dist(rd, &dpath, *dtype)?;
             let specials = match &rd.specials {
                 Some(v) => specials(v).map_err(|m| self.err(dpath.key("specials"), m))?,
                 None => case_specials.clone(),
             };
-            inputs.push(CaseInput {
-                name: t.name.clone(),
-                dtype,
-                shape,
-                dist,
-                specials,
+            let start = inputs.len();
+            first_of.insert(t.name.as_str(), (start, list_shapes.len()));
+            for (k, shape) in list_shapes.into_iter().enumerate() {
+                inputs.push(CaseInput {
+                    name: t.name.clone(),
+                    list_index: t.list.then_some(k),
+                    dtype: *dtype,
+                    shape,
+                    dist,
+                    specials: specials.clone(),
+                });
+            }
+            input_slots.push(if t.list {
+                ArgSlot::List((start..inputs.len()).collect())
+            } else {
+                ArgSlot::One(start)
+            });
+        }
+        // Output tensors: a list output has as many as its list input.
+        let mut outputs = Vec::new();
+        let mut output_slots = Vec::new();
+        let mut in_place = Vec::new();
+        let first_list = spec.inputs.iter().find(|x| x.list).map(|x| x.name.as_str());
+        for (t, dtype) in resolved_outputs {
+            let count = if t.list {
+                let source = t
+                    .inplace
+                    .as_deref()
+                    .or(t.length_of.as_deref())
+                    .or(first_list)
+                    .unwrap_or("");
+                first_of.get(source).map_or(0, |&(_, n)| n)
+            } else {
+                1
+            };
+            let source = t
+                .inplace
+                .as_deref()
+                .and_then(|x| first_of.get(x))
+                .map(|&(s, _)| s);
+            let start = outputs.len();
+            for k in 0..count {
+                let inplace_of = source.map(|s| s + k);
+                if let Some(i) = inplace_of {
+                    in_place.push((outputs.len(), i));
+                }
+                outputs.push(CaseOutput {
+                    name: t.name.clone(),
+                    list_index: t.list.then_some(k),
+                    dtype,
+                    tolerance: case_tol.unwrap_or_else(|| spec.tolerance_for(dtype)),
+                    checked: t.checked,
+                    inplace_of,
+                });
+            }
+            output_slots.push(if t.list {
+                ArgSlot::List((start..outputs.len()).collect())
+            } else {
+                ArgSlot::One(start)
             });
         }
 
+        let host_values = inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| spec.input(&i.name).is_some_and(|t| t.value_depend))
+            .map(|(k, _)| k)
+            .collect();
         Ok(Case {
             name: rc.name.clone(),
             inputs,
             outputs,
             attrs,
+            omitted: rc.omit.clone(),
+            layout: ArgLayout {
+                host_values,
+                inputs: input_slots,
+                outputs: output_slots,
+                in_place,
+            },
         })
+    }
+
+    /// One tensor's shape (`[4, 8]`; `[]` is a scalar).
+    fn shape(&self, value: &toml::Value, at: KeyPath, name: &str) -> Result<Vec<usize>, OpError> {
+        let Some(dims) = value.as_array() else {
+            return Err(self.err(
+                at,
+                format!("the shape of `{name}` must be a list of dimensions like [4, 8]"),
+            ));
+        };
+        let mut shape = Vec::new();
+        for (j, dim) in dims.iter().enumerate() {
+            let d = match dim {
+                toml::Value::Integer(d) => *d,
+                toml::Value::Array(_) => {
+                    return Err(self.err(
+                        at,
+                        format!("input `{name}` is a single tensor: give one shape like [4, 8] (a list of shapes is for `kind = \"list\"` inputs)"),
+                    ))
+                }
+                other => {
+                    return Err(self.err(
+                        at.index(j),
+                        format!("dimension {other} is not an integer"),
+                    ))
+                }
+            };
+            if d < 0 {
+                return Err(self.err(at.index(j), format!("dimension {d} is negative")));
+            }
+            shape.push(d as usize);
+        }
+        let total = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .filter(|&n| n <= 1 << 31);
+        if total.is_none() {
+            return Err(self.err(at, "more than 2^31 elements"));
+        }
+        Ok(shape)
     }
 
     fn dist(&self, rd: &RawDist, path: &KeyPath, dtype: Dtype) -> Result<Dist, OpError> {

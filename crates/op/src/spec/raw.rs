@@ -43,6 +43,14 @@ pub(crate) struct RawTensor {
     pub(crate) name: String,
     pub(crate) dtypes: Option<Vec<String>>,
     pub(crate) dtype: Option<RawDtypeRule>,
+    pub(crate) kind: Option<String>,
+    #[serde(default)]
+    pub(crate) optional: bool,
+    #[serde(default)]
+    pub(crate) value_depend: bool,
+    pub(crate) inplace: Option<String>,
+    pub(crate) check: Option<bool>,
+    pub(crate) length_of: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,7 +77,9 @@ pub(crate) struct RawAttr {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawCase {
     pub(crate) name: String,
-    pub(crate) shapes: Vec<Vec<i64>>,
+    pub(crate) shapes: Vec<toml::Value>,
+    #[serde(default)]
+    pub(crate) omit: Vec<String>,
     pub(crate) dtype: Option<String>,
     #[serde(default)]
     pub(crate) dtypes: BTreeMap<String, String>,

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define ASC_ABI_VERSION 2u
+#define ASC_ABI_VERSION 4u
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,6 +126,13 @@ enum AscVecOpCode {
   ASC_VOP_CREATE_VEC_INDEX = 61, /* dst[i] = scalar + i; count form only */
   ASC_VOP_BRCB = 62,            /* p[0]=dstBlkStride p[1]=dstRepStride, repeat */
   ASC_VOP_GATHER = 63,          /* src1 = u32 byte offsets, p[0] = srcBaseAddr */
+  ASC_VOP_COPY = 64,            /* dst = src0; mask forms (count form for the library's own use) */
+  ASC_VOP_GATHER_MASK = 65,     /* p[2] = 1: src1 = pattern tensor (src_dtype), else p[0] = built-in
+                                   pattern 1..7; p[1] = reduceMode; mask[0] = mask; repeat;
+                                   src0_blk, src0_rep, src1_rep; result = elements kept */
+  ASC_VOP_TRANS_DATA_5HD = 66,  /* p[0], p[1] = low, high half of the host address of uint64_t[32] (16 dst then 16 src UB
+                                   block addresses); p[2] = dstHighHalf, p[3] = srcHighHalf;
+                                   repeat; dst_rep, src0_rep */
   /* conversion */
   ASC_VOP_CAST = 70, /* round = AscRound, src_dtype -> dtype */
   /* compare and select */
@@ -142,7 +149,12 @@ enum AscVecOpCode {
   ASC_VOP_BLOCK_REDUCE_SUM = 96, /* p[0]=dstRepStride p[1]=srcBlkStride p[2]=srcRepStride */
   ASC_VOP_BLOCK_REDUCE_MAX = 97,
   ASC_VOP_BLOCK_REDUCE_MIN = 98,
-  ASC_VOP_PAIR_REDUCE_SUM = 99
+  ASC_VOP_PAIR_REDUCE_SUM = 99,
+  /* sorting (8-byte (score, index) structures) */
+  ASC_VOP_SORT32 = 100,  /* src0 = scores (dtype), src1 = u32 indices; repeat x 32 */
+  ASC_VOP_MRG_SORT = 101 /* src0..src2 = lists 1..3, list 4 at UB byte p[6]; p[0..3] = lengths,
+                            p[4] = ifExhaustedSuspension, p[5] = validBit; repeat;
+                            result = structures taken from each list, 16 bits each */
 };
 
 /* How the number of elements processed is given. */
@@ -209,7 +221,8 @@ typedef struct AscAddr {
 enum AscCopyKind {
   ASC_COPY_COUNT = 0,  /* DataCopy(dst, src, count): count*size rounded down to 32 B */
   ASC_COPY_PARAMS = 1, /* DataCopyParams: block_count x block_len (32 B units), gaps in 32 B */
-  ASC_COPY_PAD = 2     /* DataCopyPad: block_len in bytes; GM stride bytes, UB stride 32 B blocks */
+  ASC_COPY_PAD = 2,    /* DataCopyPad: block_len in bytes; GM stride bytes, UB stride 32 B blocks */
+  ASC_COPY_GM_FILL = 3 /* InitGlobalMemory: `count` elements of dst (GM) set to pad_bits (MTE3) */
 };
 
 typedef struct AscCopyOp {
@@ -245,6 +258,62 @@ enum AscSyncKind {
   ASC_SYNC_ATOMIC_MAX = 10, /* a = dtype */
   ASC_SYNC_ATOMIC_MIN = 11  /* a = dtype */
 };
+
+/* ---- cube path (ABI 4): L1 / L0A / L0B / L0C, Mmad, Fixpipe ------------- */
+enum AscCubeOpCode {
+  /* DataCopy with Nd2NzParams, GM -> L1 (A1/B1) or UB: src0 = GM; p[0] ndNum,
+     p[1] nValue, p[2] dValue, p[3] srcNdMatrixStride (elements), p[4] srcDValue
+     (elements), p[5] dstNzC0Stride (32 B), p[6] dstNzNStride (32 B), p[7]
+     dstNzMatrixStride (elements) */
+  ASC_CUBE_ND2NZ = 1,
+  /* LoadData with LoadData2DParams, L1 -> L0A/L0B (or GM -> L1/L0A/L0B): p[0]
+     startIndex, p[1] repeatTimes, p[2] srcStride, p[3] dstGap (512 B units),
+     p[4] ifTranspose, p[5] addrMode (1 = decreasing) */
+  ASC_CUBE_LOAD2D = 2,
+  /* Mmad: dst = L0C, src0 = L0A (A), src1 = L0B (B), bias (mem 0xff = none);
+     dtype = C, src_dtype = A, src1_dtype = B; p[0] m, p[1] n, p[2] k, p[3]
+     cmatrixInitVal, p[4] cmatrixSource, p[5] unitFlag */
+  ASC_CUBE_MMAD = 3,
+  /* Fixpipe (FixpipeParamsV220), L0C -> GM: dtype = dst, src_dtype = L0C;
+     p[0] nSize, p[1] mSize, p[2] srcStride, p[3] dstStride, p[4] quantPre
+     (AscQuantMode), p[5] ndNum, p[6] srcNdStride, p[7] dstNdStride, p[8]
+     reluEn, p[9] unitFlag, p[10] layout (AscCo2Layout), p[11]
+     isChannelSplit; scalar = deqScalar */
+  ASC_CUBE_FIXPIPE = 4
+};
+
+/* Fixpipe quantisation modes (QuantMode_t). */
+enum AscQuantMode {
+  ASC_QUANT_NONE = 0,
+  ASC_QUANT_F322F16 = 1,
+  ASC_QUANT_F322BF16 = 2,
+  ASC_QUANT_DEQF16 = 3,
+  ASC_QUANT_VDEQF16 = 4,
+  ASC_QUANT_QF322B8_PRE = 5,
+  ASC_QUANT_VQF322B8_PRE = 6,
+  ASC_QUANT_REQ8 = 7,
+  ASC_QUANT_VREQ8 = 8
+};
+
+/* Fixpipe output layouts (CO2Layout). */
+enum AscCo2Layout { ASC_CO2_NZ = 0, ASC_CO2_ROW_MAJOR = 1, ASC_CO2_COLUMN_MAJOR = 2 };
+
+#define ASC_MEM_NONE 0xffu
+
+typedef struct AscCubeOp {
+  uint32_t op;        /* AscCubeOpCode */
+  uint8_t dtype;      /* element type of dst */
+  uint8_t src_dtype;  /* element type of src0 */
+  uint8_t src1_dtype; /* element type of src1 */
+  uint8_t bias_dtype; /* element type of bias */
+  AscAddr dst;
+  AscAddr src0;
+  AscAddr src1;
+  AscAddr bias;
+  uint64_t scalar;
+  uint32_t p[12];
+  AscLoc loc;
+} AscCubeOp;
 
 /* ---- the function table the runtime hands to a kernel library ---------- */
 typedef struct AscRuntime {
@@ -288,11 +357,47 @@ typedef struct AscRuntime {
   void (*trap)(const char* message, AscLoc loc);
 
   /* ---- appended in ABI 2 ---- */
+  /* LocalTensor::operator(): the host address of element `index` of `t`
+   * (bounds-checked; one scalar access that reads and writes it). */
+  void* (*local_ref)(AscLocal t, uint32_t index, AscLoc loc);
+  /* A vector instruction with a scalar result, as `vec` otherwise:
+   * GatherMask returns the elements it kept (rsvdCnt), MrgSort the
+   * structures it took from each list (4 x 16 bits, list 1 lowest). */
+  uint64_t (*vec_result)(const AscVecOp* op);
   /* PopStackBuffer: the rest of the memory behind position `pos` (TPosition
    * code), from the end of what TPipe allocated there, as `dtype` elements;
    * nothing is allocated. */
   AscLocal (*local_rest)(uint32_t pos, uint8_t dtype, AscLoc loc);
+  /* The launch's workspace argument (where the system workspace starts). */
+  void* (*workspace_base)(void);
+  /* Bytes of the system workspace at its start (GetLibApiWorkSpaceSize). */
+  uint64_t (*sys_workspace_bytes)(void);
+
+  /* ---- appended in ABI 3 ---- */
+  /* The kernel's own code touched the 64-byte line at `line` (an address
+   * rounded down to 64) with a plain load or store (kernel_entry.cpp's
+   * instrumentation hooks call it for lines not touched just before).
+   * Returns 1 when the line is GM (the touch is recorded), else 0. */
+  int32_t (*scalar_touch)(const void* line, uint32_t store);
+
+  /* ---- appended in ABI 4 ---- */
+  /* A cube-path instruction (AscCubeOp): ND2NZ copy, LoadData, Mmad,
+   * Fixpipe. */
+  void (*cube)(const AscCubeOp* op);
 } AscRuntime;
+
+/* Counters of the kernel's own code on the calling block's thread
+ * (thread-local in kernel_entry.cpp). The instrumented kernel code adds
+ * its instructions to alu/loads/stores (offsets 0, 8, 16: the build's
+ * instrumentation pass writes them into the assembly); the runtime reads
+ * and clears them at every API call it records. */
+typedef struct AscScalarCounters {
+  uint64_t alu;
+  uint64_t loads;
+  uint64_t stores;
+  uint64_t gm_accesses; /* loads and stores that reached GM */
+  uint64_t recent[4];   /* lines touched just before: (address >> 6) << 1 | is_gm; 0 = none */
+} AscScalarCounters;
 
 /* Exported by every kernel library (crates/sim/runtime_src/kernel_entry.cpp).
  *
@@ -308,6 +413,8 @@ void ascendopt_kernel_attach(const AscRuntime* rt);
 int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs, uint8_t** args);
 /* Throws the fault exception; only the runtime calls it. */
 void ascendopt_kernel_throw(void);
+/* The calling thread's counters of the kernel's own code. */
+AscScalarCounters* ascendopt_kernel_scalar_counters(void);
 
 #ifdef __cplusplus
 }

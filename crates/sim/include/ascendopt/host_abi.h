@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define ASC_HOST_ABI_VERSION 2u
+#define ASC_HOST_ABI_VERSION 3u
 #define ASC_HOST_MAX_DIMS 8
 #define ASC_HOST_MAX_WORKSPACES 8
 
@@ -18,11 +18,20 @@
 extern "C" {
 #endif
 
-/* A tensor as the tiling function sees it (dtype is AscDtype of abi.h). */
+/* A tensor as the tiling function sees it (dtype is AscDtype of abi.h).
+ * `param` is the OpDef parameter it instantiates (its index among the
+ * OpDef's inputs, or outputs): a tensor list has several tensors of one
+ * parameter, an absent optional input none. Tensors come in parameter
+ * order. `data` holds its values when the tiling may read them
+ * (value-depend inputs), else NULL. */
 typedef struct AscHostTensor {
   uint32_t dtype;
   uint32_t ndim;
   int64_t dims[ASC_HOST_MAX_DIMS];
+  uint32_t param;
+  uint32_t reserved;
+  const void* data;
+  uint64_t data_len;
 } AscHostTensor;
 
 enum AscAttrKind {

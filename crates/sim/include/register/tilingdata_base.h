@@ -42,7 +42,18 @@ inline void save_tiling(void* buf, size_t capacity, const void* data, size_t siz
   size_t GetDataSize() const { return sizeof(*this); }
 #endif
 
+#ifdef ASCENDOPT_KERNEL_SIDE
+// GET_TILING_DATA's fallback: the only struct the header defines
+// (ascendopt/kernel/tiling.h).
+#define ASCENDOPT_TILING_SOLE_STRUCT(class_name) \
+  class class_name;                              \
+  class_name ascendopt_sole_tiling_struct(::optiling::AscendoptTilingUniq<class_name>);
+#else
+#define ASCENDOPT_TILING_SOLE_STRUCT(class_name)
+#endif
+
 #define BEGIN_TILING_DATA_DEF(class_name)                      \
+  ASCENDOPT_TILING_SOLE_STRUCT(class_name)                     \
   class class_name {                                           \
    public:                                                     \
     class_name() { memset((void*)this, 0, sizeof(*this)); }    \

@@ -199,26 +199,55 @@ fn unsupported_api(message: &str) -> Option<String> {
     is_api_name(name).then(|| name.to_string())
 }
 
-/// The identifiers that occur in the simulator's headers under `dir`
-/// (comments after `//` left out), read once per process and directory.
-pub(crate) fn sim_words(dir: &Path) -> Arc<HashSet<String>> {
-    static MEMO: OnceLock<Mutex<HashMap<PathBuf, Arc<HashSet<String>>>>> = OnceLock::new();
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(words) = memo.lock().ok().and_then(|m| m.get(dir).cloned()) {
-        return words;
+/// What the simulator's headers under one directory declare: every
+/// identifier that occurs in their code (comments after `//` left out),
+/// and the APIs that are only compile-time stubs (declared with
+/// `ASCENDOPT_UNSUPPORTED(Name)` or `ASCENDOPT_NOT_ON_A2(Name)`).
+pub(crate) struct SimIndex {
+    /// Identifiers in the headers' code.
+    pub words: HashSet<String>,
+    /// Names declared only as stubs that fail to compile when called.
+    pub stubs: HashSet<String>,
+}
+
+impl SimIndex {
+    /// Whether the simulator provides `name` (present, and not a stub).
+    pub fn provides(&self, name: &str) -> bool {
+        self.words.contains(name) && !self.stubs.contains(name)
     }
-    fn walk(dir: &Path, depth: u32, words: &mut HashSet<String>) {
+}
+
+/// The [`SimIndex`] of the headers under `dir`, read once per process and
+/// directory.
+pub(crate) fn sim_index(dir: &Path) -> Arc<SimIndex> {
+    static MEMO: OnceLock<Mutex<HashMap<PathBuf, Arc<SimIndex>>>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(index) = memo.lock().ok().and_then(|m| m.get(dir).cloned()) {
+        return index;
+    }
+    fn walk(dir: &Path, depth: u32, index: &mut SimIndex) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() && depth < 8 {
-                walk(&path, depth + 1, words);
+                walk(&path, depth + 1, index);
             } else if let Ok(text) = std::fs::read_to_string(&path) {
                 for line in text.lines() {
                     let code = line.split("//").next().unwrap_or("");
-                    words.extend(
+                    for marker in ["ASCENDOPT_UNSUPPORTED(", "ASCENDOPT_NOT_ON_A2("] {
+                        if let Some(rest) = code.trim_start().strip_prefix(marker) {
+                            let name: String = rest
+                                .chars()
+                                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                                .collect();
+                            if !name.is_empty() && name != "Name" {
+                                index.stubs.insert(name);
+                            }
+                        }
+                    }
+                    index.words.extend(
                         code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                             .filter(|w| !w.is_empty())
                             .map(str::to_string),
@@ -227,14 +256,36 @@ pub(crate) fn sim_words(dir: &Path) -> Arc<HashSet<String>> {
             }
         }
     }
-    let mut words = HashSet::new();
-    walk(dir, 0, &mut words);
-    let words = Arc::new(words);
+    let mut index = SimIndex {
+        words: HashSet::new(),
+        stubs: HashSet::new(),
+    };
+    walk(dir, 0, &mut index);
+    let index = Arc::new(index);
     if let Ok(mut m) = memo.lock() {
-        m.insert(dir.to_path_buf(), words.clone());
+        m.insert(dir.to_path_buf(), index.clone());
     }
-    words
+    index
 }
+
+/// Raw device intrinsics (bisheng builtins) that public kernels call
+/// directly and the simulator does not emulate: their AscendC API
+/// equivalents are.
+const DEVICE_INTRINSICS: &[&str] = &[
+    "copy_cbuf_to_bt",
+    "copy_gm_to_cbuf",
+    "copy_matrix_cc_to_cbuf",
+    "copy_ubuf_to_ubuf",
+    "get_ctrl",
+    "set_ctrl",
+    "set_va_reg_sb",
+    "v4dtrans",
+    "vcadd",
+    "vconv_s42f16",
+    "vector_dup",
+    "vor",
+    "vtranspose",
+];
 
 /// The summary of an error line's message: a missing header named as such,
 /// a missing API as unsupported, and an API that the simulator has but
@@ -249,19 +300,86 @@ fn interpret(kind: &str, message: &str, sim_include: &Path) -> String {
         }
     }
     let Some(api) = unsupported_api(message) else {
+        if message.contains("was not declared in this scope") {
+            if let Some(name) = quoted_name(message).filter(|n| DEVICE_INTRINSICS.contains(n)) {
+                return format!(
+                    "not supported by the ascendopt simulator: {name} (a raw device intrinsic; \
+                     the simulator emulates the AscendC APIs, not the intrinsics under them)"
+                );
+            }
+        }
         return message.to_string();
     };
     let plain = !api.contains("::")
         && !message.contains("has no member named")
         && !message.contains("undefined reference to")
         && !message.contains("is not a member of");
-    if plain && sim_words(sim_include).contains(&api) {
+    if plain && sim_index(sim_include).provides(&api) {
         return format!(
             "{api} is provided by the ascendopt simulator but not visible here: \
              CANN code names it AscendC::{api} (or after `using namespace AscendC;`)"
         );
     }
     format!("not supported by the ascendopt simulator: {api}")
+}
+
+/// A better summary of the first error (the one at line `at` of `stderr`,
+/// whose raw message is `raw`) from what surrounds it, or `Err(message)`
+/// unchanged:
+/// - a stub of an unsupported API called with arguments it cannot take (a
+///   braced list) shows as "no matching function for call to 'Name...'";
+/// - a stub whose void result is used shows as an error about `void` on a
+///   line that calls it (the printed source line);
+/// - g++'s "static assertion failed: " prefix of the simulator's own
+///   messages is dropped;
+/// - a `<<<...>>>` kernel launch (a host-side helper in the kernel file)
+///   shows as a syntax error at `<`.
+fn in_context(
+    message: String,
+    raw: &str,
+    stderr: &str,
+    at: usize,
+    sim_include: &Path,
+) -> Result<String, String> {
+    const OURS: &str = "not supported by the ascendopt simulator: ";
+    if let Some(rest) = message.strip_prefix("static assertion failed: ") {
+        if rest.starts_with(OURS) || rest.starts_with("GET_TILING_DATA") {
+            return Ok(rest.to_string());
+        }
+    }
+    let sim = sim_index(sim_include);
+    if let Some(pos) = raw.find("no matching function for call to") {
+        if let Some(name) = quoted_name(&raw[pos..]) {
+            if sim.stubs.contains(name) {
+                return Ok(format!("{OURS}{name}"));
+            }
+        }
+    }
+    // The source line g++ printed under the error.
+    let snippet = stderr
+        .lines()
+        .skip(at + 1)
+        .take_while(|l| is_snippet(l))
+        .find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split_once('|').map_or(l, |(_, code)| code))
+        .unwrap_or("");
+    if raw.contains("void") {
+        let called = snippet
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .find(|w| sim.stubs.contains(*w) && snippet.contains(&format!("{w}(")));
+        if let Some(name) = called {
+            return Ok(format!("{OURS}{name}"));
+        }
+    }
+    if raw.contains("expected primary-expression before") && snippet.contains("<<<") {
+        return Ok(
+            "a `<<<...>>>` kernel launch (a host-side launch helper in the kernel file): the \
+             simulator compiles op_kernel as CANN's CPU-debug build does, which leaves such \
+             helpers out under `#ifndef ASCENDC_CPU_DEBUG`; guard it the same way"
+                .to_string(),
+        );
+    }
+    Err(message)
 }
 
 /// The first error of `stderr`, attributed to a line of the operator rather
@@ -271,7 +389,7 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
     let sim_prefix = sim_include.to_string_lossy();
     let in_sim = |file: &str| !sim_prefix.is_empty() && file.starts_with(sim_prefix.as_ref());
     let mut required_from: Option<(String, u32)> = None;
-    for line in stderr.lines() {
+    for (index, line) in stderr.lines().enumerate() {
         if let Some(loc) = parse_located(line) {
             match loc.kind {
                 "error" | "fatal error" => {
@@ -280,6 +398,8 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
                         _ => (loc.file.to_string(), loc.line),
                     };
                     let message = interpret(loc.kind, loc.message, sim_include);
+                    let message = in_context(message, loc.message, stderr, index, sim_include)
+                        .unwrap_or_else(|message| message);
                     return Some(FirstError {
                         file: Some(file),
                         line: Some(line_no),
@@ -440,7 +560,7 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
         assert_eq!(first.line, Some(5));
         assert_eq!(
             first.message,
-            "static assertion failed: not supported by the ascendopt simulator: Mmad"
+            "not supported by the ascendopt simulator: Mmad"
         );
     }
 
@@ -513,6 +633,130 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
             first_error(text, sim).unwrap().message,
             "in a define of the build: 'half' was not declared in this scope"
         );
+    }
+
+    /// g++'s first error for `body` (a kernel function body) compiled
+    /// against the simulator's headers, interpreted.
+    fn first_error_of(body: &str) -> FirstError {
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("k.cpp");
+        std::fs::write(
+            &src,
+            format!(
+                "#include \"kernel_operator.h\"\nusing namespace AscendC;\n\
+                 void helper(GM_ADDR x, GM_ADDR y);\n\
+                 extern \"C\" void k(GM_ADDR x, LocalTensor<half> a) {{\n{body}\n}}\n"
+            ),
+        )
+        .unwrap();
+        let out = std::process::Command::new("g++")
+            .args([
+                "-std=c++17",
+                "-fsyntax-only",
+                "-fdiagnostics-color=never",
+                "-I",
+            ])
+            .arg(&include)
+            .arg(&src)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        first_error(&String::from_utf8_lossy(&out.stderr), &include).unwrap()
+    }
+
+    #[test]
+    fn unsupported_stubs_called_any_way_name_themselves() {
+        // With a braced list (no stub can take one).
+        let e = first_error_of("  TopK(a, a, {1, 2, 3});");
+        assert_eq!(e.message, "not supported by the ascendopt simulator: TopK");
+        assert_eq!(e.line, Some(5));
+        // With explicit template arguments a type pack cannot take.
+        let e = first_error_of("  LayerNorm<half, false>(a, a, a, 8);");
+        assert_eq!(
+            e.message,
+            "not supported by the ascendopt simulator: LayerNorm"
+        );
+        // Its void result used in an expression.
+        let e = first_error_of("  if (Transpose(a, a) == nullptr) { return; }");
+        assert_eq!(
+            e.message,
+            "not supported by the ascendopt simulator: Transpose"
+        );
+        // An ordinary call: the stub's own message, without g++'s prefix.
+        let e = first_error_of("  Silu(a, a, 16);");
+        assert_eq!(e.message, "not supported by the ascendopt simulator: Silu");
+        assert_eq!(e.line, Some(5));
+        // A Region Proposal instruction the 910B does not have.
+        let e = first_error_of("  RpSort16(a, a, 1);");
+        assert!(
+            e.message.starts_with(
+                "not supported by the ascendopt simulator: RpSort16 (a Region Proposal"
+            ),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_kernel_launch_in_the_kernel_file_says_how_to_guard_it() {
+        let e = first_error_of("}\nvoid k_do(uint32_t n, void* s, GM_ADDR x, LocalTensor<half> a) {\n  k<<<n, nullptr, s>>>(x, a);");
+        assert!(
+            e.message.contains("`<<<...>>>` kernel launch"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("#ifndef ASCENDC_CPU_DEBUG"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.line, Some(7));
+    }
+
+    #[test]
+    fn raw_device_intrinsics_say_so() {
+        let e = first_error_of("  vcadd(nullptr, nullptr, 1, 1, 1, 8);");
+        assert!(
+            e.message.starts_with(
+                "not supported by the ascendopt simulator: vcadd (a raw device intrinsic"
+            ),
+            "{}",
+            e.message
+        );
+        // The mask-state intrinsics are provided.
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+        assert!(sim_index(&include).provides("set_mask_count"));
+    }
+
+    #[test]
+    fn stubs_are_not_provided_apis() {
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+        let index = sim_index(&include);
+        for stub in [
+            "TopK",
+            "LayerNorm",
+            "LoadDataWithTranspose",
+            "RpSort16",
+            "MrgSort4",
+        ] {
+            assert!(index.stubs.contains(stub), "{stub}");
+            assert!(!index.provides(stub), "{stub}");
+        }
+        for api in [
+            "GatherMask",
+            "Sigmoid",
+            "Sort32",
+            "Add",
+            "GetUserWorkspace",
+            "TransDataTo5HD",
+            "Mmad",
+            "LoadData",
+            "Fixpipe",
+        ] {
+            assert!(index.provides(api), "{api}");
+        }
     }
 
     #[test]

@@ -45,20 +45,36 @@
 //! - A compile failure is a [`BuildError::Compile`] whose summary names the
 //!   first error's file and line; nothing is cached for it.
 //!
+//! - Only ascendopt writes the cache (the worker's view holds just the
+//!   libraries it loads, read-only), and every file it writes has its
+//!   content hash beside it (`integrity.rs`): a cached file whose contents
+//!   changed is a cache miss with a warning, never a silent reuse, and a
+//!   library that changed since its build is never loaded.
+//! - The key holds the compiler's identity: the path it resolves to and
+//!   its version line, and every flag.
+//! - g++ and everything it starts run contained
+//!   ([`crate::worker::contained`]): own process group and PID namespace
+//!   where possible, a parent-death signal, CPU, memory
+//!   ([`COMPILER_MEMORY_BYTES`]) and file-size ([`COMPILER_FILE_BYTES`])
+//!   limits; on a time-out the whole group is killed.
+//!
 //! Not done: the cache is never pruned; stale `.tmp-*` files of a killed
 //! build stay until removed by hand.
 
 mod api_names;
 mod diagnostics;
+pub mod instrument;
+pub mod integrity;
 mod pch;
+pub mod project;
 pub mod variants;
 
+use crate::worker::contained::{self, ContainedLimits};
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -95,12 +111,26 @@ pub const GOLD_FLAG: &str = "-fuse-ld=gold";
 /// Define passed to the kernel unit (the tiling header expands differently).
 pub const KERNEL_SIDE_DEFINE: &str = "ASCENDOPT_KERNEL_SIDE";
 
-/// Every define of the kernel unit: ours, and `ASCENDC_CPU_DEBUG`, which
+/// Every define of the kernel unit: ours; `ASCENDC_CPU_DEBUG`, which
 /// CANN's CPU-debug build of a kernel defines to 1 (guide 6.2.3.11.3 "CPU
 /// 孪生调试", and the `ASCENDC_CPU_DEBUG == 1` branches of 6.2.2.1.1
 /// LocalTensor): real kernels guard their `<<<>>>` launch helpers with
-/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is.
-pub const KERNEL_DEFINES: &[&str] = &[KERNEL_SIDE_DEFINE, "ASCENDC_CPU_DEBUG=1"];
+/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is;
+/// and the device compiler's architecture macros of the 910B's vector
+/// cores, so a kernel takes the branches it takes on that chip:
+/// `__NPU_ARCH__` 2201 for Atlas A2 (guide 2.4.1, table 2-17),
+/// `__CCE_AICORE__` 220 (the dav-c220 cores; real kernels test
+/// `__CCE_AICORE__ == 220` for the 910B) and `__DAV_C220_VEC__` (the vector
+/// core's half of a mixed build). `__CCE_KT_TEST__`, the other CPU-debug
+/// macro, stays undefined: kernels drop device behaviour under it (a
+/// SyncAll), and the simulator runs the device's.
+pub const KERNEL_DEFINES: &[&str] = &[
+    KERNEL_SIDE_DEFINE,
+    "ASCENDC_CPU_DEBUG=1",
+    "__NPU_ARCH__=2201",
+    "__CCE_AICORE__=220",
+    "__DAV_C220_VEC__",
+];
 
 /// Force-included into every kernel unit before the tiling header: the
 /// names the msopgen build's per-variant macros expand to (`DT_FLOAT16`,
@@ -109,6 +139,25 @@ pub const MSOPGEN_KERNEL_HEADER: &str = "ascendopt/kernel/msopgen_build.h";
 
 /// A g++ compile (of one unit) that takes longer than this is stopped.
 pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Address space of each process of a compile (RLIMIT_AS): cc1plus needs
+/// well under 1 GiB for any operator of the suite; a compile that needs
+/// more fails with the compiler's "out of memory" message.
+pub const COMPILER_MEMORY_BYTES: u64 = 4 << 30;
+
+/// Largest file a compile may write (RLIMIT_FSIZE): a library of the suite
+/// is a few MiB.
+pub const COMPILER_FILE_BYTES: u64 = 256 << 20;
+
+/// The limits of a g++ run that may take `timeout`.
+fn compiler_limits(timeout: Duration) -> ContainedLimits {
+    ContainedLimits {
+        wall: timeout,
+        address_space_bytes: COMPILER_MEMORY_BYTES,
+        file_size_bytes: COMPILER_FILE_BYTES,
+        capture_bytes: 4 << 20,
+    }
+}
 
 /// Bumped when the layout of the cache or the key changes.
 const CACHE_FORMAT: &str = "ascendopt-build-v2";
@@ -204,16 +253,34 @@ pub struct BuildRequest {
 }
 
 impl BuildRequest {
-    /// The request for an msopgen-layout package: `op_host/*.cpp`,
-    /// `op_kernel/*.cpp`, include dirs `op_host` and `op_kernel`, and the
-    /// tiling header `op_host/*_tiling.h` (if several, the one named after the
-    /// folder). No defines, [`DEFAULT_COMPILE_TIMEOUT`].
+    /// The request for an msopgen-layout package: `op_host/*.cpp` (without
+    /// the op-API layer), `op_kernel/*.cpp` (only `op_kernel/<folder>.cpp`
+    /// when there are several and one is named after the folder: the kernel
+    /// the msopgen build compiles, which includes the others), include dirs
+    /// `op_host` and `op_kernel`, what the project around the folder adds
+    /// ([`project::discover`]), and the tiling header `op_host/*_tiling.h`
+    /// (if several, the one named after the folder). No defines,
+    /// [`DEFAULT_COMPILE_TIMEOUT`].
     pub fn for_op_dir(op_dir: &Path, toolchain: Toolchain) -> Result<BuildRequest, BuildError> {
         let host_dir = op_dir.join("op_host");
         let kernel_dir = op_dir.join("op_kernel");
         let mut host_sources = files_with_suffix(&host_dir, ".cpp")?;
         host_sources.retain(|p| !ascendopt_op::package::is_op_api_source(p));
-        let kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
+        let mut kernel_sources = files_with_suffix(&kernel_dir, ".cpp")?;
+        // The msopgen build compiles the kernel file named after the
+        // operator; other .cpp files beside it are parts it includes.
+        if kernel_sources.len() > 1 {
+            let op_name = op_dir
+                .file_name()
+                .map(|n| format!("{}.cpp", n.to_string_lossy()));
+            if let Some(main) = kernel_sources
+                .iter()
+                .find(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()) == op_name)
+                .cloned()
+            {
+                kernel_sources = vec![main];
+            }
+        }
         if host_sources.is_empty() || kernel_sources.is_empty() {
             return Err(BuildError::BadRequest {
                 message: format!(
@@ -246,11 +313,24 @@ impl BuildRequest {
                 }
             }
         };
+        let mut include_dirs = vec![host_dir, kernel_dir];
+        let sources: Vec<PathBuf> = host_sources
+            .iter()
+            .chain(&kernel_sources)
+            .cloned()
+            .collect();
+        let project = project::discover(op_dir, &sources, &include_dirs, &toolchain.include_dir);
+        let tiling_header = tiling_header.or_else(|| {
+            let folder = op_dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            project.tiling_header_for(&project::camel_case(&folder.unwrap_or_default()))
+        });
+        host_sources.extend(project.host_sources);
+        include_dirs.extend(project.include_dirs);
         Ok(BuildRequest {
             toolchain,
             host_sources,
             kernel_sources,
-            include_dirs: vec![host_dir, kernel_dir],
+            include_dirs,
             tiling_header,
             defines: Vec::new(),
             kernel_variants: Vec::new(),
@@ -470,11 +550,12 @@ impl BuildError {
 }
 
 /// The AscendC API names that occur in `files` (as words, outside `//`
-/// comments) but nowhere in the simulator's headers under `include_dir`:
-/// the APIs a package uses that the simulator lacks. Sorted, each once.
+/// comments) but nowhere in the simulator's headers under `include_dir`,
+/// or there only as a stub that fails to compile: the APIs a package uses
+/// that the simulator lacks. Sorted, each once.
 /// Unreadable files are skipped.
 pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<String> {
-    let sim = diagnostics::sim_words(include_dir);
+    let sim = diagnostics::sim_index(include_dir);
     let mut out = std::collections::BTreeSet::new();
     for file in files {
         let Ok(text) = fs::read_to_string(file) else {
@@ -486,7 +567,7 @@ pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<Strin
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .filter(|w| !w.is_empty())
             {
-                if api_names::is_api_name(word) && !sim.contains(word) {
+                if api_names::is_api_name(word) && !sim.provides(word) {
                     out.insert(word.to_string());
                 }
             }
@@ -511,6 +592,7 @@ struct Prepared {
 impl Prepared {
     fn key_base(&self) -> KeyBase<'_> {
         KeyBase {
+            compiler_path: &self.facts.path,
             compiler_version: &self.facts.version,
             sim_tree: &self.sim_tree,
             linker: self.facts.gold.then_some(GOLD_FLAG),
@@ -519,10 +601,243 @@ impl Prepared {
 }
 
 fn prepare(req: &BuildRequest) -> Result<Prepared, BuildError> {
-    check_defines(&req.defines)?;
     let toolchain = &req.toolchain;
+    let Plans {
+        host,
+        kernels,
+        host_sources,
+        kernel_sources,
+    } = plans(req)?;
     let facts = compiler_facts(&toolchain.cxx, req.timeout)?;
     let sim_tree = hash_sim_tree(toolchain)?;
+    Ok(Prepared {
+        facts,
+        sim_tree,
+        host_sources,
+        kernel_sources,
+        host,
+        kernels,
+    })
+}
+
+/// Compiles (or takes from the cache) the ordinary host library of `req`
+/// alone, the one [`build`] builds when the host code has no knobs: for a
+/// caller that needs the host library (to ask its OpDef which kernel
+/// variants to build) before the kernel. A later [`build`] of the same
+/// request finds it in the cache.
+pub fn build_host(req: &BuildRequest, cache: &BuildCache) -> Result<PathBuf, BuildError> {
+    let prepared = prepare(req)?;
+    let common = prepared.key_base();
+    let key = prepared.host.key(&common, &prepared.kernel_sources)?;
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let lib = cache.dir().join(format!("host-{key}.so"));
+    if !integrity::cached(&lib) {
+        let rt_obj =
+            ensure_runtime_object(Unit::Host, &req.toolchain, &common, cache, req.timeout)?;
+        prepared.host.compile(
+            &req.toolchain,
+            &rt_obj,
+            common.linker,
+            &lib,
+            cache,
+            req.timeout,
+        )?;
+    }
+    Ok(lib)
+}
+
+/// Compiles (or takes from the cache) the kernel libraries of `req` alone,
+/// one per kernel variant (one when the request names none), the same
+/// ones [`build`] builds: for a caller that already knows the host unit's
+/// fate ([`build_host`]).
+pub fn build_kernels(req: &BuildRequest, cache: &BuildCache) -> Result<Vec<PathBuf>, BuildError> {
+    let prepared = prepare(req)?;
+    let common = prepared.key_base();
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let mut libs = Vec::with_capacity(prepared.kernels.len());
+    for plan in &prepared.kernels {
+        let key = plan.key(&common, &prepared.host_sources)?;
+        let lib = cache.dir().join(format!("kernel-{key}.so"));
+        if !integrity::cached(&lib) {
+            let rt_obj =
+                ensure_runtime_object(Unit::Kernel, &req.toolchain, &common, cache, req.timeout)?;
+            plan.compile(
+                &req.toolchain,
+                &rt_obj,
+                common.linker,
+                &lib,
+                cache,
+                req.timeout,
+            )?;
+        }
+        libs.push(lib);
+    }
+    Ok(libs)
+}
+
+/// Compiles (or takes from the cache) the host and kernel libraries of `req`.
+pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
+    let toolchain = &req.toolchain;
+    let prepared = prepare(req)?;
+    let Prepared {
+        host_sources,
+        kernel_sources,
+        host,
+        kernels,
+        ..
+    } = &prepared;
+    let common = prepared.key_base();
+    let host_key = host.key(&common, kernel_sources)?;
+    let kernel_keys = kernels
+        .iter()
+        .map(|k| k.key(&common, host_sources))
+        .collect::<Result<Vec<_>, _>>()?;
+    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
+        path: cache.dir().to_path_buf(),
+        source,
+    })?;
+    let mut host_lib = cache.dir().join(format!("host-{host_key}.so"));
+    let kernel_libs: Vec<PathBuf> = kernel_keys
+        .iter()
+        .map(|key| cache.dir().join(format!("kernel-{key}.so")))
+        .collect();
+    let mut host_cached = integrity::cached(&host_lib);
+    let kernel_cached = kernel_libs.iter().all(|lib| integrity::cached(lib));
+    // Knob values set at run time: one host library per tiling region
+    // shape, whatever the knobs' values (Stage II changes only those).
+    // Tried unless an earlier attempt with the same rewritten text failed
+    // to compile (a knob used in a constant expression); the ordinary host
+    // library is built then.
+    let mut param_host = None;
+    if !host_cached {
+        if let Some(param) = parametrise_host(host_sources) {
+            let plan = UnitPlan {
+                param: Some(param),
+                ..host.clone()
+            };
+            let key = plan.key(&common, kernel_sources)?;
+            let lib = cache.dir().join(format!("host-param-{key}.so"));
+            let unusable = cache.dir().join(format!("host-param-{key}.unusable"));
+            if integrity::cached(&lib) || !unusable.exists() {
+                param_host = Some((plan, lib, unusable));
+            }
+        }
+    }
+
+    let run = |plan: &UnitPlan, out: &Path, cached: bool| -> Result<u64, BuildError> {
+        if cached {
+            return Ok(0);
+        }
+        let start = Instant::now();
+        let rt_obj = ensure_runtime_object(plan.unit, toolchain, &common, cache, req.timeout)?;
+        plan.compile(toolchain, &rt_obj, common.linker, out, cache, req.timeout)?;
+        Ok(elapsed_ms(start))
+    };
+    // The host thread: the parametrised library when there is one (its
+    // values in `host_knobs`), else (or when it does not compile) the
+    // ordinary one.
+    let host_job = || -> Result<HostBuilt, BuildError> {
+        if let Some((plan, lib, unusable)) = &param_host {
+            let cached = integrity::cached(lib);
+            match run(plan, lib, cached) {
+                Ok(ms) => {
+                    return Ok(HostBuilt {
+                        ms,
+                        param_lib: Some((lib.clone(), cached)),
+                        knobs: plan.param.as_ref().map_or(Vec::new(), |p| p.values.clone()),
+                    });
+                }
+                // The rewritten text does not compile: remembered. A
+                // compile stopped by the time limit (an overloaded
+                // machine) is not held against it.
+                Err(BuildError::Compile { .. }) => {
+                    let _ = fs::write(unusable, b"");
+                }
+                Err(BuildError::Timeout { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        run(host, &host_lib, host_cached).map(|ms| HostBuilt {
+            ms,
+            param_lib: None,
+            knobs: Vec::new(),
+        })
+    };
+    // The kernel variants one after the other, beside the host: a failing
+    // variant stops the others (they share the sources).
+    let kernel_job = || -> Result<u64, BuildError> {
+        let mut ms = 0;
+        for (plan, lib) in kernels.iter().zip(&kernel_libs) {
+            ms += run(plan, lib, integrity::cached(lib))?;
+        }
+        Ok(ms)
+    };
+    let (host_res, kernel_res) = std::thread::scope(|scope| {
+        let host_thread = scope.spawn(host_job);
+        let kernel_res = kernel_job();
+        let host_res = host_thread.join().unwrap_or_else(|_| {
+            Err(BuildError::BadRequest {
+                message: "host compile thread panicked".into(),
+            })
+        });
+        (host_res, kernel_res)
+    });
+    // The kernel's error comes first (it is the one a refinement step
+    // edits), and a host that fails too is reported with it.
+    let (kernel_ms, host_built) = match (kernel_res, host_res) {
+        (Ok(k), Ok(h)) => (k, h),
+        (Err(kernel), Err(host)) => return Err(kernel.with_also(host)),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
+    };
+    let HostBuilt {
+        ms: host_ms,
+        param_lib,
+        knobs: host_knobs,
+    } = host_built;
+    if let Some((lib, cached)) = param_lib {
+        host_cached = cached;
+        host_lib = lib;
+    }
+    let mut pair = Sha256::new();
+    pair.update(host_key.as_bytes());
+    for kernel_key in &kernel_keys {
+        pair.update(kernel_key.as_bytes());
+    }
+    let kernel_lib = kernel_libs.first().cloned().unwrap_or_default();
+    Ok(Built {
+        host_lib,
+        kernel_lib,
+        kernel_libs,
+        key: hex(&pair.finalize()),
+        cached: host_cached && kernel_cached,
+        host_cached,
+        kernel_cached,
+        host_ms,
+        kernel_ms,
+        host_knobs,
+    })
+}
+
+/// The units of a request.
+struct Plans {
+    host: UnitPlan,
+    /// One per kernel variant (one without variant defines when the
+    /// request names none).
+    kernels: Vec<UnitPlan>,
+    host_sources: Vec<PathBuf>,
+    kernel_sources: Vec<PathBuf>,
+}
+
+/// How `req`'s units are compiled (paths canonical, defines checked).
+fn plans(req: &BuildRequest) -> Result<Plans, BuildError> {
+    check_defines(&req.defines)?;
+    let toolchain = &req.toolchain;
     let include_dirs = canonical_all(&req.include_dirs)?;
     let host_sources = canonical_all(&req.host_sources)?;
     let kernel_sources = canonical_all(&req.kernel_sources)?;
@@ -576,218 +891,78 @@ fn prepare(req: &BuildRequest) -> Result<Prepared, BuildError> {
             })
             .collect()
     };
-    Ok(Prepared {
-        facts,
-        sim_tree,
-        host_sources,
-        kernel_sources,
+    Ok(Plans {
         host,
         kernels,
+        host_sources,
+        kernel_sources,
     })
 }
 
-/// Compiles (or takes from the cache) the ordinary host library of `req`
-/// alone, the one [`build`] builds when the host code has no knobs: for a
-/// caller that needs the host library (to ask its OpDef which kernel
-/// variants to build) before the kernel. A later [`build`] of the same
-/// request finds it in the cache.
-pub fn build_host(req: &BuildRequest, cache: &BuildCache) -> Result<PathBuf, BuildError> {
-    let prepared = prepare(req)?;
-    let common = prepared.key_base();
-    let key = prepared.host.key(&common, &prepared.kernel_sources)?;
-    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
-        path: cache.dir().to_path_buf(),
-        source,
-    })?;
-    let lib = cache.dir().join(format!("host-{key}.so"));
-    if !lib.is_file() {
-        let rt_obj =
-            ensure_runtime_object(Unit::Host, &req.toolchain, &common, cache, req.timeout)?;
-        prepared.host.compile(
-            &req.toolchain,
-            &rt_obj,
-            common.linker,
-            &lib,
-            cache,
-            req.timeout,
-        )?;
-    }
-    Ok(lib)
-}
-
-/// Compiles (or takes from the cache) the kernel libraries of `req` alone,
-/// one per kernel variant (one when the request names none), the same
-/// ones [`build`] builds: for a caller that already knows the host unit's
-/// fate ([`build_host`]).
-pub fn build_kernels(req: &BuildRequest, cache: &BuildCache) -> Result<Vec<PathBuf>, BuildError> {
-    let prepared = prepare(req)?;
-    let common = prepared.key_base();
-    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
-        path: cache.dir().to_path_buf(),
-        source,
-    })?;
-    let mut libs = Vec::with_capacity(prepared.kernels.len());
-    for plan in &prepared.kernels {
-        let key = plan.key(&common, &prepared.host_sources)?;
-        let lib = cache.dir().join(format!("kernel-{key}.so"));
-        if !lib.is_file() {
-            let rt_obj =
-                ensure_runtime_object(Unit::Kernel, &req.toolchain, &common, cache, req.timeout)?;
-            plan.compile(
-                &req.toolchain,
-                &rt_obj,
-                common.linker,
-                &lib,
-                cache,
-                req.timeout,
-            )?;
-        }
-        libs.push(lib);
-    }
-    Ok(libs)
-}
-
-/// Compiles (or takes from the cache) the host and kernel libraries of `req`.
-pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError> {
+/// The preprocessed text (`g++ -E`, line markers kept) of `req`'s host
+/// unit and of its first kernel variant, with the flags, include paths,
+/// defines and forced headers of the build: what the static check reads.
+/// The two run concurrently, contained like every compile.
+pub fn preprocess(req: &BuildRequest) -> Result<Vec<(Unit, String)>, BuildError> {
+    let Plans { host, kernels, .. } = plans(req)?;
     let toolchain = &req.toolchain;
-    let prepared = prepare(req)?;
-    let Prepared {
-        host_sources,
-        kernel_sources,
-        host,
-        kernels,
-        ..
-    } = &prepared;
-    let common = prepared.key_base();
-    let host_key = host.key(&common, kernel_sources)?;
-    let kernel_keys = kernels
-        .iter()
-        .map(|k| k.key(&common, host_sources))
-        .collect::<Result<Vec<_>, _>>()?;
-    fs::create_dir_all(cache.dir()).map_err(|source| BuildError::Cache {
-        path: cache.dir().to_path_buf(),
-        source,
+    let run = |plan: &UnitPlan| -> Result<(Unit, String), BuildError> {
+        // Without the precompiled standard library: the static check
+        // reads the package's own tokens, which the bundle does not change.
+        let mut args = plan.flag_args(toolchain, None);
+        args.extend(plan.sources.iter().map(|s| s.clone().into()));
+        args.push("-E".into());
+        let ran = contained::run(
+            &toolchain.cxx,
+            &args,
+            &[("LC_ALL", "C"), ("LANG", "C")],
+            &ContainedLimits {
+                capture_bytes: 256 << 20,
+                ..compiler_limits(req.timeout)
+            },
+        )
+        .map_err(|source| spawn_error(&toolchain.cxx, source))?;
+        match ran.status {
+            Some(status) if status.success() => {
+                Ok((plan.unit, String::from_utf8_lossy(&ran.stdout).into_owned()))
+            }
+            Some(status) => {
+                let stderr = String::from_utf8_lossy(&ran.stderr);
+                let first = diagnostics::first_error(&stderr, &toolchain.include_dir);
+                let main = plan.sources.first().cloned().unwrap_or_default();
+                Err(BuildError::Compile {
+                    unit: plan.unit,
+                    file: first
+                        .as_ref()
+                        .and_then(|f| f.file.clone())
+                        .map(PathBuf::from)
+                        .unwrap_or(main),
+                    line: first.as_ref().and_then(|f| f.line),
+                    message: first
+                        .map(|f| f.message)
+                        .unwrap_or_else(|| format!("g++ -E failed ({status})")),
+                    diagnostics: diagnostics::trim(&stderr),
+                    also: None,
+                })
+            }
+            None => Err(BuildError::Timeout {
+                unit: plan.unit,
+                after_ms: req.timeout.as_millis() as u64,
+            }),
+        }
+    };
+    let kernel = kernels.first().ok_or_else(|| BuildError::BadRequest {
+        message: "no kernel unit".into(),
     })?;
-    let mut host_lib = cache.dir().join(format!("host-{host_key}.so"));
-    let kernel_libs: Vec<PathBuf> = kernel_keys
-        .iter()
-        .map(|key| cache.dir().join(format!("kernel-{key}.so")))
-        .collect();
-    let mut host_cached = host_lib.is_file();
-    let kernel_cached = kernel_libs.iter().all(|lib| lib.is_file());
-    // Knob values set at run time: one host library per tiling region
-    // shape, whatever the knobs' values (Stage II changes only those).
-    // Tried unless an earlier attempt with the same rewritten text failed
-    // to compile (a knob used in a constant expression); the ordinary host
-    // library is built then.
-    let mut param_host = None;
-    if !host_cached {
-        if let Some(param) = parametrise_host(host_sources) {
-            let plan = UnitPlan {
-                param: Some(param),
-                ..host.clone()
-            };
-            let key = plan.key(&common, kernel_sources)?;
-            let lib = cache.dir().join(format!("host-param-{key}.so"));
-            let unusable = cache.dir().join(format!("host-param-{key}.unusable"));
-            if lib.is_file() || !unusable.exists() {
-                param_host = Some((plan, lib, unusable));
-            }
-        }
-    }
-
-    let run = |plan: &UnitPlan, out: &Path, cached: bool| -> Result<u64, BuildError> {
-        if cached {
-            return Ok(0);
-        }
-        let start = Instant::now();
-        let rt_obj = ensure_runtime_object(plan.unit, toolchain, &common, cache, req.timeout)?;
-        plan.compile(toolchain, &rt_obj, common.linker, out, cache, req.timeout)?;
-        Ok(elapsed_ms(start))
-    };
-    // The host thread: the parametrised library when there is one (its
-    // values in `host_knobs`), else (or when it does not compile) the
-    // ordinary one.
-    let host_job = || -> Result<HostBuilt, BuildError> {
-        if let Some((plan, lib, unusable)) = &param_host {
-            let cached = lib.is_file();
-            match run(plan, lib, cached) {
-                Ok(ms) => {
-                    return Ok(HostBuilt {
-                        ms,
-                        param_lib: Some((lib.clone(), cached)),
-                        knobs: plan.param.as_ref().map_or(Vec::new(), |p| p.values.clone()),
-                    });
-                }
-                // The rewritten text does not compile: remembered. A
-                // compile stopped by the time limit (an overloaded
-                // machine) is not held against it.
-                Err(BuildError::Compile { .. }) => {
-                    let _ = fs::write(unusable, b"");
-                }
-                Err(BuildError::Timeout { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        run(host, &host_lib, host_cached).map(|ms| HostBuilt {
-            ms,
-            param_lib: None,
-            knobs: Vec::new(),
-        })
-    };
-    // The kernel variants one after the other, beside the host: a failing
-    // variant stops the others (they share the sources).
-    let kernel_job = || -> Result<u64, BuildError> {
-        let mut ms = 0;
-        for (plan, lib) in kernels.iter().zip(&kernel_libs) {
-            ms += run(plan, lib, lib.is_file())?;
-        }
-        Ok(ms)
-    };
-    let (host_res, kernel_res) = std::thread::scope(|scope| {
-        let host_thread = scope.spawn(host_job);
-        let kernel_res = kernel_job();
-        let host_res = host_thread.join().unwrap_or_else(|_| {
-            Err(BuildError::BadRequest {
-                message: "host compile thread panicked".into(),
-            })
-        });
-        (host_res, kernel_res)
+    let (h, k) = std::thread::scope(|scope| {
+        let h = scope.spawn(|| run(&host));
+        let k = run(kernel);
+        (h.join(), k)
     });
-    // The kernel's error comes first (it is the one a refinement step
-    // edits), and a host that fails too is reported with it.
-    let (kernel_ms, host_built) = match (kernel_res, host_res) {
-        (Ok(k), Ok(h)) => (k, h),
-        (Err(kernel), Err(host)) => return Err(kernel.with_also(host)),
-        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
-    };
-    let HostBuilt {
-        ms: host_ms,
-        param_lib,
-        knobs: host_knobs,
-    } = host_built;
-    if let Some((lib, cached)) = param_lib {
-        host_cached = cached;
-        host_lib = lib;
-    }
-    let mut pair = Sha256::new();
-    pair.update(host_key.as_bytes());
-    for kernel_key in &kernel_keys {
-        pair.update(kernel_key.as_bytes());
-    }
-    let kernel_lib = kernel_libs.first().cloned().unwrap_or_default();
-    Ok(Built {
-        host_lib,
-        kernel_lib,
-        kernel_libs,
-        key: hex(&pair.finalize()),
-        cached: host_cached && kernel_cached,
-        host_cached,
-        kernel_cached,
-        host_ms,
-        kernel_ms,
-        host_knobs,
-    })
+    let h = h.map_err(|_| BuildError::BadRequest {
+        message: "the preprocessing thread panicked".into(),
+    })??;
+    Ok(vec![h, k?])
 }
 
 /// What the host thread built.
@@ -844,6 +1019,8 @@ fn check_defines(defines: &[String]) -> Result<(), BuildError> {
 
 /// What a compiler is: probed once per process and compiler path.
 struct CompilerFacts {
+    /// The file it resolves to (through PATH and symlinks).
+    path: PathBuf,
     /// The first line of `--version`.
     version: String,
     /// It links with GNU gold when asked ([`GOLD_FLAG`]).
@@ -863,7 +1040,9 @@ fn compiler_facts(
     if let Some(facts) = memo.lock().ok().and_then(|m| m.get(cxx).cloned()) {
         return Ok(facts);
     }
+    let path = contained::resolve(cxx).map_err(|source| spawn_error(cxx, source))?;
     let facts = Arc::new(CompilerFacts {
+        path: fs::canonicalize(&path).unwrap_or(path),
         version: compiler_version(cxx)?,
         gold: links_with_gold(cxx, timeout),
     });
@@ -876,69 +1055,28 @@ fn compiler_facts(
 /// True when `cxx -fuse-ld=gold` reaches GNU gold within `timeout`
 /// (`-Wl,--version` makes the linker print its banner and stop).
 fn links_with_gold(cxx: &Path, timeout: Duration) -> bool {
-    use std::io::Read;
-    let spawned = Command::new(cxx)
-        .args([GOLD_FLAG, "-Wl,--version"])
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut child) = spawned else {
-        return false;
-    };
-    let Ok(Some(status)) = wait_within(&mut child, Instant::now(), timeout) else {
-        return false;
-    };
-    let mut banner = String::new();
-    let read = child
-        .stdout
-        .take()
-        .map(|mut out| out.read_to_string(&mut banner).is_ok());
-    status.success() && read == Some(true) && banner.contains("GNU gold")
-}
-
-/// Waits for `child` until `timeout` after `start`: its status, or None
-/// when the time ran out (or Err when waiting failed); the child is killed
-/// and reaped in both of those cases.
-fn wait_within(
-    child: &mut std::process::Child,
-    start: Instant,
-    timeout: Duration,
-) -> io::Result<Option<std::process::ExitStatus>> {
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(Some(status)),
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Ok(None);
-            }
-            Ok(None) => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
-            Err(err) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(err);
-            }
+    let args = [GOLD_FLAG.into(), "-Wl,--version".into()];
+    match contained::run(cxx, &args, &[("LC_ALL", "C")], &compiler_limits(timeout)) {
+        Ok(ran) => {
+            ran.status.is_some_and(|s| s.success())
+                && String::from_utf8_lossy(&ran.stdout).contains("GNU gold")
         }
+        Err(_) => false,
     }
 }
 
 /// The first line of `cxx --version`.
 fn compiler_version(cxx: &Path) -> Result<String, BuildError> {
-    let output = Command::new(cxx)
-        .arg("--version")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| spawn_error(cxx, source))?;
-    let text = String::from_utf8_lossy(&output.stdout);
+    let ran = contained::run(
+        cxx,
+        &["--version".into()],
+        &[("LC_ALL", "C")],
+        &compiler_limits(Duration::from_secs(60)),
+    )
+    .map_err(|source| spawn_error(cxx, source))?;
+    let text = String::from_utf8_lossy(&ran.stdout);
     match text.lines().next() {
-        Some(line) if output.status.success() && !line.trim().is_empty() => {
+        Some(line) if ran.status.is_some_and(|s| s.success()) && !line.trim().is_empty() => {
             Ok(line.trim().to_string())
         }
         _ => Err(BuildError::Spawn {
@@ -1074,6 +1212,7 @@ fn hash_sim_tree(toolchain: &Toolchain) -> Result<String, BuildError> {
 
 /// What every key shares.
 struct KeyBase<'a> {
+    compiler_path: &'a Path,
     compiler_version: &'a str,
     sim_tree: &'a str,
     /// The linker flag, when not the default linker.
@@ -1083,6 +1222,7 @@ struct KeyBase<'a> {
 impl KeyBase<'_> {
     fn hasher(&self, tag: &str) -> KeyHasher {
         let mut hasher = KeyHasher::new(tag);
+        hasher.path(self.compiler_path);
         hasher.field(self.compiler_version.as_bytes());
         hasher.field(self.sim_tree.as_bytes());
         for flag in COMMON_FLAGS.iter().chain(LINK_FLAGS).chain(&self.linker) {
@@ -1145,6 +1285,12 @@ impl UnitPlan {
     /// of the include-directory scan.
     fn key(&self, base: &KeyBase<'_>, other_sources: &[PathBuf]) -> Result<String, BuildError> {
         let mut hasher = base.hasher(self.unit.name());
+        if self.unit == Unit::Kernel {
+            hasher.field(instrument::SOURCE.as_bytes());
+            for flag in instrument::KERNEL_FLAGS {
+                hasher.field(flag.as_bytes());
+            }
+        }
         hasher.field(b"root-relative");
         match &self.param {
             None => {
@@ -1183,6 +1329,43 @@ impl UnitPlan {
         Ok(hasher.finish())
     }
 
+    /// The flags of a compile of this unit, up to the sources: common
+    /// flags, the root mapped away, include paths, defines, forced headers
+    /// (`std_bundle` first when given: the host unit's precompiled
+    /// standard library, see `pch`).
+    fn flag_args(
+        &self,
+        toolchain: &Toolchain,
+        std_bundle: Option<PathBuf>,
+    ) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
+        // `__FILE__` and line tables name package files relative to the
+        // root (fault locations read `op_kernel/x.cpp:42`), so the library
+        // does not depend on where the package lies.
+        let mut map = std::ffi::OsString::from("-ffile-prefix-map=");
+        map.push(self.root.as_os_str());
+        map.push("/=");
+        args.push(map);
+        args.push("-I".into());
+        args.push(toolchain.include_dir.clone().into());
+        for dir in &self.include_dirs {
+            args.push("-I".into());
+            args.push(dir.clone().into());
+        }
+        for define in &self.defines {
+            args.push(format!("-D{define}").into());
+        }
+        if let Some(bundle) = std_bundle {
+            args.push("-include".into());
+            args.push(bundle.into());
+        }
+        for header in &self.forced_headers {
+            args.push("-include".into());
+            args.push(header.clone().into());
+        }
+        args
+    }
+
     /// `path` relative to the package root (the root itself is `.`).
     fn relative<'p>(&self, path: &'p Path) -> &'p Path {
         match path.strip_prefix(&self.root) {
@@ -1202,35 +1385,13 @@ impl UnitPlan {
         cache: &BuildCache,
         timeout: Duration,
     ) -> Result<(), BuildError> {
-        let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
-        // `__FILE__` and line tables name package files relative to the
-        // root (fault locations read `op_kernel/x.cpp:42`), so the library
-        // does not depend on where the package lies.
-        let mut map = std::ffi::OsString::from("-ffile-prefix-map=");
-        map.push(self.root.as_os_str());
-        map.push("/=");
-        args.push(map);
-        args.push("-I".into());
-        args.push(toolchain.include_dir.clone().into());
-        for dir in &self.include_dirs {
-            args.push("-I".into());
-            args.push(dir.clone().into());
-        }
-        for define in &self.defines {
-            args.push(format!("-D{define}").into());
-        }
         // The host unit starts with the standard library CANN's host
         // headers bring, precompiled (see `pch`).
-        if self.unit == Unit::Host {
-            if let Some(bundle) = pch::host_std_bundle(toolchain, &self.defines, cache, timeout)? {
-                args.push("-include".into());
-                args.push(bundle.into());
-            }
-        }
-        for header in &self.forced_headers {
-            args.push("-include".into());
-            args.push(header.clone().into());
-        }
+        let std_bundle = match self.unit {
+            Unit::Host => pch::host_std_bundle(toolchain, &self.defines, cache, timeout)?,
+            Unit::Kernel => None,
+        };
+        let mut args = self.flag_args(toolchain, std_bundle);
         // A parametrised build compiles the rewritten texts, written to a
         // folder of their own laid out like the package (named relative to
         // it in line tables); their quoted includes still find the
@@ -1264,6 +1425,10 @@ impl UnitPlan {
                     args.push(copy.into());
                 }
             }
+            _ if self.unit == Unit::Kernel => {
+                return self
+                    .compile_instrumented(toolchain, args, rt_obj, linker, out, cache, timeout);
+            }
             _ => args.extend(self.sources.iter().map(|s| s.clone().into())),
         }
         args.push(rt_obj.into());
@@ -1274,6 +1439,133 @@ impl UnitPlan {
             let _ = fs::remove_dir_all(dir);
         }
         result
+    }
+}
+
+impl UnitPlan {
+    /// The kernel unit: each source compiled to assembly with the
+    /// instrumentation flags, rewritten by [`instrument::instrument`] so
+    /// that the kernel's own code counts itself, then assembled and linked.
+    /// `args` are the compile arguments without the sources.
+    #[allow(clippy::too_many_arguments)]
+    fn compile_instrumented(
+        &self,
+        toolchain: &Toolchain,
+        mut args: Vec<std::ffi::OsString>,
+        rt_obj: &Path,
+        linker: Option<&str>,
+        out: &Path,
+        cache: &BuildCache,
+        timeout: Duration,
+    ) -> Result<(), BuildError> {
+        self.refuse_line_directives(toolchain)?;
+        args.extend(instrument::KERNEL_FLAGS.iter().map(Into::into));
+        args.push("-S".into());
+        let options = instrument::Options {
+            excluded_prefixes: self.excluded_prefixes(toolchain),
+        };
+        let mut temps: Vec<PathBuf> = Vec::new();
+        let result = (|| {
+            let mut link: Vec<std::ffi::OsString> = Vec::new();
+            for source in &self.sources {
+                let asm = temp_path(cache, &cache.dir().join("kernel.s"));
+                temps.push(asm.clone());
+                let mut compile = args.clone();
+                compile.push(source.clone().into());
+                run_compiler(self.unit, toolchain, compile, &asm, cache, timeout, source)?;
+                let text = fs::read_to_string(&asm).map_err(|source| BuildError::Read {
+                    path: asm.clone(),
+                    source,
+                })?;
+                let done =
+                    instrument::instrument(&text, &options).map_err(|e| BuildError::Compile {
+                        unit: self.unit,
+                        file: source.clone(),
+                        line: None,
+                        message: e.to_string(),
+                        diagnostics: e.to_string(),
+                        also: None,
+                    })?;
+                let rewritten = temp_path(cache, &cache.dir().join("kernel-counted.s"));
+                temps.push(rewritten.clone());
+                fs::write(&rewritten, done.text).map_err(|source| BuildError::Cache {
+                    path: rewritten.clone(),
+                    source,
+                })?;
+                link.push(rewritten.into());
+            }
+            link.push(rt_obj.into());
+            link.extend(LINK_FLAGS.iter().chain(&linker).map(Into::into));
+            let main_file = self.sources.first().cloned().unwrap_or_default();
+            run_compiler(self.unit, toolchain, link, out, cache, timeout, &main_file)
+        })();
+        for temp in temps {
+            // run_compiler recorded a content hash beside the assembly.
+            let _ = fs::remove_file(integrity::sidecar(&temp));
+            let _ = fs::remove_file(temp);
+        }
+        result
+    }
+
+    /// Every file of the package the kernel can include (sources, forced
+    /// headers outside the emulation headers, files of the include
+    /// directories) must be free of `#line` directives, which could
+    /// attribute the kernel's code to the emulation headers.
+    fn refuse_line_directives(&self, toolchain: &Toolchain) -> Result<(), BuildError> {
+        let ours = fs::canonicalize(&toolchain.include_dir)
+            .unwrap_or_else(|_| toolchain.include_dir.clone());
+        let mut files: Vec<PathBuf> = self.sources.clone();
+        files.extend(
+            self.forced_headers
+                .iter()
+                .filter(|h| !h.starts_with(&toolchain.include_dir) && !h.starts_with(&ours))
+                .cloned(),
+        );
+        for dir in &self.include_dirs {
+            files.extend(tree_files(dir)?);
+        }
+        files.sort();
+        files.dedup();
+        for file in files {
+            let Ok(bytes) = fs::read(&file) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            if let Some(line) = instrument::line_directive(&text) {
+                let message = "a #line directive or line marker: the simulator counts the kernel's own code by source file, so line directives are not allowed in a package".to_string();
+                return Err(BuildError::Compile {
+                    unit: self.unit,
+                    file: file.clone(),
+                    line: Some(line as u32),
+                    diagnostics: format!("{}:{line}: {message}", file.display()),
+                    message,
+                    also: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// How the emulation headers' paths appear in the line tables: as
+    /// given to `-I`, canonical, and either relative to the package root
+    /// when the root's prefix is mapped away.
+    fn excluded_prefixes(&self, toolchain: &Toolchain) -> Vec<String> {
+        let mut dirs = vec![toolchain.include_dir.clone()];
+        if let Ok(canonical) = fs::canonicalize(&toolchain.include_dir) {
+            dirs.push(canonical);
+        }
+        let mut out = Vec::new();
+        for dir in dirs {
+            if let Ok(rel) = dir.strip_prefix(&self.root) {
+                if !rel.as_os_str().is_empty() {
+                    out.push(format!("{}/", rel.display()));
+                }
+            }
+            out.push(format!("{}/", dir.display()));
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 }
 
@@ -1292,7 +1584,7 @@ fn ensure_runtime_object(
     let obj = cache
         .dir()
         .join(format!("rt-{}-{}.o", unit.name(), hasher.finish()));
-    if obj.is_file() {
+    if integrity::cached(&obj) {
         return Ok(obj);
     }
     let mut args: Vec<std::ffi::OsString> = COMMON_FLAGS.iter().map(Into::into).collect();
@@ -1325,9 +1617,10 @@ fn temp_path(cache: &BuildCache, final_path: &Path) -> PathBuf {
     ))
 }
 
-/// Runs g++ with `args` plus `-o <temp>`, then renames the temp file to
-/// `out`. Stderr goes to a temp log file so that a chatty compile cannot
-/// block on a full pipe while we wait with a timeout.
+/// Runs g++ with `args` plus `-o <temp>`, contained (see the module
+/// docs), then records the result's hash and renames it to `out`. Its
+/// stdout and stderr are drained while it runs, so a chatty compile cannot
+/// block on a full pipe.
 fn run_compiler(
     unit: Unit,
     toolchain: &Toolchain,
@@ -1338,56 +1631,46 @@ fn run_compiler(
     main_file: &Path,
 ) -> Result<(), BuildError> {
     let tmp_out = temp_path(cache, out);
-    let tmp_log = tmp_out.with_extension("log");
-    let cache_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BuildError::Cache { path, source }
-    };
-    let log = fs::File::create(&tmp_log).map_err(cache_err(&tmp_log))?;
     args.push("-o".into());
     args.push(tmp_out.clone().into());
     let start = Instant::now();
-    let spawned = Command::new(&toolchain.cxx)
-        .args(&args)
-        .env("LC_ALL", "C")
-        .env("LANG", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
+    let ran = contained::run(
+        &toolchain.cxx,
+        &args,
+        &[("LC_ALL", "C"), ("LANG", "C")],
+        &compiler_limits(timeout),
+    );
+    let ran = match ran {
+        Ok(ran) => ran,
         Err(source) => {
-            let _ = fs::remove_file(&tmp_log);
+            let _ = fs::remove_file(&tmp_out);
             return Err(spawn_error(&toolchain.cxx, source));
         }
     };
-    let status = match wait_within(&mut child, start, timeout) {
-        Ok(Some(status)) => Ok(status),
-        Ok(None) => Err(BuildError::Timeout {
+    let Some(status) = ran.status else {
+        let _ = fs::remove_file(&tmp_out);
+        return Err(BuildError::Timeout {
             unit,
             after_ms: elapsed_ms(start),
-        }),
-        Err(source) => Err(BuildError::Spawn {
-            cxx: toolchain.cxx.display().to_string(),
-            source,
-        }),
-    };
-    let stderr = fs::read(&tmp_log).unwrap_or_default();
-    let _ = fs::remove_file(&tmp_log);
-    let status = match status {
-        Ok(status) => status,
-        Err(err) => {
-            let _ = fs::remove_file(&tmp_out);
-            return Err(err);
-        }
+        });
     };
     if !status.success() || !tmp_out.is_file() {
         let _ = fs::remove_file(&tmp_out);
-        let stderr = String::from_utf8_lossy(&stderr);
+        let stderr = String::from_utf8_lossy(&ran.stderr);
         let first = diagnostics::first_error(&stderr, &toolchain.include_dir);
-        let (file, line, message) = match first {
-            Some(first) => (
+        let limit = match contained::signal_of(&status) {
+            Some(libc::SIGXFSZ) => Some(format!(
+                "the compiler was stopped writing a file larger than {} MiB",
+                COMPILER_FILE_BYTES >> 20
+            )),
+            Some(libc::SIGXCPU) | Some(libc::SIGKILL) => Some(format!(
+                "the compiler was stopped by its CPU limit ({} s)",
+                timeout.as_secs()
+            )),
+            _ => None,
+        };
+        let (file, line, message) = match (first, limit) {
+            (Some(first), None) => (
                 first
                     .file
                     .map(PathBuf::from)
@@ -1395,7 +1678,8 @@ fn run_compiler(
                 first.line,
                 first.message,
             ),
-            None => (
+            (_, Some(limit)) => (main_file.to_path_buf(), None, limit),
+            (None, None) => (
                 main_file.to_path_buf(),
                 None,
                 format!("g++ failed ({status}) without an error line"),
@@ -1410,13 +1694,20 @@ fn run_compiler(
             also: None,
         });
     }
-    fs::rename(&tmp_out, out).map_err(|source| {
+    let cache_err = |source| {
         let _ = fs::remove_file(&tmp_out);
         BuildError::Cache {
             path: out.to_path_buf(),
             source,
         }
-    })
+    };
+    // Readable by the worker, which runs as another uid when we are root.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&tmp_out, fs::Permissions::from_mode(0o755)).map_err(cache_err)?;
+    }
+    integrity::record(&tmp_out, out).map_err(cache_err)?;
+    fs::rename(&tmp_out, out).map_err(cache_err)
 }
 
 #[cfg(test)]

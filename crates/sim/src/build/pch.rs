@@ -42,6 +42,7 @@ pub(crate) fn host_std_bundle(
     };
     let facts = compiler_facts(&toolchain.cxx, timeout)?;
     let mut hasher = KeyHasher::new("host-std-pch");
+    hasher.path(&facts.path);
     hasher.field(facts.version.as_bytes());
     for flag in COMMON_FLAGS {
         hasher.field(flag.as_bytes());
@@ -53,8 +54,13 @@ pub(crate) fn host_std_bundle(
     hasher.field(&text);
     let dir = cache.dir().join(format!("pch-{}", hasher.finish()));
     let header = dir.join("ascendopt_host_std.h");
-    if header.is_file() && gch_of(&header).is_file() {
+    if header.is_file() && super::integrity::cached(&gch_of(&header)) {
         return Ok(Some(header));
+    }
+    // A bundle whose `.gch` changed since its build (or lost its hash) is
+    // built again, never used.
+    if dir.exists() {
+        let _ = fs::remove_dir_all(&dir);
     }
     match build_pch(toolchain, defines, &text, &dir, cache, timeout) {
         Ok(()) => Ok(Some(header)),

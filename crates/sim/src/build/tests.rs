@@ -3,6 +3,7 @@
 //! the real headers, and each compile takes a fraction of a second).
 
 use super::*;
+use std::process::Command;
 use std::time::Instant;
 
 /// A temporary simulator tree and operator package.
@@ -43,7 +44,8 @@ impl Fixture {
         );
         fixture.write(
             "sim/runtime_src/kernel_entry.cpp",
-            "extern \"C\" int rt_kernel_marker() { return 7; }\n",
+            "extern \"C\" int rt_kernel_marker() { return 7; }\n\
+             extern \"C\" { __attribute__((tls_model(\"initial-exec\"))) __thread unsigned long ascendopt_scalar[8]; }\n",
         );
         fixture.write(
             "sim/runtime_src/host_entry.cpp",
@@ -129,6 +131,18 @@ fn for_op_dir_finds_the_msopgen_layout() {
         vec![fx.path("ops/demo/op_host"), fx.path("ops/demo/op_kernel")]
     );
 
+    // Another kernel .cpp beside the one named after the folder is a part
+    // it includes, not a second unit.
+    fx.write(
+        "ops/demo/op_kernel/demo_part.cpp",
+        "// included by demo.cpp\n",
+    );
+    let req = BuildRequest::for_op_dir(&fx.path("ops/demo"), fx.toolchain()).unwrap();
+    assert_eq!(
+        req.kernel_sources,
+        vec![fx.path("ops/demo/op_kernel/demo.cpp")]
+    );
+
     let err = BuildRequest::for_op_dir(&fx.path("ops"), fx.toolchain()).unwrap_err();
     assert!(matches!(err, BuildError::Read { .. }), "{err}");
 }
@@ -200,7 +214,9 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     fx.write("sim/include/ascendopt/abi.h", "#pragma once\n// v2\n");
     let sim_edit = build(&fx.request(), &cache).unwrap();
     assert!(!sim_edit.host_cached && !sim_edit.kernel_cached);
-    let runtime_objects = cache_files(&cache, |name| name.starts_with("rt-kernel-"));
+    let runtime_objects = cache_files(&cache, |name| {
+        name.starts_with("rt-kernel-") && name.ends_with(".o")
+    });
     assert_eq!(runtime_objects, 2);
 
     // A define changes: both rebuilt.
@@ -515,7 +531,8 @@ fn kernel_variants_are_one_library_each_with_the_msopgen_macros() {
          typedef unsigned short half;\n\
          extern \"C\" int variant_value() {\n\
            return int(sizeof(DTYPE_X)) * 10 + (ORIG_DTYPE_X == DT_FLOAT16 ? 1 : 0)\n\
-                  + (ASCENDC_CPU_DEBUG == 1 ? 100 : 0);\n\
+                  + (ASCENDC_CPU_DEBUG == 1 ? 100 : 0)\n\
+                  + (__NPU_ARCH__ == 2201 && __CCE_AICORE__ == 220 ? 1000 : 0);\n\
          }\n",
     );
     let mut req = fx.request();
@@ -531,8 +548,8 @@ fn kernel_variants_are_one_library_each_with_the_msopgen_macros() {
     let built = build(&req, &fx.cache()).unwrap();
     assert_eq!(built.kernel_libs.len(), 2);
     assert_eq!(built.kernel_lib, built.kernel_libs[0]);
-    assert_eq!(call(&built.kernel_libs[0], "variant_value"), 121);
-    assert_eq!(call(&built.kernel_libs[1], "variant_value"), 140);
+    assert_eq!(call(&built.kernel_libs[0], "variant_value"), 1121);
+    assert_eq!(call(&built.kernel_libs[1], "variant_value"), 1140);
     // Again: both from the cache; one variant less names other libraries.
     let again = build(&req, &fx.cache()).unwrap();
     assert!(again.cached);
@@ -585,6 +602,97 @@ fn a_compiler_that_hangs_is_stopped_at_the_timeout() {
         }
         other => panic!("expected a timeout, got {other:?}"),
     }
+}
+
+/// Processes (not zombies) whose command line is `argv`, NUL-joined.
+fn running(argv: &[&str]) -> Vec<String> {
+    let wanted: String = argv.iter().map(|a| format!("{a}\0")).collect();
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let cmd = fs::read_to_string(e.path().join("cmdline")).ok()?;
+            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            (cmd == wanted && state != 'Z').then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn a_timed_out_compile_leaves_no_process_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let fake = fx.path("fork-gxx");
+    // A "compiler" that starts a helper (as g++ starts cc1plus) and waits;
+    // the helper's argument is unique to this test process.
+    let marker = format!("{}.{}", 60 + std::process::id() % 7, std::process::id());
+    fx.write(
+        "fork-gxx",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'fake g++ 1.0'; exit 0; fi\n\
+             sleep {marker} &\nsleep {marker}\n"
+        ),
+    );
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut req = fx.request();
+    req.toolchain.cxx = fake;
+    req.timeout = Duration::from_millis(500);
+    let err = build(&req, &fx.cache()).unwrap_err();
+    assert!(matches!(err, BuildError::Timeout { .. }), "{err}");
+    let mut left = running(&["sleep", &marker]);
+    for _ in 0..20 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        left = running(&["sleep", &marker]);
+    }
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn a_cached_library_that_changed_is_rebuilt_with_a_warning() {
+    let fx = Fixture::new();
+    let cache = fx.cache();
+    let first = build(&fx.request(), &cache).unwrap();
+    // Another library renamed over the cached kernel (a poisoned cache).
+    fs::copy(&first.host_lib, fx.path("other.so")).unwrap();
+    fs::rename(fx.path("other.so"), &first.kernel_lib).unwrap();
+    let again = build(&fx.request(), &cache).unwrap();
+    assert!(again.host_cached && !again.kernel_cached, "{again:?}");
+    assert_eq!(again.kernel_lib, first.kernel_lib);
+    assert_eq!(call(&again.kernel_lib, "kernel_value"), 1643);
+    assert_eq!(
+        integrity::check(&again.kernel_lib),
+        integrity::Integrity::Intact
+    );
+}
+
+#[test]
+fn the_key_holds_the_compilers_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let cache = fx.cache();
+    let first = build(&fx.request(), &cache).unwrap();
+    // The same compiler under another path is another compiler identity.
+    let real = contained_gxx();
+    let alias = fx.path("alias-gxx");
+    fx.write(
+        "alias-gxx",
+        &format!("#!/bin/sh\nexec {} \"$@\"\n", real.display()),
+    );
+    fs::set_permissions(&alias, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut req = fx.request();
+    req.toolchain.cxx = alias;
+    let other = build(&req, &cache).unwrap();
+    assert!(!other.cached);
+    assert_ne!(other.kernel_lib, first.kernel_lib);
+}
+
+/// The g++ on PATH.
+fn contained_gxx() -> PathBuf {
+    crate::worker::contained::resolve(Path::new("g++")).unwrap()
 }
 
 #[test]

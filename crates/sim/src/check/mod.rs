@@ -67,11 +67,11 @@ fn exec_pipe(instr: &Instr) -> Pipe {
 /// True for instructions the scalar unit executes itself.
 fn on_scalar(instr: &Instr) -> bool {
     match &instr.kind {
-        InstrKind::Scalar { .. } | InstrKind::SyncAll { .. } => true,
+        InstrKind::Scalar { .. } | InstrKind::SyncAll { .. } | InstrKind::ScalarCode(_) => true,
         InstrKind::Barrier { pipe } => matches!(pipe, None | Some(Pipe::S)),
         InstrKind::SetFlag { src, .. } => *src == Pipe::S,
         InstrKind::WaitFlag { dst, .. } => *dst == Pipe::S,
-        InstrKind::Vector { .. } | InstrKind::Dma { .. } => false,
+        InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Mmad(_) => false,
     }
 }
 

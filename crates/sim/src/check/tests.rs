@@ -2,7 +2,7 @@
 
 use super::check;
 use crate::launch::Finding;
-use crate::timing::testkit::{gm, ub, AddKernel, TraceBuilder};
+use crate::timing::synth::{gm, ub, AddKernel, TraceBuilder};
 use crate::trace::{InstrKind, Pipe, ScalarOp, VecOp};
 use ascendopt_op::Dtype;
 

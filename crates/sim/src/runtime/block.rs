@@ -11,7 +11,11 @@ use super::fault::Fault;
 use super::gm::GmSpace;
 use super::vec::MaskState;
 use crate::abi::AscLoc;
-use crate::trace::{Instr, InstrKind, Mem, Pipe, Region, SrcLoc};
+use crate::abi::AscScalarCounters;
+use crate::trace::{
+    GmLine, Instr, InstrKind, Mem, Pipe, Region, ScalarCode, SrcLoc, GM_LINE_BYTES,
+    MAX_GM_LINES_PER_BLOCK,
+};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
@@ -67,6 +71,13 @@ pub struct Shared {
     pub max_instrs: u64,
     /// The kernel library's `ascendopt_kernel_throw`.
     pub throw_fn: Option<unsafe extern "C-unwind" fn()>,
+    /// Host address of the launch's workspace argument, where the system
+    /// workspace starts (GetSysWorkSpacePtr before any SetSysWorkspace);
+    /// 0 when unknown.
+    pub workspace_base: usize,
+    /// Bytes of the system workspace at its start (what the host's
+    /// GetLibApiWorkSpaceSize reports; GetUserWorkspace skips them).
+    pub sys_workspace_bytes: u64,
     abort: AtomicBool,
     fault: Mutex<Option<BlockFault>>,
     notes: Mutex<Vec<Note>>,
@@ -102,6 +113,8 @@ impl Shared {
             seed,
             max_instrs,
             throw_fn: None,
+            workspace_base: 0,
+            sys_workspace_bytes: 0,
             abort: AtomicBool::new(false),
             fault: Mutex::new(None),
             notes: Mutex::new(Vec::new()),
@@ -289,6 +302,18 @@ pub struct Block {
     pub locs: Vec<SrcLoc>,
     loc_index: HashMap<(usize, i32, &'static str), u32>,
     rng: ChaCha8Rng,
+    /// GM lines the kernel's own code touched ([`ScalarCode`]).
+    pub gm_lines: Vec<GmLine>,
+    /// Where the lines of the code since the last API call begin.
+    lines_start: usize,
+    /// Line touches past [`MAX_GM_LINES_PER_BLOCK`] since the last API call.
+    lines_dropped: u64,
+    /// This block thread's `AscScalarCounters` in the kernel library (0
+    /// when the library is not instrumented), as an address so that the
+    /// block stays `Send`.
+    scalar_counters: usize,
+    /// The "kernel code" location of each API call's location.
+    code_locs: HashMap<u32, u32>,
 }
 
 impl Block {
@@ -312,7 +337,103 @@ impl Block {
             locs: Vec::new(),
             loc_index: HashMap::new(),
             rng,
+            gm_lines: Vec::new(),
+            lines_start: 0,
+            lines_dropped: 0,
+            scalar_counters: 0,
+            code_locs: HashMap::new(),
         }
+    }
+
+    /// Attaches this thread's counters of the kernel's own code (called on
+    /// the block's thread before the kernel runs).
+    ///
+    /// # Safety
+    /// `counters` is null or this thread's `ascendopt_scalar` of a kernel
+    /// library that stays loaded while the block runs; the block is only
+    /// used on this thread meanwhile.
+    pub unsafe fn attach_scalar_counters(&mut self, counters: *mut AscScalarCounters) {
+        if !counters.is_null() {
+            // SAFETY: the caller's promise.
+            unsafe { *counters = AscScalarCounters::default() };
+        }
+        self.scalar_counters = counters as usize;
+    }
+
+    /// The kernel's code touched the GM line at `addr`: records it when it
+    /// is GM. Returns whether it is.
+    pub fn scalar_touch(&mut self, addr: usize) -> bool {
+        let Some((space, offset)) = self.shared.gm.locate(addr) else {
+            return false;
+        };
+        if self.gm_lines.len() < MAX_GM_LINES_PER_BLOCK {
+            self.gm_lines.push(GmLine {
+                space,
+                offset: offset / GM_LINE_BYTES * GM_LINE_BYTES,
+            });
+        } else {
+            self.lines_dropped += 1;
+        }
+        true
+    }
+
+    /// Records what the kernel's own code did since the last call (if
+    /// anything) as one [`InstrKind::ScalarCode`] at `loc`'s line.
+    pub fn flush_scalar_code(&mut self, loc: Option<u32>) {
+        let mut code = ScalarCode::default();
+        if self.scalar_counters != 0 {
+            let counters = self.scalar_counters as *mut AscScalarCounters;
+            // SAFETY: see `attach_scalar_counters`; we are on the block's
+            // thread and the kernel is inside a runtime call (or returned).
+            let c = unsafe { std::mem::take(&mut *counters) };
+            code.alu = c.alu;
+            code.loads = c.loads;
+            code.stores = c.stores;
+            code.gm_accesses = c.gm_accesses;
+        }
+        code.lines_start = self.lines_start as u32;
+        code.lines_len = (self.gm_lines.len() - self.lines_start) as u32;
+        code.lines_dropped = self.lines_dropped;
+        self.lines_start = self.gm_lines.len();
+        self.lines_dropped = 0;
+        if code.is_empty() {
+            return;
+        }
+        let loc = match loc {
+            Some(api) => match self.code_locs.get(&api) {
+                Some(&l) => l,
+                None => {
+                    let (file, line) = self
+                        .locs
+                        .get(api as usize)
+                        .map_or((String::new(), 0), |l| (l.file.clone(), l.line));
+                    let l = self.locs.len() as u32;
+                    self.locs.push(SrcLoc {
+                        file,
+                        line,
+                        api: "kernel code".to_string(),
+                    });
+                    self.code_locs.insert(api, l);
+                    l
+                }
+            },
+            None => {
+                let l = self.locs.len() as u32;
+                self.locs.push(SrcLoc {
+                    file: String::new(),
+                    line: 0,
+                    api: "kernel code".to_string(),
+                });
+                l
+            }
+        };
+        self.instrs.push(Instr {
+            pipe: Pipe::S,
+            kind: InstrKind::ScalarCode(code),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            loc,
+        });
     }
 
     /// The bytes of an on-chip memory, created on first use and filled with
@@ -358,6 +479,7 @@ impl Block {
         writes: Vec<Region>,
         loc: u32,
     ) -> Result<(), Fault> {
+        self.flush_scalar_code(Some(loc));
         if self.instrs.len() as u64 >= self.shared.max_instrs {
             return Err(Fault::InvalidArg {
                 api: "kernel",
@@ -390,6 +512,16 @@ pub fn install(block: Block) {
 /// Removes and returns this thread's block.
 pub fn uninstall() -> Option<Block> {
     CURRENT.with(|c| c.borrow_mut().take())
+}
+
+/// Records the kernel's own code since its last API call on this thread's
+/// block (at the kernel's end).
+pub fn flush_current_scalar_code() {
+    CURRENT.with(|c| {
+        if let Some(block) = c.borrow_mut().as_mut() {
+            block.flush_scalar_code(None);
+        }
+    });
 }
 
 /// Runs `f` on the current block. On a fault (or when another block

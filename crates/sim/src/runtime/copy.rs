@@ -18,6 +18,73 @@ use super::queue::dtype_size;
 use crate::abi::{copy_kind, AscAddr, AscCopyOp};
 use crate::trace::{DmaDir, InstrKind, Mem, Pipe, Region};
 
+impl Block {
+    /// InitGlobalMemory: `count` elements of GM from `dst` set to the
+    /// value's bits, one MTE3 transfer from the UB (the library fills a UB
+    /// buffer and copies it out, hence its rule that UB users wait for
+    /// MTE3; hiascend API reference "InitGlobalMemory"). Types: uint16,
+    /// int16, half, uint32, int32, float.
+    fn gm_fill(&mut self, op: &AscCopyOp, loc: u32) -> Result<(), Fault> {
+        let api = "InitGlobalMemory";
+        let dtype =
+            ascendopt_op::Dtype::from_abi_code(op.dtype).ok_or_else(|| Fault::InvalidArg {
+                api,
+                what: format!("element type code {}", op.dtype),
+            })?;
+        if !matches!(dtype.size(), 2 | 4) || dtype == ascendopt_op::Dtype::Bfloat16 {
+            return Err(Fault::Unsupported {
+                api,
+                what: format!("{dtype} (uint16, int16, half, uint32, int32 or float on Atlas A2)"),
+            });
+        }
+        if Mem::from_code(op.dst.mem) != Some(Mem::Gm) {
+            return Err(Fault::InvalidArg {
+                api,
+                what: "the destination is not a GlobalTensor".into(),
+            });
+        }
+        let size = dtype.size() as u64;
+        let base = op.dst.gm as u64;
+        if !base.is_multiple_of(size) {
+            return Err(Fault::Unaligned {
+                operand: "dst",
+                mem: "GM",
+                addr: base,
+                align: size,
+            });
+        }
+        let bytes = op.count.saturating_mul(size);
+        let dma = |bytes: u64, gm_offset: u64| InstrKind::Dma {
+            dir: DmaDir::UbToGm,
+            bytes,
+            bursts: u32::from(bytes > 0),
+            burst_bytes: bytes,
+            gm_offset,
+            gm_strided: false,
+            atomic: false,
+        };
+        if bytes == 0 {
+            return self.record(Pipe::Mte3, dma(0, 0), vec![], vec![], loc);
+        }
+        let region = self.region("dst", Mem::Gm, (base, base + bytes))?;
+        let value = op.pad_bits.to_le_bytes();
+        let fill: Vec<u8> = value[..size as usize]
+            .iter()
+            .copied()
+            .cycle()
+            .take(bytes as usize)
+            .collect();
+        self.write_bytes(Mem::Gm, base, &fill, None)?;
+        self.record(
+            Pipe::Mte3,
+            dma(bytes, region.start),
+            vec![],
+            vec![region],
+            loc,
+        )
+    }
+}
+
 /// One contiguous burst: byte offsets on each side (GM sides are host
 /// addresses, local sides byte addresses) and payload length.
 #[derive(Debug, Clone, Copy)]
@@ -59,8 +126,11 @@ fn direction(src: Mem, dst: Mem) -> Result<(DmaDir, Pipe), Fault> {
 }
 
 impl Block {
-    /// Executes one DataCopy / DataCopyPad.
+    /// Executes one DataCopy / DataCopyPad (or InitGlobalMemory).
     pub fn copy(&mut self, op: &AscCopyOp, loc: u32) -> Result<(), Fault> {
+        if op.kind == copy_kind::GM_FILL {
+            return self.gm_fill(op, loc);
+        }
         let size = dtype_size(op.dtype)? as u64;
         let src_mem = mem_of(&op.src)?;
         let dst_mem = mem_of(&op.dst)?;
@@ -218,7 +288,7 @@ impl Block {
         // Alignment.
         for (operand, mem, base) in [("src", src_mem, src_base), ("dst", dst_mem, dst_base)] {
             if mem == Mem::Gm {
-                if base % size != 0 {
+                if !base.is_multiple_of(size) {
                     return Err(Fault::Unaligned {
                         operand,
                         mem: "GM",
@@ -347,8 +417,11 @@ impl Block {
                 self.shared.note(
                     "gm-padding",
                     format!(
-                        "{operand} of a GM copy runs past the end of `{name}` into the padding \
-                         the device allocator adds (allowed: it touches no other tensor)"
+                        "{operand} of a GM access runs {} byte(s) past the end of `{name}` into \
+                         the padding the device allocator adds (aclrtMalloc: size rounded up to \
+                         32 bytes, plus 32): allowed, it touches no other tensor and only the \
+                         tensor's own bytes are compared",
+                        r.past_end
                     ),
                 );
             }

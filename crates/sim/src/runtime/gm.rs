@@ -10,13 +10,16 @@ pub const GM_ALIGN: usize = 512;
 
 /// The bytes a device allocation of `len` bytes really spans: the
 /// AscendCL allocator (`aclrtMalloc`) rounds a request up to a multiple of
-/// 32 bytes and adds 32 more (AscendCL API reference, aclrtMalloc:
-/// "size向上对齐成32字节整数倍后，再多加32字节"; not in ../shared/ref, so an
-/// [I] fact of this project). A kernel reading the usual whole 32-byte
-/// block at a tensor's tail stays inside that span on the chip and reads
-/// nothing of another tensor; so does a write there, which only touches
-/// padding of the same allocation. Accesses inside the span are allowed
-/// (and noted); past it they fault.
+/// 32 bytes and adds 32 more, and a framework that carves one block into
+/// tensors keeps the same `ALIGN_UP(len, 32) + 32` per tensor (AscendCL API
+/// reference, aclrtMalloc and aclrtMallocAlign32, hiascend.com
+/// .../appdevgapi/aclcppdevg_03_0095.html and ..._0096.html: "size向上对齐成
+/// 32字节整数倍后，再多加32字节", "内存大小向上对齐成32整数倍+32字节"). A kernel
+/// reading the usual whole 32-byte block at a tensor's tail stays inside
+/// that span on the chip and reads nothing of another tensor; a write
+/// there only touches the same allocation's padding, which nothing reads
+/// back. Accesses inside the span are allowed (and noted); past it, where
+/// the next tensor would start and a write would corrupt it, they fault.
 pub fn device_span(len: usize) -> usize {
     len.div_ceil(32).saturating_mul(32).saturating_add(32)
 }
@@ -167,6 +170,16 @@ impl GmSpace {
     /// The allocations, by index.
     pub fn allocs(&self) -> &[GmAlloc] {
         &self.allocs
+    }
+
+    /// The allocation holding byte `addr` (its padding included) and the
+    /// offset in it, if any: a cheap test of whether a pointer is GM.
+    pub fn locate(&self, addr: usize) -> Option<(u32, u64)> {
+        self.allocs.iter().enumerate().find_map(|(i, a)| {
+            let base = a.base();
+            (addr >= base && addr - base < device_span(a.len))
+                .then(|| (i as u32, (addr - base) as u64))
+        })
     }
 
     /// Resolves `[addr, addr+len)`; it must lie inside one allocation, or

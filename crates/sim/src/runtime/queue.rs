@@ -59,10 +59,45 @@ fn align32(x: u64) -> u64 {
     x.div_ceil(32) * 32
 }
 
+/// Where TPipe buffers (and queue slots) of a memory start: where the cube
+/// instructions accept operands, L0A and L0B fractals 512 B aligned, an
+/// L0C matrix 256 floats (guide 6.2.1 table 6-49, 6.2.3.2.2.1 Mmad);
+/// elsewhere 32 B.
+pub fn buffer_align(mem: Mem) -> u64 {
+    match mem {
+        Mem::L0a | Mem::L0b => 512,
+        Mem::L0c => 1024,
+        _ => 32,
+    }
+}
+
+/// Most buffers a kernel's TPipe holds: queue slots plus TBufs (guide
+/// 6.2.3.6.1 InitBuffer: "一个kernel中所有使用的Buffer数量之和不能超过64").
+pub const MAX_PIPE_BUFFERS: usize = 64;
+
 impl Block {
+    /// Fails when `more` buffers would take the pipe past
+    /// [`MAX_PIPE_BUFFERS`].
+    fn check_buffer_count(&self, more: usize) -> Result<(), Fault> {
+        let used: usize =
+            self.queues.iter().map(|q| q.slots.len()).sum::<usize>() + self.bufs.len();
+        if used + more > MAX_PIPE_BUFFERS {
+            return Err(Fault::InvalidArg {
+                api: "InitBuffer",
+                what: format!(
+                    "{} buffers in one TPipe ({used} already, {more} more): the guide allows at most \
+                     {MAX_PIPE_BUFFERS} (queue slots plus TBufs)",
+                    used + more
+                ),
+            });
+        }
+        Ok(())
+    }
+
     fn carve(&mut self, mem: Mem, bytes: u64, what: String) -> Result<u32, Fault> {
         let cap = self.shared.mem_sizes[mem as usize];
-        let start = self.bump[mem as usize];
+        let align = buffer_align(mem);
+        let start = self.bump[mem as usize].div_ceil(align) * align;
         let need = align32(bytes);
         if start + need > cap {
             return Err(Fault::Overflow {
@@ -104,7 +139,9 @@ impl Block {
                 what: format!("queue depth {depth} outside 1..=8"),
             });
         }
-        let stride = align32(len as u64);
+        self.check_buffer_count(num as usize)?;
+        let align = buffer_align(mem);
+        let stride = (len as u64).div_ceil(align) * align;
         let total = stride * num as u64;
         let base = self.carve(
             mem,
@@ -142,6 +179,7 @@ impl Block {
                 what: "TBuf length 0".into(),
             });
         }
+        self.check_buffer_count(1)?;
         let base = self.carve(mem, len as u64, format!("InitBuffer(tbuf, {len})"))?;
         self.bufs.push(Buf { mem, base, len });
         Ok((self.bufs.len() - 1) as i32)

@@ -7,7 +7,9 @@ use super::block::{with_block, Block};
 use super::fault::Fault;
 use super::queue::dtype_size;
 use super::vec::{self, MaskState};
-use crate::abi::{sync_kind, AscCopyOp, AscLoc, AscLocal, AscRuntime, AscVecOp, ABI_VERSION};
+use crate::abi::{
+    cube_op, sync_kind, AscCopyOp, AscCubeOp, AscLoc, AscLocal, AscRuntime, AscVecOp, ABI_VERSION,
+};
 use crate::trace::{InstrKind, Mem, Pipe, ScalarOp, VecOp};
 use ascendopt_op::Dtype;
 use std::ffi::{c_char, c_void, CStr};
@@ -41,7 +43,13 @@ pub static TABLE: AscRuntime = AscRuntime {
     gm_read_bytes: rt_gm_read_bytes,
     print: rt_print,
     trap: rt_trap,
+    local_ref: rt_local_ref,
+    vec_result: rt_vec_result,
     local_rest: rt_local_rest,
+    workspace_base: rt_workspace_base,
+    sys_workspace_bytes: rt_sys_workspace_bytes,
+    scalar_touch: rt_scalar_touch,
+    cube: rt_cube,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -145,11 +153,11 @@ extern "C-unwind" fn rt_release_event_id(event: u32, id: i32, loc: AscLoc) {
     })
 }
 
-extern "C-unwind" fn rt_local_rest(pos: u32, dtype: u8, loc: AscLoc) -> AscLocal {
-    with_block(&loc, "PopStackBuffer", |b| b.local_rest(pos, dtype))
+extern "C-unwind" fn rt_vec(op: *const AscVecOp) {
+    rt_vec_result(op);
 }
 
-extern "C-unwind" fn rt_vec(op: *const AscVecOp) {
+extern "C-unwind" fn rt_vec_result(op: *const AscVecOp) -> u64 {
     // SAFETY: the headers pass a pointer to a live, initialised AscVecOp.
     let op = unsafe { *op };
     let name = VecOp::from_code(op.op)
@@ -158,17 +166,56 @@ extern "C-unwind" fn rt_vec(op: *const AscVecOp) {
     with_block(&op.loc, name, |b| b.vector(&op))
 }
 
+extern "C-unwind" fn rt_local_ref(t: AscLocal, index: u32, loc: AscLoc) -> *mut c_void {
+    with_block(&loc, "LocalTensor::operator()", |b| {
+        let l = b.loc(&loc, "LocalTensor::operator()");
+        b.local_ref(t, index, l)
+    })
+}
+
+extern "C-unwind" fn rt_local_rest(pos: u32, dtype: u8, loc: AscLoc) -> AscLocal {
+    with_block(&loc, "PopStackBuffer", |b| b.local_rest(pos, dtype))
+}
+
+extern "C-unwind" fn rt_workspace_base() -> *mut c_void {
+    with_block(&NO_LOC, "GetSysWorkSpacePtr", |b| {
+        Ok(b.shared.workspace_base as *mut c_void)
+    })
+}
+
+extern "C-unwind" fn rt_sys_workspace_bytes() -> u64 {
+    with_block(&NO_LOC, "GetUserWorkspace", |b| {
+        Ok(b.shared.sys_workspace_bytes)
+    })
+}
+
 extern "C-unwind" fn rt_copy(op: *const AscCopyOp) {
     // SAFETY: the headers pass a pointer to a live, initialised AscCopyOp.
     let op = unsafe { *op };
-    let api = if op.kind == crate::abi::copy_kind::PAD {
-        "DataCopyPad"
-    } else {
-        "DataCopy"
+    let api = match op.kind {
+        crate::abi::copy_kind::PAD => "DataCopyPad",
+        crate::abi::copy_kind::GM_FILL => "InitGlobalMemory",
+        _ => "DataCopy",
     };
     with_block(&op.loc, api, |b| {
         let l = b.loc(&op.loc, api);
         b.copy(&op, l)
+    })
+}
+
+extern "C-unwind" fn rt_cube(op: *const AscCubeOp) {
+    // SAFETY: the headers pass a pointer to a live, initialised AscCubeOp.
+    let op = unsafe { *op };
+    let api = match op.op {
+        cube_op::ND2NZ => "DataCopy",
+        cube_op::LOAD2D => "LoadData",
+        cube_op::MMAD => "Mmad",
+        cube_op::FIXPIPE => "Fixpipe",
+        _ => "cube",
+    };
+    with_block(&op.loc, api, |b| {
+        let l = b.loc(&op.loc, api);
+        b.cube(&op, l)
     })
 }
 
@@ -277,6 +324,12 @@ extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
     with_block(&loc, "trap", |_| Err::<(), _>(Fault::Trap { message: msg }))
 }
 
+extern "C-unwind" fn rt_scalar_touch(line: *const c_void, _store: u32) -> i32 {
+    with_block(&NO_LOC, "kernel code", |b| {
+        Ok(i32::from(b.scalar_touch(line as usize)))
+    })
+}
+
 fn event_name(event: u32) -> String {
     let p = |c: u32| {
         Pipe::from_code(c)
@@ -287,8 +340,9 @@ fn event_name(event: u32) -> String {
 }
 
 impl Block {
-    /// Executes a vector instruction and records it.
-    pub fn vector(&mut self, op: &AscVecOp) -> Result<(), Fault> {
+    /// Executes a vector instruction and records it; returns its scalar
+    /// result (0 for most instructions, see `VecEffect::result`).
+    pub fn vector(&mut self, op: &AscVecOp) -> Result<u64, Fault> {
         let vop = VecOp::from_code(op.op).ok_or_else(|| Fault::Unsupported {
             api: "vector",
             what: format!("instruction code {}", op.op),
@@ -300,8 +354,26 @@ impl Block {
         let src_dtype = Dtype::from_abi_code(op.src_dtype).unwrap_or(dtype);
         let l = self.loc(&op.loc, vop.name());
         let mask: MaskState = self.mask;
-        let ub = self.mem(Mem::Ub);
-        let effect = vec::execute(ub, &mask, op)?;
+        let effect = if vop == VecOp::TransDataTo5HD {
+            let table = (u64::from(op.p[0]) | (u64::from(op.p[1]) << 32)) as *const [u64; 32];
+            if table.is_null() {
+                return Err(Fault::InvalidArg {
+                    api: "TransDataTo5HD",
+                    what: "no block address table".into(),
+                });
+            }
+            // SAFETY: the header passes the address of a live `uint64_t[32]`
+            // on the calling kernel's stack, valid during this call.
+            let table = unsafe { std::ptr::read_unaligned(table) };
+            vec::transpose::trans_data_to_5hd(self.mem(Mem::Ub), op, &table)?
+        } else {
+            vec::execute(self.mem(Mem::Ub), &mask, op)?
+        };
+        if vop == VecOp::GatherMask {
+            // GatherMask leaves the mask in normal mode (guide 6.2.3.3.4.9).
+            self.mask.counter = false;
+        }
+        let result = effect.result;
         self.record(
             Pipe::V,
             InstrKind::Vector {
@@ -314,7 +386,41 @@ impl Block {
             effect.reads,
             effect.writes,
             l,
-        )
+        )?;
+        Ok(result)
+    }
+
+    /// LocalTensor::operator(): the host address of element `index` of
+    /// `t`, recorded as one scalar access that reads and writes it.
+    pub fn local_ref(&mut self, t: AscLocal, index: u32, loc: u32) -> Result<*mut c_void, Fault> {
+        let size = dtype_size(t.dtype)? as u64;
+        let mem = Mem::from_code(t.mem).ok_or_else(|| Fault::InvalidArg {
+            api: "LocalTensor::operator()",
+            what: format!("memory code {}", t.mem),
+        })?;
+        if mem == Mem::Gm {
+            return Err(Fault::InvalidArg {
+                api: "LocalTensor::operator()",
+                what: "the tensor is not in on-chip memory".into(),
+            });
+        }
+        let at = t.addr as u64 + index as u64 * size;
+        let region = self.region("tensor", mem, (at, at + size))?;
+        self.record(
+            Pipe::S,
+            InstrKind::Scalar {
+                op: ScalarOp::LocalSet,
+                bytes: size,
+            },
+            vec![region],
+            vec![region],
+            loc,
+        )?;
+        let bytes = self.mem(mem);
+        // SAFETY: `region` checked `at + size <= len` of this memory, whose
+        // buffer is allocated once per block and never resized, and lives
+        // until the block's thread ends after the kernel returns.
+        Ok(unsafe { bytes.as_mut_ptr().add(at as usize) } as *mut c_void)
     }
 
     /// Flags, barriers, SyncAll, atomics, masks.

@@ -6,7 +6,7 @@
 //! interactions (queues, flags, shared HBM) are the engine's business.
 
 use super::hw::{DmaPath, HwProfile};
-use crate::trace::{DmaDir, Instr, InstrKind, Mem, Pipe, ScalarOp, VecOp};
+use crate::trace::{DmaDir, GmLine, Instr, InstrKind, Mem, Pipe, ScalarCode, ScalarOp, VecOp};
 use ascendopt_op::Dtype;
 
 /// Bytes of one vector repeat (8 blocks of 32 B).
@@ -176,9 +176,10 @@ pub fn issue_cycles(hw: &HwProfile, kind: &InstrKind) -> u64 {
         InstrKind::SyncAll { .. } => s.issue_sync_cycles,
         InstrKind::Scalar { .. } => s.issue_access_cycles,
         // An Mmad is issued like a vector instruction (parameter registers
-        // and one instruction); cross-core flags like local ones.
+        // and one instruction).
         InstrKind::Mmad(_) => s.issue_vector_cycles,
-        InstrKind::CrossSet { .. } | InstrKind::CrossWait { .. } => s.issue_sync_cycles,
+        // The kernel's own code is its own cost (`scalar_code_cost`).
+        InstrKind::ScalarCode(_) => 0.0,
     };
     cycles.round() as u64
 }
@@ -262,6 +263,45 @@ pub fn scalar_cost(
     cycles.round() as u64
 }
 
+/// What the kernel's own code cost the scalar unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScalarCodeCost {
+    /// Cycles of the scalar unit.
+    pub cycles: u64,
+    /// GM line touches that missed the data cache (each a GM round trip).
+    pub misses: u64,
+}
+
+/// Cycles of a stretch of the kernel's own code: every instruction at the
+/// scalar unit's cost of its class (ALU, load, store), and every GM line
+/// it touched that misses the data cache a GM round trip instead of the
+/// load already counted. `lines` are the code's recorded line touches in
+/// order; touches past the recording limit count as misses.
+pub fn scalar_code_cost(
+    hw: &HwProfile,
+    code: &ScalarCode,
+    lines: &[GmLine],
+    cache: &mut DCache,
+) -> ScalarCodeCost {
+    let s = &hw.scalar;
+    let capacity = (s.dcache_bytes / s.dcache_line_bytes) as usize;
+    let mut misses = code.lines_dropped;
+    for line in lines {
+        if !cache.touch((line.space, line.offset / s.dcache_line_bytes), capacity) {
+            misses += 1;
+        }
+    }
+    let penalty = (s.gm_miss_cycles - s.load_cycles).max(0.0);
+    let cycles = code.alu as f64 * s.alu_cycles
+        + code.loads as f64 * s.load_cycles
+        + code.stores as f64 * s.store_cycles
+        + misses as f64 * penalty;
+    ScalarCodeCost {
+        cycles: cycles.round() as u64,
+        misses,
+    }
+}
+
 /// The pipe that executes an instruction (flags: the pipe they act on).
 pub fn exec_pipe(instr: &Instr) -> Pipe {
     match &instr.kind {
@@ -284,13 +324,12 @@ pub fn exec_pipe(instr: &Instr) -> Pipe {
                 instr.pipe
             }
         }
-        InstrKind::Scalar { .. } => Pipe::S,
+        InstrKind::Scalar { .. } | InstrKind::ScalarCode(_) => Pipe::S,
         InstrKind::SetFlag { src, .. } => *src,
         InstrKind::WaitFlag { dst, .. } => *dst,
         InstrKind::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
         InstrKind::SyncAll { .. } => Pipe::S,
         InstrKind::Mmad(_) => Pipe::M,
-        InstrKind::CrossSet { .. } | InstrKind::CrossWait { .. } => instr.pipe,
     }
 }
 
@@ -387,6 +426,47 @@ mod tests {
         assert_eq!((store.gm_read, store.gm_write), (0, 64));
         let local = dma_cost(&hw, &instr, DmaDir::UbToUb, 64, 1, 64, 0, false);
         assert!(!local.uses_hbm);
+    }
+
+    #[test]
+    fn kernel_code_costs_its_instructions_and_a_round_trip_per_missed_line() {
+        let hw = hw();
+        let mut cache = DCache::default();
+        let lines = [
+            GmLine {
+                space: 0,
+                offset: 0,
+            },
+            GmLine {
+                space: 1,
+                offset: 0,
+            },
+            GmLine {
+                space: 0,
+                offset: 0,
+            },
+            GmLine {
+                space: 0,
+                offset: 64,
+            },
+        ];
+        let code = ScalarCode {
+            alu: 10,
+            loads: 3,
+            stores: 1,
+            gm_accesses: 4,
+            lines_start: 0,
+            lines_len: 4,
+            lines_dropped: 2,
+        };
+        let c = scalar_code_cost(&hw, &code, &lines, &mut cache);
+        // Three distinct lines miss, the repeat hits; two dropped touches
+        // count as misses: 5 misses of (684 - 6) beyond the loads.
+        assert_eq!(c.misses, 5);
+        assert_eq!(c.cycles, 10 * 2 + 3 * 6 + 4 + 5 * (684 - 6));
+        // The same lines again: all cached now, only the dropped ones miss.
+        let again = scalar_code_cost(&hw, &code, &lines, &mut cache);
+        assert_eq!(again.misses, 2);
     }
 
     #[test]

@@ -22,6 +22,9 @@
 //! - Scalar GetValue/SetValue wait for earlier conflicting accesses on any
 //!   pipe (the compiler's automatic S<->V/MTE syncs) and then take the scalar
 //!   unit for their cost.
+//! - The kernel's own code ([`InstrKind::ScalarCode`]) takes the scalar unit
+//!   for its instructions and its data-cache misses, in program order:
+//!   the API calls after it are issued only when it is done.
 //! - Cross-pipe order comes only from flags: a missing flag makes the model
 //!   faster, never slower, and the race checker reports it.
 //!
@@ -31,6 +34,7 @@
 use super::cost::{self, DCache};
 use super::hbm::Hbm;
 use super::hw::HwProfile;
+use super::l2::L2;
 use super::TimingError;
 use crate::trace::{BlockTrace, FlagKey, Instr, InstrKind, Mem, Pipe, Trace};
 use std::cmp::Reverse;
@@ -79,6 +83,9 @@ pub struct Span {
     pub pipe: Pipe,
     /// Start cycle (from the start of the kernel, after the launch head).
     pub start: Cycle,
+    /// Cycle the instruction left its pipe free for the next one (a vector
+    /// call's occupancy, a DMA's transfer); `end` for the others.
+    pub busy_end: Cycle,
     /// End cycle (completion).
     pub end: Cycle,
     /// What it was.
@@ -102,6 +109,42 @@ pub struct BlockTimeline {
     pub scalar_busy: Cycle,
     /// Spans in start order per pipe (pipes interleaved).
     pub spans: Vec<Span>,
+    /// (instruction, start, end) of the scalar unit issuing each
+    /// instruction that runs on another pipe.
+    pub issues: Vec<(u32, Cycle, Cycle)>,
+    /// (SetFlag, WaitFlag) instruction pairs: each wait and the set it
+    /// consumed (queue EnQue/DeQue and Free/Alloc included).
+    pub flag_pairs: Vec<(u32, u32)>,
+    /// What the kernel's own code cost this block.
+    pub code: CodeStats,
+    /// This block's DMAs in the L2.
+    pub l2: L2Stats,
+}
+
+/// One block's GM traffic through the L2.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct L2Stats {
+    /// Bytes its DMAs read from GM.
+    pub read_bytes: u64,
+    /// Of those, bytes found in L2.
+    pub read_hit_bytes: u64,
+    /// Bytes its DMAs wrote to GM.
+    pub write_bytes: u64,
+    /// Of those, bytes whose lines were already in L2.
+    pub write_hit_bytes: u64,
+}
+
+/// The kernel's own code on one block ([`InstrKind::ScalarCode`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CodeStats {
+    /// Instructions executed.
+    pub instructions: u64,
+    /// Scalar-unit cycles they took (data-cache misses included).
+    pub cycles: Cycle,
+    /// Their GM loads and stores.
+    pub gm_accesses: u64,
+    /// GM line touches that missed the data cache.
+    pub misses: u64,
 }
 
 /// What [`run`] computed.
@@ -115,6 +158,13 @@ pub struct EngineOutput {
     pub gm_read: u64,
     /// GM bytes written by DMAs.
     pub gm_write: u64,
+    /// Bytes the DMAs fetched from HBM (L2 read misses).
+    pub hbm_read: u64,
+    /// Bytes written back to HBM (dirty L2 lines pushed out).
+    pub hbm_write: u64,
+    /// Bytes per cycle moving through L2 and through HBM from each change
+    /// on: (cycle, [L2, HBM]).
+    pub bandwidth: Vec<(Cycle, [f64; 2])>,
     /// Number of events processed.
     pub events: u64,
 }
@@ -127,7 +177,7 @@ enum Event {
     XferStart { block: u32, idx: u32 },
     XferEnd { block: u32, idx: u32 },
     Done { block: u32, idx: u32 },
-    FlagSet { block: u32, flag: u32 },
+    FlagSet { block: u32, flag: u32, set: u32 },
     HbmTick { generation: u64 },
     SyncAllRelease { generation: u32 },
 }
@@ -160,6 +210,17 @@ struct BlockSim {
     pipes: [PipeSim; 7],
     /// Set count per flag id.
     flags: Vec<u32>,
+    /// SetFlag instructions whose set is not yet consumed, per flag id.
+    pending_sets: Vec<VecDeque<u32>>,
+    /// (SetFlag, WaitFlag) instruction pairs, in the order the waits
+    /// consumed the sets.
+    flag_pairs: Vec<(u32, u32)>,
+    /// Cycle each instruction left its pipe free (the end of a vector
+    /// call's occupancy, of a DMA's transfer); completion may come later.
+    busy_end: Vec<Cycle>,
+    /// (instruction, start, end) of the scalar unit issuing an instruction
+    /// to another pipe.
+    issues: Vec<(u32, Cycle, Cycle)>,
     /// Flag id per instruction (u32::MAX when none).
     flag_of: Vec<u32>,
     /// (start, end) per instruction; end is set at completion.
@@ -167,6 +228,8 @@ struct BlockSim {
     started_instr: Vec<bool>,
     dma_latency: HashMap<u32, Cycle>,
     dcache: DCache,
+    code: CodeStats,
+    l2: L2Stats,
 }
 
 fn pipe_index(pipe: Pipe) -> usize {
@@ -217,6 +280,9 @@ struct Sim<'a> {
     heap: BinaryHeap<Reverse<(Cycle, u64, Event)>>,
     blocks: Vec<BlockSim>,
     hbm: Hbm,
+    l2: L2,
+    hbm_read: u64,
+    hbm_write: u64,
     /// Blocks waiting for a free core, per core type.
     pending: [VecDeque<u32>; 2],
     /// Blocks arrived at each SyncAll generation.
@@ -235,7 +301,10 @@ pub fn run(trace: &Trace, hw: &HwProfile) -> Result<EngineOutput, TimingError> {
         seq: 0,
         heap: BinaryHeap::new(),
         blocks: Vec::with_capacity(trace.blocks.len()),
-        hbm: Hbm::new(hw.hbm_bytes_per_cycle),
+        hbm: Hbm::new(hw.l2_bytes_per_cycle, hw.hbm_bytes_per_cycle),
+        l2: L2::as_left_by(trace, hw.l2_bytes, hw.l2_line_bytes),
+        hbm_read: 0,
+        hbm_write: 0,
         pending: [VecDeque::new(), VecDeque::new()],
         sync_all_arrived: HashMap::new(),
         gm_read: 0,
@@ -294,6 +363,9 @@ pub fn run(trace: &Trace, hw: &HwProfile) -> Result<EngineOutput, TimingError> {
         makespan,
         gm_read: sim.gm_read,
         gm_write: sim.gm_write,
+        hbm_read: sim.hbm_read,
+        hbm_write: sim.hbm_write,
+        bandwidth: std::mem::take(&mut sim.hbm.usage),
         events: sim.events,
     })
 }
@@ -327,11 +399,17 @@ fn prepare_block(block: &BlockTrace) -> BlockSim {
         at_sync_all: None,
         pipes: Default::default(),
         flags: vec![0; ids.len()],
+        pending_sets: vec![VecDeque::new(); ids.len()],
+        flag_pairs: Vec::new(),
+        busy_end: vec![Cycle::MAX; n],
+        issues: Vec::new(),
         flag_of,
         spans: vec![(Cycle::MAX, Cycle::MAX); n],
         started_instr: vec![false; n],
         dma_latency: HashMap::new(),
         dcache: DCache::default(),
+        code: CodeStats::default(),
+        l2: L2Stats::default(),
     }
 }
 
@@ -371,8 +449,10 @@ impl<'a> Sim<'a> {
                 b.spans[idx as usize].1 = now;
                 self.advance(block as usize);
             }
-            Event::FlagSet { block, flag } => {
-                self.blocks[block as usize].flags[flag as usize] += 1;
+            Event::FlagSet { block, flag, set } => {
+                let b = &mut self.blocks[block as usize];
+                b.flags[flag as usize] += 1;
+                b.pending_sets[flag as usize].push_back(set);
                 self.advance(block as usize);
             }
             Event::HbmTick { generation } => {
@@ -439,23 +519,52 @@ impl<'a> Sim<'a> {
         self.blocks[block].dma_latency.insert(idx, c.latency);
         if c.uses_hbm {
             let granule = self.hw.dma.gm_align_bytes;
-            let footprint = instr
+            let gm = instr
                 .reads
                 .iter()
                 .chain(&instr.writes)
                 .find(|r| r.mem == Mem::Gm)
-                .map(|r| {
-                    let start = r.start / granule * granule;
-                    let end = (r.start + r.len.max(1)).div_ceil(granule) * granule;
-                    (r.space, start, end)
-                });
+                .copied();
+            let footprint = gm.map(|r| {
+                let start = r.start / granule * granule;
+                let end = (r.start + r.len.max(1)).div_ceil(granule) * granule;
+                (r.space, start, end)
+            });
             let others = footprint.map_or(0, |f| self.hbm.same_range_blocks(block as u32, f));
             let cap = c.rate_cap / (1.0 + self.hw.dma.same_range_penalty * others as f64);
+            // The L2: what the GM side finds there, what it fetches from
+            // and pushes out to HBM.
+            let write = c.gm_write > 0;
+            let access = gm.map_or_else(Default::default, |r| {
+                self.l2.access(r.space, r.start, r.len.max(1), write)
+            });
+            let touched = gm.map_or(0, |r| r.len.max(1));
+            let payload = c.gm_read + c.gm_write;
+            let hit_share = if touched == 0 {
+                0.0
+            } else {
+                access.hit.min(touched) as f64 / touched as f64
+            };
+            let miss_share = if write { 0.0 } else { 1.0 - hit_share };
+            let fetched = (miss_share * payload as f64).round() as u64;
+            let hit = (hit_share * payload as f64).round() as u64;
+            let l2 = &mut self.blocks[block].l2;
+            if write {
+                l2.write_bytes += payload;
+                l2.write_hit_bytes += hit;
+            } else {
+                l2.read_bytes += payload;
+                l2.read_hit_bytes += hit;
+            }
+            self.hbm_read += fetched;
+            self.hbm_write += access.written_back;
+            let hbm_share = miss_share + access.written_back as f64 / c.charged_bytes.max(1.0);
             self.hbm.add(
                 self.now,
                 (block as u32, idx),
                 c.charged_bytes,
                 cap,
+                hbm_share,
                 footprint,
             );
             self.schedule_hbm();
@@ -478,6 +587,7 @@ impl<'a> Sim<'a> {
         let pipe = cost::exec_pipe(self.instr(block, idx));
         let b = &mut self.blocks[block];
         b.pipes[pipe_index(pipe)].occupied_until = now;
+        b.busy_end[idx as usize] = now;
         let latency = b.dma_latency.remove(&idx).unwrap_or(0);
         self.push(
             now + latency,
@@ -564,6 +674,9 @@ impl<'a> Sim<'a> {
                     return false;
                 }
                 b.flags[flag] -= 1;
+                if let Some(set) = b.pending_sets[flag].pop_front() {
+                    b.flag_pairs.push((set, idx));
+                }
                 let since = b.pipes[pi].head_wait_since.take().unwrap_or(now);
                 b.pipes[pi].queue.pop_front();
                 b.spans[idx as usize] = (since, now);
@@ -585,6 +698,7 @@ impl<'a> Sim<'a> {
                     Event::FlagSet {
                         block: block as u32,
                         flag,
+                        set: idx,
                     },
                 );
                 true
@@ -599,22 +713,27 @@ impl<'a> Sim<'a> {
                 b.started_instr[idx as usize] = true;
                 true
             }
-            InstrKind::Vector {
-                op,
-                dtype,
-                src_dtype,
-                repeats,
-                elems,
-            } => {
+            InstrKind::Vector { .. } | InstrKind::Mmad(_) => {
                 if self.hazard(block, pi, instr) {
                     return false;
                 }
-                let c = cost::vector_cost(self.hw, *op, *dtype, *src_dtype, *repeats, *elems);
+                let c = match &instr.kind {
+                    InstrKind::Vector {
+                        op,
+                        dtype,
+                        src_dtype,
+                        repeats,
+                        elems,
+                    } => cost::vector_cost(self.hw, *op, *dtype, *src_dtype, *repeats, *elems),
+                    InstrKind::Mmad(shape) => cost::mmad_cost(self.hw, shape),
+                    _ => return false,
+                };
                 let b = &mut self.blocks[block];
                 let p = &mut b.pipes[pi];
                 p.queue.pop_front();
                 p.occupied_until = now + c.occupancy;
                 p.inflight.push(idx);
+                b.busy_end[idx as usize] = now + c.occupancy;
                 b.spans[idx as usize] = (now, Cycle::MAX);
                 b.started_instr[idx as usize] = true;
                 let done = now + c.occupancy + c.latency;
@@ -672,7 +791,7 @@ impl<'a> Sim<'a> {
                 true
             }
             // Scalar-unit instructions never enter a pipe queue.
-            InstrKind::Scalar { .. } | InstrKind::SyncAll { .. } => {
+            InstrKind::Scalar { .. } | InstrKind::SyncAll { .. } | InstrKind::ScalarCode(_) => {
                 let b = &mut self.blocks[block];
                 b.pipes[pi].queue.pop_front();
                 true
@@ -730,7 +849,7 @@ impl<'a> Sim<'a> {
         let depth = hw.issue_queue_depth as usize;
         let mut cost_cycles = issue;
         match &instr.kind {
-            InstrKind::Vector { .. } | InstrKind::Dma { .. } => {
+            InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Mmad(_) => {
                 let pi = pipe_index(cost::exec_pipe(instr));
                 let b = &mut self.blocks[block];
                 if b.pipes[pi].queue.len() >= depth {
@@ -747,6 +866,7 @@ impl<'a> Sim<'a> {
                         Event::FlagSet {
                             block: block as u32,
                             flag,
+                            set: idx,
                         },
                     );
                     let b = &mut self.blocks[block];
@@ -770,6 +890,9 @@ impl<'a> Sim<'a> {
                         return false;
                     }
                     b.flags[flag] -= 1;
+                    if let Some(set) = b.pending_sets[flag].pop_front() {
+                        b.flag_pairs.push((set, idx));
+                    }
                     let since = b.scalar_wait_since.take().unwrap_or(now);
                     b.spans[idx as usize] = (since, now + issue);
                     b.started_instr[idx as usize] = true;
@@ -821,6 +944,23 @@ impl<'a> Sim<'a> {
                 b.spans[idx as usize] = (now, now + cost_cycles);
                 b.started_instr[idx as usize] = true;
             }
+            InstrKind::ScalarCode(code) => {
+                let lines = self.trace.blocks[block]
+                    .gm_lines
+                    .get(code.lines_start as usize..)
+                    .map_or(&[][..], |rest| {
+                        &rest[..rest.len().min(code.lines_len as usize)]
+                    });
+                let b = &mut self.blocks[block];
+                let c = cost::scalar_code_cost(hw, code, lines, &mut b.dcache);
+                cost_cycles = c.cycles;
+                b.code.instructions += code.instructions();
+                b.code.gm_accesses += code.gm_accesses;
+                b.code.misses += c.misses;
+                b.code.cycles += c.cycles;
+                b.spans[idx as usize] = (now, now + cost_cycles);
+                b.started_instr[idx as usize] = true;
+            }
             InstrKind::SyncAll { generation } => {
                 if !self.all_drained(block) {
                     self.blocks[block].scalar_wait_since.get_or_insert(now);
@@ -860,6 +1000,9 @@ impl<'a> Sim<'a> {
         b.pc += 1;
         b.scalar_free = now + cost_cycles;
         b.scalar_busy += cost_cycles;
+        if cost_cycles > 0 && cost::exec_pipe(instr) != Pipe::S {
+            b.issues.push((idx, now, now + cost_cycles));
+        }
         if cost_cycles > 0 {
             self.push(
                 now + cost_cycles,
@@ -918,18 +1061,22 @@ impl<'a> Sim<'a> {
             let (start, end) = state.spans[idx];
             let end = if end == Cycle::MAX { start } else { end };
             let kind = match &instr.kind {
-                InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Scalar { .. } => {
-                    SpanKind::Work
-                }
+                InstrKind::Vector { .. }
+                | InstrKind::Mmad(_)
+                | InstrKind::Dma { .. }
+                | InstrKind::Scalar { .. }
+                | InstrKind::ScalarCode(_) => SpanKind::Work,
                 InstrKind::WaitFlag { .. }
                 | InstrKind::SyncAll { .. }
                 | InstrKind::Barrier { pipe: None } => SpanKind::Wait,
                 InstrKind::SetFlag { .. } | InstrKind::Barrier { .. } => SpanKind::Sync,
             };
+            let busy_end = state.busy_end[idx].clamp(start, end);
             spans.push(Span {
                 instr: idx as u32,
                 pipe: cost::exec_pipe(instr),
                 start,
+                busy_end,
                 end,
                 kind,
             });
@@ -942,6 +1089,10 @@ impl<'a> Sim<'a> {
             end: state.end,
             scalar_busy: state.scalar_busy,
             spans,
+            issues: state.issues.clone(),
+            flag_pairs: state.flag_pairs.clone(),
+            code: state.code,
+            l2: state.l2,
         }
     }
 }

@@ -1,6 +1,10 @@
-//! The chip's HBM as a shared fluid server: every DMA transfer that touches
-//! GM (reads and writes alike) takes a share of one bandwidth, no transfer
-//! faster than its own per-core cap (max-min fairness, "water filling").
+//! The chip's memory paths as shared fluid servers: every DMA transfer
+//! that touches GM moves its bytes through the L2 (reads and writes alike,
+//! one bandwidth), and the part that misses L2 (plus the dirty lines it
+//! pushes out) also through HBM (another, smaller bandwidth). No transfer
+//! goes faster than its own per-core cap. Rates are max-min fair over both
+//! servers (progressive filling: every flow's rate grows alike until its
+//! cap or a server it uses is full).
 //!
 //! The engine adds a flow when a DMA's data starts to move and asks for the
 //! next finish time; whenever the set of flows changes the rates are
@@ -8,6 +12,9 @@
 //! flow's finish time can move later (more contention) or earlier.
 
 use super::engine::Cycle;
+
+/// The servers: L2 (index 0) and HBM (index 1).
+const SERVERS: usize = 2;
 
 /// One transfer in progress.
 #[derive(Debug, Clone)]
@@ -18,6 +25,8 @@ struct Flow {
     remaining: f64,
     /// Fastest this flow may go, bytes per cycle.
     cap: f64,
+    /// Bytes of each server used per byte moved.
+    load: [f64; SERVERS],
     /// Current rate, bytes per cycle.
     rate: f64,
     /// GM footprint (space, first byte, end), rounded to the request
@@ -25,27 +34,31 @@ struct Flow {
     footprint: Option<(u32, u64, u64)>,
 }
 
-/// The shared bandwidth and the flows using it.
+/// The shared bandwidths and the flows using them.
 #[derive(Debug, Clone)]
 pub(crate) struct Hbm {
-    capacity: f64,
+    capacity: [f64; SERVERS],
     flows: Vec<Flow>,
     last_update: Cycle,
     /// Bumped at every change, so stale completion events can be dropped.
     pub(crate) generation: u64,
+    /// Bytes per cycle each server moves from each change on: (cycle,
+    /// [L2, HBM]), a new entry only when the rates change.
+    pub(crate) usage: Vec<(Cycle, [f64; SERVERS])>,
 }
 
 /// Remaining bytes below this count as finished (float rounding).
 const EPS_BYTES: f64 = 1e-3;
 
 impl Hbm {
-    /// A server of `capacity` bytes per cycle.
-    pub(crate) fn new(capacity: f64) -> Hbm {
+    /// Servers of `l2` and `hbm` bytes per cycle.
+    pub(crate) fn new(l2: f64, hbm: f64) -> Hbm {
         Hbm {
-            capacity,
+            capacity: [l2, hbm],
             flows: Vec::new(),
             last_update: 0,
             generation: 0,
+            usage: Vec::new(),
         }
     }
 
@@ -60,31 +73,87 @@ impl Hbm {
         self.last_update = now;
     }
 
-    /// Max-min fair rates: the slowest caps are served first, the rest share
-    /// what is left equally.
+    /// Max-min fair rates by progressive filling.
     fn reallocate(&mut self) {
         self.generation += 1;
-        let mut order: Vec<usize> = (0..self.flows.len()).collect();
-        order.sort_by(|&a, &b| self.flows[a].cap.total_cmp(&self.flows[b].cap));
-        let mut left = self.capacity;
-        let mut count = order.len();
-        for index in order {
-            let share = left / count as f64;
-            let rate = self.flows[index].cap.min(share);
-            self.flows[index].rate = rate;
-            left -= rate;
-            count -= 1;
+        let n = self.flows.len();
+        for flow in &mut self.flows {
+            flow.rate = 0.0;
+        }
+        let mut frozen = vec![false; n];
+        let mut used = [0.0f64; SERVERS];
+        loop {
+            let mut step = f64::INFINITY;
+            let mut weight = [0.0f64; SERVERS];
+            let mut active = 0;
+            for (flow, &done) in self.flows.iter().zip(&frozen) {
+                if done {
+                    continue;
+                }
+                active += 1;
+                step = step.min(flow.cap - flow.rate);
+                for (w, l) in weight.iter_mut().zip(flow.load) {
+                    *w += l;
+                }
+            }
+            if active == 0 {
+                break;
+            }
+            for server in 0..SERVERS {
+                if weight[server] > 0.0 {
+                    step = step.min((self.capacity[server] - used[server]) / weight[server]);
+                }
+            }
+            let step = step.max(0.0);
+            for (flow, &done) in self.flows.iter_mut().zip(&frozen) {
+                if !done {
+                    flow.rate += step;
+                }
+            }
+            for server in 0..SERVERS {
+                used[server] += step * weight[server];
+            }
+            let full: Vec<bool> = (0..SERVERS)
+                .map(|s| self.capacity[s] - used[s] <= self.capacity[s] * 1e-12)
+                .collect();
+            let mut progress = false;
+            for (flow, done) in self.flows.iter().zip(frozen.iter_mut()) {
+                if *done {
+                    continue;
+                }
+                let capped = flow.cap - flow.rate <= flow.cap * 1e-12;
+                let blocked = (0..SERVERS).any(|s| full[s] && flow.load[s] > 0.0);
+                if capped || blocked {
+                    *done = true;
+                    progress = true;
+                }
+            }
+            if !progress {
+                // Only rounding can get here: stop rather than spin.
+                break;
+            }
+        }
+        let mut rates = [0.0; SERVERS];
+        for flow in &self.flows {
+            for (r, l) in rates.iter_mut().zip(flow.load) {
+                *r += flow.rate * l;
+            }
+        }
+        if self.usage.last().map(|(_, last)| *last) != Some(rates) {
+            self.usage.push((self.last_update, rates));
         }
     }
 
     /// Starts a flow of `bytes` for `owner`, at most `cap` bytes per cycle,
-    /// touching `footprint` of GM.
+    /// touching `footprint` of GM; `hbm_share` bytes of HBM per byte moved
+    /// (every byte goes through L2).
     pub(crate) fn add(
         &mut self,
         now: Cycle,
         owner: (u32, u32),
         bytes: f64,
         cap: f64,
+        hbm_share: f64,
         footprint: Option<(u32, u64, u64)>,
     ) {
         self.advance(now);
@@ -92,6 +161,7 @@ impl Hbm {
             owner,
             remaining: bytes.max(0.0),
             cap: cap.max(1e-9),
+            load: [1.0, hbm_share.max(0.0)],
             rate: 0.0,
             footprint,
         });
@@ -162,8 +232,8 @@ mod tests {
 
     #[test]
     fn one_flow_runs_at_its_cap() {
-        let mut hbm = Hbm::new(100.0);
-        hbm.add(0, (0, 0), 1000.0, 25.0, None);
+        let mut hbm = Hbm::new(1e12, 100.0);
+        hbm.add(0, (0, 0), 1000.0, 25.0, 1.0, None);
         assert_eq!(hbm.next_finish(0), Some(40));
         assert!(hbm.take_finished(39).is_empty());
         assert_eq!(hbm.take_finished(40), vec![(0, 0)]);
@@ -173,9 +243,9 @@ mod tests {
     #[test]
     fn flows_share_the_capacity_fairly() {
         // 8 flows capped at 25 on a 100 B/cycle server: 12.5 each.
-        let mut hbm = Hbm::new(100.0);
+        let mut hbm = Hbm::new(1e12, 100.0);
         for i in 0..8 {
-            hbm.add(0, (i, 0), 1000.0, 25.0, None);
+            hbm.add(0, (i, 0), 1000.0, 25.0, 1.0, None);
         }
         assert_eq!(hbm.next_finish(0), Some(80));
         let done = hbm.take_finished(80);
@@ -185,20 +255,20 @@ mod tests {
     #[test]
     fn a_slow_flow_leaves_its_unused_share_to_the_others() {
         // Caps 10 and 200 on 100: the slow one gets 10, the other 90.
-        let mut hbm = Hbm::new(100.0);
-        hbm.add(0, (0, 0), 900.0, 200.0, None);
-        hbm.add(0, (1, 0), 100.0, 10.0, None);
+        let mut hbm = Hbm::new(1e12, 100.0);
+        hbm.add(0, (0, 0), 900.0, 200.0, 1.0, None);
+        hbm.add(0, (1, 0), 100.0, 10.0, 1.0, None);
         assert_eq!(hbm.next_finish(0), Some(10));
         assert_eq!(hbm.take_finished(10), vec![(0, 0), (1, 0)]);
     }
 
     #[test]
     fn overlapping_footprints_of_other_blocks_are_counted() {
-        let mut hbm = Hbm::new(100.0);
-        hbm.add(0, (0, 0), 1000.0, 10.0, Some((1, 0, 512)));
-        hbm.add(0, (0, 1), 1000.0, 10.0, Some((1, 512, 1024)));
-        hbm.add(0, (1, 0), 1000.0, 10.0, Some((1, 0, 1024)));
-        hbm.add(0, (2, 0), 1000.0, 10.0, Some((2, 0, 1024)));
+        let mut hbm = Hbm::new(1e12, 100.0);
+        hbm.add(0, (0, 0), 1000.0, 10.0, 1.0, Some((1, 0, 512)));
+        hbm.add(0, (0, 1), 1000.0, 10.0, 1.0, Some((1, 512, 1024)));
+        hbm.add(0, (1, 0), 1000.0, 10.0, 1.0, Some((1, 0, 1024)));
+        hbm.add(0, (2, 0), 1000.0, 10.0, 1.0, Some((2, 0, 1024)));
         // Block 3 on space 1 [0, 512): blocks 0 and 1 overlap, 2 is elsewhere.
         assert_eq!(hbm.same_range_blocks(3, (1, 0, 512)), 2);
         // Block 0's own flows do not count.
@@ -207,12 +277,35 @@ mod tests {
     }
 
     #[test]
+    fn flows_that_hit_l2_leave_hbm_to_those_that_miss() {
+        // L2 400 B/cycle, HBM 100. Four hits capped at 80 and four misses
+        // capped at 80: the misses share HBM (25 each), the hits run at
+        // their cap on L2 (4 x 80 + 4 x 25 = 420 > 400: L2 is full too, so
+        // the hits get what L2 has left, 75 each).
+        let mut hbm = Hbm::new(400.0, 100.0);
+        for i in 0..4 {
+            hbm.add(0, (i, 0), 8000.0, 80.0, 0.0, None);
+            hbm.add(0, (i + 4, 0), 8000.0, 80.0, 1.0, None);
+        }
+        let rates: Vec<f64> = hbm.flows.iter().map(|f| f.rate).collect();
+        for (i, rate) in rates.iter().enumerate() {
+            let want = if i % 2 == 0 { 75.0 } else { 25.0 };
+            assert!((rate - want).abs() < 1e-6, "flow {i}: {rate} vs {want}");
+        }
+        assert_eq!(hbm.usage.last().map(|u| u.1), Some([400.0, 100.0]));
+        // Dirty write-backs: a flow that moves two HBM bytes per byte.
+        let mut hbm = Hbm::new(1e6, 100.0);
+        hbm.add(0, (0, 0), 1000.0, 1000.0, 2.0, None);
+        assert!((hbm.flows[0].rate - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn a_late_flow_slows_an_earlier_one() {
         // Flow A alone at 100 for 5 cycles (500 B left of 1000), then B
         // arrives and both get 50: A finishes at 5 + 10 = 15.
-        let mut hbm = Hbm::new(100.0);
-        hbm.add(0, (0, 0), 1000.0, 100.0, None);
-        hbm.add(5, (1, 0), 1000.0, 100.0, None);
+        let mut hbm = Hbm::new(1e12, 100.0);
+        hbm.add(0, (0, 0), 1000.0, 100.0, 1.0, None);
+        hbm.add(5, (1, 0), 1000.0, 100.0, 1.0, None);
         assert_eq!(hbm.next_finish(5), Some(15));
         assert_eq!(hbm.take_finished(15), vec![(0, 0)]);
         // B moved 500 in 10 cycles at 50, then 500 at 100: done at 20.

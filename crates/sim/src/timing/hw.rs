@@ -140,6 +140,8 @@ pub struct ScalarCosts {
     pub issue_barrier_cycles: f64,
     /// Scalar cycles of API overhead around a GetValue/SetValue.
     pub issue_access_cycles: f64,
+    /// An arithmetic, logic or branch instruction of the kernel's own code.
+    pub alu_cycles: f64,
     /// A scalar load from UB.
     pub load_cycles: f64,
     /// A scalar store to UB.
@@ -193,9 +195,6 @@ pub struct CubeCosts {
     pub k_step_b8: f64,
     /// K elements per step for fp32 inputs.
     pub k_step_b32: f64,
-    /// Cycles between an Mmad starting and the first fractal a unitFlag
-    /// Fixpipe may drain.
-    pub unit_flag_lead_cycles: f64,
 }
 
 impl CubeCosts {
@@ -248,6 +247,11 @@ pub struct HwProfile {
     /// HBM bandwidth shared by every core, reads and writes together, in
     /// bytes per cycle.
     pub hbm_bytes_per_cycle: f64,
+    /// L2 bandwidth shared by every core, reads and writes together, in
+    /// bytes per cycle.
+    pub l2_bytes_per_cycle: f64,
+    /// L2 line size, bytes.
+    pub l2_line_bytes: u64,
     /// Issue queue depth per pipe.
     pub issue_queue_depth: u32,
     /// Launch overhead.
@@ -340,6 +344,11 @@ impl HwProfile {
     /// HBM bandwidth in GB/s (1e9 B/s).
     pub fn hbm_gbps(&self) -> f64 {
         self.hbm_bytes_per_cycle * self.clock_hz / 1e9
+    }
+
+    /// L2 bandwidth in GB/s (1e9 B/s).
+    pub fn l2_gbps(&self) -> f64 {
+        self.l2_bytes_per_cycle * self.clock_hz / 1e9
     }
 
     /// The vector cost rule for an operation on elements of `elem_bytes`.
@@ -596,6 +605,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
     let soc_version = r.string("soc_version")?;
     let clock_hz = r.positive("chip.clock_mhz")? * 1e6;
     let hbm_gbps = r.positive("chip.hbm_gbps")?;
+    let l2_gbps = r.positive("chip.l2_gbps")?;
     let launch = LaunchCost {
         base_us: r.num("launch.base_us")?,
         per_block_us: r.num("launch.per_block_us")?,
@@ -624,6 +634,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         issue_sync_cycles: r.num("scalar.issue_sync_cycles")?,
         issue_barrier_cycles: r.num("scalar.issue_barrier_cycles")?,
         issue_access_cycles: r.num("scalar.issue_access_cycles")?,
+        alu_cycles: r.num("scalar.alu_cycles")?,
         load_cycles: r.num("scalar.load_cycles")?,
         store_cycles: r.num("scalar.store_cycles")?,
         gm_miss_cycles: r.num("scalar.gm_miss_cycles")?,
@@ -631,6 +642,18 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         dcache_bytes: r.int("scalar.dcache_bytes")?.max(1),
         dcache_flush_cycles: r.num("scalar.dcache_flush_cycles")?,
     };
+    if !scalar
+        .dcache_line_bytes
+        .is_multiple_of(crate::trace::GM_LINE_BYTES)
+    {
+        return Err(r.err(
+            "scalar.dcache_line_bytes",
+            format!(
+                "must be a multiple of {} (the granularity of the GM line touches a trace records)",
+                crate::trace::GM_LINE_BYTES
+            ),
+        ));
+    }
     let sync = SyncCosts {
         flag_latency_cycles: r.num("sync.flag_latency_cycles")?,
         sync_all_cycles: r.num("sync.sync_all_cycles")?,
@@ -644,7 +667,6 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         k_step_b16: r.positive("cube.k_step_b16")?,
         k_step_b8: r.positive("cube.k_step_b8")?,
         k_step_b32: r.positive("cube.k_step_b32")?,
-        unit_flag_lead_cycles: r.num("cube.unit_flag_lead_cycles")?,
     };
     let noise = NoiseLevel {
         rel_sigma: r.num("noise.rel_sigma")?,
@@ -664,6 +686,8 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         l2_bytes: r.int("chip.l2_bytes")?,
         hbm_bytes: r.int("chip.hbm_bytes")?,
         hbm_bytes_per_cycle: hbm_gbps * 1e9 / clock_hz,
+        l2_bytes_per_cycle: l2_gbps * 1e9 / clock_hz,
+        l2_line_bytes: r.int("chip.l2_line_bytes")?.max(1),
         issue_queue_depth: r.count("chip.issue_queue_depth")?,
         launch,
         dma,

@@ -8,7 +8,11 @@
 //! The model (details in [`engine`]): per block, an in-order scalar unit
 //! issues every API call into the issue queue (32 deep) of the pipe that runs
 //! it (Vector, Cube, MTE1, MTE2, MTE3, FixPipe); pipes run their queues in
-//! order; queue EnQue/DeQue/FreeTensor/AllocTensor (lowered to flags by the
+//! order; the kernel's own compiled code between API calls (counted by the
+//! build's instrumentation, [`crate::build::instrument`]) occupies the
+//! scalar unit for its instructions plus a GM round trip per data-cache
+//! miss, so the API calls after it issue later; queue
+//! EnQue/DeQue/FreeTensor/AllocTensor (lowered to flags by the
 //! runtime), SetFlag/WaitFlag, PipeBarrier and SyncAll are the dependencies
 //! between pipes; a vector call costs `head + per_repeat * repeats`; a DMA
 //! costs `issue + bytes / rate + latency` with the rate cut for GM addresses
@@ -25,20 +29,24 @@ pub mod chrome;
 pub mod cost;
 pub mod engine;
 mod hbm;
+pub mod hotspots;
 pub mod hw;
+mod l2;
+pub mod msprof_csv;
 pub mod noise;
 pub mod report;
 
-#[cfg(test)]
-pub(crate) mod testkit;
+pub mod fidelity;
+pub(crate) mod synth;
 #[cfg(test)]
 mod tests;
 
 pub use chrome::chrome_trace_json;
-pub use engine::{BlockTimeline, CoreType, Cycle, Span, SpanKind};
+pub use engine::{BlockTimeline, CodeStats, CoreType, Cycle, L2Stats, Span, SpanKind};
+pub use hotspots::{hotspots, Hotspots};
 pub use hw::{HwProfile, HwProfileError, NoiseLevel};
 pub use noise::Noise;
-pub use report::{roofline, BlockProfile, Ops, Profile, Roofline};
+pub use report::{roofline, BlockProfile, KernelCode, LaunchKind, Ops, Profile, Roofline, Traffic};
 
 use crate::trace::Trace;
 use thiserror::Error;
@@ -93,6 +101,9 @@ pub struct Timeline {
     pub makespan: Cycle,
     /// Per block, by block index.
     pub blocks: Vec<BlockTimeline>,
+    /// Bytes per cycle moving through L2 and through HBM from each change
+    /// on: (cycle, [L2, HBM]).
+    pub bandwidth: Vec<(Cycle, [f64; 2])>,
     /// Events the simulation processed.
     pub events: u64,
 }
@@ -136,6 +147,7 @@ pub fn simulate(
             launch_us,
             makespan: out.makespan,
             blocks: out.blocks,
+            bandwidth: out.bandwidth,
             events: out.events,
         },
     })

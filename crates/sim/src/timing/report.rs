@@ -52,6 +52,15 @@ pub struct AivFields {
     /// MTE3 busy ratio.
     #[serde(rename = "aiv_mte3_ratio")]
     pub mte3_ratio: f64,
+    /// L2Cache.csv: share of the GM bytes read that hit L2, percent.
+    #[serde(rename = "aiv_read_hit_rate(%)", default)]
+    pub read_hit_rate_pct: f64,
+    /// L2Cache.csv: share of the GM bytes written to lines already in L2.
+    #[serde(rename = "aiv_write_hit_rate(%)", default)]
+    pub write_hit_rate_pct: f64,
+    /// L2Cache.csv: both together.
+    #[serde(rename = "aiv_total_hit_rate(%)", default)]
+    pub total_hit_rate_pct: f64,
 }
 
 /// Cube-core fields of PipeUtilization.csv for one block.
@@ -99,6 +108,15 @@ pub struct AicFields {
     /// FixPipe busy ratio.
     #[serde(rename = "aic_fixpipe_ratio")]
     pub fixpipe_ratio: f64,
+    /// L2Cache.csv: share of the GM bytes read that hit L2, percent.
+    #[serde(rename = "aic_read_hit_rate(%)", default)]
+    pub read_hit_rate_pct: f64,
+    /// L2Cache.csv: share of the GM bytes written to lines already in L2.
+    #[serde(rename = "aic_write_hit_rate(%)", default)]
+    pub write_hit_rate_pct: f64,
+    /// L2Cache.csv: both together.
+    #[serde(rename = "aic_total_hit_rate(%)", default)]
+    pub total_hit_rate_pct: f64,
 }
 
 /// One row of PipeUtilization.csv.
@@ -177,34 +195,115 @@ impl Ops {
     }
 }
 
+/// The least GM traffic of a case: every input read once, every output
+/// written once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Traffic {
+    /// Bytes of the inputs.
+    pub read_bytes: u64,
+    /// Bytes of the outputs.
+    pub write_bytes: u64,
+}
+
+/// Which cores a launch used (the profile's "Op Type").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchKind {
+    /// Vector cores only.
+    Vector,
+    /// Cube cores only.
+    Cube,
+    /// Both.
+    Mix,
+}
+
 /// The roofline floor of a case: launch head + max(memory, compute).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Roofline {
     /// Launch head for the case's Block Dim, µs.
     pub launch_us: f64,
-    /// Minimum GM bytes over the HBM bandwidth, µs.
+    /// The least time the case's bytes need, µs: the largest of `hbm_us`,
+    /// `l2_us` and `mte_us`.
     pub memory_us: f64,
+    /// Input bytes that cannot be in L2 at launch over the HBM bandwidth.
+    #[serde(default)]
+    pub hbm_us: f64,
+    /// Every byte over the L2 bandwidth.
+    #[serde(default)]
+    pub l2_us: f64,
+    /// The inputs over every core's GM read path and the outputs over
+    /// every core's GM write path (per-core DMA rates).
+    #[serde(default)]
+    pub mte_us: f64,
     /// Operations over the chip's peak, µs.
     pub compute_us: f64,
     /// The floor, µs.
     pub floor_us: f64,
     /// Minimum bytes the case must move.
     pub min_bytes: u64,
+    /// Of those, bytes read.
+    #[serde(default)]
+    pub read_bytes: u64,
     /// The operations.
     pub ops: Ops,
 }
 
 /// The roofline floor of a case on `hw`: launch head for `block_dim` plus
-/// the larger of `min_bytes` over the HBM bandwidth and the operations over
-/// the whole chip's peak ([G §3.7.2]).
-pub fn roofline(hw: &HwProfile, min_bytes: u64, ops: Ops, block_dim: u32) -> Roofline {
-    let cores = if ops.cube_macs > 0 && ops.vector_elem_ops == 0 {
-        hw.aic_cores
-    } else {
-        hw.aiv_cores
+/// the larger of the memory time of `traffic` and the operations over the
+/// whole chip's peak ([G §3.7.2]).
+///
+/// The memory time is the least the timing model can take for those
+/// bytes, so an honest kernel never runs below the floor (a latency below
+/// it means the model missed work): the largest of
+/// - the input bytes beyond the L2 capacity over the HBM bandwidth: the
+///   model holds the inputs in L2 at launch (timing/l2.rs), so only what
+///   does not fit must come from HBM; the outputs stay in L2 (write-back);
+/// - all bytes over the L2 bandwidth (every GM byte passes through L2);
+/// - the inputs over the GM read paths and the outputs over the GM write
+///   paths of every core the launch kind uses (a DMA never moves faster
+///   than its core's path rate, `dma.*.bytes_per_cycle`).
+///
+/// With every input resident this floor is below the plain HBM floor
+/// (bytes / HBM bandwidth) that a cold cache would give: L2 serves the
+/// bytes faster than HBM.
+pub fn roofline(
+    hw: &HwProfile,
+    traffic: Traffic,
+    ops: Ops,
+    block_dim: u32,
+    kind: LaunchKind,
+) -> Roofline {
+    let cores = match kind {
+        LaunchKind::Cube => hw.aic_cores,
+        _ => hw.aiv_cores,
     };
     let launch_us = hw.launch_overhead_us(block_dim.max(1), cores);
-    let memory_us = min_bytes as f64 / (hw.hbm_bytes_per_cycle * hw.clock_hz) * 1e6;
+    let bytes_us = |bytes: f64, per_cycle: f64| {
+        if bytes <= 0.0 {
+            0.0
+        } else {
+            hw.cycles_to_us(bytes / per_cycle)
+        }
+    };
+    let min_bytes = traffic.read_bytes + traffic.write_bytes;
+    let beyond_l2 = traffic.read_bytes.saturating_sub(hw.l2_bytes);
+    let hbm_us = bytes_us(beyond_l2 as f64, hw.hbm_bytes_per_cycle);
+    let l2_us = bytes_us(min_bytes as f64, hw.l2_bytes_per_cycle);
+    let (aiv, aic) = match kind {
+        LaunchKind::Vector => (f64::from(hw.aiv_cores), 0.0),
+        LaunchKind::Cube => (0.0, f64::from(hw.aic_cores)),
+        LaunchKind::Mix => (f64::from(hw.aiv_cores), f64::from(hw.aic_cores)),
+    };
+    let read_rate = aiv * hw.dma.gm_to_ub.bytes_per_cycle + aic * hw.dma.gm_to_l1.bytes_per_cycle;
+    let write_rate = aiv * hw.dma.ub_to_gm.bytes_per_cycle
+        + aic
+            * hw.dma
+                .ub_to_gm
+                .bytes_per_cycle
+                .max(hw.dma.l0c_out.bytes_per_cycle);
+    let mte_us = bytes_us(traffic.read_bytes as f64, read_rate)
+        .max(bytes_us(traffic.write_bytes as f64, write_rate));
+    let memory_us = hbm_us.max(l2_us).max(mte_us);
     let vec_per_cycle =
         hw.peak.vector_bytes_per_cycle / ops.vector_dtype.size() as f64 * f64::from(hw.aiv_cores);
     let cube_factor = match ops.cube_dtype {
@@ -219,9 +318,13 @@ pub fn roofline(hw: &HwProfile, min_bytes: u64, ops: Ops, block_dim: u32) -> Roo
     Roofline {
         launch_us,
         memory_us,
+        hbm_us,
+        l2_us,
+        mte_us,
         compute_us,
         floor_us: launch_us + memory_us.max(compute_us),
         min_bytes,
+        read_bytes: traffic.read_bytes,
         ops,
     }
 }
@@ -259,12 +362,28 @@ pub struct Profile {
     /// (read + write) / core span.
     #[serde(rename = "achieved_bandwidth(GB/s)")]
     pub achieved_gbps: f64,
+    /// Bytes fetched from HBM (L2 read misses).
+    #[serde(default)]
+    pub hbm_read_bytes: u64,
+    /// Bytes written back to HBM (dirty L2 lines pushed out).
+    #[serde(default)]
+    pub hbm_write_bytes: u64,
+    /// Share of the GM bytes read that hit L2, percent.
+    #[serde(rename = "l2_read_hit_rate(%)", default)]
+    pub l2_read_hit_rate_pct: f64,
+    /// Share of the GM bytes written to lines already in L2, percent.
+    #[serde(rename = "l2_write_hit_rate(%)", default)]
+    pub l2_write_hit_rate_pct: f64,
     /// The chip's HBM bandwidth, for comparison.
     #[serde(rename = "hbm_bandwidth(GB/s)")]
     pub hbm_gbps: f64,
     /// Measurement noise factor applied to every time (1 when
     /// deterministic).
     pub noise_factor: f64,
+    /// The kernel's own compiled code over all blocks (index arithmetic,
+    /// loops, raw `__gm__` pointer access), as the scalar unit ran it.
+    #[serde(default)]
+    pub kernel_code: KernelCode,
     /// Per block rows.
     pub blocks: Vec<BlockProfile>,
     /// The roofline floor, when the caller gave the case's work.
@@ -277,6 +396,24 @@ pub struct Profile {
         skip_serializing_if = "Option::is_none"
     )]
     pub roofline_reached_pct: Option<f64>,
+    /// Where the slowest block's time goes, by kernel source line, when
+    /// the device attached it ([`super::hotspots`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspots: Option<super::Hotspots>,
+}
+
+/// The kernel's own code, summed over the blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelCode {
+    /// Scalar instructions executed.
+    pub instructions: u64,
+    /// Scalar-unit time they took (all blocks together), µs.
+    #[serde(rename = "time(us)")]
+    pub time_us: f64,
+    /// Loads and stores that reached GM.
+    pub gm_accesses: u64,
+    /// GM lines that missed the data cache (each a GM round trip).
+    pub dcache_misses: u64,
 }
 
 /// Union length of the work intervals of one pipe.
@@ -301,6 +438,15 @@ fn busy_cycles(block: &BlockTimeline, pipe: Pipe) -> u64 {
         cover_end = end;
     }
     total
+}
+
+/// `part` of `whole` in percent (0 when there is no whole).
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64 * 100.0
+    }
 }
 
 fn ratio(busy: u64, total: u64) -> f64 {
@@ -329,6 +475,13 @@ pub(crate) fn build(
             let busy = busy_cycles(block, pipe);
             (to_us(busy), ratio(busy, total))
         };
+        let l2 = &block.l2;
+        let read_hit = percent(l2.read_hit_bytes, l2.read_bytes);
+        let write_hit = percent(l2.write_hit_bytes, l2.write_bytes);
+        let total_hit = percent(
+            l2.read_hit_bytes + l2.write_hit_bytes,
+            l2.read_bytes + l2.write_bytes,
+        );
         let (aiv, aic) = match block.core_type {
             CoreType::Aiv => {
                 any_aiv = true;
@@ -347,6 +500,9 @@ pub(crate) fn build(
                     mte2_ratio,
                     mte3_time_us,
                     mte3_ratio,
+                    read_hit_rate_pct: read_hit,
+                    write_hit_rate_pct: write_hit,
+                    total_hit_rate_pct: total_hit,
                 };
                 (Some(fields), None)
             }
@@ -373,6 +529,9 @@ pub(crate) fn build(
                     mte3_ratio,
                     fixpipe_time_us,
                     fixpipe_ratio,
+                    read_hit_rate_pct: read_hit,
+                    write_hit_rate_pct: write_hit,
+                    total_hit_rate_pct: total_hit,
                 };
                 (None, Some(fields))
             }
@@ -409,11 +568,28 @@ pub(crate) fn build(
         gm_read_bytes: out.gm_read,
         gm_write_bytes: out.gm_write,
         achieved_gbps,
+        hbm_read_bytes: out.hbm_read,
+        hbm_write_bytes: out.hbm_write,
+        l2_read_hit_rate_pct: percent(
+            out.blocks.iter().map(|b| b.l2.read_hit_bytes).sum(),
+            out.blocks.iter().map(|b| b.l2.read_bytes).sum(),
+        ),
+        l2_write_hit_rate_pct: percent(
+            out.blocks.iter().map(|b| b.l2.write_hit_bytes).sum(),
+            out.blocks.iter().map(|b| b.l2.write_bytes).sum(),
+        ),
         hbm_gbps: hw.hbm_gbps(),
         noise_factor,
+        kernel_code: KernelCode {
+            instructions: out.blocks.iter().map(|b| b.code.instructions).sum(),
+            time_us: to_us(out.blocks.iter().map(|b| b.code.cycles).sum()),
+            gm_accesses: out.blocks.iter().map(|b| b.code.gm_accesses).sum(),
+            dcache_misses: out.blocks.iter().map(|b| b.code.misses).sum(),
+        },
         blocks,
         roofline: None,
         roofline_reached_pct: None,
+        hotspots: None,
     }
 }
 
@@ -426,6 +602,15 @@ impl Profile {
             None
         };
         self.roofline = Some(roofline);
+    }
+
+    /// Which cores the launch used.
+    pub fn launch_kind(&self) -> LaunchKind {
+        match self.op_type.as_str() {
+            "cube" => LaunchKind::Cube,
+            "mix" => LaunchKind::Mix,
+            _ => LaunchKind::Vector,
+        }
     }
 
     /// The slowest block.
@@ -467,6 +652,14 @@ impl Profile {
         );
         let _ = writeln!(
             s,
+            "L2                         read hit {:.1}%, write hit {:.1}%; HBM read {} B, write-back {} B",
+            self.l2_read_hit_rate_pct,
+            self.l2_write_hit_rate_pct,
+            self.hbm_read_bytes,
+            self.hbm_write_bytes
+        );
+        let _ = writeln!(
+            s,
             "achieved_bandwidth(GB/s)   {:.1} of {:.0} HBM ({:.1}%)",
             self.achieved_gbps,
             self.hbm_gbps,
@@ -482,11 +675,26 @@ impl Profile {
                 "roofline floor(us)         {:.3} = launch {:.3} + max(memory {:.3}, compute {:.3}); reached {:.1}%",
                 r.floor_us, r.launch_us, r.memory_us, r.compute_us, pct
             );
+            let _ = writeln!(
+                s,
+                "  memory = max(HBM {:.3} for inputs beyond L2, L2 {:.3}, core DMA paths {:.3})",
+                r.hbm_us, r.l2_us, r.mte_us
+            );
         }
         if let Some((name, value)) = self.bottleneck() {
             let _ = writeln!(
                 s,
                 "bottleneck                 {name} = {value:.3} (slowest block)"
+            );
+        }
+        if self.kernel_code.instructions > 0 || self.kernel_code.gm_accesses > 0 {
+            let _ = writeln!(
+                s,
+                "kernel code                {} scalar instructions, {:.3} us of scalar time; {} GM accesses, {} data-cache misses",
+                self.kernel_code.instructions,
+                self.kernel_code.time_us,
+                self.kernel_code.gm_accesses,
+                self.kernel_code.dcache_misses
             );
         }
         if (self.noise_factor - 1.0).abs() > 0.0 {

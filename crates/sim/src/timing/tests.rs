@@ -1,7 +1,7 @@
 //! Calibration and behaviour tests of the timing model on hand-written
 //! traces. Each test states the expected direction and bound, and why.
 
-use super::testkit::{gm, ub, AddKernel, TraceBuilder};
+use super::synth::{gm, ub, AddKernel, TraceBuilder};
 use super::*;
 use crate::trace::{DmaDir, InstrKind, Pipe, ScalarOp, VecOp};
 use ascendopt_op::Dtype;
@@ -219,42 +219,42 @@ fn add_custom_16m_fp16_scales_with_cores_and_saturates_hbm() {
         );
     }
     let full = time(48);
+    // 96 MiB: all of it in L2 (the previous run left it there), so 48
+    // cores go faster than HBM would allow, at most at their own DMA
+    // rates (45 GB/s a direction each); no byte touches HBM.
     let hbm = hw().hbm_gbps();
-    // 48 cores ask for ~3 TB/s: HBM bound, at or below the HBM figure and
-    // above 70% of it.
-    assert!(
-        full.achieved_gbps <= hbm * 1.0001,
-        "{} GB/s",
-        full.achieved_gbps
-    );
-    assert!(
-        full.achieved_gbps > 0.7 * hbm,
-        "{} GB/s",
-        full.achieved_gbps
-    );
+    assert!(full.achieved_gbps > hbm, "{} GB/s", full.achieved_gbps);
+    let paths = 48.0 * 2.0 * 25.0 * 1.8;
+    assert!(full.achieved_gbps <= paths, "{} GB/s", full.achieved_gbps);
+    assert_eq!((full.hbm_read_bytes, full.hbm_write_bytes), (0, 0));
     assert_eq!(full.gm_read_bytes, 2 * total * 2);
     assert_eq!(full.gm_write_bytes, total * 2);
 }
 
 #[test]
 fn hbm_is_shared_by_reads_and_writes_of_all_cores() {
-    // 48 cores each read 1 MB and write 1 MB at the same time: 96 MB at
-    // 1.6 TB/s needs >= 60 us, although each core alone could do it in
-    // ~47 us at 45 GB/s per direction.
+    // 48 cores each read 4 MiB and write 4 MiB at the same time: 384 MiB,
+    // twice the L2, so the reads miss and the dirty lines the writes leave
+    // are written back as they are pushed out. HBM then carries the reads
+    // and the write-backs together at 1.6 TB/s, although each core alone
+    // could move its bytes at 45 GB/s a direction.
     let mut tb = TraceBuilder::new();
     let mb = 1024 * 1024;
     for block in 0..48 {
         tb.begin_block(block);
-        for part in 0..8u64 {
-            let off = u64::from(block) * mb + part * 128 * 1024;
+        for part in 0..32u64 {
+            let off = u64::from(block) * 4 * mb + part * 128 * 1024;
             tb.copy_in(1, gm(0, off, 128 * 1024), ub(0, 128 * 1024));
-            tb.copy_out(2, ub(0, 64 * 1024), gm(1, off, 128 * 1024));
+            tb.copy_out(2, ub(0, 128 * 1024), gm(1, off, 128 * 1024));
         }
         tb.end_block();
     }
     let trace = tb.finish();
     let p = sim(&trace).profile;
-    let bytes = 96.0 * mb as f64;
+    assert!(p.l2_read_hit_rate_pct < 1.0, "{}", p.l2_read_hit_rate_pct);
+    assert_eq!(p.hbm_read_bytes, 192 * mb);
+    assert!(p.hbm_write_bytes > 150 * mb, "{}", p.hbm_write_bytes);
+    let bytes = (p.hbm_read_bytes + p.hbm_write_bytes) as f64;
     let floor_us = bytes / 1.6e12 * 1e6;
     assert!(
         p.core_span_us >= floor_us,
@@ -654,7 +654,17 @@ fn render_text_shows_the_msprof_fields_and_the_roofline() {
     let trace = AddKernel::new(2, total, 4096, 2).build();
     let hw = hw();
     let mut profile = sim(&trace).profile;
-    let r = roofline(&hw, total * 2 * 3, Ops::vector(total, Dtype::Float16), 2);
+    let traffic = Traffic {
+        read_bytes: total * 2 * 2,
+        write_bytes: total * 2,
+    };
+    let r = roofline(
+        &hw,
+        traffic,
+        Ops::vector(total, Dtype::Float16),
+        2,
+        LaunchKind::Vector,
+    );
     profile.attach_roofline(r.clone());
     let text = profile.render_text();
     for needle in [
@@ -676,19 +686,36 @@ fn render_text_shows_the_msprof_fields_and_the_roofline() {
 #[test]
 fn roofline_is_launch_plus_the_larger_of_memory_and_compute() {
     let hw = hw();
-    // 96 MiB at 1.6 TB/s = 62.9 us; 16M fp16 adds at 48 x 128 per cycle =
-    // 2730.7 cycles = 1.52 us; launch at 48 blocks = 20.48 us.
-    let bytes = 3 * 32 * 1024 * 1024u64;
-    let r = roofline(
-        &hw,
-        bytes,
-        Ops::vector(16 * 1024 * 1024, Dtype::Float16),
-        48,
-    );
-    assert!((r.memory_us - bytes as f64 / 1.6e12 * 1e6).abs() < 1e-6);
+    // 64 MiB in, 32 MiB out, all of it in L2: the 48 cores' GM read paths
+    // (25 B/cycle each) bound it: 64 MiB / 1200 B/cycle / 1.8 GHz = 31.1
+    // us; the L2 (96 MiB at 7 TB/s = 14.4 us) and the write paths (15.5
+    // us) are faster; 16M fp16 adds at 48 x 128 per cycle = 1.52 us;
+    // launch at 48 blocks = 20.48 us.
+    let mib = 1024 * 1024u64;
+    let traffic = Traffic {
+        read_bytes: 64 * mib,
+        write_bytes: 32 * mib,
+    };
+    let ops = Ops::vector(16 * 1024 * 1024, Dtype::Float16);
+    let r = roofline(&hw, traffic, ops, 48, LaunchKind::Vector);
+    assert_eq!(r.hbm_us, 0.0);
+    assert!((r.l2_us - 96.0 * mib as f64 / 7e12 * 1e6).abs() < 1e-6);
+    assert!((r.mte_us - 64.0 * mib as f64 / 1200.0 / 1800.0).abs() < 1e-6);
+    assert_eq!(r.memory_us, r.mte_us);
     assert!((r.compute_us - 16.0 * 1024.0 * 1024.0 / (48.0 * 128.0) / 1800.0).abs() < 1e-6);
     assert!((r.launch_us - 20.48).abs() < 1e-9);
     assert!((r.floor_us - (r.launch_us + r.memory_us)).abs() < 1e-9);
+    // 400 MiB of input: what does not fit in L2 (208 MiB) comes from HBM.
+    let big = Traffic {
+        read_bytes: 400 * mib,
+        write_bytes: 0,
+    };
+    let r = roofline(&hw, big, ops, 48, LaunchKind::Vector);
+    assert!((r.hbm_us - 208.0 * mib as f64 / 1.6e12 * 1e6).abs() < 1e-6);
+    assert_eq!(r.memory_us, r.hbm_us.max(r.mte_us));
+    // A mixed launch also has the cube cores' read paths.
+    let mix = roofline(&hw, traffic, ops, 48, LaunchKind::Mix);
+    assert!(mix.mte_us < 0.7 * roofline(&hw, traffic, ops, 48, LaunchKind::Vector).mte_us);
     // A compute-heavy cube case: 1 G MACs of fp16 on 24 x 4096 per cycle.
     let cube = Ops {
         vector_elem_ops: 0,
@@ -696,24 +723,49 @@ fn roofline_is_launch_plus_the_larger_of_memory_and_compute() {
         cube_macs: 1 << 30,
         cube_dtype: Dtype::Float16,
     };
-    let r = roofline(&hw, 0, cube, 24);
+    let r = roofline(&hw, Traffic::default(), cube, 24, LaunchKind::Cube);
     let want = (1u64 << 30) as f64 / (24.0 * 4096.0) / 1800.0;
     assert!((r.compute_us - want).abs() < 1e-6);
 }
 
 #[test]
-fn chrome_trace_parses_with_one_track_per_pipe_per_core() {
-    let trace = AddKernel::new(3, 3 * 8192, 4096, 2).build();
+fn chrome_trace_has_a_track_per_used_pipe_slices_that_nest_flows_and_counters() {
+    // Three blocks; the first has the kernel's own code before its copies.
+    let mut trace = AddKernel::new(3, 3 * 8192, 4096, 2).build();
+    let code = crate::trace::ScalarCode {
+        alu: 300,
+        loads: 20,
+        stores: 10,
+        ..Default::default()
+    };
+    trace.locs.push(crate::trace::SrcLoc {
+        file: "k.cpp".into(),
+        line: 11,
+        api: "kernel code".into(),
+    });
+    trace.blocks[0].instrs.insert(
+        1,
+        crate::trace::Instr {
+            pipe: Pipe::S,
+            kind: InstrKind::ScalarCode(code),
+            reads: vec![],
+            writes: vec![],
+            loc: trace.locs.len() as u32 - 1,
+        },
+    );
     let result = sim(&trace);
     let json: serde_json::Value =
         serde_json::from_str(&chrome_trace_json(&trace, &result)).unwrap();
+    chrome::check_nesting(&json).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
-    let mut tracks = std::collections::BTreeSet::new();
+    let mut tracks = std::collections::BTreeMap::new();
     let mut processes = std::collections::BTreeSet::new();
     for e in events.iter().filter(|e| e["ph"] == "M") {
         match e["name"].as_str().unwrap() {
             "thread_name" => {
-                assert!(tracks.insert((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap())));
+                let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+                let name = e["args"]["name"].as_str().unwrap().to_string();
+                assert!(tracks.insert(key, name).is_none());
             }
             "process_name" => {
                 processes.insert(e["pid"].as_u64().unwrap());
@@ -721,25 +773,78 @@ fn chrome_trace_parses_with_one_track_per_pipe_per_core() {
             _ => {}
         }
     }
-    assert_eq!(processes.len(), 3);
-    assert_eq!(tracks.len(), 3 * 7);
+    // Three blocks and the chip's counters.
+    assert_eq!(processes.len(), 4);
     let x: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
-    assert!(!x.is_empty());
     for e in &x {
         let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
-        assert!(tracks.contains(&key), "event on an unnamed track: {e}");
+        assert!(tracks.contains_key(&key), "event on an unnamed track: {e}");
         assert!(e["ts"].as_f64().unwrap() >= result.timeline.launch_us);
         assert!(e["dur"].as_f64().unwrap() >= 0.0);
     }
+    // No empty track: every named thread holds a slice; the cube pipes
+    // are not there at all.
+    for (key, name) in &tracks {
+        assert!(
+            x.iter()
+                .any(|e| (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()) == *key),
+            "empty track {name}"
+        );
+        let pipe = name.split(' ').next().unwrap();
+        assert!(
+            !matches!(pipe, "PIPE_M" | "PIPE_MTE1" | "PIPE_FIX"),
+            "{name}"
+        );
+    }
     let names: std::collections::BTreeSet<&str> =
         x.iter().map(|e| e["name"].as_str().unwrap()).collect();
-    for api in ["DataCopy", "Add", "DeQue"] {
+    for api in ["DataCopy", "Add", "DeQue", "kernel code"] {
         assert!(names.contains(api), "{names:?}");
     }
-    // Copies in are on MTE2 (tid 4), Adds on V (tid 1).
+    // Copies in are on MTE2 (tid 4), Adds on V (tid 1), the kernel's code
+    // and the issuing on the scalar unit (tid 0).
     assert!(x.iter().any(|e| e["name"] == "Add" && e["tid"] == 1));
     assert!(x.iter().any(|e| e["name"] == "DataCopy" && e["tid"] == 4));
     assert!(x.iter().any(|e| e["name"] == "DataCopy" && e["tid"] == 5));
+    assert!(x
+        .iter()
+        .any(|e| e["name"] == "kernel code" && e["tid"] == 0 && e["pid"] == 0));
+    // The scalar track's work is the scalar unit's busy time.
+    let scalar_us: f64 = x
+        .iter()
+        .filter(|e| e["pid"] == 0 && e["tid"] == 0 && e["cat"] != "wait")
+        .map(|e| e["dur"].as_f64().unwrap())
+        .sum();
+    let busy = result.profile.blocks[0].aiv.clone().unwrap().scalar_time_us;
+    assert!((scalar_us - busy).abs() < 1e-6, "{scalar_us} vs {busy}");
+    // Flows: every EnQue set to the DeQue that waited for it.
+    let outs = x.iter().filter(|e| e["flow_out"] == true).count();
+    let ins = x.iter().filter(|e| e["flow_in"] == true).count();
+    assert!(outs > 0 && outs == ins, "{outs} flows out, {ins} in");
+    assert!(x.iter().any(|e| e["flow_in"] == true
+        && e["name"] == "DeQue"
+        && e["args"]["flow"] == "EnQue->DeQue"));
+    // Counters of the chip's bandwidth.
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "C" && e["name"] == "L2 bandwidth (GB/s)"));
+}
+
+#[test]
+fn nesting_check_finds_overlapping_slices() {
+    let doc = serde_json::json!({ "traceEvents": [
+        { "ph": "X", "pid": 0, "tid": 1, "ts": 0.0, "dur": 10.0, "name": "a" },
+        { "ph": "X", "pid": 0, "tid": 1, "ts": 2.0, "dur": 3.0, "name": "inside" },
+        { "ph": "X", "pid": 0, "tid": 1, "ts": 10.0, "dur": 1.0, "name": "after" },
+        { "ph": "X", "pid": 0, "tid": 2, "ts": 0.5, "dur": 1.0, "name": "other thread" },
+    ]});
+    chrome::check_nesting(&doc).unwrap();
+    let bad = serde_json::json!({ "traceEvents": [
+        { "ph": "X", "pid": 0, "tid": 1, "ts": 0.0, "dur": 10.0, "name": "a" },
+        { "ph": "X", "pid": 0, "tid": 1, "ts": 5.0, "dur": 10.0, "name": "b" },
+    ]});
+    let err = chrome::check_nesting(&bad).unwrap_err();
+    assert!(err.contains("`b`") && err.contains("`a`"), "{err}");
 }
 
 #[test]
@@ -789,4 +894,74 @@ fn simulating_48_blocks_of_2000_instructions_is_fast() {
     let elapsed = t0.elapsed();
     assert!(r.profile.task_duration_us > 0.0);
     assert!(elapsed.as_secs_f64() < 3.0, "{elapsed:?}");
+}
+
+// --- L2 ----------------------------------------------------------------------
+
+/// `blocks` blocks, each reading `passes` times its own `slice` bytes of
+/// GM space 0 (offset `block * slice`) in 64 KB copies.
+fn rereads(blocks: u32, slice: u64, passes: u64) -> Trace {
+    let chunk = 64 * 1024;
+    let mut tb = TraceBuilder::new();
+    for block in 0..blocks {
+        tb.begin_block(block);
+        for _ in 0..passes {
+            for part in 0..slice / chunk {
+                let off = u64::from(block) * slice + part * chunk;
+                // Two UB buffers in turn, so one copy's latency overlaps
+                // the next copy's transfer.
+                tb.copy_in(1, gm(0, off, chunk), ub(part % 2 * chunk, chunk));
+            }
+        }
+        tb.end_block();
+    }
+    let mut trace = tb.finish();
+    trace.gm_spaces = vec![u64::from(blocks) * slice];
+    trace
+}
+
+#[test]
+fn rereading_the_same_data_hits_l2_and_leaves_hbm_alone() {
+    let mib = 1024 * 1024;
+    // 48 cores re-read their MiB of a 48 MiB tensor ten times: all from L2
+    // (a benchmark loop leaves it there), nothing from HBM.
+    let once = sim(&rereads(48, mib, 1)).profile;
+    let ten = sim(&rereads(48, mib, 10)).profile;
+    // The launch head is paid once: well below ten times one read.
+    assert!(
+        ten.task_duration_us < 0.7 * 10.0 * once.task_duration_us,
+        "ten reads {} us vs one {} us",
+        ten.task_duration_us,
+        once.task_duration_us
+    );
+    assert_eq!(ten.hbm_read_bytes, 0);
+    assert!((ten.l2_read_hit_rate_pct - 100.0).abs() < 1e-9);
+    let block = ten.blocks[0].aiv.clone().unwrap();
+    assert!((block.read_hit_rate_pct - 100.0).abs() < 1e-9);
+    // The same bytes as one stream of distinct data larger than L2 (480
+    // MiB): every byte from HBM, which is slower than the cores' own DMA
+    // rates; the re-reads are bound by those rates instead (48 x 45 GB/s
+    // against 1.6 TB/s: the L2 gains up to 1.35x for vector cores).
+    let stream = sim(&rereads(48, 10 * mib, 1)).profile;
+    assert!(
+        stream.l2_read_hit_rate_pct < 1.0,
+        "{}",
+        stream.l2_read_hit_rate_pct
+    );
+    let gain = stream.core_span_us / ten.core_span_us;
+    assert!((1.25..=1.4).contains(&gain), "L2 gain {gain}");
+}
+
+#[test]
+fn a_stream_larger_than_l2_gets_no_l2_benefit_and_runs_at_hbm_bandwidth() {
+    let mib = 1024 * 1024u64;
+    // 400 MiB read once by 48 cores: the previous run left the ends of
+    // every core's range in L2, which this run's own misses push out
+    // before it gets there.
+    let slice = 400 * mib / 48 / (64 * 1024) * (64 * 1024);
+    let p = sim(&rereads(48, slice, 1)).profile;
+    assert!(p.l2_read_hit_rate_pct < 1.0, "{}", p.l2_read_hit_rate_pct);
+    let hbm = hw().hbm_gbps();
+    assert!(p.achieved_gbps <= hbm * 1.0001, "{} GB/s", p.achieved_gbps);
+    assert!(p.achieved_gbps > 0.95 * hbm, "{} GB/s", p.achieved_gbps);
 }

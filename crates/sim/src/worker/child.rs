@@ -4,6 +4,21 @@
 //! tensors are in the arena (fd in env [`ARENA_FD_ENV`]), the kernel works
 //! on the arena's regions directly and the outputs stay there.
 //!
+//! Sealing, in this order (see `seccomp.rs` and docs/threat-model.md):
+//! 1. started as PID 1 of its own PID namespace, the worker forks itself:
+//!    the first process stays as the namespace's init, waits for the
+//!    second and reports its wait status on the pipe in env
+//!    [`EXIT_FD_ENV`] (the second closes its copy, so a kernel cannot
+//!    forge it); the second is the worker, an ordinary process whose
+//!    signals behave as they should;
+//! 2. the crash reporter, then the loading filter (no exec, no new
+//!    process, no signal to anyone else, no ptrace, no mount, ...);
+//! 3. the job is read and the host and kernel libraries are loaded (their
+//!    static constructors run here, under the loading filter and the
+//!    namespaces);
+//! 4. the sealed filter, an allow-list without `open` or any other way to
+//!    reach a file or another process; then the launch.
+//!
 //! Hidden self-test jobs (for the sandbox tests; `kernel_name` starting with
 //! `__selftest:`), handled here instead of by `launch::run`:
 //! - `__selftest:echo` — returns the input tensors as outputs;
@@ -25,6 +40,8 @@ use std::process::ExitCode;
 
 /// Env var naming the fd of the result pipe.
 pub(crate) const RESULT_FD_ENV: &str = "ASCENDOPT_WORKER_RESULT_FD";
+/// Env var naming the fd of the exit-status pipe (see the module docs).
+pub(crate) const EXIT_FD_ENV: &str = "ASCENDOPT_WORKER_EXIT_FD";
 /// Exit code of a worker that could not talk to its parent.
 pub(crate) const EXIT_PROTOCOL: u8 = 86;
 
@@ -51,12 +68,34 @@ pub fn worker_main() -> ExitCode {
         eprintln!("ascendopt-worker: result fd {fd} is not open");
         return ExitCode::from(EXIT_PROTOCOL);
     }
+    let exit_fd: Option<i32> = std::env::var(EXIT_FD_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&fd| fd > 2);
+    // SAFETY: getpid only queries.
+    if unsafe { libc::getpid() } == 1 {
+        if let Some(code) = run_as_init(fd, exit_fd) {
+            return code;
+        }
+    }
+    // Only the init writes the exit status.
+    if let Some(exit_fd) = exit_fd {
+        // SAFETY: closing a descriptor this process owns and never uses.
+        unsafe { libc::close(exit_fd) };
+    }
     // Keep the result pipe away from any program the kernel might exec.
     // SAFETY: as above; the fd is ours from here on.
     let result_file = unsafe {
         libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
         File::from_raw_fd(fd)
     };
+    super::crash::install();
+    // SAFETY: getpid only queries.
+    let pid = unsafe { libc::getpid() } as u32;
+    if let Err(message) = seal(super::seccomp::loading_filter(pid), "loading") {
+        eprintln!("ascendopt-worker: {message}");
+        return ExitCode::from(EXIT_PROTOCOL);
+    }
     let mut stdin = BufReader::with_capacity(1 << 20, io::stdin().lock());
     let job = protocol::read_job(&mut stdin);
     drop(stdin);
@@ -66,28 +105,38 @@ pub fn worker_main() -> ExitCode {
         // SAFETY: dup2 onto fd 0, which we no longer read.
         unsafe { libc::dup2(null.as_raw_fd(), 0) };
     }
-    super::crash::install();
     let (reply, in_arena) = match job {
         Err(message) => (
             Reply::Refused(format!("cannot read the job: {message}")),
             false,
         ),
-        Ok(received) => match received.arena_lens {
-            None => (run(&received.job, None), false),
-            Some(lens) => match open_arena(&lens) {
-                Ok(mut arena) => {
-                    // A self-test's outputs travel through the pipe; a
-                    // tiling-only job has none.
-                    let kernel = !received.job.kernel_name.starts_with(SELFTEST)
-                        && !received.job.tiling_only;
-                    (run(&received.job, Some(&mut arena)), kernel)
-                }
+        Ok(received) => {
+            let arena = match &received.arena_lens {
+                None => Ok(None),
+                Some(lens) => open_arena(lens).map(Some),
+            };
+            match arena {
                 Err(message) => (
                     Reply::Refused(format!("cannot map the tensor arena: {message}")),
                     false,
                 ),
-            },
-        },
+                Ok(mut arena) => {
+                    // The libraries load (constructors and all) before the
+                    // seal; the launch finds them loaded.
+                    let _loaded = preload(&received.job);
+                    if let Err(message) = seal(super::seccomp::sealed_filter(pid), "sealed") {
+                        eprintln!("ascendopt-worker: {message}");
+                        return ExitCode::from(EXIT_PROTOCOL);
+                    }
+                    // A self-test's outputs travel through the pipe; a
+                    // tiling-only job has none.
+                    let kernel = arena.is_some()
+                        && !received.job.kernel_name.starts_with(SELFTEST)
+                        && !received.job.tiling_only;
+                    (run(&received.job, arena.as_mut()), kernel)
+                }
+            }
+        }
     };
     let mut writer = BufWriter::with_capacity(1 << 20, result_file);
     match protocol::write_reply(&mut writer, reply, in_arena) {
@@ -97,6 +146,77 @@ pub fn worker_main() -> ExitCode {
             ExitCode::from(EXIT_PROTOCOL)
         }
     }
+}
+
+/// The init of the worker's PID namespace (the worker is PID 1 there):
+/// forks the worker proper and returns None in it; in the init, waits for
+/// it, reports its wait status on `exit_fd` and returns the code to exit
+/// with. A PID 1 ignores signals it has no handler for (abort, SIGXCPU,
+/// SIGXFSZ would not work), hence the second process.
+fn run_as_init(result_fd: i32, exit_fd: Option<i32>) -> Option<ExitCode> {
+    // SAFETY: the process has one thread here (nothing started any).
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        eprintln!(
+            "ascendopt-worker: cannot start the worker process: {}",
+            io::Error::last_os_error()
+        );
+        return Some(ExitCode::from(EXIT_PROTOCOL));
+    }
+    if child == 0 {
+        return None;
+    }
+    // SAFETY: closing descriptors only the worker uses, then waiting for
+    // our own children.
+    unsafe {
+        for fd in [0, 1, result_fd, super::sandbox::ARENA_FD] {
+            libc::close(fd);
+        }
+        loop {
+            let mut status = 0;
+            let pid = libc::waitpid(-1, &mut status, 0);
+            if pid == child {
+                if let Some(fd) = exit_fd {
+                    let bytes = status.to_ne_bytes();
+                    libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+                }
+                // Leaving kills whatever else is in the namespace.
+                return Some(ExitCode::SUCCESS);
+            }
+            if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return Some(ExitCode::from(EXIT_PROTOCOL));
+            }
+        }
+    }
+}
+
+/// Installs a seccomp filter on every thread; an architecture without
+/// filters goes on without.
+fn seal(filter: Option<Vec<libc::sock_filter>>, which: &str) -> Result<(), String> {
+    let Some(filter) = filter else {
+        return Ok(());
+    };
+    super::seccomp::install(&filter)
+        .map_err(|e| format!("cannot install the {which} seccomp filter: {e}"))
+}
+
+/// Loads the libraries the job will use (running their static
+/// constructors) and keeps them loaded until the worker exits: the launch
+/// opens them again by the same path, which the dynamic loader answers
+/// without touching the file system. A library that fails to load is left
+/// to the launch, which reports it.
+fn preload(job: &LaunchJob) -> Vec<libloading::Library> {
+    let mut paths = vec![&job.host_lib];
+    if !job.tiling_only || job.kernel_name.starts_with(SELFTEST) {
+        paths.push(&job.kernel_lib);
+    }
+    paths
+        .into_iter()
+        .filter(|p| !p.as_os_str().is_empty())
+        // SAFETY: this is what the worker exists for: running a user
+        // library in a sandboxed process.
+        .filter_map(|p| unsafe { libloading::Library::new(p) }.ok())
+        .collect()
 }
 
 /// Maps the arena whose fd is in [`ARENA_FD_ENV`].

@@ -1,8 +1,10 @@
 //! Saying where a kernel crashed.
 //!
-//! Worker side ([`install`]): handlers for SIGSEGV, SIGBUS, SIGFPE and
-//! SIGILL write one line to stderr,
-//! `ascendopt-worker: SIGSEGV at pc 0x7f.. in /cache/kernel-….so+0x1234 (address 0x0)`,
+//! Worker side ([`install`]): handlers for SIGSEGV, SIGBUS, SIGFPE,
+//! SIGILL and SIGSYS write one line to stderr,
+//! `ascendopt-worker: SIGSEGV at pc 0x7f.. in /cache/kernel-….so+0x1234 (address 0x0)`
+//! (for SIGSYS, a system call the seccomp filter refused:
+//! `ascendopt-worker: SIGSYS forbidden system call openat (257) at pc ...`),
 //! then hand the signal back to the handler that was there before (Rust's
 //! stack-overflow reporter or the default action), so the worker still dies
 //! of the same signal. The handler only uses async-signal-safe calls and a
@@ -17,12 +19,21 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Signals reported.
-const SIGNALS: [libc::c_int; 4] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL];
+const SIGNALS: [libc::c_int; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGSYS,
+];
+
+/// What the SIGSYS line says before the call's name.
+pub(crate) const FORBIDDEN: &str = "forbidden system call ";
 
 /// Marker at the start of the line the handler writes.
 const MARKER: &str = "ascendopt-worker: ";
 
-struct OldActions(std::cell::UnsafeCell<[libc::sigaction; 4]>);
+struct OldActions(std::cell::UnsafeCell<[libc::sigaction; 5]>);
 // SAFETY: written once by `install` before any handler can run, then only
 // read (from handlers).
 unsafe impl Sync for OldActions {}
@@ -64,6 +75,21 @@ impl Line {
         self.len += n;
     }
 
+    fn dec(&mut self, value: u64) {
+        let mut digits = [0u8; 20];
+        let mut v = value;
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.push(&digits[i..]);
+    }
+
     fn hex(&mut self, value: usize) {
         let mut digits = [0u8; 16];
         let mut v = value;
@@ -87,6 +113,7 @@ fn signal_bytes(sig: libc::c_int) -> &'static [u8] {
         libc::SIGBUS => b"SIGBUS",
         libc::SIGFPE => b"SIGFPE",
         libc::SIGILL => b"SIGILL",
+        libc::SIGSYS => b"SIGSYS",
         _ => b"signal",
     }
 }
@@ -132,6 +159,20 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
         line.push(b"\n");
         line.push(MARKER.as_bytes());
         line.push(signal_bytes(sig));
+        if sig == libc::SIGSYS && !info.is_null() {
+            // struct siginfo's _sigsys: call address (pointer at 16), then
+            // the system call number (int at 24).
+            let nr = *(info as *const u8).add(24).cast::<i32>();
+            line.push(b" ");
+            line.push(FORBIDDEN.as_bytes());
+            match super::seccomp::syscall_name(i64::from(nr)) {
+                Some(name) => line.push(name.as_bytes()),
+                None => line.push(b"#"),
+            }
+            line.push(b" (");
+            line.dec(nr as u64);
+            line.push(b")");
+        }
         line.push(b" at pc ");
         line.hex(pc);
         let mut dl: libc::Dl_info = std::mem::zeroed();
@@ -144,7 +185,7 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
             line.push(b"+");
             line.hex(pc.wrapping_sub(dl.dli_fbase as usize));
         }
-        if !info.is_null() {
+        if !info.is_null() && sig != libc::SIGSYS {
             line.push(b" (address ");
             line.hex((*info).si_addr() as usize);
             line.push(b")");
@@ -158,11 +199,20 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
             libc::sigaction(sig, &old[slot], std::ptr::null_mut());
         }
         // A fault re-executes the instruction on return; a signal that was
-        // sent (kill/raise: si_code <= 0) must be raised again.
-        if info.is_null() || (*info).si_code <= 0 {
+        // sent (kill/raise: si_code <= 0) and a refused system call (which
+        // is not retried) must be raised again.
+        if info.is_null() || (*info).si_code <= 0 || sig == libc::SIGSYS {
             libc::raise(sig);
         }
     }
+}
+
+/// The system call named by a SIGSYS line of the handler in `stderr`.
+pub(crate) fn forbidden_call(stderr: &str) -> Option<&str> {
+    let line = stderr.lines().rev().find(|l| l.starts_with(MARKER))?;
+    let rest = &line[line.find(FORBIDDEN)? + FORBIDDEN.len()..];
+    let end = rest.find(" at pc").unwrap_or(rest.len());
+    Some(rest[..end].trim())
 }
 
 /// The `object+offset` of the handler's line in `stderr`, if any.
@@ -228,6 +278,16 @@ mod tests {
         assert_eq!(
             locate(stderr, &[Path::new("/c/other.so")]).as_deref(),
             Some("/c/kernel-ab.so+0x1a2b")
+        );
+    }
+
+    #[test]
+    fn a_refused_system_call_is_named() {
+        let stderr = "ascendopt-worker: SIGSYS forbidden system call openat (257) at pc 0x7f in /lib/libc.so.6+0x10\n";
+        assert_eq!(forbidden_call(stderr), Some("openat (257)"));
+        assert_eq!(
+            forbidden_call("ascendopt-worker: SIGSEGV at pc 0x1\n"),
+            None
         );
     }
 

@@ -17,32 +17,29 @@
 //! the outputs from its own mapping once the worker is gone. Where no memfd
 //! can be made they travel as raw bytes after the bincode headers.
 //!
-//! Sandbox (Linux), applied in the child between clone and exec (see
-//! `spawn.rs`: the child shares the parent's memory until it execs, so no
-//! page table of the parent is copied):
-//! - own process group; the parent kills the whole group (SIGKILL) when the
-//!   worker exits or [`WorkerLimits::wall_ms`] passes;
-//! - `RLIMIT_AS` ([`WorkerLimits::address_space_bytes`], 4 GiB by default),
-//!   `RLIMIT_CPU` (soft: SIGXCPU, hard one second later), `RLIMIT_FSIZE`
-//!   (writing a larger file raises SIGXFSZ), `RLIMIT_CORE` 0, `RLIMIT_NOFILE`;
-//! - no new processes: a seccomp filter makes `fork`, `vfork` and `clone`
-//!   without `CLONE_THREAD` fail (threads are still allowed, bounded by
-//!   `RLIMIT_AS`). `RLIMIT_NPROC` is *not* used: it counts every process of
-//!   the user (a busy machine would make the worker's own threads fail) and
-//!   root ignores it. Where seccomp is unavailable (another architecture, an
-//!   old kernel) the worker runs without it and
-//!   [`SandboxStatus::processes_blocked`] is false; leftovers that stay in the
-//!   process group are still killed at the end;
-//! - no network: a private network namespace (`unshare(CLONE_NEWNET)` as
-//!   root, `CLONE_NEWUSER | CLONE_NEWNET` otherwise), whose only interface is
-//!   a loopback that is down. When the machine refuses both (containers
-//!   without the capability, user namespaces disabled) the worker runs with
-//!   the host network and [`SandboxStatus::network_isolated`] is false:
-//!   that fallback is recorded, never an error;
-//! - a private temporary working directory (also `HOME` and `TMPDIR`),
-//!   deleted afterwards, and a cleared environment (only `PATH`, `HOME`,
-//!   `TMPDIR`, `LC_ALL`, `MALLOC_ARENA_MAX` and the result and arena fd
-//!   variables).
+//! Sandbox (Linux; `sandbox.rs`, `seccomp.rs`, docs/threat-model.md): the
+//! child is cloned straight into its own user (unless root), PID, mount,
+//! IPC and network namespaces (`spawn.rs`: it shares the parent's memory
+//! until it execs, so no page table of the parent is copied) and, before
+//! `exec`, gets a read-only view of the system folders with a private
+//! `/tmp` and no `/proc`, uid 65534, no_new_privs, resource limits, a
+//! parent-death signal and nothing but the protocol's descriptors. The
+//! worker then installs a seccomp filter for the time its libraries load
+//! and, once they are loaded, an allow-list without `open`, `exec`,
+//! sockets or any way to reach another process (`child.rs`). Where the
+//! system refuses the namespaces, a Landlock domain confines the file
+//! system instead, and where there is no Landlock either the worker runs
+//! with the rest; the first worker below the strongest level says so once
+//! on stderr ([`describe_sandbox`]). The parent kills the worker's whole
+//! process group (SIGKILL) when it exits or [`WorkerLimits::wall_ms`]
+//! passes; in its PID namespace, the death of its init ends every process
+//! in it. The kernel's refused system calls end the worker with SIGSYS and
+//! a line naming the call ([`WorkerOutcome::Crashed`]'s `location`).
+//!
+//! The work folder (`ascendopt-worker-<pid>-...` under the temp dir) is
+//! the mount point of the new root, or the worker's writable folder
+//! without namespaces; it is deleted afterwards, and the first worker of a
+//! process deletes those of processes that are gone.
 //!
 //! Crash locations: the worker installs handlers for SIGSEGV, SIGBUS,
 //! SIGFPE and SIGILL that print the faulting library and offset before the
@@ -56,12 +53,17 @@
 
 mod arena;
 mod child;
+mod confinement;
+pub mod contained;
 mod crash;
 mod protocol;
 mod sandbox;
+mod seccomp;
 mod spawn;
 
 pub use child::worker_main;
+pub use confinement::describe as describe_sandbox;
+pub use sandbox::Level as SandboxLevel;
 
 use crate::launch::{LaunchFailure, LaunchJob, LaunchOutput};
 use protocol::Reply;
@@ -182,6 +184,9 @@ impl WorkerOutcome {
                 ..
             } => match (signal_name.as_str(), location) {
                 ("SIGXFSZ", _) => "crashed: wrote a file larger than the limit (SIGXFSZ)".into(),
+                ("SIGSYS", Some(call)) => {
+                    format!("stopped by the sandbox: the kernel made a {call} (SIGSYS)")
+                }
                 (name, Some(location)) => format!("crashed ({name}) in {location}"),
                 (name, None) => format!("crashed ({name})"),
             },
@@ -203,12 +208,38 @@ impl WorkerOutcome {
 /// What confinement the worker actually got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxStatus {
+    /// The level it ran at (None: it never started).
+    pub level: Option<SandboxLevel>,
     /// The worker had a private network namespace.
     pub network_isolated: bool,
     /// A user namespace was created for it (not running as root).
     pub user_namespace: bool,
-    /// The seccomp filter against new processes was installed.
+    /// The seccomp filters (no new processes, the allow-list) were
+    /// installed: always on x86_64 and aarch64, where the worker refuses
+    /// to run without them.
     pub processes_blocked: bool,
+}
+
+impl SandboxStatus {
+    fn none() -> SandboxStatus {
+        SandboxStatus {
+            level: None,
+            network_isolated: false,
+            user_namespace: false,
+            processes_blocked: false,
+        }
+    }
+
+    fn at(level: SandboxLevel) -> SandboxStatus {
+        let namespaces = level == SandboxLevel::Namespaces;
+        SandboxStatus {
+            level: Some(level),
+            network_isolated: namespaces,
+            // SAFETY: a plain query.
+            user_namespace: namespaces && unsafe { libc::geteuid() } != 0,
+            processes_blocked: seccomp::filters_available(),
+        }
+    }
 }
 
 /// A worker run with everything observed about it.
@@ -345,6 +376,7 @@ pub fn describe_host(host_lib: &std::path::Path, limits: &WorkerLimits) -> Resul
         knobs: Vec::new(),
         check_in_worker: false,
         tiling_only: true,
+        layout: None,
         describe: true,
     };
     match run_job(&job, limits) {
@@ -410,11 +442,7 @@ fn run_job_inner(
 fn not_started(start: Instant, work_dir: PathBuf, message: String) -> WorkerReport {
     WorkerReport {
         outcome: WorkerOutcome::WorkerError { message },
-        sandbox: SandboxStatus {
-            network_isolated: false,
-            user_namespace: false,
-            processes_blocked: false,
-        },
+        sandbox: SandboxStatus::none(),
         wall_ms: elapsed_ms(start),
         stdout_tail: String::new(),
         stderr_tail: String::new(),
@@ -428,20 +456,63 @@ fn elapsed_ms(start: Instant) -> u64 {
 
 static WORK_DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// A fresh private (0700) directory under the system temp dir.
+/// Prefix of the work folders of workers.
+const WORK_DIR_PREFIX: &str = "ascendopt-worker-";
+
+/// A fresh private (0700) directory under the system temp dir, owned by
+/// the worker's uid when we are root (the worker drops to it). The first
+/// call of a process removes the folders left by processes that are gone
+/// (a killed ascendopt cannot clean up after itself).
 fn make_work_dir() -> io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
+    static CLEANED: std::sync::Once = std::sync::Once::new();
+    CLEANED.call_once(|| remove_stale_work_dirs(&std::env::temp_dir()));
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     let dir = std::env::temp_dir().join(format!(
-        "ascendopt-worker-{}-{}-{nanos}",
+        "{WORK_DIR_PREFIX}{}-{}-{nanos}",
         std::process::id(),
         WORK_DIR_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    // SAFETY: a plain query.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::chown(&dir, Some(sandbox::WORKER_ID), Some(sandbox::WORKER_ID))?;
+    }
     Ok(dir)
+}
+
+/// Removes `ascendopt-worker-<pid>-*` folders under `tmp` whose process no
+/// longer exists.
+fn remove_stale_work_dirs(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(WORK_DIR_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest
+            .split('-')
+            .next()
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid > 0 && !process_exists(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether a process `pid` exists (signal 0 reaches it or is refused).
+fn process_exists(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// A pipe whose both ends are close-on-exec: (read, write).
@@ -581,42 +652,37 @@ fn run_in(
         Ok(encoded) => encoded,
         Err(message) => return fail(message),
     };
-    let (status_read, status_write) = match pipe() {
-        Ok(p) => p,
-        Err(err) => return fail(format!("cannot create a pipe: {err}")),
-    };
     let (reply_read, reply_write) = match pipe() {
         Ok(p) => p,
         Err(err) => return fail(format!("cannot create a pipe: {err}")),
     };
     grow_pipe(reply_write.as_raw_fd());
-    let plan = sandbox::SandboxPlan {
-        rlimits: sandbox::Rlimits {
-            address_space: limits.address_space_bytes,
-            cpu_seconds: limits.cpu_seconds.max(1),
-            file_size: limits.file_size_bytes,
-            open_files: limits.open_files.max(16),
-        },
-        filter: sandbox::no_new_processes_filter(),
-        status_fd: status_write.as_raw_fd(),
-        result_fd: reply_write.as_raw_fd(),
-        arena_fd: arena.as_ref().map_or(-1, |a| a.fd()),
+    let (exit_read, exit_write) = match pipe() {
+        Ok(p) => p,
+        Err(err) => return fail(format!("cannot create a pipe: {err}")),
     };
-    let work_dir_text = work_dir.to_string_lossy().into_owned();
     let mut env = vec![
         ("PATH", "/usr/bin:/bin".to_string()),
-        ("HOME", work_dir_text.clone()),
-        ("TMPDIR", work_dir_text),
-        ("LC_ALL", "C".to_string()),
         // glibc reserves 64 MiB of address space per malloc arena, up to 8
         // per core; with one thread per block that would eat the RLIMIT_AS
         // budget on a big machine.
         ("MALLOC_ARENA_MAX", "4".to_string()),
-        (child::RESULT_FD_ENV, reply_write.as_raw_fd().to_string()),
+        // glibc opens /proc/sys/vm/overcommit_memory the first time it
+        // would give a thread arena's memory back to the system, which the
+        // sealed worker may not: it keeps its memory instead (it lives for
+        // one launch).
+        ("MALLOC_TRIM_THRESHOLD_", (1u64 << 40).to_string()),
+        ("LC_ALL", "C".to_string()),
+        (child::RESULT_FD_ENV, sandbox::RESULT_FD.to_string()),
         (
             arena::ARENA_FD_ENV,
-            arena.as_ref().map_or(-1, |a| a.fd()).to_string(),
+            if arena.is_some() {
+                sandbox::ARENA_FD.to_string()
+            } else {
+                "-1".to_string()
+            },
         ),
+        (child::EXIT_FD_ENV, sandbox::EXIT_FD.to_string()),
     ];
     if !job.knobs.is_empty() {
         env.push((
@@ -624,16 +690,82 @@ fn run_in(
             crate::launch::knobs_env_value(&job.knobs),
         ));
     }
-    let spawned = spawn::spawn(&spawn::SpawnRequest {
+    let libraries: Vec<&Path> = [job.kernel_lib.as_path(), job.host_lib.as_path()]
+        .into_iter()
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    // A library of the build cache is loaded only as it was built.
+    for lib in &libraries {
+        if let Err(message) = crate::build::integrity::check_before_load(lib) {
+            return fail(format!("refused to load a library: {message}"));
+        }
+    }
+    let exposed = sandbox::Exposed {
         program: &command.program,
-        args: &command.args,
-        env: &env,
-        cwd: work_dir,
-        plan: &plan,
-    });
+        libraries,
+    };
+    let rlimits = sandbox::Rlimits {
+        address_space: limits.address_space_bytes,
+        cpu_seconds: limits.cpu_seconds.max(1),
+        file_size: limits.file_size_bytes,
+        open_files: limits.open_files.max(16),
+        processes: Some(u64::from(crate::launch::MAX_BLOCK_DIM) + 64),
+    };
+    let pass = [
+        reply_write.as_raw_fd(),
+        arena.as_ref().map_or(-1, |a| a.fd()),
+        exit_write.as_raw_fd(),
+    ];
+    // The strongest level this system allows, found by trying (and
+    // remembered: a level that failed once is not tried again).
+    let mut level = confinement::start_level();
+    let (spawned, level) = loop {
+        let scratch_dir = if level == sandbox::Level::Namespaces {
+            "/tmp".to_string()
+        } else {
+            work_dir.to_string_lossy().into_owned()
+        };
+        let mut env = env.clone();
+        env.push(("HOME", scratch_dir.clone()));
+        env.push(("TMPDIR", scratch_dir));
+        let plan = match sandbox::SandboxPlan::new(
+            level,
+            rlimits,
+            work_dir,
+            &exposed,
+            limits.file_size_bytes.saturating_mul(4),
+            pass,
+        ) {
+            Ok(plan) => plan,
+            Err(err) => match level.weaker() {
+                Some(weaker) => {
+                    confinement::fell_back(level, weaker, &err.to_string());
+                    level = weaker;
+                    continue;
+                }
+                None => return fail(format!("cannot prepare the sandbox: {err}")),
+            },
+        };
+        let spawned = spawn::spawn(&spawn::SpawnRequest {
+            program: &command.program,
+            args: &command.args,
+            env: &env,
+            plan: &plan,
+        });
+        match spawned {
+            Err(err) if err.is_sandbox() => match level.weaker() {
+                Some(weaker) => {
+                    confinement::fell_back(level, weaker, &err.to_string());
+                    level = weaker;
+                }
+                None => break (Err(err), level),
+            },
+            other => break (other, level),
+        }
+    };
     // Our copies of the child's ends.
-    drop(status_write);
     drop(reply_write);
+    drop(exit_write);
     let child = match spawned {
         Ok(child) => child,
         Err(err) => {
@@ -643,10 +775,18 @@ fn run_in(
             ))
         }
     };
-    let sandbox = read_status(&status_read);
-    drop(status_read);
+    confinement::started(level);
+    let sandbox = SandboxStatus::at(level);
 
-    let collected = pump(child, &encoded, reply_read, limits, start);
+    let mut collected = pump(child, &encoded, reply_read, limits, start);
+    // In its own PID namespace the worker is started by an init of ours
+    // that reports how the worker itself ended.
+    if let Some(status) = read_exit_status(&exit_read) {
+        if !collected.timed_out {
+            collected.status = Some(status);
+        }
+    }
+    drop(exit_read);
     let wall_ms = elapsed_ms(start);
     let stdout_tail = collected.stdout.text();
     let stderr_tail = collected.stderr.text();
@@ -681,18 +821,14 @@ fn run_in(
     }
 }
 
-/// The status byte written by the child before exec.
-fn read_status(fd: &OwnedFd) -> SandboxStatus {
-    let mut byte = 0u8;
-    // SAFETY: reads one byte into a local. The child's write end is closed
-    // (exec happened), so this does not block.
-    let n = unsafe { libc::read(fd.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
-    let valid = n == 1 && byte & sandbox::STATUS_VALID != 0;
-    SandboxStatus {
-        network_isolated: valid && byte & sandbox::STATUS_NET != 0,
-        user_namespace: valid && byte & sandbox::STATUS_USERNS != 0,
-        processes_blocked: valid && byte & sandbox::STATUS_SECCOMP != 0,
-    }
+/// The wait status the worker's init reported on the exit pipe, if any.
+fn read_exit_status(fd: &OwnedFd) -> Option<ExitStatus> {
+    set_nonblocking(fd.as_raw_fd());
+    let mut bytes = [0u8; 4];
+    // SAFETY: reads into a 4-byte local from a pipe we own; every writer
+    // is gone (the worker was reaped).
+    let n = unsafe { libc::read(fd.as_raw_fd(), bytes.as_mut_ptr().cast(), 4) };
+    (n == 4).then(|| ExitStatus::from_raw(i32::from_ne_bytes(bytes)))
 }
 
 /// Feeds the job, drains stdout/stderr/reply, enforces the wall limit, kills
@@ -1003,10 +1139,15 @@ fn classify(
         if looks_out_of_memory(&stderr_tail) {
             return WorkerOutcome::OutOfMemory { stderr_tail };
         }
+        let location = if signal == libc::SIGSYS {
+            crash::forbidden_call(&stderr_tail).map(|call| format!("{}{call}", crash::FORBIDDEN))
+        } else {
+            crash::locate(&stderr_tail, libraries)
+        };
         return WorkerOutcome::Crashed {
             signal,
             signal_name: signal_name(signal),
-            location: crash::locate(&stderr_tail, libraries),
+            location,
             stderr_tail,
         };
     }

@@ -126,6 +126,7 @@ pub(crate) fn encode_job_parts<'a>(
         knobs: job.knobs.clone(),
         check_in_worker: job.check_in_worker,
         tiling_only: job.tiling_only,
+        layout: job.layout.clone(),
         describe: job.describe,
     };
     let header = JobHeader {
@@ -359,6 +360,7 @@ mod tests {
             knobs: Vec::new(),
             check_in_worker: false,
             tiling_only: false,
+            layout: None,
             describe: false,
         }
     }

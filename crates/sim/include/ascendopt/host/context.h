@@ -133,13 +133,46 @@ class Tensor {
   const StorageFormat& GetFormat() const { return format_; }
   ge::Format GetStorageFormat() const { return format_.GetStorageFormat(); }
   ge::Format GetOriginFormat() const { return format_.GetOriginFormat(); }
-  // Input values (ValueDepend) are not given to the simulated tiling.
-  ASCENDOPT_HOST_UNSUPPORTED(GetData, "gert::Tensor::GetData (tensor values in tiling, ValueDepend)")
-  ASCENDOPT_HOST_UNSUPPORTED(GetAddr, "gert::Tensor::GetAddr (tensor values in tiling, ValueDepend)")
+  // The tensor's values, for the inputs whose values the tiling reads
+  // (ValueDepend in the OpDef, TilingInputsDataDependency); the simulator
+  // gives them for the inputs op.toml marks `value_depend = true`.
+  template <class T>
+  const T* GetData() const {
+    return static_cast<const T*>(values("GetData"));
+  }
+  const void* GetAddr() const { return values("GetAddr"); }
+  // Bytes of the values.
+  size_t GetSize() const { return (size_t)data_len_; }
 
+  // ---- state (filled by host_entry.cpp) ----
+  const void* values(const char* what) const {
+    if (data_ == nullptr)
+      ::ascendopt::host::fail(
+          "Tensor::%s of '%s': the request gives the tiling no values for it (the simulator passes the values of "
+          "value-depend inputs: mark it `value_depend = true` in op.toml)",
+          what, name_);
+    return data_;
+  }
   StorageShape shape_;
   ge::DataType dtype_ = ge::DT_UNDEFINED;
   StorageFormat format_;
+  const void* data_ = nullptr;
+  uint64_t data_len_ = 0;
+  const char* name_ = "";
+};
+
+// Where the tensors of one OpDef parameter are among a context's inputs
+// (GetIrInputInstanceInfo): a tensor list has several, an absent optional
+// input none.
+class AnchorInstanceInfo {
+ public:
+  AnchorInstanceInfo() = default;
+  AnchorInstanceInfo(uint32_t start, uint32_t num) : start_(start), num_(num) {}
+  size_t GetInstanceStart() const { return start_; }
+  size_t GetInstantiationNum() const { return num_; }
+
+  uint32_t start_ = 0;
+  uint32_t num_ = 0;
 };
 
 // A list attribute's values.
@@ -299,17 +332,36 @@ class TilingData {
   size_t size_ = 0;
 };
 
-// Tensors of one side (inputs or outputs) of a context.
+// Tensors of one side (inputs or outputs) of a context: the tensors in
+// parameter order, and where each OpDef parameter's tensors are.
 struct AscendoptTensors {
   const Tensor& at(size_t index, const char* what) const {
     if (index >= n_)
       ::ascendopt::host::fail("%s(%zu): the operator has %zu %s", what, index, n_, side_);
     return tensors_[index];
   }
+  // The instances of OpDef parameter `ir`; fails past the OpDef's
+  // parameters.
+  const AnchorInstanceInfo& param(size_t ir, const char* what) const {
+    if (ir >= n_params_)
+      ::ascendopt::host::fail("%s(%zu): the OpDef declares %zu %s", what, ir, n_params_, side_);
+    return params_[ir];
+  }
+  // Tensor `relative` of parameter `ir`, or null when it has fewer.
+  const Tensor* instance(size_t ir, size_t relative, const char* what) const {
+    const AnchorInstanceInfo& p = param(ir, what);
+    return relative < p.num_ ? &tensors_[p.start_ + relative] : nullptr;
+  }
+  size_t instance_index(size_t ir, size_t relative, const char* what) const {
+    const AnchorInstanceInfo& p = param(ir, what);
+    return relative < p.num_ ? p.start_ + relative : (size_t)-1;
+  }
   Tensor* tensors_ = nullptr;
   CompileTimeTensorDesc* descs_ = nullptr;
   size_t n_ = 0;
   const char* side_ = "inputs";
+  const AnchorInstanceInfo* params_ = nullptr;
+  size_t n_params_ = 0;
 };
 
 // What a tiling function reads and sets.
@@ -317,14 +369,16 @@ class TilingContext {
  public:
   const StorageShape* GetInputShape(size_t index) const { return &inputs_.at(index, "GetInputShape").shape_; }
   const StorageShape* GetOutputShape(size_t index) const { return &outputs_.at(index, "GetOutputShape").shape_; }
-  // Optional inputs: an index past the given inputs is an absent input.
-  const StorageShape* GetOptionalInputShape(size_t index) const {
-    return index < inputs_.n_ ? &inputs_.tensors_[index].shape_ : nullptr;
+  // By OpDef index (the index of Input() in the prototype): an optional
+  // input the launch leaves out is null (guide 2.10.3.2).
+  const StorageShape* GetOptionalInputShape(size_t ir_index) const {
+    const Tensor* t = inputs_.instance(ir_index, 0, "GetOptionalInputShape");
+    return t != nullptr ? &t->shape_ : nullptr;
   }
   const Tensor* GetInputTensor(size_t index) const { return &inputs_.at(index, "GetInputTensor"); }
   const Tensor* GetOutputTensor(size_t index) const { return &outputs_.at(index, "GetOutputTensor"); }
-  const Tensor* GetOptionalInputTensor(size_t index) const {
-    return index < inputs_.n_ ? &inputs_.tensors_[index] : nullptr;
+  const Tensor* GetOptionalInputTensor(size_t ir_index) const {
+    return inputs_.instance(ir_index, 0, "GetOptionalInputTensor");
   }
   const CompileTimeTensorDesc* GetInputDesc(size_t index) const {
     inputs_.at(index, "GetInputDesc");
@@ -334,13 +388,37 @@ class TilingContext {
     outputs_.at(index, "GetOutputDesc");
     return &outputs_.descs_[index];
   }
-  const CompileTimeTensorDesc* GetOptionalInputDesc(size_t index) const {
-    return index < inputs_.n_ ? &inputs_.descs_[index] : nullptr;
+  const CompileTimeTensorDesc* GetOptionalInputDesc(size_t ir_index) const {
+    size_t i = inputs_.instance_index(ir_index, 0, "GetOptionalInputDesc");
+    return i != (size_t)-1 ? &inputs_.descs_[i] : nullptr;
   }
-  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputShape, "TilingContext::GetDynamicInputShape (DYNAMIC inputs)")
-  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputTensor, "TilingContext::GetDynamicInputTensor (DYNAMIC inputs)")
-  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputDesc, "TilingContext::GetDynamicInputDesc (DYNAMIC inputs)")
-  ASCENDOPT_HOST_UNSUPPORTED(GetIrInputInstanceInfo, "TilingContext::GetIrInputInstanceInfo")
+  // A tensor list (DYNAMIC input) by OpDef index and position in the list;
+  // null past the list's end (guide 2.10.3.2).
+  const StorageShape* GetDynamicInputShape(size_t ir_index, size_t relative_index) const {
+    const Tensor* t = inputs_.instance(ir_index, relative_index, "GetDynamicInputShape");
+    return t != nullptr ? &t->shape_ : nullptr;
+  }
+  const Tensor* GetDynamicInputTensor(size_t ir_index, size_t relative_index) const {
+    return inputs_.instance(ir_index, relative_index, "GetDynamicInputTensor");
+  }
+  const CompileTimeTensorDesc* GetDynamicInputDesc(size_t ir_index, size_t relative_index) const {
+    size_t i = inputs_.instance_index(ir_index, relative_index, "GetDynamicInputDesc");
+    return i != (size_t)-1 ? &inputs_.descs_[i] : nullptr;
+  }
+  const StorageShape* GetDynamicOutputShape(size_t ir_index, size_t relative_index) const {
+    const Tensor* t = outputs_.instance(ir_index, relative_index, "GetDynamicOutputShape");
+    return t != nullptr ? &t->shape_ : nullptr;
+  }
+  const CompileTimeTensorDesc* GetDynamicOutputDesc(size_t ir_index, size_t relative_index) const {
+    size_t i = outputs_.instance_index(ir_index, relative_index, "GetDynamicOutputDesc");
+    return i != (size_t)-1 ? &outputs_.descs_[i] : nullptr;
+  }
+  const AnchorInstanceInfo* GetIrInputInstanceInfo(size_t ir_index) const {
+    return &inputs_.param(ir_index, "GetIrInputInstanceInfo");
+  }
+  const AnchorInstanceInfo* GetIrOutputInstanceInfo(size_t ir_index) const {
+    return &outputs_.param(ir_index, "GetIrOutputInstanceInfo");
+  }
   size_t GetComputeNodeInputNum() const { return inputs_.n_; }
   size_t GetComputeNodeOutputNum() const { return outputs_.n_; }
   const RuntimeAttrs* GetAttrs() const { return &attrs_; }
@@ -423,19 +501,42 @@ class TilingContext {
 class InferShapeContext {
  public:
   const Shape* GetInputShape(size_t index) const { return &in_.at(index, "GetInputShape").shape_.storage_; }
-  const Shape* GetOptionalInputShape(size_t index) const {
-    return index < in_.n_ ? &in_.tensors_[index].shape_.storage_ : nullptr;
+  const Shape* GetOptionalInputShape(size_t ir_index) const {
+    const Tensor* t = in_.instance(ir_index, 0, "GetOptionalInputShape");
+    return t != nullptr ? &t->shape_.storage_ : nullptr;
+  }
+  const Shape* GetDynamicInputShape(size_t ir_index, size_t relative_index) const {
+    const Tensor* t = in_.instance(ir_index, relative_index, "GetDynamicInputShape");
+    return t != nullptr ? &t->shape_.storage_ : nullptr;
   }
   const Tensor* GetInputTensor(size_t index) const { return &in_.at(index, "GetInputTensor"); }
+  const Tensor* GetOptionalInputTensor(size_t ir_index) const {
+    return in_.instance(ir_index, 0, "GetOptionalInputTensor");
+  }
+  const CompileTimeTensorDesc* GetInputDesc(size_t index) const {
+    in_.at(index, "GetInputDesc");
+    return &in_.descs_[index];
+  }
+  const CompileTimeTensorDesc* GetOptionalInputDesc(size_t ir_index) const {
+    size_t i = in_.instance_index(ir_index, 0, "GetOptionalInputDesc");
+    return i != (size_t)-1 ? &in_.descs_[i] : nullptr;
+  }
+  const CompileTimeTensorDesc* GetOutputDesc(size_t index) const {
+    out_.at(index, "GetOutputDesc");
+    return &out_.descs_[index];
+  }
   Shape* GetOutputShape(size_t index) {
     out_.at(index, "GetOutputShape");
     return &out_.tensors_[index].shape_.storage_;
+  }
+  const AnchorInstanceInfo* GetIrInputInstanceInfo(size_t ir_index) const {
+    return &in_.param(ir_index, "GetIrInputInstanceInfo");
   }
   const RuntimeAttrs* GetAttrs() const { return &attrs_; }
   const char* GetNodeName() const { return node_type_; }
   const char* GetNodeType() const { return node_type_; }
   size_t GetComputeNodeInputNum() const { return in_.n_; }
-  ASCENDOPT_HOST_UNSUPPORTED(GetDynamicInputShape, "InferShapeContext::GetDynamicInputShape (DYNAMIC inputs)")
+  size_t GetComputeNodeOutputNum() const { return out_.n_; }
 
   AscendoptTensors in_;
   AscendoptTensors out_;
@@ -448,9 +549,16 @@ class InferShapeContext {
 class InferDataTypeContext {
  public:
   ge::DataType GetInputDataType(size_t index) const { return in_.at(index, "GetInputDataType").dtype_; }
-  ge::DataType GetOptionalInputDataType(size_t index) const {
-    return index < in_.n_ ? in_.tensors_[index].dtype_ : ge::DT_UNDEFINED;
+  ge::DataType GetOptionalInputDataType(size_t ir_index) const {
+    const Tensor* t = in_.instance(ir_index, 0, "GetOptionalInputDataType");
+    return t != nullptr ? t->dtype_ : ge::DT_UNDEFINED;
   }
+  ge::DataType GetDynamicInputDataType(size_t ir_index, size_t relative_index) const {
+    const Tensor* t = in_.instance(ir_index, relative_index, "GetDynamicInputDataType");
+    return t != nullptr ? t->dtype_ : ge::DT_UNDEFINED;
+  }
+  size_t GetComputeNodeInputNum() const { return in_.n_; }
+  size_t GetComputeNodeOutputNum() const { return out_.n_; }
   ge::DataType GetOutputDataType(size_t index) const { return out_.at(index, "GetOutputDataType").dtype_; }
   ge::graphStatus SetOutputDataType(size_t index, ge::DataType dtype) {
     out_.at(index, "SetOutputDataType");

@@ -34,7 +34,10 @@ struct DataCopyExtParams {
   uint32_t dstStride = 0;
   uint32_t rsv = 0;
   DataCopyExtParams() {}
-  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn, uint32_t rsvIn = 0)
+  // All five fields, rsv included (the guide's examples write
+  // `{1, len, 0, 0, 0}`): a four-element braced list is a DataCopyParams,
+  // so a DataCopyPad call with `{1, len, 0, 0}` is not ambiguous.
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStrideIn, uint32_t dstStrideIn, uint32_t rsvIn)
       : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
 };
 
@@ -172,6 +175,31 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
   detail::copy_pad<T>(detail::global_addr(dst), detail::local_addr(src), p.blockCount, p.blockLen, p.srcStride,
                       p.dstStride, false, 0, 0, 0, loc_);
 }
+
+// ---- unlocated overloads (see ASC_UNLOCATED_OVERLOAD) ----------------------------------
+#define ASCENDOPT_COPY_UNLOCATED(DST, SRC, SIZE)                                                                  \
+  ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopy, (const DST<T>& dst, const SRC<T>& src, SIZE),           \
+                         (dst, src, p))
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, GlobalTensor, const DataCopyParams& p)
+ASCENDOPT_COPY_UNLOCATED(GlobalTensor, LocalTensor, const DataCopyParams& p)
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, LocalTensor, const DataCopyParams& p)
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, GlobalTensor, uint32_t p)
+ASCENDOPT_COPY_UNLOCATED(GlobalTensor, LocalTensor, uint32_t p)
+ASCENDOPT_COPY_UNLOCATED(LocalTensor, LocalTensor, uint32_t p)
+#undef ASCENDOPT_COPY_UNLOCATED
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                        const DataCopyPadExtParams<T>& pad),
+                       (dst, src, p, pad))
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p),
+                       (dst, src, p))
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                        const DataCopyPadParams& pad),
+                       (dst, src, p, pad))
+ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopyPad,
+                       (const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p), (dst, src, p))
 
 }  // namespace AscendC
 

@@ -10,6 +10,21 @@
 
 namespace AscendC {
 
+// A queue's compile-time configuration (guide 6.2.3.6.1, TQue / GetCurBufSize:
+// the third template argument of TQue may point to one). The simulator
+// allocates at InitBuffer whatever it says; the fields are kept as documented.
+struct TQueConfig {
+  bool nd2nz = false;
+  bool nz2nd = false;
+  bool scmBlockGroup = false;
+  uint32_t bufferLen = 0;
+  uint32_t bufferNumber = 0;
+  uint32_t consumerSize = 0;
+  TPosition consumer[8] = {};
+  bool enableStaticEvtId = false;
+  bool enableLoopQueue = false;
+};
+
 template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK = 0>
 class TQueBind {
  public:
@@ -19,23 +34,58 @@ class TQueBind {
 
   template <class T>
   LocalTensor<T> AllocTensor(ASC_LOC) {
-    return LocalTensor<T>::from_desc(ASC_RT->que_alloc(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), SRC);
+    LocalTensor<T> t =
+        LocalTensor<T>::from_desc(ASC_RT->que_alloc(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), SRC);
+    ++allocated_;
+    return t;
   }
   template <class T>
   bool EnQue(const LocalTensor<T>& t, ASC_LOC) {
     ASC_RT->que_enque(handle_, t.desc_, loc_.c());
+    ++queued_;
     return true;
   }
   template <class T>
   LocalTensor<T> DeQue(ASC_LOC) {
-    return LocalTensor<T>::from_desc(ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), DST);
+    LocalTensor<T> t =
+        LocalTensor<T>::from_desc(ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), DST);
+    if (queued_ > 0) --queued_;
+    return t;
+  }
+  // The guide's in-place form: the de-queued tensor through the argument.
+  template <class T>
+  void DeQue(LocalTensor<T>& t, ASC_LOC) {
+    t = DeQue<T>(loc_);
+  }
+  // Real kernels also write `que.DeQue();` when they go on using the tensor
+  // they en-queued (the hand-over is what they want): the same de-queue, the
+  // tensor dropped.
+  void DeQue(ASC_LOC) {
+    ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<uint8_t>(), loc_.c());
+    if (queued_ > 0) --queued_;
+  }
+  // The guide's in-place form of AllocTensor.
+  template <class T>
+  void AllocTensor(LocalTensor<T>& t, ASC_LOC) {
+    t = AllocTensor<T>(loc_);
   }
   template <class T>
   void FreeTensor(LocalTensor<T>& t, ASC_LOC) {
     ASC_RT->que_free(handle_, t.desc_, loc_.c());
+    if (allocated_ > 0) --allocated_;
   }
   void FreeAllEvent() {}
-  bool VacantInQue() { return true; }
+  // Queue state as the guide's TQueBind members report it: tensors en-queued
+  // and not yet de-queued, and whether a buffer is free to allocate (the
+  // runtime enforces the real limits; these count this object's calls).
+  bool VacantInQue() { return queued_ < DEPTH; }
+  bool HasTensorInQue() { return queued_ > 0; }
+  int32_t GetTensorCountInQue() { return queued_; }
+  bool HasIdleBuffer() { return num_ == 0 || allocated_ < num_; }
+
+  int32_t queued_ = 0;
+  int32_t allocated_ = 0;
+  int32_t num_ = 0;
 };
 
 template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>
@@ -52,6 +102,18 @@ class TBuf {
   template <class T>
   LocalTensor<T> Get(uint32_t len, ASC_LOC) {
     return LocalTensor<T>::from_desc(ASC_RT->buf_get(handle_, ::ascendopt::dtype_of<T>(), len, loc_.c()), POS);
+  }
+  // TBuf derives from TQueBind (guide 6.2.3.6.1.8), so real code also
+  // takes its tensor with AllocTensor and hands it back with FreeTensor: a
+  // TBuf has one buffer and no queue, so AllocTensor is the whole buffer
+  // (as Get) and FreeTensor does nothing.
+  template <class T>
+  LocalTensor<T> AllocTensor(ASC_LOC) {
+    return Get<T>(loc_);
+  }
+  template <class T>
+  void FreeTensor(LocalTensor<T>&, ASC_LOC) {
+    (void)loc_;
   }
   template <class T>
   LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, ASC_LOC) {
@@ -84,6 +146,7 @@ class TPipe {
   template <TPosition S, TPosition D, int32_t DEPTH, auto M>
   bool InitBuffer(TQueBind<S, D, DEPTH, M>& que, uint8_t num, uint32_t len, ASC_LOC) {
     que.handle_ = ASC_RT->que_create(TQueBind<S, D, DEPTH, M>::pos_code, (uint32_t)DEPTH, num, len, loc_.c());
+    que.num_ = num;
     return que.handle_ >= 0;
   }
   template <TPosition P>

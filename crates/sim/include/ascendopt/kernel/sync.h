@@ -19,7 +19,20 @@ template <pipe_t P>
 inline void PipeBarrier(ASC_LOC) {
   ASC_RT->sync(ASC_SYNC_BARRIER, (uint32_t)P, 0, loc_.c());
 }
-inline void pipe_barrier(pipe_t p, ASC_LOC) { ASC_RT->sync(ASC_SYNC_BARRIER, (uint32_t)p, 0, loc_.c()); }
+
+// The destination pipe waits for the source pipe's event `id` (guide
+// 6.2.3.7.1.2 TQueSync): SetFlag/WaitFlag with the pipes as template
+// arguments.
+template <pipe_t src, pipe_t dst>
+class TQueSync {
+ public:
+  void SetFlag(TEventID id, ASC_LOC) {
+    ASC_RT->sync(ASC_SYNC_SET_FLAG, (uint32_t)src * 8u + (uint32_t)dst, (uint32_t)id, loc_.c());
+  }
+  void WaitFlag(TEventID id, ASC_LOC) {
+    ASC_RT->sync(ASC_SYNC_WAIT_FLAG, (uint32_t)src * 8u + (uint32_t)dst, (uint32_t)id, loc_.c());
+  }
+};
 
 template <bool isAIVOnly = true>
 inline void SyncAll(ASC_LOC) {
@@ -45,6 +58,14 @@ inline void SetAtomicMin(ASC_LOC) {
 }
 inline void SetAtomicNone(ASC_LOC) { ASC_RT->sync(ASC_SYNC_ATOMIC_NONE, 0, 0, loc_.c()); }
 
+// ---- unlocated overloads (see ASC_UNLOCATED_OVERLOAD) ----------------------------------
+ASC_UNLOCATED_OVERLOAD((HardEvent E), (E), void, SetFlag, (int32_t id), (id))
+ASC_UNLOCATED_OVERLOAD((HardEvent E), (E), void, WaitFlag, (int32_t id), (id))
+template <pipe_t P, ASC_UNLOCATED_PACK>
+inline void PipeBarrier(ascendopt_unlocated_...) {
+  PipeBarrier<P>(::ascendopt::Loc::none());
+}
+
 enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
 
@@ -58,5 +79,19 @@ inline void DataCacheCleanAndInvalid(const LocalTensor<T>&, ASC_LOC) {
 }
 
 }  // namespace AscendC
+
+// The device compiler's intrinsics of the same operations, which kernels
+// call directly at global scope: `set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0)`,
+// `wait_flag(...)`, `pipe_barrier(PIPE_V)`.
+inline void set_flag(pipe_t src, pipe_t dst, int32_t id, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_SET_FLAG, (uint32_t)src * 8u + (uint32_t)dst, (uint32_t)id, loc_.c());
+}
+inline void wait_flag(pipe_t src, pipe_t dst, int32_t id, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_WAIT_FLAG, (uint32_t)src * 8u + (uint32_t)dst, (uint32_t)id, loc_.c());
+}
+inline void pipe_barrier(pipe_t p, ASC_LOC) { ASC_RT->sync(ASC_SYNC_BARRIER, (uint32_t)p, 0, loc_.c()); }
+namespace AscendC {
+using ::pipe_barrier;
+}
 
 #endif

@@ -43,6 +43,22 @@ class LocalTensor {
   void SetValue(uint32_t index, T value, ASC_LOC) const {
     ASC_RT->local_set(desc_, index, ::ascendopt::to_bits<T>(value), loc_.c());
   }
+  // The element itself, as an lvalue (guide 6.2.2.1.6 operator(): a write
+  // through it is a SetValue, a read a GetValue). The runtime checks the
+  // index and records one scalar access that both reads and writes the
+  // element, since which one the kernel does is not known here.
+  T& operator()(uint32_t index, ASC_LOC) const {
+    return *static_cast<T*>(ASC_RT->local_ref(desc_, index, loc_.c()));
+  }
+
+  // `dst = src0 + src1` and the other whole-tensor operators (guide
+  // 6.2.3.3.1 Add/Sub/Mul/Div, 6.2.3.3.2 And/Or: "运算量为目的LocalTensor的长度",
+  // the count is dst's size; 6.2.3.3.4.1 Compare: dst is the bit mask, the
+  // count src0's size). Defined in vec_arith.h / vec_more.h.
+  template <class Expr, class = typename Expr::ascendopt_tensor_expr>
+  LocalTensor& operator=(const Expr& e);
+  LocalTensor(const LocalTensor&) = default;
+  LocalTensor& operator=(const LocalTensor&) = default;
 
   template <class U>
   LocalTensor<U> ReinterpretCast() const {

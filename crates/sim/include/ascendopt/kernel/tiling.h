@@ -9,9 +9,13 @@
 //
 // Which struct GET_TILING_DATA uses: REGISTER_TILING_DEFAULT(T) in the
 // kernel function if present, else the struct registered with
-// REGISTER_TILING_DATA_CLASS(<OpType>, T). Registrations of nested structs
-// (`<Struct>Op`) are not candidates; per-tiling-key registrations
-// (`<OpType>_<key>`) are not supported. The choice is made by overload
+// REGISTER_TILING_DATA_CLASS(<OpType>, T) (the same T registered for
+// several op types counts once), else the only struct the tiling header
+// defines. Registrations of nested structs (`<Struct>Op`) are not
+// candidates; a per-tiling-key registration (`<OpType>_<key>`) is read with
+// GET_TILING_DATA_WITH_STRUCT, and GET_TILING_DATA under that key stops the
+// launch with a message (the simulator compiles one kernel for all keys,
+// so it cannot pick the key's struct). The choice is made by overload
 // resolution on declarations the macros leave behind (see
 // ascendopt_default_tiling_struct).
 //
@@ -24,13 +28,16 @@
 namespace optiling {
 template <bool IsDefault>
 struct AscendoptTilingTag {};
-template <int N>
+// Keyed on the registered class: registering one class for several op
+// types (a project's common header registers its shared struct for every
+// operator) declares the same function again, not a second overload.
+template <class T>
 struct AscendoptTilingUniq {};
-// Converts to every AscendoptTilingUniq<N>, so one call matches the single
-// default registration whatever its counter value.
+// Converts to every AscendoptTilingUniq<T>, so one call matches the
+// default registration whatever its class.
 struct AscendoptTilingAny {
-  template <int N>
-  operator AscendoptTilingUniq<N>() const {
+  template <class T>
+  operator AscendoptTilingUniq<T>() const {
     return {};
   }
 };
@@ -45,7 +52,6 @@ struct AscendoptFalse {
 // Fallbacks, chosen only when no registration matches (an ellipsis is the
 // worst conversion).
 AscendoptNoDefaultTiling ascendopt_default_tiling_struct(AscendoptTilingTag<true>, ...);
-AscendoptFalse ascendopt_keyed_tiling_registered(...);
 
 // `<OpType>_<digits>`: a struct for one tiling key.
 constexpr bool ascendopt_is_keyed_registration(const char* op) {
@@ -64,7 +70,70 @@ constexpr bool ascendopt_is_struct_registration(const char* op, const char* cls)
 constexpr bool ascendopt_is_default_registration(const char* op, const char* cls) {
   return !ascendopt_is_keyed_registration(op) && !ascendopt_is_struct_registration(op, cls);
 }
+// The tiling key of a keyed registration (`<OpType>_<digits>`), else
+// UINT64_MAX.
+constexpr uint64_t ascendopt_tiling_key_of(const char* op) {
+  if (!ascendopt_is_keyed_registration(op)) return UINT64_MAX;
+  size_t n = 0;
+  while (op[n] != 0) ++n;
+  size_t i = n;
+  while (i > 0 && op[i - 1] >= '0' && op[i - 1] <= '9') --i;
+  uint64_t key = 0;
+  for (; i < n; ++i) key = key * 10 + (uint64_t)(op[i] - '0');
+  return key;
+}
+
+// The struct GET_TILING_DATA reads when the tiling header registers no
+// default one: the only struct it defines (AscendoptNoDefaultTiling when
+// there is none; ambiguous, hence an error, when there are several).
+AscendoptNoDefaultTiling ascendopt_sole_tiling_struct(...);
+// Several structs make the call ambiguous: a substitution failure here,
+// so "no struct" rather than a raw overload error.
+template <class Any, class = void>
+struct AscendoptSoleTiling {
+  using type = AscendoptNoDefaultTiling;
+};
+template <class Any>
+struct AscendoptSoleTiling<Any, ::std::void_t<decltype(ascendopt_sole_tiling_struct(Any{}))>> {
+  using type = decltype(ascendopt_sole_tiling_struct(Any{}));
+};
+template <class Default, class Any>
+struct AscendoptTilingPick {
+  using type = Default;
+};
+template <class Any>
+struct AscendoptTilingPick<AscendoptNoDefaultTiling, Any> {
+  using type = typename AscendoptSoleTiling<Any>::type;
+};
 }  // namespace optiling
+
+namespace ascendopt {
+// Tiling keys that have a struct of their own (REGISTER_TILING_DATA_CLASS(
+// <OpType>_<key>, ...)), noted when the kernel library is loaded.
+inline uint64_t g_keyed_tiling_keys[64];
+inline uint32_t g_keyed_tiling_count = 0;
+inline bool note_keyed_tiling(uint64_t key) {
+  if (key != UINT64_MAX && g_keyed_tiling_count < 64) g_keyed_tiling_keys[g_keyed_tiling_count++] = key;
+  return true;
+}
+// GET_TILING_DATA reads the default struct: under a tiling key with a
+// struct of its own that would be the wrong one, so the launch stops.
+inline void check_default_tiling(const Loc& loc) {
+  uint64_t key = ASC_RT->tiling_key();
+  for (uint32_t i = 0; i < g_keyed_tiling_count; ++i) {
+    if (g_keyed_tiling_keys[i] == key) {
+      ASC_RT->trap(
+          "GET_TILING_DATA under a tiling key whose struct is registered on its own "
+          "(REGISTER_TILING_DATA_CLASS(<OpType>_<key>, ...)): the simulator reads the default struct there; "
+          "use GET_TILING_DATA_WITH_STRUCT(<Struct>, ...)",
+          loc.c());
+    }
+  }
+}
+}  // namespace ascendopt
+
+#define ASCENDOPT_TILING_CAT2(a, b) a##b
+#define ASCENDOPT_TILING_CAT(a, b) ASCENDOPT_TILING_CAT2(a, b)
 
 // Kernel-side REGISTER_TILING_DATA_CLASS (used by register/tilingdata_base.h
 // when ASCENDOPT_KERNEL_SIDE is defined): leaves declarations that
@@ -72,9 +141,9 @@ constexpr bool ascendopt_is_default_registration(const char* op, const char* cls
 #define ASCENDOPT_KERNEL_REGISTER_TILING_DATA_CLASS(op_type, class_name)                              \
   class_name ascendopt_default_tiling_struct(                                                         \
       ::optiling::AscendoptTilingTag<::optiling::ascendopt_is_default_registration(#op_type, #class_name)>, \
-      ::optiling::AscendoptTilingUniq<__COUNTER__>);                                                  \
-  ::optiling::AscendoptTrue ascendopt_keyed_tiling_registered(                                        \
-      ::optiling::AscendoptTilingTag<::optiling::ascendopt_is_keyed_registration(#op_type)>);
+      ::optiling::AscendoptTilingUniq<class_name>);                                                   \
+  static const bool ASCENDOPT_TILING_CAT(ascendopt_keyed_tiling_, __COUNTER__) =                    \
+      ::ascendopt::note_keyed_tiling(::optiling::ascendopt_tiling_key_of(#op_type));
 
 // Makes `tiling_type` the struct of GET_TILING_DATA in this kernel function
 // (standard C++ tiling structs). A block-scope declaration hides every
@@ -92,14 +161,15 @@ constexpr bool ascendopt_is_default_registration(const char* op, const char* cls
 
 // Declares `tiling_data` of the default tiling struct and fills it from GM.
 #define GET_TILING_DATA(tiling_data, tiling_arg)                                                       \
-  static_assert(!decltype(ascendopt_keyed_tiling_registered(::optiling::AscendoptTilingTag<true>{}))::value, \
-                "not supported by the ascendopt simulator: REGISTER_TILING_DATA_CLASS(<OpType>_<key>, ...) " \
-                "(a tiling struct per tiling key)");                                                  \
-  using ascendopt_tiling_type_##tiling_data = decltype(ascendopt_default_tiling_struct(              \
-      ::optiling::AscendoptTilingTag<true>{}, ::optiling::AscendoptTilingAny{}));                     \
+  using ascendopt_tiling_type_##tiling_data = typename ::optiling::AscendoptTilingPick<               \
+      decltype(ascendopt_default_tiling_struct(::optiling::AscendoptTilingTag<true>{},                \
+                                               ::optiling::AscendoptTilingAny{})),                    \
+      ::optiling::AscendoptTilingAny>::type;                                                          \
   static_assert(!::std::is_same<ascendopt_tiling_type_##tiling_data, ::optiling::AscendoptNoDefaultTiling>::value, \
-                "GET_TILING_DATA: no tiling struct; use REGISTER_TILING_DATA_CLASS(<OpType>, <Struct>) "   \
-                "in the tiling header or REGISTER_TILING_DEFAULT(<Struct>) in the kernel");             \
+                "GET_TILING_DATA: no default tiling struct (the tiling header registers none with "       \
+                "REGISTER_TILING_DATA_CLASS(<OpType>, <Struct>) and defines none or several); register "  \
+                "one, use REGISTER_TILING_DEFAULT(<Struct>) in the kernel, or GET_TILING_DATA_WITH_STRUCT"); \
+  ::ascendopt::check_default_tiling(::ascendopt::Loc());                                              \
   ascendopt_tiling_type_##tiling_data tiling_data;                                                    \
   ASCENDOPT_READ_TILING(tiling_data, tiling_arg)
 

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "../abi.h"
+#include "builtins.h"
 
 // ---- qualifiers: meaningful to bisheng, empty on the CPU -----------------
 #ifndef __global__
@@ -40,10 +41,15 @@ namespace ascendopt {
 extern const AscRuntime* g_rt;
 
 // Caller location, captured by default arguments at every API call site.
+// explicit: a stray argument after an API's own parameters is an error,
+// not a location.
 struct Loc {
   const char* file;
   int line;
-  Loc(const char* f = __builtin_FILE(), int l = __builtin_LINE()) : file(f), line(l) {}
+  explicit Loc(const char* f = __builtin_FILE(), int l = __builtin_LINE()) : file(f), line(l) {}
+  // No location: the API was called through a function pointer or as a
+  // template argument (see ASC_UNLOCATED).
+  static Loc none() { return Loc(nullptr, 0); }
   AscLoc c() const { return AscLoc{file, line}; }
 };
 
@@ -55,20 +61,39 @@ inline constexpr bool always_false = false;
 #define ASC_LOC ::ascendopt::Loc loc_ = ::ascendopt::Loc()
 #define ASC_RT (::ascendopt::g_rt)
 
+// The location parameter is part of a function's type, so `&Add<float>`,
+// a function-pointer parameter or a template argument naming an API would
+// not match the type the guide documents. Every API therefore has a second
+// overload with the documented parameters followed by an empty trailing
+// parameter pack, which forwards to the located one with no location:
+// - an ordinary call matches both, and partial ordering prefers the
+//   located one (a template with a trailing function parameter pack is
+//   less specialised, [temp.deduct.partial]/11), so calls keep their
+//   file:line;
+// - taking the address for a target type (a function-pointer variable or
+//   parameter, a non-type template argument) deduces the pack empty and
+//   picks the unlocated one, whose type is the documented one;
+// - the pack must stay empty: a call with one argument too many matches
+//   neither.
+// ASC_UNLOCATED_OVERLOAD(template params, template args, return type, name,
+// params, args) writes that overload for one API (each list in parentheses).
+#define ASC_UNLOCATED_PACK \
+  class... ascendopt_unlocated_, typename ::std::enable_if<sizeof...(ascendopt_unlocated_) == 0, int>::type = 0
+#define ASC_STRIP(...) __VA_ARGS__
+#define ASC_UNLOCATED_OVERLOAD(TPL, TARGS, RET, NAME, PARAMS, ARGS)                      \
+  template <ASC_STRIP TPL, ASC_UNLOCATED_PACK>                                          \
+  inline RET NAME(ASC_STRIP PARAMS, ascendopt_unlocated_...) {                          \
+    return NAME<ASC_STRIP TARGS>(ASC_STRIP ARGS, ::ascendopt::Loc::none());             \
+  }
+
 // ---- half and bfloat16_t ---------------------------------------------------
 namespace ascendopt {
-inline uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-inline float bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
+// Bit casts usable in constant expressions (a `constexpr half` is common in
+// kernels, e.g. `constexpr half ONE = 1.0f;`).
+constexpr uint32_t f32_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
+constexpr float bits_f32(uint32_t u) { return __builtin_bit_cast(float, u); }
 // float -> binary16, round to nearest even, overflow to inf, NaN kept quiet.
-inline uint16_t f32_to_f16_bits(float f) {
+constexpr uint16_t f32_to_f16_bits(float f) {
   uint32_t x = f32_bits(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t exp = (x >> 23) & 0xffu;
@@ -92,7 +117,7 @@ inline uint16_t f32_to_f16_bits(float f) {
   if (rem > 0x1000u || (rem == 0x1000u && (half_man & 1u))) out++;
   return (uint16_t)out;
 }
-inline float f16_bits_to_f32(uint16_t h) {
+constexpr float f16_bits_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t man = h & 0x3ffu;
@@ -104,15 +129,17 @@ inline float f16_bits_to_f32(uint16_t h) {
   if (exp == 31) return bits_f32(sign | 0x7f800000u | (man << 13));
   return bits_f32(sign | ((exp - 15 + 127) << 23) | (man << 13));
 }
-inline uint16_t f32_to_bf16_bits(float f) {
+constexpr uint16_t f32_to_bf16_bits(float f) {
   uint32_t x = f32_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
   uint32_t lsb = (x >> 16) & 1u;
   x += 0x7fffu + lsb;
   return (uint16_t)(x >> 16);
 }
-inline float bf16_bits_to_f32(uint16_t b) { return bits_f32((uint32_t)b << 16); }
+constexpr float bf16_bits_to_f32(uint16_t b) { return bits_f32((uint32_t)b << 16); }
 }  // namespace ascendopt
+
+struct bfloat16_t;
 
 // IEEE binary16 as AscendC's `half`. Arithmetic goes through float and
 // rounds back to nearest even, like the scalar unit.
@@ -120,18 +147,19 @@ struct half {
   uint16_t bits_;
   half() = default;
   template <class T, class = typename std::enable_if<std::is_arithmetic<T>::value>::type>
-  half(T v) : bits_(ascendopt::f32_to_f16_bits((float)v)) {}
-  static half from_bits(uint16_t b) {
-    half h;
+  constexpr half(T v) : bits_(ascendopt::f32_to_f16_bits((float)v)) {}
+  explicit constexpr half(const bfloat16_t& b);
+  static constexpr half from_bits(uint16_t b) {
+    half h{};
     h.bits_ = b;
     return h;
   }
-  operator float() const { return ascendopt::f16_bits_to_f32(bits_); }
+  constexpr operator float() const { return ascendopt::f16_bits_to_f32(bits_); }
   half& operator+=(half o) { return *this = half((float)*this + (float)o); }
   half& operator-=(half o) { return *this = half((float)*this - (float)o); }
   half& operator*=(half o) { return *this = half((float)*this * (float)o); }
   half& operator/=(half o) { return *this = half((float)*this / (float)o); }
-  half operator-() const { return from_bits((uint16_t)(bits_ ^ 0x8000u)); }
+  constexpr half operator-() const { return from_bits((uint16_t)(bits_ ^ 0x8000u)); }
 };
 inline half operator+(half a, half b) { return half((float)a + (float)b); }
 inline half operator-(half a, half b) { return half((float)a - (float)b); }
@@ -143,19 +171,28 @@ struct bfloat16_t {
   uint16_t bits_;
   bfloat16_t() = default;
   template <class T, class = typename std::enable_if<std::is_arithmetic<T>::value>::type>
-  bfloat16_t(T v) : bits_(ascendopt::f32_to_bf16_bits((float)v)) {}
-  static bfloat16_t from_bits(uint16_t b) {
-    bfloat16_t h;
+  constexpr bfloat16_t(T v) : bits_(ascendopt::f32_to_bf16_bits((float)v)) {}
+  explicit constexpr bfloat16_t(half h);
+  static constexpr bfloat16_t from_bits(uint16_t b) {
+    bfloat16_t h{};
     h.bits_ = b;
     return h;
   }
-  operator float() const { return ascendopt::bf16_bits_to_f32(bits_); }
-  bfloat16_t operator-() const { return from_bits((uint16_t)(bits_ ^ 0x8000u)); }
+  constexpr operator float() const { return ascendopt::bf16_bits_to_f32(bits_); }
+  constexpr bfloat16_t operator-() const { return from_bits((uint16_t)(bits_ ^ 0x8000u)); }
 };
+
+// The device converts between its two 16-bit floats directly (explicit
+// here, so mixed half/bfloat16_t arithmetic still goes through float).
+constexpr bfloat16_t::bfloat16_t(half h) : bits_(ascendopt::f32_to_bf16_bits((float)h)) {}
+constexpr half::half(const bfloat16_t& b) : bits_(ascendopt::f32_to_f16_bits((float)b)) {}
 
 namespace bfloat16 {
 using bfloat16_t = ::bfloat16_t;
 }
+
+// The device compiler's name of binary16 (builtins.h has float32_t).
+typedef half float16_t;
 
 namespace ascendopt {
 // AscDtype code of a C++ element type.
@@ -242,16 +279,25 @@ constexpr uint8_t mem_of(TPosition p) {
 }
 
 // ---- pipes and events -----------------------------------------------------
-enum pipe_t : uint8_t {
-  PIPE_S = ASC_PIPE_S,
-  PIPE_V = ASC_PIPE_V,
-  PIPE_M = ASC_PIPE_M,
-  PIPE_MTE1 = ASC_PIPE_MTE1,
-  PIPE_MTE2 = ASC_PIPE_MTE2,
-  PIPE_MTE3 = ASC_PIPE_MTE3,
-  PIPE_FIX = ASC_PIPE_FIX,
-  PIPE_ALL = ASC_PIPE_ALL
-};
+// pipe_t and event_t are the compiler's, at global scope (builtins.h).
+using ::pipe_t;
+using ::PIPE_S;
+using ::PIPE_V;
+using ::PIPE_M;
+using ::PIPE_MTE1;
+using ::PIPE_MTE2;
+using ::PIPE_MTE3;
+using ::PIPE_FIX;
+using ::PIPE_ALL;
+using ::event_t;
+using ::EVENT_ID0;
+using ::EVENT_ID1;
+using ::EVENT_ID2;
+using ::EVENT_ID3;
+using ::EVENT_ID4;
+using ::EVENT_ID5;
+using ::EVENT_ID6;
+using ::EVENT_ID7;
 
 #define ASC_EVT(s, d) ((uint8_t)((s) * 8 + (d)))
 enum class HardEvent : uint8_t {
@@ -332,18 +378,53 @@ constexpr int32_t DEFAULT_REPEAT_STRIDE = 8;
 constexpr int32_t MAX_REPEAT_TIMES = 255;
 constexpr uint64_t MASK_PLACEHOLDER = 0;
 
-// ---- identity -------------------------------------------------------------
+// ---- identity (guide 6.2.3.9) ----------------------------------------------
 inline int64_t GetBlockIdx() { return ASC_RT->block_idx(); }
 inline int64_t GetBlockNum() { return ASC_RT->block_num(); }
+// A vector-only launch: one vector core per block, sub-block 0 of 1.
 inline int64_t GetSubBlockIdx() { return 0; }
+inline int64_t GetSubBlockNum() { return 1; }
+// Vector cores per cube core of the launch's kind: 1 for a vector-only
+// launch (guide 6.2.3.13.3 GetTaskRatio; GetTaskRation is the older name
+// real code still calls).
+inline int64_t GetTaskRatio() { return 1; }
 inline int64_t GetTaskRation() { return 1; }
 inline int64_t GetSystemCycle() { return (int64_t)ASC_RT->system_cycle(); }
+// Bytes of one data block (guide 6.2.3.9.3) and of one vector repeat
+// (6.2.3.13.6 GetVecLen) on the A2 vector unit: 32 and 256
+// (hardware-facts.md section C).
+constexpr int16_t GetDataBlockSizeInBytes() { return 32; }
+constexpr uint32_t GetVecLen() { return 256; }
 
+// ---- integer helpers --------------------------------------------------------
 template <class T>
 inline T Ceil(T a, T b) {
   return (a + b - 1) / b;
 }
+// ceil(a / b) (guide 6.2.3.13.7).
+constexpr int32_t CeilDivision(int32_t num1, int32_t num2) { return num2 == 0 ? 0 : (num1 + num2 - 1) / num2; }
+// ceil(a / b) and a rounded up to a multiple of b, as the guide's examples
+// call them with mixed integer types (`AscendC::DivCeil(n * sizeof(T), 128)`,
+// `AscendC::AlignUp(m, AscendC::BLOCK_CUBE)`); the result has a's type.
+template <class T, class U>
+constexpr T DivCeil(T a, U b) {
+  return b == 0 ? (T)0 : (T)((a + b - 1) / b);
+}
+template <class T, class U>
+constexpr T AlignUp(T a, U b) {
+  return b == 0 ? a : (T)(((a + b - 1) / b) * b);
+}
 }  // namespace AscendC
+
+// Real kernels call these unqualified, without `using namespace AscendC`
+// (the device compiler's builtins and CANN's own headers make them visible
+// everywhere).
+using AscendC::GetBlockIdx;
+using AscendC::GetBlockNum;
+inline int64_t get_block_idx() { return AscendC::GetBlockIdx(); }
+inline int64_t get_block_num() { return AscendC::GetBlockNum(); }
+inline int64_t get_subblockid() { return AscendC::GetSubBlockIdx(); }
+inline int64_t get_subblockdim() { return AscendC::GetSubBlockNum(); }
 
 #define KERNEL_TASK_TYPE_DEFAULT(t) ((void)(t))
 #define KERNEL_TASK_TYPE(key, t) ((void)(key), (void)(t))

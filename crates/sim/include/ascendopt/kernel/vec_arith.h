@@ -132,9 +132,62 @@ inline void scalar(AscVecOp& op, const T& value) {
   op.scalar_bits = to_bits<T>(value);
   op.scalar_dtype = dtype_of<T>();
 }
-inline void issue(const AscVecOp& op) { ASC_RT->vec(&op); }
+// The reduce-result register of this core (block): the value (and index)
+// of the last ReduceX / WholeReduceX, read by GetReduceRepeatSumSpr and
+// GetReduceRepeatMaxMinSpr.
+inline thread_local uint64_t g_reduce_spr = 0;
+inline void issue(const AscVecOp& op) {
+  if (op.op >= ASC_VOP_REDUCE_SUM && op.op <= ASC_VOP_WHOLE_REDUCE_MIN) {
+    g_reduce_spr = ASC_RT->vec_result(&op);
+  } else {
+    ASC_RT->vec(&op);
+  }
+}
 }  // namespace vec
 }  // namespace ascendopt
+
+// The unlocated overloads of each family (see ASC_UNLOCATED_OVERLOAD).
+#define ASCENDOPT_VEC_BINARY_UNLOCATED(Name)                                                                 \
+  ASC_UNLOCATED_OVERLOAD((typename T), (T), void, Name,                                                      \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
+                          const int32_t& count),                                                             \
+                         (dst, src0, src1, count))                                                           \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                    \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
+                          const uint64_t mask[], const uint8_t repeatTime,                                   \
+                          const BinaryRepeatParams& repeatParams),                                           \
+                         (dst, src0, src1, mask, repeatTime, repeatParams))                                  \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                    \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
+                          uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams),  \
+                         (dst, src0, src1, mask, repeatTime, repeatParams))
+#define ASCENDOPT_VEC_UNARY_UNLOCATED(Name)                                                                  \
+  ASC_UNLOCATED_OVERLOAD((typename T), (T), void, Name,                                                      \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count),       \
+                         (dst, src, count))                                                                  \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                    \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],       \
+                          const uint8_t repeatTime, const UnaryRepeatParams& repeatParams),                  \
+                         (dst, src, mask, repeatTime, repeatParams))                                         \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                    \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,               \
+                          const uint8_t repeatTime, const UnaryRepeatParams& repeatParams),                  \
+                         (dst, src, mask, repeatTime, repeatParams))
+#define ASCENDOPT_VEC_SCALAR_UNLOCATED(Name, EXTRA, EXTRA_ARG)                                               \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                    \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,        \
+                          const int32_t& count),                                                             \
+                         (dst, src, scalarValue, count))                                                     \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                    \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,        \
+                          const uint64_t mask[], const uint8_t repeatTime,                                   \
+                          const UnaryRepeatParams& repeatParams ASC_STRIP EXTRA),                            \
+                         (dst, src, scalarValue, mask, repeatTime, repeatParams ASC_STRIP EXTRA_ARG))                  \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                    \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,        \
+                          uint64_t mask, const uint8_t repeatTime,                                           \
+                          const UnaryRepeatParams& repeatParams ASC_STRIP EXTRA),                            \
+                         (dst, src, scalarValue, mask, repeatTime, repeatParams ASC_STRIP EXTRA_ARG))
 
 // ---- wrapper generators -------------------------------------------------------
 // dst = f(src0, src1): count form + bit-mask and continuous-mask forms.
@@ -171,7 +224,8 @@ inline void issue(const AscVecOp& op) { ASC_RT->vec(&op); }
     ::ascendopt::vec::cont_form(op, mask, repeatTime, isSetMask);                                            \
     ::ascendopt::vec::strides(op, repeatParams);                                                             \
     ::ascendopt::vec::issue(op);                                                                             \
-  }
+  }                                                                                                            \
+  ASCENDOPT_VEC_BINARY_UNLOCATED(Name)
 
 // dst = f(src): count form + mask forms with UnaryRepeatParams.
 #define ASCENDOPT_VEC_UNARY(Name, CODE)                                                                      \
@@ -202,12 +256,13 @@ inline void issue(const AscVecOp& op) { ASC_RT->vec(&op); }
     ::ascendopt::vec::cont_form(op, mask, repeatTime, isSetMask);                                            \
     ::ascendopt::vec::strides(op, repeatParams);                                                             \
     ::ascendopt::vec::issue(op);                                                                             \
-  }
+  }                                                                                                            \
+  ASCENDOPT_VEC_UNARY_UNLOCATED(Name)
 
 // dst = f(src, scalar): count form (with isSetMask) + mask forms. EXTRA is
 // an extra trailing parameter declaration of the mask forms (ShiftRight's
 // roundEn) and SETP stores it into the op.
-#define ASCENDOPT_VEC_SCALAR_EX(Name, CODE, EXTRA, SETP)                                                     \
+#define ASCENDOPT_VEC_SCALAR_EX(Name, CODE, EXTRA, SETP, EXTRA_ARG)                                                   \
   template <typename T, bool isSetMask = true>                                                               \
   inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,               \
                    const int32_t& count, ASC_LOC) {                                                          \
@@ -243,11 +298,13 @@ inline void issue(const AscVecOp& op) { ASC_RT->vec(&op); }
     ::ascendopt::vec::strides(op, repeatParams);                                                             \
     SETP;                                                                                                    \
     ::ascendopt::vec::issue(op);                                                                             \
-  }
+  }                                                                                                            \
+  ASCENDOPT_VEC_SCALAR_UNLOCATED(Name, (EXTRA), (EXTRA_ARG))
 
 #define ASCENDOPT_VEC_NOTHING
 #define ASCENDOPT_VEC_COMMA ,
-#define ASCENDOPT_VEC_SCALAR(Name, CODE) ASCENDOPT_VEC_SCALAR_EX(Name, CODE, ASCENDOPT_VEC_NOTHING, (void)0)
+#define ASCENDOPT_VEC_SCALAR(Name, CODE) \
+  ASCENDOPT_VEC_SCALAR_EX(Name, CODE, ASCENDOPT_VEC_NOTHING, (void)0, ASCENDOPT_VEC_NOTHING)
 
 namespace AscendC {
 
@@ -368,7 +425,7 @@ ASCENDOPT_VEC_SCALAR(LeakyRelu, ASC_VOP_LEAKY_RELU)
 ASCENDOPT_VEC_SCALAR(ShiftLeft, ASC_VOP_SHIFT_LEFT)
 // roundEn adds the last bit shifted out (signed types).
 ASCENDOPT_VEC_SCALAR_EX(ShiftRight, ASC_VOP_SHIFT_RIGHT, ASCENDOPT_VEC_COMMA bool roundEn = false,
-                        op.p[0] = roundEn ? 1u : 0u)
+                        op.p[0] = roundEn ? 1u : 0u, ASCENDOPT_VEC_COMMA roundEn)
 
 // dst += scalarValue * src; src and the scalar may be half with a float dst.
 template <typename T, typename U>
@@ -482,9 +539,121 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
   ::ascendopt::vec::issue(op);
 }
 
+// ---- unlocated overloads (see ASC_UNLOCATED_OVERLOAD) ----------------------------------
+ASC_UNLOCATED_OVERLOAD((typename T, typename U), (T, U), void, MulAddDst,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1,
+                        const int32_t& count),
+                       (dst, src0, src1, count))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, MulAddDst,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1,
+                        const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& repeatParams),
+                       (dst, src0, src1, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, MulAddDst,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1,
+                        uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams),
+                       (dst, src0, src1, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T), (T), void, Neg,
+                       (const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count), (dst, src, count))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U), (T, U), void, Axpy,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue,
+                        const int32_t& count),
+                       (dst, src, scalarValue, count))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Axpy,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue,
+                        const uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& repeatParams),
+                       (dst, src, scalarValue, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Axpy,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue, uint64_t mask,
+                        const uint8_t repeatTime, const UnaryRepeatParams& repeatParams),
+                       (dst, src, scalarValue, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T), (T), void, Duplicate,
+                       (const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count),
+                       (dst, scalarValue, count))
+ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Duplicate,
+                       (const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[],
+                        const uint8_t repeatTime, const uint16_t dstBlockStride, const uint8_t dstRepeatStride),
+                       (dst, scalarValue, mask, repeatTime, dstBlockStride, dstRepeatStride))
+ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Duplicate,
+                       (const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const uint8_t repeatTime,
+                        const uint16_t dstBlockStride, const uint8_t dstRepeatStride),
+                       (dst, scalarValue, mask, repeatTime, dstBlockStride, dstRepeatStride))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U), (T, U), void, Cast,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                        const uint32_t count),
+                       (dst, src, roundMode, count))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Cast,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                        const uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& repeatParams),
+                       (dst, src, roundMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Cast,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                        const uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& repeatParams),
+                       (dst, src, roundMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, MaskMode mode = MaskMode::NORMAL), (T, mode), void, SetVectorMask,
+                       (const uint64_t maskHigh, const uint64_t maskLow), (maskHigh, maskLow))
+ASC_UNLOCATED_OVERLOAD((typename T, MaskMode mode = MaskMode::NORMAL), (T, mode), void, SetVectorMask,
+                       (int32_t len), (len))
+
+// ---- whole-tensor operators: `dst = src0 + src1` (count = dst's size) ------------
+namespace detail {
+enum class TensorBinOp : uint8_t { Add, Sub, Mul, Div, And, Or };
+template <class T, TensorBinOp OP>
+struct TensorBinExpr {
+  using ascendopt_tensor_expr = void;
+  LocalTensor<T> a;
+  LocalTensor<T> b;
+  // The operator has no call site of its own to report: a fault names the
+  // API without a location.
+  void assign_to(const LocalTensor<T>& dst) const {
+    const int32_t n = (int32_t)dst.GetSize();
+    const ::ascendopt::Loc loc = ::ascendopt::Loc::none();
+    switch (OP) {
+      case TensorBinOp::Add: Add(dst, a, b, n, loc); break;
+      case TensorBinOp::Sub: Sub(dst, a, b, n, loc); break;
+      case TensorBinOp::Mul: Mul(dst, a, b, n, loc); break;
+      case TensorBinOp::Div: Div(dst, a, b, n, loc); break;
+      case TensorBinOp::And: And(dst, a, b, n, loc); break;
+      case TensorBinOp::Or: Or(dst, a, b, n, loc); break;
+    }
+  }
+};
+}  // namespace detail
+
+#define ASCENDOPT_TENSOR_BIN_OP(SYM, OP)                                                              \
+  template <class T>                                                                                 \
+  inline detail::TensorBinExpr<T, detail::TensorBinOp::OP> operator SYM(const LocalTensor<T>& a,      \
+                                                                       const LocalTensor<T>& b) {     \
+    return {a, b};                                                                                   \
+  }
+ASCENDOPT_TENSOR_BIN_OP(+, Add)
+ASCENDOPT_TENSOR_BIN_OP(-, Sub)
+ASCENDOPT_TENSOR_BIN_OP(*, Mul)
+ASCENDOPT_TENSOR_BIN_OP(/, Div)
+ASCENDOPT_TENSOR_BIN_OP(&, And)
+ASCENDOPT_TENSOR_BIN_OP(|, Or)
+#undef ASCENDOPT_TENSOR_BIN_OP
+
+template <class T>
+template <class Expr, class>
+inline LocalTensor<T>& LocalTensor<T>::operator=(const Expr& e) {
+  e.assign_to(*this);
+  return *this;
+}
+
 }  // namespace AscendC
 
+// The device compiler's intrinsics of the mask state, which kernels call
+// directly: the same state as SetMaskCount / SetMaskNorm / SetVectorMask.
+inline void set_mask_count(ASC_LOC) { ASC_RT->sync(ASC_SYNC_MASK_COUNT, 0, 0, loc_.c()); }
+inline void set_mask_norm(ASC_LOC) { ASC_RT->sync(ASC_SYNC_MASK_NORM, 0, 0, loc_.c()); }
+inline void set_vector_mask(uint64_t maskHigh, uint64_t maskLow, ASC_LOC) {
+  ASC_RT->set_vector_mask(ASC_DT_NONE, maskHigh, maskLow, loc_.c());
+}
+
 #undef ASCENDOPT_VEC_BINARY
+#undef ASCENDOPT_VEC_BINARY_UNLOCATED
+#undef ASCENDOPT_VEC_UNARY_UNLOCATED
+#undef ASCENDOPT_VEC_SCALAR_UNLOCATED
 #undef ASCENDOPT_VEC_UNARY
 #undef ASCENDOPT_VEC_SCALAR_EX
 #undef ASCENDOPT_VEC_SCALAR

@@ -137,6 +137,51 @@ inline void SetCmpMask(const LocalTensor<T>&) {
   static_assert(::ascendopt::always_false<T>, "not supported by the ascendopt simulator: SetCmpMask");
 }
 
+// Old name of Compares (guide 6.6.3 接口变更说明: CompareScalar -> Compares).
+template <typename T, typename U>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                          uint32_t count, ASC_LOC) {
+  Compares(dst, src0, src1Scalar, cmpMode, count, loc_);
+}
+template <typename T, typename U, bool isSetMask = true>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                          const uint64_t mask[], uint8_t repeatTime, const UnaryRepeatParams& repeatParams, ASC_LOC) {
+  Compares<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, repeatParams, loc_);
+}
+template <typename T, typename U, bool isSetMask = true>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                          const uint64_t mask, uint8_t repeatTime, const UnaryRepeatParams& repeatParams, ASC_LOC) {
+  Compares<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, repeatParams, loc_);
+}
+
+// `dst = src0 < src1` and the other whole-tensor comparisons (guide
+// 6.2.3.3.4.1): the count is src0's size.
+namespace detail {
+template <class T>
+struct TensorCmpExpr {
+  using ascendopt_tensor_expr = void;
+  LocalTensor<T> a;
+  LocalTensor<T> b;
+  CMPMODE mode;
+  template <class U>
+  void assign_to(const LocalTensor<U>& dst) const {
+    Compare(dst, a, b, mode, a.GetSize(), ::ascendopt::Loc::none());
+  }
+};
+}  // namespace detail
+#define ASCENDOPT_TENSOR_CMP_OP(SYM, MODE)                                                           \
+  template <class T>                                                                                 \
+  inline detail::TensorCmpExpr<T> operator SYM(const LocalTensor<T>& a, const LocalTensor<T>& b) {   \
+    return {a, b, CMPMODE::MODE};                                                                     \
+  }
+ASCENDOPT_TENSOR_CMP_OP(<, LT)
+ASCENDOPT_TENSOR_CMP_OP(>, GT)
+ASCENDOPT_TENSOR_CMP_OP(<=, LE)
+ASCENDOPT_TENSOR_CMP_OP(>=, GE)
+ASCENDOPT_TENSOR_CMP_OP(==, EQ)
+ASCENDOPT_TENSOR_CMP_OP(!=, NE)
+#undef ASCENDOPT_TENSOR_CMP_OP
+
 // ---- Select --------------------------------------------------------------------
 
 template <typename T, typename U>
@@ -280,6 +325,62 @@ ASCENDOPT_VEC_REDUCE_ALL(ReduceMin, ASC_VOP_REDUCE_MIN, ASCENDOPT_VEC_CAL_INDEX,
 #undef ASCENDOPT_VEC_CAL_INDEX
 #undef ASCENDOPT_VEC_REDUCE_ALL
 
+// ---- RepeatReduceSum (guide 6.2.3.3.6.11) -------------------------------------------------
+// The sum of each repeat, as WholeReduceSum with a continuous mask:
+// (dst, src, repeatTime, mask, dstBlkStride (unused), srcBlkStride,
+// dstRepStride in results, srcRepStride in blocks).
+template <typename T, bool isSetMask = true>
+inline void RepeatReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                            const int32_t mask, const int32_t dstBlkStride, const int32_t srcBlkStride,
+                            const int32_t dstRepStride, const int32_t srcRepStride, ASC_LOC) {
+  (void)dstBlkStride;
+  AscVecOp op = ::ascendopt::vec::make(ASC_VOP_WHOLE_REDUCE_SUM, ::ascendopt::dtype_of<T>(), loc_);
+  op.dst = dst.desc_;
+  op.src0 = src.desc_;
+  ::ascendopt::vec::cont_form32(op, (uint64_t)(int64_t)mask, repeatTime, isSetMask);
+  ::ascendopt::vec::reduce_strides(op, dstRepStride, srcBlkStride, srcRepStride);
+  ::ascendopt::vec::issue(op);
+}
+
+// ---- the reduce-result register (guide 6.2.3.3.6.12/13) ----------------------------------
+// The sum of the last ReduceSum (count form) or WholeReduceSum.
+template <typename T>
+inline T GetReduceRepeatSumSpr() {
+  return ::ascendopt::from_bits<T>(::ascendopt::vec::g_reduce_spr & ((1ull << (8 * sizeof(T))) - 1));
+}
+// The value and index of the last ReduceMax/ReduceMin/WholeReduceMax/Min;
+// the index's integer bits are stored in a T (as the guide says: read
+// them back with a reinterpret_cast).
+template <typename T>
+inline void GetReduceRepeatMaxMinSpr(T& maxMinValue, T& maxMinIndex) {
+  const uint64_t low = (1ull << (8 * sizeof(T))) - 1;
+  maxMinValue = ::ascendopt::from_bits<T>(::ascendopt::vec::g_reduce_spr & low);
+  maxMinIndex = ::ascendopt::from_bits<T>((::ascendopt::vec::g_reduce_spr >> 32) & low);
+}
+template <typename T>
+inline void GetReduceRepeatMaxMinSpr(T& maxMinValue) {
+  maxMinValue = ::ascendopt::from_bits<T>(::ascendopt::vec::g_reduce_spr & ((1ull << (8 * sizeof(T))) - 1));
+}
+// Every lane of a mask register half (`SetVectorMask<T>(FULL_MASK,
+// FULL_MASK)` in public operators).
+constexpr uint64_t FULL_MASK = UINT64_MAX;
+
+// Older names (guide 6.6.3 接口变更说明).
+template <typename T>
+inline T GetAccVal() {
+  return GetReduceRepeatSumSpr<T>();
+}
+// Without a type: the register's raw bits.
+inline uint64_t GetAccVal() { return ::ascendopt::vec::g_reduce_spr; }
+template <typename T>
+inline void GetReduceMaxMinCount(T& maxMinValue, T& maxMinIndex) {
+  GetReduceRepeatMaxMinSpr<T>(maxMinValue, maxMinIndex);
+}
+template <typename T>
+inline void GetReduceMaxMinCount(T& maxMinValue) {
+  GetReduceRepeatMaxMinSpr<T>(maxMinValue);
+}
+
 // ---- WholeReduceSum / WholeReduceMax / WholeReduceMin ---------------------------------
 
 #define ASCENDOPT_VEC_WHOLE_REDUCE(Name, CODE, ORDER_PARAM, ORDER_VALUE)                                        \
@@ -418,6 +519,98 @@ inline void CreateVecIndex(LocalTensor<T>&, const T&, M, uint8_t, uint16_t, uint
                 "not supported by the ascendopt simulator: CreateVecIndex mask forms (use the count form)");
 }
 
+// ---- unlocated overloads (see ASC_UNLOCATED_OVERLOAD) ----------------------------------
+#define ASCENDOPT_CMP_UNLOCATED(Name, SCALAR_T)                                                                   \
+  ASC_UNLOCATED_OVERLOAD((typename T, typename U), (T, U), void, Name,                                           \
+                         (const LocalTensor<U>& dst, const LocalTensor<T>& src0, SCALAR_T src1, CMPMODE cmpMode, \
+                          uint32_t count),                                                                       \
+                         (dst, src0, src1, cmpMode, count))
+ASCENDOPT_CMP_UNLOCATED(Compare, const LocalTensor<T>&)
+ASCENDOPT_CMP_UNLOCATED(Compares, const T)
+ASCENDOPT_CMP_UNLOCATED(CompareScalar, const T)
+#undef ASCENDOPT_CMP_UNLOCATED
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Compare,
+                       (const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                        CMPMODE cmpMode, const uint64_t mask[], uint8_t repeatTime,
+                        const BinaryRepeatParams& repeatParams),
+                       (dst, src0, src1, cmpMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Compare,
+                       (const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                        CMPMODE cmpMode, const uint64_t mask, uint8_t repeatTime,
+                        const BinaryRepeatParams& repeatParams),
+                       (dst, src0, src1, cmpMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Compares,
+                       (const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                        const uint64_t mask[], uint8_t repeatTime, const UnaryRepeatParams& repeatParams),
+                       (dst, src0, src1Scalar, cmpMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Compares,
+                       (const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                        const uint64_t mask, uint8_t repeatTime, const UnaryRepeatParams& repeatParams),
+                       (dst, src0, src1Scalar, cmpMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U), (T, U), void, Select,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, T src1,
+                        SELMODE selMode, uint32_t count),
+                       (dst, selMask, src0, src1, selMode, count))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U), (T, U), void, Select,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                        const LocalTensor<T>& src1, SELMODE selMode, uint32_t count),
+                       (dst, selMask, src0, src1, selMode, count))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Select,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                        const LocalTensor<T>& src1, SELMODE selMode, const uint64_t mask[], uint8_t repeatTime,
+                        const BinaryRepeatParams& repeatParams),
+                       (dst, selMask, src0, src1, selMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, typename U, bool isSetMask = true), (T, U, isSetMask), void, Select,
+                       (const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                        const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask, uint8_t repeatTime,
+                        const BinaryRepeatParams& repeatParams),
+                       (dst, selMask, src0, src1, selMode, mask, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, ReduceSum,
+                       (const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& sharedTmpBuffer,
+                        const int32_t count),
+                       (dst, src, sharedTmpBuffer, count))
+#define ASCENDOPT_REDUCE_UNLOCATED(Name)                                                                          \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                        \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src,                                  \
+                          const LocalTensor<T>& sharedTmpBuffer, const int32_t count, bool calIndex),            \
+                         (dst, src, sharedTmpBuffer, count, calIndex))
+ASCENDOPT_REDUCE_UNLOCATED(ReduceMax)
+ASCENDOPT_REDUCE_UNLOCATED(ReduceMin)
+#undef ASCENDOPT_REDUCE_UNLOCATED
+#define ASCENDOPT_WHOLE_REDUCE_UNLOCATED(Name)                                                                    \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                        \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,             \
+                          const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,      \
+                          const int32_t srcRepStride),                                                           \
+                         (dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride))
+ASCENDOPT_WHOLE_REDUCE_UNLOCATED(WholeReduceSum)
+ASCENDOPT_WHOLE_REDUCE_UNLOCATED(WholeReduceMax)
+ASCENDOPT_WHOLE_REDUCE_UNLOCATED(WholeReduceMin)
+#undef ASCENDOPT_WHOLE_REDUCE_UNLOCATED
+#define ASCENDOPT_BLOCK_REDUCE_UNLOCATED(Name)                                                                    \
+  ASC_UNLOCATED_OVERLOAD((typename T, bool isSetMask = true), (T, isSetMask), void, Name,                        \
+                         (const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,        \
+                          const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,            \
+                          const int32_t srcRepStride),                                                           \
+                         (dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride))
+ASCENDOPT_BLOCK_REDUCE_UNLOCATED(BlockReduceSum)
+ASCENDOPT_BLOCK_REDUCE_UNLOCATED(BlockReduceMax)
+ASCENDOPT_BLOCK_REDUCE_UNLOCATED(BlockReduceMin)
+ASCENDOPT_BLOCK_REDUCE_UNLOCATED(PairReduceSum)
+#undef ASCENDOPT_BLOCK_REDUCE_UNLOCATED
+ASC_UNLOCATED_OVERLOAD((typename T), (T), void, Brcb,
+                       (const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t repeatTime,
+                        const BrcbRepeatParams& repeatParams),
+                       (dst, src0, repeatTime, repeatParams))
+ASC_UNLOCATED_OVERLOAD((typename T), (T), void, Gather,
+                       (const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
+                        const uint32_t srcBaseAddr, const uint32_t count),
+                       (dst, src, srcOffset, srcBaseAddr, count))
+
 }  // namespace AscendC
+
+// The device intrinsic that reads the reduce-result register directly:
+// the value's bits in the low half, the index's in the high half.
+inline uint64_t get_max_min_cnt() { return ::ascendopt::vec::g_reduce_spr; }
 
 #endif

@@ -124,6 +124,7 @@ fn brcb(ub: &mut [u8], op: &AscVecOp, dtype: Dtype) -> Result<VecEffect, Fault> 
         elems: n_src * per_block,
         reads: Vec::new(),
         writes: Vec::new(),
+        result: 0,
     };
     if n_src > 0 {
         effect.reads.push(ub_region(src_start, src_end));

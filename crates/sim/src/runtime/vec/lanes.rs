@@ -378,6 +378,7 @@ impl Plan {
             elems: self.len() as u64,
             reads: self.reads.clone(),
             writes: self.writes.clone(),
+            result: 0,
         }
     }
 }

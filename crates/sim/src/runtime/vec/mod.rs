@@ -42,6 +42,10 @@ pub struct VecEffect {
     pub reads: Vec<Region>,
     /// UB regions written (bounding ranges).
     pub writes: Vec<Region>,
+    /// The instruction's scalar result (GatherMask: elements kept;
+    /// MrgSort: structures taken from each list, 16 bits each, list 1
+    /// lowest); 0 for the others.
+    pub result: u64,
 }
 
 /// Executes one vector instruction on `ub`: dispatches by op code to the
@@ -61,6 +65,16 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
             reduce::execute(ub, mask, op)
         }
         Brcb | Gather | CreateVecIndex => gather::execute(ub, mask, op),
+        Copy => gather_mask::copy(ub, mask, op),
+        GatherMask => gather_mask::gather_mask(ub, op),
+        Sort32 => sort::sort32(ub, op),
+        MrgSort => sort::mrg_sort(ub, op),
+        // Its block table lives in the kernel's memory: the caller reads it
+        // (`transpose::trans_data_to_5hd`).
+        TransDataTo5HD => Err(Fault::InvalidArg {
+            api: "TransDataTo5HD",
+            what: "executed without its block address table".into(),
+        }),
         Cast => cast::execute(ub, mask, op),
         Add | Sub | Mul | Div | Max | Min | And | Or | AddRelu | FusedMulAdd | MulAddDst
         | SubRelu | Exp | Ln | Abs | Reciprocal | Sqrt | Rsqrt | Relu | Not | Neg | Adds | Muls
@@ -74,8 +88,11 @@ pub mod arith;
 pub mod cast;
 pub mod compare;
 pub mod gather;
+pub mod gather_mask;
 pub mod lanes;
 pub mod reduce;
+pub mod sort;
+pub mod transpose;
 
 #[cfg(test)]
 mod tests {
@@ -137,12 +154,13 @@ extern "C" void kernel_body() {
 }
 "#;
 
-    #[test]
-    fn header_compiles_with_gxx() {
+    /// g++ -fsyntax-only (warnings as errors) of `text` as file `name`
+    /// against the emulation headers.
+    fn syntax_check(name: &str, text: &str) -> std::process::Output {
         let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("kernel.cpp");
-        std::fs::write(&src, KERNEL).unwrap();
-        let out = Command::new("g++")
+        let src = dir.path().join(name);
+        std::fs::write(&src, text).unwrap();
+        Command::new("g++")
             .args([
                 "-std=c++17",
                 "-fsyntax-only",
@@ -154,12 +172,103 @@ extern "C" void kernel_body() {
             .arg(include_dir())
             .arg(&src)
             .output()
-            .unwrap();
+            .unwrap()
+    }
+
+    #[test]
+    fn header_compiles_with_gxx() {
+        let out = syntax_check("kernel.cpp", KERNEL);
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// Every API family taken as the guide documents its type: as a
+    /// function-pointer variable, as a non-type template argument and as
+    /// the argument of a helper's function-pointer parameter (the
+    /// unlocated overloads of ASC_UNLOCATED_OVERLOAD); ordinary calls of
+    /// the same APIs still compile.
+    const POINTERS: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+template <typename T, void (*F)(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&)>
+void as_template_argument(const LocalTensor<T>& a) { F(a, a, a, 64); }
+template <typename T>
+void as_helper_argument(const LocalTensor<T>& a,
+                        void (*f)(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, uint64_t,
+                                  uint8_t, const BinaryRepeatParams&)) {
+  f(a, a, a, 64, 1, BinaryRepeatParams());
+}
+extern "C" void kernel_body() {
+  LocalTensor<float> a;
+  LocalTensor<half> h;
+  LocalTensor<uint8_t> m;
+  LocalTensor<uint32_t> u;
+  GlobalTensor<float> g;
+  as_template_argument<float, Add>(a);
+  as_template_argument<float, Max<float>>(a);
+  as_helper_argument(a, Sub);
+  as_helper_argument<float>(a, Mul<float>);
+  void (*unary)(const LocalTensor<float>&, const LocalTensor<float>&, const int32_t&) = Exp;
+  void (*scalar)(const LocalTensor<float>&, const LocalTensor<float>&, const float&, const int32_t&) = &Muls<float>;
+  void (*shift)(const LocalTensor<int32_t>&, const LocalTensor<int32_t>&, const int32_t&, uint64_t, const uint8_t,
+                const UnaryRepeatParams&, bool) = &ShiftRight<int32_t>;
+  void (*dup)(const LocalTensor<float>&, const float&, const int32_t&) = Duplicate;
+  void (*cast)(const LocalTensor<float>&, const LocalTensor<half>&, const RoundMode&, const uint32_t) = Cast;
+  void (*axpy)(const LocalTensor<float>&, const LocalTensor<half>&, const half&, const int32_t&) = Axpy;
+  void (*cmp)(const LocalTensor<uint8_t>&, const LocalTensor<float>&, const LocalTensor<float>&, CMPMODE, uint32_t) =
+      Compare;
+  void (*sel)(const LocalTensor<float>&, const LocalTensor<uint8_t>&, const LocalTensor<float>&,
+              const LocalTensor<float>&, SELMODE, uint32_t) = Select;
+  void (*whole)(const LocalTensor<float>&, const LocalTensor<float>&, const int32_t, const int32_t, const int32_t,
+                const int32_t, const int32_t) = WholeReduceSum<float>;
+  void (*in)(const LocalTensor<float>&, const GlobalTensor<float>&, uint32_t) = DataCopy;
+  void (*out)(const GlobalTensor<float>&, const LocalTensor<float>&, const DataCopyExtParams&) = DataCopyPad;
+  void (*flag)(int32_t) = SetFlag<HardEvent::V_MTE3>;
+  void (*barrier)() = PipeBarrier<PIPE_V>;
+  void (*gm)(const LocalTensor<float>&, const LocalTensor<float>&, const uint8_t, const bool, const uint32_t,
+             const GatherMaskParams&, uint64_t&) = GatherMask<float>;
+  void (*sort)(const LocalTensor<float>&, const LocalTensor<float>&, const LocalTensor<uint32_t>&, const int32_t) =
+      Sort32<float>;
+  (void)unary; (void)scalar; (void)shift; (void)dup; (void)cast; (void)axpy; (void)cmp; (void)sel; (void)whole;
+  (void)in; (void)out; (void)flag; (void)barrier; (void)gm; (void)sort;
+  Add(a, a, a, 64);
+  Exp(a, a, 64, 1, {1, 1, 8, 8});
+  ShiftRight(u, u, 1u, 64, 1, {1, 1, 8, 8}, true);
+  DataCopy(a, g, 64);
+  SetFlag<HardEvent::V_MTE3>(0);
+  PipeBarrier<PIPE_V>();
+  Compare(m, a, a, CMPMODE::LT, 64);
+  (void)h;
+}
+"#;
+
+    #[test]
+    fn every_api_family_is_usable_as_a_function_pointer_and_template_argument() {
+        let out = syntax_check("pointers.cpp", POINTERS);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // One argument too many matches neither overload.
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("extra.cpp");
+        std::fs::write(
+            &src,
+            "#include \"kernel_operator.h\"\nusing namespace AscendC;\n\
+             void f(LocalTensor<float> a) { Add(a, a, a, 64, 7.5); }\n",
+        )
+        .unwrap();
+        let out = Command::new("g++")
+            .args(["-std=c++17", "-fsyntax-only", "-I"])
+            .arg(include_dir())
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
     }
 
     /// A mock runtime table that streams what the wrappers hand over:
@@ -169,6 +278,7 @@ extern "C" void kernel_body() {
 #include "ascendopt/kernel/vec_arith.h"
 static void put(const void* p, size_t n) { fwrite(p, 1, n, stdout); }
 static void mock_vec(const AscVecOp* op) { put("V", 1); put(op, sizeof(*op)); }
+static uint64_t mock_vec_result(const AscVecOp* op) { mock_vec(op); return 0; }
 static void mock_sync(uint32_t kind, uint32_t, uint32_t, AscLoc) { put("S", 1); put(&kind, 4); }
 static void mock_mask(uint8_t dtype, uint64_t hi, uint64_t lo, AscLoc) {
   put("M", 1); put(&dtype, 1); put(&hi, 8); put(&lo, 8);
@@ -177,6 +287,7 @@ static AscRuntime make_table() {
   AscRuntime t;
   memset(&t, 0, sizeof(t));
   t.vec = mock_vec;
+  t.vec_result = mock_vec_result;
   t.sync = mock_sync;
   t.set_vector_mask = mock_mask;
   return t;

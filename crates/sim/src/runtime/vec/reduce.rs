@@ -371,11 +371,13 @@ fn reduce_all(
     check_local(api, "sharedTmpBuffer", &op.src1)?;
     let count_form = op.form == form::COUNT;
     let (elems, first_repeats, src_region) = read_src(ub, mask, op, ctx, (1, op.src0_rep), true)?;
+    let mut spr_index = 0u64;
     let mut effect = VecEffect {
         repeats: first_repeats,
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: Vec::new(),
+        result: 0,
     };
     if elems.is_empty() {
         return Ok(effect);
@@ -465,6 +467,8 @@ fn reduce_all(
                 .iter()
                 .map(|e| (u64::from(e.repeat) * lanes + u64::from(e.lane), e.bits));
             let (index, bits) = pick(ctx, items).unwrap_or((0, 0));
+            // The result register keeps the index too (GetReduceRepeatMaxMinSpr).
+            spr_index = index & (u64::MAX >> (64 - 8 * size));
             if cal_index {
                 vec![bits, ctx.index_bits(index)?]
             } else {
@@ -491,6 +495,7 @@ fn reduce_all(
         ctx.store(ub, dst_start + i as u64 * size, *bits);
     }
     effect.writes.push(ub_region(dst_start, dst_end));
+    effect.result = dst_bits.first().copied().unwrap_or(0) | (spr_index << 32);
     Ok(effect)
 }
 
@@ -590,6 +595,8 @@ fn whole(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
     let (elems, repeats, src_region) = read_src(ub, mask, op, ctx, (op.p[1], op.p[2]), false)?;
     let s = size as usize;
     let mut outputs = Vec::new();
+    // The result register: the last repeat's value and index.
+    let mut spr = 0u64;
     for g in by_repeat(&elems) {
         let repeat = u64::from(g[0].repeat);
         let addr = u64::from(op.dst.addr) + repeat * u64::from(op.p[0]) * unit;
@@ -599,13 +606,13 @@ fn whole(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
             for e in g {
                 vals[e.lane as usize] = Some(ctx.value(e.bits));
             }
-            Output::new(
-                addr,
-                &[(ctx.bits(tree_sum(ctx, &vals[..lanes]).unwrap_or(0.0)), s)],
-            )
+            let sum = ctx.bits(tree_sum(ctx, &vals[..lanes]).unwrap_or(0.0));
+            spr = sum;
+            Output::new(addr, &[(sum, s)])
         } else {
             let (lane, bits) =
                 pick(ctx, g.iter().map(|e| (u64::from(e.lane), e.bits))).unwrap_or((0, 0));
+            spr = bits | (lane << 32);
             match order {
                 Order::ValueIndex => Output::new(addr, &[(bits, s), (lane, s)]),
                 Order::IndexValue => Output::new(addr, &[(lane, s), (bits, s)]),
@@ -621,6 +628,7 @@ fn whole(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: written.into_iter().collect(),
+        result: spr,
     })
 }
 
@@ -664,6 +672,7 @@ fn block(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Ve
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: written.into_iter().collect(),
+        result: 0,
     })
 }
 
@@ -701,6 +710,7 @@ fn pair(ub: &mut [u8], mask: &MaskState, op: &AscVecOp, ctx: &Ctx) -> Result<Vec
         elems: elems.len() as u64,
         reads: src_region.into_iter().collect(),
         writes: written.into_iter().collect(),
+        result: 0,
     })
 }
 

@@ -1,11 +1,15 @@
-//! Test-only builders of hand-written traces, lowered the way the runtime
+//! Builders of hand-written traces (for the calibration tests and the
+//! fidelity table, [`super::fidelity`]), lowered the way the runtime
 //! lowers AscendC calls: DataCopy -> a DMA on MTE2/MTE3, a vector API -> one
 //! PIPE_V instruction, TQue calls -> flags per buffer slot (EnQue = set
 //! forward, DeQue = wait forward, FreeTensor = set backward, AllocTensor =
 //! wait backward except on a slot's first use).
 //!
 //! Also the parametrised `add_custom`-like kernel used by the calibration
-//! tests.
+//! tests and the fidelity table.
+
+// Some builders serve the tests only.
+#![cfg_attr(not(test), allow(dead_code))]
 
 use crate::trace::{
     BlockTrace, DmaDir, FlagKey, Instr, InstrKind, Mem, Pipe, Region, ScalarOp, SrcLoc, SyncOrigin,
@@ -87,6 +91,7 @@ impl TraceBuilder {
         self.trace.blocks.push(BlockTrace {
             block: self.cur_block,
             instrs,
+            gm_lines: Vec::new(),
         });
         self.trace.block_dim = self.trace.blocks.len() as u32;
     }

@@ -1,0 +1,49 @@
+#include "sqrt_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace optiling {
+constexpr uint32_t TILE_LENGTH = 64;
+
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    SqrtTilingData tiling;
+    auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t totalLength = context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    uint32_t coreNum = ascendcPlatform.GetCoreNumAiv();
+    if (totalLength < coreNum * TILE_LENGTH) {
+        coreNum = 1;
+    }
+    context->SetBlockDim(coreNum);
+    tiling.set_totalLength(totalLength);
+    tiling.set_tileLength(TILE_LENGTH);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    size_t* currentWorkspace = context->GetWorkspaceSizes(1);
+    currentWorkspace[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ge {
+static ge::graphStatus InferShape(gert::InferShapeContext* context)
+{
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class Sqrt : public OpDef {
+public:
+    explicit Sqrt(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->SetInferShape(ge::InferShape);
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(Sqrt);
+}  // namespace ops

@@ -1,0 +1,13 @@
+#ifndef SQRT_TILING_H
+#define SQRT_TILING_H
+#include "register/tilingdata_base.h"
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(SqrtTilingData)
+TILING_DATA_FIELD_DEF(uint32_t, totalLength);
+TILING_DATA_FIELD_DEF(uint32_t, tileLength);
+END_TILING_DATA_DEF;
+
+REGISTER_TILING_DATA_CLASS(Sqrt, SqrtTilingData)
+}  // namespace optiling
+#endif

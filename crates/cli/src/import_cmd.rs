@@ -1,0 +1,82 @@
+//! `ascendopt import`: writes the op.toml (and golden.py) of msopgen
+//! operator folders written elsewhere.
+
+use crate::Status;
+use anyhow::{Context, Result};
+use ascendopt_device::SimDeviceConfig;
+use ascendopt_harness::import::{self, ImportConfig};
+use ascendopt_sim::build::{BuildCache, Toolchain};
+use std::path::PathBuf;
+
+/// Arguments of `ascendopt import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// An operator folder (with op_host/ and op_kernel/), or a folder to
+    /// search for them.
+    dir: PathBuf,
+    /// Overwrite an existing op.toml and golden.py.
+    #[arg(long)]
+    force: bool,
+    /// Print one JSON document instead of the report.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The import settings of this machine (also `compat --import`'s).
+pub fn config(force: bool) -> Result<ImportConfig> {
+    let sim = SimDeviceConfig::standard()?;
+    Ok(ImportConfig {
+        toolchain: Toolchain::from_env(),
+        cache: BuildCache::from_env().context("the build cache")?,
+        limits: sim.limits,
+        soc: sim.hw.soc_version,
+        python: std::env::var("ASCENDOPT_PYTHON").unwrap_or_else(|_| "python3".into()),
+        force,
+    })
+}
+
+pub fn run(args: ImportArgs) -> Result<Status> {
+    if !args.dir.is_dir() {
+        anyhow::bail!("{}: not a folder", args.dir.display());
+    }
+    let reports = import::import_dir(&config(args.force)?, &args.dir);
+    if reports.is_empty() {
+        anyhow::bail!(
+            "no operator folder (one with op_host/ and op_kernel/) at or under {}",
+            args.dir.display()
+        );
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    } else {
+        for r in &reports {
+            match &r.error {
+                None => println!(
+                    "{}: wrote {}",
+                    r.dir.display(),
+                    r.written
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Some(e) => println!("{}: not imported: {e}", r.dir.display()),
+            }
+            for n in &r.notes {
+                println!("  - {n}");
+            }
+            if r.ok() {
+                println!(
+                    "  next: ascendopt eval {} (then ascendopt optimize {})",
+                    r.dir.display(),
+                    r.dir.display()
+                );
+            }
+        }
+    }
+    Ok(if reports.iter().all(|r| r.ok()) {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
+}

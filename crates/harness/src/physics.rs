@@ -1,0 +1,262 @@
+//! Nothing faster than physics: a measured latency below what the hardware
+//! can do fails the evaluation ("faster than the hardware limit: the
+//! timing model missed work"), whatever the timing model says. The timing
+//! model charges the kernel's recorded instructions; work done outside
+//! them (plain C++ loops over global memory, a trace the kernel forged in
+//! its own process) is what this guard catches.
+//!
+//! Two floors, both from the profile's roofline as the timing module
+//! computes it (`crates/sim/src/timing`: launch head, minimum bytes over
+//! the memory bandwidth, operations over the peak):
+//!
+//! - the output floor: the launch head plus every output byte written once
+//!   at the roofline's memory rate. Every output element starts poisoned
+//!   and must be written, so no correct kernel is below it; it has no
+//!   margin.
+//! - the roofline floor itself, with a margin of [`ROOFLINE_MARGIN`]: the
+//!   roofline counts every input byte as read once, and an operator that
+//!   need not read all of its input legitimately gets above 100% of it
+//!   (tril and triu skip the part they zero: at their true floor they
+//!   read half the input and write all the output, (I + O) / (I / 2 + O)
+//!   = 133% of the counted bytes for I = O). A latency whose share of the
+//!   roofline exceeds 100% + the margin fails.
+//!
+//! When the timing module's roofline accounts for inputs resident in L2 at
+//! launch, both floors follow it (they use its memory time per byte).
+//!
+//! A third check needs no floor: every output byte must have been written
+//! by an instruction of the trace ([`untraced_output_writes`]). Output
+//! elements start poisoned and a correct kernel wrote all of them; an
+//! element that no traced instruction (DataCopy, SetValue, Fixpipe, ...)
+//! wrote was stored by plain C++ through a GM pointer, work the timing
+//! model cannot see. Without it, such a kernel on a small case hides below
+//! the launch head's share of the output floor.
+
+use ascendopt_sim::timing::Profile;
+use ascendopt_sim::trace::{InstrKind, Mem, Trace, GM_LINE_BYTES};
+
+/// How far above 100% of the roofline a latency may be (see the module
+/// docs): 35%, a little more than the 33% an operator that reads half its
+/// input reaches at its true floor.
+pub const ROOFLINE_MARGIN: f64 = 0.35;
+
+/// The reason a latency is faster than the hardware allows, or None.
+/// `output_bytes` is the size of every output of the case.
+pub fn faster_than_physics(profile: &Profile, output_bytes: u64) -> Option<String> {
+    let roofline = profile.roofline.as_ref()?;
+    let latency = profile.task_duration_us;
+    if !(latency.is_finite() && latency > 0.0) {
+        return Some(format!(
+            "faster than the hardware limit: the timing model missed work (a latency of {latency} us)"
+        ));
+    }
+    let per_byte = if roofline.min_bytes > 0 {
+        roofline.memory_us / roofline.min_bytes as f64
+    } else {
+        0.0
+    };
+    let output_floor = roofline.launch_us + per_byte * output_bytes as f64;
+    if latency < output_floor * (1.0 - 1e-9) {
+        return Some(format!(
+            "faster than the hardware limit: the timing model missed work ({latency:.3} us, \
+             below the {output_floor:.3} us it takes to launch and write the {output_bytes} \
+             output bytes once)"
+        ));
+    }
+    let share = roofline.floor_us / latency;
+    if share > 1.0 + ROOFLINE_MARGIN {
+        return Some(format!(
+            "faster than the hardware limit: the timing model missed work ({latency:.3} us is \
+             {:.0}% of the roofline floor {:.3} us = launch {:.3} + max(memory {:.3}, compute \
+             {:.3}); at most {:.0}% is possible)",
+            share * 100.0,
+            roofline.floor_us,
+            roofline.launch_us,
+            roofline.memory_us,
+            roofline.compute_us,
+            (1.0 + ROOFLINE_MARGIN) * 100.0
+        ));
+    }
+    None
+}
+
+/// The reason, when some output bytes were written by no instruction of
+/// `trace` (see the module docs), or None. `n_inputs` is the number of
+/// input tensors of the launch (their GM allocations come first, the
+/// outputs' next, in argument order) and `output_bytes` the size of each
+/// output. A trace whose allocations do not have that layout is not
+/// judged.
+pub fn untraced_output_writes(
+    trace: &Trace,
+    n_inputs: usize,
+    output_bytes: &[u64],
+) -> Option<String> {
+    // Line touches past the recording limit were charged but not
+    // recorded: coverage cannot be shown either way.
+    let dropped = trace
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instrs)
+        .any(|i| matches!(&i.kind, InstrKind::ScalarCode(code) if code.lines_dropped > 0));
+    if dropped {
+        return None;
+    }
+    let mut missing = 0u64;
+    let mut total = 0u64;
+    for (k, &size) in output_bytes.iter().enumerate() {
+        let space = n_inputs + k;
+        if trace.gm_spaces.get(space).copied() != Some(size) {
+            return None;
+        }
+        let mut spans: Vec<(u64, u64)> = trace
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instrs)
+            .flat_map(|i| &i.writes)
+            .filter(|r| r.mem == Mem::Gm && r.space as usize == space)
+            .map(|r| (r.start, r.start.saturating_add(r.len)))
+            .collect();
+        // The kernel's own code's GM lines (plain loads and stores through
+        // a pointer), which the timing model charges as scalar accesses.
+        for b in &trace.blocks {
+            for i in &b.instrs {
+                if let InstrKind::ScalarCode(code) = &i.kind {
+                    let from = code.lines_start as usize;
+                    let to = from.saturating_add(code.lines_len as usize);
+                    spans.extend(
+                        b.gm_lines
+                            .get(from..to.min(b.gm_lines.len()))
+                            .unwrap_or_default()
+                            .iter()
+                            .filter(|l| l.space as usize == space)
+                            .map(|l| (l.offset, l.offset.saturating_add(GM_LINE_BYTES))),
+                    );
+                }
+            }
+        }
+        let mut spans: Vec<(u64, u64)> = spans
+            .into_iter()
+            .map(|(a, b)| (a.min(size), b.min(size)))
+            .filter(|(a, b)| b > a)
+            .collect();
+        spans.sort_unstable();
+        let mut covered = 0u64;
+        let mut end = 0u64;
+        for (a, b) in spans {
+            let a = a.max(end);
+            if b > a {
+                covered += b - a;
+                end = b;
+            }
+        }
+        missing += size - covered;
+        total += size;
+    }
+    (missing > 0).then(|| {
+        format!(
+            "faster than the hardware limit: the timing model missed work ({missing} of the \
+             {total} output bytes were written by no instruction it sees)"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ascendopt_op::Dtype;
+    use ascendopt_sim::timing::{Ops, Roofline};
+
+    fn profile(latency: f64) -> Profile {
+        let mut p: Profile = serde_json::from_value(serde_json::json!({
+            "Soc Version": "Ascend910B2",
+            "Op Type": "vector",
+            "Task Duration(us)": latency,
+            "Block Dim": 8,
+            "Current Freq": 1800.0,
+            "launch_overhead(us)": 10.0,
+            "core_span(us)": latency - 10.0,
+            "gm_read_bytes": 0,
+            "gm_write_bytes": 0,
+            "achieved_bandwidth(GB/s)": 0.0,
+            "hbm_bandwidth(GB/s)": 1600.0,
+            "noise_factor": 1.0,
+            "blocks": [],
+        }))
+        .unwrap();
+        p.attach_roofline(Roofline {
+            launch_us: 10.0,
+            memory_us: 30.0,
+            hbm_us: 30.0,
+            l2_us: 10.0,
+            mte_us: 20.0,
+            compute_us: 5.0,
+            floor_us: 40.0,
+            // Two inputs and one output of 1000 bytes each.
+            min_bytes: 3000,
+            read_bytes: 2000,
+            ops: Ops::vector(250, Dtype::Float32),
+        });
+        p
+    }
+
+    #[test]
+    fn honest_latencies_pass_and_impossible_ones_name_the_cause() {
+        assert_eq!(faster_than_physics(&profile(45.0), 1000), None);
+        // A kernel that needs half its input may reach 133%.
+        assert_eq!(faster_than_physics(&profile(40.0 / 1.3), 1000), None);
+        let beyond = faster_than_physics(&profile(40.0 / 1.5), 1000).unwrap();
+        assert!(beyond.starts_with("faster than the hardware limit: the timing model missed work"));
+        assert!(beyond.contains("150% of the roofline floor"), "{beyond}");
+        // Below launch + writing the outputs once: 10 + 10 us.
+        let none = faster_than_physics(&profile(12.0), 1000).unwrap();
+        assert!(none.contains("write the 1000 output bytes"), "{none}");
+        assert!(faster_than_physics(&profile(0.0), 1000).is_some());
+    }
+
+    #[test]
+    fn output_bytes_no_instruction_wrote_are_named() {
+        use ascendopt_sim::trace::{BlockTrace, Instr, InstrKind, Pipe, Region, ScalarOp};
+        let write = |space: u32, start: u64, len: u64| Instr {
+            pipe: Pipe::S,
+            kind: InstrKind::Scalar {
+                op: ScalarOp::GmSet,
+                bytes: len,
+            },
+            reads: Vec::new(),
+            writes: vec![Region {
+                mem: Mem::Gm,
+                space,
+                start,
+                len,
+            }],
+            loc: 0,
+        };
+        // One input of 64 bytes, one output of 64, workspace, tiling.
+        let trace = |writes: Vec<Instr>| Trace {
+            block_dim: 1,
+            gm_spaces: vec![64, 64, 0, 8],
+            blocks: vec![BlockTrace {
+                block: 0,
+                instrs: writes,
+                gm_lines: Vec::new(),
+            }],
+            locs: Vec::new(),
+        };
+        // Overlapping writes and one past the end cover the output.
+        let whole = trace(vec![write(1, 0, 40), write(1, 32, 16), write(1, 48, 32)]);
+        assert_eq!(untraced_output_writes(&whole, 1, &[64]), None);
+        // A gap of 8 bytes, and a write to the input that does not count.
+        let gap = trace(vec![write(1, 0, 24), write(1, 32, 32), write(0, 24, 8)]);
+        let why = untraced_output_writes(&gap, 1, &[64]).unwrap();
+        assert!(
+            why.starts_with(
+                "faster than the hardware limit: the timing model missed work (8 of the 64"
+            ),
+            "{why}"
+        );
+        // Nothing traced at all.
+        assert!(untraced_output_writes(&trace(Vec::new()), 1, &[64]).is_some());
+        // A layout it does not know is not judged.
+        assert_eq!(untraced_output_writes(&trace(Vec::new()), 1, &[32]), None);
+    }
+}

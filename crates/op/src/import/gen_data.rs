@@ -1,0 +1,389 @@
+//! A project's `gen_data.py`: the script its own tests run to write the
+//! inputs (`input/*.bin`) and the expected outputs (`output/golden.bin`).
+//! [`discover`] runs it once, watching its numpy random draws and the
+//! arrays it writes ([`RUNNER`]); [`cases`] turns what it wrote into a case
+//! (shapes, dtypes, value ranges) and a [`Mapping`]: which draw makes each
+//! input and which file holds each output, what golden.py needs to rerun
+//! the script on a case's inputs.
+
+use super::{CaseSpec, CaseTensor, DistSpec, Plan};
+use crate::Dtype;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Python side: runs gen_data.py with its draws and writes watched
+/// (and, for golden.py, its input draws replaced).
+pub const RUNNER: &str = include_str!("gen_data_runner.py");
+
+/// How long a gen_data.py may run when discovered.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One numpy random draw of the script.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Draw {
+    /// `uniform`, `randint`, `rand`, ...
+    #[serde(rename = "fn")]
+    pub function: String,
+    /// Its numeric positional arguments (low, high; mean, std).
+    pub args: Vec<f64>,
+    /// The shape it returned.
+    pub shape: Vec<usize>,
+}
+
+/// One array the script wrote.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Write {
+    /// The file, relative to the script's working folder
+    /// (`input/input_x.bin`).
+    pub file: String,
+    /// The numpy dtype name.
+    pub dtype: String,
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// The draw whose values it holds (cast to its dtype), if any.
+    pub draw: Option<usize>,
+}
+
+/// What a run of the script showed.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Discovered {
+    /// Its draws, in order.
+    pub draws: Vec<Draw>,
+    /// Its writes, in order.
+    pub writes: Vec<Write>,
+}
+
+/// Which draw makes each input and which written file each output is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapping {
+    /// (input, draw index).
+    pub inputs: Vec<(String, usize)>,
+    /// (output, file).
+    pub outputs: Vec<(String, String)>,
+}
+
+/// The gen_data.py scripts of an operator folder and the msopgen project
+/// around it, in the order they are tried.
+pub fn scripts(op_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut push = |p: PathBuf| {
+        if p.is_file() && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    push(op_dir.join("gen_data.py"));
+    push(op_dir.join("scripts/gen_data.py"));
+    for base in [
+        op_dir.join("examples"),
+        op_dir.parent().map(Path::to_path_buf).unwrap_or_default(),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&base) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        for d in dirs {
+            push(d.join("gen_data.py"));
+            push(d.join("scripts/gen_data.py"));
+        }
+    }
+    out
+}
+
+/// Runs `script` once with `python` (numpy required), watching it.
+pub fn discover(script: &Path, python: &str) -> Result<Discovered, String> {
+    let fail = |m: String| format!("{}: {m}", script.display());
+    let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+    let runner = dir.path().join("ascendopt_gen_data_runner.py");
+    std::fs::write(&runner, RUNNER).map_err(|e| fail(e.to_string()))?;
+    // The script runs in a scratch folder: a relative path would not reach it.
+    let script_abs = std::path::absolute(script).map_err(|e| fail(e.to_string()))?;
+    let mut child = Command::new(python)
+        .arg(&runner)
+        .arg("--discover")
+        .arg(&script_abs)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("cannot start `{python}`: {e}")))?;
+    let out_reader = child.stdout.take().map(|mut p| {
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut s = String::new();
+            let _ = p.read_to_string(&mut s);
+            s
+        })
+    });
+    let err_reader = child.stderr.take().map(|mut p| {
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut s = String::new();
+            let _ = p.read_to_string(&mut s);
+            s
+        })
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!("ran longer than {} s", TIMEOUT.as_secs())));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(fail(e.to_string())),
+        }
+    };
+    let stdout = out_reader.and_then(|h| h.join().ok()).unwrap_or_default();
+    let stderr = err_reader.and_then(|h| h.join().ok()).unwrap_or_default();
+    if !status.success() {
+        let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(fail(format!("failed: {}", tail.join(" | "))));
+    }
+    let line = stdout.lines().last().unwrap_or("");
+    serde_json::from_str(line).map_err(|e| fail(format!("unreadable discovery ({e})")))
+}
+
+fn is_output(file: &str) -> bool {
+    let lower = file.to_ascii_lowercase();
+    lower.starts_with("output") || lower.contains("golden") || lower.contains("expect")
+}
+
+fn stem(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// The written files of `writes` matched to the names `names`: by name
+/// (`input_x.bin`, `x.bin` for `x`), the rest in order.
+fn match_names<'a>(names: &[String], writes: &[&'a Write], prefix: &str) -> Vec<Option<&'a Write>> {
+    let mut taken = vec![false; writes.len()];
+    let mut out: Vec<Option<&Write>> = vec![None; names.len()];
+    for (n, name) in names.iter().enumerate() {
+        let want = name.to_ascii_lowercase();
+        let found = writes.iter().enumerate().find(|(i, w)| {
+            let s = stem(&w.file);
+            !taken[*i]
+                && (s == want || s == format!("{prefix}{want}") || s.ends_with(&format!("_{want}")))
+        });
+        if let Some((i, w)) = found {
+            taken[i] = true;
+            out[n] = Some(*w);
+        }
+    }
+    let mut rest = writes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !taken[*i])
+        .map(|(_, w)| *w);
+    for slot in out.iter_mut().filter(|s| s.is_none()) {
+        *slot = rest.next();
+    }
+    out
+}
+
+fn dist(draw: &Draw, dtype: Dtype) -> Option<DistSpec> {
+    let a = &draw.args;
+    match draw.function.as_str() {
+        "uniform" if a.len() >= 2 && a[0] < a[1] => Some(if dtype.is_float() {
+            DistSpec::Uniform(a[0], a[1])
+        } else {
+            DistSpec::Int(a[0].ceil() as i64, a[1].floor() as i64)
+        }),
+        "randint" if a.len() >= 2 && a[0] < a[1] => {
+            Some(DistSpec::Int(a[0] as i64, a[1] as i64 - 1))
+        }
+        "randint" if a.len() == 1 && a[0] > 0.0 => Some(DistSpec::Int(0, a[0] as i64 - 1)),
+        "rand" | "random" | "random_sample" | "ranf" | "sample" if dtype.is_float() => {
+            Some(DistSpec::Uniform(0.0, 1.0))
+        }
+        "randn" | "standard_normal" if dtype.is_float() => Some(DistSpec::Normal(0.0, 1.0)),
+        "normal" if dtype.is_float() => Some(DistSpec::Normal(
+            a.first().copied().unwrap_or(0.0),
+            a.get(1).copied().filter(|s| *s > 0.0).unwrap_or(1.0),
+        )),
+        _ => None,
+    }
+}
+
+/// The case of a discovered run and its [`Mapping`]; Err when an input is
+/// not a plain random draw (then the script cannot be rerun on fresh
+/// inputs) or the writes do not fit the operator.
+pub(crate) fn case_and_mapping(
+    found: &Discovered,
+    plan: &Plan,
+    script: &Path,
+) -> Result<(CaseSpec, Mapping), String> {
+    let fail = |m: String| format!("{}: {m}", script.display());
+    if plan.inputs.iter().any(|p| p.list) || plan.outputs.iter().any(|p| p.list) {
+        return Err(fail("tensor lists are not read from gen_data.py".into()));
+    }
+    let ins: Vec<&Write> = found
+        .writes
+        .iter()
+        .filter(|w| !is_output(&w.file))
+        .collect();
+    let outs: Vec<&Write> = found.writes.iter().filter(|w| is_output(&w.file)).collect();
+    let names: Vec<String> = plan.inputs.iter().map(|p| p.name.clone()).collect();
+    let required = plan.inputs.iter().filter(|p| !p.optional).count();
+    if ins.len() < required || ins.len() > names.len() {
+        return Err(fail(format!(
+            "it writes {} input file(s) for {} input(s) of the operator",
+            ins.len(),
+            names.len()
+        )));
+    }
+    if outs.is_empty() {
+        return Err(fail(
+            "it writes no expected-output file (output/*.bin)".into(),
+        ));
+    }
+    let matched = match_names(&names, &ins, "input_");
+    let mut inputs = Vec::new();
+    let mut omit = Vec::new();
+    let mut mapping = Mapping {
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+    };
+    for (p, w) in plan.inputs.iter().zip(&matched) {
+        let Some(w) = w else {
+            omit.push(p.name.clone());
+            continue;
+        };
+        let dtype = Dtype::parse(&w.dtype).ok_or_else(|| {
+            fail(format!(
+                "{} is {}, which op.toml has no dtype for",
+                w.file, w.dtype
+            ))
+        })?;
+        if !p.dtypes.contains(&dtype) {
+            return Err(fail(format!(
+                "{} ({dtype}) for input `{}`, whose OpDef dtypes are {}",
+                w.file,
+                p.name,
+                p.dtypes
+                    .iter()
+                    .map(|d| d.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let Some(draw) = w.draw else {
+            return Err(fail(format!(
+                "input `{}` ({}) is not a plain random draw, so the script cannot be rerun on fresh inputs",
+                p.name, w.file
+            )));
+        };
+        mapping.inputs.push((p.name.clone(), draw));
+        inputs.push(CaseTensor {
+            name: p.name.clone(),
+            dtype,
+            shapes: vec![w.shape.clone()],
+            dist: found.draws.get(draw).and_then(|d| dist(d, dtype)),
+        });
+    }
+    let out_names: Vec<String> = plan.outputs.iter().map(|p| p.name.clone()).collect();
+    let out_matched = match_names(&out_names, &outs, "golden_");
+    let mut outputs = Vec::new();
+    for (p, w) in plan.outputs.iter().zip(&out_matched) {
+        let Some(w) = w else {
+            return Err(fail(format!(
+                "no expected-output file for output `{}`",
+                p.name
+            )));
+        };
+        let written = Dtype::parse(&w.dtype);
+        let dtype = written
+            .filter(|d| p.dtypes.contains(d))
+            .or_else(|| super::implied(p, &inputs))
+            .ok_or_else(|| {
+                fail(format!(
+                    "{} is {}, not a dtype of output `{}`",
+                    w.file, w.dtype, p.name
+                ))
+            })?;
+        mapping.outputs.push((p.name.clone(), w.file.clone()));
+        outputs.push((p.name.clone(), dtype));
+    }
+    let case = CaseSpec {
+        name: "gen_data".into(),
+        comment: format!("the shapes and value ranges of {}", script.display()),
+        inputs,
+        omit,
+        outputs,
+        attrs: plan
+            .attrs
+            .iter()
+            .filter(|a| a.default.is_none())
+            .map(|a| (a.name.clone(), super::zero_of(a.ty)))
+            .collect(),
+    };
+    Ok((case, mapping))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(file: &str, dtype: &str, shape: &[usize], draw: Option<usize>) -> Write {
+        Write {
+            file: file.into(),
+            dtype: dtype.into(),
+            shape: shape.to_vec(),
+            draw,
+        }
+    }
+
+    #[test]
+    fn written_files_are_matched_by_name_then_order() {
+        let ws = [
+            write("input/input_y.bin", "float16", &[4], Some(1)),
+            write("input/input_x.bin", "float16", &[4], Some(0)),
+            write("input/other.bin", "float16", &[4], None),
+        ];
+        let refs: Vec<&Write> = ws.iter().collect();
+        let names = vec!["x".to_string(), "y".to_string(), "z".to_string()];
+        let m = match_names(&names, &refs, "input_");
+        assert_eq!(m[0].unwrap().file, "input/input_x.bin");
+        assert_eq!(m[1].unwrap().file, "input/input_y.bin");
+        assert_eq!(m[2].unwrap().file, "input/other.bin");
+        assert!(is_output("output/golden.bin") && !is_output("input/x.bin"));
+    }
+
+    #[test]
+    fn draws_give_distributions() {
+        let d = |f: &str, args: &[f64]| Draw {
+            function: f.into(),
+            args: args.to_vec(),
+            shape: vec![2],
+        };
+        assert_eq!(
+            dist(&d("uniform", &[1.0, 100.0]), Dtype::Float16),
+            Some(DistSpec::Uniform(1.0, 100.0))
+        );
+        assert_eq!(
+            dist(&d("randint", &[1.0, 10.0]), Dtype::Int32),
+            Some(DistSpec::Int(1, 9))
+        );
+        assert_eq!(
+            dist(&d("rand", &[90.0, 1024.0]), Dtype::Float32),
+            Some(DistSpec::Uniform(0.0, 1.0))
+        );
+        assert_eq!(
+            dist(&d("normal", &[0.5, 2.0]), Dtype::Float32),
+            Some(DistSpec::Normal(0.5, 2.0))
+        );
+    }
+}

@@ -1,0 +1,940 @@
+//! `ascendopt import`: an op.toml (and, when the project's own tests give
+//! the expected outputs, a golden.py) for an msopgen operator folder
+//! written elsewhere.
+//!
+//! What it reads (the caller gathers the OpDef, [`Sources`]):
+//! - the OpDef: inputs and outputs (parameter types, dtype columns),
+//!   attributes with types and defaults;
+//! - the project's test cases: msopst case files (`tests/st/*.json`, their
+//!   `calc_expect_func`), else a `gen_data.py` (the script that writes
+//!   `input/*.bin` and `output/golden.bin`), else one suggested case per
+//!   dtype combination of the OpDef;
+//! - a tail case is always added (a shape whose bytes are no multiple of
+//!   32).
+//!
+//! The expected outputs come from the project's own code: a golden.py is
+//! written that calls the msopst expected-output function, or reruns
+//! gen_data.py with its input draws replaced by the case's inputs
+//! (`gen_data_runner.py`). Neither runs here; [`plan`] only reads files
+//! and, for gen_data.py, runs it once to learn what it draws and writes
+//! ([`gen_data::discover`]).
+//!
+//! Invariant: nothing is written; [`Imported`] holds the texts.
+
+pub mod gen_data;
+pub mod msopst;
+pub mod opdef_source;
+mod render;
+
+use crate::opdef::{dtype_of_ge, OpDefDesc, ParamDesc, ParamType};
+use crate::Dtype;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+use render::render;
+
+/// What the caller found out about an operator folder.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The operator folder (op_host/, op_kernel/).
+    pub op_dir: PathBuf,
+    /// Its OpDef.
+    pub opdef: OpDefDesc,
+    /// Where the OpDef came from, for the op.toml's comment.
+    pub opdef_from: String,
+    /// The kernel entry symbol.
+    pub kernel: String,
+    /// The kernel sources relative to the folder, when op.toml must list
+    /// them (more than one `.cpp` in op_kernel/).
+    pub kernel_sources: Option<Vec<String>>,
+}
+
+/// How to import.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The simulated SoC (picks the OpDef's per-SoC configuration).
+    pub soc: String,
+    /// The Python interpreter for gen_data.py discovery.
+    pub python: String,
+}
+
+/// The texts to write into the operator folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// `op.toml`.
+    pub toml: String,
+    /// `golden.py`, when the golden is a script.
+    pub golden_py: Option<String>,
+    /// What the import chose and why (for the user).
+    pub notes: Vec<String>,
+}
+
+/// One tensor parameter of the spec to write.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Param {
+    pub name: String,
+    pub dtypes: Vec<Dtype>,
+    pub list: bool,
+    pub optional: bool,
+    pub value_depend: bool,
+    /// The dtype rule: same_as an input, or fixed.
+    pub rule: Option<Rule>,
+    /// For an output: the input it is in place (the OpDef names both
+    /// alike, as msopgen projects do for ref tensors).
+    pub inplace: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Rule {
+    SameAs(String),
+    /// The input's dtype, or its parts' for a complex one.
+    RealOf(String),
+    Fixed(Dtype),
+}
+
+/// An attribute of the spec to write.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Attr {
+    pub name: String,
+    /// op.toml type name.
+    pub ty: &'static str,
+    pub default: Option<Value>,
+}
+
+/// A value distribution of one input in a case.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum DistSpec {
+    Uniform(f64, f64),
+    Int(i64, i64),
+    Normal(f64, f64),
+}
+
+/// One input of a case: its shapes (several for a list) and dtype.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CaseTensor {
+    pub name: String,
+    pub dtype: Dtype,
+    pub shapes: Vec<Vec<usize>>,
+    pub dist: Option<DistSpec>,
+}
+
+/// A case of the spec to write.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CaseSpec {
+    pub name: String,
+    pub comment: String,
+    pub inputs: Vec<CaseTensor>,
+    pub omit: Vec<String>,
+    /// Output dtypes (all of them; written when not implied).
+    pub outputs: Vec<(String, Dtype)>,
+    pub attrs: Vec<(String, Value)>,
+}
+
+/// The whole spec to write.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    pub name: String,
+    pub op_type: String,
+    pub kernel: String,
+    pub kernel_sources: Option<Vec<String>>,
+    pub opdef_from: String,
+    pub inputs: Vec<Param>,
+    pub outputs: Vec<Param>,
+    pub attrs: Vec<Attr>,
+    pub cases: Vec<CaseSpec>,
+    /// `[golden] script` when a golden.py is written.
+    pub golden_script: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// `AddCustom` → `add_custom`.
+pub fn snake_case(camel: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = camel.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if i > 0 && (prev_lower || (next_lower && chars[i - 1].is_ascii_uppercase())) {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            out.push('_');
+        }
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// The op.toml attr type of an OpDef attr type; None when op.toml has
+/// none (the attribute is left to its OpDef default).
+fn toml_attr_type(ty: &str) -> Option<&'static str> {
+    Some(match ty {
+        "Int" => "int",
+        "Float" => "float",
+        "Bool" => "bool",
+        "String" => "str",
+        "ListInt" | "ListBool" => "list_int",
+        "ListFloat" => "list_float",
+        _ => return None,
+    })
+}
+
+/// A value for a required attribute nothing gives: the type's zero.
+fn zero_of(ty: &str) -> Value {
+    match ty {
+        "int" => Value::from(0),
+        "float" => Value::from(0.0),
+        "bool" => Value::from(false),
+        "str" => Value::from(""),
+        _ => Value::Array(Vec::new()),
+    }
+}
+
+/// The dtypes of a parameter's column, as [`Dtype`]s (None for one the
+/// simulator has no type for).
+fn column(p: &ParamDesc) -> Vec<Option<Dtype>> {
+    p.dtypes.iter().map(|d| dtype_of_ge(d)).collect()
+}
+
+fn distinct(col: &[Option<Dtype>]) -> Vec<Dtype> {
+    let mut out = Vec::new();
+    for d in col.iter().flatten() {
+        if !out.contains(d) {
+            out.push(*d);
+        }
+    }
+    out
+}
+
+/// The tensor parameters of the spec, with dtype rules read off the
+/// OpDef's columns.
+fn params(
+    inputs: &[ParamDesc],
+    outputs: &[ParamDesc],
+    notes: &mut Vec<String>,
+) -> Result<(Vec<Param>, Vec<Param>), String> {
+    let mut ins: Vec<Param> = Vec::new();
+    let mut in_cols: Vec<Vec<Option<Dtype>>> = Vec::new();
+    for p in inputs {
+        let col = column(p);
+        let dtypes = distinct(&col);
+        if p.dtypes.is_empty() {
+            return Err(format!(
+                "input `{}`: no dtypes found (an OpDef that names them through a variable is read only when the host unit compiles)",
+                p.name
+            ));
+        }
+        if dtypes.is_empty() {
+            return Err(format!(
+                "input `{}` has no dtype the simulator knows ({})",
+                p.name,
+                p.dtypes.join(", ")
+            ));
+        }
+        // Same column as an earlier input: same dtype in every case.
+        let rule = (!p.dtype_list && col.len() > 1)
+            .then(|| {
+                inputs
+                    .iter()
+                    .zip(&in_cols)
+                    .find(|(q, c)| !q.dtype_list && **c == col)
+                    .map(|(q, _)| Rule::SameAs(q.name.clone()))
+            })
+            .flatten();
+        ins.push(Param {
+            name: p.name.clone(),
+            dtypes,
+            list: p.param_type == ParamType::Dynamic,
+            optional: p.param_type == ParamType::Optional,
+            value_depend: p.value_depend(),
+            rule,
+            inplace: None,
+        });
+        in_cols.push(col);
+    }
+    let mut outs = Vec::new();
+    for p in outputs {
+        let col = column(p);
+        let dtypes = distinct(&col);
+        if dtypes.is_empty() {
+            return Err(format!(
+                "output `{}` has no dtype the simulator knows ({})",
+                p.name,
+                p.dtypes.join(", ")
+            ));
+        }
+        let same = inputs
+            .iter()
+            .zip(&in_cols)
+            .find(|(q, c)| !q.dtype_list && q.param_type != ParamType::Optional && **c == col)
+            .map(|(q, _)| q.name.clone());
+        let rule = match (same, dtypes.as_slice()) {
+            (_, [one]) => Rule::Fixed(*one),
+            (Some(input), _) => Rule::SameAs(input),
+            (None, _) => {
+                // The output's dtype follows no single input: take the
+                // input whose column decides it.
+                let decider = inputs.iter().zip(&in_cols).find(|(q, c)| {
+                    !q.dtype_list
+                        && c.len() == col.len()
+                        && c.iter().zip(&col).all(|(a, b)| {
+                            c.iter()
+                                .zip(&col)
+                                .filter(|(x, _)| *x == a)
+                                .all(|(_, y)| y == b)
+                        })
+                });
+                let real_of = |c: &[Option<Dtype>]| {
+                    c.iter()
+                        .zip(&col)
+                        .all(|(a, b)| *b == a.map(|a| a.complex_part().unwrap_or(a)))
+                };
+                match decider {
+                    Some((q, c)) if real_of(c) => Rule::RealOf(q.name.clone()),
+                    Some((q, _)) => {
+                        // op.toml has no per-dtype map: the commonest
+                        // output dtype, and cases with another are left out.
+                        let common = most_common(&col).unwrap_or(dtypes[0]);
+                        notes.push(format!(
+                            "output `{}`: its dtype follows input `{}` by a table op.toml cannot write; fixed to {common}, cases where it is another are left out",
+                            p.name, q.name
+                        ));
+                        Rule::Fixed(common)
+                    }
+                    None => Rule::Fixed(dtypes[0]),
+                }
+            }
+        };
+        // An output named like an input is that input in place (a ref
+        // tensor); op.toml names must differ, so the output gets a suffix.
+        let inplace = inputs
+            .iter()
+            .find(|q| q.name == p.name)
+            .map(|q| q.name.clone());
+        let name = match &inplace {
+            Some(input) => {
+                let mut name = format!("{input}_out");
+                while inputs.iter().chain(outputs).any(|q| q.name == name) {
+                    name.push('_');
+                }
+                notes.push(format!(
+                    "output `{input}` is input `{input}` in place (the OpDef names both alike): written as output `{name}` with inplace = \"{input}\""
+                ));
+                name
+            }
+            None => p.name.clone(),
+        };
+        let rule = match &inplace {
+            Some(input) => Rule::SameAs(input.clone()),
+            None => rule,
+        };
+        outs.push(Param {
+            name,
+            dtypes,
+            list: p.param_type == ParamType::Dynamic,
+            optional: false,
+            value_depend: false,
+            rule: Some(rule),
+            inplace,
+        });
+    }
+    Ok((ins, outs))
+}
+
+/// What [`plan`] found for the golden.
+pub(crate) enum GoldenSource {
+    Msopst {
+        file: PathBuf,
+        func: String,
+    },
+    GenData {
+        script: PathBuf,
+        found: gen_data::Discovered,
+    },
+    None,
+}
+
+/// Plans the spec of an operator folder and renders its texts.
+pub fn plan_and_render(src: &Sources, opts: &Options) -> Result<Imported, String> {
+    let (plan, golden, mapping) = plan(src, opts)?;
+    let golden_py = match (&golden, &mapping) {
+        (GoldenSource::Msopst { file, func }, _) => {
+            render::msopst_golden(&src.op_dir, file, func, &plan)
+        }
+        (GoldenSource::GenData { script, .. }, Some(m)) => {
+            render::gen_data_golden(&src.op_dir, script, m)
+        }
+        _ => render::scaffold_golden(&plan),
+    };
+    Ok(Imported {
+        toml: render(&plan),
+        golden_py: Some(golden_py),
+        notes: plan.notes.clone(),
+    })
+}
+
+/// The msopst cases of the folder, in file order.
+fn msopst_cases(op_dir: &Path) -> Vec<msopst::StCase> {
+    let dir = op_dir.join("tests").join("st");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| msopst::read_cases(f).ok())
+        .flatten()
+        .collect()
+}
+
+/// A framework a Python file imports that `python` cannot import (so the
+/// file cannot run here); None when it needs none or all of them import.
+fn needs_unavailable(file: &Path, python: &str) -> Option<&'static str> {
+    let text = std::fs::read_to_string(file).ok()?;
+    [
+        "torch_npu",
+        "torch",
+        "tensorflow",
+        "mindspore",
+        "paddle",
+        "jax",
+    ]
+    .into_iter()
+    .filter(|m| {
+        text.lines().any(|l| {
+            let l = l.trim();
+            [format!("import {m}"), format!("from {m}")]
+                .iter()
+                .any(|p| {
+                    l.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '.', ',']))
+                })
+        })
+    })
+    .find(|m| !importable(python, m))
+}
+
+/// Whether `python -c "import m"` succeeds.
+fn importable(python: &str, module: &str) -> bool {
+    std::process::Command::new(python)
+        .args(["-c", &format!("import {module}")])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Where the expected outputs come from, and the cases of that source.
+fn golden_source(
+    src: &Sources,
+    opts: &Options,
+) -> (GoldenSource, Vec<msopst::StCase>, Vec<String>) {
+    let mut notes = Vec::new();
+    let st = msopst_cases(&src.op_dir);
+    let st_expect = st.iter().find_map(|c| c.expect.clone());
+    if let Some((file, func)) = &st_expect {
+        match needs_unavailable(file, &opts.python) {
+            None if file.is_file() => {
+                return (
+                    GoldenSource::Msopst {
+                        file: file.clone(),
+                        func: func.clone(),
+                    },
+                    st,
+                    notes,
+                )
+            }
+            None => notes.push(format!(
+                "{} (the msopst expected-output file) does not exist",
+                file.display()
+            )),
+            Some(m) => notes.push(format!(
+                "{} needs {m}, which {} cannot import here; looking for a numpy golden",
+                file.display(),
+                opts.python
+            )),
+        }
+    }
+    for script in gen_data::scripts(&src.op_dir) {
+        if let Some(m) = needs_unavailable(&script, &opts.python) {
+            notes.push(format!(
+                "{} needs {m}, which {} cannot import here",
+                script.display(),
+                opts.python
+            ));
+            continue;
+        }
+        match gen_data::discover(&script, &opts.python) {
+            Ok(found) => return (GoldenSource::GenData { script, found }, st, notes),
+            Err(e) => notes.push(e),
+        }
+    }
+    (GoldenSource::None, st, notes)
+}
+
+/// The spec of an operator folder, where its golden comes from and (for a
+/// gen_data.py) how to rerun it.
+pub(crate) fn plan(
+    src: &Sources,
+    opts: &Options,
+) -> Result<(Plan, GoldenSource, Option<gen_data::Mapping>), String> {
+    let op = &src.opdef;
+    let (inputs, outputs) = op.params_for(&opts.soc);
+    let mut notes = vec![format!("the interface comes from {}", src.opdef_from)];
+    let (ins, outs) = params(inputs, outputs, &mut notes)?;
+    if outs.is_empty() {
+        let inputs: Vec<&str> = ins.iter().map(|p| p.name.as_str()).collect();
+        return Err(format!(
+            "the OpDef {} declares no Output (its kernel writes into an input, one of {}, with no output argument); op.toml cannot describe an operator without outputs yet",
+            op.op_type,
+            inputs.join(", ")
+        ));
+    }
+    let attrs: Vec<Attr> = op
+        .attrs
+        .iter()
+        .filter_map(|a| {
+            let Some(ty) = toml_attr_type(&a.ty) else {
+                notes.push(format!(
+                    "attribute `{}` ({}) is left to its OpDef default",
+                    a.name, a.ty
+                ));
+                return None;
+            };
+            let default = a.default.clone().map(|d| match (ty, d) {
+                ("float", Value::Number(n)) => Value::from(n.as_f64().unwrap_or(0.0)),
+                ("list_int", Value::Array(v)) => Value::Array(
+                    v.into_iter()
+                        .map(|x| match x {
+                            Value::Bool(b) => Value::from(i64::from(b)),
+                            other => other,
+                        })
+                        .collect(),
+                ),
+                (_, d) => d,
+            });
+            Some(Attr {
+                name: a.name.clone(),
+                ty,
+                default,
+            })
+        })
+        .collect();
+    let combos = op.combinations(&opts.soc).unwrap_or_default();
+    let (mut golden, st_cases, golden_notes) = golden_source(src, opts);
+    notes.extend(golden_notes);
+    let mut plan = Plan {
+        name: snake_case(&op.op_type),
+        op_type: op.op_type.clone(),
+        kernel: src.kernel.clone(),
+        kernel_sources: src.kernel_sources.clone(),
+        opdef_from: src.opdef_from.clone(),
+        inputs: ins,
+        outputs: outs,
+        attrs,
+        cases: Vec::new(),
+        golden_script: None,
+        notes,
+    };
+    // Cases: the project's, else one per dtype combination.
+    let mut mapping = None;
+    match &golden {
+        GoldenSource::GenData { script, found } => {
+            match gen_data::case_and_mapping(found, &plan, script) {
+                Ok((case, m)) => {
+                    plan.cases.push(case);
+                    mapping = Some(m);
+                }
+                Err(e) => {
+                    plan.notes.push(e);
+                    golden = GoldenSource::None;
+                }
+            }
+        }
+        _ if !st_cases.is_empty() => {
+            for c in &st_cases {
+                match case_from_msopst(c, &plan) {
+                    Ok(case) => plan.cases.push(case),
+                    Err(e) => plan
+                        .notes
+                        .push(format!("msopst case {}: {e}; left out", c.name)),
+                }
+            }
+        }
+        _ => {}
+    }
+    if plan.cases.is_empty() {
+        plan.cases = suggested_cases(&plan, &combos);
+        plan.notes.push(format!(
+            "no usable test case in the project: {} suggested case(s), one per dtype combination of the OpDef",
+            plan.cases.len()
+        ));
+    }
+    dedupe_names(&mut plan.cases);
+    if let Some(tail) = tail_case(&plan) {
+        plan.cases.push(tail);
+    }
+    plan.golden_script = Some("golden.py".into());
+    match &golden {
+        GoldenSource::Msopst { file, func } => plan.notes.push(format!(
+            "expected outputs: {func} of {} (msopst), called by golden.py",
+            file.display()
+        )),
+        GoldenSource::GenData { script, .. } => plan.notes.push(format!(
+            "expected outputs: {} rerun by golden.py with the case's inputs in place of its random draws",
+            script.display()
+        )),
+        GoldenSource::None => plan.notes.push(
+            "no numpy golden in the project: golden.py says what to write (the cases fail until then)".into(),
+        ),
+    }
+    Ok((plan, golden, mapping))
+}
+
+/// A case from an msopst case.
+fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, String> {
+    let mut inputs = Vec::new();
+    let mut omit = Vec::new();
+    for p in &plan.inputs {
+        let Some(t) = c.inputs.iter().find(|t| t.name == p.name) else {
+            if p.optional {
+                omit.push(p.name.clone());
+                continue;
+            }
+            return Err(format!("it gives no input `{}`", p.name));
+        };
+        let Some(dtype) = t.dtype else {
+            if p.optional {
+                omit.push(p.name.clone());
+                continue;
+            }
+            return Err(format!("input `{}` is UNDEFINED but not optional", p.name));
+        };
+        if !p.dtypes.contains(&dtype) {
+            return Err(format!(
+                "input `{}` is {dtype}, which the OpDef does not allow",
+                p.name
+            ));
+        }
+        if t.shapes.is_empty() {
+            return Err(format!("input `{}` has no shape", p.name));
+        }
+        let shapes = if p.list {
+            t.shapes.clone()
+        } else {
+            vec![t.shapes[0].clone()]
+        };
+        let dist = t.range.and_then(|(lo, hi)| {
+            if dtype.is_float() {
+                (lo < hi).then_some(DistSpec::Uniform(lo, hi))
+            } else {
+                let (lo, hi) = (lo.ceil() as i64, hi.floor() as i64);
+                (lo <= hi).then_some(DistSpec::Int(lo, hi))
+            }
+        });
+        inputs.push(CaseTensor {
+            name: p.name.clone(),
+            dtype,
+            shapes,
+            dist,
+        });
+    }
+    let mut outputs = Vec::new();
+    for p in &plan.outputs {
+        let dtype = c
+            .outputs
+            .iter()
+            .find(|t| t.name == p.name)
+            .and_then(|t| t.dtype)
+            .or_else(|| implied(p, &inputs))
+            .ok_or_else(|| format!("no dtype for output `{}`", p.name))?;
+        outputs.push((p.name.clone(), dtype));
+    }
+    // msopst files often spell attributes in camel case (`dstType` for
+    // the OpDef's `dst_type`); a required one the case lacks gets its
+    // type's zero.
+    let key = |n: &str| n.to_ascii_lowercase().replace('_', "");
+    let attrs = plan
+        .attrs
+        .iter()
+        .filter_map(
+            |a| match c.attrs.iter().find(|(n, _)| key(n) == key(&a.name)) {
+                Some((_, v)) if !v.is_null() => Some((a.name.clone(), v.clone())),
+                _ if a.default.is_none() => Some((a.name.clone(), zero_of(a.ty))),
+                _ => None,
+            },
+        )
+        .collect();
+    let case = CaseSpec {
+        name: c.name.clone(),
+        comment: format!("msopst case {} of {}", c.name, c.op),
+        inputs,
+        omit,
+        outputs,
+        attrs,
+    };
+    check_outputs(plan, &case)?;
+    Ok(case)
+}
+
+/// The dtype an output's rule gives for these inputs.
+fn implied(p: &Param, inputs: &[CaseTensor]) -> Option<Dtype> {
+    let of = |name: &str| inputs.iter().find(|t| t.name == name).map(|t| t.dtype);
+    match &p.rule {
+        Some(Rule::Fixed(d)) => Some(*d),
+        Some(Rule::SameAs(name)) => of(name),
+        Some(Rule::RealOf(name)) => of(name).map(|d| d.complex_part().unwrap_or(d)),
+        None => None,
+    }
+}
+
+/// Checks that each output's dtype is what its rule gives (op.toml
+/// rejects a case otherwise).
+fn check_outputs(plan: &Plan, case: &CaseSpec) -> Result<(), String> {
+    for (p, (name, d)) in plan.outputs.iter().zip(&case.outputs) {
+        if let Some(want) = implied(p, &case.inputs) {
+            if want != *d {
+                return Err(format!(
+                    "output `{name}` is {d} here, where op.toml's rule for it gives {want}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The dtype that occurs most often in a column (the first on ties).
+fn most_common(col: &[Option<Dtype>]) -> Option<Dtype> {
+    let all: Vec<Dtype> = col.iter().flatten().copied().collect();
+    let mut best: Option<(usize, Dtype)> = None;
+    for d in &all {
+        let n = all.iter().filter(|x| *x == d).count();
+        if best.is_none_or(|(m, _)| n > m) {
+            best = Some((n, *d));
+        }
+    }
+    best.map(|(_, d)| d)
+}
+
+/// One case per dtype combination of the OpDef (at most four), every
+/// tensor 8 x 2048 (a list two of them), random values.
+fn suggested_cases(plan: &Plan, combos: &[crate::opdef::Combination]) -> Vec<CaseSpec> {
+    let mut out = Vec::new();
+    for combo in combos {
+        let Some(dtypes) = combo.launch_dtypes() else {
+            continue;
+        };
+        let mut inputs = Vec::new();
+        let mut ok = true;
+        for (i, p) in plan.inputs.iter().enumerate() {
+            let dtype = dtypes[i];
+            if !p.dtypes.contains(&dtype) {
+                ok = false;
+            }
+            inputs.push(CaseTensor {
+                name: p.name.clone(),
+                dtype,
+                shapes: if p.list {
+                    vec![vec![8, 2048]; 2]
+                } else {
+                    vec![vec![8, 2048]]
+                },
+                dist: None,
+            });
+        }
+        let outputs: Vec<(String, Dtype)> = plan
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(o, p)| (p.name.clone(), dtypes[plan.inputs.len() + o]))
+            .collect();
+        if !ok || out.iter().any(|c: &CaseSpec| c.inputs == inputs) {
+            continue;
+        }
+        let case = CaseSpec {
+            name: format!("suggested_{}", dtypes[0].name()),
+            comment:
+                "suggested: one dtype combination of the OpDef; check the shape suits the operator"
+                    .into(),
+            inputs,
+            omit: Vec::new(),
+            outputs,
+            attrs: plan
+                .attrs
+                .iter()
+                .filter(|a| a.default.is_none())
+                .map(|a| (a.name.clone(), zero_of(a.ty)))
+                .collect(),
+        };
+        if check_outputs(plan, &case).is_err() {
+            continue;
+        }
+        out.push(case);
+        if out.len() == 4 {
+            break;
+        }
+    }
+    out
+}
+
+/// Case names unique (a `_2`, `_3` suffix on repeats) and valid.
+fn dedupe_names(cases: &mut [CaseSpec]) {
+    let mut seen: Vec<String> = Vec::new();
+    for c in cases.iter_mut() {
+        let base: String = c
+            .name
+            .chars()
+            .map(|ch| {
+                if ch.is_whitespace() || ch.is_control() {
+                    '_'
+                } else {
+                    ch
+                }
+            })
+            .collect();
+        let mut name = base.clone();
+        let mut k = 2;
+        while seen.contains(&name) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        seen.push(name.clone());
+        c.name = name;
+    }
+}
+
+/// The first case with its shapes changed so that its tensors' byte sizes
+/// are no multiples of 32: the first input's last dimension becomes 37 and
+/// its other dimensions above 3 become 3, wherever those sizes occur in
+/// the case's tensors (so tensors that agree in a dimension still do).
+fn tail_case(plan: &Plan) -> Option<CaseSpec> {
+    let first = plan.cases.first()?;
+    let dims = first.inputs.first()?.shapes.first()?.clone();
+    let last = *dims.last()?;
+    let bytes = |c: &CaseSpec| {
+        c.inputs
+            .iter()
+            .flat_map(|t| {
+                t.shapes
+                    .iter()
+                    .map(move |s| s.iter().product::<usize>() * t.dtype.size())
+            })
+            .collect::<Vec<_>>()
+    };
+    if bytes(first).iter().any(|b| b % 32 != 0) {
+        return None; // it is a tail case already
+    }
+    let map = |d: usize| -> usize {
+        if d == last && last > 37 {
+            37
+        } else if d == last && last > 1 {
+            last - 1
+        } else if dims.contains(&d) && d > 3 {
+            3
+        } else {
+            d
+        }
+    };
+    let mut case = first.clone();
+    for t in &mut case.inputs {
+        for shape in &mut t.shapes {
+            for d in shape.iter_mut() {
+                *d = map(*d);
+            }
+        }
+    }
+    if case.inputs == first.inputs || bytes(&case).iter().all(|b| b % 32 == 0) {
+        return None;
+    }
+    case.name = format!("{}_tail", first.name);
+    let before: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    let after: Vec<String> = dims.iter().map(|&d| map(d).to_string()).collect();
+    case.comment = format!(
+        "tail: case {} with [{}] made [{}]",
+        first.name,
+        before.join(", "),
+        after.join(", ")
+    );
+    Some(case)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(name: &str, dtypes: &[&str]) -> ParamDesc {
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "param_type": "required",
+            "dtypes": dtypes,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn output_dtype_rules_and_ref_outputs_are_read_off_the_columns() {
+        let x = param("x", &["DT_FLOAT", "DT_FLOAT16", "DT_COMPLEX64"]);
+        let y = param("y", &["DT_FLOAT", "DT_FLOAT16", "DT_FLOAT"]);
+        let mut notes = Vec::new();
+        let (_, outs) = params(std::slice::from_ref(&x), &[y], &mut notes).unwrap();
+        assert_eq!(outs[0].rule, Some(Rule::RealOf("x".into())));
+        // float -> float, half -> half, int32 -> float: no rule but a table.
+        let x = param("x", &["DT_FLOAT", "DT_FLOAT16", "DT_INT32"]);
+        let y = param("y", &["DT_FLOAT", "DT_FLOAT16", "DT_FLOAT"]);
+        let (_, outs) = params(std::slice::from_ref(&x), &[y], &mut notes).unwrap();
+        assert_eq!(outs[0].rule, Some(Rule::Fixed(Dtype::Float32)));
+        assert!(notes.iter().any(|n| n.contains("left out")), "{notes:?}");
+        // An output named like an input is that input in place.
+        let (_, outs) = params(
+            std::slice::from_ref(&x),
+            std::slice::from_ref(&x),
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(outs[0].name, "x_out");
+        assert_eq!(outs[0].inplace.as_deref(), Some("x"));
+        assert_eq!(outs[0].rule, Some(Rule::SameAs("x".into())));
+    }
+
+    #[test]
+    fn a_framework_the_interpreter_cannot_import_is_named() {
+        let dir =
+            std::env::temp_dir().join(format!("ascendopt-import-needs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.py");
+        std::fs::write(
+            &file,
+            "import os\nimport torchvision_like\nfrom mindspore import ops\n",
+        )
+        .unwrap();
+        // `torchvision_like` is no framework of the list; mindspore is.
+        assert_eq!(needs_unavailable(&file, "python3"), Some("mindspore"));
+        std::fs::write(&file, "import os\nimport numpy as np\n").unwrap();
+        assert_eq!(needs_unavailable(&file, "python3"), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn names_become_snake_case() {
+        assert_eq!(snake_case("AddCustom"), "add_custom");
+        assert_eq!(
+            snake_case("ForeachAddScalarList"),
+            "foreach_add_scalar_list"
+        );
+        assert_eq!(snake_case("GeGluV2"), "ge_glu_v2");
+        assert_eq!(snake_case("MSELoss"), "mse_loss");
+    }
+}

@@ -1,0 +1,9 @@
+// ascendopt host (op_host) emulation of CANN's exe_graph/runtime/continuous_vector.h
+// (the gert runtime types live together in ascendopt/host/context.h).
+#ifndef ASCENDOPT_EXE_GRAPH_RUNTIME_CONTINUOUS_VECTOR_H
+#define ASCENDOPT_EXE_GRAPH_RUNTIME_CONTINUOUS_VECTOR_H
+
+#include "../../ascendopt/host/std_bundle.h"
+#include "../../ascendopt/host/context.h"
+
+#endif
