@@ -91,6 +91,8 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
         return ascendopt_sim::worker::worker_main();
     }
+    // Whatever this binary is called, it answers `__worker` itself.
+    ascendopt_sim::worker::serve_worker_from_this_executable();
     // Evaluations reuse warm heap pages instead of fresh mappings.
     ascendopt_harness::memory::keep_freed_memory();
     let cli = Cli::parse();
