@@ -397,6 +397,36 @@ mod tests {
     }
 
     #[test]
+    fn mmad_cost_is_fractal_steps_plus_head() {
+        let shape = |m, n, k, dtype| crate::trace::MmadShape {
+            m,
+            n,
+            k,
+            dtype,
+            unit_flag: 0,
+            init: true,
+        };
+        // 128 x 128 x 256 half: 8 x 8 x 16 steps of 16 x 16 x 16, + 20.
+        let c = mmad_cost(&hw(), &shape(128, 128, 256, Dtype::Float16));
+        assert_eq!((c.occupancy, c.latency), (1024, 20));
+        // Tails round up to whole fractals: 20 x 24 x 40 is 2 x 2 x 3.
+        let c = mmad_cost(&hw(), &shape(20, 24, 40, Dtype::Float16));
+        assert_eq!(c.occupancy, 12);
+        // int8 takes K 32 per step (2x the f16 rate), float 4 (1/4).
+        let c = mmad_cost(&hw(), &shape(16, 16, 64, Dtype::Int8));
+        assert_eq!(c.occupancy, 2);
+        let c = mmad_cost(&hw(), &shape(16, 16, 64, Dtype::Float32));
+        assert_eq!(c.occupancy, 16);
+        // bf16 runs at the f16 rate; an empty Mmad still takes a step.
+        let c = mmad_cost(&hw(), &shape(16, 16, 64, Dtype::Bfloat16));
+        assert_eq!(c.occupancy, 4);
+        assert_eq!(
+            mmad_cost(&hw(), &shape(0, 0, 0, Dtype::Float16)).occupancy,
+            1
+        );
+    }
+
+    #[test]
     fn dma_alignment_and_granule() {
         let hw = hw();
         let instr = dma_instr(DmaDir::GmToUb);
