@@ -26,9 +26,11 @@ using namespace AscendC;
 
 // C (m x n) = A (m x k) x B (k x n) on one AI core in one tile, K cut into
 // K_SPLIT parts accumulated in L0C. TRANS_B: B is given as B^T (n x k,
-// row-major). Tiling: int32 [m, n, k].
-template <class AT, class LT, class CT, bool TRANS_B, int K_SPLIT, bool RELU, bool WRONG_POS = false>
-__aicore__ inline void MatmulTile(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tiling) {
+// row-major). BIAS: a float row of n added to every row of C, through
+// C1 (L1) and C2 (the bias table). Tiling: int32 [m, n, k].
+template <class AT, class LT, class CT, bool TRANS_B, int K_SPLIT, bool RELU, bool WRONG_POS = false,
+          bool BIAS = false>
+__aicore__ inline void MatmulTile(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tiling, GM_ADDR bias = nullptr) {
   GlobalTensor<int32_t> t;
   t.SetGlobalBuffer((__gm__ int32_t*)tiling, 3);
   uint32_t m = t.GetValue(0), n = t.GetValue(1), k = t.GetValue(2);
@@ -53,6 +55,22 @@ __aicore__ inline void MatmulTile(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tilin
   pipe.InitBuffer(qA2, 1, mA * kPart * C0 * sizeof(AT));
   pipe.InitBuffer(qB2, 1, kPart * C0 * nA * sizeof(AT));
   pipe.InitBuffer(qC, 1, mA * nA * sizeof(LT));
+  TQue<TPosition::C1, 1> qBias1;
+  TQue<TPosition::C2, 1> qBias2;
+  if (BIAS) {
+    pipe.InitBuffer(qBias1, 1, nA * sizeof(LT));
+    pipe.InitBuffer(qBias2, 1, nA * sizeof(LT));
+    GlobalTensor<LT> biasGm;
+    biasGm.SetGlobalBuffer((__gm__ LT*)bias, n);
+    LocalTensor<LT> bias1 = qBias1.AllocTensor<LT>();
+    DataCopy(bias1, biasGm, nA);
+    qBias1.EnQue(bias1);
+    bias1 = qBias1.DeQue<LT>();
+    LocalTensor<LT> bias2 = qBias2.AllocTensor<LT>();
+    DataCopy(bias2, bias1, nA);
+    qBias2.EnQue(bias2);
+    qBias1.FreeTensor(bias1);
+  }
 
   // GM -> L1, ND -> NZ: A's rows become C0-wide column blocks of mA rows.
   LocalTensor<AT> a1 = qA1.AllocTensor<AT>();
@@ -100,6 +118,10 @@ __aicore__ inline void MatmulTile(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR tilin
     p.cmatrixInitVal = (s == 0);
     if (WRONG_POS) {
       Mmad(c1, b2, a2, p);  // LINE_WRONG_POS
+    } else if (BIAS && s == 0) {
+      LocalTensor<LT> bias2 = qBias2.DeQue<LT>();
+      Mmad(c1, a2, b2, bias2, p);
+      qBias2.FreeTensor(bias2);
     } else {
       Mmad(c1, a2, b2, p);
     }
@@ -142,8 +164,51 @@ extern "C" __global__ __aicore__ void mm_f32_tb(GM_ADDR a, GM_ADDR b, GM_ADDR c,
 extern "C" __global__ __aicore__ void mm_s8_tb(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
   MatmulTile<int8_t, int32_t, int32_t, true, 2, false>(a, b, c, t);
 }
+extern "C" __global__ __aicore__ void mm_f16_bias(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws,
+                                                  GM_ADDR t) {
+  MatmulTile<half, float, float, false, 2, false, false, true>(a, b, c, t, bias);
+}
 extern "C" __global__ __aicore__ void mm_wrong_pos(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
   MatmulTile<half, float, float, false, 1, false, true>(a, b, c, t);
+}
+
+// 16 x 16 x 16 half straight from GM into L0A/L0B by LoadData (MTE2): A
+// as one ZZ fractal (row-major), B as one ZN fractal (B^T row-major). The
+// Mmad (PIPE_M) reads what MTE2 wrote: SYNC orders them with a flag.
+template <bool SYNC>
+__aicore__ inline void GmFractals(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+  TPipe pipe;
+  TBuf<TPosition::A2> bufA;
+  TBuf<TPosition::B2> bufB;
+  TQue<TPosition::CO1, 1> qC;
+  pipe.InitBuffer(bufA, 512);
+  pipe.InitBuffer(bufB, 512);
+  pipe.InitBuffer(qC, 1, 1024);
+  GlobalTensor<half> aGm, bGm;
+  GlobalTensor<float> cGm;
+  aGm.SetGlobalBuffer((__gm__ half*)a, 256);
+  bGm.SetGlobalBuffer((__gm__ half*)b, 256);
+  cGm.SetGlobalBuffer((__gm__ float*)c, 256);
+  LocalTensor<half> a2 = bufA.Get<half>();
+  LocalTensor<half> b2 = bufB.Get<half>();
+  LoadData(a2, aGm, LoadData2DParams(0, 1, 1, 0, 0, false, 0));
+  LoadData(b2, bGm, LoadData2DParams(0, 1, 1, 0, 0, false, 0));
+  if (SYNC) {
+    SetFlag<HardEvent::MTE2_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_M>(EVENT_ID0);
+  }
+  LocalTensor<float> c1 = qC.AllocTensor<float>();
+  Mmad(c1, a2, b2, MmadParams(16, 16, 16));  // LINE_GM_MMAD
+  qC.EnQue(c1);
+  c1 = qC.DeQue<float>();
+  Fixpipe(cGm, c1, FixpipeParamsV220(16, 16, 16, 16, false));
+  qC.FreeTensor(c1);
+}
+extern "C" __global__ __aicore__ void gm_fractals(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
+  GmFractals<true>(a, b, c);
+}
+extern "C" __global__ __aicore__ void gm_fractals_unsynced(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
+  GmFractals<false>(a, b, c);
 }
 
 // The guide's ND2NZ example (6.2.3.1.1.5, figure 6-5): two 2 x 24 half
@@ -395,6 +460,66 @@ fn bf16_f32_and_int8_with_b_transposed() {
     // int8: C0 = 32, k = 40 pads to 64.
     let (got, want, _) = matmul("mm_s8_tb", (T::S8, T::S32), (16, 20, 40), true);
     assert_eq!(got, want);
+}
+
+/// The public mmad operator's way with a bias: GM -> C1 (L1) -> C2 (the
+/// bias table) by DataCopy, then Mmad with the bias operand, which starts
+/// every row of C from it; a second Mmad over the rest of K accumulates.
+#[test]
+fn a_bias_row_from_the_bias_table_starts_every_row() {
+    let (m, n, k) = (20, 24, 40);
+    let a = values(m * k, 1);
+    let b = values(k * n, 2);
+    let bias: Vec<f32> = (0..32).map(|j| (j as f32) * 0.5 - 3.0).collect();
+    let out = try_launch(
+        "mm_f16_bias",
+        vec![T::F16.tensor(&a), T::F16.tensor(&b), T::F32.tensor(&bias)],
+        vec![T::F32.tensor(&vec![f32::NAN; m * n])],
+        &[m as i32, n as i32, k as i32],
+    )
+    .unwrap();
+    let got = T::F32.decode(&out.outputs[0]);
+    for i in 0..m {
+        for j in 0..n {
+            let want = bias[j] + (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f32>();
+            assert_eq!(got[i * n + j], want, "C[{i}][{j}]");
+        }
+    }
+    assert_eq!(check(&out.trace), vec![]);
+}
+
+/// LoadData from GM into L0A/L0B, and the race checker on the cube pipes:
+/// without the MTE2 -> M flag the Mmad reads L0A and L0B while MTE2 may
+/// still write them, and the checker says so; with it the trace is clean.
+#[test]
+fn an_mmad_that_does_not_wait_for_its_loads_is_a_race() {
+    let a = values(256, 3);
+    let bt = values(256, 4);
+    let run = |name: &str| {
+        try_launch(
+            name,
+            vec![T::F16.tensor(&a), T::F16.tensor(&bt)],
+            vec![T::F32.tensor(&[f32::NAN; 256])],
+            &[0],
+        )
+        .unwrap()
+    };
+    let synced = run("gm_fractals");
+    let got = T::F32.decode(&synced.outputs[0]);
+    for i in 0..16 {
+        for j in 0..16 {
+            let want: f32 = (0..16).map(|kk| a[i * 16 + kk] * bt[j * 16 + kk]).sum();
+            assert_eq!(got[i * 16 + j], want, "C[{i}][{j}]");
+        }
+    }
+    assert_eq!(check(&synced.trace), vec![]);
+    let findings = check(&run("gm_fractals_unsynced").trace);
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.kind == "race" && f.message.contains("Mmad")),
+        "{findings:?}"
+    );
 }
 
 #[test]

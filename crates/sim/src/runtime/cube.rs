@@ -135,17 +135,29 @@ impl MmadTypes {
     }
 }
 
+/// Where the sums of an Mmad start.
+#[derive(Debug, Clone, Copy)]
+pub enum CInit<'a> {
+    /// From zero (cmatrixInitVal).
+    Zero,
+    /// From C's current value in L0C (accumulation).
+    Keep,
+    /// From a bias row (the bias table): element j of every row starts at
+    /// `bias[j]` (4-byte float or int32, as C), 0 past its end.
+    Bias(&'a [u8]),
+}
+
 /// One Mmad on plain byte images of L0A (`a`, ZZ), L0B (`b`, ZN) and L0C
 /// (`c`, NZ, 4-byte elements): every element of the `ceil(m/16) x
-/// ceil(n/16)` fractals of C is computed from exactly `k` products. `init`
-/// true starts from zero, false from C's current value.
+/// ceil(n/16)` fractals of C is computed from exactly `k` products, added
+/// to the start `init` gives.
 pub fn mmad_compute(
     types: MmadTypes,
     a: &[u8],
     b: &[u8],
     c: &mut [u8],
     (m, n, k): (usize, usize, usize),
-    init: bool,
+    init: CInit<'_>,
 ) {
     let c0 = c0_of(types.in_size());
     let m_blocks = m.div_ceil(FRACTAL_ROWS);
@@ -171,15 +183,21 @@ pub fn mmad_compute(
         for j in 0..cols {
             let bcol = &bt[j * k..(j + 1) * k];
             let at = 4 * nz_index(i, j, m_blocks);
-            let old = [c[at], c[at + 1], c[at + 2], c[at + 3]];
+            let start = match init {
+                CInit::Zero => [0; 4],
+                CInit::Keep => [c[at], c[at + 1], c[at + 2], c[at + 3]],
+                CInit::Bias(bias) => bias
+                    .get(4 * j..4 * j + 4)
+                    .map_or([0; 4], |v| [v[0], v[1], v[2], v[3]]),
+            };
             let out = if types == MmadTypes::S8 {
-                let mut acc = if init { 0i32 } else { i32::from_le_bytes(old) };
+                let mut acc = i32::from_le_bytes(start);
                 for (x, y) in arow.iter().zip(bcol) {
                     acc = acc.wrapping_add((*x as i32).wrapping_mul(*y as i32));
                 }
                 acc.to_le_bytes()
             } else {
-                let mut acc = if init { 0f32 } else { f32::from_le_bytes(old) };
+                let mut acc = f32::from_le_bytes(start);
                 for (x, y) in arow.iter().zip(bcol) {
                     acc += x * y;
                 }
@@ -534,17 +552,34 @@ impl Block {
                 });
             }
         }
-        if op.bias.mem != MEM_NONE {
-            return Err(Fault::Unsupported {
-                api,
-                what: "a bias operand (the bias table C2 is not emulated yet)".into(),
-            });
+        let bias_mem = if op.bias.mem == MEM_NONE {
+            None
+        } else {
+            Some(mem_of(&op.bias, api, "bias")?)
+        };
+        if let Some(mem) = bias_mem {
+            if mem != Mem::Bt {
+                return Err(Fault::Unsupported {
+                    api,
+                    what: format!(
+                        "a bias in {} (emulated: the bias table, position C2)",
+                        mem.name()
+                    ),
+                });
+            }
+            let bias_type = dtype_of(op.bias_dtype, api, "bias")?;
+            if bias_type != c_type {
+                return Err(Fault::InvalidArg {
+                    api,
+                    what: format!("bias {bias_type} with dst {c_type} (the bias has dst's type)"),
+                });
+            }
         }
         let [m, n, k, init_val, source, unit_flag] = [0, 1, 2, 3, 4, 5].map(|i| op.p[i]);
         check_range(api, "m", m, 0, 4095)?;
         check_range(api, "n", n, 0, 4095)?;
         check_range(api, "k", k, 0, 4095)?;
-        if init_val == 0 && source != 0 {
+        if init_val == 0 && source != 0 && bias_mem.is_none() {
             return Err(Fault::Unsupported {
                 api,
                 what:
@@ -552,7 +587,9 @@ impl Block {
                         .into(),
             });
         }
-        let init = init_val != 0;
+        // With a bias the sums start from it whatever cmatrixInitVal says
+        // (guide table 6-217).
+        let init = init_val != 0 || bias_mem.is_some();
         let c_base = u64::from(op.dst.addr);
         let a_base = u64::from(op.src0.addr);
         let b_base = u64::from(op.src1.addr);
@@ -583,20 +620,40 @@ impl Block {
         let a_region = self.region("fm", Mem::L0a, (a_base, a_base + a_len))?;
         let b_region = self.region("filter", Mem::L0b, (b_base, b_base + b_len))?;
         let c_region = self.region("dst", Mem::L0c, (c_base, c_base + c_len))?;
+        let bias_region = match bias_mem {
+            Some(mem) => {
+                let base = u64::from(op.bias.addr);
+                // The bias operand: 128 B aligned (guide table 6-216).
+                check_align("bias", mem, base, 128)?;
+                Some(self.region("bias", mem, (base, base + 4 * n as u64))?)
+            }
+            None => None,
+        };
         let mut a = vec![0u8; a_len as usize];
         let mut b = vec![0u8; b_len as usize];
         let mut c = vec![0u8; c_len as usize];
         self.read_bytes(Mem::L0a, a_base, &mut a);
         self.read_bytes(Mem::L0b, b_base, &mut b);
-        if !init {
-            self.read_bytes(Mem::L0c, c_base, &mut c);
+        let mut bias = Vec::new();
+        if let Some(r) = bias_region {
+            bias.resize(r.len as usize, 0);
+            self.read_bytes(Mem::Bt, r.start, &mut bias);
         }
-        mmad_compute(types, &a, &b, &mut c, (m, n, k), init);
+        let start = if bias_region.is_some() {
+            CInit::Bias(&bias)
+        } else if init {
+            CInit::Zero
+        } else {
+            self.read_bytes(Mem::L0c, c_base, &mut c);
+            CInit::Keep
+        };
+        mmad_compute(types, &a, &b, &mut c, (m, n, k), start);
         self.write_bytes(Mem::L0c, c_base, &c, None)?;
         let mut reads = vec![a_region, b_region];
         if !init {
             reads.push(c_region);
         }
+        reads.extend(bias_region);
         self.record(Pipe::M, InstrKind::Mmad(shape), reads, vec![c_region], loc)
     }
 
@@ -906,7 +963,7 @@ mod tests {
             }
         }
         let mut c = vec![0xffu8; 16 * 16 * 4];
-        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (m, n, k), true);
+        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (m, n, k), CInit::Zero);
         for i in 0..16 {
             for j in 0..16 {
                 let want = (i + 1) as f32 * (i * 16 + j) as f32 + ((16 + i) * 16 + j) as f32;
@@ -914,7 +971,7 @@ mod tests {
             }
         }
         // Accumulate: a second Mmad onto C doubles it.
-        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (m, n, k), false);
+        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (m, n, k), CInit::Keep);
         assert_eq!(c_at(&c, 3, 5, 1), 2.0 * (4.0 * 53.0 + 309.0));
         // f16 products summed in f32, not in half: 2048 + 1 is kept.
         let mut a = vec![0u8; 16 * 16 * 2];
@@ -924,7 +981,7 @@ mod tests {
         put_f16(&mut b, zn_index(0, 0, 1, 16), 1.0);
         put_f16(&mut b, zn_index(1, 0, 1, 16), 1.0);
         let mut c = vec![0u8; 16 * 16 * 4];
-        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (1, 1, 2), true);
+        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (1, 1, 2), CInit::Zero);
         assert_eq!(c_at(&c, 0, 0, 1), 2049.0);
     }
 
@@ -947,7 +1004,7 @@ mod tests {
             );
         }
         let mut c = vec![0u8; 16 * 16 * 4];
-        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (16, 16, 3), true);
+        mmad_compute(MmadTypes::F16, &a, &b, &mut c, (16, 16, 3), CInit::Zero);
         assert_eq!(c_at(&c, 2, 4, 1), 30.0);
     }
 
@@ -964,7 +1021,7 @@ mod tests {
             }
         }
         let mut c = vec![0u8; 16 * 16 * 4];
-        mmad_compute(MmadTypes::S8, &a, &b, &mut c, (16, 16, 32), true);
+        mmad_compute(MmadTypes::S8, &a, &b, &mut c, (16, 16, 32), CInit::Zero);
         let at = 4 * nz_index(7, 3, 1);
         assert_eq!(
             i32::from_le_bytes([c[at], c[at + 1], c[at + 2], c[at + 3]]),
@@ -982,7 +1039,7 @@ mod tests {
             }
         }
         let mut c = vec![0u8; 16 * 16 * 4];
-        mmad_compute(MmadTypes::F32, &a, &b, &mut c, (16, 16, 8), true);
+        mmad_compute(MmadTypes::F32, &a, &b, &mut c, (16, 16, 8), CInit::Zero);
         assert_eq!(c_at(&c, 9, 9, 1), 14.0);
         // bfloat16: 1.5 x 3 over k = 16 -> 72.
         let mut a = vec![0u8; 512];
@@ -996,7 +1053,7 @@ mod tests {
             }
         }
         let mut c = vec![0u8; 16 * 16 * 4];
-        mmad_compute(MmadTypes::Bf16, &a, &b, &mut c, (16, 16, 16), true);
+        mmad_compute(MmadTypes::Bf16, &a, &b, &mut c, (16, 16, 16), CInit::Zero);
         assert_eq!(c_at(&c, 0, 15, 1), 72.0);
     }
 
