@@ -175,7 +175,8 @@ extern "C" __global__ __aicore__ void mm_wrong_pos(GM_ADDR a, GM_ADDR b, GM_ADDR
 // 16 x 16 x 16 half straight from GM into L0A/L0B by LoadData (MTE2): A
 // as one ZZ fractal (row-major), B as one ZN fractal (B^T row-major). The
 // Mmad (PIPE_M) reads what MTE2 wrote: SYNC orders them with a flag.
-template <bool SYNC>
+// ATOMIC: the Fixpipe adds to what C holds (SetAtomicAdd).
+template <bool SYNC, bool ATOMIC = false>
 __aicore__ inline void GmFractals(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
   TPipe pipe;
   TBuf<TPosition::A2> bufA;
@@ -201,8 +202,13 @@ __aicore__ inline void GmFractals(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
   Mmad(c1, a2, b2, MmadParams(16, 16, 16));  // LINE_GM_MMAD
   qC.EnQue(c1);
   c1 = qC.DeQue<float>();
+  if (ATOMIC) SetAtomicAdd<float>();
   Fixpipe(cGm, c1, FixpipeParamsV220(16, 16, 16, 16, false));
+  if (ATOMIC) SetAtomicNone();
   qC.FreeTensor(c1);
+}
+extern "C" __global__ __aicore__ void gm_fractals_atomic(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
+  GmFractals<true, true>(a, b, c);
 }
 extern "C" __global__ __aicore__ void gm_fractals(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
   GmFractals<true>(a, b, c);
@@ -488,32 +494,39 @@ fn a_bias_row_from_the_bias_table_starts_every_row() {
     assert_eq!(check(&out.trace), vec![]);
 }
 
-/// LoadData from GM into L0A/L0B, and the race checker on the cube pipes:
+/// LoadData from GM into L0A/L0B, a Fixpipe under SetAtomicAdd, and the
+/// race checker on the cube pipes:
 /// without the MTE2 -> M flag the Mmad reads L0A and L0B while MTE2 may
 /// still write them, and the checker says so; with it the trace is clean.
 #[test]
 fn an_mmad_that_does_not_wait_for_its_loads_is_a_race() {
     let a = values(256, 3);
     let bt = values(256, 4);
-    let run = |name: &str| {
+    let run = |name: &str, c: f32| {
         try_launch(
             name,
             vec![T::F16.tensor(&a), T::F16.tensor(&bt)],
-            vec![T::F32.tensor(&[f32::NAN; 256])],
+            vec![T::F32.tensor(&[c; 256])],
             &[0],
         )
         .unwrap()
     };
-    let synced = run("gm_fractals");
-    let got = T::F32.decode(&synced.outputs[0]);
+    let synced = run("gm_fractals", f32::NAN);
+    // With SetAtomicAdd the Fixpipe adds to C's 1.5.
+    let atomic = run("gm_fractals_atomic", 1.5);
+    let (got, added) = (
+        T::F32.decode(&synced.outputs[0]),
+        T::F32.decode(&atomic.outputs[0]),
+    );
     for i in 0..16 {
         for j in 0..16 {
             let want: f32 = (0..16).map(|kk| a[i * 16 + kk] * bt[j * 16 + kk]).sum();
             assert_eq!(got[i * 16 + j], want, "C[{i}][{j}]");
+            assert_eq!(added[i * 16 + j], want + 1.5, "atomic C[{i}][{j}]");
         }
     }
     assert_eq!(check(&synced.trace), vec![]);
-    let findings = check(&run("gm_fractals_unsynced").trace);
+    let findings = check(&run("gm_fractals_unsynced", 0.0).trace);
     assert!(
         findings
             .iter()
