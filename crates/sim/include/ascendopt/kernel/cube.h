@@ -269,4 +269,14 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
 
 }  // namespace AscendC
 
+// Kernels name the task types unqualified, outside namespace AscendC
+// (`KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)` in a cube-only kernel).
+using AscendC::KernelMetaType;
+using AscendC::KERNEL_TYPE_AIV_ONLY;
+using AscendC::KERNEL_TYPE_AIC_ONLY;
+using AscendC::KERNEL_TYPE_MIX_AIV_1_0;
+using AscendC::KERNEL_TYPE_MIX_AIC_1_0;
+using AscendC::KERNEL_TYPE_MIX_AIC_1_1;
+using AscendC::KERNEL_TYPE_MIX_AIC_1_2;
+
 #endif
