@@ -371,3 +371,67 @@ fn the_plan_runs_against_a_scripted_stand_in_of_the_tools() {
     );
     assert!(plan.log_dir.join("step-6.log").is_file());
 }
+
+#[test]
+fn the_aclnn_runner_calls_the_entry_points_in_the_documented_order() {
+    use ascendopt_device::cann::runner::{self, RunnerResult};
+    let src = runner::source(&add_custom());
+    assert!(src.contains("#include \"aclnn_add_custom.h\""));
+    // Inputs, attributes, outputs, then workspace size and executor.
+    assert!(
+        src.contains(
+            "aclnnAddCustomGetWorkspaceSize(ins[0], ins[1], attrs[0].f, outs[0], &ws_size, &exec)"
+        ),
+        "{src}"
+    );
+    assert!(src.contains("aclSetAclOpExecutorRepeatable(exec)"));
+    assert!(src.contains("aclnnAddCustom(ws, ws_size, exec, stream)"));
+    for call in [
+        "aclrtRecordEvent(start, stream)",
+        "aclrtEventElapsedTime(&ms, start, end)",
+        "aclGetRecentErrMsg()",
+    ] {
+        assert!(src.contains(call), "{call}");
+    }
+    // No CANN headers here to compile it: only its braces are checked.
+    assert_eq!(src.matches('{').count(), src.matches('}').count());
+
+    assert_eq!(
+        runner::parse_result("sample_us 20.5\nsample_us 21.0\nstatus ok\n"),
+        Some(RunnerResult::Ok {
+            samples_us: vec![20.5, 21.0]
+        })
+    );
+    match runner::parse_result(
+        "status error 561002 aclnnAddCustomGetWorkspaceSize(...): tiling failed\n",
+    ) {
+        Some(RunnerResult::Error {
+            code,
+            message,
+            fatal,
+        }) => {
+            assert_eq!(code, 561002);
+            assert!(
+                message.contains("tiling failed") && message.contains("561002"),
+                "{message}"
+            );
+            assert!(!fatal);
+        }
+        other => panic!("{other:?}"),
+    }
+    match runner::parse_result(
+        "sample_us 20.5\nstatus error 507035 aclrtSynchronizeStream(stream): EZ9999\n",
+    ) {
+        Some(RunnerResult::Error { fatal, message, .. }) => {
+            assert!(fatal, "a vector core exception poisons the process");
+            assert!(message.contains("vector core exception"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        runner::parse_result("sample_us 20.5\n"),
+        None,
+        "died before a status"
+    );
+    assert_eq!(runner::parse_result("sample_us x\nstatus ok\n"), None);
+}
