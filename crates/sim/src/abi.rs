@@ -163,6 +163,7 @@ pub mod cube_op {
     pub const LOAD2D: u32 = 2;
     pub const MMAD: u32 = 3;
     pub const FIXPIPE: u32 = 4;
+    pub const FILL: u32 = 5;
 }
 
 /// `AscQuantMode` codes (Fixpipe quantPre).

@@ -217,6 +217,45 @@ extern "C" __global__ __aicore__ void gm_fractals_unsynced(GM_ADDR a, GM_ADDR b,
   GmFractals<false>(a, b, c);
 }
 
+// Fill (guide 6.2.3.2.1.1): A in L0A set to ones (one 512 B block), B
+// from GM, C = column sums of B; and an L1 tensor filled with 2 in blocks
+// 0 and 2 (dstGap 1), dumped to y.
+extern "C" __global__ __aicore__ void fill_kernel(GM_ADDR b, GM_ADDR c, GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  TPipe pipe;
+  TBuf<TPosition::A2> bufA;
+  TBuf<TPosition::B2> bufB;
+  TBuf<TPosition::A1> bufL1;
+  TQue<TPosition::CO1, 1> qC;
+  pipe.InitBuffer(bufA, 512);
+  pipe.InitBuffer(bufB, 512);
+  pipe.InitBuffer(bufL1, 96);
+  pipe.InitBuffer(qC, 1, 1024);
+  GlobalTensor<half> bGm, yGm;
+  GlobalTensor<float> cGm;
+  bGm.SetGlobalBuffer((__gm__ half*)b, 256);
+  cGm.SetGlobalBuffer((__gm__ float*)c, 256);
+  yGm.SetGlobalBuffer((__gm__ half*)y, 48);
+  LocalTensor<half> a2 = bufA.Get<half>();
+  LocalTensor<half> b2 = bufB.Get<half>();
+  Fill(a2, InitConstValueParams<half>(1, 1, 0, half(1.0f)));
+  LoadData(b2, bGm, LoadData2DParams(0, 1, 1, 0, 0, false, 0));
+  SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+  SetFlag<HardEvent::MTE2_M>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_M>(EVENT_ID0);
+  LocalTensor<float> c1 = qC.AllocTensor<float>();
+  Mmad(c1, a2, b2, MmadParams(16, 16, 16));
+  qC.EnQue(c1);
+  c1 = qC.DeQue<float>();
+  Fixpipe(cGm, c1, FixpipeParamsV220(16, 16, 16, 16, false));
+  qC.FreeTensor(c1);
+  LocalTensor<half> l1 = bufL1.Get<half>();
+  InitConstValue(l1, InitConstValueParams<half>(2, 1, 1, half(2.0f)));
+  SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+  for (int i = 0; i < 48; i++) yGm.SetValue(i, l1.GetValue(i));
+}
+
 // The guide's ND2NZ example (6.2.3.1.1.5, figure 6-5): two 2 x 24 half
 // matrices, rows 48 apart, 144 apart from each other; dumps the first 512
 // halves of L1 into `y` (the positions the example does not write hold
@@ -533,6 +572,27 @@ fn an_mmad_that_does_not_wait_for_its_loads_is_a_race() {
             .any(|f| f.kind == "race" && f.message.contains("Mmad")),
         "{findings:?}"
     );
+}
+
+#[test]
+fn fill_sets_l0_fractals_and_l1_blocks() {
+    let bt = values(256, 5);
+    let out = try_launch(
+        "fill_kernel",
+        vec![T::F16.tensor(&bt)],
+        vec![T::F32.tensor(&[f32::NAN; 256]), T::F16.tensor(&[0.0; 48])],
+        &[0],
+    )
+    .unwrap();
+    let c = T::F32.decode(&out.outputs[0]);
+    for j in 0..16 {
+        let want: f32 = (0..16).map(|kk| bt[j * 16 + kk]).sum();
+        for i in 0..16 {
+            assert_eq!(c[i * 16 + j], want, "C[{i}][{j}]");
+        }
+    }
+    let y = T::F16.decode(&out.outputs[1]);
+    assert!(y[..16].iter().chain(&y[32..48]).all(|&v| v == 2.0), "{y:?}");
 }
 
 #[test]

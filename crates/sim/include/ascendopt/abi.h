@@ -279,7 +279,11 @@ enum AscCubeOpCode {
      (AscQuantMode), p[5] ndNum, p[6] srcNdStride, p[7] dstNdStride, p[8]
      reluEn, p[9] unitFlag, p[10] layout (AscCo2Layout), p[11]
      isChannelSplit; scalar = deqScalar */
-  ASC_CUBE_FIXPIPE = 4
+  ASC_CUBE_FIXPIPE = 4,
+  /* Fill / InitConstValue of an A1/B1 (L1) or A2/B2 (L0A/L0B) tensor: p[0]
+     repeatTimes, p[1] blockNum, p[2] dstGap (blocks: 32 B in L1, 512 B in
+     L0); scalar = initValue as bits of dtype */
+  ASC_CUBE_FILL = 5
 };
 
 /* Fixpipe quantisation modes (QuantMode_t). */

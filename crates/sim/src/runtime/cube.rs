@@ -290,6 +290,7 @@ impl Block {
             cube_op::LOAD2D => self.load2d(op, loc),
             cube_op::MMAD => self.mmad(op, loc),
             cube_op::FIXPIPE => self.fixpipe(op, loc),
+            cube_op::FILL => self.fill(op, loc),
             other => Err(Fault::Unsupported {
                 api: "cube",
                 what: format!("cube instruction code {other}"),
@@ -522,6 +523,74 @@ impl Block {
             ),
             vec![src_region],
             vec![dst_region],
+            loc,
+        )
+    }
+
+    /// Fill(dst, InitConstValueParams): on L1 blocks of 32 B, on L0A/L0B
+    /// of 512 B. The guide names no pipe; we put L1 on MTE2 and L0 on MTE1
+    /// (the pipes that write them) at the on-chip L1 -> L0 rates.
+    fn fill(&mut self, op: &AscCubeOp, loc: u32) -> Result<(), Fault> {
+        let api = "Fill";
+        let dtype = dtype_of(op.dtype, api, "dst")?;
+        if !matches!(dtype.size(), 2 | 4) {
+            return Err(Fault::Unsupported {
+                api,
+                what: format!(
+                    "{dtype} (half, int16, uint16, bfloat16, float, int32, uint32 on Atlas A2)"
+                ),
+            });
+        }
+        let mem = mem_of(&op.dst, api, "dst")?;
+        let (block, pipe) = match mem {
+            Mem::L1 => (C0_BYTES, Pipe::Mte2),
+            Mem::L0a | Mem::L0b => (FRACTAL_BYTES, Pipe::Mte1),
+            other => {
+                return Err(Fault::Unsupported {
+                    api,
+                    what: format!("a destination in {} (A1/B1 or A2/B2)", other.name()),
+                })
+            }
+        };
+        let base = u64::from(op.dst.addr);
+        check_align("dst", mem, base, block)?;
+        let [repeat, blocks, gap] = [0, 1, 2].map(|i| u64::from(op.p[i]));
+        if repeat == 0 || blocks == 0 {
+            return self.record(
+                pipe,
+                dma(DmaDir::L1ToL0, 0, 0, 0, 0, false, false),
+                vec![],
+                vec![],
+                loc,
+            );
+        }
+        let step = (blocks + gap) * block;
+        let len = blocks * block;
+        let region = self.region("dst", mem, (base, base + (repeat - 1) * step + len))?;
+        let size = dtype.size();
+        let value = op.scalar.to_le_bytes();
+        let pattern: Vec<u8> = value[..size]
+            .iter()
+            .copied()
+            .cycle()
+            .take(len as usize)
+            .collect();
+        for i in 0..repeat {
+            self.write_bytes(mem, base + i * step, &pattern, None)?;
+        }
+        self.record(
+            pipe,
+            dma(
+                DmaDir::L1ToL0,
+                repeat * len,
+                1,
+                repeat * len,
+                0,
+                false,
+                false,
+            ),
+            vec![],
+            vec![region],
             loc,
         )
     }

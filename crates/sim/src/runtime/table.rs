@@ -211,6 +211,7 @@ extern "C-unwind" fn rt_cube(op: *const AscCubeOp) {
         cube_op::LOAD2D => "LoadData",
         cube_op::MMAD => "Mmad",
         cube_op::FIXPIPE => "Fixpipe",
+        cube_op::FILL => "Fill",
         _ => "cube",
     };
     with_block(&op.loc, api, |b| {

@@ -148,6 +148,38 @@ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
   detail::load2d(op, p);
 }
 
+// ---- Fill / InitConstValue (guide 6.2.3.2.1.1) -------------------------------
+template <class U>
+struct InitConstValueParams {
+  uint16_t repeatTimes = 0;
+  uint16_t blockNum = 0;
+  uint16_t dstGap = 0;
+  U initValue = U(0);
+  InitConstValueParams() {}
+  InitConstValueParams(uint16_t repeatTimesIn, uint16_t blockNumIn, uint16_t dstGapIn, U initValueIn)
+      : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+};
+
+// Sets repeatTimes x blockNum blocks (32 B in A1/B1, 512 B in A2/B2) of
+// dst to initValue, dstGap blocks apart between repeats.
+template <class T, class U = T, typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
+inline void Fill(const LocalTensor<T>& dst, const InitConstValueParams<U>& p, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_FILL, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.scalar = ::ascendopt::to_bits<T>(p.initValue);
+  op.p[0] = p.repeatTimes;
+  op.p[1] = p.blockNum;
+  op.p[2] = p.dstGap;
+  ASC_RT->cube(&op);
+}
+// The older name of Fill.
+template <class T, class U = T, typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
+inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<U>& p, ASC_LOC) {
+  Fill(dst, p, loc_);
+}
+
 // ---- Mmad (guide 6.2.3.2.2.1) -------------------------------------------------
 struct MmadParams {
   uint16_t m = 0;
