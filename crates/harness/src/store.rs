@@ -182,7 +182,7 @@ impl fmt::Display for Stage {
 }
 
 /// Lower-case hex of a digest.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
