@@ -630,3 +630,70 @@ fn edits_that_leave_the_sources_are_refused_and_cost_nothing() {
         }
     }
 }
+
+/// A model whose context is too small for the operator's prompts: Stage
+/// I ends with the reason (no request is sent), Stage II searches the
+/// tiling without the model's edits, and the optimisation finishes with
+/// both stops recorded.
+#[test]
+fn a_prompt_too_long_for_the_model_ends_the_stage_and_the_run_goes_on() {
+    use ascendopt_agent::optimize::{optimize_operator, OptimizeConfig};
+    let tmp = tempfile::tempdir().unwrap();
+    let store_path = tmp.path().join("runs.sqlite");
+    let store = RunStore::open(&store_path).unwrap();
+    let dev = device();
+    let server = ScriptedServer::start(Vec::new());
+    let run = store
+        .create_run(&serde_json::json!({"test": "too-long"}))
+        .unwrap();
+    let ctx = RunContext {
+        device: &dev,
+        store: &store,
+        run,
+        pipeline: PipelineConfig {
+            repeats: 1,
+            deterministic: true,
+            seed: 3,
+        },
+        compare: CompareConfig::RECOMMENDED,
+        workdir: tmp.path().join("work"),
+    };
+    let pkg = package(tmp.path(), "long", false);
+    let mut cfg = llm_config(&server.base_url());
+    cfg.context_tokens = Some(1024);
+    let log = Arc::new(StoreCallLog::open(&store_path, run).unwrap());
+    let c = Arc::new(LlmClient::with_key(cfg, Some("sk-test".into()), log).unwrap());
+    let mut proposer = LlmProposer::new(c.clone());
+    let mut diagnoser = LlmDiagnoser::new(c);
+    let mut session = OpSession::open(
+        &ctx,
+        &pkg,
+        BudgetConfig {
+            rewind: 0,
+            online: 4,
+        },
+    )
+    .unwrap();
+    let out = optimize_operator(
+        &mut session,
+        None,
+        &mut proposer,
+        &mut diagnoser,
+        &OptimizeConfig {
+            budget: 4,
+            ..OptimizeConfig::default()
+        },
+    )
+    .unwrap();
+    let stage1 = out.stops.iter().find(|s| s.stage == "stage1").unwrap();
+    assert_eq!(stage1.attempts, 0, "{stage1:?}");
+    assert!(
+        stage1.reason.contains("cannot go on") && stage1.reason.contains("context"),
+        "{stage1:?}"
+    );
+    let stage2 = out.stops.iter().find(|s| s.stage == "stage2").unwrap();
+    assert!(stage2.attempts > 0, "{stage2:?}");
+    assert!(stage2.reason.contains("tiling edits skipped"), "{stage2:?}");
+    assert!(out.spent > 1, "{out:?}");
+    assert!(server.posts().is_empty());
+}
