@@ -54,7 +54,6 @@ fn parses(pkg: &Sources) -> Result<(), String> {
 }
 
 #[test]
-#[ignore = "open after the 2026-12-06 merges: multi_core removed from add_rms_norm_dynamic_quant, add_rms_norm_quant and gelu_quant (op_host line 32/33) cannot be applied back"]
 fn every_motif_round_trips_on_the_builtin_operators() {
     let ops = builtins();
     assert!(ops.len() >= 6);
