@@ -98,10 +98,11 @@ fn every_motif_round_trips_on_the_builtin_operators() {
                     });
                 if !restored {
                     failures.push(format!(
-                        "{op}: {} removed at {}:{} cannot be applied back",
+                        "{op}: {} removed at {}:{} cannot be applied back:\n{}",
                         motif.tag(),
                         site.file,
-                        site.line
+                        site.line,
+                        ascendopt_agent::motif::diff(strong, &weak)
                     ));
                     continue;
                 }
