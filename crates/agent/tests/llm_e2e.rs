@@ -389,7 +389,10 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
     assert!(rewriter_prompt.contains(&format!("+{DB_LINE}")));
     // Past the bank the prompt holds no entry.
     let unguided = posts[n - 1].last_user_message();
-    assert!(!unguided.contains(&format!("Entry {entry_id}")), "{unguided}");
+    assert!(
+        !unguided.contains(&format!("Entry {entry_id}")),
+        "{unguided}"
+    );
     assert_eq!(server.remaining(), 0);
 
     // ---- Replay: the same Stage I from the store, with no endpoint. ----

@@ -681,7 +681,10 @@ mod tests {
         let sites = TileSize.detect(&weak);
         let big = TileSize.apply(&weak, &sites[0]).unwrap();
         let text = big.get("op_host/k.cpp").unwrap();
-        assert!(text.contains("const uint32_t TILE_LENGTH = 8192;"), "{text}");
+        assert!(
+            text.contains("const uint32_t TILE_LENGTH = 8192;"),
+            "{text}"
+        );
         // The default device is the 910B2.
         let sites = MultiCore.detect(&pkg(host));
         let all = MultiCore.apply(&pkg(host), &sites[0]).unwrap();
