@@ -892,15 +892,13 @@ fn under_dtype_condition(parsed: &Parsed<'_>, node: Node<'_>) -> bool {
     let mut cur = node.parent();
     while let Some(n) = cur {
         match n.kind() {
-            "if_statement" | "switch_statement" => {
-                if n.child_by_field_name("condition").is_some_and(names_dtype) {
-                    return true;
-                }
+            "if_statement" | "switch_statement"
+                if n.child_by_field_name("condition").is_some_and(names_dtype) =>
+            {
+                return true;
             }
-            "case_statement" => {
-                if n.child_by_field_name("value").is_some_and(names_dtype) {
-                    return true;
-                }
+            "case_statement" if n.child_by_field_name("value").is_some_and(names_dtype) => {
+                return true;
             }
             "function_definition" => return false,
             _ => {}
