@@ -42,7 +42,7 @@ fn start(
     budget: u32,
     on_attempt: &mut dyn FnMut(&LogEntry),
 ) -> Result<(OpOutcome, Sources, Option<Trial>), AgentError> {
-    let input = Sources::load(&session.base().dir)?;
+    let input = Sources::load(&session.base().dir)?.with_chip(crate::tune::chip_limits(session));
     let baseline = session.evaluate(
         Phase::Baseline,
         &input,

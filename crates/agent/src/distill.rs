@@ -95,10 +95,7 @@ impl Distiller for BuiltinDistiller {
     }
 
     fn distill(&mut self, req: &DistillRequest<'_>) -> Result<EntryText, ProposeError> {
-        let refuse = |message: String| ProposeError {
-            proposer: "builtin distiller".into(),
-            message,
-        };
+        let refuse = |message: String| ProposeError::fatal("builtin distiller", message);
         let tag = req
             .motif
             .ok_or_else(|| refuse("the removal names no motif".into()))?;

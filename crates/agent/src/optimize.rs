@@ -168,7 +168,7 @@ pub fn optimize_operator_with(
     on_attempt: &mut dyn FnMut(&LogEntry),
 ) -> Result<OpOutcome, AgentError> {
     let base_dir = session.base().dir.clone();
-    let input = Sources::load(&base_dir)?;
+    let input = Sources::load(&base_dir)?.with_chip(tune::chip_limits(session));
     let mut tried = Tried::new();
     tried.insert(&input);
     let baseline = session.evaluate(

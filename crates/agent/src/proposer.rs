@@ -106,8 +106,11 @@ pub struct TilingEditRequest<'a> {
     pub feedback: &'a Feedback,
 }
 
-/// Errors a proposer reports that are not the candidate's fault and stop
-/// the loop (an unreachable endpoint, a missing key): never charged.
+/// Errors a proposer reports that are not the candidate's fault, never
+/// charged: most stop the run (an unreachable endpoint, a missing key);
+/// one with [`ProposeError::ends_stage`] ends only the stage that asked
+/// (the request cannot be made for this operator's sources, e.g. its
+/// prompt does not fit the model's context), and the run goes on.
 #[derive(Debug, thiserror::Error)]
 #[error("{proposer}: {message}")]
 pub struct ProposeError {
@@ -115,6 +118,35 @@ pub struct ProposeError {
     pub proposer: String,
     /// What went wrong.
     pub message: String,
+    /// The stage ends with this as its stop reason; the run goes on.
+    pub ends_stage: bool,
+}
+
+impl ProposeError {
+    /// An error that stops the run.
+    pub fn fatal(proposer: impl Into<String>, message: impl Into<String>) -> ProposeError {
+        ProposeError {
+            proposer: proposer.into(),
+            message: message.into(),
+            ends_stage: false,
+        }
+    }
+
+    /// `result`'s value, or None for an error that only ends the stage
+    /// (its reason then in `stop`); an error that stops the run stays one.
+    pub fn stage_ending<T>(
+        result: Result<T, ProposeError>,
+        stop: &mut Option<String>,
+    ) -> Result<Option<T>, ProposeError> {
+        match result {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.ends_stage => {
+                *stop = Some(format!("the proposer cannot go on here: {e}"));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// Where candidates come from.

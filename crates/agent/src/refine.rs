@@ -30,7 +30,7 @@ use crate::features::applicable_motifs;
 use crate::llm::DenseRetrieval;
 use crate::motif::Sources;
 use crate::outcome::Step;
-use crate::proposer::{Feedback, Proposer, RewriteRequest};
+use crate::proposer::{Feedback, ProposeError, Proposer, RewriteRequest};
 use crate::session::{LogEntry, OpSession, Phase, Trial};
 use crate::AgentError;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query};
@@ -211,12 +211,19 @@ pub fn refine(
         let Some(profile) = incumbent.profile().cloned() else {
             break "the incumbent has no profile".to_string();
         };
-        let diagnosis = diagnoser.diagnose(&DiagnoseRequest {
-            sources: &incumbent.sources,
-            op: session.op(),
-            profile: &profile,
-            compiler_diagnostics: "",
-        })?;
+        let mut stop = None;
+        let Some(diagnosis) = ProposeError::stage_ending(
+            diagnoser.diagnose(&DiagnoseRequest {
+                sources: &incumbent.sources,
+                op: session.op(),
+                profile: &profile,
+                compiler_diagnostics: "",
+            }),
+            &mut stop,
+        )?
+        else {
+            break stop.unwrap_or_default();
+        };
         let entries = match bank {
             Some(bank) if !unguided => {
                 let entries = retrieve(
@@ -236,13 +243,19 @@ pub fn refine(
             _ => Vec::new(),
         };
         diagnoses.push(diagnosis.clone());
-        let proposals = proposer.rewrites(&RewriteRequest {
-            current: &incumbent.sources,
-            op: session.op(),
-            diagnosis: &diagnosis,
-            entries: &entries,
-            feedback: &feedback,
-        })?;
+        let Some(proposals) = ProposeError::stage_ending(
+            proposer.rewrites(&RewriteRequest {
+                current: &incumbent.sources,
+                op: session.op(),
+                diagnosis: &diagnosis,
+                entries: &entries,
+                feedback: &feedback,
+            }),
+            &mut stop,
+        )?
+        else {
+            break stop.unwrap_or_default();
+        };
         let fresh: Vec<_> = proposals
             .into_iter()
             .filter(|p| match &p.candidate {

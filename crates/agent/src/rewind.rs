@@ -64,7 +64,7 @@
 
 use crate::distill::{DistillRequest, Distiller};
 use crate::motif::{self, Sources};
-use crate::proposer::{Feedback, Proposer, RemovalRequest};
+use crate::proposer::{Feedback, ProposeError, Proposer, RemovalRequest};
 use crate::session::{Action, LogEntry, OpSession, Phase, RunContext, Trial};
 use crate::AgentError;
 use ascendopt_bank::entry::{family_of, Entry, Origin, Provenance, SourceOp};
@@ -229,7 +229,7 @@ pub fn rewind_operator_with(
     if session.remaining(Stage::Rewind) == 0 {
         return Ok(finish(&session, outcome, "no budget".into()));
     }
-    let strong = Sources::load(&pkg.dir)?;
+    let strong = Sources::load(&pkg.dir)?.with_chip(crate::tune::chip_limits(&session));
     let first = session.evaluate(
         Phase::Rewind,
         &strong,
@@ -265,12 +265,19 @@ pub fn rewind_operator_with(
         if session.remaining(Stage::Rewind) == 0 {
             break "budget spent".to_string();
         }
-        let proposals = proposer.removals(&RemovalRequest {
-            current: &current.sources,
-            op: &op,
-            removed: &removed,
-            feedback: &feedback,
-        })?;
+        let mut why = None;
+        let Some(proposals) = ProposeError::stage_ending(
+            proposer.removals(&RemovalRequest {
+                current: &current.sources,
+                op: &op,
+                removed: &removed,
+                feedback: &feedback,
+            }),
+            &mut why,
+        )?
+        else {
+            break why.unwrap_or_default();
+        };
         if proposals.is_empty() {
             break "no removal left to try".to_string();
         }
@@ -330,7 +337,7 @@ pub fn rewind_operator_with(
                     continue;
                 }
             };
-            let entry = distil(
+            let entry = match distil(
                 ctx,
                 pkg,
                 distiller,
@@ -340,7 +347,15 @@ pub fn rewind_operator_with(
                 &current,
                 &decision,
                 again.as_deref(),
-            )?;
+            ) {
+                Ok(entry) => entry,
+                // The distiller cannot write this operator's entry (its
+                // prompt does not fit the model): Rewind ends here.
+                Err(AgentError::Propose(e)) if e.ends_stage => {
+                    break 'chain format!("the distiller cannot go on here: {e}");
+                }
+                Err(e) => return Err(e),
+            };
             let inserted = bank.insert(&entry)?;
             let (slow_us, fast_us) = (
                 entry.slow_us.unwrap_or(f64::NAN),

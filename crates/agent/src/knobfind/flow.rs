@@ -14,6 +14,14 @@
 //! Names are merged across functions (two locals called `len` share a
 //! taint): the analysis over-approximates, and the host tiling run
 //! ([`super::confirm`]) tells live knobs from dead ones.
+//!
+//! A second, narrower taint follows values that are passed on *as
+//! values*: copied, cast, chosen by a conditional (not its condition),
+//! clamped by `min`/`max` or passed through a helper call, but not used
+//! as an operand of arithmetic. The block dim's direct candidates
+//! ([`Flow::direct_block_dim`]) are the core counts; a value that only
+//! divides a size on its way to `SetBlockDim` (an element width, a tile
+//! length) is not one.
 
 use crate::motif::syntax::{self, Call, Parsed};
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,6 +48,9 @@ pub(crate) struct Flow {
     pub sinks: BTreeMap<Sink, BTreeSet<Cand>>,
     /// Per candidate, the names it flows into first (for labels).
     pub first_names: BTreeMap<Cand, String>,
+    /// The candidates whose value reaches `SetBlockDim` as a value (see
+    /// the module header), not only as an operand of arithmetic.
+    pub direct_block_dim: BTreeSet<Cand>,
 }
 
 /// Identity of a candidate for the analysis: a constant by name, or a
@@ -78,6 +89,8 @@ pub(crate) fn analyse(
     let funcs = functions(parsed);
     let mut taint: BTreeMap<String, BTreeSet<Cand>> = BTreeMap::new();
     let mut returns: BTreeMap<String, BTreeSet<Cand>> = BTreeMap::new();
+    let mut direct: BTreeMap<String, BTreeSet<Cand>> = BTreeMap::new();
+    let mut direct_returns: BTreeMap<String, BTreeSet<Cand>> = BTreeMap::new();
     let mut first_names: BTreeMap<Cand, String> = BTreeMap::new();
     let all = parsed.all();
     for _round in 0..24 {
@@ -88,10 +101,14 @@ pub(crate) fn analyse(
             literals: &literals,
             taint: &taint,
             returns: &returns,
+            direct: &direct,
+            direct_returns: &direct_returns,
             funcs: &funcs,
         };
         let mut updates: Vec<(String, BTreeSet<Cand>)> = Vec::new();
         let mut ret_updates: Vec<(String, BTreeSet<Cand>)> = Vec::new();
+        let mut direct_updates: Vec<(String, BTreeSet<Cand>)> = Vec::new();
+        let mut direct_ret_updates: Vec<(String, BTreeSet<Cand>)> = Vec::new();
         for &node in &all {
             match node.kind() {
                 "init_declarator" => {
@@ -103,6 +120,7 @@ pub(crate) fn analyse(
                     };
                     if let Some(name) = syntax::declared_name(parsed, d) {
                         updates.push((name.to_string(), ctx.cands(v)));
+                        direct_updates.push((name.to_string(), ctx.direct(v)));
                     }
                 }
                 "assignment_expression" => {
@@ -114,12 +132,14 @@ pub(crate) fn analyse(
                     };
                     if let Some(name) = target_name(parsed, l) {
                         let mut c = ctx.cands(r);
-                        if parsed.src(node).contains("+=")
+                        let compound = parsed.src(node).contains("+=")
                             || parsed.src(node).contains("*=")
                             || parsed.src(node).contains("-=")
-                            || parsed.src(node).contains("/=")
-                        {
+                            || parsed.src(node).contains("/=");
+                        if compound {
                             c.extend(ctx.cands(l));
+                        } else {
+                            direct_updates.push((name.clone(), ctx.direct(r)));
                         }
                         updates.push((name, c));
                     }
@@ -134,6 +154,7 @@ pub(crate) fn analyse(
                     let short = short_name(fname);
                     if let Some(e) = syntax::named_children(node).into_iter().next() {
                         ret_updates.push((short.to_string(), ctx.cands(e)));
+                        direct_ret_updates.push((short.to_string(), ctx.direct(e)));
                     }
                 }
                 "call_expression" => {
@@ -148,10 +169,13 @@ pub(crate) fn analyse(
                             continue;
                         };
                         updates.push((pname.clone(), ctx.cands(*arg)));
+                        direct_updates.push((pname.clone(), ctx.direct(*arg)));
                         if *by_ref {
                             if let Some(aname) = target_name(parsed, *arg) {
                                 let back = taint.get(pname).cloned().unwrap_or_default();
-                                updates.push((aname, back));
+                                updates.push((aname.clone(), back));
+                                let back = direct.get(pname).cloned().unwrap_or_default();
+                                direct_updates.push((aname, back));
                             }
                         }
                     }
@@ -168,11 +192,17 @@ pub(crate) fn analyse(
             e.extend(set);
             changed |= e.len() != before;
         }
-        for (name, set) in ret_updates {
-            let e = returns.entry(name).or_default();
-            let before = e.len();
-            e.extend(set);
-            changed |= e.len() != before;
+        for (into, ups) in [
+            (&mut returns, ret_updates),
+            (&mut direct, direct_updates),
+            (&mut direct_returns, direct_ret_updates),
+        ] {
+            for (name, set) in ups {
+                let e = into.entry(name).or_default();
+                let before = e.len();
+                e.extend(set);
+                changed |= e.len() != before;
+            }
         }
         if !changed {
             break;
@@ -184,9 +214,12 @@ pub(crate) fn analyse(
         literals: &literals,
         taint: &taint,
         returns: &returns,
+        direct: &direct,
+        direct_returns: &direct_returns,
         funcs: &funcs,
     };
     let mut sinks: BTreeMap<Sink, BTreeSet<Cand>> = BTreeMap::new();
+    let mut direct_block_dim: BTreeSet<Cand> = BTreeSet::new();
     for &node in &all {
         if node.kind() == "call_expression" {
             let Some(call) = Call::of(parsed, node) else {
@@ -204,6 +237,9 @@ pub(crate) fn analyse(
                 _ => None,
             };
             if let Some(sink) = sink {
+                if sink == Sink::BlockDim {
+                    direct_block_dim.extend(ctx.direct(*arg));
+                }
                 let c = ctx.cands(*arg);
                 sinks.entry(sink).or_default().extend(c);
             }
@@ -227,7 +263,11 @@ pub(crate) fn analyse(
             }
         }
     }
-    Flow { sinks, first_names }
+    Flow {
+        sinks,
+        first_names,
+        direct_block_dim,
+    }
 }
 
 struct Ctx<'c, 'a> {
@@ -236,6 +276,8 @@ struct Ctx<'c, 'a> {
     literals: &'c BTreeMap<(usize, usize), Cand>,
     taint: &'c BTreeMap<String, BTreeSet<Cand>>,
     returns: &'c BTreeMap<String, BTreeSet<Cand>>,
+    direct: &'c BTreeMap<String, BTreeSet<Cand>>,
+    direct_returns: &'c BTreeMap<String, BTreeSet<Cand>>,
     funcs: &'c BTreeMap<String, Vec<(String, bool)>>,
 }
 
@@ -276,6 +318,65 @@ impl Ctx<'_, '_> {
                 }
                 _ => {}
             }
+        }
+        out
+    }
+
+    /// The candidates an expression passes on as its value: itself (a
+    /// name, a literal, a field), through parentheses, casts, the two
+    /// branches of a conditional, `min`/`max` and helper calls (their
+    /// arguments, and the return of a host function), never through an
+    /// operand of arithmetic.
+    fn direct(&self, expr: Node<'_>) -> BTreeSet<Cand> {
+        let mut out = BTreeSet::new();
+        match expr.kind() {
+            "identifier" => {
+                let t = self.parsed.src(expr);
+                if let Some(c) = self.names.get(t) {
+                    out.insert(*c);
+                }
+                if let Some(s) = self.direct.get(t) {
+                    out.extend(s.iter().copied());
+                }
+            }
+            "field_expression" => {
+                if let Some(f) = expr.child_by_field_name("field") {
+                    if let Some(s) = self.direct.get(self.parsed.src(f)) {
+                        out.extend(s.iter().copied());
+                    }
+                }
+            }
+            "number_literal" => {
+                let r = expr.byte_range();
+                if let Some(c) = self.literals.get(&(r.start, r.end)) {
+                    out.insert(*c);
+                }
+            }
+            "parenthesized_expression" | "cast_expression" => {
+                for c in syntax::named_children(expr) {
+                    out.extend(self.direct(c));
+                }
+            }
+            "conditional_expression" => {
+                for f in ["consequence", "alternative"] {
+                    if let Some(c) = expr.child_by_field_name(f) {
+                        out.extend(self.direct(c));
+                    }
+                }
+            }
+            "call_expression" => {
+                if let Some(call) = Call::of(self.parsed, expr) {
+                    for a in &call.args {
+                        out.extend(self.direct(*a));
+                    }
+                    if self.funcs.contains_key(&call.name) {
+                        if let Some(s) = self.direct_returns.get(&call.name) {
+                            out.extend(s.iter().copied());
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
         out
     }

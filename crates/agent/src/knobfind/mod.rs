@@ -24,7 +24,13 @@
 //!   holds (the optimised package reads like the input).
 //!
 //! Constants already inside an annotated region are the user's knobs and
-//! are left alone.
+//! are left alone; where the user annotated knobs, a found knob is kept
+//! only when no annotated knob plays its role (tile sizes and tile counts
+//! count as one role): the annotation states that part of the search
+//! space. Never knobs: values assigned per data type (element widths,
+//! per-dtype factors: [`dtype_bound_names`]), sizes of at most 8 (an
+//! element's width), and a value that reaches `SetBlockDim` only as an
+//! operand of arithmetic is not a core count ([`flow`]).
 
 pub mod confirm;
 pub(crate) mod flow;
@@ -266,10 +272,12 @@ fn words(name: &str) -> String {
     name.to_ascii_lowercase()
 }
 
-/// The role a candidate plays from its name and where it flows.
-fn role_of(name: &str, sinks: &BTreeSet<Sink>, value: i64) -> Role {
+/// The role a candidate plays from its name and where it flows;
+/// `direct_cores`: its value reaches `SetBlockDim` as a value
+/// ([`flow::Flow::direct_block_dim`]).
+fn role_of(name: &str, sinks: &BTreeSet<Sink>, direct_cores: bool, value: i64) -> Role {
     let n = words(name);
-    let lengthy = ["len", "size", "byte", "elem", "length"]
+    let lengthy = ["len", "size", "byte", "elem", "length", "width"]
         .iter()
         .any(|w| n.contains(w));
     if n.contains("buf") && (n.contains("num") || n.contains("cnt") || n.contains("count"))
@@ -283,7 +291,11 @@ fn role_of(name: &str, sinks: &BTreeSet<Sink>, value: i64) -> Role {
         || n.contains("block_num")
         || n.contains("blocknum")
         || n.contains("aiv");
-    if corey && !lengthy {
+    // A value that reaches the block dim only as an operand of
+    // arithmetic (a divisor of a size) is not the core count, whatever
+    // the name it is assigned to.
+    let indirect_only = sinks.contains(&Sink::BlockDim) && !direct_cores;
+    if corey && !lengthy && !indirect_only {
         return Role::Cores;
     }
     if lengthy || n.contains("tile") && !n.contains("num") || n.contains("ub") {
@@ -293,7 +305,9 @@ fn role_of(name: &str, sinks: &BTreeSet<Sink>, value: i64) -> Role {
             Role::Size
         };
     }
-    if sinks.contains(&Sink::BlockDim) {
+    // A value that only divides a size on its way to the block dim (an
+    // element width, a tile length) is not a core count.
+    if direct_cores && sinks.contains(&Sink::BlockDim) {
         return Role::Cores;
     }
     if let Some(field) = sinks.iter().find_map(|s| match s {
@@ -614,6 +628,7 @@ fn bound_name(parsed: &Parsed<'_>, lit: Node<'_>) -> String {
 /// Finds the knobs of a package's host code.
 pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
     let fields = tiling_fields(sources);
+    let stated = annotated_roles(sources);
     let mut knobs = Vec::new();
     for (file, text) in sources.host_files() {
         if !file.ends_with(".cpp") && !file.ends_with(".cc") {
@@ -724,6 +739,14 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
         if cands.is_empty() {
             continue;
         }
+        let by_dtype = dtype_bound_names(&parsed);
+        cands.retain(|c| {
+            let base = c.label.split(" = ").next().unwrap_or("");
+            !by_dtype.contains(base)
+        });
+        if cands.is_empty() {
+            continue;
+        }
         let keys: Vec<CandKey> = cands.iter().map(|c| c.key.clone()).collect();
         let flow = flow::analyse(&parsed, &keys, &fields);
         let mut used_names: BTreeSet<String> = BTreeSet::new();
@@ -753,7 +776,19 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
                     .cloned()
                     .unwrap_or_else(|| c.label.clone()),
             };
-            let role = role_of(&role_name, &sinks, c.value);
+            let role = role_of(
+                &role_name,
+                &sinks,
+                flow.direct_block_dim.contains(&i),
+                c.value,
+            );
+            // A size of at most 8 is an element's width, not a tile.
+            if role == Role::Size && c.value <= 8 {
+                continue;
+            }
+            if stated.iter().any(|r| covers(*r, role)) {
+                continue;
+            }
             let (min, max, step) = domain_of(role, c.value, chip);
             let name = match (&c.form, &c.name) {
                 (Form::Constant { .. }, Some(n)) => n.clone(),
@@ -788,6 +823,89 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
     }
     knobs.sort_by(|a, b| (&a.file, a.literal.start).cmp(&(&b.file, b.literal.start)));
     Discovery { knobs }
+}
+
+/// The roles of the knobs a user annotated (`// ascendopt:knob` in a
+/// `tiling-begin/end` region), by their names.
+fn annotated_roles(sources: &Sources) -> BTreeSet<Role> {
+    let mut out = BTreeSet::new();
+    for (file, text) in sources.host_files() {
+        if !text.contains("ascendopt:tiling-begin") {
+            continue;
+        }
+        let Ok(ts) = ascendopt_op::tiling::TilingSource::parse(std::path::Path::new(file), text)
+        else {
+            continue;
+        };
+        for k in &ts.knobs {
+            out.insert(role_of(&k.name, &BTreeSet::new(), false, k.value));
+        }
+    }
+    out
+}
+
+/// Whether a user's knob of role `stated` already decides what a found
+/// knob of role `found` would: the same role, or tile sizing either way
+/// (a tile count is a tile size by another name).
+fn covers(stated: Role, found: Role) -> bool {
+    let sizing = |r: Role| matches!(r, Role::Size | Role::Count);
+    stated == found || sizing(stated) && sizing(found)
+}
+
+/// Names assigned a literal under a condition on the data type (`case
+/// ge::DT_FLOAT16: elemBytes = 2;`, `if (dt == ge::DT_INT64) { width =
+/// 8; }`): properties of the dtype (element widths, per-dtype buffer
+/// factors), never tiling choices.
+fn dtype_bound_names(parsed: &Parsed<'_>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for node in parsed.all() {
+        if node.kind() != "assignment_expression" {
+            continue;
+        }
+        let (Some(l), Some(r)) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        if r.kind() != "number_literal" {
+            continue;
+        }
+        let Some(name) = flow::target_name(parsed, l) else {
+            continue;
+        };
+        if under_dtype_condition(parsed, node) {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// True when `node` sits in a branch chosen by the data type: an `if` or
+/// `switch` whose condition, or a `case` whose label, names a dtype.
+fn under_dtype_condition(parsed: &Parsed<'_>, node: Node<'_>) -> bool {
+    let names_dtype = |n: Node<'_>| {
+        let t = parsed.src(n);
+        let l = t.to_ascii_lowercase();
+        t.contains("DT_") || l.contains("datatype") || l.contains("dtype")
+    };
+    let mut cur = node.parent();
+    while let Some(n) = cur {
+        match n.kind() {
+            "if_statement" | "switch_statement"
+                if n.child_by_field_name("condition").is_some_and(names_dtype) =>
+            {
+                return true;
+            }
+            "case_statement" if n.child_by_field_name("value").is_some_and(names_dtype) => {
+                return true;
+            }
+            "function_definition" => return false,
+            _ => {}
+        }
+        cur = n.parent();
+    }
+    false
 }
 
 fn upper_snake(name: &str) -> String {

@@ -195,3 +195,72 @@ fn samples_keep_the_ends_and_the_current_value() {
     assert!(s.contains(&1) && s.contains(&1000) && s.contains(&337));
     assert_eq!(confirm::sample(&[1, 2, 3], 2, 20), vec![1, 2, 3]);
 }
+
+/// The shape of a public elementwise sample's host tiling (written here):
+/// the element width is set per data type, the core count is the
+/// platform's, capped by the number of 32-byte blocks of the tensor (the
+/// width divides the size on the way), and a literal core cap clamps it.
+const WIDTH_PER_DTYPE: &str = r#"namespace optiling {
+constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t REPEAT_BYTES = 256;
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t coreNum = platform.GetCoreNumAiv();
+    uint64_t total = context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    auto dt = context->GetInputTensor(0)->GetDataType();
+    uint32_t width = 4;
+    uint32_t factor = 2;
+    if (dt == ge::DT_FLOAT16) {
+        width = 2;
+        factor = 3;
+    } else if (dt == ge::DT_INT64) {
+        width = 8;
+    }
+    uint32_t perBlock = 32 / width;
+    uint32_t blocks = (total + perBlock - 1) / perBlock;
+    coreNum = (coreNum < blocks / 4) ? coreNum : blocks / 4;
+    uint32_t coreCap = 16;
+    coreNum = coreNum < coreCap ? coreNum : coreCap;
+    uint32_t tile = 65536 / (REPEAT_BYTES * factor) / BUFFER_NUM;
+    context->SetBlockDim(coreNum);
+    tiling.set_blockLength(blocks / coreNum * perBlock);
+    tiling.set_tileLength(tile * REPEAT_BYTES / width);
+    return ge::GRAPH_SUCCESS;
+}
+}
+"#;
+
+#[test]
+fn a_width_that_divides_the_size_on_its_way_to_the_block_dim_is_no_core_count() {
+    let knobs = found(WIDTH_PER_DTYPE);
+    let got: Vec<(&str, Role)> = knobs.iter().map(|k| (k.label.as_str(), k.role)).collect();
+    // The width and the factor are set per dtype: not knobs. The divisor
+    // 4 reaches the block dim only through a division: a count, not the
+    // core count. The literal cap reaches it as a value: the core count.
+    assert!(
+        got.iter()
+            .all(|(l, _)| !l.starts_with("width") && !l.starts_with("factor")),
+        "{knobs:#?}"
+    );
+    let cores: Vec<&str> = got
+        .iter()
+        .filter(|(_, r)| *r == Role::Cores)
+        .map(|(l, _)| *l)
+        .collect();
+    assert_eq!(cores, ["coreCap = 16"], "{knobs:#?}");
+    assert!(got.contains(&("BUFFER_NUM", Role::Buffers)), "{knobs:#?}");
+    // An element width named as a constant is no tile size either.
+    let named = "namespace optiling {\nconstexpr uint32_t ELEM_BYTES = 4;\nconstexpr uint32_t TILE_BYTES = 8192;\nstatic ge::graphStatus TilingFunc(gert::TilingContext* context)\n{\n    tiling.set_tileLength(TILE_BYTES / ELEM_BYTES);\n    return ge::GRAPH_SUCCESS;\n}\n}\n";
+    let labels: Vec<String> = found(named).into_iter().map(|k| k.label).collect();
+    assert_eq!(labels, ["TILE_BYTES"]);
+}
+
+#[test]
+fn where_the_user_annotated_a_role_no_knob_of_that_role_is_added() {
+    // Tile sizing is annotated: a queue count dividing the UB is not
+    // searched as well; the buffer count is not annotated: found.
+    let host = "namespace {\nconstexpr uint32_t QUEUE_NUM = 3;\nconstexpr uint32_t BUFFER_NUM = 2;\n// ascendopt:tiling-begin\nconstexpr uint32_t TILE_BYTES = 32768; // ascendopt:knob min=1024 max=65536 step=pow2\n// ascendopt:tiling-end\n}\nvoid TilingFunc(gert::TilingContext* context) {\n    uint64_t ub = 196608 / QUEUE_NUM;\n    tiling.set_tileLength(ub < TILE_BYTES ? ub : TILE_BYTES);\n    tiling.set_bufferNum(BUFFER_NUM);\n}\n";
+    let got: Vec<(String, Role)> = found(host).into_iter().map(|k| (k.name, k.role)).collect();
+    assert_eq!(got, [("BUFFER_NUM".to_string(), Role::Buffers)]);
+}

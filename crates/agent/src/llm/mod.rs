@@ -251,11 +251,15 @@ pub fn connect_detached(
     Ok((Arc::new(client), log))
 }
 
-/// A client failure as the loops see it (stops the loop, never charged).
+/// A client failure as the loops see it (never charged): a prompt too
+/// long for the model's context ends the stage that asked (the same
+/// operator's next request would be as long), every other failure stops
+/// the run.
 pub fn llm_error(e: LlmError) -> ProposeError {
     ProposeError {
         proposer: "llm".into(),
         message: e.to_string(),
+        ends_stage: matches!(e, LlmError::PromptTooLong { .. }),
     }
 }
 

@@ -5,7 +5,9 @@
 //!   (the scalar broadcast into the destination, then the tensor-tensor
 //!   op), likewise Adds → Add, Maxs → Max, Mins → Min. It declines when the
 //!   destination may alias the source (in-place calls, or parameters that
-//!   some caller passes the same tensor for).
+//!   some caller passes the same tensor for), and when the destination is
+//!   not a plain tensor name (`buf[i]`, `buf.Get<T>()`: the application
+//!   fuses only a Duplicate into a name, so it could not be undone).
 //! - apply: a broadcast `Duplicate(a, k, n)` whose tile feeds vector ops
 //!   anywhere later in its block (`Mul|Add|Max|Min`, `Sub` or `Div` with
 //!   `a` as one operand) becomes the vector-scalar form of each, and the
@@ -224,6 +226,9 @@ fn removal(
     let text = parsed.text;
     let a = syntax::arg_texts(parsed, call);
     let aliased = may_alias(parsed, call, call.args[0], call.args[1]);
+    // The application only fuses a Duplicate into a plain tensor name: a
+    // removal into `buf[i]` or `buf.Get<T>()` could not be undone.
+    let plain = call.args[0].kind() == "identifier";
     let site = site_at::<FusedVecOps>(
         file,
         text,
@@ -234,12 +239,14 @@ fn removal(
             parsed.src(stmt),
             if aliased {
                 " (destination may alias the source: removal declines)"
+            } else if !plain {
+                " (destination is not a plain tensor name: removal declines)"
             } else {
                 ""
             }
         ),
     );
-    let output = (!aliased)
+    let output = (!aliased && plain)
         .then(|| {
             let indent = syntax::indent_at(text, stmt.start_byte());
             let (open, close) = if syntax::in_block(stmt) {

@@ -23,7 +23,7 @@
 
 use super::syntax::{self, Parsed};
 use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
-use crate::knobfind::{self, ChipLimits, FoundKnob, Role};
+use crate::knobfind::{self, FoundKnob, Role};
 use ascendopt_op::tiling::{Knob, TilingSource};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -100,7 +100,7 @@ fn found_plans<E: Engine>(
     decide: impl Fn(&FoundKnob) -> Option<(SiteState, Vec<i64>)>,
 ) -> Vec<Plan> {
     let plain = knobfind::restore(pkg);
-    let found = knobfind::discover(&plain, &ChipLimits::default());
+    let found = knobfind::discover(&plain, &pkg.chip());
     let mut out = Vec::new();
     for knob in &found.knobs {
         let Some((state, ladder)) = decide(knob) else {
@@ -303,7 +303,7 @@ fn kernel_buffer_plans(pkg: &Sources) -> Vec<Plan> {
 /// when there is none).
 fn with_halved_tiles(pkg: &Sources) -> Option<Sources> {
     let plain = knobfind::restore(pkg);
-    let found = knobfind::discover(&plain, &ChipLimits::default());
+    let found = knobfind::discover(&plain, &pkg.chip());
     let sizes: Vec<FoundKnob> = found
         .knobs
         .into_iter()
@@ -399,7 +399,7 @@ impl Engine for MultiCore {
     }
 
     fn plans(&self, pkg: &Sources) -> Vec<Plan> {
-        let cores = i64::from(ChipLimits::default().cores);
+        let cores = i64::from(pkg.chip().cores);
         let mut plans = knob_plans::<Self>(pkg, |k| {
             if !k.name.contains("CORE_NUM") || k.name.starts_with("MIN") || k.max <= 1 {
                 return None;
@@ -420,7 +420,9 @@ impl Engine for MultiCore {
                 return None;
             }
             if k.value >= cores {
-                Some((SiteState::Present, vec![(k.value / 6).max(1)]))
+                // Below the platform's cores (a cap above them included),
+                // so that the weak kernel shows the site as absent.
+                Some((SiteState::Present, vec![(cores / 6).max(1)]))
             } else {
                 Some((
                     SiteState::Absent,
@@ -481,7 +483,7 @@ impl Engine for TileSize {
                     .then(|| (SiteState::Absent, ladder(k.value, large, 5, &candidates)))
             }
         });
-        let ub = ChipLimits::default().ub_bytes as i64;
+        let ub = i64::try_from(pkg.chip().ub_bytes).unwrap_or(i64::MAX);
         plans.extend(found_plans::<Self>(pkg, |k| match k.role {
             Role::Size => {
                 let all = k.candidates();
@@ -660,6 +662,36 @@ mod tests {
             .get("op_host/k.cpp")
             .unwrap()
             .contains("tiling.set_bufferNum(1);"));
+    }
+
+    #[test]
+    fn cores_and_tiles_are_sized_by_the_device_the_sources_are_for() {
+        let host = "namespace optiling {\nconst uint32_t BLOCK_DIM = 8;\nconst uint32_t TILE_LENGTH = 1024;\nstatic ge::graphStatus TilingFunc(gert::TilingContext* context)\n{\n    context->SetBlockDim(BLOCK_DIM);\n    tiling.set_tileLength(TILE_LENGTH);\n    return ge::GRAPH_SUCCESS;\n}\n}\n";
+        let small = crate::knobfind::ChipLimits {
+            cores: 20,
+            ub_bytes: 16 * 1024,
+        };
+        let weak = pkg(host).with_chip(small);
+        let sites = MultiCore.detect(&weak);
+        let all = MultiCore.apply(&weak, &sites[0]).unwrap();
+        let text = all.get("op_host/k.cpp").unwrap();
+        assert!(text.contains("const uint32_t BLOCK_DIM = 20;"), "{text}");
+        assert_eq!(all.chip(), small);
+        // At most half the UB per tile: 8 KB, not the 910B2's 32 KB.
+        let sites = TileSize.detect(&weak);
+        let big = TileSize.apply(&weak, &sites[0]).unwrap();
+        let text = big.get("op_host/k.cpp").unwrap();
+        assert!(
+            text.contains("const uint32_t TILE_LENGTH = 8192;"),
+            "{text}"
+        );
+        // The default device is the 910B2.
+        let sites = MultiCore.detect(&pkg(host));
+        let all = MultiCore.apply(&pkg(host), &sites[0]).unwrap();
+        assert!(all
+            .get("op_host/k.cpp")
+            .unwrap()
+            .contains("const uint32_t BLOCK_DIM = 48;"));
     }
 
     #[test]

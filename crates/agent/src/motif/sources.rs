@@ -2,6 +2,7 @@
 //! unit every motif transforms.
 
 use super::MotifError;
+use crate::knobfind::ChipLimits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -15,10 +16,16 @@ const SOURCE_EXTS: [&str; 5] = ["cpp", "cc", "cxx", "h", "hpp"];
 /// (`op_kernel/add_custom.cpp`). Everything else of the package (op.toml,
 /// a golden script) stays on disk and is copied unchanged by
 /// [`Sources::write_to`].
+///
+/// The sources also carry the limits of the device they are optimised
+/// for ([`Sources::chip`]; the 910B2's unless set with
+/// [`Sources::with_chip`]): the motifs size cores and tiles by them, and
+/// every candidate made from these sources keeps them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sources {
     origin: Option<PathBuf>,
     files: BTreeMap<String, String>,
+    chip: ChipLimits,
 }
 
 impl Sources {
@@ -69,7 +76,19 @@ impl Sources {
         Ok(Sources {
             origin: Some(dir.to_path_buf()),
             files,
+            chip: ChipLimits::default(),
         })
+    }
+
+    /// These sources for a device with `chip`'s cores and UB.
+    pub fn with_chip(mut self, chip: ChipLimits) -> Sources {
+        self.chip = chip;
+        self
+    }
+
+    /// The limits of the device these sources are optimised for.
+    pub fn chip(&self) -> ChipLimits {
+        self.chip
     }
 
     /// Sources from (path, text) pairs, with no package on disk behind them
@@ -86,6 +105,7 @@ impl Sources {
                 .into_iter()
                 .map(|(p, t)| (p.into(), t.into()))
                 .collect(),
+            chip: ChipLimits::default(),
         }
     }
 

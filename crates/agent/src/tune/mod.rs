@@ -80,7 +80,7 @@
 use crate::knobfind::{self, ChipLimits};
 use crate::motif::Sources;
 use crate::outcome::Step;
-use crate::proposer::{Feedback, Proposer, TilingEditRequest};
+use crate::proposer::{Feedback, ProposeError, Proposer, TilingEditRequest};
 use crate::refine::{affordable, notify, settle, Tried};
 use crate::rng::Rng;
 use crate::session::{Action, LogEntry, OpSession, Phase, Trial};
@@ -362,12 +362,20 @@ pub fn tune(
     let mut steps = Vec::new();
     let mut attempts = u32::from(marked);
     // Branch-logic edits of the tiling region (LLM proposers only).
-    let edits = proposer.tiling_edits(&TilingEditRequest {
-        current: &incumbent.sources,
-        op: session.op(),
-        profile: incumbent.profile(),
-        feedback: &Feedback::default(),
-    })?;
+    // A proposer that cannot make the request here (its prompt does not
+    // fit the model's context) ends the edits; the knob search needs no
+    // proposer and goes on.
+    let mut edits_stop = None;
+    let edits = ProposeError::stage_ending(
+        proposer.tiling_edits(&TilingEditRequest {
+            current: &incumbent.sources,
+            op: session.op(),
+            profile: incumbent.profile(),
+            feedback: &Feedback::default(),
+        }),
+        &mut edits_stop,
+    )?
+    .unwrap_or_default();
     for proposal in edits {
         if attempts + 1 >= cfg.max_attempts {
             break;
@@ -441,6 +449,9 @@ pub fn tune(
         out.stopped =
             "search space exhausted: every admissible knob assignment was tried or is known"
                 .to_string();
+    }
+    if let Some(why) = edits_stop {
+        out.stopped = format!("{} (tiling edits skipped: {why})", out.stopped);
     }
     out.found = found;
     out.tried = session.log()[log_start.min(session.log().len())..]
