@@ -859,12 +859,23 @@ fn suggested_cases(plan: &Plan, combos: &[crate::opdef::Combination]) -> Vec<Cas
                 dist: None,
             });
         }
-        let outputs: Vec<(String, Dtype)> = plan
+        // An output without a kernel argument has no column of its own:
+        // it is its input, with the input's dtype.
+        let Some(outputs) = plan
             .outputs
             .iter()
             .enumerate()
-            .map(|(o, p)| (p.name.clone(), dtypes[plan.inputs.len() + o]))
-            .collect();
+            .map(|(o, p)| {
+                let column = match (&p.inplace, p.argument) {
+                    (Some(input), false) => plan.inputs.iter().position(|q| &q.name == input),
+                    _ => Some(plan.inputs.len() + o),
+                };
+                Some((p.name.clone(), *dtypes.get(column?)?))
+            })
+            .collect::<Option<Vec<(String, Dtype)>>>()
+        else {
+            continue;
+        };
         if !ok || out.iter().any(|c: &CaseSpec| c.inputs == inputs) {
             continue;
         }
@@ -1033,6 +1044,61 @@ mod tests {
         std::fs::write(&file, "import os\nimport numpy as np\n").unwrap();
         assert_eq!(needs_unavailable(&file, "python3"), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_opdef_without_outputs_gets_the_inputs_its_kernel_writes_as_outputs() {
+        let p = |name: &str| Param {
+            name: name.into(),
+            dtypes: vec![Dtype::Float32],
+            list: false,
+            optional: false,
+            value_depend: false,
+            rule: None,
+            inplace: None,
+            argument: true,
+        };
+        let names = |outs: &[Param]| -> Vec<(String, Option<String>, bool)> {
+            outs.iter()
+                .map(|o| (o.name.clone(), o.inplace.clone(), o.argument))
+                .collect()
+        };
+        let mut notes = Vec::new();
+        // Optimiser refs: var, and m and v beside it.
+        let adam = [p("var"), p("m"), p("v"), p("grad"), p("step")];
+        let outs = written_inputs(&adam, &[], &mut notes).unwrap();
+        assert_eq!(
+            names(&outs),
+            [
+                ("var_out".to_string(), Some("var".to_string()), false),
+                ("m_out".into(), Some("m".into()), false),
+                ("v_out".into(), Some("v".into()), false),
+            ]
+        );
+        assert_eq!(outs[0].rule, Some(Rule::SameAs("var".into())));
+        // No ref name: the first input, said to be a guess.
+        let outs = written_inputs(&[p("x"), p("alpha")], &[], &mut notes).unwrap();
+        assert_eq!(names(&outs), [("x_out".to_string(), Some("x".to_string()), false)]);
+        assert!(notes.last().unwrap().contains("check it"), "{notes:?}");
+        // An msopst output name wins, and a taken name gets a suffix.
+        let st = vec![msopst::StCase {
+            name: "t".into(),
+            op: "ScatterSub".into(),
+            inputs: Vec::new(),
+            outputs: vec![msopst::StTensor {
+                name: "x".into(),
+                dtype: Some(Dtype::Float32),
+                shapes: vec![vec![4]],
+                dynamic: false,
+                range: None,
+            }],
+            attrs: Vec::new(),
+            expect: None,
+        }];
+        let outs = written_inputs(&[p("x"), p("x_out"), p("var")], &st, &mut notes).unwrap();
+        assert_eq!(names(&outs), [("x_out_".to_string(), Some("x".to_string()), false)]);
+        assert!(notes.last().unwrap().contains("msopst cases name it"), "{notes:?}");
+        assert!(written_inputs(&[], &st, &mut notes).is_none());
     }
 
     #[test]
