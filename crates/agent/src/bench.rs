@@ -328,6 +328,42 @@ fn names(pkgs: &[OpPackage]) -> Vec<String> {
     pkgs.iter().map(|p| p.name().to_string()).collect()
 }
 
+/// What a stored run's results depend on besides its settings: every file
+/// of every operator package (as [`candidate_source`] reads them) and the
+/// build of ascendopt that measured them (the SHA-256 of the running
+/// executable, which holds the simulator and its timing model). A folder
+/// left by another checkout or another build is therefore not resumed:
+/// its finished pairs are measured again in a new run of the same store.
+fn identity(pkgs: &[OpPackage]) -> Result<serde_json::Value, BenchError> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for pkg in pkgs {
+        let source = ascendopt_harness::pipeline::candidate_source(pkg)
+            .map_err(|e| BenchError::Config(format!("reading operator {}: {e}", pkg.name())))?;
+        h.update(pkg.name().as_bytes());
+        h.update([0]);
+        h.update(source.as_bytes());
+        h.update([0]);
+    }
+    Ok(serde_json::json!({
+        "ops_sha256": ascendopt_harness::store::hex(&h.finalize()),
+        "build_sha256": build_digest(),
+    }))
+}
+
+/// The SHA-256 of the running executable, computed once per process
+/// ("unknown" when it cannot be read, which then matches only itself).
+fn build_digest() -> &'static str {
+    use sha2::{Digest, Sha256};
+    static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DIGEST.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(std::fs::read)
+            .map(|bytes| ascendopt_harness::store::hex(&Sha256::digest(&bytes)))
+            .unwrap_or_else(|_| "unknown".into())
+    })
+}
+
 fn write_atomic(path: &Path, text: &str) -> Result<(), BenchError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
@@ -373,6 +409,7 @@ fn build_bank(
         "deterministic": cfg.deterministic,
         "repeats": cfg.repeats.max(1),
         "agents": agents.name(),
+        "identity": identity(&cfg.bank_ops)?,
     });
     if bank_path.is_file() {
         let previous: Option<BankRecord> = std::fs::read_to_string(&record_path)
@@ -647,6 +684,7 @@ pub fn run_bench(
     let bank_path = bank.as_ref().map(|_| cfg.out.join("bank.sqlite"));
 
     // One run per method.
+    let eval_identity = identity(&cfg.eval_ops)?;
     let mut runs: Vec<(BenchMethod, RunId)> = Vec::new();
     for &m in &methods {
         let config = serde_json::json!({
@@ -661,6 +699,7 @@ pub fn run_bench(
             "repeats": cfg.repeats.max(1),
             "stage1_budget": cfg.stage1_budget,
             "agents": agents.name(),
+            "identity": eval_identity,
         });
         runs.push((m, find_or_create_run(&store, &config)?));
     }
@@ -675,6 +714,7 @@ pub fn run_bench(
         let left = cfg.online_budget(m).saturating_sub(spent);
         unspent.fetch_add(u64::from(left), Ordering::Relaxed);
     };
+    let mut reused: Vec<String> = Vec::new();
     for &(m, run) in &runs {
         for pkg in &cfg.eval_ops {
             let path = finished_path(cfg, m, pkg.name());
@@ -684,11 +724,21 @@ pub fn run_bench(
             match previous {
                 Some(f) if f.run == run.0 => {
                     left_unspent(m, f.summary.spent);
+                    reused.push(format!("{} {}", m.as_str(), f.summary.op));
                     summaries.push(f.summary)
                 }
                 _ => jobs.push((m, run, pkg)),
             }
         }
+    }
+    if !reused.is_empty() {
+        progress(&BenchEvent::Note(format!(
+            "resuming {}: {} finished pair(s) kept ({}); {} to run",
+            cfg.out.display(),
+            reused.len(),
+            reused.join(", "),
+            jobs.len()
+        )));
     }
     let total: u64 = runs
         .iter()

@@ -193,22 +193,15 @@ impl Bank {
             source,
         };
         conn.busy_timeout(Duration::from_secs(30)).map_err(sql)?;
+        let bank = Bank { conn, path };
         // Refuse a newer file before writing anything to it.
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sql)?;
-        if version > END_VERSION {
-            return Err(BankError::IncompatibleVersion {
-                path,
-                found: version,
-                supported: END_VERSION,
-            });
-        }
+        ascendopt_sqlite::refuse_newer(&bank.conn, END_VERSION)
+            .map_err(|e| bank.migrate_error(e))?;
         // Rollback journal (not WAL): the bank stays one self-contained
         // file that can be copied or shipped; it has one writer (Rewind).
-        conn.execute_batch("PRAGMA synchronous = FULL;")
-            .map_err(sql)?;
-        let bank = Bank { conn, path };
+        bank.conn
+            .execute_batch("PRAGMA synchronous = FULL;")
+            .map_err(|e| bank.sql(e))?;
         bank.migrate()?;
         Ok(bank)
     }
@@ -235,42 +228,24 @@ impl Bank {
     }
 
     fn migrate(&self) -> Result<(), BankError> {
-        let tx = self.immediate()?;
-        let version: i64 = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))?;
-        if version == END_VERSION {
-            return Ok(());
-        }
-        if version > END_VERSION {
-            return Err(BankError::IncompatibleVersion {
-                path: self.path.clone(),
-                found: version,
-                supported: END_VERSION,
-            });
-        }
-        if version == 0 {
-            let tables: i64 = tx
-                .query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(|e| self.sql(e))?;
-            if tables > 0 {
-                return Err(BankError::Foreign {
+        ascendopt_sqlite::migrate(&self.conn, END_VERSION, init, upgrade_from)
+            .map_err(|e| self.migrate_error(e))
+    }
+
+    fn migrate_error(&self, e: ascendopt_sqlite::MigrateError) -> BankError {
+        match e {
+            ascendopt_sqlite::MigrateError::Newer { found, supported } => {
+                BankError::IncompatibleVersion {
                     path: self.path.clone(),
-                });
+                    found,
+                    supported,
+                }
             }
-            init(&tx).map_err(|e| self.sql(e))?;
-        } else {
-            for v in version..END_VERSION {
-                upgrade_from(&tx, v).map_err(|e| self.sql(e))?;
-            }
+            ascendopt_sqlite::MigrateError::Foreign => BankError::Foreign {
+                path: self.path.clone(),
+            },
+            ascendopt_sqlite::MigrateError::Sql(source) => self.sql(source),
         }
-        tx.pragma_update(None, "user_version", END_VERSION)
-            .map_err(|e| self.sql(e))?;
-        tx.commit().map_err(|e| self.sql(e))
     }
 
     /// Whether [`Bank::freeze`] was called on this bank (ever, by anyone).

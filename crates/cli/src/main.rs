@@ -10,6 +10,7 @@ mod bench_rule_cmd;
 mod bench_speed_cmd;
 mod bench_tiling_cmd;
 mod compat_cmd;
+mod doctor_cmd;
 mod eval_cmd;
 mod fidelity_cmd;
 mod import_cmd;
@@ -70,6 +71,9 @@ enum Command {
     /// The simulator's timing against figures measured on real hardware:
     /// one row per published point, failing when a point leaves its band.
     Fidelity(fidelity_cmd::FidelityArgs),
+    /// What this machine has for each device (the simulator; the CANN
+    /// toolkit, its tools and the NPUs), each line OK or the fix.
+    Doctor(doctor_cmd::DoctorArgs),
     /// Check operator folders written elsewhere: do host and kernel compile,
     /// do the cases run and pass, what blocks each unit, which APIs the
     /// simulator lacks.
@@ -91,6 +95,8 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
         return ascendopt_sim::worker::worker_main();
     }
+    // Whatever this binary is called, it answers `__worker` itself.
+    ascendopt_sim::worker::serve_worker_from_this_executable();
     // Evaluations reuse warm heap pages instead of fresh mappings.
     ascendopt_harness::memory::keep_freed_memory();
     let cli = Cli::parse();
@@ -106,6 +112,7 @@ fn main() -> ExitCode {
         Command::Compat(args) => compat_cmd::run(args),
         Command::Import(args) => import_cmd::run(args),
         Command::Fidelity(args) => fidelity_cmd::run(args),
+        Command::Doctor(args) => doctor_cmd::run(args),
         Command::Eval(args) => eval_cmd::run(args),
         Command::Suite(args) => suite_cmd::run(args),
         Command::BenchRule(args) => bench_rule_cmd::run(args),

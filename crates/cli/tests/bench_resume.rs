@@ -135,4 +135,28 @@ fn killed_bench_resumes_to_the_same_tables() {
     // And the store was not charged twice: the same number of online
     // evaluations as the uninterrupted run.
     assert_eq!(online_evaluations(&whole), online_evaluations(&cut));
+
+    // Run again, unchanged: the finished pair is kept, and the run says so.
+    let before = online_evaluations(&whole);
+    let again = bench(&op, &whole).stdout(Stdio::null()).output().unwrap();
+    assert!(again.status.success());
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(said.contains("1 finished pair(s) kept"), "{said}");
+    assert_eq!(online_evaluations(&whole), before, "nothing measured again");
+
+    // The operator changed (as in another checkout): the folder's finished
+    // pair is not taken for it; it is measured anew in a new run.
+    let kernel = std::fs::read_dir(op.join("op_kernel"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .unwrap();
+    let mut text = std::fs::read_to_string(&kernel).unwrap();
+    text.push_str("\n// changed after the first run\n");
+    std::fs::write(&kernel, text).unwrap();
+    let changed = bench(&op, &whole).stdout(Stdio::null()).output().unwrap();
+    assert!(changed.status.success());
+    let said = String::from_utf8_lossy(&changed.stderr);
+    assert!(!said.contains("finished pair(s) kept"), "{said}");
+    assert!(online_evaluations(&whole) > before, "measured again");
 }

@@ -240,6 +240,11 @@ fn every_reporting_command_writes_the_one_shape() {
         ],
     );
 
+    // doctor: no operator, one item per check.
+    let doc = valid_any(&v, "doctor", &["doctor", "--json"]);
+    assert!(doc["lines"].as_array().unwrap().len() >= 4);
+    assert_eq!(doc["sim_usable"], true);
+
     // fidelity: no operator, one item per published point.
     let doc = valid_any(&v, "fidelity", &["fidelity", "--fast", "--json"]);
     let points = doc["points"].as_array().unwrap();

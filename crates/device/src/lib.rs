@@ -11,6 +11,7 @@
 //!   harness compares them with the golden.
 #![deny(missing_docs)]
 
+pub mod cann;
 mod sim;
 
 pub use sim::{SimDevice, SimDeviceConfig};

@@ -257,16 +257,46 @@ pub fn case_layout(case: &Case) -> Option<ArgLayout> {
 /// The output buffers of a launch of `case` before it runs: poisoned, but
 /// an in-place output starts as (and is) its input, whose shape it has.
 pub fn initial_outputs(case: &Case, shapes: &[Vec<usize>], inputs: &[Tensor]) -> Vec<Tensor> {
+    initial_outputs_with(case, shapes, inputs, poisoned)
+}
+
+/// [`initial_outputs`] for the second run of the run-twice check: the
+/// other poison ([`ascendopt_op::compare::second_poison_bytes`]), so that
+/// an element no run writes differs between the runs.
+pub fn second_initial_outputs(
+    case: &Case,
+    shapes: &[Vec<usize>],
+    inputs: &[Tensor],
+) -> Vec<Tensor> {
+    initial_outputs_with(case, shapes, inputs, ascendopt_op::compare::second_poisoned)
+}
+
+fn initial_outputs_with(
+    case: &Case,
+    shapes: &[Vec<usize>],
+    inputs: &[Tensor],
+    poison: fn(ascendopt_op::Dtype, &[usize]) -> Tensor,
+) -> Vec<Tensor> {
     case.outputs
         .iter()
         .zip(shapes)
         .map(
             |(o, shape)| match o.inplace_of.and_then(|i| inputs.get(i)) {
                 Some(input) => input.clone(),
-                None => poisoned(o.dtype, shape),
+                None => poison(o.dtype, shape),
             },
         )
         .collect()
+}
+
+/// Why two runs' outputs differ at `index`: never written, or read from
+/// memory the kernel never wrote.
+pub fn rerun_difference(first: &Tensor, second: &Tensor, index: usize) -> &'static str {
+    if ascendopt_op::compare::never_written(first, second, index) {
+        "the element was never written (it held each run's poison)"
+    } else {
+        "the kernel reads memory it never wrote"
+    }
 }
 
 /// Inputs, golden outputs and poisoned output buffers of one case.
@@ -563,13 +593,11 @@ fn harden_case(
     let first = check.run.as_ref()?;
     // The same inputs (the generator is deterministic in its seed), other
     // garbage on chip.
+    let inputs = gen_inputs(case, seed);
+    let shapes: Vec<Vec<usize>> = first.outputs.iter().map(|t| t.shape.clone()).collect();
     let request = RunRequest {
-        inputs: gen_inputs(case, seed),
-        outputs: first
-            .outputs
-            .iter()
-            .map(|t| poisoned(t.dtype, &t.shape))
-            .collect(),
+        outputs: second_initial_outputs(case, &shapes, &inputs),
+        inputs,
         attrs: job_attrs(case),
         seed: seed ^ 0x5a5a_0000,
         keep_trace: false,
@@ -592,9 +620,10 @@ fn harden_case(
                     .unwrap_or(0)
                     / a.dtype.size().max(1);
                 return Some(format!(
-                    "a second run with other on-chip garbage gave other outputs (output {k}, first at element {at}: {} then {}): the kernel reads memory it never wrote",
+                    "a second run with other on-chip garbage gave other outputs (output {k}, first at element {at}: {} then {}): {}",
                     a.get_f64(at),
-                    b.get_f64(at)
+                    b.get_f64(at),
+                    rerun_difference(a, b, at)
                 ));
             }
         }

@@ -1,8 +1,9 @@
 //! The evaluation harness: the judge of every candidate kernel.
 //!
 //! An *evaluation* is static check → build → correctness → profile of one
-//! candidate (the pipeline itself lives in `eval`). This crate also holds
-//! the parts that pipeline stands on:
+//! candidate ([`pipeline`]; [`eval`] checks a package on a device, the
+//! engine of `ascendopt eval` that the pipeline calls). This crate also
+//! holds the parts that pipeline stands on:
 //!
 //! - [`verdict`]: the typed outcome of one evaluation ([`verdict::Verdict`]),
 //!   a run-store row;
@@ -20,9 +21,10 @@
 //! - [`fresh`]: shapes a kernel has not seen, for the final judgement.
 //!
 //! Invariants:
-//! - Every evaluation costs one unit of its operator's stage budget,
-//!   whatever its verdict; a failure is a [`verdict::Verdict`], never an
-//!   `Err` and never free.
+//! - Every evaluation that runs costs one unit of its operator's stage
+//!   budget, whatever its verdict; a failure is a [`verdict::Verdict`],
+//!   never an `Err`. A candidate whose sources or launches equal an
+//!   evaluated one's is answered with that verdict without charge.
 //! - An evaluation row and its budget charge are written in one
 //!   transaction, keyed by (run, operator, stage, budget index): a process
 //!   killed at any moment loses no recorded evaluation and counts none

@@ -182,7 +182,7 @@ impl fmt::Display for Stage {
 }
 
 /// Lower-case hex of a digest.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -565,27 +565,22 @@ impl RunStore {
         };
         let conn = Connection::open(path).map_err(sql)?;
         conn.busy_timeout(Duration::from_secs(30)).map_err(sql)?;
-        // Refuse a newer file before writing anything to it (switching the
-        // journal mode writes the header).
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sql)?;
-        if version > END_VERSION {
-            return Err(StoreError::IncompatibleVersion {
-                path: path.to_path_buf(),
-                found: version,
-                supported: END_VERSION,
-            });
-        }
-        let _mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(sql)?;
-        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-            .map_err(sql)?;
         let store = RunStore {
             conn,
             path: path.to_path_buf(),
         };
+        // Refuse a newer file before writing anything to it (switching the
+        // journal mode writes the header).
+        ascendopt_sqlite::refuse_newer(&store.conn, END_VERSION)
+            .map_err(|e| store.migrate_error(e))?;
+        let _mode: String = store
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(sql)?;
+        store
+            .conn
+            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(sql)?;
         store.migrate()?;
         Ok(store)
     }
@@ -615,43 +610,24 @@ impl RunStore {
     }
 
     fn migrate(&self) -> Result<(), StoreError> {
-        let tx = self.immediate()?;
-        let version: i64 = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))?;
-        if version == END_VERSION {
-            return Ok(());
-        }
-        if version > END_VERSION {
-            // Another process upgraded it between our check and the lock.
-            return Err(StoreError::IncompatibleVersion {
-                path: self.path.clone(),
-                found: version,
-                supported: END_VERSION,
-            });
-        }
-        if version == 0 {
-            let tables: i64 = tx
-                .query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(|e| self.sql(e))?;
-            if tables > 0 {
-                return Err(StoreError::Foreign {
+        ascendopt_sqlite::migrate(&self.conn, END_VERSION, init, upgrade_from)
+            .map_err(|e| self.migrate_error(e))
+    }
+
+    fn migrate_error(&self, e: ascendopt_sqlite::MigrateError) -> StoreError {
+        match e {
+            ascendopt_sqlite::MigrateError::Newer { found, supported } => {
+                StoreError::IncompatibleVersion {
                     path: self.path.clone(),
-                });
+                    found,
+                    supported,
+                }
             }
-            init(&tx).map_err(|e| self.sql(e))?;
-        } else {
-            for v in version..END_VERSION {
-                upgrade_from(&tx, v).map_err(|e| self.sql(e))?;
-            }
+            ascendopt_sqlite::MigrateError::Foreign => StoreError::Foreign {
+                path: self.path.clone(),
+            },
+            ascendopt_sqlite::MigrateError::Sql(source) => self.sql(source),
         }
-        tx.pragma_update(None, "user_version", END_VERSION)
-            .map_err(|e| self.sql(e))?;
-        tx.commit().map_err(|e| self.sql(e))
     }
 
     /// Starts a run with the given configuration; its status is `running`.

@@ -393,3 +393,44 @@ fn batch_results_do_not_depend_on_the_number_of_threads() {
         "the repeated candidate is not charged"
     );
 }
+
+/// Where the expected value equals the poison, an element left unwritten
+/// matches it: the run-twice check starts its second run from another
+/// poison, so the element differs between the runs and is named.
+#[test]
+fn unwritten_elements_whose_expected_value_is_the_poison_are_caught() {
+    let (dir, _) = package(sub(
+        "LocalTensor<T> zLocal = outQueueZ.DeQue<T>();",
+        "LocalTensor<T> zLocal = outQueueZ.DeQue<T>(); length = length / 2;",
+    ));
+    let root = dir.path().join("add_custom");
+    let toml = std::fs::read_to_string(root.join("op.toml")).unwrap();
+    let head = &toml[..toml.find("[[cases]]").unwrap()];
+    // x + y = 0x5A5A5A5A everywhere: the integer poison's bytes.
+    let cases = r#"
+[[cases]]
+name = "i32_poison_valued"
+shapes = [[4, 1000], [4, 1000]]
+dtype = "int32"
+inputs = { x = { kind = "int", low = 1515870810, high = 1515870810 }, y = { kind = "int", low = 0, high = 0 } }
+
+[[cases]]
+name = "i32_bench"
+shapes = [[8, 1000], [8, 1000]]
+dtype = "int32"
+"#;
+    std::fs::write(root.join("op.toml"), format!("{head}{cases}")).unwrap();
+    let pkg = ascendopt_op::package::OpPackage::load(&root).unwrap();
+    let v = evaluate_package(&device(20_000), &pkg, 5, &cfg())
+        .unwrap()
+        .0;
+    match &v {
+        Verdict::Incorrect { details } => {
+            assert_eq!(details.check, CorrectnessCheck::Rerun, "{v:?}");
+            assert_eq!(details.case, "i32_poison_valued");
+            let bad = details.first_bad.as_ref().unwrap();
+            assert!(bad.actual.contains("never written"), "{bad:?}");
+        }
+        other => panic!("expected incorrect, got {other:?}"),
+    }
+}

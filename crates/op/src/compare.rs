@@ -43,6 +43,37 @@ pub fn poisoned(dtype: Dtype, shape: &[usize]) -> Tensor {
     Tensor::filled(dtype, shape, &poison_bytes(dtype))
 }
 
+/// The poison of the second run of the run-twice check: other bytes than
+/// [`poison_bytes`] in every byte (0xA5 for integers and bool, quiet NaNs
+/// with an 0xA5 payload for floats), so that an element neither run writes
+/// differs between the runs even where the expected value equals one
+/// poison (an int8 output saturated at 0x5A, a NaN expected).
+pub fn second_poison_bytes(dtype: Dtype) -> Vec<u8> {
+    let bits: u64 = match dtype {
+        Dtype::Float16 => 0x7EA5,
+        Dtype::Bfloat16 => 0x7FE5,
+        Dtype::Float32 => 0x7FE5_A5A5,
+        Dtype::Float64 => 0x7FFD_A5A5_A5A5_A5A5,
+        Dtype::Complex64 => 0x7FE5_A5A5_7FE5_A5A5,
+        _ => 0xA5A5_A5A5_A5A5_A5A5,
+    };
+    bits.to_le_bytes()[..dtype.size()].to_vec()
+}
+
+/// A tensor of `shape` filled with [`second_poison_bytes`].
+pub fn second_poisoned(dtype: Dtype, shape: &[usize]) -> Tensor {
+    Tensor::filled(dtype, shape, &second_poison_bytes(dtype))
+}
+
+/// Element `index` of `first` holds the first poison and of `second` the
+/// second: no run wrote it.
+pub fn never_written(first: &Tensor, second: &Tensor, index: usize) -> bool {
+    let size = first.dtype.size();
+    let at = index * size..(index + 1) * size;
+    first.data.get(at.clone()) == Some(&poison_bytes(first.dtype)[..])
+        && second.data.get(at) == Some(&second_poison_bytes(second.dtype)[..])
+}
+
 /// An element's value, for reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ElemValue {

@@ -144,9 +144,9 @@ const void* attr_raw(const AttrSlot& slot) {
 }
 
 // ---- registry ----------------------------------------------------------------
-static OpRegistration* g_registry_head = nullptr;
+static const OpRegistration* g_registry_head = nullptr;
 
-OpRegistration::OpRegistration(const char* op_name, ops::OpDef* (*factory)())
+OpRegistration::OpRegistration(const char* op_name, const ops::OpDef* (*factory)())
     : name(op_name), create(factory), next(g_registry_head) {
   g_registry_head = this;
 }
@@ -535,11 +535,11 @@ struct Arena {
   }
 };
 
-ops::OpDef* find_op(const char* op_type) {
+const ops::OpDef* find_op(const char* op_type) {
   size_t count = 0;
   char names[512];
   names[0] = 0;
-  for (OpRegistration* r = g_registry_head; r != nullptr; r = r->next) {
+  for (const OpRegistration* r = g_registry_head; r != nullptr; r = r->next) {
     if (op_type != nullptr && strcmp(r->name, op_type) == 0) return r->create();
     ++count;
     size_t used = strlen(names);
@@ -777,7 +777,7 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
   if (in == nullptr) request_error("null request");
   if (in->abi_version != ASC_HOST_ABI_VERSION)
     request_error("host ABI version %u, the library speaks %u", in->abi_version, ASC_HOST_ABI_VERSION);
-  ops::OpDef* def = find_op(in->op_type);
+  const ops::OpDef* def = find_op(in->op_type);
   if (def->error_ != nullptr) request_error("OpDef %s: %s", def->type_, def->error_);
   for (size_t i = 0; i < def->n_inputs_; ++i)
     if (def->inputs_[i].error_ != nullptr)
@@ -1100,10 +1100,10 @@ void json_attr(std::string& out, const ops::OpAttrDef& a) {
   out += '}';
 }
 
-void json_op(std::string& out, OpRegistration* r) {
+void json_op(std::string& out, const OpRegistration* r) {
   out += "{\"op_type\":";
   json_str(out, r->name);
-  ops::OpDef* def = nullptr;
+  const ops::OpDef* def = nullptr;
   char failure[960];
   failure[0] = 0;
   try {
@@ -1167,7 +1167,7 @@ extern "C" __attribute__((visibility("default"))) int32_t ascendopt_host_describ
   using namespace ascendopt::host;
   std::string out = "{\"ops\":[";
   bool first = true;
-  for (OpRegistration* r = g_registry_head; r != nullptr; r = r->next) {
+  for (const OpRegistration* r = g_registry_head; r != nullptr; r = r->next) {
     if (!first) out += ',';
     first = false;
     json_op(out, r);

@@ -1,3 +1,5 @@
+//! Tests of knob discovery on hosts in the styles real operators use.
+
 use super::*;
 
 /// A first-attempt host in the style of the samples: constants at

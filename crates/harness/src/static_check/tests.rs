@@ -701,3 +701,48 @@ fn corpus_operators_are_not_refused() {
     );
     assert_eq!(refused, 0);
 }
+
+/// OP_ADD expands, at the user's line, to the emulation's registration:
+/// its objects are const, so the user is not told about state that is not
+/// theirs, while a mutable static of their own on the next line still is.
+#[test]
+fn op_add_registration_is_not_reported_as_the_users_mutable_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let op = dir.path().join("op");
+    std::fs::create_dir_all(op.join("op_host")).unwrap();
+    let host_src = "#include \"register/op_def_registry.h\"\n\
+                    namespace ops {\n\
+                    class DemoOp : public OpDef {\n\
+                    public:\n\
+                    explicit DemoOp(const char* name) : OpDef(name) {\n\
+                    this->Input(\"x\").ParamType(REQUIRED).DataType({ge::DT_FLOAT});\n\
+                    this->Output(\"y\").ParamType(REQUIRED).DataType({ge::DT_FLOAT});\n\
+                    }\n\
+                    };\n\
+                    OP_ADD(DemoOp);\n\
+                    int calls = 0;\n\
+                    }\n";
+    std::fs::write(op.join("op_host/h.cpp"), host_src).unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/include");
+    let out = std::process::Command::new("g++")
+        .args(["-std=c++17", "-E", "-I"])
+        .arg(&include)
+        .arg(op.join("op_host/h.cpp"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let units = [PreprocessedUnit {
+        unit: "host".into(),
+        text: String::from_utf8(out.stdout).unwrap(),
+    }];
+    let findings = check_with_units(&op, &units).unwrap();
+    let shown: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{}@{}:{}", f.rule, f.file, f.line))
+        .collect();
+    assert_eq!(shown, vec!["mutable-static@op_host/h.cpp:11"]);
+}

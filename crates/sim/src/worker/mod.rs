@@ -276,15 +276,27 @@ pub struct WorkerNotFound {
     pub message: String,
 }
 
+/// Set once by an executable that serves `__worker` itself (the CLI).
+static SELF_HOSTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Declares that the running executable answers `<exe> __worker` with
+/// [`worker_main`], so [`WorkerCommand::locate`] uses it whatever its file
+/// name (a renamed or copied `ascendopt` binary keeps working).
+pub fn serve_worker_from_this_executable() {
+    SELF_HOSTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 impl WorkerCommand {
     /// Env `ASCENDOPT_WORKER` (a path); else the current executable with
-    /// `__worker` if it is `ascendopt`; else `ascendopt-worker` next to the
+    /// `__worker` if it serves the worker ([`serve_worker_from_this_executable`])
+    /// or is named `ascendopt`; else `ascendopt-worker` next to the
     /// current executable or in its parent directory (where cargo puts
     /// binaries when the current one is a test in `target/<profile>/deps`).
     pub fn locate() -> Result<WorkerCommand, WorkerNotFound> {
         locate_with(
             std::env::var_os("ASCENDOPT_WORKER"),
             std::env::current_exe(),
+            SELF_HOSTED.load(std::sync::atomic::Ordering::Relaxed),
         )
     }
 }
@@ -293,6 +305,7 @@ impl WorkerCommand {
 fn locate_with(
     env_worker: Option<OsString>,
     current_exe: io::Result<PathBuf>,
+    self_hosted: bool,
 ) -> Result<WorkerCommand, WorkerNotFound> {
     if let Some(path) = env_worker.filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
@@ -309,7 +322,7 @@ fn locate_with(
     let exe = current_exe.map_err(|e| WorkerNotFound {
         message: format!("cannot find the current executable ({e}); set ASCENDOPT_WORKER"),
     })?;
-    if exe.file_stem().and_then(|s| s.to_str()) == Some("ascendopt") {
+    if self_hosted || exe.file_stem().and_then(|s| s.to_str()) == Some("ascendopt") {
         return Ok(WorkerCommand {
             program: exe,
             args: vec!["__worker".into()],
@@ -1106,18 +1119,22 @@ fn classify(
         };
     }
     // A complete reply wins: the launch is over even if teardown went wrong.
+    let mut decode_error = None;
     if !collected.reply.bytes.is_empty() && !collected.reply.overflow {
-        if let Ok(reply) = protocol::decode_reply(&collected.reply.bytes, arena_outputs) {
-            return match reply {
-                Reply::Launch(Ok(output)) => WorkerOutcome::Finished(output),
-                Reply::Launch(Err(failure)) => WorkerOutcome::Failed(failure),
-                Reply::Refused(message) => WorkerOutcome::WorkerError {
-                    message: format!("the worker refused the job: {message}"),
-                },
-                Reply::Panicked(message) => WorkerOutcome::WorkerError {
-                    message: format!("the simulator panicked: {message}"),
-                },
-            };
+        match protocol::decode_reply(&collected.reply.bytes, arena_outputs) {
+            Err(err) => decode_error = Some(err),
+            Ok(reply) => {
+                return match reply {
+                    Reply::Launch(Ok(output)) => WorkerOutcome::Finished(output),
+                    Reply::Launch(Err(failure)) => WorkerOutcome::Failed(failure),
+                    Reply::Refused(message) => WorkerOutcome::WorkerError {
+                        message: format!("the worker refused the job: {message}"),
+                    },
+                    Reply::Panicked(message) => WorkerOutcome::WorkerError {
+                        message: format!("the simulator panicked: {message}"),
+                    },
+                }
+            }
         }
     }
     let Some(status) = collected.status else {
@@ -1164,7 +1181,13 @@ fn classify(
     }
     if !collected.reply.bytes.is_empty() {
         return WorkerOutcome::WorkerError {
-            message: format!("unreadable reply of {} bytes", collected.reply.bytes.len()),
+            message: format!(
+                "unreadable reply of {} bytes ({}): the worker may be another build of \
+                 ascendopt; rebuild it (`cargo build -p ascendopt-sim --bin ascendopt-worker`) \
+                 or point ASCENDOPT_WORKER at this build's",
+                collected.reply.bytes.len(),
+                decode_error.as_deref().unwrap_or("no decodable frame")
+            ),
         };
     }
     if looks_out_of_memory(&stderr_tail) {
@@ -1187,27 +1210,34 @@ mod tests {
         let test_exe = root.join("debug/deps/worker-0123abcd");
 
         // The env var wins, and must name a file.
-        let found = locate_with(Some(worker.clone().into()), Ok(test_exe.clone())).unwrap();
+        let found = locate_with(Some(worker.clone().into()), Ok(test_exe.clone()), false).unwrap();
         assert_eq!(found.program, worker);
         assert!(found.args.is_empty());
-        let err = locate_with(Some(root.join("nope").into()), Ok(test_exe.clone())).unwrap_err();
+        let err =
+            locate_with(Some(root.join("nope").into()), Ok(test_exe.clone()), false).unwrap_err();
         assert!(err.message.starts_with("ASCENDOPT_WORKER="), "{err}");
 
         // The CLI is its own worker.
         let cli = root.join("bin/ascendopt");
-        let found = locate_with(None, Ok(cli.clone())).unwrap();
+        let found = locate_with(None, Ok(cli.clone()), false).unwrap();
         assert_eq!(found.program, cli);
         assert_eq!(found.args, vec![OsString::from("__worker")]);
+        // A renamed copy of the CLI serves the worker too once it says so.
+        let renamed = root.join("bin/ascendopt-2b902db");
+        let found = locate_with(None, Ok(renamed.clone()), true).unwrap();
+        assert_eq!(found.program, renamed);
+        assert_eq!(found.args, vec![OsString::from("__worker")]);
+        assert!(locate_with(None, Ok(renamed), false).is_err());
 
         // A test binary in target/debug/deps finds target/debug/ascendopt-worker;
         // a binary in target/debug finds its sibling.
-        let found = locate_with(None, Ok(test_exe)).unwrap();
+        let found = locate_with(None, Ok(test_exe), false).unwrap();
         assert_eq!(found.program, worker);
-        let found = locate_with(None, Ok(root.join("debug/other-tool"))).unwrap();
+        let found = locate_with(None, Ok(root.join("debug/other-tool")), false).unwrap();
         assert_eq!(found.program, worker);
 
         // Nothing: say how to build it.
-        let err = locate_with(None, Ok(root.join("elsewhere/tool"))).unwrap_err();
+        let err = locate_with(None, Ok(root.join("elsewhere/tool")), false).unwrap_err();
         assert!(
             err.message
                 .contains("cargo build -p ascendopt-sim --bin ascendopt-worker"),

@@ -86,9 +86,9 @@ constexpr size_t kMaxTypeList = 256;
 // inside the simulator's error handling, not at library load).
 struct OpRegistration {
   const char* name;
-  ops::OpDef* (*create)();
-  OpRegistration* next;
-  OpRegistration(const char* op_name, ops::OpDef* (*factory)());
+  const ops::OpDef* (*create)();
+  const OpRegistration* next;
+  OpRegistration(const char* op_name, const ops::OpDef* (*factory)());
 };
 }  // namespace host
 }  // namespace ascendopt
@@ -420,12 +420,15 @@ class OpDef {
 
 // Registers the prototype class `opType` (derived from ops::OpDef) under its
 // class name.
-#define OP_ADD(opType, ...)                                                                \
-  static ::ops::OpDef* ascendopt_create_op_##opType() {                                  \
-    static opType ascendopt_instance(#opType);                                           \
-    return &ascendopt_instance;                                                          \
-  }                                                                                      \
-  static ::ascendopt::host::OpRegistration ascendopt_op_registration_##opType(#opType,   \
-                                                                              &ascendopt_create_op_##opType)
+// Both the prototype and its registration are const once built (the
+// runtime only reads them), so the static check's mutable-state notes do
+// not fire on the user's OP_ADD line for state that is not theirs.
+#define OP_ADD(opType, ...)                                                                    \
+  static const ::ops::OpDef* ascendopt_create_op_##opType() {                                \
+    static const opType ascendopt_instance(#opType);                                         \
+    return &ascendopt_instance;                                                              \
+  }                                                                                          \
+  static const ::ascendopt::host::OpRegistration ascendopt_op_registration_##opType(#opType, \
+                                                                                    &ascendopt_create_op_##opType)
 
 #endif
