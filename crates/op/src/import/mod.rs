@@ -1078,7 +1078,10 @@ mod tests {
         assert_eq!(outs[0].rule, Some(Rule::SameAs("var".into())));
         // No ref name: the first input, said to be a guess.
         let outs = written_inputs(&[p("x"), p("alpha")], &[], &mut notes).unwrap();
-        assert_eq!(names(&outs), [("x_out".to_string(), Some("x".to_string()), false)]);
+        assert_eq!(
+            names(&outs),
+            [("x_out".to_string(), Some("x".to_string()), false)]
+        );
         assert!(notes.last().unwrap().contains("check it"), "{notes:?}");
         // An msopst output name wins, and a taken name gets a suffix.
         let st = vec![msopst::StCase {
@@ -1096,8 +1099,14 @@ mod tests {
             expect: None,
         }];
         let outs = written_inputs(&[p("x"), p("x_out"), p("var")], &st, &mut notes).unwrap();
-        assert_eq!(names(&outs), [("x_out_".to_string(), Some("x".to_string()), false)]);
-        assert!(notes.last().unwrap().contains("msopst cases name it"), "{notes:?}");
+        assert_eq!(
+            names(&outs),
+            [("x_out_".to_string(), Some("x".to_string()), false)]
+        );
+        assert!(
+            notes.last().unwrap().contains("msopst cases name it"),
+            "{notes:?}"
+        );
         assert!(written_inputs(&[], &st, &mut notes).is_none());
     }
 
