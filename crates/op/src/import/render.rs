@@ -259,6 +259,8 @@ fn render_case(t: &mut String, c: &CaseSpec, plan: &Plan) {
 
 /// `to` relative to the folder `from` (both absolute or both relative).
 fn relative(from: &Path, to: &Path) -> PathBuf {
+    // `./op` and `op` are one folder (a user runs `import .`).
+    let (from, to) = (normalize(from), normalize(to));
     let from: Vec<Component<'_>> = from.components().collect();
     let to_c: Vec<Component<'_>> = to.components().collect();
     let common = from.iter().zip(&to_c).take_while(|(a, b)| a == b).count();
@@ -484,5 +486,9 @@ mod tests {
         let parsed: toml::Value = toml::from_str(&format!("v = {text}")).unwrap();
         assert_eq!(parsed["v"].as_str(), Some("a\"b"));
         assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(
+            relative(Path::new("./op"), Path::new("op/tests/st/t.py")),
+            PathBuf::from("tests/st/t.py")
+        );
     }
 }
