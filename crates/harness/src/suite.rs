@@ -38,7 +38,10 @@ pub struct SuiteRow {
     pub largest: String,
     /// Simulated latency of the largest case, µs.
     pub latency_us: Option<f64>,
-    /// Roofline floor of the largest case, µs.
+    /// HBM roofline floor of the largest case ([`Roofline::hbm_floor_us`]),
+    /// µs.
+    ///
+    /// [`Roofline::hbm_floor_us`]: ascendopt_sim::timing::Roofline::hbm_floor_us
     pub floor_us: Option<f64>,
     /// Launch head of the largest case (part of its latency), µs.
     pub launch_us: Option<f64>,
@@ -207,8 +210,10 @@ pub fn suite_row(device: &dyn Device, package: &OpPackage, seed: u64) -> SuiteRo
             row.latency_us = Some(profile.task_duration_us);
             row.launch_us = Some(profile.launch_overhead_us);
             if let Some(r) = &profile.roofline {
-                row.floor_us = Some(r.floor_us);
-                row.memory_bound = r.memory_us >= r.compute_us;
+                // The HBM floor (issue 23): the physical floor, lower when
+                // the inputs are resident in L2, is the physics guard's.
+                row.floor_us = Some(r.hbm_floor_us);
+                row.memory_bound = r.hbm_all_us >= r.compute_us;
             }
         }
     }
@@ -228,9 +233,10 @@ pub fn render_markdown(rows: &[SuiteRow], command: &str) -> String {
         "{GENERATED_BY} `{command}` — do not edit by hand. Latency is the simulated Ascend 910B2 \
          Task Duration of the largest case (no measurement noise; the kernel's own scalar code \
          is charged, and the 192 MB L2 holds what the previous run of the same launch left, as \
-         in a benchmark loop); the roofline floor is the launch head plus the larger of the \
-         memory floor (the largest of: input bytes beyond L2 over HBM bandwidth, all bytes over \
-         L2 bandwidth, the bytes over every core's DMA path) and operations over peak; launch \
+         in a benchmark loop); the roofline floor is the HBM floor, the launch head plus the \
+         larger of every input and output byte once over the HBM bandwidth and operations over \
+         peak, so a case served from L2 can exceed 100% (the judge's physics guard uses the \
+         lower, L2-aware physical floor); launch \
          is the launch head's share of the latency. Quality bar: every case passes; \
          memory-bound operators reach {:.0}% of the roofline, or say why; the launch head is \
          under {:.0}% of the largest case.\n",

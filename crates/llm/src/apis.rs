@@ -219,10 +219,20 @@ mod tests {
             assert!(s.iter().any(|n| n == name), "{name} missing from {s:?}");
         }
         let u = unsupported();
-        assert!(u.iter().any(|n| n == "Mmad"));
-        assert!(!s.iter().any(|n| n == "Mmad"));
-        // The high-level libraries (lib/) are listed too.
-        for name in ["Sigmoid", "SoftMax", "CumSum"] {
+        assert!(u.iter().any(|n| n == "LoadDataWithTranspose"));
+        assert!(!s.iter().any(|n| n == "LoadDataWithTranspose"));
+        // The cube path (cube.h) and the high-level libraries (lib/) are
+        // listed too.
+        for name in [
+            "Mmad",
+            "LoadData",
+            "Fixpipe",
+            "MmadParams",
+            "Nd2NzParams",
+            "Sigmoid",
+            "SoftMax",
+            "CumSum",
+        ] {
             assert!(s.iter().any(|n| n == name), "{name} missing from {s:?}");
         }
         assert!(!s.iter().any(|n| n.starts_with("Ascendopt") || n == "Loc"));

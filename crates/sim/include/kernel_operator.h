@@ -7,6 +7,7 @@
 #include "ascendopt/kernel/tensor.h"
 #include "ascendopt/kernel/pipe.h"
 #include "ascendopt/kernel/copy.h"
+#include "ascendopt/kernel/cube.h"
 #include "ascendopt/kernel/sync.h"
 #include "ascendopt/kernel/vec_arith.h"
 #include "ascendopt/kernel/vec_more.h"

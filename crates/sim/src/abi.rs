@@ -10,7 +10,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 /// Version of the kernel ABI (`ASC_ABI_VERSION`).
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -158,6 +158,54 @@ pub mod cmp {
     pub const NE: u8 = 5;
 }
 
+pub mod cube_op {
+    pub const ND2NZ: u32 = 1;
+    pub const LOAD2D: u32 = 2;
+    pub const MMAD: u32 = 3;
+    pub const FIXPIPE: u32 = 4;
+    pub const FILL: u32 = 5;
+}
+
+/// `AscQuantMode` codes (Fixpipe quantPre).
+pub mod quant {
+    pub const NONE: u32 = 0;
+    pub const F322F16: u32 = 1;
+    pub const F322BF16: u32 = 2;
+    pub const DEQF16: u32 = 3;
+    pub const VDEQF16: u32 = 4;
+    pub const QF322B8_PRE: u32 = 5;
+    pub const VQF322B8_PRE: u32 = 6;
+    pub const REQ8: u32 = 7;
+    pub const VREQ8: u32 = 8;
+}
+
+/// `AscCo2Layout` codes (Fixpipe output layout).
+pub mod co2_layout {
+    pub const NZ: u32 = 0;
+    pub const ROW_MAJOR: u32 = 1;
+    pub const COLUMN_MAJOR: u32 = 2;
+}
+
+/// `ASC_MEM_NONE`: an absent operand.
+pub const MEM_NONE: u8 = 0xff;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct AscCubeOp {
+    pub op: u32,
+    pub dtype: u8,
+    pub src_dtype: u8,
+    pub src1_dtype: u8,
+    pub bias_dtype: u8,
+    pub dst: AscAddr,
+    pub src0: AscAddr,
+    pub src1: AscAddr,
+    pub bias: AscAddr,
+    pub scalar: u64,
+    pub p: [u32; 12],
+    pub loc: AscLoc,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct AscRuntime {
@@ -198,6 +246,8 @@ pub struct AscRuntime {
     pub sys_workspace_bytes: extern "C-unwind" fn() -> u64,
     // Appended in ABI 3.
     pub scalar_touch: extern "C-unwind" fn(line: *const c_void, store: u32) -> i32,
+    // Appended in ABI 4.
+    pub cube: extern "C-unwind" fn(op: *const AscCubeOp),
 }
 
 /// `AscScalarCounters`: the kernel's own code on one block thread.

@@ -467,10 +467,31 @@ pub enum InstrKind {
         /// How many SyncAll this block passed before (0-based).
         generation: u32,
     },
+    /// A matrix multiply-accumulate on the cube (Mmad, PIPE_M): C (L0C,
+    /// NZ) += A (L0A, ZZ) x B (L0B, ZN).
+    Mmad(MmadShape),
     /// The kernel's own compiled code that the scalar unit ran since the
     /// previous API call (index arithmetic, loops, branches, raw `__gm__`
     /// pointer access), counted by the build's instrumentation.
     ScalarCode(ScalarCode),
+}
+
+/// The work of one Mmad, as the timing model needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MmadShape {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of B and C.
+    pub n: u32,
+    /// Columns of A, rows of B.
+    pub k: u32,
+    /// Element type of A and B.
+    pub dtype: Dtype,
+    /// MmadParams.unitFlag (0, 2 or 3), as the kernel set it.
+    pub unit_flag: u8,
+    /// True when C starts from zero (cmatrixInitVal) or a bias, false when
+    /// it accumulates onto L0C.
+    pub init: bool,
 }
 
 /// What a stretch of the kernel's own code executed, as counted by the

@@ -27,6 +27,16 @@ constexpr int32_t BUFFER_NUM = 2;
 constexpr uint32_t FLOAT_PER_REPEAT = 64;
 constexpr uint32_t FLOAT_PER_BLOCK = 8;
 constexpr uint32_t SETUP_ARRAYS = 10;
+// H row plans (see BuildRowPlans): at most this many chunks, rows per
+// chunk, source rows per X row and vector runs per core; beyond them the
+// rows are summed one by one.
+constexpr uint32_t PLAN_CHUNKS = 16;
+constexpr uint32_t PLAN_ROWS = 256;
+constexpr uint32_t PLAN_TERMS = 4;
+constexpr uint32_t PLAN_RUNS = 512;
+constexpr uint32_t PLAN_MAX_STEP = 8;
+constexpr uint32_t PLAN_DEPTHS = 256;
+constexpr uint32_t MAX_REPEAT = 255;
 
 template <typename T>
 class KernelSeparableMap {
@@ -86,6 +96,7 @@ public:
             return;
         }
         BuildColumnTables();
+        BuildRowPlans();
         // One-ahead pipeline over the (item, depth source) loads: the next
         // load is issued before the current item's vector work.
         Load cur;
@@ -126,11 +137,171 @@ private:
     struct Load {
         uint32_t item;
         uint32_t term;
-        uint32_t p, d, h0, rows, lo, srcRows;
+        uint32_t p, d, chunk, h0, rows, lo, srcRows;
+        uint32_t copies;  // output depths d, d + 1, ... that get this tile
         int32_t od;
         float w;
         bool first;
     };
+
+    // The X rows [h0, h0 + rows) of chunk `chunk` and the Y rows [lo, lo +
+    // srcRows) they draw on (the same for every plane and depth).
+    __aicore__ inline void ChunkRows(uint32_t chunk, uint32_t& rows, uint32_t& h0, uint32_t& lo, uint32_t& srcRows)
+    {
+        rows = baseRows + (chunk < extraRows ? 1 : 0);
+        h0 = chunk * baseRows + (chunk < extraRows ? chunk : extraRows);
+        int32_t first = Base(1, h0);
+        first = first < 0 ? 0 : first;
+        int32_t hi = Base(1, h0 + rows - 1) + static_cast<int32_t>(terms[1]);
+        hi = hi > static_cast<int32_t>(src[1]) ? static_cast<int32_t>(src[1]) : hi;
+        hi = hi <= first ? first + 1 : hi;
+        lo = static_cast<uint32_t>(first);
+        srcRows = static_cast<uint32_t>(hi - first);
+    }
+
+    // The H sums of every chunk, planned once per core as runs of vector
+    // instructions: the j-th source of X rows r0, r0 + dr, ... (n rows) is
+    // Y row s0, s0 + ds, ... of the chunk's tile with one weight w, so one
+    // Muls (j = 0) or Axpy (j > 0) with repeat n and strides dr, ds rows
+    // covers them all (e.g. an integer factor k: k runs per term for the
+    // whole chunk). This takes the per-row weight arithmetic off the scalar
+    // unit: it runs once per core, not once per (plane, depth, row).
+    __aicore__ inline void BuildRowPlans()
+    {
+        // The depth sources of every output depth: (t, od, w) of each
+        // valid term, as Advance would find them one by one.
+        depthPlanned = false;
+        if (dst[0] <= PLAN_DEPTHS && terms[0] <= PLAN_TERMS) {
+            for (uint32_t d = 0; d < dst[0]; d++) {
+                uint32_t k = 0;
+                int32_t base = Base(0, d);
+                for (uint32_t t = 0; t < terms[0]; t++) {
+                    int32_t od = base + static_cast<int32_t>(t);
+                    if (od < 0 || od >= static_cast<int32_t>(src[0])) {
+                        continue;
+                    }
+                    float w = Weight(0, static_cast<int32_t>(d), od);
+                    if (w == 0.0f) {
+                        continue;
+                    }
+                    depthT[d][k] = t;
+                    depthOd[d][k] = od;
+                    depthW[d][k] = w;
+                    k++;
+                }
+                depthCount[d] = k;
+                bool same = d > 0 && k == depthCount[d - 1];
+                for (uint32_t j = 0; same && j < k; j++) {
+                    same = depthT[d][j] == depthT[d - 1][j] && depthOd[d][j] == depthOd[d - 1][j] &&
+                           depthW[d][j] == depthW[d - 1][j];
+                }
+                depthSameAsPrev[d] = same;
+            }
+            depthPlanned = true;
+        }
+        planned = false;
+        if (chunkNum > PLAN_CHUNKS || terms[1] > PLAN_TERMS || ys / FLOAT_PER_BLOCK > MAX_REPEAT) {
+            return;
+        }
+        int32_t srcOf[PLAN_ROWS][PLAN_TERMS];
+        float wOf[PLAN_ROWS][PLAN_TERMS];
+        uint32_t countOf[PLAN_ROWS];
+        bool taken[PLAN_ROWS];
+        uint32_t n = 0;
+        for (uint32_t c = 0; c < chunkNum; c++) {
+            uint32_t rows, h0, lo, srcRows;
+            ChunkRows(c, rows, h0, lo, srcRows);
+            if (rows > PLAN_ROWS) {
+                return;
+            }
+            chunkRowsOf[c] = rows;
+            chunkH0Of[c] = h0;
+            chunkLoOf[c] = lo;
+            chunkSrcRowsOf[c] = srcRows;
+            uint32_t maxCount = 0;
+            for (uint32_t r = 0; r < rows; r++) {
+                uint32_t h = h0 + r;
+                int32_t base = Base(1, h);
+                uint32_t k = 0;
+                for (uint32_t t = 0; t < terms[1]; t++) {
+                    int32_t oh = base + static_cast<int32_t>(t);
+                    if (oh < static_cast<int32_t>(lo) || oh >= static_cast<int32_t>(lo + srcRows)) {
+                        continue;
+                    }
+                    float w = Weight(1, static_cast<int32_t>(h), oh);
+                    if (w == 0.0f) {
+                        continue;
+                    }
+                    srcOf[r][k] = oh - static_cast<int32_t>(lo);
+                    wOf[r][k] = w;
+                    k++;
+                }
+                countOf[r] = k;
+                maxCount = k > maxCount ? k : maxCount;
+            }
+            planStart[c] = n;
+            // Rows without a source are zero.
+            for (uint32_t r = 0; r < rows; r++) {
+                if (countOf[r] == 0) {
+                    if (n == PLAN_RUNS) {
+                        return;
+                    }
+                    plan[n++] = RowRun{r, 1, 1, 0, 0, 0.0f, RUN_ZERO};
+                }
+            }
+            for (uint32_t j = 0; j < maxCount; j++) {
+                for (uint32_t r = 0; r < rows; r++) {
+                    taken[r] = countOf[r] <= j;
+                }
+                for (uint32_t r0 = 0; r0 < rows; r0++) {
+                    if (taken[r0]) {
+                        continue;
+                    }
+                    // The longest run from r0 over row steps 1..PLAN_MAX_STEP.
+                    uint32_t bestN = 1, bestDr = 1;
+                    int32_t bestDs = 0;
+                    for (uint32_t dr = 1; dr <= PLAN_MAX_STEP && r0 + dr < rows; dr++) {
+                        uint32_t r1 = r0 + dr;
+                        if (taken[r1] || wOf[r1][j] != wOf[r0][j]) {
+                            continue;
+                        }
+                        int32_t ds = srcOf[r1][j] - srcOf[r0][j];
+                        if (ds < 0 || dr * ys / FLOAT_PER_BLOCK > MAX_REPEAT ||
+                            static_cast<uint32_t>(ds) * ys / FLOAT_PER_BLOCK > MAX_REPEAT) {
+                            continue;
+                        }
+                        uint32_t len = 2;
+                        while (len < MAX_REPEAT && r0 + len * dr < rows) {
+                            uint32_t r = r0 + len * dr;
+                            if (taken[r] || wOf[r][j] != wOf[r0][j] ||
+                                srcOf[r][j] != srcOf[r0][j] + static_cast<int32_t>(len) * ds) {
+                                break;
+                            }
+                            len++;
+                        }
+                        if (len > bestN) {
+                            bestN = len;
+                            bestDr = dr;
+                            bestDs = ds;
+                        }
+                        if (r0 + len * dr >= rows) {
+                            break;  // the run reaches the chunk's end: no longer one exists
+                        }
+                    }
+                    if (n == PLAN_RUNS) {
+                        return;
+                    }
+                    for (uint32_t m = 0; m < bestN; m++) {
+                        taken[r0 + m * bestDr] = true;
+                    }
+                    plan[n++] = RowRun{r0, bestDr, bestN, srcOf[r0][j], bestDs, wOf[r0][j],
+                                       j == 0 ? RUN_FIRST : RUN_ADD};
+                }
+            }
+        }
+        planStart[chunkNum] = n;
+        planned = true;
+    }
 
     // Moves `l` to the first valid source at or after (l.item, l.term).
     __aicore__ inline void Advance(Load& l)
@@ -140,15 +311,46 @@ private:
             uint32_t rest = l.item / chunkNum;
             l.d = rest % dst[0];
             l.p = rest / dst[0];
-            l.rows = baseRows + (chunk < extraRows ? 1 : 0);
-            l.h0 = chunk * baseRows + (chunk < extraRows ? chunk : extraRows);
-            int32_t lo = Base(1, l.h0);
-            lo = lo < 0 ? 0 : lo;
-            int32_t hi = Base(1, l.h0 + l.rows - 1) + static_cast<int32_t>(terms[1]);
-            hi = hi > static_cast<int32_t>(src[1]) ? static_cast<int32_t>(src[1]) : hi;
-            hi = hi <= lo ? lo + 1 : hi;
-            l.lo = static_cast<uint32_t>(lo);
-            l.srcRows = static_cast<uint32_t>(hi - lo);
+            l.chunk = chunk;
+            if (planned) {
+                l.rows = chunkRowsOf[chunk];
+                l.h0 = chunkH0Of[chunk];
+                l.lo = chunkLoOf[chunk];
+                l.srcRows = chunkSrcRowsOf[chunk];
+            } else {
+                ChunkRows(chunk, l.rows, l.h0, l.lo, l.srcRows);
+            }
+            l.copies = 1;
+            if (depthPlanned) {
+                // Following output depths with the same sources (an
+                // integer depth factor) get the same tile: one item
+                // computes it and stores it to each of them.
+                if (chunkNum == 1) {
+                    while (l.item + l.copies < itemStart + itemCount && l.d + l.copies < dst[0] &&
+                           depthSameAsPrev[l.d + l.copies]) {
+                        l.copies++;
+                    }
+                }
+                // The depth sources of l.d, listed once per core.
+                uint32_t count = depthCount[l.d];
+                for (uint32_t k = 0; k < count; k++) {
+                    if (depthT[l.d][k] >= l.term) {
+                        l.term = depthT[l.d][k];
+                        l.od = depthOd[l.d][k];
+                        l.w = depthW[l.d][k];
+                        l.first = k == 0;
+                        return;
+                    }
+                }
+                if (count == 0 && l.term == 0) {
+                    l.od = -1;  // no source: the item is zero
+                    l.first = true;
+                    return;
+                }
+                l.item += l.copies;
+                l.term = 0;
+                continue;
+            }
             bool any = false;
             int32_t base = Base(0, l.d);
             for (uint32_t t = 0; t < terms[0]; t++) {
@@ -375,6 +577,42 @@ private:
     __aicore__ inline void SumRows(const Load& l, const LocalTensor<float>& source)
     {
         LocalTensor<float> v = vBuf.Get<float>();
+        if (planned) {
+            uint8_t blocks = static_cast<uint8_t>(ys / FLOAT_PER_BLOCK);
+            for (uint32_t i = planStart[l.chunk]; i < planStart[l.chunk + 1]; i++) {
+                const RowRun& u = plan[i];
+                LocalTensor<float> dstRow = v[u.r0 * ys];
+                if (u.kind == RUN_ZERO) {
+                    Duplicate(dstRow, 0.0f, ys);
+                    continue;
+                }
+                LocalTensor<float> srcRow = source[static_cast<uint32_t>(u.s0) * ys];
+                if (u.n <= (ys + FLOAT_PER_REPEAT - 1) / FLOAT_PER_REPEAT) {
+                    // Fewer rows than 64-lane column blocks: one instruction per row.
+                    for (uint32_t m = 0; m < u.n; m++) {
+                        LocalTensor<float> d1 = v[(u.r0 + m * u.dr) * ys];
+                        LocalTensor<float> s1 = source[(static_cast<uint32_t>(u.s0) + m * static_cast<uint32_t>(u.ds)) * ys];
+                        if (u.kind == RUN_FIRST) {
+                            Muls(d1, s1, u.w, ys);
+                        } else {
+                            Axpy(d1, s1, u.w, ys);
+                        }
+                    }
+                    continue;
+                }
+                UnaryRepeatParams rp(1, 1, static_cast<uint8_t>(u.dr * blocks),
+                                     static_cast<uint8_t>(static_cast<uint32_t>(u.ds) * blocks));
+                for (uint32_t c0 = 0; c0 < ys; c0 += FLOAT_PER_REPEAT) {
+                    uint64_t lanes = ys - c0 < FLOAT_PER_REPEAT ? ys - c0 : FLOAT_PER_REPEAT;
+                    if (u.kind == RUN_FIRST) {
+                        Muls(dstRow[c0], srcRow[c0], u.w, lanes, static_cast<uint8_t>(u.n), rp);
+                    } else {
+                        Axpy(dstRow[c0], srcRow[c0], u.w, lanes, static_cast<uint8_t>(u.n), rp);
+                    }
+                }
+            }
+            return;
+        }
         for (uint32_t r = 0; r < l.rows; r++) {
             uint32_t h = l.h0 + r;
             LocalTensor<float> vrow = v[r * ys];
@@ -442,7 +680,9 @@ private:
         out = outQueue.DeQue<T>();
         uint32_t gap = (ws * sizeof(T) - (dst[2] * sizeof(T) + 31) / 32 * 32) / 32;
         DataCopyExtParams cp{static_cast<uint16_t>(l.rows), static_cast<uint32_t>(dst[2] * sizeof(T)), gap, 0, 0};
-        DataCopyPad(xGm[((static_cast<uint64_t>(l.p) * dst[0] + l.d) * dst[1] + l.h0) * dst[2]], out, cp);
+        for (uint32_t k = 0; k < l.copies; k++) {
+            DataCopyPad(xGm[((static_cast<uint64_t>(l.p) * dst[0] + l.d + k) * dst[1] + l.h0) * dst[2]], out, cp);
+        }
         outQueue.FreeTensor(out);
     }
 
@@ -467,6 +707,25 @@ private:
     uint32_t ys = 0, ws = 0, srcRowsCap = 0, tableRows = 0, tileRows = 0, chunkNum = 0, baseRows = 0,
              extraRows = 0;
     uint32_t itemStart = 0, itemCount = 0;
+    // H row plans (BuildRowPlans): runs of chunk c are plan[planStart[c]..planStart[c + 1]).
+    static constexpr uint8_t RUN_ZERO = 0, RUN_FIRST = 1, RUN_ADD = 2;
+    struct RowRun {
+        uint32_t r0, dr, n;
+        int32_t s0, ds;
+        float w;
+        uint8_t kind;
+    };
+    bool planned = false;
+    uint32_t planStart[PLAN_CHUNKS + 1] = {};
+    uint32_t chunkRowsOf[PLAN_CHUNKS] = {}, chunkH0Of[PLAN_CHUNKS] = {}, chunkLoOf[PLAN_CHUNKS] = {},
+             chunkSrcRowsOf[PLAN_CHUNKS] = {};
+    bool depthPlanned = false;
+    uint32_t depthCount[PLAN_DEPTHS];
+    bool depthSameAsPrev[PLAN_DEPTHS];
+    uint32_t depthT[PLAN_DEPTHS][PLAN_TERMS];
+    int32_t depthOd[PLAN_DEPTHS][PLAN_TERMS];
+    float depthW[PLAN_DEPTHS][PLAN_TERMS];
+    RowRun plan[PLAN_RUNS];
 };
 
 extern "C" __global__ __aicore__ void adaptive_avg_pool3d_grad(GM_ADDR yGrad, GM_ADDR x, GM_ADDR xGrad,

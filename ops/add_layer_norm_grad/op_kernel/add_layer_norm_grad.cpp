@@ -114,6 +114,12 @@ public:
 
         tileElems = tileRows * rowStride;
         rowsUp = AlignUp(tileRows, FLOAT_PER_BLOCK);
+        // Rows of whole 512-lane multiples (no padding lanes) reduce with
+        // WholeReduceSum (RowReduce); up to 255 chunk results per call.
+        if (cols == rowStride && cols % (FLOAT_PER_BLOCK * REPEAT_FLOATS) == 0 &&
+            cols <= REPEAT_FLOATS * REPEAT_FLOATS) {
+            wholeRows = MAX_REPEAT / (cols / REPEAT_FLOATS);
+        }
         uint32_t bufferNum = tiling.bufferNum;
         pipe->InitBuffer(inQueue, bufferNum, IN_NUM * tileElems * sizeof(T) + 2 * rowsUp * sizeof(float));
         pipe->InitBuffer(outQueue, bufferNum, tileElems * sizeof(T));
@@ -373,6 +379,23 @@ private:
     __aicore__ inline void RowReduce(const LocalTensor<float>& dst, const LocalTensor<float>& a, uint32_t nRows)
     {
         LocalTensor<float> part = partBuf.Get<float>();
+        if constexpr (!MAX) {
+            if (!batched && wholeRows > 0) {
+                // Whole 64-lane chunks: one WholeReduceSum gives every
+                // chunk's sum of wholeRows rows, a second one adds each row's
+                // chunk sums (two instructions per tile instead of a halving
+                // tree per row).
+                uint32_t chunks = cols / REPEAT_FLOATS;
+                for (uint32_t r0 = 0; r0 < nRows; r0 += wholeRows) {
+                    uint32_t g = MinU32(nRows - r0, wholeRows);
+                    WholeReduceSum(part[r0 * chunks], a[r0 * rowStride], static_cast<int32_t>(REPEAT_FLOATS),
+                                   static_cast<int32_t>(g * chunks), 1, 1, 8);
+                }
+                WholeReduceSum(dst, part, static_cast<int32_t>(chunks), static_cast<int32_t>(nRows), 1, 1,
+                               static_cast<int32_t>(chunks / FLOAT_PER_BLOCK));
+                return;
+            }
+        }
         uint32_t firstLanes = MinU32(cols, REPEAT_FLOATS);
         LocalTensor<float> part8 = part;
         if (batched) {
@@ -535,6 +558,7 @@ private:
     uint32_t coreNum = 1;
     uint32_t finalCols = 0;
     bool batched = true;
+    uint32_t wholeRows = 0;
     float invCols = 0.0f;
 };
 

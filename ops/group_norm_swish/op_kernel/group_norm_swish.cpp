@@ -114,6 +114,12 @@ public:
         uint32_t channels = tiling.channels;
         tileElems = tileGroups * groupStride;
         rowsUp = AlignUp(tileGroups, FLOAT_PER_BLOCK);
+        // Rows of whole 512-lane multiples (no padding lanes) reduce with
+        // WholeReduceSum; up to 255 chunk results per call.
+        if (groupLen == groupStride && groupLen % (FLOAT_PER_BLOCK * REPEAT_FLOATS) == 0 &&
+            groupLen <= REPEAT_FLOATS * REPEAT_FLOATS) {
+            wholeRows = MAX_REPEAT / (groupLen / REPEAT_FLOATS);
+        }
         yBytes = AlignUp(tileElems * sizeof(T), BLOCK_BYTES);
         outRowBytes = AlignUp(rowsUp * sizeof(P), BLOCK_BYTES);
         paramRows = cyclic ? tileGroups + numGroups - 1 : tileGroups;
@@ -327,6 +333,23 @@ private:
     __aicore__ inline void RowReduce(const LocalTensor<float>& dst, const LocalTensor<float>& a, uint32_t nRows)
     {
         LocalTensor<float> part = partBuf.Get<float>();
+        if constexpr (!MAX) {
+            if (!batched && wholeRows > 0) {
+                // Whole 64-lane chunks: one WholeReduceSum gives every
+                // chunk's sum of wholeRows rows, a second one adds each row's
+                // chunk sums (two instructions per tile instead of a halving
+                // tree per row).
+                uint32_t chunks = groupLen / REPEAT_FLOATS;
+                for (uint32_t r0 = 0; r0 < nRows; r0 += wholeRows) {
+                    uint32_t g = MinU32(nRows - r0, wholeRows);
+                    WholeReduceSum(part[r0 * chunks], a[r0 * groupStride], static_cast<int32_t>(REPEAT_FLOATS),
+                                   static_cast<int32_t>(g * chunks), 1, 1, 8);
+                }
+                WholeReduceSum(dst, part, static_cast<int32_t>(chunks), static_cast<int32_t>(nRows), 1, 1,
+                               static_cast<int32_t>(chunks / FLOAT_PER_BLOCK));
+                return;
+            }
+        }
         uint32_t firstLanes = MinU32(groupLen, REPEAT_FLOATS);
         LocalTensor<float> part8 = part;
         if (batched) {
@@ -489,6 +512,7 @@ private:
     uint32_t paramRows = 0;
     bool cyclic = false;
     bool batched = true;
+    uint32_t wholeRows = 0;
     bool swish = true;
     float eps = 0.0f;
     float swishScale = 1.0f;

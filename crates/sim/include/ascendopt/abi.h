@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define ASC_ABI_VERSION 3u
+#define ASC_ABI_VERSION 4u
 
 #ifdef __cplusplus
 extern "C" {
@@ -259,6 +259,66 @@ enum AscSyncKind {
   ASC_SYNC_ATOMIC_MIN = 11  /* a = dtype */
 };
 
+/* ---- cube path (ABI 4): L1 / L0A / L0B / L0C, Mmad, Fixpipe ------------- */
+enum AscCubeOpCode {
+  /* DataCopy with Nd2NzParams, GM -> L1 (A1/B1) or UB: src0 = GM; p[0] ndNum,
+     p[1] nValue, p[2] dValue, p[3] srcNdMatrixStride (elements), p[4] srcDValue
+     (elements), p[5] dstNzC0Stride (32 B), p[6] dstNzNStride (32 B), p[7]
+     dstNzMatrixStride (elements) */
+  ASC_CUBE_ND2NZ = 1,
+  /* LoadData with LoadData2DParams, L1 -> L0A/L0B (or GM -> L1/L0A/L0B): p[0]
+     startIndex, p[1] repeatTimes, p[2] srcStride, p[3] dstGap (512 B units),
+     p[4] ifTranspose, p[5] addrMode (1 = decreasing) */
+  ASC_CUBE_LOAD2D = 2,
+  /* Mmad: dst = L0C, src0 = L0A (A), src1 = L0B (B), bias (mem 0xff = none);
+     dtype = C, src_dtype = A, src1_dtype = B; p[0] m, p[1] n, p[2] k, p[3]
+     cmatrixInitVal, p[4] cmatrixSource, p[5] unitFlag */
+  ASC_CUBE_MMAD = 3,
+  /* Fixpipe (FixpipeParamsV220), L0C -> GM: dtype = dst, src_dtype = L0C;
+     p[0] nSize, p[1] mSize, p[2] srcStride, p[3] dstStride, p[4] quantPre
+     (AscQuantMode), p[5] ndNum, p[6] srcNdStride, p[7] dstNdStride, p[8]
+     reluEn, p[9] unitFlag, p[10] layout (AscCo2Layout), p[11]
+     isChannelSplit; scalar = deqScalar */
+  ASC_CUBE_FIXPIPE = 4,
+  /* Fill / InitConstValue of an A1/B1 (L1) or A2/B2 (L0A/L0B) tensor: p[0]
+     repeatTimes, p[1] blockNum, p[2] dstGap (blocks: 32 B in L1, 512 B in
+     L0); scalar = initValue as bits of dtype */
+  ASC_CUBE_FILL = 5
+};
+
+/* Fixpipe quantisation modes (QuantMode_t). */
+enum AscQuantMode {
+  ASC_QUANT_NONE = 0,
+  ASC_QUANT_F322F16 = 1,
+  ASC_QUANT_F322BF16 = 2,
+  ASC_QUANT_DEQF16 = 3,
+  ASC_QUANT_VDEQF16 = 4,
+  ASC_QUANT_QF322B8_PRE = 5,
+  ASC_QUANT_VQF322B8_PRE = 6,
+  ASC_QUANT_REQ8 = 7,
+  ASC_QUANT_VREQ8 = 8
+};
+
+/* Fixpipe output layouts (CO2Layout). */
+enum AscCo2Layout { ASC_CO2_NZ = 0, ASC_CO2_ROW_MAJOR = 1, ASC_CO2_COLUMN_MAJOR = 2 };
+
+#define ASC_MEM_NONE 0xffu
+
+typedef struct AscCubeOp {
+  uint32_t op;        /* AscCubeOpCode */
+  uint8_t dtype;      /* element type of dst */
+  uint8_t src_dtype;  /* element type of src0 */
+  uint8_t src1_dtype; /* element type of src1 */
+  uint8_t bias_dtype; /* element type of bias */
+  AscAddr dst;
+  AscAddr src0;
+  AscAddr src1;
+  AscAddr bias;
+  uint64_t scalar;
+  uint32_t p[12];
+  AscLoc loc;
+} AscCubeOp;
+
 /* ---- the function table the runtime hands to a kernel library ---------- */
 typedef struct AscRuntime {
   uint32_t abi_version;
@@ -323,6 +383,11 @@ typedef struct AscRuntime {
    * instrumentation hooks call it for lines not touched just before).
    * Returns 1 when the line is GM (the touch is recorded), else 0. */
   int32_t (*scalar_touch)(const void* line, uint32_t store);
+
+  /* ---- appended in ABI 4 ---- */
+  /* A cube-path instruction (AscCubeOp): ND2NZ copy, LoadData, Mmad,
+   * Fixpipe. */
+  void (*cube)(const AscCubeOp* op);
 } AscRuntime;
 
 /* Counters of the kernel's own code on the calling block's thread

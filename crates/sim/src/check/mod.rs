@@ -71,7 +71,7 @@ fn on_scalar(instr: &Instr) -> bool {
         InstrKind::Barrier { pipe } => matches!(pipe, None | Some(Pipe::S)),
         InstrKind::SetFlag { src, .. } => *src == Pipe::S,
         InstrKind::WaitFlag { dst, .. } => *dst == Pipe::S,
-        InstrKind::Vector { .. } | InstrKind::Dma { .. } => false,
+        InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Mmad(_) => false,
     }
 }
 

@@ -116,6 +116,9 @@ fn direction(src: Mem, dst: Mem) -> Result<(DmaDir, Pipe), Fault> {
         (Mem::Ub, Mem::Ub) => (DmaDir::UbToUb, Pipe::V),
         (Mem::Gm, Mem::L1) => (DmaDir::GmToL1, Pipe::Mte2),
         (Mem::Ub, Mem::L1) => (DmaDir::UbToL1, Pipe::Mte3),
+        // C1 -> C2: a bias row from L1 into the bias table (guide
+        // 6.2.3.1.1.2, MTE1).
+        (Mem::L1, Mem::Bt) => (DmaDir::L1ToL0, Pipe::Mte1),
         (s, d) => {
             return Err(Fault::Unsupported {
                 api: "DataCopy",

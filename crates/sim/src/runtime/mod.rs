@@ -8,6 +8,7 @@
 pub mod atomic;
 pub mod block;
 pub mod copy;
+pub mod cube;
 pub mod fault;
 pub mod gm;
 pub mod queue;

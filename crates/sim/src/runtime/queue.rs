@@ -48,8 +48,8 @@ fn pipes_of(p: u32) -> (Pipe, Pipe) {
     match p {
         pos::VECIN => (Pipe::Mte2, Pipe::V),
         pos::VECOUT => (Pipe::V, Pipe::Mte3),
-        pos::A1 | pos::B1 | pos::TSCM => (Pipe::Mte2, Pipe::Mte1),
-        pos::A2 | pos::B2 => (Pipe::Mte1, Pipe::M),
+        pos::A1 | pos::B1 | pos::C1 | pos::TSCM => (Pipe::Mte2, Pipe::Mte1),
+        pos::A2 | pos::B2 | pos::C2 => (Pipe::Mte1, Pipe::M),
         pos::CO1 => (Pipe::M, Pipe::Fix),
         _ => (Pipe::V, Pipe::V),
     }
@@ -65,6 +65,19 @@ const UNBACKED_TBUF_BYTES: u64 = 0x1000_0000;
 
 fn align32(x: u64) -> u64 {
     x.div_ceil(32) * 32
+}
+
+/// Where TPipe buffers (and queue slots) of a memory start: where the cube
+/// instructions accept operands, L0A and L0B fractals 512 B aligned, an
+/// L0C matrix 256 floats, a bias in the bias table 128 B (guide 6.2.1
+/// table 6-49, 6.2.3.2.2.1 Mmad); elsewhere 32 B.
+pub fn buffer_align(mem: Mem) -> u64 {
+    match mem {
+        Mem::L0a | Mem::L0b => 512,
+        Mem::L0c => 1024,
+        Mem::Bt => 128,
+        _ => 32,
+    }
 }
 
 /// Most buffers a kernel's TPipe holds: queue slots plus TBufs (guide
@@ -97,7 +110,8 @@ impl Block {
     /// unbacked and noted, and only an access to it faults.
     fn carve(&mut self, mem: Mem, bytes: u64, what: String) -> Result<u32, Fault> {
         let cap = self.shared.mem_sizes[mem as usize];
-        let start = self.bump[mem as usize];
+        let align = buffer_align(mem);
+        let start = self.bump[mem as usize].div_ceil(align) * align;
         let need = align32(bytes);
         let overflow = Fault::Overflow {
             mem: mem.name(),
@@ -177,7 +191,8 @@ impl Block {
             });
         }
         self.check_buffer_count(num as usize)?;
-        let stride = align32(len as u64);
+        let align = buffer_align(mem);
+        let stride = (len as u64).div_ceil(align) * align;
         let total = stride * num as u64;
         let base = self.carve(
             mem,

@@ -7,7 +7,9 @@ use super::block::{with_block, Block};
 use super::fault::Fault;
 use super::queue::dtype_size;
 use super::vec::{self, MaskState};
-use crate::abi::{sync_kind, AscCopyOp, AscLoc, AscLocal, AscRuntime, AscVecOp, ABI_VERSION};
+use crate::abi::{
+    cube_op, sync_kind, AscCopyOp, AscCubeOp, AscLoc, AscLocal, AscRuntime, AscVecOp, ABI_VERSION,
+};
 use crate::trace::{InstrKind, Mem, Pipe, ScalarOp, VecOp};
 use ascendopt_op::Dtype;
 use std::ffi::{c_char, c_void, CStr};
@@ -47,6 +49,7 @@ pub static TABLE: AscRuntime = AscRuntime {
     workspace_base: rt_workspace_base,
     sys_workspace_bytes: rt_sys_workspace_bytes,
     scalar_touch: rt_scalar_touch,
+    cube: rt_cube,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -197,6 +200,23 @@ extern "C-unwind" fn rt_copy(op: *const AscCopyOp) {
     with_block(&op.loc, api, |b| {
         let l = b.loc(&op.loc, api);
         b.copy(&op, l)
+    })
+}
+
+extern "C-unwind" fn rt_cube(op: *const AscCubeOp) {
+    // SAFETY: the headers pass a pointer to a live, initialised AscCubeOp.
+    let op = unsafe { *op };
+    let api = match op.op {
+        cube_op::ND2NZ => "DataCopy",
+        cube_op::LOAD2D => "LoadData",
+        cube_op::MMAD => "Mmad",
+        cube_op::FIXPIPE => "Fixpipe",
+        cube_op::FILL => "Fill",
+        _ => "cube",
+    };
+    with_block(&op.loc, api, |b| {
+        let l = b.loc(&op.loc, api);
+        b.cube(&op, l)
     })
 }
 

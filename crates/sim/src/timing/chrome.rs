@@ -108,6 +108,14 @@ fn detail(kind: &InstrKind) -> String {
             code.stores,
             code.gm_accesses
         ),
+        InstrKind::Mmad(s) => format!(
+            "Mmad {}x{}x{} {}{}",
+            s.m,
+            s.n,
+            s.k,
+            s.dtype.name(),
+            if s.init { "" } else { " (accumulate)" }
+        ),
     }
 }
 
@@ -121,6 +129,7 @@ fn fallback_name(kind: &InstrKind) -> &'static str {
         InstrKind::Barrier { .. } => "PipeBarrier",
         InstrKind::SyncAll { .. } => "SyncAll",
         InstrKind::ScalarCode(_) => "kernel code",
+        InstrKind::Mmad(_) => "Mmad",
     }
 }
 

@@ -50,6 +50,20 @@ pub fn vector_cost(
     }
 }
 
+/// Cost of an Mmad on the cube: busy one cycle per `16 x 16 x k_step`
+/// step, complete `mmad_head_cycles` later (hardware-facts.md §F, [PYPTO]
+/// Mmad = ceil(m/16)·ceil(n/16)·ceil(k/kstep) + 20).
+pub fn mmad_cost(hw: &HwProfile, shape: &crate::trace::MmadShape) -> VecCost {
+    let k_step = hw.cube.k_step(shape.dtype.size()).max(1.0);
+    let steps = u64::from(shape.m.div_ceil(16))
+        * u64::from(shape.n.div_ceil(16))
+        * ((f64::from(shape.k) / k_step).ceil() as u64);
+    VecCost {
+        occupancy: steps.max(1),
+        latency: hw.cube.mmad_head_cycles.round() as u64,
+    }
+}
+
 /// Timing of a DMA.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DmaCost {
@@ -161,6 +175,9 @@ pub fn issue_cycles(hw: &HwProfile, kind: &InstrKind) -> u64 {
         InstrKind::Barrier { .. } => s.issue_barrier_cycles,
         InstrKind::SyncAll { .. } => s.issue_sync_cycles,
         InstrKind::Scalar { .. } => s.issue_access_cycles,
+        // An Mmad is issued like a vector instruction (parameter registers
+        // and one instruction).
+        InstrKind::Mmad(_) => s.issue_vector_cycles,
         // The kernel's own code is its own cost (`scalar_code_cost`).
         InstrKind::ScalarCode(_) => 0.0,
     };
@@ -312,6 +329,7 @@ pub fn exec_pipe(instr: &Instr) -> Pipe {
         InstrKind::WaitFlag { dst, .. } => *dst,
         InstrKind::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
         InstrKind::SyncAll { .. } => Pipe::S,
+        InstrKind::Mmad(_) => Pipe::M,
     }
 }
 
@@ -376,6 +394,36 @@ mod tests {
         let c = vector_cost(&hw(), VecOp::Cast, Dtype::Float32, Dtype::Float16, 2, 0);
         assert_eq!(c.occupancy, 2);
         assert_eq!(c.latency, 20);
+    }
+
+    #[test]
+    fn mmad_cost_is_fractal_steps_plus_head() {
+        let shape = |m, n, k, dtype| crate::trace::MmadShape {
+            m,
+            n,
+            k,
+            dtype,
+            unit_flag: 0,
+            init: true,
+        };
+        // 128 x 128 x 256 half: 8 x 8 x 16 steps of 16 x 16 x 16, + 20.
+        let c = mmad_cost(&hw(), &shape(128, 128, 256, Dtype::Float16));
+        assert_eq!((c.occupancy, c.latency), (1024, 20));
+        // Tails round up to whole fractals: 20 x 24 x 40 is 2 x 2 x 3.
+        let c = mmad_cost(&hw(), &shape(20, 24, 40, Dtype::Float16));
+        assert_eq!(c.occupancy, 12);
+        // int8 takes K 32 per step (2x the f16 rate), float 4 (1/4).
+        let c = mmad_cost(&hw(), &shape(16, 16, 64, Dtype::Int8));
+        assert_eq!(c.occupancy, 2);
+        let c = mmad_cost(&hw(), &shape(16, 16, 64, Dtype::Float32));
+        assert_eq!(c.occupancy, 16);
+        // bf16 runs at the f16 rate; an empty Mmad still takes a step.
+        let c = mmad_cost(&hw(), &shape(16, 16, 64, Dtype::Bfloat16));
+        assert_eq!(c.occupancy, 4);
+        assert_eq!(
+            mmad_cost(&hw(), &shape(0, 0, 0, Dtype::Float16)).occupancy,
+            1
+        );
     }
 
     #[test]

@@ -713,17 +713,21 @@ impl<'a> Sim<'a> {
                 b.started_instr[idx as usize] = true;
                 true
             }
-            InstrKind::Vector {
-                op,
-                dtype,
-                src_dtype,
-                repeats,
-                elems,
-            } => {
+            InstrKind::Vector { .. } | InstrKind::Mmad(_) => {
                 if self.hazard(block, pi, instr) {
                     return false;
                 }
-                let c = cost::vector_cost(self.hw, *op, *dtype, *src_dtype, *repeats, *elems);
+                let c = match &instr.kind {
+                    InstrKind::Vector {
+                        op,
+                        dtype,
+                        src_dtype,
+                        repeats,
+                        elems,
+                    } => cost::vector_cost(self.hw, *op, *dtype, *src_dtype, *repeats, *elems),
+                    InstrKind::Mmad(shape) => cost::mmad_cost(self.hw, shape),
+                    _ => return false,
+                };
                 let b = &mut self.blocks[block];
                 let p = &mut b.pipes[pi];
                 p.queue.pop_front();
@@ -845,7 +849,7 @@ impl<'a> Sim<'a> {
         let depth = hw.issue_queue_depth as usize;
         let mut cost_cycles = issue;
         match &instr.kind {
-            InstrKind::Vector { .. } | InstrKind::Dma { .. } => {
+            InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Mmad(_) => {
                 let pi = pipe_index(cost::exec_pipe(instr));
                 let b = &mut self.blocks[block];
                 if b.pipes[pi].queue.len() >= depth {
@@ -1058,6 +1062,7 @@ impl<'a> Sim<'a> {
             let end = if end == Cycle::MAX { start } else { end };
             let kind = match &instr.kind {
                 InstrKind::Vector { .. }
+                | InstrKind::Mmad(_)
                 | InstrKind::Dma { .. }
                 | InstrKind::Scalar { .. }
                 | InstrKind::ScalarCode(_) => SpanKind::Work,

@@ -215,6 +215,12 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
                 acc.busy += dur;
                 acc.scalar += issue;
             }
+            InstrKind::Mmad(_) => {
+                acc.kind = "cube";
+                acc.pipe = pipe_name(span.pipe);
+                acc.busy += dur;
+                acc.scalar += issue;
+            }
             InstrKind::Scalar { op, .. } => {
                 // Element accesses are scalar work; reading the tiling
                 // struct or flushing the data cache is setup.

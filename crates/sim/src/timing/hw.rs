@@ -183,6 +183,31 @@ pub struct PeakCompute {
     pub cube_macs_f16_per_cycle: f64,
 }
 
+/// Costs of the cube unit (PIPE_M): an Mmad takes `head` plus one cycle per
+/// step of `16 x 16 x k_step` multiply-accumulates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CubeCosts {
+    /// Cycles from the last step to the result in L0C.
+    pub mmad_head_cycles: f64,
+    /// K elements per step for fp16/bf16 inputs.
+    pub k_step_b16: f64,
+    /// K elements per step for int8 inputs.
+    pub k_step_b8: f64,
+    /// K elements per step for fp32 inputs.
+    pub k_step_b32: f64,
+}
+
+impl CubeCosts {
+    /// K elements one cube step consumes for inputs of `elem_bytes`.
+    pub fn k_step(&self, elem_bytes: usize) -> f64 {
+        match elem_bytes {
+            1 => self.k_step_b8,
+            4 => self.k_step_b32,
+            _ => self.k_step_b16,
+        }
+    }
+}
+
 /// Default measurement noise of the device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NoiseLevel {
@@ -241,6 +266,8 @@ pub struct HwProfile {
     pub sync: SyncCosts,
     /// Peak compute.
     pub peak: PeakCompute,
+    /// Cube unit costs.
+    pub cube: CubeCosts,
     /// Default measurement noise.
     pub noise: NoiseLevel,
     /// The source of every number, by dotted key.
@@ -635,6 +662,12 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         vector_bytes_per_cycle: r.positive("peak.vector_bytes_per_cycle")?,
         cube_macs_f16_per_cycle: r.positive("peak.cube_macs_f16_per_cycle")?,
     };
+    let cube = CubeCosts {
+        mmad_head_cycles: r.num("cube.mmad_head_cycles")?,
+        k_step_b16: r.positive("cube.k_step_b16")?,
+        k_step_b8: r.positive("cube.k_step_b8")?,
+        k_step_b32: r.positive("cube.k_step_b32")?,
+    };
     let noise = NoiseLevel {
         rel_sigma: r.num("noise.rel_sigma")?,
         abs_sigma_us: r.num("noise.abs_sigma_us")?,
@@ -662,6 +695,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         scalar,
         sync,
         peak,
+        cube,
         noise,
         sources: BTreeMap::new(),
     })

@@ -680,7 +680,10 @@ fn render_text_shows_the_msprof_fields_and_the_roofline() {
     }
     let pct = profile.roofline_reached_pct.unwrap();
     assert!(pct > 0.0 && pct < 100.0, "{pct}");
-    assert!((pct - r.floor_us / profile.task_duration_us * 100.0).abs() < 1e-9);
+    // The share reached is of the HBM floor (the quality measure), not of
+    // the physical floor the physics guard uses.
+    assert!((pct - r.hbm_floor_us / profile.task_duration_us * 100.0).abs() < 1e-9);
+    assert!(text.contains("physical floor(us)"), "{text}");
 }
 
 #[test]
@@ -705,6 +708,10 @@ fn roofline_is_launch_plus_the_larger_of_memory_and_compute() {
     assert!((r.compute_us - 16.0 * 1024.0 * 1024.0 / (48.0 * 128.0) / 1800.0).abs() < 1e-6);
     assert!((r.launch_us - 20.48).abs() < 1e-9);
     assert!((r.floor_us - (r.launch_us + r.memory_us)).abs() < 1e-9);
+    // The HBM floor: all 96 MiB over 1.6 TB/s, above the physical floor.
+    assert!((r.hbm_all_us - 96.0 * mib as f64 / 1.6e12 * 1e6).abs() < 1e-6);
+    assert!((r.hbm_floor_us - (r.launch_us + r.hbm_all_us)).abs() < 1e-9);
+    assert!(r.hbm_floor_us > r.floor_us);
     // 400 MiB of input: what does not fit in L2 (208 MiB) comes from HBM.
     let big = Traffic {
         read_bytes: 400 * mib,

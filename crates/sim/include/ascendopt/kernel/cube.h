@@ -1,0 +1,314 @@
+// ascendopt AscendC emulation: the cube data path of Atlas A2 (910B).
+// GM -(MTE2, DataCopy with Nd2NzParams)-> L1 (A1/B1) -(MTE1, LoadData)->
+// L0A (A2) / L0B (B2) -(Mmad, PIPE_M)-> L0C (CO1) -(Fixpipe)-> GM.
+// Clean-room, written from the guide (2.6 hardware; 6.2.3.1.1.5 ND2NZ,
+// 6.2.3.2.1.2 LoadData, 6.2.3.2.2.1 Mmad, 6.2.3.2.1.12 Fixpipe) and
+// ref/hardware-facts.md section D. Every call becomes one AscCubeOp; the
+// runtime (crates/sim/src/runtime/cube.rs) checks positions, types,
+// alignment and ranges, moves or computes the bytes in the fractal layouts
+// and records one instruction.
+#ifndef ASCENDOPT_KERNEL_CUBE_H
+#define ASCENDOPT_KERNEL_CUBE_H
+
+#include "copy.h"
+
+// Fixpipe quantisation modes (guide table 6-197, quantPre).
+enum class QuantMode_t : uint8_t {
+  NoQuant = ASC_QUANT_NONE,
+  F322F16 = ASC_QUANT_F322F16,
+  F322BF16 = ASC_QUANT_F322BF16,
+  DEQF16 = ASC_QUANT_DEQF16,
+  VDEQF16 = ASC_QUANT_VDEQF16,
+  QF322B8_PRE = ASC_QUANT_QF322B8_PRE,
+  VQF322B8_PRE = ASC_QUANT_VQF322B8_PRE,
+  REQ8 = ASC_QUANT_REQ8,
+  VREQ8 = ASC_QUANT_VREQ8
+};
+
+namespace AscendC {
+using ::QuantMode_t;
+
+// ---- fractal geometry (guide 6.2.3.2.2.1) ----------------------------------
+// A cube fractal is 16 rows; an A/B fractal row holds 32 B of its type (C0
+// elements), a C fractal 16 elements.
+constexpr int32_t BLOCK_CUBE = 16;
+constexpr int32_t CUBE_MAX_SIZE = 256;
+constexpr int32_t ONE_BLOCK_SIZE = 32;
+
+// ---- DataCopy with ND -> NZ conversion (guide 6.2.3.1.1.5) -----------------
+struct Nd2NzParams {
+  uint16_t ndNum = 0;
+  uint16_t nValue = 0;
+  uint16_t dValue = 0;
+  uint16_t srcNdMatrixStride = 0;
+  uint16_t srcDValue = 0;
+  uint16_t dstNzC0Stride = 0;
+  uint16_t dstNzNStride = 0;
+  uint16_t dstNzMatrixStride = 0;
+  Nd2NzParams() {}
+  Nd2NzParams(uint16_t ndNumIn, uint16_t nValueIn, uint16_t dValueIn, uint16_t srcNdMatrixStrideIn,
+              uint16_t srcDValueIn, uint16_t dstNzC0StrideIn, uint16_t dstNzNStrideIn,
+              uint16_t dstNzMatrixStrideIn)
+      : ndNum(ndNumIn),
+        nValue(nValueIn),
+        dValue(dValueIn),
+        srcNdMatrixStride(srcNdMatrixStrideIn),
+        srcDValue(srcDValueIn),
+        dstNzC0Stride(dstNzC0StrideIn),
+        dstNzNStride(dstNzNStrideIn),
+        dstNzMatrixStride(dstNzMatrixStrideIn) {}
+};
+
+namespace detail {
+inline AscAddr no_addr() {
+  AscAddr a{};
+  a.mem = (uint8_t)ASC_MEM_NONE;
+  return a;
+}
+inline AscCubeOp cube_op(uint32_t code, const ::ascendopt::Loc& loc) {
+  AscCubeOp op;
+  memset(&op, 0, sizeof(op));
+  op.op = code;
+  op.dst = no_addr();
+  op.src0 = no_addr();
+  op.src1 = no_addr();
+  op.bias = no_addr();
+  op.loc = loc.c();
+  return op;
+}
+}  // namespace detail
+
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_ND2NZ, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.src0 = detail::global_addr(src);
+  op.p[0] = p.ndNum;
+  op.p[1] = p.nValue;
+  op.p[2] = p.dValue;
+  op.p[3] = p.srcNdMatrixStride;
+  op.p[4] = p.srcDValue;
+  op.p[5] = p.dstNzC0Stride;
+  op.p[6] = p.dstNzNStride;
+  op.p[7] = p.dstNzMatrixStride;
+  ASC_RT->cube(&op);
+}
+
+// ---- LoadData 2D (guide 6.2.3.2.1.2) ----------------------------------------
+struct LoadData2DParams {
+  uint16_t startIndex = 0;
+  uint8_t repeatTimes = 0;
+  uint16_t srcStride = 0;
+  uint8_t sid = 0;
+  uint16_t dstGap = 0;
+  bool ifTranspose = false;
+  uint8_t addrMode = 0;
+  LoadData2DParams() {}
+  LoadData2DParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint8_t sidIn,
+                   uint16_t dstGapIn, bool ifTransposeIn, uint8_t addrModeIn)
+      : startIndex(startIndexIn),
+        repeatTimes(repeatTimesIn),
+        srcStride(srcStrideIn),
+        sid(sidIn),
+        dstGap(dstGapIn),
+        ifTranspose(ifTransposeIn),
+        addrMode(addrModeIn) {}
+};
+
+namespace detail {
+inline void load2d(AscCubeOp& op, const LoadData2DParams& p) {
+  op.p[0] = p.startIndex;
+  op.p[1] = p.repeatTimes;
+  op.p[2] = p.srcStride;
+  op.p[3] = p.dstGap;
+  op.p[4] = p.ifTranspose ? 1u : 0u;
+  op.p[5] = p.addrMode;
+  ASC_RT->cube(&op);
+}
+}  // namespace detail
+
+template <class T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_LOAD2D, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.src0 = detail::local_addr(src);
+  detail::load2d(op, p);
+}
+template <class T>
+inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_LOAD2D, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.src0 = detail::global_addr(src);
+  detail::load2d(op, p);
+}
+
+// ---- Fill / InitConstValue (guide 6.2.3.2.1.1) -------------------------------
+template <class U>
+struct InitConstValueParams {
+  uint16_t repeatTimes = 0;
+  uint16_t blockNum = 0;
+  uint16_t dstGap = 0;
+  U initValue = U(0);
+  InitConstValueParams() {}
+  InitConstValueParams(uint16_t repeatTimesIn, uint16_t blockNumIn, uint16_t dstGapIn, U initValueIn)
+      : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+};
+
+// Sets repeatTimes x blockNum blocks (32 B in A1/B1, 512 B in A2/B2) of
+// dst to initValue, dstGap blocks apart between repeats.
+template <class T, class U = T, typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
+inline void Fill(const LocalTensor<T>& dst, const InitConstValueParams<U>& p, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_FILL, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.scalar = ::ascendopt::to_bits<T>(p.initValue);
+  op.p[0] = p.repeatTimes;
+  op.p[1] = p.blockNum;
+  op.p[2] = p.dstGap;
+  ASC_RT->cube(&op);
+}
+// The older name of Fill.
+template <class T, class U = T, typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
+inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<U>& p, ASC_LOC) {
+  Fill(dst, p, loc_);
+}
+
+// ---- Mmad (guide 6.2.3.2.2.1) -------------------------------------------------
+struct MmadParams {
+  uint16_t m = 0;
+  uint16_t n = 0;
+  uint16_t k = 0;
+  bool isBias = false;
+  int32_t fmOffset = 0;
+  bool enSsparse = false;
+  bool enWinogradA = false;
+  bool enWinogradB = false;
+  uint8_t unitFlag = 0;
+  bool kDirectionAlign = false;
+  bool cmatrixSource = false;
+  bool cmatrixInitVal = true;
+  bool disableGemv = false;
+  MmadParams() {}
+  MmadParams(uint16_t mIn, uint16_t nIn, uint16_t kIn, bool isBiasIn = false, int32_t fmOffsetIn = 0,
+             bool enSsparseIn = false, bool enWinogradAIn = false, bool enWinogradBIn = false)
+      : m(mIn),
+        n(nIn),
+        k(kIn),
+        isBias(isBiasIn),
+        fmOffset(fmOffsetIn),
+        enSsparse(enSsparseIn),
+        enWinogradA(enWinogradAIn),
+        enWinogradB(enWinogradBIn) {}
+};
+
+namespace detail {
+template <class T, class U, class S>
+inline AscCubeOp mmad_op(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                         const MmadParams& p, const ::ascendopt::Loc& loc) {
+  AscCubeOp op = cube_op(ASC_CUBE_MMAD, loc);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = ::ascendopt::dtype_of<U>();
+  op.src1_dtype = ::ascendopt::dtype_of<S>();
+  op.dst = local_addr(dst);
+  op.src0 = local_addr(fm);
+  op.src1 = local_addr(filter);
+  op.p[0] = p.m;
+  op.p[1] = p.n;
+  op.p[2] = p.k;
+  // isBias (deprecated) asks to accumulate onto C, as cmatrixInitVal =
+  // false does (guide table 6-217).
+  op.p[3] = (p.cmatrixInitVal && !p.isBias) ? 1u : 0u;
+  op.p[4] = p.cmatrixSource ? 1u : 0u;
+  op.p[5] = p.unitFlag;
+  return op;
+}
+}  // namespace detail
+
+// C (CO1, NZ) = or += A (A2, ZZ) x B (B2, ZN).
+template <class T, class U, class S>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const MmadParams& p, ASC_LOC) {
+  AscCubeOp op = detail::mmad_op(dst, fm, filter, p, loc_);
+  ASC_RT->cube(&op);
+}
+// With a bias row (C2, the bias table; or CO1) added to every row of C.
+template <class T, class U, class S, class V>
+inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
+                 const LocalTensor<V>& bias, const MmadParams& p, ASC_LOC) {
+  AscCubeOp op = detail::mmad_op(dst, fm, filter, p, loc_);
+  op.bias = detail::local_addr(bias);
+  op.bias_dtype = ::ascendopt::dtype_of<V>();
+  ASC_RT->cube(&op);
+}
+
+// ---- Fixpipe (guide 6.2.3.2.1.12) -------------------------------------------
+enum class CO2Layout : uint8_t { NZ = ASC_CO2_NZ, ROW_MAJOR = ASC_CO2_ROW_MAJOR, COLUMN_MAJOR = ASC_CO2_COLUMN_MAJOR };
+struct FixpipeConfig {
+  CO2Layout format;
+  bool isToUB;
+};
+constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
+constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
+constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR, false};
+
+struct FixpipeParamsV220 {
+  uint16_t nSize = 0;
+  uint16_t mSize = 0;
+  uint16_t srcStride = 0;
+  uint32_t dstStride = 0;
+  QuantMode_t quantPre = QuantMode_t::NoQuant;
+  uint64_t deqScalar = 0;
+  uint16_t ndNum = 1;
+  uint16_t srcNdStride = 0;
+  uint16_t dstNdStride = 0;
+  bool reluEn = false;
+  uint8_t unitFlag = 0;
+  bool isChannelSplit = false;
+  FixpipeParamsV220() {}
+  FixpipeParamsV220(uint16_t nSizeIn, uint16_t mSizeIn, uint16_t srcStrideIn, uint32_t dstStrideIn, bool reluEnIn)
+      : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
+};
+
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_FIXPIPE, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = ::ascendopt::dtype_of<U>();
+  op.dst = detail::global_addr(dst);
+  op.src0 = detail::local_addr(src);
+  op.scalar = p.deqScalar;
+  op.p[0] = p.nSize;
+  op.p[1] = p.mSize;
+  op.p[2] = p.srcStride;
+  op.p[3] = p.dstStride;
+  op.p[4] = (uint32_t)p.quantPre;
+  op.p[5] = p.ndNum;
+  op.p[6] = p.srcNdStride;
+  op.p[7] = p.dstNdStride;
+  op.p[8] = p.reluEn ? 1u : 0u;
+  op.p[9] = p.unitFlag;
+  op.p[10] = (uint32_t)config.format;
+  op.p[11] = p.isChannelSplit ? 1u : 0u;
+  ASC_RT->cube(&op);
+}
+
+}  // namespace AscendC
+
+// Kernels name the task types unqualified, outside namespace AscendC
+// (`KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY)` in a cube-only kernel).
+using AscendC::KernelMetaType;
+using AscendC::KERNEL_TYPE_AIV_ONLY;
+using AscendC::KERNEL_TYPE_AIC_ONLY;
+using AscendC::KERNEL_TYPE_MIX_AIV_1_0;
+using AscendC::KERNEL_TYPE_MIX_AIC_1_0;
+using AscendC::KERNEL_TYPE_MIX_AIC_1_1;
+using AscendC::KERNEL_TYPE_MIX_AIC_1_2;
+
+#endif
