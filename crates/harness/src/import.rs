@@ -80,8 +80,22 @@ pub fn import_one(cfg: &ImportConfig, op_dir: &Path) -> ImportReport {
         notes: Vec::new(),
         error: None,
     };
-    if let Err(e) = import_into(cfg, op_dir, &mut report) {
-        report.error = Some(e);
+    // A bug of the import on one folder is that folder's error, never the
+    // end of a run over many (compat --import).
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        import_into(cfg, op_dir, &mut report)
+    }));
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => report.error = Some(e),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".into());
+            report.error = Some(format!("import failed (an ascendopt bug): {what}"));
+        }
     }
     report
 }

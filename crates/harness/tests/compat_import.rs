@@ -101,18 +101,15 @@ fn import_takes_the_msopst_cases_and_their_expected_output_function() {
         toml.contains("op_type = \"VecAdd\"") && toml.contains("kernel = \"vec_add\""),
         "{toml}"
     );
-    // Two msopst cases, the first with two type columns, and a tail case.
-    for name in [
-        "Test_VecAdd_001_0",
-        "Test_VecAdd_001_1",
-        "Test_VecAdd_002",
-        "Test_VecAdd_001_0_tail",
-    ] {
+    // Two msopst cases, the first with two type columns; no tail case
+    // added (Test_VecAdd_002, 3 x 77 float, is one).
+    for name in ["Test_VecAdd_001_0", "Test_VecAdd_001_1", "Test_VecAdd_002"] {
         assert!(
-            toml.contains(&format!("name = \"{name}\"")),
+            toml.contains(&format!("\nname = \"{name}\"")),
             "{name}\n{toml}"
         );
     }
+    assert!(!toml.contains("_tail"), "{toml}");
     assert!(
         toml.contains("x = { kind = \"uniform\", low = -2.0, high = 2.0 }"),
         "{toml}"
@@ -126,7 +123,7 @@ fn import_takes_the_msopst_cases_and_their_expected_output_function() {
         eprintln!("python3 with numpy not available: the cases were not run");
         return;
     }
-    assert_eq!(row.run, RunState::Passed { cases: 4 }, "{row:?}");
+    assert_eq!(row.run, RunState::Passed { cases: 3 }, "{row:?}");
     // A second import does not overwrite.
     let again = ascendopt_harness::import::import_dir(&import_cfg(), &dir);
     assert!(
@@ -169,5 +166,35 @@ fn import_reruns_gen_data_with_the_case_inputs_and_reads_the_msopgen_json_beside
         "{:?}",
         report.notes
     );
-    assert_eq!(row.run, RunState::Passed { cases: 2 }, "{row:?}");
+    assert!(toml.contains("\n# name = \"gen_data_tail\""), "{toml}");
+    assert_eq!(row.run, RunState::Passed { cases: 1 }, "{row:?}");
+}
+
+#[test]
+fn import_takes_an_input_the_kernel_writes_into_as_the_output_of_an_opdef_without_one() {
+    let (_tmp, dir) = copy_fixture("msopgen_scale_inplace");
+    let (report, row) = import_and_run(&dir);
+    let toml = std::fs::read_to_string(dir.join("op.toml")).unwrap();
+    assert!(
+        toml.contains("name = \"x_out\"")
+            && toml.contains("inplace = \"x\"")
+            && toml.contains("argument = false"),
+        "{toml}"
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("declares no Output") && n.contains("msopst cases name it")),
+        "{:?}",
+        report.notes
+    );
+    assert_eq!(row.host, UnitState::Compiles, "{row:?}");
+    assert_eq!(row.kernel, UnitState::Compiles, "{row:?}");
+    if !have_numpy() {
+        eprintln!("python3 with numpy not available: the case was not run");
+        return;
+    }
+    // x scaled by 0.5 where it lies, compared after the launch.
+    assert_eq!(row.run, RunState::Passed { cases: 1 }, "{row:?}");
 }

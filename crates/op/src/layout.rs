@@ -8,6 +8,9 @@
 //! 6.2.6.2 ListTensorDesc), or absent (an optional input the case omits:
 //! the kernel gets a null address). An in-place output shares its input's
 //! memory: the kernel's input and output arguments are the same address.
+//! An in-place output may have no argument at all (an OpDef without that
+//! output, whose kernel writes into the input): it is in no output slot
+//! and is read back from the memory the input argument points at.
 //!
 //! The same mapping tells the host tiling which OpDef parameter each tensor
 //! instantiates (GetDynamicInputShape, GetOptionalInputShape, ...).
@@ -139,7 +142,9 @@ impl ArgLayout {
                     }
                 }
             }
-            if let Some(t) = seen.iter().position(|s| !s) {
+            let argless_in_place =
+                |t: usize| side == "output" && self.in_place.iter().any(|&(o, _)| o == t);
+            if let Some(t) = (0..n).find(|&t| !seen[t] && !argless_in_place(t)) {
                 return Err(format!("{side} tensor {t} is in no kernel argument"));
             }
         }

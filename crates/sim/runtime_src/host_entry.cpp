@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ascendopt/abi.h"
 #include "ascendopt/host_abi.h"
@@ -89,6 +92,55 @@ const char* attr_kind_name(AttrKind k) {
 
 void attr_kind_error(const AttrSlot& slot, size_t index, const char* wanted) {
   fail("GetAttrPointer<%s>(%zu): attribute '%s' is %s", wanted, index, slot.name, attr_kind_name(slot.kind));
+}
+
+const void* attr_raw(const AttrSlot& slot) {
+  // The images live for the process's life (one per slot and content).
+  static thread_local std::vector<std::pair<const AttrSlot*, std::vector<uint64_t>>> images;
+  std::vector<unsigned char> bytes;
+  auto put = [&](const void* p, size_t n) {
+    const unsigned char* b = static_cast<const unsigned char*>(p);
+    bytes.insert(bytes.end(), b, b + n);
+  };
+  auto list = [&](const void* data, size_t n, size_t elem) {
+    size_t header[2] = {n, n};  // capacity, size
+    put(header, sizeof header);
+    if (n > 0 && data != nullptr) put(data, n * elem);
+  };
+  switch (slot.kind) {
+    case AttrKind::Int:
+      put(&slot.i, sizeof slot.i);
+      break;
+    case AttrKind::Float:
+      put(&slot.f, sizeof slot.f);
+      break;
+    case AttrKind::Bool:
+      put(&slot.b, 1);
+      break;
+    case AttrKind::Str:
+      put(slot.s, strlen(slot.s) + 1);
+      break;
+    case AttrKind::ListInt:
+      list(slot.list_i.GetData(), slot.list_i.GetSize(), sizeof(int64_t));
+      break;
+    case AttrKind::ListFloat:
+      list(slot.list_f.GetData(), slot.list_f.GetSize(), sizeof(float));
+      break;
+    case AttrKind::ListBool:
+      list(slot.list_b.GetData(), slot.list_b.GetSize(), sizeof(bool));
+      break;
+    case AttrKind::None:
+      break;
+  }
+  std::vector<uint64_t> words(bytes.size() / 8 + 2, 0);  // zero-padded, 8-byte aligned
+  memcpy(words.data(), bytes.data(), bytes.size());
+  // Pointers handed out stay valid: an image is never replaced (moving
+  // the outer vector keeps each inner buffer).
+  for (auto& e : images) {
+    if (e.first == &slot && e.second == words) return e.second.data();
+  }
+  images.emplace_back(&slot, std::move(words));
+  return images.back().second.data();
 }
 
 // ---- registry ----------------------------------------------------------------
@@ -176,7 +228,7 @@ OpParamDef& OpParamDef::Follow(const char* param_name) {
 }
 void OpParamDef::add_dtype(ge::DataType t) {
   if (n_dtypes_ >= kMaxTypeList) {
-    error_ = "more than 64 entries in DataType()";
+    error_ = "more than 256 entries in DataType()";
     return;
   }
   dtypes_[n_dtypes_++] = t;
@@ -188,14 +240,14 @@ OpParamDef& OpParamDef::DataTypeForBinQuery(std::initializer_list<ge::DataType> 
 }
 void OpParamDef::add_bin_query(ge::DataType t) {
   if (n_bin_query_ >= kMaxTypeList) {
-    error_ = "more than 64 entries in DataTypeForBinQuery()";
+    error_ = "more than 256 entries in DataTypeForBinQuery()";
     return;
   }
   bin_query_[n_bin_query_++] = t;
 }
 void OpParamDef::add_format(ge::Format f) {
   if (n_formats_ >= kMaxTypeList) {
-    error_ = "more than 64 entries in Format()";
+    error_ = "more than 256 entries in Format()";
     return;
   }
   formats_[n_formats_++] = f;

@@ -585,7 +585,11 @@ static ge::graphStatus ProbeTilingFunc(gert::TilingContext* context) {
   ws[0] = 1024;
   ws[1] = platform.GetLibApiWorkSpaceSize();
   if (count < 0) return ge::GRAPH_FAILED;
-  if (count == 99) attrs->GetAttrPointer<int64_t>(0);  // alpha is a Float
+  if (count == 99) attrs->GetListInt(0);  // alpha is a Float
+  // Scalar views of another kind read the stored bytes, as in CANN:
+  // alpha's float bits; axes' ContinuousVector header (its capacity).
+  if (count == 94) t.set_count((int32_t)*attrs->GetAttrPointer<int64_t>(0));
+  if (count == 93) t.set_count((int32_t)*attrs->GetInt(4));
   if (count == 98) memset(context->GetRawTilingData()->GetData(), 0x11,
                           context->GetRawTilingData()->GetCapacity() + 8);
   if (count == 97) attrs->GetInt(6);  // there are 6 attributes
@@ -890,6 +894,15 @@ OP_ADD(AddCustom);
     }
 
     #[test]
+    fn a_scalar_view_of_another_kind_reads_the_stored_bytes_as_cann_does() {
+        for (count, want) in [(94, 1.5f32.to_bits() as i32), (93, 2)] {
+            let req = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(count))]);
+            let info = probe_lib().tiling(&req).unwrap();
+            assert_eq!(i32_at(&info.data, 20), want, "count = {count}");
+        }
+    }
+
+    #[test]
     fn a_failing_tiling_is_a_tiling_error() {
         let req = probe_request(Dtype::Float16, vec![attr("count", AttrValue::Int(-1))]);
         let err = probe_lib().tiling(&req).unwrap_err();
@@ -906,7 +919,7 @@ OP_ADD(AddCustom);
     #[test]
     fn api_misuse_inside_the_tiling_names_the_call() {
         let cases = [
-            (99, "in the tiling function of AddProbe: GetAttrPointer<int64_t>(0): attribute 'alpha' is Float"),
+            (99, "in the tiling function of AddProbe: GetAttrPointer<gert::TypedContinuousVector<int64_t>>(0): attribute 'alpha' is Float"),
             (97, "in the tiling function of AddProbe: GetAttrs()->Get...(6): OpDef AddProbe declares 6 attribute(s)"),
             (
                 96,

@@ -372,11 +372,25 @@ fn tiling_for_job(job: &LaunchJob, data: &[&[u8]]) -> Result<TilingInfo, LaunchF
             })
             .collect()
     };
+    // An in-place output without a kernel argument is no OpDef output:
+    // the tiling does not see it.
+    let host_outputs: Vec<usize> = match layout {
+        Some(l) => {
+            let op = l.output_params(job.outputs.len());
+            (0..job.outputs.len())
+                .filter(|&o| op[o].is_some() || l.in_place_input(o).is_none())
+                .collect()
+        }
+        None => (0..job.outputs.len()).collect(),
+    };
     let (input_params, output_params) = match layout {
-        Some(l) => (
-            params(l.input_params(job.inputs.len()))?,
-            params(l.output_params(job.outputs.len()))?,
-        ),
+        Some(l) => {
+            let op = l.output_params(job.outputs.len());
+            (
+                params(l.input_params(job.inputs.len()))?,
+                params(host_outputs.iter().map(|&o| op[o]).collect())?,
+            )
+        }
         None => (Vec::new(), Vec::new()),
     };
     let input_data = match layout {
@@ -392,7 +406,10 @@ fn tiling_for_job(job: &LaunchJob, data: &[&[u8]]) -> Result<TilingInfo, LaunchF
     let req = crate::host::TilingRequest {
         op_type: job.op_type.clone(),
         inputs: shapes(&job.inputs),
-        outputs: shapes(&job.outputs),
+        outputs: host_outputs
+            .iter()
+            .map(|&o| (job.outputs[o].dtype, job.outputs[o].shape.clone()))
+            .collect(),
         input_params,
         output_params,
         input_data,

@@ -318,8 +318,15 @@ extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, GM_ADDR ws, G
   GlobalTensor<float> xg;
   xg.SetGlobalBuffer((__gm__ float*)x, 64);
 #if defined(UB_OVERFLOW)
-  TQue<TPosition::VECIN, 1> q;
+  TQue<TPosition::VECIN, 2> q;
   pipe.InitBuffer(q, 2, 120 * 1024);
+  LocalTensor<float> first = q.AllocTensor<float>();
+  LocalTensor<float> second = q.AllocTensor<float>();
+  Duplicate(second, 1.0f, 30 * 1024);
+#elif defined(UNINIT_TBUF)
+  TBuf<TPosition::VECCALC> never;
+  LocalTensor<float> t = never.Get<float>();
+  Duplicate(t, 1.0f, 64);
 #elif defined(UNALIGNED)
   TBuf<TPosition::VECCALC> b;
   pipe.InitBuffer(b, 1024);
@@ -360,13 +367,23 @@ fn fault_of(define: &str, blocks: u32) -> (String, Option<u32>, String) {
 }
 
 #[test]
-fn ub_overflow_names_sizes_and_line() {
+fn ub_overflow_names_sizes_and_the_line_that_uses_it() {
     let (msg, line, src) = fault_of("UB_OVERFLOW", 1);
     assert!(
-        msg.contains("UB overflow") && msg.contains("245760"),
+        msg.contains("UB overflow") && msg.contains("245760") && msg.contains("uses it"),
         "{msg}"
     );
-    assert_eq!(line, Some(line_of(&src, "InitBuffer(q, 2, 120 * 1024)")));
+    assert_eq!(line, Some(line_of(&src, "Duplicate(second")));
+}
+
+#[test]
+fn a_tbuf_never_initialised_faults_where_its_tensor_is_used() {
+    let (msg, line, src) = fault_of("UNINIT_TBUF", 1);
+    assert!(
+        msg.contains("never initialised") && msg.contains("uses it"),
+        "{msg}"
+    );
+    assert_eq!(line, Some(line_of(&src, "Duplicate(t, 1.0f, 64)")));
 }
 
 #[test]
@@ -1028,7 +1045,9 @@ fn trans_data_to_5hd_transposes_and_init_output_fills_a_slice() {
 }
 
 /// The whole 192 KB of UB is the kernel's (the guide's TPipe::Reset
-/// example allocates `192 * 1024` in one buffer), one block more is not.
+/// example allocates `192 * 1024` in one buffer), one block more is not:
+/// allocating it passes (the device's TPipe checks nothing, and real
+/// kernels allocate buffers they never touch), using it faults.
 const FULL_UB_KERNEL: &str = r#"
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -1039,6 +1058,9 @@ extern "C" __global__ __aicore__ void full_ub(GM_ADDR y, GM_ADDR ws, GM_ADDR til
 #ifdef ONE_MORE
   TBuf<TPosition::VECCALC> more;
   pipe.InitBuffer(more, 32);
+#ifdef USE_IT
+  Duplicate(more.Get<float>(), 2.0f, 8);
+#endif
 #endif
   LocalTensor<float> t = que.AllocTensor<float>();
   Duplicate(t, 1.0f, 64);
@@ -1055,6 +1077,21 @@ fn the_whole_192_kb_ub_is_usable_and_no_more() {
     )
     .unwrap();
     let (_d2, so) = compile(&format!("#define ONE_MORE\n{FULL_UB_KERNEL}"));
+    let out = run_kernel(
+        &job(&so, "full_ub", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    assert!(
+        out.findings
+            .iter()
+            .any(|n| n.message.contains("UB overflow") && n.message.contains("allocated anyway")),
+        "{:?}",
+        out.findings
+    );
+    let (_d3, so) = compile(&format!(
+        "#define ONE_MORE\n#define USE_IT\n{FULL_UB_KERNEL}"
+    ));
     let err = run_kernel(
         &job(&so, "full_ub", vec![], vec![f32_tensor(&[0.0; 8])]),
         &tiling(1),
@@ -1062,7 +1099,7 @@ fn the_whole_192_kb_ub_is_usable_and_no_more() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("UB overflow") && err.contains("196608"),
+        err.contains("UB overflow") && err.contains("196608") && err.contains("uses it"),
         "{err}"
     );
 }

@@ -30,6 +30,46 @@ use std::time::{Duration, Instant};
 /// How long a golden script may run.
 const TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Python source of `_ascendopt_missing(e, who)`: the message for an
+/// ImportError of a golden script, naming the module and the command that
+/// installs it for this interpreter (the same table as [`install_hint`]).
+/// Prepended to every Python text ascendopt runs a user's code with.
+pub const MISSING_MODULE_PY: &str = r#"
+def _ascendopt_missing(e, who):
+    import sys as _sys
+    top = (getattr(e, "name", None) or str(e).split("'")[1 if "'" in str(e) else 0]).split(".")[0]
+    exe = _sys.executable or "python3"
+    if top == "torch_npu":
+        how = ("torch_npu runs only on an Ascend NPU with CANN; give the case a golden that "
+               "computes on the CPU (numpy or torch)")
+    else:
+        pkg = {"torch": "torch --index-url https://download.pytorch.org/whl/cpu",
+               "tensorflow": "tensorflow-cpu", "paddle": "paddlepaddle", "sklearn": "scikit-learn",
+               "yaml": "pyyaml", "cv2": "opencv-python-headless", "PIL": "pillow"}.get(top, top)
+        how = ("install it with `" + exe + " -m pip install " + pkg + "` (or set ASCENDOPT_PYTHON "
+               "to a python3 that has it)")
+    return who + " needs the Python module " + top + ", which " + exe + " cannot import; " + how
+"#;
+
+/// How to get Python module `module` for interpreter `python`: the
+/// command, or why it cannot run here (torch_npu).
+pub fn install_hint(python: &str, module: &str) -> String {
+    let package = match module {
+        "torch_npu" => {
+            return "torch_npu runs only on an Ascend NPU with CANN; give the case a golden that computes on the CPU (numpy or torch)".into()
+        }
+        "torch" => "torch --index-url https://download.pytorch.org/whl/cpu",
+        "tensorflow" => "tensorflow-cpu",
+        "paddle" => "paddlepaddle",
+        "sklearn" => "scikit-learn",
+        "yaml" => "pyyaml",
+        "cv2" => "opencv-python-headless",
+        "PIL" => "pillow",
+        other => other,
+    };
+    format!("install it with `{python} -m pip install {package}` (or set ASCENDOPT_PYTHON to a python3 that has it)")
+}
+
 const WRAPPER: &str = r#"
 import importlib.util, json, os, sys
 try:
@@ -44,12 +84,7 @@ mod = importlib.util.module_from_spec(spec)
 try:
     spec.loader.exec_module(mod)
 except ImportError as e:
-    name = getattr(e, "name", None) or str(e)
-    top = name.split(".")[0]
-    if top in ("torch", "tensorflow", "torch_npu", "mindspore", "paddle", "jax"):
-        sys.exit("ascendopt-golden: the golden script needs " + top + ", which ascendopt cannot run here "
-                 "(only python3 with numpy); give the case a numpy golden (golden.py) or expected-output files")
-    raise
+    sys.exit("ascendopt-golden: " + _ascendopt_missing(e, os.path.basename(script)))
 with open(os.path.join(work, "case.json")) as f:
     case = json.load(f)
 def load(name):
@@ -62,7 +97,10 @@ for i in case["inputs"]:
         inputs[i["name"]] = load("in_" + i["name"] + ".npy")
     else:
         inputs[i["name"]] = [load("in_%s_%d.npy" % (i["name"], k)) for k in range(i["list"])]
-res = mod.golden(inputs, case["attrs"], case)
+try:
+    res = mod.golden(inputs, case["attrs"], case)
+except ImportError as e:
+    sys.exit("ascendopt-golden: " + _ascendopt_missing(e, os.path.basename(script)))
 outs = case["outputs"]
 names = [o["name"] for o in outs]
 if isinstance(res, dict):
@@ -247,7 +285,7 @@ pub fn run(script: &Path, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>,
     let python = std::env::var("ASCENDOPT_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let mut child = Command::new(&python)
         .arg("-c")
-        .arg(WRAPPER)
+        .arg(format!("{MISSING_MODULE_PY}{WRAPPER}"))
         .arg(script)
         .arg(work.path())
         .stdin(Stdio::null())

@@ -101,7 +101,8 @@ pub fn discover(script: &Path, python: &str) -> Result<Discovered, String> {
     let fail = |m: String| format!("{}: {m}", script.display());
     let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
     let runner = dir.path().join("ascendopt_gen_data_runner.py");
-    std::fs::write(&runner, RUNNER).map_err(|e| fail(e.to_string()))?;
+    let text = format!("{}{RUNNER}", crate::golden::script::MISSING_MODULE_PY);
+    std::fs::write(&runner, text).map_err(|e| fail(e.to_string()))?;
     // The script runs in a scratch folder: a relative path would not reach it.
     let script_abs = std::path::absolute(script).map_err(|e| fail(e.to_string()))?;
     let mut child = Command::new(python)

@@ -16,7 +16,6 @@ except ImportError:
     sys.exit("ascendopt: numpy is not installed for " + sys.executable + "; install it with `"
              + sys.executable + " -m pip install numpy` (or set ASCENDOPT_PYTHON to a python3 that has it)")
 
-_NEEDS = ("torch", "tensorflow", "torch_npu", "mindspore", "paddle", "jax")
 _RANDOM = ("uniform", "normal", "randint", "rand", "randn", "random", "random_sample", "standard_normal",
            "ranf", "sample")
 
@@ -100,12 +99,8 @@ def run(script, replace=None):
             if e.code not in (None, 0):
                 raise
         except ImportError as e:
-            top = (getattr(e, "name", None) or str(e)).split(".")[0]
-            if top in _NEEDS:
-                sys.setprofile(None)
-                sys.exit("ascendopt: " + os.path.basename(script) + " needs " + top + ", which ascendopt "
-                         "cannot run here (only python3 with numpy)")
-            raise
+            sys.setprofile(None)
+            sys.exit("ascendopt: " + _ascendopt_missing(e, os.path.basename(script)))
         finally:
             sys.setprofile(None)
     finally:

@@ -9,8 +9,11 @@
 //!   `calc_expect_func`), else a `gen_data.py` (the script that writes
 //!   `input/*.bin` and `output/golden.bin`), else one suggested case per
 //!   dtype combination of the OpDef;
-//! - a tail case is always added (a shape whose bytes are no multiple of
-//!   32).
+//! - a tail case (a shape whose bytes are no multiple of 32): added to the
+//!   suggested cases; when the project has cases of its own and none is a
+//!   tail, it is written commented out (the project never tests a tail, so
+//!   its tiling may not handle one: e.g. a kernel that splits the length
+//!   evenly over cores and tiles gets an empty tile), with a note.
 //!
 //! The expected outputs come from the project's own code: a golden.py is
 //! written that calls the msopst expected-output function, or reruns
@@ -82,6 +85,9 @@ pub(crate) struct Param {
     /// For an output: the input it is in place (the OpDef names both
     /// alike, as msopgen projects do for ref tensors).
     pub inplace: Option<String>,
+    /// For an output: the kernel has an argument for it (false: an input
+    /// the kernel writes into, of an OpDef that declares no output).
+    pub argument: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +150,9 @@ pub(crate) struct Plan {
     pub cases: Vec<CaseSpec>,
     /// `[golden] script` when a golden.py is written.
     pub golden_script: Option<String>,
+    /// Cases written commented out (a tail case the project's own cases
+    /// never exercise).
+    pub commented_cases: Vec<CaseSpec>,
     pub notes: Vec<String>,
 }
 
@@ -256,6 +265,7 @@ fn params(
             value_depend: p.value_depend(),
             rule,
             inplace: None,
+            argument: true,
         });
         in_cols.push(col);
     }
@@ -343,9 +353,88 @@ fn params(
             value_depend: false,
             rule: Some(rule),
             inplace,
+            argument: true,
         });
     }
     Ok((ins, outs))
+}
+
+/// The outputs of an OpDef that declares none (its kernel writes into
+/// inputs and has no output argument): the inputs the project's msopst
+/// cases name as outputs; else those named as TensorFlow's optimisers
+/// name their ref tensors (`var`, `ref`, with `var` also `m`, `v`,
+/// `accum`, ...); else the first input. Each becomes `<name>_out` with
+/// `inplace = "<name>"` and `argument = false`, and a note says which.
+fn written_inputs(
+    ins: &[Param],
+    st: &[msopst::StCase],
+    notes: &mut Vec<String>,
+) -> Option<Vec<Param>> {
+    const REFS: [&str; 2] = ["var", "ref"];
+    const WITH_VAR: [&str; 9] = [
+        "m",
+        "v",
+        "accum",
+        "accum_update",
+        "mom",
+        "ms",
+        "mg",
+        "linear",
+        "vhat",
+    ];
+    let named: Vec<&Param> = ins
+        .iter()
+        .filter(|p| {
+            st.iter()
+                .any(|c| c.outputs.iter().any(|o| o.name == p.name))
+        })
+        .collect();
+    let (chosen, why): (Vec<&Param>, &str) = if !named.is_empty() {
+        (named, "the msopst cases name it as an output")
+    } else {
+        let has_var = ins.iter().any(|p| p.name == "var");
+        let refs: Vec<&Param> = ins
+            .iter()
+            .filter(|p| {
+                REFS.contains(&p.name.as_str())
+                    || p.name.ends_with("_ref")
+                    || (has_var && WITH_VAR.contains(&p.name.as_str()))
+            })
+            .collect();
+        if !refs.is_empty() {
+            (
+                refs,
+                "its name is a ref tensor's (var, ref, and m, v, ... beside var)",
+            )
+        } else {
+            (
+                vec![ins.first()?],
+                "the first input (the OpDef names no output; check it)",
+            )
+        }
+    };
+    let mut outs = Vec::new();
+    for p in chosen.into_iter().filter(|p| !p.optional) {
+        let mut name = format!("{}_out", p.name);
+        while ins.iter().any(|q| q.name == name) {
+            name.push('_');
+        }
+        notes.push(format!(
+            "the OpDef declares no Output: input `{}` is taken as written in place ({why}); output `{name}` with inplace = \"{}\", argument = false",
+            p.name, p.name
+        ));
+        outs.push(Param {
+            name,
+            dtypes: p.dtypes.clone(),
+            list: p.list,
+            optional: false,
+            value_depend: false,
+            rule: Some(Rule::SameAs(p.name.clone())),
+            inplace: Some(p.name.clone()),
+            argument: false,
+        });
+    }
+    (!outs.is_empty()).then_some(outs)
 }
 
 /// What [`plan`] found for the golden.
@@ -462,18 +551,20 @@ fn golden_source(
                 file.display()
             )),
             Some(m) => notes.push(format!(
-                "{} needs {m}, which {} cannot import here; looking for a numpy golden",
+                "{} needs {m}, which {} cannot import here ({}); looking for a numpy golden",
                 file.display(),
-                opts.python
+                opts.python,
+                crate::golden::script::install_hint(&opts.python, m)
             )),
         }
     }
     for script in gen_data::scripts(&src.op_dir) {
         if let Some(m) = needs_unavailable(&script, &opts.python) {
             notes.push(format!(
-                "{} needs {m}, which {} cannot import here",
+                "{} needs {m}, which {} cannot import here ({})",
                 script.display(),
-                opts.python
+                opts.python,
+                crate::golden::script::install_hint(&opts.python, m)
             ));
             continue;
         }
@@ -495,13 +586,16 @@ pub(crate) fn plan(
     let (inputs, outputs) = op.params_for(&opts.soc);
     let mut notes = vec![format!("the interface comes from {}", src.opdef_from)];
     let (ins, outs) = params(inputs, outputs, &mut notes)?;
+    let mut outs = outs;
     if outs.is_empty() {
-        let inputs: Vec<&str> = ins.iter().map(|p| p.name.as_str()).collect();
-        return Err(format!(
-            "the OpDef {} declares no Output (its kernel writes into an input, one of {}, with no output argument); op.toml cannot describe an operator without outputs yet",
-            op.op_type,
-            inputs.join(", ")
-        ));
+        outs = written_inputs(&ins, &msopst_cases(&src.op_dir), &mut notes).ok_or_else(|| {
+            let inputs: Vec<&str> = ins.iter().map(|p| p.name.as_str()).collect();
+            format!(
+                "the OpDef {} declares no Output and no input looks written (inputs: {}): op.toml needs an output",
+                op.op_type,
+                inputs.join(", ")
+            )
+        })?;
     }
     let attrs: Vec<Attr> = op
         .attrs
@@ -547,6 +641,7 @@ pub(crate) fn plan(
         attrs,
         cases: Vec::new(),
         golden_script: None,
+        commented_cases: Vec::new(),
         notes,
     };
     // Cases: the project's, else one per dtype combination.
@@ -576,6 +671,7 @@ pub(crate) fn plan(
         }
         _ => {}
     }
+    let own_cases = !plan.cases.is_empty();
     if plan.cases.is_empty() {
         plan.cases = suggested_cases(&plan, &combos);
         plan.notes.push(format!(
@@ -585,7 +681,15 @@ pub(crate) fn plan(
     }
     dedupe_names(&mut plan.cases);
     if let Some(tail) = tail_case(&plan) {
-        plan.cases.push(tail);
+        if own_cases {
+            plan.notes.push(format!(
+                "the project's own cases are all whole 32-byte blocks: tail case {} is written commented out (uncomment it if the operator handles a tail)",
+                tail.name
+            ));
+            plan.commented_cases.push(tail);
+        } else {
+            plan.cases.push(tail);
+        }
     }
     plan.golden_script = Some("golden.py".into());
     match &golden {
@@ -639,7 +743,7 @@ fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, String>
         };
         let dist = t.range.and_then(|(lo, hi)| {
             if dtype.is_float() {
-                (lo < hi).then_some(DistSpec::Uniform(lo, hi))
+                (lo <= hi).then_some(DistSpec::Uniform(lo, hi))
             } else {
                 let (lo, hi) = (lo.ceil() as i64, hi.floor() as i64);
                 (lo <= hi).then_some(DistSpec::Int(lo, hi))
@@ -755,12 +859,23 @@ fn suggested_cases(plan: &Plan, combos: &[crate::opdef::Combination]) -> Vec<Cas
                 dist: None,
             });
         }
-        let outputs: Vec<(String, Dtype)> = plan
+        // An output without a kernel argument has no column of its own:
+        // it is its input, with the input's dtype.
+        let Some(outputs) = plan
             .outputs
             .iter()
             .enumerate()
-            .map(|(o, p)| (p.name.clone(), dtypes[plan.inputs.len() + o]))
-            .collect();
+            .map(|(o, p)| {
+                let column = match (&p.inplace, p.argument) {
+                    (Some(input), false) => plan.inputs.iter().position(|q| &q.name == input),
+                    _ => Some(plan.inputs.len() + o),
+                };
+                Some((p.name.clone(), *dtypes.get(column?)?))
+            })
+            .collect::<Option<Vec<(String, Dtype)>>>()
+        else {
+            continue;
+        };
         if !ok || out.iter().any(|c: &CaseSpec| c.inputs == inputs) {
             continue;
         }
@@ -834,8 +949,12 @@ fn tail_case(plan: &Plan) -> Option<CaseSpec> {
             })
             .collect::<Vec<_>>()
     };
-    if bytes(first).iter().any(|b| b % 32 != 0) {
-        return None; // it is a tail case already
+    if plan
+        .cases
+        .iter()
+        .any(|c| bytes(c).iter().any(|b| b % 32 != 0))
+    {
+        return None; // the cases have a tail case already
     }
     let map = |d: usize| -> usize {
         if d == last && last > 37 {
@@ -925,6 +1044,70 @@ mod tests {
         std::fs::write(&file, "import os\nimport numpy as np\n").unwrap();
         assert_eq!(needs_unavailable(&file, "python3"), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_opdef_without_outputs_gets_the_inputs_its_kernel_writes_as_outputs() {
+        let p = |name: &str| Param {
+            name: name.into(),
+            dtypes: vec![Dtype::Float32],
+            list: false,
+            optional: false,
+            value_depend: false,
+            rule: None,
+            inplace: None,
+            argument: true,
+        };
+        let names = |outs: &[Param]| -> Vec<(String, Option<String>, bool)> {
+            outs.iter()
+                .map(|o| (o.name.clone(), o.inplace.clone(), o.argument))
+                .collect()
+        };
+        let mut notes = Vec::new();
+        // Optimiser refs: var, and m and v beside it.
+        let adam = [p("var"), p("m"), p("v"), p("grad"), p("step")];
+        let outs = written_inputs(&adam, &[], &mut notes).unwrap();
+        assert_eq!(
+            names(&outs),
+            [
+                ("var_out".to_string(), Some("var".to_string()), false),
+                ("m_out".into(), Some("m".into()), false),
+                ("v_out".into(), Some("v".into()), false),
+            ]
+        );
+        assert_eq!(outs[0].rule, Some(Rule::SameAs("var".into())));
+        // No ref name: the first input, said to be a guess.
+        let outs = written_inputs(&[p("x"), p("alpha")], &[], &mut notes).unwrap();
+        assert_eq!(
+            names(&outs),
+            [("x_out".to_string(), Some("x".to_string()), false)]
+        );
+        assert!(notes.last().unwrap().contains("check it"), "{notes:?}");
+        // An msopst output name wins, and a taken name gets a suffix.
+        let st = vec![msopst::StCase {
+            name: "t".into(),
+            op: "ScatterSub".into(),
+            inputs: Vec::new(),
+            outputs: vec![msopst::StTensor {
+                name: "x".into(),
+                dtype: Some(Dtype::Float32),
+                shapes: vec![vec![4]],
+                dynamic: false,
+                range: None,
+            }],
+            attrs: Vec::new(),
+            expect: None,
+        }];
+        let outs = written_inputs(&[p("x"), p("x_out"), p("var")], &st, &mut notes).unwrap();
+        assert_eq!(
+            names(&outs),
+            [("x_out_".to_string(), Some("x".to_string()), false)]
+        );
+        assert!(
+            notes.last().unwrap().contains("msopst cases name it"),
+            "{notes:?}"
+        );
+        assert!(written_inputs(&[], &st, &mut notes).is_none());
     }
 
     #[test]

@@ -79,6 +79,10 @@ pub struct TensorSpec {
     pub value_depend: bool,
     /// An output that is this input, in place (`inplace = "x"`).
     pub inplace: Option<String>,
+    /// The kernel has an argument for this output (`argument = false`: it
+    /// has none; the OpDef declares no such output and the kernel writes
+    /// into the `inplace` input, whose memory is read after the launch).
+    pub argument: bool,
     /// The output is compared with the golden (`check = false`: not).
     pub checked: bool,
     /// A list output: the list input whose length it has (`length_of`;
@@ -893,6 +897,7 @@ impl Builder<'_> {
             }
             for (key, given) in [
                 ("inplace", rt.inplace.is_some()),
+                ("argument", rt.argument.is_some()),
                 ("check", rt.check.is_some()),
                 ("length_of", rt.length_of.is_some()),
             ] {
@@ -910,6 +915,12 @@ impl Builder<'_> {
                 return Err(self.err(
                     path.key("length_of"),
                     "`length_of` applies to list outputs only",
+                ));
+            }
+            if rt.argument == Some(false) && rt.inplace.is_none() {
+                return Err(self.err(
+                    path.key("argument"),
+                    "`argument = false` needs `inplace = \"<input>\"`: an output without a kernel argument is read from the input the kernel writes into",
                 ));
             }
             let mut rule = rule;
@@ -971,6 +982,7 @@ impl Builder<'_> {
                 optional: rt.optional,
                 value_depend: rt.value_depend,
                 inplace: rt.inplace.clone(),
+                argument: rt.argument.unwrap_or(true),
                 checked: rt.check.unwrap_or(true),
                 length_of: rt.length_of.clone(),
             });
@@ -1442,6 +1454,10 @@ impl Builder<'_> {
                     inplace_of,
                 });
             }
+            if !t.argument {
+                // No kernel argument: read back from its input's memory.
+                continue;
+            }
             output_slots.push(if t.list {
                 ArgSlot::List((start..outputs.len()).collect())
             } else {
@@ -1584,10 +1600,12 @@ impl Builder<'_> {
             "uniform" => {
                 let low = need("low", rd.low)?;
                 let high = need("high", rd.high)?;
-                if low > high || (low == high && dtype.is_float()) {
+                // low == high: every element is that value (msopst's
+                // `value_range: [[v, v]]`, e.g. the step of an arange).
+                if low > high {
                     return Err(self.err(
                         path.key("high"),
-                        format!("high = {high} must exceed low = {low}"),
+                        format!("high = {high} must not be below low = {low}"),
                     ));
                 }
                 if !dtype.is_float() && (low.fract() != 0.0 || high.fract() != 0.0) {

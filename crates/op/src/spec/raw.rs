@@ -49,6 +49,7 @@ pub(crate) struct RawTensor {
     #[serde(default)]
     pub(crate) value_depend: bool,
     pub(crate) inplace: Option<String>,
+    pub(crate) argument: Option<bool>,
     pub(crate) check: Option<bool>,
     pub(crate) length_of: Option<String>,
 }

@@ -120,7 +120,17 @@ fn lists_optional_inputs_and_in_place_outputs_resolve_to_flat_tensors_and_a_layo
 
 #[test]
 fn errors_name_the_key_of_a_misused_parameter_form() {
-    let cases: [(&str, &str, &str); 9] = [
+    let cases: [(&str, &str, &str); 11] = [
+        (
+            "check = false",
+            "check = false\nargument = false",
+            "outputs[1].argument: `argument = false` needs `inplace = \"<input>\"`",
+        ),
+        (
+            "value_depend = true",
+            "value_depend = true\nargument = false",
+            "inputs[2].argument: `argument` applies to outputs only",
+        ),
         (
             "shapes = [[[4, 8], [5], [2, 3]], [7], [1]]",
             "shapes = [[4, 8], [7], [1]]",
@@ -173,6 +183,63 @@ fn errors_name_the_key_of_a_misused_parameter_form() {
         assert!(err.contains(expected), "{to}\n{err}");
         assert!(err.starts_with("ops/foreach_axpy/op.toml:"), "{err}");
     }
+}
+
+/// An OpDef without outputs whose kernel writes into an input (ScatterSub's
+/// `var`): the output has no kernel argument, is the input in place, and
+/// the layout has no output slot.
+#[test]
+fn an_in_place_output_without_an_argument_has_no_output_slot() {
+    let text = r#"[op]
+name = "scatter_sub"
+level = 2
+op_type = "ScatterSub"
+
+[[inputs]]
+name = "var"
+dtypes = ["float32"]
+
+[[inputs]]
+name = "indices"
+dtypes = ["int32"]
+
+[[outputs]]
+name = "var_out"
+inplace = "var"
+argument = false
+
+[golden]
+script = "golden.py"
+
+[[cases]]
+name = "small"
+shapes = [[8, 4], [3]]
+"#;
+    let spec = OpSpec::parse(text, Path::new("ops/scatter_sub/op.toml")).unwrap();
+    assert!(!spec.outputs[0].argument);
+    let case = spec.case("small").unwrap();
+    assert_eq!(case.outputs[0].inplace_of, Some(0));
+    assert_eq!(case.outputs[0].dtype, Dtype::Float32);
+    assert_eq!(
+        case.layout,
+        ArgLayout {
+            inputs: vec![ArgSlot::One(0), ArgSlot::One(1)],
+            outputs: vec![],
+            in_place: vec![(0, 0)],
+            host_values: vec![],
+        }
+    );
+    assert!(case.layout.check(2, 1).is_ok());
+    assert_eq!(case.layout.output_params(1), [None]);
+    // Without the in-place pair the output would be lost: rejected.
+    let lost = ArgLayout {
+        in_place: vec![],
+        ..case.layout.clone()
+    };
+    assert!(lost
+        .check(2, 1)
+        .unwrap_err()
+        .contains("output tensor 0 is in no kernel argument"));
 }
 
 #[test]

@@ -274,6 +274,18 @@ pub struct Buf {
     pub len: u32,
 }
 
+/// On-chip addresses a kernel holds that no memory backs (see
+/// [`Fault::UnbackedUse`]): touching them is the fault, holding them is not.
+#[derive(Debug, Clone)]
+pub struct Unbacked {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// How the kernel came to hold them.
+    pub origin: String,
+}
+
 /// Everything one block (one AI core instance) owns.
 pub struct Block {
     /// GetBlockIdx.
@@ -288,6 +300,8 @@ pub struct Block {
     pub queues: Vec<Queue>,
     /// TBufs by handle.
     pub bufs: Vec<Buf>,
+    /// Buffers past the end of their memory, by memory index.
+    pub unbacked: [Vec<Unbacked>; 8],
     /// Vector mask registers.
     pub mask: MaskState,
     /// Active GM atomic mode for UB->GM copies: (kind, dtype code).
@@ -329,6 +343,7 @@ impl Block {
             bump: [0; 8],
             queues: Vec::new(),
             bufs: Vec::new(),
+            unbacked: Default::default(),
             mask: MaskState::reset(),
             atomic: None,
             event_ids: HashMap::new(),
@@ -542,6 +557,7 @@ pub fn with_block<T>(
         match f(block) {
             Ok(v) => Ok(v),
             Err(fault) => {
+                let fault = block.explain(fault);
                 let src = SrcLoc {
                     file: loc.file(),
                     line: loc.line(),

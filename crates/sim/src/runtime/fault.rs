@@ -81,6 +81,19 @@ pub enum Fault {
         /// What would block.
         what: String,
     },
+    /// An access to a buffer that was never backed by on-chip memory: one
+    /// InitBuffer placed past the memory's end, or a TBuf never
+    /// initialised. Allocating it is no fault (the device's TPipe does not
+    /// check, and kernels allocate such buffers for dtypes that never use
+    /// them); using it is.
+    #[error("{origin}; the kernel uses it: {access}")]
+    UnbackedUse {
+        /// How the buffer came about (an `Overflow` message, or the TBuf
+        /// story).
+        origin: String,
+        /// The access (a `LocalOutOfRange` message).
+        access: String,
+    },
     /// The kernel called `trap`/`ASSERT`.
     #[error("kernel trap: {message}")]
     Trap {

@@ -5,7 +5,7 @@
 //! flag. InitBuffer pre-sets the backward flag, so the first AllocTensor of
 //! a slot records no wait.
 
-use super::block::{Block, Buf, Queue, SlotState};
+use super::block::{Block, Buf, Queue, SlotState, Unbacked};
 use super::fault::Fault;
 use crate::abi::AscLocal;
 use crate::trace::{FlagKey, InstrKind, Mem, Pipe, SyncOrigin};
@@ -55,6 +55,14 @@ fn pipes_of(p: u32) -> (Pipe, Pipe) {
     }
 }
 
+/// Where the addresses of buffers no memory backs begin (far past every
+/// on-chip memory, still a 32-bit address): the tensor of a TBuf never
+/// initialised points here.
+pub const UNBACKED_BASE: u64 = 0x4000_0000;
+
+/// Bytes of the tensor a TBuf never initialised hands out.
+const UNBACKED_TBUF_BYTES: u64 = 0x1000_0000;
+
 fn align32(x: u64) -> u64 {
     x.div_ceil(32) * 32
 }
@@ -95,22 +103,64 @@ impl Block {
         Ok(())
     }
 
+    /// Places `bytes` (32-byte aligned) after what the pipe holds in `mem`.
+    /// Past the memory's end the buffer is still placed, as the device's
+    /// TPipe does (it checks nothing; kernels allocate buffers for dtypes
+    /// that never touch them): the part past the end is recorded as
+    /// unbacked and noted, and only an access to it faults.
     fn carve(&mut self, mem: Mem, bytes: u64, what: String) -> Result<u32, Fault> {
         let cap = self.shared.mem_sizes[mem as usize];
         let align = buffer_align(mem);
         let start = self.bump[mem as usize].div_ceil(align) * align;
         let need = align32(bytes);
+        let overflow = Fault::Overflow {
+            mem: mem.name(),
+            what,
+            need,
+            have: cap.saturating_sub(start),
+            cap,
+        };
+        if start + need > UNBACKED_BASE {
+            return Err(overflow);
+        }
         if start + need > cap {
-            return Err(Fault::Overflow {
-                mem: mem.name(),
-                what,
-                need,
-                have: cap.saturating_sub(start),
-                cap,
+            let origin = overflow.to_string();
+            self.shared.note(
+                "unbacked-buffer",
+                format!("{origin} (allocated anyway, as on the device; an access there faults)"),
+            );
+            self.unbacked[mem as usize].push(Unbacked {
+                start: start.max(cap),
+                end: start + need,
+                origin,
             });
         }
         self.bump[mem as usize] = start + need;
         Ok(start as u32)
+    }
+
+    /// The fault an access past a memory's end really is: the use of a
+    /// buffer that no memory backs, when the access touches one.
+    pub fn explain(&self, fault: Fault) -> Fault {
+        let Fault::LocalOutOfRange {
+            mem, start, end, ..
+        } = &fault
+        else {
+            return fault;
+        };
+        let Some(m) = Mem::ALL.iter().position(|m| m.name() == *mem) else {
+            return fault;
+        };
+        match self.unbacked[m]
+            .iter()
+            .find(|u| u.start < *end && *start < u.end)
+        {
+            Some(u) => Fault::UnbackedUse {
+                origin: u.origin.clone(),
+                access: fault.to_string(),
+            },
+            None => fault,
+        }
     }
 
     /// TPipe::InitBuffer for a queue.
@@ -186,17 +236,45 @@ impl Block {
         Ok((self.bufs.len() - 1) as i32)
     }
 
-    /// TBuf::Get.
+    /// TBuf::Get. A TBuf never initialised (device: its tensor points at
+    /// no buffer) hands out an unbacked tensor: real kernels take one for
+    /// dtypes that never use it; an access to it faults.
     pub fn buf_get(&mut self, handle: i32, dtype: u8, elems: u32) -> Result<AscLocal, Fault> {
         let size = dtype_size(dtype)?;
-        let b = self
+        let Some(b) = self
             .bufs
             .get(handle.max(0) as usize)
             .filter(|_| handle >= 0)
-            .ok_or_else(|| Fault::InvalidArg {
-                api: "TBuf::Get",
-                what: format!("TBuf handle {handle} was never initialised with InitBuffer"),
-            })?;
+        else {
+            let origin =
+                format!("TBuf::Get on a TBuf never initialised with InitBuffer (handle {handle})");
+            if self.unbacked[Mem::Ub as usize]
+                .iter()
+                .all(|u| u.start != UNBACKED_BASE)
+            {
+                self.shared.note(
+                    "unbacked-buffer",
+                    format!("{origin}: its tensor is backed by no memory; an access faults"),
+                );
+                self.unbacked[Mem::Ub as usize].push(Unbacked {
+                    start: UNBACKED_BASE,
+                    end: UNBACKED_BASE + UNBACKED_TBUF_BYTES,
+                    origin,
+                });
+            }
+            let max = (UNBACKED_TBUF_BYTES / size as u64) as u32;
+            return Ok(AscLocal {
+                mem: Mem::Ub as u8,
+                dtype,
+                reserved: 0,
+                addr: UNBACKED_BASE as u32,
+                elems: if elems == 0 || elems > max {
+                    max
+                } else {
+                    elems
+                },
+            });
+        };
         let max = b.len / size;
         if elems > max {
             return Err(Fault::InvalidArg {
@@ -442,6 +520,9 @@ impl Block {
     pub fn pipe_reset(&mut self) {
         self.queues.clear();
         self.bufs.clear();
+        for u in &mut self.unbacked {
+            u.retain(|u| u.start == UNBACKED_BASE);
+        }
         self.bump = [0; 8];
     }
 }

@@ -212,6 +212,12 @@ struct AttrSlot {
 
 const char* attr_kind_name(AttrKind k);
 [[noreturn]] void attr_kind_error(const AttrSlot& slot, size_t index, const char* wanted);
+// The attribute's bytes as CANN's RuntimeAttrs stores them (an Int as
+// int64_t, a Float as float, a Bool as one byte, a String as its chars, a
+// list as a ContinuousVector: capacity and size as size_t, then the
+// elements), zero-padded. GetAttrPointer<T> does not check T against the
+// attribute in CANN: a scalar view of another kind reads these bytes.
+const void* attr_raw(const AttrSlot& slot);
 
 // GetAttrPointer<T>: which C++ types view which attribute kinds.
 template <class T>
@@ -226,7 +232,9 @@ struct AttrAccess {
   }
 };
 // GE stores Int attributes as int64_t; narrower views read its low bytes
-// (little-endian), as they do in CANN.
+// (little-endian), as they do in CANN. A scalar view of an attribute of
+// another kind reads its stored bytes (attr_raw), unchecked as in CANN; a
+// list view of another kind fails (its bytes would be no list here).
 #define ASCENDOPT_ATTR_ACCESS(T, KIND, FIELD)                               \
   template <>                                                              \
   struct AttrAccess<T> {                                                   \
@@ -235,20 +243,29 @@ struct AttrAccess {
       return reinterpret_cast<const T*>(&s.FIELD);                         \
     }                                                                      \
   };
-ASCENDOPT_ATTR_ACCESS(int64_t, Int, i)
-ASCENDOPT_ATTR_ACCESS(uint64_t, Int, i)
-ASCENDOPT_ATTR_ACCESS(int32_t, Int, i)
-ASCENDOPT_ATTR_ACCESS(uint32_t, Int, i)
-ASCENDOPT_ATTR_ACCESS(float, Float, f)
-ASCENDOPT_ATTR_ACCESS(bool, Bool, b)
+#define ASCENDOPT_ATTR_SCALAR_ACCESS(T, KIND, FIELD)                        \
+  template <>                                                              \
+  struct AttrAccess<T> {                                                   \
+    static const T* get(const AttrSlot& s, size_t) {                       \
+      if (s.kind != AttrKind::KIND) return static_cast<const T*>(attr_raw(s)); \
+      return reinterpret_cast<const T*>(&s.FIELD);                         \
+    }                                                                      \
+  };
+ASCENDOPT_ATTR_SCALAR_ACCESS(int64_t, Int, i)
+ASCENDOPT_ATTR_SCALAR_ACCESS(uint64_t, Int, i)
+ASCENDOPT_ATTR_SCALAR_ACCESS(int32_t, Int, i)
+ASCENDOPT_ATTR_SCALAR_ACCESS(uint32_t, Int, i)
+ASCENDOPT_ATTR_SCALAR_ACCESS(float, Float, f)
+ASCENDOPT_ATTR_SCALAR_ACCESS(bool, Bool, b)
+#undef ASCENDOPT_ATTR_SCALAR_ACCESS
 ASCENDOPT_ATTR_ACCESS(gert::TypedContinuousVector<int64_t>, ListInt, list_i)
 ASCENDOPT_ATTR_ACCESS(gert::TypedContinuousVector<float>, ListFloat, list_f)
 ASCENDOPT_ATTR_ACCESS(gert::TypedContinuousVector<bool>, ListBool, list_b)
 #undef ASCENDOPT_ATTR_ACCESS
 template <>
 struct AttrAccess<char> {
-  static const char* get(const AttrSlot& s, size_t index) {
-    if (s.kind != AttrKind::Str) attr_kind_error(s, index, "char");
+  static const char* get(const AttrSlot& s, size_t) {
+    if (s.kind != AttrKind::Str) return static_cast<const char*>(attr_raw(s));
     return s.s;
   }
 };

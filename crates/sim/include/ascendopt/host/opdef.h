@@ -78,7 +78,9 @@ namespace ascendopt {
 namespace host {
 constexpr size_t kMaxParams = 32;
 constexpr size_t kMaxAttrs = 32;
-constexpr size_t kMaxTypeList = 64;
+// Dtype and format columns per parameter: the corpus has OpDefs with more
+// than 64 (Cast lists 99 source/destination combinations).
+constexpr size_t kMaxTypeList = 256;
 
 // One OP_ADD: a name and how to build the OpDef (at the first tiling call,
 // inside the simulator's error handling, not at library load).
