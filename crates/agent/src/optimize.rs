@@ -228,7 +228,12 @@ pub fn optimize_operator_with(
     loop {
         round += 1;
         let left = rest.saturating_sub(used);
-        if left == 0 || session.remaining(ascendopt_harness::store::Stage::Online) == 0 {
+        // A resumed run replays its stored evaluations for free: the store
+        // may hold the whole budget while this process has replayed only
+        // part of it (the baseline is one of the stored ones).
+        let online = ascendopt_harness::store::Stage::Online;
+        let replay_pending = session.spent(online) > used.saturating_add(1);
+        if left == 0 || (session.remaining(online) == 0 && !replay_pending) {
             break;
         }
         let before = incumbent.evaluated.source_hash.clone();
