@@ -125,25 +125,9 @@ pub enum PlanError {
     },
 }
 
-/// `AddCustom` -> `add_custom` (the aclnn header's name).
-pub fn snake_case(op_type: &str) -> String {
-    let mut out = String::new();
-    let chars: Vec<char> = op_type.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_ascii_uppercase() {
-            let prev_lower =
-                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            if i > 0 && (prev_lower || (next_lower && chars[i - 1].is_ascii_uppercase())) {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// `AddCustom` -> `add_custom` (the aclnn header's name), as import
+/// names packages.
+pub use ascendopt_op::import::snake_case;
 
 /// msopgen's type name for a GE dtype (`DT_FLOAT16` -> `float16`).
 fn type_name(ge: &str) -> Option<&'static str> {
