@@ -133,22 +133,10 @@ fn strong_package(
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<(), BenchError> {
-    let io = |p: &Path, e: std::io::Error| BenchError::Io {
-        path: p.to_path_buf(),
+    ascendopt_op::package::copy_tree(from, to, &[]).map_err(|(p, e)| BenchError::Io {
+        path: p,
         message: e.to_string(),
-    };
-    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| io(from, e))? {
-        let entry = entry.map_err(|e| io(from, e))?;
-        let p = entry.path();
-        let q = to.join(entry.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &q)?;
-        } else {
-            std::fs::copy(&p, &q).map_err(|e| io(&p, e))?;
-        }
-    }
-    Ok(())
+    })
 }
 
 fn bench_config(

@@ -444,22 +444,7 @@ fn write(path: &Path, text: &str, files: &mut Vec<PathBuf>) -> Result<(), AgentE
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), AgentError> {
-    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| io(from, e))? {
-        let entry = entry.map_err(|e| io(from, e))?;
-        let src = entry.path();
-        let name = entry.file_name();
-        if name == "build" || name == "target" {
-            continue;
-        }
-        let dst = to.join(&name);
-        if src.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
-        }
-    }
-    Ok(())
+    ascendopt_op::package::copy_tree(from, to, &["build", "target"]).map_err(|(p, e)| io(&p, e))
 }
 
 fn load(dir: &Path) -> Result<OpPackage, AgentError> {

@@ -565,21 +565,5 @@ fn io(path: &Path, e: std::io::Error) -> AgentError {
 
 /// Copies a package folder (everything but build products).
 fn copy_package(from: &Path, to: &Path) -> Result<(), AgentError> {
-    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
-    let entries = std::fs::read_dir(from).map_err(|e| io(from, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| io(from, e))?;
-        let src = entry.path();
-        let name = entry.file_name();
-        if name == "build" || name == "target" {
-            continue;
-        }
-        let dst = to.join(&name);
-        if src.is_dir() {
-            copy_package(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
-        }
-    }
-    Ok(())
+    ascendopt_op::package::copy_tree(from, to, &["build", "target"]).map_err(|(p, e)| io(&p, e))
 }

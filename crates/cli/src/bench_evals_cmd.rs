@@ -129,21 +129,8 @@ fn median(v: &[u64]) -> u64 {
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name == "build" || name == "target" {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(&name));
-        if src.is_dir() {
-            copy_dir(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).with_context(|| format!("copying {}", src.display()))?;
-        }
-    }
-    Ok(())
+    ascendopt_op::package::copy_tree(from, to, &["build", "target"])
+        .map_err(|(p, e)| anyhow::anyhow!("copying {}: {e}", p.display()))
 }
 
 /// N variants of `package` that differ only by a comment in each kernel

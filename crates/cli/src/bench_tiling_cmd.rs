@@ -119,21 +119,8 @@ fn table(rows: &[&TilingComparison], budget: u32) -> String {
 
 /// Copies an operator folder (without build products).
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
-    for e in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
-        let e = e.with_context(|| format!("reading {}", from.display()))?;
-        if e.file_name() == "build" {
-            continue;
-        }
-        let (s, d) = (e.path(), to.join(e.file_name()));
-        if e.file_type()?.is_dir() {
-            copy_dir(&s, &d)?;
-        } else {
-            std::fs::copy(&s, &d)
-                .with_context(|| format!("copying {} to {}", s.display(), d.display()))?;
-        }
-    }
-    Ok(())
+    ascendopt_op::package::copy_tree(from, to, &["build"])
+        .map_err(|(p, e)| anyhow::anyhow!("copying {}: {e}", p.display()))
 }
 
 /// What `--max-elements` makes of one operator.

@@ -65,8 +65,9 @@ const SCALAR_LOOP: &str = "for (uint32_t j = 0; j < length; j++) {\n\
         }";
 
 /// add_custom in plain C++ over the GM pointers (only the tiling read is
-/// an AscendC call), every core taking its share.
-const PLAIN_ADD: &str = r#"
+/// an AscendC call), every core taking its share (also the timing tests'
+/// fixture).
+pub const PLAIN_ADD: &str = r#"
 #include "kernel_operator.h"
 using namespace AscendC;
 

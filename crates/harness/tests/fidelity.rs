@@ -4,6 +4,7 @@
 //! trace of add_custom is well formed.
 
 use ascendopt_harness::eval::{check_op, CaseSelector, CheckConfig};
+use ascendopt_harness::fidelity::PLAIN_ADD;
 use ascendopt_harness::pipeline::evaluate_package;
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::OpPackage;
@@ -51,39 +52,6 @@ fn profile_of(v: &Verdict) -> &serde_json::Value {
 fn duration(v: &Verdict) -> f64 {
     profile_of(v)["Task Duration(us)"].as_f64().unwrap()
 }
-
-/// add_custom written as plain C++ over the GM pointers: no AscendC call
-/// but the tiling read; every core takes its share.
-const PLAIN_ADD: &str = r#"
-#include "kernel_operator.h"
-using namespace AscendC;
-
-template <typename T>
-__aicore__ inline void AddRange(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t total) {
-    uint32_t blocks = (uint32_t)GetBlockNum();
-    uint32_t per = (total + blocks - 1) / blocks;
-    uint32_t start = per * (uint32_t)GetBlockIdx();
-    uint32_t end = start + per < total ? start + per : total;
-    __gm__ T* xs = (__gm__ T*)x;
-    __gm__ T* ys = (__gm__ T*)y;
-    __gm__ T* zs = (__gm__ T*)z;
-    for (uint32_t i = start; i < end; i++) {
-        zs[i] = (T)(xs[i] + ys[i]);
-    }
-}
-
-extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling)
-{
-    GET_TILING_DATA(tilingData, tiling);
-    if (TILING_KEY_IS(1)) {
-        AddRange<half>(x, y, z, tilingData.totalLength);
-    } else if (TILING_KEY_IS(2)) {
-        AddRange<float>(x, y, z, tilingData.totalLength);
-    } else if (TILING_KEY_IS(3)) {
-        AddRange<int32_t>(x, y, z, tilingData.totalLength);
-    }
-}
-"#;
 
 /// PLAIN_ADD with a bounds check on the element's row (of `cols`
 /// columns, `rows` rows; it never fails): per element, a division and a

@@ -52,6 +52,29 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Copies the folder `from` into `to` (created), recursively, leaving out
+/// sub-folders named in `skip` (e.g. a package's `build`/`target`). The
+/// error names the path that failed. One implementation for every place
+/// that copies a package or a tree of one.
+pub fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<(), (PathBuf, std::io::Error)> {
+    std::fs::create_dir_all(to).map_err(|e| (to.to_path_buf(), e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| (from.to_path_buf(), e))? {
+        let entry = entry.map_err(|e| (from.to_path_buf(), e))?;
+        let src = entry.path();
+        let name = entry.file_name();
+        let dst = to.join(&name);
+        if src.is_dir() {
+            if skip.iter().any(|s| name == *s) {
+                continue;
+            }
+            copy_tree(&src, &dst, skip)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| (src.clone(), e))?;
+        }
+    }
+    Ok(())
+}
+
 /// The repository's `ops/` directory (the built-in operators), or
 /// `$ASCENDOPT_OPS_DIR` when set and non-empty.
 pub fn builtin_ops_dir() -> PathBuf {

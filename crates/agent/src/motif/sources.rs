@@ -207,23 +207,10 @@ fn relative(dir: &Path, path: &Path) -> String {
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), MotifError> {
-    let io = |path: &Path, e: std::io::Error| MotifError::Io {
-        path: path.to_path_buf(),
+    ascendopt_op::package::copy_tree(from, to, &[]).map_err(|(path, e)| MotifError::Io {
+        path,
         message: e.to_string(),
-    };
-    let entries = std::fs::read_dir(from).map_err(|e| io(from, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| io(from, e))?;
-        let src = entry.path();
-        let dst = to.join(entry.file_name());
-        if src.is_dir() {
-            std::fs::create_dir_all(&dst).map_err(|e| io(&dst, e))?;
-            copy_tree(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
-        }
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -458,17 +458,8 @@ pub struct StepError {
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
+    ascendopt_op::package::copy_tree(from, to, &[])
+        .map_err(|(p, e)| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))
 }
 
 /// Runs a plan's steps in order, with `path` as the tools' `PATH`; each
