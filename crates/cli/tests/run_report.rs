@@ -488,7 +488,11 @@ fn run_writes_a_complete_report() {
         .map(|(_, l)| l.as_str());
     if let Some(b) = beat {
         assert!(
-            b.contains(" evaluations") && b.contains("best so far") && b.contains("eta"),
+            // An eta, or "finishing" when the first beat falls at 100%
+            // (a fast machine finishes this small run within one beat).
+            b.contains(" evaluations")
+                && b.contains("best so far")
+                && (b.contains("eta") || b.contains("finishing")),
             "{b}"
         );
     }
