@@ -252,6 +252,7 @@ mod tests {
                 block: 0,
                 instrs: writes,
                 gm_lines: Vec::new(),
+                role: None,
             }],
             locs: Vec::new(),
         };

@@ -3,6 +3,7 @@
 // fatal fault reported by the runtime into a C++ exception that unwinds the
 // kernel back to ascendopt_kernel_call (see abi.h).
 #include "ascendopt/abi.h"
+#include "ascendopt/kernel/kernel_type.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -119,6 +120,17 @@ extern "C" __attribute__((visibility("hidden"))) int ascendopt_memcmp(const void
 
 // The device compiler's block variables (declared in
 // ascendopt/kernel/builtins.h), set per block thread below.
+namespace AscendC {
+thread_local int32_t g_coreType = 2;
+}
+
+// The kernel type the library declared, registered while it loaded
+// (ascendopt/kernel/kernel_type.h); the launch reads it before starting
+// the cores (runtime/mix.rs).
+extern "C" __attribute__((visibility("default"))) const void* ascendopt_kernel_types(void) {
+  return &ascendopt::g_kernel_types;
+}
+
 thread_local int64_t block_idx = 0;
 thread_local int64_t block_num = 0;
 
@@ -208,6 +220,7 @@ extern "C" __attribute__((visibility("default"))) int32_t ascendopt_kernel_call(
   try {
     block_idx = ascendopt::g_rt->block_idx();
     block_num = ascendopt::g_rt->block_num();
+    AscendC::g_coreType = (int32_t)ascendopt::g_rt->core_info(0);
     switch (nargs) {
       case 0:
         entry();

@@ -10,7 +10,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 /// Version of the kernel ABI (`ASC_ABI_VERSION`).
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -134,6 +134,8 @@ pub mod sync_kind {
     pub const RESET_MASK: u32 = 9;
     pub const ATOMIC_MAX: u32 = 10;
     pub const ATOMIC_MIN: u32 = 11;
+    pub const CROSS_SET: u32 = 12;
+    pub const CROSS_WAIT: u32 = 13;
 }
 
 /// `AscRound` (Cast) codes.
@@ -248,6 +250,9 @@ pub struct AscRuntime {
     pub scalar_touch: extern "C-unwind" fn(line: *const c_void, store: u32) -> i32,
     // Appended in ABI 4.
     pub cube: extern "C-unwind" fn(op: *const AscCubeOp),
+    // Appended in ABI 5.
+    pub core_info: extern "C-unwind" fn(what: u32) -> i64,
+    pub group_mailbox: extern "C-unwind" fn() -> *mut c_void,
 }
 
 /// `AscScalarCounters`: the kernel's own code on one block thread.

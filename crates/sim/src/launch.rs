@@ -9,6 +9,7 @@
 use crate::abi::AscRuntime;
 use crate::runtime::block::{self, Block, Shared};
 use crate::runtime::gm::GmSpace;
+use crate::runtime::mix;
 use crate::runtime::table::TABLE;
 use crate::trace::{BlockTrace, SrcLoc, Trace};
 use ascendopt_op::layout::{ArgLayout, ArgSlot};
@@ -451,6 +452,7 @@ type AttachFn = unsafe extern "C" fn(*const AscRuntime);
 type CallFn = unsafe extern "C" fn(*const c_void, u32, *mut *mut u8) -> i32;
 type ThrowFn = unsafe extern "C-unwind" fn();
 type CountersFn = unsafe extern "C" fn() -> *mut crate::abi::AscScalarCounters;
+type TypesFn = unsafe extern "C" fn() -> *const mix::RegisteredTypes;
 
 /// Runs the kernel of `job` on every block with the given tiling decisions.
 pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, LaunchFailure> {
@@ -480,7 +482,7 @@ fn launch(
     let lib = unsafe { Library::new(&job.kernel_lib) }.map_err(|e| load_err(e.to_string()))?;
     // SAFETY: the symbols are the ones kernel_entry.cpp defines, with the
     // signatures of abi.h; the entry is only called through kernel_call.
-    let (attach, call, throw, entry, counters) = unsafe {
+    let (attach, call, throw, entry, counters, types) = unsafe {
         let attach: libloading::Symbol<AttachFn> = lib
             .get(b"ascendopt_kernel_attach\0")
             .map_err(|e| load_err(format!("{e} (was it linked with kernel_entry.cpp?)")))?;
@@ -496,6 +498,12 @@ fn launch(
             .get::<CountersFn>(b"ascendopt_kernel_scalar_counters\0")
             .ok()
             .map(|s| *s);
+        // The kernel type the library registered when it loaded (absent
+        // from libraries of an older kernel_entry.cpp: untyped).
+        let types: Option<TypesFn> = lib
+            .get::<TypesFn>(b"ascendopt_kernel_types\0")
+            .ok()
+            .map(|s| *s);
         let mut name = job.kernel_name.clone().into_bytes();
         name.push(0);
         let entry: libloading::Symbol<*const c_void> = lib.get(&name).map_err(|e| {
@@ -504,8 +512,34 @@ fn launch(
                 job.kernel_name
             ))
         })?;
-        (*attach, *call, *throw, *entry, counters)
+        (*attach, *call, *throw, *entry, counters, types)
     };
+    let kernel_type = match types {
+        None => None,
+        Some(types) => {
+            // SAFETY: ascendopt_kernel_types returns the library's static
+            // `ascendopt::KernelTypes`, laid out as `RegisteredTypes`, or null.
+            let registered = unsafe { types().as_ref().copied() };
+            match registered {
+                None => None,
+                Some(r) => r
+                    .for_key(tiling.tiling_key)
+                    .map_err(|message| LaunchFailure::Tiling { message })?,
+            }
+        }
+    };
+    let slots = mix::layout(kernel_type, tiling.block_dim);
+    if slots.len() as u32 > MAX_BLOCK_DIM {
+        return Err(LaunchFailure::Tiling {
+            message: format!(
+                "SetBlockDim({}) with {} starts {} cores, more than the {} the simulator runs (one thread each)",
+                tiling.block_dim,
+                kernel_type.map_or("no kernel type", |k| k.name()),
+                slots.len(),
+                MAX_BLOCK_DIM
+            ),
+        });
+    }
 
     // GM: inputs, outputs, workspace, tiling data (kernel argument order).
     let mut gm = GmSpace::default();
@@ -641,6 +675,7 @@ fn launch(
         job.max_instrs_per_block,
     );
     shared.throw_fn = Some(throw);
+    shared.set_layout(slots);
     // The workspace argument (after inputs and outputs) is where the
     // system workspace starts; its size is what the host was told.
     shared.workspace_base = args.get(args.len().saturating_sub(2)).copied().unwrap_or(0);
@@ -652,7 +687,7 @@ fn launch(
     let entry_addr = entry as usize;
     let call_addr = call as *const () as usize;
     let results: Vec<Result<(Block, i32), String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..tiling.block_dim)
+        let handles: Vec<_> = (0..shared.threads())
             .map(|idx| {
                 let shared = shared.clone();
                 let mut args = args.clone();
@@ -680,7 +715,7 @@ fn launch(
                                 args.as_mut_ptr() as *mut *mut u8,
                             )
                         };
-                        shared.block_finished();
+                        shared.block_finished(idx);
                         block::flush_current_scalar_code();
                         block::uninstall()
                             .map(|b| (b, rc))
@@ -767,6 +802,7 @@ fn launch(
             block: b.idx,
             instrs,
             gm_lines: b.gm_lines,
+            role: b.role,
         });
     }
     let outputs = if in_memory {

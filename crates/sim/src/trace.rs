@@ -474,6 +474,29 @@ pub enum InstrKind {
     /// previous API call (index arithmetic, loops, branches, raw `__gm__`
     /// pointer access), counted by the build's instrumentation.
     ScalarCode(ScalarCode),
+    /// CrossCoreSetFlag: fires when all earlier work of `pipe` is done and
+    /// counts up the flag on other cores of the launch (MIX kernels).
+    CrossSet {
+        /// The pipe it sits in.
+        pipe: Pipe,
+        /// Synchronisation mode (0, 1, 2; internal modes of the Matmul
+        /// messages are 16 and up).
+        mode: u8,
+        /// Flag id.
+        flag: u8,
+    },
+    /// CrossCoreWaitFlag: blocks `pipe` until the flag's counter is above
+    /// zero, then counts it down.
+    CrossWait {
+        /// The pipe it blocks.
+        pipe: Pipe,
+        /// Flag id.
+        flag: u8,
+        /// The CrossSet instructions whose count this wait consumed, as
+        /// (index of the block in the trace, instruction index): the wait
+        /// ends once all of them fired.
+        sources: Vec<(u32, u32)>,
+    },
 }
 
 /// The work of one Mmad, as the timing model needs it.
@@ -601,6 +624,26 @@ pub struct BlockTrace {
     /// [`InstrKind::ScalarCode`] instructions.
     #[serde(default)]
     pub gm_lines: Vec<GmLine>,
+    /// Which core of an AI core the block ran on, in a launch whose kernel
+    /// type is declared (KERNEL_TASK_TYPE_DEFAULT, or MIX through the
+    /// Matmul API); `None` when the type follows from what the block did.
+    #[serde(default)]
+    pub role: Option<CoreRole>,
+}
+
+/// The core a block of a typed launch runs on (guide 6.2.3.14.12: a MIX
+/// 1:2 launch of Block Dim n starts n cube and 2n vector cores; each AI
+/// core holds one AIC and its AIVs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CoreRole {
+    /// True on the cube core (AIC), false on a vector core (AIV).
+    pub cube: bool,
+    /// The AI core (0..Block Dim).
+    pub group: u32,
+    /// GetSubBlockIdx: 0 on the AIC, 0 or 1 on the AIVs.
+    pub sub: u32,
+    /// GetSubBlockNum on this core.
+    pub sub_num: u32,
 }
 
 /// The trace of one kernel launch.

@@ -695,3 +695,387 @@ fn the_profile_shows_the_cube_pipes() {
     let s = profile(&split).blocks[0].aic.clone().unwrap();
     assert!(s.cube_time_us * cycles_per_us >= cube_cycles);
 }
+
+// ---- MIX kernels: one AIC and two AIVs per AI core ---------------------------------
+//
+// A second library (its kernel type is declared once for the whole
+// library, as the device compiler reads it).
+const MIX_KERNELS: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+
+// Every core writes who it is: slot GetBlockIdx() of the AIVs' table
+// (8 int32 each), the AICs' table 64 slots further.
+extern "C" __global__ __aicore__ void mix_identity(GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+  GlobalTensor<int32_t> yGm;
+  yGm.SetGlobalBuffer((__gm__ int32_t*)y, 1024);
+  int64_t slot = (ASCEND_IS_AIC ? 64 : 0) + GetBlockIdx() * 8;
+  yGm.SetValue(slot + 0, (int32_t)GetBlockIdx());
+  yGm.SetValue(slot + 1, (int32_t)GetBlockNum());
+  yGm.SetValue(slot + 2, (int32_t)GetSubBlockIdx());
+  yGm.SetValue(slot + 3, (int32_t)GetSubBlockNum());
+  yGm.SetValue(slot + 4, (int32_t)GetTaskRation());
+  yGm.SetValue(slot + 5, (int32_t)g_coreType);
+  DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(yGm);
+}
+
+// The AIC of each AI core multiplies its 16 x 16 x 16 tile (A rows
+// 16 * GetBlockIdx()..) into a float workspace with Fixpipe and tells its
+// AIVs (mode 2, on PIPE_FIX); each AIV takes 8 of the 16 rows, doubles
+// them and writes y; then both AIVs tell the AIC (mode 2, on PIPE_MTE3),
+// which waits for them. WAIT = false leaves the AIVs' wait out (a race on
+// the workspace). SET_PIPE_S puts the AIC's set on the scalar unit, which
+// does not wait for the Fixpipe (a race too).
+template <bool WAIT, bool SET_PIPE_S>
+__aicore__ inline void MixPipeline(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+  int64_t core = ASCEND_IS_AIC ? GetBlockIdx() : GetBlockIdx() / GetSubBlockNum();
+  GlobalTensor<float> wGm, yGm;
+  wGm.SetGlobalBuffer((__gm__ float*)ws + core * 256, 256);
+  yGm.SetGlobalBuffer((__gm__ float*)y + core * 256, 256);
+  TPipe pipe;
+  if ASCEND_IS_AIC {
+    GlobalTensor<half> aGm, bGm;
+    aGm.SetGlobalBuffer((__gm__ half*)a + core * 256, 256);
+    bGm.SetGlobalBuffer((__gm__ half*)b, 256);
+    TQue<TPosition::A1, 1> qA1;
+    TQue<TPosition::B1, 1> qB1;
+    TQue<TPosition::A2, 1> qA2;
+    TQue<TPosition::B2, 1> qB2;
+    TQue<TPosition::CO1, 1> qC;
+    pipe.InitBuffer(qA1, 1, 512);
+    pipe.InitBuffer(qB1, 1, 512);
+    pipe.InitBuffer(qA2, 1, 512);
+    pipe.InitBuffer(qB2, 1, 512);
+    pipe.InitBuffer(qC, 1, 1024);
+    LocalTensor<half> a1 = qA1.AllocTensor<half>();
+    DataCopy(a1, aGm, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
+    qA1.EnQue(a1);
+    LocalTensor<half> b1 = qB1.AllocTensor<half>();
+    DataCopy(b1, bGm, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
+    qB1.EnQue(b1);
+    a1 = qA1.DeQue<half>();
+    b1 = qB1.DeQue<half>();
+    LocalTensor<half> a2 = qA2.AllocTensor<half>();
+    LoadData(a2, a1, LoadData2DParams(0, 1, 1, 0, 0, false, 0));
+    qA2.EnQue(a2);
+    LocalTensor<half> b2 = qB2.AllocTensor<half>();
+    LoadData(b2, b1, LoadData2DParams(0, 1, 1, 0, 0, true, 0));
+    qB2.EnQue(b2);
+    a2 = qA2.DeQue<half>();
+    b2 = qB2.DeQue<half>();
+    LocalTensor<float> c1 = qC.AllocTensor<float>();
+    Mmad(c1, a2, b2, MmadParams(16, 16, 16));
+    qC.EnQue(c1);
+    c1 = qC.DeQue<float>();
+    Fixpipe(wGm, c1, FixpipeParamsV220(16, 16, 16, 16, false));
+    qC.FreeTensor(c1);
+    qA1.FreeTensor(a1);
+    qB1.FreeTensor(b1);
+    qA2.FreeTensor(a2);
+    qB2.FreeTensor(b2);
+    if (SET_PIPE_S) {
+      CrossCoreSetFlag<2, PIPE_S>(3);
+    } else {
+      CrossCoreSetFlag<2, PIPE_FIX>(3);
+    }
+    CrossCoreWaitFlag(4);
+  }
+  if ASCEND_IS_AIV {
+    int64_t sub = GetSubBlockIdx();
+    TQue<TPosition::VECIN, 1> qIn;
+    TQue<TPosition::VECOUT, 1> qOut;
+    pipe.InitBuffer(qIn, 1, 128 * sizeof(float));
+    pipe.InitBuffer(qOut, 1, 128 * sizeof(float));
+    if (WAIT) CrossCoreWaitFlag(3);
+    LocalTensor<float> x = qIn.AllocTensor<float>();
+    DataCopy(x, wGm[sub * 128], 128);
+    qIn.EnQue(x);
+    x = qIn.DeQue<float>();
+    LocalTensor<float> z = qOut.AllocTensor<float>();
+    Muls(z, x, 2.0f, 128);
+    qOut.EnQue(z);
+    qIn.FreeTensor(x);
+    z = qOut.DeQue<float>();
+    DataCopy(yGm[sub * 128], z, 128);
+    qOut.FreeTensor(z);
+    CrossCoreSetFlag<2, PIPE_MTE3>(4);
+  }
+}
+
+extern "C" __global__ __aicore__ void mix_pipeline(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  MixPipeline<true, false>(a, b, y, ws);
+}
+extern "C" __global__ __aicore__ void mix_pipeline_no_wait(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  MixPipeline<false, false>(a, b, y, ws);
+}
+extern "C" __global__ __aicore__ void mix_pipeline_set_on_s(GM_ADDR a, GM_ADDR b, GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  MixPipeline<true, true>(a, b, y, ws);
+}
+
+// An AIV waits for a flag its AIC never sets.
+extern "C" __global__ __aicore__ void mix_hang(GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+  if ASCEND_IS_AIV {
+    CrossCoreWaitFlag(5);  // LINE_HANG
+  }
+}
+
+// A vector instruction on the AIC.
+extern "C" __global__ __aicore__ void mix_vector_on_aic(GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> q;
+  pipe.InitBuffer(q, 1, 256);
+  LocalTensor<float> x = q.AllocTensor<float>();
+  Duplicate(x, 1.0f, 64);  // LINE_VEC_ON_AIC
+  q.FreeTensor(x);
+}
+
+// Mode 1 between the two AIVs and SyncAll<true> over every AIV: AIV 1 of
+// each AI core writes its slot, sets mode 1; both wait; AIV 0 copies
+// AIV 1's value into its own slot. Then SyncAll over the AIVs, and AIV 0
+// of AI core 0 sums every slot.
+extern "C" __global__ __aicore__ void mix_aiv_sync(GM_ADDR y, GM_ADDR ws, GM_ADDR t) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+  if ASCEND_IS_AIC {
+    return;
+  }
+  GlobalTensor<int32_t> yGm;
+  yGm.SetGlobalBuffer((__gm__ int32_t*)y, 64);
+  int64_t idx = GetBlockIdx();
+  if (GetSubBlockIdx() == 1) {
+    yGm.SetValue(idx * 8, (int32_t)(idx + 10));
+    DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(yGm);
+  }
+  CrossCoreSetFlag<1, PIPE_S>(2);
+  CrossCoreWaitFlag(2);
+  if (GetSubBlockIdx() == 0) {
+    DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(yGm);
+    yGm.SetValue(idx * 8, yGm.GetValue((idx + 1) * 8) * 2);
+    DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(yGm);
+  }
+  SyncAll<true>();
+  if (idx == 0) {
+    DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_ALL>(yGm);
+    int32_t sum = 0;
+    for (int i = 0; i < (int)GetBlockNum() * 2; i++) sum += yGm.GetValue(i * 8);
+    yGm.SetValue(63, sum);
+    DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(yGm);
+  }
+}
+"#;
+
+fn mix_kernels() -> &'static Path {
+    static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, so) = LIB.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let cpp = dir.path().join("mix.cpp");
+        std::fs::write(&cpp, MIX_KERNELS).unwrap();
+        let so = dir.path().join("libmix.so");
+        let out = Command::new("g++")
+            .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-I"])
+            .arg(sim_dir().join("include"))
+            .arg(&cpp)
+            .arg(sim_dir().join("runtime_src/kernel_entry.cpp"))
+            .arg("-o")
+            .arg(&so)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (dir, so)
+    });
+    so
+}
+
+fn mix_launch(
+    name: &str,
+    inputs: Vec<JobTensor>,
+    outputs: Vec<JobTensor>,
+    block_dim: u32,
+    workspace: u64,
+) -> Result<LaunchOutput, LaunchFailure> {
+    let job = LaunchJob {
+        host_lib: PathBuf::new(),
+        kernel_lib: mix_kernels().to_path_buf(),
+        kernel_name: name.into(),
+        op_type: None,
+        inputs,
+        outputs,
+        attrs: vec![],
+        platform: Platform::from_hw(&hw()),
+        seed: 5,
+        max_instrs_per_block: 1_000_000,
+        knobs: Vec::new(),
+        check_in_worker: false,
+        tiling_only: false,
+        layout: None,
+        describe: false,
+    };
+    let tiling = TilingInfo {
+        block_dim,
+        tiling_key: 0,
+        data: vec![0; 8],
+        workspace,
+    };
+    run_kernel(&job, &tiling)
+}
+
+fn mix_source_line(marker: &str) -> u32 {
+    MIX_KERNELS
+        .lines()
+        .position(|l| l.contains(marker))
+        .map(|i| i as u32 + 1)
+        .unwrap()
+}
+
+/// Block Dim 2 of a MIX 1:2 kernel starts 2 AICs and 4 AIVs; each sees the
+/// identity the guide's tables give it.
+#[test]
+fn a_mix_1_2_launch_starts_one_aic_and_two_aivs_per_ai_core() {
+    let out = mix_launch(
+        "mix_identity",
+        vec![],
+        vec![T::S32.tensor(&vec![-1.0; 1024])],
+        2,
+        64,
+    )
+    .unwrap();
+    let y = T::S32.decode(&out.outputs[0]);
+    let row = |slot: usize| y[slot..slot + 6].to_vec();
+    // AIVs: block idx = AI core * 2 + sub, block num 2, sub num / ratio 2, AIV = 2.
+    assert_eq!(row(0), vec![0.0, 2.0, 0.0, 2.0, 2.0, 2.0]);
+    assert_eq!(row(8), vec![1.0, 2.0, 1.0, 2.0, 2.0, 2.0]);
+    assert_eq!(row(16), vec![2.0, 2.0, 0.0, 2.0, 2.0, 2.0]);
+    assert_eq!(row(24), vec![3.0, 2.0, 1.0, 2.0, 2.0, 2.0]);
+    // AICs: block idx = AI core, sub 0 of 1, AIC = 1.
+    assert_eq!(row(64), vec![0.0, 2.0, 0.0, 1.0, 1.0, 1.0]);
+    assert_eq!(row(72), vec![1.0, 2.0, 0.0, 1.0, 1.0, 1.0]);
+    assert_eq!(out.trace.blocks.len(), 6);
+    let p = profile(&out);
+    assert_eq!(p.blocks.len(), 6);
+}
+
+/// The AIC's product reaches the AIVs through the workspace once they
+/// waited for its flag: y = 2 A B exactly; the AIVs' first load starts
+/// after the Fixpipe ended plus the cross-core latency; the checker is
+/// silent.
+#[test]
+fn aic_to_aiv_through_the_workspace_with_cross_core_flags() {
+    let a = values(2 * 256, 1);
+    let b = values(256, 2);
+    let mut want = vec![0f32; 2 * 256];
+    for core in 0..2 {
+        for i in 0..16 {
+            for j in 0..16 {
+                let s: f32 = (0..16)
+                    .map(|kk| a[core * 256 + i * 16 + kk] * b[kk * 16 + j])
+                    .sum();
+                want[core * 256 + i * 16 + j] = 2.0 * s;
+            }
+        }
+    }
+    let run = |name: &str| {
+        mix_launch(
+            name,
+            vec![T::F16.tensor(&a), T::F16.tensor(&b)],
+            vec![T::F32.tensor(&vec![f32::NAN; 512])],
+            2,
+            2 * 1024,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let out = run("mix_pipeline");
+    assert_eq!(T::F32.decode(&out.outputs[0]), want);
+    let findings = check(&out.trace);
+    assert!(findings.is_empty(), "{findings:?}");
+    let timed = simulate(&out.trace, &hw(), &TimingOptions::deterministic()).unwrap();
+    let spans = |block: usize| &timed.timeline.blocks[block].spans;
+    let trace = &out.trace;
+    let fix_end = spans(0)
+        .iter()
+        .filter(|s| s.pipe == Pipe::Fix)
+        .map(|s| s.end)
+        .max()
+        .expect("a Fixpipe");
+    for aiv in [1usize, 2] {
+        let first_load = spans(aiv)
+            .iter()
+            .filter(|s| {
+                matches!(
+                    trace.blocks[aiv].instrs[s.instr as usize].kind,
+                    InstrKind::Dma {
+                        dir: DmaDir::GmToUb,
+                        ..
+                    }
+                )
+            })
+            .map(|s| s.start)
+            .min()
+            .expect("a load");
+        assert!(
+            first_load >= fix_end + hw().sync.cross_core_cycles as u64,
+            "AIV {aiv} loads at {first_load}, the Fixpipe ends at {fix_end}"
+        );
+    }
+    let p = timed.profile;
+    assert_eq!(p.blocks.len(), 6);
+    assert!(p.blocks.iter().any(|b| b.aic.is_some()));
+
+    // Without the AIVs' wait, or with the AIC's set on the scalar unit
+    // (which does not wait for the Fixpipe), the checker reports the
+    // race on the workspace between the cores.
+    for name in ["mix_pipeline_no_wait", "mix_pipeline_set_on_s"] {
+        let out = run(name);
+        let findings = check(&out.trace);
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.kind == "race" && f.message.contains("AIC of AI core")),
+            "{name}: {findings:?}"
+        );
+    }
+}
+
+/// A wait no core will ever satisfy ends the launch with a deadlock fault
+/// at its line; a vector instruction on the AIC is a fault too.
+#[test]
+fn cross_core_misuse_is_a_fault_at_its_line() {
+    let err = mix_launch("mix_hang", vec![], vec![T::S32.tensor(&[0.0; 8])], 1, 64)
+        .expect_err("hangs");
+    let text = err.to_string();
+    assert!(text.contains("CrossCoreWaitFlag(5)"), "{text}");
+    assert!(
+        text.contains(&format!(":{}", mix_source_line("LINE_HANG"))),
+        "{text}"
+    );
+    let err = mix_launch(
+        "mix_vector_on_aic",
+        vec![],
+        vec![T::S32.tensor(&[0.0; 8])],
+        1,
+        64,
+    )
+    .expect_err("vector on AIC");
+    let text = err.to_string();
+    assert!(text.contains("AIC of AI core 0"), "{text}");
+}
+
+/// Mode 1 orders the two AIVs of an AI core; SyncAll<true> waits for every
+/// AIV and not for the AICs (which returned at once).
+#[test]
+fn mode_1_and_syncall_over_the_vector_cores() {
+    let out = mix_launch("mix_aiv_sync", vec![], vec![T::S32.tensor(&[0.0; 64])], 3, 64)
+        .unwrap();
+    let y = T::S32.decode(&out.outputs[0]);
+    // AIV 1 of core c (block 2c+1) wrote 2c+11; AIV 0 (block 2c) twice that.
+    let want: f32 = (0..3).map(|c| 3.0 * (2 * c + 11) as f32).sum();
+    assert_eq!(y[63], want);
+    assert!(check(&out.trace).is_empty());
+    profile(&out);
+}

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define ASC_ABI_VERSION 4u
+#define ASC_ABI_VERSION 5u
 
 #ifdef __cplusplus
 extern "C" {
@@ -256,7 +256,10 @@ enum AscSyncKind {
   ASC_SYNC_MASK_NORM = 8,   /* SetMaskNorm */
   ASC_SYNC_RESET_MASK = 9,  /* ResetMask */
   ASC_SYNC_ATOMIC_MAX = 10, /* a = dtype */
-  ASC_SYNC_ATOMIC_MIN = 11  /* a = dtype */
+  ASC_SYNC_ATOMIC_MIN = 11, /* a = dtype */
+  /* appended in ABI 5 (MIX kernels, ascendopt/kernel/mix.h) */
+  ASC_SYNC_CROSS_SET = 12,  /* a = mode | pipe << 8, b = flag id */
+  ASC_SYNC_CROSS_WAIT = 13  /* a = pipe << 8, b = flag id */
 };
 
 /* ---- cube path (ABI 4): L1 / L0A / L0B / L0C, Mmad, Fixpipe ------------- */
@@ -388,6 +391,15 @@ typedef struct AscRuntime {
   /* A cube-path instruction (AscCubeOp): ND2NZ copy, LoadData, Mmad,
    * Fixpipe. */
   void (*cube)(const AscCubeOp* op);
+
+  /* ---- appended in ABI 5 ---- */
+  /* The calling core in a typed launch (runtime/mix.rs): what = 0 its
+   * type (1 AIC, 2 AIV), 1 GetSubBlockIdx, 2 GetSubBlockNum, 3 the AI
+   * core it belongs to. */
+  int64_t (*core_info)(uint32_t what);
+  /* The 4096-byte scratch shared by the cores of the caller's AI core
+   * (the Matmul API's messages; null in an untyped launch). */
+  void* (*group_mailbox)(void);
 } AscRuntime;
 
 /* Counters of the kernel's own code on the calling block's thread

@@ -33,6 +33,8 @@ use crate::launch::Finding;
 use crate::trace::{BlockTrace, FlagKey, Instr, InstrKind, Mem, Pipe, Region, SyncOrigin, Trace};
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod cross;
+
 /// Races reported at most (the rest are counted in one last finding).
 const MAX_RACE_FINDINGS: usize = 20;
 /// Live accesses kept per memory before the oldest are dropped (only an
@@ -71,6 +73,7 @@ fn on_scalar(instr: &Instr) -> bool {
         InstrKind::Barrier { pipe } => matches!(pipe, None | Some(Pipe::S)),
         InstrKind::SetFlag { src, .. } => *src == Pipe::S,
         InstrKind::WaitFlag { dst, .. } => *dst == Pipe::S,
+        InstrKind::CrossSet { pipe, .. } | InstrKind::CrossWait { pipe, .. } => *pipe == Pipe::S,
         InstrKind::Vector { .. } | InstrKind::Dma { .. } | InstrKind::Mmad(_) => false,
     }
 }
@@ -109,6 +112,9 @@ struct BlockCheck<'t> {
     /// Last program index at which each pipe is used.
     last_use: [Option<usize>; 7],
     position: usize,
+    /// The clock of each instruction's pipe once it ran (zero for those
+    /// that never ran).
+    clocks: Vec<Clock>,
 }
 
 /// Global state across blocks (dedup of races).
@@ -182,11 +188,14 @@ fn flag_text(src: Pipe, dst: Pipe, key: &FlagKey) -> String {
 /// problem (races deduplicated by source lines over all blocks).
 pub fn check(trace: &Trace) -> Vec<Finding> {
     let mut report = Report::default();
+    let mut clocks = Vec::with_capacity(trace.blocks.len());
     for block in &trace.blocks {
         check_flag_balance(trace, block, &mut report);
         let mut state = BlockCheck::new(trace, block);
         state.run(&mut report);
+        clocks.push(state.clocks);
     }
+    cross::check_cores(trace, &clocks, &mut report);
     if report.suppressed > 0 {
         report.push(
             "race",
@@ -290,6 +299,7 @@ impl<'t> BlockCheck<'t> {
             inserted_since_prune: 0,
             last_use,
             position: 0,
+            clocks: vec![[0; 7]; block.instrs.len()],
         }
     }
 
@@ -384,6 +394,7 @@ impl<'t> BlockCheck<'t> {
                     self.pipe_clock[s][s] += 1;
                 }
             }
+            self.clocks[idx] = self.pipe_clock[s];
         }
         self.drain(report);
         if let Some(stuck) = self.first_blocked() {
@@ -466,6 +477,7 @@ impl<'t> BlockCheck<'t> {
             }
         }
         self.pending[pi].pop_front();
+        self.clocks[idx as usize] = self.pipe_clock[pi];
         true
     }
 

@@ -8,12 +8,13 @@
 //! calling the kernel library's `ascendopt_kernel_throw`.
 
 use super::fault::Fault;
+use super::mix::{self, CoreSlot, LaunchSync};
 use super::gm::GmSpace;
 use super::vec::MaskState;
 use crate::abi::AscLoc;
 use crate::abi::AscScalarCounters;
 use crate::trace::{
-    GmLine, Instr, InstrKind, Mem, Pipe, Region, ScalarCode, SrcLoc, GM_LINE_BYTES,
+    CoreRole, GmLine, Instr, InstrKind, Mem, Pipe, Region, ScalarCode, SrcLoc, GM_LINE_BYTES,
     MAX_GM_LINES_PER_BLOCK,
 };
 use rand::{RngCore, SeedableRng};
@@ -21,8 +22,7 @@ use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 /// Most text a launch keeps from kernel printf.
 const MAX_PRINTED: usize = 64 * 1024;
@@ -45,14 +45,6 @@ pub struct Note {
     pub kind: &'static str,
     /// Message.
     pub message: String,
-}
-
-/// State of the cross-block barrier (SyncAll).
-#[derive(Default)]
-struct SyncAllState {
-    arrived: u32,
-    generation: u32,
-    finished: u32,
 }
 
 /// State shared by all blocks of one launch.
@@ -82,8 +74,12 @@ pub struct Shared {
     fault: Mutex<Option<BlockFault>>,
     notes: Mutex<Vec<Note>>,
     printed: Mutex<String>,
-    sync_all: Mutex<SyncAllState>,
-    sync_cv: Condvar,
+    /// The cores of the launch and every wait between them (SyncAll,
+    /// cross-core flags).
+    pub sync: LaunchSync,
+    /// Per AI core, the scratch the Matmul API's messages pass through
+    /// (an address per group; see `group_mailbox`).
+    mailboxes: Vec<Box<[u64]>>,
     /// Serialises atomic read-modify-write copies to GM.
     pub atomic_lock: Mutex<()>,
 }
@@ -119,8 +115,8 @@ impl Shared {
             fault: Mutex::new(None),
             notes: Mutex::new(Vec::new()),
             printed: Mutex::new(String::new()),
-            sync_all: Mutex::new(SyncAllState::default()),
-            sync_cv: Condvar::new(),
+            sync: LaunchSync::new(mix::layout(None, block_dim)),
+            mailboxes: Vec::new(),
             atomic_lock: Mutex::new(()),
         }
     }
@@ -138,7 +134,7 @@ impl Shared {
             }
         }
         self.abort.store(true, Ordering::SeqCst);
-        self.sync_cv.notify_all();
+        self.sync.wake_all();
     }
 
     /// The first fault, if any.
@@ -174,54 +170,46 @@ impl Shared {
         self.printed.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
-    /// A block returned from the kernel: later SyncAll can no longer complete.
-    pub fn block_finished(&self) {
-        if let Ok(mut s) = self.sync_all.lock() {
-            s.finished += 1;
-        }
-        self.sync_cv.notify_all();
+    /// Sets the cores of the launch (before any block runs).
+    pub fn set_layout(&mut self, slots: Vec<CoreSlot>) {
+        let groups = slots
+            .iter()
+            .filter_map(|s| s.role.map(|r| r.group + 1))
+            .max()
+            .unwrap_or(0);
+        self.mailboxes = (0..groups)
+            .map(|_| vec![0u64; MAILBOX_BYTES / 8].into_boxed_slice())
+            .collect();
+        self.sync = LaunchSync::new(slots);
     }
 
-    /// Waits until every block reached SyncAll. Err when that cannot happen.
-    pub fn sync_all(&self) -> Result<u32, Fault> {
-        let mut s = self.sync_all.lock().map_err(|_| Fault::Deadlock {
-            what: "SyncAll state poisoned".into(),
-        })?;
-        let gen = s.generation;
-        s.arrived += 1;
-        if s.arrived == self.block_dim {
-            s.arrived = 0;
-            s.generation += 1;
-            self.sync_cv.notify_all();
-            return Ok(gen);
-        }
-        loop {
-            if self.aborted() {
-                return Err(Fault::Deadlock {
-                    what: "SyncAll interrupted: another block faulted".into(),
-                });
-            }
-            if s.generation != gen {
-                return Ok(gen);
-            }
-            if s.finished > 0 && s.arrived + s.finished >= self.block_dim {
-                return Err(Fault::Deadlock {
-                    what: format!(
-                        "SyncAll waits for {} block(s) that already returned from the kernel without calling it",
-                        s.finished
-                    ),
-                });
-            }
-            let (guard, _) = self
-                .sync_cv
-                .wait_timeout(s, Duration::from_millis(50))
-                .map_err(|_| Fault::Deadlock {
-                    what: "SyncAll state poisoned".into(),
-                })?;
-            s = guard;
-        }
+    /// Threads the launch runs (one per core).
+    pub fn threads(&self) -> u32 {
+        self.sync.slots().len() as u32
+    }
+
+    /// The Matmul messages' scratch of AI core `group` (null when the
+    /// launch is untyped).
+    pub fn mailbox(&self, group: u32) -> *mut u8 {
+        self.mailboxes
+            .get(group as usize)
+            .map_or(std::ptr::null_mut(), |m| m.as_ptr() as *mut u8)
+    }
+
+    /// Core `core` returned from the kernel: later waits for it can no
+    /// longer complete.
+    pub fn block_finished(&self, core: u32) {
+        self.sync.finished(core);
+    }
+
+    /// SyncAll of core `core`. Err when it cannot complete.
+    pub fn sync_all(&self, core: u32, aiv_only: bool) -> Result<u32, Fault> {
+        self.sync.sync_all(core, aiv_only, &|| self.aborted())
     }
 }
+
+/// Bytes of each AI core's message scratch.
+pub const MAILBOX_BYTES: usize = 4096;
 
 /// A TQue / TQueBind.
 pub struct Queue {
@@ -288,8 +276,13 @@ pub struct Unbacked {
 
 /// Everything one block (one AI core instance) owns.
 pub struct Block {
-    /// GetBlockIdx.
+    /// The block's thread (its index in the trace; GetBlockIdx in an
+    /// untyped launch).
     pub idx: u32,
+    /// GetBlockIdx.
+    pub block_idx: u32,
+    /// The core it runs on in a typed launch.
+    pub role: Option<CoreRole>,
     /// Launch state.
     pub shared: Arc<Shared>,
     /// On-chip memories, by `Mem` index (GM unused), allocated lazily.
@@ -336,8 +329,11 @@ impl Block {
         let rng = ChaCha8Rng::seed_from_u64(
             shared.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(idx as u64 + 1)),
         );
+        let slot = shared.sync.slots().get(idx as usize).copied();
         Block {
             idx,
+            block_idx: slot.map_or(idx, |s| s.block_idx),
+            role: slot.and_then(|s| s.role),
             shared,
             mems: Default::default(),
             bump: [0; 8],
@@ -495,6 +491,9 @@ impl Block {
         loc: u32,
     ) -> Result<(), Fault> {
         self.flush_scalar_code(Some(loc));
+        if let Some(role) = self.role {
+            check_core_side(role, pipe, &reads, &writes)?;
+        }
         if self.instrs.len() as u64 >= self.shared.max_instrs {
             return Err(Fault::InvalidArg {
                 api: "kernel",
@@ -513,6 +512,30 @@ impl Block {
         });
         Ok(())
     }
+}
+
+/// In a typed launch, an AIC has no vector unit and no UB, an AIV no cube
+/// pipes and no L1/L0 (guide 2.6, separated architecture): an instruction
+/// of the other side is a fault naming it.
+fn check_core_side(role: CoreRole, pipe: Pipe, reads: &[Region], writes: &[Region]) -> Result<(), Fault> {
+    let mems = || reads.iter().chain(writes).map(|r| r.mem);
+    let cube_side = matches!(pipe, Pipe::M | Pipe::Mte1 | Pipe::Fix)
+        || mems().any(|m| matches!(m, Mem::L1 | Mem::L0a | Mem::L0b | Mem::L0c | Mem::Bt | Mem::Fb));
+    let vector_side = pipe == Pipe::V || mems().any(|m| m == Mem::Ub);
+    let what = if role.cube && vector_side {
+        format!(
+            "the AIC of AI core {} ran a vector-side instruction (vector unit or UB); a cube core has neither (branch with ASCEND_IS_AIV in a MIX kernel)",
+            role.group
+        )
+    } else if !role.cube && cube_side {
+        format!(
+            "AIV {} of AI core {} ran a cube-side instruction (cube pipes, L1 or L0); a vector core has none (branch with ASCEND_IS_AIC, or declare the kernel type)",
+            role.sub, role.group
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Fault::InvalidArg { api: "kernel", what })
 }
 
 thread_local! {

@@ -11,6 +11,7 @@ pub mod copy;
 pub mod cube;
 pub mod fault;
 pub mod gm;
+pub mod mix;
 pub mod queue;
 pub mod table;
 pub mod vec;

@@ -50,6 +50,8 @@ pub static TABLE: AscRuntime = AscRuntime {
     sys_workspace_bytes: rt_sys_workspace_bytes,
     scalar_touch: rt_scalar_touch,
     cube: rt_cube,
+    core_info: rt_core_info,
+    group_mailbox: rt_group_mailbox,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -58,7 +60,37 @@ const NO_LOC: AscLoc = AscLoc {
 };
 
 extern "C-unwind" fn rt_block_idx() -> i64 {
-    with_block(&NO_LOC, "GetBlockIdx", |b| Ok(b.idx as i64))
+    with_block(&NO_LOC, "GetBlockIdx", |b| Ok(b.block_idx as i64))
+}
+
+extern "C-unwind" fn rt_core_info(what: u32) -> i64 {
+    with_block(&NO_LOC, "GetSubBlockIdx", |b| {
+        let r = b.role;
+        Ok(match what {
+            // An untyped launch runs every block as a vector core.
+            0 => match r {
+                Some(r) if r.cube => 1,
+                _ => 2,
+            },
+            1 => r.map_or(0, |r| r.sub as i64),
+            2 => r.map_or(1, |r| r.sub_num as i64),
+            3 => r.map_or(b.idx as i64, |r| r.group as i64),
+            w => {
+                return Err(Fault::InvalidArg {
+                    api: "core_info",
+                    what: format!("query {w}"),
+                })
+            }
+        })
+    })
+}
+
+extern "C-unwind" fn rt_group_mailbox() -> *mut c_void {
+    with_block(&NO_LOC, "Matmul", |b| {
+        Ok(b
+            .role
+            .map_or(std::ptr::null_mut(), |r| b.shared.mailbox(r.group)) as *mut c_void)
+    })
 }
 
 extern "C-unwind" fn rt_block_num() -> i64 {
@@ -226,6 +258,8 @@ extern "C-unwind" fn rt_sync(kind: u32, a: u32, c: u32, loc: AscLoc) {
         sync_kind::WAIT_FLAG => "WaitFlag",
         sync_kind::BARRIER => "PipeBarrier",
         sync_kind::ALL => "SyncAll",
+        sync_kind::CROSS_SET => "CrossCoreSetFlag",
+        sync_kind::CROSS_WAIT => "CrossCoreWaitFlag",
         sync_kind::DCACHE => "DataCacheCleanAndInvalid",
         sync_kind::ATOMIC_ADD => "SetAtomicAdd",
         sync_kind::ATOMIC_MAX => "SetAtomicMax",
@@ -499,7 +533,8 @@ impl Block {
                 )
             }
             sync_kind::ALL => {
-                let generation = self.sync_all_count;
+                let shared = self.shared.clone();
+                let generation = shared.sync_all(self.idx, a != 0)?;
                 self.sync_all_count += 1;
                 self.record(
                     Pipe::S,
@@ -507,9 +542,61 @@ impl Block {
                     vec![],
                     vec![],
                     loc,
-                )?;
+                )
+            }
+            sync_kind::CROSS_SET | sync_kind::CROSS_WAIT => {
+                let api = if kind == sync_kind::CROSS_SET {
+                    "CrossCoreSetFlag"
+                } else {
+                    "CrossCoreWaitFlag"
+                };
+                let pipe = Pipe::from_code(a >> 8).ok_or_else(|| Fault::InvalidArg {
+                    api,
+                    what: format!("pipe code {}", a >> 8),
+                })?;
+                let mode = (a & 0xff) as u8;
+                let internal = mode >= super::mix::MODE_TO_AIC;
+                let flag = c as u8;
+                let top = if internal {
+                    31
+                } else {
+                    super::mix::MAX_USER_FLAG as u32
+                };
+                if c > top {
+                    return Err(Fault::InvalidArg {
+                        api,
+                        what: format!("flag id {c} outside 0..=10 (Atlas A2, guide 6.2.3.7.2.4)"),
+                    });
+                }
                 let shared = self.shared.clone();
-                shared.sync_all().map(|_| ())
+                if kind == sync_kind::CROSS_SET {
+                    self.record(
+                        pipe,
+                        InstrKind::CrossSet { pipe, mode, flag },
+                        vec![],
+                        vec![],
+                        loc,
+                    )?;
+                    let instr = (self.instrs.len() - 1) as u32;
+                    shared.sync.cross_set(self.idx, mode, flag, instr)
+                } else {
+                    // The kernel's code before the wait is charged before it.
+                    self.flush_scalar_code(Some(loc));
+                    let sources = shared
+                        .sync
+                        .cross_wait(self.idx, flag, &|| shared.aborted())?;
+                    self.record(
+                        pipe,
+                        InstrKind::CrossWait {
+                            pipe,
+                            flag,
+                            sources,
+                        },
+                        vec![],
+                        vec![],
+                        loc,
+                    )
+                }
             }
             sync_kind::DCACHE => self.record(
                 Pipe::S,

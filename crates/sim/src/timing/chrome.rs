@@ -101,6 +101,12 @@ fn detail(kind: &InstrKind) -> String {
             None => "PipeBarrier<PIPE_ALL>".to_string(),
         },
         InstrKind::SyncAll { generation } => format!("SyncAll #{generation}"),
+        InstrKind::CrossSet { pipe, mode, flag } => {
+            format!("CrossCoreSetFlag<{mode}, {}>({flag})", pipe.name())
+        }
+        InstrKind::CrossWait { pipe, flag, .. } => {
+            format!("CrossCoreWaitFlag<{}>({flag})", pipe.name())
+        }
         InstrKind::ScalarCode(code) => format!(
             "{} instructions ({} loads, {} stores), {} GM accesses",
             code.instructions(),
@@ -128,6 +134,8 @@ fn fallback_name(kind: &InstrKind) -> &'static str {
         InstrKind::WaitFlag { .. } => "WaitFlag",
         InstrKind::Barrier { .. } => "PipeBarrier",
         InstrKind::SyncAll { .. } => "SyncAll",
+        InstrKind::CrossSet { .. } => "CrossCoreSetFlag",
+        InstrKind::CrossWait { .. } => "CrossCoreWaitFlag",
         InstrKind::ScalarCode(_) => "kernel code",
         InstrKind::Mmad(_) => "Mmad",
     }

@@ -171,7 +171,10 @@ pub fn issue_cycles(hw: &HwProfile, kind: &InstrKind) -> u64 {
     let cycles = match kind {
         InstrKind::Vector { .. } => s.issue_vector_cycles,
         InstrKind::Dma { .. } => s.issue_dma_cycles,
-        InstrKind::SetFlag { .. } | InstrKind::WaitFlag { .. } => s.issue_sync_cycles,
+        InstrKind::SetFlag { .. }
+        | InstrKind::WaitFlag { .. }
+        | InstrKind::CrossSet { .. }
+        | InstrKind::CrossWait { .. } => s.issue_sync_cycles,
         InstrKind::Barrier { .. } => s.issue_barrier_cycles,
         InstrKind::SyncAll { .. } => s.issue_sync_cycles,
         InstrKind::Scalar { .. } => s.issue_access_cycles,
@@ -330,6 +333,7 @@ pub fn exec_pipe(instr: &Instr) -> Pipe {
         InstrKind::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
         InstrKind::SyncAll { .. } => Pipe::S,
         InstrKind::Mmad(_) => Pipe::M,
+        InstrKind::CrossSet { pipe, .. } | InstrKind::CrossWait { pipe, .. } => *pipe,
     }
 }
 

@@ -180,6 +180,7 @@ enum Event {
     FlagSet { block: u32, flag: u32, set: u32 },
     HbmTick { generation: u64 },
     SyncAllRelease { generation: u32 },
+    CrossFired { block: u32, idx: u32 },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -254,8 +255,16 @@ pub(crate) fn conflicts(a: &Instr, b: &Instr) -> bool {
             .any(|r| b.writes.iter().any(|w| r.overlaps(w)))
 }
 
-/// The core type of a block: AIC when it uses a cube-side pipe or memory.
+/// The core type of a block: its role's in a typed launch, else AIC when
+/// it uses a cube-side pipe or memory.
 pub fn core_type_of(block: &BlockTrace) -> CoreType {
+    if let Some(role) = block.role {
+        return if role.cube {
+            CoreType::Aic
+        } else {
+            CoreType::Aiv
+        };
+    }
     let cube = block.instrs.iter().any(|instr| {
         matches!(cost::exec_pipe(instr), Pipe::M | Pipe::Mte1 | Pipe::Fix)
             || instr.reads.iter().chain(&instr.writes).any(|r| {
@@ -287,6 +296,11 @@ struct Sim<'a> {
     pending: [VecDeque<u32>; 2],
     /// Blocks arrived at each SyncAll generation.
     sync_all_arrived: HashMap<u32, u32>,
+    /// Blocks an AIV-only SyncAll of a MIX launch waits for.
+    aiv_blocks: u32,
+    /// CrossSet instructions that fired, and when the waiting cores see
+    /// them.
+    cross_fired: HashMap<(u32, u32), Cycle>,
     gm_read: u64,
     gm_write: u64,
     events: u64,
@@ -307,6 +321,8 @@ pub fn run(trace: &Trace, hw: &HwProfile) -> Result<EngineOutput, TimingError> {
         hbm_write: 0,
         pending: [VecDeque::new(), VecDeque::new()],
         sync_all_arrived: HashMap::new(),
+        aiv_blocks: 0,
+        cross_fired: HashMap::new(),
         gm_read: 0,
         gm_write: 0,
         events: 0,
@@ -314,6 +330,11 @@ pub fn run(trace: &Trace, hw: &HwProfile) -> Result<EngineOutput, TimingError> {
     for block in &trace.blocks {
         sim.blocks.push(prepare_block(block));
     }
+    sim.aiv_blocks = sim
+        .blocks
+        .iter()
+        .filter(|b| b.core_type == CoreType::Aiv)
+        .count() as u32;
     // First wave: as many blocks of each type as there are cores.
     let mut used = [0u32; 2];
     for index in 0..sim.blocks.len() {
@@ -419,6 +440,11 @@ impl<'a> Sim<'a> {
         self.heap.push(Reverse((time, self.seq, event)));
     }
 
+    /// True when every CrossSet a wait consumed has reached its core.
+    fn cross_ready(&self, sources: &[(u32, u32)]) -> bool {
+        sources.iter().all(|s| self.cross_fired.contains_key(s))
+    }
+
     fn instr(&self, block: usize, idx: u32) -> &'a Instr {
         &self.trace.blocks[block].instrs[idx as usize]
     }
@@ -470,6 +496,12 @@ impl<'a> Sim<'a> {
                 touched.dedup();
                 for block in touched {
                     self.advance(block);
+                }
+            }
+            Event::CrossFired { block, idx } => {
+                self.cross_fired.insert((block, idx), now);
+                for index in 0..self.blocks.len() {
+                    self.advance(index);
                 }
             }
             Event::SyncAllRelease { generation } => {
@@ -703,6 +735,37 @@ impl<'a> Sim<'a> {
                 );
                 true
             }
+            InstrKind::CrossSet { .. } => {
+                let b = &mut self.blocks[block];
+                if !b.pipes[pi].inflight.is_empty() {
+                    return false;
+                }
+                b.pipes[pi].queue.pop_front();
+                b.spans[idx as usize] = (now, now);
+                b.started_instr[idx as usize] = true;
+                let latency = self.hw.sync.cross_core_cycles.round() as Cycle;
+                self.push(
+                    now + latency,
+                    Event::CrossFired {
+                        block: block as u32,
+                        idx,
+                    },
+                );
+                true
+            }
+            InstrKind::CrossWait { sources, .. } => {
+                let ready = self.cross_ready(sources);
+                let b = &mut self.blocks[block];
+                if !ready {
+                    b.pipes[pi].head_wait_since.get_or_insert(now);
+                    return false;
+                }
+                let since = b.pipes[pi].head_wait_since.take().unwrap_or(now);
+                b.pipes[pi].queue.pop_front();
+                b.spans[idx as usize] = (since, now);
+                b.started_instr[idx as usize] = true;
+                true
+            }
             InstrKind::Barrier { .. } => {
                 let b = &mut self.blocks[block];
                 if !b.pipes[pi].inflight.is_empty() {
@@ -905,6 +968,47 @@ impl<'a> Sim<'a> {
                     b.pipes[pi].queue.push_back(idx);
                 }
             }
+            InstrKind::CrossSet { pipe, .. } => {
+                if *pipe == Pipe::S {
+                    let latency = hw.sync.cross_core_cycles.round() as Cycle;
+                    self.push(
+                        now + issue + latency,
+                        Event::CrossFired {
+                            block: block as u32,
+                            idx,
+                        },
+                    );
+                    let b = &mut self.blocks[block];
+                    b.spans[idx as usize] = (now, now + issue);
+                    b.started_instr[idx as usize] = true;
+                } else {
+                    let pi = pipe_index(*pipe);
+                    let b = &mut self.blocks[block];
+                    if b.pipes[pi].queue.len() >= depth {
+                        return false;
+                    }
+                    b.pipes[pi].queue.push_back(idx);
+                }
+            }
+            InstrKind::CrossWait { pipe, sources, .. } => {
+                if *pipe == Pipe::S {
+                    if !self.cross_ready(sources) {
+                        self.blocks[block].scalar_wait_since.get_or_insert(now);
+                        return false;
+                    }
+                    let b = &mut self.blocks[block];
+                    let since = b.scalar_wait_since.take().unwrap_or(now);
+                    b.spans[idx as usize] = (since, now + issue);
+                    b.started_instr[idx as usize] = true;
+                } else {
+                    let pi = pipe_index(*pipe);
+                    let b = &mut self.blocks[block];
+                    if b.pipes[pi].queue.len() >= depth {
+                        return false;
+                    }
+                    b.pipes[pi].queue.push_back(idx);
+                }
+            }
             InstrKind::Barrier {
                 pipe: Some(Pipe::S),
             } => {
@@ -977,7 +1081,13 @@ impl<'a> Sim<'a> {
                 b.scalar_busy += issue;
                 let arrived = self.sync_all_arrived.entry(generation).or_insert(0);
                 *arrived += 1;
-                if *arrived as usize == self.blocks.len() {
+                // The high bit marks an AIV-only SyncAll of a MIX launch.
+                let members = if generation & (1 << 31) != 0 {
+                    self.aiv_blocks as usize
+                } else {
+                    self.blocks.len()
+                };
+                if *arrived as usize == members {
                     let cost = hw.sync.sync_all_cycles.round() as Cycle;
                     self.push(now + issue + cost, Event::SyncAllRelease { generation });
                     // Close the spans of every block waiting here.
@@ -1025,6 +1135,7 @@ impl<'a> Sim<'a> {
                     format!(" waits for flag {}->{} {key:?} that is never set", src.name(), dst.name())
                 }
                 InstrKind::SyncAll { .. } => " waits in SyncAll for blocks that never arrive (Block Dim above the core count, or a block skips it)".to_string(),
+                InstrKind::CrossWait { flag, .. } => format!(" waits for cross-core flag {flag} from a core that never runs (Block Dim above the core count)"),
                 _ => String::new(),
             };
             match self.trace.loc_of(instr) {
@@ -1068,8 +1179,11 @@ impl<'a> Sim<'a> {
                 | InstrKind::ScalarCode(_) => SpanKind::Work,
                 InstrKind::WaitFlag { .. }
                 | InstrKind::SyncAll { .. }
+                | InstrKind::CrossWait { .. }
                 | InstrKind::Barrier { pipe: None } => SpanKind::Wait,
-                InstrKind::SetFlag { .. } | InstrKind::Barrier { .. } => SpanKind::Sync,
+                InstrKind::SetFlag { .. }
+                | InstrKind::CrossSet { .. }
+                | InstrKind::Barrier { .. } => SpanKind::Sync,
             };
             let busy_end = state.busy_end[idx].clamp(start, end);
             spans.push(Span {

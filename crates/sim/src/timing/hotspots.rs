@@ -266,6 +266,19 @@ pub fn hotspots(trace: &Trace, timeline: &Timeline, hw: &HwProfile) -> Option<Ho
                 acc.wait += dur;
                 acc.scalar += issue;
             }
+            InstrKind::CrossWait { pipe, .. } => {
+                acc.kind = "wait";
+                acc.pipe = pipe_name(*pipe);
+                acc.wait += dur;
+                acc.scalar += issue;
+            }
+            InstrKind::CrossSet { pipe, .. } => {
+                if acc.kind.is_empty() {
+                    acc.kind = "sync";
+                    acc.pipe = pipe_name(*pipe);
+                }
+                acc.scalar += issue;
+            }
             InstrKind::SetFlag { src, .. } => {
                 if acc.kind.is_empty() {
                     acc.kind = "sync";
@@ -472,6 +485,7 @@ mod tests {
                 block: 0,
                 instrs,
                 gm_lines: Vec::new(),
+                role: None,
             }],
             locs: vec![
                 loc(88, "DataCopy"),

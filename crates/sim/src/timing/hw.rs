@@ -163,6 +163,9 @@ pub struct SyncCosts {
     pub flag_latency_cycles: f64,
     /// Cycles of a SyncAll after the last block arrives.
     pub sync_all_cycles: f64,
+    /// Cycles from a CrossCoreSetFlag firing until the waiting core sees
+    /// its count.
+    pub cross_core_cycles: f64,
 }
 
 /// Launch (head) overhead: `base + per_block * min(block_dim, cores)`.
@@ -657,6 +660,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
     let sync = SyncCosts {
         flag_latency_cycles: r.num("sync.flag_latency_cycles")?,
         sync_all_cycles: r.num("sync.sync_all_cycles")?,
+        cross_core_cycles: r.num("sync.cross_core_cycles")?,
     };
     let peak = PeakCompute {
         vector_bytes_per_cycle: r.positive("peak.vector_bytes_per_cycle")?,

@@ -92,6 +92,7 @@ impl TraceBuilder {
             block: self.cur_block,
             instrs,
             gm_lines: Vec::new(),
+            role: None,
         });
         self.trace.block_dim = self.trace.blocks.len() as u32;
     }

@@ -69,15 +69,20 @@ typedef float float32_t;
 #endif
 
 // ---- core types (guide 2.4.1: ASCEND_IS_AIV / ASCEND_IS_AIC) ---------------------
-// The simulator runs every block as a vector core (AIV), so a kernel's
-// `if ASCEND_IS_AIV { ... }` branches run and its AIC branches do not.
+// The core the calling block runs on, set by the runtime on each block's
+// thread before the kernel starts (kernel_entry.cpp): AIC or AIV in a launch
+// whose kernel type is declared (KERNEL_TASK_TYPE_DEFAULT, or MIX through
+// the Matmul API; runtime/mix.rs), AIV otherwise. The device compiler
+// builds a MIX kernel once per core type and drops the other type's
+// branches; here both are compiled and the branch is taken at run time,
+// which `if ASCEND_IS_AIV { ... }` cannot tell apart.
 namespace AscendC {
 constexpr int32_t AIC = 1;
 constexpr int32_t AIV = 2;
 constexpr int32_t MIX = 3;
 constexpr int32_t AIC_TYPE = AIC;
 constexpr int32_t AIV_TYPE = AIV;
-constexpr int32_t g_coreType = AIV;
+extern thread_local int32_t g_coreType;
 }  // namespace AscendC
 #define ASCEND_IS_AIV (::AscendC::g_coreType == ::AscendC::AIV)
 #define ASCEND_IS_AIC (::AscendC::g_coreType == ::AscendC::AIC)

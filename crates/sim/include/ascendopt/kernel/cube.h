@@ -310,5 +310,9 @@ using AscendC::KERNEL_TYPE_MIX_AIV_1_0;
 using AscendC::KERNEL_TYPE_MIX_AIC_1_0;
 using AscendC::KERNEL_TYPE_MIX_AIC_1_1;
 using AscendC::KERNEL_TYPE_MIX_AIC_1_2;
+using AscendC::KERNEL_TYPE_AICORE;
+using AscendC::KERNEL_TYPE_VECTORCORE;
+using AscendC::KERNEL_TYPE_MIX_AICORE;
+using AscendC::KERNEL_TYPE_MIX_VECTOR_CORE;
 
 #endif

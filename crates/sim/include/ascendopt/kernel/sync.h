@@ -34,14 +34,32 @@ class TQueSync {
   }
 };
 
+// SyncAll<true> (the default) waits for the vector cores only; in a MIX
+// launch SyncAll<false> waits for the cube cores too (guide 6.2.3.7.2.3).
+// Launches with one kind of core wait for every core either way.
 template <bool isAIVOnly = true>
 inline void SyncAll(ASC_LOC) {
-  ASC_RT->sync(ASC_SYNC_ALL, 0, 0, loc_.c());
+  ASC_RT->sync(ASC_SYNC_ALL, isAIVOnly ? 1u : 0u, 0, loc_.c());
 }
 template <bool isAIVOnly = true>
 inline void SyncAll(const GlobalTensor<int32_t>&, const LocalTensor<int32_t>&, int32_t usedCores = 0, ASC_LOC) {
   (void)usedCores;
-  ASC_RT->sync(ASC_SYNC_ALL, 0, 0, loc_.c());
+  ASC_RT->sync(ASC_SYNC_ALL, isAIVOnly ? 1u : 0u, 0, loc_.c());
+}
+
+// Synchronisation between the cores of a separated-architecture launch
+// (guide 6.2.3.7.2.4-5; runtime/mix.rs has the counting rules): the set
+// sits in `pipe` and fires once the pipe's earlier work is done; the wait
+// blocks `pipe` (the scalar unit by default) until the flag's counter on
+// this core is above zero. Modes 0 (all cores of the caller's type), 1 (the
+// AIVs of one AI core) and 2 (an AIC and its AIVs); flag ids 0-10.
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_CROSS_SET, (uint32_t)modeId | ((uint32_t)pipe << 8), (uint32_t)flagId, loc_.c());
+}
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId, ASC_LOC) {
+  ASC_RT->sync(ASC_SYNC_CROSS_WAIT, (uint32_t)modeId | ((uint32_t)pipe << 8), (uint32_t)flagId, loc_.c());
 }
 
 template <class T>

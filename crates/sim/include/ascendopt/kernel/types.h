@@ -361,14 +361,20 @@ enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE = 1
 enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE = 1, ORDER_ONLY_VALUE = 2, ORDER_ONLY_INDEX = 3 };
 enum class MaskMode : uint8_t { NORMAL = 0, COUNTER = 1 };
 
-// Kernel task types (KERNEL_TASK_TYPE_DEFAULT); recorded, not enforced.
+// Kernel task types (guide 6.2.3.14.12; KERNEL_TASK_TYPE_DEFAULT in
+// kernel_type.h registers them, runtime/mix.rs starts the cores they name).
 enum KernelMetaType {
   KERNEL_TYPE_AIV_ONLY = 0,
   KERNEL_TYPE_AIC_ONLY,
   KERNEL_TYPE_MIX_AIV_1_0,
   KERNEL_TYPE_MIX_AIC_1_0,
   KERNEL_TYPE_MIX_AIC_1_1,
-  KERNEL_TYPE_MIX_AIC_1_2
+  KERNEL_TYPE_MIX_AIC_1_2,
+  KERNEL_TYPE_AICORE,
+  KERNEL_TYPE_VECTORCORE,
+  KERNEL_TYPE_MIX_AICORE,
+  KERNEL_TYPE_MIX_VECTOR_CORE,
+  KERNEL_TYPE_MAX
 };
 
 constexpr int32_t ONE_BLK_SIZE = 32;
@@ -381,14 +387,15 @@ constexpr uint64_t MASK_PLACEHOLDER = 0;
 // ---- identity (guide 6.2.3.9) ----------------------------------------------
 inline int64_t GetBlockIdx() { return ASC_RT->block_idx(); }
 inline int64_t GetBlockNum() { return ASC_RT->block_num(); }
-// A vector-only launch: one vector core per block, sub-block 0 of 1.
-inline int64_t GetSubBlockIdx() { return 0; }
-inline int64_t GetSubBlockNum() { return 1; }
-// Vector cores per cube core of the launch's kind: 1 for a vector-only
-// launch (guide 6.2.3.13.3 GetTaskRatio; GetTaskRation is the older name
-// real code still calls).
-inline int64_t GetTaskRatio() { return 1; }
-inline int64_t GetTaskRation() { return 1; }
+// The core within its AI core (guide 6.2.3.9.7-8): GetSubBlockNum is 2 on
+// the AIVs of a MIX 1:2 launch and 1 elsewhere; GetSubBlockIdx the AIV's
+// index (0 on an AIC and in an untyped launch). GetTaskRatio (6.2.3.13.3;
+// GetTaskRation is the older name real code still calls) is the number of
+// cores of the caller's type per AI core, the same number.
+inline int64_t GetSubBlockIdx() { return ASC_RT->core_info(1); }
+inline int64_t GetSubBlockNum() { return ASC_RT->core_info(2); }
+inline int64_t GetTaskRatio() { return ASC_RT->core_info(2); }
+inline int64_t GetTaskRation() { return ASC_RT->core_info(2); }
 inline int64_t GetSystemCycle() { return (int64_t)ASC_RT->system_cycle(); }
 // Bytes of one data block (guide 6.2.3.9.3) and of one vector repeat
 // (6.2.3.13.6 GetVecLen) on the A2 vector unit: 32 and 256
@@ -426,7 +433,6 @@ inline int64_t get_block_num() { return AscendC::GetBlockNum(); }
 inline int64_t get_subblockid() { return AscendC::GetSubBlockIdx(); }
 inline int64_t get_subblockdim() { return AscendC::GetSubBlockNum(); }
 
-#define KERNEL_TASK_TYPE_DEFAULT(t) ((void)(t))
-#define KERNEL_TASK_TYPE(key, t) ((void)(key), (void)(t))
+#include "kernel_type.h"
 
 #endif
