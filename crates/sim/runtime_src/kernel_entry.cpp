@@ -123,6 +123,9 @@ extern "C" __attribute__((visibility("hidden"))) int ascendopt_memcmp(const void
 namespace AscendC {
 thread_local int32_t g_coreType = 2;
 }
+namespace ascendopt {
+__attribute__((visibility("hidden"))) KernelTypes g_kernel_types = {-1, 0, {}, {}, 0, 0};
+}
 
 // The kernel type the library declared, registered while it loaded
 // (ascendopt/kernel/kernel_type.h); the launch reads it before starting

@@ -27,7 +27,15 @@ struct KernelTypes {
   int32_t cube_only;
 };
 
-inline KernelTypes g_kernel_types = {-1, 0, {}, {}, 0, 0};
+// Defined in kernel_entry.cpp, one per kernel library: hidden, so that two
+// libraries in one process (an inline variable would be one GNU-unique
+// symbol for the whole process) never share it.
+extern KernelTypes g_kernel_types __attribute__((visibility("hidden")));
+
+// The registrars have internal linkage for the same reason: a template's
+// static member of vague linkage would be initialised by the first library
+// that loads only.
+namespace {
 
 inline int register_key_type(uint64_t key, int32_t type) {
   KernelTypes& t = g_kernel_types;
@@ -60,6 +68,7 @@ struct MatmulApiUse {
   static inline int registered = (g_kernel_types.matmul_api = 1, g_kernel_types.cube_only = CubeOnly, 0);
 };
 
+}  // namespace
 }  // namespace ascendopt
 
 #define KERNEL_TASK_TYPE_DEFAULT(t) ((void)&::ascendopt::DefaultKernelType<(int32_t)(t)>::registered)
