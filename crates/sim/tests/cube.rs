@@ -865,6 +865,72 @@ extern "C" __global__ __aicore__ void mix_aiv_sync(GM_ADDR y, GM_ADDR ws, GM_ADD
     DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(yGm);
   }
 }
+
+// ---- the high-level Matmul API (lib/matmul_intf.h), written for these
+// tests from the guide's description (6.2.4.2.1): each AIV of a 1:2 launch
+// takes singleCoreM rows of C (GetBlockIdx() picks them) and asks its AIC
+// for them.
+#include "lib/matmul_intf.h"
+
+template <bool UB>
+__aicore__ inline void MmApi(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tiling) {
+  using A = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, half>;
+  using B = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, half>;
+  using C = matmul::MatmulType<UB ? TPosition::VECIN : TPosition::GM, matmul::CubeFormat::ND, float>;
+  using Bias = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, float>;
+  TCubeTiling t = *(__gm__ TCubeTiling*)tiling;
+  TPipe pipe;
+  matmul::Matmul<A, B, C, Bias> mm;
+  REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+  int32_t mBlocks = (t.M + t.singleCoreM - 1) / t.singleCoreM;
+  int32_t mi = GetBlockIdx() % mBlocks, ni = GetBlockIdx() / mBlocks;
+  GlobalTensor<half> aGm, bGm;
+  GlobalTensor<float> biasGm, cGm;
+  aGm.SetGlobalBuffer((__gm__ half*)a + mi * t.singleCoreM * t.Ka);
+  bGm.SetGlobalBuffer((__gm__ half*)b + ni * t.singleCoreN);
+  biasGm.SetGlobalBuffer((__gm__ float*)bias + ni * t.singleCoreN);
+  cGm.SetGlobalBuffer((__gm__ float*)c + mi * t.singleCoreM * t.N + ni * t.singleCoreN);
+  mm.SetTensorA(aGm);
+  mm.SetTensorB(bGm);
+  if (t.isBias) mm.SetBias(biasGm);
+  if (!UB) {
+    mm.IterateAll(cGm);
+  } else {
+    // Tile by tile into UB, doubled there, out to C (tiles M first).
+    TQue<TPosition::VECOUT, 1> q;
+    pipe.InitBuffer(q, 1, t.baseM * t.baseN * sizeof(float));
+    int32_t tilesM = (t.singleCoreM + t.baseM - 1) / t.baseM;
+    int32_t count = 0;
+    while (mm.Iterate()) {
+      LocalTensor<float> x = q.AllocTensor<float>();
+      mm.GetTensorC(x);
+      Muls(x, x, 2.0f, t.baseM * t.baseN);
+      q.EnQue(x);
+      x = q.DeQue<float>();
+      int32_t r0 = (count % tilesM) * t.baseM, c0 = (count / tilesM) * t.baseN;
+      int32_t w = t.singleCoreN - c0 < t.baseN ? t.singleCoreN - c0 : t.baseN;
+      DataCopyParams p((uint16_t)t.baseM, (uint16_t)(w * sizeof(float) / 32),
+                       (uint16_t)((t.baseN - w) * sizeof(float) / 32), (uint16_t)((t.N - w) * sizeof(float) / 32));
+      DataCopy(cGm[r0 * t.N + c0], x, p);
+      q.FreeTensor(x);
+      count++;
+    }
+  }
+  mm.End();
+}
+
+extern "C" __global__ __aicore__ void mm_api_gm(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
+  MmApi<false>(a, b, bias, c, t);
+}
+extern "C" __global__ __aicore__ void mm_api_ub(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
+  MmApi<true>(a, b, bias, c, t);
+}
+// Tiling key 7 runs on the cube cores alone: each AIC computes in place.
+extern "C" __global__ __aicore__ void mm_api_cube_only(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws,
+                                                       GM_ADDR t) {
+  KERNEL_TASK_TYPE(7, KERNEL_TYPE_AIC_ONLY);
+  MmApi<false>(a, b, bias, c, t);
+}
 "#;
 
 fn mix_kernels() -> &'static Path {
@@ -900,6 +966,18 @@ fn mix_launch(
     block_dim: u32,
     workspace: u64,
 ) -> Result<LaunchOutput, LaunchFailure> {
+    mix_launch_with(name, inputs, outputs, block_dim, workspace, 0, vec![0; 8])
+}
+
+fn mix_launch_with(
+    name: &str,
+    inputs: Vec<JobTensor>,
+    outputs: Vec<JobTensor>,
+    block_dim: u32,
+    workspace: u64,
+    tiling_key: u64,
+    data: Vec<u8>,
+) -> Result<LaunchOutput, LaunchFailure> {
     let job = LaunchJob {
         host_lib: PathBuf::new(),
         kernel_lib: mix_kernels().to_path_buf(),
@@ -919,8 +997,8 @@ fn mix_launch(
     };
     let tiling = TilingInfo {
         block_dim,
-        tiling_key: 0,
-        data: vec![0; 8],
+        tiling_key,
+        data,
         workspace,
     };
     run_kernel(&job, &tiling)
@@ -1078,4 +1156,99 @@ fn mode_1_and_syncall_over_the_vector_cores() {
     assert_eq!(y[63], want);
     assert!(check(&out.trace).is_empty());
     profile(&out);
+}
+
+/// TCubeTiling's 32 int32 fields in the guide's order (table 6-1072).
+#[allow(clippy::too_many_arguments)]
+fn cube_tiling(
+    (m, n, k): (i32, i32, i32),
+    (single_m, single_n): (i32, i32),
+    (base_m, base_n, base_k): (i32, i32, i32),
+    bias: bool,
+) -> Vec<u8> {
+    let mut f = vec![0i32; 32];
+    f[0] = (m / single_m) * (n / single_n);
+    f[1] = m;
+    f[2] = n;
+    f[3] = k;
+    f[4] = k;
+    f[5] = single_m;
+    f[6] = single_n;
+    f[7] = k;
+    f[8] = base_m;
+    f[9] = base_n;
+    f[10] = base_k;
+    f[11] = 2;
+    f[12] = 2;
+    f[13] = 1;
+    f[14] = 1;
+    f[15] = 1;
+    f[16] = 1;
+    f[17] = i32::from(bias);
+    f[20] = 2;
+    f[21] = 2;
+    f[22] = 1;
+    f.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// The Matmul API on a 64 x 48 x 40 product with a bias, M split over the
+/// two AIVs of one AI core (singleCoreM 32), base blocks 32 x 32 x 16
+/// (tails in N and K): IterateAll into GM, Iterate/GetTensorC into UB
+/// (doubled there), and the same kernel on the cube cores alone; every
+/// result is the exact product (small integers), the checker is silent,
+/// and the cube work is on the AICs.
+#[test]
+fn the_matmul_api_computes_on_the_cube_for_the_vector_cores() {
+    let (m, n, k) = (64usize, 48usize, 40usize);
+    let a = values(m * k, 3);
+    let b = values(k * n, 4);
+    let bias: Vec<f32> = (0..n).map(|j| (j % 5) as f32).collect();
+    let mut want = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = bias[j] + (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f32>();
+        }
+    }
+    let tiling = cube_tiling((64, 48, 40), (32, 48), (32, 32, 16), true);
+    let run = |name: &str, block_dim: u32, key: u64| {
+        mix_launch_with(
+            name,
+            vec![T::F16.tensor(&a), T::F16.tensor(&b), T::F32.tensor(&bias)],
+            vec![T::F32.tensor(&vec![f32::NAN; m * n])],
+            block_dim,
+            (16 << 20) + 64,
+            key,
+            tiling.clone(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let out = run("mm_api_gm", 1, 0);
+    assert_eq!(T::F32.decode(&out.outputs[0]), want);
+    let findings = check(&out.trace);
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(out.trace.blocks.len(), 3);
+    let mmads = |b: usize| {
+        out.trace.blocks[b]
+            .instrs
+            .iter()
+            .filter(|i| matches!(i.kind, InstrKind::Mmad(_)))
+            .count()
+    };
+    // 2 AIVs x (1 x 2 tiles) x 3 K blocks, all on the AIC.
+    assert_eq!((mmads(0), mmads(1), mmads(2)), (12, 0, 0));
+    profile(&out);
+
+    let out = run("mm_api_ub", 1, 0);
+    let doubled: Vec<f32> = want.iter().map(|v| 2.0 * v).collect();
+    // The tiles in UB are 32 x 32 with rows of 32; the kernel copies the
+    // 16 valid columns of the tail tiles.
+    assert_eq!(T::F32.decode(&out.outputs[0]), doubled);
+    let findings = check(&out.trace);
+    assert!(findings.is_empty(), "{findings:?}");
+
+    // Cube only: two AICs (Block Dim 2), each its own rows.
+    let out = run("mm_api_cube_only", 2, 7);
+    assert_eq!(out.trace.blocks.len(), 2);
+    assert_eq!(T::F32.decode(&out.outputs[0]), want);
+    assert!(check(&out.trace).is_empty());
 }

@@ -395,7 +395,9 @@ typedef struct AscRuntime {
   /* ---- appended in ABI 5 ---- */
   /* The calling core in a typed launch (runtime/mix.rs): what = 0 its
    * type (1 AIC, 2 AIV), 1 GetSubBlockIdx, 2 GetSubBlockNum, 3 the AI
-   * core it belongs to. */
+   * core it belongs to, 4 the AIVs of its AI core still running, 5 the
+   * AIV (sub-block) whose set its last CrossCoreWaitFlag consumed (-1:
+   * none), 6 the AIVs of its AI core. */
   int64_t (*core_info)(uint32_t what);
   /* The 4096-byte scratch shared by the cores of the caller's AI core
    * (the Matmul API's messages; null in an untyped launch). */

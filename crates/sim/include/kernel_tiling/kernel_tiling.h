@@ -9,9 +9,9 @@
 //   (`AscendC::tiling::SoftMaxTiling sm;`, or through the host macro
 //   TILING_DATA_FIELD_DEF_STRUCT(SoftMaxTiling, sm)); the bytes the host
 //   writes are these structs' bytes. Kernels also name them unqualified,
-//   so they are declared at global scope too. The matmul tiling
-//   (TCubeTiling) belongs to the cube path, which the simulator does not
-//   emulate.
+//   so they are declared at global scope too. TCubeTiling, the Matmul
+//   API's (guide 6.2.4.2.2), takes its fields from
+//   ascendopt/lib/cube_tiling_fields.h, shared with the host's class.
 // - GET_TILING_DATA and its relatives, the tiling-key macros and
 //   REGISTER_TILING_DEFAULT (ascendopt/kernel/tiling.h): a kernel that
 //   includes this header before kernel_operator.h can use them.
@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "../ascendopt/kernel/tiling.h"
+#include "../ascendopt/lib/cube_tiling_fields.h"
 
 namespace AscendC {
 namespace tiling {
@@ -304,9 +305,17 @@ struct TopkTiling {
   uint16_t vreducehalfValMask6 = 0;
   uint16_t vreducehalfValMask7 = 0;
 };
+#ifndef ASCENDOPT_PLAIN_TCUBETILING
+#define ASCENDOPT_PLAIN_TCUBETILING
+// guide 6.2.4.2.2 (TCubeTiling结构体)
+struct TCubeTiling {
+  ASCENDOPT_TCUBETILING_FIELDS(ASCENDOPT_TCUBETILING_PLAIN_FIELD)
+};
+#endif
 }  // namespace tiling
 }  // namespace AscendC
 
+using AscendC::tiling::TCubeTiling;
 using AscendC::tiling::SoftMaxTiling;
 using AscendC::tiling::LayerNormTiling;
 using AscendC::tiling::LayerNormSeparateTiling;

@@ -29,6 +29,8 @@
 #if __has_include("../ascendopt/lib/host_tiling.h")
 #include "../ascendopt/lib/host_tiling.h"
 #endif
+// The Matmul API's tiling (MultiCoreMatmulTiling, TCubeTiling).
+#include "../ascendopt/lib/matmul_tiling.h"
 #endif
 
 #endif

@@ -192,6 +192,9 @@ enum Waiting {
     Running,
     SyncAll { barrier: usize, generation: u32 },
     Cross { flag: u8 },
+    /// The Matmul server's wait: a count, or every AIV of its AI core
+    /// returned.
+    Server { flag: u8 },
     Finished,
 }
 
@@ -229,6 +232,9 @@ pub const MAX_USER_FLAG: u8 = 10;
 pub const MODE_TO_AIC: u8 = 16;
 /// Internal mode: the AIC to the AIV `mode - MODE_TO_AIV`.
 pub const MODE_TO_AIV: u8 = 32;
+/// Internal wait mode of the Matmul server on an AIC: returns on a count
+/// or once every AIV of its AI core returned (with no sources).
+pub const MODE_SERVER: u8 = 64;
 
 /// The cross-core synchronisation state of one launch.
 pub struct LaunchSync {
@@ -288,6 +294,32 @@ impl LaunchSync {
         }
     }
 
+    /// The AIVs of core `core`'s AI core.
+    pub fn vector_peers(&self, core: u32) -> Vec<u32> {
+        let Some(role) = self.slots.get(core as usize).and_then(|s| s.role) else {
+            return Vec::new();
+        };
+        (0..self.slots.len() as u32)
+            .filter(|&c| {
+                self.slots[c as usize]
+                    .role
+                    .is_some_and(|r| !r.cube && r.group == role.group)
+            })
+            .collect()
+    }
+
+    /// The AIVs of core `core`'s AI core that have not returned yet.
+    pub fn running_vector_peers(&self, core: u32) -> u32 {
+        let peers = self.vector_peers(core);
+        match self.state.lock() {
+            Ok(s) => peers
+                .iter()
+                .filter(|&&c| s.waiting[c as usize] != Waiting::Finished)
+                .count() as u32,
+            Err(_) => 0,
+        }
+    }
+
     /// Participants of SyncAll barrier `barrier` (0 all, 1 the AIVs).
     fn barrier_members(&self, barrier: usize) -> Vec<u32> {
         (0..self.slots.len() as u32)
@@ -322,6 +354,12 @@ impl LaunchSync {
                 .counts
                 .get(&(core as u32, flag))
                 .is_some_and(|q| !q.is_empty()),
+            Waiting::Server { flag } => {
+                s.counts
+                    .get(&(core as u32, flag))
+                    .is_some_and(|q| !q.is_empty())
+                    || self.vector_peers(core as u32).iter().all(|&c| s.waiting[c as usize] == Waiting::Finished)
+            }
         }
     }
 
@@ -545,14 +583,20 @@ impl LaunchSync {
 
     /// CrossCoreWaitFlag(flag) of core `core`: blocks until its counter is
     /// above zero; returns the sets of the count it took.
+    /// `server`: the Matmul server's wait (see [`MODE_SERVER`]).
     pub fn cross_wait(
         &self,
         core: u32,
         flag: u8,
+        server: bool,
         aborted: &dyn Fn() -> bool,
     ) -> Result<Vec<(u32, u32)>, Fault> {
         let mut s = self.lock()?;
-        s.waiting[core as usize] = Waiting::Cross { flag };
+        s.waiting[core as usize] = if server {
+            Waiting::Server { flag }
+        } else {
+            Waiting::Cross { flag }
+        };
         let who = self.describe(core);
         let what = || format!("CrossCoreWaitFlag({flag}) on {who}");
         let mut s = self.wait_loop(s, core, aborted, &what)?;
@@ -628,12 +672,12 @@ mod tests {
             assert!(!s.counts.contains_key(&(0, 3)));
         }
         sync.cross_set(2, 2, 3, 20).expect("set");
-        let sources = sync.cross_wait(0, 3, &never).expect("wait");
+        let sources = sync.cross_wait(0, 3, false, &never).expect("wait");
         assert_eq!(sources, vec![(1, 10), (2, 20)]);
         // The AIC sets: each AIV gets one count.
         sync.cross_set(0, 2, 4, 5).expect("set");
-        assert_eq!(sync.cross_wait(1, 4, &never).expect("wait"), vec![(0, 5)]);
-        assert_eq!(sync.cross_wait(2, 4, &never).expect("wait"), vec![(0, 5)]);
+        assert_eq!(sync.cross_wait(1, 4, false, &never).expect("wait"), vec![(0, 5)]);
+        assert_eq!(sync.cross_wait(2, 4, false, &never).expect("wait"), vec![(0, 5)]);
     }
 
     #[test]
@@ -641,7 +685,7 @@ mod tests {
         let sync = LaunchSync::new(layout(Some(KernelType::MixAic1_2), 1));
         sync.finished(0);
         sync.finished(2);
-        let err = sync.cross_wait(1, 0, &never).expect_err("deadlock");
+        let err = sync.cross_wait(1, 0, false, &never).expect_err("deadlock");
         assert!(err.to_string().contains("CrossCoreWaitFlag(0) on AIV 0"), "{err}");
     }
 
@@ -666,7 +710,7 @@ mod tests {
         }
         sync.cross_set(2, 0, 8, 2).expect("set");
         for c in 0..3 {
-            assert_eq!(sync.cross_wait(c, 8, &never).expect("wait").len(), 3);
+            assert_eq!(sync.cross_wait(c, 8, false, &never).expect("wait").len(), 3);
         }
     }
 }

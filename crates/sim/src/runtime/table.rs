@@ -75,6 +75,15 @@ extern "C-unwind" fn rt_core_info(what: u32) -> i64 {
             1 => r.map_or(0, |r| r.sub as i64),
             2 => r.map_or(1, |r| r.sub_num as i64),
             3 => r.map_or(b.idx as i64, |r| r.group as i64),
+            // The Matmul server's view: AIVs of its AI core still running,
+            // the AIV whose set its last wait consumed (-1: none), AIVs of
+            // its AI core.
+            4 => i64::from(b.shared.sync.running_vector_peers(b.idx)),
+            5 => b
+                .last_cross_source
+                .and_then(|c| b.shared.sync.slots().get(c as usize).and_then(|s| s.role))
+                .map_or(-1, |r| r.sub as i64),
+            6 => b.shared.sync.vector_peers(b.idx).len() as i64,
             w => {
                 return Err(Fault::InvalidArg {
                     api: "core_info",
@@ -582,9 +591,12 @@ impl Block {
                 } else {
                     // The kernel's code before the wait is charged before it.
                     self.flush_scalar_code(Some(loc));
-                    let sources = shared
-                        .sync
-                        .cross_wait(self.idx, flag, &|| shared.aborted())?;
+                    let server = mode == super::mix::MODE_SERVER;
+                    let sources =
+                        shared
+                            .sync
+                            .cross_wait(self.idx, flag, server, &|| shared.aborted())?;
+                    self.last_cross_source = sources.first().map(|s| s.0);
                     self.record(
                         pipe,
                         InstrKind::CrossWait {

@@ -1,0 +1,891 @@
+// ascendopt AscendC emulation: the high-level Matmul API (guide 6.2.4.2.1
+// "Matmul Kernel侧接口": MatmulType, Matmul, REGIST_MATMUL_OBJ, Init,
+// SetTensorA/B, SetBias, DisableBias, SetOrgShape, SetSingleShape,
+// SetTail, Iterate, GetTensorC, IterateAll, End; MatmulConfig and the
+// constant-tiling helpers GetMMConfig / GetMatmulApiTiling; HF section D).
+// Clean-room, from the documented behaviour; built on the emulated basic
+// cube API, so every cube instruction is traced, timed and checked like a
+// hand-written kernel's.
+//
+// How it runs:
+// - In a MIX launch (the Matmul API makes a kernel MIX AIC:AIV 1:2 unless
+//   it declares a type or defines ASCENDC_CUBE_ONLY; runtime/mix.rs) the
+//   AIVs are clients and the AIC of their AI core the server (HF section
+//   D: "AIV is the client and sends messages to the AIC server").
+//   REGIST_MATMUL_OBJ on the AIC serves requests until both AIVs returned,
+//   then returns from the kernel; on an AIV it initialises the objects.
+//   A request is the AIV's object (read by the AIC in place) plus the
+//   operation, put in its AI core's mailbox and signalled with a
+//   cross-core flag (an internal flag id, so user flags 0-10 stay free;
+//   the guide warns not to mix CrossCoreSetFlag with the Matmul API); the
+//   AIV waits for the AIC's answer flag, set on PIPE_FIX after its last
+//   Fixpipe, so the results are in GM when the AIV goes on.
+// - In a cube-only launch (AIC_ONLY, or no AIVs in the AI core) the AIC
+//   computes in place.
+// - Work per output tile (baseM x baseN of singleCoreM x singleCoreN,
+//   tails clipped): for each baseK block of K, A and B from GM to L1 with
+//   DataCopy(Nd2NzParams), L1 -> L0A/L0B with LoadData (double-buffered
+//   queues), Mmad accumulating in L0C, the bias row through C1 -> C2 on
+//   the first block; then one Fixpipe to GM (ND, F322F16/F322BF16 for a
+//   half/bfloat16 C; SetAtomicAdd with enAtomic). Tiles go in
+//   iterateOrder (0: M first).
+// - C in UB (MatmulType<VECIN/VECCALC/VECOUT>): the AIC writes the tile to
+//   the AIV's slice of the system workspace (baseM x baseN, row stride
+//   baseN) and the AIV copies it into the tensor (MTE2), then its vector
+//   pipe waits for that copy.
+//
+// Limits (each a fault or a compile error naming it): ND only (NZ inputs
+// or outputs); A transposed only for half/bfloat16; B not transposed only
+// for half/bfloat16 (float and int8 B must be given transposed, the
+// LoadData transpose of the guide is 16 x 16 of 2-byte types); the bias
+// row is float (int32 for int8) and N a multiple of 8; batch matmul,
+// quantised outputs, MDL/IBShare differences (all run as NORM), callbacks,
+// async (Iterate<false>) runs synchronously.
+#ifndef ASCENDOPT_KERNEL_LIB_MATMUL_H
+#define ASCENDOPT_KERNEL_LIB_MATMUL_H
+
+#include "../../../kernel_tiling/kernel_tiling.h"
+#include "../cube.h"
+#include "../kernel_type.h"
+#include "../pipe.h"
+#include "../sync.h"
+#include "../workspace.h"
+
+namespace matmul {
+
+using AscendC::TPosition;
+
+enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR, COLUMN_MAJOR };
+enum class LayoutMode : int32_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+
+template <TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct MatmulType {
+  constexpr static TPosition pos = POSITION;
+  constexpr static CubeFormat format = FORMAT;
+  using T = TYPE;
+  constexpr static bool isTrans = ISTRANS;
+  constexpr static LayoutMode layout = LAYOUT;
+  constexpr static bool ibShare = IBSHARE;
+};
+
+enum class MatmulConfigMode : int32_t { CONFIG_NORM = 0, CONFIG_MDL, CONFIG_SPECIALMDL, CONFIG_IBSHARE };
+enum class IterateOrder : int32_t { ORDER_M = 0, ORDER_N, UNDEF };
+enum class ScheduleType : int32_t { INNER_PRODUCT = 0, OUTER_PRODUCT };
+enum class BatchMode : int32_t { NONE = 0, BATCH_LESS_THAN_L1, BATCH_LARGE_THAN_L1, SINGLE_LARGE_THAN_L1 };
+
+// The fields a kernel sets or reads (guide 6.2.4.2.1.3); the emulation
+// runs every configuration as the NORM template.
+struct MatmulConfig {
+  bool doNorm = true;
+  bool doBasicBlock = false;
+  bool doMultiDataLoad = false;
+  uint32_t basicM = 0;
+  uint32_t basicN = 0;
+  uint32_t basicK = 0;
+  bool intrinsicsCheck = false;
+  bool isNBatch = false;
+  bool enVecND2NZ = false;
+  bool doSpecialBasicBlock = false;
+  uint32_t doMTE2Preload = 0;
+  uint32_t singleCoreM = 0;
+  uint32_t singleCoreN = 0;
+  uint32_t singleCoreK = 0;
+  uint32_t stepM = 0;
+  uint32_t stepN = 0;
+  uint32_t baseMN = 0;
+  uint32_t singleCoreMN = 0;
+  bool enUnitFlag = true;
+  bool isPerTensor = false;
+  bool hasAntiQuantOffset = false;
+  bool doIBShareNorm = false;
+  bool doSpecialMDL = false;
+  bool enableInit = true;
+  BatchMode batchMode = BatchMode::NONE;
+  bool enableEnd = true;
+  bool enableGetTensorC = true;
+  bool enableSetOrgShape = true;
+  bool enableSetBias = true;
+  bool enableSetTail = true;
+  bool enableQuantVector = true;
+  bool enableSetDefineData = true;
+  uint8_t iterateMode = 0;
+  bool enableReuse = true;
+  bool enableUBReuse = false;
+  bool enableL1CacheUB = false;
+  bool intraBlockPartSum = false;
+  IterateOrder iterateOrder = IterateOrder::UNDEF;
+  ScheduleType scheduleType = ScheduleType::INNER_PRODUCT;
+  bool enableDoubleCache = false;
+  bool isBiasBatch = true;
+  bool enableStaticPadZeros = false;
+  bool isPartialOutput = false;
+  bool enableMixDualMaster = false;
+  bool isA2B2Shared = false;
+  bool isEnableChannelSplit = false;
+  bool enableKdimReorderLoad = false;
+  bool isCO1Shared = false;
+  uint32_t sharedCO1BufferSize = 0;
+};
+
+struct MatmulShapeParams {
+  uint32_t singleCoreM = 0;
+  uint32_t singleCoreN = 0;
+  uint32_t singleCoreK = 0;
+  uint32_t basicM = 0;
+  uint32_t basicN = 0;
+  uint32_t basicK = 0;
+};
+
+struct MatmulQuantParams {
+  bool isPerTensor = false;
+  bool hasAntiQuantOffset = false;
+};
+struct MatmulBatchParams {
+  bool isNBatch = false;
+  BatchMode batchMode = BatchMode::NONE;
+  bool isBiasBatch = true;
+};
+struct MatmulFuncParams {
+  bool intrinsicsCheck = false;
+  bool enVecND2NZ = false;
+  bool enableDoubleCache = false;
+  bool enableL1CacheUB = false;
+  uint32_t doMTE2Preload = 0;
+  IterateOrder iterateOrder = IterateOrder::UNDEF;
+  ScheduleType scheduleType = ScheduleType::INNER_PRODUCT;
+  bool enableReuse = true;
+  bool enableUBReuse = false;
+};
+
+namespace detail {
+constexpr void apply(MatmulConfig& c, const MatmulShapeParams& p) {
+  c.singleCoreM = p.singleCoreM;
+  c.singleCoreN = p.singleCoreN;
+  c.singleCoreK = p.singleCoreK;
+  c.basicM = p.basicM;
+  c.basicN = p.basicN;
+  c.basicK = p.basicK;
+}
+constexpr void apply(MatmulConfig& c, const MatmulQuantParams& p) {
+  c.isPerTensor = p.isPerTensor;
+  c.hasAntiQuantOffset = p.hasAntiQuantOffset;
+}
+constexpr void apply(MatmulConfig& c, const MatmulBatchParams& p) {
+  c.isNBatch = p.isNBatch;
+  c.batchMode = p.batchMode;
+  c.isBiasBatch = p.isBiasBatch;
+}
+constexpr void apply(MatmulConfig& c, const MatmulFuncParams& p) {
+  c.intrinsicsCheck = p.intrinsicsCheck;
+  c.enVecND2NZ = p.enVecND2NZ;
+  c.enableDoubleCache = p.enableDoubleCache;
+  c.enableL1CacheUB = p.enableL1CacheUB;
+  c.doMTE2Preload = p.doMTE2Preload;
+  c.iterateOrder = p.iterateOrder;
+  c.scheduleType = p.scheduleType;
+  c.enableReuse = p.enableReuse;
+  c.enableUBReuse = p.enableUBReuse;
+}
+}  // namespace detail
+
+template <MatmulConfigMode MODE, class... ARGS>
+constexpr MatmulConfig GetMMConfig(ARGS&&... args) {
+  MatmulConfig c;
+  c.doNorm = MODE == MatmulConfigMode::CONFIG_NORM || MODE == MatmulConfigMode::CONFIG_IBSHARE;
+  c.doIBShareNorm = MODE == MatmulConfigMode::CONFIG_IBSHARE;
+  c.doSpecialMDL = MODE == MatmulConfigMode::CONFIG_SPECIALMDL;
+  (detail::apply(c, args), ...);
+  return c;
+}
+
+constexpr MatmulConfig GetNormalConfig(bool intrinsicsLimit = false, bool batchLoop = false, bool isVecND2NZ = false,
+                                       BatchMode bmmMode = BatchMode::NONE, bool isMsgReuse = true,
+                                       IterateOrder iterateOrder = IterateOrder::UNDEF,
+                                       ScheduleType scheduleType = ScheduleType::INNER_PRODUCT, bool enUnitFlag = true,
+                                       bool enableMixDualMaster = false) {
+  MatmulConfig c;
+  c.intrinsicsCheck = intrinsicsLimit;
+  c.isNBatch = batchLoop;
+  c.enVecND2NZ = isVecND2NZ;
+  c.batchMode = bmmMode;
+  c.enableReuse = isMsgReuse;
+  c.iterateOrder = iterateOrder;
+  c.scheduleType = scheduleType;
+  c.enUnitFlag = enUnitFlag;
+  c.enableMixDualMaster = enableMixDualMaster;
+  return c;
+}
+constexpr MatmulConfig GetMDLConfig(bool intrinsicsLimit = false, bool batchLoop = false, uint32_t doMTE2Preload = 0,
+                                    bool isVecND2NZ = false, bool isPerTensor = false, bool hasAntiQuantOffset = false,
+                                    bool enUnitFlag = false, bool isMsgReuse = true, bool enableUBReuse = true,
+                                    bool enableL1CacheUB = false, bool enableMixDualMaster = false,
+                                    bool enableKdimReorderLoad = false) {
+  MatmulConfig c;
+  c.doNorm = false;
+  c.intrinsicsCheck = intrinsicsLimit;
+  c.isNBatch = batchLoop;
+  c.doMTE2Preload = doMTE2Preload;
+  c.enVecND2NZ = isVecND2NZ;
+  c.isPerTensor = isPerTensor;
+  c.hasAntiQuantOffset = hasAntiQuantOffset;
+  c.enUnitFlag = enUnitFlag;
+  c.enableReuse = isMsgReuse;
+  c.enableUBReuse = enableUBReuse;
+  c.enableL1CacheUB = enableL1CacheUB;
+  c.enableMixDualMaster = enableMixDualMaster;
+  c.enableKdimReorderLoad = enableKdimReorderLoad;
+  return c;
+}
+constexpr MatmulConfig GetSpecialMDLConfig(bool intrinsicsLimit = false, bool batchLoop = false,
+                                           uint32_t doMTE2Preload = 0, bool isVecND2NZ = false,
+                                           bool isPerTensor = false, bool hasAntiQuantOffset = false) {
+  MatmulConfig c = GetMDLConfig(intrinsicsLimit, batchLoop, doMTE2Preload, isVecND2NZ, isPerTensor, hasAntiQuantOffset);
+  c.doSpecialMDL = true;
+  return c;
+}
+constexpr MatmulConfig GetIBShareNormConfig(bool intrinsicsLimit = false, bool batchLoop = false,
+                                            bool isVecND2NZ = false, BatchMode bmmMode = BatchMode::NONE,
+                                            bool isDoubleCache = false, bool enUnitFlag = true) {
+  MatmulConfig c = GetNormalConfig(intrinsicsLimit, batchLoop, isVecND2NZ, bmmMode);
+  c.doIBShareNorm = true;
+  c.enableDoubleCache = isDoubleCache;
+  c.enUnitFlag = enUnitFlag;
+  return c;
+}
+constexpr MatmulConfig GetBasicConfig(uint32_t basicM, uint32_t basicN, uint32_t basicK, bool intrinsicsLimit = false,
+                                      bool batchLoop = false, BatchMode bmmMode = BatchMode::NONE) {
+  MatmulConfig c = GetNormalConfig(intrinsicsLimit, batchLoop, false, bmmMode);
+  c.doBasicBlock = true;
+  c.basicM = basicM;
+  c.basicN = basicN;
+  c.basicK = basicK;
+  return c;
+}
+
+constexpr MatmulConfig CFG_NORM = GetNormalConfig();
+constexpr MatmulConfig CFG_MDL = GetMDLConfig();
+constexpr MatmulConfig CFG_IBSHARE_NORM = GetIBShareNormConfig();
+constexpr MatmulConfig MM_CFG_BB = GetBasicConfig(128, 128, 128);
+
+// The constant tiling of a fully-specified Matmul (guide 6.2.4.2.1.48
+// GetMatmulApiTiling): the shapes the config gives. The kernel still
+// takes the runtime TCubeTiling when REGIST_MATMUL_OBJ passes one, as the
+// guide requires them to agree.
+struct MatmulApiStaticTiling {
+  int32_t usedCoreNum = -1;
+  int32_t M = -1;
+  int32_t N = -1;
+  int32_t Ka = -1;
+  int32_t Kb = -1;
+  int32_t singleCoreM = -1;
+  int32_t singleCoreN = -1;
+  int32_t singleCoreK = -1;
+  int32_t baseM = -1;
+  int32_t baseN = -1;
+  int32_t baseK = -1;
+  int32_t depthA1 = -1;
+  int32_t depthB1 = -1;
+  int32_t stepM = -1;
+  int32_t stepN = -1;
+  int32_t isBias = -1;
+  int32_t transLength = -1;
+  int32_t iterateOrder = -1;
+  int32_t stepKa = -1;
+  int32_t stepKb = -1;
+  int32_t dbL0A = -1;
+  int32_t dbL0B = -1;
+  int32_t dbL0C = -1;
+  MatmulConfig cfg = CFG_NORM;
+};
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE>
+constexpr MatmulApiStaticTiling GetMatmulApiTiling(const MatmulConfig& mmCFG, int32_t l1Size = 512 * 1024) {
+  (void)l1Size;
+  MatmulApiStaticTiling t;
+  t.cfg = mmCFG;
+  if (mmCFG.singleCoreM > 0) t.singleCoreM = (int32_t)mmCFG.singleCoreM;
+  if (mmCFG.singleCoreN > 0) t.singleCoreN = (int32_t)mmCFG.singleCoreN;
+  if (mmCFG.singleCoreK > 0) t.singleCoreK = (int32_t)mmCFG.singleCoreK;
+  if (mmCFG.basicM > 0) t.baseM = (int32_t)mmCFG.basicM;
+  if (mmCFG.basicN > 0) t.baseN = (int32_t)mmCFG.basicN;
+  if (mmCFG.basicK > 0) t.baseK = (int32_t)mmCFG.basicK;
+  return t;
+}
+
+namespace detail {
+
+// Internal cross-core flags of the Matmul messages (above the user's 0-10).
+constexpr uint32_t REQ_FLAG = 20;
+constexpr uint32_t DONE_FLAG = 21;
+constexpr uint32_t MODE_TO_AIC = 16;
+constexpr uint32_t MODE_TO_AIV = 32;
+constexpr uint32_t MODE_SERVER = 64;
+
+enum Op : int32_t { OP_ALL = 1, OP_TILE = 2 };
+
+// One AIV's request in its AI core's mailbox.
+struct Request {
+  uint64_t state;  // the AIV's MmState
+  int32_t index;   // which registered object
+  int32_t op;
+  int32_t tile;
+  int32_t ldc;
+  uint64_t dst;  // GM address of the output
+  int32_t atomic;
+  int32_t pad;
+};
+struct Mailbox {
+  Request req[2];
+};
+static_assert(sizeof(Mailbox) <= 4096, "the runtime's mailbox holds 4096 bytes");
+
+// A Matmul object's state as the AIC reads it.
+struct MmState {
+  uint64_t a = 0, b = 0, bias = 0;
+  int32_t transA = 0, transB = 0, hasBias = 0;
+  int32_t orgM = 0, orgN = 0, orgKa = 0, orgKb = 0;
+  int32_t singleM = 0, singleN = 0, singleK = 0;
+  int32_t baseM = 0, baseN = 0, baseK = 0;
+  int32_t order = 0;
+  int32_t next = 0;  // tiles handed out by Iterate
+  int32_t current = -1;
+  uint64_t workspace = 0;  // this AIV's slice of the system workspace
+  int32_t ready = 0;
+};
+
+inline int32_t up(int32_t v, int32_t a) { return (v + a - 1) / a * a; }
+inline int32_t cdiv(int32_t v, int32_t a) { return a == 0 ? 0 : (v + a - 1) / a; }
+
+inline void trap(const char* what, const ::ascendopt::Loc& loc) { ASC_RT->trap(what, loc.c()); }
+
+inline int32_t tiles_m(const MmState& s) { return cdiv(s.singleM, s.baseM); }
+inline int32_t tiles_n(const MmState& s) { return cdiv(s.singleN, s.baseN); }
+
+template <class T>
+struct L0cOf {
+  using type = float;
+};
+template <>
+struct L0cOf<int8_t> {
+  using type = int32_t;
+};
+
+// The AIC's queues of one registered object.
+template <class AT, class BT, class BiasT>
+struct CubeQueues {
+  using L0C = typename L0cOf<AT>::type;
+  AscendC::TQue<TPosition::A1, 2> a1;
+  AscendC::TQue<TPosition::B1, 2> b1;
+  AscendC::TQue<TPosition::A2, 2> a2;
+  AscendC::TQue<TPosition::B2, 2> b2;
+  AscendC::TQue<TPosition::CO1, 1> c;
+  AscendC::TQue<TPosition::C1, 1> bias1;
+  AscendC::TQue<TPosition::C2, 1> bias2;
+  bool ready = false;
+
+  void init(AscendC::TPipe* pipe, const MmState& s, const ::ascendopt::Loc& loc) {
+    if (ready) return;
+    constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
+    int32_t bm = up(s.baseM, 16), bn = up(s.baseN, 16), bk = up(s.baseK, 16 > C0 ? 16 : C0);
+    pipe->InitBuffer(a1, 2, (uint32_t)(bm * bk * sizeof(AT)), loc);
+    pipe->InitBuffer(b1, 2, (uint32_t)(bn * bk * sizeof(BT)), loc);
+    pipe->InitBuffer(a2, 2, (uint32_t)(bm * bk * sizeof(AT)), loc);
+    pipe->InitBuffer(b2, 2, (uint32_t)(bn * bk * sizeof(BT)), loc);
+    pipe->InitBuffer(c, 1, (uint32_t)(bm * bn * sizeof(L0C)), loc);
+    if (s.hasBias) {
+      pipe->InitBuffer(bias1, 1, (uint32_t)(bn * sizeof(BiasT)), loc);
+      pipe->InitBuffer(bias2, 1, (uint32_t)(bn * sizeof(BiasT)), loc);
+    }
+    ready = true;
+  }
+};
+
+// One output tile (mi, ni) of the core's singleM x singleN: the K loop in
+// L0C, then a Fixpipe to `dst` (row stride ldc elements).
+template <class AT, class BT, class CT, class BiasT>
+inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t mi, int32_t ni, CT* dst,
+                         int32_t ldc, bool atomic, const ::ascendopt::Loc& loc) {
+  using namespace AscendC;
+  using L0C = typename L0cOf<AT>::type;
+  constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
+  constexpr int32_t FRAC = 512 / (int32_t)sizeof(AT);
+  const int32_t m0 = mi * s.baseM, n0 = ni * s.baseN;
+  const int32_t mt = s.singleM - m0 < s.baseM ? s.singleM - m0 : s.baseM;
+  const int32_t nt = s.singleN - n0 < s.baseN ? s.singleN - n0 : s.baseN;
+  if (mt <= 0 || nt <= 0) return;
+  const int32_t mA = up(mt, 16), nA = up(nt, 16), mB = mA / 16, nB = nA / 16;
+  GlobalTensor<AT> aGm;
+  GlobalTensor<BT> bGm;
+  aGm.SetGlobalBuffer((__gm__ AT*)s.a);
+  bGm.SetGlobalBuffer((__gm__ BT*)s.b);
+  const int32_t kSteps = cdiv(s.singleK, s.baseK);
+  if (s.hasBias) {
+    GlobalTensor<BiasT> biasGm;
+    biasGm.SetGlobalBuffer((__gm__ BiasT*)s.bias);
+    constexpr int32_t BC0 = 32 / (int32_t)sizeof(BiasT);
+    LocalTensor<BiasT> b1 = q.bias1.template AllocTensor<BiasT>(loc);
+    DataCopy(b1, biasGm[n0], (uint32_t)up(nt, BC0), loc);
+    q.bias1.EnQue(b1, loc);
+    b1 = q.bias1.template DeQue<BiasT>(loc);
+    LocalTensor<BiasT> b2 = q.bias2.template AllocTensor<BiasT>(loc);
+    DataCopy(b2, b1, (uint32_t)up(nt, BC0), loc);
+    q.bias2.EnQue(b2, loc);
+    q.bias1.FreeTensor(b1, loc);
+  }
+  LocalTensor<L0C> c1 = q.c.template AllocTensor<L0C>(loc);
+  for (int32_t ks = 0; ks < kSteps; ++ks) {
+    const int32_t k0 = ks * s.baseK;
+    const int32_t kt = s.singleK - k0 < s.baseK ? s.singleK - k0 : s.baseK;
+    const int32_t kA = up(kt, C0), kB = kA / C0;
+    // A: GM -> L1 (NZ) -> L0A (ZZ).
+    LocalTensor<AT> a1 = q.a1.template AllocTensor<AT>(loc);
+    if (!s.transA) {
+      DataCopy(a1, aGm[(uint64_t)m0 * s.orgKa + k0],
+               Nd2NzParams(1, (uint16_t)mt, (uint16_t)kt, 0, (uint16_t)s.orgKa, (uint16_t)mA, 1, 0), loc);
+    } else {
+      DataCopy(a1, aGm[(uint64_t)k0 * s.orgM + m0],
+               Nd2NzParams(1, (uint16_t)kt, (uint16_t)mt, 0, (uint16_t)s.orgM, (uint16_t)kA, 1, 0), loc);
+    }
+    q.a1.EnQue(a1, loc);
+    // B: GM -> L1 (NZ) -> L0B (ZN).
+    LocalTensor<BT> b1 = q.b1.template AllocTensor<BT>(loc);
+    if (!s.transB) {
+      DataCopy(b1, bGm[(uint64_t)k0 * s.orgN + n0],
+               Nd2NzParams(1, (uint16_t)kt, (uint16_t)nt, 0, (uint16_t)s.orgN, (uint16_t)kA, 1, 0), loc);
+    } else {
+      DataCopy(b1, bGm[(uint64_t)n0 * s.orgKb + k0],
+               Nd2NzParams(1, (uint16_t)nt, (uint16_t)kt, 0, (uint16_t)s.orgKb, (uint16_t)nA, 1, 0), loc);
+    }
+    q.b1.EnQue(b1, loc);
+    a1 = q.a1.template DeQue<AT>(loc);
+    LocalTensor<AT> a2 = q.a2.template AllocTensor<AT>(loc);
+    for (int32_t i = 0; i < mB; ++i) {
+      if (!s.transA) {
+        LoadData(a2[i * kB * FRAC], a1, LoadData2DParams((uint16_t)i, (uint8_t)kB, (uint16_t)mB, 0, 0, false, 0), loc);
+      } else {
+        LoadData(a2[i * kB * FRAC], a1, LoadData2DParams((uint16_t)(i * kB), (uint8_t)kB, 1, 0, 0, true, 0), loc);
+      }
+    }
+    q.a2.EnQue(a2, loc);
+    q.a1.FreeTensor(a1, loc);
+    b1 = q.b1.template DeQue<BT>(loc);
+    LocalTensor<BT> b2 = q.b2.template AllocTensor<BT>(loc);
+    if (!s.transB) {
+      for (int32_t kb = 0; kb < kB; ++kb) {
+        LoadData(b2[kb * nB * FRAC], b1, LoadData2DParams((uint16_t)kb, (uint8_t)nB, (uint16_t)kB, 0, 0, true, 0),
+                 loc);
+      }
+    } else {
+      LoadData(b2, b1, LoadData2DParams(0, (uint8_t)(kB * nB), 1, 0, 0, false, 0), loc);
+    }
+    q.b2.EnQue(b2, loc);
+    q.b1.FreeTensor(b1, loc);
+    a2 = q.a2.template DeQue<AT>(loc);
+    b2 = q.b2.template DeQue<BT>(loc);
+    MmadParams p;
+    p.m = (uint16_t)mt;
+    p.n = (uint16_t)nt;
+    p.k = (uint16_t)kt;
+    p.cmatrixInitVal = ks == 0;
+    if (s.hasBias && ks == 0) {
+      LocalTensor<BiasT> bias2 = q.bias2.template DeQue<BiasT>(loc);
+      Mmad(c1, a2, b2, bias2, p, loc);
+      q.bias2.FreeTensor(bias2, loc);
+    } else {
+      Mmad(c1, a2, b2, p, loc);
+    }
+    q.a2.FreeTensor(a2, loc);
+    q.b2.FreeTensor(b2, loc);
+  }
+  q.c.EnQue(c1, loc);
+  c1 = q.c.template DeQue<L0C>(loc);
+  GlobalTensor<CT> cGm;
+  cGm.SetGlobalBuffer((__gm__ CT*)dst);
+  FixpipeParamsV220 fp;
+  fp.nSize = (uint16_t)nt;
+  fp.mSize = (uint16_t)mt;
+  fp.srcStride = (uint16_t)mA;
+  fp.dstStride = (uint32_t)ldc;
+  fp.ndNum = 1;
+  if (sizeof(CT) == 2) {
+    fp.quantPre = AscendC::IsSameType<CT, half>::value ? QuantMode_t::F322F16 : QuantMode_t::F322BF16;
+  }
+  if (atomic) SetAtomicAdd<CT>(loc);
+  Fixpipe(cGm, c1, fp, loc);
+  if (atomic) SetAtomicNone(loc);
+  q.c.FreeTensor(c1, loc);
+}
+
+// The (mi, ni) of tile t in the object's iterate order.
+inline void tile_pos(const MmState& s, int32_t t, int32_t& mi, int32_t& ni) {
+  if (s.order == 0) {
+    mi = t % tiles_m(s);
+    ni = t / tiles_m(s);
+  } else {
+    ni = t % tiles_n(s);
+    mi = t / tiles_n(s);
+  }
+}
+
+// Runs one request on the calling (cube) core.
+template <class AT, class BT, class CT, class BiasT>
+inline void run_request(CubeQueues<AT, BT, BiasT>& q, AscendC::TPipe* pipe, const MmState& s, int32_t op,
+                        int32_t tile, uint64_t dst, int32_t ldc, bool atomic, const ::ascendopt::Loc& loc) {
+  if (s.a == 0 || s.b == 0) {
+    trap("Matmul: SetTensorA and SetTensorB must come before Iterate/IterateAll/GetTensorC", loc);
+    return;
+  }
+  q.init(pipe, s, loc);
+  if (op == OP_ALL) {
+    const int32_t total = tiles_m(s) * tiles_n(s);
+    for (int32_t t = 0; t < total; ++t) {
+      int32_t mi, ni;
+      tile_pos(s, t, mi, ni);
+      compute_tile<AT, BT, CT, BiasT>(q, s, mi, ni, (CT*)dst + (uint64_t)mi * s.baseM * ldc + (uint64_t)ni * s.baseN,
+                                      ldc, atomic, loc);
+    }
+  } else {
+    int32_t mi, ni;
+    tile_pos(s, tile, mi, ni);
+    compute_tile<AT, BT, CT, BiasT>(q, s, mi, ni, (CT*)dst, ldc, atomic, loc);
+  }
+}
+
+}  // namespace detail
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE,
+          const auto& MM_CFG = CFG_NORM, class... EXTRA>
+class Matmul {
+ public:
+  using AT = typename A_TYPE::T;
+  using BT = typename B_TYPE::T;
+  using CT = typename C_TYPE::T;
+  using BiasT = typename BIAS_TYPE::T;
+  using L0C = typename detail::L0cOf<AT>::type;
+  static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND,
+                "not supported by the ascendopt simulator: Matmul with NZ inputs (ND only)");
+  static_assert(C_TYPE::format == CubeFormat::ND || C_TYPE::format == CubeFormat::ND_ALIGN,
+                "not supported by the ascendopt simulator: Matmul with an NZ output (ND only)");
+  static_assert(std::is_same<AT, BT>::value, "Matmul: A and B must have the same type");
+  static_assert(std::is_same<AT, half>::value || std::is_same<AT, bfloat16_t>::value ||
+                    std::is_same<AT, float>::value || std::is_same<AT, int8_t>::value,
+                "Matmul: A/B of half, bfloat16_t, float or int8_t");
+  static constexpr bool C_IN_UB = C_TYPE::pos == TPosition::VECIN || C_TYPE::pos == TPosition::VECCALC ||
+                                  C_TYPE::pos == TPosition::VECOUT;
+
+  Matmul() { (void)&::ascendopt::MatmulApiUse<ascendopt_cube_only()>::registered; }
+
+  // Called by REGIST_MATMUL_OBJ (or by the kernel directly).
+  void Init(const TCubeTiling* cubeTiling, AscendC::TPipe* tpipe = nullptr, ASC_LOC) {
+    pipe_ = tpipe != nullptr ? tpipe : AscendC::GetTPipePtr();
+    if (cubeTiling == nullptr) {
+      from_static(loc_);
+      return;
+    }
+    const TCubeTiling& t = *cubeTiling;
+    st_.orgM = t.M;
+    st_.orgN = t.N;
+    st_.orgKa = t.Ka;
+    st_.orgKb = t.Kb;
+    st_.singleM = t.singleCoreM;
+    st_.singleN = t.singleCoreN;
+    st_.singleK = t.singleCoreK;
+    st_.baseM = t.baseM;
+    st_.baseN = t.baseN;
+    st_.baseK = t.baseK;
+    st_.order = t.iterateOrder;
+    if (MM_CFG_ORDER() >= 0) st_.order = MM_CFG_ORDER();
+    st_.hasBias = t.isBias;
+    validate(loc_);
+  }
+  void SetSubBlockIdx(uint8_t idx) { sub_ = idx; }
+  uint8_t GetSubBlockIdx() { return sub_; }
+  void SetTensorA(const AscendC::GlobalTensor<AT>& gm, bool isTransposeA = false) {
+    st_.a = (uint64_t)(uintptr_t)gm.GetPhyAddr();
+    st_.transA = (A_TYPE::isTrans || isTransposeA) ? 1 : 0;
+    st_.next = 0;
+  }
+  void SetTensorB(const AscendC::GlobalTensor<BT>& gm, bool isTransposeB = false) {
+    st_.b = (uint64_t)(uintptr_t)gm.GetPhyAddr();
+    st_.transB = (B_TYPE::isTrans || isTransposeB) ? 1 : 0;
+    st_.next = 0;
+  }
+  void SetBias(const AscendC::GlobalTensor<BiasT>& gm) {
+    st_.bias = (uint64_t)(uintptr_t)gm.GetPhyAddr();
+    st_.hasBias = 1;
+  }
+  void DisableBias() { st_.hasBias = 0; }
+  void ClearBias() { st_.hasBias = 0; }
+  void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK); }
+  void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
+    (void)orgKc;
+    st_.orgM = orgM;
+    st_.orgN = orgN;
+    st_.orgKa = orgKa;
+    st_.orgKb = orgKb;
+  }
+  void SetSingleShape(int singleM, int singleN, int singleK) {
+    st_.singleM = singleM;
+    st_.singleN = singleN;
+    st_.singleK = singleK;
+  }
+  void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
+    if (tailM > 0) st_.singleM = tailM;
+    if (tailN > 0) st_.singleN = tailN;
+    if (tailK > 0) st_.singleK = tailK;
+  }
+  void SetHF32(bool = false, int32_t = 0) {}
+  template <class T>
+  void SetLocalWorkspace(const AscendC::LocalTensor<T>&) {}
+  template <class T>
+  void SetWorkspace(const AscendC::GlobalTensor<T>&) {}
+  void SetWorkspace(__gm__ const void*, int) {}
+
+  // One baseM x baseN tile per call, in iterateOrder; false when done.
+  template <bool sync = true>
+  bool Iterate(bool enPartialSum = false, ASC_LOC) {
+    (void)enPartialSum;
+    (void)loc_;
+    const int32_t total = detail::tiles_m(st_) * detail::tiles_n(st_);
+    if (st_.next >= total) {
+      st_.next = 0;
+      st_.current = -1;
+      return false;
+    }
+    st_.current = st_.next++;
+    return true;
+  }
+
+  // The current tile into GM: at its place in C (row stride N), or
+  // contiguously (row stride baseN) with enSequentialWrite.
+  template <bool sync = true>
+  void GetTensorC(const AscendC::GlobalTensor<CT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                  ASC_LOC) {
+    if (st_.current < 0) {
+      detail::trap("Matmul::GetTensorC without a tile from Iterate", loc_);
+      return;
+    }
+    int32_t mi, ni;
+    detail::tile_pos(st_, st_.current, mi, ni);
+    uint64_t dst = (uint64_t)(uintptr_t)gm.GetPhyAddr();
+    int32_t ldc = st_.orgN;
+    if (enSequentialWrite) {
+      ldc = st_.baseN;
+    } else {
+      dst += ((uint64_t)mi * st_.baseM * st_.orgN + (uint64_t)ni * st_.baseN) * sizeof(CT);
+    }
+    request(detail::OP_TILE, st_.current, dst, ldc, enAtomic != 0, PIPE_S, loc_);
+  }
+
+  // The current tile into a UB tensor (baseM x baseN, row stride baseN).
+  template <bool sync = true>
+  void GetTensorC(const AscendC::LocalTensor<CT>& ub, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                  ASC_LOC) {
+    (void)enSequentialWrite;
+    if (st_.current < 0) {
+      detail::trap("Matmul::GetTensorC without a tile from Iterate", loc_);
+      return;
+    }
+    if (g_in_cube()) {
+      detail::trap("Matmul::GetTensorC into UB on a cube core (it has no UB)", loc_);
+      return;
+    }
+    if (st_.workspace == 0) {
+      detail::trap("Matmul::GetTensorC into UB needs the system workspace (REGIST_MATMUL_OBJ with GetSysWorkSpacePtr())", loc_);
+      return;
+    }
+    (void)enAtomic;
+    request(detail::OP_TILE, st_.current, st_.workspace, st_.baseN, false, PIPE_MTE2, loc_);
+    AscendC::GlobalTensor<CT> ws;
+    ws.SetGlobalBuffer((__gm__ CT*)st_.workspace);
+    // The copy into `ub` waits for earlier vector and MTE3 work on it (the
+    // previous tile's compute and copy-out), and the vector unit for the
+    // copy.
+    wait_for<AscendC::HardEvent::V_MTE2>(loc_);
+    wait_for<AscendC::HardEvent::MTE3_MTE2>(loc_);
+    AscendC::DataCopy(ub, ws, (uint32_t)(st_.baseM * st_.baseN), loc_);
+    wait_for<AscendC::HardEvent::MTE2_V>(loc_);
+  }
+
+  template <AscendC::HardEvent E>
+  void wait_for(const ::ascendopt::Loc& loc_) {
+    AscendC::TEventID id = pipe_->FetchEventID(E, loc_);
+    AscendC::SetFlag<E>(id, loc_);
+    AscendC::WaitFlag<E>(id, loc_);
+    pipe_->template ReleaseEventID<E>(id, loc_);
+  }
+
+  // Every tile of the core's C into GM (row stride N).
+  template <bool sync = true>
+  void IterateAll(const AscendC::GlobalTensor<CT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                  bool waitIterateAll = false, bool fakeMsg = false, ASC_LOC) {
+    (void)waitIterateAll;
+    (void)fakeMsg;
+    int32_t ldc = enSequentialWrite ? st_.singleN : st_.orgN;
+    request(detail::OP_ALL, 0, (uint64_t)(uintptr_t)gm.GetPhyAddr(), ldc, enAtomic != 0, PIPE_S, loc_);
+  }
+  void WaitIterateAll() {}
+  void End() {}
+
+  // ---- the AIC's side (REGIST_MATMUL_OBJ's server) ----
+  void ascendopt_serve(AscendC::TPipe* pipe, const detail::Request& r, const ::ascendopt::Loc& loc) {
+    const detail::MmState* s = (const detail::MmState*)(uintptr_t)r.state;
+    detail::run_request<AT, BT, CT, BiasT>(queues_, pipe, *s, r.op, r.tile, r.dst, r.ldc, r.atomic != 0, loc);
+  }
+  void ascendopt_set_workspace(GM_ADDR ws, int64_t slot) {
+    if (ws != nullptr) {
+      st_.workspace = (uint64_t)(uintptr_t)ws + (uint64_t)slot * (uint64_t)(st_.baseM * st_.baseN * sizeof(CT));
+    }
+  }
+
+ private:
+  static constexpr int32_t ascendopt_cube_only() {
+#ifdef ASCENDC_CUBE_ONLY
+    return 1;
+#else
+    return 0;
+#endif
+  }
+  static constexpr int32_t MM_CFG_ORDER() {
+    if constexpr (std::is_same<std::decay_t<decltype(MM_CFG)>, MatmulConfig>::value) {
+      return MM_CFG.iterateOrder == IterateOrder::ORDER_M ? 0 : MM_CFG.iterateOrder == IterateOrder::ORDER_N ? 1 : -1;
+    } else {
+      return -1;
+    }
+  }
+  static bool g_in_cube() { return AscendC::g_coreType == AscendC::AIC; }
+
+  void from_static(const ::ascendopt::Loc& loc) {
+    if constexpr (std::is_same<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>::value) {
+      st_.singleM = MM_CFG.singleCoreM;
+      st_.singleN = MM_CFG.singleCoreN;
+      st_.singleK = MM_CFG.singleCoreK;
+      st_.baseM = MM_CFG.baseM;
+      st_.baseN = MM_CFG.baseN;
+      st_.baseK = MM_CFG.baseK;
+      st_.orgM = MM_CFG.M > 0 ? MM_CFG.M : MM_CFG.singleCoreM;
+      st_.orgN = MM_CFG.N > 0 ? MM_CFG.N : MM_CFG.singleCoreN;
+      st_.orgKa = MM_CFG.Ka > 0 ? MM_CFG.Ka : MM_CFG.singleCoreK;
+      st_.orgKb = MM_CFG.Kb > 0 ? MM_CFG.Kb : MM_CFG.singleCoreK;
+      validate(loc);
+    } else {
+      detail::trap("Matmul::Init: no tiling (REGIST_MATMUL_OBJ with nullptr needs a constant tiling in the template)",
+                   loc);
+    }
+  }
+
+  void validate(const ::ascendopt::Loc& loc) {
+    if (st_.singleM <= 0 || st_.singleN <= 0 || st_.singleK <= 0 || st_.baseM <= 0 || st_.baseN <= 0 ||
+        st_.baseK <= 0) {
+      detail::trap("Matmul::Init: the tiling has a zero or negative shape (singleCore or base)", loc);
+    }
+    if (st_.baseM % 16 != 0 || st_.baseN % 16 != 0) {
+      detail::trap("Matmul::Init: baseM and baseN must be multiples of 16 (TCubeTiling constraints)", loc);
+    }
+    if (st_.baseK % (32 / (int32_t)sizeof(AT)) != 0) {
+      detail::trap("Matmul::Init: baseK must be a multiple of C0 (32 bytes of the input type)", loc);
+    }
+    st_.ready = 1;
+  }
+
+  void request(int32_t op, int32_t tile, uint64_t dst, int32_t ldc, bool atomic, pipe_t pipe,
+               const ::ascendopt::Loc& loc) {
+    if (!st_.ready) {
+      detail::trap("Matmul used before Init / REGIST_MATMUL_OBJ", loc);
+      return;
+    }
+    if (g_in_cube()) {
+      // A cube-only launch: the AIC computes in place.
+      detail::run_request<AT, BT, CT, BiasT>(queues_, pipe_, st_, op, tile, dst, ldc, atomic, loc);
+      return;
+    }
+    detail::Mailbox* box = (detail::Mailbox*)ASC_RT->group_mailbox();
+    int64_t sub = AscendC::GetSubBlockIdx();
+    if (box == nullptr || sub < 0 || sub > 1 || ASC_RT->core_info(6) == 0) {
+      detail::trap("Matmul on a vector core without a cube core (declare KERNEL_TYPE_MIX_AIC_1_2 or _1_1)", loc);
+      return;
+    }
+    detail::Request& r = box->req[sub];
+    r.state = (uint64_t)(uintptr_t)&st_;
+    r.index = index_;
+    r.op = op;
+    r.tile = tile;
+    r.ldc = ldc;
+    r.dst = dst;
+    r.atomic = atomic ? 1 : 0;
+    if (pipe == PIPE_S) {
+      // The AIC may read what this core wrote to GM before.
+      AscendC::PipeBarrier<PIPE_ALL>(loc);
+    }
+    ASC_RT->sync(ASC_SYNC_CROSS_SET, detail::MODE_TO_AIC | ((uint32_t)pipe << 8), detail::REQ_FLAG, loc.c());
+    ASC_RT->sync(ASC_SYNC_CROSS_WAIT, detail::MODE_TO_AIC | ((uint32_t)PIPE_S << 8), detail::DONE_FLAG, loc.c());
+  }
+
+ public:
+  int32_t index_ = 0;
+
+ private:
+  detail::MmState st_;
+  AscendC::TPipe* pipe_ = nullptr;
+  uint8_t sub_ = 0;
+  detail::CubeQueues<AT, BT, BiasT> queues_;
+};
+
+namespace detail {
+
+inline void regist_each(AscendC::TPipe*, GM_ADDR, int32_t, const ::ascendopt::Loc&) {}
+template <class MM, class TILING, class... REST>
+inline void regist_each(AscendC::TPipe* pipe, GM_ADDR ws, int32_t index, const ::ascendopt::Loc& loc, MM& mm,
+                        TILING tiling, REST&&... rest) {
+  mm.index_ = index;
+  mm.SetSubBlockIdx((uint8_t)AscendC::GetSubBlockIdx());
+  mm.Init((const TCubeTiling*)tiling, pipe, loc);
+  // Each AIV its own slice of the system workspace for C in UB.
+  mm.ascendopt_set_workspace(ws, AscendC::GetBlockIdx() * 4 + index);
+  regist_each(pipe, ws, index + 1, loc, rest...);
+}
+
+inline void serve_one(AscendC::TPipe*, const Request&, int32_t, const ::ascendopt::Loc& loc) {
+  trap("Matmul request for an object REGIST_MATMUL_OBJ did not register", loc);
+}
+template <class MM, class TILING, class... REST>
+inline void serve_one(AscendC::TPipe* pipe, const Request& r, int32_t index, const ::ascendopt::Loc& loc, MM& mm,
+                      TILING, REST&&... rest) {
+  if (r.index == index) {
+    mm.ascendopt_serve(pipe, r, loc);
+    return;
+  }
+  serve_one(pipe, r, index + 1, loc, rest...);
+}
+
+// The AIC's loop: one request per count of the request flag, until every
+// AIV of the AI core returned. True when it served (the caller returns).
+template <class... OBJS>
+inline bool serve(AscendC::TPipe* pipe, GM_ADDR ws, const ::ascendopt::Loc& loc, OBJS&&... objs) {
+  (void)ws;
+  if (AscendC::g_coreType != AscendC::AIC || ASC_RT->core_info(6) == 0) return false;
+  Mailbox* box = (Mailbox*)ASC_RT->group_mailbox();
+  while (true) {
+    ASC_RT->sync(ASC_SYNC_CROSS_WAIT, MODE_SERVER | ((uint32_t)PIPE_S << 8), REQ_FLAG, loc.c());
+    int64_t sub = ASC_RT->core_info(5);
+    if (sub < 0 || sub > 1) break;
+    serve_one(pipe, box->req[sub], 0, loc, objs...);
+    ASC_RT->sync(ASC_SYNC_CROSS_SET, (MODE_TO_AIV + (uint32_t)sub) | ((uint32_t)PIPE_FIX << 8), DONE_FLAG, loc.c());
+  }
+  return true;
+}
+
+}  // namespace detail
+}  // namespace matmul
+
+// REGIST_MATMUL_OBJ(&pipe, workspace, mm1, &tiling1[, mm2, &tiling2 ...])
+// (guide 6.2.4.2.1.13): on the AIC of a MIX launch serves the AIVs and
+// returns from the kernel; elsewhere initialises the objects.
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                                                                  \
+  do {                                                                                                            \
+    if (::matmul::detail::serve((tpipe), (GM_ADDR)(workspace), ::ascendopt::Loc(), __VA_ARGS__)) return;        \
+    ::matmul::detail::regist_each((tpipe), (GM_ADDR)(workspace), 0, ::ascendopt::Loc(), __VA_ARGS__);            \
+  } while (0)
+
+#endif
