@@ -13,6 +13,7 @@ mod level1_misc;
 mod level2_fused;
 mod level2_math;
 mod level2_move;
+mod level3;
 pub mod script;
 
 /// The builtin tables, one per source file of goldens. Adding a file of
@@ -24,6 +25,7 @@ const TABLES: &[&[Builtin]] = &[
     level2_math::TABLE,
     level2_fused::TABLE,
     level2_move::TABLE,
+    level3::TABLE,
 ];
 
 use crate::error::OpError;

@@ -8,7 +8,8 @@
 //
 // - Cores: MultiCoreMatmulTiling::SetDim(d) splits M and N over at most d
 //   cores (K is not split); of the factorings mDim x nDim <= d it takes the
-//   one with the smallest per-core tile, then the least GM traffic per
+//   one with the smallest per-core tile (rounded up to 16 x 16 fractals),
+//   then the least GM traffic per
 //   core (singleCoreM + singleCoreN), then the larger mDim;
 //   singleCoreM = ceil(M / mDim), singleCoreN = ceil(N / nDim),
 //   usedCoreNum = mDim * nDim. MatmulApiTiling is one core.
@@ -233,7 +234,9 @@ class MatmulApiTilingBase {
       for (int32_t nd = 1; md * nd <= d; ++nd) {
         if (md > m_ || nd > n_) continue;
         const int64_t sm = cdiv(m_, md), sn = cdiv(n_, nd);
-        const int64_t tile = sm * sn, traffic = sm + sn;
+        // The cube works on 16 x 16 fractals: a tile's cost is its
+        // fractal-aligned area.
+        const int64_t tile = (int64_t)up((int32_t)sm, 16) * up((int32_t)sn, 16), traffic = sm + sn;
         if (best_tile < 0 || tile < best_tile || (tile == best_tile && traffic < best_traffic) ||
             (tile == best_tile && traffic == best_traffic && md > best_m)) {
           best_tile = tile;

@@ -1,0 +1,115 @@
+// MatmulApiConstant host side: tiling function, shape inference and the
+// OpDef.
+//
+// c = a @ b + bias; a [M, K] and b [K, N] float16, bias [N] and c float32
+// (shared/ref/operators-l1-l3.md "matmul_api_constant").
+//
+// Tiling: the Matmul API's own (matmul_tiling::MultiCoreMatmulTiling)
+// splits M and N over up to 2 x the cube cores vector cores (a MIX launch:
+// each AI core runs one cube core serving two vector cores), base blocks
+// of BASE_M x BASE_N (the kernel's constant Matmul configuration names the
+// same base block), K whole per core. Block Dim is the AI cores: half the
+// vector cores the split uses, rounded up.
+#include <cstdint>
+
+#include "matmul_api_constant_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "tiling/tiling_api.h"
+
+namespace optiling {
+namespace {
+constexpr uint32_t MIX_RATIO = 2;  // vector cores per AI core (AIC:AIV 1:2)
+
+// ascendopt:tiling-begin
+constexpr int32_t BASE_M = 128;        // ascendopt:knob choices=64,128,256
+constexpr int32_t BASE_N = 128;        // ascendopt:knob choices=64,128,256
+constexpr uint32_t MAX_VEC_CORES = 48;  // ascendopt:knob min=2 max=48 step=2
+// ascendopt:tiling-end
+}  // namespace
+
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    const gert::StorageShape* aShape = context->GetInputShape(0);
+    const gert::StorageShape* bShape = context->GetInputShape(1);
+    const gert::StorageShape* biasShape = context->GetInputShape(2);
+    if (aShape == nullptr || bShape == nullptr || biasShape == nullptr) {
+        return ge::GRAPH_FAILED;
+    }
+    const gert::Shape& a = aShape->GetStorageShape();
+    const gert::Shape& b = bShape->GetStorageShape();
+    if (a.GetDimNum() != 2 || b.GetDimNum() != 2 || a.GetDim(1) != b.GetDim(0)) {
+        return ge::GRAPH_FAILED;
+    }
+    const int32_t m = static_cast<int32_t>(a.GetDim(0));
+    const int32_t k = static_cast<int32_t>(a.GetDim(1));
+    const int32_t n = static_cast<int32_t>(b.GetDim(1));
+    if (biasShape->GetStorageShape().GetShapeSize() != n) {
+        return ge::GRAPH_FAILED;
+    }
+
+    auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t vecCores = ascendcPlatform.GetCoreNumAic() * MIX_RATIO;
+    if (vecCores > MAX_VEC_CORES) {
+        vecCores = MAX_VEC_CORES;
+    }
+    matmul_tiling::MultiCoreMatmulTiling cubeTiling(ascendcPlatform);
+    cubeTiling.SetDim(static_cast<int32_t>(vecCores));
+    cubeTiling.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND,
+                        matmul_tiling::DataType::DT_FLOAT16);
+    cubeTiling.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND,
+                        matmul_tiling::DataType::DT_FLOAT16);
+    cubeTiling.SetCType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND,
+                        matmul_tiling::DataType::DT_FLOAT);
+    cubeTiling.SetBiasType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND,
+                           matmul_tiling::DataType::DT_FLOAT);
+    cubeTiling.SetShape(m, n, k);
+    cubeTiling.SetOrgShape(m, n, k);
+    cubeTiling.SetFixSplit(BASE_M, BASE_N, -1);
+    cubeTiling.SetBias(true);
+    cubeTiling.SetBufferSpace(-1, -1, -1);
+    MatmulApiConstantTilingData tiling;
+    if (cubeTiling.GetTiling(tiling.cubeTilingData) == -1) {
+        return ge::GRAPH_FAILED;
+    }
+    const uint32_t used = static_cast<uint32_t>(tiling.cubeTilingData.usedCoreNum);
+    context->SetBlockDim((used + MIX_RATIO - 1) / MIX_RATIO);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    size_t* workspaces = context->GetWorkspaceSizes(1);
+    workspaces[0] = static_cast<size_t>(ascendcPlatform.GetLibApiWorkSpaceSize());
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ge {
+static graphStatus InferShape(gert::InferShapeContext* context)
+{
+    const gert::Shape* a = context->GetInputShape(0);
+    const gert::Shape* b = context->GetInputShape(1);
+    gert::Shape* c = context->GetOutputShape(0);
+    if (a == nullptr || b == nullptr || c == nullptr) {
+        return GRAPH_FAILED;
+    }
+    *c = {a->GetDim(0), b->GetDim(1)};
+    return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class MatmulApiConstant : public OpDef {
+public:
+    explicit MatmulApiConstant(const char* name) : OpDef(name)
+    {
+        this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Input("b").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Input("bias").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("c").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+
+        this->SetInferShape(ge::InferShape);
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(MatmulApiConstant);
+}  // namespace ops
