@@ -373,7 +373,7 @@ pub fn run(args: BenchArgs) -> Result<Status> {
     cfg.stage1_budget = args.stage1_budget;
     if !cfg.eval_ops.iter().any(|p| p.spec.level == 3) {
         cfg.notes
-            .push("no Level-3 operator is evaluated (the built-in suite has none yet)".into());
+            .push("no Level-3 operator is evaluated (none is in this selection)".into());
     }
     eprintln!(
         "bench: {} method(s) x {} operator(s), budget {} per operator, -j {}, out {}",

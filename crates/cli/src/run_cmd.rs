@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 /// The default subset: Level-1 and Level-2 operators of different kinds
 /// (elementwise math, comparison, fused activation, normalisation-style
-/// reduction). The built-in suite has no Level-3 operator yet.
+/// reduction). `--all` adds the Level-3 operators.
 pub const DEFAULT_OPS: [&str; 4] = ["add_custom", "cos", "gelu", "swi_glu"];
 
 /// Operators Rewind learns from by default (the subset itself: the
@@ -137,7 +137,7 @@ pub fn run(args: RunArgs) -> Result<Status> {
         .max(1);
     if !cfg.eval_ops.iter().any(|p| p.spec.level == 3) {
         cfg.notes
-            .push("no Level-3 operator is evaluated: the built-in suite has none yet".into());
+            .push("no Level-3 operator is evaluated: none is in this selection (`--all` includes them)".into());
     }
     if !args.all && args.ops.is_empty() {
         cfg.notes.push(format!(

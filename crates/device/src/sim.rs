@@ -444,7 +444,7 @@ impl Device for SimDevice {
         profile.attach_roofline(timing::roofline(
             &self.config.hw,
             traffic,
-            request.ops,
+            request.ops.with_traced_cube(trace),
             result.tiling.block_dim,
             kind,
         ));

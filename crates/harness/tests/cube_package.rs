@@ -38,3 +38,27 @@ fn matmul_cube_fixture_passes_and_its_profile_shows_the_cube_pipes() {
         assert!(b["aiv_vec_ratio"].is_null(), "{b}");
     }
 }
+
+/// The Level-3 `matmul_api_constant` package (the high-level Matmul API in
+/// a MIX kernel, host tiling through MultiCoreMatmulTiling) passes every
+/// case, and its profile is a MIX launch: cube blocks whose time goes to
+/// the cube pipes, vector blocks that wait for them.
+#[test]
+fn matmul_api_constant_passes_as_a_mix_kernel() {
+    let root = common::repo().join("ops/matmul_api_constant");
+    let pkg = OpPackage::load(&root).unwrap();
+    let dev = common::device(120_000);
+    let (verdict, _) = evaluate_package(&dev, &pkg, 7, &common::cfg()).unwrap();
+    let Verdict::Correct { profile, .. } = &verdict else {
+        panic!("{verdict:?}");
+    };
+    assert_eq!(profile["Op Type"], "mix", "{profile}");
+    let blocks = profile["blocks"].as_array().unwrap();
+    let aic = blocks.iter().filter(|b| b["core_type"] == "aic").count();
+    let aiv = blocks.iter().filter(|b| b["core_type"] == "aiv").count();
+    assert_eq!(aiv, 2 * aic, "{profile}");
+    assert!(blocks
+        .iter()
+        .filter(|b| b["core_type"] == "aic")
+        .all(|b| b["aic_cube_ratio"].as_f64().unwrap_or(0.0) > 0.0));
+}

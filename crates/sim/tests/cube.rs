@@ -690,8 +690,13 @@ fn the_profile_shows_the_cube_pipes() {
     );
     assert!(c.cube_ratio > 0.0 && c.mte1_ratio > 0.0 && c.fixpipe_ratio > 0.0);
     assert!(c.mte2_ratio > c.cube_ratio, "{c:?}");
+    // The roofline counts the traced Mmads' MACs on the cube's peak.
+    let ops = ascendopt_sim::timing::Ops::vector(128 * 128, Dtype::Float32).with_traced_cube(&out.trace);
+    assert_eq!((ops.cube_macs, ops.cube_dtype), (128 * 128 * 256, Dtype::Float16));
     // The K split into 3 Mmads costs the same cube steps (plus two heads).
     let (_, _, split) = matmul("mm_f16_ksplit", (T::F16, T::F32), (128, 128, 256), false);
+    let split_ops = ascendopt_sim::timing::Ops::vector(1, Dtype::Float32).with_traced_cube(&split.trace);
+    assert_eq!(split_ops.cube_macs, 128 * 128 * 256);
     let s = profile(&split).blocks[0].aic.clone().unwrap();
     assert!(s.cube_time_us * cycles_per_us >= cube_cycles);
 }

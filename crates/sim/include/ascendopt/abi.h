@@ -396,8 +396,8 @@ typedef struct AscRuntime {
   /* The calling core in a typed launch (runtime/mix.rs): what = 0 its
    * type (1 AIC, 2 AIV), 1 GetSubBlockIdx, 2 GetSubBlockNum, 3 the AI
    * core it belongs to, 4 the AIVs of its AI core still running, 5 the
-   * AIV (sub-block) whose set its last CrossCoreWaitFlag consumed (-1:
-   * none), 6 the AIVs of its AI core. */
+   * AIV whose request the Matmul server's last wait took (-1: none; see
+   * runtime/mix.rs serve_wait), 6 the AIVs of its AI core. */
   int64_t (*core_info)(uint32_t what);
   /* The 4096-byte scratch shared by the cores of the caller's AI core
    * (the Matmul API's messages; null in an untyped launch). */

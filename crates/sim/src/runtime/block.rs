@@ -283,8 +283,8 @@ pub struct Block {
     pub block_idx: u32,
     /// The core it runs on in a typed launch.
     pub role: Option<CoreRole>,
-    /// The core whose set the last CrossCoreWaitFlag consumed.
-    pub last_cross_source: Option<u32>,
+    /// The AIV whose request the Matmul server's last wait took.
+    pub last_served: Option<u32>,
     /// Launch state.
     pub shared: Arc<Shared>,
     /// On-chip memories, by `Mem` index (GM unused), allocated lazily.
@@ -336,7 +336,7 @@ impl Block {
             idx,
             block_idx: slot.map_or(idx, |s| s.block_idx),
             role: slot.and_then(|s| s.role),
-            last_cross_source: None,
+            last_served: None,
             shared,
             mems: Default::default(),
             bump: [0; 8],

@@ -192,9 +192,9 @@ enum Waiting {
     Running,
     SyncAll { barrier: usize, generation: u32 },
     Cross { flag: u8 },
-    /// The Matmul server's wait: a count, or every AIV of its AI core
-    /// returned.
-    Server { flag: u8 },
+    /// The Matmul server's wait for AIV `sub`'s request (see
+    /// [`LaunchSync::serve_wait`]).
+    Server { flag: u8, sub: u32 },
     Finished,
 }
 
@@ -232,8 +232,9 @@ pub const MAX_USER_FLAG: u8 = 10;
 pub const MODE_TO_AIC: u8 = 16;
 /// Internal mode: the AIC to the AIV `mode - MODE_TO_AIV`.
 pub const MODE_TO_AIV: u8 = 32;
-/// Internal wait mode of the Matmul server on an AIC: returns on a count
-/// or once every AIV of its AI core returned (with no sources).
+/// Internal wait mode of the Matmul server on an AIC
+/// ([`LaunchSync::serve_wait`]; the flag argument holds the AIV in its
+/// bits 8 and up).
 pub const MODE_SERVER: u8 = 64;
 
 /// The cross-core synchronisation state of one launch.
@@ -354,12 +355,70 @@ impl LaunchSync {
                 .counts
                 .get(&(core as u32, flag))
                 .is_some_and(|q| !q.is_empty()),
-            Waiting::Server { flag } => {
-                s.counts
-                    .get(&(core as u32, flag))
-                    .is_some_and(|q| !q.is_empty())
-                    || self.vector_peers(core as u32).iter().all(|&c| s.waiting[c as usize] == Waiting::Finished)
+            Waiting::Server { flag, sub } => self.server_pick(s, core as u32, flag, sub).is_some(),
+        }
+    }
+
+    /// What the Matmul server waiting for AIV `sub`'s request (flag
+    /// `flag + sub`) can do now: Some(Some(s)) serve AIV s's request,
+    /// Some(None) stop waiting for `sub` (it returned), None wait.
+    fn server_pick(&self, s: &State, core: u32, flag: u8, sub: u32) -> Option<Option<u32>> {
+        let peers = self.vector_peers(core);
+        let has = |i: u32| {
+            s.counts
+                .get(&(core, flag + i as u8))
+                .is_some_and(|q| !q.is_empty())
+        };
+        if has(sub) {
+            return Some(Some(sub));
+        }
+        let Some(&me) = peers.get(sub as usize) else {
+            return Some(None);
+        };
+        if s.waiting[me as usize] == Waiting::Finished {
+            return Some(None);
+        }
+        // AIV `sub` waits for something only the other AIV (or a core that
+        // needs it) can give: serve the other's request meanwhile.
+        let blocked = matches!(
+            s.waiting[me as usize],
+            Waiting::SyncAll { .. } | Waiting::Cross { .. }
+        ) && !self.satisfied(s, me as usize);
+        let other = 1 - sub.min(1);
+        if blocked && (other as usize) < peers.len() && has(other) {
+            return Some(Some(other));
+        }
+        None
+    }
+
+    /// The Matmul server's wait on the AIC `core`: for AIV `sub`'s request
+    /// (a count of flag `flag + sub`), or until that AIV returned, or, while
+    /// it is blocked on something the other AIV must do first, for the
+    /// other's request. The order the server serves in is then a function
+    /// of the AIVs' programs, never of thread timing, so the AIC's trace is
+    /// the same on every run. Returns the sets of the count taken and the
+    /// AIV served (None: AIV `sub` returned).
+    pub fn serve_wait(
+        &self,
+        core: u32,
+        flag: u8,
+        sub: u32,
+        aborted: &dyn Fn() -> bool,
+    ) -> Result<(Vec<(u32, u32)>, Option<u32>), Fault> {
+        let mut s = self.lock()?;
+        s.waiting[core as usize] = Waiting::Server { flag, sub };
+        let what = || format!("the Matmul server on the AIC of core {core}");
+        let mut s = self.wait_loop(s, core, aborted, &what)?;
+        match self.server_pick(&s, core, flag, sub) {
+            Some(Some(i)) => {
+                let sources = s
+                    .counts
+                    .get_mut(&(core, flag + i as u8))
+                    .and_then(|q| q.pop_front())
+                    .unwrap_or_default();
+                Ok((sources, Some(i)))
             }
+            _ => Ok((Vec::new(), None)),
         }
     }
 
@@ -583,20 +642,14 @@ impl LaunchSync {
 
     /// CrossCoreWaitFlag(flag) of core `core`: blocks until its counter is
     /// above zero; returns the sets of the count it took.
-    /// `server`: the Matmul server's wait (see [`MODE_SERVER`]).
     pub fn cross_wait(
         &self,
         core: u32,
         flag: u8,
-        server: bool,
         aborted: &dyn Fn() -> bool,
     ) -> Result<Vec<(u32, u32)>, Fault> {
         let mut s = self.lock()?;
-        s.waiting[core as usize] = if server {
-            Waiting::Server { flag }
-        } else {
-            Waiting::Cross { flag }
-        };
+        s.waiting[core as usize] = Waiting::Cross { flag };
         let who = self.describe(core);
         let what = || format!("CrossCoreWaitFlag({flag}) on {who}");
         let mut s = self.wait_loop(s, core, aborted, &what)?;
@@ -672,12 +725,12 @@ mod tests {
             assert!(!s.counts.contains_key(&(0, 3)));
         }
         sync.cross_set(2, 2, 3, 20).expect("set");
-        let sources = sync.cross_wait(0, 3, false, &never).expect("wait");
+        let sources = sync.cross_wait(0, 3, &never).expect("wait");
         assert_eq!(sources, vec![(1, 10), (2, 20)]);
         // The AIC sets: each AIV gets one count.
         sync.cross_set(0, 2, 4, 5).expect("set");
-        assert_eq!(sync.cross_wait(1, 4, false, &never).expect("wait"), vec![(0, 5)]);
-        assert_eq!(sync.cross_wait(2, 4, false, &never).expect("wait"), vec![(0, 5)]);
+        assert_eq!(sync.cross_wait(1, 4, &never).expect("wait"), vec![(0, 5)]);
+        assert_eq!(sync.cross_wait(2, 4, &never).expect("wait"), vec![(0, 5)]);
     }
 
     #[test]
@@ -685,8 +738,26 @@ mod tests {
         let sync = LaunchSync::new(layout(Some(KernelType::MixAic1_2), 1));
         sync.finished(0);
         sync.finished(2);
-        let err = sync.cross_wait(1, 0, false, &never).expect_err("deadlock");
+        let err = sync.cross_wait(1, 0, &never).expect_err("deadlock");
         assert!(err.to_string().contains("CrossCoreWaitFlag(0) on AIV 0"), "{err}");
+    }
+
+    #[test]
+    fn the_server_takes_the_aivs_in_turn_whatever_arrives_first() {
+        let sync = LaunchSync::new(layout(Some(KernelType::MixAic1_2), 1));
+        // AIV 1 asks first; the server waiting for AIV 0 does not take it
+        // while AIV 0 runs.
+        sync.cross_set(2, MODE_TO_AIC, 21, 7).expect("set");
+        {
+            let s = sync.lock().expect("lock");
+            assert_eq!(sync.server_pick(&s, 0, 20, 0), None);
+        }
+        sync.cross_set(1, MODE_TO_AIC, 20, 3).expect("set");
+        assert_eq!(sync.serve_wait(0, 20, 0, &never).expect("wait"), (vec![(1, 3)], Some(0)));
+        assert_eq!(sync.serve_wait(0, 20, 1, &never).expect("wait"), (vec![(2, 7)], Some(1)));
+        // AIV 0 returns: the wait for it ends without a request.
+        sync.finished(1);
+        assert_eq!(sync.serve_wait(0, 20, 0, &never).expect("wait"), (vec![], None));
     }
 
     #[test]
@@ -710,7 +781,7 @@ mod tests {
         }
         sync.cross_set(2, 0, 8, 2).expect("set");
         for c in 0..3 {
-            assert_eq!(sync.cross_wait(c, 8, false, &never).expect("wait").len(), 3);
+            assert_eq!(sync.cross_wait(c, 8, &never).expect("wait").len(), 3);
         }
     }
 }

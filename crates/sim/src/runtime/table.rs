@@ -79,10 +79,7 @@ extern "C-unwind" fn rt_core_info(what: u32) -> i64 {
             // the AIV whose set its last wait consumed (-1: none), AIVs of
             // its AI core.
             4 => i64::from(b.shared.sync.running_vector_peers(b.idx)),
-            5 => b
-                .last_cross_source
-                .and_then(|c| b.shared.sync.slots().get(c as usize).and_then(|s| s.role))
-                .map_or(-1, |r| r.sub as i64),
+            5 => b.last_served.map_or(-1, i64::from),
             6 => b.shared.sync.vector_peers(b.idx).len() as i64,
             w => {
                 return Err(Fault::InvalidArg {
@@ -565,13 +562,13 @@ impl Block {
                 })?;
                 let mode = (a & 0xff) as u8;
                 let internal = mode >= super::mix::MODE_TO_AIC;
-                let flag = c as u8;
+                let flag = (c & 0xff) as u8;
                 let top = if internal {
                     31
                 } else {
                     super::mix::MAX_USER_FLAG as u32
                 };
-                if c > top {
+                if c & 0xff > top || (!internal && c > 0xff) {
                     return Err(Fault::InvalidArg {
                         api,
                         what: format!("flag id {c} outside 0..=10 (Atlas A2, guide 6.2.3.7.2.4)"),
@@ -591,12 +588,18 @@ impl Block {
                 } else {
                     // The kernel's code before the wait is charged before it.
                     self.flush_scalar_code(Some(loc));
-                    let server = mode == super::mix::MODE_SERVER;
-                    let sources =
-                        shared
-                            .sync
-                            .cross_wait(self.idx, flag, server, &|| shared.aborted())?;
-                    self.last_cross_source = sources.first().map(|s| s.0);
+                    let sources = if mode == super::mix::MODE_SERVER {
+                        let (sources, sub) = shared.sync.serve_wait(
+                            self.idx,
+                            flag,
+                            c >> 8,
+                            &|| shared.aborted(),
+                        )?;
+                        self.last_served = sub;
+                        sources
+                    } else {
+                        shared.sync.cross_wait(self.idx, flag, &|| shared.aborted())?
+                    };
                     self.record(
                         pipe,
                         InstrKind::CrossWait {

@@ -184,6 +184,30 @@ pub struct Ops {
 }
 
 impl Ops {
+    /// These operations with the cube work of a trace: its Mmads' m x n x k
+    /// multiply-accumulates (the package cannot declare them; the
+    /// MmadParams are the shapes the kernel multiplies, tails unpadded) and
+    /// the input type of the first one. Unchanged when the trace has no
+    /// Mmad or already counts more.
+    pub fn with_traced_cube(self, trace: &crate::trace::Trace) -> Ops {
+        let mut macs = 0u64;
+        let mut dtype = None;
+        for instr in trace.blocks.iter().flat_map(|b| &b.instrs) {
+            if let crate::trace::InstrKind::Mmad(s) = &instr.kind {
+                macs += u64::from(s.m) * u64::from(s.n) * u64::from(s.k);
+                dtype.get_or_insert(s.dtype);
+            }
+        }
+        match dtype {
+            Some(d) if macs > self.cube_macs => Ops {
+                cube_macs: macs,
+                cube_dtype: d,
+                ..self
+            },
+            _ => self,
+        }
+    }
+
     /// Pure vector work.
     pub fn vector(elem_ops: u64, dtype: Dtype) -> Ops {
         Ops {

@@ -51,9 +51,17 @@
 #include "../sync.h"
 #include "../workspace.h"
 
+namespace AscendC {
+// Bytes of one C0 block (the guide's CV-fusion sample divides by it to
+// give DataCopyParams block counts): 32.
+constexpr int32_t DEFAULT_C0_SIZE = 32;
+}  // namespace AscendC
+
 namespace matmul {
 
-using AscendC::TPosition;
+// Kernels that say `using namespace matmul;` name the basic API (DataCopy,
+// GetSysWorkSpacePtr, ...) unqualified too.
+using namespace AscendC;
 
 enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR, COLUMN_MAJOR };
 enum class LayoutMode : int32_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
@@ -315,9 +323,10 @@ constexpr MatmulApiStaticTiling GetMatmulApiTiling(const MatmulConfig& mmCFG, in
 
 namespace detail {
 
-// Internal cross-core flags of the Matmul messages (above the user's 0-10).
+// Internal cross-core flags of the Matmul messages (above the user's 0-10):
+// AIV s asks on REQ_FLAG + s, the AIC answers on DONE_FLAG.
 constexpr uint32_t REQ_FLAG = 20;
-constexpr uint32_t DONE_FLAG = 21;
+constexpr uint32_t DONE_FLAG = 22;
 constexpr uint32_t MODE_TO_AIC = 16;
 constexpr uint32_t MODE_TO_AIV = 32;
 constexpr uint32_t MODE_SERVER = 64;
@@ -818,7 +827,8 @@ class Matmul {
       // The AIC may read what this core wrote to GM before.
       AscendC::PipeBarrier<PIPE_ALL>(loc);
     }
-    ASC_RT->sync(ASC_SYNC_CROSS_SET, detail::MODE_TO_AIC | ((uint32_t)pipe << 8), detail::REQ_FLAG, loc.c());
+    ASC_RT->sync(ASC_SYNC_CROSS_SET, detail::MODE_TO_AIC | ((uint32_t)pipe << 8), detail::REQ_FLAG + (uint32_t)sub,
+                 loc.c());
     ASC_RT->sync(ASC_SYNC_CROSS_WAIT, detail::MODE_TO_AIC | ((uint32_t)PIPE_S << 8), detail::DONE_FLAG, loc.c());
   }
 
@@ -859,19 +869,35 @@ inline void serve_one(AscendC::TPipe* pipe, const Request& r, int32_t index, con
   serve_one(pipe, r, index + 1, loc, rest...);
 }
 
-// The AIC's loop: one request per count of the request flag, until every
-// AIV of the AI core returned. True when it served (the caller returns).
+// The AIC's loop: the AIVs' requests in turn (AIV 0, AIV 1, AIV 0, ...;
+// the runtime's serve_wait lets the other go first only while one is
+// blocked on it), until every AIV of the AI core returned. So the order of
+// the AIC's work, and its trace, never depends on thread timing. True when
+// it served (the caller returns).
 template <class... OBJS>
 inline bool serve(AscendC::TPipe* pipe, GM_ADDR ws, const ::ascendopt::Loc& loc, OBJS&&... objs) {
   (void)ws;
-  if (AscendC::g_coreType != AscendC::AIC || ASC_RT->core_info(6) == 0) return false;
+  if (AscendC::g_coreType != AscendC::AIC) return false;
+  const int64_t aivs = ASC_RT->core_info(6);
+  if (aivs == 0) return false;
   Mailbox* box = (Mailbox*)ASC_RT->group_mailbox();
-  while (true) {
-    ASC_RT->sync(ASC_SYNC_CROSS_WAIT, MODE_SERVER | ((uint32_t)PIPE_S << 8), REQ_FLAG, loc.c());
-    int64_t sub = ASC_RT->core_info(5);
-    if (sub < 0 || sub > 1) break;
+  bool alive[2] = {true, aivs > 1};
+  uint32_t expect = 0;
+  while (alive[0] || alive[1]) {
+    if (!alive[expect]) {
+      expect ^= 1u;
+      continue;
+    }
+    ASC_RT->sync(ASC_SYNC_CROSS_WAIT, MODE_SERVER | ((uint32_t)PIPE_S << 8), REQ_FLAG | (expect << 8), loc.c());
+    const int64_t sub = ASC_RT->core_info(5);
+    if (sub < 0 || sub > 1) {
+      alive[expect] = false;
+      expect ^= 1u;
+      continue;
+    }
     serve_one(pipe, box->req[sub], 0, loc, objs...);
     ASC_RT->sync(ASC_SYNC_CROSS_SET, (MODE_TO_AIV + (uint32_t)sub) | ((uint32_t)PIPE_FIX << 8), DONE_FLAG, loc.c());
+    if ((uint32_t)sub == expect && alive[expect ^ 1u]) expect ^= 1u;
   }
   return true;
 }
