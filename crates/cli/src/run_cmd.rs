@@ -136,8 +136,10 @@ pub fn run(args: RunArgs) -> Result<Status> {
         .unwrap_or(CompareConfig::RECOMMENDED.repeats)
         .max(1);
     if !cfg.eval_ops.iter().any(|p| p.spec.level == 3) {
-        cfg.notes
-            .push("no Level-3 operator is evaluated: none is in this selection (`--all` includes them)".into());
+        cfg.notes.push(
+            "no Level-3 operator is evaluated: none is in this selection (`--all` includes them)"
+                .into(),
+        );
     }
     if !args.all && args.ops.is_empty() {
         cfg.notes.push(format!(

@@ -91,6 +91,11 @@ ASC_HOOK(store, 16, 1)
 extern "C" __attribute__((visibility("hidden"))) void __asan_loadN_noabort(uintptr_t a, size_t n) { touch(a, n, 0); }
 extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(uintptr_t a, size_t n) { touch(a, n, 1); }
 extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return(void) {}
+// Dynamic initialisers of an instrumented unit (the kernel type's
+// registration, ascendopt/kernel/kernel_type.h) are bracketed by these;
+// they run while the library loads, before any block.
+extern "C" __attribute__((visibility("hidden"))) void __asan_before_dynamic_init(const char*) {}
+extern "C" __attribute__((visibility("hidden"))) void __asan_after_dynamic_init(void) {}
 
 // memcpy/memmove/memset/memcmp called by the kernel's own code (the pass
 // renames those calls): counted as the 8-byte loads and stores they are.

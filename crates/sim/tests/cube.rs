@@ -691,11 +691,16 @@ fn the_profile_shows_the_cube_pipes() {
     assert!(c.cube_ratio > 0.0 && c.mte1_ratio > 0.0 && c.fixpipe_ratio > 0.0);
     assert!(c.mte2_ratio > c.cube_ratio, "{c:?}");
     // The roofline counts the traced Mmads' MACs on the cube's peak.
-    let ops = ascendopt_sim::timing::Ops::vector(128 * 128, Dtype::Float32).with_traced_cube(&out.trace);
-    assert_eq!((ops.cube_macs, ops.cube_dtype), (128 * 128 * 256, Dtype::Float16));
+    let ops =
+        ascendopt_sim::timing::Ops::vector(128 * 128, Dtype::Float32).with_traced_cube(&out.trace);
+    assert_eq!(
+        (ops.cube_macs, ops.cube_dtype),
+        (128 * 128 * 256, Dtype::Float16)
+    );
     // The K split into 3 Mmads costs the same cube steps (plus two heads).
     let (_, _, split) = matmul("mm_f16_ksplit", (T::F16, T::F32), (128, 128, 256), false);
-    let split_ops = ascendopt_sim::timing::Ops::vector(1, Dtype::Float32).with_traced_cube(&split.trace);
+    let split_ops =
+        ascendopt_sim::timing::Ops::vector(1, Dtype::Float32).with_traced_cube(&split.trace);
     assert_eq!(split_ops.cube_macs, 128 * 128 * 256);
     let s = profile(&split).blocks[0].aic.clone().unwrap();
     assert!(s.cube_time_us * cycles_per_us >= cube_cycles);
@@ -1129,8 +1134,8 @@ fn aic_to_aiv_through_the_workspace_with_cross_core_flags() {
 /// at its line; a vector instruction on the AIC is a fault too.
 #[test]
 fn cross_core_misuse_is_a_fault_at_its_line() {
-    let err = mix_launch("mix_hang", vec![], vec![T::S32.tensor(&[0.0; 8])], 1, 64)
-        .expect_err("hangs");
+    let err =
+        mix_launch("mix_hang", vec![], vec![T::S32.tensor(&[0.0; 8])], 1, 64).expect_err("hangs");
     let text = err.to_string();
     assert!(text.contains("CrossCoreWaitFlag(5)"), "{text}");
     assert!(
@@ -1153,8 +1158,14 @@ fn cross_core_misuse_is_a_fault_at_its_line() {
 /// AIV and not for the AICs (which returned at once).
 #[test]
 fn mode_1_and_syncall_over_the_vector_cores() {
-    let out = mix_launch("mix_aiv_sync", vec![], vec![T::S32.tensor(&[0.0; 64])], 3, 64)
-        .unwrap();
+    let out = mix_launch(
+        "mix_aiv_sync",
+        vec![],
+        vec![T::S32.tensor(&[0.0; 64])],
+        3,
+        64,
+    )
+    .unwrap();
     let y = T::S32.decode(&out.outputs[0]);
     // AIV 1 of core c (block 2c+1) wrote 2c+11; AIV 0 (block 2c) twice that.
     let want: f32 = (0..3).map(|c| 3.0 * (2 * c + 11) as f32).sum();

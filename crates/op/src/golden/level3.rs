@@ -77,7 +77,10 @@ fn matmul_bias_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     if b.shape[1] % 8 != 0 {
         return Err(Reject::new(
             "shapes",
-            format!("N = {} must be a multiple of 8 (the float bias row moves in 32-byte blocks)", b.shape[1]),
+            format!(
+                "N = {} must be a multiple of 8 (the float bias row moves in 32-byte blocks)",
+                b.shape[1]
+            ),
         ));
     }
     if a.dtype != Dtype::Float16 || b.dtype != Dtype::Float16 || bias.dtype != Dtype::Float32 {
@@ -99,7 +102,11 @@ fn matmul_bias_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
     for (x, i) in out.iter_mut().zip(0..) {
         *x += biasv[i % n];
     }
-    Ok(vec![Tensor::from_f64s(case.outputs[0].dtype, &[m, n], &out)])
+    Ok(vec![Tensor::from_f64s(
+        case.outputs[0].dtype,
+        &[m, n],
+        &out,
+    )])
 }
 
 // ---- matmul_all_reduce: y = AllReduce_sum(x1 @ x2), one rank ---------------
@@ -123,8 +130,16 @@ fn matmul_all_reduce_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
         return Err(Reject::new("shapes", "x1 and x2 must be matrices"));
     }
     let (ta, tb) = (bool_attr(case, "is_trans_a"), bool_attr(case, "is_trans_b"));
-    let (m, k) = if ta { (a.shape[1], a.shape[0]) } else { (a.shape[0], a.shape[1]) };
-    let (kb, n) = if tb { (b.shape[1], b.shape[0]) } else { (b.shape[0], b.shape[1]) };
+    let (m, k) = if ta {
+        (a.shape[1], a.shape[0])
+    } else {
+        (a.shape[0], a.shape[1])
+    };
+    let (kb, n) = if tb {
+        (b.shape[1], b.shape[0])
+    } else {
+        (b.shape[0], b.shape[1])
+    };
     if k != kb {
         return Err(Reject::new(
             "shapes",
@@ -150,7 +165,11 @@ fn matmul_all_reduce_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 fn matmul_all_reduce_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     let (a, b) = (&inputs[0], &inputs[1]);
     let (ta, tb) = (bool_attr(case, "is_trans_a"), bool_attr(case, "is_trans_b"));
-    let (m, k) = if ta { (a.shape[1], a.shape[0]) } else { (a.shape[0], a.shape[1]) };
+    let (m, k) = if ta {
+        (a.shape[1], a.shape[0])
+    } else {
+        (a.shape[0], a.shape[1])
+    };
     let n = if tb { b.shape[0] } else { b.shape[1] };
     let av = a.to_f64s();
     let bv = b.to_f64s();
@@ -198,7 +217,11 @@ shapes = [[2, 3], [3, 8], [8]]
         .expect("spec");
         let case = &spec.cases[0];
         let a = Tensor::from_f64s(Dtype::Float16, &[2, 3], &[1.0, 2.0, 3.0, -1.0, 0.5, 2.0]);
-        let b = Tensor::from_f64s(Dtype::Float16, &[3, 8], &(0..24).map(f64::from).collect::<Vec<_>>());
+        let b = Tensor::from_f64s(
+            Dtype::Float16,
+            &[3, 8],
+            &(0..24).map(f64::from).collect::<Vec<_>>(),
+        );
         let bias = Tensor::from_f64s(Dtype::Float32, &[8], &[10.0; 8]);
         let c = matmul_bias_compute(case, &[a, b, bias]).expect("compute");
         // Row 0, column 0: 1*0 + 2*8 + 3*16 + 10 = 74; row 1, column 7:

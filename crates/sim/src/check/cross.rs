@@ -135,12 +135,83 @@ fn knowledge(trace: &Trace, events: &[Vec<Event>]) -> Knowledge {
     know
 }
 
+/// The bytes of a GM access: `count` bursts of `blen` bytes, `stride`
+/// apart, from the region's start (a strided DMA's region is the range it
+/// spans; its bursts are what it touches).
+#[derive(Debug, Clone, Copy)]
+struct Bursts {
+    stride: u64,
+    blen: u64,
+    count: u64,
+}
+
+impl Bursts {
+    fn of(instr: &crate::trace::Instr, region: &Region) -> Bursts {
+        let whole = Bursts {
+            stride: region.len,
+            blen: region.len,
+            count: 1,
+        };
+        match instr.kind {
+            InstrKind::Dma {
+                bursts,
+                burst_bytes,
+                gm_strided: true,
+                ..
+            } if bursts > 1 && burst_bytes > 0 && region.len > burst_bytes => {
+                let gaps = u64::from(bursts) - 1;
+                let span = region.len - burst_bytes;
+                if span % gaps == 0 && span / gaps >= burst_bytes {
+                    Bursts {
+                        stride: span / gaps,
+                        blen: burst_bytes,
+                        count: u64::from(bursts),
+                    }
+                } else {
+                    whole
+                }
+            }
+            _ => whole,
+        }
+    }
+}
+
+/// True when some burst of `x` meets some burst of `y` (regions of one GM
+/// space whose ranges overlap).
+fn touch_same_bytes(x: &Access, y: &Access) -> bool {
+    let (a, b) = if x.bursts.count <= y.bursts.count {
+        (x, y)
+    } else {
+        (y, x)
+    };
+    let (bs, bb) = (b.region.start, b.bursts);
+    for i in 0..a.bursts.count.min(1 << 16) {
+        let s = a.region.start + i * a.bursts.stride;
+        let e = s + a.bursts.blen;
+        // Bursts j of b with bs + j * stride < e and bs + j * stride + blen > s.
+        let lo = if s + 1 > bs + bb.blen {
+            (s + 1 - bb.blen - bs).div_ceil(bb.stride.max(1))
+        } else {
+            0
+        };
+        if e <= bs {
+            continue;
+        }
+        let hi = (e - 1 - bs) / bb.stride.max(1);
+        if lo <= hi && lo < bb.count {
+            return true;
+        }
+    }
+    false
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Access {
     core: u32,
     idx: u32,
     pipe: Pipe,
     region: Region,
+    bursts: Bursts,
     write: bool,
     atomic: bool,
     /// Number of the first set of its core that releases it (u32::MAX:
@@ -219,6 +290,7 @@ pub(super) fn check_cores(trace: &Trace, clocks: &[Vec<Clock>], report: &mut Rep
                     idx: i as u32,
                     pipe,
                     region,
+                    bursts: Bursts::of(instr, &region),
                     write,
                     atomic,
                     released_by,
@@ -229,9 +301,8 @@ pub(super) fn check_cores(trace: &Trace, clocks: &[Vec<Clock>], report: &mut Rep
     }
     let before = |x: &Access, y: &Access| -> bool {
         x.released_by != u32::MAX
-            && y.after_wait.is_some_and(|w| {
-                know.waits[y.core as usize][w].1[x.core as usize] >= x.released_by
-            })
+            && y.after_wait
+                .is_some_and(|w| know.waits[y.core as usize][w].1[x.core as usize] >= x.released_by)
     };
     // Sweep each GM space by start address.
     accesses.sort_by_key(|a| (a.region.space, a.region.start));
@@ -241,7 +312,11 @@ pub(super) fn check_cores(trace: &Trace, clocks: &[Vec<Clock>], report: &mut Rep
             if y.region.space != x.region.space || y.region.start >= end {
                 break;
             }
-            if y.core == x.core || !(x.write || y.write) || (x.atomic && y.atomic) {
+            if y.core == x.core
+                || !(x.write || y.write)
+                || (x.atomic && y.atomic)
+                || !touch_same_bytes(x, y)
+            {
                 continue;
             }
             if before(x, y) || before(y, x) {
@@ -280,5 +355,50 @@ pub(super) fn check_cores(trace: &Trace, clocks: &[Vec<Clock>], report: &mut Rep
                 ),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(start: u64, stride: u64, blen: u64, count: u64) -> Access {
+        Access {
+            core: 0,
+            idx: 0,
+            pipe: Pipe::Fix,
+            region: Region {
+                mem: Mem::Gm,
+                space: 0,
+                start,
+                len: (count - 1) * stride + blen,
+            },
+            bursts: Bursts {
+                stride,
+                blen,
+                count,
+            },
+            write: true,
+            atomic: false,
+            released_by: u32::MAX,
+            after_wait: None,
+        }
+    }
+
+    #[test]
+    fn interleaved_column_blocks_do_not_touch_the_same_bytes() {
+        // Two cores' 64-byte rows of one 256-byte-wide matrix, side by side.
+        let left = access(0, 256, 64, 8);
+        let right = access(64, 256, 64, 8);
+        assert!(!touch_same_bytes(&left, &right));
+        // Shifted by 32 bytes they overlap.
+        let shifted = access(32, 256, 64, 8);
+        assert!(touch_same_bytes(&left, &shifted));
+        // A contiguous read of row 3 meets the left block's row 3.
+        let row = access(3 * 256, 256, 256, 1);
+        assert!(touch_same_bytes(&left, &row));
+        // One past the last burst does not.
+        let after = access(7 * 256 + 64, 1, 100, 1);
+        assert!(!touch_same_bytes(&left, &after));
     }
 }

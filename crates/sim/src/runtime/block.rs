@@ -8,8 +8,8 @@
 //! calling the kernel library's `ascendopt_kernel_throw`.
 
 use super::fault::Fault;
-use super::mix::{self, CoreSlot, LaunchSync};
 use super::gm::GmSpace;
+use super::mix::{self, CoreSlot, LaunchSync};
 use super::vec::MaskState;
 use crate::abi::AscLoc;
 use crate::abi::AscScalarCounters;
@@ -520,10 +520,20 @@ impl Block {
 /// In a typed launch, an AIC has no vector unit and no UB, an AIV no cube
 /// pipes and no L1/L0 (guide 2.6, separated architecture): an instruction
 /// of the other side is a fault naming it.
-fn check_core_side(role: CoreRole, pipe: Pipe, reads: &[Region], writes: &[Region]) -> Result<(), Fault> {
+fn check_core_side(
+    role: CoreRole,
+    pipe: Pipe,
+    reads: &[Region],
+    writes: &[Region],
+) -> Result<(), Fault> {
     let mems = || reads.iter().chain(writes).map(|r| r.mem);
     let cube_side = matches!(pipe, Pipe::M | Pipe::Mte1 | Pipe::Fix)
-        || mems().any(|m| matches!(m, Mem::L1 | Mem::L0a | Mem::L0b | Mem::L0c | Mem::Bt | Mem::Fb));
+        || mems().any(|m| {
+            matches!(
+                m,
+                Mem::L1 | Mem::L0a | Mem::L0b | Mem::L0c | Mem::Bt | Mem::Fb
+            )
+        });
     let vector_side = pipe == Pipe::V || mems().any(|m| m == Mem::Ub);
     let what = if role.cube && vector_side {
         format!(
@@ -538,7 +548,10 @@ fn check_core_side(role: CoreRole, pipe: Pipe, reads: &[Region], writes: &[Regio
     } else {
         return Ok(());
     };
-    Err(Fault::InvalidArg { api: "kernel", what })
+    Err(Fault::InvalidArg {
+        api: "kernel",
+        what,
+    })
 }
 
 thread_local! {

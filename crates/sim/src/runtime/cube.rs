@@ -164,46 +164,65 @@ pub fn mmad_compute(
     let n_blocks = n.div_ceil(FRACTAL_ROWS);
     let k_blocks = k.div_ceil(c0);
     let (rows, cols) = (m_blocks * FRACTAL_ROWS, n_blocks * FRACTAL_ROWS);
-    // A as rows x k and B as cols x k (transposed), both row-major, so the
-    // inner loop runs over two contiguous slices.
+    // A as rows x k and B as k x cols, both row-major: each row of C is
+    // accumulated as acc[j] += a[i][kk] * b[kk][j] for kk in order, so every
+    // element still sums its k products in k order (the same bits as a dot
+    // product per element) while the loop over j vectorises.
     let mut am = vec![0f32; rows * k];
     for i in 0..rows {
         for kk in 0..k {
             am[i * k + kk] = types.value(a, zz_index(i, kk, k_blocks, c0));
         }
     }
-    let mut bt = vec![0f32; cols * k];
-    for j in 0..cols {
-        for kk in 0..k {
-            bt[j * k + kk] = types.value(b, zn_index(kk, j, n_blocks, c0));
+    let mut bk = vec![0f32; k * cols];
+    for kk in 0..k {
+        for j in 0..cols {
+            bk[kk * cols + j] = types.value(b, zn_index(kk, j, n_blocks, c0));
         }
     }
-    for i in 0..rows {
-        let arow = &am[i * k..(i + 1) * k];
-        for j in 0..cols {
-            let bcol = &bt[j * k..(j + 1) * k];
-            let at = 4 * nz_index(i, j, m_blocks);
-            let start = match init {
-                CInit::Zero => [0; 4],
-                CInit::Keep => [c[at], c[at + 1], c[at + 2], c[at + 3]],
-                CInit::Bias(bias) => bias
-                    .get(4 * j..4 * j + 4)
-                    .map_or([0; 4], |v| [v[0], v[1], v[2], v[3]]),
-            };
-            let out = if types == MmadTypes::S8 {
-                let mut acc = i32::from_le_bytes(start);
-                for (x, y) in arow.iter().zip(bcol) {
-                    acc = acc.wrapping_add((*x as i32).wrapping_mul(*y as i32));
+    let start = |c: &[u8], i: usize, j: usize| -> [u8; 4] {
+        let at = 4 * nz_index(i, j, m_blocks);
+        match init {
+            CInit::Zero => [0; 4],
+            CInit::Keep => [c[at], c[at + 1], c[at + 2], c[at + 3]],
+            CInit::Bias(bias) => bias
+                .get(4 * j..4 * j + 4)
+                .map_or([0; 4], |v| [v[0], v[1], v[2], v[3]]),
+        }
+    };
+    if types == MmadTypes::S8 {
+        let mut acc = vec![0i32; cols];
+        for i in 0..rows {
+            for (j, x) in acc.iter_mut().enumerate() {
+                *x = i32::from_le_bytes(start(c, i, j));
+            }
+            for kk in 0..k {
+                let x = am[i * k + kk] as i32;
+                for (o, y) in acc.iter_mut().zip(&bk[kk * cols..(kk + 1) * cols]) {
+                    *o = o.wrapping_add(x.wrapping_mul(*y as i32));
                 }
-                acc.to_le_bytes()
-            } else {
-                let mut acc = f32::from_le_bytes(start);
-                for (x, y) in arow.iter().zip(bcol) {
-                    acc += x * y;
+            }
+            for (j, x) in acc.iter().enumerate() {
+                let at = 4 * nz_index(i, j, m_blocks);
+                c[at..at + 4].copy_from_slice(&x.to_le_bytes());
+            }
+        }
+    } else {
+        let mut acc = vec![0f32; cols];
+        for i in 0..rows {
+            for (j, x) in acc.iter_mut().enumerate() {
+                *x = f32::from_le_bytes(start(c, i, j));
+            }
+            for kk in 0..k {
+                let x = am[i * k + kk];
+                for (o, y) in acc.iter_mut().zip(&bk[kk * cols..(kk + 1) * cols]) {
+                    *o += x * y;
                 }
-                acc.to_le_bytes()
-            };
-            c[at..at + 4].copy_from_slice(&out);
+            }
+            for (j, x) in acc.iter().enumerate() {
+                let at = 4 * nz_index(i, j, m_blocks);
+                c[at..at + 4].copy_from_slice(&x.to_le_bytes());
+            }
         }
     }
 }

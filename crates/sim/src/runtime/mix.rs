@@ -190,11 +190,19 @@ pub fn layout(kind: Option<KernelType>, block_dim: u32) -> Vec<CoreSlot> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Waiting {
     Running,
-    SyncAll { barrier: usize, generation: u32 },
-    Cross { flag: u8 },
+    SyncAll {
+        barrier: usize,
+        generation: u32,
+    },
+    Cross {
+        flag: u8,
+    },
     /// The Matmul server's wait for AIV `sub`'s request (see
     /// [`LaunchSync::serve_wait`]).
-    Server { flag: u8, sub: u32 },
+    Server {
+        flag: u8,
+        sub: u32,
+    },
     Finished,
 }
 
@@ -513,10 +521,14 @@ impl LaunchSync {
     /// instruction `instr`.
     pub fn cross_set(&self, core: u32, mode: u8, flag: u8, instr: u32) -> Result<(), Fault> {
         let api = "CrossCoreSetFlag";
-        let me = self.slots.get(core as usize).copied().ok_or(Fault::InvalidArg {
-            api,
-            what: format!("core {core} is not part of the launch"),
-        })?;
+        let me = self
+            .slots
+            .get(core as usize)
+            .copied()
+            .ok_or(Fault::InvalidArg {
+                api,
+                what: format!("core {core} is not part of the launch"),
+            })?;
         let role = me.role.ok_or_else(|| Fault::InvalidArg {
             api,
             what: "cross-core flags need a kernel type (KERNEL_TASK_TYPE_DEFAULT; guide 6.2.3.7.2.4: KERNEL_TYPE_MIX_AIV_1_0 or KERNEL_TYPE_MIX_AIC_1_0 for a pure vector or cube kernel)".into(),
@@ -739,7 +751,10 @@ mod tests {
         sync.finished(0);
         sync.finished(2);
         let err = sync.cross_wait(1, 0, &never).expect_err("deadlock");
-        assert!(err.to_string().contains("CrossCoreWaitFlag(0) on AIV 0"), "{err}");
+        assert!(
+            err.to_string().contains("CrossCoreWaitFlag(0) on AIV 0"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -753,11 +768,20 @@ mod tests {
             assert_eq!(sync.server_pick(&s, 0, 20, 0), None);
         }
         sync.cross_set(1, MODE_TO_AIC, 20, 3).expect("set");
-        assert_eq!(sync.serve_wait(0, 20, 0, &never).expect("wait"), (vec![(1, 3)], Some(0)));
-        assert_eq!(sync.serve_wait(0, 20, 1, &never).expect("wait"), (vec![(2, 7)], Some(1)));
+        assert_eq!(
+            sync.serve_wait(0, 20, 0, &never).expect("wait"),
+            (vec![(1, 3)], Some(0))
+        );
+        assert_eq!(
+            sync.serve_wait(0, 20, 1, &never).expect("wait"),
+            (vec![(2, 7)], Some(1))
+        );
         // AIV 0 returns: the wait for it ends without a request.
         sync.finished(1);
-        assert_eq!(sync.serve_wait(0, 20, 0, &never).expect("wait"), (vec![], None));
+        assert_eq!(
+            sync.serve_wait(0, 20, 0, &never).expect("wait"),
+            (vec![], None)
+        );
     }
 
     #[test]

@@ -93,8 +93,7 @@ extern "C-unwind" fn rt_core_info(what: u32) -> i64 {
 
 extern "C-unwind" fn rt_group_mailbox() -> *mut c_void {
     with_block(&NO_LOC, "Matmul", |b| {
-        Ok(b
-            .role
+        Ok(b.role
             .map_or(std::ptr::null_mut(), |r| b.shared.mailbox(r.group)) as *mut c_void)
     })
 }
@@ -589,16 +588,16 @@ impl Block {
                     // The kernel's code before the wait is charged before it.
                     self.flush_scalar_code(Some(loc));
                     let sources = if mode == super::mix::MODE_SERVER {
-                        let (sources, sub) = shared.sync.serve_wait(
-                            self.idx,
-                            flag,
-                            c >> 8,
-                            &|| shared.aborted(),
-                        )?;
+                        let (sources, sub) =
+                            shared
+                                .sync
+                                .serve_wait(self.idx, flag, c >> 8, &|| shared.aborted())?;
                         self.last_served = sub;
                         sources
                     } else {
-                        shared.sync.cross_wait(self.idx, flag, &|| shared.aborted())?
+                        shared
+                            .sync
+                            .cross_wait(self.idx, flag, &|| shared.aborted())?
                     };
                     self.record(
                         pipe,

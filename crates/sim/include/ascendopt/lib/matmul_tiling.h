@@ -11,8 +11,8 @@
 //   one with the smallest per-core tile (rounded up to 16 x 16 fractals),
 //   then the least GM traffic per
 //   core (singleCoreM + singleCoreN), then the larger mDim;
-//   singleCoreM = ceil(M / mDim), singleCoreN = ceil(N / nDim),
-//   usedCoreNum = mDim * nDim. MatmulApiTiling is one core.
+//   singleCoreM = ceil(M / mDim) rounded up to 16 (at most M), singleCoreN
+//   likewise, usedCoreNum = ceil(M / singleCoreM) * ceil(N / singleCoreN). MatmulApiTiling is one core.
 // - Base block: SetFixSplit's values where given; otherwise baseM up to
 //   128 and baseN up to 256 (multiples of 16, no larger than the core's
 //   tile rounded up to 16), baseK up to 64 elements of a 2-byte type (128
@@ -246,7 +246,11 @@ class MatmulApiTilingBase {
         }
       }
     }
-    int32_t singleM = cdiv(m_, best_m), singleN = cdiv(n_, best_n), singleK = k_;
+    // Per-core blocks start on whole fractals (16 rows / columns), so every
+    // core's A, B and C offsets stay aligned; the last core takes the rest.
+    int32_t singleM = up(cdiv(m_, best_m), 16), singleN = up(cdiv(n_, best_n), 16), singleK = k_;
+    if (singleM > m_) singleM = m_;
+    if (singleN > n_) singleN = n_;
     if (single_m_ > 0) singleM = single_m_;
     if (single_n_ > 0) singleN = single_n_;
     if (single_k_ > 0) singleK = single_k_;
@@ -279,7 +283,7 @@ class MatmulApiTilingBase {
     while (step > 1 && l1_need(step) > l1_) --step;
     if (l1_need(step) > l1_) return fail("the A and B blocks do not fit L1");
     AscendC::tiling::TCubeTiling t;
-    t.usedCoreNum = best_m * best_n;
+    t.usedCoreNum = cdiv(m_, singleM) * cdiv(n_, singleN);
     t.M = orgM;
     t.N = orgN;
     t.Ka = orgKa;
