@@ -63,8 +63,9 @@
 //!   creation time and evidence.
 
 use crate::distill::{DistillRequest, Distiller};
-use crate::motif::{self, Sources};
-use crate::proposer::{Feedback, ProposeError, Proposer, RemovalRequest};
+use ascendopt_motif::{self, Sources};
+use crate::proposer::{Feedback, Proposer, RemovalRequest};
+use crate::ProposeError;
 use crate::session::{Action, LogEntry, OpSession, Phase, RunContext, Trial};
 use crate::AgentError;
 use ascendopt_bank::entry::{family_of, Entry, Origin, Provenance, SourceOp};

@@ -21,8 +21,9 @@ use ascendopt_agent::features::applicable_motifs;
 use ascendopt_agent::llm::{
     DenseRetrieval, LlmDiagnoser, LlmProposer, StoreCallLog, FALLBACK_STATUS,
 };
-use ascendopt_agent::motif::Sources;
-use ascendopt_agent::refine::{refine, RefineConfig, RefineOutcome, Tried};
+use ascendopt_motif::Sources;
+use ascendopt_agent::attempts::Tried;
+use ascendopt_agent::refine::{refine, RefineConfig, RefineOutcome};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::store::Bank;

@@ -21,9 +21,10 @@ mod server;
 use llm_common::{add_custom_with_cases, device};
 
 use ascendopt_agent::llm::{self, LlmDiagnoser, LlmDistiller, LlmProposer, StoreCallLog};
-use ascendopt_agent::motif::Sources;
+use ascendopt_motif::Sources;
 use ascendopt_agent::proposer::{Feedback, Proposer, TilingEditRequest};
-use ascendopt_agent::refine::{refine, RefineConfig, Tried};
+use ascendopt_agent::attempts::Tried;
+use ascendopt_agent::refine::{refine, RefineConfig};
 use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_agent::AgentError;

@@ -12,7 +12,7 @@ mod common;
 
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis, RuleDiagnoser};
-use ascendopt_agent::motif::Sources;
+use ascendopt_motif::Sources;
 use ascendopt_agent::optimize::{optimize_operator, Method, OptimizeConfig};
 use ascendopt_agent::outcome::OpOutcome;
 use ascendopt_agent::session::{Action, OpSession, Phase};

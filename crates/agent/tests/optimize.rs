@@ -9,7 +9,7 @@ mod common;
 
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::RuleDiagnoser;
-use ascendopt_agent::motif::Sources;
+use ascendopt_motif::Sources;
 use ascendopt_agent::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
 use ascendopt_agent::session::{Action, OpSession, Phase};
 use ascendopt_bank::store::Bank;

@@ -9,10 +9,10 @@
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::distill::BuiltinDistiller;
 use ascendopt_agent::features::code_features;
-use ascendopt_agent::motif::{by_tag, SiteState, Sources};
-use ascendopt_agent::proposer::{
-    NoCandidate, Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest,
-};
+use ascendopt_motif::{by_tag, SiteState, Sources};
+use ascendopt_agent::session::NoCandidate;
+use ascendopt_agent::proposer::{Proposal, Proposer, RemovalRequest, RewriteRequest};
+use ascendopt_agent::ProposeError;
 use ascendopt_agent::rewind::{
     evidence, rewind_operator, verify_entry, RewindConfig, RewindOutcome,
 };

@@ -6,8 +6,8 @@
 
 mod common;
 
-use ascendopt_agent::motif::Sources;
-use ascendopt_agent::refine::Tried;
+use ascendopt_motif::Sources;
+use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext, Trial};
 use ascendopt_agent::tune::{tune, TuneConfig};
 use ascendopt_harness::ledger::BudgetConfig;
@@ -25,14 +25,14 @@ impl ascendopt_agent::proposer::Proposer for NoEdits {
     fn removals(
         &mut self,
         _req: &ascendopt_agent::proposer::RemovalRequest<'_>,
-    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::proposer::ProposeError>
+    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::ProposeError>
     {
         Ok(Vec::new())
     }
     fn rewrites(
         &mut self,
         _req: &ascendopt_agent::proposer::RewriteRequest<'_>,
-    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::proposer::ProposeError>
+    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::ProposeError>
     {
         Ok(Vec::new())
     }

@@ -9,11 +9,10 @@ use crate::llm_args::LlmArgs;
 use crate::progress::{self, Heartbeat};
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::bench::{
-    run_bench, BenchConfig, BenchEvent, BenchMethod, BenchReport, BuiltinAgents,
-};
-use ascendopt_agent::report::markdown::{fmt_gm, fmt_pct};
-use ascendopt_agent::report::stats::FAST_P;
+use ascendopt_agent::factory::BuiltinAgents;
+use ascendopt_experiments::bench::{run_bench, BenchConfig, BenchEvent, BenchMethod, BenchReport};
+use ascendopt_experiments::report::markdown::{fmt_gm, fmt_pct};
+use ascendopt_experiments::report::stats::FAST_P;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -94,7 +93,7 @@ pub(crate) fn json_report(command: &'static str, report: &BenchReport) -> JsonDo
         serde_json::json!({
             "out": report.out.display().to_string(),
             "report_html": report.report_html.display().to_string(),
-            "results_json": report.out.join(ascendopt_agent::report::RESULTS_JSON).display().to_string(),
+            "results_json": report.out.join(ascendopt_experiments::report::RESULTS_JSON).display().to_string(),
         }),
     );
     doc

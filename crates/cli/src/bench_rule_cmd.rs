@@ -7,7 +7,7 @@ use crate::Status;
 use anyhow::Result;
 use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::rule_bench::rule_bench;
+use ascendopt_experiments::rule_bench::rule_bench;
 use ascendopt_op::package::OpPackage;
 
 /// Arguments of `ascendopt bench-rule`.

@@ -24,7 +24,7 @@ use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::session::RunContext;
-use ascendopt_agent::tune::{compare_with_random_at, TilingComparison};
+use ascendopt_experiments::tiling::{compare_with_random_at, TilingComparison};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;

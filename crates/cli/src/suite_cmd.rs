@@ -6,7 +6,7 @@ use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
-use ascendopt_harness::suite::{render_markdown, suite_row, SuiteRow};
+use ascendopt_experiments::suite::{render_markdown, suite_row, SuiteRow};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use std::path::PathBuf;
 

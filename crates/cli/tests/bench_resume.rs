@@ -1,7 +1,7 @@
 //! Kill `ascendopt bench` midway and run it again on the same folder: the
 //! final tables equal those of an uninterrupted run.
 
-use ascendopt_agent::report::results::Results;
+use ascendopt_experiments::report::results::Results;
 use ascendopt_harness::store::{RunStore, Stage};
 mod common;
 

@@ -8,7 +8,7 @@
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
 
-use ascendopt_agent::motif::Sources;
+use ascendopt_motif::Sources;
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::store::RunStore;

@@ -2,7 +2,7 @@
 //! the output folder, resuming an interrupted run to the same result, the
 //! bank requirement, and the benchmark's ratio line.
 
-use ascendopt_agent::motif::{by_tag, SiteState, Sources};
+use ascendopt_motif::{by_tag, SiteState, Sources};
 use ascendopt_harness::store::RunStore;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

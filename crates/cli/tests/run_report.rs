@@ -7,9 +7,9 @@
 
 mod common;
 
-use ascendopt_agent::report::markdown::{fmt_frac, fmt_gm, fmt_pct, fmt_us};
-use ascendopt_agent::report::results::Results;
-use ascendopt_agent::report::stats::FAST_P;
+use ascendopt_experiments::report::markdown::{fmt_frac, fmt_gm, fmt_pct, fmt_us};
+use ascendopt_experiments::report::results::Results;
+use ascendopt_experiments::report::stats::FAST_P;
 use common::small_copy;
 use quick_xml::events::Event;
 use quick_xml::Reader;

@@ -18,15 +18,15 @@
 //! edit like a compile error, and return an [`OpOutcome`] comparable with
 //! the method's.
 
-use crate::diagnose::Diagnosis;
-use crate::features::code_features;
-use crate::llm::{apply_answer, feedback_text, llm_error, profile_text};
-use crate::motif::{registry, SiteState, Sources};
-use crate::outcome::{curve, roofline, OpOutcome, Step};
-use crate::proposer::{Feedback, Proposal, Proposer, RewriteRequest};
-use crate::rng::Rng;
-use crate::session::{Action, LogEntry, OpSession, Phase, Trial};
-use crate::AgentError;
+use ascendopt_agent::diagnose::Diagnosis;
+use ascendopt_agent::features::code_features;
+use ascendopt_agent::llm::{apply_answer, feedback_text, llm_error, profile_text};
+use ascendopt_motif::{registry, SiteState, Sources};
+use ascendopt_agent::outcome::{curve, roofline, OpOutcome, Step};
+use ascendopt_agent::proposer::{Feedback, Proposal, Proposer, RewriteRequest};
+use ascendopt_agent::rng::Rng;
+use ascendopt_agent::session::{Action, LogEntry, OpSession, Phase, Trial};
+use ascendopt_agent::AgentError;
 use ascendopt_bank::signature::ProfileSignature;
 use ascendopt_harness::store::Stage;
 use ascendopt_llm::client::{LlmClient, Message};
@@ -42,7 +42,7 @@ fn start(
     budget: u32,
     on_attempt: &mut dyn FnMut(&LogEntry),
 ) -> Result<(OpOutcome, Sources, Option<Trial>), AgentError> {
-    let input = Sources::load(&session.base().dir)?.with_chip(crate::tune::chip_limits(session));
+    let input = Sources::load(&session.base().dir)?.with_chip(ascendopt_agent::tune::chip_limits(session));
     let baseline = session.evaluate(
         Phase::Baseline,
         &input,

@@ -13,7 +13,7 @@
 //! - `outcomes/<method>/<op>.json`: each finished method × operator;
 //! - `ops/<method>/<op>/`: the optimised package (`<op>/`), `changes.diff`,
 //!   `steps.json`, `log.json`, `before/` and `after/` profiles and Chrome
-//!   traces ([`crate::optimize::write_output`]);
+//!   traces ([`ascendopt_agent::optimize::write_output`]);
 //! - `results.json`, `report.md`, `report.html` ([`crate::report`]);
 //! - `work/`: candidate packages.
 //!
@@ -31,16 +31,17 @@
 //! the number of threads.
 
 use crate::baselines::{best_of_n, coder_judge};
-use crate::diagnose::Diagnoser;
-use crate::distill::{BuiltinDistiller, Distiller};
-use crate::llm::{DenseRetrieval, FALLBACK_STATUS};
-use crate::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
-use crate::proposer::Proposer;
+use ascendopt_agent::diagnose::Diagnoser;
+use ascendopt_agent::distill::{BuiltinDistiller, Distiller};
+use ascendopt_agent::llm::{DenseRetrieval, FALLBACK_STATUS};
+use ascendopt_agent::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
+use ascendopt_agent::proposer::Proposer;
 use crate::report::results::{LlmUsageRow, OutcomeSummary, ProfileBrief, Results, RunMeta};
 use crate::report::write_report;
-use crate::rewind::{rewind_operator_with, RewindConfig};
-use crate::session::{OpSession, RunContext};
-use crate::AgentError;
+use ascendopt_agent::rewind::{rewind_operator_with, RewindConfig};
+use ascendopt_agent::session::{OpSession, RunContext};
+use ascendopt_agent::factory::AgentFactory;
+use ascendopt_agent::AgentError;
 use ascendopt_bank::error::BankError;
 use ascendopt_bank::store::Bank;
 use ascendopt_device::{SimDevice, SimDeviceConfig};
@@ -124,64 +125,6 @@ impl BenchMethod {
     /// Whether the method retrieves from the bank.
     pub fn uses_bank(self) -> bool {
         matches!(self, BenchMethod::Optimize(m) if m.uses_bank())
-    }
-}
-
-/// Where proposers, diagnosers and distillers come from (the built-in
-/// engine, or an LLM configured by the caller).
-pub trait AgentFactory: Sync {
-    /// Stable name recorded in run configs (`builtin`, `llm:<model>`).
-    fn name(&self) -> String;
-    /// A fresh proposer.
-    fn proposer(&self, seed: u64) -> Result<Box<dyn Proposer>, BenchError>;
-    /// A fresh diagnoser.
-    fn diagnoser(&self) -> Result<Box<dyn Diagnoser>, BenchError>;
-    /// A fresh distiller (Rewind).
-    fn distiller(&self) -> Result<Box<dyn Distiller>, BenchError>;
-    /// Whether an LLM is configured (the `judge` baseline needs one).
-    fn has_llm(&self) -> bool;
-    /// The LLM client, when one is configured (the `judge` baseline talks
-    /// to it directly).
-    fn llm_client(&self) -> Option<std::sync::Arc<ascendopt_llm::client::LlmClient>> {
-        None
-    }
-    /// Dense retrieval for Stage I, when an embeddings endpoint is
-    /// configured.
-    fn dense(&self) -> Option<DenseRetrieval> {
-        None
-    }
-    /// The same agents with their LLM calls recorded under `run` in the
-    /// store at `store_path` (None: nothing to record, use `self`). The
-    /// benchmark asks for this for every run it makes, so that each
-    /// method's calls land in that method's run.
-    fn for_run(
-        &self,
-        _store_path: &Path,
-        _run: RunId,
-    ) -> Result<Option<Box<dyn AgentFactory>>, BenchError> {
-        Ok(None)
-    }
-}
-
-/// The built-in motif engine, rule diagnoser and built-in distiller.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BuiltinAgents;
-
-impl AgentFactory for BuiltinAgents {
-    fn name(&self) -> String {
-        "builtin".into()
-    }
-    fn proposer(&self, seed: u64) -> Result<Box<dyn Proposer>, BenchError> {
-        Ok(Box::new(crate::builtin::BuiltinProposer::new(seed)))
-    }
-    fn diagnoser(&self) -> Result<Box<dyn Diagnoser>, BenchError> {
-        Ok(Box::new(crate::diagnose::RuleDiagnoser::new()))
-    }
-    fn distiller(&self) -> Result<Box<dyn Distiller>, BenchError> {
-        Ok(Box::new(BuiltinDistiller::new()))
-    }
-    fn has_llm(&self) -> bool {
-        false
     }
 }
 

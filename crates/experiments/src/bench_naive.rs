@@ -22,8 +22,9 @@
 //! `budget-<N>/` (one benchmark folder per budget, resumable), and
 //! `naive.json` (the rows and the summary).
 
-use crate::bench::{run_bench, AgentFactory, BenchConfig, BenchError, BenchEvent, BenchMethod};
-use crate::optimize::Method;
+use crate::bench::{run_bench, BenchConfig, BenchError, BenchEvent, BenchMethod};
+use ascendopt_agent::factory::AgentFactory;
+use ascendopt_agent::optimize::Method;
 use crate::report::results::OutcomeSummary;
 use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};

@@ -8,8 +8,8 @@
 //! head is under [`LAUNCH_BAR`] of the largest case's Task Duration (so that
 //! the largest case measures the kernel, not the launch).
 
-use crate::eval::{check_op, CheckConfig, OpCheck};
-use crate::pipeline::bench_case;
+use ascendopt_harness::eval::{check_op, CheckConfig, OpCheck};
+use ascendopt_harness::pipeline::bench_case;
 use ascendopt_device::Device;
 use ascendopt_op::package::OpPackage;
 use std::fmt::Write as _;
@@ -139,11 +139,11 @@ fn first_failure(check: &OpCheck) -> Option<String> {
     }
     check.cases.iter().find(|c| !c.verdict.passed()).map(|c| {
         let detail = match &c.verdict {
-            crate::eval::CaseVerdict::RunFailed(o) => o.summary(),
-            crate::eval::CaseVerdict::GoldenFailed(m) | crate::eval::CaseVerdict::Refused(m) => {
+            ascendopt_harness::eval::CaseVerdict::RunFailed(o) => o.summary(),
+            ascendopt_harness::eval::CaseVerdict::GoldenFailed(m) | ascendopt_harness::eval::CaseVerdict::Refused(m) => {
                 m.clone()
             }
-            crate::eval::CaseVerdict::Hazard => c
+            ascendopt_harness::eval::CaseVerdict::Hazard => c
                 .run
                 .as_ref()
                 .and_then(|r| r.hazards.first())

@@ -2,12 +2,13 @@
 //! best-of-N with the built-in sampler and with the LLM, and the
 //! coder-plus-judge loop against a scripted OpenAI-protocol server.
 
+#[path = "../../agent/tests/llm_common/mod.rs"]
 mod llm_common;
 #[path = "../../llm/tests/support/server.rs"]
 mod server;
 use llm_common::{add_custom_with_cases, device};
 
-use ascendopt_agent::baselines::{best_of_n, coder_judge};
+use ascendopt_experiments::baselines::{best_of_n, coder_judge};
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::llm::{LlmProposer, StoreCallLog};
 use ascendopt_agent::session::{OpSession, RunContext};

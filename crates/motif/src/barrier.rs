@@ -285,7 +285,7 @@ fn removal_plans(pkg: &Sources, file: &str, parsed: &Parsed<'_>) -> Vec<Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     const KERNEL: &str = r#"class K {
     __aicore__ inline void Process()

@@ -250,7 +250,7 @@ impl Engine for CountMode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     fn kernel(body: &str) -> Sources {
         let text = format!(

@@ -742,7 +742,7 @@ fn fuse_axpy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     fn kernel(body: &str) -> Sources {
         let text = format!(

@@ -292,7 +292,7 @@ mod tests {
             .unwrap()
             .contains("if (!ascLoaded0)"));
     }
-    use crate::motif::Motif;
+    use crate::Motif;
 
     const STRONG: &str = r#"class K {
     __aicore__ inline void Process()

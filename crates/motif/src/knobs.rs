@@ -527,7 +527,7 @@ fn tile_count(k: &FoundKnob) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     const HOST: &str = "namespace {\n// ascendopt:tiling-begin\nconstexpr uint32_t TILE_BYTES = 32768;      // ascendopt:knob min=1024 max=65536 step=pow2\nconstexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2\nconstexpr uint32_t MAX_CORE_NUM = 48;       // ascendopt:knob min=1 max=48 step=1\n// ascendopt:tiling-end\n}\n";
 

@@ -17,27 +17,34 @@
 //! harness (compile, correctness, latency), which is the judge.
 //!
 //! ```no_run
-//! use ascendopt_agent::motif::{registry, Sources, SiteState};
+//! use ascendopt_motif::{registry, Sources, SiteState};
 //! let pkg = Sources::load(std::path::Path::new("ops/add_custom")).unwrap();
 //! for motif in registry() {
 //!     for site in motif.detect(&pkg) {
 //!         if site.state == SiteState::Present {
 //!             if let Some(weak) = motif.remove(&pkg, &site) {
-//!                 println!("{}", ascendopt_agent::motif::diff(&weak, &pkg));
+//!                 println!("{}", ascendopt_motif::diff(&weak, &pkg));
 //!             }
 //!         }
 //!     }
 //! }
 //! ```
 //!
+//! [`knobfind`] finds the tiling knobs of host code nobody annotated (the
+//! static part; the method confirms them on a device).
+//!
 //! Invariants: the engine does no IO besides [`Sources::load`] and
-//! [`Sources::write_to`]; the same input always gives the same output.
+//! [`Sources::write_to`]; the same input always gives the same output. It
+//! knows nothing of devices, the harness or the method: it never judges a
+//! rewrite.
+#![deny(missing_docs)]
 
 mod barrier;
 mod count_mode;
 mod diff;
 mod fuse;
 mod hoist;
+pub mod knobfind;
 mod knobs;
 mod load_once;
 mod reuse;

@@ -402,7 +402,7 @@ impl Engine for BufferReuse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     const STRONG: &str = "class K {
     __aicore__ inline void Init(GM_ADDR x, TPipe* pipe)

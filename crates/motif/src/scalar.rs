@@ -354,7 +354,7 @@ impl Engine for VectorizeScalar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     fn kernel(body: &str) -> Sources {
         let text = format!(

@@ -504,7 +504,7 @@ impl Engine for StagingCopy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     fn kernel(body: &str) -> Sources {
         let text = format!(

@@ -291,7 +291,7 @@ fn application(pkg: &Sources, file: &str, parsed: &Parsed<'_>, tl: &TileLoop<'_>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Motif;
+    use crate::Motif;
 
     const STRONG: &str = "void Process()
 {

@@ -6,7 +6,7 @@
 //! a kernel with the motif present again), and every motif must find
 //! something to remove somewhere in ops/.
 
-use ascendopt_agent::motif::{registry, SiteState, Sources};
+use ascendopt_motif::{registry, SiteState, Sources};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -102,7 +102,7 @@ fn every_motif_round_trips_on_the_builtin_operators() {
                         motif.tag(),
                         site.file,
                         site.line,
-                        ascendopt_agent::motif::diff(strong, &weak)
+                        ascendopt_motif::diff(strong, &weak)
                     ));
                     continue;
                 }

@@ -20,7 +20,7 @@
 //! address-space limit.)
 
 use super::BuiltinProposer;
-use crate::motif::{registry, Motif, SiteState};
+use ascendopt_motif::{registry, Motif, SiteState};
 use crate::proposer::{Proposal, RemovalRequest};
 use crate::session::Action;
 
@@ -146,7 +146,7 @@ pub(super) fn removals(_p: &BuiltinProposer, req: &RemovalRequest<'_>) -> Vec<Pr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Sources;
+    use ascendopt_motif::Sources;
     use crate::proposer::Feedback;
     use std::path::Path;
 

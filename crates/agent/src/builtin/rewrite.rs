@@ -14,7 +14,7 @@
 //! candidate.
 
 use super::BuiltinProposer;
-use crate::motif::{by_tag, SiteState, Sources};
+use ascendopt_motif::{by_tag, SiteState, Sources};
 use crate::proposer::{Proposal, RewriteRequest};
 use crate::session::Action;
 

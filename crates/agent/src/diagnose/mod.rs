@@ -6,8 +6,8 @@
 //! rule-based one (`rules`, which explains the rule it fired) and the LLM
 //! one (LLM issue).
 
-use crate::motif::Sources;
-use crate::proposer::ProposeError;
+use ascendopt_motif::Sources;
+use crate::ProposeError;
 use ascendopt_bank::signature::ProfileSignature;
 use serde::{Deserialize, Serialize};
 

@@ -1,11 +1,10 @@
 //! [`LlmProposer`]: the three code-writing roles.
 
 use super::{feedback_text, llm_error, profile_text};
-use crate::motif::{registry, SiteState, Sources};
-use crate::proposer::{
-    NoCandidate, Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest,
-    TilingEditRequest,
-};
+use ascendopt_motif::{registry, SiteState, Sources};
+use crate::session::NoCandidate;
+use crate::proposer::{Proposal, Proposer, RemovalRequest, RewriteRequest, TilingEditRequest};
+use crate::ProposeError;
 use crate::session::Action;
 use ascendopt_llm::client::{LlmClient, Message};
 use ascendopt_llm::edits::{apply_blocks, parse_blocks};

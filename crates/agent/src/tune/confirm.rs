@@ -18,8 +18,8 @@
 //! cannot be parametrised, each value is rendered and built (a handful of
 //! values per knob).
 
-use super::{knobbed, with_values, Discovery, FoundKnob};
-use crate::motif::Sources;
+use ascendopt_motif::knobfind::{knobbed, with_values, Discovery, FoundKnob};
+use ascendopt_motif::Sources;
 use crate::session::OpSession;
 use crate::AgentError;
 use ascendopt_device::Artifact;
@@ -251,4 +251,18 @@ fn tiling_built(
         Ok(a) => device.tiling(&a, request),
         Err(e) => Some(Err(e.to_string())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_keep_the_ends_and_the_current_value() {
+        let all: Vec<i64> = (1..=1000).collect();
+        let s = sample(&all, 337, 20);
+        assert!(s.len() <= 24, "{s:?}");
+        assert!(s.contains(&1) && s.contains(&1000) && s.contains(&337));
+        assert_eq!(sample(&[1, 2, 3], 2, 20), vec![1, 2, 3]);
+    }
 }

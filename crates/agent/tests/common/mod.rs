@@ -6,7 +6,7 @@
 
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::distill::BuiltinDistiller;
-use ascendopt_agent::motif::{by_tag, SiteState, Sources};
+use ascendopt_motif::{by_tag, SiteState, Sources};
 use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
 use ascendopt_agent::session::{LogEntry, OpSession, Phase, RunContext};
 use ascendopt_bank::store::Bank;

@@ -12,7 +12,7 @@ pub mod results;
 pub mod stats;
 pub mod svg;
 
-use crate::AgentError;
+use ascendopt_agent::AgentError;
 use results::Results;
 use std::path::{Path, PathBuf};
 

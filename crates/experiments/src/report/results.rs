@@ -13,7 +13,7 @@
 //! - `curves`: per method, the GM over operators of the best speedup so
 //!   far against online evaluations spent ([`MethodCurve`]).
 
-use crate::outcome::OpOutcome;
+use ascendopt_agent::outcome::OpOutcome;
 use crate::report::stats::{GroupStats, Sample};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -202,7 +202,7 @@ pub struct OutcomeSummary {
     /// Why each stage stopped, per round, with what it tried and the knobs
     /// it found.
     #[serde(default)]
-    pub stops: Vec<crate::outcome::StageStop>,
+    pub stops: Vec<ascendopt_agent::outcome::StageStop>,
     /// The unified diff input → output (`changes.diff`), relative to the
     /// report folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,7 +13,7 @@
 //!
 //! Names are merged across functions (two locals called `len` share a
 //! taint): the analysis over-approximates, and the host tiling run
-//! ([`super::confirm`]) tells live knobs from dead ones.
+//! (the method's `tune::confirm`) tells live knobs from dead ones.
 //!
 //! A second, narrower taint follows values that are passed on *as
 //! values*: copied, cast, chosen by a conditional (not its condition),
@@ -23,7 +23,7 @@
 //! divides a size on its way to `SetBlockDim` (an element width, a tile
 //! length) is not one.
 
-use crate::motif::syntax::{self, Call, Parsed};
+use crate::syntax::{self, Call, Parsed};
 use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
 

@@ -9,7 +9,7 @@
 //! [`FoundKnob`] with a role (core count, buffer count, tile or UB size,
 //! count) and a domain derived from the platform (the core count, the UB
 //! size, 32-byte alignment and the 256-byte repeat) and from its value.
-//! [`confirm`] then runs the host tiling alone with changed values and
+//! The method's `tune::confirm` then runs the host tiling alone with changed values and
 //! keeps a knob only when a value changes the tiling, with one value per
 //! distinct tiling (the code's own clamps merge the rest).
 //!
@@ -32,11 +32,10 @@
 //! element's width), and a value that reaches `SetBlockDim` only as an
 //! operand of arithmetic is not a core count ([`flow`]).
 
-pub mod confirm;
 pub(crate) mod flow;
 
-use crate::motif::syntax::{self, Parsed};
-use crate::motif::Sources;
+use crate::syntax::{self, Parsed};
+use crate::Sources;
 use flow::{CandKey, Sink};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1047,7 +1046,7 @@ pub const FOUND: &str = "ascendopt:tiling-begin found:";
 
 /// The plain sources with every given knob a marked constant of its own
 /// evolvable region; `domains` overrides a knob's domain annotation (by
-/// name; e.g. the `choices=` [`confirm`] leaves). None when an edit
+/// name; e.g. the `choices=` the method's confirmation leaves). None when an edit
 /// cannot be made (overlapping literals).
 pub fn knobbed(
     sources: &Sources,
