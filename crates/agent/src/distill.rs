@@ -4,10 +4,10 @@
 //! (LLM issue) writes them from the diff and the evidence.
 
 use crate::features::lacking_phrase;
-use ascendopt_motif::by_tag;
 use crate::ProposeError;
 use ascendopt_bank::entry::Applicability;
 use ascendopt_bank::text;
+use ascendopt_motif::by_tag;
 
 /// What a distiller sees: the inverted edit (slow → fast) and its evidence.
 #[derive(Debug, Clone)]

@@ -3,11 +3,13 @@
 //! the LLM ones (`crate::llm::LlmAgents`). Commands and the benchmark take a
 //! factory and ask it for fresh agents per operator and per run.
 
-use crate::diagnose::Diagnoser;
-use crate::distill::{BuiltinDistiller, Distiller};
 use crate::builtin::BuiltinProposer;
+use crate::diagnose::Diagnoser;
 use crate::diagnose::RuleDiagnoser;
-use crate::llm::{DenseRetrieval, LlmClient, LlmDiagnoser, LlmDistiller, LlmProposer, StoreCallLog};
+use crate::distill::{BuiltinDistiller, Distiller};
+use crate::llm::{
+    DenseRetrieval, LlmClient, LlmDiagnoser, LlmDistiller, LlmProposer, StoreCallLog,
+};
 use crate::proposer::Proposer;
 use crate::AgentError;
 use ascendopt_harness::store::RunId;
@@ -59,10 +61,10 @@ impl AgentFactory for BuiltinAgents {
         "builtin".into()
     }
     fn proposer(&self, seed: u64) -> Result<Box<dyn Proposer>, AgentError> {
-        Ok(Box::new(ascendopt_agent::builtin::BuiltinProposer::new(seed)))
+        Ok(Box::new(crate::builtin::BuiltinProposer::new(seed)))
     }
     fn diagnoser(&self) -> Result<Box<dyn Diagnoser>, AgentError> {
-        Ok(Box::new(ascendopt_agent::diagnose::RuleDiagnoser::new()))
+        Ok(Box::new(crate::diagnose::RuleDiagnoser::new()))
     }
     fn distiller(&self) -> Result<Box<dyn Distiller>, AgentError> {
         Ok(Box::new(BuiltinDistiller::new()))

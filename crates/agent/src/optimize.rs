@@ -16,12 +16,11 @@
 //! the budget for Stage II; Stage II gets the rest. Single-stage methods
 //! give their stage the whole budget.
 
+use crate::attempts::{self, Tried};
 use crate::diagnose::Diagnoser;
 use crate::llm::DenseRetrieval;
-use ascendopt_motif::{self, Sources};
 use crate::outcome::{curve, roofline, OpOutcome, StageStop, Step};
 use crate::proposer::Proposer;
-use crate::attempts::{self, Tried};
 use crate::refine::{self, RefineConfig};
 use crate::session::{Action, LogEntry, OpSession, Phase};
 use crate::tune::{self, TuneConfig};
@@ -31,6 +30,7 @@ use ascendopt_device::Device;
 use ascendopt_harness::eval::{self, CaseSelector, CheckConfig};
 use ascendopt_harness::fresh;
 use ascendopt_harness::pipeline::bench_case;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::timing::msprof_csv;
 use ascendopt_sim::timing::Profile;
@@ -533,7 +533,7 @@ pub fn write_output(
     let after_src = Sources::load(&pkg_dir)?;
     write(
         &out_dir.join("changes.diff"),
-        &motif::diff(&before_src, &after_src),
+        &ascendopt_motif::diff(&before_src, &after_src),
         &mut files,
     )?;
     let output = load(&pkg_dir)?;

@@ -12,10 +12,10 @@
 //! charged (nothing was evaluated).
 
 use crate::diagnose::Diagnosis;
-use ascendopt_motif::Sources;
 use crate::session::{Action, NoCandidate};
 use crate::ProposeError;
 use ascendopt_bank::store::StoredEntry;
+use ascendopt_motif::Sources;
 
 /// One proposed candidate.
 #[derive(Debug, Clone)]

@@ -25,19 +25,19 @@
 //! or returned an earlier verdict; that is what makes a resumed run replay
 //! the same decisions.
 
+use crate::attempts::{affordable, notify, settle, Tried};
 use crate::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::applicable_motifs;
 use crate::llm::DenseRetrieval;
-use ascendopt_motif::Sources;
 use crate::outcome::Step;
 use crate::proposer::{Feedback, Proposer, RewriteRequest};
-use crate::ProposeError;
-use crate::attempts::{affordable, notify, settle, Tried};
 use crate::session::{LogEntry, OpSession, Phase, Trial};
 use crate::AgentError;
+use crate::ProposeError;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query};
 use ascendopt_bank::store::{Bank, StoredEntry};
-use ascendopt_harness::store::{SourceHash, Stage};
+use ascendopt_harness::store::Stage;
+use ascendopt_motif::Sources;
 use std::collections::BTreeSet;
 
 /// How Stage I runs.

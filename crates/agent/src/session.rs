@@ -16,7 +16,6 @@
 //!   deterministic loop on the same run therefore replays it for free, which
 //!   is how runs resume.
 
-use ascendopt_motif::Sources;
 use crate::AgentError;
 use ascendopt_device::Device;
 use ascendopt_harness::compare::{self, CompareConfig, Decision};
@@ -25,6 +24,7 @@ use ascendopt_harness::ledger::{BudgetConfig, Charge, Ledger};
 use ascendopt_harness::pipeline::{self, Evaluated, PipelineConfig};
 use ascendopt_harness::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
 use ascendopt_harness::verdict::Verdict;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -2,11 +2,10 @@
 //! measurement is `ascendopt_experiments::evals::bench_evals`; this file
 //! parses, prints the tables and the JSON document.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_experiments::evals::{
     bench_evals, by_level, median, overall_per_minute, EvalsConfig, OpSpeed,
 };
@@ -70,7 +69,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     anyhow::ensure!(args.n > 0, "-n must be at least 1");
     let json = args.json;
     let mut doc = JsonDoc::new("bench-evals");
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let device = crate::hiargs::sim_device(None)?;
     let cfg = EvalsConfig {
         evals: args.n,
         jobs: args.jobs,

@@ -5,7 +5,7 @@
 //! evaluations spent, and why each stage stopped. Resumable like `bench`.
 
 use crate::bench_cmd::Progress;
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::factory::BuiltinAgents;

@@ -17,11 +17,11 @@
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::{Diagnoser, RuleDiagnoser};
 use ascendopt_agent::distill::{BuiltinDistiller, Distiller};
+use ascendopt_agent::factory::{AgentFactory, LlmAgents};
 use ascendopt_agent::llm::{
     self, DenseRetrieval, LlmClient, LlmConfig, LlmDiagnoser, LlmDistiller, LlmProposer,
     LlmSettings, ReplayMode, StoreCallLog,
 };
-use ascendopt_agent::factory::{AgentFactory, LlmAgents};
 use ascendopt_agent::proposer::Proposer;
 use ascendopt_harness::store::RunId;
 use std::path::Path;

@@ -21,7 +21,6 @@
 use ascendopt_agent::diagnose::Diagnosis;
 use ascendopt_agent::features::code_features;
 use ascendopt_agent::llm::{apply_answer, feedback_text, llm_error, profile_text};
-use ascendopt_motif::{registry, SiteState, Sources};
 use ascendopt_agent::outcome::{curve, roofline, OpOutcome, Step};
 use ascendopt_agent::proposer::{Feedback, Proposal, Proposer, RewriteRequest};
 use ascendopt_agent::rng::Rng;
@@ -32,6 +31,7 @@ use ascendopt_harness::store::Stage;
 use ascendopt_llm::client::{LlmClient, Message};
 use ascendopt_llm::json::first_object;
 use ascendopt_llm::prompts::{self, show_files};
+use ascendopt_motif::{registry, SiteState, Sources};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Evaluates the input; returns the outcome skeleton and the baseline
@@ -42,7 +42,8 @@ fn start(
     budget: u32,
     on_attempt: &mut dyn FnMut(&LogEntry),
 ) -> Result<(OpOutcome, Sources, Option<Trial>), AgentError> {
-    let input = Sources::load(&session.base().dir)?.with_chip(ascendopt_agent::tune::chip_limits(session));
+    let input =
+        Sources::load(&session.base().dir)?.with_chip(ascendopt_agent::tune::chip_limits(session));
     let baseline = session.evaluate(
         Phase::Baseline,
         &input,

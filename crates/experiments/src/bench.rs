@@ -31,16 +31,13 @@
 //! the number of threads.
 
 use crate::baselines::{best_of_n, coder_judge};
-use ascendopt_agent::diagnose::Diagnoser;
-use ascendopt_agent::distill::{BuiltinDistiller, Distiller};
-use ascendopt_agent::llm::{DenseRetrieval, FALLBACK_STATUS};
-use ascendopt_agent::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
-use ascendopt_agent::proposer::Proposer;
 use crate::report::results::{LlmUsageRow, OutcomeSummary, ProfileBrief, Results, RunMeta};
 use crate::report::write_report;
+use ascendopt_agent::factory::AgentFactory;
+use ascendopt_agent::llm::FALLBACK_STATUS;
+use ascendopt_agent::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
 use ascendopt_agent::rewind::{rewind_operator_with, RewindConfig};
 use ascendopt_agent::session::{OpSession, RunContext};
-use ascendopt_agent::factory::AgentFactory;
 use ascendopt_agent::AgentError;
 use ascendopt_bank::error::BankError;
 use ascendopt_bank::store::Bank;
@@ -256,17 +253,6 @@ fn pipeline(cfg: &BenchConfig) -> PipelineConfig {
     }
 }
 
-/// The run whose config equals `config`, resumed, or a new one.
-fn find_or_create_run(store: &RunStore, config: &serde_json::Value) -> Result<RunId, BenchError> {
-    for info in store.runs()? {
-        if &info.config == config {
-            store.resume_run(info.id)?;
-            return Ok(info.id);
-        }
-    }
-    Ok(store.create_run(config)?)
-}
-
 fn names(pkgs: &[OpPackage]) -> Vec<String> {
     pkgs.iter().map(|p| p.name().to_string()).collect()
 }
@@ -385,7 +371,7 @@ fn build_bank(
     let store_path = cfg.out.join("runs.sqlite");
     let run = {
         let store = RunStore::open(&store_path)?;
-        find_or_create_run(&store, &config)?
+        store.find_or_create_run(&config)?.0
     };
     progress(&BenchEvent::Phase {
         name: "rewind".into(),
@@ -644,7 +630,7 @@ pub fn run_bench(
             "agents": agents.name(),
             "identity": eval_identity,
         });
-        runs.push((m, find_or_create_run(&store, &config)?));
+        runs.push((m, store.find_or_create_run(&config)?.0));
     }
 
     // Method × operator pairs, finished ones reused.

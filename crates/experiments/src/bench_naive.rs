@@ -23,9 +23,9 @@
 //! `naive.json` (the rows and the summary).
 
 use crate::bench::{run_bench, BenchConfig, BenchError, BenchEvent, BenchMethod};
+use crate::report::results::OutcomeSummary;
 use ascendopt_agent::factory::AgentFactory;
 use ascendopt_agent::optimize::Method;
-use crate::report::results::OutcomeSummary;
 use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -7,10 +7,10 @@
 //! profiler, interleaving candidate and incumbent samples as the agent does.
 //! A "true speedup" candidate is the same measurement scaled by 1/speedup.
 
+use ascendopt_device::{Device, RunOutcome};
 use ascendopt_harness::compare::{faster, CompareConfig};
 use ascendopt_harness::eval::prepare_case;
 use ascendopt_harness::pipeline::bench_case;
-use ascendopt_device::{Device, RunOutcome};
 use ascendopt_op::package::OpPackage;
 
 /// The result of [`rule_bench`].

@@ -2,8 +2,8 @@
 //! from the input kernel; Stage II with `budget` evaluations, random search
 //! with twice as many, each in a run of its own.
 
-use ascendopt_agent::proposer::Proposer;
 use ascendopt_agent::attempts::Tried;
+use ascendopt_agent::proposer::Proposer;
 use ascendopt_agent::session::{Action, OpSession, Phase};
 use ascendopt_agent::tune::{random_search, tune, TuneConfig};
 use ascendopt_agent::AgentError;

@@ -29,15 +29,12 @@ mod proposer;
 pub use dense::{DenseRetrieval, FALLBACK_STATUS};
 pub use diagnoser::LlmDiagnoser;
 pub use distiller::LlmDistiller;
-pub(crate) use proposer::apply_answer;
+pub use proposer::apply_answer;
 pub use proposer::LlmProposer;
 
-use crate::builtin::BuiltinProposer;
-use crate::diagnose::{Diagnoser, RuleDiagnoser};
-use crate::distill::{BuiltinDistiller, Distiller};
-use crate::proposer::{Feedback, Proposer};
-use crate::ProposeError;
+use crate::proposer::Feedback;
 use crate::AgentError;
+use crate::ProposeError;
 use ascendopt_harness::store::{NewLlmCall, RunId, RunStore};
 use ascendopt_llm::audit::{CallLog, CallRecord};
 use ascendopt_llm::error::LlmError;
@@ -181,7 +178,7 @@ impl From<LlmError> for AgentError {
 }
 
 /// Earlier attempts as prompt text (the last `max` of them).
-pub(crate) fn feedback_text(feedback: &Feedback, max: usize) -> String {
+pub fn feedback_text(feedback: &Feedback, max: usize) -> String {
     if feedback.attempts.is_empty() {
         return "none yet".to_string();
     }
@@ -200,7 +197,7 @@ pub(crate) fn feedback_text(feedback: &Feedback, max: usize) -> String {
 }
 
 /// The profile JSON for a prompt (pretty, bounded).
-pub(crate) fn profile_text(profile: Option<&serde_json::Value>) -> String {
+pub fn profile_text(profile: Option<&serde_json::Value>) -> String {
     match profile {
         None => "{}".to_string(),
         Some(p) => {

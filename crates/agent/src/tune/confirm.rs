@@ -18,12 +18,12 @@
 //! cannot be parametrised, each value is rendered and built (a handful of
 //! values per knob).
 
-use ascendopt_motif::knobfind::{knobbed, with_values, Discovery, FoundKnob};
-use ascendopt_motif::Sources;
 use crate::session::OpSession;
 use crate::AgentError;
 use ascendopt_device::Artifact;
 use ascendopt_harness::pipeline::{bench_case, tiling_request};
+use ascendopt_motif::knobfind::{knobbed, with_values, Discovery, FoundKnob};
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::launch::TilingInfo;
 use std::collections::BTreeMap;

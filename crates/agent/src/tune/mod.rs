@@ -77,16 +77,16 @@
 //! [`random_search`] is the baseline the benchmark compares with: uniform
 //! random assignments, deduplicated and constraint-checked, no learning.
 
-use ascendopt_motif::knobfind::{self, ChipLimits};
-use ascendopt_motif::Sources;
+use crate::attempts::{affordable, notify, settle, Tried};
 use crate::outcome::Step;
 use crate::proposer::{Feedback, Proposer, TilingEditRequest};
-use crate::ProposeError;
-use crate::attempts::{affordable, notify, settle, Tried};
 use crate::rng::Rng;
 use crate::session::{Action, LogEntry, OpSession, Phase, Trial};
 use crate::AgentError;
+use crate::ProposeError;
 use ascendopt_harness::store::Stage;
+use ascendopt_motif::knobfind::{self, ChipLimits};
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::tiling::TilingSpace;
 use std::collections::{BTreeMap, BTreeSet};
@@ -470,7 +470,7 @@ pub fn tune(
 }
 
 /// The chip limits a found knob's domain is derived from.
-pub(crate) fn chip_limits(session: &OpSession<'_>) -> ChipLimits {
+pub fn chip_limits(session: &OpSession<'_>) -> ChipLimits {
     let p = session.context().device.platform();
     ChipLimits {
         cores: p.core_num_aiv.max(1),

@@ -13,8 +13,8 @@
 //! - `curves`: per method, the GM over operators of the best speedup so
 //!   far against online evaluations spent ([`MethodCurve`]).
 
-use ascendopt_agent::outcome::OpOutcome;
 use crate::report::stats::{GroupStats, Sample};
+use ascendopt_agent::outcome::OpOutcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
