@@ -743,6 +743,7 @@ fn fuse_axpy(
 mod tests {
     use super::*;
     use crate::Motif;
+    use expect_test::expect;
 
     fn kernel(body: &str) -> Sources {
         let text = format!(
@@ -810,7 +811,21 @@ mod tests {
             .find(|s| s.state == SiteState::Absent)
             .unwrap();
         let strong = FusedVecOps.apply(&weak, &site).unwrap();
-        assert!(strong.get("op_kernel/k.cpp").unwrap().contains("        LocalTensor<T> k = kBuf.Get<T>();\n        Adds(yLocal, xLocal, -bias, length);\n"));
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -4,8 +4,7 @@
+                     LocalTensor<T> xLocal = inQueueX.DeQue<T>();
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+                     LocalTensor<T> k = kBuf.Get<T>();
+            -        Duplicate(k, bias, length);
+            -        Sub(yLocal, xLocal, k, length);
+            +        Adds(yLocal, xLocal, -bias, length);
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&weak, &strong));
         // A broadcast read by two ops: both take the scalar.
         let used = kernel("        LocalTensor<T> k = kBuf.Get<T>();\n        Duplicate(k, bias, length);\n        Sub(yLocal, xLocal, k, length);\n        Add(yLocal, yLocal, k, length);");
         let site = FusedVecOps
@@ -873,8 +888,21 @@ mod tests {
             .find(|s| s.state == SiteState::Absent)
             .unwrap();
         let strong = FusedVecOps.apply(&weak, &site).unwrap();
-        let k = strong.get("op_kernel/k.cpp").unwrap();
-        assert!(k.contains("        Sub(yLocal, eLocal, sLocal, length);\n        FusedMulAdd(yLocal, wLocal, sLocal, length);\n"), "{k}");
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -4,8 +4,7 @@
+                     LocalTensor<T> xLocal = inQueueX.DeQue<T>();
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+                     Sub(yLocal, eLocal, sLocal, length);
+            -        Mul(yLocal, yLocal, wLocal, length);
+            -        Add(yLocal, yLocal, sLocal, length);
+            +        FusedMulAdd(yLocal, wLocal, sLocal, length);
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&weak, &strong));
         let back = FusedVecOps
             .detect(&strong)
             .into_iter()

@@ -505,6 +505,7 @@ impl Engine for StagingCopy {
 mod tests {
     use super::*;
     use crate::Motif;
+    use expect_test::expect;
 
     fn kernel(body: &str) -> Sources {
         let text = format!(
@@ -545,7 +546,30 @@ mod tests {
             .unwrap();
         let strong = StagingCopy.apply(&weak, &site).unwrap();
         let k = strong.get("op_kernel/k.cpp").unwrap();
-        assert!(k.contains("        Exp(yLocal, xLocal, n);\n        Muls(yLocal, yLocal, 2.0f, n);\n        outQueueY"), "{k}");
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -3,16 +3,13 @@
+                 void Init() {
+                     pipe.InitBuffer(inQueueX, 1, 4096);
+                     pipe.InitBuffer(outQueueY, 1, 4096);
+            -        pipe.InitBuffer(workBuf, 4096);
+                 }
+                 void Compute(uint32_t n)
+                 {
+                     LocalTensor<float> xLocal = inQueueX.DeQue<float>();
+                     LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
+            -        LocalTensor<float> work = workBuf.Get<float>();
+            -        Exp(work, xLocal, n);
+            -        Muls(work, work, 2.0f, n);
+            -        DataCopy(yLocal, work, n);
+            +        Exp(yLocal, xLocal, n);
+            +        Muls(yLocal, yLocal, 2.0f, n);
+                     outQueueY.EnQue<float>(yLocal);
+                     inQueueX.FreeTensor(xLocal);
+                 }
+        "#]]
+        .assert_eq(&crate::diff(&weak, &strong));
         assert!(!k.contains("workBuf, 4096"), "{k}");
     }
 

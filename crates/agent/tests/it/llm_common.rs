@@ -3,8 +3,8 @@
 //! cache, and copies of ops/add_custom with the test's own small cases.
 #![allow(dead_code)]
 
-use ascendopt_motif::Sources;
 use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use std::path::{Path, PathBuf};
 

@@ -12,17 +12,15 @@
 //! - an embeddings endpoint that fails during a run: that round falls back
 //!   to lexical retrieval, the loop goes on, and the warning is in the log.
 
-mod llm_common;
-#[path = "../../llm/tests/support/server.rs"]
-mod server;
+use crate::llm_common;
+use ascendopt_testkit::llm_server as server;
 use llm_common::{add_custom_with_cases, device, TWO_SMALL_CASES as CASES};
 
+use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::features::applicable_motifs;
 use ascendopt_agent::llm::{
     DenseRetrieval, LlmDiagnoser, LlmProposer, StoreCallLog, FALLBACK_STATUS,
 };
-use ascendopt_motif::Sources;
-use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::refine::{refine, RefineConfig, RefineOutcome};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
@@ -33,6 +31,7 @@ use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunId, RunStore};
 use ascendopt_llm::client::LlmClient;
 use ascendopt_llm::config::{LlmConfig, LlmSettings};
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use server::{Scripted, ScriptedServer};
 use std::collections::BTreeMap;

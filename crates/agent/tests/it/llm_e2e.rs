@@ -15,15 +15,13 @@
 //!   budget is spent;
 //! - the tiling mutator's edits are confined to the tiling region.
 
-mod llm_common;
-#[path = "../../llm/tests/support/server.rs"]
-mod server;
+use crate::llm_common;
+use ascendopt_testkit::llm_server as server;
 use llm_common::{add_custom_with_cases, device};
 
-use ascendopt_agent::llm::{self, LlmDiagnoser, LlmDistiller, LlmProposer, StoreCallLog};
-use ascendopt_motif::Sources;
-use ascendopt_agent::proposer::{Feedback, Proposer, TilingEditRequest};
 use ascendopt_agent::attempts::Tried;
+use ascendopt_agent::llm::{self, LlmDiagnoser, LlmDistiller, LlmProposer, StoreCallLog};
+use ascendopt_agent::proposer::{Feedback, Proposer, TilingEditRequest};
 use ascendopt_agent::refine::{refine, RefineConfig};
 use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
@@ -35,6 +33,7 @@ use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_llm::client::LlmClient;
 use ascendopt_llm::config::{LlmConfig, LlmSettings, ReplayMode};
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use server::{dead_base_url, Scripted, ScriptedServer};
 use std::path::Path;

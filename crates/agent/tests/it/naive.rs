@@ -8,15 +8,15 @@
 //! Every package computes `z = x + y` (float32, the built-in `add_custom`
 //! golden) from one base host and kernel with one flaw put in.
 
-mod common;
+use crate::common;
 
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis, RuleDiagnoser};
-use ascendopt_motif::Sources;
 use ascendopt_agent::optimize::{optimize_operator, Method, OptimizeConfig};
 use ascendopt_agent::outcome::OpOutcome;
 use ascendopt_agent::session::{Action, OpSession, Phase};
 use ascendopt_harness::ledger::BudgetConfig;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use common::*;
 use std::path::{Path, PathBuf};

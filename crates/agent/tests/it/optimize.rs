@@ -5,16 +5,16 @@
 //! evaluations; the written output must pass correctness on fresh inputs
 //! and on a shape it was never tuned on, and never be slower than the input.
 
-mod common;
+use crate::common;
 
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::RuleDiagnoser;
-use ascendopt_motif::Sources;
 use ascendopt_agent::optimize::{optimize_operator, write_output, Method, OptimizeConfig};
 use ascendopt_agent::session::{Action, OpSession, Phase};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::eval::{check_op, CheckConfig};
 use ascendopt_harness::ledger::BudgetConfig;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use common::*;
 

@@ -2,19 +2,19 @@
 //! as named, and Stage II learns infeasible knob regions instead of
 //! re-trying them and never evaluates the same assignment twice.
 
-mod common;
+use crate::common;
 
+use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::RuleDiagnoser;
 use ascendopt_agent::features::lacking_phrase;
-use ascendopt_motif::{by_tag, diff, SiteState, Sources};
 use ascendopt_agent::optimize::{optimize_operator, Method, OptimizeConfig};
-use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::session::{Action, OpSession, Phase};
 use ascendopt_agent::tune::{tune, TuneConfig};
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::ledger::BudgetConfig;
+use ascendopt_motif::{by_tag, diff, SiteState, Sources};
 use ascendopt_op::package::OpPackage;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};

@@ -9,14 +9,13 @@
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::distill::BuiltinDistiller;
 use ascendopt_agent::features::code_features;
-use ascendopt_motif::{by_tag, SiteState, Sources};
-use ascendopt_agent::session::NoCandidate;
 use ascendopt_agent::proposer::{Proposal, Proposer, RemovalRequest, RewriteRequest};
-use ascendopt_agent::ProposeError;
 use ascendopt_agent::rewind::{
     evidence, rewind_operator, verify_entry, RewindConfig, RewindOutcome,
 };
+use ascendopt_agent::session::NoCandidate;
 use ascendopt_agent::session::{Action, RunContext};
+use ascendopt_agent::ProposeError;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query, DEFAULT_K};
 use ascendopt_bank::signature::ProfileSignature;
 use ascendopt_bank::store::{Bank, EntryFilter};
@@ -28,6 +27,7 @@ use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
 use ascendopt_harness::store::RunStore;
 use ascendopt_harness::verdict::Verdict;
+use ascendopt_motif::{by_tag, SiteState, Sources};
 use ascendopt_op::package::OpPackage;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

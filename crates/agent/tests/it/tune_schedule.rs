@@ -4,14 +4,14 @@
 //! never evaluated twice, nor candidates inside a box two equal
 //! measurements showed flat, and the result is never slower than the input.
 
-mod common;
+use crate::common;
 
-use ascendopt_motif::Sources;
 use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext, Trial};
 use ascendopt_agent::tune::{tune, TuneConfig};
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::store::Stage;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use common::{small_copy, Rig};
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,15 +25,13 @@ impl ascendopt_agent::proposer::Proposer for NoEdits {
     fn removals(
         &mut self,
         _req: &ascendopt_agent::proposer::RemovalRequest<'_>,
-    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::ProposeError>
-    {
+    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::ProposeError> {
         Ok(Vec::new())
     }
     fn rewrites(
         &mut self,
         _req: &ascendopt_agent::proposer::RewriteRequest<'_>,
-    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::ProposeError>
-    {
+    ) -> Result<Vec<ascendopt_agent::proposer::Proposal>, ascendopt_agent::ProposeError> {
         Ok(Vec::new())
     }
 }

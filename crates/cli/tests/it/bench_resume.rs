@@ -1,11 +1,10 @@
 //! Kill `ascendopt bench` midway and run it again on the same folder: the
 //! final tables equal those of an uninterrupted run.
 
+use crate::common::small_copy;
 use ascendopt_experiments::report::results::Results;
 use ascendopt_harness::store::{RunStore, Stage};
-mod common;
 
-use common::small_copy;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,31 +1,7 @@
 //! End-to-end tests of the `ascendopt` binary: real g++ builds, real worker
 //! processes, the built-in operators and deliberately broken copies of them.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ascendopt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ascendopt"))
-        .args(args)
-        .env(
-            "ASCENDOPT_CACHE_DIR",
-            repo().join("target/ascendopt-test-cache"),
-        )
-        .output()
-        .expect("run ascendopt")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::common::{ascendopt, repo, text};
 
 /// A copy of ops/add_custom in a temp dir with `edit` applied to the kernel.
 fn broken_add(edit: impl Fn(&str) -> String) -> tempfile::TempDir {

@@ -1,71 +1,49 @@
-//! Helpers shared by the CLI's end-to-end tests.
+//! Helpers shared by the CLI's end-to-end tests, over the workspace's test
+//! kit (`ascendopt_testkit`): the repository, small operators, and running
+//! the binary with the shared build cache.
 
-use std::path::Path;
+pub use ascendopt_testkit::{repo, small_copy};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
-/// A copy of built-in operator `op` in `dst` without its cases of more
-/// than `max_elements` input elements (a small operator for quick tests).
-pub fn small_copy(op: &str, dst: &Path, max_elements: u64) -> std::path::PathBuf {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            if e.file_name() == "build" {
-                continue;
-            }
-            let (s, d) = (e.path(), to.join(e.file_name()));
-            if s.is_dir() {
-                copy(&s, &d)
-            } else {
-                std::fs::copy(&s, &d).unwrap();
-            }
-        }
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../ops")
-        .join(op);
-    let out = dst.join(op);
-    copy(&src, &out);
-    let text = std::fs::read_to_string(out.join("op.toml")).unwrap();
-    let elements = |block: &str| -> u64 {
-        block
-            .lines()
-            .find(|l| l.trim_start().starts_with("shapes"))
-            .map(|l| {
-                let v = l.split_once('=').unwrap().1;
-                v.split("],")
-                    .map(|dims| {
-                        dims.chars()
-                            .map(|c| if c.is_ascii_digit() { c } else { ' ' })
-                            .collect::<String>()
-                            .split_whitespace()
-                            .map(|n| n.parse::<u64>().unwrap())
-                            .product::<u64>()
-                    })
-                    .sum()
-            })
-            .unwrap_or(0)
-    };
-    let mut kept = String::new();
-    let mut block = String::new();
-    let mut dropped = 0;
-    let flush = |block: &mut String, kept: &mut String, dropped: &mut usize| {
-        if block.starts_with("[[cases]]") && elements(block) > max_elements {
-            *dropped += 1;
-        } else {
-            kept.push_str(block);
-        }
-        block.clear();
-    };
-    for line in text.lines() {
-        if line.starts_with('[') {
-            flush(&mut block, &mut kept, &mut dropped);
-        }
-        block.push_str(line);
-        block.push('\n');
-    }
-    flush(&mut block, &mut kept, &mut dropped);
-    assert!(dropped > 0, "{op}: no large case to drop");
-    assert!(kept.contains("[[cases]]"), "{op}: cases left");
-    std::fs::write(out.join("op.toml"), kept).unwrap();
-    out
+/// Runs `ascendopt` with `args` and the shared build cache.
+pub fn ascendopt(args: &[&str]) -> Output {
+    ascendopt_cmd(args).output().expect("run ascendopt")
+}
+
+/// The `ascendopt` command with `args` and the shared build cache, for a
+/// test that sets more (environment, folder) before running it.
+pub fn ascendopt_cmd(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ascendopt"));
+    c.args(args)
+        .env("ASCENDOPT_CACHE_DIR", ascendopt_testkit::build_cache_dir());
+    c
+}
+
+/// Standard output then standard error, as text.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// ops/add_custom in `root/add_custom` with two cases only: a tail case
+/// (3 x 1001) and a benchmark case of `bench_rows` x 16384 elements.
+pub fn small_add(root: &Path, bench_rows: usize) -> PathBuf {
+    let cases = format!(
+        r#"
+[[cases]]
+name = "f16_tail"
+shapes = [[3, 1001], [3, 1001]]
+dtype = "float16"
+
+[[cases]]
+name = "f16_bench"
+shapes = [[{bench_rows}, 16384], [{bench_rows}, 16384]]
+dtype = "float16"
+"#
+    );
+    ascendopt_testkit::with_cases("add_custom", &root.join("add_custom"), &cases)
 }

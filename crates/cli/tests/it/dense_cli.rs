@@ -5,13 +5,12 @@
 //! embeds through it, and the calls are in the run's `llm_calls`; with an
 //! unreachable endpoint the command fails before any run exists.
 
-#[path = "../../llm/tests/support/server.rs"]
-mod server;
+use ascendopt_testkit::llm_server as server;
 
-use ascendopt_motif::Sources;
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::store::RunStore;
+use ascendopt_motif::Sources;
 use server::{dead_base_url, ScriptedServer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

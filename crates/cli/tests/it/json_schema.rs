@@ -6,16 +6,13 @@
 //! The schema itself is checked to reject what it must: the old
 //! single-operator shape, inputs as a string, an item without "op".
 
+use crate::common::{repo, small_add};
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::store::Bank;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn ascendopt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ascendopt"))
@@ -117,34 +114,6 @@ fn small_bank(path: &Path) {
     }
 }
 
-/// ops/add_custom with a tail case and a small benchmark case.
-fn small_add(root: &Path) -> PathBuf {
-    let src = repo().join("ops/add_custom");
-    let dir = root.join("add_custom");
-    for sub in ["op_host", "op_kernel"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-        for e in std::fs::read_dir(src.join(sub)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).unwrap();
-        }
-    }
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    let cases = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[16, 16384], [16, 16384]]
-dtype = "float16"
-"#;
-    std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).unwrap();
-    dir
-}
-
 #[test]
 fn the_schema_rejects_other_shapes() {
     let v = schema();
@@ -186,7 +155,7 @@ fn the_schema_rejects_other_shapes() {
 fn every_reporting_command_writes_the_one_shape() {
     let v = schema();
     let tmp = tempfile::tempdir().unwrap();
-    let op = small_add(tmp.path());
+    let op = small_add(tmp.path(), 16);
     let op = op.to_str().unwrap();
 
     // eval: one operator is a list of one; inputs are data.

@@ -13,15 +13,12 @@
 //! (`llm_calls`) records every exchange: one row per request the router
 //! saw, each with its request and, when one came, the response.
 
+use crate::common::repo;
 use ascendopt_harness::store::RunStore;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())

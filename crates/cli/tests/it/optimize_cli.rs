@@ -2,8 +2,8 @@
 //! the output folder, resuming an interrupted run to the same result, the
 //! bank requirement, and the benchmark's ratio line.
 
-use ascendopt_motif::{by_tag, SiteState, Sources};
 use ascendopt_harness::store::RunStore;
+use ascendopt_motif::{by_tag, SiteState, Sources};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

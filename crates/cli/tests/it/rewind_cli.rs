@@ -5,64 +5,13 @@
 //! full-scale check (the default operators on their full cases, with
 //! noise: at least 8 distinct motifs, every entry reproduced).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ascendopt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ascendopt"))
-        .args(args)
-        .env(
-            "ASCENDOPT_CACHE_DIR",
-            repo().join("target/ascendopt-test-cache"),
-        )
-        .output()
-        .expect("run ascendopt")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// ops/add_custom with a tail case and a small benchmark case only.
-fn small_add(root: &Path) -> PathBuf {
-    let src = repo().join("ops/add_custom");
-    let dir = root.join("add_custom");
-    for sub in ["op_host", "op_kernel"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-        for e in std::fs::read_dir(src.join(sub)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).unwrap();
-        }
-    }
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    let cases = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[48, 16384], [48, 16384]]
-dtype = "float16"
-"#;
-    std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).unwrap();
-    dir
-}
+use crate::common::{ascendopt, small_add, text};
+use std::path::Path;
 
 #[test]
 fn rewind_fills_a_bank_whose_entries_verify() {
     let tmp = tempfile::tempdir().unwrap();
-    let op = small_add(tmp.path());
+    let op = small_add(tmp.path(), 48);
     let bank = tmp.path().join("bank.sqlite");
     let o = ascendopt(&[
         "rewind",

@@ -5,12 +5,10 @@
 //! are results.json's numbers; bank.jsonl lines parse; packages and
 //! before/after traces exist.
 
-mod common;
-
+use crate::common::small_copy;
 use ascendopt_experiments::report::markdown::{fmt_frac, fmt_gm, fmt_pct, fmt_us};
 use ascendopt_experiments::report::results::Results;
 use ascendopt_experiments::report::stats::FAST_P;
-use common::small_copy;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,12 +1,8 @@
 //! `ascendopt suite` end to end: two built-in operators, every case checked
 //! on the simulator, the table written to a file and parsed back.
 
-use std::path::{Path, PathBuf};
+use crate::common::repo;
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The cells of the table rows (header and separator excluded).
 fn table_rows(markdown: &str) -> (Vec<String>, Vec<Vec<String>>) {

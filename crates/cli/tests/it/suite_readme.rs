@@ -1,11 +1,7 @@
 //! ops/README.md is the generated operator table: a row for every package
 //! under ops/, and a header that says which command generated it.
 
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::common::repo;
 
 #[test]
 fn ops_readme_has_a_row_for_every_operator_and_says_how_it_was_made() {

@@ -284,3 +284,189 @@ fn the_runtime_and_the_timing_model_never_read_time() {
         assert!(readers.is_empty(), "{dir} reads time in {readers:?}");
     }
 }
+
+/// `.rs` files directly in a crate's `tests/` folder that are not a test
+/// target declared with `harness = false` (which owns its `main`): each
+/// such file would be a test binary of its own, linked separately. The
+/// integration tests of a crate are modules of its one `tests/it/` binary.
+fn stray_test_binaries(root: &Path) -> Vec<String> {
+    let mut stray = Vec::new();
+    let Ok(crates) = std::fs::read_dir(root.join("crates")) else {
+        return stray;
+    };
+    for entry in crates.flatten() {
+        let dir = entry.path();
+        let own_main: BTreeSet<String> = std::fs::read_to_string(dir.join("Cargo.toml"))
+            .ok()
+            .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+            .and_then(|doc| {
+                doc.get("test")
+                    .and_then(|t| t.as_array_of_tables())
+                    .map(|tests| {
+                        tests
+                            .iter()
+                            .filter(|t| t.get("harness").and_then(|h| h.as_bool()) == Some(false))
+                            .filter_map(|t| t.get("path").and_then(|p| p.as_str()))
+                            .map(str::to_string)
+                            .collect()
+                    })
+            })
+            .unwrap_or_default();
+        for file in std::fs::read_dir(dir.join("tests"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = file.path();
+            let name = file.file_name().to_string_lossy().to_string();
+            if path.extension().is_some_and(|e| e == "rs")
+                && !own_main.contains(&format!("tests/{name}"))
+            {
+                stray.push(format!(
+                    "{}/tests/{name}",
+                    dir.file_name().unwrap_or_default().to_string_lossy()
+                ));
+            }
+        }
+    }
+    stray.sort();
+    stray
+}
+
+#[test]
+fn integration_tests_are_modules_of_one_binary_per_crate() {
+    let stray = stray_test_binaries(&root());
+    assert!(
+        stray.is_empty(),
+        "test files outside tests/it/ (move each to crates/<crate>/tests/it/ and add `mod <name>;` to its main.rs): {stray:?}"
+    );
+
+    // A new file beside tests/it/ is found; a `harness = false` target is not.
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("crates/k");
+    std::fs::create_dir_all(krate.join("tests/it")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"k\"\n\n[[test]]\nname = \"own\"\npath = \"tests/own.rs\"\nharness = false\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("tests/it/main.rs"), "//! it\n").unwrap();
+    std::fs::write(krate.join("tests/own.rs"), "//! own\nfn main() {}\n").unwrap();
+    std::fs::write(krate.join("tests/new_one.rs"), "//! new\n").unwrap();
+    assert_eq!(stray_test_binaries(dir.path()), vec!["k/tests/new_one.rs"]);
+}
+
+/// The import graph between the top-level modules of the crate whose
+/// sources are in `src` (`crate::m` named in a file of module `n`, comments
+/// left out, is an edge n → m), and the circles in it (each circle as its
+/// modules, sorted).
+fn module_circles(src: &Path) -> Vec<Vec<String>> {
+    fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    files(src, &mut all);
+    let top = |p: &Path| -> String {
+        let rel = p.strip_prefix(src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        first.trim_end_matches(".rs").to_string()
+    };
+    let modules: BTreeSet<String> = all
+        .iter()
+        .map(|p| top(p))
+        .filter(|m| m != "lib" && m != "main")
+        .collect();
+    let mut graph: Graph = modules
+        .iter()
+        .map(|m| (m.clone(), BTreeSet::new()))
+        .collect();
+    for p in &all {
+        let from = top(p);
+        if !modules.contains(&from) {
+            continue;
+        }
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            for (i, _) in code.match_indices("crate::") {
+                let name: String = code[i + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name != from && modules.contains(&name) {
+                    graph.get_mut(&from).unwrap().insert(name);
+                }
+            }
+        }
+    }
+    // A module is on a circle with every module that reaches it and that
+    // it reaches.
+    let reach = |start: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![start.to_string()];
+        while let Some(m) = todo.pop() {
+            for n in &graph[&m] {
+                if seen.insert(n.clone()) {
+                    todo.push(n.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reaches: BTreeMap<String, BTreeSet<String>> =
+        modules.iter().map(|m| (m.clone(), reach(m))).collect();
+    let mut circles: BTreeSet<Vec<String>> = BTreeSet::new();
+    for m in &modules {
+        if !reaches[m].contains(m) {
+            continue;
+        }
+        let circle: Vec<String> = modules
+            .iter()
+            .filter(|n| reaches[m].contains(*n) && reaches[*n].contains(m))
+            .cloned()
+            .collect();
+        circles.insert(circle);
+    }
+    circles.into_iter().collect()
+}
+
+#[test]
+fn the_method_and_the_experiments_import_without_circles() {
+    let root = root();
+    for krate in ["agent", "experiments", "motif"] {
+        let circles = module_circles(&root.join("crates").join(krate).join("src"));
+        assert!(
+            circles.is_empty(),
+            "crates/{krate}: top-level modules that import each other in a circle: {circles:?}"
+        );
+    }
+
+    // A circle is found: a → b → a, and c beside it is not on it.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::write(src.join("lib.rs"), "//! l\nmod a;\nmod b;\nmod c;\n").unwrap();
+    std::fs::write(src.join("a.rs"), "//! a\nuse crate::b::B;\n").unwrap();
+    std::fs::create_dir_all(src.join("b")).unwrap();
+    std::fs::write(
+        src.join("b/mod.rs"),
+        "//! b\nuse crate::a::A; // crate::c in a comment\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("c.rs"), "//! c\nuse crate::a::A;\n").unwrap();
+    assert_eq!(
+        module_circles(src),
+        vec![vec!["a".to_string(), "b".to_string()]]
+    );
+}

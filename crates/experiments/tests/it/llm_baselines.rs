@@ -2,16 +2,14 @@
 //! best-of-N with the built-in sampler and with the LLM, and the
 //! coder-plus-judge loop against a scripted OpenAI-protocol server.
 
-#[path = "../../agent/tests/llm_common/mod.rs"]
-mod llm_common;
-#[path = "../../llm/tests/support/server.rs"]
-mod server;
+use crate::llm_common;
+use ascendopt_testkit::llm_server as server;
 use llm_common::{add_custom_with_cases, device};
 
-use ascendopt_experiments::baselines::{best_of_n, coder_judge};
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::llm::{LlmProposer, StoreCallLog};
 use ascendopt_agent::session::{OpSession, RunContext};
+use ascendopt_experiments::baselines::{best_of_n, coder_judge};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;

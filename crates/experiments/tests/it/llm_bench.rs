@@ -3,16 +3,14 @@
 //! `llm_calls` rows (and Rewind's in the Rewind run), none in a detached
 //! run, and `results.json` sums tokens and cost per run.
 
-#[path = "../../agent/tests/llm_common/mod.rs"]
-mod llm_common;
-#[path = "../../llm/tests/support/server.rs"]
-mod server;
+use crate::llm_common;
+use ascendopt_testkit::llm_server as server;
 use llm_common::{add_custom_with_cases, TWO_SMALL_CASES as CASES};
 
 use ascendopt_agent::factory::{AgentFactory, LlmAgents};
 use ascendopt_agent::llm;
-use ascendopt_experiments::bench::{run_bench, BenchConfig, BenchMethod};
 use ascendopt_agent::optimize::Method;
+use ascendopt_experiments::bench::{run_bench, BenchConfig, BenchMethod};
 use ascendopt_experiments::report::results::Results;
 use ascendopt_harness::store::RunStore;
 use ascendopt_llm::config::{LlmConfig, LlmSettings};

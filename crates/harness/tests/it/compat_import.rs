@@ -1,7 +1,7 @@
 //! `compat` and `import` on operator folders written elsewhere: clean-room
 //! fixture projects in the msopgen layout (tests/fixtures/).
 
-mod common;
+use crate::common;
 
 use ascendopt_harness::compat::{self, CompatConfig, RunState, UnitState};
 use ascendopt_sim::build::{BuildCache, Toolchain};

@@ -9,7 +9,7 @@ use ascendopt_harness::pipeline::evaluate_package;
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::OpPackage;
 
-mod common;
+use crate::common;
 
 use common::{cfg, device, variant};
 

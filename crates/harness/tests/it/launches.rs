@@ -13,7 +13,7 @@ use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_op::package::OpPackage;
 use std::path::PathBuf;
 
-mod common;
+use crate::common;
 
 use common::{cfg, same, variant};
 

@@ -7,8 +7,7 @@ use ascendopt_harness::pipeline::{evaluate, evaluate_package};
 use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_harness::verdict::{CorrectnessCheck, RuntimeErrorKind, Verdict};
 
-mod common;
-#[path = "redteam/hostile.rs"]
+use crate::common;
 mod hostile;
 
 use common::{cfg, device, package};

@@ -3,14 +3,12 @@
 //! errors, preflight (no key, unreachable, refused key), usage and cost in
 //! the audit log, replay, and the concurrency limit.
 
-mod support;
-
 use ascendopt_llm::client::LlmClient;
 use ascendopt_llm::config::{LlmConfig, LlmSettings, ReplayMode};
 use ascendopt_llm::{CallLog, LlmError, MemoryCallLog, Message};
+use ascendopt_testkit::llm_server::{dead_base_url, Scripted, ScriptedServer};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::server::{dead_base_url, Scripted, ScriptedServer};
 
 fn config(base: &str) -> LlmConfig {
     LlmConfig::from_settings(LlmSettings {

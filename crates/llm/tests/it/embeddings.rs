@@ -3,14 +3,12 @@
 //! tokens and cost, replay, the preflight probe, and a shared concurrency
 //! limit across clients made with `with_log`.
 
-mod support;
-
 use ascendopt_llm::client::LlmClient;
 use ascendopt_llm::config::{LlmConfig, LlmSettings, ReplayMode};
 use ascendopt_llm::{LlmError, MemoryCallLog, Message};
+use ascendopt_testkit::llm_server::{dead_base_url, Scripted, ScriptedServer};
 use std::sync::Arc;
 use std::time::Duration;
-use support::server::{dead_base_url, Scripted, ScriptedServer};
 
 fn config(base: &str) -> LlmConfig {
     LlmConfig::from_settings(LlmSettings {

@@ -15,6 +15,6 @@ fn the_supported_api_page_is_generated_from_the_headers() {
     let have = std::fs::read_to_string(&page).unwrap_or_default();
     assert!(
         have == want,
-        "docs/supported-apis.md is stale: run `ASCENDOPT_BLESS=1 cargo test -p ascendopt-llm --test supported_apis`"
+        "docs/supported-apis.md is stale: run `ASCENDOPT_BLESS=1 cargo test -p ascendopt-llm --test it supported_apis`"
     );
 }

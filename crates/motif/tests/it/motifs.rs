@@ -8,10 +8,10 @@
 //! replaced by a tail case and one benchmark case), so an evaluation takes
 //! about a second; builds are shared through target/ascendopt-test-cache.
 
-use ascendopt_motif::{by_tag, diff, Motif, Site, SiteState, Sources};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
 use ascendopt_harness::verdict::Verdict;
+use ascendopt_motif::{by_tag, diff, Motif, Site, SiteState, Sources};
 use ascendopt_op::package::OpPackage;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,6 @@ use ascendopt_sim::launch::{
 use ascendopt_sim::timing::{simulate, HwProfile, Profile, TimingOptions};
 use ascendopt_sim::trace::{DmaDir, InstrKind, Pipe};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 const KERNELS: &str = r#"
@@ -276,34 +275,10 @@ extern "C" __global__ __aicore__ void nd2nz_example(GM_ADDR x, GM_ADDR y, GM_ADD
 }
 "#;
 
-fn sim_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Compiles KERNELS once for the whole test binary.
 fn kernels() -> &'static Path {
     static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, so) = LIB.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let cpp = dir.path().join("k.cpp");
-        std::fs::write(&cpp, KERNELS).unwrap();
-        let so = dir.path().join("libk.so");
-        let out = Command::new("g++")
-            .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-I"])
-            .arg(sim_dir().join("include"))
-            .arg(&cpp)
-            .arg(sim_dir().join("runtime_src/kernel_entry.cpp"))
-            .arg("-o")
-            .arg(&so)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (dir, so)
-    });
+    let (_, so) = LIB.get_or_init(|| crate::kernel_lib::compile(KERNELS));
     so
 }
 

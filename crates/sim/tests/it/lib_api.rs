@@ -429,43 +429,22 @@ extern "C" __global__ __aicore__ void select_f32_i16(GM_ADDR x, GM_ADDR m, GM_AD
 }
 "#;
 
-fn sim_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::kernel_lib::sim_dir;
 
 /// The kernel library, compiled once per test run.
 fn library() -> &'static Path {
     static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, so) = LIB.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let mut sources = Vec::new();
-        for (name, text) in [
-            ("lib_api.cpp", UNARY),
-            ("lib_power.cpp", POWER),
-            ("lib_rows.cpp", ROWS),
-            ("lib_softmax.cpp", SOFTMAX),
-            ("lib_select.cpp", SELECT),
-        ] {
-            let cpp = dir.path().join(name);
-            std::fs::write(&cpp, text).unwrap();
-            sources.push(cpp);
-        }
-        let so = dir.path().join("liblib_api.so");
-        let out = Command::new("g++")
-            .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-I"])
-            .arg(sim_dir().join("include"))
-            .args(&sources)
-            .arg(sim_dir().join("runtime_src/kernel_entry.cpp"))
-            .arg("-o")
-            .arg(&so)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (dir, so)
+        crate::kernel_lib::compile_sources(
+            "liblib_api.so",
+            &[
+                ("lib_api.cpp", UNARY),
+                ("lib_power.cpp", POWER),
+                ("lib_rows.cpp", ROWS),
+                ("lib_softmax.cpp", SOFTMAX),
+                ("lib_select.cpp", SELECT),
+            ],
+        )
     });
     so
 }

@@ -7,34 +7,8 @@ use ascendopt_sim::launch::{
 };
 use ascendopt_sim::trace::{InstrKind, SyncOrigin};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn sim_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Compiles a kernel source into a shared library in a temp dir.
-fn compile(src: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let cpp = dir.path().join("k.cpp");
-    std::fs::write(&cpp, src).unwrap();
-    let so = dir.path().join("libk.so");
-    let out = Command::new("g++")
-        .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-I"])
-        .arg(sim_dir().join("include"))
-        .arg(&cpp)
-        .arg(sim_dir().join("runtime_src/kernel_entry.cpp"))
-        .arg("-o")
-        .arg(&so)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (dir, so)
-}
+use crate::kernel_lib::compile;
 
 fn platform() -> Platform {
     Platform {

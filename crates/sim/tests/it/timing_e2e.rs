@@ -11,7 +11,6 @@ use ascendopt_sim::check::check;
 use ascendopt_sim::launch::{run_kernel, JobTensor, LaunchJob, LaunchOutput, Platform, TilingInfo};
 use ascendopt_sim::timing::{chrome_trace_json, simulate, HwProfile, Profile, TimingOptions};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 const KERNELS: &str = r#"
@@ -122,34 +121,10 @@ extern "C" __global__ __aicore__ void double_vector(GM_ADDR x, GM_ADDR y, GM_ADD
 }
 "#;
 
-fn sim_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Compiles KERNELS once for the whole test binary.
 fn kernels() -> &'static Path {
     static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, so) = LIB.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let cpp = dir.path().join("k.cpp");
-        std::fs::write(&cpp, KERNELS).unwrap();
-        let so = dir.path().join("libk.so");
-        let out = Command::new("g++")
-            .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-I"])
-            .arg(sim_dir().join("include"))
-            .arg(&cpp)
-            .arg(sim_dir().join("runtime_src/kernel_entry.cpp"))
-            .arg("-o")
-            .arg(&so)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (dir, so)
-    });
+    let (_, so) = LIB.get_or_init(|| crate::kernel_lib::compile(KERNELS));
     so
 }
 
