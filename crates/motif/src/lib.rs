@@ -257,6 +257,17 @@ pub(crate) fn with_file(pkg: &Sources, file: &str, text: String) -> Sources {
     out
 }
 
+/// The diff from `old` to `new` for a snapshot: trailing spaces cut (the
+/// context line of an empty source line is a single space, which a
+/// snapshot cannot hold).
+#[cfg(test)]
+pub(crate) fn snapshot_diff(old: &Sources, new: &Sources) -> String {
+    diff(old, new)
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

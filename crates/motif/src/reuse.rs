@@ -468,13 +468,13 @@ private:
             +        DataCopy(yGm[offset], local, bytes);
             +        queueOut.FreeTensor(local);
                  }
- 
+
              private:
             -    TQueBind<QuePosition::VECIN, QuePosition::VECOUT, BUFFER_NUM> queue;
             +    TQue<QuePosition::VECIN, BUFFER_NUM> queue;
             +    TQue<QuePosition::VECOUT, BUFFER_NUM> queueOut;
              };
-        "#]].assert_eq(&crate::diff(&strong, &weak));
+        "#]].assert_eq(&crate::snapshot_diff(&strong, &weak));
         assert_eq!(
             weak.get("op_host/k.cpp").unwrap(),
             HOST.replace("ubBytes / BUFFER_NUM", "ubBytes / (2 * BUFFER_NUM)")
