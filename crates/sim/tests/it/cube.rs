@@ -920,27 +920,8 @@ extern "C" __global__ __aicore__ void mm_api_cube_only(GM_ADDR a, GM_ADDR b, GM_
 
 fn mix_kernels() -> &'static Path {
     static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, so) = LIB.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let cpp = dir.path().join("mix.cpp");
-        std::fs::write(&cpp, MIX_KERNELS).unwrap();
-        let so = dir.path().join("libmix.so");
-        let out = Command::new("g++")
-            .args(["-std=c++17", "-O1", "-fPIC", "-shared", "-I"])
-            .arg(sim_dir().join("include"))
-            .arg(&cpp)
-            .arg(sim_dir().join("runtime_src/kernel_entry.cpp"))
-            .arg("-o")
-            .arg(&so)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (dir, so)
-    });
+    let (_, so) =
+        LIB.get_or_init(|| crate::kernel_lib::compile_sources("libmix.so", &[("mix.cpp", MIX_KERNELS)]));
     so
 }
 
