@@ -1154,8 +1154,10 @@ fn cube_tiling(
     f[12] = 2;
     f[13] = 1;
     f[14] = 1;
-    f[15] = 1;
-    f[16] = 1;
+    // stepKa = stepKb = 2: two base blocks of K per L1 load (with K = 40
+    // and baseK 16: a chunk of 32, then one of 8).
+    f[15] = 2;
+    f[16] = 2;
     f[17] = i32::from(bias);
     f[20] = 2;
     f[21] = 2;

@@ -357,6 +357,7 @@ struct MmState {
   int32_t singleM = 0, singleN = 0, singleK = 0;
   int32_t baseM = 0, baseN = 0, baseK = 0;
   int32_t order = 0;
+  int32_t stepK = 1;  // baseK blocks per GM -> L1 load (TCubeTiling stepKa)
   int32_t next = 0;  // tiles handed out by Iterate
   int32_t current = -1;
   uint64_t workspace = 0;  // this AIV's slice of the system workspace
@@ -397,8 +398,10 @@ struct CubeQueues {
     if (ready) return;
     constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
     int32_t bm = up(s.baseM, 16), bn = up(s.baseN, 16), bk = up(s.baseK, 16 > C0 ? 16 : C0);
-    pipe->InitBuffer(a1, 2, (uint32_t)(bm * bk * sizeof(AT)), loc);
-    pipe->InitBuffer(b1, 2, (uint32_t)(bn * bk * sizeof(BT)), loc);
+    // L1 holds stepK K blocks of A and of B per buffer (one load each).
+    int32_t bkL1 = up(s.baseK * s.stepK, 16 > C0 ? 16 : C0);
+    pipe->InitBuffer(a1, 2, (uint32_t)(bm * bkL1 * sizeof(AT)), loc);
+    pipe->InitBuffer(b1, 2, (uint32_t)(bn * bkL1 * sizeof(BT)), loc);
     pipe->InitBuffer(a2, 2, (uint32_t)(bm * bk * sizeof(AT)), loc);
     pipe->InitBuffer(b2, 2, (uint32_t)(bn * bk * sizeof(BT)), loc);
     pipe->InitBuffer(c, 1, (uint32_t)(bm * bn * sizeof(L0C)), loc);
@@ -428,7 +431,6 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
   GlobalTensor<BT> bGm;
   aGm.SetGlobalBuffer((__gm__ AT*)s.a);
   bGm.SetGlobalBuffer((__gm__ BT*)s.b);
-  const int32_t kSteps = cdiv(s.singleK, s.baseK);
   if (s.hasBias) {
     GlobalTensor<BiasT> biasGm;
     biasGm.SetGlobalBuffer((__gm__ BiasT*)s.bias);
@@ -443,69 +445,82 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
     q.bias1.FreeTensor(b1, loc);
   }
   LocalTensor<L0C> c1 = q.c.template AllocTensor<L0C>(loc);
-  for (int32_t ks = 0; ks < kSteps; ++ks) {
-    const int32_t k0 = ks * s.baseK;
-    const int32_t kt = s.singleK - k0 < s.baseK ? s.singleK - k0 : s.baseK;
-    const int32_t kA = up(kt, C0), kB = kA / C0;
-    // A: GM -> L1 (NZ) -> L0A (ZZ).
+  // K in chunks of stepK base blocks: one GM -> L1 load of A and of B per
+  // chunk (longer bursts), then per base block L1 -> L0 and one Mmad.
+  const int32_t kL1 = s.baseK * (s.stepK > 0 ? s.stepK : 1);
+  const int32_t chunks = cdiv(s.singleK, kL1);
+  for (int32_t ch = 0; ch < chunks; ++ch) {
+    const int32_t kc0 = ch * kL1;
+    const int32_t ktc = s.singleK - kc0 < kL1 ? s.singleK - kc0 : kL1;
+    const int32_t kAc = up(ktc, C0), kBc = kAc / C0;
+    // A: GM -> L1 (NZ).
     LocalTensor<AT> a1 = q.a1.template AllocTensor<AT>(loc);
     if (!s.transA) {
-      DataCopy(a1, aGm[(uint64_t)m0 * s.orgKa + k0],
-               Nd2NzParams(1, (uint16_t)mt, (uint16_t)kt, 0, (uint16_t)s.orgKa, (uint16_t)mA, 1, 0), loc);
+      DataCopy(a1, aGm[(uint64_t)m0 * s.orgKa + kc0],
+               Nd2NzParams(1, (uint16_t)mt, (uint16_t)ktc, 0, (uint16_t)s.orgKa, (uint16_t)mA, 1, 0), loc);
     } else {
-      DataCopy(a1, aGm[(uint64_t)k0 * s.orgM + m0],
-               Nd2NzParams(1, (uint16_t)kt, (uint16_t)mt, 0, (uint16_t)s.orgM, (uint16_t)kA, 1, 0), loc);
+      DataCopy(a1, aGm[(uint64_t)kc0 * s.orgM + m0],
+               Nd2NzParams(1, (uint16_t)ktc, (uint16_t)mt, 0, (uint16_t)s.orgM, (uint16_t)kAc, 1, 0), loc);
     }
     q.a1.EnQue(a1, loc);
-    // B: GM -> L1 (NZ) -> L0B (ZN).
+    // B: GM -> L1 (NZ).
     LocalTensor<BT> b1 = q.b1.template AllocTensor<BT>(loc);
     if (!s.transB) {
-      DataCopy(b1, bGm[(uint64_t)k0 * s.orgN + n0],
-               Nd2NzParams(1, (uint16_t)kt, (uint16_t)nt, 0, (uint16_t)s.orgN, (uint16_t)kA, 1, 0), loc);
+      DataCopy(b1, bGm[(uint64_t)kc0 * s.orgN + n0],
+               Nd2NzParams(1, (uint16_t)ktc, (uint16_t)nt, 0, (uint16_t)s.orgN, (uint16_t)kAc, 1, 0), loc);
     } else {
-      DataCopy(b1, bGm[(uint64_t)n0 * s.orgKb + k0],
-               Nd2NzParams(1, (uint16_t)nt, (uint16_t)kt, 0, (uint16_t)s.orgKb, (uint16_t)nA, 1, 0), loc);
+      DataCopy(b1, bGm[(uint64_t)n0 * s.orgKb + kc0],
+               Nd2NzParams(1, (uint16_t)nt, (uint16_t)ktc, 0, (uint16_t)s.orgKb, (uint16_t)nA, 1, 0), loc);
     }
     q.b1.EnQue(b1, loc);
     a1 = q.a1.template DeQue<AT>(loc);
-    LocalTensor<AT> a2 = q.a2.template AllocTensor<AT>(loc);
-    for (int32_t i = 0; i < mB; ++i) {
-      if (!s.transA) {
-        LoadData(a2[i * kB * FRAC], a1, LoadData2DParams((uint16_t)i, (uint8_t)kB, (uint16_t)mB, 0, 0, false, 0), loc);
-      } else {
-        LoadData(a2[i * kB * FRAC], a1, LoadData2DParams((uint16_t)(i * kB), (uint8_t)kB, 1, 0, 0, true, 0), loc);
-      }
-    }
-    q.a2.EnQue(a2, loc);
-    q.a1.FreeTensor(a1, loc);
     b1 = q.b1.template DeQue<BT>(loc);
-    LocalTensor<BT> b2 = q.b2.template AllocTensor<BT>(loc);
-    if (!s.transB) {
-      for (int32_t kb = 0; kb < kB; ++kb) {
-        LoadData(b2[kb * nB * FRAC], b1, LoadData2DParams((uint16_t)kb, (uint8_t)nB, (uint16_t)kB, 0, 0, true, 0),
-                 loc);
+    for (int32_t k0 = kc0; k0 < kc0 + ktc; k0 += s.baseK) {
+      const int32_t kt = kc0 + ktc - k0 < s.baseK ? kc0 + ktc - k0 : s.baseK;
+      const int32_t kA = up(kt, C0), kB = kA / C0;
+      const int32_t kb0 = (k0 - kc0) / C0;  // first K fractal of this block in the chunk
+      // L1 -> L0A (ZZ): fractal row i takes fractals (i, kb0 ..).
+      LocalTensor<AT> a2 = q.a2.template AllocTensor<AT>(loc);
+      for (int32_t i = 0; i < mB; ++i) {
+        if (!s.transA) {
+          LoadData(a2[i * kB * FRAC], a1,
+                   LoadData2DParams((uint16_t)(kb0 * mB + i), (uint8_t)kB, (uint16_t)mB, 0, 0, false, 0), loc);
+        } else {
+          LoadData(a2[i * kB * FRAC], a1, LoadData2DParams((uint16_t)(i * kBc + kb0), (uint8_t)kB, 1, 0, 0, true, 0),
+                   loc);
+        }
       }
-    } else {
-      LoadData(b2, b1, LoadData2DParams(0, (uint8_t)(kB * nB), 1, 0, 0, false, 0), loc);
+      q.a2.EnQue(a2, loc);
+      // L1 -> L0B (ZN): K fractal row kb takes fractals (kb, 0 .. nB).
+      LocalTensor<BT> b2 = q.b2.template AllocTensor<BT>(loc);
+      if (!s.transB) {
+        for (int32_t kb = 0; kb < kB; ++kb) {
+          LoadData(b2[kb * nB * FRAC], b1,
+                   LoadData2DParams((uint16_t)(kb0 + kb), (uint8_t)nB, (uint16_t)kBc, 0, 0, true, 0), loc);
+        }
+      } else {
+        LoadData(b2, b1, LoadData2DParams((uint16_t)(kb0 * nB), (uint8_t)(kB * nB), 1, 0, 0, false, 0), loc);
+      }
+      q.b2.EnQue(b2, loc);
+      a2 = q.a2.template DeQue<AT>(loc);
+      b2 = q.b2.template DeQue<BT>(loc);
+      MmadParams p;
+      p.m = (uint16_t)mt;
+      p.n = (uint16_t)nt;
+      p.k = (uint16_t)kt;
+      p.cmatrixInitVal = k0 == 0;
+      if (s.hasBias && k0 == 0) {
+        LocalTensor<BiasT> bias2 = q.bias2.template DeQue<BiasT>(loc);
+        Mmad(c1, a2, b2, bias2, p, loc);
+        q.bias2.FreeTensor(bias2, loc);
+      } else {
+        Mmad(c1, a2, b2, p, loc);
+      }
+      q.a2.FreeTensor(a2, loc);
+      q.b2.FreeTensor(b2, loc);
     }
-    q.b2.EnQue(b2, loc);
+    q.a1.FreeTensor(a1, loc);
     q.b1.FreeTensor(b1, loc);
-    a2 = q.a2.template DeQue<AT>(loc);
-    b2 = q.b2.template DeQue<BT>(loc);
-    MmadParams p;
-    p.m = (uint16_t)mt;
-    p.n = (uint16_t)nt;
-    p.k = (uint16_t)kt;
-    p.cmatrixInitVal = ks == 0;
-    if (s.hasBias && ks == 0) {
-      LocalTensor<BiasT> bias2 = q.bias2.template DeQue<BiasT>(loc);
-      Mmad(c1, a2, b2, bias2, p, loc);
-      q.bias2.FreeTensor(bias2, loc);
-    } else {
-      Mmad(c1, a2, b2, p, loc);
-    }
-    q.a2.FreeTensor(a2, loc);
-    q.b2.FreeTensor(b2, loc);
   }
   q.c.EnQue(c1, loc);
   c1 = q.c.template DeQue<L0C>(loc);
@@ -604,6 +619,7 @@ class Matmul {
     st_.baseN = t.baseN;
     st_.baseK = t.baseK;
     st_.order = t.iterateOrder;
+    st_.stepK = t.stepKa > 0 ? t.stepKa : 1;
     if (MM_CFG_ORDER() >= 0) st_.order = MM_CFG_ORDER();
     st_.hasBias = t.isBias;
     validate(loc_);
@@ -777,6 +793,7 @@ class Matmul {
       st_.orgN = MM_CFG.N > 0 ? MM_CFG.N : MM_CFG.singleCoreN;
       st_.orgKa = MM_CFG.Ka > 0 ? MM_CFG.Ka : MM_CFG.singleCoreK;
       st_.orgKb = MM_CFG.Kb > 0 ? MM_CFG.Kb : MM_CFG.singleCoreK;
+      st_.stepK = MM_CFG.stepKa > 0 ? MM_CFG.stepKa : 1;
       validate(loc);
     } else {
       detail::trap("Matmul::Init: no tiling (REGIST_MATMUL_OBJ with nullptr needs a constant tiling in the template)",
