@@ -161,7 +161,7 @@ impl Bursts {
             } if bursts > 1 && burst_bytes > 0 && region.len > burst_bytes => {
                 let gaps = u64::from(bursts) - 1;
                 let span = region.len - burst_bytes;
-                if span % gaps == 0 && span / gaps >= burst_bytes {
+                if span.is_multiple_of(gaps) && span / gaps >= burst_bytes {
                     Bursts {
                         stride: span / gaps,
                         blen: burst_bytes,

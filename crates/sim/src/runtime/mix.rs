@@ -212,6 +212,9 @@ struct Barrier {
     generation: u32,
 }
 
+/// The CrossSet instructions behind one count: (core, instruction index).
+pub type Sources = Vec<(u32, u32)>;
+
 /// Sets collected towards one count-up of a multi-setter mode.
 #[derive(Debug, Default)]
 struct Gathering {
@@ -226,7 +229,7 @@ struct State {
     waiting: Vec<Waiting>,
     barriers: [Barrier; 2],
     /// Counts per (core, flag): each one the sets that made it.
-    counts: HashMap<(u32, u8), VecDeque<Vec<(u32, u32)>>>,
+    counts: HashMap<(u32, u8), VecDeque<Sources>>,
     gathering: HashMap<(u8, u32, u8), Gathering>,
 }
 
@@ -412,7 +415,7 @@ impl LaunchSync {
         flag: u8,
         sub: u32,
         aborted: &dyn Fn() -> bool,
-    ) -> Result<(Vec<(u32, u32)>, Option<u32>), Fault> {
+    ) -> Result<(Sources, Option<u32>), Fault> {
         let mut s = self.lock()?;
         s.waiting[core as usize] = Waiting::Server { flag, sub };
         let what = || format!("the Matmul server on the AIC of core {core}");
@@ -577,7 +580,7 @@ impl LaunchSync {
                 let aic: Vec<u32> = all.filter(|c| same_group(c) && self.is_cube(*c)).collect();
                 (vec![core], aic)
             }
-            m if m >= MODE_TO_AIV && m < MODE_TO_AIV + 2 => {
+            m if (MODE_TO_AIV..MODE_TO_AIV + 2).contains(&m) => {
                 let sub = u32::from(m - MODE_TO_AIV);
                 let aiv: Vec<u32> = all
                     .filter(|c| {

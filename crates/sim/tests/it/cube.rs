@@ -920,8 +920,9 @@ extern "C" __global__ __aicore__ void mm_api_cube_only(GM_ADDR a, GM_ADDR b, GM_
 
 fn mix_kernels() -> &'static Path {
     static LIB: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, so) =
-        LIB.get_or_init(|| crate::kernel_lib::compile_sources("libmix.so", &[("mix.cpp", MIX_KERNELS)]));
+    let (_, so) = LIB.get_or_init(|| {
+        crate::kernel_lib::compile_sources("libmix.so", &[("mix.cpp", MIX_KERNELS)])
+    });
     so
 }
 
@@ -1131,14 +1132,13 @@ fn mode_1_and_syncall_over_the_vector_cores() {
 }
 
 /// TCubeTiling's 32 int32 fields in the guide's order (table 6-1072).
-#[allow(clippy::too_many_arguments)]
 fn cube_tiling(
     (m, n, k): (i32, i32, i32),
     (single_m, single_n): (i32, i32),
     (base_m, base_n, base_k): (i32, i32, i32),
     bias: bool,
 ) -> Vec<u8> {
-    let mut f = vec![0i32; 32];
+    let mut f = [0i32; 32];
     f[0] = (m / single_m) * (n / single_n);
     f[1] = m;
     f[2] = n;
