@@ -466,15 +466,36 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 /// tool's output goes to `<log_dir>/step-<n>.log`. Stops at the first
 /// failure, naming the step and the tool's last lines.
 pub fn execute(plan: &BuildPlan, path: &str) -> Result<(), StepError> {
+    execute_steps(&plan.steps, 1, &plan.log_dir, path)?;
+    for expected in [&plan.opapi_lib, &plan.aclnn_header] {
+        if !expected.is_file() {
+            return Err(StepError {
+                index: plan.steps.len(),
+                what: "bash build.sh".into(),
+                message: format!("the build finished but left no {}", expected.display()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `steps` in order, numbering them from `first` (logs
+/// `<log_dir>/step-<n>.log`), with `path` as the tools' `PATH`.
+pub fn execute_steps(
+    steps: &[Step],
+    first: usize,
+    log_dir: &Path,
+    path: &str,
+) -> Result<(), StepError> {
     let fail = |index: usize, what: &str, message: String| StepError {
         index,
         what: what.to_string(),
         message,
     };
-    std::fs::create_dir_all(&plan.log_dir)
-        .map_err(|e| fail(0, "log folder", format!("{}: {e}", plan.log_dir.display())))?;
-    for (i, step) in plan.steps.iter().enumerate() {
-        let index = i + 1;
+    std::fs::create_dir_all(log_dir)
+        .map_err(|e| fail(0, "log folder", format!("{}: {e}", log_dir.display())))?;
+    for (i, step) in steps.iter().enumerate() {
+        let index = first + i;
         match step {
             Step::Write { path: file, text } => {
                 if let Some(parent) = file.parent() {
@@ -520,7 +541,7 @@ pub fn execute(plan: &BuildPlan, path: &str) -> Result<(), StepError> {
                     "{program} {}",
                     args.first().map(String::as_str).unwrap_or("")
                 );
-                let log = plan.log_dir.join(format!("step-{index}.log"));
+                let log = log_dir.join(format!("step-{index}.log"));
                 let mut cmd = std::process::Command::new(program);
                 cmd.args(args).current_dir(cwd).env("PATH", path);
                 for v in unset_env {
@@ -552,15 +573,6 @@ pub fn execute(plan: &BuildPlan, path: &str) -> Result<(), StepError> {
                     ));
                 }
             }
-        }
-    }
-    for expected in [&plan.opapi_lib, &plan.aclnn_header] {
-        if !expected.is_file() {
-            return Err(fail(
-                plan.steps.len(),
-                "bash build.sh",
-                format!("the build finished but left no {}", expected.display()),
-            ));
         }
     }
     Ok(())
