@@ -35,6 +35,7 @@ pub mod report;
 pub mod rewind;
 mod rng;
 pub mod session;
+pub mod sim_vs_chip;
 pub mod tune;
 
 use std::path::PathBuf;

@@ -25,7 +25,7 @@ use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::session::RunContext;
 use ascendopt_agent::tune::{compare_with_random_at, TilingComparison};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::SimDeviceConfig;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStatus, RunStore};
@@ -38,6 +38,8 @@ use std::sync::Mutex;
 /// Arguments of `ascendopt bench-tiling`.
 #[derive(Debug, clap::Args)]
 pub struct BenchTilingArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operator folders or built-in operator names; none = every built-in
     /// operator that has tiling knobs.
     #[arg(long, num_args = 1..)]
@@ -267,12 +269,12 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
     }
     let mut device_cfg = SimDeviceConfig::standard()?;
     device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(device_cfg);
     let pipeline = PipelineConfig {
         repeats: args.repeats.max(1),
         deterministic: !args.noise,
         seed: args.seed,
     };
+    let device = args.device.open(device_cfg, pipeline.repeats)?;
     let jobs = args.jobs.clamp(1, packages.len().max(1));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<TilingComparison>)>> = Mutex::new(Vec::new());
@@ -290,7 +292,7 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
                 "seed": args.seed, "max_elements": args.max_elements,
             }))?;
             Ok(RunContext {
-                device: &device,
+                device: &*device,
                 store: &store,
                 run,
                 pipeline: pipeline.clone(),

@@ -6,7 +6,7 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::{Device, DeviceError, SimDevice, SimDeviceConfig};
+use ascendopt_device::{Device, DeviceError, SimDeviceConfig};
 use ascendopt_harness::eval::{self, CaseSelector, CaseVerdict, CheckConfig, OpCheck};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use ascendopt_sim::timing::msprof_csv;
@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `ascendopt eval`.
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operator folders (containing op.toml) or built-in operator names;
     /// none = every built-in operator.
     ops: Vec<String>,
@@ -95,7 +97,11 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     };
     let mut config = SimDeviceConfig::standard()?;
     config.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(config);
+    let device = args.device.open(
+        config,
+        ascendopt_harness::compare::CompareConfig::RECOMMENDED.repeats,
+    )?;
+    let device = &*device;
     let mut packages = Vec::new();
     for dir in &dirs {
         packages.push(OpPackage::load(dir)?);
@@ -104,13 +110,13 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     let mut all_passed = true;
     for pkg in &packages {
         let check = if args.quick {
-            eval::check_op(&device, pkg, &cfg)?
+            eval::check_op(device, pkg, &cfg)?
         } else {
-            eval::judge_op(&device, pkg, &cfg)?
+            eval::judge_op(device, pkg, &cfg)?
         };
         all_passed &= check.passed();
         if !args.json {
-            print_text(&check, &device);
+            print_text(&check, device);
         }
         if let Some(path) = &args.trace {
             // The judge's extra runs (re-check, fresh shapes) carry no

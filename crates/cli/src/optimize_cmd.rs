@@ -28,7 +28,7 @@ use ascendopt_agent::optimize::{
 use ascendopt_agent::outcome::OpOutcome;
 use ascendopt_agent::session::{LogEntry, OpSession, RunContext};
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::SimDeviceConfig;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -40,6 +40,8 @@ use std::path::PathBuf;
 /// Arguments of `ascendopt optimize`.
 #[derive(Debug, clap::Args)]
 pub struct OptimizeArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// The operator: a folder with op.toml, or a built-in operator's name.
     op: String,
     /// The frozen experience bank Stage I retrieves from (not needed with
@@ -314,9 +316,10 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     agents.attach_run(run);
     let mut device_cfg = SimDeviceConfig::standard()?;
     device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(device_cfg);
+    let device = args.device.open(device_cfg, pipeline.repeats)?;
+    let device = &*device;
     let ctx = RunContext {
-        device: &device,
+        device,
         store: &store,
         run,
         pipeline,
@@ -396,7 +399,7 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         }
     };
     let report = write_output(
-        &device,
+        device,
         &outcome,
         &pkg,
         &args.out,

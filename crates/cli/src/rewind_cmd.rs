@@ -33,7 +33,7 @@ use anyhow::{Context, Result};
 use ascendopt_agent::rewind::{rewind_operator_with, verify_entry, RewindConfig, RewindOutcome};
 use ascendopt_agent::session::{LogEntry, RunContext};
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::SimDeviceConfig;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStatus, RunStore};
@@ -44,6 +44,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `ascendopt rewind`.
 #[derive(Debug, clap::Args)]
 pub struct RewindArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operator folders (containing op.toml) or built-in operator names;
     /// none = add_custom, strided_slice_assign_v2 and group_norm_swish
     /// (see `--all`).
@@ -225,9 +227,9 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     agents.attach_run(run);
     let mut device_cfg = SimDeviceConfig::standard()?;
     device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(device_cfg);
+    let device = args.device.open(device_cfg, pipeline.repeats)?;
     let ctx = RunContext {
-        device: &device,
+        device: &*device,
         store: &store,
         run,
         pipeline,

@@ -5,7 +5,7 @@ use crate::eval_cmd::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::SimDeviceConfig;
 use ascendopt_harness::suite::{render_markdown, suite_row, SuiteRow};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use std::path::PathBuf;
@@ -13,6 +13,8 @@ use std::path::PathBuf;
 /// Arguments of `ascendopt suite`.
 #[derive(Debug, clap::Args)]
 pub struct SuiteArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operators (folders or built-in names); none = every built-in operator.
     ops: Vec<String>,
     /// Write the Markdown table to this file (e.g. ops/README.md) instead of
@@ -59,13 +61,16 @@ pub fn run(args: SuiteArgs) -> Result<Status> {
             .map(|a| resolve_op(a))
             .collect::<Result<Vec<_>>>()?
     };
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let device = args.device.open(
+        SimDeviceConfig::standard()?,
+        ascendopt_harness::compare::CompareConfig::RECOMMENDED.repeats,
+    )?;
     let mut rows = Vec::new();
     for dir in &dirs {
         // A package that does not load is a failed row, not the end of the
         // table.
         let row = match OpPackage::load(dir) {
-            Ok(pkg) => suite_row(&device, &pkg, args.seed),
+            Ok(pkg) => suite_row(&*device, &pkg, args.seed),
             Err(e) => SuiteRow::failed(
                 &dir.file_name().unwrap_or_default().to_string_lossy(),
                 e.to_string(),

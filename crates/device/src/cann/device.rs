@@ -123,6 +123,9 @@ pub struct CannDevice {
     config: CannConfig,
     /// One runner (or msprof) on the chip at a time.
     chip: Mutex<()>,
+    /// One build at a time (two threads may build the same candidate: the
+    /// second then finds it done).
+    builds: Mutex<()>,
     jobs: AtomicU64,
 }
 
@@ -132,6 +135,7 @@ impl CannDevice {
         CannDevice {
             config,
             chip: Mutex::new(()),
+            builds: Mutex::new(()),
             jobs: AtomicU64::new(0),
         }
     }
@@ -600,6 +604,7 @@ impl Device for CannDevice {
             },
             host_knobs: Vec::new(),
         };
+        let _one = self.builds.lock().unwrap_or_else(|p| p.into_inner());
         if dir.join("done").is_file() && runner_bin.is_file() {
             return Ok(artifact(true));
         }
