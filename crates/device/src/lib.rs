@@ -129,7 +129,7 @@ pub struct RunResult {
     /// (latency samples, and its profile when the caller asked for one
     /// with [`RunRequest::keep_trace`]); None on the simulator, which
     /// computes both from the trace.
-    pub measured: Option<Measurement>,
+    pub measured: Option<Box<Measurement>>,
 }
 
 /// Latencies and a profile measured on hardware during one run.

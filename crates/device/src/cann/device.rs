@@ -200,7 +200,7 @@ impl CannDevice {
     }
 
     /// Runs the runner on job folder `dir`; the outcome with the samples.
-    fn launch(&self, artifact: &Artifact, dir: &Path) -> Result<Vec<f64>, RunOutcome> {
+    fn launch(&self, artifact: &Artifact, dir: &Path) -> Result<Vec<f64>, Box<RunOutcome>> {
         let runner = &artifact.kernel_lib;
         let mut cmd = self.command(runner);
         cmd.arg(dir)
@@ -209,7 +209,7 @@ impl CannDevice {
             .arg(self.config.repeats.to_string())
             .arg(self.sync_ms().to_string());
         let ended = child::run(cmd, self.config.run_limit, &dir.join("runner"))
-            .map_err(|message| RunOutcome::DeviceFailed { message })?;
+            .map_err(|message| Box::new(RunOutcome::DeviceFailed { message }))?;
         let reset_after = |outcome: RunOutcome| match self.reset(runner, dir) {
             Ok(()) => outcome,
             Err(e) => RunOutcome::DeviceFailed {
@@ -221,7 +221,7 @@ impl CannDevice {
         };
         let (status, output) = match ended {
             Ended::TimedOut { after_ms, .. } => {
-                return Err(reset_after(RunOutcome::TimedOut { after_ms }))
+                return Err(Box::new(reset_after(RunOutcome::TimedOut { after_ms })))
             }
             Ended::Exited { status, output } => (status, output),
         };
@@ -246,7 +246,7 @@ impl CannDevice {
                         loc: None,
                     },
                 };
-                Err(if fatal { reset_after(outcome) } else { outcome })
+                Err(Box::new(if fatal { reset_after(outcome) } else { outcome }))
             }
             None => {
                 use std::os::unix::process::ExitStatusExt;
@@ -254,10 +254,10 @@ impl CannDevice {
                     Some(s) => format!("signal {s}"),
                     None => format!("exit({})", status.code().unwrap_or(-1)),
                 };
-                Err(reset_after(RunOutcome::Crashed {
+                Err(Box::new(reset_after(RunOutcome::Crashed {
                     signal,
                     detail: child::tail(&output, 8),
-                }))
+                })))
             }
         }
     }
@@ -289,7 +289,7 @@ impl CannDevice {
         let _chip = self.chip.lock().unwrap_or_else(|p| p.into_inner());
         let samples = match self.launch(artifact, dir) {
             Ok(s) => s,
-            Err(outcome) => return outcome,
+            Err(outcome) => return *outcome,
         };
         let outputs = match job::read_outputs(dir, request) {
             Ok(o) => o,
@@ -322,10 +322,10 @@ impl CannDevice {
             findings: Vec::new(),
             hazards: Vec::new(),
             printed: String::new(),
-            measured: Some(Measurement {
+            measured: Some(Box::new(Measurement {
                 samples_us: samples,
                 profile,
-            }),
+            })),
         })
     }
 
@@ -611,7 +611,7 @@ impl Device for CannDevice {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&runner_dir)
             .map_err(|e| Self::setup(format!("{}: {e}", runner_dir.display())))?;
-        std::fs::write(&dir.join("build.sh"), build::render_script(&plan))
+        std::fs::write(dir.join("build.sh"), build::render_script(&plan))
             .map_err(|e| Self::setup(format!("{}: {e}", dir.display())))?;
         if let Err(e) = build::execute(&plan, &self.config.path) {
             let log = std::fs::read_to_string(plan.log_dir.join(format!("step-{}.log", e.index)))
