@@ -1,13 +1,12 @@
 //! `ascendopt bench-rule`: the acceptance rule's error rates under the
 //! simulator's default measurement noise.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
-use ascendopt_device::SimDeviceConfig;
+use ascendopt_experiments::rule_bench::rule_bench;
 use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::rule_bench::rule_bench;
 use ascendopt_op::package::OpPackage;
 
 /// Arguments of `ascendopt bench-rule`.
@@ -37,8 +36,9 @@ pub fn run(args: BenchRuleArgs) -> Result<Status> {
     let cfg = CompareConfig::RECOMMENDED;
     // On a chip every sample is a timed launch: one run measures all the
     // trials' samples (3 sides x the rule's repeats per trial).
-    let device = args.device.open(
-        SimDeviceConfig::standard()?,
+    let device = crate::hiargs::device(
+        &args.device,
+        None,
         args.trials.saturating_mul(3 * cfg.repeats),
     )?;
     let mut doc = JsonDoc::new("bench-rule");

@@ -19,13 +19,12 @@
 //! largest remaining case has fewer than N / 16 elements is left out with
 //! a note (raise N to include it).
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::session::RunContext;
-use ascendopt_agent::tune::{compare_with_random_at, TilingComparison};
-use ascendopt_device::SimDeviceConfig;
+use ascendopt_experiments::tiling::{compare_with_random_at, TilingComparison};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStatus, RunStore};
@@ -267,14 +266,12 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
         };
         packages.push(pkg);
     }
-    let mut device_cfg = SimDeviceConfig::standard()?;
-    device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
+    let device = crate::hiargs::device(&args.device, Some(args.timeout), args.repeats.max(1))?;
     let pipeline = PipelineConfig {
         repeats: args.repeats.max(1),
         deterministic: !args.noise,
         seed: args.seed,
     };
-    let device = args.device.open(device_cfg, pipeline.repeats)?;
     let jobs = args.jobs.clamp(1, packages.len().max(1));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<TilingComparison>)>> = Mutex::new(Vec::new());

@@ -3,7 +3,6 @@
 
 use anyhow::{bail, Result};
 use ascendopt_device::select::{self, DeviceChoice};
-use ascendopt_device::{Device, SimDeviceConfig};
 
 /// The `--device` flag.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -28,11 +27,5 @@ impl DeviceArg {
             [one] => Ok(*one),
             _ => bail!("this command evaluates on one device: give --device sim, cann or cann:N"),
         }
-    }
-
-    /// Opens the device named (the simulator with `sim`); a chip times
-    /// `samples` launches per run.
-    pub fn open(&self, sim: SimDeviceConfig, samples: usize) -> Result<Box<dyn Device>> {
-        Ok(select::open(self.choice()?, sim, samples))
     }
 }

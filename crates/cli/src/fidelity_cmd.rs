@@ -9,9 +9,9 @@ use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{bail, Result};
 use ascendopt_agent::session::RunContext;
-use ascendopt_agent::sim_vs_chip;
 use ascendopt_device::select::{self, DeviceChoice};
 use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_experiments::sim_vs_chip;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::fidelity::{self, Options};
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -63,7 +63,7 @@ pub fn run(args: FidelityArgs) -> Result<Status> {
         [id] => return side_by_side(&args, *id),
         _ => bail!("fidelity compares the simulator with one chip: give --device cann:N"),
     }
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let device = crate::hiargs::sim_device(None)?;
     let points = fidelity::run(
         &device,
         &Options {
@@ -129,7 +129,7 @@ fn side_by_side(args: &FidelityArgs, id: u32) -> Result<Status> {
     let chip = select::open(DeviceChoice::Cann { id }, sim_cfg, pipeline.repeats);
     let mut rows = Vec::new();
     for op in &args.ops {
-        let pkg = OpPackage::load(&crate::eval_cmd::resolve_op(op)?)?;
+        let pkg = OpPackage::load(&crate::hiargs::resolve_op(op)?)?;
         let ctx = |device: &'static str| -> Result<(ascendopt_harness::store::RunId, std::path::PathBuf)> {
             Ok((
                 store.create_run(&serde_json::json!({

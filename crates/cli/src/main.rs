@@ -14,6 +14,7 @@ mod device_arg;
 mod doctor_cmd;
 mod eval_cmd;
 mod fidelity_cmd;
+mod hiargs;
 mod import_cmd;
 mod json_doc;
 mod llm_args;

@@ -1,12 +1,11 @@
 //! `ascendopt suite`: check every built-in operator and write the table of
 //! ops/README.md.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::SimDeviceConfig;
-use ascendopt_harness::suite::{render_markdown, suite_row, SuiteRow};
+use ascendopt_experiments::suite::{render_markdown, suite_row, SuiteRow};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use std::path::PathBuf;
 
@@ -61,8 +60,9 @@ pub fn run(args: SuiteArgs) -> Result<Status> {
             .map(|a| resolve_op(a))
             .collect::<Result<Vec<_>>>()?
     };
-    let device = args.device.open(
-        SimDeviceConfig::standard()?,
+    let device = crate::hiargs::device(
+        &args.device,
+        None,
         ascendopt_harness::compare::CompareConfig::RECOMMENDED.repeats,
     )?;
     let mut rows = Vec::new();
