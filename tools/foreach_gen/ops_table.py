@@ -520,26 +520,32 @@ _round = dict(
          "}",
     scalar=dict(name="roundMode", kind="mode"),
     tmp_host=tmp("Frac"),
-    scratch=2,
+    scratch=3,
     methods="""// Round to odd: an inexact x goes to the neighbouring odd integer, i.e.
-// t = trunc(x), plus sign(x - t) when t is even. Exact for |x| < 2^24 (above,
-// every float is an integer and x - t = 0).
+// t = trunc(x), plus sign(x - t) when t is even. Computed on x clamped to
+// [-2^24, 2^24] (exact there); beyond, every float is an integer, and adding
+// back x - clamp(x) gives x itself (infinities included; NaN stays NaN).
 __aicore__ inline void RoundToOdd(const LocalTensor<float>& y, const LocalTensor<float>& x, uint32_t n)
 {
     LocalTensor<float> scratch = scratchBuf.Get<float>();
     LocalTensor<float> even = scratch;
     LocalTensor<float> frac = scratch[tileLength];
-    Cast(y, x, RoundMode::CAST_TRUNC, n);                     // t
+    LocalTensor<float> clamped = scratch[2 * tileLength];
+    Maxs(clamped, x, -16777216.0f, n);
+    Mins(clamped, clamped, 16777216.0f, n);
+    Cast(y, clamped, RoundMode::CAST_TRUNC, n);               // t
     Muls(even, y, 0.5f, n);
     Cast(even, even, RoundMode::CAST_FLOOR, n);
     Muls(even, even, 2.0f, n);
     Sub(even, y, even, n);                                    // t mod 2: 0 or 1
     Muls(even, even, -1.0f, n);
     Adds(even, even, 1.0f, n);                                // 1 when t is even
-    Sub(frac, x, y, n);                                       // x - t
+    Sub(frac, clamped, y, n);                                 // x - t
     Sign(frac, frac, tmpLocal, n);
     Mul(even, even, frac, n);
     Add(y, y, even, n);
+    Sub(frac, x, clamped, n);                                 // 0 unless |x| > 2^24
+    Add(y, y, frac, n);
 }""",
     path_note="Every dtype rounds in float32 (the CANN kernel does so) and casts back with rint; the\n"
               "// mode is read once per core and selects the rounding API.",
@@ -562,7 +568,8 @@ _round["cases"] = [
     ("Mode 4 (half away from zero) with special values.", "f16_round_specials", "[[3, 1001], [7], [64]]",
      "float16", _mode(4) + ["specials = true"]),
     ("Mode 5 (trunc).", "f32_trunc", "[[1], [1000]]", "float32", _mode(5)),
-    ("Mode 6 (round to odd).", "f32_odd", "[[33, 65], [1000]]", "float32", _mode(6)),
+    ("Mode 6 (round to odd) with special values (infinities and huge values stay).", "f32_odd",
+     "[[33, 65], [1000]]", "float32", _mode(6) + ["specials = true"]),
     ("Mode 7 (frac).", "f32_frac_many", MANY, "float32", _mode(7)),
     ("Mode 9: unchanged.", "f16_unchanged", "[[100], [37]]", "float16", _mode(9)),
     ("Large: 30.4 M fp32 elements in four tensors (243 MB moved, more than the\n192 MB L2), mode 1 (launch head under 20%\nof the Task Duration).",

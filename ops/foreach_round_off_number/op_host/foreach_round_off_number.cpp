@@ -208,7 +208,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     uint64_t fixedBytes = 0;
     uint32_t tmpLive = 0;
     uint32_t tmpExtra = 0;
-    perElemBytes += 2 * sizeof(float);  // float32 scratch tiles
+    perElemBytes += 3 * sizeof(float);  // float32 scratch tiles
     AscendC::GetFracTmpBufferFactorSize(path.computeBytes, tmpLive, tmpExtra);
     perElemBytes += static_cast<uint64_t>(tmpLive) * path.computeBytes;
     fixedBytes += tmpExtra;

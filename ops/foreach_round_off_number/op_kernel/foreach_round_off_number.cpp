@@ -72,7 +72,7 @@ public:
             pipe->InitBuffer(workBuf0, tileLength * sizeof(float));
             pipe->InitBuffer(workBufY, tileLength * sizeof(float));
         }
-        pipe->InitBuffer(scratchBuf, 2 * tileLength * sizeof(float));
+        pipe->InitBuffer(scratchBuf, 3 * tileLength * sizeof(float));
         if (tiling.tmpBytes > 0) {
             pipe->InitBuffer(tmpBuf, tiling.tmpBytes);
             tmpLocal = tmpBuf.Get<uint8_t>();
@@ -187,24 +187,30 @@ private:
     }
 
     // Round to odd: an inexact x goes to the neighbouring odd integer, i.e.
-    // t = trunc(x), plus sign(x - t) when t is even. Exact for |x| < 2^24 (above,
-    // every float is an integer and x - t = 0).
+    // t = trunc(x), plus sign(x - t) when t is even. Computed on x clamped to
+    // [-2^24, 2^24] (exact there); beyond, every float is an integer, and adding
+    // back x - clamp(x) gives x itself (infinities included; NaN stays NaN).
     __aicore__ inline void RoundToOdd(const LocalTensor<float>& y, const LocalTensor<float>& x, uint32_t n)
     {
         LocalTensor<float> scratch = scratchBuf.Get<float>();
         LocalTensor<float> even = scratch;
         LocalTensor<float> frac = scratch[tileLength];
-        Cast(y, x, RoundMode::CAST_TRUNC, n);                     // t
+        LocalTensor<float> clamped = scratch[2 * tileLength];
+        Maxs(clamped, x, -16777216.0f, n);
+        Mins(clamped, clamped, 16777216.0f, n);
+        Cast(y, clamped, RoundMode::CAST_TRUNC, n);               // t
         Muls(even, y, 0.5f, n);
         Cast(even, even, RoundMode::CAST_FLOOR, n);
         Muls(even, even, 2.0f, n);
         Sub(even, y, even, n);                                    // t mod 2: 0 or 1
         Muls(even, even, -1.0f, n);
         Adds(even, even, 1.0f, n);                                // 1 when t is even
-        Sub(frac, x, y, n);                                       // x - t
+        Sub(frac, clamped, y, n);                                 // x - t
         Sign(frac, frac, tmpLocal, n);
         Mul(even, even, frac, n);
         Add(y, y, even, n);
+        Sub(frac, x, clamped, n);                                 // 0 unless |x| > 2^24
+        Add(y, y, frac, n);
     }
 
 private:
