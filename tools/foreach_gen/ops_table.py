@@ -508,15 +508,14 @@ _round = dict(
     name="round_off_number", lists=["x"], formula="y = round(x, roundMode)",
     description="y[i] = x[i] rounded by roundMode (1 rint, 2 floor, 3 ceil, 4 half away, 5 trunc, 6 odd, 7 frac)",
     paths=paths(F16F, F32, BF16, scalar={d: ("int8_t", "int8") for d in ["float16", "float32", "bfloat16"]}),
-    body="switch (mode) {\n"
-         "    case 1:\n        Round(y, a, tmpLocal, n);\n        break;\n"
-         "    case 2:\n        Floor(y, a, tmpLocal, n);\n        break;\n"
-         "    case 3:\n        Ceil(y, a, tmpLocal, n);\n        break;\n"
-         "    case 4:\n        Cast(y, a, RoundMode::CAST_ROUND, n);\n        break;\n"
-         "    case 5:\n        Trunc(y, a, tmpLocal, n);\n        break;\n"
-         "    case 6:\n        RoundToOdd(y, a, n);\n        break;\n"
-         "    case 7:\n        Frac(y, a, tmpLocal, n);\n        break;\n"
-         "    default:\n        Muls(y, a, 1.0f, n);  // unchanged (-0 and NaN kept)\n        break;\n"
+    body="if (mode == 1) {\n    Round(y, a, tmpLocal, n);\n"
+         "} else if (mode == 2) {\n    Floor(y, a, tmpLocal, n);\n"
+         "} else if (mode == 3) {\n    Ceil(y, a, tmpLocal, n);\n"
+         "} else if (mode == 4) {\n    Cast(y, a, RoundMode::CAST_ROUND, n);\n"
+         "} else if (mode == 5) {\n    Trunc(y, a, tmpLocal, n);\n"
+         "} else if (mode == 6) {\n    RoundToOdd(y, a, n);\n"
+         "} else if (mode == 7) {\n    Frac(y, a, tmpLocal, n);\n"
+         "} else {\n    // Unchanged (-0 and NaN kept).\n    Muls(y, a, 1.0f, n);\n"
          "}",
     scalar=dict(name="roundMode", kind="mode"),
     tmp_host=tmp("Frac"),
@@ -533,18 +532,21 @@ __aicore__ inline void RoundToOdd(const LocalTensor<float>& y, const LocalTensor
     LocalTensor<float> clamped = scratch[2 * tileLength];
     Maxs(clamped, x, -16777216.0f, n);
     Mins(clamped, clamped, 16777216.0f, n);
-    Cast(y, clamped, RoundMode::CAST_TRUNC, n);               // t
+    // y = t = trunc(clamped); even = 1 - (t mod 2), 1 when t is even.
+    Cast(y, clamped, RoundMode::CAST_TRUNC, n);
     Muls(even, y, 0.5f, n);
     Cast(even, even, RoundMode::CAST_FLOOR, n);
     Muls(even, even, 2.0f, n);
-    Sub(even, y, even, n);                                    // t mod 2: 0 or 1
+    Sub(even, y, even, n);
     Muls(even, even, -1.0f, n);
-    Adds(even, even, 1.0f, n);                                // 1 when t is even
-    Sub(frac, clamped, y, n);                                 // x - t
+    Adds(even, even, 1.0f, n);
+    // y += even * sign(clamped - t).
+    Sub(frac, clamped, y, n);
     Sign(frac, frac, tmpLocal, n);
     Mul(even, even, frac, n);
     Add(y, y, even, n);
-    Sub(frac, x, clamped, n);                                 // 0 unless |x| > 2^24
+    // y += x - clamped (0 unless |x| > 2^24).
+    Sub(frac, x, clamped, n);
     Add(y, y, frac, n);
 }""",
     path_note="Every dtype rounds in float32 (the CANN kernel does so) and casts back with rint; the\n"

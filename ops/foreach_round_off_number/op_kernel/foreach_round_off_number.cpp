@@ -158,31 +158,23 @@ private:
     // The operator's formula on n elements in the compute type.
     __aicore__ inline void Body(const LocalTensor<C>& y, const LocalTensor<C>& a, uint32_t n)
     {
-        switch (mode) {
-            case 1:
-                Round(y, a, tmpLocal, n);
-                break;
-            case 2:
-                Floor(y, a, tmpLocal, n);
-                break;
-            case 3:
-                Ceil(y, a, tmpLocal, n);
-                break;
-            case 4:
-                Cast(y, a, RoundMode::CAST_ROUND, n);
-                break;
-            case 5:
-                Trunc(y, a, tmpLocal, n);
-                break;
-            case 6:
-                RoundToOdd(y, a, n);
-                break;
-            case 7:
-                Frac(y, a, tmpLocal, n);
-                break;
-            default:
-                Muls(y, a, 1.0f, n);  // unchanged (-0 and NaN kept)
-                break;
+        if (mode == 1) {
+            Round(y, a, tmpLocal, n);
+        } else if (mode == 2) {
+            Floor(y, a, tmpLocal, n);
+        } else if (mode == 3) {
+            Ceil(y, a, tmpLocal, n);
+        } else if (mode == 4) {
+            Cast(y, a, RoundMode::CAST_ROUND, n);
+        } else if (mode == 5) {
+            Trunc(y, a, tmpLocal, n);
+        } else if (mode == 6) {
+            RoundToOdd(y, a, n);
+        } else if (mode == 7) {
+            Frac(y, a, tmpLocal, n);
+        } else {
+            // Unchanged (-0 and NaN kept).
+            Muls(y, a, 1.0f, n);
         }
     }
 
@@ -198,18 +190,21 @@ private:
         LocalTensor<float> clamped = scratch[2 * tileLength];
         Maxs(clamped, x, -16777216.0f, n);
         Mins(clamped, clamped, 16777216.0f, n);
-        Cast(y, clamped, RoundMode::CAST_TRUNC, n);               // t
+        // y = t = trunc(clamped); even = 1 - (t mod 2), 1 when t is even.
+        Cast(y, clamped, RoundMode::CAST_TRUNC, n);
         Muls(even, y, 0.5f, n);
         Cast(even, even, RoundMode::CAST_FLOOR, n);
         Muls(even, even, 2.0f, n);
-        Sub(even, y, even, n);                                    // t mod 2: 0 or 1
+        Sub(even, y, even, n);
         Muls(even, even, -1.0f, n);
-        Adds(even, even, 1.0f, n);                                // 1 when t is even
-        Sub(frac, clamped, y, n);                                 // x - t
+        Adds(even, even, 1.0f, n);
+        // y += even * sign(clamped - t).
+        Sub(frac, clamped, y, n);
         Sign(frac, frac, tmpLocal, n);
         Mul(even, even, frac, n);
         Add(y, y, even, n);
-        Sub(frac, x, clamped, n);                                 // 0 unless |x| > 2^24
+        // y += x - clamped (0 unless |x| > 2^24).
+        Sub(frac, x, clamped, n);
         Add(y, y, frac, n);
     }
 
