@@ -57,6 +57,13 @@ def sub(text, values):
     return text
 
 
+def comment(text):
+    """`text` as C++ comment lines of at most 80 columns."""
+    import textwrap
+    flat = " ".join(text.replace("\n// ", " ").split())
+    return "\n".join("// " + l for l in textwrap.wrap(flat, 77))
+
+
 def camel(name):
     return "".join(p.capitalize() for p in name.split("_"))
 
@@ -168,8 +175,7 @@ def generate(op):
         tmp_code = f"    perElemBytes += {op['scratch']} * sizeof(float);  // float32 scratch tiles\n" + tmp_code
     host = sub(K.HOST, {
         "OPTYPE": optype, "NAME": name, "FORMULA": op["formula"],
-        "DTYPES_NOTE": op.get("dtypes_note", ""),
-        "KEYS_NOTE": ", ".join(keys_note),
+        "KEYS_NOTE": comment(", ".join(keys_note) + "."),
         "EXTRA_INCLUDE": '#include "tiling/tiling_api.h"\n' if "Tmp" in tmp_code else "",
         "NIN": str(nin), "NQUEUE": str(nin + 1),
         "PATH_CASES": "\n".join(path_cases),
@@ -290,7 +296,7 @@ def generate(op):
     template = {"copy": K.KERNEL_COPY, "zero": K.KERNEL_ZERO}.get(op.get("kind"), K.KERNEL)
     kern = sub(template, {
         "OPTYPE": optype, "NAME": name, "FORMULA": op["formula"],
-        "PATH_NOTE": op.get("path_note", ""),
+        "PATH_NOTE": comment(op.get("path_note", "")),
         "INIT_PARAMS": init_params,
         "INIT_LISTS": indent("\n".join(init_lists), 8),
         "INIT_SCALAR": indent(init_scalar, 8),

@@ -47,7 +47,7 @@ HOST = """\
 // @OPTYPE@ host side: tiling function, shape inference and the OpDef.
 //
 // @FORMULA@, for every tensor i of the list (shared/ref/operators-l2.md,
-// Foreach family). @DTYPES_NOTE@
+// Foreach family).
 //
 // Tiling: the tensors are cut into split units of SPLIT_UNIT_BYTES (512 B
 // keeps every core's GM range 512 B aligned inside its tensor); the units of
@@ -57,7 +57,8 @@ HOST = """\
 // that the queues (BUFFER_NUM buffers each), the float32 work tiles of the
 // paths that compute in float32 and the math API's temporary space fit in
 // UB; the tiles are evened out over the largest core range. Tiling keys
-// select the dtype path of the kernel: @KEYS_NOTE@.
+// select the dtype path of the kernel:
+@KEYS_NOTE@
 #include <cstdint>
 
 #include "@NAME@_tiling.h"
@@ -327,7 +328,8 @@ KERNEL = """\
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. @PATH_NOTE@
+// DataCopy, a tail with DataCopyPad.
+@PATH_NOTE@
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -478,7 +480,8 @@ KERNEL_MOVE_HEAD = """\
 // The tensors' split units are dealt to the vector cores in list order (see
 // the tiling header); a core walks the tensors its units touch, reading each
 // tensor's address from the list descriptor (word 0: the byte offset of the
-// address table, guide 6.2.6.2). @PATH_NOTE@
+// address table, guide 6.2.6.2).
+@PATH_NOTE@
 #include "kernel_operator.h"
 
 using namespace AscendC;

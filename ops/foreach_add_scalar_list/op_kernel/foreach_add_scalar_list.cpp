@@ -7,8 +7,10 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. The scalars are float32 (int64 for int32 x), one per tensor, read when a core enters the
-// tensor; float16 and bfloat16 add in float32 (the scalar is not rounded to x's dtype).
+// DataCopy, a tail with DataCopyPad.
+// The scalars are float32 (int64 for int32 x), one per tensor, read when a core
+// enters the tensor; float16 and bfloat16 add in float32 (the scalar is not
+// rounded to x's dtype).
 #include "kernel_operator.h"
 
 using namespace AscendC;

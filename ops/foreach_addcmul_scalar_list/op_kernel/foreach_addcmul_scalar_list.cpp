@@ -7,8 +7,9 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. The scalars (x's dtype, one per tensor) are read when a core enters the tensor;
-// float32 steps for the 16-bit floats; int32 wraps.
+// DataCopy, a tail with DataCopyPad.
+// The scalars (x's dtype, one per tensor) are read when a core enters the
+// tensor; float32 steps for the 16-bit floats; int32 wraps.
 #include "kernel_operator.h"
 
 using namespace AscendC;

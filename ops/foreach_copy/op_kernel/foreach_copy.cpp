@@ -4,9 +4,10 @@
 // The tensors' split units are dealt to the vector cores in list order (see
 // the tiling header); a core walks the tensors its units touch, reading each
 // tensor's address from the list descriptor (word 0: the byte offset of the
-// address table, guide 6.2.6.2). Every dtype moves as bytes through a bound VECIN/VECOUT queue
-// (TQueBind), so MTE2 and MTE3 overlap with no vector work; whole 32 B blocks move
-// with DataCopy, a tail with DataCopyPad.
+// address table, guide 6.2.6.2).
+// Every dtype moves as bytes through a bound VECIN/VECOUT queue (TQueBind), so
+// MTE2 and MTE3 overlap with no vector work; whole 32 B blocks move with
+// DataCopy, a tail with DataCopyPad.
 #include "kernel_operator.h"
 
 using namespace AscendC;

@@ -7,7 +7,9 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. float16 and bfloat16 compute in float32; Div by a tile of the scalar, filled once.
+// DataCopy, a tail with DataCopyPad.
+// float16 and bfloat16 compute in float32; Div by a tile of the scalar, filled
+// once.
 #include "kernel_operator.h"
 
 using namespace AscendC;

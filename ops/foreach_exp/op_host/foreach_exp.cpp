@@ -1,7 +1,7 @@
 // ForeachExp host side: tiling function, shape inference and the OpDef.
 //
 // y = e^x, for every tensor i of the list (shared/ref/operators-l2.md,
-// Foreach family). 
+// Foreach family).
 //
 // Tiling: the tensors are cut into split units of SPLIT_UNIT_BYTES (512 B
 // keeps every core's GM range 512 B aligned inside its tensor); the units of
@@ -11,7 +11,8 @@
 // that the queues (BUFFER_NUM buffers each), the float32 work tiles of the
 // paths that compute in float32 and the math API's temporary space fit in
 // UB; the tiles are evened out over the largest core range. Tiling keys
-// select the dtype path of the kernel: 1 float16, 2 float32, 3 bfloat16 (in float32).
+// select the dtype path of the kernel:
+// 1 float16, 2 float32, 3 bfloat16 (in float32).
 #include <cstdint>
 
 #include "foreach_exp_tiling.h"

@@ -7,8 +7,10 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. torch.lerp's two-sided form, the side chosen once on the scalar unit: |w| < 0.5 gives
-// x1 + w (x2 - x1), otherwise x2 + (w - 1)(x2 - x1); float32 steps for the 16-bit floats.
+// DataCopy, a tail with DataCopyPad.
+// torch.lerp's two-sided form, the side chosen once on the scalar unit: |w| <
+// 0.5 gives x1 + w (x2 - x1), otherwise x2 + (w - 1)(x2 - x1); float32 steps
+// for the 16-bit floats.
 #include "kernel_operator.h"
 
 using namespace AscendC;

@@ -7,7 +7,9 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. Log2 (guide 6.2.4.1.6) computes ln x / ln 2; float16 through float32 in its temporary space.
+// DataCopy, a tail with DataCopyPad.
+// Log2 (guide 6.2.4.1.6) computes ln x / ln 2; float16 through float32 in its
+// temporary space.
 #include "kernel_operator.h"
 
 using namespace AscendC;

@@ -7,7 +7,8 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. bfloat16 computes in float32 with a float32 scalar.
+// DataCopy, a tail with DataCopyPad.
+// bfloat16 computes in float32 with a float32 scalar.
 #include "kernel_operator.h"
 
 using namespace AscendC;

@@ -7,8 +7,9 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. Power (guide 6.2.4.1.8) with a scalar base, in float32 for every dtype (a float16 base
-// would lose the scalar's precision).
+// DataCopy, a tail with DataCopyPad.
+// Power (guide 6.2.4.1.8) with a scalar base, in float32 for every dtype (a
+// float16 base would lose the scalar's precision).
 #include "kernel_operator.h"
 
 using namespace AscendC;

@@ -7,8 +7,9 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. The Reciprocal instruction is not exact (guide 6.2.3.3.1.4), so y = Div(ones, x) with a tile
-// of ones filled once per core; bfloat16 through float32.
+// DataCopy, a tail with DataCopyPad.
+// The Reciprocal instruction is not exact (guide 6.2.3.3.1.4), so y = Div(ones,
+// x) with a tile of ones filled once per core; bfloat16 through float32.
 #include "kernel_operator.h"
 
 using namespace AscendC;

@@ -7,8 +7,9 @@
 // address table, guide 6.2.6.2), and streams its part through UB in tiles
 // with double-buffered queues, so MTE2 (copy in), V (compute) and MTE3
 // (copy out) overlap across tiles and tensors. Whole 32 B blocks move with
-// DataCopy, a tail with DataCopyPad. Every dtype rounds in float32 (the CANN kernel does so) and casts back with rint; the
-// mode is read once per core and selects the rounding API.
+// DataCopy, a tail with DataCopyPad.
+// Every dtype rounds in float32 (the CANN kernel does so) and casts back with
+// rint; the mode is read once per core and selects the rounding API.
 #include "kernel_operator.h"
 
 using namespace AscendC;

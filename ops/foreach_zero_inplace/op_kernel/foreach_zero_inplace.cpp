@@ -4,9 +4,10 @@
 // The tensors' split units are dealt to the vector cores in list order (see
 // the tiling header); a core walks the tensors its units touch, reading each
 // tensor's address from the list descriptor (word 0: the byte offset of the
-// address table, guide 6.2.6.2). A tile of zeros is filled once per core (Duplicate)
-// and stored over every range the core owns (no input read); whole 32 B blocks with
-// DataCopy, a tail with DataCopyPad. Every dtype is cleared as 16-bit words.
+// address table, guide 6.2.6.2).
+// A tile of zeros is filled once per core (Duplicate) and stored over every
+// range the core owns (no input read); whole 32 B blocks with DataCopy, a tail
+// with DataCopyPad. Every dtype is cleared as 16-bit words.
 #include "kernel_operator.h"
 
 using namespace AscendC;
