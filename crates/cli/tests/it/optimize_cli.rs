@@ -331,7 +331,10 @@ fn bench_rule_and_fidelity_measure_on_the_cann_stand_in() {
     );
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let schema = crate::json_schema::schema();
-    assert_eq!(crate::json_schema::errors(&schema, &doc), Vec::<String>::new());
+    assert_eq!(
+        crate::json_schema::errors(&schema, &doc),
+        Vec::<String>::new()
+    );
     let row = &doc["operators"][0];
     assert_eq!(row["op"], "add_custom");
     assert!(row["false_accept"].as_f64().is_some(), "{row}");
@@ -351,7 +354,10 @@ fn bench_rule_and_fidelity_measure_on_the_cann_stand_in() {
         String::from_utf8_lossy(&o.stderr)
     );
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(crate::json_schema::errors(&schema, &doc), Vec::<String>::new());
+    assert_eq!(
+        crate::json_schema::errors(&schema, &doc),
+        Vec::<String>::new()
+    );
     assert_eq!(doc["command"], "fidelity device");
     assert_eq!(doc["device"], "cann-ascend910b2:0");
     let row = &doc["operators"][0];
