@@ -74,6 +74,9 @@ pub struct CannConfig {
     /// Profile the benchmark case with `msprof op`; without it a profile
     /// holds only the events' median as Task Duration.
     pub msprof: bool,
+    /// Wall-clock limit of each build tool (msopgen, build.sh, bisheng):
+    /// a build that runs longer fails as a compile error.
+    pub build_limit: Duration,
 }
 
 impl CannConfig {
@@ -104,6 +107,7 @@ impl CannConfig {
             repeats: 30,
             run_limit: Duration::from_secs(60),
             msprof: true,
+            build_limit: Duration::from_secs(20 * 60),
         }
     }
 }
@@ -613,7 +617,9 @@ impl Device for CannDevice {
             .map_err(|e| Self::setup(format!("{}: {e}", runner_dir.display())))?;
         std::fs::write(dir.join("build.sh"), build::render_script(&plan))
             .map_err(|e| Self::setup(format!("{}: {e}", dir.display())))?;
-        if let Err(e) = build::execute(&plan, &self.config.path) {
+        if let Err(e) =
+            build::execute_limited(&plan, &self.config.path, Some(self.config.build_limit))
+        {
             let log = std::fs::read_to_string(plan.log_dir.join(format!("step-{}.log", e.index)))
                 .unwrap_or_default();
             let units = diagnostics::first_errors(&log, &plan.project, &package.dir);
@@ -681,6 +687,7 @@ impl Device for CannDevice {
             plan.steps.len() + 1,
             &plan.log_dir,
             &self.config.path,
+            Some(self.config.build_limit),
         )
         .map_err(|e| Self::setup(format!("compiling the aclnn runner: {e}")))?;
         if !runner_bin.is_file() {

@@ -267,6 +267,18 @@ fn compile_errors_name_the_package_file_and_line() {
         other => panic!("{other:?}"),
     }
 
+    // A build that never ends is killed at the limit: a compile failure.
+    let mut cfg = dev.config().clone();
+    cfg.build_limit = Duration::from_secs(2);
+    let t = std::time::Instant::now();
+    match CannDevice::new(cfg).build(&package(root.path(), "slow", "STANDIN_BUILD_HANG")) {
+        Err(DeviceError::Compile { summary, .. }) => {
+            assert!(summary.contains("did not finish"), "{summary}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(20));
+
     // No toolkit, or no tools: a setup error that says what to do.
     let mut cfg = dev.config().clone();
     cfg.toolkit = None;
