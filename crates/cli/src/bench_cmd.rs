@@ -22,6 +22,8 @@ use std::sync::Mutex;
 /// Arguments of `ascendopt bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Methods, comma-separated: full, stage1, stage1-noexp, tiling, bon,
     /// judge (judge needs an LLM).
     #[arg(
@@ -354,6 +356,7 @@ pub fn run(args: BenchArgs) -> Result<Status> {
     cfg.rewind_budget = args.rewind_budget;
     cfg.jobs = args.jobs.max(1);
     cfg.seed = args.seed;
+    cfg.device = args.device.choice()?;
     cfg.deterministic = args.deterministic;
     cfg.repeats = args
         .repeats

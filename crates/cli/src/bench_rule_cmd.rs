@@ -12,6 +12,8 @@ use ascendopt_op::package::OpPackage;
 /// Arguments of `ascendopt bench-rule`.
 #[derive(Debug, clap::Args)]
 pub struct BenchRuleArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operators whose benchmark case is measured.
     #[arg(default_values_t = vec!["add_custom".to_string(), "rms_norm".to_string()])]
     ops: Vec<String>,
@@ -31,8 +33,14 @@ pub struct BenchRuleArgs {
 }
 
 pub fn run(args: BenchRuleArgs) -> Result<Status> {
-    let device = crate::hiargs::sim_device(None)?;
     let cfg = CompareConfig::RECOMMENDED;
+    // On a chip every sample is a timed launch: one run measures all the
+    // trials' samples (3 sides x the rule's repeats per trial).
+    let device = crate::hiargs::device(
+        &args.device,
+        None,
+        args.trials.saturating_mul(3 * cfg.repeats),
+    )?;
     let mut doc = JsonDoc::new("bench-rule");
     doc.field(
         "config",
@@ -66,7 +74,7 @@ pub fn run(args: BenchRuleArgs) -> Result<Status> {
     }
     for op in &args.ops {
         let pkg = OpPackage::load(&resolve_op(op)?)?;
-        let r = rule_bench(&device, &pkg, &cfg, args.speedup, args.trials, args.seed)
+        let r = rule_bench(&*device, &pkg, &cfg, args.speedup, args.trials, args.seed)
             .map_err(anyhow::Error::msg)?;
         if args.json {
             doc.operator(serde_json::json!({

@@ -37,6 +37,8 @@ use std::sync::Mutex;
 /// Arguments of `ascendopt bench-tiling`.
 #[derive(Debug, clap::Args)]
 pub struct BenchTilingArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operator folders or built-in operator names; none = every built-in
     /// operator that has tiling knobs.
     #[arg(long, num_args = 1..)]
@@ -264,7 +266,7 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
         };
         packages.push(pkg);
     }
-    let device = crate::hiargs::sim_device(Some(args.timeout))?;
+    let device = crate::hiargs::device(&args.device, Some(args.timeout), args.repeats.max(1))?;
     let pipeline = PipelineConfig {
         repeats: args.repeats.max(1),
         deterministic: !args.noise,
@@ -287,7 +289,7 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
                 "seed": args.seed, "max_elements": args.max_elements,
             }))?;
             Ok(RunContext {
-                device: &device,
+                device: &*device,
                 store: &store,
                 run,
                 pipeline: pipeline.clone(),

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `ascendopt eval`.
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operator folders (containing op.toml) or built-in operator names;
     /// none = every built-in operator.
     ops: Vec<String>,
@@ -66,7 +68,11 @@ pub fn run(args: EvalArgs) -> Result<Status> {
         deterministic: args.deterministic,
         timeline: args.trace.is_some(),
     };
-    let device = crate::hiargs::sim_device(Some(args.timeout))?;
+    let device = crate::hiargs::device(
+        &args.device,
+        Some(args.timeout),
+        ascendopt_harness::compare::CompareConfig::RECOMMENDED.repeats,
+    )?;
     let mut packages = Vec::new();
     for dir in &dirs {
         packages.push(OpPackage::load(dir)?);
@@ -75,13 +81,13 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     let mut all_passed = true;
     for pkg in &packages {
         let check = if args.quick {
-            eval::check_op(&device, pkg, &cfg)?
+            eval::check_op(&*device, pkg, &cfg)?
         } else {
-            eval::judge_op(&device, pkg, &cfg)?
+            eval::judge_op(&*device, pkg, &cfg)?
         };
         all_passed &= check.passed();
         if !args.json {
-            print_text(&check, &device);
+            print_text(&check, &*device);
         }
         if let Some(path) = &args.trace {
             // The judge's extra runs (re-check, fresh shapes) carry no

@@ -2,11 +2,21 @@
 //! real hardware, one row per published point: measured figure, model
 //! figure, their ratio and its band; fails when a point leaves its band
 //! (points the model is known to miss say why and do not fail).
+//! With `--device cann[:N]`: the simulator against that chip instead, per
+//! operator (`ascendopt_agent::sim_vs_chip`).
 
 use crate::json_doc::JsonDoc;
 use crate::Status;
-use anyhow::Result;
+use anyhow::{bail, Result};
+use ascendopt_agent::session::RunContext;
+use ascendopt_device::select::{self, DeviceChoice};
+use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_experiments::sim_vs_chip;
+use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::fidelity::{self, Options};
+use ascendopt_harness::pipeline::PipelineConfig;
+use ascendopt_harness::store::RunStore;
+use ascendopt_op::package::OpPackage;
 
 /// Arguments of `ascendopt fidelity`.
 #[derive(Debug, clap::Args)]
@@ -20,9 +30,39 @@ pub struct FidelityArgs {
     /// Seed of the fixture kernels' inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// `cann` or `cann:N` (or `sim,cann:N`): compare the simulator with
+    /// that chip on OPS instead: a Stage II search on the simulator, its
+    /// correct candidates measured again on the chip; per operator the
+    /// latency ratio and Spearman's rank correlation.
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
+    /// Operators compared with `--device cann` (names or folders).
+    #[arg(requires = "device", default_values_t = vec!["add_custom".to_string()])]
+    ops: Vec<String>,
+    /// Stage II evaluations on the simulator per operator (`--device cann`).
+    #[arg(long, default_value_t = 12)]
+    budget: u32,
+    /// Where `--device cann` keeps its run store and candidates (default:
+    /// a temporary folder).
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: FidelityArgs) -> Result<Status> {
+    let chips: Vec<u32> = args
+        .device
+        .choices()?
+        .into_iter()
+        .filter_map(|c| match c {
+            DeviceChoice::Cann { id } => Some(id),
+            DeviceChoice::Sim => None,
+        })
+        .collect();
+    match chips.as_slice() {
+        [] => {}
+        [id] => return side_by_side(&args, *id),
+        _ => bail!("fidelity compares the simulator with one chip: give --device cann:N"),
+    }
     let device = crate::hiargs::sim_device(None)?;
     let points = fidelity::run(
         &device,
@@ -64,4 +104,81 @@ pub fn run(args: FidelityArgs) -> Result<Status> {
             Status::Ok
         },
     )
+}
+
+/// `fidelity --device cann:N`: the simulator against chip `id`.
+fn side_by_side(args: &FidelityArgs, id: u32) -> Result<Status> {
+    let tmp;
+    let root = match &args.out {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::tempdir()?;
+            tmp.path().to_path_buf()
+        }
+    };
+    std::fs::create_dir_all(&root)?;
+    let store = RunStore::open(&root.join("runs.sqlite"))?;
+    let compare = CompareConfig::RECOMMENDED;
+    let pipeline = PipelineConfig {
+        repeats: compare.repeats,
+        deterministic: false,
+        seed: args.seed,
+    };
+    let sim_cfg = SimDeviceConfig::standard()?;
+    let sim = SimDevice::new(sim_cfg.clone());
+    let chip = select::open(DeviceChoice::Cann { id }, sim_cfg, pipeline.repeats);
+    let mut rows = Vec::new();
+    for op in &args.ops {
+        let pkg = OpPackage::load(&crate::hiargs::resolve_op(op)?)?;
+        let ctx = |device: &'static str| -> Result<(ascendopt_harness::store::RunId, std::path::PathBuf)> {
+            Ok((
+                store.create_run(&serde_json::json!({
+                    "command": "fidelity", "device": device, "op": pkg.name(),
+                    "budget": args.budget, "seed": args.seed,
+                }))?,
+                root.join("work").join(device),
+            ))
+        };
+        let (run, workdir) = ctx("sim")?;
+        let sim_ctx = RunContext {
+            device: &sim,
+            store: &store,
+            run,
+            pipeline: pipeline.clone(),
+            compare,
+            workdir,
+        };
+        let (run, workdir) = ctx("chip")?;
+        let chip_ctx = RunContext {
+            device: &*chip,
+            store: &store,
+            run,
+            pipeline: pipeline.clone(),
+            compare,
+            workdir,
+        };
+        rows.push(sim_vs_chip::compare_devices(
+            &sim_ctx,
+            &chip_ctx,
+            &pkg,
+            args.budget,
+            args.seed,
+        )?);
+    }
+    if args.json {
+        let mut doc = JsonDoc::new("fidelity device");
+        doc.field("device", serde_json::json!(chip.name()));
+        for r in &rows {
+            doc.operator(serde_json::to_value(r)?);
+        }
+        doc.print()?;
+    } else {
+        println!("simulator against {}:", chip.name());
+        print!("{}", sim_vs_chip::render(&rows));
+    }
+    Ok(if rows.iter().all(|r| r.chip_us.is_some()) {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
 }

@@ -10,7 +10,7 @@
 //! names the flag or the path.
 
 use anyhow::{Context, Result};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::{Device, SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunId, RunStore};
@@ -62,6 +62,22 @@ pub fn sim_device(timeout_s: Option<u64>) -> Result<SimDevice> {
         config.limits.wall_ms = s.saturating_mul(1000);
     }
     Ok(SimDevice::new(config))
+}
+
+/// The device of `--device` (the simulator by default, with a launch
+/// wall-clock limit of `timeout_s` seconds when the command has a
+/// `--timeout`); a chip times at least `samples` launches per run.
+pub fn device(
+    arg: &crate::device_arg::DeviceArg,
+    timeout_s: Option<u64>,
+    samples: usize,
+) -> Result<Box<dyn Device>> {
+    let choice = arg.choice()?;
+    let mut config = SimDeviceConfig::standard()?;
+    if let Some(s) = timeout_s {
+        config.limits.wall_ms = s.saturating_mul(1000);
+    }
+    Ok(ascendopt_device::select::open(choice, config, samples))
 }
 
 /// The run store at `path` (created when missing).

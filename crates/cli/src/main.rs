@@ -10,6 +10,7 @@ mod bench_rule_cmd;
 mod bench_speed_cmd;
 mod bench_tiling_cmd;
 mod compat_cmd;
+mod device_arg;
 mod doctor_cmd;
 mod eval_cmd;
 mod fidelity_cmd;

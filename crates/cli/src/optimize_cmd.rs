@@ -38,6 +38,8 @@ use std::path::PathBuf;
 /// Arguments of `ascendopt optimize`.
 #[derive(Debug, clap::Args)]
 pub struct OptimizeArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// The operator: a folder with op.toml, or a built-in operator's name.
     op: String,
     /// The frozen experience bank Stage I retrieves from (not needed with
@@ -293,9 +295,9 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     });
     let (run, resumed) = hiargs::find_or_create_run(&store, &config)?;
     agents.attach_run(run);
-    let device = hiargs::sim_device(Some(args.timeout))?;
+    let device = hiargs::device(&args.device, Some(args.timeout), pipeline.repeats)?;
     let ctx = RunContext {
-        device: &device,
+        device: &*device,
         store: &store,
         run,
         pipeline,
@@ -375,7 +377,7 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         }
     };
     let report = write_output(
-        &device,
+        &*device,
         &outcome,
         &pkg,
         &args.out,

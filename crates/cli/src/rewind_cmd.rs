@@ -42,6 +42,8 @@ use std::path::{Path, PathBuf};
 /// Arguments of `ascendopt rewind`.
 #[derive(Debug, clap::Args)]
 pub struct RewindArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operator folders (containing op.toml) or built-in operator names;
     /// none = add_custom, strided_slice_assign_v2 and group_norm_swish
     /// (see `--all`).
@@ -216,9 +218,9 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     });
     let run = store.create_run(&config)?;
     agents.attach_run(run);
-    let device = hiargs::sim_device(Some(args.timeout))?;
+    let device = hiargs::device(&args.device, Some(args.timeout), pipeline.repeats)?;
     let ctx = RunContext {
-        device: &device,
+        device: &*device,
         store: &store,
         run,
         pipeline,

@@ -25,6 +25,8 @@ pub const DEFAULT_BANK_OPS: [&str; 4] = DEFAULT_OPS;
 /// Arguments of `ascendopt run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Output folder (resumed when it exists); default: `run/` in the
     /// per-user data folder ($ASCENDOPT_DATA_DIR, else
     /// $XDG_DATA_HOME/ascendopt, else ~/.local/share/ascendopt), so the
@@ -130,6 +132,7 @@ pub fn run(args: RunArgs) -> Result<Status> {
     cfg.rewind_budget = args.rewind_budget;
     cfg.jobs = args.jobs.max(1);
     cfg.seed = args.seed;
+    cfg.device = args.device.choice()?;
     cfg.deterministic = args.deterministic;
     cfg.repeats = args
         .repeats

@@ -12,6 +12,8 @@ use std::path::PathBuf;
 /// Arguments of `ascendopt suite`.
 #[derive(Debug, clap::Args)]
 pub struct SuiteArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operators (folders or built-in names); none = every built-in operator.
     ops: Vec<String>,
     /// Write the Markdown table to this file (e.g. ops/README.md) instead of
@@ -58,13 +60,17 @@ pub fn run(args: SuiteArgs) -> Result<Status> {
             .map(|a| resolve_op(a))
             .collect::<Result<Vec<_>>>()?
     };
-    let device = crate::hiargs::sim_device(None)?;
+    let device = crate::hiargs::device(
+        &args.device,
+        None,
+        ascendopt_harness::compare::CompareConfig::RECOMMENDED.repeats,
+    )?;
     let mut rows = Vec::new();
     for dir in &dirs {
         // A package that does not load is a failed row, not the end of the
         // table.
         let row = match OpPackage::load(dir) {
-            Ok(pkg) => suite_row(&device, &pkg, args.seed),
+            Ok(pkg) => suite_row(&*device, &pkg, args.seed),
             Err(e) => SuiteRow::failed(
                 &dir.file_name().unwrap_or_default().to_string_lossy(),
                 e.to_string(),

@@ -12,8 +12,10 @@
 #![deny(missing_docs)]
 
 pub mod cann;
+pub mod select;
 mod sim;
 
+pub use cann::device::{CannConfig, CannDevice};
 pub use sim::{SimDevice, SimDeviceConfig};
 
 use ascendopt_op::package::OpPackage;
@@ -123,6 +125,22 @@ pub struct RunResult {
     pub hazards: Vec<Finding>,
     /// Kernel printf output.
     pub printed: String,
+    /// What a device that measures on hardware recorded with the run
+    /// (latency samples, and its profile when the caller asked for one
+    /// with [`RunRequest::keep_trace`]); None on the simulator, which
+    /// computes both from the trace.
+    pub measured: Option<Box<Measurement>>,
+}
+
+/// Latencies and a profile measured on hardware during one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// One latency per timed launch, µs, in launch order (the device
+    /// documents how it times them).
+    pub samples_us: Vec<f64>,
+    /// The profile of the run's launch: None when it was not profiled,
+    /// Err when profiling failed (why).
+    pub profile: Option<Result<Profile, String>>,
 }
 
 /// What profiling a run needs beyond the run itself.

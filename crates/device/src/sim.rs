@@ -400,6 +400,7 @@ impl Device for SimDevice {
                     findings: out.findings,
                     hazards,
                     printed: out.printed,
+                    measured: None,
                 })
             }
             other => unfinished(other),

@@ -41,7 +41,8 @@ use ascendopt_agent::session::{OpSession, RunContext};
 use ascendopt_agent::AgentError;
 use ascendopt_bank::error::BankError;
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::select::{self, DeviceChoice};
+use ascendopt_device::{Device, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -157,6 +158,8 @@ pub struct BenchConfig {
     pub stage1_budget: Option<u32>,
     /// Notes for the report (e.g. missing levels).
     pub notes: Vec<String>,
+    /// Where candidates are evaluated (`--device`; the simulator).
+    pub device: DeviceChoice,
 }
 
 impl BenchConfig {
@@ -177,6 +180,7 @@ impl BenchConfig {
             timeout_ms: None,
             stage1_budget: None,
             notes: Vec::new(),
+            device: DeviceChoice::Sim,
         }
     }
 }
@@ -237,12 +241,12 @@ pub struct BenchReport {
     pub out: PathBuf,
 }
 
-fn device(cfg: &BenchConfig) -> Result<SimDevice, BenchError> {
+fn device(cfg: &BenchConfig) -> Result<Box<dyn Device>, BenchError> {
     let mut dc = SimDeviceConfig::standard().map_err(|e| BenchError::Device(e.to_string()))?;
     if let Some(ms) = cfg.timeout_ms {
         dc.limits.wall_ms = ms;
     }
-    Ok(SimDevice::new(dc))
+    Ok(select::open(cfg.device, dc, cfg.repeats))
 }
 
 fn pipeline(cfg: &BenchConfig) -> PipelineConfig {
@@ -389,8 +393,9 @@ fn build_bank(
     let work = |pkg: &OpPackage| -> Result<RewoundOp, BenchError> {
         let store = RunStore::open(&store_path)?;
         let dev = device(cfg)?;
+        let dev = &*dev;
         let ctx = RunContext {
-            device: &dev,
+            device: dev,
             store: &store,
             run,
             pipeline: pipeline(cfg),
@@ -478,8 +483,9 @@ fn run_pair(
     let scoped = agents.for_run(&store_path, run)?;
     let agents: &dyn AgentFactory = scoped.as_deref().unwrap_or(agents);
     let dev = device(cfg)?;
+    let dev = &*dev;
     let ctx = RunContext {
-        device: &dev,
+        device: dev,
         store: &store,
         run,
         pipeline: pipeline(cfg),
@@ -528,7 +534,7 @@ fn run_pair(
     };
     let rel = PathBuf::from("ops").join(method.as_str()).join(pkg.name());
     let out_dir = cfg.out.join(&rel);
-    let written = write_output(&dev, &outcome, pkg, &out_dir, cfg.seed)?;
+    let written = write_output(dev, &outcome, pkg, &out_dir, cfg.seed)?;
     let mut summary = OutcomeSummary::from_outcome(&outcome);
     let rel_str = |p: &Path| p.to_string_lossy().replace('\\', "/");
     summary.package = Some(rel_str(&rel.join(pkg.name())));

@@ -26,5 +26,6 @@ pub mod bench_naive;
 pub mod evals;
 pub mod report;
 pub mod rule_bench;
+pub mod sim_vs_chip;
 pub mod suite;
 pub mod tiling;

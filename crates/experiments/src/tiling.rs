@@ -167,7 +167,7 @@ pub struct TilingComparison {
 }
 
 /// A proposer with no tiling edits (knob search only).
-struct NoEdits;
+pub(crate) struct NoEdits;
 
 impl Proposer for NoEdits {
     fn name(&self) -> &str {

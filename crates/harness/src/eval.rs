@@ -55,7 +55,7 @@ pub enum CaseVerdict {
     /// pipes, a flag misused): on the device the result depends on timing.
     Hazard,
     /// The launch did not finish (fault, crash, time-out, tiling error).
-    RunFailed(RunOutcome),
+    RunFailed(Box<RunOutcome>),
     /// The golden reference could not be computed for this case.
     GoldenFailed(String),
     /// The outputs matched but a check of the hardened judge refused it
@@ -78,7 +78,7 @@ impl CaseVerdict {
             CaseVerdict::Hazard => "hazard",
             CaseVerdict::GoldenFailed(_) => "golden-error",
             CaseVerdict::Refused(_) => "refused",
-            CaseVerdict::RunFailed(o) => match o {
+            CaseVerdict::RunFailed(o) => match &**o {
                 RunOutcome::Finished(_) => "finished",
                 RunOutcome::TilingFailed { .. } => "tiling-error",
                 RunOutcome::Fault { .. } => "fault",
@@ -440,7 +440,7 @@ pub fn check_case(
     let result = match outcome {
         RunOutcome::Finished(r) => r,
         other => {
-            check.verdict = CaseVerdict::RunFailed(other);
+            check.verdict = CaseVerdict::RunFailed(Box::new(other));
             return check;
         }
     };

@@ -26,14 +26,14 @@ fn ascendopt(args: &[&str]) -> Output {
         .expect("run ascendopt")
 }
 
-fn schema() -> jsonschema::Validator {
+pub(crate) fn schema() -> jsonschema::Validator {
     let path = repo().join("docs/schema/ascendopt-output.schema.json");
     let text = std::fs::read_to_string(&path).expect("the schema file");
     let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
     jsonschema::validator_for(&schema).expect("the schema compiles")
 }
 
-fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+pub(crate) fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     v.iter_errors(doc)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()

@@ -216,3 +216,164 @@ fn bench_tiling_prints_per_operator_latencies_and_the_mean_ratio() {
         "{stdout}"
     );
 }
+
+/// The scripted stand-in of the CANN tools (tests only).
+fn standin() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../device/tests/standin")
+}
+
+/// `ascendopt <args>` with the CANN stand-in first on PATH, a fake
+/// toolkit, and the device's work under `root/cache`.
+fn on_cann_standin(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ascendopt"));
+    c.args(args)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                standin().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("ASCEND_HOME_PATH", root.join("toolkit"))
+        .env("ASCENDOPT_CACHE_DIR", root.join("cache"))
+        .env_remove("ASCENDOPT_DEVICE");
+    c
+}
+
+#[test]
+fn optimize_runs_end_to_end_on_the_cann_stand_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = small_weak_copy("add_custom", tmp.path(), &[]);
+    let out = tmp.path().join("out");
+    let mut c = on_cann_standin(
+        tmp.path(),
+        &[
+            "optimize",
+            "--device",
+            "cann",
+            "--no-retrieval",
+            "--budget",
+            "4",
+            "--stage1-budget",
+            "1",
+            "--repeats",
+            "10",
+            "--seed",
+            "3",
+        ],
+    );
+    c.arg(&op).arg("--out").arg(&out);
+    let o = run(c);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stderr}\n{stdout}");
+    assert!(stderr.contains("optimize add_custom"), "{stderr}");
+    // Every evaluation ran on the stand-in chip: one msopgen build folder
+    // per distinct candidate, each with its runner.
+    let builds: Vec<PathBuf> = std::fs::read_dir(tmp.path().join("cache/cann/builds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!builds.is_empty());
+    for b in &builds {
+        assert!(b
+            .join("work/AddCustom/build_out/op_api/lib/libcust_opapi.so")
+            .is_file());
+    }
+    let store = RunStore::open(&out.join("runs.sqlite")).unwrap();
+    let runs = store.runs().unwrap();
+    let evals = store.evaluations(runs[0].id, "add_custom").unwrap();
+    assert!(evals.len() >= 2 && evals.len() <= 4, "{}", evals.len());
+    let correct: Vec<_> = evals
+        .iter()
+        .filter(|e| e.verdict.latency().is_some())
+        .collect();
+    assert!(!correct.is_empty());
+    let builds_used = builds.len();
+    assert!(builds_used <= evals.len());
+    // The chip's profile: what msprof reports, nothing made up.
+    let p = correct[0].verdict.profile().unwrap();
+    assert!(p["Task Duration(us)"].as_f64().unwrap() > 4.0, "{p}");
+    assert_eq!(p["Block Dim"], 40, "{p}");
+    assert!(p["launch_overhead(us)"].is_null(), "{p}");
+    assert!(p.get("roofline").is_none(), "{p}");
+    assert!(out.join("add_custom/op_kernel/add_custom.cpp").is_file());
+    assert!(out.join("before/profile.json").is_file());
+}
+
+#[test]
+fn bench_rule_and_fidelity_measure_on_the_cann_stand_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = small_weak_copy("add_custom", tmp.path(), &[]);
+    let op = op.display().to_string();
+
+    // The acceptance rule on the chip's own samples (one runner process
+    // measures every trial's).
+    let o = run(on_cann_standin(
+        tmp.path(),
+        &[
+            "bench-rule",
+            "--device",
+            "cann",
+            "--trials",
+            "40",
+            "--json",
+            &op,
+        ],
+    ));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let schema = crate::json_schema::schema();
+    assert_eq!(
+        crate::json_schema::errors(&schema, &doc),
+        Vec::<String>::new()
+    );
+    let row = &doc["operators"][0];
+    assert_eq!(row["op"], "add_custom");
+    assert!(row["false_accept"].as_f64().is_some(), "{row}");
+
+    // The simulator against the stand-in chip over a Stage II search.
+    let o = run(on_cann_standin(
+        tmp.path(),
+        &[
+            "fidelity", "--device", "cann", "--budget", "4", "--json", &op,
+        ],
+    ));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        crate::json_schema::errors(&schema, &doc),
+        Vec::<String>::new()
+    );
+    assert_eq!(doc["command"], "fidelity device");
+    assert_eq!(doc["device"], "cann-ascend910b2:0");
+    let row = &doc["operators"][0];
+    let (sim, chip) = (
+        row["sim_us"].as_f64().unwrap(),
+        row["chip_us"].as_f64().unwrap(),
+    );
+    assert!(
+        (row["ratio"].as_f64().unwrap() - chip / sim).abs() < 1e-9,
+        "{row}"
+    );
+    let candidates = row["candidates"].as_array().unwrap();
+    assert!(!candidates.is_empty());
+    assert!(candidates.iter().all(|c| c[1].as_f64().is_some()), "{row}");
+    if candidates.len() >= 2 {
+        let rho = row["spearman"].as_f64();
+        assert!(rho.is_none_or(|r| (-1.0..=1.0).contains(&r)), "{row}");
+    }
+}

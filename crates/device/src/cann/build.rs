@@ -466,15 +466,48 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 /// tool's output goes to `<log_dir>/step-<n>.log`. Stops at the first
 /// failure, naming the step and the tool's last lines.
 pub fn execute(plan: &BuildPlan, path: &str) -> Result<(), StepError> {
+    execute_limited(plan, path, None)
+}
+
+/// [`execute`] with a wall-clock limit on each tool: one that runs longer
+/// is killed with its process group and fails its step.
+pub fn execute_limited(
+    plan: &BuildPlan,
+    path: &str,
+    limit: Option<std::time::Duration>,
+) -> Result<(), StepError> {
+    execute_steps(&plan.steps, 1, &plan.log_dir, path, limit)?;
+    for expected in [&plan.opapi_lib, &plan.aclnn_header] {
+        if !expected.is_file() {
+            return Err(StepError {
+                index: plan.steps.len(),
+                what: "bash build.sh".into(),
+                message: format!("the build finished but left no {}", expected.display()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `steps` in order, numbering them from `first` (logs
+/// `<log_dir>/step-<n>.log`), with `path` as the tools' `PATH` and
+/// `limit` on each tool's wall-clock time.
+pub fn execute_steps(
+    steps: &[Step],
+    first: usize,
+    log_dir: &Path,
+    path: &str,
+    limit: Option<std::time::Duration>,
+) -> Result<(), StepError> {
     let fail = |index: usize, what: &str, message: String| StepError {
         index,
         what: what.to_string(),
         message,
     };
-    std::fs::create_dir_all(&plan.log_dir)
-        .map_err(|e| fail(0, "log folder", format!("{}: {e}", plan.log_dir.display())))?;
-    for (i, step) in plan.steps.iter().enumerate() {
-        let index = i + 1;
+    std::fs::create_dir_all(log_dir)
+        .map_err(|e| fail(0, "log folder", format!("{}: {e}", log_dir.display())))?;
+    for (i, step) in steps.iter().enumerate() {
+        let index = first + i;
         match step {
             Step::Write { path: file, text } => {
                 if let Some(parent) = file.parent() {
@@ -520,7 +553,7 @@ pub fn execute(plan: &BuildPlan, path: &str) -> Result<(), StepError> {
                     "{program} {}",
                     args.first().map(String::as_str).unwrap_or("")
                 );
-                let log = plan.log_dir.join(format!("step-{index}.log"));
+                let log = log_dir.join(format!("step-{index}.log"));
                 let mut cmd = std::process::Command::new(program);
                 cmd.args(args).current_dir(cwd).env("PATH", path);
                 for v in unset_env {
@@ -529,38 +562,33 @@ pub fn execute(plan: &BuildPlan, path: &str) -> Result<(), StepError> {
                 for (k, v) in set_env {
                     cmd.env(k, v);
                 }
-                let out = cmd
-                    .stdin(std::process::Stdio::null())
-                    .output()
-                    .map_err(|e| fail(index, &what, format!("cannot run {program}: {e}")))?;
-                let mut text = out.stdout.clone();
-                text.extend_from_slice(&out.stderr);
+                let ended = super::child::run(cmd, limit.unwrap_or(std::time::Duration::MAX), &log)
+                    .map_err(|e| fail(index, &what, e))?;
+                let (status, ok, text) = match ended {
+                    super::child::Ended::Exited { status, output } => {
+                        (status.to_string(), status.success(), output)
+                    }
+                    super::child::Ended::TimedOut { after_ms, output } => (
+                        format!("did not finish in {after_ms} ms and was killed"),
+                        false,
+                        output,
+                    ),
+                };
                 let _ = std::fs::write(&log, &text);
-                if !out.status.success() {
-                    let text = String::from_utf8_lossy(&text);
-                    let tail: Vec<&str> = text.lines().rev().take(8).collect();
-                    let tail: Vec<&str> = tail.into_iter().rev().collect();
+                let _ = std::fs::remove_file(log.with_extension("out"));
+                let _ = std::fs::remove_file(log.with_extension("err"));
+                if !ok {
                     return Err(fail(
                         index,
                         &what,
                         format!(
-                            "{} (log {}):\n{}",
-                            out.status,
+                            "{status} (log {}):\n{}",
                             log.display(),
-                            tail.join("\n")
+                            super::child::tail(&text, 8)
                         ),
                     ));
                 }
             }
-        }
-    }
-    for expected in [&plan.opapi_lib, &plan.aclnn_header] {
-        if !expected.is_file() {
-            return Err(fail(
-                plan.steps.len(),
-                "bash build.sh",
-                format!("the build finished but left no {}", expected.display()),
-            ));
         }
     }
     Ok(())

@@ -5,5 +5,6 @@
 //! a binary of its own, linked separately (slower CI, more disk).
 
 mod cann_build;
+mod cann_device;
 mod doctor;
 mod msprof_output;

@@ -1,0 +1,31 @@
+//! `--device sim|cann|cann:N` of the commands that evaluate
+//! (`ASCENDOPT_DEVICE` when the flag is absent; the simulator by default).
+
+use anyhow::{bail, Result};
+use ascendopt_device::select::{self, DeviceChoice};
+
+/// The `--device` flag.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DeviceArg {
+    /// Where candidates are built, run and timed: `sim` (the simulated
+    /// Ascend 910B2, the default), `cann` or `cann:N` (NPU N through the
+    /// installed CANN toolkit). Default: $ASCENDOPT_DEVICE, else sim.
+    #[arg(long = "device", value_name = "DEVICE")]
+    pub device: Option<String>,
+}
+
+impl DeviceArg {
+    /// The devices named (several only for commands that compare them).
+    pub fn choices(&self) -> Result<Vec<DeviceChoice>> {
+        select::choose(self.device.as_deref(), &|k| std::env::var(k).ok())
+            .map_err(anyhow::Error::msg)
+    }
+
+    /// The one device named.
+    pub fn choice(&self) -> Result<DeviceChoice> {
+        match self.choices()?.as_slice() {
+            [one] => Ok(*one),
+            _ => bail!("this command evaluates on one device: give --device sim, cann or cann:N"),
+        }
+    }
+}

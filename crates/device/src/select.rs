@@ -1,0 +1,139 @@
+//! Which device a command evaluates on: `--device sim|cann|cann:N`, or
+//! the `ASCENDOPT_DEVICE` setting when the flag is absent; the simulator
+//! by default. A comma-separated list (`sim,cann`) names several devices
+//! for the commands that compare them.
+
+use crate::{CannConfig, CannDevice, Device, SimDevice, SimDeviceConfig};
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The environment setting that chooses the device when a command is
+/// given no `--device`.
+pub const DEVICE_ENV: &str = "ASCENDOPT_DEVICE";
+
+/// A device by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeviceChoice {
+    /// The simulated Ascend 910B2 (the default).
+    #[default]
+    Sim,
+    /// NPU `id` through the CANN toolkit (`cann` is `cann:0`).
+    Cann {
+        /// The runtime device id (`aclrtSetDevice`).
+        id: u32,
+    },
+}
+
+impl fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceChoice::Sim => f.write_str("sim"),
+            DeviceChoice::Cann { id } => write!(f, "cann:{id}"),
+        }
+    }
+}
+
+impl FromStr for DeviceChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<DeviceChoice, String> {
+        let s = s.trim();
+        match s {
+            "sim" => return Ok(DeviceChoice::Sim),
+            "cann" => return Ok(DeviceChoice::Cann { id: 0 }),
+            _ => {}
+        }
+        if let Some(id) = s.strip_prefix("cann:") {
+            return id.parse().map(|id| DeviceChoice::Cann { id }).map_err(|_| {
+                format!("device `{s}`: `{id}` is not an NPU id (cann:0, cann:1, ...)")
+            });
+        }
+        Err(format!(
+            "device `{s}`: expected `sim`, `cann` or `cann:N` (N the NPU id)"
+        ))
+    }
+}
+
+/// The devices of `--device` (`sim`, `cann:1`, `sim,cann`), else of
+/// `ASCENDOPT_DEVICE` (read through `env`), else the simulator.
+pub fn choose(
+    flag: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<DeviceChoice>, String> {
+    let (text, from) = match flag {
+        Some(f) => (f.to_string(), "--device"),
+        None => match env(DEVICE_ENV).filter(|v| !v.trim().is_empty()) {
+            Some(v) => (v, DEVICE_ENV),
+            None => return Ok(vec![DeviceChoice::Sim]),
+        },
+    };
+    let list: Vec<DeviceChoice> = text
+        .split(',')
+        .map(|part| part.parse().map_err(|e| format!("{from}: {e}")))
+        .collect::<Result<_, _>>()?;
+    for (i, c) in list.iter().enumerate() {
+        if list[..i].contains(c) {
+            return Err(format!("{from}: device `{c}` is named twice"));
+        }
+    }
+    Ok(list)
+}
+
+/// Opens `choice`. The simulator gets `sim`; a CANN device is told the
+/// simulator's platform (the 910B2's sizes), takes the worker's wall-clock
+/// limit, and times at least `samples` launches per run (the samples an
+/// evaluation compares).
+pub fn open(choice: DeviceChoice, sim: SimDeviceConfig, samples: usize) -> Box<dyn Device> {
+    match choice {
+        DeviceChoice::Sim => Box::new(SimDevice::new(sim)),
+        DeviceChoice::Cann { id } => Box::new(cann(id, sim, samples)),
+    }
+}
+
+/// The CANN device `id` configured from the environment
+/// ([`CannConfig::from_env`]), as [`open`] makes it.
+pub fn cann(id: u32, sim: SimDeviceConfig, samples: usize) -> CannDevice {
+    let platform = SimDevice::new(sim.clone()).platform().clone();
+    let mut cfg = CannConfig::from_env(id, platform);
+    cfg.run_limit = Duration::from_millis(sim.limits.wall_ms.max(1000));
+    cfg.repeats = cfg.repeats.max(u32::try_from(samples).unwrap_or(u32::MAX));
+    CannDevice::new(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_and_the_simulator_is_the_default() {
+        let none = |_: &str| None;
+        assert_eq!(choose(None, &none).unwrap(), vec![DeviceChoice::Sim]);
+        assert_eq!(
+            choose(Some("cann"), &none).unwrap(),
+            vec![DeviceChoice::Cann { id: 0 }]
+        );
+        assert_eq!(
+            choose(Some("sim,cann:3"), &none).unwrap(),
+            vec![DeviceChoice::Sim, DeviceChoice::Cann { id: 3 }]
+        );
+        let env = |k: &str| (k == DEVICE_ENV).then(|| "cann:1".to_string());
+        assert_eq!(
+            choose(None, &env).unwrap(),
+            vec![DeviceChoice::Cann { id: 1 }]
+        );
+        assert_eq!(
+            choose(Some("sim"), &env).unwrap(),
+            vec![DeviceChoice::Sim],
+            "the flag wins"
+        );
+        let err = choose(Some("npu"), &none).unwrap_err();
+        assert!(err.contains("--device") && err.contains("cann:N"), "{err}");
+        let err = choose(None, &|_: &str| Some("cann:x".into())).unwrap_err();
+        assert!(err.contains(DEVICE_ENV) && err.contains("NPU id"), "{err}");
+        assert!(choose(Some("sim,sim"), &none)
+            .unwrap_err()
+            .contains("twice"));
+        assert_eq!(DeviceChoice::Cann { id: 2 }.to_string(), "cann:2");
+    }
+}
