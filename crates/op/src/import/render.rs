@@ -108,6 +108,18 @@ pub(crate) fn render(plan: &Plan) -> String {
                 Some(Rule::RealOf(x)) => {
                     let _ = writeln!(t, "dtype = {{ real_of = {} }}", quote(x));
                 }
+                Some(Rule::Map(x, table)) => {
+                    let entries: Vec<String> = table
+                        .iter()
+                        .map(|(from, to)| format!("{} = {}", from.name(), quote(to.name())))
+                        .collect();
+                    let _ = writeln!(
+                        t,
+                        "dtype = {{ by = {}, table = {{ {} }} }}",
+                        quote(x),
+                        entries.join(", ")
+                    );
+                }
                 Some(Rule::Fixed(d)) if p.dtypes.len() > 1 => {
                     let _ = writeln!(t, "dtype = {{ fixed = {} }}", quote(d.name()));
                 }
