@@ -400,6 +400,15 @@ pub(crate) fn gen_data_golden(op_dir: &Path, script: &Path, mapping: &Mapping) -
         .map(|(n, d)| format!("{}: {d}", py(n)))
         .collect::<Vec<_>>()
         .join(", ");
+    let lists = mapping
+        .lists
+        .iter()
+        .map(|(n, ds)| {
+            let ds: Vec<String> = ds.iter().map(|d| d.to_string()).collect();
+            format!("{}: [{}]", py(n), ds.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     let outputs = mapping
         .outputs
         .iter()
@@ -412,6 +421,7 @@ pub(crate) fn gen_data_golden(op_dir: &Path, script: &Path, mapping: &Mapping) -
 # place of the random draws that make them.
 GEN_DATA = {script}
 INPUT_DRAWS = {{{inputs}}}
+LIST_DRAWS = {{{lists}}}
 OUTPUT_FILES = {{{outputs}}}
 {MISSING_MODULE_PY}
 {RUNNER}
@@ -419,6 +429,11 @@ OUTPUT_FILES = {{{outputs}}}
 def golden(inputs, attrs, case):
     here = os.path.dirname(os.path.abspath(__file__))
     replace = {{draw: inputs[name] for name, draw in INPUT_DRAWS.items()}}
+    for name, draws in LIST_DRAWS.items():
+        if len(inputs[name]) != len(draws):
+            sys.exit("ascendopt: " + GEN_DATA + " draws " + str(len(draws)) + " tensors for list `" + name
+                     + "`, the case gives " + str(len(inputs[name])))
+        replace.update({{draw: inputs[name][k] for k, draw in enumerate(draws)}})
     _, writes = run(os.path.join(here, GEN_DATA), replace)
     written = {{os.path.normpath(w["file"]): w["value"] for w in writes}}
     out = {{}}
