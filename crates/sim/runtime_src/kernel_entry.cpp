@@ -90,6 +90,12 @@ ASC_HOOK(store, 16, 1)
 extern "C" __attribute__((visibility("hidden"))) void __asan_loadN_noabort(uintptr_t a, size_t n) { touch(a, n, 0); }
 extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(uintptr_t a, size_t n) { touch(a, n, 1); }
 extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return(void) {}
+// A kernel unit with a global initialised at load time (a namespace-scope
+// `const float k = std::log(2.0f)` or a global object with a constructor)
+// gets these init-order checks around its initialiser; there is no
+// init-order checking here, so they do nothing.
+extern "C" __attribute__((visibility("hidden"))) void __asan_before_dynamic_init(const char*) {}
+extern "C" __attribute__((visibility("hidden"))) void __asan_after_dynamic_init(void) {}
 
 // memcpy/memmove/memset/memcmp called by the kernel's own code (the pass
 // renames those calls): counted as the 8-byte loads and stores they are.

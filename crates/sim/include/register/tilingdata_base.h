@@ -15,11 +15,15 @@
 #ifndef ASCENDOPT_REGISTER_TILINGDATA_BASE_H
 #define ASCENDOPT_REGISTER_TILINGDATA_BASE_H
 
-#ifdef ASCENDOPT_KERNEL_SIDE
-#include "../ascendopt/kernel/tiling.h"
-#else
+// CANN's header brings GE's types and the gert contexts with it, and tiling
+// headers use them beside their TilingData (ge::DataType members, a
+// gert::TilingContext pointer, compile-info helpers); the kernel unit, which
+// compiles the same header, sees them too.
 #include "../ascendopt/host/std_bundle.h"
 #include "../ascendopt/host/core.h"
+#include "../ascendopt/host/context.h"
+#ifdef ASCENDOPT_KERNEL_SIDE
+#include "../ascendopt/kernel/tiling.h"
 #endif
 
 #ifdef ASCENDOPT_KERNEL_SIDE
