@@ -324,16 +324,6 @@ impl BuildRequest {
                 }
             }
         };
-        // A kernel with a tiling header of its own under the same name
-        // (Ascend's samples: op_kernel/<op>_tiling.h, a plain struct the
-        // kernel copies itself, beside op_host's TilingData, both under one
-        // include guard) includes that one: CANN's build never puts the
-        // host header into the kernel, so forcing it in would hide the
-        // kernel's own behind the shared guard.
-        let tiling_header = tiling_header.filter(|h| {
-            let own = h.file_name().map(|n| kernel_dir.join(n));
-            !own.is_some_and(|own| own.is_file() && fs::read(&own).ok() != fs::read(h).ok())
-        });
         let mut include_dirs = vec![host_dir, kernel_dir];
         let sources: Vec<PathBuf> = host_sources
             .iter()
@@ -863,6 +853,19 @@ fn plans(req: &BuildRequest) -> Result<Plans, BuildError> {
     let host_sources = canonical_all(&req.host_sources)?;
     let kernel_sources = canonical_all(&req.kernel_sources)?;
     let tiling_header = req.tiling_header.as_deref().map(canonical).transpose()?;
+    // A kernel with a tiling header of its own under the same name, beside
+    // its sources (Ascend's samples: op_kernel/<op>_tiling.h, a plain
+    // struct the kernel copies itself, beside op_host's TilingData, both
+    // under one include guard), includes that one: CANN's build never puts
+    // the host header into the kernel, so forcing it in would hide the
+    // kernel's own behind the shared guard.
+    let tiling_header = tiling_header.filter(|h| {
+        let own = |src: &PathBuf| {
+            let own = src.parent().zip(h.file_name()).map(|(d, n)| d.join(n));
+            own.is_some_and(|own| own.is_file() && fs::read(&own).ok() != fs::read(h).ok())
+        };
+        !kernel_sources.iter().any(own)
+    });
     if host_sources.is_empty() || kernel_sources.is_empty() {
         return Err(BuildError::BadRequest {
             message: "need at least one host and one kernel source".into(),

@@ -143,25 +143,6 @@ fn for_op_dir_finds_the_msopgen_layout() {
         vec![fx.path("ops/demo/op_kernel/demo.cpp")]
     );
 
-    // A kernel with its own tiling header of the same name includes that
-    // one; the host's is not forced in (a copy of it still is).
-    fx.write(
-        "ops/demo/op_kernel/demo_tiling.h",
-        "#pragma once\nstruct Own { int n; };\n",
-    );
-    let req = BuildRequest::for_op_dir(&fx.path("ops/demo"), fx.toolchain()).unwrap();
-    assert_eq!(req.tiling_header, None);
-    fx.write(
-        "ops/demo/op_kernel/demo_tiling.h",
-        "#pragma once\n#define TILE_LEN 16\n",
-    );
-    let req = BuildRequest::for_op_dir(&fx.path("ops/demo"), fx.toolchain()).unwrap();
-    assert_eq!(
-        req.tiling_header,
-        Some(fx.path("ops/demo/op_host/demo_tiling.h"))
-    );
-    fs::remove_file(fx.path("ops/demo/op_kernel/demo_tiling.h")).unwrap();
-
     let err = BuildRequest::for_op_dir(&fx.path("ops"), fx.toolchain()).unwrap_err();
     assert!(matches!(err, BuildError::Read { .. }), "{err}");
 }
@@ -895,4 +876,35 @@ fn cann_build_constructs_that_are_not_apis_build() {
         let b: libloading::Symbol<unsafe extern "C" fn() -> i64> = host.get(b"helper_b").unwrap();
         assert_eq!((a(), b()), (6, 8));
     }
+}
+
+#[test]
+fn a_kernels_own_tiling_header_of_the_same_name_is_not_hidden_by_the_hosts() {
+    let fx = Fixture::new();
+    // Both headers under one include guard, as Ascend's samples have them.
+    fx.write(
+        "ops/demo/op_host/demo_tiling.h",
+        "#ifndef DEMO_TILING_H\n#define DEMO_TILING_H\n#define TILE_LEN 16\n#endif\n",
+    );
+    fx.write(
+        "ops/demo/op_kernel/demo_tiling.h",
+        "#ifndef DEMO_TILING_H\n#define DEMO_TILING_H\n#define OWN_VALUE 5\n#endif\n",
+    );
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        "#include \"kernel_operator.h\"\n#include \"demo_tiling.h\"\nextern \"C\" int own_value() { return OWN_VALUE; }\n",
+    );
+    let built = build(&fx.request(), &fx.cache()).unwrap();
+    assert_eq!(call(&built.kernel_lib, "own_value"), 5);
+    // The same header in both places is forced in as usual.
+    fx.write(
+        "ops/demo/op_kernel/demo_tiling.h",
+        "#ifndef DEMO_TILING_H\n#define DEMO_TILING_H\n#define TILE_LEN 16\n#endif\n",
+    );
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        "#include \"kernel_operator.h\"\nextern \"C\" int own_value() { return TILE_LEN; }\n",
+    );
+    let built = build(&fx.request(), &fx.cache()).unwrap();
+    assert_eq!(call(&built.kernel_lib, "own_value"), 16);
 }
