@@ -5,11 +5,11 @@
 //! evaluations spent, and why each stage stopped. Resumable like `bench`.
 
 use crate::bench_cmd::Progress;
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::bench::BuiltinAgents;
-use ascendopt_agent::bench_naive::{run_naive_bench, NaiveBenchConfig};
+use ascendopt_agent::factory::BuiltinAgents;
+use ascendopt_experiments::bench_naive::{run_naive_bench, NaiveBenchConfig};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use std::path::PathBuf;
 

@@ -22,7 +22,7 @@
 //! The diagnosis text is the heaviest findings' sentences, so the bank's
 //! retrieval query and an LLM proposer's prompt name the same lines.
 
-use crate::motif::Sources;
+use ascendopt_motif::Sources;
 use serde_json::Value;
 
 /// Copies below this many bytes are small (the guide's 16 KB [H 6]).
