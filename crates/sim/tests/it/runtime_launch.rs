@@ -1212,7 +1212,7 @@ fn global_tensor_elements_by_reference_and_a_tbuf_given_a_buffer_count() {
     .unwrap();
     let got = f32s(&out.outputs[0]);
     assert_eq!(got[0], 64.0, "the TBuf holds 1 x 256 bytes");
-    for i in 1..64 {
-        assert_eq!(got[i], i as f32 + (i * i) as f32, "y[{i}]");
+    for (i, y) in got.iter().enumerate().skip(1) {
+        assert_eq!(*y, i as f32 + (i * i) as f32, "y[{i}]");
     }
 }
