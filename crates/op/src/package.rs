@@ -122,11 +122,26 @@ pub fn is_op_api_source(path: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
         return false;
     };
-    text.lines().filter_map(include_target).any(|target| {
+    let op_api = |target: &str| {
         target == "opdev/op_executor.h"
             || target == "opdev/make_op_executor.h"
+            || target.starts_with("aclnn/")
             || target.starts_with("aclnn_kernels/")
             || target.starts_with("level0/")
+    };
+    let targets: Vec<&str> = text.lines().filter_map(include_target).collect();
+    if targets.iter().any(|t| op_api(t)) {
+        return true;
+    }
+    // One level down: the op-API layer's own header beside it (padv3.cpp
+    // includes padv3.h, which includes opdev/op_executor.h).
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    targets.iter().any(|t| {
+        let beside = dir.join(t);
+        beside.is_file()
+            && std::fs::read_to_string(&beside)
+                .map(|h| h.lines().filter_map(include_target).any(op_api))
+                .unwrap_or(false)
     })
 }
 
@@ -344,6 +359,26 @@ mod tests {
         "clip_by_value_v2",
         "rms_norm",
     ];
+
+    #[test]
+    fn op_api_sources_are_told_by_their_includes_or_their_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        w("padv3.h", "#include \"opdev/op_executor.h\"\n");
+        w("tiling.h", "#include \"register/tilingdata_base.h\"\n");
+        let l0 = w("padv3.cpp", "#include \"padv3.h\"\n");
+        let direct = w("two.cpp", "#include <aclnn/aclnn_base.h>\n");
+        let tiling = w("pad.cpp", "#include \"tiling.h\"\n#include \"missing.h\"\n");
+        let named = w("aclnn_pad.cpp", "\n");
+        assert!(is_op_api_source(&l0));
+        assert!(is_op_api_source(&direct));
+        assert!(is_op_api_source(&named));
+        assert!(!is_op_api_source(&tiling));
+    }
 
     #[test]
     fn normalize_removes_dot_dot() {

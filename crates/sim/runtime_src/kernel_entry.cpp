@@ -92,8 +92,10 @@ extern "C" __attribute__((visibility("hidden"))) void __asan_loadN_noabort(uintp
 extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(uintptr_t a, size_t n) { touch(a, n, 1); }
 extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return(void) {}
 // Dynamic initialisers of an instrumented unit (the kernel type's
-// registration, ascendopt/kernel/kernel_type.h) are bracketed by these;
-// they run while the library loads, before any block.
+// registration, ascendopt/kernel/kernel_type.h, or a kernel's own global
+// initialised at load time, such as `const float k = std::log(2.0f)`) are
+// bracketed by these init-order checks; they run while the library loads,
+// before any block, and there is no init-order checking here.
 extern "C" __attribute__((visibility("hidden"))) void __asan_before_dynamic_init(const char*) {}
 extern "C" __attribute__((visibility("hidden"))) void __asan_after_dynamic_init(void) {}
 

@@ -1218,6 +1218,153 @@ OP_ADD(Lists);
 }  // namespace ops
 "#;
 
+    /// A tiling header written the way CANN project code writes its
+    /// helpers beside the TilingData: GE types as members, a gert context
+    /// pointer, a compile-info accessor and a format unpacked with
+    /// ge::GetPrimaryFormat. The kernel unit compiles the same header.
+    const HELPERS_TILING_H: &str = r#"
+#ifndef HELPERS_TILING_H
+#define HELPERS_TILING_H
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(HelpersTiling)
+  TILING_DATA_FIELD_DEF(int64_t, a);
+  TILING_DATA_FIELD_DEF(int64_t, b);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(Helpers, HelpersTiling)
+struct HelperInfo {
+  ge::DataType dtype{ge::DT_FLOAT};
+  const ge::char_t* name = nullptr;
+  gert::TilingContext* context = nullptr;
+};
+template <typename T>
+inline const T* CompileInfoOf(gert::TilingParseContext* context) {
+  return context->GetCompiledInfo<T>();
+}
+inline ge::Format PlainFormat(int32_t stored) {
+  return static_cast<ge::Format>(ge::GetPrimaryFormat(stored));
+}
+// Not inline: each host source that includes this header defines it.
+int64_t Twice(int64_t v) { return 2 * v; }
+}  // namespace optiling
+#endif
+"#;
+
+    /// Two host sources (tiling, OpDef), both including the header.
+    const HELPERS_HOST_CPP: &str = r#"
+#include "helpers_tiling.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+static ge::graphStatus Tiling(gert::TilingContext* context) {
+  HelpersTiling t;
+  const gert::ComputeNodeInfo* node = context->GetComputeNodeInfo();
+  const bool same = *context->GetInputShape(0) == *context->GetInputShape(1);
+  const bool differ = *context->GetInputShape(0) != *context->GetOutputShape(0);
+  int32_t packed = ge::GetFormatFromSub(ge::FORMAT_FRACTAL_Z, 16);
+  t.set_a(Twice((int64_t)node->GetInputsNum() * 1000 + (int64_t)node->GetOutputsNum() * 100 +
+                (same ? 10 : 0) + (differ ? 1 : 0)));
+  t.set_b((int64_t)PlainFormat(packed) * 1000000 + ge::GetSubFormat(packed) * 1000 +
+          context->GetPlatformInfo()->GetCoreNum());
+  ge::char_t name[] = "h";
+  HelperInfo info{ge::DT_FLOAT16, name, context};
+  if (info.context != context || ge::GRAPH_NOT_CHANGED == ge::GRAPH_SUCCESS) return ge::GRAPH_FAILED;
+  t.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+  context->GetRawTilingData()->SetDataSize(t.GetDataSize());
+  context->SetBlockDim(1);
+  return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+"#;
+
+    const HELPERS_DEF_CPP: &str = r#"
+#include "helpers_tiling.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+ge::graphStatus Tiling(gert::TilingContext* context);
+}
+namespace ops {
+class Helpers : public OpDef {
+ public:
+  explicit Helpers(const char* name) : OpDef(name) {
+    this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT});
+    this->Input("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT});
+    this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT});
+  }
+};
+OP_ADD(Helpers);
+}  // namespace ops
+"#;
+
+    #[test]
+    fn cann_helpers_beside_the_tiling_data_compile_on_both_sides_and_run() {
+        let dir = tempfile::tempdir().unwrap();
+        // Host: both sources in one library, as the build links them (the
+        // header's non-inline function is defined twice; CANN links the
+        // two into separate libraries).
+        let op_host = dir.path().join("op_host");
+        std::fs::create_dir_all(&op_host).unwrap();
+        std::fs::write(op_host.join("helpers_tiling.h"), HELPERS_TILING_H).unwrap();
+        let host = HELPERS_HOST_CPP
+            .replace("static ge::graphStatus Tiling", "ge::graphStatus Tiling")
+            + "namespace optiling { IMPL_OP_OPTILING(Helpers).Tiling(Tiling); }\n";
+        std::fs::write(op_host.join("helpers.cpp"), host).unwrap();
+        std::fs::write(op_host.join("helpers_def.cpp"), HELPERS_DEF_CPP).unwrap();
+        let lib = dir.path().join("libhost.so");
+        let out = Command::new("g++")
+            .args(["-std=c++17", "-O1", "-shared", "-fPIC"])
+            .args(crate::build::HOST_LINK_FLAGS)
+            .arg("-I")
+            .arg(format!("{CRATE}/include"))
+            .arg("-I")
+            .arg(&op_host)
+            .arg(op_host.join("helpers.cpp"))
+            .arg(op_host.join("helpers_def.cpp"))
+            .arg(format!("{CRATE}/runtime_src/host_entry.cpp"))
+            .arg("-o")
+            .arg(&lib)
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let req = TilingRequest {
+            op_type: Some("Helpers".into()),
+            inputs: vec![(Dtype::Float32, vec![4, 8]), (Dtype::Float32, vec![4, 8])],
+            outputs: vec![(Dtype::Float32, vec![4, 9])],
+            attrs: vec![],
+            platform: platform(),
+            input_params: vec![],
+            output_params: vec![],
+            input_data: vec![],
+            lib_api_workspace: 0,
+        };
+        let info = run_tiling(&lib, &req).unwrap();
+        // 2 inputs, 1 output, equal input shapes, output differs: 2111.
+        assert_eq!(
+            i64::from_le_bytes(info.data[0..8].try_into().unwrap()),
+            2 * 2111
+        );
+        // FRACTAL_Z (4) with sub-format 16; 48 AIV cores.
+        assert_eq!(
+            i64::from_le_bytes(info.data[8..16].try_into().unwrap()),
+            4_016_048
+        );
+        // Kernel side: the same header, force-included.
+        let tiling_h = op_host.join("helpers_tiling.h");
+        syntax_check(
+            dir.path(),
+            &[(
+                "k.cpp",
+                "#include \"kernel_operator.h\"\nextern \"C\" __global__ __aicore__ void helpers(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR w, GM_ADDR tiling) {\n  GET_TILING_DATA(t, tiling);\n  (void)t;\n}\n",
+            )],
+            &["-DASCENDOPT_KERNEL_SIDE", "-include", tiling_h.to_str().unwrap()],
+        )
+        .unwrap();
+    }
+
     fn words(data: &[u8]) -> Vec<i64> {
         data.chunks(8)
             .map(|c| i64::from_le_bytes(c.try_into().unwrap()))

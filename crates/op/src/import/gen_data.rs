@@ -60,6 +60,8 @@ pub struct Discovered {
 pub struct Mapping {
     /// (input, draw index).
     pub inputs: Vec<(String, usize)>,
+    /// (tensor-list input, the draw index of each element in order).
+    pub lists: Vec<(String, Vec<usize>)>,
     /// (output, file).
     pub outputs: Vec<(String, String)>,
 }
@@ -228,8 +230,16 @@ pub(crate) fn case_and_mapping(
     script: &Path,
 ) -> Result<(CaseSpec, Mapping), String> {
     let fail = |m: String| format!("{}: {m}", script.display());
+    if let [only] = plan.inputs.as_slice() {
+        if only.list && !plan.outputs.iter().any(|p| p.list) {
+            return list_case(found, plan, script);
+        }
+    }
     if plan.inputs.iter().any(|p| p.list) || plan.outputs.iter().any(|p| p.list) {
-        return Err(fail("tensor lists are not read from gen_data.py".into()));
+        return Err(fail(
+            "tensor lists are read from gen_data.py only for an operator whose one input is the list"
+                .into(),
+        ));
     }
     let ins: Vec<&Write> = found
         .writes
@@ -256,6 +266,7 @@ pub(crate) fn case_and_mapping(
     let mut omit = Vec::new();
     let mut mapping = Mapping {
         inputs: Vec::new(),
+        lists: Vec::new(),
         outputs: Vec::new(),
     };
     for (p, w) in plan.inputs.iter().zip(&matched) {
@@ -295,29 +306,7 @@ pub(crate) fn case_and_mapping(
             dist: found.draws.get(draw).and_then(|d| dist(d, dtype)),
         });
     }
-    let out_names: Vec<String> = plan.outputs.iter().map(|p| p.name.clone()).collect();
-    let out_matched = match_names(&out_names, &outs, "golden_");
-    let mut outputs = Vec::new();
-    for (p, w) in plan.outputs.iter().zip(&out_matched) {
-        let Some(w) = w else {
-            return Err(fail(format!(
-                "no expected-output file for output `{}`",
-                p.name
-            )));
-        };
-        let written = Dtype::parse(&w.dtype);
-        let dtype = written
-            .filter(|d| p.dtypes.contains(d))
-            .or_else(|| super::implied(p, &inputs))
-            .ok_or_else(|| {
-                fail(format!(
-                    "{} is {}, not a dtype of output `{}`",
-                    w.file, w.dtype, p.name
-                ))
-            })?;
-        mapping.outputs.push((p.name.clone(), w.file.clone()));
-        outputs.push((p.name.clone(), dtype));
-    }
+    let outputs = output_files(plan, &outs, &inputs, &mut mapping, &fail)?;
     let case = CaseSpec {
         name: "gen_data".into(),
         comment: format!("the shapes and value ranges of {}", script.display()),
@@ -332,6 +321,121 @@ pub(crate) fn case_and_mapping(
             .collect(),
     };
     Ok((case, mapping))
+}
+
+/// The case of an operator whose one input is a tensor list (AddN): every
+/// input file the script writes is an element, in the order written.
+fn list_case(
+    found: &Discovered,
+    plan: &Plan,
+    script: &Path,
+) -> Result<(CaseSpec, Mapping), String> {
+    let fail = |m: String| format!("{}: {m}", script.display());
+    let p = &plan.inputs[0];
+    let ins: Vec<&Write> = found
+        .writes
+        .iter()
+        .filter(|w| !is_output(&w.file))
+        .collect();
+    let outs: Vec<&Write> = found.writes.iter().filter(|w| is_output(&w.file)).collect();
+    if ins.is_empty() || outs.is_empty() {
+        return Err(fail(format!(
+            "it writes {} input and {} expected-output file(s)",
+            ins.len(),
+            outs.len()
+        )));
+    }
+    let mut draws = Vec::new();
+    let mut shapes = Vec::new();
+    let mut dtype = None;
+    for w in &ins {
+        let d = Dtype::parse(&w.dtype)
+            .filter(|d| p.dtypes.contains(d))
+            .ok_or_else(|| {
+                fail(format!(
+                    "{} is {}, not a dtype of input `{}`",
+                    w.file, w.dtype, p.name
+                ))
+            })?;
+        if dtype.is_some_and(|e| e != d) {
+            return Err(fail(format!(
+                "the elements of list `{}` differ in dtype ({} is {d})",
+                p.name, w.file
+            )));
+        }
+        dtype = Some(d);
+        let Some(draw) = w.draw else {
+            return Err(fail(format!(
+                "element {} of list `{}` is not a plain random draw, so the script cannot be rerun on fresh inputs",
+                w.file, p.name
+            )));
+        };
+        draws.push(draw);
+        shapes.push(w.shape.clone());
+    }
+    let Some(dtype) = dtype else {
+        return Err(fail("no input file".into()));
+    };
+    let mut mapping = Mapping {
+        inputs: Vec::new(),
+        lists: vec![(p.name.clone(), draws.clone())],
+        outputs: Vec::new(),
+    };
+    let inputs = vec![CaseTensor {
+        name: p.name.clone(),
+        dtype,
+        shapes,
+        dist: found.draws.get(draws[0]).and_then(|d| dist(d, dtype)),
+    }];
+    let outputs = output_files(plan, &outs, &inputs, &mut mapping, &fail)?;
+    let case = CaseSpec {
+        name: "gen_data".into(),
+        comment: format!("the shapes and value ranges of {}", script.display()),
+        inputs,
+        omit: Vec::new(),
+        outputs,
+        attrs: plan
+            .attrs
+            .iter()
+            .filter(|a| a.default.is_none())
+            .map(|a| (a.name.clone(), super::zero_of(a.ty)))
+            .collect(),
+    };
+    Ok((case, mapping))
+}
+
+/// Each output's expected-output file and dtype, into `mapping`.
+fn output_files(
+    plan: &Plan,
+    outs: &[&Write],
+    inputs: &[CaseTensor],
+    mapping: &mut Mapping,
+    fail: &dyn Fn(String) -> String,
+) -> Result<Vec<(String, Dtype)>, String> {
+    let out_names: Vec<String> = plan.outputs.iter().map(|p| p.name.clone()).collect();
+    let out_matched = match_names(&out_names, outs, "golden_");
+    let mut outputs = Vec::new();
+    for (p, w) in plan.outputs.iter().zip(&out_matched) {
+        let Some(w) = w else {
+            return Err(fail(format!(
+                "no expected-output file for output `{}`",
+                p.name
+            )));
+        };
+        let written = Dtype::parse(&w.dtype);
+        let dtype = written
+            .filter(|d| p.dtypes.contains(d))
+            .or_else(|| super::implied(p, inputs))
+            .ok_or_else(|| {
+                fail(format!(
+                    "{} is {}, not a dtype of output `{}`",
+                    w.file, w.dtype, p.name
+                ))
+            })?;
+        mapping.outputs.push((p.name.clone(), w.file.clone()));
+        outputs.push((p.name.clone(), dtype));
+    }
+    Ok(outputs)
 }
 
 #[cfg(test)]
@@ -361,6 +465,69 @@ mod tests {
         assert_eq!(m[1].unwrap().file, "input/input_y.bin");
         assert_eq!(m[2].unwrap().file, "input/other.bin");
         assert!(is_output("output/golden.bin") && !is_output("input/x.bin"));
+    }
+
+    fn param(name: &str, list: bool, rule: Option<super::super::Rule>) -> super::super::Param {
+        super::super::Param {
+            name: name.into(),
+            dtypes: vec![Dtype::Float16, Dtype::Float32],
+            list,
+            optional: false,
+            value_depend: false,
+            rule,
+            inplace: None,
+            argument: true,
+        }
+    }
+
+    #[test]
+    fn an_operator_whose_one_input_is_a_list_takes_every_input_file_as_an_element() {
+        let plan = Plan {
+            name: "addn_custom".into(),
+            op_type: "AddnCustom".into(),
+            kernel: "addn_custom".into(),
+            kernel_sources: None,
+            opdef_from: String::new(),
+            inputs: vec![param("x", true, None)],
+            outputs: vec![param(
+                "z",
+                false,
+                Some(super::super::Rule::SameAs("x".into())),
+            )],
+            attrs: Vec::new(),
+            cases: Vec::new(),
+            golden_script: None,
+            commented_cases: Vec::new(),
+            notes: Vec::new(),
+        };
+        let draw = Draw {
+            function: "uniform".into(),
+            args: vec![1.0, 100.0],
+            shape: vec![8, 2048],
+        };
+        let found = Discovered {
+            draws: vec![draw.clone(), draw],
+            writes: vec![
+                write("input/input_x.bin", "float16", &[8, 2048], Some(0)),
+                write("input/input_y.bin", "float16", &[8, 2048], Some(1)),
+                write("output/golden.bin", "float16", &[8, 2048], None),
+            ],
+        };
+        let (case, mapping) = case_and_mapping(&found, &plan, Path::new("gen_data.py")).unwrap();
+        assert_eq!(case.inputs.len(), 1);
+        assert_eq!(case.inputs[0].shapes, vec![vec![8, 2048]; 2]);
+        assert_eq!(case.inputs[0].dtype, Dtype::Float16);
+        assert_eq!(case.outputs, vec![("z".to_string(), Dtype::Float16)]);
+        assert_eq!(mapping.lists, vec![("x".to_string(), vec![0, 1])]);
+        assert_eq!(
+            mapping.outputs,
+            vec![("z".to_string(), "output/golden.bin".to_string())]
+        );
+        // An element that is no draw cannot be replaced by the case's.
+        let mut literal = found.clone();
+        literal.writes[1].draw = None;
+        let e = case_and_mapping(&literal, &plan, Path::new("gen_data.py")).unwrap_err();
+        assert!(e.contains("not a plain random draw"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 import json
 import os
 import runpy
+import shutil
 import sys
 import tempfile
 
@@ -105,6 +106,7 @@ def run(script, replace=None):
             sys.setprofile(None)
     finally:
         os.chdir(cwd)
+        shutil.rmtree(work, ignore_errors=True)
         sys.argv = argv
         for name, fn in originals.items():
             setattr(np.random, name, fn)

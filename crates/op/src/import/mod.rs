@@ -96,6 +96,8 @@ pub(crate) enum Rule {
     /// The input's dtype, or its parts' for a complex one.
     RealOf(String),
     Fixed(Dtype),
+    /// The input's dtype looked up in a table (`by` / `table`).
+    Map(String, Vec<(Dtype, Dtype)>),
 }
 
 /// An attribute of the spec to write.
@@ -308,15 +310,18 @@ fn params(
                 };
                 match decider {
                     Some((q, c)) if real_of(c) => Rule::RealOf(q.name.clone()),
-                    Some((q, _)) => {
-                        // op.toml has no per-dtype map: the commonest
-                        // output dtype, and cases with another are left out.
-                        let common = most_common(&col).unwrap_or(dtypes[0]);
-                        notes.push(format!(
-                            "output `{}`: its dtype follows input `{}` by a table op.toml cannot write; fixed to {common}, cases where it is another are left out",
-                            p.name, q.name
-                        ));
-                        Rule::Fixed(common)
+                    Some((q, c)) => {
+                        // The decider's column maps to the output's one
+                        // to one: a dtype table.
+                        let mut table: Vec<(Dtype, Dtype)> = Vec::new();
+                        for (a, b) in c.iter().zip(&col) {
+                            if let (Some(a), Some(b)) = (a, b) {
+                                if !table.iter().any(|(f, _)| f == a) {
+                                    table.push((*a, *b));
+                                }
+                            }
+                        }
+                        Rule::Map(q.name.clone(), table)
                     }
                     None => Rule::Fixed(dtypes[0]),
                 }
@@ -801,6 +806,9 @@ fn implied(p: &Param, inputs: &[CaseTensor]) -> Option<Dtype> {
         Some(Rule::Fixed(d)) => Some(*d),
         Some(Rule::SameAs(name)) => of(name),
         Some(Rule::RealOf(name)) => of(name).map(|d| d.complex_part().unwrap_or(d)),
+        Some(Rule::Map(name, table)) => {
+            of(name).and_then(|d| table.iter().find(|(from, _)| *from == d).map(|(_, to)| *to))
+        }
         None => None,
     }
 }
@@ -818,19 +826,6 @@ fn check_outputs(plan: &Plan, case: &CaseSpec) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The dtype that occurs most often in a column (the first on ties).
-fn most_common(col: &[Option<Dtype>]) -> Option<Dtype> {
-    let all: Vec<Dtype> = col.iter().flatten().copied().collect();
-    let mut best: Option<(usize, Dtype)> = None;
-    for d in &all {
-        let n = all.iter().filter(|x| *x == d).count();
-        if best.is_none_or(|(m, _)| n > m) {
-            best = Some((n, *d));
-        }
-    }
-    best.map(|(_, d)| d)
 }
 
 /// One case per dtype combination of the OpDef (at most four), every
@@ -1014,8 +1009,17 @@ mod tests {
         let x = param("x", &["DT_FLOAT", "DT_FLOAT16", "DT_INT32"]);
         let y = param("y", &["DT_FLOAT", "DT_FLOAT16", "DT_FLOAT"]);
         let (_, outs) = params(std::slice::from_ref(&x), &[y], &mut notes).unwrap();
-        assert_eq!(outs[0].rule, Some(Rule::Fixed(Dtype::Float32)));
-        assert!(notes.iter().any(|n| n.contains("left out")), "{notes:?}");
+        assert_eq!(
+            outs[0].rule,
+            Some(Rule::Map(
+                "x".into(),
+                vec![
+                    (Dtype::Float32, Dtype::Float32),
+                    (Dtype::Float16, Dtype::Float16),
+                    (Dtype::Int32, Dtype::Float32)
+                ]
+            ))
+        );
         // An output named like an input is that input in place.
         let (_, outs) = params(
             std::slice::from_ref(&x),

@@ -108,6 +108,18 @@ pub(crate) fn render(plan: &Plan) -> String {
                 Some(Rule::RealOf(x)) => {
                     let _ = writeln!(t, "dtype = {{ real_of = {} }}", quote(x));
                 }
+                Some(Rule::Map(x, table)) => {
+                    let entries: Vec<String> = table
+                        .iter()
+                        .map(|(from, to)| format!("{} = {}", from.name(), quote(to.name())))
+                        .collect();
+                    let _ = writeln!(
+                        t,
+                        "dtype = {{ by = {}, table = {{ {} }} }}",
+                        quote(x),
+                        entries.join(", ")
+                    );
+                }
                 Some(Rule::Fixed(d)) if p.dtypes.len() > 1 => {
                     let _ = writeln!(t, "dtype = {{ fixed = {} }}", quote(d.name()));
                 }
@@ -388,6 +400,15 @@ pub(crate) fn gen_data_golden(op_dir: &Path, script: &Path, mapping: &Mapping) -
         .map(|(n, d)| format!("{}: {d}", py(n)))
         .collect::<Vec<_>>()
         .join(", ");
+    let lists = mapping
+        .lists
+        .iter()
+        .map(|(n, ds)| {
+            let ds: Vec<String> = ds.iter().map(|d| d.to_string()).collect();
+            format!("{}: [{}]", py(n), ds.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     let outputs = mapping
         .outputs
         .iter()
@@ -400,6 +421,7 @@ pub(crate) fn gen_data_golden(op_dir: &Path, script: &Path, mapping: &Mapping) -
 # place of the random draws that make them.
 GEN_DATA = {script}
 INPUT_DRAWS = {{{inputs}}}
+LIST_DRAWS = {{{lists}}}
 OUTPUT_FILES = {{{outputs}}}
 {MISSING_MODULE_PY}
 {RUNNER}
@@ -407,6 +429,11 @@ OUTPUT_FILES = {{{outputs}}}
 def golden(inputs, attrs, case):
     here = os.path.dirname(os.path.abspath(__file__))
     replace = {{draw: inputs[name] for name, draw in INPUT_DRAWS.items()}}
+    for name, draws in LIST_DRAWS.items():
+        if len(inputs[name]) != len(draws):
+            sys.exit("ascendopt: " + GEN_DATA + " draws " + str(len(draws)) + " tensors for list `" + name
+                     + "`, the case gives " + str(len(inputs[name])))
+        replace.update({{draw: inputs[name][k] for k, draw in enumerate(draws)}})
     _, writes = run(os.path.join(here, GEN_DATA), replace)
     written = {{os.path.normpath(w["file"]): w["value"] for w in writes}}
     out = {{}}

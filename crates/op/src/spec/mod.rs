@@ -103,6 +103,16 @@ pub enum DtypeRule {
     /// Given by an attribute: an int attr holds a `ge::DataType` code, a str
     /// attr a dtype name.
     FromAttr(String),
+    /// The named input's dtype looked up in a table (`by` and `table`;
+    /// outputs only): CANN OpDefs whose output dtype column follows an
+    /// input's by no single rule (uint8 -> float32 beside float16 ->
+    /// float16). An input dtype the table lacks is an error of the case.
+    Map {
+        /// The input whose dtype is looked up.
+        input: String,
+        /// Input dtype -> output dtype, each input dtype once.
+        table: Vec<(Dtype, Dtype)>,
+    },
 }
 
 /// Attribute types of the OpDef.
@@ -744,6 +754,61 @@ impl Builder<'_> {
         Ok(out)
     }
 
+    /// The `by` / `table` dtype rule of an output: both keys, `by` an
+    /// input, each table key a dtype of that input at most once.
+    fn map_rule(
+        &self,
+        r: &raw::RawDtypeRule,
+        rpath: &KeyPath,
+        raw: &RawSpec,
+    ) -> Result<DtypeRule, OpError> {
+        let (Some(input), Some(table)) = (&r.by, &r.table) else {
+            return Err(self.err(
+                rpath.clone(),
+                "a dtype table needs both keys: dtype = { by = \"<input>\", table = { <input dtype> = \"<output dtype>\", ... } }",
+            ));
+        };
+        let Some(target) = raw.inputs.iter().find(|t| &t.name == input) else {
+            return Err(self.err(
+                rpath.key("by"),
+                format!(
+                    "`{input}` is not an input (inputs: {})",
+                    names_list(raw.inputs.iter().map(|t| t.name.as_str()))
+                ),
+            ));
+        };
+        if table.is_empty() {
+            return Err(self.err(rpath.key("table"), "the dtype table is empty"));
+        }
+        let mut pairs: Vec<(Dtype, Dtype)> = Vec::new();
+        for (from, to) in table {
+            let at = rpath.key("table").key(from);
+            let f = parse_dtype(from).map_err(|m| self.err(at.clone(), m))?;
+            let t = parse_dtype(to).map_err(|m| self.err(at.clone(), m))?;
+            if pairs.iter().any(|(g, _)| *g == f) {
+                return Err(self.err(at, format!("{f} is mapped twice (names of one dtype)")));
+            }
+            if let Some(allowed) = &target.dtypes {
+                let allowed: Vec<Dtype> =
+                    allowed.iter().filter_map(|n| parse_dtype(n).ok()).collect();
+                if !allowed.contains(&f) {
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "input `{input}` does not allow {f} (allowed: {})",
+                            dtype_list(&allowed)
+                        ),
+                    ));
+                }
+            }
+            pairs.push((f, t));
+        }
+        Ok(DtypeRule::Map {
+            input: input.clone(),
+            table: pairs,
+        })
+    }
+
     fn tensors(
         &self,
         list: &[RawTensor],
@@ -794,13 +859,14 @@ impl Builder<'_> {
                         r.real_of.as_ref().map(|_| "real_of"),
                         r.fixed.as_ref().map(|_| "fixed"),
                         r.from_attr.as_ref().map(|_| "from_attr"),
+                        (r.by.is_some() || r.table.is_some()).then_some("by/table"),
                     ];
                     let given: Vec<&str> = given.into_iter().flatten().collect();
                     if given.len() != 1 {
                         return Err(self.err(
                             rpath,
                             format!(
-                                "give exactly one of same_as, real_of, fixed, from_attr (got {})",
+                                "give exactly one of same_as, real_of, fixed, from_attr, by with table (got {})",
                                 if given.is_empty() {
                                     "none".to_string()
                                 } else {
@@ -809,7 +875,9 @@ impl Builder<'_> {
                             ),
                         ));
                     }
-                    if let Some(other) = r.same_as.as_ref().or(r.real_of.as_ref()) {
+                    if r.by.is_some() || r.table.is_some() {
+                        Some(self.map_rule(r, &rpath, raw)?)
+                    } else if let Some(other) = r.same_as.as_ref().or(r.real_of.as_ref()) {
                         let earlier =
                             raw.inputs
                                 .iter()
@@ -871,7 +939,12 @@ impl Builder<'_> {
             if !is_output
                 && matches!(
                     rule,
-                    Some(DtypeRule::Fixed(_) | DtypeRule::FromAttr(_) | DtypeRule::RealOf(_))
+                    Some(
+                        DtypeRule::Fixed(_)
+                            | DtypeRule::FromAttr(_)
+                            | DtypeRule::RealOf(_)
+                            | DtypeRule::Map { .. }
+                    )
                 )
             {
                 return Err(self.err(
@@ -1308,6 +1381,35 @@ impl Builder<'_> {
                     }
                 }
                 Some(DtypeRule::Fixed(d)) => (*d, path.clone()),
+                Some(DtypeRule::Map { input, table }) => {
+                    let j = spec
+                        .inputs
+                        .iter()
+                        .position(|o| &o.name == input)
+                        .unwrap_or(0);
+                    let Some(Some((d, at))) = input_dtypes.get(j) else {
+                        return Err(self.err(
+                            path.key("omit"),
+                            format!(
+                                "output `{}` takes its dtype from `{input}`, which this case leaves out",
+                                t.name
+                            ),
+                        ));
+                    };
+                    match table.iter().find(|(from, _)| from == d) {
+                        Some((_, to)) => (*to, at.clone()),
+                        None => {
+                            return Err(self.err(
+                                at.clone(),
+                                format!(
+                                    "output `{}` maps the dtype of `{input}` by a table that has no {d} (it has {})",
+                                    t.name,
+                                    dtype_list(&table.iter().map(|(f, _)| *f).collect::<Vec<_>>())
+                                ),
+                            ))
+                        }
+                    }
+                }
                 Some(DtypeRule::FromAttr(attr)) => {
                     let at = path.key("attrs").key(attr);
                     let value = attrs.iter().find(|(n, _)| n == attr).map(|(_, v)| v);
@@ -1760,6 +1862,65 @@ dtype = "float32"
 
     fn ok(text: &str) -> OpSpec {
         OpSpec::parse(text, Path::new("ops/add_custom/op.toml")).unwrap()
+    }
+
+    #[test]
+    fn an_output_dtype_mapped_from_an_input_by_a_table() {
+        let text = r#"[op]
+name = "is_finite_like"
+level = 1
+op_type = "IsFiniteLike"
+
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "uint8"]
+
+[[outputs]]
+name = "y"
+dtype = { by = "x", table = { float16 = "float16", float32 = "float16", uint8 = "float32" } }
+
+[golden]
+script = "golden.py"
+
+[[cases]]
+name = "h"
+shapes = [[4]]
+dtype = "float16"
+
+[[cases]]
+name = "f"
+shapes = [[4]]
+dtype = "float32"
+
+[[cases]]
+name = "u"
+shapes = [[4]]
+dtype = "uint8"
+"#;
+        let s = ok(text);
+        let got: Vec<Dtype> = s.cases.iter().map(|c| c.outputs[0].dtype).collect();
+        assert_eq!(got, [Dtype::Float16, Dtype::Float16, Dtype::Float32]);
+        assert!(
+            matches!(&s.outputs[0].rule, Some(DtypeRule::Map { input, table }) if input == "x" && table.len() == 3)
+        );
+        // A case whose input dtype the table lacks names it.
+        let lacking = text.replace(", uint8 = \"float32\"", "");
+        let e = err(&lacking);
+        assert!(e.contains("has no uint8") && e.contains("cases[2]"), "{e}");
+        // Both keys, an input, dtypes the input allows, outputs only.
+        let e = err(&text.replace("by = \"x\", ", ""));
+        assert!(e.contains("needs both keys"), "{e}");
+        let e = err(&text.replace("by = \"x\"", "by = \"z\""));
+        assert!(e.contains("`z` is not an input"), "{e}");
+        let e = err(&text.replace("uint8 = \"float32\"", "int8 = \"float32\""));
+        assert!(e.contains("does not allow int8"), "{e}");
+        let e = err(&text.replace("by = \"x\", ", "same_as = \"x\", by = \"x\", "));
+        assert!(e.contains("exactly one of"), "{e}");
+        let bad = text.replace(
+            "[[outputs]]",
+            "[[inputs]]\nname = \"w\"\ndtypes = [\"float32\"]\ndtype = { by = \"x\", table = { uint8 = \"float32\" } }\n\n[[outputs]]",
+        );
+        assert!(err(&bad).contains("can only be same_as"), "{}", err(&bad));
     }
 
     #[test]

@@ -61,6 +61,10 @@ pub(crate) struct RawDtypeRule {
     pub(crate) real_of: Option<String>,
     pub(crate) fixed: Option<String>,
     pub(crate) from_attr: Option<String>,
+    /// With `table`: the input whose dtype the table maps.
+    pub(crate) by: Option<String>,
+    /// With `by`: input dtype name -> output dtype name.
+    pub(crate) table: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -15,11 +15,19 @@
 #ifndef ASCENDOPT_REGISTER_TILINGDATA_BASE_H
 #define ASCENDOPT_REGISTER_TILINGDATA_BASE_H
 
+// CANN's header brings GE's types and the gert contexts with it, and tiling
+// headers use them beside their TilingData (ge::DataType members, a
+// gert::TilingContext pointer, compile-info helpers); the kernel unit, which
+// compiles the same header, sees them too, but not the host's standard
+// library bundle: its <cmath> would clash with a kernel named like a C math
+// function (extern "C" void cos(GM_ADDR, ...)).
+#ifndef ASCENDOPT_KERNEL_SIDE
+#include "../ascendopt/host/std_bundle.h"
+#endif
+#include "../ascendopt/host/core.h"
+#include "../ascendopt/host/context.h"
 #ifdef ASCENDOPT_KERNEL_SIDE
 #include "../ascendopt/kernel/tiling.h"
-#else
-#include "../ascendopt/host/std_bundle.h"
-#include "../ascendopt/host/core.h"
 #endif
 
 #ifdef ASCENDOPT_KERNEL_SIDE

@@ -126,6 +126,7 @@ pub(crate) fn trim(stderr: &str) -> String {
         keep_snippet = false;
         let is_context = line.contains(": In ") && line.ends_with(':');
         let is_link = line.contains("undefined reference")
+            || line.contains("multiple definition of")
             || line.starts_with("/usr/bin/ld")
             || line.starts_with("collect2:");
         let is_driver = line.starts_with("compilation terminated");
@@ -390,6 +391,27 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
     let in_sim = |file: &str| !sim_prefix.is_empty() && file.starts_with(sim_prefix.as_ref());
     let mut required_from: Option<(String, u32)> = None;
     for (index, line) in stderr.lines().enumerate() {
+        if let Some(at) = line.find("multiple definition of") {
+            // `/usr/bin/ld: a.o: in function `f': /p/x.h:92: multiple
+            // definition of `f'; b.o:/p/x.h:92: first defined here`
+            let message = line[at..].split(';').next().unwrap_or(&line[at..]);
+            // (gold writes `/p/x.h:92: error: multiple definition of ...`)
+            let before = line[..at].trim_end().trim_end_matches(':');
+            let before = before.strip_suffix("error").unwrap_or(before);
+            let before = before.trim_end().trim_end_matches(':');
+            let place = before.rsplit(' ').next().unwrap_or("");
+            let (file, line_no) = match place.rsplit_once(':') {
+                Some((f, l)) if l.parse::<u32>().is_ok() && !f.is_empty() => {
+                    (Some(f.to_string()), l.parse().ok())
+                }
+                _ => (None, None),
+            };
+            return Some(FirstError {
+                file,
+                line: line_no,
+                message: message.to_string(),
+            });
+        }
         if let Some(loc) = parse_located(line) {
             match loc.kind {
                 "error" | "fatal error" => {
@@ -574,6 +596,18 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
         assert_eq!(first.file.as_deref(), Some("k2.cpp"));
         assert_eq!(first.line, None);
         assert_eq!(first.message, "undefined reference to `undefined_thing'");
+
+        // A function two host sources both define (from one header).
+        let text = "/usr/bin/ld: /tmp/b.o: in function `ns::GetMod(long, long)':\n\
+                    /p/op_host/t.h:92: multiple definition of `ns::GetMod(long, long)'; /tmp/a.o:/p/op_host/t.h:92: first defined here\n\
+                    collect2: error: ld returned 1 exit status\n";
+        let first = first_error(text, Path::new(SIM)).unwrap();
+        assert_eq!(first.file.as_deref(), Some("/p/op_host/t.h"));
+        assert_eq!(first.line, Some(92));
+        assert_eq!(
+            first.message,
+            "multiple definition of `ns::GetMod(long, long)'"
+        );
 
         let text = "k.cpp:(.text+0xa): undefined reference to `AscendC::GatherMask(int)'\n";
         let first = first_error(text, Path::new(SIM)).unwrap();

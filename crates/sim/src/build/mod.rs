@@ -65,6 +65,7 @@ mod api_names;
 mod diagnostics;
 pub mod instrument;
 pub mod integrity;
+pub mod launch;
 mod pch;
 pub mod project;
 pub mod variants;
@@ -102,6 +103,16 @@ pub const COMMON_FLAGS: &[&str] = &[
 /// any symbol undefined (a missing API becomes a build error, not a load
 /// error in the worker).
 pub const LINK_FLAGS: &[&str] = &["-shared", "-Wl,--no-undefined"];
+
+/// Added to the host library's link: CANN's build links an operator's
+/// op_host sources into separate libraries (the OpDef `*_def.cpp` into
+/// `opsproto` / `op_host_aclnn`, the tiling into `optiling`, as each
+/// operator's CMakeLists.txt says with `target_sources`), so a non-inline
+/// function that a header both include defines is not a duplicate there
+/// (cann-ops activation/gelu_quant: `GetMod` in gelu_quant_tiling_base.h).
+/// The simulator links them into one library; the first definition is
+/// taken.
+pub const HOST_LINK_FLAGS: &[&str] = &["-Wl,--allow-multiple-definition"];
 
 /// Added to the link when the compiler can use GNU gold: it links a kernel
 /// library in ~25 ms against ~80 ms for the default BFD linker (ops/neg,
@@ -842,6 +853,19 @@ fn plans(req: &BuildRequest) -> Result<Plans, BuildError> {
     let host_sources = canonical_all(&req.host_sources)?;
     let kernel_sources = canonical_all(&req.kernel_sources)?;
     let tiling_header = req.tiling_header.as_deref().map(canonical).transpose()?;
+    // A kernel with a tiling header of its own under the same name, beside
+    // its sources (Ascend's samples: op_kernel/<op>_tiling.h, a plain
+    // struct the kernel copies itself, beside op_host's TilingData, both
+    // under one include guard), includes that one: CANN's build never puts
+    // the host header into the kernel, so forcing it in would hide the
+    // kernel's own behind the shared guard.
+    let tiling_header = tiling_header.filter(|h| {
+        let own = |src: &PathBuf| {
+            let own = src.parent().zip(h.file_name()).map(|(d, n)| d.join(n));
+            own.is_some_and(|own| own.is_file() && fs::read(&own).ok() != fs::read(h).ok())
+        };
+        !kernel_sources.iter().any(own)
+    });
     if host_sources.is_empty() || kernel_sources.is_empty() {
         return Err(BuildError::BadRequest {
             message: "need at least one host and one kernel source".into(),
@@ -1225,7 +1249,12 @@ impl KeyBase<'_> {
         hasher.path(self.compiler_path);
         hasher.field(self.compiler_version.as_bytes());
         hasher.field(self.sim_tree.as_bytes());
-        for flag in COMMON_FLAGS.iter().chain(LINK_FLAGS).chain(&self.linker) {
+        for flag in COMMON_FLAGS
+            .iter()
+            .chain(LINK_FLAGS)
+            .chain(HOST_LINK_FLAGS)
+            .chain(&self.linker)
+        {
             hasher.field(flag.as_bytes());
         }
         hasher
@@ -1287,6 +1316,7 @@ impl UnitPlan {
         let mut hasher = base.hasher(self.unit.name());
         if self.unit == Unit::Kernel {
             hasher.field(instrument::SOURCE.as_bytes());
+            hasher.field(launch::REWRITE_VERSION.as_bytes());
             for flag in instrument::KERNEL_FLAGS {
                 hasher.field(flag.as_bytes());
             }
@@ -1433,6 +1463,9 @@ impl UnitPlan {
         }
         args.push(rt_obj.into());
         args.extend(LINK_FLAGS.iter().chain(&linker).map(Into::into));
+        if self.unit == Unit::Host {
+            args.extend(HOST_LINK_FLAGS.iter().map(Into::into));
+        }
         let main_file = self.sources.first().cloned().unwrap_or_default();
         let result = run_compiler(self.unit, toolchain, args, out, cache, timeout, &main_file);
         if let Some(dir) = param_dir {
@@ -1471,7 +1504,19 @@ impl UnitPlan {
                 let asm = temp_path(cache, &cache.dir().join("kernel.s"));
                 temps.push(asm.clone());
                 let mut compile = args.clone();
-                compile.push(source.clone().into());
+                match self.without_launches(source, cache)? {
+                    // The text with its `<<<>>>` launches ignored (see
+                    // `launch`), under the source's own name and lines.
+                    Some(copy) => {
+                        temps.push(copy.clone());
+                        if let Some(parent) = source.parent() {
+                            compile.push("-iquote".into());
+                            compile.push(parent.into());
+                        }
+                        compile.push(copy.into());
+                    }
+                    None => compile.push(source.clone().into()),
+                }
                 run_compiler(self.unit, toolchain, compile, &asm, cache, timeout, source)?;
                 let text = fs::read_to_string(&asm).map_err(|source| BuildError::Read {
                     path: asm.clone(),
@@ -1505,6 +1550,34 @@ impl UnitPlan {
             let _ = fs::remove_file(temp);
         }
         result
+    }
+
+    /// A copy of `source` whose `<<<>>>` launch expressions are ignored
+    /// ([`launch::ignore_chevron_launches`]), starting with a line marker
+    /// that names `source` (diagnostics, line tables and the counting pass
+    /// see the source's own name and lines); None when it has none.
+    fn without_launches(
+        &self,
+        source: &Path,
+        cache: &BuildCache,
+    ) -> Result<Option<PathBuf>, BuildError> {
+        let text = fs::read_to_string(source).map_err(|e| BuildError::Read {
+            path: source.to_path_buf(),
+            source: e,
+        })?;
+        let Some(rewritten) = launch::ignore_chevron_launches(&text) else {
+            return Ok(None);
+        };
+        let name = source
+            .file_name()
+            .map_or_else(|| "kernel.cpp".into(), |n| n.to_string_lossy().into_owned());
+        let copy = temp_path(cache, &cache.dir().join(format!("launchless-{name}")));
+        let marked = format!("# 1 \"{}\"\n{rewritten}", source.display());
+        fs::write(&copy, marked).map_err(|e| BuildError::Cache {
+            path: copy.clone(),
+            source: e,
+        })?;
+        Ok(Some(copy))
     }
 
     /// Every file of the package the kernel can include (sources, forced

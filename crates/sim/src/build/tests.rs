@@ -807,3 +807,104 @@ fn gold_is_used_only_when_the_compiler_reaches_it() {
     assert!(!links_with_gold(&hangs, Duration::from_millis(200)));
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+/// Constructs of kernels and host code written for CANN's build that are
+/// no AscendC API (clean-room fixture, issue 21): a `<<<>>>` launch helper
+/// guarded only by `#ifndef __CCE_KT_TEST__`, `<cmath>` included after
+/// kernel_operator.h, a namespace-scope constant initialised at load time
+/// (ASan's init-order hooks), the internal kernel_utils.h; on the host
+/// side, a non-inline function defined by a header that two host sources
+/// include (CANN links them into separate libraries).
+#[test]
+fn cann_build_constructs_that_are_not_apis_build() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops/add_custom");
+    let dir = tempfile::tempdir().unwrap();
+    let op = dir.path().join("add_custom");
+    copy_tree(&src, &op);
+    let kernel = op.join("op_kernel/add_custom.cpp");
+    let text = fs::read_to_string(&kernel).unwrap();
+    let text = format!(
+        "#include \"kernel_operator.h\"\n#include <cmath>\n#include \"kernel_utils.h\"\n\
+         static float Ln2() {{ volatile float two = 2.0f; return std::log((float)two); }}\n\
+         static const float LN2 = Ln2();\n{text}\n\
+         #ifndef __CCE_KT_TEST__\n\
+         void add_custom_do(uint32_t blockDim, void* l2ctrl, void* stream, uint8_t* x, uint8_t* y, uint8_t* z,\n\
+                            uint8_t* workspace, uint8_t* tiling) {{\n\
+           add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z, workspace, tiling);\n\
+           aclrtSynchronizeStream(stream);\n\
+         }}\n\
+         #endif\n\
+         extern \"C\" float ln2_of_kernel() {{ return LN2 + (float)sqrt(4.0); }}\n"
+    );
+    fs::write(&kernel, text).unwrap();
+    fs::write(
+        op.join("op_host/shared_helper.h"),
+        "#pragma once\n#include <cstdint>\nint64_t SharedTwice(int64_t v) { return 2 * v; }\n",
+    )
+    .unwrap();
+    fs::write(
+        op.join("op_host/helper_a.cpp"),
+        "#include \"shared_helper.h\"\nextern \"C\" int64_t helper_a() { return SharedTwice(3); }\n",
+    )
+    .unwrap();
+    fs::write(
+        op.join("op_host/helper_b.cpp"),
+        "#include \"shared_helper.h\"\nextern \"C\" int64_t helper_b() { return SharedTwice(4); }\n",
+    )
+    .unwrap();
+    let toolchain = Toolchain {
+        cxx: PathBuf::from("g++"),
+        include_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("include"),
+        runtime_src_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime_src"),
+    };
+    let req = BuildRequest::for_op_dir(&op, toolchain).unwrap();
+    let cache_dir = tempfile::tempdir().unwrap();
+    let built = match build(&req, &BuildCache::at(cache_dir.path())) {
+        Ok(built) => built,
+        Err(BuildError::Compile { diagnostics, .. }) => panic!("{diagnostics}"),
+        Err(err) => panic!("{err}"),
+    };
+    // Loading runs the constant's initialiser; the helper is compiled,
+    // never called.
+    unsafe {
+        let lib = libloading::Library::new(&built.kernel_lib).unwrap();
+        let f: libloading::Symbol<unsafe extern "C" fn() -> f32> =
+            lib.get(b"ln2_of_kernel").unwrap();
+        assert_eq!(f(), 2.0f32.ln() + 2.0);
+        let host = libloading::Library::new(&built.host_lib).unwrap();
+        let a: libloading::Symbol<unsafe extern "C" fn() -> i64> = host.get(b"helper_a").unwrap();
+        let b: libloading::Symbol<unsafe extern "C" fn() -> i64> = host.get(b"helper_b").unwrap();
+        assert_eq!((a(), b()), (6, 8));
+    }
+}
+
+#[test]
+fn a_kernels_own_tiling_header_of_the_same_name_is_not_hidden_by_the_hosts() {
+    let fx = Fixture::new();
+    // Both headers under one include guard, as Ascend's samples have them.
+    fx.write(
+        "ops/demo/op_host/demo_tiling.h",
+        "#ifndef DEMO_TILING_H\n#define DEMO_TILING_H\n#define TILE_LEN 16\n#endif\n",
+    );
+    fx.write(
+        "ops/demo/op_kernel/demo_tiling.h",
+        "#ifndef DEMO_TILING_H\n#define DEMO_TILING_H\n#define OWN_VALUE 5\n#endif\n",
+    );
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        "#include \"kernel_operator.h\"\n#include \"demo_tiling.h\"\nextern \"C\" int own_value() { return OWN_VALUE; }\n",
+    );
+    let built = build(&fx.request(), &fx.cache()).unwrap();
+    assert_eq!(call(&built.kernel_lib, "own_value"), 5);
+    // The same header in both places is forced in as usual.
+    fx.write(
+        "ops/demo/op_kernel/demo_tiling.h",
+        "#ifndef DEMO_TILING_H\n#define DEMO_TILING_H\n#define TILE_LEN 16\n#endif\n",
+    );
+    fx.write(
+        "ops/demo/op_kernel/demo.cpp",
+        "#include \"kernel_operator.h\"\nextern \"C\" int own_value() { return TILE_LEN; }\n",
+    );
+    let built = build(&fx.request(), &fx.cache()).unwrap();
+    assert_eq!(call(&built.kernel_lib, "own_value"), 16);
+}

@@ -10,18 +10,26 @@ pub const GM_ALIGN: usize = 512;
 
 /// The bytes a device allocation of `len` bytes really spans: the
 /// AscendCL allocator (`aclrtMalloc`) rounds a request up to a multiple of
-/// 32 bytes and adds 32 more, and a framework that carves one block into
-/// tensors keeps the same `ALIGN_UP(len, 32) + 32` per tensor (AscendCL API
-/// reference, aclrtMalloc and aclrtMallocAlign32, hiascend.com
-/// .../appdevgapi/aclcppdevg_03_0095.html and ..._0096.html: "size向上对齐成
-/// 32字节整数倍后，再多加32字节", "内存大小向上对齐成32整数倍+32字节"). A kernel
+/// 32 bytes and adds 32 more, and starts every allocation on a 64-byte
+/// boundary; a framework that carves one block into tensors keeps the same
+/// `m = ALIGN_UP(len, 32) + 32` per tensor, each starting at
+/// `ALIGN_UP(m, 64)` (AscendCL API reference, aclrtMalloc and
+/// aclrtMallocAlign32, hiascend.com .../appdevgapi/aclcppdevg_03_0095.html
+/// and ..._0096.html: "内存首地址64字节对齐", "size向上对齐成32字节整数倍后，
+/// 再多加32字节", "内存大小向上对齐成32整数倍+32字节", "内存起始地址需满足64字节
+/// 对齐"). So nothing else starts before `ALIGN_UP(ALIGN_UP(len, 32) + 32,
+/// 64)` bytes after a tensor's start. A kernel
 /// reading the usual whole 32-byte block at a tensor's tail stays inside
 /// that span on the chip and reads nothing of another tensor; a write
 /// there only touches the same allocation's padding, which nothing reads
 /// back. Accesses inside the span are allowed (and noted); past it, where
 /// the next tensor would start and a write would corrupt it, they fault.
 pub fn device_span(len: usize) -> usize {
-    len.div_ceil(32).saturating_mul(32).saturating_add(32)
+    len.div_ceil(32)
+        .saturating_mul(32)
+        .saturating_add(32)
+        .div_ceil(64)
+        .saturating_mul(64)
 }
 
 /// One GM allocation.
@@ -202,7 +210,15 @@ impl GmSpace {
         for (i, a) in self.allocs.iter().enumerate() {
             let base = a.base();
             let end = ((addr.wrapping_sub(base)) as u64).saturating_add(len);
-            if addr >= base && addr - base < a.len && end <= device_span(a.len) as u64 {
+            // The padding ends where another allocation begins, if sooner.
+            let span = self
+                .allocs
+                .iter()
+                .map(|b| b.base())
+                .filter(|&b| b > base)
+                .map(|b| b - base)
+                .fold(device_span(a.len), usize::min);
+            if addr >= base && addr - base < a.len && end <= span as u64 {
                 return Ok(GmRef {
                     space: i as u32,
                     offset: (addr - base) as u64,
@@ -293,10 +309,12 @@ mod tests {
 
     #[test]
     fn the_device_allocators_padding_is_reachable_and_nothing_after_it() {
-        // 3003 fp16 elements: 6006 bytes, padded to 6016 + 32 = 6048.
-        assert_eq!(device_span(6006), 6048);
-        assert_eq!(device_span(0), 32);
-        assert_eq!(device_span(64), 96);
+        // 3003 fp16 elements: 6006 bytes, padded to 6016 + 32 = 6048; the
+        // next allocation starts 64-byte aligned, at 6080.
+        assert_eq!(device_span(6006), 6080);
+        assert_eq!(device_span(0), 64);
+        assert_eq!(device_span(64), 128);
+        assert_eq!(device_span(800), 832);
         let mut gm = GmSpace::default();
         let idx = gm.alloc("input 0", 6006, &[7u8; 6006]);
         let base = gm.allocs()[idx as usize].base();
@@ -304,12 +322,12 @@ mod tests {
         let r = gm.resolve("src", base + 5984, 32).unwrap();
         assert_eq!((r.offset, r.past_end), (5984, 10));
         // Up to the padding's end.
-        let r = gm.resolve("src", base + 5990, 58).unwrap();
-        assert_eq!(r.past_end, 42);
+        let r = gm.resolve("src", base + 5990, 90).unwrap();
+        assert_eq!(r.past_end, 74);
         // One byte further faults, naming the span.
-        let err = gm.resolve("src", base + 5990, 59).unwrap_err().to_string();
+        let err = gm.resolve("src", base + 5990, 91).unwrap_err().to_string();
         assert!(
-            err.contains("6048 bytes the device allocator gives it"),
+            err.contains("6080 bytes the device allocator gives it"),
             "{err}"
         );
         // Starting in the padding is not starting in the tensor.

@@ -1170,3 +1170,49 @@ fn the_tail_block_in_the_allocators_padding_is_allowed_and_noted() {
         "{err}"
     );
 }
+
+/// GlobalTensor::operator() (guide 6.2.2.2.6: the element itself), the
+/// queue form of InitBuffer called with a TBuf, and <cmath> after
+/// kernel_operator.h (clean-room fixture, issue 21).
+const GM_REF_KERNEL: &str = r#"
+#include "kernel_operator.h"
+#include <cmath>
+using namespace AscendC;
+extern "C" __global__ __aicore__ void gm_ref(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 64);
+  yg.SetGlobalBuffer((__gm__ float*)y, 64);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 1, 64 * sizeof(float));
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xg, 64);
+  set_flag(PIPE_MTE2, PIPE_S, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_S, EVENT_ID0);
+  for (int32_t i = 0; i < 64; i++) {
+    yg(i) = std::sqrt(t.GetValue(i)) + xg(i);
+  }
+  yg(0) = (float)t.GetSize();
+}
+"#;
+
+#[test]
+fn global_tensor_elements_by_reference_and_a_tbuf_given_a_buffer_count() {
+    let (_d, so) = compile(GM_REF_KERNEL);
+    let x: Vec<f32> = (0..64).map(|i| (i * i) as f32).collect();
+    let out = run_kernel(
+        &job(
+            &so,
+            "gm_ref",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 64])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    assert_eq!(got[0], 64.0, "the TBuf holds 1 x 256 bytes");
+    for (i, y) in got.iter().enumerate().skip(1) {
+        assert_eq!(*y, i as f32 + (i * i) as f32, "y[{i}]");
+    }
+}

@@ -17,6 +17,10 @@ namespace fe {
 // What GetPlatformInfo() hands to platform_ascendc::PlatformAscendC.
 class PlatFormInfos {
  public:
+  // The cores a vector operator runs on: the same count as
+  // platform_ascendc::PlatformAscendC::GetCoreNum (the AIV cores of the
+  // A2's separated architecture, guide 6.4.2.1).
+  uint32_t GetCoreNum() const { return info_.core_num_aiv; }
   AscHostPlatform info_;
 };
 }  // namespace fe
@@ -91,6 +95,9 @@ class StorageShape {
   const Shape& GetStorageShape() const { return storage_; }
   Shape& MutableOriginShape() { return origin_; }
   Shape& MutableStorageShape() { return storage_; }
+  // Equal when both shapes are.
+  bool operator==(const StorageShape& o) const { return origin_ == o.origin_ && storage_ == o.storage_; }
+  bool operator!=(const StorageShape& o) const { return !(*this == o); }
 
   Shape origin_;
   Shape storage_;
@@ -381,6 +388,27 @@ struct AscendoptTensors {
   size_t n_params_ = 0;
 };
 
+// The node a context belongs to, as GE describes it (name, type, how many
+// tensors it has: instances, and parameters of the OpDef).
+class ComputeNodeInfo {
+ public:
+  const char* GetNodeName() const { return node_type_; }
+  const char* GetNodeType() const { return node_type_; }
+  size_t GetInputsNum() const { return inputs_; }
+  size_t GetOutputsNum() const { return outputs_; }
+  size_t GetIrInputsNum() const { return ir_inputs_; }
+  size_t GetIrOutputsNum() const { return ir_outputs_; }
+  const RuntimeAttrs* GetAttrs() const { return attrs_; }
+
+  // ---- state (filled by the context that hands it out) ----
+  const char* node_type_ = "";
+  size_t inputs_ = 0;
+  size_t outputs_ = 0;
+  size_t ir_inputs_ = 0;
+  size_t ir_outputs_ = 0;
+  const RuntimeAttrs* attrs_ = nullptr;
+};
+
 // What a tiling function reads and sets.
 class TilingContext {
  public:
@@ -442,6 +470,15 @@ class TilingContext {
   fe::PlatFormInfos* GetPlatformInfo() const { return platform_; }
   const char* GetNodeName() const { return node_type_; }
   const char* GetNodeType() const { return node_type_; }
+  const ComputeNodeInfo* GetComputeNodeInfo() const {
+    node_info_.node_type_ = node_type_;
+    node_info_.inputs_ = inputs_.n_;
+    node_info_.outputs_ = outputs_.n_;
+    node_info_.ir_inputs_ = inputs_.n_params_;
+    node_info_.ir_outputs_ = outputs_.n_params_;
+    node_info_.attrs_ = &attrs_;
+    return &node_info_;
+  }
 
   ge::graphStatus SetBlockDim(uint32_t block_dim) {
     block_dim_ = block_dim;
@@ -510,6 +547,7 @@ class TilingContext {
   TilingData raw_tiling_;
   size_t workspaces_[ASC_HOST_MAX_WORKSPACES] = {};
   size_t n_workspaces_ = 0;
+  mutable ComputeNodeInfo node_info_;
 };
 
 // What an InferShape function reads and sets. The simulator takes output

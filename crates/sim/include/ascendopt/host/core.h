@@ -44,6 +44,9 @@ using graphStatus = uint32_t;
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFFu;
 constexpr graphStatus GRAPH_PARAM_INVALID = 50331649u;
+// GE's "nothing to change" status, which some tiling helpers return; as a
+// tiling function's result it is not GRAPH_SUCCESS, so the tiling fails.
+constexpr graphStatus GRAPH_NOT_CHANGED = 1343242304u;
 
 // GE's element type codes. The values are GE's own (operators pass them as
 // attributes, e.g. Cast's dst_type).
@@ -77,20 +80,50 @@ enum Format {
   FORMAT_ND = 2,
   FORMAT_NC1HWC0 = 3,
   FORMAT_FRACTAL_Z = 4,
+  FORMAT_NC1HWC0_C04 = 12,
+  FORMAT_FRACTAL_Z_C04 = 13,
+  FORMAT_CHWN = 14,
   FORMAT_HWCN = 16,
+  FORMAT_C1HWNCoC0 = 25,
+  FORMAT_MD = 26,
   FORMAT_NDHWC = 27,
+  FORMAT_FRACTAL_ZZ = 28,
   FORMAT_FRACTAL_NZ = 29,
   FORMAT_NCDHW = 30,
   FORMAT_DHWCN = 31,
   FORMAT_NDC1HWC0 = 32,
+  FORMAT_FRACTAL_Z_3D = 33,
   FORMAT_CN = 34,
   FORMAT_NC = 35,
+  FORMAT_DHWNC = 36,
+  FORMAT_FRACTAL_Z_3D_TRANSPOSE = 37,
+  FORMAT_FRACTAL_ZN_LSTM = 38,
+  FORMAT_FRACTAL_Z_G = 39,
+  FORMAT_ND_RNN_BIAS = 43,
+  FORMAT_FRACTAL_ZN_RNN = 44,
   FORMAT_NCL = 47,
   FORMAT_RESERVED = 53,
   FORMAT_ALL = 54,
   FORMAT_NULL = 55,
   FORMAT_MAX = 0xff
 };
+
+// A format value as GE stores it on a tensor packs more than the layout:
+// the low 8 bits are the primary format (the enum above), bits 8..23 a
+// sub-format (e.g. the group count of FRACTAL_Z_G), bits 24..27 the C0 size
+// code. The simulator's tensors are plain FORMAT_ND, so these only unpack
+// what the operator's own code packed.
+inline int32_t GetPrimaryFormat(int32_t format) { return format & 0xff; }
+inline int32_t GetSubFormat(int32_t format) { return (format >> 8) & 0xffff; }
+inline int32_t GetC0Format(int32_t format) { return (format >> 24) & 0xf; }
+inline bool HasSubFormat(int32_t format) { return GetSubFormat(format) > 0; }
+inline bool HasC0Format(int32_t format) { return GetC0Format(format) > 0; }
+inline int32_t GetFormatFromSub(int32_t primary_format, int32_t sub_format) {
+  return (primary_format & 0xff) | ((sub_format & 0xffff) << 8);
+}
+
+// GE's plain character type (node names, messages).
+using char_t = char;
 }  // namespace ge
 
 #endif

@@ -47,4 +47,23 @@ enum AscendoptOrigFormat {
   FORMAT_NCL = 47
 };
 
+// What a host-side `<<<...>>>` launch in a kernel file becomes: the build
+// replaces `kernel<<<blocks, l2ctrl, stream>>>` by this function object
+// (crates/sim/src/build/launch.rs), which takes the launch's arguments and
+// does nothing. Such launches sit in helpers that CANN's CPU-debug build
+// leaves out and that nothing here calls.
+namespace ascendopt {
+struct IgnoredLaunch {
+  template <class... Args>
+  void operator()(Args&&...) const {}
+};
+constexpr IgnoredLaunch ignored_launch{};
+}  // namespace ascendopt
+
+// The AscendCL stream type and the wait such a helper does after its
+// launch (`aclrtSynchronizeStream(stream)`), declared so the helper
+// compiles; the simulator never calls the helper.
+typedef void* aclrtStream;
+inline int aclrtSynchronizeStream(aclrtStream) { return 0; }
+
 #endif

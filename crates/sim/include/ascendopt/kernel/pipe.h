@@ -154,6 +154,14 @@ class TPipe {
     buf.handle_ = ASC_RT->buf_create((uint32_t)P, len, loc_.c());
     return buf.handle_ >= 0;
   }
+  // The queue form called with a TBuf (`InitBuffer(tbuf, 1, len)`, as
+  // kernels written against CANN's generic InitBuffer do): a TBuf holds one
+  // buffer, which then spans the `num` buffers of `len` bytes.
+  template <TPosition P>
+  bool InitBuffer(TBuf<P>& buf, uint8_t num, uint32_t len, ASC_LOC) {
+    buf.handle_ = ASC_RT->buf_create((uint32_t)P, (uint32_t)num * len, loc_.c());
+    return buf.handle_ >= 0;
+  }
   template <HardEvent E>
   TEventID FetchEventID(ASC_LOC) {
     return (TEventID)ASC_RT->fetch_event_id((uint32_t)E, loc_.c());

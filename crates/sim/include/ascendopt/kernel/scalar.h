@@ -130,9 +130,27 @@ inline float ToFloat(const T& value) {
 
 // The scalar square root the device compiler provides to kernel code
 // (kernels call it unqualified on float scalars, e.g. 1 / sqrt(var + eps)).
-// Our own C++ overloads, not <cmath>'s extern "C" one, so that a kernel
-// named sqrt (extern "C" void sqrt(GM_ADDR, ...)) still declares.
-inline float sqrt(float x) { return __builtin_sqrtf(x); }
-inline double sqrt(double x) { return __builtin_sqrt(x); }
+// Our own C++ function template for float and double, not <cmath>'s
+// extern "C" function: a kernel named sqrt (extern "C" void sqrt(GM_ADDR,
+// ...)) still declares beside it, and a kernel that includes <cmath> or
+// <math.h> itself gets the C library's sqrt beside the template (a
+// template overloads a function of the same name; the plain function wins
+// a tie, and both compute the correctly rounded root).
+namespace ascendopt {
+template <class T>
+struct scalar_sqrt {};
+template <>
+struct scalar_sqrt<float> {
+  static float of(float x) { return __builtin_sqrtf(x); }
+};
+template <>
+struct scalar_sqrt<double> {
+  static double of(double x) { return __builtin_sqrt(x); }
+};
+}  // namespace ascendopt
+template <class T>
+inline auto sqrt(T x) -> decltype(::ascendopt::scalar_sqrt<T>::of(x)) {
+  return ::ascendopt::scalar_sqrt<T>::of(x);
+}
 
 #endif

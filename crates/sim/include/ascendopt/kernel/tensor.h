@@ -111,6 +111,10 @@ class GlobalTensor {
     ASC_RT->gm_set((void*)(base_ + index), ::ascendopt::dtype_of<T>(), ::ascendopt::to_bits<T>(value),
                    loc_.c());
   }
+  // The element itself (guide 6.2.2.2.6 operator(), like LocalTensor's): a
+  // read or write through it is the kernel's own scalar GM access, counted
+  // and checked where it happens, as a dereference of GetPhyAddr() is.
+  __gm__ T& operator()(uint64_t index) const { return base_[index]; }
   uint64_t GetSize() const { return size_; }
   __gm__ T* GetPhyAddr() const { return base_; }
   __gm__ T* GetPhyAddr(uint64_t offset) const { return base_ + offset; }
