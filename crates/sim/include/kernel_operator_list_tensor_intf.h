@@ -6,8 +6,9 @@
 //   word 0                 byte offset of the data-pointer table from the
 //                          start (what public kernels read directly:
 //                          `dataAddr + (*dataAddr >> 3)`)
-//   then, per tensor       its shape record: the dimension count d, then d
-//                          extents
+//   then, per tensor       its shape record: one word with the dimension
+//                          count d in its low 32 bits and the tensor's
+//                          index in its high 32, then d extents
 //   at the table           one data address per tensor
 // so the record count before the table is the list's size. The
 // simulator's launch writes tensor-list inputs in this layout. Reads go
@@ -54,7 +55,7 @@ class ListTensorDesc {
     base_ = (__gm__ uint64_t*)data;
     table_ = word(0, loc_) / 8;
     count_ = 0;
-    for (uint64_t at = 1; at < table_; at += 1 + word(at, loc_)) ++count_;
+    for (uint64_t at = 1; at < table_; at += 1 + dims(at, loc_)) ++count_;
     if (length != 0xffffffff && (table_ + count_) * 8 > length)
       ASC_RT->trap("ListTensorDesc: the list is longer than `length`", loc_.c());
     if (shapeSize != 0xffffffff && shapeSize != count_)
@@ -63,10 +64,10 @@ class ListTensorDesc {
   template <class T>
   void GetDesc(TensorDesc<T>& desc, uint32_t index, ASC_LOC) {
     uint64_t at = 1;
-    for (uint32_t i = 0; i < index && at < table_; ++i) at += 1 + word(at, loc_);
+    for (uint32_t i = 0; i < index && at < table_; ++i) at += 1 + dims(at, loc_);
     check(index, loc_);
     desc.index_ = index;
-    desc.dim_ = word(at, loc_);
+    desc.dim_ = dims(at, loc_);
     for (uint64_t d = 0; d < desc.dim_ && desc.shape_ != nullptr; ++d) desc.shape_[d] = word(at + 1 + d, loc_);
     desc.data_ = GetDataPtr<T>(index, loc_);
   }
@@ -78,6 +79,10 @@ class ListTensorDesc {
   uint32_t GetSize() { return (uint32_t)count_; }
 
  private:
+  // A description's first word: the dimension count in its low 32 bits,
+  // the tensor's index in its high 32 (the guide's `uint32_t dim; uint32_t
+  // index;`).
+  uint64_t dims(uint64_t i, const ::ascendopt::Loc& loc) { return word(i, loc) & 0xffffffffull; }
   uint64_t word(uint64_t i, const ::ascendopt::Loc& loc) {
     return ASC_RT->gm_get((const void*)(base_ + i), ASC_DT_U64, loc.c());
   }

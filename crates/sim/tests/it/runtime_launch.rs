@@ -818,12 +818,14 @@ extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_
   tiles = 4 ASSERT(tiles != 0 && "tiles");
   LocalTensor<int16_t> stack;
   PopStackBuffer<int16_t, TPosition::LCM>(stack);
-  // A two-tensor list in the workspace: [offset 40][1, 64][1, 64][&x][&x + 32].
+  // A two-tensor list in the workspace, as the launch writes it (each
+  // description's first word: dimension count | index << 32):
+  // [offset 40][1 | 0 << 32, 64][1 | 1 << 32, 32][&x][&x + 32].
   GlobalTensor<uint64_t> list;
   list.SetGlobalBuffer((__gm__ uint64_t*)ws, 7);
   list.SetValue(0, 40);
   list.SetValue(1, 1); list.SetValue(2, 64);
-  list.SetValue(3, 1); list.SetValue(4, 32);
+  list.SetValue(3, 1 | (1ull << 32)); list.SetValue(4, 32);
   list.SetValue(5, (uint64_t)(uintptr_t)x);
   list.SetValue(6, (uint64_t)(uintptr_t)((__gm__ float*)x + 32));
   ListTensorDesc desc((__gm__ void*)ws);
