@@ -20,7 +20,7 @@
 # Then, for example:
 #   eval "$(scripts/local-llm.sh env)"
 #   ascendopt optimize add_custom --proposer llm --no-retrieval --budget 8 --out /tmp/o
-#   ASCENDOPT_LOCAL_LLM=1 cargo test -p ascendopt --test local_llm -- --nocapture
+#   ASCENDOPT_LOCAL_LLM=1 cargo test -p ascendopt --test it local_llm:: -- --nocapture
 #
 # Settings (environment): ASCENDOPT_LOCAL_LLM_HOME (venv, logs, pid files;
 # default ~/.cache/ascendopt/local-llm), ASCENDOPT_LOCAL_LLM_PORT (the base
