@@ -96,49 +96,11 @@ const SOURCE_EXTENSIONS: [&str; 11] = [
     "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp",
 ];
 
-/// Folders of a package that are build products, not part of it.
-const SKIPPED_DIRS: [&str; 2] = ["build", "target"];
-
 /// Every file of the package folder (recursively; hidden entries and
 /// build products left out), relative paths with `/`, sorted.
 fn package_files(package: &OpPackage) -> Result<Vec<(String, std::path::PathBuf)>, PipelineError> {
-    fn walk(
-        dir: &std::path::Path,
-        rel: &str,
-        depth: u32,
-        out: &mut Vec<(String, std::path::PathBuf)>,
-    ) -> Result<(), PipelineError> {
-        let read = |e: std::io::Error| PipelineError::Read(format!("{}: {e}", dir.display()));
-        if depth > 16 {
-            return Err(PipelineError::Read(format!(
-                "{}: folders nested too deep",
-                dir.display()
-            )));
-        }
-        for entry in std::fs::read_dir(dir).map_err(read)? {
-            let entry = entry.map_err(read)?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || (depth == 0 && SKIPPED_DIRS.contains(&name.as_str())) {
-                continue;
-            }
-            let path = entry.path();
-            let rel = if rel.is_empty() {
-                name
-            } else {
-                format!("{rel}/{name}")
-            };
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() => walk(&path, &rel, depth + 1, out)?,
-                Ok(meta) if meta.is_file() => out.push((rel, path)),
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    walk(&package.dir, "", 0, &mut out)?;
-    out.sort();
-    Ok(out)
+    ascendopt_op::package::package_files(&package.dir)
+        .map_err(|e| PipelineError::Read(e.to_string()))
 }
 
 /// The identity of a candidate, the unit of the run store's `sources`

@@ -159,6 +159,58 @@ pub fn include_target(line: &str) -> Option<&str> {
     Some(&body[..end])
 }
 
+/// Folders at the top of a package that are build products, not part of it.
+pub const BUILD_DIRS: [&str; 2] = ["build", "target"];
+
+/// Deepest folder nesting [`package_files`] follows (a symlink loop in a
+/// hostile package ends here instead of recursing forever).
+pub const MAX_PACKAGE_DEPTH: u32 = 16;
+
+/// Every file under `dir` (recursively; hidden entries, and the build
+/// products of [`BUILD_DIRS`] at the top, left out), as (relative path with
+/// `/`, path), sorted. Folders nested deeper than [`MAX_PACKAGE_DEPTH`] are
+/// an error.
+pub fn package_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, OpError> {
+    fn walk(
+        dir: &Path,
+        rel: &str,
+        depth: u32,
+        out: &mut Vec<(String, PathBuf)>,
+    ) -> Result<(), OpError> {
+        if depth > MAX_PACKAGE_DEPTH {
+            return Err(OpError::io(
+                "list",
+                dir,
+                std::io::Error::other("folders nested too deep"),
+            ));
+        }
+        let entries = std::fs::read_dir(dir).map_err(|e| OpError::io("list", dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| OpError::io("list", dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || (depth == 0 && BUILD_DIRS.contains(&name.as_str())) {
+                continue;
+            }
+            let path = entry.path();
+            let rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => walk(&path, &rel, depth + 1, out)?,
+                Ok(meta) if meta.is_file() => out.push((rel, path)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, "", 0, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
 /// The `*.cpp` files of `dir` (not recursive), sorted, without the
 /// op-API layer ([`is_op_api_source`]).
 pub fn cpp_files(dir: &Path) -> Result<Vec<PathBuf>, OpError> {
@@ -345,6 +397,31 @@ impl OpPackage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn package_files_skip_hidden_and_build_folders_and_stop_at_a_symlink_loop() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("op_kernel/sub")).unwrap();
+        std::fs::create_dir_all(root.join("build")).unwrap();
+        std::fs::write(root.join("op_kernel/k.cpp"), "k").unwrap();
+        std::fs::write(root.join("op_kernel/sub/h.h"), "h").unwrap();
+        std::fs::write(root.join(".hidden"), "x").unwrap();
+        std::fs::write(root.join("build/out.o"), "o").unwrap();
+        let rels: Vec<String> = package_files(root)
+            .unwrap()
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+        assert_eq!(rels, ["op_kernel/k.cpp", "op_kernel/sub/h.h"]);
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.join("op_kernel"), root.join("op_kernel/sub/loop"))
+                .unwrap();
+            let err = package_files(root).unwrap_err().to_string();
+            assert!(err.contains("folders nested too deep"), "{err}");
+        }
+    }
     use crate::compare::{compare, poisoned};
     use crate::gen::gen_inputs;
     use crate::golden::output_shapes;

@@ -535,12 +535,8 @@ fn build_key(package: &OpPackage, def: &OpDefDesc, config: &CannConfig) -> Resul
     h.update(runner::source(def));
     for sub in ["op_host", "op_kernel"] {
         let root = package.dir.join(sub);
-        let mut files = Vec::new();
-        collect_files(&root, &mut files).map_err(|e| format!("{}: {e}", root.display()))?;
-        files.sort();
-        for f in files {
-            let rel = f.strip_prefix(&package.dir).unwrap_or(&f);
-            h.update(rel.display().to_string());
+        for (rel, f) in ascendopt_op::package::package_files(&root).map_err(|e| e.to_string())? {
+            h.update(format!("{sub}/{rel}"));
             h.update([0]);
             h.update(std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?);
             h.update([0]);
@@ -548,18 +544,6 @@ fn build_key(package: &OpPackage, def: &OpDefDesc, config: &CannConfig) -> Resul
     }
     let digest = h.finalize();
     Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for e in std::fs::read_dir(dir)? {
-        let p = e?.path();
-        if p.is_dir() {
-            collect_files(&p, out)?;
-        } else {
-            out.push(p);
-        }
-    }
-    Ok(())
 }
 
 impl Device for CannDevice {
