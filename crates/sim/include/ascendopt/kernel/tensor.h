@@ -113,7 +113,9 @@ class GlobalTensor {
   }
   // The element itself (guide 6.2.2.2.6 operator(), like LocalTensor's): a
   // read or write through it is the kernel's own scalar GM access, counted
-  // and checked where it happens, as a dereference of GetPhyAddr() is.
+  // where it happens, as a dereference of GetPhyAddr() is; like that
+  // dereference it is not bounds-checked (docs/threat-model.md, "What is
+  // not defended"), unlike GetValue/SetValue.
   __gm__ T& operator()(uint64_t index) const { return base_[index]; }
   uint64_t GetSize() const { return size_; }
   __gm__ T* GetPhyAddr() const { return base_; }
