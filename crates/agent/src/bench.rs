@@ -43,7 +43,7 @@ use crate::session::{OpSession, RunContext};
 use crate::AgentError;
 use ascendopt_bank::error::BankError;
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::Device;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -211,8 +211,6 @@ pub struct BenchConfig {
     pub deterministic: bool,
     /// Latency samples per evaluation.
     pub repeats: usize,
-    /// Wall-clock limit of one launch, ms (None: the device default).
-    pub timeout_ms: Option<u64>,
     /// Stage I's share of the budget in `full` (None: until stagnation).
     pub stage1_budget: Option<u32>,
     /// Notes for the report (e.g. missing levels).
@@ -234,7 +232,6 @@ impl BenchConfig {
             seed: 1,
             deterministic: false,
             repeats: CompareConfig::RECOMMENDED.repeats,
-            timeout_ms: None,
             stage1_budget: None,
             notes: Vec::new(),
         }
@@ -295,14 +292,6 @@ pub struct BenchReport {
     pub report_html: PathBuf,
     /// The output folder.
     pub out: PathBuf,
-}
-
-fn device(cfg: &BenchConfig) -> Result<SimDevice, BenchError> {
-    let mut dc = SimDeviceConfig::standard().map_err(|e| BenchError::Device(e.to_string()))?;
-    if let Some(ms) = cfg.timeout_ms {
-        dc.limits.wall_ms = ms;
-    }
-    Ok(SimDevice::new(dc))
 }
 
 fn pipeline(cfg: &BenchConfig) -> PipelineConfig {
@@ -396,6 +385,7 @@ type RewoundOp = (Vec<u8>, String);
 /// `<out>/bank.sqlite` in operator order, frozen, exported to bank.jsonl.
 fn build_bank(
     cfg: &BenchConfig,
+    device: &dyn Device,
     agents: &dyn AgentFactory,
     progress: &(dyn Fn(&BenchEvent) + Sync),
 ) -> Result<(BankRecord, Option<RunId>), BenchError> {
@@ -459,9 +449,8 @@ fn build_bank(
     };
     let work = |pkg: &OpPackage| -> Result<RewoundOp, BenchError> {
         let store = RunStore::open(&store_path)?;
-        let dev = device(cfg)?;
         let ctx = RunContext {
-            device: &dev,
+            device,
             store: &store,
             run,
             pipeline: pipeline(cfg),
@@ -538,6 +527,7 @@ fn build_bank(
 /// One method × operator, on a worker thread.
 fn run_pair(
     cfg: &BenchConfig,
+    device: &dyn Device,
     agents: &dyn AgentFactory,
     method: BenchMethod,
     run: RunId,
@@ -548,9 +538,8 @@ fn run_pair(
     let store = RunStore::open(&store_path)?;
     let scoped = agents.for_run(&store_path, run)?;
     let agents: &dyn AgentFactory = scoped.as_deref().unwrap_or(agents);
-    let dev = device(cfg)?;
     let ctx = RunContext {
-        device: &dev,
+        device,
         store: &store,
         run,
         pipeline: pipeline(cfg),
@@ -599,7 +588,7 @@ fn run_pair(
     };
     let rel = PathBuf::from("ops").join(method.as_str()).join(pkg.name());
     let out_dir = cfg.out.join(&rel);
-    let written = write_output(&dev, &outcome, pkg, &out_dir, cfg.seed)?;
+    let written = write_output(device, &outcome, pkg, &out_dir, cfg.seed)?;
     let mut summary = OutcomeSummary::from_outcome(&outcome);
     let rel_str = |p: &Path| p.to_string_lossy().replace('\\', "/");
     summary.package = Some(rel_str(&rel.join(pkg.name())));
@@ -631,6 +620,7 @@ fn run_pair(
 /// Runs the benchmark (module docs) and writes the report folder.
 pub fn run_bench(
     cfg: &BenchConfig,
+    device: &dyn Device,
     agents: &dyn AgentFactory,
     progress: &(dyn Fn(&BenchEvent) + Sync),
 ) -> Result<BenchReport, BenchError> {
@@ -676,7 +666,7 @@ pub fn run_bench(
     // The bank.
     let needs_bank = methods.iter().any(|m| m.uses_bank());
     let (bank, rewind_run) = if needs_bank && cfg.rewind_budget > 0 && !cfg.bank_ops.is_empty() {
-        let (rec, run) = build_bank(cfg, agents, progress)?;
+        let (rec, run) = build_bank(cfg, device, agents, progress)?;
         (Some(rec), run)
     } else {
         (None, None)
@@ -800,7 +790,7 @@ pub fn run_bench(
         for_each_result(
             jobs.clone(),
             cfg.jobs,
-            |(m, run, pkg)| run_pair(cfg, agents, m, run, pkg, bank_path.as_deref()),
+            |(m, run, pkg)| run_pair(cfg, device, agents, m, run, pkg, bank_path.as_deref()),
             |i, r| {
                 let (m, run, pkg) = job_list[i];
                 match r {

@@ -9,10 +9,10 @@
 //! about a second; builds are shared through target/ascendopt-test-cache.
 
 use ascendopt_agent::motif::{by_tag, diff, Motif, Site, SiteState, Sources};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};

@@ -325,10 +325,11 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
 pub(crate) fn execute(cfg: &BenchConfig, llm: &LlmArgs) -> Result<BenchReport> {
     std::fs::create_dir_all(&cfg.out).with_context(|| format!("creating {}", cfg.out.display()))?;
     let agents = crate::llm_args::agents(llm, cfg.seed, &cfg.out.join("runs.sqlite"))?;
+    let device = ascendopt_sim::SimDevice::new(ascendopt_sim::SimDeviceConfig::standard()?);
     let progress = Progress::new();
     let result = match agents.llm_factory() {
-        Some(factory) => run_bench(cfg, &factory, &|e| progress.handle(e)),
-        None => run_bench(cfg, &BuiltinAgents, &|e| progress.handle(e)),
+        Some(factory) => run_bench(cfg, &device, &factory, &|e| progress.handle(e)),
+        None => run_bench(cfg, &device, &BuiltinAgents, &|e| progress.handle(e)),
     };
     progress.finish();
     Ok(result?)

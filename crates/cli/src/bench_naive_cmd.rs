@@ -73,8 +73,9 @@ pub fn run(args: BenchNaiveArgs) -> Result<Status> {
         jobs: args.jobs,
         seed: args.seed,
     };
+    let device = ascendopt_sim::SimDevice::new(ascendopt_sim::SimDeviceConfig::standard()?);
     let progress = Progress::new();
-    let report = run_naive_bench(&cfg, &BuiltinAgents, &|e| progress.handle(e));
+    let report = run_naive_bench(&cfg, &device, &BuiltinAgents, &|e| progress.handle(e));
     progress.finish();
     let report = report?;
     println!();

@@ -5,10 +5,10 @@ use crate::eval_cmd::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::rule_bench::rule_bench;
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 
 /// Arguments of `ascendopt bench-rule`.
 #[derive(Debug, clap::Args)]

@@ -6,10 +6,11 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::{Device, DeviceError, SimDevice, SimDeviceConfig};
+use ascendopt_device::msprof_csv;
+use ascendopt_device::{Device, DeviceError};
 use ascendopt_harness::eval::{self, CaseSelector, CaseVerdict, CheckConfig, OpCheck};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
-use ascendopt_sim::timing::msprof_csv;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `ascendopt eval`.

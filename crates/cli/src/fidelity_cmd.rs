@@ -6,8 +6,8 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
-use ascendopt_harness::fidelity::{self, Options};
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
+use ascendopt_simtools::fidelity::{self, Options};
 
 /// Arguments of `ascendopt fidelity`.
 #[derive(Debug, clap::Args)]

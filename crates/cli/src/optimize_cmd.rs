@@ -28,12 +28,12 @@ use ascendopt_agent::optimize::{
 use ascendopt_agent::outcome::OpOutcome;
 use ascendopt_agent::session::{LogEntry, OpSession, RunContext};
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunId, RunStatus, RunStore};
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 

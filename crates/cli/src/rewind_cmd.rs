@@ -33,11 +33,11 @@ use anyhow::{Context, Result};
 use ascendopt_agent::rewind::{rewind_operator_with, verify_entry, RewindConfig, RewindOutcome};
 use ascendopt_agent::session::{LogEntry, RunContext};
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStatus, RunStore};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -5,9 +5,9 @@ use crate::eval_cmd::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::suite::{render_markdown, suite_row, SuiteRow};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::PathBuf;
 
 /// Arguments of `ascendopt suite`.

@@ -910,7 +910,14 @@ impl RunStore {
         let details = serde_json::to_string(new.verdict)
             .map_err(|e| self.corrupt(format!("verdict does not serialise: {e}")))?;
         let latency = new.verdict.latency();
-        let profile = new.verdict.profile().map(|p| p.to_string());
+        // The typed profile becomes JSON here, and only here: inside the
+        // verdict's details and, for SQL readers, in its own column.
+        let profile = new
+            .verdict
+            .profile()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| self.corrupt(format!("profile does not serialise: {e}")))?;
         let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         tx.execute(
             "INSERT INTO evaluations (run, op, stage, budget_index, source_hash, verdict, details,

@@ -12,7 +12,7 @@
 use ascendopt_op::Dtype;
 use ascendopt_sim::check::check;
 use ascendopt_sim::launch::{
-    run_kernel, JobTensor, LaunchFailure, LaunchJob, LaunchOutput, Platform, TilingInfo,
+    run_kernel, JobTensor, LaunchFailure, LaunchJob, LaunchOutput, TilingInfo,
 };
 use ascendopt_sim::timing::{simulate, HwProfile, Profile, TimingOptions};
 use ascendopt_sim::trace::{DmaDir, InstrKind, Pipe};
@@ -325,7 +325,7 @@ fn try_launch(
         inputs,
         outputs,
         attrs: vec![],
-        platform: Platform::from_hw(&hw()),
+        platform: ascendopt_sim::launch::platform_of(&hw()),
         seed: 5,
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),

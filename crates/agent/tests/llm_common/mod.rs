@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use ascendopt_agent::motif::Sources;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::{Path, PathBuf};
 
 /// The repository root.

@@ -33,6 +33,9 @@ use crate::launch::Finding;
 use crate::trace::{BlockTrace, FlagKey, Instr, InstrKind, Mem, Pipe, Region, SyncOrigin, Trace};
 use std::collections::{HashMap, HashSet, VecDeque};
 
+pub mod untraced;
+pub use untraced::untraced_output_writes;
+
 /// Races reported at most (the rest are counted in one last finding).
 const MAX_RACE_FINDINGS: usize = 20;
 /// Live accesses kept per memory before the oldest are dropped (only an
@@ -125,6 +128,7 @@ impl Report {
         self.findings.push(Finding {
             kind: kind.to_string(),
             message,
+            loc: None,
         });
     }
 }
@@ -505,6 +509,7 @@ impl<'t> BlockCheck<'t> {
                 let verb = |w: bool| if w { "writes" } else { "reads" };
                 report.findings.push(Finding {
                     kind: "race".to_string(),
+                    loc: self.trace.loc_of(instr).cloned(),
                     message: format!(
                         "race on {}: {} ({}, {}) and {} ({}, {}) are not ordered by any EnQue/DeQue, SetFlag/WaitFlag or PIPE_ALL barrier between {} and {} (block {}); on the device they run concurrently",
                         region_text(&both),
