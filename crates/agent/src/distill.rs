@@ -4,10 +4,10 @@
 //! (LLM issue) writes them from the diff and the evidence.
 
 use crate::features::lacking_phrase;
-use crate::motif::by_tag;
-use crate::proposer::ProposeError;
+use crate::ProposeError;
 use ascendopt_bank::entry::Applicability;
 use ascendopt_bank::text;
+use ascendopt_motif::by_tag;
 
 /// What a distiller sees: the inverted edit (slow → fast) and its evidence.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ pub trait Distiller {
 }
 
 /// The built-in distiller: the entry's text comes from the removed motif's
-/// own description ([`crate::motif::Motif::describe`]) plus the measured
+/// own description ([`ascendopt_motif::Motif::describe`]) plus the measured
 /// evidence; no network.
 ///
 /// The applicability is written so that retrieval can match it against
@@ -168,7 +168,7 @@ impl Distiller for BuiltinDistiller {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::registry;
+    use ascendopt_motif::registry;
 
     #[test]
     fn every_motif_distils_into_text_that_retrieval_can_match() {

@@ -6,7 +6,7 @@
 //! `Absent` site (it could be applied) gives the phrase of what is missing;
 //! one with only `Present` sites gives `has-<tag>`.
 
-use crate::motif::{registry, SiteState, Sources};
+use ascendopt_motif::{registry, SiteState, Sources};
 
 /// The phrase for "this kernel lacks motif `tag`", matched against
 /// entries' `reuse_when` sentences (every word must occur in one).

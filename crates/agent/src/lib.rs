@@ -1,39 +1,37 @@
 //! The agent layer of ascendopt: what proposes kernel edits and drives the
 //! three stages (Rewind, Stage I refinement, Stage II tiling search).
 //!
-//! - [`motif`]: the built-in motif engine, deterministic source
-//!   transformations of AscendC operator packages (kernel and host code),
-//!   each optimisation motif with a `remove` direction (strong → weak, used
-//!   by Rewind) and an `apply` direction (weak → strong, used by Stage I).
-//!   It needs no network; it parses C++ with tree-sitter and rewrites by
-//!   byte ranges.
 //! - [`session`]: one operator's evaluations in a run (budget ledger,
 //!   candidate folders, evaluation log): the only way a candidate is judged.
 //! - [`proposer`]: the [`proposer::Proposer`] interface shared by the
 //!   built-in engine and the LLM.
 //! - [`diagnose`]: the [`diagnose::Diagnoser`] interface and diagnosis type.
+//! - [`factory`]: where a loop's proposers, diagnosers and distillers come
+//!   from (built-in or LLM).
+//! - [`rewind`], [`refine`] (Stage I), [`tune`] (Stage II) and
+//!   [`optimize`] (both stages on one operator): the loops.
+//!
+//! The candidates come from the motif engine (`ascendopt-motif`) or an
+//! LLM ([`llm`]); the experiments that measure the method (benchmark,
+//! baselines, reports) are `ascendopt-experiments`, above this crate.
 //!
 //! Invariant: the agent never judges a candidate itself; every candidate
 //! is evaluated by `ascendopt-harness` through [`session::OpSession`].
 #![deny(missing_docs)]
 
-pub mod baselines;
-pub mod bench;
-pub mod bench_naive;
+pub mod attempts;
 pub mod builtin;
 pub mod diagnose;
 pub mod distill;
+pub mod factory;
 pub mod features;
-pub mod knobfind;
 pub mod llm;
-pub mod motif;
 pub mod optimize;
 pub mod outcome;
 pub mod proposer;
 pub mod refine;
-pub mod report;
 pub mod rewind;
-mod rng;
+pub mod rng;
 pub mod session;
 pub mod tune;
 
@@ -59,10 +57,10 @@ pub enum AgentError {
     /// A proposer or diagnoser failed in a way that is not the candidate's
     /// fault (unreachable endpoint, no API key).
     #[error(transparent)]
-    Propose(#[from] proposer::ProposeError),
+    Propose(#[from] ProposeError),
     /// The motif engine could not read or write sources.
     #[error(transparent)]
-    Motif(#[from] motif::MotifError),
+    Motif(#[from] ascendopt_motif::MotifError),
     /// A package folder is invalid.
     #[error("{}: {message}", dir.display())]
     Package {
@@ -79,4 +77,47 @@ pub enum AgentError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// Errors a proposer reports that are not the candidate's fault, never
+/// charged: most stop the run (an unreachable endpoint, a missing key);
+/// one with [`ProposeError::ends_stage`] ends only the stage that asked
+/// (the request cannot be made for this operator's sources, e.g. its
+/// prompt does not fit the model's context), and the run goes on.
+#[derive(Debug, thiserror::Error)]
+#[error("{proposer}: {message}")]
+pub struct ProposeError {
+    /// The proposer.
+    pub proposer: String,
+    /// What went wrong.
+    pub message: String,
+    /// The stage ends with this as its stop reason; the run goes on.
+    pub ends_stage: bool,
+}
+
+impl ProposeError {
+    /// An error that stops the run.
+    pub fn fatal(proposer: impl Into<String>, message: impl Into<String>) -> ProposeError {
+        ProposeError {
+            proposer: proposer.into(),
+            message: message.into(),
+            ends_stage: false,
+        }
+    }
+
+    /// `result`'s value, or None for an error that only ends the stage
+    /// (its reason then in `stop`); an error that stops the run stays one.
+    pub fn stage_ending<T>(
+        result: Result<T, ProposeError>,
+        stop: &mut Option<String>,
+    ) -> Result<Option<T>, ProposeError> {
+        match result {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.ends_stage => {
+                *stop = Some(format!("the proposer cannot go on here: {e}"));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }

@@ -16,12 +16,12 @@
 //! the budget for Stage II; Stage II gets the rest. Single-stage methods
 //! give their stage the whole budget.
 
+use crate::attempts::{self, Tried};
 use crate::diagnose::Diagnoser;
 use crate::llm::DenseRetrieval;
-use crate::motif::{self, Sources};
 use crate::outcome::{curve, roofline, OpOutcome, StageStop, Step};
 use crate::proposer::Proposer;
-use crate::refine::{self, RefineConfig, Tried};
+use crate::refine::{self, RefineConfig};
 use crate::session::{Action, LogEntry, OpSession, Phase};
 use crate::tune::{self, TuneConfig};
 use crate::AgentError;
@@ -32,6 +32,7 @@ use ascendopt_device::Profile;
 use ascendopt_harness::eval::{self, CaseSelector, CheckConfig};
 use ascendopt_harness::fresh;
 use ascendopt_harness::pipeline::bench_case;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -204,7 +205,7 @@ pub fn optimize_operator_with(
         stops: Vec::new(),
     };
     let Some(baseline_us) = baseline.latency_us() else {
-        refine::settle(
+        attempts::settle(
             session,
             on_attempt,
             false,
@@ -214,7 +215,7 @@ pub fn optimize_operator_with(
         outcome.log = session.log().to_vec();
         return Ok(outcome);
     };
-    refine::settle(session, on_attempt, true, "the input: the first incumbent");
+    attempts::settle(session, on_attempt, true, "the input: the first incumbent");
     let rest = cfg.budget.saturating_sub(1);
     let mut incumbent = baseline.clone();
     let mut steps: Vec<Step> = Vec::new();
@@ -344,7 +345,7 @@ pub fn optimize_operator_with(
 }
 
 /// The incumbent with its found-knob markers taken out
-/// ([`crate::knobfind::restore`]), when it has any and the plain form
+/// ([`ascendopt_motif::knobfind::restore`]), when it has any and the plain form
 /// judges the same (it launches the same kernel with the same tiling, so
 /// the run store answers without charge).
 fn restored(
@@ -353,7 +354,7 @@ fn restored(
     tried: &mut Tried,
     on_attempt: &mut dyn FnMut(&LogEntry),
 ) -> Result<Option<crate::session::Trial>, AgentError> {
-    let plain = crate::knobfind::restore(&incumbent.sources);
+    let plain = ascendopt_motif::knobfind::restore(&incumbent.sources);
     if plain == incumbent.sources || !incumbent.is_correct() {
         return Ok(None);
     }
@@ -391,7 +392,7 @@ fn restored(
         Err(e) => return Err(e),
     };
     let same = trial.is_correct() && trial.evaluated.budget_index.is_none();
-    refine::settle(
+    attempts::settle(
         session,
         on_attempt,
         false,
@@ -532,7 +533,7 @@ pub fn write_output(
     let after_src = Sources::load(&pkg_dir)?;
     write(
         &out_dir.join("changes.diff"),
-        &motif::diff(&before_src, &after_src),
+        &ascendopt_motif::diff(&before_src, &after_src),
         &mut files,
     )?;
     let output = load(&pkg_dir)?;

@@ -94,7 +94,7 @@ impl StageStop {
 }
 
 /// The roofline fraction (0..1) of a judged candidate's profile.
-pub(crate) fn roofline(trial: &Trial) -> Option<f64> {
+pub fn roofline(trial: &Trial) -> Option<f64> {
     trial
         .profile()
         .and_then(|p| p.roofline_reached_pct)
@@ -103,7 +103,7 @@ pub(crate) fn roofline(trial: &Trial) -> Option<f64> {
 
 /// The best-so-far curve: one point per attempt in the log (attempt
 /// number, incumbent latency after it), starting with the baseline.
-pub(crate) fn curve(log: &[LogEntry], baseline_us: f64) -> Vec<(u32, f64)> {
+pub fn curve(log: &[LogEntry], baseline_us: f64) -> Vec<(u32, f64)> {
     let mut best = baseline_us;
     let mut out = Vec::new();
     for (i, e) in log.iter().enumerate() {

@@ -12,9 +12,10 @@
 //! charged (nothing was evaluated).
 
 use crate::diagnose::Diagnosis;
-use crate::motif::Sources;
-use crate::session::Action;
+use crate::session::{Action, NoCandidate};
+use crate::ProposeError;
 use ascendopt_bank::store::StoredEntry;
+use ascendopt_motif::Sources;
 
 /// One proposed candidate.
 #[derive(Debug, Clone)]
@@ -23,33 +24,6 @@ pub struct Proposal {
     pub action: Action,
     /// The candidate's sources, or why none could be made.
     pub candidate: Result<Sources, NoCandidate>,
-}
-
-/// Why a proposal holds no candidate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoCandidate {
-    /// In words (fed back to the proposer).
-    pub reason: String,
-    /// Its edits tried to write outside `op_kernel/` and `op_host/` of the
-    /// candidate (op.toml, a golden, a path with `..`): refused, never
-    /// charged.
-    pub outside: bool,
-}
-
-impl NoCandidate {
-    /// A proposal with no applicable edit (charged like a compile error).
-    pub fn no_edit(reason: impl Into<String>) -> NoCandidate {
-        NoCandidate {
-            reason: reason.into(),
-            outside: false,
-        }
-    }
-}
-
-impl std::fmt::Display for NoCandidate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.reason)
-    }
 }
 
 /// What the loop tells a proposer about earlier attempts, so that it does
@@ -104,49 +78,6 @@ pub struct TilingEditRequest<'a> {
     pub profile: Option<&'a ascendopt_device::Profile>,
     /// Earlier attempts of this loop.
     pub feedback: &'a Feedback,
-}
-
-/// Errors a proposer reports that are not the candidate's fault, never
-/// charged: most stop the run (an unreachable endpoint, a missing key);
-/// one with [`ProposeError::ends_stage`] ends only the stage that asked
-/// (the request cannot be made for this operator's sources, e.g. its
-/// prompt does not fit the model's context), and the run goes on.
-#[derive(Debug, thiserror::Error)]
-#[error("{proposer}: {message}")]
-pub struct ProposeError {
-    /// The proposer.
-    pub proposer: String,
-    /// What went wrong.
-    pub message: String,
-    /// The stage ends with this as its stop reason; the run goes on.
-    pub ends_stage: bool,
-}
-
-impl ProposeError {
-    /// An error that stops the run.
-    pub fn fatal(proposer: impl Into<String>, message: impl Into<String>) -> ProposeError {
-        ProposeError {
-            proposer: proposer.into(),
-            message: message.into(),
-            ends_stage: false,
-        }
-    }
-
-    /// `result`'s value, or None for an error that only ends the stage
-    /// (its reason then in `stop`); an error that stops the run stays one.
-    pub fn stage_ending<T>(
-        result: Result<T, ProposeError>,
-        stop: &mut Option<String>,
-    ) -> Result<Option<T>, ProposeError> {
-        match result {
-            Ok(v) => Ok(Some(v)),
-            Err(e) if e.ends_stage => {
-                *stop = Some(format!("the proposer cannot go on here: {e}"));
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
-    }
 }
 
 /// Where candidates come from.

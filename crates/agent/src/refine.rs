@@ -25,62 +25,20 @@
 //! or returned an earlier verdict; that is what makes a resumed run replay
 //! the same decisions.
 
+use crate::attempts::{affordable, notify, settle, Tried};
 use crate::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::applicable_motifs;
 use crate::llm::DenseRetrieval;
-use crate::motif::Sources;
 use crate::outcome::Step;
-use crate::proposer::{Feedback, ProposeError, Proposer, RewriteRequest};
+use crate::proposer::{Feedback, Proposer, RewriteRequest};
 use crate::session::{LogEntry, OpSession, Phase, Trial};
 use crate::AgentError;
+use crate::ProposeError;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query};
 use ascendopt_bank::store::{Bank, StoredEntry};
-use ascendopt_harness::store::{SourceHash, Stage};
+use ascendopt_harness::store::Stage;
+use ascendopt_motif::Sources;
 use std::collections::BTreeSet;
-
-/// Candidates judged in one optimisation, by a digest of their sources.
-#[derive(Debug, Clone, Default)]
-pub struct Tried {
-    seen: BTreeSet<String>,
-}
-
-impl Tried {
-    /// An empty set.
-    pub fn new() -> Tried {
-        Tried::default()
-    }
-
-    fn key(sources: &Sources) -> String {
-        let mut text = String::new();
-        for (path, body) in sources.files() {
-            text.push_str(path);
-            text.push('\0');
-            text.push_str(body);
-            text.push('\0');
-        }
-        SourceHash::of(&text).as_str().to_string()
-    }
-
-    /// Whether `sources` were judged already.
-    pub fn contains(&self, sources: &Sources) -> bool {
-        self.seen.contains(&Self::key(sources))
-    }
-
-    /// Records `sources` as judged; false when they were already.
-    pub fn insert(&mut self, sources: &Sources) -> bool {
-        self.seen.insert(Self::key(sources))
-    }
-
-    /// Number of distinct candidates judged.
-    pub fn len(&self) -> usize {
-        self.seen.len()
-    }
-
-    /// True when nothing was judged.
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
-    }
-}
 
 /// How Stage I runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,30 +74,6 @@ pub struct RefineOutcome {
     pub stopped: String,
     /// Every attempt, one line each: what, verdict, why.
     pub tried: Vec<String>,
-}
-
-/// Marks the session's last attempt and reports it to `on_attempt`.
-pub(crate) fn settle(
-    session: &mut OpSession<'_>,
-    on_attempt: &mut dyn FnMut(&LogEntry),
-    accepted: bool,
-    reason: impl Into<String>,
-) {
-    session.settle_last(accepted, reason);
-    notify(session, on_attempt);
-}
-
-/// Reports the session's last attempt to `on_attempt`.
-pub(crate) fn notify(session: &OpSession<'_>, on_attempt: &mut dyn FnMut(&LogEntry)) {
-    if let Some(e) = session.log().last() {
-        on_attempt(e);
-    }
-}
-
-/// Whether the session may judge `sources` now: budget left, or an
-/// identical candidate judged before (free).
-pub(crate) fn affordable(session: &OpSession<'_>, sources: &Sources) -> Result<bool, AgentError> {
-    Ok(session.remaining(Stage::Online) > 0 || session.seen(sources)?)
 }
 
 /// The entries retrieved for a diagnosis, restricted to motifs the engine

@@ -63,10 +63,10 @@
 //!   creation time and evidence.
 
 use crate::distill::{DistillRequest, Distiller};
-use crate::motif::{self, Sources};
-use crate::proposer::{Feedback, ProposeError, Proposer, RemovalRequest};
+use crate::proposer::{Feedback, Proposer, RemovalRequest};
 use crate::session::{Action, LogEntry, OpSession, Phase, RunContext, Trial};
 use crate::AgentError;
+use crate::ProposeError;
 use ascendopt_bank::entry::{family_of, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::signature::{profile_moved, ProfileSignature};
 use ascendopt_bank::store::{Bank, EntryId, Inserted};
@@ -75,6 +75,7 @@ use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::{self, evaluate_package, evaluation_seed};
 use ascendopt_harness::store::{SourceHash, Stage};
 use ascendopt_harness::verdict::Verdict;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use std::path::Path;
 
@@ -621,7 +622,7 @@ fn distil(
     again: Option<&Again>,
 ) -> Result<Entry, AgentError> {
     let op = pkg.name();
-    let diff = motif::diff(&slow.sources, &fast.sources);
+    let diff = ascendopt_motif::diff(&slow.sources, &fast.sources);
     let moved = match (slow.profile(), fast.profile()) {
         (Some(s), Some(f)) => profile_moved(s, f, MOVED_MIN_RELATIVE),
         _ => Default::default(),
@@ -643,7 +644,7 @@ fn distil(
     let tag = action.motif.clone().unwrap_or_else(|| "other".into());
     let family = family_of(&tag)
         .map(str::to_string)
-        .or_else(|| motif::by_tag(&tag).map(|m| format!("kernel.{}", m.family())))
+        .or_else(|| ascendopt_motif::by_tag(&tag).map(|m| format!("kernel.{}", m.family())))
         .unwrap_or_else(|| "kernel.other".into());
     let signature = slow
         .profile()

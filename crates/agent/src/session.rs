@@ -16,8 +16,6 @@
 //!   deterministic loop on the same run therefore replays it for free, which
 //!   is how runs resume.
 
-use crate::motif::Sources;
-use crate::proposer::NoCandidate;
 use crate::AgentError;
 use ascendopt_device::Device;
 use ascendopt_harness::compare::{self, CompareConfig, Decision};
@@ -26,6 +24,7 @@ use ascendopt_harness::ledger::{BudgetConfig, Charge, Ledger};
 use ascendopt_harness::pipeline::{self, Evaluated, PipelineConfig};
 use ascendopt_harness::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
 use ascendopt_harness::verdict::Verdict;
+use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -95,6 +94,33 @@ pub struct Action {
     pub summary: String,
     /// Bank entries that guided it (ids), if any.
     pub entries: Vec<i64>,
+}
+
+/// Why a proposal holds no candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoCandidate {
+    /// In words (fed back to the proposer).
+    pub reason: String,
+    /// Its edits tried to write outside `op_kernel/` and `op_host/` of the
+    /// candidate (op.toml, a golden, a path with `..`): refused, never
+    /// charged.
+    pub outside: bool,
+}
+
+impl NoCandidate {
+    /// A proposal with no applicable edit (charged like a compile error).
+    pub fn no_edit(reason: impl Into<String>) -> NoCandidate {
+        NoCandidate {
+            reason: reason.into(),
+            outside: false,
+        }
+    }
+}
+
+impl std::fmt::Display for NoCandidate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
 }
 
 /// One attempt in the evaluation log.

@@ -3,19 +3,17 @@
 //! optimised packages, traces). Resumable: run it again with the same
 //! `--out` and flags and it continues where it stopped.
 
-use crate::eval_cmd::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::llm_args::LlmArgs;
 use crate::progress::{self, Heartbeat};
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::bench::{
-    run_bench, BenchConfig, BenchEvent, BenchMethod, BenchReport, BuiltinAgents,
-};
-use ascendopt_agent::report::markdown::{fmt_gm, fmt_pct};
-use ascendopt_agent::report::stats::FAST_P;
+use ascendopt_agent::factory::BuiltinAgents;
+use ascendopt_experiments::bench::{run_bench, BenchConfig, BenchEvent, BenchMethod, BenchReport};
+use ascendopt_experiments::report::markdown::{fmt_gm, fmt_pct};
+use ascendopt_experiments::report::stats::FAST_P;
 use ascendopt_harness::compare::CompareConfig;
-use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_op::package::OpPackage;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -94,7 +92,7 @@ pub(crate) fn json_report(command: &'static str, report: &BenchReport) -> JsonDo
         serde_json::json!({
             "out": report.out.display().to_string(),
             "report_html": report.report_html.display().to_string(),
-            "results_json": report.out.join(ascendopt_agent::report::RESULTS_JSON).display().to_string(),
+            "results_json": report.out.join(ascendopt_experiments::report::RESULTS_JSON).display().to_string(),
         }),
     );
     doc
@@ -102,16 +100,7 @@ pub(crate) fn json_report(command: &'static str, report: &BenchReport) -> JsonDo
 
 /// Loads operator packages from names or folders; empty = every built-in.
 pub(crate) fn load_ops(args: &[String]) -> Result<Vec<OpPackage>> {
-    let dirs = if args.is_empty() {
-        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
-    } else {
-        args.iter()
-            .map(|a| resolve_op(a))
-            .collect::<Result<Vec<_>>>()?
-    };
-    dirs.iter()
-        .map(|d| OpPackage::load(d).with_context(|| format!("loading {}", d.display())))
-        .collect()
+    crate::hiargs::load_packages(&crate::hiargs::op_dirs(args)?)
 }
 
 /// Parses `--methods`.
@@ -325,7 +314,7 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
 pub(crate) fn execute(cfg: &BenchConfig, llm: &LlmArgs) -> Result<BenchReport> {
     std::fs::create_dir_all(&cfg.out).with_context(|| format!("creating {}", cfg.out.display()))?;
     let agents = crate::llm_args::agents(llm, cfg.seed, &cfg.out.join("runs.sqlite"))?;
-    let device = ascendopt_sim::SimDevice::new(ascendopt_sim::SimDeviceConfig::standard()?);
+    let device = crate::hiargs::sim_device(None)?;
     let progress = Progress::new();
     let result = match agents.llm_factory() {
         Some(factory) => run_bench(cfg, &device, &factory, &|e| progress.handle(e)),

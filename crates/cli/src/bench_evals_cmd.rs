@@ -1,32 +1,15 @@
-//! `ascendopt bench-evals`: how fast the evaluation loop itself is.
-//!
-//! Runs N evaluations per operator through the harness pipeline exactly as
-//! the agent's loops do (static check → build → hardened correctness over
-//! every case → profile with repeats → re-check; recorded in a run store
-//! and charged to a ledger), and prints evaluations per minute and the
-//! median time of each phase, per operator and by level.
-//!
-//! Each of the N candidates is the operator's kernel with a distinct
-//! trailing comment, so every evaluation compiles its kernel cold like a
-//! fresh Stage I candidate (the host and the shared runtime objects stay
-//! cached, as they do in a real run).
+//! `ascendopt bench-evals`: how fast the evaluation loop itself is. The
+//! measurement is `ascendopt_experiments::evals::bench_evals`; this file
+//! parses, prints the tables and the JSON document.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::{Device, RunOutcome};
-use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::eval::prepare_case;
-use ascendopt_harness::ledger::{BudgetConfig, Ledger};
-use ascendopt_harness::pipeline::bench_case;
-use ascendopt_harness::pipeline::{evaluate_batch, PipelineConfig};
-use ascendopt_harness::store::{RunStore, Stage};
+use ascendopt_experiments::evals::{
+    bench_evals, by_level, median, overall_per_minute, EvalsConfig, OpSpeed,
+};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::time::Instant;
 
 /// Arguments of `ascendopt bench-evals`.
 #[derive(Debug, clap::Args)]
@@ -65,95 +48,6 @@ macro_rules! say {
     };
 }
 
-/// Where one evaluation's correctness time goes: per case, input
-/// generation + golden, and one launch (functional simulation in a worker).
-struct CaseCost {
-    name: String,
-    elements: usize,
-    prepare_ms: u64,
-    run_ms: u64,
-    bench: bool,
-}
-
-fn case_costs(device: &dyn Device, package: &OpPackage) -> Result<Vec<CaseCost>> {
-    let artifact = device
-        .build(package)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", package.name()))?;
-    let bench = bench_case(package).map(|c| c.name.clone());
-    let mut out = Vec::new();
-    for (i, case) in package.cases().iter().enumerate() {
-        let t = Instant::now();
-        let prepared = prepare_case(package, case, 11 + i as u64).map_err(anyhow::Error::msg)?;
-        let prepare_ms = t.elapsed().as_millis() as u64;
-        let t = Instant::now();
-        let outcome = device.run(&artifact, &prepared.request);
-        let run_ms = t.elapsed().as_millis() as u64;
-        if !matches!(outcome, RunOutcome::Finished(_)) {
-            anyhow::bail!(
-                "{} case {}: {}",
-                package.name(),
-                case.name,
-                outcome.summary()
-            );
-        }
-        out.push(CaseCost {
-            name: case.name.clone(),
-            elements: case.input_elements(),
-            prepare_ms,
-            run_ms,
-            bench: Some(&case.name) == bench.as_ref(),
-        });
-    }
-    Ok(out)
-}
-
-struct Row {
-    op: String,
-    level: u8,
-    wall_ms: u64,
-    totals: Vec<u64>,
-    compile: Vec<u64>,
-    correctness: Vec<u64>,
-    profile: Vec<u64>,
-    failed: usize,
-    cases: Vec<CaseCost>,
-}
-
-fn median(v: &[u64]) -> u64 {
-    let mut v = v.to_vec();
-    v.sort_unstable();
-    match v.len() {
-        0 => 0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2,
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    ascendopt_op::package::copy_tree(from, to, &["build", "target"])
-        .map_err(|(p, e)| anyhow::anyhow!("copying {}: {e}", p.display()))
-}
-
-/// N variants of `package` that differ only by a comment in each kernel
-/// source (so each one compiles cold).
-fn variants(package: &OpPackage, n: u32, nonce: u128, root: &Path) -> Result<Vec<OpPackage>> {
-    let mut out = Vec::new();
-    for k in 0..n {
-        let dir = root.join(format!("{}-{k}", package.name()));
-        copy_dir(&package.dir, &dir)?;
-        for src in &package.kernel_sources {
-            let rel = src.strip_prefix(&package.dir).unwrap_or(src);
-            let path = dir.join(rel);
-            let mut text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            text.push_str(&format!("\n// bench-evals candidate {nonce:x}-{k}\n"));
-            std::fs::write(&path, text)?;
-        }
-        out.push(OpPackage::load(&dir).with_context(|| format!("loading {}", dir.display()))?);
-    }
-    Ok(out)
-}
-
 pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     let dirs = if args.ops.is_empty() {
         let mut l1 = Vec::new();
@@ -175,22 +69,19 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     anyhow::ensure!(args.n > 0, "-n must be at least 1");
     let json = args.json;
     let mut doc = JsonDoc::new("bench-evals");
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
-    let scratch = tempfile::tempdir()?;
-    let store = RunStore::open(&scratch.path().join("runs.sqlite"))?;
-    let compare = CompareConfig::RECOMMENDED;
-    let mut pipeline = PipelineConfig::from_compare(&compare, 1);
-    pipeline.deterministic = args.deterministic;
-    let run = store.create_run(&serde_json::json!({ "command": "bench-evals", "n": args.n }))?;
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+    let device = crate::hiargs::sim_device(None)?;
+    let cfg = EvalsConfig {
+        evals: args.n,
+        jobs: args.jobs,
+        deterministic: args.deterministic,
+        breakdown: args.breakdown,
+    };
+    let repeats = cfg.pipeline().repeats;
     say!(
         json,
         "{} evaluations per operator, {} latency samples each, -j {}{}",
         args.n,
-        pipeline.repeats,
+        repeats,
         args.jobs,
         if args.deterministic {
             ", deterministic"
@@ -210,136 +101,10 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         "profile ms",
         "evals/min"
     );
-    let mut rows = Vec::new();
-    for dir in &dirs {
-        let package = OpPackage::load(dir).with_context(|| format!("loading {}", dir.display()))?;
-        let cands = variants(&package, args.n, nonce, &scratch.path().join("cands"))?;
-        let budgets = BudgetConfig {
-            rewind: 0,
-            online: args.n,
-        };
-        let mut ledger = Ledger::open(
-            &store,
-            run,
-            package.name(),
-            &format!("L{}", package.spec.level),
-            budgets,
-        )?;
-        let t = Instant::now();
-        let evaluated = evaluate_batch(
-            &device,
-            &store,
-            &mut ledger,
-            run,
-            Stage::Online,
-            &cands,
-            &pipeline,
-            args.jobs.max(1),
-        )?;
-        let wall_ms = t.elapsed().as_millis() as u64;
-        let stored = store.evaluations(run, package.name())?;
-        let mut row = Row {
-            op: package.name().to_string(),
-            level: package.spec.level,
-            wall_ms,
-            totals: Vec::new(),
-            compile: Vec::new(),
-            correctness: Vec::new(),
-            profile: Vec::new(),
-            failed: evaluated.iter().filter(|e| !e.verdict.is_success()).count(),
-            cases: if args.breakdown {
-                case_costs(&device, &package)?
-            } else {
-                Vec::new()
-            },
-        };
-        for e in &stored {
-            let t = e.timings;
-            row.totals
-                .push(t.compile_ms + t.correctness_ms + t.profile_ms);
-            row.compile.push(t.compile_ms);
-            row.correctness.push(t.correctness_ms);
-            row.profile.push(t.profile_ms);
-        }
-        let per_min = if wall_ms > 0 {
-            row.totals.len() as f64 * 60_000.0 / wall_ms as f64
-        } else {
-            0.0
-        };
-        say!(
-            json,
-            "{:<28} {:>5} {:>6} {:>10} {:>11} {:>14} {:>11} {:>9.1}{}",
-            row.op,
-            format!("L{}", row.level),
-            row.totals.len(),
-            median(&row.totals),
-            median(&row.compile),
-            median(&row.correctness),
-            median(&row.profile),
-            per_min,
-            if row.failed > 0 {
-                format!(
-                    "  ({} not correct: {})",
-                    row.failed,
-                    evaluated
-                        .iter()
-                        .find(|e| !e.verdict.is_success())
-                        .map(|e| e.verdict.kind())
-                        .unwrap_or("")
-                )
-            } else {
-                String::new()
-            }
-        );
-        if !row.cases.is_empty() {
-            // One evaluation: every case prepared once; every case but the
-            // benchmark one launched twice (the run-twice check), the
-            // benchmark case once (it is profiled from that run); the
-            // re-check of the next-largest case is left out of the estimate.
-            let times = |c: &CaseCost| if c.bench { 1 } else { 2 };
-            let est: u64 = row
-                .cases
-                .iter()
-                .map(|c| c.prepare_ms + times(c) * c.run_ms)
-                .sum::<u64>();
-            for c in &row.cases {
-                let share = c.prepare_ms + times(c) * c.run_ms;
-                say!(json,
-                    "    case {:<22} {:>10} elements: inputs+golden {:>6} ms, launch {:>6} ms ({}x per evaluation: {:.0}% of correctness)",
-                    c.name,
-                    c.elements,
-                    c.prepare_ms,
-                    c.run_ms,
-                    times(c),
-                    if est > 0 { share as f64 * 100.0 / est as f64 } else { 0.0 }
-                );
-            }
-        }
-        doc.operator(serde_json::json!({
-            "op": row.op,
-            "level": row.level,
-            "evaluations": row.totals.len(),
-            "failed": row.failed,
-            "wall_ms": row.wall_ms,
-            "median_ms": median(&row.totals),
-            "median_compile_ms": median(&row.compile),
-            "median_correctness_ms": median(&row.correctness),
-            "median_profile_ms": median(&row.profile),
-            "evaluations_per_minute": per_min,
-            "cases": row.cases.iter().map(|c| serde_json::json!({
-                "name": c.name,
-                "elements": c.elements,
-                "prepare_ms": c.prepare_ms,
-                "run_ms": c.run_ms,
-                "benchmark_case": c.bench,
-            })).collect::<Vec<_>>(),
-        }));
-        rows.push(row);
-    }
-    let mut by_level: BTreeMap<u8, Vec<&Row>> = BTreeMap::new();
-    for r in &rows {
-        by_level.entry(r.level).or_default().push(r);
-    }
+    let rows = bench_evals(&device, &dirs, &cfg, &mut |row: &OpSpeed| {
+        print_op(json, row);
+        doc.operator(op_json(row));
+    })?;
     say!(json);
     say!(
         json,
@@ -356,51 +121,36 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     let mut levels_json = Vec::new();
     let mut l1_median = None;
     let mut l1_failed = 0usize;
-    let mut all_rate = (0usize, 0u64);
-    for (level, rs) in &by_level {
-        let cat = |f: fn(&Row) -> &Vec<u64>| {
-            rs.iter()
-                .flat_map(|r| f(r).iter().copied())
-                .collect::<Vec<u64>>()
-        };
-        let totals = cat(|r| &r.totals);
-        let wall: u64 = rs.iter().map(|r| r.wall_ms).sum();
-        let rate = if wall > 0 {
-            totals.len() as f64 * 60_000.0 / wall as f64
-        } else {
-            0.0
-        };
-        all_rate.0 += totals.len();
-        all_rate.1 += wall;
+    for l in by_level(&rows) {
+        let rate = l.per_minute();
         say!(
             json,
             "{:<6} {:>5} {:>6} {:>9.1} {:>10} {:>11} {:>14} {:>11}",
-            format!("L{level}"),
-            rs.len(),
-            totals.len(),
+            format!("L{}", l.level),
+            l.operators,
+            l.totals.len(),
             rate,
-            median(&totals),
-            median(&cat(|r| &r.compile)),
-            median(&cat(|r| &r.correctness)),
-            median(&cat(|r| &r.profile)),
+            median(&l.totals),
+            median(&l.compile),
+            median(&l.correctness),
+            median(&l.profile),
         );
         levels_json.push(serde_json::json!({
-            "level": format!("L{level}"),
-            "operators": rs.len(),
-            "evaluations": totals.len(),
+            "level": format!("L{}", l.level),
+            "operators": l.operators,
+            "evaluations": l.totals.len(),
             "evaluations_per_minute": rate,
-            "median_ms": median(&totals),
-            "median_compile_ms": median(&cat(|r| &r.compile)),
-            "median_correctness_ms": median(&cat(|r| &r.correctness)),
-            "median_profile_ms": median(&cat(|r| &r.profile)),
+            "median_ms": median(&l.totals),
+            "median_compile_ms": median(&l.compile),
+            "median_correctness_ms": median(&l.correctness),
+            "median_profile_ms": median(&l.profile),
         }));
-        if *level == 1 {
-            l1_median = Some(median(&totals));
-            l1_failed = rs.iter().map(|r| r.failed).sum();
+        if l.level == 1 {
+            l1_median = Some(median(&l.totals));
+            l1_failed = l.failed;
         }
     }
-    if all_rate.1 > 0 {
-        let rate = all_rate.0 as f64 * 60_000.0 / all_rate.1 as f64;
+    if let Some(rate) = overall_per_minute(&rows) {
         let hours = 101.0 * 230.0 / rate / 60.0;
         say!(json,
             "\noverall {:.1} evaluations/min with -j {}: a 101-operator x 230-evaluation benchmark \
@@ -439,11 +189,82 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
                 "evaluations_per_operator": args.n,
                 "jobs": args.jobs,
                 "deterministic": args.deterministic,
-                "repeats": pipeline.repeats,
+                "repeats": repeats,
             }),
         );
         doc.field("summary", serde_json::json!({ "by_level": levels_json }));
         doc.print()?;
     }
     Ok(Status::Ok)
+}
+
+/// One operator's table row (and its case breakdown).
+fn print_op(json: bool, row: &OpSpeed) {
+    say!(
+        json,
+        "{:<28} {:>5} {:>6} {:>10} {:>11} {:>14} {:>11} {:>9.1}{}",
+        row.op,
+        format!("L{}", row.level),
+        row.totals.len(),
+        median(&row.totals),
+        median(&row.compile),
+        median(&row.correctness),
+        median(&row.profile),
+        row.per_minute(),
+        if row.failed > 0 {
+            format!(
+                "  ({} not correct: {})",
+                row.failed,
+                row.first_failure.as_deref().unwrap_or("")
+            )
+        } else {
+            String::new()
+        }
+    );
+    if !row.cases.is_empty() {
+        // One evaluation: every case prepared once; every case but the
+        // benchmark one launched twice (the run-twice check), the
+        // benchmark case once (it is profiled from that run); the
+        // re-check of the next-largest case is left out of the estimate.
+        let est: u64 = row
+            .cases
+            .iter()
+            .map(|c| c.prepare_ms + c.launches() * c.run_ms)
+            .sum::<u64>();
+        for c in &row.cases {
+            let share = c.prepare_ms + c.launches() * c.run_ms;
+            say!(json,
+                "    case {:<22} {:>10} elements: inputs+golden {:>6} ms, launch {:>6} ms ({}x per evaluation: {:.0}% of correctness)",
+                c.name,
+                c.elements,
+                c.prepare_ms,
+                c.run_ms,
+                c.launches(),
+                if est > 0 { share as f64 * 100.0 / est as f64 } else { 0.0 }
+            );
+        }
+    }
+}
+
+/// One operator's entry of the JSON document.
+fn op_json(row: &OpSpeed) -> serde_json::Value {
+    serde_json::json!({
+        "op": row.op,
+        "level": row.level,
+        "evaluations": row.totals.len(),
+        "failed": row.failed,
+        "wall_ms": row.wall_ms,
+        "median_ms": median(&row.totals),
+        "median_compile_ms": median(&row.compile),
+        "median_correctness_ms": median(&row.correctness),
+        "median_profile_ms": median(&row.profile),
+        "evaluations_per_minute": row.per_minute(),
+        "cases": row.cases.iter().map(|c| serde_json::json!({
+            "name": c.name,
+            "elements": c.elements,
+            "prepare_ms": c.prepare_ms,
+            "run_ms": c.run_ms,
+            "benchmark_case": c.bench,
+        })).collect::<Vec<_>>(),
+    })
 }

@@ -5,11 +5,11 @@
 //! evaluations spent, and why each stage stopped. Resumable like `bench`.
 
 use crate::bench_cmd::Progress;
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::bench::BuiltinAgents;
-use ascendopt_agent::bench_naive::{run_naive_bench, NaiveBenchConfig};
+use ascendopt_agent::factory::BuiltinAgents;
+use ascendopt_experiments::bench_naive::{run_naive_bench, NaiveBenchConfig};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 use std::path::PathBuf;
 
@@ -73,7 +73,7 @@ pub fn run(args: BenchNaiveArgs) -> Result<Status> {
         jobs: args.jobs,
         seed: args.seed,
     };
-    let device = ascendopt_sim::SimDevice::new(ascendopt_sim::SimDeviceConfig::standard()?);
+    let device = crate::hiargs::sim_device(None)?;
     let progress = Progress::new();
     let report = run_naive_bench(&cfg, &device, &BuiltinAgents, &|e| progress.handle(e));
     progress.finish();

@@ -1,14 +1,13 @@
 //! `ascendopt bench-rule`: the acceptance rule's error rates under the
 //! simulator's default measurement noise.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
+use ascendopt_experiments::rule_bench::rule_bench;
 use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::rule_bench::rule_bench;
 use ascendopt_op::package::OpPackage;
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
 
 /// Arguments of `ascendopt bench-rule`.
 #[derive(Debug, clap::Args)]
@@ -32,7 +31,7 @@ pub struct BenchRuleArgs {
 }
 
 pub fn run(args: BenchRuleArgs) -> Result<Status> {
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let device = crate::hiargs::sim_device(None)?;
     let cfg = CompareConfig::RECOMMENDED;
     let mut doc = JsonDoc::new("bench-rule");
     doc.field(

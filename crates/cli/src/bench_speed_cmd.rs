@@ -2,14 +2,13 @@
 //! operator (cold and cached), functional simulation and timing of its
 //! largest case.
 
-use crate::eval_cmd::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ascendopt_device::{Device, ProfileRequest, RunOutcome};
 use ascendopt_harness::eval::{prepare_case, profile_request};
 use ascendopt_harness::pipeline::bench_case;
-use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_op::package::OpPackage;
 use ascendopt_sim::build::BuildCache;
 use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::time::Instant;
@@ -26,14 +25,7 @@ pub struct BenchSpeedArgs {
 }
 
 pub fn run(args: BenchSpeedArgs) -> Result<Status> {
-    let dirs = if args.ops.is_empty() {
-        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
-    } else {
-        args.ops
-            .iter()
-            .map(|a| resolve_op(a))
-            .collect::<Result<Vec<_>>>()?
-    };
+    let dirs = crate::hiargs::op_dirs(&args.ops)?;
     // A private cache: the first build of each operator is a real compile.
     let cache_dir = tempfile::tempdir()?;
     let mut config = SimDeviceConfig::standard()?;

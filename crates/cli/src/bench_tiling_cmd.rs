@@ -19,17 +19,16 @@
 //! largest remaining case has fewer than N / 16 elements is left out with
 //! a note (raise N to include it).
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_agent::session::RunContext;
-use ascendopt_agent::tune::{compare_with_random_at, TilingComparison};
+use ascendopt_experiments::tiling::{compare_with_random_at, TilingComparison};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStatus, RunStore};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -265,9 +264,7 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
         };
         packages.push(pkg);
     }
-    let mut device_cfg = SimDeviceConfig::standard()?;
-    device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(device_cfg);
+    let device = crate::hiargs::sim_device(Some(args.timeout))?;
     let pipeline = PipelineConfig {
         repeats: args.repeats.max(1),
         deterministic: !args.noise,

@@ -9,8 +9,7 @@ use anyhow::{Context, Result};
 use ascendopt_device::msprof_csv;
 use ascendopt_device::{Device, DeviceError};
 use ascendopt_harness::eval::{self, CaseSelector, CaseVerdict, CheckConfig, OpCheck};
-use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
+use ascendopt_op::package::OpPackage;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `ascendopt eval`.
@@ -53,35 +52,8 @@ pub struct EvalArgs {
     quick: bool,
 }
 
-/// Resolves an argument to an operator folder: a path with an op.toml, or
-/// the name of a built-in operator.
-pub fn resolve_op(arg: &str) -> Result<PathBuf> {
-    let p = Path::new(arg);
-    if p.join("op.toml").is_file() {
-        return Ok(p.to_path_buf());
-    }
-    let builtin = builtin_ops_dir().join(arg);
-    if builtin.join("op.toml").is_file() {
-        return Ok(builtin);
-    }
-    if p.is_dir() {
-        anyhow::bail!("{arg}: no op.toml in this folder");
-    }
-    anyhow::bail!(
-        "{arg}: not an operator folder and not a built-in operator (see {})",
-        builtin_ops_dir().display()
-    )
-}
-
 pub fn run(args: EvalArgs) -> Result<Status> {
-    let dirs = if args.ops.is_empty() {
-        package_dirs(&builtin_ops_dir()).context("listing the built-in operators")?
-    } else {
-        args.ops
-            .iter()
-            .map(|a| resolve_op(a))
-            .collect::<Result<Vec<_>>>()?
-    };
+    let dirs = crate::hiargs::op_dirs(&args.ops)?;
     let args_case = args.case.clone();
     let case = args.case.map(|c| match c.parse::<usize>() {
         Ok(i) => CaseSelector::Index(i),
@@ -94,9 +66,7 @@ pub fn run(args: EvalArgs) -> Result<Status> {
         deterministic: args.deterministic,
         timeline: args.trace.is_some(),
     };
-    let mut config = SimDeviceConfig::standard()?;
-    config.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(config);
+    let device = crate::hiargs::sim_device(Some(args.timeout))?;
     let mut packages = Vec::new();
     for dir in &dirs {
         packages.push(OpPackage::load(dir)?);

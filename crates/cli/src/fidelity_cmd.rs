@@ -6,7 +6,6 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use ascendopt_simtools::fidelity::{self, Options};
 
 /// Arguments of `ascendopt fidelity`.
@@ -24,7 +23,7 @@ pub struct FidelityArgs {
 }
 
 pub fn run(args: FidelityArgs) -> Result<Status> {
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let device = crate::hiargs::sim_device(None)?;
     let points = fidelity::run(
         &device,
         &Options {

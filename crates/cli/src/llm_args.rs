@@ -17,8 +17,9 @@
 use ascendopt_agent::builtin::BuiltinProposer;
 use ascendopt_agent::diagnose::{Diagnoser, RuleDiagnoser};
 use ascendopt_agent::distill::{BuiltinDistiller, Distiller};
+use ascendopt_agent::factory::{AgentFactory, LlmAgents};
 use ascendopt_agent::llm::{
-    self, DenseRetrieval, LlmAgents, LlmClient, LlmConfig, LlmDiagnoser, LlmDistiller, LlmProposer,
+    self, DenseRetrieval, LlmClient, LlmConfig, LlmDiagnoser, LlmDistiller, LlmProposer,
     LlmSettings, ReplayMode, StoreCallLog,
 };
 use ascendopt_agent::proposer::Proposer;
@@ -185,7 +186,7 @@ impl Agents {
     /// retrieval is on, for run configurations.
     pub fn describe(&self) -> String {
         match self.llm_factory() {
-            Some(f) => ascendopt_agent::bench::AgentFactory::name(&f),
+            Some(f) => AgentFactory::name(&f),
             None => "builtin".to_string(),
         }
     }

@@ -13,6 +13,7 @@ mod compat_cmd;
 mod doctor_cmd;
 mod eval_cmd;
 mod fidelity_cmd;
+mod hiargs;
 mod import_cmd;
 mod json_doc;
 mod llm_args;

@@ -16,7 +16,7 @@
 //! Exit code 1 when the input is not correct or the output fails its
 //! re-check on fresh inputs; 2 on bad input.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::{self, resolve_op};
 use crate::json_doc::JsonDoc;
 use crate::llm_args::{agents, LlmArgs};
 use crate::progress::Heartbeat;
@@ -30,10 +30,8 @@ use ascendopt_agent::session::{LogEntry, OpSession, RunContext};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
-use ascendopt_harness::pipeline::PipelineConfig;
-use ascendopt_harness::store::{RunId, RunStatus, RunStore};
+use ascendopt_harness::store::{RunId, RunStatus};
 use ascendopt_op::package::OpPackage;
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -164,18 +162,6 @@ fn progress(entry: &LogEntry) {
     );
 }
 
-/// The run of `config` in `store`: the earlier one with the same
-/// configuration (resumed), else a new one.
-fn find_or_create_run(store: &RunStore, config: &serde_json::Value) -> Result<(RunId, bool)> {
-    for info in store.runs()? {
-        if &info.config == config {
-            store.resume_run(info.id)?;
-            return Ok((info.id, true));
-        }
-    }
-    Ok((store.create_run(config)?, false))
-}
-
 fn summary(
     outcome: &OpOutcome,
     out: &std::path::Path,
@@ -279,14 +265,9 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     // The one place where the proposer and diagnoser are made (built-in,
     // or the LLM with --proposer llm, checked before any budget is spent).
     let mut agents = agents(&args.llm, args.seed, &runs_path)?;
-    let store = RunStore::open(&runs_path)
-        .with_context(|| format!("opening the run store {}", runs_path.display()))?;
+    let store = hiargs::open_store(&runs_path)?;
     let compare = CompareConfig::RECOMMENDED;
-    let pipeline = PipelineConfig {
-        repeats: args.repeats.unwrap_or(compare.repeats).max(1),
-        deterministic: args.deterministic,
-        seed: args.seed,
-    };
+    let pipeline = hiargs::pipeline(args.repeats, args.deterministic, args.seed);
     let input = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
     let bank_digest = match &bank {
         Some(b) => Some(b.content_digest()?),
@@ -310,11 +291,9 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         "diagnoser": agents.diagnoser.name(),
         "bank": bank_digest,
     });
-    let (run, resumed) = find_or_create_run(&store, &config)?;
+    let (run, resumed) = hiargs::find_or_create_run(&store, &config)?;
     agents.attach_run(run);
-    let mut device_cfg = SimDeviceConfig::standard()?;
-    device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(device_cfg);
+    let device = hiargs::sim_device(Some(args.timeout))?;
     let ctx = RunContext {
         device: &device,
         store: &store,

@@ -25,7 +25,7 @@
 //! `reproduced` (exit code 0). `crates/cli/tests/rewind_cli.rs` runs it
 //! when `ASCENDOPT_SLOW_TESTS=1`.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::{self, resolve_op};
 use crate::json_doc::JsonDoc;
 use crate::llm_args::{agents, LlmArgs};
 use crate::Status;
@@ -34,10 +34,8 @@ use ascendopt_agent::rewind::{rewind_operator_with, verify_entry, RewindConfig, 
 use ascendopt_agent::session::{LogEntry, RunContext};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::pipeline::PipelineConfig;
-use ascendopt_harness::store::{RunStatus, RunStore};
+use ascendopt_harness::store::RunStatus;
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -200,15 +198,10 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     // The proposer and distiller (built-in, or the LLM's, checked before
     // any run is created).
     let mut agents = agents(&args.llm, args.seed, &runs_path)?;
-    let store = RunStore::open(&runs_path)
-        .with_context(|| format!("opening the run store {}", runs_path.display()))?;
+    let store = hiargs::open_store(&runs_path)?;
 
     let compare = CompareConfig::RECOMMENDED;
-    let pipeline = PipelineConfig {
-        repeats: args.repeats.unwrap_or(compare.repeats).max(1),
-        deterministic: args.deterministic,
-        seed: args.seed,
-    };
+    let pipeline = hiargs::pipeline(args.repeats, args.deterministic, args.seed);
     let config = serde_json::json!({
         "command": "rewind",
         "ops": packages.iter().map(|p| p.name()).collect::<Vec<_>>(),
@@ -223,9 +216,7 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     });
     let run = store.create_run(&config)?;
     agents.attach_run(run);
-    let mut device_cfg = SimDeviceConfig::standard()?;
-    device_cfg.limits.wall_ms = args.timeout.saturating_mul(1000);
-    let device = SimDevice::new(device_cfg);
+    let device = hiargs::sim_device(Some(args.timeout))?;
     let ctx = RunContext {
         device: &device,
         store: &store,

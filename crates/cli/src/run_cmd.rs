@@ -8,7 +8,7 @@ use crate::bench_cmd::{execute, json_report, load_ops, parse_methods, render_sum
 use crate::llm_args::LlmArgs;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::bench::BenchConfig;
+use ascendopt_experiments::bench::BenchConfig;
 use ascendopt_harness::compare::CompareConfig;
 use std::path::PathBuf;
 

@@ -1,13 +1,12 @@
 //! `ascendopt suite`: check every built-in operator and write the table of
 //! ops/README.md.
 
-use crate::eval_cmd::resolve_op;
+use crate::hiargs::resolve_op;
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_harness::suite::{render_markdown, suite_row, SuiteRow};
+use ascendopt_experiments::suite::{render_markdown, suite_row, SuiteRow};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::PathBuf;
 
 /// Arguments of `ascendopt suite`.
@@ -59,7 +58,7 @@ pub fn run(args: SuiteArgs) -> Result<Status> {
             .map(|a| resolve_op(a))
             .collect::<Result<Vec<_>>>()?
     };
-    let device = SimDevice::new(SimDeviceConfig::standard()?);
+    let device = crate::hiargs::sim_device(None)?;
     let mut rows = Vec::new();
     for dir in &dirs {
         // A package that does not load is a failed row, not the end of the

@@ -50,8 +50,6 @@ pub mod out_lock;
 pub mod physics;
 pub mod pipeline;
 pub mod pool;
-pub mod rule_bench;
 pub mod static_check;
 pub mod store;
-pub mod suite;
 pub mod verdict;

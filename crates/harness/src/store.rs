@@ -641,6 +641,22 @@ impl RunStore {
         Ok(RunId(self.conn.last_insert_rowid()))
     }
 
+    /// The run whose configuration equals `config`, resumed (`true`), or a
+    /// new one: how a command that is run again with the same settings
+    /// continues where it stopped.
+    pub fn find_or_create_run(
+        &self,
+        config: &serde_json::Value,
+    ) -> Result<(RunId, bool), StoreError> {
+        for info in self.runs()? {
+            if &info.config == config {
+                self.resume_run(info.id)?;
+                return Ok((info.id, true));
+            }
+        }
+        Ok((self.create_run(config)?, false))
+    }
+
     /// Reopens a run after a stop or a crash: marks it `running` and returns
     /// it. Its evaluations and budgets are as they were.
     pub fn resume_run(&self, run: RunId) -> Result<RunInfo, StoreError> {

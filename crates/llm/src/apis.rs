@@ -156,7 +156,7 @@ pub fn markdown() -> String {
         "# AscendC APIs in the simulator\n\n\
          Generated from the emulation headers (`crates/sim/include/ascendopt/kernel/`) by \
          `ascendopt_llm::apis::markdown`; do not edit by hand: \
-         `ASCENDOPT_BLESS=1 cargo test -p ascendopt-llm --test supported_apis` rewrites it. \
+         `ASCENDOPT_BLESS=1 cargo test -p ascendopt-llm --test it supported_apis` rewrites it. \
          The prompts of the LLM proposer carry the same lists.\n\n",
     );
     out.push_str(&format!(

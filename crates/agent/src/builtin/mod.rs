@@ -9,7 +9,8 @@
 mod removal;
 mod rewrite;
 
-use crate::proposer::{Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest};
+use crate::proposer::{Proposal, Proposer, RemovalRequest, RewriteRequest};
+use crate::ProposeError;
 
 /// The built-in motif-engine proposer.
 #[derive(Debug, Clone, Default)]

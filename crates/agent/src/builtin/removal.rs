@@ -20,9 +20,9 @@
 //! address-space limit.)
 
 use super::BuiltinProposer;
-use crate::motif::{registry, Motif, SiteState};
 use crate::proposer::{Proposal, RemovalRequest};
 use crate::session::Action;
+use ascendopt_motif::{registry, Motif, SiteState};
 
 /// Failed (not correct) removals of one motif after which the chain
 /// stops proposing it.
@@ -146,8 +146,8 @@ pub(super) fn removals(_p: &BuiltinProposer, req: &RemovalRequest<'_>) -> Vec<Pr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Sources;
     use crate::proposer::Feedback;
+    use ascendopt_motif::Sources;
     use std::path::Path;
 
     fn fast_gelu_grad() -> Sources {

@@ -14,9 +14,9 @@
 //! candidate.
 
 use super::BuiltinProposer;
-use crate::motif::{by_tag, SiteState, Sources};
 use crate::proposer::{Proposal, RewriteRequest};
 use crate::session::Action;
+use ascendopt_motif::{by_tag, SiteState, Sources};
 
 /// Rewrites of the incumbent, in the order to try them.
 pub(super) fn rewrites(_p: &BuiltinProposer, req: &RewriteRequest<'_>) -> Vec<Proposal> {

@@ -22,8 +22,8 @@
 //! The diagnosis text is the heaviest findings' sentences, so the bank's
 //! retrieval query and an LLM proposer's prompt name the same lines.
 
-use crate::motif::Sources;
 use ascendopt_device::{LineCost, Profile};
+use ascendopt_motif::Sources;
 
 /// Copies below this many bytes are small (the guide's 16 KB [H 6]).
 const SMALL_COPY_BYTES: f64 = 16.0 * 1024.0;

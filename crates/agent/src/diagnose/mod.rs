@@ -6,9 +6,9 @@
 //! rule-based one (`rules`, which explains the rule it fired) and the LLM
 //! one (LLM issue).
 
-use crate::motif::Sources;
-use crate::proposer::ProposeError;
+use crate::ProposeError;
 use ascendopt_bank::signature::ProfileSignature;
+use ascendopt_motif::Sources;
 use serde::{Deserialize, Serialize};
 
 /// The main bottleneck of a kernel.

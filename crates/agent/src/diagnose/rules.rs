@@ -29,7 +29,7 @@
 
 use super::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::{applicable_motifs, code_features, lacking_phrase};
-use crate::proposer::ProposeError;
+use crate::ProposeError;
 use ascendopt_bank::signature::ProfileSignature;
 use ascendopt_device::Profile;
 
@@ -324,7 +324,7 @@ impl Diagnoser for RuleDiagnoser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::motif::Sources;
+    use ascendopt_motif::Sources;
     use serde_json::{json, Value};
 
     fn profile(block_dim: u32, vec: f64, scalar: f64, mte2: f64, mte3: f64) -> Profile {

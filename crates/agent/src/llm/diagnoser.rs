@@ -5,12 +5,12 @@ use super::{llm_error, profile_text};
 use crate::diagnose::RuleDiagnoser;
 use crate::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::code_features;
-use crate::motif::registry;
-use crate::proposer::ProposeError;
+use crate::ProposeError;
 use ascendopt_bank::signature::ProfileSignature;
 use ascendopt_llm::client::{LlmClient, Message};
 use ascendopt_llm::json::{first_object, string_field, string_list};
 use ascendopt_llm::prompts::{self, show_files};
+use ascendopt_motif::registry;
 use std::sync::Arc;
 
 /// The LLM diagnoser. An answer without the JSON asked for falls back to

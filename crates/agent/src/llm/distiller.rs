@@ -4,7 +4,7 @@
 use super::llm_error;
 use crate::distill::{BuiltinDistiller, DistillRequest, Distiller, EntryText};
 use crate::features::lacking_phrase;
-use crate::proposer::ProposeError;
+use crate::ProposeError;
 use ascendopt_bank::entry::Applicability;
 use ascendopt_bank::text::mentions;
 use ascendopt_llm::client::{LlmClient, Message};

@@ -29,15 +29,12 @@ mod proposer;
 pub use dense::{DenseRetrieval, FALLBACK_STATUS};
 pub use diagnoser::LlmDiagnoser;
 pub use distiller::LlmDistiller;
-pub(crate) use proposer::apply_answer;
+pub use proposer::apply_answer;
 pub use proposer::LlmProposer;
 
-use crate::bench::{AgentFactory, BenchError};
-use crate::builtin::BuiltinProposer;
-use crate::diagnose::{Diagnoser, RuleDiagnoser};
-use crate::distill::{BuiltinDistiller, Distiller};
-use crate::proposer::{Feedback, ProposeError, Proposer};
+use crate::proposer::Feedback;
 use crate::AgentError;
+use crate::ProposeError;
 use ascendopt_harness::store::{NewLlmCall, RunId, RunStore};
 use ascendopt_llm::audit::{CallLog, CallRecord};
 use ascendopt_llm::error::LlmError;
@@ -133,95 +130,6 @@ impl CallLog for StoreCallLog {
     }
 }
 
-/// The LLM agents for commands and the benchmark (its [`AgentFactory`]):
-/// proposer, diagnoser and distiller over one shared client, and dense
-/// retrieval through it when the configuration names an embedding model.
-/// Built with [`LlmAgents::embeddings_only`], the proposer, diagnoser and
-/// distiller are the built-in ones and the client serves only the
-/// embeddings of dense retrieval.
-#[derive(Clone)]
-pub struct LlmAgents {
-    client: Arc<LlmClient>,
-    chat: bool,
-}
-
-impl LlmAgents {
-    /// Agents over `client`.
-    pub fn new(client: Arc<LlmClient>) -> LlmAgents {
-        LlmAgents { client, chat: true }
-    }
-
-    /// The built-in agents, with dense retrieval through `client` (whose
-    /// configuration should name an embedding model; no chat request is
-    /// made).
-    pub fn embeddings_only(client: Arc<LlmClient>) -> LlmAgents {
-        LlmAgents {
-            client,
-            chat: false,
-        }
-    }
-
-    /// The shared client (the coder-plus-judge baseline talks to it).
-    pub fn client(&self) -> &Arc<LlmClient> {
-        &self.client
-    }
-}
-
-impl AgentFactory for LlmAgents {
-    fn name(&self) -> String {
-        let base = if self.chat {
-            format!("llm:{}", self.client.config().model)
-        } else {
-            "builtin".to_string()
-        };
-        match &self.client.config().embedding_model {
-            Some(m) => format!("{base}+embed:{m}"),
-            None => base,
-        }
-    }
-    fn proposer(&self, seed: u64) -> Result<Box<dyn Proposer>, BenchError> {
-        Ok(if self.chat {
-            Box::new(LlmProposer::new(self.client.clone()))
-        } else {
-            Box::new(BuiltinProposer::new(seed))
-        })
-    }
-    fn diagnoser(&self) -> Result<Box<dyn Diagnoser>, BenchError> {
-        Ok(if self.chat {
-            Box::new(LlmDiagnoser::new(self.client.clone()))
-        } else {
-            Box::new(RuleDiagnoser::new())
-        })
-    }
-    fn distiller(&self) -> Result<Box<dyn Distiller>, BenchError> {
-        Ok(if self.chat {
-            Box::new(LlmDistiller::new(self.client.clone()))
-        } else {
-            Box::new(BuiltinDistiller::new())
-        })
-    }
-    fn has_llm(&self) -> bool {
-        self.chat
-    }
-    fn llm_client(&self) -> Option<Arc<LlmClient>> {
-        self.chat.then(|| self.client.clone())
-    }
-    fn dense(&self) -> Option<DenseRetrieval> {
-        DenseRetrieval::from_client(self.client.clone())
-    }
-    fn for_run(
-        &self,
-        store_path: &Path,
-        run: RunId,
-    ) -> Result<Option<Box<dyn AgentFactory>>, BenchError> {
-        let log = Arc::new(StoreCallLog::open(store_path, run)?);
-        Ok(Some(Box::new(LlmAgents {
-            client: Arc::new(self.client.with_log(log)),
-            chat: self.chat,
-        })))
-    }
-}
-
 /// Builds the client for a run: its calls go to the run store at
 /// `store_path` under `run`; the key, the endpoint and (when configured)
 /// the embedding model are checked ([`LlmClient::preflight`],
@@ -270,7 +178,7 @@ impl From<LlmError> for AgentError {
 }
 
 /// Earlier attempts as prompt text (the last `max` of them).
-pub(crate) fn feedback_text(feedback: &Feedback, max: usize) -> String {
+pub fn feedback_text(feedback: &Feedback, max: usize) -> String {
     if feedback.attempts.is_empty() {
         return "none yet".to_string();
     }
@@ -289,7 +197,7 @@ pub(crate) fn feedback_text(feedback: &Feedback, max: usize) -> String {
 }
 
 /// The profile JSON for a prompt (pretty, bounded).
-pub(crate) fn profile_text(profile: Option<&ascendopt_device::Profile>) -> String {
+pub fn profile_text(profile: Option<&ascendopt_device::Profile>) -> String {
     match profile {
         None => "{}".to_string(),
         Some(p) => {
@@ -521,34 +429,6 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("10 blocks of 10 kinds"));
-    }
-
-    #[test]
-    fn dense_retrieval_needs_an_embedding_model() {
-        let mut cfg = LlmConfig::from_settings(LlmSettings {
-            base_url: Some("http://127.0.0.1:9/v1".into()),
-            model: Some("chat".into()),
-            ..LlmSettings::default()
-        })
-        .unwrap();
-        let log = Arc::new(ascendopt_llm::audit::MemoryCallLog::new());
-        let client =
-            Arc::new(LlmClient::with_key(cfg.clone(), Some("k".into()), log.clone()).unwrap());
-        assert!(DenseRetrieval::from_client(client.clone()).is_none());
-        let agents = LlmAgents::new(client);
-        assert!(agents.dense().is_none());
-        assert_eq!(agents.name(), "llm:chat");
-        cfg.embedding_model = Some("embed".into());
-        let client = Arc::new(LlmClient::with_key(cfg, Some("k".into()), log).unwrap());
-        let dense = DenseRetrieval::from_client(client.clone()).unwrap();
-        assert_eq!(dense.model(), "embed");
-        assert_eq!(dense, dense.clone());
-        assert_ne!(dense, dense.with_client(client.clone()));
-        let agents = LlmAgents::embeddings_only(client);
-        assert_eq!(agents.name(), "builtin+embed:embed");
-        assert!(!agents.has_llm() && agents.llm_client().is_none());
-        assert_eq!(agents.proposer(1).unwrap().name(), "builtin");
-        assert!(agents.dense().is_some());
     }
 
     #[test]

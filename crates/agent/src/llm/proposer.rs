@@ -1,15 +1,14 @@
 //! [`LlmProposer`]: the three code-writing roles.
 
 use super::{feedback_text, llm_error, profile_text};
-use crate::motif::{registry, SiteState, Sources};
-use crate::proposer::{
-    NoCandidate, Proposal, ProposeError, Proposer, RemovalRequest, RewriteRequest,
-    TilingEditRequest,
-};
+use crate::proposer::{Proposal, Proposer, RemovalRequest, RewriteRequest, TilingEditRequest};
 use crate::session::Action;
+use crate::session::NoCandidate;
+use crate::ProposeError;
 use ascendopt_llm::client::{LlmClient, Message};
 use ascendopt_llm::edits::{apply_blocks, parse_blocks};
 use ascendopt_llm::prompts::{self, show_files, Template};
+use ascendopt_motif::{registry, SiteState, Sources};
 use ascendopt_op::tiling::TilingSource;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -52,10 +51,7 @@ fn files_of(sources: &Sources) -> BTreeMap<String, String> {
 }
 
 /// The answer's edits applied to `current`: the new sources, or why none.
-pub(crate) fn apply_answer(
-    current: &Sources,
-    answer: &str,
-) -> Result<(Sources, String), NoCandidate> {
+pub fn apply_answer(current: &Sources, answer: &str) -> Result<(Sources, String), NoCandidate> {
     let parsed = parse_blocks(answer);
     if parsed.blocks.is_empty() && parsed.problems.is_empty() {
         return Err(NoCandidate::no_edit(

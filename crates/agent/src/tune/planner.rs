@@ -29,7 +29,7 @@ pub(super) fn knob_order(values: &[Vec<i64>], rng: &mut Rng) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter(|(_, v)| v.len() > 1)
-        .map(|(i, v)| (i, width(v), rng.next()))
+        .map(|(i, v)| (i, width(v), rng.next_u64()))
         .collect();
     order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
     order.into_iter().map(|(i, _, _)| i).collect()

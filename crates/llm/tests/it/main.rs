@@ -1,0 +1,9 @@
+//! The integration tests of ascendopt-llm, in one binary
+//! (`cargo test -p ascendopt-llm --test it`; one module: `--test it NAME::`).
+//! A new integration test goes here as a module (`mod NAME;` below and
+//! `tests/it/NAME.rs`), not as a new file in `tests/`: each file there is
+//! a binary of its own, linked separately (slower CI, more disk).
+
+mod client;
+mod embeddings;
+mod supported_apis;

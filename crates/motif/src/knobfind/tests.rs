@@ -1,0 +1,257 @@
+//! Tests of knob discovery on hosts in the styles real operators use.
+
+use super::*;
+
+/// A first-attempt host in the style of the samples: constants at
+/// namespace scope, a hard-coded block dim, a literal tile count.
+const NAIVE: &str = r#"#include "add_custom_tiling.h"
+#include "register/op_def_registry.h"
+
+namespace optiling {
+const uint32_t BLOCK_DIM = 8;  // cores to use
+const uint32_t TILE_LENGTH = 1024;
+constexpr uint32_t ALIGN_NUM = 16;
+
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    TilingData tiling;
+    uint32_t totalLength = context->GetInputShape(0)->GetOriginShape().GetShapeSize();
+    uint32_t ubFactor = 3;
+    uint32_t tileNum = totalLength / BLOCK_DIM / TILE_LENGTH;
+    context->SetBlockDim(BLOCK_DIM);
+    tiling.set_totalLength(totalLength);
+    tiling.set_tileLength(TILE_LENGTH);
+    tiling.set_tileNum(tileNum);
+    tiling.set_ubFactor(ubFactor);
+    tiling.set_align((totalLength + ALIGN_NUM - 1) / ALIGN_NUM);
+    context->SetTilingKey(2);
+    return ge::GRAPH_SUCCESS;
+}
+}
+"#;
+
+const HEADER: &str = "BEGIN_TILING_DATA_DEF(TilingData)\nTILING_DATA_FIELD_DEF(uint32_t, totalLength);\nTILING_DATA_FIELD_DEF(uint32_t, tileLength);\nEND_TILING_DATA_DEF;\n";
+
+fn pkg(host: &str) -> Sources {
+    Sources::from_files([
+        ("op_host/k.cpp", host),
+        ("op_host/k_tiling.h", HEADER),
+        ("op_kernel/k.cpp", "int k;\n"),
+    ])
+}
+
+fn found(host: &str) -> Vec<FoundKnob> {
+    discover(&pkg(host), &ChipLimits::default()).knobs
+}
+
+#[test]
+fn constants_and_literals_that_reach_the_block_dim_or_tiling_fields_are_found() {
+    let knobs = found(NAIVE);
+    let names: Vec<(&str, Role, usize)> = knobs
+        .iter()
+        .map(|k| (k.name.as_str(), k.role, k.line))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("BLOCK_DIM", Role::Cores, 5),
+            ("TILE_LENGTH", Role::Size, 6),
+            ("ASCENDOPT_UB_FACTOR", Role::Count, 13),
+        ],
+        "{knobs:#?}"
+    );
+    let cores = &knobs[0];
+    assert_eq!((cores.min, cores.max), (1, 48));
+    assert!(cores.sinks.contains(&"SetBlockDim".to_string()));
+    // It also sets the tile count: both sinks are named.
+    assert!(cores.sinks.iter().any(|s| s == "tiling field tileNum"));
+    let tile = &knobs[1];
+    assert_eq!(tile.step, Step::Pow2);
+    assert_eq!((tile.min, tile.max), (1, 192 * 1024));
+    // The alignment, the tiling key and the shape index are not knobs.
+    assert!(knobs.iter().all(|k| k.value != 16 && k.value != 2));
+    // Nor are the sizes of a rounding: `(n + 7) / 8 * 8`.
+    let rounding = "namespace optiling {\nstatic ge::graphStatus TilingFunc(gert::TilingContext* context)\n{\n    uint32_t blockLength = (total + coreNum - 1) / coreNum;\n    blockLength = (blockLength + 7) / 8 * 8;\n    uint32_t tile = 512;\n    tiling.set_blockLength(blockLength);\n    tiling.set_tileLength(tile);\n    return ge::GRAPH_SUCCESS;\n}\n}\n";
+    let labels: Vec<String> = found(rounding).into_iter().map(|k| k.label).collect();
+    assert_eq!(labels, ["tile = 512"]);
+}
+
+#[test]
+fn values_are_written_in_place_and_marked_regions_restore_to_the_plain_text() {
+    let src = pkg(NAIVE);
+    let knobs = discover(&src, &ChipLimits::default()).knobs;
+    let moved = with_values(
+        &src,
+        &knobs,
+        &BTreeMap::from([
+            ("BLOCK_DIM".to_string(), 48),
+            ("ASCENDOPT_UB_FACTOR".to_string(), 2),
+        ]),
+    )
+    .unwrap();
+    let host = moved.get("op_host/k.cpp").unwrap();
+    assert!(
+        host.contains("const uint32_t BLOCK_DIM = 48;  // cores to use\n"),
+        "{host}"
+    );
+    assert!(host.contains("uint32_t ubFactor = 2;\n"), "{host}");
+
+    let marked = knobbed(&src, &knobs, &BTreeMap::new()).unwrap();
+    let text = marked.get("op_host/k.cpp").unwrap();
+    let parsed =
+        ascendopt_op::tiling::TilingSource::parse(std::path::Path::new("k.cpp"), text).unwrap();
+    let got: Vec<(&str, i64)> = parsed
+        .knobs
+        .iter()
+        .map(|k| (k.name.as_str(), k.value))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("BLOCK_DIM", 8),
+            ("TILE_LENGTH", 1024),
+            ("ASCENDOPT_UB_FACTOR", 3)
+        ],
+        "{text}"
+    );
+    // Every knob line can be read at run time by a parametrised build.
+    assert!(parsed.parametrised(0).is_some(), "{text}");
+    assert!(
+        text.contains("uint32_t ubFactor = ASCENDOPT_UB_FACTOR;"),
+        "{text}"
+    );
+    assert_eq!(restore(&marked), src);
+    // A new value survives the round trip.
+    let values = BTreeMap::from([
+        ("TILE_LENGTH".to_string(), 4096),
+        ("ASCENDOPT_UB_FACTOR".to_string(), 2),
+    ]);
+    let rendered = parsed.render_with(&values).unwrap();
+    let mut again = marked.clone();
+    again.set("op_host/k.cpp", rendered).unwrap();
+    let plain = restore(&again);
+    let host = plain.get("op_host/k.cpp").unwrap();
+    assert!(
+        host.contains("const uint32_t TILE_LENGTH = 4096;\n"),
+        "{host}"
+    );
+    assert!(host.contains("uint32_t ubFactor = 2;\n"), "{host}");
+    assert!(!host.contains("ascendopt"), "{host}");
+}
+
+#[test]
+fn helper_functions_fields_and_defines_carry_the_flow() {
+    let host = r#"#define CORE_CAP 8
+namespace optiling {
+struct Plan { uint32_t cores; uint32_t tile; };
+static void MakePlan(uint32_t total, Plan& plan)
+{
+    uint32_t t = 2048;
+    plan.cores = total < CORE_CAP ? total : CORE_CAP;
+    plan.tile = t;
+}
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    Plan plan;
+    MakePlan(100000, plan);
+    context->SetBlockDim(plan.cores);
+    tiling.set_tileLength(plan.tile);
+    return ge::GRAPH_SUCCESS;
+}
+}
+"#;
+    let knobs = found(host);
+    let got: Vec<(&str, Role)> = knobs.iter().map(|k| (k.label.as_str(), k.role)).collect();
+    assert_eq!(
+        got,
+        [("CORE_CAP", Role::Cores), ("t = 2048", Role::Size)],
+        "{knobs:#?}"
+    );
+    let src = pkg(host);
+    let marked = knobbed(&src, &knobs, &BTreeMap::new()).unwrap();
+    let text = marked.get("op_host/k.cpp").unwrap();
+    assert!(
+        text.contains("#define CORE_CAP ASCENDOPT_CORE_CAP\n"),
+        "{text}"
+    );
+    assert!(text.contains("uint32_t t = ASCENDOPT_T;"), "{text}");
+    assert_eq!(restore(&marked), src);
+}
+
+#[test]
+fn constants_inside_user_regions_stay_the_users() {
+    let host = "namespace {\n// ascendopt:tiling-begin\nconstexpr uint32_t MAX_CORE_NUM = 48; // ascendopt:knob min=1 max=48 step=1\n// ascendopt:tiling-end\nconstexpr uint32_t BUFFER_NUM = 2;\n}\nvoid TilingFunc(gert::TilingContext* context) {\n    context->SetBlockDim(MAX_CORE_NUM);\n    tiling.set_bufferNum(BUFFER_NUM);\n}\n";
+    let knobs = found(host);
+    let got: Vec<(&str, Role)> = knobs.iter().map(|k| (k.name.as_str(), k.role)).collect();
+    assert_eq!(got, [("BUFFER_NUM", Role::Buffers)]);
+    assert_eq!((knobs[0].min, knobs[0].max), (1, 2));
+}
+
+/// The shape of a public elementwise sample's host tiling (written here):
+/// the element width is set per data type, the core count is the
+/// platform's, capped by the number of 32-byte blocks of the tensor (the
+/// width divides the size on the way), and a literal core cap clamps it.
+const WIDTH_PER_DTYPE: &str = r#"namespace optiling {
+constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t REPEAT_BYTES = 256;
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t coreNum = platform.GetCoreNumAiv();
+    uint64_t total = context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    auto dt = context->GetInputTensor(0)->GetDataType();
+    uint32_t width = 4;
+    uint32_t factor = 2;
+    if (dt == ge::DT_FLOAT16) {
+        width = 2;
+        factor = 3;
+    } else if (dt == ge::DT_INT64) {
+        width = 8;
+    }
+    uint32_t perBlock = 32 / width;
+    uint32_t blocks = (total + perBlock - 1) / perBlock;
+    coreNum = (coreNum < blocks / 4) ? coreNum : blocks / 4;
+    uint32_t coreCap = 16;
+    coreNum = coreNum < coreCap ? coreNum : coreCap;
+    uint32_t tile = 65536 / (REPEAT_BYTES * factor) / BUFFER_NUM;
+    context->SetBlockDim(coreNum);
+    tiling.set_blockLength(blocks / coreNum * perBlock);
+    tiling.set_tileLength(tile * REPEAT_BYTES / width);
+    return ge::GRAPH_SUCCESS;
+}
+}
+"#;
+
+#[test]
+fn a_width_that_divides_the_size_on_its_way_to_the_block_dim_is_no_core_count() {
+    let knobs = found(WIDTH_PER_DTYPE);
+    let got: Vec<(&str, Role)> = knobs.iter().map(|k| (k.label.as_str(), k.role)).collect();
+    // The width and the factor are set per dtype: not knobs. The divisor
+    // 4 reaches the block dim only through a division: a count, not the
+    // core count. The literal cap reaches it as a value: the core count.
+    assert!(
+        got.iter()
+            .all(|(l, _)| !l.starts_with("width") && !l.starts_with("factor")),
+        "{knobs:#?}"
+    );
+    let cores: Vec<&str> = got
+        .iter()
+        .filter(|(_, r)| *r == Role::Cores)
+        .map(|(l, _)| *l)
+        .collect();
+    assert_eq!(cores, ["coreCap = 16"], "{knobs:#?}");
+    assert!(got.contains(&("BUFFER_NUM", Role::Buffers)), "{knobs:#?}");
+    // An element width named as a constant is no tile size either.
+    let named = "namespace optiling {\nconstexpr uint32_t ELEM_BYTES = 4;\nconstexpr uint32_t TILE_BYTES = 8192;\nstatic ge::graphStatus TilingFunc(gert::TilingContext* context)\n{\n    tiling.set_tileLength(TILE_BYTES / ELEM_BYTES);\n    return ge::GRAPH_SUCCESS;\n}\n}\n";
+    let labels: Vec<String> = found(named).into_iter().map(|k| k.label).collect();
+    assert_eq!(labels, ["TILE_BYTES"]);
+}
+
+#[test]
+fn where_the_user_annotated_a_role_no_knob_of_that_role_is_added() {
+    // Tile sizing is annotated: a queue count dividing the UB is not
+    // searched as well; the buffer count is not annotated: found.
+    let host = "namespace {\nconstexpr uint32_t QUEUE_NUM = 3;\nconstexpr uint32_t BUFFER_NUM = 2;\n// ascendopt:tiling-begin\nconstexpr uint32_t TILE_BYTES = 32768; // ascendopt:knob min=1024 max=65536 step=pow2\n// ascendopt:tiling-end\n}\nvoid TilingFunc(gert::TilingContext* context) {\n    uint64_t ub = 196608 / QUEUE_NUM;\n    tiling.set_tileLength(ub < TILE_BYTES ? ub : TILE_BYTES);\n    tiling.set_bufferNum(BUFFER_NUM);\n}\n";
+    let got: Vec<(String, Role)> = found(host).into_iter().map(|k| (k.name, k.role)).collect();
+    assert_eq!(got, [("BUFFER_NUM".to_string(), Role::Buffers)]);
+}

@@ -1,0 +1,1172 @@
+//! End-to-end tests of the functional runtime: small AscendC kernels
+//! compiled with g++ and launched in-process with a fixed tiling.
+
+use ascendopt_op::Dtype;
+use ascendopt_sim::launch::{
+    run_kernel, JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo,
+};
+use ascendopt_sim::trace::{InstrKind, SyncOrigin};
+use std::path::{Path, PathBuf};
+
+use crate::kernel_lib::compile;
+
+fn platform() -> Platform {
+    Platform {
+        soc_version: "Ascend910B2".into(),
+        core_num_aiv: 48,
+        core_num_aic: 24,
+        ub_size: 196_352,
+        l1_size: 524_288,
+        l0a_size: 65_536,
+        l0b_size: 65_536,
+        l0c_size: 131_072,
+        l2_size: 201_326_592,
+        hbm_size: 64 << 30,
+    }
+}
+
+fn f32_tensor(v: &[f32]) -> JobTensor {
+    JobTensor {
+        dtype: Dtype::Float32,
+        shape: vec![v.len() as i64],
+        data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -> LaunchJob {
+    LaunchJob {
+        host_lib: PathBuf::new(),
+        kernel_lib: so.to_path_buf(),
+        kernel_name: name.into(),
+        op_type: None,
+        inputs,
+        outputs,
+        attrs: vec![],
+        platform: platform(),
+        seed: 7,
+        max_instrs_per_block: 100_000,
+        knobs: Vec::new(),
+        check_in_worker: false,
+        tiling_only: false,
+        layout: None,
+        describe: false,
+    }
+}
+
+/// 1-based line of the first line of `src` containing `needle`.
+fn line_of(src: &str, needle: &str) -> u32 {
+    src.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
+}
+
+fn tiling(block_dim: u32) -> TilingInfo {
+    TilingInfo {
+        block_dim,
+        tiling_key: 0,
+        data: vec![0; 8],
+        workspace: 0,
+    }
+}
+
+const COPY_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void copy_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
+  pipe.InitBuffer(q, 2, 256 * sizeof(float));
+  GlobalTensor<float> xg, yg;
+  int64_t per = 1024 / GetBlockNum();
+  xg.SetGlobalBuffer((__gm__ float*)x + per * GetBlockIdx(), per);
+  yg.SetGlobalBuffer((__gm__ float*)y + per * GetBlockIdx(), per);
+  for (int i = 0; i < per / 256; i++) {
+    auto t = q.AllocTensor<float>();
+    DataCopy(t, xg[i * 256], 256);
+    q.EnQue(t);
+    auto u = q.DeQue<float>();
+    u.SetValue(0, u.GetValue(0) + 1.0f);
+    DataCopy(yg[i * 256], u, 256);
+    q.FreeTensor(u);
+  }
+#ifdef OOB
+  if (GetBlockIdx() == 1) {
+    auto t = q.AllocTensor<float>();
+    DataCopy(t, xg[per], 256);
+  }
+#endif
+}
+"#;
+
+#[test]
+fn copy_kernel_runs_on_every_block_and_records_queue_flags() {
+    let (_d, so) = compile(COPY_KERNEL);
+    let x: Vec<f32> = (0..1024).map(|i| i as f32 * 0.5).collect();
+    let y = vec![f32::NAN; 1024];
+    let out = run_kernel(
+        &job(
+            &so,
+            "copy_kernel",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&y)],
+        ),
+        &tiling(2),
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    let one = run_kernel(
+        &job(
+            &so,
+            "copy_kernel",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&y)],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    assert_eq!(one.outputs, out.outputs);
+    for (i, (g, e)) in got.iter().zip(&x).enumerate() {
+        let want = if i % 256 == 0 { e + 1.0 } else { *e };
+        assert_eq!(*g, want, "element {i}");
+    }
+    assert_eq!(out.trace.blocks.len(), 2);
+    let b0 = &one.trace.blocks[0].instrs;
+    // per tile: DMA in, EnQue set, DeQue wait, GetValue, SetValue, DMA out,
+    // FreeTensor set (+ an AllocTensor wait from the third tile on).
+    assert!(b0.iter().any(|i| matches!(
+        i.kind,
+        InstrKind::SetFlag {
+            origin: SyncOrigin::EnQue,
+            ..
+        }
+    )));
+    assert!(b0.iter().any(|i| matches!(
+        i.kind,
+        InstrKind::WaitFlag {
+            origin: SyncOrigin::AllocTensor,
+            ..
+        }
+    )));
+    let loc = out.trace.loc_of(&b0[0]).unwrap();
+    assert_eq!(loc.api, "DataCopy");
+    assert!(loc.file.ends_with("k.cpp"), "{}", loc.file);
+    assert_eq!(loc.line, line_of(COPY_KERNEL, "DataCopy(t, xg[i * 256]"));
+}
+
+#[test]
+fn gm_out_of_bounds_is_a_fault_naming_the_line() {
+    let src = format!("#define OOB\n{COPY_KERNEL}");
+    let (_d, so) = compile(&src);
+    let x = vec![1.0f32; 1024];
+    let err = run_kernel(
+        &job(
+            &so,
+            "copy_kernel",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&x)],
+        ),
+        &tiling(2),
+    )
+    .unwrap_err();
+    match err {
+        LaunchFailure::Fault {
+            block,
+            message,
+            loc,
+        } => {
+            assert_eq!(block, 1);
+            assert!(
+                message.contains("outside") || message.contains("past its end"),
+                "{message}"
+            );
+            let loc = loc.unwrap();
+            assert_eq!(loc.api, "DataCopy");
+            assert_eq!(loc.line, line_of(&src, "DataCopy(t, xg[per]"));
+        }
+        other => panic!("expected a fault, got {other:?}"),
+    }
+}
+
+const COPY_FORMS: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+// x: 256 floats. y: 256 floats (outputs of the strided forms, see test).
+extern "C" __global__ __aicore__ void copy_forms(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 4096);
+  LocalTensor<float> ub = buf.Get<float>();
+  GlobalTensor<float> xg, yg, zg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 256);
+  yg.SetGlobalBuffer((__gm__ float*)y, 256);
+  zg.SetGlobalBuffer((__gm__ float*)z, 64);
+  // 1) 4 bursts of 1 block (8 floats), skipping 1 block between source
+  //    bursts and leaving 2 blocks between destination bursts.
+  DataCopyParams p(4, 1, 1, 2);
+  DataCopy(ub, xg, p);
+  PipeBarrier<PIPE_ALL>();
+  // write the 4 destination bursts back contiguously: 4 bursts of 1 block,
+  // source gap 2 blocks, destination gap 0.
+  DataCopyParams q(4, 1, 2, 0);
+  DataCopy(yg, ub, q);
+  PipeBarrier<PIPE_ALL>();
+  // 2) DataCopyPad GM->UB: 3 bursts of 5 floats (20 B) with a GM stride of
+  //    4 bytes; each burst padded to 32 B with padding value 9.
+  DataCopyExtParams e(3, 20, 4, 0, 0);
+  DataCopyPadExtParams<float> pad(true, 0, 2, 9.0f);
+  LocalTensor<float> ub2 = ub[512];
+  DataCopyPad(ub2, xg, e, pad);
+  PipeBarrier<PIPE_ALL>();
+  // copy the three padded blocks (24 floats) out in full ...
+  DataCopy(zg, ub2, 24);
+  PipeBarrier<PIPE_ALL>();
+  // ... and unpad: 3 bursts of 20 B from UB (each in its own 32 B block)
+  // into GM at z[32..47] packed tight.
+  DataCopyExtParams o(3, 20, 0, 0, 0);
+  DataCopyPad(zg[32], ub2, o);
+  // 3) no padding asked: dummies repeat the burst's first element.
+  DataCopyExtParams e2(1, 12, 0, 0, 0);
+  DataCopyPadExtParams<float> nopad(false, 0, 0, 0.0f);
+  LocalTensor<float> ub3 = ub[768];
+  PipeBarrier<PIPE_ALL>();
+  DataCopyPad(ub3, xg[100], e2, nopad);
+  PipeBarrier<PIPE_ALL>();
+  DataCopy(zg[56], ub3, 8);
+}
+"#;
+
+#[test]
+fn datacopy_params_gaps_and_datacopypad_padding() {
+    let (_d, so) = compile(COPY_FORMS);
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let y = vec![-1.0f32; 256];
+    let z = vec![-1.0f32; 64];
+    let out = run_kernel(
+        &job(
+            &so,
+            "copy_forms",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&y), f32_tensor(&z)],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let y = f32s(&out.outputs[0]);
+    // source bursts start at x[0], x[16], x[32], x[48] (1 block + 1 gap).
+    let want: Vec<f32> = [0, 16, 32, 48]
+        .iter()
+        .flat_map(|&s| (s..s + 8).map(|v| v as f32))
+        .collect();
+    assert_eq!(&y[..32], &want[..]);
+    assert!(y[32..].iter().all(|&v| v == -1.0));
+    let z = f32s(&out.outputs[1]);
+    // bursts of 5 floats at x[0], x[6], x[12] (20 B + 4 B stride), each
+    // followed by 3 pad values (2 right padding + 1 dummy) = 9.
+    let mut want = Vec::new();
+    for s in [0, 6, 12] {
+        want.extend((s..s + 5).map(|v| v as f32));
+        want.extend([9.0; 3]);
+    }
+    assert_eq!(&z[..24], &want[..]);
+    let packed: Vec<f32> = [0, 6, 12]
+        .iter()
+        .flat_map(|&s| (s..s + 5).map(|v| v as f32))
+        .collect();
+    assert_eq!(&z[32..47], &packed[..]);
+    assert_eq!(z[47], -1.0, "unpadding must not write past the payload");
+    assert_eq!(
+        &z[56..64],
+        &[100.0, 101.0, 102.0, 100.0, 100.0, 100.0, 100.0, 100.0]
+    );
+}
+
+const FAULTS: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  GlobalTensor<float> xg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 64);
+#if defined(UB_OVERFLOW)
+  TQue<TPosition::VECIN, 2> q;
+  pipe.InitBuffer(q, 2, 120 * 1024);
+  LocalTensor<float> first = q.AllocTensor<float>();
+  LocalTensor<float> second = q.AllocTensor<float>();
+  Duplicate(second, 1.0f, 30 * 1024);
+#elif defined(UNINIT_TBUF)
+  TBuf<TPosition::VECCALC> never;
+  LocalTensor<float> t = never.Get<float>();
+  Duplicate(t, 1.0f, 64);
+#elif defined(UNALIGNED)
+  TBuf<TPosition::VECCALC> b;
+  pipe.InitBuffer(b, 1024);
+  LocalTensor<float> t = b.Get<float>();
+  DataCopy(t[3], xg, 16);
+#elif defined(DEQUE_EMPTY)
+  TQue<TPosition::VECIN, 1> q;
+  pipe.InitBuffer(q, 2, 1024);
+  LocalTensor<float> t = q.DeQue<float>();
+#elif defined(TRAP)
+  assert(GetBlockIdx() < 0);
+#elif defined(SPIN)
+  TBuf<TPosition::VECCALC> b;
+  pipe.InitBuffer(b, 1024);
+  LocalTensor<float> t = b.Get<float>();
+  for (;;) t.SetValue(0, 1.0f);
+#elif defined(SYNCALL)
+  if (GetBlockIdx() == 0) return;
+  SyncAll();
+#endif
+}
+"#;
+
+fn fault_of(define: &str, blocks: u32) -> (String, Option<u32>, String) {
+    let src = format!("#define {define}\n{FAULTS}");
+    let (_d, so) = compile(&src);
+    let x = vec![0.0f32; 64];
+    match run_kernel(
+        &job(&so, "faults", vec![f32_tensor(&x)], vec![f32_tensor(&x)]),
+        &tiling(blocks),
+    ) {
+        Err(LaunchFailure::Fault { message, loc, .. }) => {
+            let line = loc.as_ref().map(|l| l.line);
+            (message, line, src)
+        }
+        other => panic!("{define}: expected a fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn ub_overflow_names_sizes_and_the_line_that_uses_it() {
+    let (msg, line, src) = fault_of("UB_OVERFLOW", 1);
+    assert!(
+        msg.contains("UB overflow") && msg.contains("245760") && msg.contains("uses it"),
+        "{msg}"
+    );
+    assert_eq!(line, Some(line_of(&src, "Duplicate(second")));
+}
+
+#[test]
+fn a_tbuf_never_initialised_faults_where_its_tensor_is_used() {
+    let (msg, line, src) = fault_of("UNINIT_TBUF", 1);
+    assert!(
+        msg.contains("never initialised") && msg.contains("uses it"),
+        "{msg}"
+    );
+    assert_eq!(line, Some(line_of(&src, "Duplicate(t, 1.0f, 64)")));
+}
+
+#[test]
+fn unaligned_ub_address_is_rejected() {
+    let (msg, line, src) = fault_of("UNALIGNED", 1);
+    assert!(msg.contains("not 32-byte aligned"), "{msg}");
+    assert_eq!(line, Some(line_of(&src, "DataCopy(t[3]")));
+}
+
+#[test]
+fn deque_of_empty_queue_is_a_deadlock() {
+    let (msg, _, _) = fault_of("DEQUE_EMPTY", 1);
+    assert!(
+        msg.contains("deadlock") && msg.contains("empty queue"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn assert_traps() {
+    let (msg, line, src) = fault_of("TRAP", 2);
+    assert!(
+        msg.contains("Assertion `GetBlockIdx() < 0' failed"),
+        "{msg}"
+    );
+    assert_eq!(line, Some(line_of(&src, "assert(")));
+}
+
+#[test]
+fn endless_api_loop_hits_the_instruction_limit() {
+    let (msg, _, _) = fault_of("SPIN", 1);
+    assert!(msg.contains("instruction limit"), "{msg}");
+}
+
+#[test]
+fn syncall_with_a_missing_block_is_a_deadlock() {
+    let (msg, _, _) = fault_of("SYNCALL", 4);
+    assert!(msg.contains("SyncAll"), "{msg}");
+}
+
+const SYNC_AND_ATOMICS: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+// 4 blocks. y[0..8): every block atomically adds (idx+1) to all 8 floats.
+// z[b*8..b*8+8): after SyncAll, block b reads the value block (b+1)%4 wrote
+// into w[] before the barrier.
+extern "C" __global__ __aicore__ void sync_atomics(GM_ADDR y, GM_ADDR z, GM_ADDR w, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  LocalTensor<float> t = buf.Get<float>();
+  int64_t b = GetBlockIdx();
+  GlobalTensor<float> yg, zg, wg;
+  yg.SetGlobalBuffer((__gm__ float*)y, 8);
+  zg.SetGlobalBuffer((__gm__ float*)z, 32);
+  wg.SetGlobalBuffer((__gm__ float*)w, 32);
+  for (int i = 0; i < 8; i++) t.SetValue(i, (float)(b + 1));
+  TEventID ev = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+  SetFlag<HardEvent::S_MTE3>(ev);
+  WaitFlag<HardEvent::S_MTE3>(ev);
+  SetAtomicAdd<float>();
+  DataCopy(yg, t, 8);
+  SetAtomicNone();
+  DataCopy(wg[b * 8], t, 8);
+  SyncAll();
+  LocalTensor<int32_t> bits = t.ReinterpretCast<int32_t>();
+  int64_t peer = (b + 1) % GetBlockNum();
+  float v = wg.GetValue(peer * 8);
+  zg.SetValue(b * 8, v);
+  if (b == 0) printf("blocks=%d bits=%x\n", (int)GetBlockNum(), (unsigned)bits.GetValue(0));
+}
+"#;
+
+#[test]
+fn atomic_add_syncall_scalar_gm_and_printf() {
+    let (_d, so) = compile(SYNC_AND_ATOMICS);
+    let y = vec![0.5f32; 8];
+    let z = vec![0.0f32; 32];
+    let w = vec![0.0f32; 32];
+    let out = run_kernel(
+        &job(
+            &so,
+            "sync_atomics",
+            vec![],
+            vec![f32_tensor(&y), f32_tensor(&z), f32_tensor(&w)],
+        ),
+        &tiling(4),
+    )
+    .unwrap();
+    let y = f32s(&out.outputs[0]);
+    assert_eq!(y, vec![0.5 + 1.0 + 2.0 + 3.0 + 4.0; 8]);
+    let z = f32s(&out.outputs[1]);
+    for b in 0..4 {
+        assert_eq!(z[b * 8], ((b + 1) % 4 + 1) as f32, "block {b}");
+    }
+    assert_eq!(
+        out.printed,
+        format!("blocks=4 bits={:x}\n", 1.0f32.to_bits())
+    );
+    let b0 = &out.trace.blocks[0].instrs;
+    assert!(b0
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::SyncAll { generation: 0 })));
+    assert!(b0
+        .iter()
+        .any(|i| matches!(i.kind, InstrKind::Dma { atomic: true, .. })));
+}
+
+/// Walks a tensor list as public kernels do by hand (guide 2.10.9.1): the
+/// first word is the byte offset of the pointer table; each description
+/// word holds the dimension count (low 32 bits) and the index (high).
+/// Writes, per tensor, its element count and the sum of its values into
+/// `info`; doubles `inout` in place; records whether `maybe` is null.
+const LIST_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void list_kernel(GM_ADDR xs, GM_ADDR maybe, GM_ADDR inout_in, GM_ADDR info,
+                                                  GM_ADDR inout_out, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<uint64_t> words;
+  words.SetGlobalBuffer((__gm__ uint64_t*)xs);
+  uint64_t table = words.GetValue(0) / 8;
+  GlobalTensor<float> out;
+  out.SetGlobalBuffer((__gm__ float*)info, 16);
+  uint64_t at = 1;
+  int k = 0;
+  while (at < table) {
+    uint64_t word = words.GetValue(at);
+    uint64_t dims = word & 0xffffffffu;
+    uint64_t index = word >> 32;
+    uint64_t n = 1;
+    for (uint64_t d = 0; d < dims; ++d) n *= words.GetValue(at + 1 + d);
+    GlobalTensor<float> t;
+    t.SetGlobalBuffer((__gm__ float*)words.GetValue(table + k), n);
+    float sum = 0;
+    for (uint64_t i = 0; i < n; ++i) sum += t.GetValue(i);
+    out.SetValue(2 * k, (float)n + 100.0f * (float)index);
+    out.SetValue(2 * k + 1, sum);
+    at += 1 + dims;
+    ++k;
+  }
+  out.SetValue(15, maybe == nullptr ? 1.0f : 0.0f);
+  out.SetValue(14, inout_in == inout_out ? 1.0f : 0.0f);
+  GlobalTensor<float> io;
+  io.SetGlobalBuffer((__gm__ float*)inout_out, 4);
+  for (int i = 0; i < 4; ++i) io.SetValue(i, io.GetValue(i) * 2.0f);
+}
+"#;
+
+#[test]
+fn tensor_lists_absent_inputs_and_in_place_outputs_reach_the_kernel_as_the_device_passes_them() {
+    use ascendopt_op::layout::{ArgLayout, ArgSlot};
+    let (_d, so) = compile(LIST_KERNEL);
+    let a = JobTensor {
+        dtype: Dtype::Float32,
+        shape: vec![2, 3],
+        data: [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect(),
+    };
+    let b = f32_tensor(&[10.0, 20.0]);
+    let io = f32_tensor(&[1.0, 2.0, 3.0, 4.0]);
+    let mut j = job(
+        &so,
+        "list_kernel",
+        vec![a, b, io.clone()],
+        vec![f32_tensor(&[f32::NAN; 16]), io],
+    );
+    j.layout = Some(ArgLayout {
+        inputs: vec![ArgSlot::List(vec![0, 1]), ArgSlot::Absent, ArgSlot::One(2)],
+        outputs: vec![ArgSlot::One(0), ArgSlot::One(1)],
+        in_place: vec![(1, 2)],
+        host_values: vec![],
+    });
+    let out = run_kernel(&j, &tiling(1)).unwrap();
+    let info = f32s(&out.outputs[0]);
+    assert_eq!(&info[..4], [6.0, 21.0, 102.0, 30.0]);
+    assert_eq!(info[14], 1.0, "the in-place output is the input's memory");
+    assert_eq!(info[15], 1.0, "an absent optional input is a null address");
+    assert_eq!(f32s(&out.outputs[1]), [2.0, 4.0, 6.0, 8.0]);
+    // The descriptor's bytes, word by word.
+    let bytes =
+        ascendopt_sim::launch::list_descriptor(&[(0x1000, &[2, 3][..]), (0x2000, &[2][..])]);
+    let words: Vec<u64> = bytes
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, [6 * 8, 2, 2, 3, 1 | (1 << 32), 2, 0x1000, 0x2000]);
+}
+
+/// A kernel written the way public operators are: compiler builtins,
+/// unqualified names, operator(), whole-tensor operators, an API as a
+/// template argument, GatherMask, the high-level sort, workspaces and
+/// InitGlobalMemory. Clean-room fixture (issue 21).
+const REAL_CODE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+template <typename T, void (*BIN)(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&, const int32_t&)>
+__aicore__ inline void Apply(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+  BIN(d, a, b, n);
+}
+constexpr half HALF_ONE = 1.0f;
+extern "C" __global__ __aicore__ void real_code(GM_ADDR x, GM_ADDR y, GM_ADDR idx, GM_ADDR z, GM_ADDR ws,
+                                                GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg, zg, userg;
+  GlobalTensor<uint32_t> idxg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 64);
+  yg.SetGlobalBuffer((__gm__ float*)y, 256);
+  idxg.SetGlobalBuffer((__gm__ uint32_t*)idx, 64);
+  zg.SetGlobalBuffer((__gm__ float*)z, 64);
+  InitGlobalMemory(zg, 64, 3.5f);
+  event_t mte3ToMte2 = EVENT_ID0;
+  set_flag(PIPE_MTE3, PIPE_MTE2, mte3ToMte2);
+  wait_flag(PIPE_MTE3, PIPE_MTE2, mte3ToMte2);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 8192);
+  LocalTensor<float> a = buf.AllocTensor<float>();
+  LocalTensor<float> b = a[64];
+  LocalTensor<float> c = a[128];
+  LocalTensor<float> g = a[192];
+  LocalTensor<uint32_t> index = a[256].ReinterpretCast<uint32_t>();
+  LocalTensor<float> sorted = a[320];
+  LocalTensor<float> tmp = a[448];
+  LocalTensor<float> values = a[576];
+  LocalTensor<uint32_t> order = a[640].ReinterpretCast<uint32_t>();
+  LocalTensor<float> out = a[704];
+  DataCopy(a, xg, 64);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  Duplicate(b, 2.0f, 64);
+  c.SetSize(64);
+  pipe_barrier(PIPE_V);
+  c = a * b;                                  // 2 x
+  Apply<float, Add>(c, c, b, 64);             // 2 x + 2
+  uint64_t kept = 0;
+  GatherMask(g, a, 1, false, 0, {1, 1, 8, 8}, kept);  // x[0], x[2], ...
+  for (int32_t i = 0; i < 64; i++) index(i) = (uint32_t)i;
+  if (unlikely(kept != 32)) trap();
+  pipe_barrier(PIPE_V);
+  Sort<float, true>(sorted, a, index, tmp, 2);
+  Extract(values, order, sorted, 2);
+  pipe_barrier(PIPE_V);
+  out.SetValue(0, (float)kept);
+  out(1) = (float)(GetSysWorkSpacePtr() == ws);
+  out(2) = (float)((uint64_t)(GetUserWorkspace(ws) - ws) >> 20);
+  float16_t h = HALF_ONE;
+  float32_t f = h;
+  out(3) = f + (float)get_block_num() + (float)(ASCEND_IS_AIV ? 10 : 0);
+  userg.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(ws), 64);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+  DataCopy(yg, c, 64);
+  DataCopy(yg[64], g, 32);
+  DataCopy(yg[128], values, 64);
+  DataCopy(yg[192], out, 8);
+  DataCopy(idxg, order, 64);
+  DataCopy(userg, c, 64);
+}
+"#;
+
+#[test]
+fn real_code_constructs_run_with_hand_computed_results() {
+    let (_d, so) = compile(REAL_CODE_KERNEL);
+    // Scores with one tie (x[5] == x[9] == 3.0); the rest distinct.
+    let x: Vec<f32> = (0..64)
+        .map(|i| match i {
+            5 | 9 => 3.0,
+            _ => ((i * 37) % 64) as f32 + 0.25,
+        })
+        .collect();
+    let y = vec![f32::NAN; 256];
+    let idx = vec![0u8; 64 * 4];
+    let z = vec![f32::NAN; 64];
+    let mut t = tiling(1);
+    // The system workspace (16 MiB, what GetLibApiWorkSpaceSize reports)
+    // and 256 bytes of the user's.
+    t.workspace = (16 << 20) + 256;
+    let out = run_kernel(
+        &job(
+            &so,
+            "real_code",
+            vec![f32_tensor(&x)],
+            vec![
+                f32_tensor(&y),
+                JobTensor {
+                    dtype: Dtype::Uint32,
+                    shape: vec![64],
+                    data: idx,
+                },
+                f32_tensor(&z),
+            ],
+        ),
+        &t,
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    for i in 0..64 {
+        assert_eq!(got[i], 2.0 * x[i] + 2.0, "c[{i}]");
+    }
+    for k in 0..32 {
+        assert_eq!(got[64 + k], x[2 * k], "GatherMask even element {k}");
+    }
+    // Descending, the tie in input order.
+    let mut want: Vec<(f32, u32)> = x.iter().copied().zip(0u32..).collect();
+    want.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    let order: Vec<u32> = out.outputs[1]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for (k, (v, i)) in want.iter().enumerate() {
+        assert_eq!(got[128 + k], *v, "sorted value {k}");
+        assert_eq!(order[k], *i, "sorted index {k}");
+    }
+    let five = order.iter().position(|&i| i == 5).unwrap();
+    assert_eq!(order[five + 1], 9);
+    assert_eq!(&got[192..196], &[32.0, 1.0, 16.0, 12.0]);
+    assert_eq!(f32s(&out.outputs[2]), vec![3.5; 64]);
+    // The instructions the new APIs record: one GatherMask, Sort32 and
+    // MrgSort on the vector pipe, InitGlobalMemory's DMA on MTE3.
+    let instrs = &out.trace.blocks[0].instrs;
+    let vec_ops: Vec<&str> = instrs
+        .iter()
+        .filter_map(|i| match &i.kind {
+            InstrKind::Vector { op, .. } => Some(op.name()),
+            _ => None,
+        })
+        .collect();
+    for name in ["GatherMask", "Sort32", "MrgSort", "Mul", "Add", "Copy"] {
+        assert!(vec_ops.contains(&name), "{name} missing from {vec_ops:?}");
+    }
+    let fill = instrs
+        .iter()
+        .find(|i| {
+            out.trace
+                .loc_of(i)
+                .is_some_and(|l| l.api == "InitGlobalMemory")
+        })
+        .unwrap();
+    assert_eq!(fill.pipe, ascendopt_sim::trace::Pipe::Mte3);
+    assert!(matches!(fill.kind, InstrKind::Dma { bytes: 256, .. }));
+    // The kernel synchronises as the device needs: no hazard.
+    let hazards = ascendopt_sim::check::check(&out.trace);
+    assert!(hazards.is_empty(), "{hazards:?}");
+}
+
+/// Tiling structs as real tiling headers leave them: one struct without a
+/// registration (GET_TILING_DATA reads it), and a struct registered for
+/// one tiling key beside the default (GET_TILING_DATA under that key
+/// stops with a message; GET_TILING_DATA_WITH_STRUCT reads it).
+const TILING_KERNEL: &str = r#"
+#define ASCENDOPT_KERNEL_SIDE
+#include "register/tilingdata_base.h"
+#include "kernel_operator.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(SoleTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, a);
+  TILING_DATA_FIELD_DEF(uint32_t, b);
+END_TILING_DATA_DEF;
+}
+using namespace AscendC;
+extern "C" __global__ __aicore__ void sole(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GET_TILING_DATA(td, tiling);
+  GlobalTensor<uint32_t> yg;
+  yg.SetGlobalBuffer((__gm__ uint32_t*)y, 2);
+  yg.SetValue(0, td.a + block_idx);
+  yg.SetValue(1, td.b * (uint32_t)block_num);
+}
+"#;
+
+const KEYED_TILING_KERNEL: &str = r#"
+#define ASCENDOPT_KERNEL_SIDE
+#include "register/tilingdata_base.h"
+#include "kernel_operator.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(MainTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, a);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(Keyed, MainTiling)
+BEGIN_TILING_DATA_DEF(KeyThreeTiling)
+  TILING_DATA_FIELD_DEF(uint32_t, c);
+  TILING_DATA_FIELD_DEF(uint32_t, d);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(Keyed_3, KeyThreeTiling)
+}
+using namespace AscendC;
+extern "C" __global__ __aicore__ void keyed(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<uint32_t> yg;
+  yg.SetGlobalBuffer((__gm__ uint32_t*)y, 2);
+  if (TILING_KEY_IS(3)) {
+    GET_TILING_DATA_WITH_STRUCT(KeyThreeTiling, t3, tiling);
+    yg.SetValue(0, t3.d);
+  }
+  GET_TILING_DATA(td, tiling);
+  yg.SetValue(1, td.a);
+}
+"#;
+
+#[test]
+fn tiling_structs_without_a_default_registration() {
+    let u32_out = || JobTensor {
+        dtype: Dtype::Uint32,
+        shape: vec![2],
+        data: vec![0xff; 8],
+    };
+    let u32s = |b: &[u8]| -> Vec<u32> {
+        b.chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let words = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let (_d, so) = compile(TILING_KERNEL);
+    let mut t = tiling(1);
+    t.data = words(&[7, 5]);
+    let out = run_kernel(&job(&so, "sole", vec![], vec![u32_out()]), &t).unwrap();
+    assert_eq!(u32s(&out.outputs[0]), vec![7, 5]);
+
+    let (_d2, so) = compile(KEYED_TILING_KERNEL);
+    let mut t = tiling(1);
+    t.data = words(&[11, 12]);
+    // Key 1: the default struct.
+    t.tiling_key = 1;
+    let out = run_kernel(&job(&so, "keyed", vec![], vec![u32_out()]), &t).unwrap();
+    assert_eq!(u32s(&out.outputs[0])[1], 11);
+    // Key 3: its own struct through GET_TILING_DATA_WITH_STRUCT, then
+    // GET_TILING_DATA stops the launch naming the way out.
+    t.tiling_key = 3;
+    let err = run_kernel(&job(&so, "keyed", vec![], vec![u32_out()]), &t).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("GET_TILING_DATA_WITH_STRUCT"), "{text}");
+}
+
+/// More real-code constructs: the reduce-result register, AscendCUtils'
+/// mask calls, IsSameType, a tensor list read with ListTensorDesc, queue
+/// state members, PopStackBuffer, a TQueConfig queue, the scalar sqrt,
+/// the device build's empty ASSERT and AscendC::Std. Clean-room fixture (issue 21).
+const REAL_CODE_MORE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+#include "kernel_operator_list_tensor_intf.h"
+using namespace AscendC;
+// A queue configured at compile time (the guide's TQueConfig).
+constexpr TQueConfig kOneBuffer = {false, false, false, 0, 1, 0, {TPosition::MAX}};
+// AscendC::Std (guide 6.4.1), checked where the kernel compiles.
+static_assert(Std::max<int64_t, int64_t>(1, 2) == 2 && Std::min(7u, 3u) == 3u, "Std::max/min");
+static_assert(Std::is_same_v<Std::remove_cvref_t<const half&>, half> && !Std::is_integral<float>::value, "traits");
+static_assert(Std::is_same<Std::make_index_sequence<2>, Std::index_sequence<0, 1>>::value, "sequences");
+static_assert(Std::get<1>(Std::make_tuple(1, 2.5f)) == 2.5f && Std::Int<4>::value == 4, "tuple, Int");
+extern "C" __global__ __aicore__ void more(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> q;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(q, 1, 64 * sizeof(float));
+  pipe.InitBuffer(buf, 4096);
+  TQue<TPosition::VECOUT, 1, &kOneBuffer> configured;
+  pipe.InitBuffer(configured, kOneBuffer.bufferNumber, 64);
+  // ASSERT as the device build has it: empty, semicolon missing before it.
+  uint32_t tiles = 0;
+  tiles = 4 ASSERT(tiles != 0 && "tiles");
+  LocalTensor<int16_t> stack;
+  PopStackBuffer<int16_t, TPosition::LCM>(stack);
+  // A two-tensor list in the workspace: [offset 40][1, 64][1, 64][&x][&x + 32].
+  GlobalTensor<uint64_t> list;
+  list.SetGlobalBuffer((__gm__ uint64_t*)ws, 7);
+  list.SetValue(0, 40);
+  list.SetValue(1, 1); list.SetValue(2, 64);
+  list.SetValue(3, 1); list.SetValue(4, 32);
+  list.SetValue(5, (uint64_t)(uintptr_t)x);
+  list.SetValue(6, (uint64_t)(uintptr_t)((__gm__ float*)x + 32));
+  ListTensorDesc desc((__gm__ void*)ws);
+  uint64_t shape[4] = {0, 0, 0, 0};
+  TensorDesc<float> second;
+  second.SetShapeAddr(shape);
+  desc.GetDesc(second, 1);
+  GlobalTensor<float> xg = second.GetDataObj();
+  LocalTensor<float> in = q.AllocTensor<float>();
+  DataCopy(in, xg, 32);
+  q.EnQue(in);
+  bool queued = q.HasTensorInQue();
+  q.DeQue(in);
+  LocalTensor<float> work = buf.Get<float>();
+  LocalTensor<float> dst = work[512];
+  ReduceMax(dst, in, work, 32, true);
+  float maxValue = 0, maxIndex = 0;
+  GetReduceRepeatMaxMinSpr<float>(maxValue, maxIndex);
+  uint64_t reg = get_max_min_cnt();
+  float regValue = *reinterpret_cast<float*>(&reg);
+  RepeatReduceSum<float>(dst, in, 1, 32, 0, 1, 1, 8);
+  float repeatSum = dst.GetValue(0);
+  bfloat16_t bf = bfloat16_t((half)1.5f);
+  ReduceSum(dst, in, work, 32);
+  float sum = GetReduceRepeatSumSpr<float>();
+  // AscendCUtils' mask: only the first 4 lanes of the Muls.
+  AscendCUtils::SetMask<float>(4);
+  Muls<float, false>(in, in, 10.0f, MASK_PLACEHOLDER, 1, {1, 1, 8, 8});
+  ResetMask();
+  LocalTensor<float> out = work[768];
+  out(0) = maxValue;
+  out(1) = (float)*reinterpret_cast<uint32_t*>(&maxIndex);
+  out(2) = sum;
+  out(3) = (float)(IsSameType<decltype(sum), float>::value + IsSameType<float, half>::value);
+  out(4) = (float)(desc.GetSize() * 100 + second.GetDim() * 10 + second.GetIndex()) + (float)shape[0] / 1000.0f;
+  out(5) = (float)queued + (float)q.HasTensorInQue() * 2.0f + (float)(stack.GetSize() > 0) * 4.0f;
+  out(6) = in.GetValue(3);
+  out(7) = in.GetValue(4);
+  out(8) = regValue;
+  out(9) = repeatSum;
+  out(10) = (float)half(bf) + (FULL_MASK == ~0ull ? 100.0f : 0.0f);
+  LocalTensor<float> spare;
+  configured.AllocTensor(spare);
+  configured.EnQue(spare);
+  configured.DeQue();
+  configured.FreeTensor(spare);
+  out(11) = 1 / sqrt((float)tiles * 4.0f) + (float)tiles * 10.0f;
+  GlobalTensor<float> yg;
+  yg.SetGlobalBuffer((__gm__ float*)y, 16);
+  set_flag(PIPE_S, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_S, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, out, 16);
+  ASSERT_MSG(repeatSum != 12345.0f, "never");
+  q.FreeTensor(in);
+  assert(maxValue > 0.0f, "max %f", maxValue);
+}
+"#;
+
+#[test]
+fn more_real_code_constructs_with_hand_computed_results() {
+    let (_d, so) = compile(REAL_CODE_MORE_KERNEL);
+    // x[32 + i] = i - 10 for the list's second tensor; its max 21 at 31.
+    let x: Vec<f32> = (0..64).map(|i| (i as f32) - 42.0).collect();
+    let mut t = tiling(1);
+    t.workspace = 64;
+    let out = run_kernel(
+        &job(
+            &so,
+            "more",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 16])],
+        ),
+        &t,
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    let second: Vec<f32> = x[32..].to_vec();
+    let sum: f32 = second.iter().sum();
+    assert_eq!(got[0], 21.0, "max value");
+    assert_eq!(got[1], 31.0, "max index");
+    assert_eq!(got[2], sum, "sum (exact in f32)");
+    assert_eq!(got[3], 1.0, "IsSameType");
+    assert_eq!(got[4], 211.032, "list size 2, dim 1, index 1, extent 32");
+    assert_eq!(
+        got[5],
+        1.0 + 4.0,
+        "queued, then de-queued; stack space left"
+    );
+    assert_eq!(got[6], second[3] * 10.0, "lane 3 masked in");
+    assert_eq!(got[7], second[4], "lane 4 masked out");
+    assert_eq!(got[8], 21.0, "get_max_min_cnt's low half");
+    assert_eq!(got[9], sum, "RepeatReduceSum");
+    assert_eq!(got[10], 101.5, "half <-> bfloat16_t, FULL_MASK");
+    assert_eq!(got[11], 40.25, "scalar sqrt, ASSERT without its semicolon");
+
+    // A failing assert names its condition, message and line.
+    let src = REAL_CODE_MORE_KERNEL.replace("maxValue > 0.0f", "maxValue < 0.0f");
+    let (_d2, so) = compile(&src);
+    let err = run_kernel(
+        &job(
+            &so,
+            "more",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 16])],
+        ),
+        &t,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("maxValue < 0.0f") && err.contains("max 21.0"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(":{}", line_of(&src, "assert(maxValue"))),
+        "{err}"
+    );
+}
+
+/// TransDataTo5HD as a 16x16 half transpose (guide 6.2.3.3.7.2's example)
+/// and InitOutput on a slice.
+const TRANSPOSE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void transpose(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<half> xg, yg;
+  GlobalTensor<float> zg;
+  xg.SetGlobalBuffer((__gm__ half*)x, 256);
+  yg.SetGlobalBuffer((__gm__ half*)y, 256);
+  zg.SetGlobalBuffer((__gm__ float*)z, 16);
+  InitOutput(zg[8], 8, 2.0f);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 1024);
+  LocalTensor<half> src = buf.Get<half>();
+  LocalTensor<half> dst = src[256];
+  DataCopy(src, xg, 256);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  uint64_t dstList[16], srcList[16];
+  for (int i = 0; i < 16; i++) {
+    dstList[i] = dst[16 * i].GetPhyAddr();
+    srcList[i] = src[16 * i].GetPhyAddr();
+  }
+  TransDataTo5HDParams params;
+  params.repeatTimes = 1;
+  TransDataTo5HD<half>(dstList, srcList, params);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, dst, 256);
+}
+"#;
+
+#[test]
+fn trans_data_to_5hd_transposes_and_init_output_fills_a_slice() {
+    let (_d, so) = compile(TRANSPOSE_KERNEL);
+    let halves = |v: &[f32]| -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_bits().to_le_bytes())
+            .collect()
+    };
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let tensor = |data: Vec<u8>, dtype: Dtype, n: i64| JobTensor {
+        dtype,
+        shape: vec![n],
+        data,
+    };
+    let out = run_kernel(
+        &job(
+            &so,
+            "transpose",
+            vec![tensor(halves(&x), Dtype::Float16, 256)],
+            vec![
+                tensor(halves(&[0.0; 256]), Dtype::Float16, 256),
+                f32_tensor(&[1.0; 16]),
+            ],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let y: Vec<f32> = out.outputs[0]
+        .chunks(2)
+        .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+        .collect();
+    for r in 0..16 {
+        for c in 0..16 {
+            assert_eq!(y[16 * r + c], (16 * c + r) as f32, "y[{r}][{c}]");
+        }
+    }
+    let z = f32s(&out.outputs[1]);
+    assert_eq!(&z[..8], &[1.0; 8]);
+    assert_eq!(&z[8..], &[2.0; 8]);
+}
+
+/// The whole 192 KB of UB is the kernel's (the guide's TPipe::Reset
+/// example allocates `192 * 1024` in one buffer), one block more is not:
+/// allocating it passes (the device's TPipe checks nothing, and real
+/// kernels allocate buffers they never touch), using it faults.
+const FULL_UB_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void full_ub(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQue<TPosition::VECOUT, 1> que;
+  pipe.InitBuffer(que, 1, 192 * 1024);
+#ifdef ONE_MORE
+  TBuf<TPosition::VECCALC> more;
+  pipe.InitBuffer(more, 32);
+#ifdef USE_IT
+  Duplicate(more.Get<float>(), 2.0f, 8);
+#endif
+#endif
+  LocalTensor<float> t = que.AllocTensor<float>();
+  Duplicate(t, 1.0f, 64);
+  que.FreeTensor(t);
+}
+"#;
+
+#[test]
+fn the_whole_192_kb_ub_is_usable_and_no_more() {
+    let (_d, so) = compile(FULL_UB_KERNEL);
+    run_kernel(
+        &job(&so, "full_ub", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    let (_d2, so) = compile(&format!("#define ONE_MORE\n{FULL_UB_KERNEL}"));
+    let out = run_kernel(
+        &job(&so, "full_ub", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    assert!(
+        out.findings
+            .iter()
+            .any(|n| n.message.contains("UB overflow") && n.message.contains("allocated anyway")),
+        "{:?}",
+        out.findings
+    );
+    let (_d3, so) = compile(&format!(
+        "#define ONE_MORE\n#define USE_IT\n{FULL_UB_KERNEL}"
+    ));
+    let err = run_kernel(
+        &job(&so, "full_ub", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("UB overflow") && err.contains("196608") && err.contains("uses it"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pipe_holds_at_most_64_buffers() {
+    let src = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void many(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> q;
+  pipe.InitBuffer(q, 4, 32);
+  TBuf<TPosition::VECCALC> bufs[NBUF];
+  for (int i = 0; i < NBUF; i++) pipe.InitBuffer(bufs[i], 32);
+}
+"#;
+    let (_d, so) = compile(&format!("#define NBUF 60\n{src}"));
+    run_kernel(
+        &job(&so, "many", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    let (_d2, so) = compile(&format!("#define NBUF 61\n{src}"));
+    let err = run_kernel(
+        &job(&so, "many", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("at most 64"), "{err}");
+}
+
+/// A kernel reading and writing the whole 32-byte block at a 3-float
+/// tensor's tail stays inside the device allocator's padding (allowed, a
+/// note); reaching past it faults.
+const TAIL_BLOCK_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void tail(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 3);
+  yg.SetGlobalBuffer((__gm__ float*)y, 3);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xg, COUNT);
+  set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t, COUNT);
+}
+"#;
+
+#[test]
+fn the_tail_block_in_the_allocators_padding_is_allowed_and_noted() {
+    let (_d, so) = compile(&format!("#define COUNT 8\n{TAIL_BLOCK_KERNEL}"));
+    let out = run_kernel(
+        &job(
+            &so,
+            "tail",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    assert_eq!(f32s(&out.outputs[0]), vec![1.0, 2.0, 3.0]);
+    let note = out
+        .findings
+        .iter()
+        .find(|f| f.kind == "gm-padding")
+        .expect("a padding note");
+    assert!(
+        note.message.contains("20 byte(s) past the end"),
+        "{}",
+        note.message
+    );
+    // 3 floats = 12 bytes span 32 + 32 = 64 bytes; 24 floats = 96 bytes do not fit.
+    let (_d2, so) = compile(&format!("#define COUNT 24\n{TAIL_BLOCK_KERNEL}"));
+    let err = run_kernel(
+        &job(
+            &so,
+            "tail",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("64 bytes the device allocator gives it"),
+        "{err}"
+    );
+}

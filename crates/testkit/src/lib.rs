@@ -1,0 +1,273 @@
+//! The shared kit of ascendopt's integration tests, so that every crate's
+//! `tests/it/` binary makes its folders, its small operators and its
+//! command runs the same way:
+//!
+//! - [`repo`], [`ops_dir`], [`build_cache_dir`]: the repository's folders
+//!   (the build cache is shared by a whole test run, so an operator's
+//!   kernel compiles once);
+//! - [`scratch`] and [`tempdir`]: a process-wide scratch folder and a fresh
+//!   temporary one;
+//! - [`small_copy`], [`with_cases`]: small operators, copies of built-in
+//!   ones with their large cases dropped or their cases replaced (a test's
+//!   evaluation then takes about a second);
+//! - [`Cmd`]: runs a binary (the CLI's tests run `ascendopt`) with the
+//!   shared build cache and returns its exit code and output as text;
+//! - [`llm_server`]: a scripted OpenAI-protocol server on loopback, for
+//!   the tests of everything that talks to an LLM.
+//!
+//! It depends on no ascendopt crate (it edits op.toml as text), so every
+//! crate, down to `op` and `sim`, can use it as a dev-dependency.
+#![deny(missing_docs)]
+
+#[allow(missing_docs)]
+pub mod llm_server;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The built-in operators (`ops/`).
+pub fn ops_dir() -> PathBuf {
+    repo().join("ops")
+}
+
+/// The build cache shared by the tests of one checkout
+/// (`target/ascendopt-test-cache`).
+pub fn build_cache_dir() -> PathBuf {
+    repo().join("target/ascendopt-test-cache")
+}
+
+/// A scratch folder for the whole test process (removed at its end).
+pub fn scratch() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("a scratch folder"))
+        .path()
+}
+
+/// A fresh temporary folder (removed when dropped).
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary folder")
+}
+
+/// Copies the folder `from` to `to`, leaving out `build/` folders.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
+    for e in entries {
+        let e = e.expect("a folder entry");
+        if e.file_name() == "build" {
+            continue;
+        }
+        let (s, d) = (e.path(), to.join(e.file_name()));
+        if s.is_dir() {
+            copy_dir(&s, &d)
+        } else {
+            std::fs::copy(&s, &d)
+                .unwrap_or_else(|e| panic!("copying {} to {}: {e}", s.display(), d.display()));
+        }
+    }
+}
+
+/// The input elements of an op.toml `[[cases]]` block: the sum over its
+/// `shapes` of the product of each shape.
+pub fn case_elements(block: &str) -> u64 {
+    block
+        .lines()
+        .find(|l| l.trim_start().starts_with("shapes"))
+        .and_then(|l| l.split_once('='))
+        .map(|(_, v)| {
+            v.split("],")
+                .map(|dims| {
+                    dims.chars()
+                        .map(|c| if c.is_ascii_digit() { c } else { ' ' })
+                        .collect::<String>()
+                        .split_whitespace()
+                        .filter_map(|n| n.parse::<u64>().ok())
+                        .product::<u64>()
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A copy of built-in operator `op` in `dst/<op>` without its cases of
+/// more than `max_elements` input elements ([`case_elements`]): a small
+/// operator for quick tests. Panics when no case is dropped or none is
+/// left (the copy would not be what the test thinks it is).
+pub fn small_copy(op: &str, dst: &Path, max_elements: u64) -> PathBuf {
+    let out = dst.join(op);
+    copy_dir(&ops_dir().join(op), &out);
+    let text = std::fs::read_to_string(out.join("op.toml")).expect("the op.toml");
+    let mut kept = String::new();
+    let mut block = String::new();
+    let mut dropped = 0;
+    let flush = |block: &mut String, kept: &mut String, dropped: &mut usize| {
+        if block.starts_with("[[cases]]") && case_elements(block) > max_elements {
+            *dropped += 1;
+        } else {
+            kept.push_str(block);
+        }
+        block.clear();
+    };
+    for line in text.lines() {
+        if line.starts_with('[') {
+            flush(&mut block, &mut kept, &mut dropped);
+        }
+        block.push_str(line);
+        block.push('\n');
+    }
+    flush(&mut block, &mut kept, &mut dropped);
+    assert!(dropped > 0, "{op}: no large case to drop");
+    assert!(kept.contains("[[cases]]"), "{op}: no case left");
+    std::fs::write(out.join("op.toml"), kept).expect("writing the op.toml");
+    out
+}
+
+/// A copy of built-in operator `op` in `dir` whose op.toml keeps its head
+/// and takes `cases` (TOML `[[cases]]` tables) instead of its own cases.
+pub fn with_cases(op: &str, dir: &Path, cases: &str) -> PathBuf {
+    let src = ops_dir().join(op);
+    copy_dir(&src, dir);
+    let spec = std::fs::read_to_string(src.join("op.toml")).expect("the op.toml");
+    let head = &spec[..spec.find("\n[[cases]]").expect("a [[cases]] table") + 1];
+    std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).expect("writing the op.toml");
+    dir.to_path_buf()
+}
+
+/// A binary to run, with the shared build cache
+/// (`ASCENDOPT_CACHE_DIR`) unless the test sets another.
+#[derive(Debug)]
+pub struct Cmd {
+    command: Command,
+}
+
+/// What a run of a [`Cmd`] gave.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    /// The exit code (None: killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output, as text.
+    pub stdout: String,
+    /// Standard error, as text.
+    pub stderr: String,
+}
+
+impl Cmd {
+    /// Runs `bin` (e.g. `env!("CARGO_BIN_EXE_ascendopt")`).
+    pub fn new(bin: impl AsRef<OsStr>) -> Cmd {
+        let mut command = Command::new(bin);
+        command.env("ASCENDOPT_CACHE_DIR", build_cache_dir());
+        Cmd { command }
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.command.args(args);
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Cmd {
+        self.command.env(key, value);
+        self
+    }
+
+    /// Runs in `dir`.
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Cmd {
+        self.command.current_dir(dir);
+        self
+    }
+
+    /// Runs it to its end.
+    pub fn run(mut self) -> Ran {
+        let o = self
+            .command
+            .output()
+            .unwrap_or_else(|e| panic!("running {:?}: {e}", self.command));
+        Ran {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Ran {
+    /// Standard output then standard error.
+    pub fn text(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+
+    /// Panics with both outputs unless the exit code is `code`.
+    pub fn expect_code(&self, code: i32) -> &Ran {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit code {:?}, expected {code}\nstdout:\n{}\nstderr:\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_sum_the_products_of_the_shapes() {
+        assert_eq!(case_elements("shapes = [[3, 1001], [3, 1001]]\n"), 6006);
+        assert_eq!(
+            case_elements("[[cases]]\nname = \"a\"\nshapes = [[8]]\n"),
+            8
+        );
+        assert_eq!(case_elements("name = \"no shapes\"\n"), 0);
+    }
+
+    #[test]
+    fn a_small_copy_drops_the_large_cases_and_keeps_the_rest() {
+        let dir = tempdir();
+        let op = small_copy("add_custom", dir.path(), 1 << 16);
+        let text = std::fs::read_to_string(op.join("op.toml")).unwrap();
+        let blocks: Vec<&str> = text.split("[[cases]]").skip(1).collect();
+        assert!(!blocks.is_empty());
+        assert!(blocks.iter().all(|b| case_elements(b) <= 1 << 16), "{text}");
+        assert!(op.join("op_kernel").is_dir() && op.join("op_host").is_dir());
+    }
+
+    #[test]
+    fn with_cases_replaces_every_case() {
+        let dir = tempdir();
+        let cases = "[[cases]]\nname = \"one\"\nshapes = [[2, 64], [2, 64]]\ndtype = \"float16\"\n";
+        let op = with_cases("add_custom", &dir.path().join("a"), cases);
+        let text = std::fs::read_to_string(op.join("op.toml")).unwrap();
+        assert_eq!(text.matches("[[cases]]").count(), 1);
+        assert!(text.ends_with(cases));
+    }
+
+    #[test]
+    fn a_command_reports_its_code_and_output() {
+        let ran = Cmd::new("sh")
+            .args(["-c", "echo out; echo err >&2; exit 3"])
+            .run();
+        ran.expect_code(3);
+        assert_eq!(
+            (ran.stdout.as_str(), ran.stderr.as_str()),
+            ("out\n", "err\n")
+        );
+        assert_eq!(ran.text(), "out\nerr\n");
+    }
+}
