@@ -10,6 +10,7 @@ mod builtins;
 mod common;
 mod level1_math;
 mod level1_misc;
+mod level2_foreach;
 mod level2_fused;
 mod level2_math;
 mod level2_move;
@@ -24,6 +25,7 @@ const TABLES: &[&[Builtin]] = &[
     level2_math::TABLE,
     level2_fused::TABLE,
     level2_move::TABLE,
+    level2_foreach::TABLE,
 ];
 
 use crate::error::OpError;

@@ -661,6 +661,14 @@ fn role_launch_a_blocked_worker() {
     let _ = dev.run(&artifact, &prepared.request);
 }
 
+/// The full name of the role test `name` in this binary (this module's
+/// path without the crate's), for `--exact`.
+fn role_test(name: &str) -> String {
+    let module = module_path!();
+    let module = module.split_once("::").map_or(module, |(_, rest)| rest);
+    format!("{module}::{name}")
+}
+
 #[test]
 fn a_blocked_worker_dies_with_a_killed_judge() {
     use std::process::{Command, Stdio};
@@ -668,7 +676,7 @@ fn a_blocked_worker_dies_with_a_killed_judge() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "hostile::role_launch_a_blocked_worker",
+            role_test("role_launch_a_blocked_worker").as_str(),
             "--ignored",
             "--nocapture",
         ])
@@ -741,7 +749,7 @@ fn a_second_process_on_one_out_folder_is_refused() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "hostile::role_hold_the_out_lock",
+            role_test("role_hold_the_out_lock").as_str(),
             "--ignored",
             "--nocapture",
         ])
@@ -770,7 +778,11 @@ fn stale_worker_folders_are_cleaned() {
     std::fs::create_dir_all(stale.join("junk")).unwrap();
     // A new process, so that its first worker does the cleaning.
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "hostile::role_run_one_worker", "--ignored"])
+        .args([
+            "--exact",
+            role_test("role_run_one_worker").as_str(),
+            "--ignored",
+        ])
         .env("REDTEAM_ROLE", "one")
         .output()
         .unwrap();
