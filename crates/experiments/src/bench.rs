@@ -264,7 +264,7 @@ fn identity(pkgs: &[OpPackage]) -> Result<serde_json::Value, BenchError> {
         h.update([0]);
     }
     Ok(serde_json::json!({
-        "ops_sha256": ascendopt_harness::store::hex(&h.finalize()),
+        "ops_sha256": format!("{:x}", h.finalize()),
         "build_sha256": build_digest(),
     }))
 }
@@ -277,7 +277,7 @@ fn build_digest() -> &'static str {
     DIGEST.get_or_init(|| {
         std::env::current_exe()
             .and_then(std::fs::read)
-            .map(|bytes| ascendopt_harness::store::hex(&Sha256::digest(&bytes)))
+            .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
             .unwrap_or_else(|_| "unknown".into())
     })
 }

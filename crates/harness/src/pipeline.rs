@@ -173,10 +173,7 @@ pub fn candidate_source(package: &OpPackage) -> Result<String, PipelineError> {
                 text.push('\n');
             }
         } else {
-            manifest.push_str(&format!(
-                "{}  {rel}\n",
-                crate::store::hex(&Sha256::digest(&bytes))
-            ));
+            manifest.push_str(&format!("{:x}  {rel}\n", Sha256::digest(&bytes)));
         }
     }
     if !manifest.is_empty() {
@@ -477,7 +474,7 @@ pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage)
         h.update((tiling.data.len() as u64).to_le_bytes());
         h.update(&tiling.data);
     }
-    Some(crate::store::hex(&h.finalize()))
+    Some(format!("{:x}", h.finalize()))
 }
 
 /// A launch request of `case` with shapes and no tensor contents (all a

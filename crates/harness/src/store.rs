@@ -181,11 +181,6 @@ impl fmt::Display for Stage {
     }
 }
 
-/// Lower-case hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// SHA-256 of a candidate's source, lower-case hex.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SourceHash(String);
@@ -193,7 +188,7 @@ pub struct SourceHash(String);
 impl SourceHash {
     /// The hash of `content`.
     pub fn of(content: &str) -> SourceHash {
-        SourceHash(hex(&Sha256::digest(content.as_bytes())))
+        SourceHash(format!("{:x}", Sha256::digest(content.as_bytes())))
     }
 
     /// Accepts 64 lower-case hex digits.
