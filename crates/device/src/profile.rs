@@ -340,13 +340,13 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
     /// Core clock, MHz.
-    #[serde(rename = "Current Freq")]
+    #[serde(rename = "Current Freq", deserialize_with = "nan_when_null")]
     pub freq_mhz: f64,
     /// Launch head, µs.
-    #[serde(rename = "launch_overhead(us)")]
+    #[serde(rename = "launch_overhead(us)", deserialize_with = "nan_when_null")]
     pub launch_overhead_us: f64,
     /// First block start to last block end, µs.
-    #[serde(rename = "core_span(us)")]
+    #[serde(rename = "core_span(us)", deserialize_with = "nan_when_null")]
     pub core_span_us: f64,
     /// GM bytes read by DMAs.
     #[serde(rename = "gm_read_bytes")]
@@ -355,7 +355,10 @@ pub struct Profile {
     #[serde(rename = "gm_write_bytes")]
     pub gm_write_bytes: u64,
     /// (read + write) / core span.
-    #[serde(rename = "achieved_bandwidth(GB/s)")]
+    #[serde(
+        rename = "achieved_bandwidth(GB/s)",
+        deserialize_with = "nan_when_null"
+    )]
     pub achieved_gbps: f64,
     /// Bytes fetched from HBM (L2 read misses).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -378,7 +381,7 @@ pub struct Profile {
     )]
     pub l2_write_hit_rate_pct: Option<f64>,
     /// The chip's HBM bandwidth, for comparison.
-    #[serde(rename = "hbm_bandwidth(GB/s)")]
+    #[serde(rename = "hbm_bandwidth(GB/s)", deserialize_with = "nan_when_null")]
     pub hbm_gbps: f64,
     /// Measurement noise factor applied to every time (1 when
     /// deterministic); absent on a device whose noise is real.
@@ -672,4 +675,42 @@ pub struct Hotspots {
     pub lines: Vec<LineCost>,
     /// GM allocations the block reads more than once.
     pub rereads: Vec<GmReread>,
+}
+
+/// A float that a device may leave unmeasured: written as NaN, which JSON
+/// holds as `null`, and read back from `null` as NaN (a chip's profile
+/// leaves the launch head, the cores' span and the bandwidths out).
+fn nan_when_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chip's profile leaves floats unmeasured (NaN, `null` in JSON) and
+    /// Option fields absent; the run store reads it back as it was written.
+    #[test]
+    fn an_unmeasured_float_survives_the_json_round_trip() {
+        let p = Profile {
+            task_duration_us: 12.5,
+            block_dim: 40,
+            freq_mhz: f64::NAN,
+            launch_overhead_us: f64::NAN,
+            core_span_us: f64::NAN,
+            achieved_gbps: f64::NAN,
+            hbm_gbps: f64::NAN,
+            ..Profile::default()
+        };
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["launch_overhead(us)"], serde_json::Value::Null);
+        assert!(json.get("l2_read_hit_rate(%)").is_none(), "{json}");
+        let back: Profile = serde_json::from_value(json).unwrap();
+        assert_eq!(back.task_duration_us, 12.5);
+        assert!(back.launch_overhead_us.is_nan() && back.core_span_us.is_nan());
+        assert!(back.achieved_gbps.is_nan() && back.hbm_gbps.is_nan() && back.freq_mhz.is_nan());
+        let text = r#"{"Task Duration(us)": 3.0, "core_span(us)": 2.0}"#;
+        let old: Profile = serde_json::from_str(text).unwrap();
+        assert_eq!((old.core_span_us, old.block_dim), (2.0, 0));
+    }
 }
