@@ -37,8 +37,11 @@ constexpr unsigned kLineShift = 6;  // 64-byte lines (trace::GM_LINE_BYTES)
 // One load or store of `size` bytes at `addr` by the kernel's code: every
 // line it covers that is not among the four touched just before goes to
 // the runtime, which records it when it is GM; the counters remember the
-// answer, so a loop over a line asks once.
-inline void touch(uintptr_t addr, size_t size, uint32_t store) {
+// answer, so a loop over a line asks once. A line in the guard around a GM
+// allocation (out of bounds) is never remembered: the runtime is told
+// where (`pc`, the return address into the kernel's code) and ends the
+// launch with a fault naming the tensor and the offset.
+inline void touch(uintptr_t addr, size_t size, uint32_t store, const void* pc) {
   AscScalarCounters& c = ascendopt_scalar;
   uintptr_t first = addr >> kLineShift;
   uintptr_t last = (addr + (size ? size - 1 : 0)) >> kLineShift;
@@ -52,6 +55,13 @@ inline void touch(uintptr_t addr, size_t size, uint32_t store) {
     } else {
       const AscRuntime* rt = ascendopt::g_rt;
       int32_t is_gm = rt ? rt->scalar_touch((const void*)(line << kLineShift), store) : 0;
+      if (is_gm == 2) {
+        // From the access's first byte in that line on.
+        uintptr_t from = line << kLineShift;
+        if (from < addr) from = addr;
+        rt->scalar_stray((const void*)from, (uint64_t)(addr + size - from), store, pc);
+        is_gm = 0;
+      }
       entry = ((uint64_t)line << 1) | (is_gm ? 1u : 0u);
       k = 3;
     }
@@ -74,7 +84,7 @@ inline void count_block(size_t len, bool loads, bool stores) {
 
 #define ASC_HOOK(kind, n, store)                                                                  \
   extern "C" __attribute__((visibility("hidden"))) void __asan_##kind##n##_noabort(uintptr_t a) { \
-    touch(a, n, store);                                                                           \
+    touch(a, n, store, __builtin_return_address(0));                                              \
   }
 ASC_HOOK(load, 1, 0)
 ASC_HOOK(load, 2, 0)
@@ -88,8 +98,12 @@ ASC_HOOK(store, 8, 1)
 ASC_HOOK(store, 16, 1)
 #undef ASC_HOOK
 
-extern "C" __attribute__((visibility("hidden"))) void __asan_loadN_noabort(uintptr_t a, size_t n) { touch(a, n, 0); }
-extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(uintptr_t a, size_t n) { touch(a, n, 1); }
+extern "C" __attribute__((visibility("hidden"))) void __asan_loadN_noabort(uintptr_t a, size_t n) {
+  touch(a, n, 0, __builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(uintptr_t a, size_t n) {
+  touch(a, n, 1, __builtin_return_address(0));
+}
 extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return(void) {}
 // Dynamic initialisers of an instrumented unit (the kernel type's
 // registration, ascendopt/kernel/kernel_type.h, or a kernel's own global
@@ -102,25 +116,25 @@ extern "C" __attribute__((visibility("hidden"))) void __asan_after_dynamic_init(
 // memcpy/memmove/memset/memcmp called by the kernel's own code (the pass
 // renames those calls): counted as the 8-byte loads and stores they are.
 extern "C" __attribute__((visibility("hidden"))) void* ascendopt_memcpy(void* d, const void* s, size_t n) {
-  touch((uintptr_t)s, n, 0);
-  touch((uintptr_t)d, n, 1);
+  touch((uintptr_t)s, n, 0, __builtin_return_address(0));
+  touch((uintptr_t)d, n, 1, __builtin_return_address(0));
   count_block(n, true, true);
   return memcpy(d, s, n);
 }
 extern "C" __attribute__((visibility("hidden"))) void* ascendopt_memmove(void* d, const void* s, size_t n) {
-  touch((uintptr_t)s, n, 0);
-  touch((uintptr_t)d, n, 1);
+  touch((uintptr_t)s, n, 0, __builtin_return_address(0));
+  touch((uintptr_t)d, n, 1, __builtin_return_address(0));
   count_block(n, true, true);
   return memmove(d, s, n);
 }
 extern "C" __attribute__((visibility("hidden"))) void* ascendopt_memset(void* d, int v, size_t n) {
-  touch((uintptr_t)d, n, 1);
+  touch((uintptr_t)d, n, 1, __builtin_return_address(0));
   count_block(n, false, true);
   return memset(d, v, n);
 }
 extern "C" __attribute__((visibility("hidden"))) int ascendopt_memcmp(const void* a, const void* b, size_t n) {
-  touch((uintptr_t)a, n, 0);
-  touch((uintptr_t)b, n, 0);
+  touch((uintptr_t)a, n, 0, __builtin_return_address(0));
+  touch((uintptr_t)b, n, 0, __builtin_return_address(0));
   count_block(2 * n, true, false);
   return memcmp(a, b, n);
 }

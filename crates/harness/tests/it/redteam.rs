@@ -8,6 +8,7 @@ use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_harness::verdict::{CorrectnessCheck, RuntimeErrorKind, Verdict};
 
 use crate::common;
+mod bounds;
 mod hostile;
 
 use common::{cfg, device, package};

@@ -5,6 +5,7 @@
 
 use super::block::{with_block, Block};
 use super::fault::Fault;
+use super::gm::LineClass;
 use super::queue::dtype_size;
 use super::vec::{self, MaskState};
 use crate::abi::{
@@ -52,6 +53,7 @@ pub static TABLE: AscRuntime = AscRuntime {
     cube: rt_cube,
     core_info: rt_core_info,
     group_mailbox: rt_group_mailbox,
+    scalar_stray: rt_scalar_stray,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -366,7 +368,58 @@ extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
 
 extern "C-unwind" fn rt_scalar_touch(line: *const c_void, _store: u32) -> i32 {
     with_block(&NO_LOC, "kernel code", |b| {
-        Ok(i32::from(b.scalar_touch(line as usize)))
+        Ok(match b.scalar_touch(line as usize) {
+            LineClass::Other => 0,
+            LineClass::Gm { .. } => 1,
+            LineClass::Guard { .. } => 2,
+        })
+    })
+}
+
+/// The prefix of the `file` of a fault's location that stands for a code
+/// address not yet mapped to a source line: `<object>+0x<offset>` follows
+/// (the parent maps it with `addr2line`, `worker::resolve_code_address`).
+pub const CODE_ADDRESS: &str = "code address ";
+
+extern "C-unwind" fn rt_scalar_stray(
+    addr: *const c_void,
+    size: u64,
+    store: u32,
+    pc: *const c_void,
+) {
+    // Where: the library and offset of the instruction after the hook's
+    // call (one byte back, it is the access's own line).
+    let mut place = String::new();
+    // SAFETY: dladdr only reads the loader's tables; `dl` is a local.
+    unsafe {
+        let mut dl: libc::Dl_info = std::mem::zeroed();
+        if !pc.is_null() && libc::dladdr(pc, &mut dl) != 0 && !dl.dli_fname.is_null() {
+            let object = CStr::from_ptr(dl.dli_fname).to_string_lossy();
+            let offset = (pc as usize)
+                .wrapping_sub(dl.dli_fbase as usize)
+                .wrapping_sub(1);
+            place = format!("{CODE_ADDRESS}{object}+0x{offset:x}");
+        }
+    }
+    let file = std::ffi::CString::new(place).unwrap_or_default();
+    let loc = AscLoc {
+        file: if file.as_bytes().is_empty() {
+            std::ptr::null()
+        } else {
+            file.as_ptr()
+        },
+        line: 0,
+    };
+    with_block(&loc, "kernel code", |b| {
+        match b.shared.gm.classify_line(addr as usize & !63) {
+            LineClass::Guard { space } => {
+                Err(b
+                    .shared
+                    .gm
+                    .stray_fault(space, addr as usize, size, store != 0))
+            }
+            _ => Ok(()),
+        }
     })
 }
 

@@ -1103,6 +1103,43 @@ fn signal_name(signal: i32) -> String {
     name.to_string()
 }
 
+/// A fault located by a code address (a plain C++ access of the kernel's
+/// own code, `runtime::table::CODE_ADDRESS`) gets the kernel's `file:line`
+/// from the library's line tables: the innermost frame of the inlining
+/// chain outside any `include` folder (the simulator's headers and the
+/// system's), so `zGm(i) = 1` names the kernel's line, not the header's
+/// `operator()`.
+fn resolve_code_address(failure: LaunchFailure, libraries: &[&Path]) -> LaunchFailure {
+    let LaunchFailure::Fault {
+        block,
+        message,
+        loc: Some(mut loc),
+    } = failure
+    else {
+        return failure;
+    };
+    let code = loc
+        .file
+        .strip_prefix(crate::runtime::table::CODE_ADDRESS)
+        .and_then(|rest| rest.rsplit_once("+0x"))
+        .and_then(|(object, offset)| Some((object, u64::from_str_radix(offset, 16).ok()?)));
+    if let Some((object, offset)) = code {
+        match crash::source_line(object, offset, libraries, "/include/") {
+            Some((file, line, function)) => {
+                loc.file = file;
+                loc.line = line;
+                loc.api = format!("kernel code of {function}");
+            }
+            None => loc.file = format!("{object}+0x{offset:x}"),
+        }
+    }
+    LaunchFailure::Fault {
+        block,
+        message,
+        loc: Some(loc),
+    }
+}
+
 fn classify(
     collected: &Collected,
     stderr_tail: &str,
@@ -1126,7 +1163,9 @@ fn classify(
             Ok(reply) => {
                 return match reply {
                     Reply::Launch(Ok(output)) => WorkerOutcome::Finished(output),
-                    Reply::Launch(Err(failure)) => WorkerOutcome::Failed(failure),
+                    Reply::Launch(Err(failure)) => {
+                        WorkerOutcome::Failed(resolve_code_address(failure, libraries))
+                    }
                     Reply::Refused(message) => WorkerOutcome::WorkerError {
                         message: format!("the worker refused the job: {message}"),
                     },
