@@ -139,6 +139,112 @@ extern "C" __attribute__((visibility("hidden"))) int ascendopt_memcmp(const void
   return memcmp(a, b, n);
 }
 
+// ---- indirect calls of the kernel's own code ------------------------------
+// Code outside the kernel library (the host library, the C library, the
+// simulator) is not instrumented: a kernel that called it through a
+// function pointer would have its work done uncounted. The build's pass
+// (instrument.rs) checks the target (in %r11) of every indirect call the
+// kernel's own code makes: inside the library's code, [__ehdr_start,
+// etext), it goes ahead at once; otherwise it calls ascendopt_check_call,
+// which returns (every register as it was) only for an entry of the
+// runtime table (the AscendC macros expanded in the kernel's own lines,
+// GET_TILING_DATA and the like, call those) and ends the launch with a
+// fault naming the target for anything else.
+extern "C" const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern "C" const char etext[] __attribute__((visibility("hidden")));
+extern "C" {
+__attribute__((visibility("hidden"))) extern const uintptr_t ascendopt_text_lo;
+__attribute__((visibility("hidden"))) extern const uintptr_t ascendopt_text_hi;
+const uintptr_t ascendopt_text_lo = (uintptr_t)__ehdr_start;
+const uintptr_t ascendopt_text_hi = (uintptr_t)etext;
+}
+extern "C" __attribute__((visibility("hidden"), used)) void ascendopt_call_allowed(const void* target, const void* pc) {
+  const AscRuntime* rt = ascendopt::g_rt;
+  if (rt) {
+    // The table: two 32-bit words, then function pointers to its end.
+    const void* const* entry = (const void* const*)((const char*)rt + 8);
+    const void* const* end = (const void* const*)((const char*)rt + sizeof(AscRuntime));
+    for (; entry < end; ++entry)
+      if (*entry == target) return;
+    rt->stray_call(target, pc);
+  }
+  __builtin_trap();
+}
+// Saves the argument registers (general and vector) and %r11, asks
+// (with call-frame information, so the fault's exception unwinds through)
+// ascendopt_call_allowed about the target in %r11 (with the kernel's return
+// address, 200 bytes up once everything is saved), restores them, returns.
+asm(R"(
+  .text
+  .globl ascendopt_check_call
+  .hidden ascendopt_check_call
+  .type ascendopt_check_call, @function
+ascendopt_check_call:
+  .cfi_startproc
+  pushq %rdi
+  .cfi_adjust_cfa_offset 8
+  pushq %rsi
+  .cfi_adjust_cfa_offset 8
+  pushq %rdx
+  .cfi_adjust_cfa_offset 8
+  pushq %rcx
+  .cfi_adjust_cfa_offset 8
+  pushq %r8
+  .cfi_adjust_cfa_offset 8
+  pushq %r9
+  .cfi_adjust_cfa_offset 8
+  pushq %rax
+  .cfi_adjust_cfa_offset 8
+  pushq %r10
+  .cfi_adjust_cfa_offset 8
+  pushq %r11
+  .cfi_adjust_cfa_offset 8
+  subq $128, %rsp
+  .cfi_adjust_cfa_offset 128
+  movdqu %xmm0, 0(%rsp)
+  movdqu %xmm1, 16(%rsp)
+  movdqu %xmm2, 32(%rsp)
+  movdqu %xmm3, 48(%rsp)
+  movdqu %xmm4, 64(%rsp)
+  movdqu %xmm5, 80(%rsp)
+  movdqu %xmm6, 96(%rsp)
+  movdqu %xmm7, 112(%rsp)
+  movq %r11, %rdi
+  movq 200(%rsp), %rsi
+  call ascendopt_call_allowed
+  movdqu 0(%rsp), %xmm0
+  movdqu 16(%rsp), %xmm1
+  movdqu 32(%rsp), %xmm2
+  movdqu 48(%rsp), %xmm3
+  movdqu 64(%rsp), %xmm4
+  movdqu 80(%rsp), %xmm5
+  movdqu 96(%rsp), %xmm6
+  movdqu 112(%rsp), %xmm7
+  addq $128, %rsp
+  .cfi_adjust_cfa_offset -128
+  popq %r11
+  .cfi_adjust_cfa_offset -8
+  popq %r10
+  .cfi_adjust_cfa_offset -8
+  popq %rax
+  .cfi_adjust_cfa_offset -8
+  popq %r9
+  .cfi_adjust_cfa_offset -8
+  popq %r8
+  .cfi_adjust_cfa_offset -8
+  popq %rcx
+  .cfi_adjust_cfa_offset -8
+  popq %rdx
+  .cfi_adjust_cfa_offset -8
+  popq %rsi
+  .cfi_adjust_cfa_offset -8
+  popq %rdi
+  .cfi_adjust_cfa_offset -8
+  ret
+  .cfi_endproc
+  .size ascendopt_check_call, .-ascendopt_check_call
+)");
+
 // The device compiler's block variables (declared in
 // ascendopt/kernel/builtins.h), set per block thread below.
 namespace AscendC {

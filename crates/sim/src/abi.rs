@@ -256,6 +256,7 @@ pub struct AscRuntime {
     // Appended in ABI 6.
     pub scalar_stray:
         extern "C-unwind" fn(addr: *const c_void, size: u64, store: u32, pc: *const c_void),
+    pub stray_call: extern "C-unwind" fn(target: *const c_void, pc: *const c_void),
 }
 
 /// `AscScalarCounters`: the kernel's own code on one block thread.

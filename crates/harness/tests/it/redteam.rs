@@ -9,6 +9,7 @@ use ascendopt_harness::verdict::{CorrectnessCheck, RuntimeErrorKind, Verdict};
 
 use crate::common;
 mod bounds;
+mod cheats;
 mod hostile;
 
 use common::{cfg, device, package};

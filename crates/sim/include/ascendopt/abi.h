@@ -413,6 +413,10 @@ typedef struct AscRuntime {
    * kernel's code), and unwinds the kernel; it returns only when no line
    * of the access is out of bounds after all. */
   void (*scalar_stray)(const void* addr, uint64_t size, uint32_t store, const void* pc);
+  /* The kernel's own code called `target`, outside the kernel library's
+   * code, through a pointer (the build's check before every indirect call;
+   * kernel_entry.cpp): the runtime records the fault at `pc` and unwinds. */
+  void (*stray_call)(const void* target, const void* pc);
 } AscRuntime;
 
 /* Counters of the kernel's own code on the calling block's thread

@@ -54,6 +54,7 @@ pub static TABLE: AscRuntime = AscRuntime {
     core_info: rt_core_info,
     group_mailbox: rt_group_mailbox,
     scalar_stray: rt_scalar_stray,
+    stray_call: rt_stray_call,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -381,26 +382,26 @@ extern "C-unwind" fn rt_scalar_touch(line: *const c_void, _store: u32) -> i32 {
 /// (the parent maps it with `addr2line`, `worker::resolve_code_address`).
 pub const CODE_ADDRESS: &str = "code address ";
 
-extern "C-unwind" fn rt_scalar_stray(
-    addr: *const c_void,
-    size: u64,
-    store: u32,
-    pc: *const c_void,
-) {
-    // Where: the library and offset of the instruction after the hook's
-    // call (one byte back, it is the access's own line).
-    let mut place = String::new();
+/// `object+0xoffset` of a code address (the loader's view), or None.
+fn code_place(pc: *const c_void) -> Option<(String, usize)> {
     // SAFETY: dladdr only reads the loader's tables; `dl` is a local.
     unsafe {
         let mut dl: libc::Dl_info = std::mem::zeroed();
-        if !pc.is_null() && libc::dladdr(pc, &mut dl) != 0 && !dl.dli_fname.is_null() {
-            let object = CStr::from_ptr(dl.dli_fname).to_string_lossy();
-            let offset = (pc as usize)
-                .wrapping_sub(dl.dli_fbase as usize)
-                .wrapping_sub(1);
-            place = format!("{CODE_ADDRESS}{object}+0x{offset:x}");
+        if pc.is_null() || libc::dladdr(pc, &mut dl) == 0 || dl.dli_fname.is_null() {
+            return None;
         }
+        let object = CStr::from_ptr(dl.dli_fname).to_string_lossy().into_owned();
+        Some((object, (pc as usize).wrapping_sub(dl.dli_fbase as usize)))
     }
+}
+
+/// Runs `f` on the current block with the location of the kernel's code
+/// at return address `pc` (the instruction after a call: one byte back is
+/// the call's own line), to be mapped to `file:line` by the parent.
+fn at_code_address<T>(pc: *const c_void, f: impl FnOnce(&mut Block) -> Result<T, Fault>) -> T {
+    let place = code_place(pc)
+        .map(|(object, offset)| format!("{CODE_ADDRESS}{object}+0x{:x}", offset.wrapping_sub(1)))
+        .unwrap_or_default();
     let file = std::ffi::CString::new(place).unwrap_or_default();
     let loc = AscLoc {
         file: if file.as_bytes().is_empty() {
@@ -410,7 +411,29 @@ extern "C-unwind" fn rt_scalar_stray(
         },
         line: 0,
     };
-    with_block(&loc, "kernel code", |b| {
+    with_block(&loc, "kernel code", f)
+}
+
+extern "C-unwind" fn rt_stray_call(target: *const c_void, pc: *const c_void) {
+    let what = match code_place(target) {
+        Some((object, offset)) => format!("{object}+0x{offset:x}"),
+        None => "memory that holds no loaded code".to_string(),
+    };
+    at_code_address(pc, |_| {
+        Err::<(), _>(Fault::StrayCall {
+            target: target as u64,
+            what,
+        })
+    })
+}
+
+extern "C-unwind" fn rt_scalar_stray(
+    addr: *const c_void,
+    size: u64,
+    store: u32,
+    pc: *const c_void,
+) {
+    at_code_address(pc, |b| {
         match b.shared.gm.classify_line(addr as usize & !63) {
             LineClass::Guard { space } => {
                 Err(b
