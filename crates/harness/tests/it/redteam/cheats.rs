@@ -156,8 +156,8 @@ fn copies_with_the_c_librarys_memcpy_through_a_pointer() {
             sub(
                 "            DataCopy(xLocal, xGm[offset], length);\n            DataCopy(yLocal, yGm[offset], length);",
                 "            void* (*volatile cp)(void*, const void*, size_t) = &memcpy;\n            \
-                 cp((void*)xLocal.GetPhyAddr(), (const void*)xGm[offset].GetPhyAddr(), length * sizeof(T));\n            \
-                 cp((void*)yLocal.GetPhyAddr(), (const void*)yGm[offset].GetPhyAddr(), length * sizeof(T));",
+                 cp((void*)&xLocal(0), (const void*)xGm[offset].GetPhyAddr(), length * sizeof(T));\n            \
+                 cp((void*)&yLocal(0), (const void*)yGm[offset].GetPhyAddr(), length * sizeof(T));",
             ),
         ));
         judge(&pkg)
