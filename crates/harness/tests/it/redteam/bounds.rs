@@ -120,3 +120,27 @@ fn reading_the_allocators_padding_stays_allowed() {
     ));
     assert!(matches!(v, Verdict::Correct { .. }), "{v:?}");
 }
+
+#[test]
+fn a_store_no_hook_sees_is_caught_by_the_canary_after_the_padding() {
+    // Inline assembly (which the static check refuses; here the worker
+    // alone) stores one byte just past the padding of `output 0`, in the
+    // rest of its last page: no hook sees it, the canary there does.
+    use ascendopt_device::{Device, RunOutcome};
+    let (_d, pkg) = package(after_the_work(
+        "uint64_t span = ((n * sizeof(T) + 31) / 32 * 32 + 32 + 63) / 64 * 64; \
+         __asm__ volatile(\"movb $1, (%0)\" : : \"r\"((char*)pz + span + 8) : \"memory\");",
+    ));
+    let dev = device(20_000);
+    let artifact = dev.build(&pkg).expect("the hostile kernel compiles");
+    let prepared = ascendopt_harness::eval::prepare_case(&pkg, &pkg.cases()[0], 3).unwrap();
+    let outcome = dev.run(&artifact, &prepared.request);
+    match &outcome {
+        RunOutcome::Fault { message, .. } => assert!(
+            message.contains("wrote 1 byte(s) past `output 0` (16000 bytes), from byte 16072")
+                && message.contains("GM bytes outside any allocation"),
+            "{message}"
+        ),
+        other => panic!("expected the canary to catch the store, got {other:?}"),
+    }
+}

@@ -231,9 +231,16 @@ fn indirect_calls_of_the_kernels_code_get_their_target_checked() {
     let out = instrument(&asm, &options()).unwrap();
     assert_eq!(out.stats.checked_calls, 2);
     let text = &out.text;
-    assert!(text.contains("\tmovq\t%rax, %r11\n\tcmpq\tascendopt_text_lo(%rip), %r11\n"), "{text}");
+    assert!(
+        text.contains("\tmovq\t%rax, %r11\n\tcmpq\tascendopt_text_lo(%rip), %r11\n"),
+        "{text}"
+    );
     assert!(text.contains("\tmovq\t8(%rbx), %r11\n"), "{text}");
-    assert_eq!(text.matches("\tcall\tascendopt_check_call\n").count(), 2, "{text}");
+    assert_eq!(
+        text.matches("\tcall\tascendopt_check_call\n").count(),
+        2,
+        "{text}"
+    );
     assert_eq!(text.matches("\tcall\t*%r11\n").count(), 2, "{text}");
     // The import and the header's call are made as written.
     assert!(text.contains("\tcall\t*memcpy@GOTPCREL(%rip)\n"), "{text}");
