@@ -466,4 +466,44 @@ mod tests {
         // An access inside the tensor has nothing past its end.
         assert_eq!(gm.resolve("src", base, 6006).unwrap().past_end, 0);
     }
+
+    #[test]
+    fn lines_in_the_guard_around_an_allocation_are_out_of_bounds() {
+        let mut gm = GmSpace::default();
+        let idx = gm.alloc("output 0", 6006, &[]);
+        let base = gm.allocs()[idx as usize].base();
+        // The padding is the allocation's: [6006, 6080) ends on a line.
+        assert_eq!(
+            gm.classify_line(base + 6016),
+            LineClass::Gm {
+                space: idx,
+                offset: 6016
+            }
+        );
+        // The line after the span, the last line of the guard, the line
+        // before the start: out of bounds.
+        for line in [
+            base + 6080,
+            base + 6080 + GUARD - 64,
+            base - 64,
+            base - GUARD,
+        ] {
+            assert_eq!(gm.classify_line(line), LineClass::Guard { space: idx });
+        }
+        // Past the guard: other memory.
+        assert_eq!(gm.classify_line(base + 6080 + GUARD), LineClass::Other);
+        let fault = gm.stray_fault(idx, base + 6144, 2, true).to_string();
+        assert!(
+            fault.contains("a plain C++ store")
+                && fault.contains("byte 6144 of `output 0` (6006 bytes), past the 6080 bytes"),
+            "{fault}"
+        );
+        let fault = gm.stray_fault(idx, base - 4, 4, false).to_string();
+        assert!(
+            fault.contains("4 bytes before the start of `output 0`"),
+            "{fault}"
+        );
+        // The allocation's own bytes start zeroed, as before.
+        assert!(gm.allocs()[idx as usize].bytes().iter().all(|&b| b == 0));
+    }
 }
