@@ -47,6 +47,7 @@ mod hoist;
 pub mod knobfind;
 mod knobs;
 mod load_once;
+mod one_pass;
 mod reuse;
 mod row_copy;
 mod scalar;
@@ -164,6 +165,7 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(scalar::VectorizeScalar),
         Box::new(reuse::BufferReuse),
         Box::new(staging::StagingCopy),
+        Box::new(one_pass::OnePass),
     ]
 }
 
@@ -275,11 +277,11 @@ mod tests {
     #[test]
     fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 12);
+        assert_eq!(motifs.len(), 13);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 12);
+        assert_eq!(tags.len(), 13);
         for m in &motifs {
             let info = m.describe();
             assert!(
