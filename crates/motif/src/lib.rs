@@ -165,7 +165,6 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(scalar::VectorizeScalar),
         Box::new(reuse::BufferReuse),
         Box::new(staging::StagingCopy),
-        Box::new(one_pass::OnePass),
     ]
 }
 
@@ -277,11 +276,11 @@ mod tests {
     #[test]
     fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 13);
+        assert_eq!(motifs.len(), 12);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 13);
+        assert_eq!(tags.len(), 12);
         for m in &motifs {
             let info = m.describe();
             assert!(

@@ -36,14 +36,24 @@
 //!   (`tile_size`, Stage II) then makes them one.
 //! - remove: the guard goes (the copy runs again on every iteration) and
 //!   the counter with it.
+//!
+//! The straight-line form, within one block: a GM→UB copy `C` followed
+//! later by the same copy again (apply: the second one goes), or by a
+//! second vector op reading the tile (remove: the data is copied in again
+//! before it, between two `PIPE_ALL` barriers), when nothing between
+//! writes the tile's buffer or hands the tile to anything but a vector op
+//! or a copy, nothing writes the GM source and no name of `C` is
+//! assigned.
+//!
+//! These sites belong to `hoist_invariant` (GM data loaded once, like
+//! [`super::load_once`]): the strong built-in kernels copy in their stage
+//! function and compute in another, through queues, so a motif of its
+//! own would have no removal there for Rewind to learn from.
 
 use super::hoist::buffer_of;
 use super::syntax::{self, Call, Parsed};
-use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
+use super::{site_at, with_file, Engine, Plan, SiteState, Sources};
 use tree_sitter::Node;
-
-/// Skipping the second GM read of data a first pass left in UB.
-pub struct OnePass;
 
 /// The counter's name stem.
 const COUNTER: &str = "ascPasses";
@@ -255,7 +265,7 @@ fn has_jump(body: Node<'_>) -> bool {
 }
 
 /// The plans of one block: every (L1, L2, C2) with the guard.
-fn absent_plans(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<Plan>) {
+fn absent_plans<E: Engine>(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<Plan>) {
     let all_writes = writes(parsed);
     for block in parsed.all() {
         if block.kind() != "compound_statement" {
@@ -278,7 +288,7 @@ fn absent_plans(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<Pl
                 if l2.has_error() || header(parsed, *l1, v1) != header(parsed, *l2, v2) {
                     continue;
                 }
-                plan_pair(
+                plan_pair::<E>(
                     pkg,
                     file,
                     parsed,
@@ -294,7 +304,7 @@ fn absent_plans(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<Pl
 
 type Loop<'t, 'a> = (Node<'t>, Node<'t>, &'a str);
 
-fn plan_pair(
+fn plan_pair<E: Engine>(
     pkg: &Sources,
     file: &str,
     parsed: &Parsed<'_>,
@@ -433,7 +443,7 @@ fn plan_pair(
                 ),
             ),
         ];
-        let site = site_at::<OnePass>(
+        let site = site_at::<E>(
             file,
             text,
             c2_stmt.byte_range(),
@@ -452,7 +462,7 @@ fn plan_pair(
 
 /// The guards this motif put in: `if (ascPassesN != 1) { copy }`, with the
 /// counter's declaration and increment.
-fn present_plans(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<Plan>) {
+fn present_plans<E: Engine>(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<Plan>) {
     let text = parsed.text;
     for ifs in parsed.all() {
         if ifs.kind() != "if_statement" || ifs.has_error() || !syntax::in_block(ifs) {
@@ -500,7 +510,7 @@ fn present_plans(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<P
         if edits.len() != 3 {
             continue;
         }
-        let site = site_at::<OnePass>(
+        let site = site_at::<E>(
             file,
             text,
             ifs.byte_range(),
@@ -515,37 +525,167 @@ fn present_plans(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<P
     }
 }
 
-impl Engine for OnePass {
-    const TAG: &'static str = "one_pass";
-    const FAMILY: &'static str = "memory";
-
-    fn info(&self) -> MotifInfo {
-        MotifInfo {
-            title: "One pass over GM data read twice: skip the second copy of a row the first pass left in UB",
-            bottleneck: "a reduction pass and an elementwise pass (norms, softmax) each copy the same row in from GM: the MTE2 traffic of the input doubles",
-            reuse_when: "two loops with the same header copy the same GM range into a TBuf tile nothing else writes, and the row fits the tile",
-            avoid_when: "the tile comes from a queue (it rotates), something writes the tile or the GM source between the passes, or rows are longer than any tile that fits UB",
-            expected_effect: "the input is read once instead of twice: up to a third less GM traffic on a read-read-write kernel once the row fits the tile",
-            keywords: &["two passes", "reread", "GM read twice", "row fits UB", "norm", "softmax", "reduction then elementwise", "memory"],
-        }
+/// The calls of a statement that may touch `tile` other than by reading
+/// it as a vector or copy source: true when the statement writes the
+/// tile's buffer, passes the tile to anything but a vector op or a copy
+/// (queue calls, helpers), or mentions it outside a call statement.
+fn touches_tile(parsed: &Parsed<'_>, stmt: Node<'_>, tile: &str, buf: &str) -> bool {
+    if !names(parsed, stmt).contains(&tile)
+        && !syntax::descendants(stmt)
+            .iter()
+            .filter_map(|n| Call::of(parsed, *n))
+            .any(|c| {
+                c.args
+                    .first()
+                    .and_then(|a| buffer_of(parsed, *a))
+                    .is_some_and(|b| b == buf)
+            })
+    {
+        return false;
     }
+    let Some(call) = syntax::statement_call(parsed, stmt) else {
+        return true;
+    };
+    let api = syntax::is_vector_op(&call.name) || syntax::COPY_OPS.contains(&call.name.as_str());
+    let writes = call
+        .args
+        .first()
+        .and_then(|a| buffer_of(parsed, *a))
+        .is_some_and(|b| b == buf);
+    !api || writes
+}
 
-    fn plans(&self, pkg: &Sources) -> Vec<Plan> {
-        let mut out = Vec::new();
-        for (file, text) in pkg.kernel_files() {
-            let Some(parsed) = Parsed::new(text) else {
+/// The straight-line form: a GM→UB copy `C` in a block, and later in the
+/// same block either the same copy again (absent: the second one goes)
+/// or a second vector op reading the tile (present: the removal copies
+/// the data in again before it, between two `PIPE_ALL` barriers). Between
+/// the two, nothing writes the tile's buffer or hands the tile to
+/// anything but a vector op or copy, nothing writes the GM source, and no
+/// name of `C` is assigned.
+fn straight_plans<E: Engine>(pkg: &Sources, file: &str, parsed: &Parsed<'_>, out: &mut Vec<Plan>) {
+    let text = parsed.text;
+    for block in parsed.all() {
+        if block.kind() != "compound_statement" {
+            continue;
+        }
+        let stmts = syntax::block_statements(block);
+        for (i, c) in stmts.iter().enumerate() {
+            let Some(call) = syntax::statement_call(parsed, *c) else {
                 continue;
             };
-            present_plans(pkg, file, &parsed, &mut out);
-            absent_plans(pkg, file, &parsed, &mut out);
+            if !syntax::COPY_OPS.contains(&call.name.as_str()) || call.args.len() < 2 {
+                continue;
+            }
+            let Some(gm) =
+                syntax::tensor_root(parsed, call.args[1]).filter(|g| is_global(parsed, g))
+            else {
+                continue;
+            };
+            let (Some(tile), Some(buf)) = (
+                syntax::tensor_root(parsed, call.args[0]),
+                buffer_of(parsed, call.args[0]),
+            ) else {
+                continue;
+            };
+            let key = renamed(parsed, *c, "", "");
+            let used = names(parsed, *c);
+            let mut consumers = 0;
+            for (j, s) in stmts.iter().enumerate().skip(i + 1) {
+                let between = &stmts[i + 1..j];
+                let clean = || {
+                    !between.iter().any(|b| touches_tile(parsed, *b, tile, &buf))
+                        && !between.iter().any(|b| {
+                            syntax::descendants(*b)
+                                .iter()
+                                .filter_map(|n| Call::of(parsed, *n))
+                                .any(|w| {
+                                    w.args.first().and_then(|a| syntax::tensor_root(parsed, *a))
+                                        == Some(gm)
+                                        || w.name == "SetValue"
+                                            && w.object.map(|o| parsed.src(o)) == Some(gm)
+                                })
+                        })
+                        && !assigned_in(parsed, between)
+                            .iter()
+                            .any(|a| used.contains(a))
+                };
+                if renamed(parsed, *s, "", "") == key {
+                    if clean() {
+                        let site = site_at::<E>(
+                            file,
+                            text,
+                            s.byte_range(),
+                            SiteState::Absent,
+                            format!(
+                                "{gm} is copied into {tile} again at line {} after line {} copied the same range: the tile still holds it",
+                                syntax::line_of(text, s.start_byte()),
+                                syntax::line_of(text, c.start_byte()),
+                            ),
+                        );
+                        let output = syntax::apply_edits(
+                            text,
+                            &[(syntax::line_range(text, s.byte_range()), String::new())],
+                        )
+                        .filter(|_| syntax::alone_on_lines(text, s.byte_range()))
+                        .map(|t| with_file(pkg, file, t));
+                        out.push(Plan { site, output });
+                    }
+                    break;
+                }
+                let reads = syntax::statement_call(parsed, *s).is_some_and(|r| {
+                    syntax::is_vector_op(&r.name)
+                        && r.args[1..]
+                            .iter()
+                            .any(|a| syntax::tensor_root(parsed, *a) == Some(tile))
+                });
+                if !reads {
+                    continue;
+                }
+                consumers += 1;
+                if consumers < 2 {
+                    continue;
+                }
+                if clean() && syntax::alone_on_lines(text, s.byte_range()) {
+                    let indent = syntax::indent_at(text, s.start_byte());
+                    let line = syntax::line_range(text, s.byte_range()).start;
+                    let again = format!(
+                        "{indent}PipeBarrier<PIPE_ALL>();\n{indent}{}\n{indent}PipeBarrier<PIPE_ALL>();\n",
+                        parsed.src(*c)
+                    );
+                    let site = site_at::<E>(
+                        file,
+                        text,
+                        c.byte_range(),
+                        SiteState::Present,
+                        format!(
+                            "{gm} copied into {tile} once (line {}) serves the reads at line {} too",
+                            syntax::line_of(text, c.start_byte()),
+                            syntax::line_of(text, s.start_byte()),
+                        ),
+                    );
+                    let output = syntax::apply_edits(text, &[(line..line, again)])
+                        .map(|t| with_file(pkg, file, t));
+                    out.push(Plan { site, output });
+                }
+                break;
+            }
         }
-        out
     }
+}
+
+/// Every site of the module in one kernel file, as sites of motif `E`.
+pub(crate) fn plans<E: Engine>(pkg: &Sources, file: &str, parsed: &Parsed<'_>) -> Vec<Plan> {
+    let mut out = Vec::new();
+    present_plans::<E>(pkg, file, parsed, &mut out);
+    absent_plans::<E>(pkg, file, parsed, &mut out);
+    straight_plans::<E>(pkg, file, parsed, &mut out);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hoist::HoistInvariant;
     use crate::Motif;
     use expect_test::expect;
 
@@ -568,12 +708,22 @@ mod tests {
         )
     }
 
-    fn absent(pkg: &Sources) -> Vec<crate::Site> {
-        OnePass
+    /// This module's sites (hoist_invariant has others).
+    fn ours(pkg: &Sources, state: SiteState) -> Vec<crate::Site> {
+        HoistInvariant
             .detect(pkg)
             .into_iter()
-            .filter(|s| s.state == SiteState::Absent)
+            .filter(|s| s.state == state)
+            .filter(|s| {
+                s.note.contains("again at line")
+                    || s.note.contains("first pass")
+                    || s.note.contains("serves the reads")
+            })
             .collect()
+    }
+
+    fn absent(pkg: &Sources) -> Vec<crate::Site> {
+        ours(pkg, SiteState::Absent)
     }
 
     #[test]
@@ -584,7 +734,7 @@ mod tests {
         assert_eq!(sites[0].line, 21);
         assert!(sites[0].note.contains("line 11"), "{}", sites[0].note);
         assert!(sites[0].note.contains("line 13"), "{}", sites[0].note);
-        let strong = OnePass.apply(&weak, &sites[0]).unwrap();
+        let strong = HoistInvariant.apply(&weak, &sites[0]).unwrap();
         expect![[r#"
             --- a/op_kernel/k.cpp
             +++ b/op_kernel/k.cpp
@@ -613,14 +763,10 @@ mod tests {
         .assert_eq(&crate::snapshot_diff(&weak, &strong));
         // Both directions: the guard is a present site whose removal gives
         // the input back.
-        let present: Vec<_> = OnePass
-            .detect(&strong)
-            .into_iter()
-            .filter(|s| s.state == SiteState::Present)
-            .collect();
+        let present = ours(&strong, SiteState::Present);
         assert_eq!(present.len(), 1, "{present:?}");
         assert!(absent(&strong).is_empty());
-        let back = OnePass.remove(&strong, &present[0]).unwrap();
+        let back = HoistInvariant.remove(&strong, &present[0]).unwrap();
         assert_eq!(back, weak);
     }
 
