@@ -821,4 +821,42 @@ mod tests {
         );
         assert!(absent(&stored).is_empty());
     }
+
+    fn straight(middle: &str) -> Sources {
+        let text = format!(
+            "class K {{\npublic:\n    void Compute(uint32_t off, uint32_t n)\n    {{\n        LocalTensor<float> xt = xBuf.Get<float>();\n        LocalTensor<float> yt = yBuf.Get<float>();\n        DataCopy(xt, xGm[off], n);\n        PipeBarrier<PIPE_ALL>();\n        Exp(yt, xt, n);\n{middle}        Add(yt, yt, xt, n);\n        PipeBarrier<PIPE_ALL>();\n        DataCopy(yGm[off], yt, n);\n    }}\nprivate:\n    TBuf<TPosition::VECCALC> xBuf, yBuf;\n    GlobalTensor<float> xGm, yGm;\n}};\n"
+        );
+        Sources::from_files([("op_kernel/k.cpp", text)])
+    }
+
+    #[test]
+    fn a_tile_read_twice_in_one_block_is_copied_in_again_and_back() {
+        let strong = straight("        PipeBarrier<PIPE_V>();\n");
+        let present = ours(&strong, SiteState::Present);
+        assert_eq!(present.len(), 1, "{present:?}");
+        let weak = HoistInvariant.remove(&strong, &present[0]).unwrap();
+        let k = weak.get("op_kernel/k.cpp").unwrap();
+        assert!(
+            k.contains("        PipeBarrier<PIPE_ALL>();\n        DataCopy(xt, xGm[off], n);\n        PipeBarrier<PIPE_ALL>();\n        Add(yt, yt, xt, n);"),
+            "{k}"
+        );
+        let again = absent(&weak);
+        assert_eq!(again.len(), 1, "{again:?}");
+        let back = HoistInvariant.apply(&weak, &again[0]).unwrap();
+        let k = back.get("op_kernel/k.cpp").unwrap();
+        assert_eq!(k.matches("DataCopy(xt, xGm[off], n);").count(), 1, "{k}");
+        // Something that may write the tile in between keeps both reads.
+        let queued = straight("        inQueue.EnQue(xt);\n");
+        assert!(ours(&queued, SiteState::Present).is_empty());
+        // A reader that writes the tile in place is the last one the
+        // removal may copy in again for.
+        let written = straight("        Muls(xt, xt, 2.0f, n);\n");
+        let sites = ours(&written, SiteState::Present);
+        assert_eq!(sites.len(), 1, "{sites:?}");
+        assert!(
+            sites[0].note.ends_with("at line 10 too"),
+            "{}",
+            sites[0].note
+        );
+    }
 }
