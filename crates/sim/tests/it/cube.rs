@@ -1230,3 +1230,73 @@ fn the_matmul_api_computes_on_the_cube_for_the_vector_cores() {
     assert_eq!(T::F32.decode(&out.outputs[0]), want);
     assert!(check(&out.trace).is_empty());
 }
+
+/// The Matmul API keeps the blocks it loaded in L1 as the tiling's depth
+/// and step say (guide 6.2.4.2.2 TCubeTiling: A1 holds depthA1 baseM x
+/// baseK blocks, depthA1 = stepM * stepKa * db) and does not move them from
+/// GM again: on a 64 x 48 x 32 product in 2 x 2 tiles of 32 x 32 with the
+/// whole K in one load (baseK 16, stepKa = stepKb = 2), the GM -> L1 bytes
+/// are A and B once each when A1/B1 hold two loads, and grow only by the
+/// reloads the iterate order forces when they hold one. Every run gives the
+/// exact product.
+#[test]
+fn the_matmul_api_reads_a_block_in_l1_from_gm_once() {
+    let (m, n, k) = (64usize, 48usize, 32usize);
+    let a = values(m * k, 5);
+    let b = values(k * n, 6);
+    let bias: Vec<f32> = (0..n).map(|j| (j % 3) as f32).collect();
+    let mut want = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = bias[j] + (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f32>();
+        }
+    }
+    let gm_to_l1_with = |depth: i32, step: i32, order: i32| -> u64 {
+        let mut tiling = cube_tiling((64, 48, 32), (64, 48), (32, 32, 16), true);
+        let mut set = |field: usize, v: i32| tiling[field * 4..field * 4 + 4].copy_from_slice(&v.to_le_bytes());
+        set(11, depth); // depthA1
+        set(12, depth); // depthB1
+        set(13, step); // stepM
+        set(14, step); // stepN
+        set(19, order); // iterateOrder
+        let out = mix_launch_with(
+            "mm_api_cube_only",
+            vec![T::F16.tensor(&a), T::F16.tensor(&b), T::F32.tensor(&bias)],
+            vec![T::F32.tensor(&vec![f32::NAN; m * n])],
+            1,
+            (16 << 20) + 64,
+            7,
+            tiling,
+        )
+        .unwrap_or_else(|e| panic!("depth {depth} order {order}: {e}"));
+        assert_eq!(T::F32.decode(&out.outputs[0]), want, "depth {depth} order {order}");
+        assert!(check(&out.trace).is_empty(), "depth {depth} order {order}");
+        out.trace
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instrs)
+            .filter_map(|i| match i.kind {
+                InstrKind::Dma {
+                    dir: DmaDir::GmToL1,
+                    bytes,
+                    ..
+                } => Some(bytes),
+                _ => None,
+            })
+            .sum()
+    };
+    let gm_to_l1 = |depth: i32, order: i32| gm_to_l1_with(depth, 1, order);
+    // A group (32 rows x 32 of K, half): 2 KB; B groups 32 x 32 and 32 x
+    // 16: 2 KB and 1 KB; the bias row of each tile (GM -> C1): 128 or 64 B.
+    let (a_grp, b_full, bias_rows) = (2048u64, 2048 + 1024u64, 2 * 128 + 2 * 64u64);
+    // Two loads per buffer (db = 2): A and B each once.
+    assert_eq!(gm_to_l1(4, 0), 2 * a_grp + b_full + bias_rows);
+    // One load per buffer, M first: B stays over the M tiles of its
+    // column, A goes m0 m1 m0 m1.
+    assert_eq!(gm_to_l1(2, 0), 4 * a_grp + b_full + bias_rows);
+    // One load per buffer, N first: A stays over the N tiles of its row.
+    assert_eq!(gm_to_l1(2, 1), 2 * a_grp + 2 * b_full + bias_rows);
+    // stepM = stepN = 2 (depth 2 x 2 x 1): one load of each holds both
+    // tiles' blocks, the second tile reads its half of it.
+    assert_eq!(gm_to_l1_with(4, 2, 0), 2 * a_grp + b_full + bias_rows);
+}

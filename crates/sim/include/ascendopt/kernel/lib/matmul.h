@@ -23,12 +23,19 @@
 // - In a cube-only launch (AIC_ONLY, or no AIVs in the AI core) the AIC
 //   computes in place.
 // - Work per output tile (baseM x baseN of singleCoreM x singleCoreN,
-//   tails clipped): for each baseK block of K, A and B from GM to L1 with
-//   DataCopy(Nd2NzParams), L1 -> L0A/L0B with LoadData (double-buffered
-//   queues), Mmad accumulating in L0C, the bias row through C1 -> C2 on
-//   the first block; then one Fixpipe to GM (ND, F322F16/F322BF16 for a
-//   half/bfloat16 C; SetAtomicAdd with enAtomic). Tiles go in
-//   iterateOrder (0: M first).
+//   tails clipped): for each baseK block of K, A and B in L1 (see below),
+//   L1 -> L0A/L0B with LoadData (double-buffered queues), Mmad
+//   accumulating in L0C, the bias row through C1 -> C2 on the first block;
+//   then one Fixpipe to GM (ND, F322F16/F322BF16 for a half/bfloat16 C;
+//   SetAtomicAdd with enAtomic). Tiles go in iterateOrder (0: M first).
+// - L1 as the tiling says (guide 6.2.4.2.2 TCubeTiling结构体; 3.10.4.2 and
+//   3.10.4.4 on the MTE2 moves): one GM -> L1 load is one
+//   DataCopy(Nd2NzParams) of stepM x stepKa base blocks of A (stepN x
+//   stepKb of B); A1 keeps depthA1 / (stepM x stepKa) loads (B1 likewise,
+//   at most two), and a tile whose blocks are still in L1 takes them from
+//   there (L1Cache below). So with K in one load B is read from GM once
+//   per column of tiles in M-first order, A once per row in N-first order;
+//   with K in more loads than L1 keeps, every tile reads its blocks again.
 // - C in UB (MatmulType<VECIN/VECCALC/VECOUT>): the AIC writes the tile to
 //   the AIV's slice of the system workspace (baseM x baseN, row stride
 //   baseN) and the AIV copies it into the tensor (MTE2), then its vector
@@ -357,7 +364,14 @@ struct MmState {
   int32_t singleM = 0, singleN = 0, singleK = 0;
   int32_t baseM = 0, baseN = 0, baseK = 0;
   int32_t order = 0;
-  int32_t stepK = 1;  // baseK blocks per GM -> L1 load (TCubeTiling stepKa)
+  // L1 residency (TCubeTiling): one GM -> L1 load of A moves stepM x stepKa
+  // base blocks, of B stepN x stepKb; A1 holds depthA1 base blocks, B1
+  // depthB1 (guide 6.2.4.2.2 TCubeTiling结构体; HF section D).
+  int32_t stepK = 1;  // stepKa
+  int32_t stepKb = 1;
+  int32_t stepM = 1, stepN = 1;
+  int32_t depthA1 = 0, depthB1 = 0;  // 0: not given (two loads' worth)
+  uint32_t gen = 0;  // bumped by every setter: A1/B1 contents go stale
   int32_t next = 0;  // tiles handed out by Iterate
   int32_t current = -1;
   uint64_t workspace = 0;  // this AIV's slice of the system workspace
@@ -381,12 +395,103 @@ struct L0cOf<int8_t> {
   using type = int32_t;
 };
 
+// What one A1 or B1 buffer holds: the base blocks of one load (`group`
+// of stepM M blocks or stepN N blocks, `chunk` of stepKa/stepKb K
+// blocks), of the object state `owner` at generation `gen`.
+template <class T>
+struct L1Slot {
+  uint64_t owner = 0;
+  uint32_t gen = 0;
+  int32_t group = -1;
+  int32_t chunk = -1;
+  uint32_t used = 0;  // last use, for least-recently-used replacement
+  AscendC::LocalTensor<T> t;
+  bool valid() const { return group >= 0; }
+};
+
+// A1 or B1 as the Matmul API keeps it (guide 6.2.4.2.2 TCubeTiling结构体:
+// "depthA1为A1中全载baseM*baseK的份数", depthA1 = stepM * stepKa * db; HF
+// section D): `slots` = depth / (step x stepK) loads stay in L1 (db = 2:
+// two), and a tile whose blocks are still there reads them from L1 instead
+// of GM. A load into a full A1/B1 replaces the least recently used one.
+// Reuse follows from the iterate order: with K in one load (singleCoreK <=
+// stepKa * baseK) and iterateOrder 0 (M first) B stays while the M tiles of
+// its column go by; with iterateOrder 1, A across the N tiles. With K in
+// more loads than fit, every tile loads its blocks again, which is the
+// guide's count of the data the API moves (3.10.4.2: A moved N / baseN
+// times, B M / baseM times when K is not fully loaded).
+template <class T, TPosition POS>
+struct L1Cache {
+  AscendC::TQue<POS, 2> q;
+  L1Slot<T> slot[2];
+  int32_t slots = 2;
+  uint32_t clock = 0;
+
+  // The slot that holds (group, chunk) of this state, or -1.
+  int32_t find(const MmState& s, int32_t group, int32_t chunk) {
+    for (int32_t i = 0; i < slots; ++i) {
+      L1Slot<T>& e = slot[i];
+      if (e.valid() && e.owner == (uint64_t)(uintptr_t)&s && e.gen == s.gen && e.group == group &&
+          e.chunk == chunk) {
+        e.used = ++clock;
+        return i;
+      }
+    }
+    return -1;
+  }
+  // A slot for a new load: a free one, else the least recently used (its
+  // tensor freed, so the load waits for MTE1's reads of it).
+  int32_t take(const MmState& s, int32_t group, int32_t chunk, const ::ascendopt::Loc& loc) {
+    int32_t v = 0;
+    for (int32_t i = 0; i < slots; ++i) {
+      if (!slot[i].valid()) {
+        v = i;
+        break;
+      }
+      if (slot[i].used < slot[v].used) v = i;
+    }
+    L1Slot<T>& e = slot[v];
+    if (e.valid()) q.FreeTensor(e.t, loc);
+    e.t = q.template AllocTensor<T>(loc);
+    e.owner = (uint64_t)(uintptr_t)&s;
+    e.gen = s.gen;
+    e.group = group;
+    e.chunk = chunk;
+    e.used = ++clock;
+    return v;
+  }
+  // Every buffer back to the queue (the end of an IterateAll, another
+  // object state, or new tensors).
+  void release(const ::ascendopt::Loc& loc) {
+    for (int32_t i = 0; i < slots; ++i) {
+      if (slot[i].valid()) q.FreeTensor(slot[i].t, loc);
+      slot[i].group = -1;
+    }
+  }
+  void drop_stale(const MmState& s, const ::ascendopt::Loc& loc) {
+    for (int32_t i = 0; i < slots; ++i) {
+      L1Slot<T>& e = slot[i];
+      if (e.valid() && (e.owner != (uint64_t)(uintptr_t)&s || e.gen != s.gen)) {
+        q.FreeTensor(e.t, loc);
+        e.group = -1;
+      }
+    }
+  }
+};
+
+inline int32_t l1_slots(int32_t depth, int32_t step, int32_t stepK) {
+  if (depth <= 0) return 2;
+  const int32_t per = step * stepK;
+  const int32_t n = per > 0 ? depth / per : 1;
+  return n < 1 ? 1 : n > 2 ? 2 : n;
+}
+
 // The AIC's queues of one registered object.
 template <class AT, class BT, class BiasT>
 struct CubeQueues {
   using L0C = typename L0cOf<AT>::type;
-  AscendC::TQue<TPosition::A1, 2> a1;
-  AscendC::TQue<TPosition::B1, 2> b1;
+  L1Cache<AT, TPosition::A1> a1;
+  L1Cache<BT, TPosition::B1> b1;
   AscendC::TQue<TPosition::A2, 2> a2;
   AscendC::TQue<TPosition::B2, 2> b2;
   AscendC::TQue<TPosition::CO1, 1> c;
@@ -397,11 +502,15 @@ struct CubeQueues {
   void init(AscendC::TPipe* pipe, const MmState& s, const ::ascendopt::Loc& loc) {
     if (ready) return;
     constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
-    int32_t bm = up(s.baseM, 16), bn = up(s.baseN, 16), bk = up(s.baseK, 16 > C0 ? 16 : C0);
-    // L1 holds stepK K blocks of A and of B per buffer (one load each).
-    int32_t bkL1 = up(s.baseK * s.stepK, 16 > C0 ? 16 : C0);
-    pipe->InitBuffer(a1, 2, (uint32_t)(bm * bkL1 * sizeof(AT)), loc);
-    pipe->InitBuffer(b1, 2, (uint32_t)(bn * bkL1 * sizeof(BT)), loc);
+    constexpr int32_t KA = 16 > C0 ? 16 : C0;
+    int32_t bm = up(s.baseM, 16), bn = up(s.baseN, 16), bk = up(s.baseK, KA);
+    // One A1 buffer: stepM M blocks by stepKa K blocks; B1 likewise.
+    int32_t amL1 = up(s.baseM * s.stepM, 16), bnL1 = up(s.baseN * s.stepN, 16);
+    int32_t akL1 = up(s.baseK * s.stepK, KA), bkL1 = up(s.baseK * s.stepKb, KA);
+    a1.slots = l1_slots(s.depthA1, s.stepM, s.stepK);
+    b1.slots = l1_slots(s.depthB1, s.stepN, s.stepKb);
+    pipe->InitBuffer(a1.q, (uint8_t)a1.slots, (uint32_t)(amL1 * akL1 * sizeof(AT)), loc);
+    pipe->InitBuffer(b1.q, (uint8_t)b1.slots, (uint32_t)(bnL1 * bkL1 * sizeof(BT)), loc);
     pipe->InitBuffer(a2, 2, (uint32_t)(bm * bk * sizeof(AT)), loc);
     pipe->InitBuffer(b2, 2, (uint32_t)(bn * bk * sizeof(BT)), loc);
     pipe->InitBuffer(c, 1, (uint32_t)(bm * bn * sizeof(L0C)), loc);
@@ -412,6 +521,60 @@ struct CubeQueues {
     ready = true;
   }
 };
+
+// A's K chunk `ch` of M group `g` (stepM blocks) in A1, loaded from GM
+// with one DataCopy(Nd2NzParams) unless it is still there. Returns the
+// tensor.
+template <class AT, class BT, class BiasT>
+inline AscendC::LocalTensor<AT> a_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t g, int32_t ch,
+                                        int32_t kc0, int32_t ktc, const ::ascendopt::Loc& loc) {
+  using namespace AscendC;
+  constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
+  int32_t i = q.a1.find(s, g, ch);
+  if (i >= 0) return q.a1.slot[i].t;
+  i = q.a1.take(s, g, ch, loc);
+  const int32_t r0 = g * s.stepM * s.baseM;
+  const int32_t rows = s.singleM - r0 < s.stepM * s.baseM ? s.singleM - r0 : s.stepM * s.baseM;
+  GlobalTensor<AT> aGm;
+  aGm.SetGlobalBuffer((__gm__ AT*)s.a);
+  LocalTensor<AT>& a1 = q.a1.slot[i].t;
+  if (!s.transA) {
+    DataCopy(a1, aGm[(uint64_t)r0 * s.orgKa + kc0],
+             Nd2NzParams(1, (uint16_t)rows, (uint16_t)ktc, 0, (uint16_t)s.orgKa, (uint16_t)up(rows, 16), 1, 0), loc);
+  } else {
+    DataCopy(a1, aGm[(uint64_t)kc0 * s.orgM + r0],
+             Nd2NzParams(1, (uint16_t)ktc, (uint16_t)rows, 0, (uint16_t)s.orgM, (uint16_t)up(ktc, C0), 1, 0), loc);
+  }
+  q.a1.q.EnQue(a1, loc);
+  a1 = q.a1.q.template DeQue<AT>(loc);
+  return a1;
+}
+
+// B's K chunk `ch` of N group `h` (stepN blocks) in B1, as a_in_l1.
+template <class AT, class BT, class BiasT>
+inline AscendC::LocalTensor<BT> b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h, int32_t ch,
+                                        int32_t kc0, int32_t ktc, const ::ascendopt::Loc& loc) {
+  using namespace AscendC;
+  constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
+  int32_t i = q.b1.find(s, h, ch);
+  if (i >= 0) return q.b1.slot[i].t;
+  i = q.b1.take(s, h, ch, loc);
+  const int32_t c0 = h * s.stepN * s.baseN;
+  const int32_t cols = s.singleN - c0 < s.stepN * s.baseN ? s.singleN - c0 : s.stepN * s.baseN;
+  GlobalTensor<BT> bGm;
+  bGm.SetGlobalBuffer((__gm__ BT*)s.b);
+  LocalTensor<BT>& b1 = q.b1.slot[i].t;
+  if (!s.transB) {
+    DataCopy(b1, bGm[(uint64_t)kc0 * s.orgN + c0],
+             Nd2NzParams(1, (uint16_t)ktc, (uint16_t)cols, 0, (uint16_t)s.orgN, (uint16_t)up(ktc, C0), 1, 0), loc);
+  } else {
+    DataCopy(b1, bGm[(uint64_t)c0 * s.orgKb + kc0],
+             Nd2NzParams(1, (uint16_t)cols, (uint16_t)ktc, 0, (uint16_t)s.orgKb, (uint16_t)up(cols, 16), 1, 0), loc);
+  }
+  q.b1.q.EnQue(b1, loc);
+  b1 = q.b1.q.template DeQue<BT>(loc);
+  return b1;
+}
 
 // One output tile (mi, ni) of the core's singleM x singleN: the K loop in
 // L0C, then a Fixpipe to `dst` (row stride ldc elements).
@@ -427,10 +590,14 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
   const int32_t nt = s.singleN - n0 < s.baseN ? s.singleN - n0 : s.baseN;
   if (mt <= 0 || nt <= 0) return;
   const int32_t mA = up(mt, 16), nA = up(nt, 16), mB = mA / 16, nB = nA / 16;
-  GlobalTensor<AT> aGm;
-  GlobalTensor<BT> bGm;
-  aGm.SetGlobalBuffer((__gm__ AT*)s.a);
-  bGm.SetGlobalBuffer((__gm__ BT*)s.b);
+  // The L1 groups of this tile and where it sits in them (in fractals).
+  const int32_t g = mi / s.stepM, h = ni / s.stepN;
+  const int32_t gRows = s.singleM - g * s.stepM * s.baseM < s.stepM * s.baseM ? s.singleM - g * s.stepM * s.baseM
+                                                                              : s.stepM * s.baseM;
+  const int32_t hCols = s.singleN - h * s.stepN * s.baseN < s.stepN * s.baseN ? s.singleN - h * s.stepN * s.baseN
+                                                                              : s.stepN * s.baseN;
+  const int32_t gB = up(gRows, 16) / 16, hB = up(hCols, 16) / 16;
+  const int32_t iOff = (m0 - g * s.stepM * s.baseM) / 16, jOff = (n0 - h * s.stepN * s.baseN) / 16;
   if (s.hasBias) {
     GlobalTensor<BiasT> biasGm;
     biasGm.SetGlobalBuffer((__gm__ BiasT*)s.bias);
@@ -445,82 +612,65 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
     q.bias1.FreeTensor(b1, loc);
   }
   LocalTensor<L0C> c1 = q.c.template AllocTensor<L0C>(loc);
-  // K in chunks of stepK base blocks: one GM -> L1 load of A and of B per
-  // chunk (longer bursts), then per base block L1 -> L0 and one Mmad.
-  const int32_t kL1 = s.baseK * (s.stepK > 0 ? s.stepK : 1);
-  const int32_t chunks = cdiv(s.singleK, kL1);
-  for (int32_t ch = 0; ch < chunks; ++ch) {
-    const int32_t kc0 = ch * kL1;
-    const int32_t ktc = s.singleK - kc0 < kL1 ? s.singleK - kc0 : kL1;
-    const int32_t kAc = up(ktc, C0), kBc = kAc / C0;
-    // A: GM -> L1 (NZ).
-    LocalTensor<AT> a1 = q.a1.template AllocTensor<AT>(loc);
-    if (!s.transA) {
-      DataCopy(a1, aGm[(uint64_t)m0 * s.orgKa + kc0],
-               Nd2NzParams(1, (uint16_t)mt, (uint16_t)ktc, 0, (uint16_t)s.orgKa, (uint16_t)mA, 1, 0), loc);
-    } else {
-      DataCopy(a1, aGm[(uint64_t)kc0 * s.orgM + m0],
-               Nd2NzParams(1, (uint16_t)ktc, (uint16_t)mt, 0, (uint16_t)s.orgM, (uint16_t)kAc, 1, 0), loc);
+  // K in chunks: A loads stepKa base blocks, B stepKb. The emulation walks
+  // K in steps of the smaller and loads a chunk of each when the walk
+  // enters it (a chunk still in L1 is not loaded again).
+  const int32_t kLa = s.baseK * s.stepK, kLb = s.baseK * s.stepKb;
+  for (int32_t k0 = 0; k0 < s.singleK; k0 += s.baseK) {
+    const int32_t kt = s.singleK - k0 < s.baseK ? s.singleK - k0 : s.baseK;
+    const int32_t kA = up(kt, C0), kB = kA / C0;
+    const int32_t cha = k0 / kLa, chb = k0 / kLb;
+    const int32_t kca = cha * kLa, kcb = chb * kLb;
+    const int32_t kta = s.singleK - kca < kLa ? s.singleK - kca : kLa;
+    const int32_t ktb = s.singleK - kcb < kLb ? s.singleK - kcb : kLb;
+    const int32_t kBa = up(kta, C0) / C0, kBb = up(ktb, C0) / C0;
+    const int32_t kba = (k0 - kca) / C0, kbb = (k0 - kcb) / C0;  // first K fractal of this block in the chunk
+    LocalTensor<AT> a1 = a_in_l1(q, s, g, cha, kca, kta, loc);
+    LocalTensor<BT> b1 = b_in_l1(q, s, h, chb, kcb, ktb, loc);
+    // L1 -> L0A (ZZ): fractal row i takes fractals (i, kba ..).
+    LocalTensor<AT> a2 = q.a2.template AllocTensor<AT>(loc);
+    for (int32_t i = 0; i < mB; ++i) {
+      if (!s.transA) {
+        LoadData(a2[i * kB * FRAC], a1,
+                 LoadData2DParams((uint16_t)(kba * gB + iOff + i), (uint8_t)kB, (uint16_t)gB, 0, 0, false, 0), loc);
+      } else {
+        LoadData(a2[i * kB * FRAC], a1,
+                 LoadData2DParams((uint16_t)((iOff + i) * kBa + kba), (uint8_t)kB, 1, 0, 0, true, 0), loc);
+      }
     }
-    q.a1.EnQue(a1, loc);
-    // B: GM -> L1 (NZ).
-    LocalTensor<BT> b1 = q.b1.template AllocTensor<BT>(loc);
+    q.a2.EnQue(a2, loc);
+    // L1 -> L0B (ZN): K fractal row kb takes fractals (kb, 0 .. nB).
+    LocalTensor<BT> b2 = q.b2.template AllocTensor<BT>(loc);
     if (!s.transB) {
-      DataCopy(b1, bGm[(uint64_t)kc0 * s.orgN + n0],
-               Nd2NzParams(1, (uint16_t)ktc, (uint16_t)nt, 0, (uint16_t)s.orgN, (uint16_t)kAc, 1, 0), loc);
+      for (int32_t kb = 0; kb < kB; ++kb) {
+        LoadData(b2[kb * nB * FRAC], b1,
+                 LoadData2DParams((uint16_t)(jOff * kBb + kbb + kb), (uint8_t)nB, (uint16_t)kBb, 0, 0, true, 0), loc);
+      }
+    } else if (hB == nB) {
+      LoadData(b2, b1, LoadData2DParams((uint16_t)(kbb * nB), (uint8_t)(kB * nB), 1, 0, 0, false, 0), loc);
     } else {
-      DataCopy(b1, bGm[(uint64_t)n0 * s.orgKb + kc0],
-               Nd2NzParams(1, (uint16_t)nt, (uint16_t)ktc, 0, (uint16_t)s.orgKb, (uint16_t)nA, 1, 0), loc);
+      for (int32_t kb = 0; kb < kB; ++kb) {
+        LoadData(b2[kb * nB * FRAC], b1,
+                 LoadData2DParams((uint16_t)((kbb + kb) * hB + jOff), (uint8_t)nB, 1, 0, 0, false, 0), loc);
+      }
     }
-    q.b1.EnQue(b1, loc);
-    a1 = q.a1.template DeQue<AT>(loc);
-    b1 = q.b1.template DeQue<BT>(loc);
-    for (int32_t k0 = kc0; k0 < kc0 + ktc; k0 += s.baseK) {
-      const int32_t kt = kc0 + ktc - k0 < s.baseK ? kc0 + ktc - k0 : s.baseK;
-      const int32_t kA = up(kt, C0), kB = kA / C0;
-      const int32_t kb0 = (k0 - kc0) / C0;  // first K fractal of this block in the chunk
-      // L1 -> L0A (ZZ): fractal row i takes fractals (i, kb0 ..).
-      LocalTensor<AT> a2 = q.a2.template AllocTensor<AT>(loc);
-      for (int32_t i = 0; i < mB; ++i) {
-        if (!s.transA) {
-          LoadData(a2[i * kB * FRAC], a1,
-                   LoadData2DParams((uint16_t)(kb0 * mB + i), (uint8_t)kB, (uint16_t)mB, 0, 0, false, 0), loc);
-        } else {
-          LoadData(a2[i * kB * FRAC], a1, LoadData2DParams((uint16_t)(i * kBc + kb0), (uint8_t)kB, 1, 0, 0, true, 0),
-                   loc);
-        }
-      }
-      q.a2.EnQue(a2, loc);
-      // L1 -> L0B (ZN): K fractal row kb takes fractals (kb, 0 .. nB).
-      LocalTensor<BT> b2 = q.b2.template AllocTensor<BT>(loc);
-      if (!s.transB) {
-        for (int32_t kb = 0; kb < kB; ++kb) {
-          LoadData(b2[kb * nB * FRAC], b1,
-                   LoadData2DParams((uint16_t)(kb0 + kb), (uint8_t)nB, (uint16_t)kBc, 0, 0, true, 0), loc);
-        }
-      } else {
-        LoadData(b2, b1, LoadData2DParams((uint16_t)(kb0 * nB), (uint8_t)(kB * nB), 1, 0, 0, false, 0), loc);
-      }
-      q.b2.EnQue(b2, loc);
-      a2 = q.a2.template DeQue<AT>(loc);
-      b2 = q.b2.template DeQue<BT>(loc);
-      MmadParams p;
-      p.m = (uint16_t)mt;
-      p.n = (uint16_t)nt;
-      p.k = (uint16_t)kt;
-      p.cmatrixInitVal = k0 == 0;
-      if (s.hasBias && k0 == 0) {
-        LocalTensor<BiasT> bias2 = q.bias2.template DeQue<BiasT>(loc);
-        Mmad(c1, a2, b2, bias2, p, loc);
-        q.bias2.FreeTensor(bias2, loc);
-      } else {
-        Mmad(c1, a2, b2, p, loc);
-      }
-      q.a2.FreeTensor(a2, loc);
-      q.b2.FreeTensor(b2, loc);
+    q.b2.EnQue(b2, loc);
+    a2 = q.a2.template DeQue<AT>(loc);
+    b2 = q.b2.template DeQue<BT>(loc);
+    MmadParams p;
+    p.m = (uint16_t)mt;
+    p.n = (uint16_t)nt;
+    p.k = (uint16_t)kt;
+    p.cmatrixInitVal = k0 == 0;
+    if (s.hasBias && k0 == 0) {
+      LocalTensor<BiasT> bias2 = q.bias2.template DeQue<BiasT>(loc);
+      Mmad(c1, a2, b2, bias2, p, loc);
+      q.bias2.FreeTensor(bias2, loc);
+    } else {
+      Mmad(c1, a2, b2, p, loc);
     }
-    q.a1.FreeTensor(a1, loc);
-    q.b1.FreeTensor(b1, loc);
+    q.a2.FreeTensor(a2, loc);
+    q.b2.FreeTensor(b2, loc);
   }
   q.c.EnQue(c1, loc);
   c1 = q.c.template DeQue<L0C>(loc);
@@ -561,6 +711,15 @@ inline void run_request(CubeQueues<AT, BT, BiasT>& q, AscendC::TPipe* pipe, cons
     return;
   }
   q.init(pipe, s, loc);
+  // Blocks of another state, or loaded before a setter changed the inputs,
+  // are stale; an IterateAll or a new Iterate pass starts from GM.
+  if (op == OP_ALL || tile == 0) {
+    q.a1.release(loc);
+    q.b1.release(loc);
+  } else {
+    q.a1.drop_stale(s, loc);
+    q.b1.drop_stale(s, loc);
+  }
   if (op == OP_ALL) {
     const int32_t total = tiles_m(s) * tiles_n(s);
     for (int32_t t = 0; t < total; ++t) {
@@ -620,6 +779,12 @@ class Matmul {
     st_.baseK = t.baseK;
     st_.order = t.iterateOrder;
     st_.stepK = t.stepKa > 0 ? t.stepKa : 1;
+    st_.stepKb = t.stepKb > 0 ? t.stepKb : st_.stepK;
+    st_.stepM = t.stepM > 0 ? t.stepM : 1;
+    st_.stepN = t.stepN > 0 ? t.stepN : 1;
+    st_.depthA1 = t.depthA1 > 0 ? t.depthA1 : 0;
+    st_.depthB1 = t.depthB1 > 0 ? t.depthB1 : 0;
+    ++st_.gen;
     if (MM_CFG_ORDER() >= 0) st_.order = MM_CFG_ORDER();
     st_.hasBias = t.isBias;
     validate(loc_);
@@ -630,11 +795,13 @@ class Matmul {
     st_.a = (uint64_t)(uintptr_t)gm.GetPhyAddr();
     st_.transA = (A_TYPE::isTrans || isTransposeA) ? 1 : 0;
     st_.next = 0;
+    ++st_.gen;
   }
   void SetTensorB(const AscendC::GlobalTensor<BT>& gm, bool isTransposeB = false) {
     st_.b = (uint64_t)(uintptr_t)gm.GetPhyAddr();
     st_.transB = (B_TYPE::isTrans || isTransposeB) ? 1 : 0;
     st_.next = 0;
+    ++st_.gen;
   }
   void SetBias(const AscendC::GlobalTensor<BiasT>& gm) {
     st_.bias = (uint64_t)(uintptr_t)gm.GetPhyAddr();
@@ -649,16 +816,19 @@ class Matmul {
     st_.orgN = orgN;
     st_.orgKa = orgKa;
     st_.orgKb = orgKb;
+    ++st_.gen;
   }
   void SetSingleShape(int singleM, int singleN, int singleK) {
     st_.singleM = singleM;
     st_.singleN = singleN;
     st_.singleK = singleK;
+    ++st_.gen;
   }
   void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
     if (tailM > 0) st_.singleM = tailM;
     if (tailN > 0) st_.singleN = tailN;
     if (tailK > 0) st_.singleK = tailK;
+    ++st_.gen;
   }
   void SetHF32(bool = false, int32_t = 0) {}
   template <class T>
@@ -794,6 +964,12 @@ class Matmul {
       st_.orgKa = MM_CFG.Ka > 0 ? MM_CFG.Ka : MM_CFG.singleCoreK;
       st_.orgKb = MM_CFG.Kb > 0 ? MM_CFG.Kb : MM_CFG.singleCoreK;
       st_.stepK = MM_CFG.stepKa > 0 ? MM_CFG.stepKa : 1;
+      st_.stepKb = MM_CFG.stepKb > 0 ? MM_CFG.stepKb : st_.stepK;
+      st_.stepM = MM_CFG.stepM > 0 ? MM_CFG.stepM : 1;
+      st_.stepN = MM_CFG.stepN > 0 ? MM_CFG.stepN : 1;
+      st_.depthA1 = MM_CFG.depthA1 > 0 ? MM_CFG.depthA1 : 0;
+      st_.depthB1 = MM_CFG.depthB1 > 0 ? MM_CFG.depthB1 : 0;
+      ++st_.gen;
       validate(loc);
     } else {
       detail::trap("Matmul::Init: no tiling (REGIST_MATMUL_OBJ with nullptr needs a constant tiling in the template)",
