@@ -460,6 +460,10 @@ struct L1Cache {
     e.used = ++clock;
     return v;
   }
+  void free_slot(int32_t i, const ::ascendopt::Loc& loc) {
+    if (slot[i].valid()) q.FreeTensor(slot[i].t, loc);
+    slot[i].group = -1;
+  }
   // Every buffer back to the queue (the end of an IterateAll, another
   // object state, or new tensors).
   void release(const ::ascendopt::Loc& loc) {
@@ -523,15 +527,16 @@ struct CubeQueues {
 };
 
 // A's K chunk `ch` of M group `g` (stepM blocks) in A1, loaded from GM
-// with one DataCopy(Nd2NzParams) unless it is still there. Returns the
-// tensor.
+// with one DataCopy(Nd2NzParams) (enqueued; `fresh`) unless it is still
+// there. Returns its slot.
 template <class AT, class BT, class BiasT>
-inline AscendC::LocalTensor<AT> a_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t g, int32_t ch,
-                                        int32_t kc0, int32_t ktc, const ::ascendopt::Loc& loc) {
+inline int32_t a_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t g, int32_t ch,
+                      int32_t kc0, int32_t ktc, bool& fresh, const ::ascendopt::Loc& loc) {
   using namespace AscendC;
   constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
   int32_t i = q.a1.find(s, g, ch);
-  if (i >= 0) return q.a1.slot[i].t;
+  fresh = false;
+  if (i >= 0) return i;
   i = q.a1.take(s, g, ch, loc);
   const int32_t r0 = g * s.stepM * s.baseM;
   const int32_t rows = s.singleM - r0 < s.stepM * s.baseM ? s.singleM - r0 : s.stepM * s.baseM;
@@ -546,18 +551,19 @@ inline AscendC::LocalTensor<AT> a_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmSt
              Nd2NzParams(1, (uint16_t)ktc, (uint16_t)rows, 0, (uint16_t)s.orgM, (uint16_t)up(ktc, C0), 1, 0), loc);
   }
   q.a1.q.EnQue(a1, loc);
-  a1 = q.a1.q.template DeQue<AT>(loc);
-  return a1;
+  fresh = true;
+  return i;
 }
 
 // B's K chunk `ch` of N group `h` (stepN blocks) in B1, as a_in_l1.
 template <class AT, class BT, class BiasT>
-inline AscendC::LocalTensor<BT> b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h, int32_t ch,
-                                        int32_t kc0, int32_t ktc, const ::ascendopt::Loc& loc) {
+inline int32_t b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h, int32_t ch,
+                      int32_t kc0, int32_t ktc, bool& fresh, const ::ascendopt::Loc& loc) {
   using namespace AscendC;
   constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
   int32_t i = q.b1.find(s, h, ch);
-  if (i >= 0) return q.b1.slot[i].t;
+  fresh = false;
+  if (i >= 0) return i;
   i = q.b1.take(s, h, ch, loc);
   const int32_t c0 = h * s.stepN * s.baseN;
   const int32_t cols = s.singleN - c0 < s.stepN * s.baseN ? s.singleN - c0 : s.stepN * s.baseN;
@@ -572,8 +578,8 @@ inline AscendC::LocalTensor<BT> b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmSt
              Nd2NzParams(1, (uint16_t)cols, (uint16_t)ktc, 0, (uint16_t)s.orgKb, (uint16_t)up(cols, 16), 1, 0), loc);
   }
   q.b1.q.EnQue(b1, loc);
-  b1 = q.b1.q.template DeQue<BT>(loc);
-  return b1;
+  fresh = true;
+  return i;
 }
 
 // One output tile (mi, ni) of the core's singleM x singleN: the K loop in
@@ -616,6 +622,10 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
   // K in steps of the smaller and loads a chunk of each when the walk
   // enters it (a chunk still in L1 is not loaded again).
   const int32_t kLa = s.baseK * s.stepK, kLb = s.baseK * s.stepKb;
+  // When a tile's K needs more loads than A1 (B1) keeps, a load is gone
+  // before the next tile could use it: it goes back right after its last
+  // block, so the next load need not wait for later MTE1 work.
+  const bool keepA = cdiv(s.singleK, kLa) <= q.a1.slots, keepB = cdiv(s.singleK, kLb) <= q.b1.slots;
   for (int32_t k0 = 0; k0 < s.singleK; k0 += s.baseK) {
     const int32_t kt = s.singleK - k0 < s.baseK ? s.singleK - k0 : s.baseK;
     const int32_t kA = up(kt, C0), kB = kA / C0;
@@ -625,8 +635,14 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
     const int32_t ktb = s.singleK - kcb < kLb ? s.singleK - kcb : kLb;
     const int32_t kBa = up(kta, C0) / C0, kBb = up(ktb, C0) / C0;
     const int32_t kba = (k0 - kca) / C0, kbb = (k0 - kcb) / C0;  // first K fractal of this block in the chunk
-    LocalTensor<AT> a1 = a_in_l1(q, s, g, cha, kca, kta, loc);
-    LocalTensor<BT> b1 = b_in_l1(q, s, h, chb, kcb, ktb, loc);
+    // Both loads go out before MTE1 waits for either.
+    bool freshA = false, freshB = false;
+    const int32_t sa = a_in_l1(q, s, g, cha, kca, kta, freshA, loc);
+    const int32_t sb = b_in_l1(q, s, h, chb, kcb, ktb, freshB, loc);
+    if (freshA) q.a1.slot[sa].t = q.a1.q.template DeQue<AT>(loc);
+    if (freshB) q.b1.slot[sb].t = q.b1.q.template DeQue<BT>(loc);
+    const LocalTensor<AT>& a1 = q.a1.slot[sa].t;
+    const LocalTensor<BT>& b1 = q.b1.slot[sb].t;
     // L1 -> L0A (ZZ): fractal row i takes fractals (i, kba ..).
     LocalTensor<AT> a2 = q.a2.template AllocTensor<AT>(loc);
     for (int32_t i = 0; i < mB; ++i) {
@@ -671,6 +687,9 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
     }
     q.a2.FreeTensor(a2, loc);
     q.b2.FreeTensor(b2, loc);
+    const bool last = k0 + s.baseK >= s.singleK;
+    if (!keepA && (last || k0 + s.baseK >= kca + kta)) q.a1.free_slot(sa, loc);
+    if (!keepB && (last || k0 + s.baseK >= kcb + ktb)) q.b1.free_slot(sb, loc);
   }
   q.c.EnQue(c1, loc);
   c1 = q.c.template DeQue<L0C>(loc);
