@@ -1218,3 +1218,95 @@ fn global_tensor_elements_by_reference_and_a_tbuf_given_a_buffer_count() {
         assert_eq!(*y, i as f32 + (i * i) as f32, "y[{i}]");
     }
 }
+
+/// Constructs of public kernels (clean-room fixture, issue 21): a TPipe per
+/// stage, each taking most of the UB, which only fits when a TPipe going out
+/// of scope gives its buffers back (guide 6.2.3.6.1, InitBuffer: released by
+/// TPipe's destructor); unqualified scalar min/max on mixed integer types;
+/// DataCopyPad and DataCopy of zero blocks or zero-length blocks on an
+/// empty tail, which copy nothing.
+const STAGED_PIPE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+constexpr uint32_t kBig = 120 * 1024;
+__aicore__ inline void stage(GlobalTensor<float>& xg, GlobalTensor<float>& yg, uint32_t n, float add) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, kBig);
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, yg, n);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  Adds(t, t, add, n);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t, n);
+  // An empty tail: nothing left to copy.
+  uint32_t left = n - min(n, (int64_t)n);
+  DataCopyExtParams none{1, (uint32_t)(left * sizeof(float)), 0, 0, 0};
+  DataCopyPad(yg[n], t, none);
+  DataCopyParams zero{0, 1, 0, 0};
+  DataCopy(t, xg, zero);
+  set_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+  wait_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+}
+extern "C" __global__ __aicore__ void staged(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 64);
+  yg.SetGlobalBuffer((__gm__ float*)y, 64);
+  {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, kBig);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, xg, 64);
+    set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+    wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+    DataCopy(yg, t, 64);
+    set_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+    wait_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+  }
+  uint32_t n = 64;
+  int64_t cap = 1000;
+  for (int32_t s = 0; s < 3; s++) {
+    stage(xg, yg, (uint32_t)min(n, cap), (float)max(s, 1u));
+  }
+}
+"#;
+
+#[test]
+fn a_tpipe_per_stage_min_max_and_empty_copies() {
+    let (_d, so) = compile(STAGED_PIPE_KERNEL);
+    let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let out = run_kernel(
+        &job(
+            &so,
+            "staged",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 64])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    for (i, y) in got.iter().enumerate() {
+        // Adds of max(0, 1u) = 1, max(1, 1u) = 1, max(2, 1u) = 2.
+        assert_eq!(*y, i as f32 + 4.0, "y[{i}]");
+    }
+    let empty: Vec<_> = out
+        .findings
+        .iter()
+        .filter(|f| f.kind == "empty-copy")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert!(
+        empty
+            .iter()
+            .any(|m| m.starts_with("DataCopyPad with blockCount = 1 and blockLen = 0"))
+            && empty
+                .iter()
+                .any(|m| m.starts_with("DataCopy with blockCount = 0")),
+        "{:?}",
+        out.findings
+    );
+}

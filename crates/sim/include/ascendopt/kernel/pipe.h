@@ -6,6 +6,8 @@
 #ifndef ASCENDOPT_KERNEL_PIPE_H
 #define ASCENDOPT_KERNEL_PIPE_H
 
+#include <exception>
+
 #include "tensor.h"
 
 namespace AscendC {
@@ -136,8 +138,18 @@ inline TPipe*& current_pipe() {
 class TPipe {
  public:
   TPipe() { detail::current_pipe() = this; }
-  ~TPipe() {
-    if (detail::current_pipe() == this) detail::current_pipe() = nullptr;
+  // "InitBuffer申请的内存会在TPipe对象销毁时通过析构函数自动释放" (guide
+  // 6.2.3.6.1, InitBuffer): a TPipe going out of scope gives its buffers
+  // back, as Destroy does, so a kernel that makes a TPipe per stage or per
+  // loop iteration (one at a time, as TPipe's constructor requires) starts
+  // each with the whole UB. Not while a fault unwinds the kernel (the
+  // runtime is stopping the block) and not outside a launch (block_num is
+  // 0 there: a TPipe at namespace scope ends after the kernel library's
+  // last launch). May throw the runtime's fault, hence noexcept(false).
+  ~TPipe() noexcept(false) {
+    if (detail::current_pipe() != this) return;
+    detail::current_pipe() = nullptr;
+    if (::block_num != 0 && std::uncaught_exceptions() == 0) ASC_RT->pipe_reset(::ascendopt::Loc().c());
   }
   TPipe(const TPipe&) = delete;
   TPipe& operator=(const TPipe&) = delete;
