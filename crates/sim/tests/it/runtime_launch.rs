@@ -1310,3 +1310,77 @@ fn a_tpipe_per_stage_min_max_and_empty_copies() {
         out.findings
     );
 }
+
+/// Broadcast / BroadCast (guide 6.2.4.10.9; clean-room fixture, issue 21):
+/// [16, 1] -> [16, 72] with a sharedTmpBuffer of one 8-row group (two
+/// Brcb passes, 256-byte repeats and a masked tail), [3, 1] -> [3, 5] (rows
+/// off the 32-byte grid), [1, 8] -> [4, 8], and [1] -> [40] with framework
+/// temporary space.
+const BROADCAST_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void bcast(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 16);
+  yg.SetGlobalBuffer((__gm__ float*)y, 1240);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> in, a, b, c, d, tmp;
+  pipe.InitBuffer(in, 16 * 4);
+  pipe.InitBuffer(a, 1152 * 4);
+  pipe.InitBuffer(b, 16 * 4);
+  pipe.InitBuffer(c, 32 * 4);
+  pipe.InitBuffer(d, 40 * 4);
+  pipe.InitBuffer(tmp, 256);
+  LocalTensor<float> xl = in.Get<float>(), al = a.Get<float>(), bl = b.Get<float>(), cl = c.Get<float>(),
+                     dl = d.Get<float>();
+  LocalTensor<uint8_t> tl = tmp.Get<uint8_t>();
+  DataCopy(xl, xg, 16);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  const uint32_t aDst[2] = {16, 72}, aSrc[2] = {16, 1};
+  Broadcast<float, 2, 1>(al, xl, aDst, aSrc, tl);
+  const uint32_t bDst[2] = {3, 5}, bSrc[2] = {3, 1};
+  Duplicate(bl, -1.0f, 16);
+  BroadCast<float, 2, 1>(bl, xl, bDst, bSrc, tl);
+  const uint32_t cDst[2] = {4, 8}, cSrc[2] = {1, 8};
+  BroadCast<float, 2, 0>(cl, xl, cDst, cSrc);
+  const uint32_t dDst[1] = {40}, dSrc[1] = {1};
+  Broadcast<float, 1, 0>(dl, xl[8], dDst, dSrc);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, al, 1152);
+  DataCopy(yg[1152], bl, 16);
+  DataCopy(yg[1168], cl, 32);
+  DataCopy(yg[1200], dl, 40);
+}
+"#;
+
+#[test]
+fn broadcast_rows_columns_and_one_element() {
+    let (_d, so) = compile(BROADCAST_KERNEL);
+    let x: Vec<f32> = (0..16).map(|i| 1.5 * i as f32 - 3.0).collect();
+    let out = run_kernel(
+        &job(
+            &so,
+            "bcast",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 1240])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    let mut want = Vec::new();
+    for r in 0..16 {
+        want.extend(std::iter::repeat_n(x[r], 72));
+    }
+    for r in 0..3 {
+        want.extend(std::iter::repeat_n(x[r], 5));
+    }
+    want.push(-1.0);
+    for _ in 0..4 {
+        want.extend_from_slice(&x[..8]);
+    }
+    want.extend(std::iter::repeat_n(x[8], 40));
+    assert_eq!(got, want);
+}
