@@ -1384,3 +1384,55 @@ fn broadcast_rows_columns_and_one_element() {
     want.extend(std::iter::repeat_n(x[8], 40));
     assert_eq!(got, want);
 }
+
+/// DataCopy with SliceInfo (guide 6.2.3.1.1.4; clean-room fixture, issue
+/// 21): the guide's own example shape, rows 0 and 2 of a [3, 87] int32
+/// source, two segments of 3 blocks each 7 elements apart, into a [2, 48]
+/// destination, then the destination back out with a slice of one segment
+/// per row.
+const SLICE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void slice(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<int32_t> xg, yg;
+  xg.SetGlobalBuffer((__gm__ int32_t*)x, 3 * 87);
+  yg.SetGlobalBuffer((__gm__ int32_t*)y, 96);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 96 * sizeof(int32_t));
+  LocalTensor<int32_t> t = buf.Get<int32_t>();
+  SliceInfo srcSlice[] = {{16, 70, 7, 3, 87}, {0, 2, 1, 1, 3}};
+  SliceInfo dstSlice[] = {{0, 47, 0, 3, 48}, {0, 1, 0, 1, 2}};
+  DataCopy(t, xg, dstSlice, srcSlice, 2);
+  set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  SliceInfo whole[] = {{0, 95, 0, 12, 96}};
+  DataCopy(yg, t, whole, whole);
+}
+"#;
+
+#[test]
+fn data_copy_with_slice_info() {
+    let (_d, so) = compile(SLICE_KERNEL);
+    let x: Vec<i32> = (0..3 * 87).map(|i| i * 3 - 100).collect();
+    let tensor = |v: &[i32]| JobTensor {
+        dtype: Dtype::Int32,
+        shape: vec![v.len() as i64],
+        data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    };
+    let out = run_kernel(
+        &job(&so, "slice", vec![tensor(&x)], vec![tensor(&[0; 96])]),
+        &tiling(1),
+    )
+    .unwrap();
+    let got: Vec<i32> = out.outputs[0]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let mut want = Vec::new();
+    for row in [0usize, 2] {
+        want.extend_from_slice(&x[row * 87 + 16..row * 87 + 40]);
+        want.extend_from_slice(&x[row * 87 + 47..row * 87 + 71]);
+    }
+    assert_eq!(got, want);
+}
