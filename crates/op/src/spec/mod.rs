@@ -1874,12 +1874,14 @@ impl Builder<'_> {
             "mixed" => &["scale", "sign"],
             "uniform" | "int" => &["low", "high"],
             "normal" => &["mean", "scale"],
-            other => return Err(self.err(
-                path.key("kind"),
-                format!(
+            other => {
+                return Err(self.err(
+                    path.key("kind"),
+                    format!(
                     "unknown distribution `{other}`; expected mixed, uniform, normal, int or file"
                 ),
-            )),
+                ))
+            }
         };
         let present = [
             ("low", rd.low.is_some()),
