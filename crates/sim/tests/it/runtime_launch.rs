@@ -1371,11 +1371,11 @@ fn broadcast_rows_columns_and_one_element() {
     .unwrap();
     let got = f32s(&out.outputs[0]);
     let mut want = Vec::new();
-    for r in 0..16 {
-        want.extend(std::iter::repeat_n(x[r], 72));
+    for &v in &x {
+        want.extend(std::iter::repeat_n(v, 72));
     }
-    for r in 0..3 {
-        want.extend(std::iter::repeat_n(x[r], 5));
+    for &v in &x[..3] {
+        want.extend(std::iter::repeat_n(v, 5));
     }
     want.push(-1.0);
     for _ in 0..4 {
