@@ -225,17 +225,8 @@ extern "C" __attribute__((visibility("default"))) void ascendopt_kernel_throw(vo
     reinterpret_cast<void (*)(ASC_P##n)>(entry)(ASC_ARGS_##n); \
     break;
 
-// block_num is 0 on a thread outside a launch (TPipe's destructor keeps
-// its hands off the runtime there).
-namespace {
-struct BlockNumReset {
-  ~BlockNumReset() { block_num = 0; }
-};
-}  // namespace
-
 extern "C" __attribute__((visibility("default"))) int32_t ascendopt_kernel_call(void (*entry)(void), uint32_t nargs,
                                                                                  uint8_t** a) {
-  BlockNumReset reset_after_launch;
   try {
     block_idx = ascendopt::g_rt->block_idx();
     block_num = ascendopt::g_rt->block_num();
