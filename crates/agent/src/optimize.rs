@@ -26,14 +26,14 @@ use crate::session::{Action, LogEntry, OpSession, Phase};
 use crate::tune::{self, TuneConfig};
 use crate::AgentError;
 use ascendopt_bank::store::Bank;
+use ascendopt_device::msprof_csv;
 use ascendopt_device::Device;
+use ascendopt_device::Profile;
 use ascendopt_harness::eval::{self, CaseSelector, CheckConfig};
 use ascendopt_harness::fresh;
 use ascendopt_harness::pipeline::bench_case;
 use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
-use ascendopt_sim::timing::msprof_csv;
-use ascendopt_sim::timing::Profile;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -97,8 +97,7 @@ impl StageStop {
 pub fn roofline(trial: &Trial) -> Option<f64> {
     trial
         .profile()
-        .and_then(|p| p.get("roofline_reached(%)"))
-        .and_then(serde_json::Value::as_f64)
+        .and_then(|p| p.roofline_reached_pct)
         .map(|p| p / 100.0)
 }
 

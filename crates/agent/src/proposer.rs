@@ -74,8 +74,8 @@ pub struct TilingEditRequest<'a> {
     pub current: &'a Sources,
     /// The operator's name.
     pub op: &'a str,
-    /// The incumbent's profile JSON.
-    pub profile: Option<&'a serde_json::Value>,
+    /// The incumbent's profile.
+    pub profile: Option<&'a ascendopt_device::Profile>,
     /// Earlier attempts of this loop.
     pub feedback: &'a Feedback,
 }

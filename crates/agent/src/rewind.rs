@@ -648,7 +648,7 @@ fn distil(
         .unwrap_or_else(|| "kernel.other".into());
     let signature = slow
         .profile()
-        .and_then(|p| ProfileSignature::from_profile_json(p).ok());
+        .and_then(|p| ProfileSignature::from_profile(p).ok());
     let eval_index = |t: &Trial| {
         t.evaluated
             .budget_index

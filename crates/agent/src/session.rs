@@ -181,8 +181,8 @@ impl Trial {
     pub fn latency_us(&self) -> Option<f64> {
         self.evaluated.verdict.latency().map(|l| l.median_us)
     }
-    /// The profile JSON, when correct.
-    pub fn profile(&self) -> Option<&serde_json::Value> {
+    /// The profile, when correct.
+    pub fn profile(&self) -> Option<&ascendopt_device::Profile> {
         self.evaluated.verdict.profile()
     }
 }

@@ -48,10 +48,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 }
 
 fn text_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    format!("{:x}", Sha256::digest(text.as_bytes()))
 }
 
 fn to_blob(v: &[f32]) -> Vec<u8> {

@@ -198,7 +198,7 @@ impl Entry {
         // Serialising plain data with string keys cannot fail.
         let json = serde_json::to_string(&content).unwrap_or_default();
         let digest = Sha256::digest(json.as_bytes());
-        ContentHash(digest.iter().map(|b| format!("{b:02x}")).collect())
+        ContentHash(format!("{digest:x}"))
     }
 
     /// Ratio slow / fast, when both latencies are known.

@@ -2,12 +2,11 @@
 //! bottleneck a kernel has, so that retrieval can compare a kernel with the
 //! slow kernels the entries were learnt from.
 //!
-//! A signature is read from the profile JSON the harness stores (the
-//! `msprof op` field names of `ascendopt_sim::timing::Profile`): the pipe
-//! ratios of the slowest block (the critical path, as
-//! `Profile::bottleneck` does), the blocks used out of the chip's cores,
-//! and optionally the mean copy size (not in the profile; callers that
-//! have the trace may set it).
+//! A signature is read from a device's profile (`ascendopt_device::Profile`,
+//! the `msprof op` field names): the pipe ratios of the slowest block (the
+//! critical path, as `Profile::bottleneck` does), the blocks used out of
+//! the chip's cores (the profile's core count), and optionally the mean
+//! copy size (not in the profile; callers that have it may set it).
 //!
 //! Similarity (used by [`crate::retrieve`]): every field is mapped into
 //! [0, 1] — ratios and the block fraction as they are (clamped), the copy
@@ -19,7 +18,7 @@
 
 use crate::entry::Moved;
 use crate::error::BankError;
-use ascendopt_sim::timing::{HwProfile, Profile};
+use ascendopt_device::{BlockProfile, Profile};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -61,38 +60,9 @@ const NOT_KERNEL_FIELDS: &[&str] = &[
     "Op Type",
     "Current Freq",
     "hbm_bandwidth(GB/s)",
+    "cores",
     "noise_factor",
 ];
-
-fn number(value: &Value, key: &str) -> Option<f64> {
-    value.get(key).and_then(Value::as_f64)
-}
-
-/// The slowest block of a kind (`aiv` or `aic`), by its `<kind>_time(us)`.
-fn slowest<'a>(blocks: &'a [Value], kind: &str) -> Option<&'a Value> {
-    let key = format!("{kind}_time(us)");
-    blocks
-        .iter()
-        .filter_map(|b| number(b, &key).map(|t| (t, b)))
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, b)| b)
-}
-
-/// Cores of the launched kind on the chip named by `soc_version`
-/// (`Ascend910B2`), from the built-in hardware profiles.
-fn cores_of(soc_version: &str, op_type: &str) -> Option<u32> {
-    HwProfile::builtin_names()
-        .into_iter()
-        .filter_map(|name| HwProfile::builtin(name).ok())
-        .find(|hw| hw.soc_version.eq_ignore_ascii_case(soc_version))
-        .map(|hw| {
-            if op_type == "vector" {
-                hw.aiv_cores
-            } else {
-                hw.aic_cores
-            }
-        })
-}
 
 impl ProfileSignature {
     /// A signature with no field set.
@@ -109,63 +79,62 @@ impl ProfileSignature {
         }
     }
 
-    /// Reads a signature from a profile as JSON (a serialised
-    /// `ascendopt_sim::timing::Profile`, as the harness stores it):
-    /// `blocks[]` with `aiv_*`/`aic_*` ratios, `Block Dim`, `Soc Version`,
-    /// `Op Type`. The vector ratios come from the slowest `aiv` block (the
-    /// scalar/MTE ratios from the slowest `aic` block when there is none);
-    /// `blocks_used_fraction` is `Block Dim` over the chip's AIV cores
-    /// (vector operators) or AIC cores (cube and mix), when the SoC is a
-    /// built-in one. `avg_copy_bytes` is left unset.
-    pub fn from_profile_json(profile: &Value) -> Result<ProfileSignature, BankError> {
-        let bad = |reason: &str| BankError::BadProfile {
-            reason: reason.to_string(),
+    /// Reads a signature from a profile: the vector ratios come from the
+    /// slowest `aiv` block (the scalar/MTE ratios from the slowest `aic`
+    /// block when there is none); `blocks_used_fraction` is Block Dim over
+    /// the chip's cores of the launched kind, when the device reported
+    /// them. `avg_copy_bytes` is left unset.
+    pub fn from_profile(profile: &Profile) -> Result<ProfileSignature, BankError> {
+        let slowest = |time: fn(&BlockProfile) -> Option<f64>| {
+            profile
+                .blocks
+                .iter()
+                .filter_map(|b| time(b).map(|t| (t, b)))
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, b)| b)
         };
-        if !profile.is_object() {
-            return Err(bad("expected an object (a profiled, correct evaluation)"));
-        }
-        let blocks = profile
-            .get("blocks")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("no `blocks` array"))?;
-        let aiv = slowest(blocks, "aiv");
-        let aic = slowest(blocks, "aic");
+        let aiv = slowest(|b| b.aiv.as_ref().map(|f| f.time_us)).and_then(|b| b.aiv.as_ref());
+        let aic = slowest(|b| b.aic.as_ref().map(|f| f.time_us)).and_then(|b| b.aic.as_ref());
         if aiv.is_none() && aic.is_none() {
-            return Err(bad("no block has `aiv_time(us)` or `aic_time(us)`"));
+            return Err(BankError::BadProfile {
+                reason: "no block has `aiv_time(us)` or `aic_time(us)`".into(),
+            });
         }
         let mut sig = ProfileSignature::empty();
         if let Some(b) = aic {
-            sig.cube_ratio = number(b, "aic_cube_ratio");
-            sig.mte1_ratio = number(b, "aic_mte1_ratio");
-            sig.scalar_ratio = number(b, "aic_scalar_ratio");
-            sig.mte2_ratio = number(b, "aic_mte2_ratio");
-            sig.mte3_ratio = number(b, "aic_mte3_ratio");
+            sig.cube_ratio = Some(b.cube_ratio);
+            sig.mte1_ratio = Some(b.mte1_ratio);
+            sig.scalar_ratio = Some(b.scalar_ratio);
+            sig.mte2_ratio = Some(b.mte2_ratio);
+            sig.mte3_ratio = Some(b.mte3_ratio);
         }
         if let Some(b) = aiv {
-            sig.vec_ratio = number(b, "aiv_vec_ratio");
-            sig.scalar_ratio = number(b, "aiv_scalar_ratio");
-            sig.mte2_ratio = number(b, "aiv_mte2_ratio");
-            sig.mte3_ratio = number(b, "aiv_mte3_ratio");
+            sig.vec_ratio = Some(b.vec_ratio);
+            sig.scalar_ratio = Some(b.scalar_ratio);
+            sig.mte2_ratio = Some(b.mte2_ratio);
+            sig.mte3_ratio = Some(b.mte3_ratio);
         }
-        let soc = profile.get("Soc Version").and_then(Value::as_str);
-        let op_type = profile
-            .get("Op Type")
-            .and_then(Value::as_str)
-            .unwrap_or("vector");
-        if let (Some(block_dim), Some(soc)) = (number(profile, "Block Dim"), soc) {
-            if let Some(cores) = cores_of(soc, op_type).filter(|c| *c > 0) {
-                sig.blocks_used_fraction = Some((block_dim / f64::from(cores)).min(1.0));
-            }
+        if let Some(cores) = profile.cores.filter(|c| *c > 0) {
+            sig.blocks_used_fraction =
+                Some((f64::from(profile.block_dim) / f64::from(cores)).min(1.0));
         }
         Ok(sig)
     }
 
-    /// [`ProfileSignature::from_profile_json`] of a simulator profile.
-    pub fn from_profile(profile: &Profile) -> Result<ProfileSignature, BankError> {
-        let json = serde_json::to_value(profile).map_err(|e| BankError::BadProfile {
-            reason: e.to_string(),
-        })?;
-        ProfileSignature::from_profile_json(&json)
+    /// [`ProfileSignature::from_profile`] of a profile as JSON (a file a
+    /// user gives, a profile stored in an entry's evidence); a field it
+    /// lacks counts as not reported.
+    pub fn from_profile_json(profile: &Value) -> Result<ProfileSignature, BankError> {
+        if !profile.is_object() {
+            return Err(BankError::BadProfile {
+                reason: "expected an object (a profiled, correct evaluation)".into(),
+            });
+        }
+        let profile: Profile =
+            serde_json::from_value(profile.clone()).map_err(|e| BankError::BadProfile {
+                reason: e.to_string(),
+            })?;
+        ProfileSignature::from_profile(&profile)
     }
 
     /// The same signature with the mean copy size set.
@@ -222,7 +191,19 @@ impl ProfileSignature {
     }
 }
 
-/// The kernel-describing numeric fields of a profile JSON: top-level
+/// The slowest block of a kind (`aiv` or `aic`) of a profile as JSON, by
+/// its `<kind>_time(us)`.
+fn slowest<'a>(blocks: &'a [Value], kind: &str) -> Option<&'a Value> {
+    let key = format!("{kind}_time(us)");
+    blocks
+        .iter()
+        .filter_map(|b| b.get(&key).and_then(Value::as_f64).map(|t| (t, b)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, b)| b)
+}
+
+/// The kernel-describing numeric fields of a profile as JSON (the names
+/// are its msprof field names): top-level
 /// numbers (`Task Duration(us)`, `Block Dim`, bytes, bandwidth, roofline
 /// reached) and the slowest block's `aiv_*`/`aic_*` fields.
 fn kernel_fields(profile: &Value) -> BTreeMap<String, f64> {
@@ -263,9 +244,11 @@ fn kernel_fields(profile: &Value) -> BTreeMap<String, f64> {
 /// both whose values differ by more than `min_relative` of the larger
 /// magnitude (a field that is 0 in both never moves). Block fields are
 /// those of each profile's own slowest block.
-pub fn profile_moved(slow: &Value, fast: &Value, min_relative: f64) -> BTreeMap<String, Moved> {
-    let before = kernel_fields(slow);
-    let after = kernel_fields(fast);
+pub fn profile_moved(slow: &Profile, fast: &Profile, min_relative: f64) -> BTreeMap<String, Moved> {
+    // The fields are named as msprof names them: by their serialised keys.
+    let json = |p: &Profile| serde_json::to_value(p).unwrap_or(Value::Null);
+    let before = kernel_fields(&json(slow));
+    let after = kernel_fields(&json(fast));
     let mut out = BTreeMap::new();
     for (name, b) in &before {
         let Some(a) = after.get(name) else { continue };
@@ -294,6 +277,7 @@ mod tests {
             "Op Type": "vector",
             "Task Duration(us)": duration,
             "Block Dim": block_dim,
+            "cores": 48,
             "Current Freq": 1800.0,
             "noise_factor": 1.0,
             "gm_read_bytes": 4096,
@@ -332,9 +316,10 @@ mod tests {
                 Err(BankError::BadProfile { .. })
             ));
         }
-        // An unknown SoC leaves the fraction unset instead of guessing.
+        // A profile without the core count leaves the fraction unset
+        // instead of guessing.
         let mut p = profile(12, 0.3, 0.8, 30.0);
-        p["Soc Version"] = json!("Ascend999");
+        p.as_object_mut().unwrap().remove("cores");
         let sig = ProfileSignature::from_profile_json(&p).unwrap();
         assert_eq!(sig.blocks_used_fraction, None);
         assert_eq!(sig.vec_ratio, Some(0.3));
@@ -342,8 +327,7 @@ mod tests {
 
     #[test]
     fn from_profile_reads_the_field_names_the_simulator_writes() {
-        use ascendopt_sim::timing::report::{AivFields, BlockProfile};
-        use ascendopt_sim::timing::CoreType;
+        use ascendopt_device::{AivFields, CoreType};
         let block = |id: u32, time: f64, vec: f64, mte2: f64| BlockProfile {
             block_id: id,
             core_type: CoreType::Aiv,
@@ -358,9 +342,9 @@ mod tests {
                 mte2_ratio: mte2,
                 mte3_time_us: 0.0,
                 mte3_ratio: 0.375,
-                read_hit_rate_pct: 0.0,
-                write_hit_rate_pct: 0.0,
-                total_hit_rate_pct: 0.0,
+                read_hit_rate_pct: None,
+                write_hit_rate_pct: None,
+                total_hit_rate_pct: None,
             }),
             aic: None,
         };
@@ -369,23 +353,9 @@ mod tests {
             op_type: "vector".into(),
             task_duration_us: 30.0,
             block_dim: 24,
-            freq_mhz: 1800.0,
-            launch_overhead_us: 10.0,
-            core_span_us: 20.0,
-            gm_read_bytes: 1,
-            gm_write_bytes: 1,
-            achieved_gbps: 1.0,
-            hbm_read_bytes: 0,
-            hbm_write_bytes: 0,
-            l2_read_hit_rate_pct: 0.0,
-            l2_write_hit_rate_pct: 0.0,
-            hbm_gbps: 1600.0,
-            noise_factor: 1.0,
-            kernel_code: Default::default(),
+            cores: Some(48),
             blocks: vec![block(0, 3.0, 0.5, 0.5), block(1, 4.0, 0.25, 0.75)],
-            roofline: None,
-            roofline_reached_pct: None,
-            hotspots: None,
+            ..Profile::default()
         };
         let sig = ProfileSignature::from_profile(&p).unwrap();
         assert_eq!(sig.vec_ratio, Some(0.25));
@@ -421,8 +391,9 @@ mod tests {
 
     #[test]
     fn profile_moved_keeps_changed_kernel_fields_only() {
-        let slow = profile(12, 0.3, 0.8, 30.0);
-        let fast = profile(12, 0.6, 0.8, 20.0);
+        let typed = |v: Value| serde_json::from_value::<Profile>(v).unwrap();
+        let slow = typed(profile(12, 0.3, 0.8, 30.0));
+        let fast = typed(profile(12, 0.6, 0.8, 20.0));
         let moved = profile_moved(&slow, &fast, 0.05);
         let names: Vec<_> = moved.keys().map(String::as_str).collect();
         assert_eq!(names, ["Task Duration(us)", "aiv_vec_ratio"]);
@@ -434,7 +405,7 @@ mod tests {
             }
         );
         // Below the threshold nothing moves.
-        let fast = profile(12, 0.31, 0.8, 30.5);
+        let fast = typed(profile(12, 0.31, 0.8, 30.5));
         assert!(profile_moved(&slow, &fast, 0.05).is_empty());
     }
 }

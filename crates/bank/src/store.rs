@@ -455,7 +455,7 @@ impl Bank {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.sql(e))?;
         let digest = Sha256::digest(hashes.join("\n").as_bytes());
-        Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+        Ok(format!("{digest:x}"))
     }
 
     /// Writes every entry as one JSON line, by id; returns the count.

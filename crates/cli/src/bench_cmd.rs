@@ -316,10 +316,12 @@ pub(crate) fn render_summary(report: &BenchReport) -> String {
 pub(crate) fn execute(cfg: &BenchConfig, llm: &LlmArgs) -> Result<BenchReport> {
     std::fs::create_dir_all(&cfg.out).with_context(|| format!("creating {}", cfg.out.display()))?;
     let agents = crate::llm_args::agents(llm, cfg.seed, &cfg.out.join("runs.sqlite"))?;
+    let device = crate::hiargs::device_of(cfg.device, None, cfg.repeats)?;
+    let device = &*device;
     let progress = Progress::new();
     let result = match agents.llm_factory() {
-        Some(factory) => run_bench(cfg, &factory, &|e| progress.handle(e)),
-        None => run_bench(cfg, &BuiltinAgents, &|e| progress.handle(e)),
+        Some(factory) => run_bench(cfg, device, &factory, &|e| progress.handle(e)),
+        None => run_bench(cfg, device, &BuiltinAgents, &|e| progress.handle(e)),
     };
     progress.finish();
     Ok(result?)

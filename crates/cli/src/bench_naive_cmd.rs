@@ -73,8 +73,9 @@ pub fn run(args: BenchNaiveArgs) -> Result<Status> {
         jobs: args.jobs,
         seed: args.seed,
     };
+    let device = crate::hiargs::sim_device(None)?;
     let progress = Progress::new();
-    let report = run_naive_bench(&cfg, &BuiltinAgents, &|e| progress.handle(e));
+    let report = run_naive_bench(&cfg, &device, &BuiltinAgents, &|e| progress.handle(e));
     progress.finish();
     let report = report?;
     println!();

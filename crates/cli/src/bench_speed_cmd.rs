@@ -5,11 +5,12 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
-use ascendopt_device::{Device, ProfileRequest, RunOutcome, SimDevice, SimDeviceConfig};
+use ascendopt_device::{Device, ProfileRequest, RunOutcome};
 use ascendopt_harness::eval::{prepare_case, profile_request};
 use ascendopt_harness::pipeline::bench_case;
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::build::BuildCache;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::time::Instant;
 
 /// Arguments of `ascendopt bench-speed`.
@@ -101,7 +102,7 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
         let t = Instant::now();
         let _ = device.profile(&result, &req);
         let timing_ms = t.elapsed().as_millis() as u64;
-        let instrs = result.trace.as_ref().map(|t| t.len()).unwrap_or(0);
+        let instrs = ascendopt_sim::device::trace_of(&result).map_or(0, |t| t.len());
         if json {
             doc.operator(serde_json::json!({
                 "op": pkg.name(), "compile_ms": cold, "cached_ms": cached,

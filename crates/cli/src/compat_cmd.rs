@@ -5,10 +5,10 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
-use ascendopt_harness::compat::{self, CompatConfig};
 use ascendopt_harness::pool;
 use ascendopt_sim::build::{BuildCache, Toolchain};
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
+use ascendopt_simtools::compat::{self, CompatConfig};
 use std::path::PathBuf;
 
 /// Arguments of `ascendopt compat`.
@@ -72,7 +72,7 @@ pub fn run(args: CompatArgs) -> Result<Status> {
         pool::for_each_result(
             todo,
             args.jobs,
-            |dir| ascendopt_harness::import::import_one(&import_cfg, &dir),
+            |dir| ascendopt_simtools::import::import_one(&import_cfg, &dir),
             |_, report| {
                 done += 1;
                 match &report.error {

@@ -6,10 +6,10 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
+use ascendopt_device::msprof_csv;
 use ascendopt_device::{Device, DeviceError};
 use ascendopt_harness::eval::{self, CaseSelector, CaseVerdict, CheckConfig, OpCheck};
 use ascendopt_op::package::OpPackage;
-use ascendopt_sim::timing::msprof_csv;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `ascendopt eval`.

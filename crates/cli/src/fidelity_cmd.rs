@@ -9,14 +9,14 @@ use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{bail, Result};
 use ascendopt_agent::session::RunContext;
-use ascendopt_device::select::{self, DeviceChoice};
-use ascendopt_device::{SimDevice, SimDeviceConfig};
+use ascendopt_device::select::DeviceChoice;
 use ascendopt_experiments::sim_vs_chip;
 use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::fidelity::{self, Options};
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::RunStore;
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
+use ascendopt_simtools::fidelity::{self, Options};
 
 /// Arguments of `ascendopt fidelity`.
 #[derive(Debug, clap::Args)]
@@ -126,7 +126,7 @@ fn side_by_side(args: &FidelityArgs, id: u32) -> Result<Status> {
     };
     let sim_cfg = SimDeviceConfig::standard()?;
     let sim = SimDevice::new(sim_cfg.clone());
-    let chip = select::open(DeviceChoice::Cann { id }, sim_cfg, pipeline.repeats);
+    let chip = ascendopt_sim::open::open(DeviceChoice::Cann { id }, sim_cfg, pipeline.repeats);
     let mut rows = Vec::new();
     for op in &args.ops {
         let pkg = OpPackage::load(&crate::hiargs::resolve_op(op)?)?;

@@ -10,11 +10,13 @@
 //! names the flag or the path.
 
 use anyhow::{Context, Result};
-use ascendopt_device::{Device, SimDevice, SimDeviceConfig};
+use ascendopt_device::select::DeviceChoice;
+use ascendopt_device::Device;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunId, RunStore};
 use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::{Path, PathBuf};
 
 /// The folder of an operator named on the command line: a folder with an
@@ -72,12 +74,20 @@ pub fn device(
     timeout_s: Option<u64>,
     samples: usize,
 ) -> Result<Box<dyn Device>> {
-    let choice = arg.choice()?;
+    device_of(arg.choice()?, timeout_s, samples)
+}
+
+/// The device `choice`, as [`device`] opens the choice of `--device`.
+pub fn device_of(
+    choice: DeviceChoice,
+    timeout_s: Option<u64>,
+    samples: usize,
+) -> Result<Box<dyn Device>> {
     let mut config = SimDeviceConfig::standard()?;
     if let Some(s) = timeout_s {
         config.limits.wall_ms = s.saturating_mul(1000);
     }
-    Ok(ascendopt_device::select::open(choice, config, samples))
+    Ok(ascendopt_sim::open::open(choice, config, samples))
 }
 
 /// The run store at `path` (created when missing).

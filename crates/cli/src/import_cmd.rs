@@ -3,9 +3,9 @@
 
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_device::SimDeviceConfig;
-use ascendopt_harness::import::{self, ImportConfig};
 use ascendopt_sim::build::{BuildCache, Toolchain};
+use ascendopt_sim::SimDeviceConfig;
+use ascendopt_simtools::import::{self, ImportConfig};
 use std::path::PathBuf;
 
 /// Arguments of `ascendopt import`.

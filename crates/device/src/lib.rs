@@ -1,29 +1,46 @@
-//! The device layer: where an operator package is built, run and timed.
+//! The device layer: where an operator package is built, run and timed,
+//! and the device-neutral data every device speaks.
 //!
-//! [`Device`] is the seam between the evaluation harness and hardware: the
-//! built-in [`SimDevice`] compiles with g++ and runs on the Ascend 910B2
-//! simulator; a real-NPU device (CANN toolkit) implements the same trait.
+//! [`Device`] is the seam between the evaluation harness and hardware. This
+//! crate holds the trait and its data only: launches ([`RunRequest`],
+//! [`RunOutcome`], [`RunResult`], [`launch`]), the msprof-style profile
+//! ([`profile`], with [`msprof_csv`] to write and read msprof's CSVs), the
+//! platform facts the tiling reads, and the CANN toolkit side ([`cann`]).
+//! It knows no simulator: the built-in device, `SimDevice`, lives in
+//! `ascendopt-sim` and implements the trait; a real-NPU device implements
+//! the same trait without touching the harness.
 //!
 //! Invariants:
+//! - Knows nothing of the simulator, the harness or the agent (its only
+//!   `ascendopt-*` dependency is `ascendopt-op`).
 //! - A device never panics on a kernel's behaviour: every failure of a
 //!   build or a run is a value ([`DeviceError`], [`RunOutcome`]).
 //! - Devices know nothing of correctness: they return raw outputs; the
 //!   harness compares them with the golden.
+//! - What a device keeps of a run for its own later answers (the
+//!   simulator's instruction trace) is opaque above it ([`RunDetail`]);
+//!   the layers above ask the device (profile, samples, timeline, hazards,
+//!   unmeasured work) instead of reading it.
 #![deny(missing_docs)]
 
 pub mod cann;
+pub mod launch;
+pub mod msprof_csv;
+pub mod profile;
 pub mod select;
-mod sim;
 
 pub use cann::device::{CannConfig, CannDevice};
-pub use sim::{SimDevice, SimDeviceConfig};
+pub use launch::{AttrValue, Finding, JobAttr, Platform, SrcLoc, TilingInfo};
+pub use profile::{
+    AicFields, AivFields, BlockProfile, CoreType, GmReread, Hotspots, KernelCode, LaunchKind,
+    LineCost, Ops, Profile, Roofline, Traffic,
+};
 
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Tensor;
-use ascendopt_sim::launch::{Finding, JobAttr, Platform, TilingInfo};
-use ascendopt_sim::timing::{Ops, Profile};
-use ascendopt_sim::trace::{SrcLoc, Trace};
+use std::any::Any;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A compiled operator, ready to run on the device that built it.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,10 +114,12 @@ pub struct RunRequest {
     pub attrs: Vec<JobAttr>,
     /// Seed of uninitialised memory contents.
     pub seed: u64,
-    /// The caller needs the instruction trace (to profile the run or draw
-    /// its timeline). When false, a device may check the trace for hazards
-    /// where the kernel ran and drop it: [`RunResult::trace`] is then None,
-    /// [`RunResult::hazards`] the same as otherwise.
+    /// The caller will profile the run or draw its timeline, so the device
+    /// keeps what it needs for that ([`RunResult::detail`]; the simulator's
+    /// instruction trace). When false, a device may check the run for
+    /// hazards where the kernel ran and keep nothing:
+    /// [`RunResult::detail`] is then None, [`RunResult::hazards`] the same
+    /// as otherwise.
     pub keep_trace: bool,
     /// How the tensors become kernel arguments and tiling parameters
     /// (tensor lists, absent optional inputs, in-place outputs,
@@ -116,8 +135,11 @@ pub struct RunResult {
     pub outputs: Vec<Tensor>,
     /// The tiling decisions.
     pub tiling: TilingInfo,
-    /// The instruction trace (simulator only).
-    pub trace: Option<Trace>,
+    /// What the device kept of the run to answer later questions about
+    /// it ([`Device::profile`], [`Device::timeline_json`],
+    /// [`Device::unmeasured_output_writes`]): the simulator's instruction
+    /// trace. None when the request did not ask to keep it.
+    pub detail: Option<RunDetail>,
     /// Non-fatal notes of the runtime (e.g. a DataCopy length rounded down).
     pub findings: Vec<Finding>,
     /// Hazards found in the trace: races between pipes, flag misuse. On a
@@ -141,6 +163,37 @@ pub struct Measurement {
     /// The profile of the run's launch: None when it was not profiled,
     /// Err when profiling failed (why).
     pub profile: Option<Result<Profile, String>>,
+}
+
+/// What a device keeps of one finished run for its own later answers,
+/// opaque to everyone else: only the device that made it can look inside
+/// ([`RunDetail::downcast_ref`]). Cloning shares it; two details are equal
+/// when they are the same one.
+#[derive(Clone)]
+pub struct RunDetail(Arc<dyn Any + Send + Sync>);
+
+impl RunDetail {
+    /// Wraps a device's own record of a run.
+    pub fn new<T: Any + Send + Sync>(value: T) -> RunDetail {
+        RunDetail(Arc::new(value))
+    }
+
+    /// The record, when it is a `T` (the device that made it knows `T`).
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref::<T>()
+    }
+}
+
+impl std::fmt::Debug for RunDetail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunDetail(..)")
+    }
+}
+
+impl PartialEq for RunDetail {
+    fn eq(&self, other: &RunDetail) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// What profiling a run needs beyond the run itself.
@@ -304,26 +357,30 @@ pub trait Device: Send + Sync {
         let _ = package;
         None
     }
-    /// The msprof-style profile of a finished run, with its roofline.
+    /// The msprof-style profile of a finished run, with its roofline (the
+    /// run kept its detail: [`RunRequest::keep_trace`]).
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String>;
-    /// `n` measured latencies (Task Duration, µs) of a finished run, as
-    /// repeated profiling would give them; sample `k` uses seed
-    /// `seeds[k]`. On the simulator the timeline is computed once and each
-    /// sample draws its own measurement noise.
-    fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String>;
-    /// [`Device::latency_samples`] of a run whose noise-free Task Duration
-    /// `clean_us` the caller already has (from [`Device::profile`] with
-    /// `deterministic` set), so a device that derives its samples from that
-    /// value need not compute the timeline again. The default measures
-    /// anew and ignores `clean_us`.
-    fn latency_samples_from_clean(
+    /// `seeds.len()` measured latencies (Task Duration, µs) of a finished
+    /// run, as repeated profiling would give them; `clean` is the run's
+    /// noise-free profile ([`Device::profile`] with `deterministic` set).
+    /// A device whose measurements are real profiles the run again for
+    /// each sample; the simulator draws sample `k`'s measurement noise with
+    /// seed `seeds[k]` around `clean`'s Task Duration.
+    fn latency_samples(
         &self,
         result: &RunResult,
-        clean_us: f64,
+        clean: &Profile,
         seeds: &[u64],
-    ) -> Result<Vec<f64>, String> {
-        let _ = clean_us;
-        self.latency_samples(result, seeds)
+    ) -> Result<Vec<f64>, String>;
+    /// Why the run's measured time cannot be trusted because some of its
+    /// work escaped the measurement, or None: on the simulator, output
+    /// bytes that no recorded instruction wrote (plain C++ stores through a
+    /// GM pointer, which the timing model does not see). `request` is the
+    /// run's request (its inputs and the sizes of its outputs). A device
+    /// that times the real chip sees all work: None (the default).
+    fn unmeasured_output_writes(&self, result: &RunResult, request: &RunRequest) -> Option<String> {
+        let _ = (result, request);
+        None
     }
     /// A Chrome Trace Event JSON timeline of a finished run, when the
     /// device can produce one.

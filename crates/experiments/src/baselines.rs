@@ -263,7 +263,7 @@ pub fn best_of_n_with(
         rule: "best-of-N sample: no diagnosis, no experience".into(),
         signature: baseline
             .profile()
-            .and_then(|p| ProfileSignature::from_profile_json(p).ok()),
+            .and_then(|p| ProfileSignature::from_profile(p).ok()),
         code_features: code_features(&input),
         motifs: Vec::new(),
     };

@@ -41,8 +41,8 @@ use ascendopt_agent::session::{OpSession, RunContext};
 use ascendopt_agent::AgentError;
 use ascendopt_bank::error::BankError;
 use ascendopt_bank::store::Bank;
-use ascendopt_device::select::{self, DeviceChoice};
-use ascendopt_device::{Device, SimDeviceConfig};
+use ascendopt_device::select::DeviceChoice;
+use ascendopt_device::Device;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
@@ -152,8 +152,6 @@ pub struct BenchConfig {
     pub deterministic: bool,
     /// Latency samples per evaluation.
     pub repeats: usize,
-    /// Wall-clock limit of one launch, ms (None: the device default).
-    pub timeout_ms: Option<u64>,
     /// Stage I's share of the budget in `full` (None: until stagnation).
     pub stage1_budget: Option<u32>,
     /// Notes for the report (e.g. missing levels).
@@ -177,7 +175,6 @@ impl BenchConfig {
             seed: 1,
             deterministic: false,
             repeats: CompareConfig::RECOMMENDED.repeats,
-            timeout_ms: None,
             stage1_budget: None,
             notes: Vec::new(),
             device: DeviceChoice::Sim,
@@ -241,14 +238,6 @@ pub struct BenchReport {
     pub out: PathBuf,
 }
 
-fn device(cfg: &BenchConfig) -> Result<Box<dyn Device>, BenchError> {
-    let mut dc = SimDeviceConfig::standard().map_err(|e| BenchError::Device(e.to_string()))?;
-    if let Some(ms) = cfg.timeout_ms {
-        dc.limits.wall_ms = ms;
-    }
-    Ok(select::open(cfg.device, dc, cfg.repeats))
-}
-
 fn pipeline(cfg: &BenchConfig) -> PipelineConfig {
     PipelineConfig {
         repeats: cfg.repeats.max(1),
@@ -279,7 +268,7 @@ fn identity(pkgs: &[OpPackage]) -> Result<serde_json::Value, BenchError> {
         h.update([0]);
     }
     Ok(serde_json::json!({
-        "ops_sha256": ascendopt_harness::store::hex(&h.finalize()),
+        "ops_sha256": format!("{:x}", h.finalize()),
         "build_sha256": build_digest(),
     }))
 }
@@ -292,7 +281,7 @@ fn build_digest() -> &'static str {
     DIGEST.get_or_init(|| {
         std::env::current_exe()
             .and_then(std::fs::read)
-            .map(|bytes| ascendopt_harness::store::hex(&Sha256::digest(&bytes)))
+            .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
             .unwrap_or_else(|_| "unknown".into())
     })
 }
@@ -329,6 +318,7 @@ type RewoundOp = (Vec<u8>, String);
 /// `<out>/bank.sqlite` in operator order, frozen, exported to bank.jsonl.
 fn build_bank(
     cfg: &BenchConfig,
+    device: &dyn Device,
     agents: &dyn AgentFactory,
     progress: &(dyn Fn(&BenchEvent) + Sync),
 ) -> Result<(BankRecord, Option<RunId>), BenchError> {
@@ -392,10 +382,8 @@ fn build_bank(
     };
     let work = |pkg: &OpPackage| -> Result<RewoundOp, BenchError> {
         let store = RunStore::open(&store_path)?;
-        let dev = device(cfg)?;
-        let dev = &*dev;
         let ctx = RunContext {
-            device: dev,
+            device,
             store: &store,
             run,
             pipeline: pipeline(cfg),
@@ -472,6 +460,7 @@ fn build_bank(
 /// One method × operator, on a worker thread.
 fn run_pair(
     cfg: &BenchConfig,
+    device: &dyn Device,
     agents: &dyn AgentFactory,
     method: BenchMethod,
     run: RunId,
@@ -482,10 +471,8 @@ fn run_pair(
     let store = RunStore::open(&store_path)?;
     let scoped = agents.for_run(&store_path, run)?;
     let agents: &dyn AgentFactory = scoped.as_deref().unwrap_or(agents);
-    let dev = device(cfg)?;
-    let dev = &*dev;
     let ctx = RunContext {
-        device: dev,
+        device,
         store: &store,
         run,
         pipeline: pipeline(cfg),
@@ -534,7 +521,7 @@ fn run_pair(
     };
     let rel = PathBuf::from("ops").join(method.as_str()).join(pkg.name());
     let out_dir = cfg.out.join(&rel);
-    let written = write_output(dev, &outcome, pkg, &out_dir, cfg.seed)?;
+    let written = write_output(device, &outcome, pkg, &out_dir, cfg.seed)?;
     let mut summary = OutcomeSummary::from_outcome(&outcome);
     let rel_str = |p: &Path| p.to_string_lossy().replace('\\', "/");
     summary.package = Some(rel_str(&rel.join(pkg.name())));
@@ -566,6 +553,7 @@ fn run_pair(
 /// Runs the benchmark (module docs) and writes the report folder.
 pub fn run_bench(
     cfg: &BenchConfig,
+    device: &dyn Device,
     agents: &dyn AgentFactory,
     progress: &(dyn Fn(&BenchEvent) + Sync),
 ) -> Result<BenchReport, BenchError> {
@@ -611,7 +599,7 @@ pub fn run_bench(
     // The bank.
     let needs_bank = methods.iter().any(|m| m.uses_bank());
     let (bank, rewind_run) = if needs_bank && cfg.rewind_budget > 0 && !cfg.bank_ops.is_empty() {
-        let (rec, run) = build_bank(cfg, agents, progress)?;
+        let (rec, run) = build_bank(cfg, device, agents, progress)?;
         (Some(rec), run)
     } else {
         (None, None)
@@ -735,7 +723,7 @@ pub fn run_bench(
         for_each_result(
             jobs.clone(),
             cfg.jobs,
-            |(m, run, pkg)| run_pair(cfg, agents, m, run, pkg, bank_path.as_deref()),
+            |(m, run, pkg)| run_pair(cfg, device, agents, m, run, pkg, bank_path.as_deref()),
             |i, r| {
                 let (m, run, pkg) = job_list[i];
                 match r {

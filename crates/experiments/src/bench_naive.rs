@@ -162,6 +162,7 @@ fn find<'a>(outcomes: &'a [OutcomeSummary], op: &str) -> Option<&'a OutcomeSumma
 /// Runs the naive benchmark.
 pub fn run_naive_bench(
     cfg: &NaiveBenchConfig,
+    device: &dyn ascendopt_device::Device,
     agents: &dyn AgentFactory,
     progress: &(dyn Fn(&BenchEvent) + Sync),
 ) -> Result<NaiveReport, BenchError> {
@@ -193,6 +194,7 @@ pub fn run_naive_bench(
     progress(&BenchEvent::Note("measuring the strong references".into()));
     let strong_report = run_bench(
         &bench_config(cfg, strong, 1, cfg.out.join("strong-runs")),
+        device,
         agents,
         progress,
     )?;
@@ -206,6 +208,7 @@ pub fn run_naive_bench(
                 budget,
                 cfg.out.join(format!("budget-{budget}")),
             ),
+            device,
             agents,
             progress,
         )?;

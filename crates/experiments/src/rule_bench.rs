@@ -9,7 +9,7 @@
 
 use ascendopt_device::{Device, RunOutcome};
 use ascendopt_harness::compare::{faster, CompareConfig};
-use ascendopt_harness::eval::prepare_case;
+use ascendopt_harness::eval::{prepare_case, profile_request};
 use ascendopt_harness::pipeline::bench_case;
 use ascendopt_op::package::OpPackage;
 
@@ -54,7 +54,9 @@ pub fn rule_bench(
     let seeds: Vec<u64> = (0..(trials * per_trial) as u64)
         .map(|k| seed.wrapping_add(k).wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
-    let samples = device.latency_samples(&result, &seeds)?;
+    // The noise-free profile the device measures its samples around.
+    let clean = device.profile(&result, &profile_request(&prepared, seed, true))?;
+    let samples = device.latency_samples(&result, &clean, &seeds)?;
     let (mut fa, mut hits) = (0usize, 0usize);
     let mut all = Vec::new();
     for trial in samples.chunks(per_trial) {

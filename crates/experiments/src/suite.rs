@@ -41,7 +41,7 @@ pub struct SuiteRow {
     /// HBM roofline floor of the largest case ([`Roofline::hbm_floor_us`]),
     /// µs.
     ///
-    /// [`Roofline::hbm_floor_us`]: ascendopt_sim::timing::Roofline::hbm_floor_us
+    /// [`Roofline::hbm_floor_us`]: ascendopt_device::Roofline::hbm_floor_us
     pub floor_us: Option<f64>,
     /// Launch head of the largest case (part of its latency), µs.
     pub launch_us: Option<f64>,

@@ -7,7 +7,8 @@
 //! seeded garbage.
 
 use ascendopt_device::{
-    Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult,
+    Artifact, AttrValue as JobAttrValue, Device, DeviceError, JobAttr, Ops, Profile,
+    ProfileRequest, RunOutcome, RunRequest, RunResult,
 };
 use ascendopt_op::compare::{compare, poisoned, CompareReport};
 use ascendopt_op::gen::gen_inputs;
@@ -16,8 +17,6 @@ use ascendopt_op::layout::ArgLayout;
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::Tensor;
-use ascendopt_sim::launch::{self as launch, JobAttr};
-use ascendopt_sim::timing::{Ops, Profile};
 use std::time::Instant;
 
 /// Which cases to check, and how.
@@ -226,12 +225,12 @@ pub fn job_attrs(case: &Case) -> Vec<JobAttr> {
         .map(|(name, v)| JobAttr {
             name: name.clone(),
             value: match v {
-                AttrValue::Int(i) => launch::AttrValue::Int(*i),
-                AttrValue::Float(f) => launch::AttrValue::Float(*f),
-                AttrValue::Bool(b) => launch::AttrValue::Bool(*b),
-                AttrValue::Str(s) => launch::AttrValue::Str(s.clone()),
-                AttrValue::ListInt(l) => launch::AttrValue::ListInt(l.clone()),
-                AttrValue::ListFloat(l) => launch::AttrValue::ListFloat(l.clone()),
+                AttrValue::Int(i) => JobAttrValue::Int(*i),
+                AttrValue::Float(f) => JobAttrValue::Float(*f),
+                AttrValue::Bool(b) => JobAttrValue::Bool(*b),
+                AttrValue::Str(s) => JobAttrValue::Str(s.clone()),
+                AttrValue::ListInt(l) => JobAttrValue::ListInt(l.clone()),
+                AttrValue::ListFloat(l) => JobAttrValue::ListFloat(l.clone()),
             },
         })
         .collect()
@@ -572,9 +571,9 @@ pub fn judge_op(
         };
         let mut again = check_case(device, &artifact, package, case, fresh, &quick);
         again.name = format!("{} (re-check)", case.name);
-        // Only the verdict matters; the trace is large.
+        // Only the verdict matters; the run's detail (a trace) is large.
         if let Some(run) = &mut again.run {
-            run.trace = None;
+            run.detail = None;
         }
         check.cases.push(again);
     }
@@ -629,19 +628,10 @@ fn harden_case(
         }
         other => return Some(format!("the second run failed: {}", other.summary())),
     }
-    // Output bytes no traced instruction wrote: work the timing model
+    // Output bytes no recorded instruction wrote: work the device's timing
     // cannot see (as the loop's judge, `physics.rs`).
-    if let Some(trace) = first.trace.as_ref() {
-        let sizes: Vec<u64> = request
-            .outputs
-            .iter()
-            .map(|t| t.data.len() as u64)
-            .collect();
-        if let Some(why) =
-            crate::physics::untraced_output_writes(trace, request.inputs.len(), &sizes)
-        {
-            return Some(why);
-        }
+    if let Some(why) = device.unmeasured_output_writes(first, &request) {
+        return Some(why);
     }
     // The noise-free latency against the hardware's limit.
     let input_bytes: u64 = request.inputs.iter().map(|t| t.data.len() as u64).sum();

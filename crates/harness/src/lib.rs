@@ -35,14 +35,15 @@
 //! - Results do not depend on the number of worker threads.
 //! - The harness never runs kernel code in its own process (the device's
 //!   worker does), and it knows nothing of the agent or the CLI.
+//! - Device-neutral: it speaks to a device only through
+//!   `ascendopt_device::Device` and its data; no simulator type appears
+//!   here (the simulator's own tools above the judge are in
+//!   `ascendopt-simtools`).
 #![deny(missing_docs)]
 
 pub mod compare;
-pub mod compat;
 pub mod eval;
-pub mod fidelity;
 pub mod fresh;
-pub mod import;
 pub mod ledger;
 pub mod memory;
 pub mod out_lock;

@@ -28,19 +28,19 @@
 //! quality measure of the profile and the suite table, not a physical
 //! limit: a kernel served from L2 legitimately runs below it.
 //!
-//! [`Roofline::floor_us`]: ascendopt_sim::timing::Roofline::floor_us
-//! [`Roofline::hbm_floor_us`]: ascendopt_sim::timing::Roofline::hbm_floor_us
+//! [`Roofline::floor_us`]: ascendopt_device::Roofline::floor_us
+//! [`Roofline::hbm_floor_us`]: ascendopt_device::Roofline::hbm_floor_us
 //!
-//! A third check needs no floor: every output byte must have been written
-//! by an instruction of the trace ([`untraced_output_writes`]). Output
+//! A third check needs no floor and is the device's to answer
+//! (`Device::unmeasured_output_writes`): on the simulator, every output
+//! byte must have been written by an instruction of the trace. Output
 //! elements start poisoned and a correct kernel wrote all of them; an
 //! element that no traced instruction (DataCopy, SetValue, Fixpipe, ...)
 //! wrote was stored by plain C++ through a GM pointer, work the timing
 //! model cannot see. Without it, such a kernel on a small case hides below
 //! the launch head's share of the output floor.
 
-use ascendopt_sim::timing::Profile;
-use ascendopt_sim::trace::{InstrKind, Mem, Trace, GM_LINE_BYTES};
+use ascendopt_device::Profile;
 
 /// How far above 100% of the roofline a latency may be (see the module
 /// docs): 35%, a little more than the 33% an operator that reads half its
@@ -87,91 +87,11 @@ pub fn faster_than_physics(profile: &Profile, output_bytes: u64) -> Option<Strin
     None
 }
 
-/// The reason, when some output bytes were written by no instruction of
-/// `trace` (see the module docs), or None. `n_inputs` is the number of
-/// input tensors of the launch (their GM allocations come first, the
-/// outputs' next, in argument order) and `output_bytes` the size of each
-/// output. A trace whose allocations do not have that layout is not
-/// judged.
-pub fn untraced_output_writes(
-    trace: &Trace,
-    n_inputs: usize,
-    output_bytes: &[u64],
-) -> Option<String> {
-    // Line touches past the recording limit were charged but not
-    // recorded: coverage cannot be shown either way.
-    let dropped = trace
-        .blocks
-        .iter()
-        .flat_map(|b| &b.instrs)
-        .any(|i| matches!(&i.kind, InstrKind::ScalarCode(code) if code.lines_dropped > 0));
-    if dropped {
-        return None;
-    }
-    let mut missing = 0u64;
-    let mut total = 0u64;
-    for (k, &size) in output_bytes.iter().enumerate() {
-        let space = n_inputs + k;
-        if trace.gm_spaces.get(space).copied() != Some(size) {
-            return None;
-        }
-        let mut spans: Vec<(u64, u64)> = trace
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instrs)
-            .flat_map(|i| &i.writes)
-            .filter(|r| r.mem == Mem::Gm && r.space as usize == space)
-            .map(|r| (r.start, r.start.saturating_add(r.len)))
-            .collect();
-        // The kernel's own code's GM lines (plain loads and stores through
-        // a pointer), which the timing model charges as scalar accesses.
-        for b in &trace.blocks {
-            for i in &b.instrs {
-                if let InstrKind::ScalarCode(code) = &i.kind {
-                    let from = code.lines_start as usize;
-                    let to = from.saturating_add(code.lines_len as usize);
-                    spans.extend(
-                        b.gm_lines
-                            .get(from..to.min(b.gm_lines.len()))
-                            .unwrap_or_default()
-                            .iter()
-                            .filter(|l| l.space as usize == space)
-                            .map(|l| (l.offset, l.offset.saturating_add(GM_LINE_BYTES))),
-                    );
-                }
-            }
-        }
-        let mut spans: Vec<(u64, u64)> = spans
-            .into_iter()
-            .map(|(a, b)| (a.min(size), b.min(size)))
-            .filter(|(a, b)| b > a)
-            .collect();
-        spans.sort_unstable();
-        let mut covered = 0u64;
-        let mut end = 0u64;
-        for (a, b) in spans {
-            let a = a.max(end);
-            if b > a {
-                covered += b - a;
-                end = b;
-            }
-        }
-        missing += size - covered;
-        total += size;
-    }
-    (missing > 0).then(|| {
-        format!(
-            "faster than the hardware limit: the timing model missed work ({missing} of the \
-             {total} output bytes were written by no instruction it sees)"
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ascendopt_device::{Ops, Roofline};
     use ascendopt_op::Dtype;
-    use ascendopt_sim::timing::{Ops, Roofline};
 
     fn profile(latency: f64) -> Profile {
         let mut p: Profile = serde_json::from_value(serde_json::json!({
@@ -224,53 +144,5 @@ mod tests {
         let none = faster_than_physics(&profile(12.0), 1000).unwrap();
         assert!(none.contains("write the 1000 output bytes"), "{none}");
         assert!(faster_than_physics(&profile(0.0), 1000).is_some());
-    }
-
-    #[test]
-    fn output_bytes_no_instruction_wrote_are_named() {
-        use ascendopt_sim::trace::{BlockTrace, Instr, InstrKind, Pipe, Region, ScalarOp};
-        let write = |space: u32, start: u64, len: u64| Instr {
-            pipe: Pipe::S,
-            kind: InstrKind::Scalar {
-                op: ScalarOp::GmSet,
-                bytes: len,
-            },
-            reads: Vec::new(),
-            writes: vec![Region {
-                mem: Mem::Gm,
-                space,
-                start,
-                len,
-            }],
-            loc: 0,
-        };
-        // One input of 64 bytes, one output of 64, workspace, tiling.
-        let trace = |writes: Vec<Instr>| Trace {
-            block_dim: 1,
-            gm_spaces: vec![64, 64, 0, 8],
-            blocks: vec![BlockTrace {
-                block: 0,
-                instrs: writes,
-                gm_lines: Vec::new(),
-                role: None,
-            }],
-            locs: Vec::new(),
-        };
-        // Overlapping writes and one past the end cover the output.
-        let whole = trace(vec![write(1, 0, 40), write(1, 32, 16), write(1, 48, 32)]);
-        assert_eq!(untraced_output_writes(&whole, 1, &[64]), None);
-        // A gap of 8 bytes, and a write to the input that does not count.
-        let gap = trace(vec![write(1, 0, 24), write(1, 32, 32), write(0, 24, 8)]);
-        let why = untraced_output_writes(&gap, 1, &[64]).unwrap();
-        assert!(
-            why.starts_with(
-                "faster than the hardware limit: the timing model missed work (8 of the 64"
-            ),
-            "{why}"
-        );
-        // Nothing traced at all.
-        assert!(untraced_output_writes(&trace(Vec::new()), 1, &[64]).is_some());
-        // A layout it does not know is not judged.
-        assert_eq!(untraced_output_writes(&trace(Vec::new()), 1, &[32]), None);
     }
 }

@@ -135,10 +135,7 @@ pub fn candidate_source(package: &OpPackage) -> Result<String, PipelineError> {
                 text.push('\n');
             }
         } else {
-            manifest.push_str(&format!(
-                "{}  {rel}\n",
-                crate::store::hex(&Sha256::digest(&bytes))
-            ));
+            manifest.push_str(&format!("{:x}  {rel}\n", Sha256::digest(&bytes)));
         }
     }
     if !manifest.is_empty() {
@@ -439,7 +436,7 @@ pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage)
         h.update((tiling.data.len() as u64).to_le_bytes());
         h.update(&tiling.data);
     }
-    Some(crate::store::hex(&h.finalize()))
+    Some(format!("{:x}", h.finalize()))
 }
 
 /// A launch request of `case` with shapes and no tensor contents (all a
@@ -633,66 +630,50 @@ fn launch_and_judge(
             timings,
         ));
     };
-    let (profile_json, clean_us) =
-        match device.profile(&result, &profile_request(&prepared, seed, true)) {
-            Ok(p) => {
-                let output_bytes = prepared.expected.iter().map(|t| t.data.len() as u64).sum();
-                let output_sizes: Vec<u64> = prepared
-                    .request
-                    .outputs
-                    .iter()
-                    .map(|t| t.data.len() as u64)
-                    .collect();
-                let untraced = result.trace.as_ref().and_then(|trace| {
-                    crate::physics::untraced_output_writes(
-                        trace,
-                        prepared.request.inputs.len(),
-                        &output_sizes,
-                    )
-                });
-                if let Some(message) =
-                    untraced.or_else(|| crate::physics::faster_than_physics(&p, output_bytes))
-                {
-                    timings.profile_ms = t.elapsed().as_millis() as u64;
-                    return Ok((
-                        Verdict::RuntimeError {
-                            kind: RuntimeErrorKind::FasterThanHardware,
-                            message: format!(
-                                "case {}: {message}",
-                                prepared_case_name(package, bench.as_deref())
-                            ),
-                            location: None,
-                        },
-                        timings,
-                    ));
-                }
-                (
-                    serde_json::to_value(&p).unwrap_or(serde_json::Value::Null),
-                    p.task_duration_us,
-                )
-            }
-            Err(e) => {
+    let profile = match device.profile(&result, &profile_request(&prepared, seed, true)) {
+        Ok(p) => {
+            let output_bytes = prepared.expected.iter().map(|t| t.data.len() as u64).sum();
+            let unmeasured = device.unmeasured_output_writes(&result, &prepared.request);
+            if let Some(message) =
+                unmeasured.or_else(|| crate::physics::faster_than_physics(&p, output_bytes))
+            {
                 timings.profile_ms = t.elapsed().as_millis() as u64;
                 return Ok((
                     Verdict::RuntimeError {
-                        kind: RuntimeErrorKind::Deadlock,
-                        message: format!("profiling failed: {e}"),
+                        kind: RuntimeErrorKind::FasterThanHardware,
+                        message: format!(
+                            "case {}: {message}",
+                            prepared_case_name(package, bench.as_deref())
+                        ),
                         location: None,
                     },
                     timings,
                 ));
             }
-        };
+            p
+        }
+        Err(e) => {
+            timings.profile_ms = t.elapsed().as_millis() as u64;
+            return Ok((
+                Verdict::RuntimeError {
+                    kind: RuntimeErrorKind::Deadlock,
+                    message: format!("profiling failed: {e}"),
+                    location: None,
+                },
+                timings,
+            ));
+        }
+    };
     let seeds: Vec<u64> = (0..cfg.repeats as u64)
         .map(|k| seed ^ (k + 1).wrapping_mul(0x2545_f491_4f6c_dd1d))
         .collect();
     let samples = if cfg.deterministic {
-        vec![clean_us; cfg.repeats]
+        vec![profile.task_duration_us; cfg.repeats]
     } else {
-        // The profile above is the noise-free timeline: the samples are
-        // drawn around it rather than computing it again.
+        // The profile above is the noise-free one the samples are measured
+        // around.
         device
-            .latency_samples_from_clean(&result, clean_us, &seeds)
+            .latency_samples(&result, &profile, &seeds)
             .map_err(PipelineError::Setup)?
     };
     timings.profile_ms = t.elapsed().as_millis() as u64;
@@ -725,7 +706,7 @@ fn launch_and_judge(
         Verdict::Correct {
             latency,
             samples_us: samples,
-            profile: profile_json,
+            profile: Box::new(profile),
         },
         timings,
     ))

@@ -181,11 +181,6 @@ impl fmt::Display for Stage {
     }
 }
 
-/// Lower-case hex of a digest.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// SHA-256 of a candidate's source, lower-case hex.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SourceHash(String);
@@ -193,7 +188,7 @@ pub struct SourceHash(String);
 impl SourceHash {
     /// The hash of `content`.
     pub fn of(content: &str) -> SourceHash {
-        SourceHash(hex(&Sha256::digest(content.as_bytes())))
+        SourceHash(format!("{:x}", Sha256::digest(content.as_bytes())))
     }
 
     /// Accepts 64 lower-case hex digits.
@@ -926,7 +921,14 @@ impl RunStore {
         let details = serde_json::to_string(new.verdict)
             .map_err(|e| self.corrupt(format!("verdict does not serialise: {e}")))?;
         let latency = new.verdict.latency();
-        let profile = new.verdict.profile().map(|p| p.to_string());
+        // The typed profile becomes JSON here, and only here: inside the
+        // verdict's details and, for SQL readers, in its own column.
+        let profile = new
+            .verdict
+            .profile()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| self.corrupt(format!("profile does not serialise: {e}")))?;
         let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         tx.execute(
             "INSERT INTO evaluations (run, op, stage, budget_index, source_hash, verdict, details,

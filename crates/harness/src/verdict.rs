@@ -10,6 +10,7 @@
 //! JSON as numbers when finite and as the strings `"nan"`, `"inf"`, `"-inf"`
 //! otherwise, so that a stored row always reads back equal.
 
+use ascendopt_device::Profile;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -52,8 +53,9 @@ pub enum Verdict {
         latency: LatencyStats,
         /// The profiling samples, microseconds, in measurement order.
         samples_us: Vec<f64>,
-        /// The device's profile (pipe busy ratios, bytes moved, ...).
-        profile: serde_json::Value,
+        /// The device's profile of the benchmark case (pipe busy ratios,
+        /// bytes moved, ...), noise-free; serialised by the run store.
+        profile: Box<Profile>,
     },
 }
 
@@ -226,9 +228,9 @@ impl Verdict {
     }
 
     /// The profile of a correct verdict.
-    pub fn profile(&self) -> Option<&serde_json::Value> {
+    pub fn profile(&self) -> Option<&Profile> {
         match self {
-            Verdict::Correct { profile, .. } => Some(profile),
+            Verdict::Correct { profile, .. } => Some(profile.as_ref()),
             _ => None,
         }
     }
@@ -430,7 +432,10 @@ mod tests {
         let correct = Verdict::Correct {
             latency: LatencyStats::from_samples(&[10.0, 12.0, 11.0]).unwrap(),
             samples_us: vec![10.0, 12.0, 11.0],
-            profile: serde_json::json!({"task_duration_us": 11.0}),
+            profile: Box::new(Profile {
+                task_duration_us: 11.0,
+                ..Profile::default()
+            }),
         };
         assert!(correct.is_success());
         assert_eq!(correct.label(), "correct 11.0us");

@@ -67,7 +67,11 @@ fn fake_verdict(i: u32) -> Verdict {
             Verdict::Correct {
                 latency: LatencyStats::from_samples(&samples).expect("finite samples"),
                 samples_us: samples,
-                profile: serde_json::json!({"candidate": i, "vector_ratio": 0.5}),
+                profile: Box::new(ascendopt_device::Profile {
+                    block_dim: i,
+                    task_duration_us: 100.0,
+                    ..Default::default()
+                }),
             }
         }
     }

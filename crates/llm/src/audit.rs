@@ -46,10 +46,7 @@ impl CallRecord {
 /// The replay key of a request body: SHA-256 of its JSON text (keys are
 /// sorted, so equal requests give equal keys).
 pub fn request_hash(body: &serde_json::Value) -> String {
-    Sha256::digest(body.to_string().as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    format!("{:x}", Sha256::digest(body.to_string().as_bytes()))
 }
 
 /// Receives every call; answers replay look-ups.

@@ -12,6 +12,8 @@ use crate::runtime::gm::GmSpace;
 use crate::runtime::mix;
 use crate::runtime::table::TABLE;
 use crate::trace::{BlockTrace, SrcLoc, Trace};
+
+pub use ascendopt_device::launch::{AttrValue, Finding, JobAttr, Platform, TilingInfo};
 use ascendopt_op::layout::{ArgLayout, ArgSlot};
 use ascendopt_op::Dtype;
 use libloading::Library;
@@ -32,58 +34,6 @@ pub struct JobTensor {
     pub shape: Vec<i64>,
     /// Contents, `shape.product() * dtype.size()` bytes.
     pub data: Vec<u8>,
-}
-
-/// An attribute value for the tiling function.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum AttrValue {
-    /// Integer.
-    Int(i64),
-    /// Floating point.
-    Float(f64),
-    /// Boolean.
-    Bool(bool),
-    /// String.
-    Str(String),
-    /// List of integers.
-    ListInt(Vec<i64>),
-    /// List of floats.
-    ListFloat(Vec<f64>),
-}
-
-/// A named attribute.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobAttr {
-    /// Name as in OpDef `Attr("name")`.
-    pub name: String,
-    /// Value.
-    pub value: AttrValue,
-}
-
-/// What `platform_ascendc::PlatformAscendC` reports, and the per-core
-/// memory sizes the runtime enforces.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Platform {
-    /// SoC name, e.g. "Ascend910B2".
-    pub soc_version: String,
-    /// Vector cores.
-    pub core_num_aiv: u32,
-    /// Cube cores.
-    pub core_num_aic: u32,
-    /// UB bytes per vector core.
-    pub ub_size: u64,
-    /// L1 bytes per cube core.
-    pub l1_size: u64,
-    /// L0A bytes.
-    pub l0a_size: u64,
-    /// L0B bytes.
-    pub l0b_size: u64,
-    /// L0C bytes.
-    pub l0c_size: u64,
-    /// L2 bytes.
-    pub l2_size: u64,
-    /// HBM bytes.
-    pub hbm_size: u64,
 }
 
 /// Everything a launch needs.
@@ -150,28 +100,6 @@ pub fn knobs_env_value(knobs: &[i64]) -> String {
         .join(",")
 }
 
-/// What the tiling function decided.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TilingInfo {
-    /// SetBlockDim.
-    pub block_dim: u32,
-    /// SetTilingKey.
-    pub tiling_key: u64,
-    /// The raw tiling data.
-    pub data: Vec<u8>,
-    /// GetWorkspaceSizes, summed.
-    pub workspace: u64,
-}
-
-/// A problem found that did not stop the run (race, leftover flag, ...).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Short class (`race`, `flag-leak`, ...).
-    pub kind: String,
-    /// The message, naming the API calls and source lines involved.
-    pub message: String,
-}
-
 /// A finished launch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaunchOutput {
@@ -232,44 +160,42 @@ pub const MAX_BLOCK_DIM: u32 = 1024;
 /// sees UB = 196352 B (192 KB - 256), while the ini says 196608"). A
 /// kernel's TPipe may still allocate the whole 192 KB: the guide's own
 /// TPipe::Reset example (6.2.3.6.1) takes `InitBuffer(que, 1, 192 * 1024)`,
-/// so the kernel-side UB capacity ([`Platform::mem_sizes`]) adds these
+/// so the kernel-side UB capacity ([`mem_sizes`]) adds these
 /// bytes back.
 pub const UB_RESERVED_BYTES: u64 = 256;
 
-impl Platform {
-    /// The platform of a hardware profile.
-    pub fn from_hw(hw: &crate::timing::hw::HwProfile) -> Platform {
-        Platform {
-            soc_version: hw.soc_version.clone(),
-            core_num_aiv: hw.aiv_cores,
-            core_num_aic: hw.aic_cores,
-            ub_size: hw.ub_bytes.saturating_sub(UB_RESERVED_BYTES),
-            l1_size: hw.l1_bytes,
-            l0a_size: hw.l0a_bytes,
-            l0b_size: hw.l0b_bytes,
-            l0c_size: hw.l0c_bytes,
-            l2_size: hw.l2_bytes,
-            hbm_size: hw.hbm_bytes,
-        }
+/// The platform of a hardware profile.
+pub fn platform_of(hw: &crate::timing::hw::HwProfile) -> Platform {
+    Platform {
+        soc_version: hw.soc_version.clone(),
+        core_num_aiv: hw.aiv_cores,
+        core_num_aic: hw.aic_cores,
+        ub_size: hw.ub_bytes.saturating_sub(UB_RESERVED_BYTES),
+        l1_size: hw.l1_bytes,
+        l0a_size: hw.l0a_bytes,
+        l0b_size: hw.l0b_bytes,
+        l0c_size: hw.l0c_bytes,
+        l2_size: hw.l2_bytes,
+        hbm_size: hw.hbm_bytes,
     }
+}
 
-    /// Per-core memory sizes by `trace::Mem` index (GM = 0), as a kernel
-    /// may use them: the UB is the tiling's `ub_size` plus the
-    /// [`UB_RESERVED_BYTES`] the platform reports less (the whole 192 KB on
-    /// the 910B). BT is 1 KB and FB 2+1+2+2 KB (hardware-facts.md section
-    /// F, "Per-core memory").
-    pub fn mem_sizes(&self) -> [u64; 8] {
-        [
-            0,
-            self.ub_size + UB_RESERVED_BYTES,
-            self.l1_size,
-            self.l0a_size,
-            self.l0b_size,
-            self.l0c_size,
-            1024,
-            7 * 1024,
-        ]
-    }
+/// Per-core memory sizes of `platform` by `trace::Mem` index (GM = 0), as
+/// a kernel may use them: the UB is the tiling's `ub_size` plus the
+/// [`UB_RESERVED_BYTES`] the platform reports less (the whole 192 KB on the
+/// 910B). BT is 1 KB and FB 2+1+2+2 KB (hardware-facts.md section F,
+/// "Per-core memory").
+pub fn mem_sizes(platform: &Platform) -> [u64; 8] {
+    [
+        0,
+        platform.ub_size + UB_RESERVED_BYTES,
+        platform.l1_size,
+        platform.l0a_size,
+        platform.l0b_size,
+        platform.l0c_size,
+        1024,
+        7 * 1024,
+    ]
 }
 
 /// Runs one launch in this process: host tiling, then the kernel.
@@ -670,7 +596,7 @@ fn launch(
         gm,
         tiling.block_dim,
         tiling.tiling_key,
-        job.platform.mem_sizes(),
+        mem_sizes(&job.platform),
         job.seed,
         job.max_instrs_per_block,
     );
@@ -819,6 +745,7 @@ fn launch(
         .map(|n| Finding {
             kind: n.kind.to_string(),
             message: n.message,
+            loc: None,
         })
         .collect();
     let printed = shared.printed();

@@ -592,26 +592,7 @@ pub struct Instr {
     pub loc: u32,
 }
 
-/// A source location of an API call in the kernel.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct SrcLoc {
-    /// File as the compiler saw it (may be empty when unknown).
-    pub file: String,
-    /// 1-based line, 0 when unknown.
-    pub line: u32,
-    /// The API called (`DataCopy`, `Add`, `EnQue`, ...).
-    pub api: String,
-}
-
-impl std::fmt::Display for SrcLoc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.file.is_empty() {
-            write!(f, "{} (unknown location)", self.api)
-        } else {
-            write!(f, "{} at {}:{}", self.api, self.file, self.line)
-        }
-    }
-}
+pub use ascendopt_device::launch::SrcLoc;
 
 /// The instructions of one block (one AI core instance).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

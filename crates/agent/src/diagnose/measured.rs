@@ -1,10 +1,10 @@
 //! Diagnosis from the measurement: what the slowest block spends its time
 //! on, by kernel source line.
 //!
-//! The simulator's profile carries `hotspots` (the slowest block's cost
-//! per API call site: pipe busy time, waits, scalar time, copy sizes and
-//! the fixed share of copy time, GM data read twice, UB touched; see
-//! `ascendopt_sim::timing::hotspots`). [`findings`] turns them into
+//! A profile may carry `hotspots` (`ascendopt_device::Hotspots`: the
+//! slowest block's cost per API call site: pipe busy time, waits, scalar
+//! time, copy sizes and the fixed share of copy time, GM data read twice,
+//! UB touched; the simulator device attaches them). [`findings`] turns them into
 //! sentences that name lines, each weighed by the share of the block's
 //! time it explains and pointing at the motifs that address it:
 //!
@@ -22,8 +22,8 @@
 //! The diagnosis text is the heaviest findings' sentences, so the bank's
 //! retrieval query and an LLM proposer's prompt name the same lines.
 
+use ascendopt_device::{LineCost, Profile};
 use ascendopt_motif::Sources;
-use serde_json::Value;
 
 /// Copies below this many bytes are small (the guide's 16 KB [H 6]).
 const SMALL_COPY_BYTES: f64 = 16.0 * 1024.0;
@@ -67,38 +67,22 @@ struct Line {
     fixed: f64,
 }
 
-fn f(v: &Value, k: &str) -> f64 {
-    v.get(k).and_then(Value::as_f64).unwrap_or(0.0)
-}
-
-fn s(v: &Value, k: &str) -> String {
-    v.get(k)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn lines_of(h: &Value) -> Vec<Line> {
-    h.get("lines")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|l| Line {
-                    file: s(l, "file"),
-                    line: l.get("line").and_then(Value::as_u64).unwrap_or(0),
-                    api: s(l, "api"),
-                    kind: s(l, "kind"),
-                    pipe: s(l, "pipe"),
-                    count: l.get("count").and_then(Value::as_u64).unwrap_or(0),
-                    busy: f(l, "busy_share"),
-                    wait: f(l, "wait_share"),
-                    scalar: f(l, "scalar_share"),
-                    mean_bytes: f(l, "mean_bytes"),
-                    fixed: f(l, "fixed_share"),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+impl Line {
+    fn of(l: &LineCost) -> Line {
+        Line {
+            file: l.file.clone(),
+            line: u64::from(l.line),
+            api: l.api.clone(),
+            kind: l.kind.clone(),
+            pipe: l.pipe.clone(),
+            count: l.count,
+            busy: l.busy_share,
+            wait: l.wait_share,
+            scalar: l.scalar_share,
+            mean_bytes: l.mean_bytes,
+            fixed: l.fixed_share,
+        }
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -157,16 +141,16 @@ fn tensor_names(sources: &Sources) -> Vec<String> {
 
 /// The findings of a profile with hotspots, heaviest first (empty when the
 /// profile has none).
-pub fn findings(profile: &Value, sources: &Sources) -> Vec<Finding> {
-    let Some(h) = profile.get("hotspots") else {
+pub fn findings(profile: &Profile, sources: &Sources) -> Vec<Finding> {
+    let Some(h) = profile.hotspots.as_ref() else {
         return Vec::new();
     };
-    let lines = lines_of(h);
-    let block_us = f(h, "block_us");
-    let block_dim = f(h, "block_dim");
-    let cores = f(h, "cores").max(1.0);
-    let ub = f(h, "ub_bytes").max(1.0);
-    let ub_touched = f(h, "ub_touched_bytes");
+    let lines: Vec<Line> = h.lines.iter().map(Line::of).collect();
+    let block_us = h.block_us;
+    let block_dim = f64::from(h.block_dim);
+    let cores = f64::from(h.cores).max(1.0);
+    let ub = (h.ub_bytes as f64).max(1.0);
+    let ub_touched = h.ub_touched_bytes as f64;
     let mut out = Vec::new();
 
     if block_dim > 0.0 && block_dim < cores / 2.0 && block_us >= 1.0 {
@@ -284,28 +268,21 @@ pub fn findings(profile: &Value, sources: &Sources) -> Vec<Finding> {
         });
     }
 
-    if let Some(rereads) = h.get("rereads").and_then(Value::as_array) {
+    if !h.rereads.is_empty() {
         let names = tensor_names(sources);
-        for r in rereads {
-            let space = r.get("space").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let covered = f(r, "covered_bytes").max(1.0);
-            let read = f(r, "read_bytes");
+        for r in &h.rereads {
+            let space = r.space as usize;
+            let covered = (r.covered_bytes as f64).max(1.0);
+            let read = r.read_bytes as f64;
             let sites: Vec<Line> = r
-                .get("sites")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| {
-                            let t = x.as_array()?;
-                            Some(Line {
-                                file: t.first()?.as_str()?.to_string(),
-                                line: t.get(1)?.as_u64()?,
-                                ..Line::default()
-                            })
-                        })
-                        .collect()
+                .sites
+                .iter()
+                .map(|(file, line, _)| Line {
+                    file: file.clone(),
+                    line: u64::from(*line),
+                    ..Line::default()
                 })
-                .unwrap_or_default();
+                .collect();
             let refs: Vec<&Line> = sites.iter().collect();
             let copy_share: f64 = lines
                 .iter()
@@ -411,28 +388,92 @@ pub fn findings(profile: &Value, sources: &Sources) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use ascendopt_device::{GmReread, Hotspots};
 
     #[test]
     fn hotspots_become_sentences_that_name_lines() {
-        let profile = json!({"hotspots": {
-            "block": 0, "block_us": 40.0, "block_dim": 8, "cores": 48, "ub_bytes": 196608,
-            "ub_touched_bytes": 6144,
-            "lines": [
-                {"file": "op_kernel/k.cpp", "line": 34, "api": "PipeBarrier", "kind": "barrier", "pipe": "PIPE_ALL",
-                 "count": 100, "busy_share": 0.0, "wait_share": 0.2, "scalar_share": 0.01, "mean_bytes": 0.0, "fixed_share": 0.0},
-                {"file": "op_kernel/k.cpp", "line": 36, "api": "PipeBarrier", "kind": "barrier", "pipe": "PIPE_ALL",
-                 "count": 100, "busy_share": 0.0, "wait_share": 0.15, "scalar_share": 0.01, "mean_bytes": 0.0, "fixed_share": 0.0},
-                {"file": "op_kernel/k.cpp", "line": 55, "api": "DataCopy", "kind": "dma", "pipe": "PIPE_MTE2",
-                 "count": 512, "busy_share": 0.3, "wait_share": 0.0, "scalar_share": 0.01, "mean_bytes": 2048.0, "fixed_share": 0.6},
-                {"file": "op_kernel/k.cpp", "line": 44, "api": "GetValue", "kind": "scalar", "pipe": "PIPE_S",
-                 "count": 1000, "busy_share": 0.0, "wait_share": 0.0, "scalar_share": 0.1, "mean_bytes": 0.0, "fixed_share": 0.0},
-                {"file": "op_kernel/k.cpp", "line": 46, "api": "SetValue", "kind": "scalar", "pipe": "PIPE_S",
-                 "count": 500, "busy_share": 0.0, "wait_share": 0.0, "scalar_share": 0.05, "mean_bytes": 0.0, "fixed_share": 0.0}
-            ],
-            "rereads": [{"space": 0, "covered_bytes": 65536, "read_bytes": 131072,
-                         "sites": [["op_kernel/k.cpp", 55, 65536], ["op_kernel/k.cpp", 90, 65536]]}]
-        }});
+        let line = |line: u32, api: &str, kind: &str, pipe: &str, count: u64, shares: [f64; 5]| {
+            let [busy_share, wait_share, scalar_share, mean_bytes, fixed_share] = shares;
+            LineCost {
+                file: "op_kernel/k.cpp".into(),
+                line,
+                api: api.into(),
+                kind: kind.into(),
+                pipe: pipe.into(),
+                count,
+                busy_us: busy_share * 40.0,
+                wait_us: wait_share * 40.0,
+                scalar_us: scalar_share * 40.0,
+                busy_share,
+                wait_share,
+                scalar_share,
+                bytes: (mean_bytes * count as f64) as u64,
+                mean_bytes,
+                fixed_share,
+            }
+        };
+        let profile = Profile {
+            hotspots: Some(Hotspots {
+                block: 0,
+                block_us: 40.0,
+                block_dim: 8,
+                cores: 48,
+                ub_bytes: 196608,
+                ub_touched_bytes: 6144,
+                lines: vec![
+                    line(
+                        34,
+                        "PipeBarrier",
+                        "barrier",
+                        "PIPE_ALL",
+                        100,
+                        [0.0, 0.2, 0.01, 0.0, 0.0],
+                    ),
+                    line(
+                        36,
+                        "PipeBarrier",
+                        "barrier",
+                        "PIPE_ALL",
+                        100,
+                        [0.0, 0.15, 0.01, 0.0, 0.0],
+                    ),
+                    line(
+                        55,
+                        "DataCopy",
+                        "dma",
+                        "PIPE_MTE2",
+                        512,
+                        [0.3, 0.0, 0.01, 2048.0, 0.6],
+                    ),
+                    line(
+                        44,
+                        "GetValue",
+                        "scalar",
+                        "PIPE_S",
+                        1000,
+                        [0.0, 0.0, 0.1, 0.0, 0.0],
+                    ),
+                    line(
+                        46,
+                        "SetValue",
+                        "scalar",
+                        "PIPE_S",
+                        500,
+                        [0.0, 0.0, 0.05, 0.0, 0.0],
+                    ),
+                ],
+                rereads: vec![GmReread {
+                    space: 0,
+                    covered_bytes: 65536,
+                    read_bytes: 131072,
+                    sites: vec![
+                        ("op_kernel/k.cpp".into(), 55, 65536),
+                        ("op_kernel/k.cpp".into(), 90, 65536),
+                    ],
+                }],
+            }),
+            ..Profile::default()
+        };
         let src = Sources::from_files([("op_kernel/k.cpp", "int k;\n")]);
         let all = findings(&profile, &src);
         let kinds: Vec<&str> = all.iter().map(|f| f.kind).collect();

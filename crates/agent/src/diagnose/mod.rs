@@ -40,8 +40,8 @@ pub struct DiagnoseRequest<'a> {
     pub sources: &'a Sources,
     /// The operator's name.
     pub op: &'a str,
-    /// The profile JSON of its benchmark case.
-    pub profile: &'a serde_json::Value,
+    /// The profile of its benchmark case.
+    pub profile: &'a ascendopt_device::Profile,
     /// Compiler diagnostics (warnings), if any.
     pub compiler_diagnostics: &'a str,
 }

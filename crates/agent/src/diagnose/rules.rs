@@ -31,7 +31,7 @@ use super::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::{applicable_motifs, code_features, lacking_phrase};
 use crate::ProposeError;
 use ascendopt_bank::signature::ProfileSignature;
-use serde_json::Value;
+use ascendopt_device::Profile;
 
 /// Block use below which cores count as idle (half of the chip: the
 /// launch cost of the other half is small next to the halved span).
@@ -78,11 +78,7 @@ struct Numbers {
     roofline_pct: Option<f64>,
 }
 
-fn num(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
-}
-
-fn numbers(profile: &Value, sig: &Option<ProfileSignature>) -> Numbers {
+fn numbers(profile: &Profile, sig: &Option<ProfileSignature>) -> Numbers {
     let mut n = Numbers::default();
     if let Some(s) = sig {
         n.vec = s.vec_ratio.unwrap_or(0.0);
@@ -92,19 +88,19 @@ fn numbers(profile: &Value, sig: &Option<ProfileSignature>) -> Numbers {
         n.cube = s.cube_ratio.unwrap_or(0.0);
         n.blocks_fraction = s.blocks_used_fraction;
     }
-    n.block_dim = num(profile, "Block Dim").unwrap_or(0.0);
-    n.core_span_us = num(profile, "core_span(us)").unwrap_or(0.0);
-    n.roofline_pct = num(profile, "roofline_reached(%)");
+    n.block_dim = f64::from(profile.block_dim);
+    n.core_span_us = profile.core_span_us;
+    n.roofline_pct = profile.roofline_reached_pct;
     let times: Vec<f64> = profile
-        .get("blocks")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| num(b, "aiv_time(us)").or_else(|| num(b, "aic_time(us)")))
-                .collect()
+        .blocks
+        .iter()
+        .filter_map(|b| {
+            b.aiv
+                .as_ref()
+                .map(|f| f.time_us)
+                .or_else(|| b.aic.as_ref().map(|f| f.time_us))
         })
-        .unwrap_or_default();
+        .collect();
     if !times.is_empty() {
         let mean = times.iter().sum::<f64>() / times.len() as f64;
         let max = times.iter().copied().fold(0.0, f64::max);
@@ -223,7 +219,7 @@ impl Diagnoser for RuleDiagnoser {
     }
 
     fn diagnose(&mut self, req: &DiagnoseRequest<'_>) -> Result<Diagnosis, ProposeError> {
-        let signature = ProfileSignature::from_profile_json(req.profile).ok();
+        let signature = ProfileSignature::from_profile(req.profile).ok();
         let n = numbers(req.profile, &signature);
         let features = code_features(req.sources);
         let applicable = applicable_motifs(req.sources);
@@ -329,9 +325,9 @@ impl Diagnoser for RuleDiagnoser {
 mod tests {
     use super::*;
     use ascendopt_motif::Sources;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
-    fn profile(block_dim: u32, vec: f64, scalar: f64, mte2: f64, mte3: f64) -> Value {
+    fn profile(block_dim: u32, vec: f64, scalar: f64, mte2: f64, mte3: f64) -> Profile {
         let blocks: Vec<Value> = (0..block_dim)
             .map(|i| {
                 json!({"block_id": i, "core_type": "aiv", "aiv_time(us)": 10.0,
@@ -339,13 +335,15 @@ mod tests {
                 "aiv_mte2_ratio": mte2, "aiv_mte3_ratio": mte3})
             })
             .collect();
-        json!({"Soc Version": "Ascend910B2", "Op Type": "vector", "Block Dim": block_dim,
-               "core_span(us)": 10.0, "blocks": blocks, "roofline_reached(%)": 30.0})
+        serde_json::from_value(json!({"Soc Version": "Ascend910B2", "Op Type": "vector",
+               "Block Dim": block_dim, "cores": 48, "core_span(us)": 10.0, "blocks": blocks,
+               "roofline_reached(%)": 30.0}))
+        .unwrap()
     }
 
     const HOST: &str = "namespace {\n// ascendopt:tiling-begin\nconstexpr uint32_t TILE_BYTES = 32768;      // ascendopt:knob min=1024 max=65536 step=pow2\nconstexpr uint32_t BUFFER_NUM = 1;          // ascendopt:knob choices=1,2\nconstexpr uint32_t MAX_CORE_NUM = 8;       // ascendopt:knob min=1 max=48 step=1\n// ascendopt:tiling-end\n}\n";
 
-    fn diagnose(p: &Value) -> Diagnosis {
+    fn diagnose(p: &Profile) -> Diagnosis {
         let src = Sources::from_files([("op_host/k.cpp", HOST), ("op_kernel/k.cpp", "int k;\n")]);
         RuleDiagnoser::new()
             .diagnose(&DiagnoseRequest {
@@ -402,7 +400,7 @@ mod tests {
         let low = diagnose(&p);
         assert_eq!(low.kind, "below_roofline", "{}", low.rule);
         assert!(low.text.contains("30% of its roofline"), "{}", low.text);
-        p["roofline_reached(%)"] = json!(90.0);
+        p.roofline_reached_pct = Some(90.0);
         let high = diagnose(&p);
         assert_eq!(high.kind, "balanced", "{}", high.rule);
     }

@@ -101,7 +101,7 @@ impl Diagnoser for LlmDiagnoser {
                     .collect(),
                 text: with_measured(text),
                 rule: format!("llm: {reasoning}"),
-                signature: ProfileSignature::from_profile_json(req.profile).ok(),
+                signature: ProfileSignature::from_profile(req.profile).ok(),
                 code_features: code_features(req.sources),
                 motifs: motifs
                     .into_iter()

@@ -21,11 +21,11 @@
 use crate::session::OpSession;
 use crate::AgentError;
 use ascendopt_device::Artifact;
+use ascendopt_device::TilingInfo;
 use ascendopt_harness::pipeline::{bench_case, tiling_request};
 use ascendopt_motif::knobfind::{knobbed, with_values, Discovery, FoundKnob};
 use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
-use ascendopt_sim::launch::TilingInfo;
 use std::collections::BTreeMap;
 
 /// Values tried per knob with a parametrised host build.

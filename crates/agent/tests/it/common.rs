@@ -9,12 +9,12 @@ use ascendopt_agent::distill::BuiltinDistiller;
 use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
 use ascendopt_agent::session::{LogEntry, OpSession, Phase, RunContext};
 use ascendopt_bank::store::Bank;
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunId, RunStore};
 use ascendopt_motif::{by_tag, SiteState, Sources};
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -3,9 +3,9 @@
 //! cache, and copies of ops/add_custom with the test's own small cases.
 #![allow(dead_code)]
 
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::{Path, PathBuf};
 
 /// The repository root.

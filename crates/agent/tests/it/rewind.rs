@@ -20,8 +20,7 @@ use ascendopt_bank::retrieve::{AvoidPolicy, Query, DEFAULT_K};
 use ascendopt_bank::signature::ProfileSignature;
 use ascendopt_bank::store::{Bank, EntryFilter};
 use ascendopt_device::{
-    Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult, SimDevice,
-    SimDeviceConfig,
+    Artifact, Device, DeviceError, ProfileRequest, RunOutcome, RunRequest, RunResult,
 };
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
@@ -29,6 +28,7 @@ use ascendopt_harness::store::RunStore;
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_motif::{by_tag, SiteState, Sources};
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -328,7 +328,7 @@ fn a_known_missing_motif_is_retrieved_in_the_top_3() {
     );
     let query = Query {
         text: "copies into UB are not overlapped with vector compute".into(),
-        signature: Some(ProfileSignature::from_profile_json(profile).unwrap()),
+        signature: Some(ProfileSignature::from_profile(profile).unwrap()),
         code_features: features,
         only_motifs: vec![],
         exclude_motifs: vec![],
@@ -517,7 +517,7 @@ impl Device for Disturbed {
     fn name(&self) -> String {
         self.inner.name()
     }
-    fn platform(&self) -> &ascendopt_sim::launch::Platform {
+    fn platform(&self) -> &ascendopt_device::Platform {
         self.inner.platform()
     }
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
@@ -530,17 +530,25 @@ impl Device for Disturbed {
         &self,
         result: &RunResult,
         request: &ProfileRequest,
-    ) -> Result<ascendopt_sim::timing::Profile, String> {
+    ) -> Result<ascendopt_device::Profile, String> {
         self.inner.profile(result, request)
     }
-    fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String> {
+    fn latency_samples(
+        &self,
+        result: &RunResult,
+        clean: &ascendopt_device::Profile,
+        seeds: &[u64],
+    ) -> Result<Vec<f64>, String> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        let samples = self.inner.latency_samples(result, seeds)?;
+        let samples = self.inner.latency_samples(result, clean, seeds)?;
         Ok(if call == self.disturbed {
             samples.iter().map(|s| s * self.factor).collect()
         } else {
             samples
         })
+    }
+    fn unmeasured_output_writes(&self, result: &RunResult, request: &RunRequest) -> Option<String> {
+        self.inner.unmeasured_output_writes(result, request)
     }
     fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>> {
         self.inner.timeline_json(result)

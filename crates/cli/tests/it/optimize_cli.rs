@@ -294,10 +294,11 @@ fn optimize_runs_end_to_end_on_the_cann_stand_in() {
     assert!(builds_used <= evals.len());
     // The chip's profile: what msprof reports, nothing made up.
     let p = correct[0].verdict.profile().unwrap();
-    assert!(p["Task Duration(us)"].as_f64().unwrap() > 4.0, "{p}");
-    assert_eq!(p["Block Dim"], 40, "{p}");
-    assert!(p["launch_overhead(us)"].is_null(), "{p}");
-    assert!(p.get("roofline").is_none(), "{p}");
+    assert!(p.task_duration_us > 4.0, "{p:?}");
+    assert_eq!(p.block_dim, 40, "{p:?}");
+    assert!(p.launch_overhead_us.is_nan(), "{p:?}");
+    assert!(p.l2_read_hit_rate_pct.is_none(), "{p:?}");
+    assert!(p.roofline.is_none(), "{p:?}");
     assert!(out.join("add_custom/op_kernel/add_custom.cpp").is_file());
     assert!(out.join("before/profile.json").is_file());
 }

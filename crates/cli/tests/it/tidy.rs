@@ -470,3 +470,52 @@ fn the_method_and_the_experiments_import_without_circles() {
         vec![vec!["a".to_string(), "b".to_string()]]
     );
 }
+
+/// The crates that may name the simulator (`ascendopt_sim`) in their
+/// code: the simulator itself, the CLI (it constructs the `SimDevice`) and
+/// simtools (the simulator's own tools). Everything else speaks to a
+/// device through `ascendopt_device` alone.
+const MAY_NAME_THE_SIMULATOR: &[&str] = &["crates/sim/", "crates/cli/", "crates/simtools/"];
+
+/// Files outside [`MAY_NAME_THE_SIMULATOR`] (tests excluded) whose code
+/// names `ascendopt_sim`, relative to `root`.
+fn simulator_importers(root: &Path) -> Vec<String> {
+    files_naming(root, "crates", &["ascendopt_sim"])
+        .into_iter()
+        .filter(|f| !MAY_NAME_THE_SIMULATOR.iter().any(|p| f.starts_with(p)))
+        .collect()
+}
+
+#[test]
+fn no_crate_above_the_device_layer_but_the_cli_names_the_simulator() {
+    let stray = simulator_importers(&root());
+    assert!(
+        stray.is_empty(),
+        "simulator types named above the device layer (use ascendopt_device's): {stray:?}"
+    );
+
+    // An import injected into the harness is found; the CLI's is not.
+    let dir = tempfile::tempdir().unwrap();
+    for (file, text) in [
+        (
+            "crates/harness/src/leak.rs",
+            "//! x\nuse ascendopt_sim::timing::Profile;\n",
+        ),
+        (
+            "crates/cli/src/eval_cmd.rs",
+            "//! x\nuse ascendopt_sim::SimDevice;\n",
+        ),
+        (
+            "crates/bank/src/clean.rs",
+            "//! x\nuse ascendopt_device::Profile;\n",
+        ),
+    ] {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    assert_eq!(
+        simulator_importers(dir.path()),
+        vec!["crates/harness/src/leak.rs".to_string()]
+    );
+}

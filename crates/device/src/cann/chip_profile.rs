@@ -14,7 +14,7 @@
 //! the simulator's hardware model, not a measurement.
 
 use super::msprof::KernelProfile;
-use ascendopt_sim::timing::{KernelCode, Profile};
+use crate::profile::Profile;
 
 /// The profile fields `msprof op`'s OpBasicInfo and PipeUtilization do
 /// not report (their value in a chip profile is NaN or, for integers, 0).
@@ -48,14 +48,14 @@ pub fn from_msprof(kernel: &KernelProfile, soc_version: &str) -> Profile {
         .map(|row| {
             let mut block = row.block.clone();
             if let Some(v) = block.aiv.as_mut() {
-                v.read_hit_rate_pct = f64::NAN;
-                v.write_hit_rate_pct = f64::NAN;
-                v.total_hit_rate_pct = f64::NAN;
+                v.read_hit_rate_pct = None;
+                v.write_hit_rate_pct = None;
+                v.total_hit_rate_pct = None;
             }
             if let Some(c) = block.aic.as_mut() {
-                c.read_hit_rate_pct = f64::NAN;
-                c.write_hit_rate_pct = f64::NAN;
-                c.total_hit_rate_pct = f64::NAN;
+                c.read_hit_rate_pct = None;
+                c.write_hit_rate_pct = None;
+                c.total_hit_rate_pct = None;
             }
             block
         })
@@ -65,19 +65,20 @@ pub fn from_msprof(kernel: &KernelProfile, soc_version: &str) -> Profile {
         op_type: basic.op_type.clone(),
         task_duration_us: basic.task_duration_us,
         block_dim: basic.block_dim,
+        cores: None,
         freq_mhz: basic.current_freq_mhz.unwrap_or(f64::NAN),
         launch_overhead_us: f64::NAN,
         core_span_us: f64::NAN,
         gm_read_bytes: 0,
         gm_write_bytes: 0,
         achieved_gbps: f64::NAN,
-        hbm_read_bytes: 0,
-        hbm_write_bytes: 0,
-        l2_read_hit_rate_pct: f64::NAN,
-        l2_write_hit_rate_pct: f64::NAN,
+        hbm_read_bytes: None,
+        hbm_write_bytes: None,
+        l2_read_hit_rate_pct: None,
+        l2_write_hit_rate_pct: None,
         hbm_gbps: f64::NAN,
-        noise_factor: f64::NAN,
-        kernel_code: KernelCode::default(),
+        noise_factor: None,
+        kernel_code: None,
         blocks,
         roofline: None,
         roofline_reached_pct: None,

@@ -31,14 +31,14 @@
 use super::build::{self, CannTarget, Step};
 use super::child::{self, Ended};
 use super::{chip_profile, diagnostics, job, msprof, runner};
+use crate::launch::{Platform, TilingInfo};
+use crate::profile::Profile;
 use crate::{
     Artifact, Device, DeviceError, Measurement, ProfileRequest, RunOutcome, RunRequest, RunResult,
 };
 use ascendopt_op::opdef::{ge_name, AttrDesc, OpDefDesc, ParamDesc, ParamType};
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::spec::{AttrType, DtypeRule, OpSpec};
-use ascendopt_sim::launch::{Platform, TilingInfo};
-use ascendopt_sim::timing::Profile;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -322,7 +322,7 @@ impl CannDevice {
                 data: Vec::new(),
                 workspace: 0,
             },
-            trace: None,
+            detail: None,
             findings: Vec::new(),
             hazards: Vec::new(),
             printed: String::new(),
@@ -415,7 +415,7 @@ impl CannDevice {
                 device: None,
                 metrics: Default::default(),
             },
-            basic: ascendopt_sim::timing::msprof_csv::OpBasicInfo {
+            basic: crate::msprof_csv::OpBasicInfo {
                 op_name: String::new(),
                 op_type: "unknown".into(),
                 task_duration_us: median,
@@ -703,7 +703,12 @@ impl Device for CannDevice {
         }
     }
 
-    fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String> {
+    fn latency_samples(
+        &self,
+        result: &RunResult,
+        _clean: &Profile,
+        seeds: &[u64],
+    ) -> Result<Vec<f64>, String> {
         let samples = &result
             .measured
             .as_ref()

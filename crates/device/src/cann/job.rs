@@ -8,10 +8,10 @@
 //! attributes are refused with a message naming what (the runner does not
 //! build `aclTensorList`s or `aclIntArray`s yet).
 
+use crate::launch::AttrValue;
 use crate::RunRequest;
 use ascendopt_op::layout::ArgLayout;
 use ascendopt_op::Tensor;
-use ascendopt_sim::launch::AttrValue;
 use std::path::Path;
 
 use super::runner::acl_dtype;

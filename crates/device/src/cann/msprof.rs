@@ -10,9 +10,9 @@
 //! `device<id>/` on multi-device runs. The console says `Op Name: …`,
 //! `Task Duration(us): …` and `Profiling results saved in <path>`, and on
 //! failures `X success, Y failed`. The CSV rows are read by
-//! `ascendopt_sim::timing::msprof_csv`.
+//! [`crate::msprof_csv`].
 
-use ascendopt_sim::timing::msprof_csv::{self, CsvError, OpBasicInfo, PipeRow};
+use crate::msprof_csv::{self, CsvError, OpBasicInfo, PipeRow};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -6,11 +6,11 @@
 //! NPU and is skipped unless `ASCENDOPT_CANN_TESTS=1`.
 
 use ascendopt_device::cann::device::{CannConfig, CannDevice};
+use ascendopt_device::profile::Ops;
+use ascendopt_device::Platform;
 use ascendopt_device::{Device, DeviceError, ProfileRequest, RunOutcome, RunRequest};
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::{Dtype, Tensor};
-use ascendopt_sim::launch::Platform;
-use ascendopt_sim::timing::{HwProfile, Ops};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,8 +18,21 @@ fn standin() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/standin")
 }
 
+/// The 910B2's sizes as the simulator's profile states them (its UB less
+/// the 256 bytes the platform reserves).
 fn platform() -> Platform {
-    Platform::from_hw(&HwProfile::builtin("ascend910b2").unwrap())
+    Platform {
+        soc_version: "Ascend910B2".into(),
+        core_num_aiv: 48,
+        core_num_aic: 24,
+        ub_size: 196608 - 256,
+        l1_size: 524288,
+        l0a_size: 65536,
+        l0b_size: 65536,
+        l0c_size: 131072,
+        l2_size: 201326592,
+        hbm_size: 68719476736,
+    }
 }
 
 /// A device on the stand-in: its tools first on PATH, a fake toolkit;
@@ -142,10 +155,10 @@ fn a_case_is_built_run_checked_timed_and_profiled_on_the_stand_in() {
     assert!(json.get("roofline").is_none());
     assert!(json["Task Duration(us)"].as_f64().unwrap() > 0.0);
 
-    let s = dev.latency_samples(&result, &[1, 2, 3, 4, 5]).unwrap();
+    let s = dev.latency_samples(&result, &p, &[1, 2, 3, 4, 5]).unwrap();
     assert_eq!(s, measured.samples_us[..5].to_vec());
     let many: Vec<u64> = (0..13).collect();
-    let err = dev.latency_samples(&result, &many).unwrap_err();
+    let err = dev.latency_samples(&result, &p, &many).unwrap_err();
     assert!(err.contains("measured 12") && err.contains("13"), "{err}");
 
     // A run nobody profiles is not profiled, and its job folder is gone.

@@ -103,7 +103,7 @@ pub struct ProfileBrief {
 
 impl ProfileBrief {
     /// The brief of `p`.
-    pub fn of(p: &ascendopt_sim::timing::Profile) -> ProfileBrief {
+    pub fn of(p: &ascendopt_device::Profile) -> ProfileBrief {
         ProfileBrief {
             task_duration_us: p.task_duration_us,
             block_dim: p.block_dim,

@@ -63,7 +63,7 @@ fn every_method_run_holds_its_own_llm_calls_and_the_results_sum_them() {
     cfg.rewind_budget = 2;
     cfg.repeats = 3;
     cfg.deterministic = true;
-    let report = run_bench(&cfg, &agents, &|_| {}).unwrap();
+    let report = run_bench(&cfg, &llm_common::device(), &agents, &|_| {}).unwrap();
 
     let store = RunStore::open(&store_path).unwrap();
     let runs = store.runs().unwrap();

@@ -9,7 +9,10 @@ fn correct(median: f64) -> Verdict {
     Verdict::Correct {
         latency: LatencyStats::from_samples(&samples).unwrap(),
         samples_us: samples,
-        profile: serde_json::json!({"task_duration_us": median}),
+        profile: Box::new(ascendopt_device::Profile {
+            task_duration_us: median,
+            ..Default::default()
+        }),
     }
 }
 

@@ -4,9 +4,9 @@
 
 #![allow(dead_code)]
 
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::{Path, PathBuf};
 
 pub fn repo() -> PathBuf {

@@ -5,6 +5,7 @@
 //! different on-chip garbage, hazards failing a case) and is profiled as a
 //! cube kernel whose time goes to the cube pipes.
 
+use ascendopt_device::CoreType;
 use ascendopt_harness::pipeline::evaluate_package;
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::OpPackage;
@@ -20,22 +21,22 @@ fn matmul_cube_fixture_passes_and_its_profile_shows_the_cube_pipes() {
     let Verdict::Correct { profile, .. } = &verdict else {
         panic!("{verdict:?}");
     };
-    assert_eq!(profile["Op Type"], "cube", "{profile}");
-    let blocks = profile["blocks"].as_array().unwrap();
+    assert_eq!(profile.op_type, "cube", "{profile:?}");
     // 1024 x 512 in tiles of 128 x 128: 32 tiles over the 24 cube cores.
-    assert_eq!(blocks.len(), 24);
-    for b in blocks {
-        assert_eq!(b["core_type"], "aic", "{b}");
-        for field in [
-            "aic_cube_ratio",
-            "aic_mte1_ratio",
-            "aic_mte2_ratio",
-            "aic_fixpipe_ratio",
+    assert_eq!(profile.blocks.len(), 24);
+    assert_eq!(profile.cores, Some(24));
+    for b in &profile.blocks {
+        assert_eq!(b.core_type, ascendopt_device::CoreType::Aic, "{b:?}");
+        let aic = b.aic.as_ref().unwrap();
+        for (field, r) in [
+            ("aic_cube_ratio", aic.cube_ratio),
+            ("aic_mte1_ratio", aic.mte1_ratio),
+            ("aic_mte2_ratio", aic.mte2_ratio),
+            ("aic_fixpipe_ratio", aic.fixpipe_ratio),
         ] {
-            let r = b[field].as_f64().unwrap_or(-1.0);
-            assert!(r > 0.0 && r <= 1.0, "{field} = {r} in {b}");
+            assert!(r > 0.0 && r <= 1.0, "{field} = {r} in {b:?}");
         }
-        assert!(b["aiv_vec_ratio"].is_null(), "{b}");
+        assert!(b.aiv.is_none(), "{b:?}");
     }
 }
 
@@ -52,13 +53,19 @@ fn matmul_api_constant_passes_as_a_mix_kernel() {
     let Verdict::Correct { profile, .. } = &verdict else {
         panic!("{verdict:?}");
     };
-    assert_eq!(profile["Op Type"], "mix", "{profile}");
-    let blocks = profile["blocks"].as_array().unwrap();
-    let aic = blocks.iter().filter(|b| b["core_type"] == "aic").count();
-    let aiv = blocks.iter().filter(|b| b["core_type"] == "aiv").count();
-    assert_eq!(aiv, 2 * aic, "{profile}");
+    assert_eq!(profile.op_type, "mix", "{profile:?}");
+    let blocks = &profile.blocks;
+    let aic = blocks
+        .iter()
+        .filter(|b| b.core_type == CoreType::Aic)
+        .count();
+    let aiv = blocks
+        .iter()
+        .filter(|b| b.core_type == CoreType::Aiv)
+        .count();
+    assert_eq!(aiv, 2 * aic, "{profile:?}");
     assert!(blocks
         .iter()
-        .filter(|b| b["core_type"] == "aic")
-        .all(|b| b["aic_cube_ratio"].as_f64().unwrap_or(0.0) > 0.0));
+        .filter(|b| b.core_type == CoreType::Aic)
+        .all(|b| b.aic.as_ref().is_some_and(|c| c.cube_ratio > 0.0)));
 }

@@ -4,13 +4,14 @@
 //! only then. Real g++ builds of ops/add_custom variants, run in the
 //! sandboxed worker.
 
-use ascendopt_device::{Artifact, Device, RunRequest, SimDevice};
+use ascendopt_device::{Artifact, Device, RunRequest};
 use ascendopt_harness::ledger::{BudgetConfig, Ledger};
 use ascendopt_harness::pipeline::{
     evaluate, evaluate_package, launch_key, tiling_request, PipelineError,
 };
 use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::SimDevice;
 use std::path::PathBuf;
 
 use crate::common;
@@ -132,11 +133,8 @@ fn a_candidate_that_launches_the_same_is_answered_without_charge() {
     let (full, _) = evaluate_package(&dev, &clamped, first.seed, &cfg()).unwrap();
     assert_eq!(full.latency(), first.verdict.latency());
     assert_eq!(
-        full.profile().map(|p| p["Task Duration(us)"].clone()),
-        first
-            .verdict
-            .profile()
-            .map(|p| p["Task Duration(us)"].clone())
+        full.profile().map(|p| p.task_duration_us),
+        first.verdict.profile().map(|p| p.task_duration_us)
     );
 
     let split = eval(&two_cores).unwrap();

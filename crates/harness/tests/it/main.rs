@@ -5,8 +5,6 @@
 //! a binary of its own, linked separately (slower CI, more disk).
 
 mod common;
-mod compat_import;
 mod cube_package;
-mod fidelity;
 mod launches;
 mod redteam;

@@ -257,7 +257,7 @@ fn hazards_are_the_same_when_the_worker_checks_them() {
             }
         };
         let (here, there) = (run(true), run(false));
-        assert!(here.trace.is_some() && there.trace.is_none());
+        assert!(here.detail.is_some() && there.detail.is_none());
         assert!(!here.hazards.is_empty(), "{}: no race found", case.name);
         assert_eq!(here.hazards, there.hazards, "{}", case.name);
         assert_eq!(here.outputs, there.outputs, "{}", case.name);

@@ -8,11 +8,11 @@
 //! replaced by a tail case and one benchmark case), so an evaluation takes
 //! about a second; builds are shared through target/ascendopt-test-cache.
 
-use ascendopt_device::{SimDevice, SimDeviceConfig};
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_motif::{by_tag, diff, Motif, Site, SiteState, Sources};
 use ascendopt_op::package::OpPackage;
+use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};

@@ -46,7 +46,7 @@ pub fn sidecar(path: &Path) -> PathBuf {
 /// Hex SHA-256 of a file's contents.
 fn hash_file(path: &Path) -> io::Result<String> {
     let bytes = fs::read(path)?;
-    Ok(super::hex(&Sha256::digest(&bytes)))
+    Ok(format!("{:x}", Sha256::digest(&bytes)))
 }
 
 /// A file's identity: if it is unchanged, so are its contents.

@@ -825,7 +825,7 @@ pub fn build(req: &BuildRequest, cache: &BuildCache) -> Result<Built, BuildError
         host_lib,
         kernel_lib,
         kernel_libs,
-        key: hex(&pair.finalize()),
+        key: format!("{:x}", pair.finalize()),
         cached: host_cached && kernel_cached,
         host_cached,
         kernel_cached,
@@ -1139,10 +1139,6 @@ fn elapsed_ms(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Feeds length-prefixed fields into a SHA-256 so that field boundaries are
 /// unambiguous.
 struct KeyHasher(Sha256);
@@ -1181,7 +1177,7 @@ impl KeyHasher {
     }
 
     fn finish(self) -> String {
-        hex(&self.0.finalize())
+        format!("{:x}", self.0.finalize())
     }
 }
 

@@ -353,6 +353,7 @@ pub(super) fn check_cores(trace: &Trace, clocks: &[Vec<Clock>], report: &mut Rep
                     second.pipe.name(),
                     verb(second.write),
                 ),
+                loc: trace.loc_of(si).cloned(),
             });
         }
     }

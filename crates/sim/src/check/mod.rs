@@ -34,6 +34,8 @@ use crate::trace::{BlockTrace, FlagKey, Instr, InstrKind, Mem, Pipe, Region, Syn
 use std::collections::{HashMap, HashSet, VecDeque};
 
 mod cross;
+pub mod untraced;
+pub use untraced::untraced_output_writes;
 
 /// Races reported at most (the rest are counted in one last finding).
 const MAX_RACE_FINDINGS: usize = 20;
@@ -131,6 +133,7 @@ impl Report {
         self.findings.push(Finding {
             kind: kind.to_string(),
             message,
+            loc: None,
         });
     }
 }
@@ -517,6 +520,7 @@ impl<'t> BlockCheck<'t> {
                 let verb = |w: bool| if w { "writes" } else { "reads" };
                 report.findings.push(Finding {
                     kind: "race".to_string(),
+                    loc: self.trace.loc_of(instr).cloned(),
                     message: format!(
                         "race on {}: {} ({}, {}) and {} ({}, {}) are not ordered by any EnQue/DeQue, SetFlag/WaitFlag or PIPE_ALL barrier between {} and {} (block {}); on the device they run concurrently",
                         region_text(&both),

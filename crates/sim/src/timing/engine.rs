@@ -43,25 +43,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 /// Simulated time in core clock cycles.
 pub type Cycle = u64;
 
-/// Kind of a core a block runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CoreType {
-    /// A vector core (AIV).
-    Aiv,
-    /// A cube core (AIC).
-    Aic,
-}
-
-impl CoreType {
-    /// `aiv` / `aic`.
-    pub fn name(self) -> &'static str {
-        match self {
-            CoreType::Aiv => "aiv",
-            CoreType::Aic => "aic",
-        }
-    }
-}
+pub use ascendopt_device::profile::CoreType;
 
 /// What a span of the timeline was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

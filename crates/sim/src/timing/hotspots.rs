@@ -19,8 +19,9 @@ use super::cost;
 use super::hw::HwProfile;
 use super::Timeline;
 use crate::trace::{DmaDir, InstrKind, Mem, Pipe, ScalarOp, Trace};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+pub use ascendopt_device::profile::{GmReread, Hotspots, LineCost};
 
 /// Call sites kept (the most expensive ones).
 const MAX_LINES: usize = 24;
@@ -35,79 +36,6 @@ const REREAD_FACTOR: f64 = 1.5;
 const REREAD_MIN_BYTES: u64 = 1024;
 /// Copies of the same data from which a small re-read is reported.
 const REREAD_MIN_COPIES: u64 = 4;
-
-/// What one call site of the kernel cost in the slowest block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LineCost {
-    /// Source file as the compiler named it (`op_kernel/x.cpp`).
-    pub file: String,
-    /// 1-based line (0 when unknown).
-    pub line: u32,
-    /// The API called (`DataCopy`, `Add`, `PipeBarrier`, `GetValue`, ...).
-    pub api: String,
-    /// `dma`, `vector`, `scalar` (element accesses), `setup` (the tiling
-    /// read, cache flushes), `barrier`, `wait`, `sync` or `other`.
-    pub kind: String,
-    /// The pipe its instructions run on (`PIPE_MTE2`, `PIPE_V`,
-    /// `PIPE_S`, `PIPE_ALL` for a full barrier).
-    pub pipe: String,
-    /// Instructions recorded at this site.
-    pub count: u64,
-    /// Time its instructions kept their pipe busy, µs.
-    pub busy_us: f64,
-    /// Time a pipe or the scalar unit waited at it, µs.
-    pub wait_us: f64,
-    /// Scalar-unit time it took (issue, scalar accesses), µs.
-    pub scalar_us: f64,
-    /// Busy time over the block's time.
-    pub busy_share: f64,
-    /// Wait time over the block's time.
-    pub wait_share: f64,
-    /// Scalar time over the block's time.
-    pub scalar_share: f64,
-    /// Bytes its copies moved (payload).
-    pub bytes: u64,
-    /// Bytes per copy, mean.
-    pub mean_bytes: f64,
-    /// Share of its copies' cost that is fixed per copy (issue and
-    /// latency), not proportional to the bytes.
-    pub fixed_share: f64,
-}
-
-/// GM data one block reads more than once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GmReread {
-    /// GM allocation index (the launch allocates the inputs first, in
-    /// kernel order, then the outputs).
-    pub space: u32,
-    /// Distinct bytes the block's copies read.
-    pub covered_bytes: u64,
-    /// Bytes they read in all.
-    pub read_bytes: u64,
-    /// The call sites that read it, with the bytes each read.
-    pub sites: Vec<(String, u32, u64)>,
-}
-
-/// Where the slowest block's time goes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hotspots {
-    /// The block analysed (the slowest).
-    pub block: u32,
-    /// Its time, µs.
-    pub block_us: f64,
-    /// Blocks launched.
-    pub block_dim: u32,
-    /// Vector cores of the chip.
-    pub cores: u32,
-    /// UB bytes of a vector core.
-    pub ub_bytes: u64,
-    /// Highest UB byte the block touched, plus one.
-    pub ub_touched_bytes: u64,
-    /// The costliest call sites, most expensive first.
-    pub lines: Vec<LineCost>,
-    /// GM allocations the block reads more than once.
-    pub rereads: Vec<GmReread>,
-}
 
 #[derive(Default)]
 struct Acc {

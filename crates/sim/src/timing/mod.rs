@@ -32,9 +32,10 @@ mod hbm;
 pub mod hotspots;
 pub mod hw;
 mod l2;
-pub mod msprof_csv;
 pub mod noise;
 pub mod report;
+
+pub use ascendopt_device::msprof_csv;
 
 pub mod fidelity;
 pub(crate) mod synth;

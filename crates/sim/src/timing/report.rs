@@ -1,6 +1,7 @@
-//! The profile of one launch with the field names of `msprof op`
-//! (OpBasicInfo.csv and PipeUtilization.csv, [G §3.7], hardware-facts.md
-//! §G), plus bytes moved, achieved bandwidth and the roofline floor.
+//! The simulator's profile of one launch: the device-neutral
+//! [`Profile`] (`ascendopt_device::profile`, the field names of `msprof
+//! op`, [G §3.7], hardware-facts.md §G) built from the engine's output,
+//! and the roofline floor of a case on a hardware profile.
 //!
 //! Conventions:
 //! - "Task Duration(us)" = launch head + the span of the cores (first block
@@ -16,273 +17,33 @@ use super::engine::{BlockTimeline, CoreType, EngineOutput, SpanKind};
 use super::hw::HwProfile;
 use crate::trace::Pipe;
 use ascendopt_op::Dtype;
-use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 
-/// Vector-core fields of PipeUtilization.csv for one block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AivFields {
-    /// Block span.
-    #[serde(rename = "aiv_time(us)")]
-    pub time_us: f64,
-    /// Block span in cycles.
-    #[serde(rename = "aiv_total_cycles")]
-    pub total_cycles: u64,
-    /// PIPE_V busy time.
-    #[serde(rename = "aiv_vec_time(us)")]
-    pub vec_time_us: f64,
-    /// PIPE_V busy ratio.
-    #[serde(rename = "aiv_vec_ratio")]
-    pub vec_ratio: f64,
-    /// Scalar busy time.
-    #[serde(rename = "aiv_scalar_time(us)")]
-    pub scalar_time_us: f64,
-    /// Scalar busy ratio.
-    #[serde(rename = "aiv_scalar_ratio")]
-    pub scalar_ratio: f64,
-    /// MTE2 busy time.
-    #[serde(rename = "aiv_mte2_time(us)")]
-    pub mte2_time_us: f64,
-    /// MTE2 busy ratio.
-    #[serde(rename = "aiv_mte2_ratio")]
-    pub mte2_ratio: f64,
-    /// MTE3 busy time.
-    #[serde(rename = "aiv_mte3_time(us)")]
-    pub mte3_time_us: f64,
-    /// MTE3 busy ratio.
-    #[serde(rename = "aiv_mte3_ratio")]
-    pub mte3_ratio: f64,
-    /// L2Cache.csv: share of the GM bytes read that hit L2, percent.
-    #[serde(rename = "aiv_read_hit_rate(%)", default)]
-    pub read_hit_rate_pct: f64,
-    /// L2Cache.csv: share of the GM bytes written to lines already in L2.
-    #[serde(rename = "aiv_write_hit_rate(%)", default)]
-    pub write_hit_rate_pct: f64,
-    /// L2Cache.csv: both together.
-    #[serde(rename = "aiv_total_hit_rate(%)", default)]
-    pub total_hit_rate_pct: f64,
-}
+pub use ascendopt_device::profile::{
+    AicFields, AivFields, BlockProfile, KernelCode, LaunchKind, Ops, Profile, Roofline, Traffic,
+};
 
-/// Cube-core fields of PipeUtilization.csv for one block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AicFields {
-    /// Block span.
-    #[serde(rename = "aic_time(us)")]
-    pub time_us: f64,
-    /// Block span in cycles.
-    #[serde(rename = "aic_total_cycles")]
-    pub total_cycles: u64,
-    /// PIPE_M busy time.
-    #[serde(rename = "aic_cube_time(us)")]
-    pub cube_time_us: f64,
-    /// PIPE_M busy ratio.
-    #[serde(rename = "aic_cube_ratio")]
-    pub cube_ratio: f64,
-    /// Scalar busy time.
-    #[serde(rename = "aic_scalar_time(us)")]
-    pub scalar_time_us: f64,
-    /// Scalar busy ratio.
-    #[serde(rename = "aic_scalar_ratio")]
-    pub scalar_ratio: f64,
-    /// MTE1 busy time.
-    #[serde(rename = "aic_mte1_time(us)")]
-    pub mte1_time_us: f64,
-    /// MTE1 busy ratio.
-    #[serde(rename = "aic_mte1_ratio")]
-    pub mte1_ratio: f64,
-    /// MTE2 busy time.
-    #[serde(rename = "aic_mte2_time(us)")]
-    pub mte2_time_us: f64,
-    /// MTE2 busy ratio.
-    #[serde(rename = "aic_mte2_ratio")]
-    pub mte2_ratio: f64,
-    /// MTE3 busy time.
-    #[serde(rename = "aic_mte3_time(us)")]
-    pub mte3_time_us: f64,
-    /// MTE3 busy ratio.
-    #[serde(rename = "aic_mte3_ratio")]
-    pub mte3_ratio: f64,
-    /// FixPipe busy time.
-    #[serde(rename = "aic_fixpipe_time(us)")]
-    pub fixpipe_time_us: f64,
-    /// FixPipe busy ratio.
-    #[serde(rename = "aic_fixpipe_ratio")]
-    pub fixpipe_ratio: f64,
-    /// L2Cache.csv: share of the GM bytes read that hit L2, percent.
-    #[serde(rename = "aic_read_hit_rate(%)", default)]
-    pub read_hit_rate_pct: f64,
-    /// L2Cache.csv: share of the GM bytes written to lines already in L2.
-    #[serde(rename = "aic_write_hit_rate(%)", default)]
-    pub write_hit_rate_pct: f64,
-    /// L2Cache.csv: both together.
-    #[serde(rename = "aic_total_hit_rate(%)", default)]
-    pub total_hit_rate_pct: f64,
-}
-
-/// One row of PipeUtilization.csv.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BlockProfile {
-    /// Block index.
-    pub block_id: u32,
-    /// `aiv` or `aic`.
-    pub core_type: CoreType,
-    /// Vector-core fields (vector blocks).
-    #[serde(flatten, skip_serializing_if = "Option::is_none", default)]
-    pub aiv: Option<AivFields>,
-    /// Cube-core fields (cube blocks).
-    #[serde(flatten, skip_serializing_if = "Option::is_none", default)]
-    pub aic: Option<AicFields>,
-}
-
-impl BlockProfile {
-    /// The block's span in µs.
-    pub fn time_us(&self) -> f64 {
-        match (&self.aiv, &self.aic) {
-            (Some(v), _) => v.time_us,
-            (None, Some(c)) => c.time_us,
-            (None, None) => 0.0,
+/// `ops` with the cube work of a trace: its Mmads' m x n x k
+/// multiply-accumulates (the package cannot declare them; the MmadParams
+/// are the shapes the kernel multiplies, tails unpadded) and the input type
+/// of the first one. Unchanged when the trace has no Mmad or `ops` already
+/// counts more.
+pub fn with_traced_cube(ops: Ops, trace: &crate::trace::Trace) -> Ops {
+    let mut macs = 0u64;
+    let mut dtype = None;
+    for instr in trace.blocks.iter().flat_map(|b| &b.instrs) {
+        if let crate::trace::InstrKind::Mmad(s) = &instr.kind {
+            macs += u64::from(s.m) * u64::from(s.n) * u64::from(s.k);
+            dtype.get_or_insert(s.dtype);
         }
     }
-
-    /// (msprof field name, ratio) of every pipe of this block.
-    pub fn ratios(&self) -> Vec<(&'static str, f64)> {
-        let mut out = Vec::new();
-        if let Some(v) = &self.aiv {
-            out.extend([
-                ("aiv_vec_ratio", v.vec_ratio),
-                ("aiv_scalar_ratio", v.scalar_ratio),
-                ("aiv_mte2_ratio", v.mte2_ratio),
-                ("aiv_mte3_ratio", v.mte3_ratio),
-            ]);
-        }
-        if let Some(c) = &self.aic {
-            out.extend([
-                ("aic_cube_ratio", c.cube_ratio),
-                ("aic_scalar_ratio", c.scalar_ratio),
-                ("aic_mte1_ratio", c.mte1_ratio),
-                ("aic_mte2_ratio", c.mte2_ratio),
-                ("aic_mte3_ratio", c.mte3_ratio),
-                ("aic_fixpipe_ratio", c.fixpipe_ratio),
-            ]);
-        }
-        out
+    match dtype {
+        Some(d) if macs > ops.cube_macs => Ops {
+            cube_macs: macs,
+            cube_dtype: d,
+            ..ops
+        },
+        _ => ops,
     }
-}
-
-/// Operations of a case, for the roofline.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Ops {
-    /// Element operations on the vector unit (one per output element per
-    /// elementary op).
-    pub vector_elem_ops: u64,
-    /// Element type of the vector work.
-    pub vector_dtype: Dtype,
-    /// Multiply-accumulates on the cube unit.
-    pub cube_macs: u64,
-    /// Input element type of the cube work.
-    pub cube_dtype: Dtype,
-}
-
-impl Ops {
-    /// These operations with the cube work of a trace: its Mmads' m x n x k
-    /// multiply-accumulates (the package cannot declare them; the
-    /// MmadParams are the shapes the kernel multiplies, tails unpadded) and
-    /// the input type of the first one. Unchanged when the trace has no
-    /// Mmad or already counts more.
-    pub fn with_traced_cube(self, trace: &crate::trace::Trace) -> Ops {
-        let mut macs = 0u64;
-        let mut dtype = None;
-        for instr in trace.blocks.iter().flat_map(|b| &b.instrs) {
-            if let crate::trace::InstrKind::Mmad(s) = &instr.kind {
-                macs += u64::from(s.m) * u64::from(s.n) * u64::from(s.k);
-                dtype.get_or_insert(s.dtype);
-            }
-        }
-        match dtype {
-            Some(d) if macs > self.cube_macs => Ops {
-                cube_macs: macs,
-                cube_dtype: d,
-                ..self
-            },
-            _ => self,
-        }
-    }
-
-    /// Pure vector work.
-    pub fn vector(elem_ops: u64, dtype: Dtype) -> Ops {
-        Ops {
-            vector_elem_ops: elem_ops,
-            vector_dtype: dtype,
-            cube_macs: 0,
-            cube_dtype: Dtype::Float16,
-        }
-    }
-}
-
-/// The least GM traffic of a case: every input read once, every output
-/// written once.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Traffic {
-    /// Bytes of the inputs.
-    pub read_bytes: u64,
-    /// Bytes of the outputs.
-    pub write_bytes: u64,
-}
-
-/// Which cores a launch used (the profile's "Op Type").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LaunchKind {
-    /// Vector cores only.
-    Vector,
-    /// Cube cores only.
-    Cube,
-    /// Both.
-    Mix,
-}
-
-/// The roofline floors of a case: launch head + max(memory, compute), with
-/// two memory terms, each where it belongs:
-/// - [`Roofline::floor_us`], the physical floor: the least time the timing
-///   model can take (L2-resident inputs included); the judge's physics
-///   guard rejects a latency below it;
-/// - [`Roofline::hbm_floor_us`], the HBM floor: every byte once over the
-///   HBM bandwidth, as for a cold cache; the quality measure
-///   (`roofline_reached(%)`, the suite table's "of roofline").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Roofline {
-    /// Launch head for the case's Block Dim, µs.
-    pub launch_us: f64,
-    /// The least time the case's bytes need, µs: the largest of `hbm_us`,
-    /// `l2_us` and `mte_us`.
-    pub memory_us: f64,
-    /// Input bytes that cannot be in L2 at launch over the HBM bandwidth.
-    #[serde(default)]
-    pub hbm_us: f64,
-    /// Every byte over the L2 bandwidth.
-    #[serde(default)]
-    pub l2_us: f64,
-    /// The inputs over every core's GM read path and the outputs over
-    /// every core's GM write path (per-core DMA rates).
-    #[serde(default)]
-    pub mte_us: f64,
-    /// Operations over the chip's peak, µs.
-    pub compute_us: f64,
-    /// The physical floor, µs: launch + max(`memory_us`, `compute_us`).
-    pub floor_us: f64,
-    /// Every byte (inputs and outputs) once over the HBM bandwidth, µs.
-    #[serde(default)]
-    pub hbm_all_us: f64,
-    /// The HBM floor, µs: launch + max(`hbm_all_us`, `compute_us`).
-    #[serde(default)]
-    pub hbm_floor_us: f64,
-    /// Minimum bytes the case must move.
-    pub min_bytes: u64,
-    /// Of those, bytes read.
-    #[serde(default)]
-    pub read_bytes: u64,
-    /// The operations.
-    pub ops: Ops,
 }
 
 /// The roofline floor of a case on `hw`: launch head for `block_dim` plus
@@ -372,93 +133,6 @@ pub fn roofline(
     }
 }
 
-/// The profile of one launch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Profile {
-    /// SoC simulated.
-    #[serde(rename = "Soc Version")]
-    pub soc_version: String,
-    /// `vector`, `cube` or `mix`.
-    #[serde(rename = "Op Type")]
-    pub op_type: String,
-    /// Launch head plus the cores' span, µs.
-    #[serde(rename = "Task Duration(us)")]
-    pub task_duration_us: f64,
-    /// Blocks launched.
-    #[serde(rename = "Block Dim")]
-    pub block_dim: u32,
-    /// Core clock, MHz.
-    #[serde(rename = "Current Freq")]
-    pub freq_mhz: f64,
-    /// Launch head, µs.
-    #[serde(rename = "launch_overhead(us)")]
-    pub launch_overhead_us: f64,
-    /// First block start to last block end, µs.
-    #[serde(rename = "core_span(us)")]
-    pub core_span_us: f64,
-    /// GM bytes read by DMAs.
-    #[serde(rename = "gm_read_bytes")]
-    pub gm_read_bytes: u64,
-    /// GM bytes written by DMAs.
-    #[serde(rename = "gm_write_bytes")]
-    pub gm_write_bytes: u64,
-    /// (read + write) / core span.
-    #[serde(rename = "achieved_bandwidth(GB/s)")]
-    pub achieved_gbps: f64,
-    /// Bytes fetched from HBM (L2 read misses).
-    #[serde(default)]
-    pub hbm_read_bytes: u64,
-    /// Bytes written back to HBM (dirty L2 lines pushed out).
-    #[serde(default)]
-    pub hbm_write_bytes: u64,
-    /// Share of the GM bytes read that hit L2, percent.
-    #[serde(rename = "l2_read_hit_rate(%)", default)]
-    pub l2_read_hit_rate_pct: f64,
-    /// Share of the GM bytes written to lines already in L2, percent.
-    #[serde(rename = "l2_write_hit_rate(%)", default)]
-    pub l2_write_hit_rate_pct: f64,
-    /// The chip's HBM bandwidth, for comparison.
-    #[serde(rename = "hbm_bandwidth(GB/s)")]
-    pub hbm_gbps: f64,
-    /// Measurement noise factor applied to every time (1 when
-    /// deterministic).
-    pub noise_factor: f64,
-    /// The kernel's own compiled code over all blocks (index arithmetic,
-    /// loops, raw `__gm__` pointer access), as the scalar unit ran it.
-    #[serde(default)]
-    pub kernel_code: KernelCode,
-    /// Per block rows.
-    pub blocks: Vec<BlockProfile>,
-    /// The roofline floor, when the caller gave the case's work.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub roofline: Option<Roofline>,
-    /// HBM floor ([`Roofline::hbm_floor_us`]) / Task Duration, percent.
-    #[serde(
-        rename = "roofline_reached(%)",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub roofline_reached_pct: Option<f64>,
-    /// Where the slowest block's time goes, by kernel source line, when
-    /// the device attached it ([`super::hotspots`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hotspots: Option<super::Hotspots>,
-}
-
-/// The kernel's own code, summed over the blocks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct KernelCode {
-    /// Scalar instructions executed.
-    pub instructions: u64,
-    /// Scalar-unit time they took (all blocks together), µs.
-    #[serde(rename = "time(us)")]
-    pub time_us: f64,
-    /// Loads and stores that reached GM.
-    pub gm_accesses: u64,
-    /// GM lines that missed the data cache (each a GM round trip).
-    pub dcache_misses: u64,
-}
-
 /// Union length of the work intervals of one pipe.
 fn busy_cycles(block: &BlockTimeline, pipe: Pipe) -> u64 {
     if pipe == Pipe::S {
@@ -543,9 +217,9 @@ pub(crate) fn build(
                     mte2_ratio,
                     mte3_time_us,
                     mte3_ratio,
-                    read_hit_rate_pct: read_hit,
-                    write_hit_rate_pct: write_hit,
-                    total_hit_rate_pct: total_hit,
+                    read_hit_rate_pct: Some(read_hit),
+                    write_hit_rate_pct: Some(write_hit),
+                    total_hit_rate_pct: Some(total_hit),
                 };
                 (Some(fields), None)
             }
@@ -572,9 +246,9 @@ pub(crate) fn build(
                     mte3_ratio,
                     fixpipe_time_us,
                     fixpipe_ratio,
-                    read_hit_rate_pct: read_hit,
-                    write_hit_rate_pct: write_hit,
-                    total_hit_rate_pct: total_hit,
+                    read_hit_rate_pct: Some(read_hit),
+                    write_hit_rate_pct: Some(write_hit),
+                    total_hit_rate_pct: Some(total_hit),
                 };
                 (None, Some(fields))
             }
@@ -605,208 +279,38 @@ pub(crate) fn build(
         op_type: op_type.to_string(),
         task_duration_us: launch_us * noise_factor + core_span_us,
         block_dim,
+        cores: Some(if op_type == "vector" {
+            hw.aiv_cores
+        } else {
+            hw.aic_cores
+        }),
         freq_mhz: hw.clock_hz / 1e6,
         launch_overhead_us: launch_us * noise_factor,
         core_span_us,
         gm_read_bytes: out.gm_read,
         gm_write_bytes: out.gm_write,
         achieved_gbps,
-        hbm_read_bytes: out.hbm_read,
-        hbm_write_bytes: out.hbm_write,
-        l2_read_hit_rate_pct: percent(
+        hbm_read_bytes: Some(out.hbm_read),
+        hbm_write_bytes: Some(out.hbm_write),
+        l2_read_hit_rate_pct: Some(percent(
             out.blocks.iter().map(|b| b.l2.read_hit_bytes).sum(),
             out.blocks.iter().map(|b| b.l2.read_bytes).sum(),
-        ),
-        l2_write_hit_rate_pct: percent(
+        )),
+        l2_write_hit_rate_pct: Some(percent(
             out.blocks.iter().map(|b| b.l2.write_hit_bytes).sum(),
             out.blocks.iter().map(|b| b.l2.write_bytes).sum(),
-        ),
+        )),
         hbm_gbps: hw.hbm_gbps(),
-        noise_factor,
-        kernel_code: KernelCode {
+        noise_factor: Some(noise_factor),
+        kernel_code: Some(KernelCode {
             instructions: out.blocks.iter().map(|b| b.code.instructions).sum(),
             time_us: to_us(out.blocks.iter().map(|b| b.code.cycles).sum()),
             gm_accesses: out.blocks.iter().map(|b| b.code.gm_accesses).sum(),
             dcache_misses: out.blocks.iter().map(|b| b.code.misses).sum(),
-        },
+        }),
         blocks,
         roofline: None,
         roofline_reached_pct: None,
         hotspots: None,
-    }
-}
-
-impl Profile {
-    /// Records the case's roofline and the percentage of its HBM floor
-    /// reached.
-    pub fn attach_roofline(&mut self, roofline: Roofline) {
-        self.roofline_reached_pct = if self.task_duration_us > 0.0 {
-            Some(roofline.hbm_floor_us / self.task_duration_us * 100.0)
-        } else {
-            None
-        };
-        self.roofline = Some(roofline);
-    }
-
-    /// Which cores the launch used.
-    pub fn launch_kind(&self) -> LaunchKind {
-        match self.op_type.as_str() {
-            "cube" => LaunchKind::Cube,
-            "mix" => LaunchKind::Mix,
-            _ => LaunchKind::Vector,
-        }
-    }
-
-    /// The slowest block.
-    pub fn slowest_block(&self) -> Option<&BlockProfile> {
-        self.blocks
-            .iter()
-            .max_by(|a, b| a.time_us().total_cmp(&b.time_us()))
-    }
-
-    /// The busiest pipe of the slowest block: (msprof ratio name, ratio).
-    pub fn bottleneck(&self) -> Option<(&'static str, f64)> {
-        self.slowest_block()?
-            .ratios()
-            .into_iter()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-    }
-
-    /// The text `ascendopt eval --profile` prints.
-    pub fn render_text(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "Op Type                    {}", self.op_type);
-        let _ = writeln!(s, "Task Duration(us)          {:.3}", self.task_duration_us);
-        let _ = writeln!(s, "Block Dim                  {}", self.block_dim);
-        let _ = writeln!(
-            s,
-            "Soc / Freq                 {} @ {:.0} MHz",
-            self.soc_version, self.freq_mhz
-        );
-        let _ = writeln!(
-            s,
-            "launch_overhead(us)        {:.3}   core_span(us) {:.3}",
-            self.launch_overhead_us, self.core_span_us
-        );
-        let total = self.gm_read_bytes + self.gm_write_bytes;
-        let _ = writeln!(
-            s,
-            "GM bytes                   {} (read {}, write {})",
-            total, self.gm_read_bytes, self.gm_write_bytes
-        );
-        let _ = writeln!(
-            s,
-            "L2                         read hit {:.1}%, write hit {:.1}%; HBM read {} B, write-back {} B",
-            self.l2_read_hit_rate_pct,
-            self.l2_write_hit_rate_pct,
-            self.hbm_read_bytes,
-            self.hbm_write_bytes
-        );
-        let _ = writeln!(
-            s,
-            "achieved_bandwidth(GB/s)   {:.1} of {:.0} HBM ({:.1}%)",
-            self.achieved_gbps,
-            self.hbm_gbps,
-            if self.hbm_gbps > 0.0 {
-                self.achieved_gbps / self.hbm_gbps * 100.0
-            } else {
-                0.0
-            }
-        );
-        if let (Some(r), Some(pct)) = (&self.roofline, self.roofline_reached_pct) {
-            let _ = writeln!(
-                s,
-                "roofline floor(us)         {:.3} = launch {:.3} + max(HBM {:.3}, compute {:.3}); reached {:.1}%",
-                r.hbm_floor_us, r.launch_us, r.hbm_all_us, r.compute_us, pct
-            );
-            let _ = writeln!(
-                s,
-                "physical floor(us)         {:.3} = launch {:.3} + max(memory {:.3}, compute {:.3})",
-                r.floor_us, r.launch_us, r.memory_us, r.compute_us
-            );
-            let _ = writeln!(
-                s,
-                "  memory = max(HBM {:.3} for inputs beyond L2, L2 {:.3}, core DMA paths {:.3})",
-                r.hbm_us, r.l2_us, r.mte_us
-            );
-        }
-        if let Some((name, value)) = self.bottleneck() {
-            let _ = writeln!(
-                s,
-                "bottleneck                 {name} = {value:.3} (slowest block)"
-            );
-        }
-        if self.kernel_code.instructions > 0 || self.kernel_code.gm_accesses > 0 {
-            let _ = writeln!(
-                s,
-                "kernel code                {} scalar instructions, {:.3} us of scalar time; {} GM accesses, {} data-cache misses",
-                self.kernel_code.instructions,
-                self.kernel_code.time_us,
-                self.kernel_code.gm_accesses,
-                self.kernel_code.dcache_misses
-            );
-        }
-        if (self.noise_factor - 1.0).abs() > 0.0 {
-            let _ = writeln!(s, "noise factor               {:.4}", self.noise_factor);
-        }
-        let has_aiv = self.blocks.iter().any(|b| b.aiv.is_some());
-        let has_aic = self.blocks.iter().any(|b| b.aic.is_some());
-        if has_aiv {
-            let _ = writeln!(
-                s,
-                "{:>8} {:>12} {:>13} {:>16} {:>14} {:>14}",
-                "block_id",
-                "aiv_time(us)",
-                "aiv_vec_ratio",
-                "aiv_scalar_ratio",
-                "aiv_mte2_ratio",
-                "aiv_mte3_ratio"
-            );
-            for block in &self.blocks {
-                if let Some(v) = &block.aiv {
-                    let _ = writeln!(
-                        s,
-                        "{:>8} {:>12.3} {:>13.3} {:>16.3} {:>14.3} {:>14.3}",
-                        block.block_id,
-                        v.time_us,
-                        v.vec_ratio,
-                        v.scalar_ratio,
-                        v.mte2_ratio,
-                        v.mte3_ratio
-                    );
-                }
-            }
-        }
-        if has_aic {
-            let _ = writeln!(
-                s,
-                "{:>8} {:>12} {:>14} {:>16} {:>14} {:>14} {:>14} {:>17}",
-                "block_id",
-                "aic_time(us)",
-                "aic_cube_ratio",
-                "aic_scalar_ratio",
-                "aic_mte1_ratio",
-                "aic_mte2_ratio",
-                "aic_mte3_ratio",
-                "aic_fixpipe_ratio"
-            );
-            for block in &self.blocks {
-                if let Some(c) = &block.aic {
-                    let _ = writeln!(
-                        s,
-                        "{:>8} {:>12.3} {:>14.3} {:>16.3} {:>14.3} {:>14.3} {:>14.3} {:>17.3}",
-                        block.block_id,
-                        c.time_us,
-                        c.cube_ratio,
-                        c.scalar_ratio,
-                        c.mte1_ratio,
-                        c.mte2_ratio,
-                        c.mte3_ratio,
-                        c.fixpipe_ratio
-                    );
-                }
-            }
-        }
-        s
     }
 }

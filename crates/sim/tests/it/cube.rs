@@ -12,7 +12,7 @@
 use ascendopt_op::Dtype;
 use ascendopt_sim::check::check;
 use ascendopt_sim::launch::{
-    run_kernel, JobTensor, LaunchFailure, LaunchJob, LaunchOutput, Platform, TilingInfo,
+    run_kernel, JobTensor, LaunchFailure, LaunchJob, LaunchOutput, TilingInfo,
 };
 use ascendopt_sim::timing::{simulate, HwProfile, Profile, TimingOptions};
 use ascendopt_sim::trace::{DmaDir, InstrKind, Pipe};
@@ -300,7 +300,7 @@ fn try_launch(
         inputs,
         outputs,
         attrs: vec![],
-        platform: Platform::from_hw(&hw()),
+        platform: ascendopt_sim::launch::platform_of(&hw()),
         seed: 5,
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),
@@ -666,16 +666,20 @@ fn the_profile_shows_the_cube_pipes() {
     assert!(c.cube_ratio > 0.0 && c.mte1_ratio > 0.0 && c.fixpipe_ratio > 0.0);
     assert!(c.mte2_ratio > c.cube_ratio, "{c:?}");
     // The roofline counts the traced Mmads' MACs on the cube's peak.
-    let ops =
-        ascendopt_sim::timing::Ops::vector(128 * 128, Dtype::Float32).with_traced_cube(&out.trace);
+    let ops = ascendopt_sim::timing::report::with_traced_cube(
+        ascendopt_sim::timing::Ops::vector(128 * 128, Dtype::Float32),
+        &out.trace,
+    );
     assert_eq!(
         (ops.cube_macs, ops.cube_dtype),
         (128 * 128 * 256, Dtype::Float16)
     );
     // The K split into 3 Mmads costs the same cube steps (plus two heads).
     let (_, _, split) = matmul("mm_f16_ksplit", (T::F16, T::F32), (128, 128, 256), false);
-    let split_ops =
-        ascendopt_sim::timing::Ops::vector(1, Dtype::Float32).with_traced_cube(&split.trace);
+    let split_ops = ascendopt_sim::timing::report::with_traced_cube(
+        ascendopt_sim::timing::Ops::vector(1, Dtype::Float32),
+        &split.trace,
+    );
     assert_eq!(split_ops.cube_macs, 128 * 128 * 256);
     let s = profile(&split).blocks[0].aic.clone().unwrap();
     assert!(s.cube_time_us * cycles_per_us >= cube_cycles);
@@ -955,7 +959,7 @@ fn mix_launch_with(
         inputs,
         outputs,
         attrs: vec![],
-        platform: Platform::from_hw(&hw()),
+        platform: ascendopt_sim::launch::platform_of(&hw()),
         seed: 5,
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),

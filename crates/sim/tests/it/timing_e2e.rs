@@ -8,7 +8,7 @@
 
 use ascendopt_op::Dtype;
 use ascendopt_sim::check::check;
-use ascendopt_sim::launch::{run_kernel, JobTensor, LaunchJob, LaunchOutput, Platform, TilingInfo};
+use ascendopt_sim::launch::{run_kernel, JobTensor, LaunchJob, LaunchOutput, TilingInfo};
 use ascendopt_sim::timing::{chrome_trace_json, simulate, HwProfile, Profile, TimingOptions};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -171,7 +171,7 @@ fn launch(
         inputs,
         outputs,
         attrs: vec![],
-        platform: Platform::from_hw(&hw()),
+        platform: ascendopt_sim::launch::platform_of(&hw()),
         seed: 11,
         max_instrs_per_block: 1_000_000,
         knobs: Vec::new(),
@@ -238,7 +238,10 @@ fn add_custom_16m_fp16_scales_to_8_cores_and_runs_from_l2_at_48() {
         "{} GB/s",
         t48.achieved_gbps
     );
-    assert_eq!(t48.hbm_read_bytes + t48.hbm_write_bytes, 0);
+    assert_eq!(
+        (t48.hbm_read_bytes, t48.hbm_write_bytes),
+        (Some(0), Some(0))
+    );
     assert_eq!(t48.gm_read_bytes, 2 * total as u64 * 2);
     assert_eq!(t48.gm_write_bytes, total as u64 * 2);
 }

@@ -26,8 +26,7 @@
 //! [`BlockProfile`], [`AivFields`], [`AicFields`], [`CoreType`]), not on
 //! the engine or the trace, so it moves with them.
 
-use super::engine::CoreType;
-use super::report::{AicFields, AivFields, BlockProfile, Profile};
+use crate::profile::{AicFields, AivFields, BlockProfile, CoreType, Profile};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -445,9 +444,9 @@ pub fn parse_pipe_utilization(text: &str) -> Result<Vec<PipeRow>, CsvError> {
                 scalar_ratio: t.req(n, row, AIV_COLUMNS[9])?,
                 // L2Cache.csv's columns, read when a merged file holds
                 // them (this module's PipeUtilization.csv does not).
-                read_hit_rate_pct: t.opt(n, row, "aiv_read_hit_rate(%)")?.unwrap_or(0.0),
-                write_hit_rate_pct: t.opt(n, row, "aiv_write_hit_rate(%)")?.unwrap_or(0.0),
-                total_hit_rate_pct: t.opt(n, row, "aiv_total_hit_rate(%)")?.unwrap_or(0.0),
+                read_hit_rate_pct: t.opt(n, row, "aiv_read_hit_rate(%)")?,
+                write_hit_rate_pct: t.opt(n, row, "aiv_write_hit_rate(%)")?,
+                total_hit_rate_pct: t.opt(n, row, "aiv_total_hit_rate(%)")?,
             })
         } else {
             None
@@ -468,9 +467,9 @@ pub fn parse_pipe_utilization(text: &str) -> Result<Vec<PipeRow>, CsvError> {
                 fixpipe_ratio: t.req(n, row, AIC_COLUMNS[11])?,
                 scalar_time_us: t.req(n, row, AIC_COLUMNS[12])?,
                 scalar_ratio: t.req(n, row, AIC_COLUMNS[13])?,
-                read_hit_rate_pct: t.opt(n, row, "aic_read_hit_rate(%)")?.unwrap_or(0.0),
-                write_hit_rate_pct: t.opt(n, row, "aic_write_hit_rate(%)")?.unwrap_or(0.0),
-                total_hit_rate_pct: t.opt(n, row, "aic_total_hit_rate(%)")?.unwrap_or(0.0),
+                read_hit_rate_pct: t.opt(n, row, "aic_read_hit_rate(%)")?,
+                write_hit_rate_pct: t.opt(n, row, "aic_write_hit_rate(%)")?,
+                total_hit_rate_pct: t.opt(n, row, "aic_total_hit_rate(%)")?,
             })
         } else {
             None
@@ -519,9 +518,9 @@ mod tests {
                 mte2_ratio: 0.75,
                 mte3_time_us: t * 0.25,
                 mte3_ratio: 0.25,
-                read_hit_rate_pct: 0.0,
-                write_hit_rate_pct: 0.0,
-                total_hit_rate_pct: 0.0,
+                read_hit_rate_pct: None,
+                write_hit_rate_pct: None,
+                total_hit_rate_pct: None,
             }),
             aic: None,
         }
@@ -547,9 +546,9 @@ mod tests {
                 mte3_ratio: 0.25,
                 fixpipe_time_us: 5.0,
                 fixpipe_ratio: 0.3125,
-                read_hit_rate_pct: 0.0,
-                write_hit_rate_pct: 0.0,
-                total_hit_rate_pct: 0.0,
+                read_hit_rate_pct: None,
+                write_hit_rate_pct: None,
+                total_hit_rate_pct: None,
             }),
         }
     }
@@ -560,19 +559,20 @@ mod tests {
             op_type: op_type.into(),
             task_duration_us: 31.25,
             block_dim: blocks.len() as u32,
+            cores: Some(48),
             freq_mhz: 1800.0,
             launch_overhead_us: 5.0,
             core_span_us: 26.25,
             gm_read_bytes: 1,
             gm_write_bytes: 1,
             achieved_gbps: 1.0,
-            hbm_read_bytes: 1,
-            hbm_write_bytes: 1,
-            l2_read_hit_rate_pct: 0.0,
-            l2_write_hit_rate_pct: 0.0,
+            hbm_read_bytes: Some(1),
+            hbm_write_bytes: Some(1),
+            l2_read_hit_rate_pct: Some(0.0),
+            l2_write_hit_rate_pct: Some(0.0),
             hbm_gbps: 1.0,
-            noise_factor: 1.0,
-            kernel_code: Default::default(),
+            noise_factor: Some(1.0),
+            kernel_code: Some(Default::default()),
             blocks,
             roofline: None,
             roofline_reached_pct: None,

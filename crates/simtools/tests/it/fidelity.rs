@@ -4,10 +4,10 @@
 //! trace of add_custom is well formed.
 
 use ascendopt_harness::eval::{check_op, CaseSelector, CheckConfig};
-use ascendopt_harness::fidelity::PLAIN_ADD;
 use ascendopt_harness::pipeline::evaluate_package;
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::OpPackage;
+use ascendopt_simtools::fidelity::PLAIN_ADD;
 
 use crate::common;
 
@@ -42,7 +42,7 @@ fn evaluate_as(kernel: &str, dtype: &str) -> (Verdict, OpPackage, tempfile::Temp
     (verdict, pkg, dir)
 }
 
-fn profile_of(v: &Verdict) -> &serde_json::Value {
+fn profile_of(v: &Verdict) -> &ascendopt_device::Profile {
     match v {
         Verdict::Correct { profile, .. } => profile,
         other => panic!("expected a correct verdict, got {other:?}"),
@@ -50,7 +50,7 @@ fn profile_of(v: &Verdict) -> &serde_json::Value {
 }
 
 fn duration(v: &Verdict) -> f64 {
-    profile_of(v)["Task Duration(us)"].as_f64().unwrap()
+    profile_of(v).task_duration_us
 }
 
 /// PLAIN_ADD with a bounds check on the element's row (of `cols`
@@ -94,19 +94,20 @@ fn plain_cpp_add_over_gm_pointers_is_slower_than_the_vector_kernel_and_scalar_bo
     // Scalar-bound: on every block the scalar unit is the busiest pipe and
     // busy nearly all the time.
     let profile = profile_of(&plain);
-    for block in profile["blocks"].as_array().unwrap() {
-        let scalar = block["aiv_scalar_ratio"].as_f64().unwrap();
-        assert!(scalar > 0.95, "{block}");
-        for other in ["aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio"] {
-            assert!(block[other].as_f64().unwrap() < scalar, "{block}");
+    for block in &profile.blocks {
+        let aiv = block.aiv.as_ref().unwrap();
+        let scalar = aiv.scalar_ratio;
+        assert!(scalar > 0.95, "{block:?}");
+        for other in [aiv.vec_ratio, aiv.mte2_ratio, aiv.mte3_ratio] {
+            assert!(other < scalar, "{block:?}");
         }
     }
     // Three GM accesses per element, and a data-cache miss per 64 B line
     // of each tensor.
-    let code = &profile["kernel_code"];
+    let code = profile.kernel_code.unwrap();
     let elements = 48 * 8192;
-    assert_eq!(code["gm_accesses"].as_u64(), Some(3 * elements));
-    assert_eq!(code["dcache_misses"].as_u64(), Some(3 * elements * 2 / 64));
+    assert_eq!(code.gm_accesses, 3 * elements);
+    assert_eq!(code.dcache_misses, 3 * elements * 2 / 64);
 }
 
 #[test]
@@ -118,8 +119,8 @@ fn hoisting_a_per_element_index_computation_saves_about_its_instructions() {
     let (heavy, _p1, _d1) = evaluate_as(&heavy_src, "float32");
     let (hoisted, _p2, _d2) = evaluate_as(&hoisted_src, "float32");
     let (h, o) = (profile_of(&heavy), profile_of(&hoisted));
-    let instrs = |p: &serde_json::Value| p["kernel_code"]["instructions"].as_f64().unwrap();
-    let blocks = h["Block Dim"].as_f64().unwrap();
+    let instrs = |p: &ascendopt_device::Profile| p.kernel_code.unwrap().instructions as f64;
+    let blocks = f64::from(h.block_dim);
     let elements = 48.0 * 8192.0;
     // Per element the loop loses a division with its set-up and a compare
     // and branch (g++ -O1: five to seven x86 instructions, those with a
@@ -146,7 +147,7 @@ fn hoisting_a_per_element_index_computation_saves_about_its_instructions() {
         6.0 * per_core
     );
     // The data-cache misses are the same: only instructions were removed.
-    let misses = |p: &serde_json::Value| p["kernel_code"]["dcache_misses"].as_u64().unwrap();
+    let misses = |p: &ascendopt_device::Profile| p.kernel_code.unwrap().dcache_misses;
     assert_eq!(misses(h), misses(o));
 }
 

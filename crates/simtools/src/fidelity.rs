@@ -8,9 +8,9 @@
 //! `fast` leaves the real kernels out (no compile: what CI runs on every
 //! change).
 
-use crate::pipeline::{evaluate_package, PipelineConfig};
-use crate::verdict::Verdict;
 use ascendopt_device::Device;
+use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
+use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::{builtin_ops_dir, OpPackage};
 pub use ascendopt_sim::timing::fidelity::{render, Point, Status};
 use std::path::Path;
@@ -145,9 +145,7 @@ fn add_custom_span(
     let (verdict, _) =
         evaluate_package(device, &package, seed, &cfg).map_err(|e| fixture(e.to_string()))?;
     match &verdict {
-        Verdict::Correct { profile, .. } => profile["core_span(us)"]
-            .as_f64()
-            .ok_or_else(|| fixture("the profile has no core span".into())),
+        Verdict::Correct { profile, .. } => Ok(profile.core_span_us),
         other => Err(FidelityError::Evaluation {
             what: what.to_string(),
             verdict: other.label(),

@@ -1,18 +1,25 @@
 //! The built-in device: g++ + the Ascend 910B2 simulator, each launch in a
-//! sandboxed worker process.
+//! sandboxed worker process, implementing `ascendopt_device::Device`.
+//!
+//! What it keeps of a run ([`RunDetail`]) is the instruction trace
+//! ([`trace_of`]); profiles, latency samples (with the profile's seeded
+//! measurement noise), timelines and the check for output bytes no
+//! recorded instruction wrote are all answered from it here, so no layer
+//! above sees a simulator type.
 
-use crate::{
-    Artifact, Device, DeviceError, KernelVariant, ProfileRequest, RunOutcome, RunRequest,
-    RunResult, UnitFailure,
+use crate::build::{self, variants, BuildCache, BuildError, BuildRequest, Toolchain};
+use crate::check;
+use crate::launch::{self, JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo};
+use crate::timing::{self, HwProfile, Profile, TimingOptions};
+use crate::trace::Trace;
+use crate::worker::{self, WorkerLimits, WorkerOutcome};
+use ascendopt_device::{
+    Artifact, Device, DeviceError, KernelVariant, ProfileRequest, RunDetail, RunOutcome,
+    RunRequest, RunResult, UnitFailure,
 };
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Dtype;
 use ascendopt_op::Tensor;
-use ascendopt_sim::build::{self, variants, BuildCache, BuildError, BuildRequest, Toolchain};
-use ascendopt_sim::check;
-use ascendopt_sim::launch::{JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo};
-use ascendopt_sim::timing::{self, HwProfile, Profile, TimingOptions};
-use ascendopt_sim::worker::{self, WorkerLimits, WorkerOutcome};
 use std::path::{Path, PathBuf};
 
 /// Everything the simulator device needs.
@@ -59,7 +66,7 @@ pub struct SimDevice {
 impl SimDevice {
     /// A device with this configuration.
     pub fn new(config: SimDeviceConfig) -> SimDevice {
-        let platform = Platform::from_hw(&config.hw);
+        let platform = launch::platform_of(&config.hw);
         SimDevice { config, platform }
     }
 
@@ -220,6 +227,12 @@ impl SimDevice {
         }
         combos
     }
+}
+
+/// The instruction trace a run of the simulator device kept (None when the
+/// request did not keep it, or the run is another device's).
+pub fn trace_of(result: &RunResult) -> Option<&Trace> {
+    result.detail.as_ref()?.downcast_ref::<Trace>()
 }
 
 /// A failed unit of a build, device-neutral.
@@ -389,14 +402,14 @@ impl Device for SimDevice {
                     })
                     .collect();
                 // The worker checked the trace when it was not wanted here.
-                let (hazards, trace) = match out.hazards {
+                let (hazards, detail) = match out.hazards {
                     Some(hazards) if !request.keep_trace => (hazards, None),
-                    _ => (check::check(&out.trace), Some(out.trace)),
+                    _ => (check::check(&out.trace), Some(RunDetail::new(out.trace))),
                 };
                 RunOutcome::Finished(RunResult {
                     outputs,
                     tiling: out.tiling,
-                    trace,
+                    detail,
                     findings: out.findings,
                     hazards,
                     printed: out.printed,
@@ -428,7 +441,7 @@ impl Device for SimDevice {
     }
 
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String> {
-        let trace = result.trace.as_ref().ok_or("the run has no trace")?;
+        let trace = trace_of(result).ok_or("the run has no trace")?;
         let opts = if request.deterministic {
             TimingOptions::deterministic()
         } else {
@@ -445,28 +458,20 @@ impl Device for SimDevice {
         profile.attach_roofline(timing::roofline(
             &self.config.hw,
             traffic,
-            request.ops.with_traced_cube(trace),
+            timing::report::with_traced_cube(request.ops, trace),
             result.tiling.block_dim,
             kind,
         ));
         Ok(profile)
     }
 
-    fn latency_samples(&self, result: &RunResult, seeds: &[u64]) -> Result<Vec<f64>, String> {
-        let trace = result.trace.as_ref().ok_or("the run has no trace")?;
-        let clean = timing::simulate(trace, &self.config.hw, &TimingOptions::deterministic())
-            .map_err(|e| e.to_string())?
-            .profile
-            .task_duration_us;
-        self.latency_samples_from_clean(result, clean, seeds)
-    }
-
-    fn latency_samples_from_clean(
+    fn latency_samples(
         &self,
         _result: &RunResult,
-        clean: f64,
+        clean: &Profile,
         seeds: &[u64],
     ) -> Result<Vec<f64>, String> {
+        let clean = clean.task_duration_us;
         Ok(seeds
             .iter()
             .map(|&seed| {
@@ -482,8 +487,17 @@ impl Device for SimDevice {
             .collect())
     }
 
+    fn unmeasured_output_writes(&self, result: &RunResult, request: &RunRequest) -> Option<String> {
+        let sizes: Vec<u64> = request
+            .outputs
+            .iter()
+            .map(|t| t.data.len() as u64)
+            .collect();
+        check::untraced_output_writes(trace_of(result)?, request.inputs.len(), &sizes)
+    }
+
     fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>> {
-        let trace = result.trace.as_ref()?;
+        let trace = trace_of(result)?;
         Some(
             timing::simulate(trace, &self.config.hw, &TimingOptions::deterministic())
                 .map(|sim| timing::chrome_trace_json(trace, &sim))

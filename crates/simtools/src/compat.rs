@@ -14,8 +14,8 @@
 //! - Both units are always tried (the build reports both failures), so a
 //!   user who fixes the kernel does not meet a second wall in the host.
 
-use crate::eval::{self, CaseVerdict, CheckConfig};
 use ascendopt_device::{Device, DeviceError};
+use ascendopt_harness::eval::{self, CaseVerdict, CheckConfig};
 use ascendopt_op::opdef::{Described, OpDefDesc};
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::build::{self, variants, BuildCache, BuildError, BuildRequest, Toolchain, Unit};

@@ -1,15 +1,15 @@
 //! `compat` and `import` on operator folders written elsewhere: clean-room
-//! fixture projects in the msopgen layout (tests/fixtures/).
+//! fixture projects in the msopgen layout (crates/harness/tests/fixtures/).
 
 use crate::common;
 
-use ascendopt_harness::compat::{self, CompatConfig, RunState, UnitState};
 use ascendopt_sim::build::{BuildCache, Toolchain};
 use ascendopt_sim::worker::WorkerLimits;
+use ascendopt_simtools::compat::{self, CompatConfig, RunState, UnitState};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    common::repo().join("crates/harness/tests/fixtures")
 }
 
 /// A copy of fixture `name` in a fresh folder (tests may write op.toml).
@@ -67,9 +67,9 @@ fn have_numpy() -> bool {
         .unwrap_or(false)
 }
 
-fn import_cfg() -> ascendopt_harness::import::ImportConfig {
+fn import_cfg() -> ascendopt_simtools::import::ImportConfig {
     let c = compat_cfg();
-    ascendopt_harness::import::ImportConfig {
+    ascendopt_simtools::import::ImportConfig {
         toolchain: c.toolchain,
         cache: c.cache,
         limits: c.limits,
@@ -80,8 +80,8 @@ fn import_cfg() -> ascendopt_harness::import::ImportConfig {
 }
 
 /// Imports `dir`, checks the op.toml loads, then runs every case.
-fn import_and_run(dir: &Path) -> (ascendopt_harness::import::ImportReport, compat::CompatRow) {
-    let reports = ascendopt_harness::import::import_dir(&import_cfg(), dir);
+fn import_and_run(dir: &Path) -> (ascendopt_simtools::import::ImportReport, compat::CompatRow) {
+    let reports = ascendopt_simtools::import::import_dir(&import_cfg(), dir);
     assert_eq!(reports.len(), 1, "{reports:?}");
     let report = reports.into_iter().next().unwrap();
     assert!(report.ok(), "{report:?}");
@@ -125,7 +125,7 @@ fn import_takes_the_msopst_cases_and_their_expected_output_function() {
     }
     assert_eq!(row.run, RunState::Passed { cases: 3 }, "{row:?}");
     // A second import does not overwrite.
-    let again = ascendopt_harness::import::import_dir(&import_cfg(), &dir);
+    let again = ascendopt_simtools::import::import_dir(&import_cfg(), &dir);
     assert!(
         again[0].error.as_deref().unwrap_or("").contains("exists"),
         "{again:?}"
