@@ -1255,7 +1255,9 @@ fn the_matmul_api_reads_a_block_in_l1_from_gm_once() {
     }
     let gm_to_l1_with = |depth: i32, step: i32, order: i32| -> u64 {
         let mut tiling = cube_tiling((64, 48, 32), (64, 48), (32, 32, 16), true);
-        let mut set = |field: usize, v: i32| tiling[field * 4..field * 4 + 4].copy_from_slice(&v.to_le_bytes());
+        let mut set = |field: usize, v: i32| {
+            tiling[field * 4..field * 4 + 4].copy_from_slice(&v.to_le_bytes())
+        };
         set(11, depth); // depthA1
         set(12, depth); // depthB1
         set(13, step); // stepM
@@ -1271,7 +1273,11 @@ fn the_matmul_api_reads_a_block_in_l1_from_gm_once() {
             tiling,
         )
         .unwrap_or_else(|e| panic!("depth {depth} order {order}: {e}"));
-        assert_eq!(T::F32.decode(&out.outputs[0]), want, "depth {depth} order {order}");
+        assert_eq!(
+            T::F32.decode(&out.outputs[0]),
+            want,
+            "depth {depth} order {order}"
+        );
         assert!(check(&out.trace).is_empty(), "depth {depth} order {order}");
         out.trace
             .blocks

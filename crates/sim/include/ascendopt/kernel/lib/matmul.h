@@ -622,10 +622,15 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
   // K in steps of the smaller and loads a chunk of each when the walk
   // enters it (a chunk still in L1 is not loaded again).
   const int32_t kLa = s.baseK * s.stepK, kLb = s.baseK * s.stepKb;
-  // When a tile's K needs more loads than A1 (B1) keeps, a load is gone
-  // before the next tile could use it: it goes back right after its last
-  // block, so the next load need not wait for later MTE1 work.
-  const bool keepA = cdiv(s.singleK, kLa) <= q.a1.slots, keepB = cdiv(s.singleK, kLb) <= q.b1.slots;
+  // A load the iterate order cannot use again before least-recently-used
+  // replacement drops it (a tile's K needs more loads than A1 keeps, or,
+  // M first, the M groups' loads together do) goes back right after its
+  // last block, so the next load need not wait for later MTE1 work. The GM
+  // traffic is the same either way.
+  const int32_t chA = cdiv(s.singleK, kLa), chB = cdiv(s.singleK, kLb);
+  const int32_t groupsM = cdiv(tiles_m(s), s.stepM), groupsN = cdiv(tiles_n(s), s.stepN);
+  const bool keepA = (s.order == 0 ? groupsM * chA : chA) <= q.a1.slots;
+  const bool keepB = (s.order == 0 ? chB : groupsN * chB) <= q.b1.slots;
   for (int32_t k0 = 0; k0 < s.singleK; k0 += s.baseK) {
     const int32_t kt = s.singleK - k0 < s.baseK ? s.singleK - k0 : s.baseK;
     const int32_t kA = up(kt, C0), kB = kA / C0;
