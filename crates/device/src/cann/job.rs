@@ -2,15 +2,16 @@
 //! and one raw file per tensor, written from a [`RunRequest`]; the
 //! outputs read back after the run.
 //!
-//! Only plain launches are written: each input, then each attribute, then
-//! each output is one argument of `aclnn<Op>GetWorkspaceSize`. Tensor
-//! lists, absent optional inputs, in-place outputs and string or list
-//! attributes are refused with a message naming what (the runner does not
-//! build `aclTensorList`s or `aclIntArray`s yet).
+//! Every argument the request's [`ArgLayout`] describes is written: plain
+//! tensors, tensor lists, absent optional inputs (nullptr), in-place
+//! outputs (an argument over the input's memory, or a read-back of it when
+//! the output has no argument), and integer, float, bool, string and list
+//! attributes; the format is [`super::runner`]'s. A launch it cannot
+//! express (an absent output) is refused with a message naming what.
 
 use crate::launch::AttrValue;
 use crate::RunRequest;
-use ascendopt_op::layout::ArgLayout;
+use ascendopt_op::layout::{ArgLayout, ArgSlot};
 use ascendopt_op::Tensor;
 use std::path::Path;
 
@@ -43,24 +44,64 @@ fn tensor_line(kind: &str, t: &Tensor, file: &str) -> String {
     line
 }
 
-/// Writes `request` into `dir` (created): `in<k>.bin`, `out<k>.bin` (the
-/// poisoned initial contents) and `job.txt`, the attributes in the order
-/// of `attr_order` (the OpDef's, which the aclnn call follows).
-pub fn write(dir: &Path, request: &RunRequest, attr_order: &[String]) -> Result<(), JobError> {
-    if let Some(layout) = &request.layout {
-        let plain = ArgLayout::plain(request.inputs.len(), request.outputs.len());
-        if *layout != plain {
-            return Err(JobError::Unsupported {
-                what: "tensor lists, absent optional inputs or in-place outputs".into(),
-            });
+/// The `attr` line of one value.
+fn attr_line(a: &crate::launch::JobAttr) -> String {
+    let list = |kind: &str, items: Vec<String>| format!("attr {kind} {} {}", items.len(), items.join(" "));
+    match &a.value {
+        AttrValue::Int(v) => format!("attr int {v}"),
+        AttrValue::Float(v) => format!("attr float {v:e}"),
+        AttrValue::Bool(v) => format!("attr bool {v}"),
+        AttrValue::Str(v) => {
+            let mut hex = String::from("attr str x");
+            for b in v.as_bytes() {
+                hex.push_str(&format!("{b:02x}"));
+            }
+            hex
         }
+        AttrValue::ListInt(v) => list("ints", v.iter().map(|x| x.to_string()).collect()),
+        AttrValue::ListFloat(v) => list("floats", v.iter().map(|x| format!("{x:e}")).collect()),
     }
+    .trim_end()
+    .to_string()
+}
+
+/// Writes `request` into `dir` (created): `in<k>.bin` per input tensor,
+/// `out<k>.bin` per output tensor with memory of its own (the poisoned
+/// initial contents) and `job.txt`, the attributes in the order of
+/// `attr_order` (the OpDef's, which the aclnn call follows).
+pub fn write(dir: &Path, request: &RunRequest, attr_order: &[String]) -> Result<(), JobError> {
+    let plain = ArgLayout::plain(request.inputs.len(), request.outputs.len());
+    let layout = request.layout.as_ref().unwrap_or(&plain);
+    layout
+        .check(request.inputs.len(), request.outputs.len())
+        .map_err(|e| JobError::Unsupported {
+            what: format!("this argument layout ({e})"),
+        })?;
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut text = String::new();
-    for (k, t) in request.inputs.iter().enumerate() {
+    // Input tensor index -> its position among the input tensors of the file.
+    let mut position = vec![usize::MAX; request.inputs.len()];
+    let mut next = 0;
+    let mut input = |k: usize, kind: &str, text: &mut String| -> Result<(), JobError> {
+        let t = &request.inputs[k];
         let file = format!("in{k}.bin");
         std::fs::write(dir.join(&file), &t.data).map_err(|e| io(&dir.join(&file), e))?;
-        text.push_str(&tensor_line("in", t, &file));
+        text.push_str(&tensor_line(kind, t, &file));
+        position[k] = next;
+        next += 1;
+        Ok(())
+    };
+    for slot in &layout.inputs {
+        match slot {
+            ArgSlot::One(k) => input(*k, "in", &mut text)?,
+            ArgSlot::List(items) => {
+                text.push_str(&format!("in_list {}\n", items.len()));
+                for &k in items {
+                    input(k, "item", &mut text)?;
+                }
+            }
+            ArgSlot::Absent => text.push_str("in_absent\n"),
+        }
     }
     for name in attr_order {
         let a = request
@@ -70,22 +111,43 @@ pub fn write(dir: &Path, request: &RunRequest, attr_order: &[String]) -> Result<
             .ok_or_else(|| JobError::Unsupported {
                 what: format!("a launch without a value for attribute `{name}`"),
             })?;
-        let (ty, value) = match &a.value {
-            AttrValue::Int(v) => ("int", v.to_string()),
-            AttrValue::Float(v) => ("float", format!("{v:e}")),
-            AttrValue::Bool(v) => ("bool", v.to_string()),
-            other => {
+        text.push_str(&attr_line(a));
+        text.push('\n');
+    }
+    let output = |k: usize, kind: &str, alias: &str, text: &mut String| -> Result<(), JobError> {
+        let file = format!("out{k}.bin");
+        match layout.in_place_input(k) {
+            Some(i) => text.push_str(&format!("{alias} {} {file}\n", position[i])),
+            None => {
+                let t = &request.outputs[k];
+                std::fs::write(dir.join(&file), &t.data).map_err(|e| io(&dir.join(&file), e))?;
+                text.push_str(&tensor_line(kind, t, &file));
+            }
+        }
+        Ok(())
+    };
+    for slot in &layout.outputs {
+        match slot {
+            ArgSlot::One(k) => output(*k, "out", "out_alias", &mut text)?,
+            ArgSlot::List(items) => {
+                text.push_str(&format!("out_list {}\n", items.len()));
+                for &k in items {
+                    output(k, "item", "item_alias", &mut text)?;
+                }
+            }
+            ArgSlot::Absent => {
                 return Err(JobError::Unsupported {
-                    what: format!("attribute `{}` ({other:?})", a.name),
+                    what: "an absent output".into(),
                 })
             }
-        };
-        text.push_str(&format!("attr {ty} {value}\n"));
+        }
     }
-    for (k, t) in request.outputs.iter().enumerate() {
-        let file = format!("out{k}.bin");
-        std::fs::write(dir.join(&file), &t.data).map_err(|e| io(&dir.join(&file), e))?;
-        text.push_str(&tensor_line("out", t, &file));
+    // In-place outputs without an argument: read back from the input.
+    for k in 0..request.outputs.len() {
+        let argument = layout.outputs.iter().any(|s| s.tensors().contains(&k));
+        if let (false, Some(i)) = (argument, layout.in_place_input(k)) {
+            text.push_str(&format!("readback {} out{k}.bin\n", position[i]));
+        }
     }
     std::fs::write(dir.join("job.txt"), text).map_err(|e| io(&dir.join("job.txt"), e))
 }

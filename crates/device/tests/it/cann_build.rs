@@ -380,7 +380,7 @@ fn the_aclnn_runner_calls_the_entry_points_in_the_documented_order() {
     // Inputs, attributes, outputs, then workspace size and executor.
     assert!(
         src.contains(
-            "aclnnAddCustomGetWorkspaceSize(ins[0], ins[1], attrs[0].f, outs[0], &ws_size, &exec)"
+            "aclnnAddCustomGetWorkspaceSize(in_args[0].tensor, in_args[1].tensor, attrs[0].f, out_args[0].tensor, &ws_size, &exec)"
         ),
         "{src}"
     );
