@@ -89,7 +89,9 @@ pub fn device_of(
     }
     let file = ascendopt_device::config_file::load(&|k| std::env::var(k).ok())
         .map_err(anyhow::Error::msg)?;
-    Ok(ascendopt_sim::open::open(choice, config, samples, &file.cann))
+    Ok(ascendopt_sim::open::open(
+        choice, config, samples, &file.cann,
+    ))
 }
 
 /// The run store at `path` (created when missing).

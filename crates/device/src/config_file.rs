@@ -144,10 +144,7 @@ mod tests {
     fn the_file_gives_the_device_with_its_line_and_the_cann_table() {
         let text = "# mine\ndevice = \"cann:1\"\n\n[cann]\ntoolkit = \"/opt/cann\"\nrunner_libs = [\"nnopbase\", \"acl_rt\"]\nrepeats = 50\n";
         let f = parse(Path::new("/c/config.toml"), text).unwrap();
-        assert_eq!(
-            f.device,
-            Some(("cann:1".into(), "/c/config.toml:2".into()))
-        );
+        assert_eq!(f.device, Some(("cann:1".into(), "/c/config.toml:2".into())));
         assert_eq!(f.cann.toolkit, Some(PathBuf::from("/opt/cann")));
         assert_eq!(f.cann.repeats, Some(50));
         assert_eq!(f.cann.runner_libs.as_deref().map(<[String]>::len), Some(2));
@@ -156,10 +153,17 @@ mod tests {
 
     #[test]
     fn a_bad_file_is_named_with_its_line() {
-        let err = parse(Path::new("c.toml"), "device = \"sim\"\n[cann]\nwarmup = \"ten\"\n").unwrap_err();
+        let err = parse(
+            Path::new("c.toml"),
+            "device = \"sim\"\n[cann]\nwarmup = \"ten\"\n",
+        )
+        .unwrap_err();
         assert!(err.starts_with("c.toml:3: "), "{err}");
         let err = parse(Path::new("c.toml"), "\n\ndevise = \"sim\"\n").unwrap_err();
-        assert!(err.starts_with("c.toml:3: ") && err.contains("devise"), "{err}");
+        assert!(
+            err.starts_with("c.toml:3: ") && err.contains("devise"),
+            "{err}"
+        );
         let err = parse(Path::new("c.toml"), "device = \n").unwrap_err();
         assert!(err.starts_with("c.toml:1: "), "{err}");
     }
@@ -173,12 +177,59 @@ mod tests {
         assert_eq!(load(&none).unwrap(), ConfigFile::default());
         // A missing file at the usual place is no file; a missing file the
         // variable names is an error naming the variable.
-        assert_eq!(load(&only("XDG_CONFIG_HOME", d.clone())).unwrap(), ConfigFile::default());
+        assert_eq!(
+            load(&only("XDG_CONFIG_HOME", d.clone())).unwrap(),
+            ConfigFile::default()
+        );
         let err = load(&only(CONFIG_ENV, format!("{d}/nope.toml"))).unwrap_err();
-        assert!(err.starts_with("ASCENDOPT_CONFIG=") && err.contains("nope.toml"), "{err}");
+        assert!(
+            err.starts_with("ASCENDOPT_CONFIG=") && err.contains("nope.toml"),
+            "{err}"
+        );
         std::fs::create_dir_all(dir.path().join(".config/ascendopt")).unwrap();
-        std::fs::write(dir.path().join(".config/ascendopt/config.toml"), "device = \"cann\"\n").unwrap();
+        std::fs::write(
+            dir.path().join(".config/ascendopt/config.toml"),
+            "device = \"cann\"\n",
+        )
+        .unwrap();
         let f = load(&only("HOME", d.clone())).unwrap();
         assert_eq!(f.device.unwrap().0, "cann");
+    }
+
+    /// The file's `[cann]` settings apply under the environment's.
+    #[test]
+    fn the_environment_beats_the_file_for_the_cann_device() {
+        let platform = crate::Platform {
+            soc_version: "Ascend910B2".into(),
+            core_num_aiv: 48,
+            core_num_aic: 24,
+            ub_size: 196352,
+            l1_size: 524288,
+            l0a_size: 65536,
+            l0b_size: 65536,
+            l0c_size: 131072,
+            l2_size: 201326592,
+            hbm_size: 68719476736,
+        };
+        let settings = CannSettings {
+            toolkit: Some("/file/cann".into()),
+            work_dir: Some("/file/work".into()),
+            runner_libs: Some(vec!["acl_rt".into()]),
+            warmup: Some(3),
+            repeats: Some(50),
+            msprof: Some(false),
+        };
+        let base = crate::CannConfig::from_env(0, platform);
+        let none = |_: &str| None;
+        let c = base.clone().with_settings(&settings, &none);
+        assert_eq!(c.toolkit, Some(PathBuf::from("/file/cann")));
+        assert_eq!(c.work_dir, PathBuf::from("/file/work"));
+        assert_eq!((c.warmup, c.repeats, c.msprof), (3, 50, false));
+        assert_eq!(c.runner_libs, vec!["acl_rt".to_string()]);
+        let env = |k: &str| {
+            matches!(k, "ASCEND_HOME_PATH" | "ASCENDOPT_CACHE_DIR").then(|| "/env".to_string())
+        };
+        let c = base.clone().with_settings(&settings, &env);
+        assert_eq!((c.toolkit, c.work_dir), (base.toolkit, base.work_dir));
     }
 }

@@ -731,6 +731,8 @@ mod tests {
             gm_write_bytes: Some(2048),
             ..Profile::default()
         };
-        assert!(sim.render_text().contains("GM bytes                   6144 (read 4096, write 2048)"));
+        assert!(sim
+            .render_text()
+            .contains("GM bytes                   6144 (read 4096, write 2048)"));
     }
 }

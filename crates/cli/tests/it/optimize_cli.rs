@@ -432,7 +432,10 @@ fn the_device_comes_from_the_flag_the_environment_or_the_config_file() {
     // A bad value names its source.
     let (code, _, stderr) = eval(Some("gpu"), None);
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("ASCENDOPT_DEVICE: device `gpu`"), "{stderr}");
+    assert!(
+        stderr.contains("ASCENDOPT_DEVICE: device `gpu`"),
+        "{stderr}"
+    );
     std::fs::write(&config, "\ndevice = \"npu\"\n").unwrap();
     let (code, _, stderr) = eval(None, None);
     assert_eq!(code, Some(2));
@@ -443,7 +446,10 @@ fn the_device_comes_from_the_flag_the_environment_or_the_config_file() {
     std::fs::write(&config, "[cann]\nwarmup = -1\n").unwrap();
     let (code, _, stderr) = eval(None, None);
     assert_eq!(code, Some(2));
-    assert!(stderr.contains(&format!("{}:2: ", config.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:2: ", config.display())),
+        "{stderr}"
+    );
     std::fs::remove_file(&config).unwrap();
     let (code, _, stderr) = eval(None, Some("sim"));
     assert_eq!(code, Some(2), "a named file that is missing is an error");

@@ -46,7 +46,8 @@ fn tensor_line(kind: &str, t: &Tensor, file: &str) -> String {
 
 /// The `attr` line of one value.
 fn attr_line(a: &crate::launch::JobAttr) -> String {
-    let list = |kind: &str, items: Vec<String>| format!("attr {kind} {} {}", items.len(), items.join(" "));
+    let list =
+        |kind: &str, items: Vec<String>| format!("attr {kind} {} {}", items.len(), items.join(" "));
     match &a.value {
         AttrValue::Int(v) => format!("attr int {v}"),
         AttrValue::Float(v) => format!("attr float {v:e}"),
@@ -177,4 +178,73 @@ pub fn read_outputs(dir: &Path, request: &RunRequest) -> Result<Vec<Tensor>, Job
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::JobAttr;
+    use ascendopt_op::Dtype;
+
+    /// A list, an absent optional input, an in-place tensor with an
+    /// argument and one without, every attribute kind: the exact job.
+    #[test]
+    fn every_argument_kind_is_written_in_the_call_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = |n: usize| Tensor::from_f64s(Dtype::Float32, &[n], &vec![1.0; n]);
+        let attr = |name: &str, value: AttrValue| JobAttr {
+            name: name.into(),
+            value,
+        };
+        let request = RunRequest {
+            // xs = [in0, in1], state = in2, alpha = in3
+            inputs: vec![t(2), t(3), t(4), t(1)],
+            // ys = [out0, out1 (in place of in1)], out2 = state (no argument)
+            outputs: vec![t(2), t(3), t(4)],
+            attrs: vec![
+                attr("axes", AttrValue::ListInt(vec![0, -1])),
+                attr("mode", AttrValue::Str("a b".into())),
+                attr("scales", AttrValue::ListFloat(vec![0.5])),
+                attr("eps", AttrValue::Float(1e-5)),
+                attr("keep", AttrValue::Bool(true)),
+            ],
+            seed: 1,
+            keep_trace: false,
+            layout: Some(ArgLayout {
+                inputs: vec![
+                    ArgSlot::List(vec![0, 1]),
+                    ArgSlot::Absent,
+                    ArgSlot::One(2),
+                    ArgSlot::One(3),
+                ],
+                outputs: vec![ArgSlot::List(vec![0, 1])],
+                in_place: vec![(1, 1), (2, 2)],
+                host_values: Vec::new(),
+            }),
+        };
+        let order: Vec<String> = ["mode", "axes", "scales", "keep", "eps"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        write(dir.path(), &request, &order).unwrap();
+        let job = std::fs::read_to_string(dir.path().join("job.txt")).unwrap();
+        assert_eq!(
+            job,
+            "in_list 2\nitem 0 1 2 in0.bin\nitem 0 1 3 in1.bin\nin_absent\nin 0 1 4 in2.bin\nin 0 1 1 in3.bin\n\
+             attr str x612062\nattr ints 2 0 -1\nattr floats 1 5e-1\nattr bool true\nattr float 1e-5\n\
+             out_list 2\nitem 0 1 2 out0.bin\nitem_alias 1 out1.bin\nreadback 2 out2.bin\n"
+        );
+        // Only an output with memory of its own gets a poisoned file.
+        assert!(dir.path().join("out0.bin").is_file());
+        assert!(!dir.path().join("out1.bin").exists());
+        // A missing attribute value and a bad layout are refused by name.
+        let mut missing = request.clone();
+        missing.attrs.remove(0);
+        let err = write(dir.path(), &missing, &order).unwrap_err().to_string();
+        assert!(err.contains("attribute `axes`"), "{err}");
+        let mut bad = request.clone();
+        bad.layout.as_mut().unwrap().inputs[2] = ArgSlot::One(0);
+        let err = write(dir.path(), &bad, &order).unwrap_err().to_string();
+        assert!(err.contains("two kernel arguments"), "{err}");
+    }
 }

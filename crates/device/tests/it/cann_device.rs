@@ -202,7 +202,9 @@ fn tensor_lists_and_in_place_outputs_reach_the_runner() {
     ];
     let poison = |t: &Tensor| Tensor::from_f64s(t.dtype, &t.shape, &vec![f64::NAN; t.numel()]);
 
-    let add = dev.build(&builtin(root.path(), "foreach_add_scalar")).unwrap();
+    let add = dev
+        .build(&builtin(root.path(), "foreach_add_scalar"))
+        .unwrap();
     let runner = std::fs::read_to_string(add.kernel_lib.with_file_name("runner.cpp")).unwrap();
     assert!(
         runner.contains("aclnnForeachAddScalarGetWorkspaceSize(in_args[0].list, in_args[1].tensor, out_args[0].list, &ws_size, &exec)"),
@@ -235,10 +237,13 @@ fn tensor_lists_and_in_place_outputs_reach_the_runner() {
         }
     }
 
-    let zero = dev.build(&builtin(root.path(), "foreach_zero_inplace")).unwrap();
+    let zero = dev
+        .build(&builtin(root.path(), "foreach_zero_inplace"))
+        .unwrap();
     let runner = std::fs::read_to_string(zero.kernel_lib.with_file_name("runner.cpp")).unwrap();
     assert!(
-        runner.contains("aclnnForeachZeroInplaceGetWorkspaceSize(in_args[0].list, &ws_size, &exec)"),
+        runner
+            .contains("aclnnForeachZeroInplaceGetWorkspaceSize(in_args[0].list, &ws_size, &exec)"),
         "no output argument: {runner}"
     );
     let req = RunRequest {
@@ -259,7 +264,10 @@ fn tensor_lists_and_in_place_outputs_reach_the_runner() {
     };
     for (x, y) in xs.iter().zip(&r.outputs) {
         assert_eq!(y.data.len(), x.data.len());
-        assert!((0..x.numel()).all(|i| y.get_f64(i) == 0.0), "read back from x");
+        assert!(
+            (0..x.numel()).all(|i| y.get_f64(i) == 0.0),
+            "read back from x"
+        );
     }
     // A layout the operator does not take is the runner's job error, a
     // device failure naming it.
