@@ -17,9 +17,12 @@
 //!
 //! Invariant GM loads (the same bytes copied into a `TBuf` tile on every
 //! call of a function that runs in a loop) are loaded once per block
-//! ([`super::load_once`]).
+//! ([`super::load_once`]), and GM data read by two passes (a reduction
+//! pass, then an elementwise pass over the same row) once when the row
+//! fits the tile ([`super::one_pass`]).
 
 use super::load_once;
+use super::one_pass;
 use super::syntax::{self, Call, Parsed};
 use super::{site_at, with_file, Engine, MotifInfo, Plan, SiteState, Sources};
 use tree_sitter::Node;
@@ -167,7 +170,7 @@ impl Engine for HoistInvariant {
             reuse_when: "a vector instruction in the loop depends only on values fixed before the loop and writes a buffer nothing else writes",
             avoid_when: "the instruction's inputs change per tile, or its destination is overwritten inside the loop",
             expected_effect: "one instruction per kernel instead of one per tile: a few percent on vector-bound loops, more when the hoisted op is long (Cast of a row)",
-            keywords: &["loop invariant", "hoist", "Duplicate", "Cast", "constant tile", "ones", "gamma", "redundant compute", "vector"],
+            keywords: &["loop invariant", "hoist", "Duplicate", "Cast", "constant tile", "ones", "gamma", "redundant compute", "vector", "GM read twice", "two passes", "load once"],
         }
     }
 
@@ -178,6 +181,7 @@ impl Engine for HoistInvariant {
                 continue;
             };
             out.extend(load_once::plans::<Self>(pkg, file, &parsed));
+            out.extend(one_pass::plans::<Self>(pkg, file, &parsed));
             let writes = writers(&parsed);
             for loop_node in parsed.all() {
                 let Some(body) = syntax::for_body(loop_node) else {

@@ -47,6 +47,7 @@ mod hoist;
 pub mod knobfind;
 mod knobs;
 mod load_once;
+mod one_pass;
 mod reuse;
 mod row_copy;
 mod scalar;

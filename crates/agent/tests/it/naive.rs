@@ -11,7 +11,7 @@
 use crate::common;
 
 use ascendopt_agent::builtin::BuiltinProposer;
-use ascendopt_agent::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis, RuleDiagnoser};
+use ascendopt_agent::diagnose::{measured, DiagnoseRequest, Diagnoser, Diagnosis, RuleDiagnoser};
 use ascendopt_agent::optimize::{optimize_operator, Method, OptimizeConfig};
 use ascendopt_agent::outcome::OpOutcome;
 use ascendopt_agent::session::{Action, OpSession, Phase};
@@ -238,6 +238,12 @@ fn rig(dir: &Path) -> Rig {
 
 /// The measured diagnosis of the package as given.
 fn diagnosis(dir: &Path) -> Diagnosis {
+    diagnosis_and_findings(dir).0
+}
+
+/// The measured diagnosis of the package as given, with every measured
+/// finding (the diagnosis text holds the three heaviest).
+fn diagnosis_and_findings(dir: &Path) -> (Diagnosis, Vec<measured::Finding>) {
     let rig = rig(dir);
     let run = rig
         .store
@@ -270,7 +276,8 @@ fn diagnosis(dir: &Path) -> Diagnosis {
         })
         .unwrap();
     eprintln!("diagnosis: {} | {} | {:?}", d.text, d.rule, d.motifs);
-    d
+    let findings = measured::findings(profile, &sources);
+    (d, findings)
 }
 
 /// The full method with the built-in proposer and no bank.
@@ -661,4 +668,91 @@ fn a_kernel_with_no_room_left_stops_early_and_says_why() {
             && (w.contains("no tiling knobs") || w.contains("search space exhausted"))),
         "{why:?}"
     );
+}
+
+/// The naive rms_norm of benches/naive (written here: a square-sum pass
+/// and a scaling pass over every row, each copying the row's tiles in from
+/// GM) with every vector core, 2048-float tiles and rows of 2048 (four
+/// per core), so each row fits one tile.
+fn two_pass_package() -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/naive/rms_norm");
+    let dir = scratch().join("naive").join("two_pass").join("rms_norm");
+    std::fs::create_dir_all(dir.join("op_host")).unwrap();
+    std::fs::create_dir_all(dir.join("op_kernel")).unwrap();
+    for f in ["op_host/rms_norm_tiling.h", "op_kernel/rms_norm.cpp"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let host = std::fs::read_to_string(src.join("op_host/rms_norm.cpp")).unwrap();
+    let all_cores = "context->SetBlockDim(platform_ascendc::PlatformAscendC(context->GetPlatformInfo()).GetCoreNumAiv());";
+    assert!(host.contains("context->SetBlockDim(8);"));
+    assert!(host.contains("TILE_LENGTH = 1024;"));
+    std::fs::write(
+        dir.join("op_host/rms_norm.cpp"),
+        host.replace("context->SetBlockDim(8);", all_cores)
+            .replace("TILE_LENGTH = 1024;", "TILE_LENGTH = 2048;"),
+    )
+    .unwrap();
+    let toml = std::fs::read_to_string(src.join("op.toml")).unwrap();
+    let head = &toml[..toml.find("\n[[cases]]").unwrap() + 1];
+    std::fs::write(
+        dir.join("op.toml"),
+        format!("{head}\n[[cases]]\nname = \"tail\"\nshapes = [[7, 100], [100]]\ndtype = \"float32\"\n\n[[cases]]\nname = \"bench\"\nshapes = [[192, 2048], [2048]]\ndtype = \"float32\"\n"),
+    )
+    .unwrap();
+    OpPackage::load(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_row_read_twice_from_gm_is_read_once_when_it_fits_the_tile() {
+    let dir = two_pass_package();
+    let (d, findings) = diagnosis_and_findings(&dir);
+    let kernel = "op_kernel/rms_norm.cpp";
+    let text = std::fs::read_to_string(dir.join(kernel)).unwrap();
+    let copies: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("DataCopyPad(xt, xGm[base + off]"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(copies.len(), 2);
+    // The measured reread of x names both copies; the diagnosis ranks it
+    // after the barriers and small copies and points at the motif.
+    let reread = findings
+        .iter()
+        .find(|f| f.kind == "gm_reread" && f.sentence.starts_with("x (GM #0)"))
+        .unwrap_or_else(|| panic!("{findings:?}"));
+    assert!(
+        reread.sentence.contains(&format!(
+            "is read 2.0 times by one block (64.0 KB of 32.0 KB) at {kernel}:{}, :{}",
+            copies[0], copies[1]
+        )),
+        "{}",
+        reread.sentence
+    );
+    assert!(d.rule.contains("gm_reread"), "{}", d.rule);
+    assert!(
+        d.motifs.iter().any(|m| m == "hoist_invariant"),
+        "{:?}",
+        d.motifs
+    );
+    let out = optimise(&dir, 10);
+    // The two-pass sites belong to hoist_invariant (GM data loaded once).
+    let step = out
+        .steps
+        .iter()
+        .find(|s| {
+            s.action.motif.as_deref() == Some("hoist_invariant")
+                && s.action.summary.contains("copied into xBuf again")
+        })
+        .unwrap_or_else(|| panic!("{:?}", out.steps));
+    assert!(
+        step.action
+            .summary
+            .contains(&format!("{kernel}:{}", copies[1])),
+        "{}",
+        step.action.summary
+    );
+    let last = Sources::load(out.final_dir.as_ref().unwrap()).unwrap();
+    assert!(last.get(kernel).unwrap().contains("if (ascPasses0 != 1) {"));
 }

@@ -442,3 +442,45 @@ fn buffer_reuse_on_reshape() {
 fn buffer_reuse_on_trunc() {
     round_trip("trunc", TRUNC_INT_CASES, "buffer_reuse", any);
 }
+
+/// The two-pass naive rms_norm of benches/naive (written here): rows that
+/// fit its 1024-float tile, so the first pass runs once per row.
+const NAIVE_RMS_NORM_CASES: &str = r#"[[cases]]
+name = "f32_tail"
+shapes = [[7, 100], [100]]
+dtype = "float32"
+
+[[cases]]
+name = "f32_bench"
+shapes = [[64, 1024], [1024]]
+dtype = "float32"
+"#;
+
+#[test]
+fn one_pass_on_the_naive_rms_norm() {
+    // The two-pass sites are sites of hoist_invariant (GM data loaded once).
+    let motif = by_tag("hoist_invariant").unwrap();
+    let weak = Sources::load(&repo().join("benches/naive/rms_norm")).unwrap();
+    let sites: Vec<Site> = motif
+        .detect(&weak)
+        .into_iter()
+        .filter(|s| s.state == SiteState::Absent && s.note.starts_with("xGm is copied"))
+        .collect();
+    assert_eq!(sites.len(), 1, "{sites:#?}");
+    let strong = motif.apply(&weak, &sites[0]).unwrap();
+    let weak_us = latency("rms_norm", NAIVE_RMS_NORM_CASES, &weak, "naive");
+    let strong_us = latency(
+        "rms_norm",
+        NAIVE_RMS_NORM_CASES,
+        &strong,
+        &format!("one pass:\n{}", diff(&weak, &strong)),
+    );
+    eprintln!("one_pass on naive rms_norm: {weak_us:.3} us -> {strong_us:.3} us");
+    assert!(strong_us < weak_us, "{weak_us} -> {strong_us}");
+    let present = motif
+        .detect(&strong)
+        .into_iter()
+        .find(|s| s.state == SiteState::Present && s.note.contains("first pass"))
+        .unwrap();
+    assert_eq!(motif.remove(&strong, &present).unwrap(), weak);
+}
