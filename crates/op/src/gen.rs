@@ -109,6 +109,9 @@ fn store_all<const N: usize>(bytes: &mut [u8], mut next: impl FnMut() -> u64) {
 }
 
 fn gen_input(input: &CaseInput, stream: u64) -> Tensor {
+    if let Dist::File { tensor, .. } = &input.dist {
+        return (**tensor).clone();
+    }
     if let Some(part) = input.dtype.complex_part() {
         // Complex: the real and imaginary parts are independent draws of
         // the distribution (and specials) of the part dtype.
@@ -293,6 +296,8 @@ fn float_value(dist: &Dist, sign: Sign, rng: &mut ChaCha8Rng) -> f64 {
             mean + scale * rng.sample::<f64, _>(rand_distr::StandardNormal)
         }
         Dist::Int { low, high } => rng.gen_range(low..=high) as f64,
+        // File inputs are read, never drawn (gen_input).
+        Dist::File { .. } => 0.0,
     }
 }
 
@@ -324,6 +329,7 @@ fn int_value(dist: &Dist, sign: Sign, lo: i128, hi: i128, rng: &mut ChaCha8Rng) 
         Dist::Uniform { low, high } => rng.gen_range(low as i128..=high as i128),
         Dist::Int { low, high } => i128::from(rng.gen_range(low..=high)),
         Dist::Normal { .. } => float_value(dist, sign, rng).round() as i128,
+        Dist::File { .. } => 0,
     };
     v.clamp(lo, hi)
 }

@@ -153,7 +153,9 @@ fn value_range(input: &CaseInput, what: &str) -> Result<Range, Reject> {
             (low as f64, high as f64)
         }
         Dist::Uniform { low, high } => (low, high),
-        Dist::Mixed { .. } | Dist::Normal { .. } => return Err(Reject::new("inputs", hint)),
+        Dist::Mixed { .. } | Dist::Normal { .. } | Dist::File { .. } => {
+            return Err(Reject::new("inputs", hint))
+        }
     };
     if let Some((lo, hi)) = input.dtype.int_range() {
         let clamp = |v: f64| (v as i128).clamp(lo, hi);

@@ -95,6 +95,9 @@ pub fn output_shapes(spec: &OpSpec, case: &Case) -> Result<Option<Vec<Vec<usize>
             Ok(Some(shapes))
         }
         GoldenSpec::Script(_) => Ok(None),
+        GoldenSpec::Files(map) => Ok(map
+            .get(&case.name)
+            .map(|ts| ts.iter().map(|t| t.shape.clone()).collect())),
     }
 }
 
@@ -163,6 +166,12 @@ pub fn golden(spec: &OpSpec, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tenso
                 .unwrap_or_else(|| std::path::Path::new("."));
             script::run(&dir.join(rel), case, inputs)?
         }
+        GoldenSpec::Files(map) => map
+            .get(&case.name)
+            .ok_or_else(|| OpError::case(&case.name, "no expected-output files for this case"))?
+            .iter()
+            .map(|t| (**t).clone())
+            .collect(),
     };
     if outputs.len() != case.outputs.len() {
         return Err(OpError::case(

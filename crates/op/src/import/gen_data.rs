@@ -53,6 +53,11 @@ pub struct Discovered {
     pub draws: Vec<Draw>,
     /// Its writes, in order.
     pub writes: Vec<Write>,
+    /// Scalar variables (bool, int, float, str) of the function that wrote
+    /// the first array, by name: where a script sets the operator's
+    /// attributes (`reduce = "amin"`, `dim = 0`).
+    #[serde(default)]
+    pub scalars: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Which draw makes each input and which written file each output is.
@@ -313,14 +318,38 @@ pub(crate) fn case_and_mapping(
         inputs,
         omit,
         outputs,
-        attrs: plan
-            .attrs
-            .iter()
-            .filter(|a| a.default.is_none())
-            .map(|a| (a.name.clone(), super::zero_of(a.ty)))
-            .collect(),
+        attrs: script_attrs(found, plan),
     };
     Ok((case, mapping))
+}
+
+/// The case's attributes: a scalar variable of the script named like an
+/// attribute (case and underscores aside) and of its type gives its value;
+/// a required attribute the script does not name gets its type's zero.
+fn script_attrs(found: &Discovered, plan: &Plan) -> Vec<(String, serde_json::Value)> {
+    let key = |n: &str| n.to_ascii_lowercase().replace('_', "");
+    plan.attrs
+        .iter()
+        .filter_map(|a| {
+            let v = found
+                .scalars
+                .iter()
+                .find(|(n, _)| key(n) == key(&a.name))
+                .map(|(_, v)| v)
+                .filter(|v| match a.ty {
+                    "int" => v.is_i64() || v.is_u64(),
+                    "float" => v.is_number(),
+                    "bool" => v.is_boolean(),
+                    "str" => v.is_string(),
+                    _ => false,
+                });
+            match v {
+                Some(v) => Some((a.name.clone(), v.clone())),
+                None if a.default.is_none() => Some((a.name.clone(), super::zero_of(a.ty))),
+                None => None,
+            }
+        })
+        .collect()
 }
 
 /// The case of an operator whose one input is a tensor list (AddN): every
@@ -394,12 +423,7 @@ fn list_case(
         inputs,
         omit: Vec::new(),
         outputs,
-        attrs: plan
-            .attrs
-            .iter()
-            .filter(|a| a.default.is_none())
-            .map(|a| (a.name.clone(), super::zero_of(a.ty)))
-            .collect(),
+        attrs: script_attrs(found, plan),
     };
     Ok((case, mapping))
 }
@@ -512,6 +536,7 @@ mod tests {
                 write("input/input_y.bin", "float16", &[8, 2048], Some(1)),
                 write("output/golden.bin", "float16", &[8, 2048], None),
             ],
+            scalars: Default::default(),
         };
         let (case, mapping) = case_and_mapping(&found, &plan, Path::new("gen_data.py")).unwrap();
         assert_eq!(case.inputs.len(), 1);
@@ -552,6 +577,59 @@ mod tests {
         assert_eq!(
             dist(&d("normal", &[0.5, 2.0]), Dtype::Float32),
             Some(DistSpec::Normal(0.5, 2.0))
+        );
+    }
+
+    #[test]
+    fn attributes_come_from_the_scripts_variables_of_their_name_and_type() {
+        let attr =
+            |name: &str, ty: &'static str, default: Option<serde_json::Value>| super::super::Attr {
+                name: name.into(),
+                ty,
+                default,
+            };
+        let plan = Plan {
+            attrs: vec![
+                attr("dim", "int", None),
+                attr("reduce", "str", None),
+                attr("include_self", "bool", Some(serde_json::json!(true))),
+                attr("alpha", "float", None),
+                attr("mode", "str", Some(serde_json::json!("x"))),
+            ],
+            name: "scatter_reduce".into(),
+            op_type: "ScatterReduce".into(),
+            kernel: "scatter_reduce".into(),
+            kernel_sources: None,
+            opdef_from: String::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            cases: Vec::new(),
+            golden_script: None,
+            commented_cases: Vec::new(),
+            notes: Vec::new(),
+        };
+        let found = Discovered {
+            draws: Vec::new(),
+            writes: Vec::new(),
+            scalars: [
+                ("dim", serde_json::json!(1)),
+                ("reduce", serde_json::json!("amin")),
+                ("includeSelf", serde_json::json!(false)),
+                ("alpha", serde_json::json!("not a float")),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        };
+        assert_eq!(
+            script_attrs(&found, &plan),
+            vec![
+                ("dim".to_string(), serde_json::json!(1)),
+                ("reduce".to_string(), serde_json::json!("amin")),
+                ("include_self".to_string(), serde_json::json!(false)),
+                // A variable of another type is not the attribute.
+                ("alpha".to_string(), serde_json::json!(0.0)),
+            ]
         );
     }
 }

@@ -34,6 +34,24 @@ def _snapshot(root):
     return seen
 
 
+# Scalar variables (bool, int, finite float, str) of the frame that wrote
+# the first array, the first value of each name kept: a script sets the
+# operator's attributes in locals (`reduce = "amin"`, `dim = 0`).
+_SCALARS = {}
+
+
+def _keep_scalars(frame):
+    try:
+        items = list(frame.f_locals.items())
+    except Exception:
+        return
+    for k, v in items:
+        if k.startswith("_") or k in _SCALARS:
+            continue
+        if isinstance(v, (bool, int, str)) or (isinstance(v, float) and v == v and abs(v) != float("inf")):
+            _SCALARS[k] = v
+
+
 def run(script, replace=None):
     """Runs `script`; returns (draws, writes). `replace` maps a draw's index
     to the array it returns instead of a random one."""
@@ -63,6 +81,7 @@ def run(script, replace=None):
     original_save = np.save
 
     def save(file, arr, *args, **kwargs):
+        _keep_scalars(sys._getframe(1))
         original_save(file, arr, *args, **kwargs)
         path = file if str(file).endswith(".npy") else str(file) + ".npy"
         writes.append({"file": os.path.relpath(os.path.abspath(path)), "value": np.array(arr, copy=True)})
@@ -75,6 +94,7 @@ def run(script, replace=None):
         if event == "c_call" and getattr(arg, "__name__", "") == "tofile":
             owner = getattr(arg, "__self__", None)
             if isinstance(owner, np.ndarray):
+                _keep_scalars(frame)
                 pending.append(np.array(owner, copy=True))
                 before[0] = _snapshot(".")
         elif event in ("c_return", "c_exception") and getattr(arg, "__name__", "") == "tofile" and pending:
@@ -129,7 +149,7 @@ def discover(script):
     """The script's writes (file, dtype, shape) and, for each, the draw it
     is (the draw whose values, in the written dtype, are the array's)."""
     draws, writes = run(script)
-    out = {"draws": [], "writes": []}
+    out = {"draws": [], "writes": [], "scalars": dict(_SCALARS)}
     for d in draws:
         out["draws"].append({"fn": d["fn"], "args": d["args"], "shape": list(np.shape(d["value"]))})
     used = set()

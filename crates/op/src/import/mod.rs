@@ -9,11 +9,13 @@
 //!   `calc_expect_func`), else a `gen_data.py` (the script that writes
 //!   `input/*.bin` and `output/golden.bin`), else one suggested case per
 //!   dtype combination of the OpDef;
-//! - a tail case (a shape whose bytes are no multiple of 32): added to the
-//!   suggested cases; when the project has cases of its own and none is a
-//!   tail, it is written commented out (the project never tests a tail, so
-//!   its tiling may not handle one: e.g. a kernel that splits the length
-//!   evenly over cores and tiles gets an empty tile), with a note.
+//! - a tail case (a shape whose bytes are no multiple of 32), written
+//!   commented out with a note whenever no case of the project is one: the
+//!   project never claims a tail, so its tiling or the APIs it calls may
+//!   not take one (a kernel that splits the length evenly over cores and
+//!   tiles gets an empty tile; SoftMax needs rows of whole 32-byte blocks),
+//!   and a case the user never asked for must not make the operator fail.
+//!   The user uncomments it to test a tail.
 //!
 //! The expected outputs come from the project's own code: a golden.py is
 //! written that calls the msopst expected-output function, or reruns
@@ -686,15 +688,16 @@ pub(crate) fn plan(
     }
     dedupe_names(&mut plan.cases);
     if let Some(tail) = tail_case(&plan) {
-        if own_cases {
-            plan.notes.push(format!(
-                "the project's own cases are all whole 32-byte blocks: tail case {} is written commented out (uncomment it if the operator handles a tail)",
-                tail.name
-            ));
-            plan.commented_cases.push(tail);
+        let whose = if own_cases {
+            "the project's own cases are all whole 32-byte blocks"
         } else {
-            plan.cases.push(tail);
-        }
+            "the suggested cases are whole 32-byte blocks and nothing in the project says the operator takes a tail"
+        };
+        plan.notes.push(format!(
+            "{whose}: tail case {} is written commented out (uncomment it if the operator handles a tail)",
+            tail.name
+        ));
+        plan.commented_cases.push(tail);
     }
     plan.golden_script = Some("golden.py".into());
     match &golden {
@@ -1030,6 +1033,55 @@ mod tests {
         assert_eq!(outs[0].name, "x_out");
         assert_eq!(outs[0].inplace.as_deref(), Some("x"));
         assert_eq!(outs[0].rule, Some(Rule::SameAs("x".into())));
+    }
+
+    #[test]
+    fn suggested_cases_write_their_tail_commented_out_with_a_note() {
+        let dir =
+            std::env::temp_dir().join(format!("ascendopt-import-tail-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("op_host")).unwrap();
+        let opdef: OpDefDesc = serde_json::from_value(serde_json::json!({
+            "op_type": "AddCustom",
+            "inputs": [param("x", &["DT_FLOAT"]), param("y", &["DT_FLOAT"])],
+            "outputs": [param("z", &["DT_FLOAT"])],
+        }))
+        .unwrap();
+        let src = Sources {
+            op_dir: dir.clone(),
+            opdef,
+            opdef_from: "test".into(),
+            kernel: "add_custom".into(),
+            kernel_sources: None,
+        };
+        let opts = Options {
+            soc: "Ascend910B2".into(),
+            python: "python3".into(),
+        };
+        let imported = plan_and_render(&src, &opts).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        // No active tail case: the project never asked for one.
+        assert!(
+            !imported
+                .toml
+                .contains("\nname = \"suggested_float32_tail\""),
+            "{}",
+            imported.toml
+        );
+        assert!(
+            imported
+                .toml
+                .contains("\n# name = \"suggested_float32_tail\""),
+            "{}",
+            imported.toml
+        );
+        assert!(
+            imported
+                .notes
+                .iter()
+                .any(|n| n.contains("tail case suggested_float32_tail is written commented out")),
+            "{:?}",
+            imported.notes
+        );
     }
 
     #[test]

@@ -9,6 +9,8 @@
 pub(crate) mod locate;
 mod raw;
 #[cfg(test)]
+mod tests_files;
+#[cfg(test)]
 mod tests_params;
 
 use crate::error::{KeyPath, OpError};
@@ -21,6 +23,9 @@ use raw::{RawCase, RawDist, RawSpec, RawTensor, RawTolerance};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::tensor::{numel, shape_str, Tensor};
 
 /// A validated op.toml.
 #[derive(Debug, Clone)]
@@ -262,6 +267,9 @@ pub enum GoldenSpec {
     Builtin(String),
     /// A Python script (python3 + numpy), relative to the package.
     Script(PathBuf),
+    /// Expected-output files the user already has (`[golden] files =
+    /// true`; each case's `expected`): case name -> outputs in order.
+    Files(BTreeMap<String, Vec<Arc<Tensor>>>),
 }
 
 /// Sign restriction of the `mixed` distribution.
@@ -276,7 +284,7 @@ pub enum Sign {
 }
 
 /// How the values of an input are drawn.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Dist {
     /// The default: mostly |v| < scale, some tiny (1e-4..1e-2 of scale),
     /// some larger (scale..16·scale), some ±0; random sign unless
@@ -308,6 +316,15 @@ pub enum Dist {
         low: i64,
         /// Upper bound (inclusive).
         high: i64,
+    },
+    /// The values of a file the user already has (`.bin` raw little-endian
+    /// elements as gen_data.py writes them with `tofile`, or `.npy`), the
+    /// same for every seed; no specials are injected.
+    File {
+        /// The file, relative to the package.
+        path: String,
+        /// Its values, with the case input's dtype and shape.
+        tensor: Arc<Tensor>,
     },
 }
 
@@ -654,6 +671,10 @@ impl Builder<'_> {
                 ));
             }
             let case = self.case(rc, &path, &spec)?;
+            let expected = self.expected(rc, &path, &spec, &case)?;
+            if let GoldenSpec::Files(map) = &mut spec.golden {
+                map.insert(case.name.clone(), expected);
+            }
             if let GoldenSpec::Builtin(name) = &spec.golden {
                 if let Some(b) = golden::builtin(name) {
                     (b.infer)(&case).map_err(|r| self.err(path.key(r.key), r.message))?;
@@ -1092,6 +1113,15 @@ impl Builder<'_> {
                 )),
             };
         };
+        if let Some(files) = g.files {
+            if g.builtin.is_some() || g.script.is_some() || !files {
+                return Err(self.err(
+                    path.key("files"),
+                    "files = true takes the expected outputs from each case's `expected` files, instead of `builtin` or `script`",
+                ));
+            }
+            return Ok(GoldenSpec::Files(BTreeMap::new()));
+        }
         match (&g.builtin, &g.script) {
             (Some(name), None) => {
                 if golden::builtin(name).is_none() {
@@ -1109,7 +1139,10 @@ impl Builder<'_> {
                 self.relative_path(script, path.key("script"))?;
                 Ok(GoldenSpec::Script(PathBuf::from(script)))
             }
-            _ => Err(self.err(path, "give exactly one of `builtin` and `script`")),
+            _ => Err(self.err(
+                path,
+                "give exactly one of `builtin`, `script` and `files = true`",
+            )),
         }
     }
 
@@ -1496,7 +1529,20 @@ impl Builder<'_> {
             let dpath = path.key("inputs").key(&t.name);
             let default_dist = RawDist::default();
             let rd = rc.inputs.get(&t.name).unwrap_or(&default_dist);
-            let dist = self.dist(rd, &dpath, *dtype)?;
+            let dist = if rd.kind.as_deref() == Some("file") {
+                if t.list || list_shapes.len() != 1 {
+                    return Err(self.err(
+                        dpath.key("kind"),
+                        format!(
+                            "kind = \"file\" gives one tensor; `{}` is a tensor list",
+                            t.name
+                        ),
+                    ));
+                }
+                self.file_input(rd, &dpath, spec, *dtype, &list_shapes[0])?
+            } else {
+                self.dist(rd, &dpath, *dtype)?
+            };
             let specials = match &rd.specials {
                 Some(v) => specials(v).map_err(|m| self.err(dpath.key("specials"), m))?,
                 None => case_specials.clone(),
@@ -1509,8 +1555,12 @@ impl Builder<'_> {
                     list_index: t.list.then_some(k),
                     dtype: *dtype,
                     shape,
-                    dist,
-                    specials: specials.clone(),
+                    dist: dist.clone(),
+                    specials: if matches!(dist, Dist::File { .. }) {
+                        Vec::new()
+                    } else {
+                        specials.clone()
+                    },
                 });
             }
             input_slots.push(if t.list {
@@ -1628,6 +1678,194 @@ impl Builder<'_> {
         Ok(shape)
     }
 
+    /// Reads a data file of the package: `rel` checked to stay inside it.
+    fn package_file(&self, spec: &OpSpec, rel: &str, at: &KeyPath) -> Result<Vec<u8>, OpError> {
+        self.relative_path(rel, at.clone())?;
+        let dir = spec.file.parent().unwrap_or_else(|| Path::new("."));
+        let p = dir.join(rel);
+        std::fs::read(&p)
+            .map_err(|e| self.err(at.clone(), format!("cannot read {}: {e}", p.display())))
+    }
+
+    /// The tensor of a data file with the given dtype and shape: `.npy`
+    /// (its dtype and shape must match; `shape` None takes the file's), or
+    /// raw little-endian elements (`.bin` and any other name) whose count
+    /// must be the shape's.
+    fn file_tensor(
+        &self,
+        spec: &OpSpec,
+        rel: &str,
+        at: &KeyPath,
+        dtype: Dtype,
+        shape: Option<&[usize]>,
+    ) -> Result<Tensor, OpError> {
+        let bytes = self.package_file(spec, rel, at)?;
+        if rel.ends_with(".npy") {
+            let t = crate::npy::read_npy(&bytes, rel)
+                .map_err(|e| self.err(at.clone(), e.to_string()))?;
+            if t.dtype != dtype {
+                return Err(self.err(
+                    at.clone(),
+                    format!("{rel} holds {}, the case needs {dtype}", t.dtype),
+                ));
+            }
+            if let Some(shape) = shape {
+                if numel(&t.shape) != numel(shape) {
+                    return Err(self.err(
+                        at.clone(),
+                        format!(
+                            "{rel} has the shape {}, the case needs {}",
+                            shape_str(&t.shape),
+                            shape_str(shape)
+                        ),
+                    ));
+                }
+                return Ok(Tensor {
+                    shape: shape.to_vec(),
+                    ..t
+                });
+            }
+            return Ok(t);
+        }
+        let Some(shape) = shape else {
+            return Err(self.err(
+                at.clone(),
+                format!("{rel} is raw data: give its `shape` (or use an .npy file)"),
+            ));
+        };
+        let want = numel(shape) * dtype.size();
+        if bytes.len() != want {
+            return Err(self.err(
+                at.clone(),
+                format!(
+                    "{rel} holds {} bytes; {} elements of {dtype} (shape {}) are {want}",
+                    bytes.len(),
+                    numel(shape),
+                    shape_str(shape)
+                ),
+            ));
+        }
+        Ok(Tensor {
+            dtype,
+            shape: shape.to_vec(),
+            data: bytes,
+        })
+    }
+
+    /// An input of `kind = "file"`.
+    fn file_input(
+        &self,
+        rd: &RawDist,
+        path: &KeyPath,
+        spec: &OpSpec,
+        dtype: Dtype,
+        shape: &[usize],
+    ) -> Result<Dist, OpError> {
+        let extra = [
+            ("low", rd.low.is_some()),
+            ("high", rd.high.is_some()),
+            ("mean", rd.mean.is_some()),
+            ("scale", rd.scale.is_some()),
+            ("sign", rd.sign.is_some()),
+            ("specials", rd.specials.is_some()),
+        ];
+        if let Some((key, _)) = extra.iter().find(|(_, present)| *present) {
+            return Err(self.err(
+                path.key(key),
+                format!("`{key}` does not apply to kind = \"file\" (keys: path)"),
+            ));
+        }
+        let Some(rel) = rd.path.as_deref() else {
+            return Err(self.err(path.clone(), "kind = \"file\" needs `path`"));
+        };
+        let tensor = self.file_tensor(spec, rel, &path.key("path"), dtype, Some(shape))?;
+        Ok(Dist::File {
+            path: rel.to_string(),
+            tensor: Arc::new(tensor),
+        })
+    }
+
+    /// A case's `expected` files, in output order; with `[golden] files =
+    /// true` every output needs one. A raw `.bin` without `shape` takes the
+    /// shape of the case's first input.
+    fn expected(
+        &self,
+        rc: &RawCase,
+        path: &KeyPath,
+        spec: &OpSpec,
+        case: &Case,
+    ) -> Result<Vec<Arc<Tensor>>, OpError> {
+        let files = matches!(spec.golden, GoldenSpec::Files(_));
+        if !files {
+            if let Some(key) = rc.expected.keys().next() {
+                return Err(self.err(
+                    path.key("expected").key(key),
+                    "expected-output files need [golden] files = true",
+                ));
+            }
+            return Ok(Vec::new());
+        }
+        for key in rc.expected.keys() {
+            if !case.outputs.iter().any(|o| &o.name == key) {
+                return Err(self.err(
+                    path.key("expected").key(key),
+                    format!(
+                        "no output named `{key}` (outputs: {})",
+                        names_list(spec.outputs.iter().map(|t| t.name.as_str()))
+                    ),
+                ));
+            }
+        }
+        let mut out = Vec::new();
+        for o in &case.outputs {
+            let at = path.key("expected").key(&o.name);
+            if o.list_index.is_some() {
+                return Err(self.err(
+                    at,
+                    "expected-output files do not describe tensor-list outputs yet",
+                ));
+            }
+            let Some(v) = rc.expected.get(&o.name) else {
+                return Err(self.err(
+                    path.key("expected"),
+                    format!("[golden] files = true: give output `{}` a file", o.name),
+                ));
+            };
+            let (rel, shape) = match v {
+                toml::Value::String(p) => (p.clone(), None),
+                toml::Value::Table(t) => {
+                    if let Some(k) = t.keys().find(|k| *k != "path" && *k != "shape") {
+                        return Err(
+                            self.err(at.key(k), format!("unknown key `{k}` (keys: path, shape)"))
+                        );
+                    }
+                    let Some(p) = t.get("path").and_then(|p| p.as_str()) else {
+                        return Err(self.err(at, "needs `path`"));
+                    };
+                    let shape = match t.get("shape") {
+                        Some(s) => Some(self.shape(s, at.key("shape"), &o.name)?),
+                        None => None,
+                    };
+                    (p.to_string(), shape)
+                }
+                _ => {
+                    return Err(self.err(
+                        at,
+                        "give a file path, or a table { path = \"...\", shape = [...] }",
+                    ))
+                }
+            };
+            let shape = match shape {
+                Some(s) => Some(s),
+                None if rel.ends_with(".npy") => None,
+                None => case.inputs.first().map(|i| i.shape.clone()),
+            };
+            let t = self.file_tensor(spec, &rel, &at, o.dtype, shape.as_deref())?;
+            out.push(Arc::new(t));
+        }
+        Ok(out)
+    }
+
     fn dist(&self, rd: &RawDist, path: &KeyPath, dtype: Dtype) -> Result<Dist, OpError> {
         // A complex input draws each part from the distribution.
         let dtype = dtype.complex_part().unwrap_or(dtype);
@@ -1640,8 +1878,8 @@ impl Builder<'_> {
                 return Err(self.err(
                     path.key("kind"),
                     format!(
-                        "unknown distribution `{other}`; expected mixed, uniform, normal or int"
-                    ),
+                    "unknown distribution `{other}`; expected mixed, uniform, normal, int or file"
+                ),
                 ))
             }
         };
@@ -1651,6 +1889,7 @@ impl Builder<'_> {
             ("mean", rd.mean.is_some()),
             ("scale", rd.scale.is_some()),
             ("sign", rd.sign.is_some()),
+            ("path", rd.path.is_some()),
         ];
         for (key, is_present) in present {
             if is_present && !allowed.contains(&key) {

@@ -94,6 +94,9 @@ pub(crate) struct RawCase {
     #[serde(default)]
     pub(crate) inputs: BTreeMap<String, RawDist>,
     pub(crate) specials: Option<toml::Value>,
+    /// Output name -> expected-output file (`"out.bin"` or `{ path, shape }`).
+    #[serde(default)]
+    pub(crate) expected: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -113,6 +116,8 @@ pub(crate) struct RawDist {
     pub(crate) scale: Option<f64>,
     pub(crate) sign: Option<String>,
     pub(crate) specials: Option<toml::Value>,
+    /// kind = "file": the input's values, relative to the package.
+    pub(crate) path: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -120,6 +125,8 @@ pub(crate) struct RawDist {
 pub(crate) struct RawGolden {
     pub(crate) builtin: Option<String>,
     pub(crate) script: Option<String>,
+    /// Every case's expected outputs come from files (`[[cases]] expected`).
+    pub(crate) files: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

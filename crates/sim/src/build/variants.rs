@@ -90,11 +90,18 @@ pub fn macro_arg(name: &str) -> String {
 }
 
 /// The defines of one variant: `DTYPE_<ARG>`, `ORIG_DTYPE_<ARG>` and
-/// `FORMAT_<ARG>` for every parameter.
+/// `FORMAT_<ARG>` for every parameter. An output named like an input (a
+/// ref parameter: the kernel writes that input) has its own under
+/// `<ARG>_REF`, as public kernels name them (`DTYPE_Y_REF` for an OpDef
+/// with Input("y") and Output("y")).
 pub fn variant_defines(params: &[VariantParam<'_>]) -> Vec<String> {
     let mut out = Vec::with_capacity(params.len() * 3);
+    let mut seen = std::collections::BTreeSet::new();
     for p in params {
-        let arg = macro_arg(p.name);
+        let mut arg = macro_arg(p.name);
+        if !seen.insert(arg.clone()) {
+            arg.push_str("_REF");
+        }
         out.push(format!("DTYPE_{arg}={}", device_type(p.dtype)));
         out.push(format!("ORIG_DTYPE_{arg}={}", ge_name(p.dtype)));
         out.push(format!("FORMAT_{arg}={}", p.format));
@@ -115,6 +122,9 @@ pub fn uses_variant_macros(names: &[&str], files: &[&Path]) -> bool {
                 format!("DTYPE_{arg}"),
                 format!("ORIG_DTYPE_{arg}"),
                 format!("FORMAT_{arg}"),
+                format!("DTYPE_{arg}_REF"),
+                format!("ORIG_DTYPE_{arg}_REF"),
+                format!("FORMAT_{arg}_REF"),
             ]
         })
         .collect();
@@ -161,6 +171,16 @@ mod tests {
             ]
         );
         assert_eq!(macro_arg("input-x"), "INPUT_X");
+        // A ref output (named like its input) gets the _REF forms.
+        let refs = [params[1].clone(), params[1].clone()];
+        assert_eq!(
+            variant_defines(&refs)[3..],
+            [
+                "DTYPE_Y_REF=bfloat16_t",
+                "ORIG_DTYPE_Y_REF=DT_BF16",
+                "FORMAT_Y_REF=FORMAT_ND",
+            ]
+        );
     }
 
     #[test]

@@ -129,6 +129,22 @@ fn direction(src: Mem, dst: Mem) -> Result<(DmaDir, Pipe), Fault> {
 }
 
 impl Block {
+    /// A copy of zero blocks or of zero-length blocks moves nothing. The
+    /// guide's ranges start at 1 (blockCount 1..=4095, blockLen 1..) and say
+    /// nothing of 0; kernels reach it on an empty tail (a core or tile with
+    /// no elements left), so it is taken as the empty copy it describes,
+    /// with a note, rather than failed: the simulator is not to be stricter
+    /// than the device, and no data can be wrong by it.
+    fn note_empty_copy(&self, api: &'static str, count: u32, len: u32, unit: &str) {
+        self.shared.note(
+            "empty-copy",
+            format!(
+                "{api} with blockCount = {count} and blockLen = {len} {unit} copies nothing \
+                 (the guide's ranges start at 1; taken as an empty copy)"
+            ),
+        );
+    }
+
     /// Executes one DataCopy / DataCopyPad (or InitGlobalMemory).
     pub fn copy(&mut self, op: &AscCopyOp, loc: u32) -> Result<(), Fault> {
         if op.kind == copy_kind::GM_FILL {
@@ -179,8 +195,11 @@ impl Block {
                     });
                 }
             }
+            copy_kind::PARAMS if op.block_count == 0 || op.block_len == 0 => {
+                self.note_empty_copy(api, op.block_count, op.block_len, "blocks of 32 B");
+            }
             copy_kind::PARAMS => {
-                if op.block_count == 0 || op.block_count > 4095 || op.block_len == 0 {
+                if op.block_count > 4095 {
                     return Err(Fault::InvalidArg {
                         api,
                         what: format!(
@@ -202,12 +221,11 @@ impl Block {
                     });
                 }
             }
+            copy_kind::PAD if op.block_count == 0 || op.block_len == 0 => {
+                self.note_empty_copy(api, op.block_count, op.block_len, "bytes");
+            }
             copy_kind::PAD => {
-                if op.block_count == 0
-                    || op.block_count > 4095
-                    || op.block_len == 0
-                    || op.block_len > 2_097_151
-                {
+                if op.block_count > 4095 || op.block_len > 2_097_151 {
                     return Err(Fault::InvalidArg {
                         api,
                         what: format!(

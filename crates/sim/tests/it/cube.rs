@@ -858,8 +858,10 @@ extern "C" __global__ __aicore__ void mix_aiv_sync(GM_ADDR y, GM_ADDR ws, GM_ADD
 // ---- the high-level Matmul API (lib/matmul_intf.h), written for these
 // tests from the guide's description (6.2.4.2.1): each AIV of a 1:2 launch
 // takes singleCoreM rows of C (GetBlockIdx() picks them) and asks its AIC
-// for them.
+// for them. The other paths public kernels include it by come too.
 #include "lib/matmul_intf.h"
+#include "lib/matrix/matmul/matmul.h"
+#include "lib/matrix/matmul/tiling.h"
 
 template <bool UB>
 __aicore__ inline void MmApi(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tiling) {

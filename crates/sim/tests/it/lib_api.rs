@@ -1999,3 +1999,52 @@ extern "C" __global__ __aicore__ void op_softmax(GM_ADDR x, GM_ADDR y, GM_ADDR w
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// GetBroadCastMaxMinTmpSize (guide 6.2.4.10.10) gives what the kernel
+/// side (runtime_launch::broadcast_rows_columns_and_one_element) carves:
+/// one 32-byte block per row in groups of 8 for [m, 1] -> [m, k] of 16- and
+/// 32-bit data, nothing for [1, k] -> [m, k] or 8-bit data.
+const HOST_BROADCAST: &str = r#"
+#include <cstdio>
+#include "ascendopt/lib/host_tiling.h"
+static void show(std::vector<int64_t> s, std::vector<int64_t> d, uint32_t ts) {
+  platform_ascendc::PlatformAscendC p(nullptr);
+  uint32_t mx = 7, mn = 7;
+  AscendC::GetBroadCastMaxMinTmpSize(p, ge::Shape(s), ge::Shape(d), ts, false, mx, mn);
+  printf("%u %u\n", mn, mx);
+}
+int main() {
+  show({16, 1}, {16, 72}, 4);
+  show({3, 1}, {3, 5}, 2);
+  show({1}, {40}, 4);
+  show({1, 8}, {4, 8}, 4);
+  show({16, 1}, {16, 64}, 1);
+  return 0;
+}
+"#;
+
+#[test]
+fn host_broadcast_tmp_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpp = dir.path().join("host_broadcast.cpp");
+    let exe = dir.path().join("host_broadcast");
+    std::fs::write(&cpp, HOST_BROADCAST).unwrap();
+    let out = Command::new("g++")
+        .args(["-std=c++17", "-O0", "-I"])
+        .arg(sim_dir().join("include"))
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    assert_eq!(
+        String::from_utf8(run.stdout).unwrap(),
+        "256 512\n256 256\n256 256\n0 0\n0 0\n"
+    );
+}

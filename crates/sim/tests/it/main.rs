@@ -5,6 +5,7 @@
 //! a binary of its own, linked separately (slower CI, more disk).
 
 mod cube;
+mod host_headers;
 mod kernel_lib;
 mod lib_api;
 mod runtime_launch;

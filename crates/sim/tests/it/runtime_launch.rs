@@ -1218,3 +1218,221 @@ fn global_tensor_elements_by_reference_and_a_tbuf_given_a_buffer_count() {
         assert_eq!(*y, i as f32 + (i * i) as f32, "y[{i}]");
     }
 }
+
+/// Constructs of public kernels (clean-room fixture, issue 21): a TPipe per
+/// stage, each taking most of the UB, which only fits when a TPipe going out
+/// of scope gives its buffers back (guide 6.2.3.6.1, InitBuffer: released by
+/// TPipe's destructor); unqualified scalar min/max on mixed integer types;
+/// DataCopyPad and DataCopy of zero blocks or zero-length blocks on an
+/// empty tail, which copy nothing.
+const STAGED_PIPE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+constexpr uint32_t kBig = 120 * 1024;
+__aicore__ inline void stage(GlobalTensor<float>& xg, GlobalTensor<float>& yg, uint32_t n, float add) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, kBig);
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, yg, n);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  Adds(t, t, add, n);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t, n);
+  // An empty tail: nothing left to copy.
+  uint32_t left = n - min(n, (int64_t)n);
+  DataCopyExtParams none{1, (uint32_t)(left * sizeof(float)), 0, 0, 0};
+  DataCopyPad(yg[n], t, none);
+  DataCopyParams zero{0, 1, 0, 0};
+  DataCopy(t, xg, zero);
+  set_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+  wait_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+}
+extern "C" __global__ __aicore__ void staged(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 64);
+  yg.SetGlobalBuffer((__gm__ float*)y, 64);
+  {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, kBig);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, xg, 64);
+    set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+    wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+    DataCopy(yg, t, 64);
+    set_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+    wait_flag(PIPE_MTE3, PIPE_MTE2, EVENT_ID0);
+  }
+  uint32_t n = 64;
+  int64_t cap = 1000;
+  for (int32_t s = 0; s < 3; s++) {
+    stage(xg, yg, (uint32_t)min(n, cap), (float)max(s, 1u));
+  }
+}
+"#;
+
+#[test]
+fn a_tpipe_per_stage_min_max_and_empty_copies() {
+    let (_d, so) = compile(STAGED_PIPE_KERNEL);
+    let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let out = run_kernel(
+        &job(
+            &so,
+            "staged",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 64])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    for (i, y) in got.iter().enumerate() {
+        // Adds of max(0, 1u) = 1, max(1, 1u) = 1, max(2, 1u) = 2.
+        assert_eq!(*y, i as f32 + 4.0, "y[{i}]");
+    }
+    let empty: Vec<_> = out
+        .findings
+        .iter()
+        .filter(|f| f.kind == "empty-copy")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert!(
+        empty
+            .iter()
+            .any(|m| m.starts_with("DataCopyPad with blockCount = 1 and blockLen = 0"))
+            && empty
+                .iter()
+                .any(|m| m.starts_with("DataCopy with blockCount = 0")),
+        "{:?}",
+        out.findings
+    );
+}
+
+/// Broadcast / BroadCast (guide 6.2.4.10.9; clean-room fixture, issue 21):
+/// [16, 1] -> [16, 72] with a sharedTmpBuffer of one 8-row group (two
+/// Brcb passes, 256-byte repeats and a masked tail), [3, 1] -> [3, 5] (rows
+/// off the 32-byte grid), [1, 8] -> [4, 8], and [1] -> [40] with framework
+/// temporary space.
+const BROADCAST_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void bcast(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 16);
+  yg.SetGlobalBuffer((__gm__ float*)y, 1240);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> in, a, b, c, d, tmp;
+  pipe.InitBuffer(in, 16 * 4);
+  pipe.InitBuffer(a, 1152 * 4);
+  pipe.InitBuffer(b, 16 * 4);
+  pipe.InitBuffer(c, 32 * 4);
+  pipe.InitBuffer(d, 40 * 4);
+  pipe.InitBuffer(tmp, 256);
+  LocalTensor<float> xl = in.Get<float>(), al = a.Get<float>(), bl = b.Get<float>(), cl = c.Get<float>(),
+                     dl = d.Get<float>();
+  LocalTensor<uint8_t> tl = tmp.Get<uint8_t>();
+  DataCopy(xl, xg, 16);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  const uint32_t aDst[2] = {16, 72}, aSrc[2] = {16, 1};
+  Broadcast<float, 2, 1>(al, xl, aDst, aSrc, tl);
+  const uint32_t bDst[2] = {3, 5}, bSrc[2] = {3, 1};
+  Duplicate(bl, -1.0f, 16);
+  BroadCast<float, 2, 1>(bl, xl, bDst, bSrc, tl);
+  const uint32_t cDst[2] = {4, 8}, cSrc[2] = {1, 8};
+  BroadCast<float, 2, 0>(cl, xl, cDst, cSrc);
+  const uint32_t dDst[1] = {40}, dSrc[1] = {1};
+  Broadcast<float, 1, 0>(dl, xl[8], dDst, dSrc);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, al, 1152);
+  DataCopy(yg[1152], bl, 16);
+  DataCopy(yg[1168], cl, 32);
+  DataCopy(yg[1200], dl, 40);
+}
+"#;
+
+#[test]
+fn broadcast_rows_columns_and_one_element() {
+    let (_d, so) = compile(BROADCAST_KERNEL);
+    let x: Vec<f32> = (0..16).map(|i| 1.5 * i as f32 - 3.0).collect();
+    let out = run_kernel(
+        &job(
+            &so,
+            "bcast",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 1240])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let got = f32s(&out.outputs[0]);
+    let mut want = Vec::new();
+    for &v in &x {
+        want.extend(std::iter::repeat_n(v, 72));
+    }
+    for &v in &x[..3] {
+        want.extend(std::iter::repeat_n(v, 5));
+    }
+    want.push(-1.0);
+    for _ in 0..4 {
+        want.extend_from_slice(&x[..8]);
+    }
+    want.extend(std::iter::repeat_n(x[8], 40));
+    assert_eq!(got, want);
+}
+
+/// DataCopy with SliceInfo (guide 6.2.3.1.1.4; clean-room fixture, issue
+/// 21): the guide's own example shape, rows 0 and 2 of a [3, 87] int32
+/// source, two segments of 3 blocks each 7 elements apart, into a [2, 48]
+/// destination, then the destination back out with a slice of one segment
+/// per row.
+const SLICE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void slice(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<int32_t> xg, yg;
+  xg.SetGlobalBuffer((__gm__ int32_t*)x, 3 * 87);
+  yg.SetGlobalBuffer((__gm__ int32_t*)y, 96);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 96 * sizeof(int32_t));
+  LocalTensor<int32_t> t = buf.Get<int32_t>();
+  SliceInfo srcSlice[] = {{16, 70, 7, 3, 87}, {0, 2, 1, 1, 3}};
+  SliceInfo dstSlice[] = {{0, 47, 0, 3, 48}, {0, 1, 0, 1, 2}};
+  DataCopy(t, xg, dstSlice, srcSlice, 2);
+  set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  SliceInfo whole[] = {{0, 95, 0, 12, 96}};
+  DataCopy(yg, t, whole, whole);
+}
+"#;
+
+#[test]
+fn data_copy_with_slice_info() {
+    let (_d, so) = compile(SLICE_KERNEL);
+    let x: Vec<i32> = (0..3 * 87).map(|i| i * 3 - 100).collect();
+    let tensor = |v: &[i32]| JobTensor {
+        dtype: Dtype::Int32,
+        shape: vec![v.len() as i64],
+        data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    };
+    let out = run_kernel(
+        &job(&so, "slice", vec![tensor(&x)], vec![tensor(&[0; 96])]),
+        &tiling(1),
+    )
+    .unwrap();
+    let got: Vec<i32> = out.outputs[0]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let mut want = Vec::new();
+    for row in [0usize, 2] {
+        want.extend_from_slice(&x[row * 87 + 16..row * 87 + 40]);
+        want.extend_from_slice(&x[row * 87 + 47..row * 87 + 71]);
+    }
+    assert_eq!(got, want);
+}

@@ -55,8 +55,23 @@ class TensorDesc {
   Format GetFormat() const { return FORMAT_ND; }
   Format GetOriginFormat() const { return FORMAT_ND; }
 };
+// Graph-mode shape inference (InferShape / InferDataType of ge::Operator)
+// reads constant inputs as a ge::Tensor; the simulator never runs graph
+// inference, so these only let such host code compile: an Operator has no
+// constant input (GetInputConstData fails) and a Tensor holds no data.
+// Dimension markers of an unknown shape (GE's graph types).
+constexpr int64_t UNKNOWN_DIM = -1;
+constexpr int64_t UNKNOWN_DIM_NUM = -2;
+class Tensor {
+ public:
+  TensorDesc GetTensorDesc() const { return TensorDesc(); }
+  const uint8_t* GetData() const { return nullptr; }
+  uint8_t* GetData() { return nullptr; }
+  size_t GetSize() const { return 0; }
+};
 class Operator {
  public:
+  graphStatus GetInputConstData(const char*, Tensor&) const { return GRAPH_FAILED; }
   TensorDesc GetInputDesc(uint32_t) const { return TensorDesc(); }
   TensorDesc GetOutputDesc(uint32_t) const { return TensorDesc(); }
   TensorDesc GetInputDescByName(const char*) const { return TensorDesc(); }

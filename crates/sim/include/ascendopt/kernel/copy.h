@@ -176,6 +176,89 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
                       p.dstStride, false, 0, 0, 0, loc_);
 }
 
+// ---- slice copy (guide 6.2.3.1.1.4) ---------------------------------------------------
+// One SliceInfo per dimension, the innermost first: in dimension 0,
+// segments of burstLen 32-byte blocks from startIndex, stride elements
+// apart, that end at or before endIndex (inclusive); in each outer
+// dimension the indices startIndex, startIndex + 1 + stride, ... up to
+// endIndex; shapeValue is the dimension's length. The source's and the
+// destination's segments, in order (outer dimensions outermost), are paired
+// and each moved as one DataCopy; their counts must agree, as must the
+// burstLen of the two sides.
+struct SliceInfo {
+  uint32_t startIndex = 0;
+  uint32_t endIndex = 0;
+  uint32_t stride = 0;
+  uint32_t burstLen = 0;
+  uint32_t shapeValue = 0;
+};
+namespace detail {
+// How many indices a slice selects in dimension d (segments in dimension 0).
+inline uint64_t slice_count(const SliceInfo& in, uint32_t d, uint32_t seg) {
+  if (d == 0) {
+    if (seg == 0 || (uint64_t)in.startIndex + seg - 1 > in.endIndex) return 0;
+    return ((uint64_t)in.endIndex + 1 - in.startIndex - seg) / ((uint64_t)seg + in.stride) + 1;
+  }
+  if (in.startIndex > in.endIndex) return 0;
+  return ((uint64_t)in.endIndex - in.startIndex) / (1ull + in.stride) + 1;
+}
+inline uint64_t slice_total(const SliceInfo* info, uint32_t dims, uint32_t seg) {
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < dims; ++d) n *= slice_count(info[d], d, seg);
+  return n;
+}
+// Element offset of the i-th segment (dimension 0 varies fastest).
+inline uint64_t slice_offset(const SliceInfo* info, uint32_t dims, uint32_t seg, uint64_t i) {
+  uint64_t off = 0, lower = 1;
+  for (uint32_t d = 0; d < dims; ++d) {
+    const uint64_t c = slice_count(info[d], d, seg);
+    const uint64_t j = i % c;
+    i /= c;
+    const uint64_t step = d == 0 ? (uint64_t)seg + info[d].stride : 1ull + info[d].stride;
+    off += (info[d].startIndex + j * step) * lower;
+    lower *= info[d].shapeValue;
+  }
+  return off;
+}
+template <class D, class S, class T>
+inline void slice_copy(const D& dst, const S& src, const SliceInfo dstInfo[], const SliceInfo srcInfo[],
+                       uint32_t dims, const ::ascendopt::Loc& loc) {
+  if (dims == 0 || dims > 8) {
+    ASC_RT->trap("DataCopy with SliceInfo: dimValue must be 1..8 (guide 6.2.3.1.1.4)", loc.c());
+    return;
+  }
+  for (uint32_t d = 0; d < dims; ++d) {
+    if (srcInfo[d].burstLen != dstInfo[d].burstLen || (d > 0 && srcInfo[d].burstLen != 1)) {
+      ASC_RT->trap("DataCopy with SliceInfo: burstLen must be equal on both sides, and 1 beyond dimension 0 "
+                   "(guide 6.2.3.1.1.4)",
+                   loc.c());
+      return;
+    }
+  }
+  const uint32_t seg = srcInfo[0].burstLen * 32u / (uint32_t)sizeof(T);
+  const uint64_t ns = slice_total(srcInfo, dims, seg), nd = slice_total(dstInfo, dims, seg);
+  if (ns != nd) {
+    char msg[160];
+    __builtin_snprintf(msg, sizeof(msg), "DataCopy with SliceInfo: the source selects %llu segments, the destination %llu",
+                       (unsigned long long)ns, (unsigned long long)nd);
+    ASC_RT->trap(msg, loc.c());
+    return;
+  }
+  for (uint64_t i = 0; i < ns; ++i)
+    DataCopy(dst[slice_offset(dstInfo, dims, seg, i)], src[slice_offset(srcInfo, dims, seg, i)], seg, loc);
+}
+}  // namespace detail
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const SliceInfo dstSliceInfo[],
+                     const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, ASC_LOC) {
+  detail::slice_copy<LocalTensor<T>, GlobalTensor<T>, T>(dst, src, dstSliceInfo, srcSliceInfo, dimValue, loc_);
+}
+template <class T>
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const SliceInfo dstSliceInfo[],
+                     const SliceInfo srcSliceInfo[], const uint32_t dimValue = 1, ASC_LOC) {
+  detail::slice_copy<GlobalTensor<T>, LocalTensor<T>, T>(dst, src, dstSliceInfo, srcSliceInfo, dimValue, loc_);
+}
+
 // ---- unlocated overloads (see ASC_UNLOCATED_OVERLOAD) ----------------------------------
 #define ASCENDOPT_COPY_UNLOCATED(DST, SRC, SIZE)                                                                  \
   ASC_UNLOCATED_OVERLOAD((class T), (T), void, DataCopy, (const DST<T>& dst, const SRC<T>& src, SIZE),           \

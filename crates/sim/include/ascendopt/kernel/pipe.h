@@ -131,13 +131,39 @@ inline TPipe*& current_pipe() {
   static thread_local TPipe* p = nullptr;
   return p;
 }
+// A TPipe of this thread went out of scope: its buffers go back when the
+// next TPipe is made. (Left over from an earlier kernel call on the thread,
+// it gives back the nothing a new block holds.)
+inline bool& pipe_ended() {
+  static thread_local bool ended = false;
+  return ended;
+}
 }  // namespace detail
 
 class TPipe {
  public:
-  TPipe() { detail::current_pipe() = this; }
+  // "InitBuffer申请的内存会在TPipe对象销毁时通过析构函数自动释放" (guide
+  // 6.2.3.6.1, InitBuffer), and only one TPipe exists at a time (TPipe's
+  // constructor): a kernel that makes a TPipe per stage or per loop
+  // iteration starts each with the whole UB. The buffers are given back
+  // when the next TPipe of the same kernel call is made, not in the
+  // destructor, so that objects that outlive their TPipe in the same scope
+  // (a Matmul object declared before it) can still finish with them. Not
+  // outside a launch (block_num 0: a TPipe made when the library loads).
+  TPipe() {
+    detail::current_pipe() = this;
+    if (detail::pipe_ended() && ::block_num != 0) {
+      detail::pipe_ended() = false;
+      ASC_RT->pipe_reset(::ascendopt::Loc().c());
+    }
+  }
+  // The destructor only notes the end: it makes no runtime call and reads
+  // nothing the runtime checks, as it may run while a fault unwinds the
+  // kernel or in a destructor that cannot throw.
   ~TPipe() {
-    if (detail::current_pipe() == this) detail::current_pipe() = nullptr;
+    if (detail::current_pipe() != this) return;
+    detail::current_pipe() = nullptr;
+    detail::pipe_ended() = true;
   }
   TPipe(const TPipe&) = delete;
   TPipe& operator=(const TPipe&) = delete;

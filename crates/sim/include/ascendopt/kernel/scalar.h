@@ -153,4 +153,28 @@ inline auto sqrt(T x) -> decltype(::ascendopt::scalar_sqrt<T>::of(x)) {
   return ::ascendopt::scalar_sqrt<T>::of(x);
 }
 
+// Scalar min and max as kernel code calls them unqualified on integers and
+// floats (`min(tileLen, remain)`), which the device compiler accepts: the
+// smaller / larger of two arithmetic values in their common type (as the
+// built-in arithmetic conversions give it: min(uint32_t, int64_t) is an
+// int64_t). Function templates of two parameters, so that beside
+// `using namespace std;` std::min(const T&, const T&) stays the more
+// specialised choice for two operands of one type (same value) and these
+// take the mixed calls std::min refuses; a kernel's own min/max (a plain
+// function or a one-type template) wins over them the same way. The names
+// are parenthesised so that a kernel defining min/max as macros first
+// still compiles.
+template <class A, class B,
+          class = typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>::type>
+constexpr typename std::common_type<A, B>::type(min)(A a, B b) {
+  using C = typename std::common_type<A, B>::type;
+  return static_cast<C>(b) < static_cast<C>(a) ? static_cast<C>(b) : static_cast<C>(a);
+}
+template <class A, class B,
+          class = typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>::type>
+constexpr typename std::common_type<A, B>::type(max)(A a, B b) {
+  using C = typename std::common_type<A, B>::type;
+  return static_cast<C>(a) < static_cast<C>(b) ? static_cast<C>(b) : static_cast<C>(a);
+}
+
 #endif

@@ -231,6 +231,25 @@ inline void GetSelectWithBytesMaskMaxMinTmpSize(const ge::Shape& src0Shape, cons
   GetSelectMaxMinTmpSize(src0Shape, src1Shape, srcTypeSize, maskShape, maskTypeSize, isReuseMask, maxValue, minValue);
 }
 
+// ---- Broadcast (6.2.4.10.10) ------------------------------------------------------------
+// The kernel (ascendopt/kernel/lib/broadcast.h) needs temporary space only
+// for [m, 1] -> [m, k] (and [1] -> [n]) of 16- and 32-bit data: one 32-byte
+// block per row, in groups of 8 rows; at least one group, at most all rows.
+inline void GetBroadCastMaxMinTmpSize(const platform_ascendc::PlatformAscendC&, const ge::Shape& srcShape,
+                                      const ge::Shape& dstShape, uint32_t typeSize, const bool isReuseSource,
+                                      uint32_t& maxValue, uint32_t& minValue) {
+  (void)isReuseSource;
+  maxValue = 0;
+  minValue = 0;
+  const size_t dims = srcShape.GetDimNum();
+  if (typeSize < 2 || dims == 0 || dims != dstShape.GetDimNum()) return;
+  const bool last_broadcast = srcShape.GetDim(dims - 1) == 1 && dstShape.GetDim(dims - 1) > 1;
+  if (!last_broadcast) return;
+  const uint64_t rows = dims == 2 && dstShape.GetDim(0) > 0 ? (uint64_t)dstShape.GetDim(0) : 1;
+  minValue = 8 * ::ascendopt::lib::kBlockBytes;
+  maxValue = detail::clamp32(::ascendopt::lib::round_up(rows, 8) * ::ascendopt::lib::kBlockBytes);
+}
+
 // ---- SoftMax ----------------------------------------------------------------------------
 // The kernel computes in float whatever the data type, on rows whose length
 // is rounded up to 32 bytes of half (16 elements) at most.

@@ -11,5 +11,6 @@
 #include "cumsum.h"
 #include "softmax.h"
 #include "select.h"
+#include "broadcast.h"
 
 #endif
