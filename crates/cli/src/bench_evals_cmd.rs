@@ -14,6 +14,8 @@ use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
 /// Arguments of `ascendopt bench-evals`.
 #[derive(Debug, clap::Args)]
 pub struct BenchEvalsArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operators (names of built-in ones or folders), comma-separated;
     /// default: every built-in Level-1 operator.
     #[arg(long, value_delimiter = ',')]
@@ -69,7 +71,6 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     anyhow::ensure!(args.n > 0, "-n must be at least 1");
     let json = args.json;
     let mut doc = JsonDoc::new("bench-evals");
-    let device = crate::hiargs::sim_device(None)?;
     let cfg = EvalsConfig {
         evals: args.n,
         jobs: args.jobs,
@@ -77,6 +78,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         breakdown: args.breakdown,
     };
     let repeats = cfg.pipeline().repeats;
+    let device = crate::hiargs::device(&args.device, None, repeats)?;
     say!(
         json,
         "{} evaluations per operator, {} latency samples each, -j {}{}",
@@ -101,7 +103,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
         "profile ms",
         "evals/min"
     );
-    let rows = bench_evals(&device, &dirs, &cfg, &mut |row: &OpSpeed| {
+    let rows = bench_evals(&*device, &dirs, &cfg, &mut |row: &OpSpeed| {
         print_op(json, row);
         doc.operator(op_json(row));
     })?;

@@ -16,6 +16,8 @@ use std::path::PathBuf;
 /// Arguments of `ascendopt bench-naive`.
 #[derive(Debug, clap::Args)]
 pub struct BenchNaiveArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Folder of naive operator packages (each named after the built-in
     /// operator it computes).
     #[arg(long, default_value = "benches/naive")]
@@ -72,10 +74,15 @@ pub fn run(args: BenchNaiveArgs) -> Result<Status> {
         out: args.out.clone(),
         jobs: args.jobs,
         seed: args.seed,
+        device: args.device.choice()?,
     };
-    let device = crate::hiargs::sim_device(None)?;
+    let device = crate::hiargs::device_of(
+        cfg.device,
+        None,
+        ascendopt_harness::compare::CompareConfig::RECOMMENDED.repeats,
+    )?;
     let progress = Progress::new();
-    let report = run_naive_bench(&cfg, &device, &BuiltinAgents, &|e| progress.handle(e));
+    let report = run_naive_bench(&cfg, &*device, &BuiltinAgents, &|e| progress.handle(e));
     progress.finish();
     let report = report?;
     println!();

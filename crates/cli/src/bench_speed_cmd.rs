@@ -1,10 +1,12 @@
 //! `ascendopt bench-speed`: how fast the tool itself is: compile time of an
 //! operator (cold and cached), functional simulation and timing of its
-//! largest case.
+//! largest case (with `--device cann`: the chip's build, run and profile;
+//! no instruction count).
 
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
+use ascendopt_device::select::DeviceChoice;
 use ascendopt_device::{Device, ProfileRequest, RunOutcome};
 use ascendopt_harness::eval::{prepare_case, profile_request};
 use ascendopt_harness::pipeline::bench_case;
@@ -16,6 +18,8 @@ use std::time::Instant;
 /// Arguments of `ascendopt bench-speed`.
 #[derive(Debug, clap::Args)]
 pub struct BenchSpeedArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operators; none = every built-in operator.
     ops: Vec<String>,
     /// Print one JSON document (docs/schema/ascendopt-output.schema.json)
@@ -28,9 +32,16 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
     let dirs = crate::hiargs::op_dirs(&args.ops)?;
     // A private cache: the first build of each operator is a real compile.
     let cache_dir = tempfile::tempdir()?;
-    let mut config = SimDeviceConfig::standard()?;
-    config.cache = BuildCache::at(cache_dir.path());
-    let device = SimDevice::new(config);
+    // On a chip the device's own build folder serves (a build found there
+    // is reported as cached, its compile time 0).
+    let device: Box<dyn Device> = match args.device.choice()? {
+        DeviceChoice::Sim => {
+            let mut config = SimDeviceConfig::standard()?;
+            config.cache = BuildCache::at(cache_dir.path());
+            Box::new(SimDevice::new(config))
+        }
+        chip => crate::hiargs::device_of(chip, None, 1)?,
+    };
     let json = args.json;
     let mut doc = JsonDoc::new("bench-speed");
     if !json {

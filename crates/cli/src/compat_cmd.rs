@@ -1,19 +1,21 @@
 //! `ascendopt compat`: how far operator folders written elsewhere get on
-//! the simulator (compile host and kernel, run and pass, first blockers,
-//! APIs the simulator lacks).
+//! the simulator, or on the device of `--device` (compile host and kernel,
+//! run and pass, first blockers, APIs the simulator lacks).
 
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_harness::pool;
 use ascendopt_sim::build::{BuildCache, Toolchain};
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
+use ascendopt_sim::SimDeviceConfig;
 use ascendopt_simtools::compat::{self, CompatConfig};
 use std::path::PathBuf;
 
 /// Arguments of `ascendopt compat`.
 #[derive(Debug, clap::Args)]
 pub struct CompatArgs {
+    #[command(flatten)]
+    device: crate::device_arg::DeviceArg,
     /// Operator folders (with op_host/ and op_kernel/), or folders to search
     /// for them.
     #[arg(required = true)]
@@ -59,7 +61,7 @@ pub fn run(args: CompatArgs) -> Result<Status> {
         limits: sim_config.limits.clone(),
         soc: sim_config.hw.soc_version.clone(),
     };
-    let device = SimDevice::new(sim_config);
+    let device = crate::hiargs::device(&args.device, None, 1)?;
     if args.import {
         let import_cfg = crate::import_cmd::config(false)?;
         let todo: Vec<PathBuf> = dirs
@@ -91,7 +93,7 @@ pub fn run(args: CompatArgs) -> Result<Status> {
     pool::for_each_result(
         dirs,
         args.jobs,
-        |dir| compat::check_dir(&device, &cfg, &dir),
+        |dir| compat::check_dir(&*device, &cfg, &dir),
         |i, row| {
             done += 1;
             eprintln!(

@@ -1,7 +1,9 @@
 //! `--device sim|cann|cann:N` of the commands that evaluate
-//! (`ASCENDOPT_DEVICE` when the flag is absent; the simulator by default).
+//! (`ASCENDOPT_DEVICE` when the flag is absent, then the configuration
+//! file's `device`; the simulator by default).
 
 use anyhow::{bail, Result};
+use ascendopt_device::config_file;
 use ascendopt_device::select::{self, DeviceChoice};
 
 /// The `--device` flag.
@@ -9,7 +11,9 @@ use ascendopt_device::select::{self, DeviceChoice};
 pub struct DeviceArg {
     /// Where candidates are built, run and timed: `sim` (the simulated
     /// Ascend 910B2, the default), `cann` or `cann:N` (NPU N through the
-    /// installed CANN toolkit). Default: $ASCENDOPT_DEVICE, else sim.
+    /// installed CANN toolkit). Default: $ASCENDOPT_DEVICE, else `device`
+    /// in the configuration file ($ASCENDOPT_CONFIG, else
+    /// ~/.config/ascendopt/config.toml), else sim.
     #[arg(long = "device", value_name = "DEVICE")]
     pub device: Option<String>,
 }
@@ -17,8 +21,9 @@ pub struct DeviceArg {
 impl DeviceArg {
     /// The devices named (several only for commands that compare them).
     pub fn choices(&self) -> Result<Vec<DeviceChoice>> {
-        select::choose(self.device.as_deref(), &|k| std::env::var(k).ok())
-            .map_err(anyhow::Error::msg)
+        let env = |k: &str| std::env::var(k).ok();
+        let file = config_file::load(&env).map_err(anyhow::Error::msg)?;
+        select::choose(self.device.as_deref(), &env, &file).map_err(anyhow::Error::msg)
     }
 
     /// The one device named.

@@ -126,7 +126,7 @@ fn side_by_side(args: &FidelityArgs, id: u32) -> Result<Status> {
     };
     let sim_cfg = SimDeviceConfig::standard()?;
     let sim = SimDevice::new(sim_cfg.clone());
-    let chip = ascendopt_sim::open::open(DeviceChoice::Cann { id }, sim_cfg, pipeline.repeats);
+    let chip = crate::hiargs::device_of(DeviceChoice::Cann { id }, None, pipeline.repeats)?;
     let mut rows = Vec::new();
     for op in &args.ops {
         let pkg = OpPackage::load(&crate::hiargs::resolve_op(op)?)?;

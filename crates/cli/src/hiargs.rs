@@ -87,7 +87,11 @@ pub fn device_of(
     if let Some(s) = timeout_s {
         config.limits.wall_ms = s.saturating_mul(1000);
     }
-    Ok(ascendopt_sim::open::open(choice, config, samples))
+    let file = ascendopt_device::config_file::load(&|k| std::env::var(k).ok())
+        .map_err(anyhow::Error::msg)?;
+    Ok(ascendopt_sim::open::open(
+        choice, config, samples, &file.cann,
+    ))
 }
 
 /// The run store at `path` (created when missing).

@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod cann;
+pub mod config_file;
 pub mod launch;
 pub mod msprof_csv;
 pub mod profile;

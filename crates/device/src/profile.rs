@@ -348,12 +348,21 @@ pub struct Profile {
     /// First block start to last block end, µs.
     #[serde(rename = "core_span(us)", deserialize_with = "nan_when_null")]
     pub core_span_us: f64,
-    /// GM bytes read by DMAs.
-    #[serde(rename = "gm_read_bytes")]
-    pub gm_read_bytes: u64,
-    /// GM bytes written by DMAs.
-    #[serde(rename = "gm_write_bytes")]
-    pub gm_write_bytes: u64,
+    /// GM bytes read by DMAs; absent on a device that does not count
+    /// them (`msprof op`'s OpBasicInfo and PipeUtilization do not).
+    #[serde(
+        rename = "gm_read_bytes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gm_read_bytes: Option<u64>,
+    /// GM bytes written by DMAs; absent like [`Profile::gm_read_bytes`].
+    #[serde(
+        rename = "gm_write_bytes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub gm_write_bytes: Option<u64>,
     /// (read + write) / core span.
     #[serde(
         rename = "achieved_bandwidth(GB/s)",
@@ -475,12 +484,13 @@ impl Profile {
             "launch_overhead(us)        {:.3}   core_span(us) {:.3}",
             self.launch_overhead_us, self.core_span_us
         );
-        let total = self.gm_read_bytes + self.gm_write_bytes;
-        let _ = writeln!(
-            s,
-            "GM bytes                   {} (read {}, write {})",
-            total, self.gm_read_bytes, self.gm_write_bytes
-        );
+        if let (Some(read), Some(write)) = (self.gm_read_bytes, self.gm_write_bytes) {
+            let _ = writeln!(
+                s,
+                "GM bytes                   {} (read {read}, write {write})",
+                read + write
+            );
+        }
         if let (Some(read_hit), Some(write_hit), Some(hbm_read), Some(hbm_write)) = (
             self.l2_read_hit_rate_pct,
             self.l2_write_hit_rate_pct,
@@ -705,12 +715,24 @@ mod tests {
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["launch_overhead(us)"], serde_json::Value::Null);
         assert!(json.get("l2_read_hit_rate(%)").is_none(), "{json}");
+        assert!(json.get("gm_read_bytes").is_none(), "{json}");
+        assert!(!p.render_text().contains("GM bytes"), "no made-up zero");
         let back: Profile = serde_json::from_value(json).unwrap();
         assert_eq!(back.task_duration_us, 12.5);
         assert!(back.launch_overhead_us.is_nan() && back.core_span_us.is_nan());
         assert!(back.achieved_gbps.is_nan() && back.hbm_gbps.is_nan() && back.freq_mhz.is_nan());
-        let text = r#"{"Task Duration(us)": 3.0, "core_span(us)": 2.0}"#;
+        assert_eq!((back.gm_read_bytes, back.gm_write_bytes), (None, None));
+        let text = r#"{"Task Duration(us)": 3.0, "core_span(us)": 2.0, "gm_read_bytes": 64}"#;
         let old: Profile = serde_json::from_str(text).unwrap();
         assert_eq!((old.core_span_us, old.block_dim), (2.0, 0));
+        assert_eq!((old.gm_read_bytes, old.gm_write_bytes), (Some(64), None));
+        let sim = Profile {
+            gm_read_bytes: Some(4096),
+            gm_write_bytes: Some(2048),
+            ..Profile::default()
+        };
+        assert!(sim
+            .render_text()
+            .contains("GM bytes                   6144 (read 4096, write 2048)"));
     }
 }

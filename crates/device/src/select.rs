@@ -1,8 +1,10 @@
-//! Which device a command evaluates on: `--device sim|cann|cann:N`, or
-//! the `ASCENDOPT_DEVICE` setting when the flag is absent; the simulator
-//! by default. A comma-separated list (`sim,cann`) names several devices
+//! Which device a command evaluates on: `--device sim|cann|cann:N`, else
+//! the `ASCENDOPT_DEVICE` setting, else the configuration file's `device`
+//! ([`crate::config_file`]); the simulator by default. An error names
+//! where the bad value came from (the flag, the variable, `file:line`). A comma-separated list (`sim,cann`) names several devices
 //! for the commands that compare them.
 
+use crate::config_file::ConfigFile;
 use std::fmt;
 use std::str::FromStr;
 
@@ -54,16 +56,21 @@ impl FromStr for DeviceChoice {
 }
 
 /// The devices of `--device` (`sim`, `cann:1`, `sim,cann`), else of
-/// `ASCENDOPT_DEVICE` (read through `env`), else the simulator.
+/// `ASCENDOPT_DEVICE` (read through `env`), else of the configuration
+/// file's `device`, else the simulator.
 pub fn choose(
     flag: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
+    file: &ConfigFile,
 ) -> Result<Vec<DeviceChoice>, String> {
     let (text, from) = match flag {
-        Some(f) => (f.to_string(), "--device"),
+        Some(f) => (f.to_string(), "--device".to_string()),
         None => match env(DEVICE_ENV).filter(|v| !v.trim().is_empty()) {
-            Some(v) => (v, DEVICE_ENV),
-            None => return Ok(vec![DeviceChoice::Sim]),
+            Some(v) => (v, DEVICE_ENV.to_string()),
+            None => match &file.device {
+                Some((v, at)) => (v.clone(), format!("{at}: device")),
+                None => return Ok(vec![DeviceChoice::Sim]),
+            },
         },
     };
     let list: Vec<DeviceChoice> = text
@@ -85,6 +92,8 @@ mod tests {
     #[test]
     fn names_parse_and_the_simulator_is_the_default() {
         let none = |_: &str| None;
+        let no_file = ConfigFile::default();
+        let choose = |f: Option<&str>, e: &dyn Fn(&str) -> Option<String>| choose(f, e, &no_file);
         assert_eq!(choose(None, &none).unwrap(), vec![DeviceChoice::Sim]);
         assert_eq!(
             choose(Some("cann"), &none).unwrap(),
@@ -112,5 +121,39 @@ mod tests {
             .unwrap_err()
             .contains("twice"));
         assert_eq!(DeviceChoice::Cann { id: 2 }.to_string(), "cann:2");
+    }
+
+    /// Flag over environment over file over the simulator; a bad value
+    /// names its source, the file's with its line.
+    #[test]
+    fn the_flag_beats_the_environment_beats_the_file() {
+        let file = crate::config_file::parse(
+            std::path::Path::new("/home/u/.config/ascendopt/config.toml"),
+            "\n# the lab's NPU\ndevice = \"cann:2\"\n",
+        )
+        .unwrap();
+        let none = |_: &str| None;
+        let env = |k: &str| (k == DEVICE_ENV).then(|| "cann:1".to_string());
+        assert_eq!(
+            choose(None, &none, &file).unwrap(),
+            vec![DeviceChoice::Cann { id: 2 }]
+        );
+        assert_eq!(
+            choose(None, &env, &file).unwrap(),
+            vec![DeviceChoice::Cann { id: 1 }]
+        );
+        assert_eq!(
+            choose(Some("sim"), &env, &file).unwrap(),
+            vec![DeviceChoice::Sim]
+        );
+        let bad = crate::config_file::parse(std::path::Path::new("c.toml"), "\ndevice = \"npu\"\n")
+            .unwrap();
+        let err = choose(None, &none, &bad).unwrap_err();
+        assert!(err.starts_with("c.toml:2: device: device `npu`"), "{err}");
+        // The flag and the variable hide a bad file value.
+        assert!(choose(Some("cann"), &none, &bad).is_ok());
+        assert!(choose(None, &env, &bad).is_ok());
+        let err = choose(None, &|_: &str| Some("gpu".into()), &file).unwrap_err();
+        assert!(err.starts_with("ASCENDOPT_DEVICE: "), "{err}");
     }
 }

@@ -45,6 +45,9 @@ pub struct NaiveBenchConfig {
     pub jobs: usize,
     /// Base seed.
     pub seed: u64,
+    /// Where candidates are evaluated (`--device`; recorded in each
+    /// budget's run configuration, so a resumed run stays on its device).
+    pub device: ascendopt_device::select::DeviceChoice,
 }
 
 /// One operator at one budget.
@@ -152,6 +155,7 @@ fn bench_config(
     b.bank_ops = Vec::new();
     b.jobs = cfg.jobs;
     b.seed = cfg.seed;
+    b.device = cfg.device;
     b
 }
 

@@ -378,3 +378,104 @@ fn bench_rule_and_fidelity_measure_on_the_cann_stand_in() {
         assert!(rho.is_none_or(|r| (-1.0..=1.0).contains(&r)), "{row}");
     }
 }
+
+/// The device comes from `--device`, else `ASCENDOPT_DEVICE`, else the
+/// configuration file (`ASCENDOPT_CONFIG`), whose `[cann]` table also
+/// gives the toolkit and the work folder; a bad value names its source,
+/// the file's with its line.
+#[test]
+fn the_device_comes_from_the_flag_the_environment_or_the_config_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = small_weak_copy("add_custom", tmp.path(), &[]);
+    let op = op.display().to_string();
+    let config = tmp.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "# the lab's NPU\ndevice = \"cann:0\"\n\n[cann]\ntoolkit = \"{}\"\nwork_dir = \"{}\"\nrepeats = 12\n",
+            tmp.path().join("toolkit").display(),
+            tmp.path().join("from-config").display()
+        ),
+    )
+    .unwrap();
+    let eval = |device_env: Option<&str>, flag: Option<&str>| {
+        let mut args = vec!["eval", op.as_str()];
+        if let Some(f) = flag {
+            args.extend(["--device", f]);
+        }
+        let mut c = on_cann_standin(tmp.path(), &args);
+        c.env_remove("ASCEND_HOME_PATH")
+            .env_remove("ASCENDOPT_CACHE_DIR")
+            .env("ASCENDOPT_CONFIG", &config);
+        if let Some(d) = device_env {
+            c.env("ASCENDOPT_DEVICE", d);
+        }
+        let o = run(c);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // The file alone: the stand-in chip, built where the file says.
+    let (code, stdout, stderr) = eval(None, None);
+    assert_eq!(code, Some(0), "{stderr}\n{stdout}");
+    assert!(stdout.contains("cann-ascend910b2:0"), "{stdout}");
+    assert!(tmp.path().join("from-config/builds").is_dir());
+    // The environment beats the file, the flag beats the environment.
+    let (code, stdout, stderr) = eval(Some("sim"), None);
+    assert_eq!(code, Some(0), "{stderr}\n{stdout}");
+    assert!(stdout.contains("sim-ascend910b2"), "{stdout}");
+    let (code, stdout, stderr) = eval(Some("sim"), Some("cann"));
+    assert_eq!(code, Some(0), "{stderr}\n{stdout}");
+    assert!(stdout.contains("cann-ascend910b2:0"), "{stdout}");
+    // A bad value names its source.
+    let (code, _, stderr) = eval(Some("gpu"), None);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("ASCENDOPT_DEVICE: device `gpu`"),
+        "{stderr}"
+    );
+    std::fs::write(&config, "\ndevice = \"npu\"\n").unwrap();
+    let (code, _, stderr) = eval(None, None);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains(&format!("{}:2: device: device `npu`", config.display())),
+        "{stderr}"
+    );
+    std::fs::write(&config, "[cann]\nwarmup = -1\n").unwrap();
+    let (code, _, stderr) = eval(None, None);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains(&format!("{}:2: ", config.display())),
+        "{stderr}"
+    );
+    std::fs::remove_file(&config).unwrap();
+    let (code, _, stderr) = eval(None, Some("sim"));
+    assert_eq!(code, Some(2), "a named file that is missing is an error");
+    assert!(stderr.contains("ASCENDOPT_CONFIG="), "{stderr}");
+}
+
+/// The other commands that evaluate take `--device` too: each runs on the
+/// stand-in chip.
+#[test]
+fn bench_evals_bench_speed_and_compat_run_on_the_cann_stand_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let op = small_weak_copy("add_custom", tmp.path(), &[]);
+    let op = op.display().to_string();
+    for args in [
+        vec!["bench-evals", "--device", "cann", "-n", "1", "--ops", &op],
+        vec!["bench-speed", "--device", "cann", &op],
+        vec!["compat", "--device", "cann", &op],
+    ] {
+        let o = run(on_cann_standin(tmp.path(), &args));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?}: {}\n{stdout}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert!(tmp.path().join("cache/cann/builds").is_dir());
+}

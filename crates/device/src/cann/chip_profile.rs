@@ -7,17 +7,17 @@
 //! never a made-up zero: the launch head, the cores' span, the achieved
 //! and HBM bandwidths, the noise factor, the L2 hit rates (L2Cache.csv is
 //! not read) and, without `Current Freq`, the clock. The byte counters
-//! (`gm_*_bytes`, `hbm_*_bytes`) and the kernel-code counters are integers
-//! in the profile type, so they stay 0 there; [`UNREPORTED`] names every
-//! field a chip profile leaves out, and readers of a chip profile must not
-//! take those zeros for measurements. The roofline is not attached: it is
-//! the simulator's hardware model, not a measurement.
+//! (`gm_*_bytes`, `hbm_*_bytes`) and the kernel-code counters are absent
+//! (`None`, left out of the stored JSON); [`UNREPORTED`] names every field
+//! a chip profile leaves out. The roofline is not attached: it is the
+//! simulator's hardware model, not a measurement.
 
 use super::msprof::KernelProfile;
 use crate::profile::Profile;
 
 /// The profile fields `msprof op`'s OpBasicInfo and PipeUtilization do
-/// not report (their value in a chip profile is NaN or, for integers, 0).
+/// not report (their value in a chip profile is NaN, or `None` for the
+/// optional fields).
 pub const UNREPORTED: &[&str] = &[
     "launch_overhead(us)",
     "core_span(us)",
@@ -69,8 +69,8 @@ pub fn from_msprof(kernel: &KernelProfile, soc_version: &str) -> Profile {
         freq_mhz: basic.current_freq_mhz.unwrap_or(f64::NAN),
         launch_overhead_us: f64::NAN,
         core_span_us: f64::NAN,
-        gm_read_bytes: 0,
-        gm_write_bytes: 0,
+        gm_read_bytes: None,
+        gm_write_bytes: None,
         achieved_gbps: f64::NAN,
         hbm_read_bytes: None,
         hbm_write_bytes: None,

@@ -112,6 +112,39 @@ impl CannConfig {
     }
 }
 
+impl CannConfig {
+    /// This configuration with the configuration file's `[cann]` settings
+    /// applied: the toolkit and the work folder only where the environment
+    /// did not set them (`ASCEND_HOME_PATH`, `ASCENDOPT_CACHE_DIR`, read
+    /// through `env`), the others over the defaults.
+    pub fn with_settings(
+        mut self,
+        settings: &crate::config_file::CannSettings,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> CannConfig {
+        let unset = |k: &str| env(k).is_none_or(|v| v.is_empty());
+        if let (Some(t), true) = (&settings.toolkit, unset("ASCEND_HOME_PATH")) {
+            self.toolkit = Some(t.clone());
+        }
+        if let (Some(w), true) = (&settings.work_dir, unset("ASCENDOPT_CACHE_DIR")) {
+            self.work_dir = w.clone();
+        }
+        if let Some(libs) = &settings.runner_libs {
+            self.runner_libs = libs.clone();
+        }
+        if let Some(n) = settings.warmup {
+            self.warmup = n;
+        }
+        if let Some(n) = settings.repeats {
+            self.repeats = n;
+        }
+        if let Some(m) = settings.msprof {
+            self.msprof = m;
+        }
+        self
+    }
+}
+
 /// `Ascend910B2` -> `ascend910b` (the OpDef's `AddConfig` name).
 fn compute_unit(soc: &str) -> String {
     let lower = soc.to_ascii_lowercase();

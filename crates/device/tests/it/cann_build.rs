@@ -5,7 +5,7 @@
 //! (a failing build included).
 
 use ascendopt_device::cann::build::{self, CannTarget, Step};
-use ascendopt_op::opdef::{AttrDesc, OpDefDesc, ParamDesc};
+use ascendopt_op::opdef::{AttrDesc, OpDefDesc, ParamDesc, ParamType};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -380,7 +380,7 @@ fn the_aclnn_runner_calls_the_entry_points_in_the_documented_order() {
     // Inputs, attributes, outputs, then workspace size and executor.
     assert!(
         src.contains(
-            "aclnnAddCustomGetWorkspaceSize(ins[0], ins[1], attrs[0].f, outs[0], &ws_size, &exec)"
+            "aclnnAddCustomGetWorkspaceSize(in_args[0].tensor, in_args[1].tensor, attrs[0].f, out_args[0].tensor, &ws_size, &exec)"
         ),
         "{src}"
     );
@@ -434,4 +434,145 @@ fn the_aclnn_runner_calls_the_entry_points_in_the_documented_order() {
         "died before a status"
     );
     assert_eq!(runner::parse_result("sample_us x\nstatus ok\n"), None);
+}
+
+/// An operator with every kind of argument the runner passes: a tensor
+/// list, an optional input, an input changed in place (an output of the
+/// same name: the aclnn `Ref` form, no output argument), string and list
+/// attributes, and a list output.
+fn every_kind() -> OpDefDesc {
+    let mut list = param("xs", &["DT_FLOAT"]);
+    list.param_type = ParamType::Dynamic;
+    let mut bias = param("bias", &["DT_FLOAT"]);
+    bias.param_type = ParamType::Optional;
+    let mut ys = param("ys", &["DT_FLOAT"]);
+    ys.param_type = ParamType::Dynamic;
+    let attr = |name: &str, ty: &str| AttrDesc {
+        name: name.into(),
+        ty: ty.into(),
+        required: true,
+        default: None,
+    };
+    OpDefDesc {
+        op_type: "EveryKind".into(),
+        error: None,
+        tiling: true,
+        inputs: vec![list, bias, param("state", &["DT_FLOAT"])],
+        outputs: vec![ys, param("state", &["DT_FLOAT"])],
+        attrs: vec![
+            attr("mode", "String"),
+            attr("axes", "ListInt"),
+            attr("scales", "ListFloat"),
+            attr("keep", "ListBool"),
+            attr("eps", "Float"),
+        ],
+        configs: Vec::new(),
+    }
+}
+
+#[test]
+fn the_runner_passes_lists_absent_inputs_in_place_tensors_and_list_attributes() {
+    use ascendopt_device::cann::runner;
+    let src = runner::source(&every_kind());
+    // The call, in the aclnn order: the Ref input is the state's only
+    // argument; attributes between inputs and outputs.
+    expect_test::expect![[r#"
+        aclnnEveryKindGetWorkspaceSize(in_args[0].list, in_args[1].tensor, in_args[2].tensor, attrs[0].str(), attrs[1].int_array(), attrs[2].float_array(), attrs[3].bool_array(), attrs[4].f, out_args[0].list, &ws_size, &exec)"#]]
+    .assert_eq(
+        src.lines()
+            .filter_map(|l| l.trim().strip_prefix("CHECK("))
+            .find(|l| l.contains("GetWorkspaceSize"))
+            .map(|l| l.trim_end_matches(");"))
+            .unwrap_or(""),
+    );
+    for declared in [
+        r#"const char kInputs[] = "LOT";"#,
+        r#"const char kAttrs[] = "sIFIf";"#,
+        r#"const char kOutputs[] = "L";"#,
+        "aclCreateTensorList(ts.data(), ts.size())",
+        "aclCreateIntArray(ints.data(), ints.size())",
+        "aclCreateFloatArray(floats.data(), floats.size())",
+        "aclCreateBoolArray(v, ints.size())",
+    ] {
+        assert!(src.contains(declared), "{declared}");
+    }
+    compiles_against_declared_acl(&src, "every_kind");
+    compiles_against_declared_acl(&runner::source(&add_custom()), "add_custom");
+}
+
+/// Checks that `src` is C++ that compiles (`g++ -fsyntax-only`) against
+/// declarations of the ACL and aclnn calls it makes, written here from
+/// their documented signatures (the guide 2.10.2.9 and cann-device.md §3
+/// and §4; no CANN headers on this machine). Skipped without g++.
+fn compiles_against_declared_acl(src: &str, name: &str) {
+    if std::process::Command::new("g++")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("acl")).unwrap();
+    std::fs::write(
+        dir.path().join("acl/acl.h"),
+        r#"// Declarations written for this test from the documented signatures.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+typedef int aclError;
+typedef int aclnnStatus;
+typedef void* aclrtStream;
+typedef void* aclrtEvent;
+enum aclDataType { ACL_FLOAT = 0, ACL_FLOAT16 = 1 };
+enum aclFormat { ACL_FORMAT_ND = 2 };
+enum aclrtMemMallocPolicy { ACL_MEM_MALLOC_HUGE_FIRST = 0 };
+enum aclrtMemcpyKind { ACL_MEMCPY_HOST_TO_DEVICE = 1, ACL_MEMCPY_DEVICE_TO_HOST = 2 };
+struct aclTensor; struct aclTensorList; struct aclIntArray; struct aclFloatArray; struct aclBoolArray; struct aclOpExecutor;
+aclError aclInit(const char*); aclError aclFinalize();
+aclError aclrtSetDevice(int32_t); aclError aclrtResetDevice(int32_t);
+const char* aclGetRecentErrMsg();
+size_t aclDataTypeSize(aclDataType);
+aclError aclrtSetOpExecuteTimeOut(uint32_t);
+aclError aclrtCreateStream(aclrtStream*); aclError aclrtDestroyStream(aclrtStream);
+aclError aclrtMalloc(void**, size_t, aclrtMemMallocPolicy); aclError aclrtFree(void*);
+aclError aclrtMemcpy(void*, size_t, const void*, size_t, aclrtMemcpyKind);
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream, int32_t);
+aclError aclrtCreateEvent(aclrtEvent*); aclError aclrtDestroyEvent(aclrtEvent);
+aclError aclrtRecordEvent(aclrtEvent, aclrtStream);
+aclError aclrtEventElapsedTime(float*, aclrtEvent, aclrtEvent);
+aclTensor* aclCreateTensor(const int64_t*, uint64_t, aclDataType, const int64_t*, int64_t, aclFormat, const int64_t*, uint64_t, void*);
+aclTensorList* aclCreateTensorList(const aclTensor* const*, uint64_t);
+aclIntArray* aclCreateIntArray(const int64_t*, uint64_t);
+aclFloatArray* aclCreateFloatArray(const float*, uint64_t);
+aclBoolArray* aclCreateBoolArray(const bool*, uint64_t);
+aclnnStatus aclDestroyTensor(const aclTensor*); aclnnStatus aclDestroyTensorList(const aclTensorList*);
+aclnnStatus aclDestroyIntArray(const aclIntArray*); aclnnStatus aclDestroyFloatArray(const aclFloatArray*);
+aclnnStatus aclDestroyBoolArray(const aclBoolArray*);
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor*);
+"#,
+    )
+    .unwrap();
+    let header = match name {
+        "every_kind" => "aclnnStatus aclnnEveryKindGetWorkspaceSize(const aclTensorList* xs, const aclTensor* biasOptional, aclTensor* stateRef, char* mode, const aclIntArray* axes, const aclFloatArray* scales, const aclBoolArray* keep, double eps, const aclTensorList* out, uint64_t* workspaceSize, aclOpExecutor** executor);\naclnnStatus aclnnEveryKind(void*, uint64_t, aclOpExecutor*, aclrtStream);\n",
+        _ => "aclnnStatus aclnnAddCustomGetWorkspaceSize(const aclTensor* x, const aclTensor* y, double alpha, const aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor);\naclnnStatus aclnnAddCustom(void*, uint64_t, aclOpExecutor*, aclrtStream);\n",
+    };
+    std::fs::write(
+        dir.path().join(format!("aclnn_{name}.h")),
+        format!("#pragma once\n#include <acl/acl.h>\n{header}"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("runner.cpp"), src).unwrap();
+    let out = std::process::Command::new("g++")
+        .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-I"])
+        .arg(dir.path())
+        .arg(dir.path().join("runner.cpp"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -123,7 +123,7 @@ fn a_case_is_built_run_checked_timed_and_profiled_on_the_stand_in() {
     assert!(script.contains("msopgen gen -i"), "{script}");
     let runner = std::fs::read_to_string(art.kernel_lib.with_file_name("runner.cpp")).unwrap();
     assert!(
-        runner.contains("aclnnAddCustomGetWorkspaceSize(ins[0], ins[1], outs[0], &ws_size, &exec)")
+        runner.contains("aclnnAddCustomGetWorkspaceSize(in_args[0].tensor, in_args[1].tensor, out_args[0].tensor, &ws_size, &exec)")
     );
     // Nothing went into a shared opp folder: everything is in the build dir.
     assert!(art.host_lib.starts_with(build_dir));
@@ -173,6 +173,117 @@ fn a_case_is_built_run_checked_timed_and_profiled_on_the_stand_in() {
         0
     );
     assert_eq!(resets(root.path()), 0, "nothing needed a reset");
+}
+
+/// The built-in operator `name` copied to `root/<name>`.
+fn builtin(root: &Path, name: &str) -> OpPackage {
+    let dir = root.join(name);
+    ascendopt_op::package::copy_tree(
+        &ascendopt_op::package::builtin_ops_dir().join(name),
+        &dir,
+        &[],
+    )
+    .unwrap();
+    OpPackage::load(&dir).unwrap()
+}
+
+/// A foreach operator (a tensor list in, a tensor list out, a scalar
+/// tensor) and an in-place one (a list changed in place, no output
+/// argument: the aclnn `xRef` form) run on the stand-in through the job
+/// format the generated runner reads.
+#[test]
+fn tensor_lists_and_in_place_outputs_reach_the_runner() {
+    use ascendopt_op::layout::{ArgLayout, ArgSlot};
+    let root = tempfile::tempdir().unwrap();
+    let dev = device(root.path(), Duration::from_secs(30));
+    let xs = [
+        Tensor::from_f64s(Dtype::Float32, &[5], &[1.0, -2.0, 3.5, 0.0, 8.0]),
+        Tensor::from_f64s(Dtype::Float32, &[2, 3], &[0.5, 1.5, 2.5, 3.5, 4.5, 5.5]),
+    ];
+    let poison = |t: &Tensor| Tensor::from_f64s(t.dtype, &t.shape, &vec![f64::NAN; t.numel()]);
+
+    let add = dev
+        .build(&builtin(root.path(), "foreach_add_scalar"))
+        .unwrap();
+    let runner = std::fs::read_to_string(add.kernel_lib.with_file_name("runner.cpp")).unwrap();
+    assert!(
+        runner.contains("aclnnForeachAddScalarGetWorkspaceSize(in_args[0].list, in_args[1].tensor, out_args[0].list, &ws_size, &exec)"),
+        "{runner}"
+    );
+    let req = RunRequest {
+        inputs: vec![
+            xs[0].clone(),
+            xs[1].clone(),
+            Tensor::from_f64s(Dtype::Float32, &[1], &[1.25]),
+        ],
+        outputs: vec![poison(&xs[0]), poison(&xs[1])],
+        attrs: Vec::new(),
+        seed: 1,
+        keep_trace: false,
+        layout: Some(ArgLayout {
+            inputs: vec![ArgSlot::List(vec![0, 1]), ArgSlot::One(2)],
+            outputs: vec![ArgSlot::List(vec![0, 1])],
+            in_place: Vec::new(),
+            host_values: Vec::new(),
+        }),
+    };
+    let RunOutcome::Finished(r) = dev.run(&add, &req) else {
+        panic!("foreach_add_scalar did not run");
+    };
+    for (x, y) in xs.iter().zip(&r.outputs) {
+        assert_eq!(y.shape, x.shape);
+        for i in 0..x.numel() {
+            assert_eq!(y.get_f64(i), x.get_f64(i) + 1.25, "element {i}");
+        }
+    }
+
+    let zero = dev
+        .build(&builtin(root.path(), "foreach_zero_inplace"))
+        .unwrap();
+    let runner = std::fs::read_to_string(zero.kernel_lib.with_file_name("runner.cpp")).unwrap();
+    assert!(
+        runner
+            .contains("aclnnForeachZeroInplaceGetWorkspaceSize(in_args[0].list, &ws_size, &exec)"),
+        "no output argument: {runner}"
+    );
+    let req = RunRequest {
+        inputs: xs.to_vec(),
+        outputs: vec![poison(&xs[0]), poison(&xs[1])],
+        attrs: Vec::new(),
+        seed: 1,
+        keep_trace: false,
+        layout: Some(ArgLayout {
+            inputs: vec![ArgSlot::List(vec![0, 1])],
+            outputs: Vec::new(),
+            in_place: vec![(0, 0), (1, 1)],
+            host_values: Vec::new(),
+        }),
+    };
+    let RunOutcome::Finished(r) = dev.run(&zero, &req) else {
+        panic!("foreach_zero_inplace did not run");
+    };
+    for (x, y) in xs.iter().zip(&r.outputs) {
+        assert_eq!(y.data.len(), x.data.len());
+        assert!(
+            (0..x.numel()).all(|i| y.get_f64(i) == 0.0),
+            "read back from x"
+        );
+    }
+    // A layout the operator does not take is the runner's job error, a
+    // device failure naming it.
+    let mut wrong = req.clone();
+    wrong.layout = Some(ArgLayout {
+        inputs: vec![ArgSlot::One(0), ArgSlot::One(1)],
+        outputs: Vec::new(),
+        in_place: vec![(0, 0), (1, 1)],
+        host_values: Vec::new(),
+    });
+    match dev.run(&zero, &wrong) {
+        RunOutcome::DeviceFailed { message } => {
+            assert!(message.contains("job"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

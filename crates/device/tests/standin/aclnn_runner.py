@@ -4,10 +4,13 @@
 Usage: aclnn_runner.py <libcust_opapi.so manifest> <job> <device> <warmup> <repeats> <sync ms>
        aclnn_runner.py <manifest> --reset <device>
 
-Reads job.txt and the raw tensors as the real runner does, computes the
-outputs in plain Python for the operators it knows, writes them back, then
-writes result.txt: `outputs written`, one `sample_us` per timed launch
-and `status ok`, or `status error <code> <message>`.
+Reads job.txt (the format of crates/device/src/cann/runner.rs: tensors,
+tensor lists, absent optional inputs, in-place outputs, attributes of
+every kind) and the raw tensors as the real runner does, computes the
+outputs in plain Python for the operators it knows, writes them back (an
+in-place output from its input's memory), then writes result.txt:
+`outputs written`, one `sample_us` per timed launch and `status ok`, or
+`status error <code> <message>`.
 """
 import math
 import os
@@ -60,12 +63,109 @@ def pack(fmt, values):
     return bytes(out)
 
 
-def add_custom(ins, attrs, outs):
+# Each operator gets its input arguments (a tensor's values, a list of
+# them, or None for an absent optional input) and its attributes, and
+# returns the values of its output arguments (a list's as a list) and the
+# new values of the input tensors it changes in place {position: values}.
+def add_custom(ins, attrs):
     x, y = ins
-    return [[a + b for a, b in zip(x, y)]]
+    return [[a + b for a, b in zip(x, y)]], {}
 
 
-OPS = {"AddCustom": add_custom}
+def foreach_add_scalar(ins, attrs):
+    xs, scalar = ins
+    return [[[v + scalar[0] for v in x] for x in xs]], {}
+
+
+def foreach_zero_inplace(ins, attrs):
+    (xs,) = ins
+    return [], {k: [0] * len(x) for k, x in enumerate(xs)}
+
+
+OPS = {"AddCustom": add_custom, "ForeachAddScalar": foreach_add_scalar, "ForeachZeroInplace": foreach_zero_inplace}
+
+
+class JobError(Exception):
+    pass
+
+
+def read_job(job):
+    """The arguments of job.txt: (inputs, attrs, outputs, tensors, readbacks)."""
+    words = open(os.path.join(job, "job.txt")).read().split()
+    pos = [0]
+
+    def word():
+        if pos[0] >= len(words):
+            raise JobError("job.txt ends early")
+        pos[0] += 1
+        return words[pos[0] - 1]
+
+    tensors = []  # the input tensors in file order: [fmt, shape, values]
+
+    def tensor(is_input):
+        fmt, rank = ACL[int(word())], int(word())
+        shape = [int(word()) for _ in range(rank)]
+        path = os.path.join(job, word())
+        n = 1
+        for d in shape:
+            n *= d
+        spec = {"fmt": fmt, "shape": shape, "path": path, "bytes": n * struct.calcsize(fmt)}
+        if is_input:
+            raw = open(path, "rb").read()
+            if len(raw) != spec["bytes"]:
+                raise JobError("%s: %d bytes, the shape %s needs %d" % (path, len(raw), shape, spec["bytes"]))
+            spec["values"] = list(struct.unpack("<%d%s" % (n, fmt), raw))
+            tensors.append(spec)
+            return len(tensors) - 1
+        return spec
+
+    def alias():
+        k, path = int(word()), os.path.join(job, word())
+        if not 0 <= k < len(tensors):
+            raise JobError("alias of input %d of %d" % (k, len(tensors)))
+        return {"alias": k, "path": path, "fmt": tensors[k]["fmt"], "bytes": tensors[k]["bytes"]}
+
+    ins, attrs, outs, readbacks = [], [], [], []
+    while pos[0] < len(words):
+        kind = word()
+        if kind == "in":
+            ins.append(tensor(True))
+        elif kind == "in_list":
+            items = []
+            for _ in range(int(word())):
+                if word() != "item":
+                    raise JobError("a list item is not an item")
+                items.append(tensor(True))
+            ins.append(items)
+        elif kind == "in_absent":
+            ins.append(None)
+        elif kind == "out":
+            outs.append(tensor(False))
+        elif kind == "out_alias":
+            outs.append(alias())
+        elif kind == "out_list":
+            items = []
+            for _ in range(int(word())):
+                item = word()
+                items.append(tensor(False) if item == "item" else alias() if item == "item_alias" else None)
+                if items[-1] is None:
+                    raise JobError("a list item is not an item")
+            outs.append(items)
+        elif kind == "readback":
+            readbacks.append(alias())
+        elif kind == "attr":
+            ty = word()
+            if ty == "str":
+                v = word()
+                attrs.append(bytes.fromhex(v[1:]).decode())
+            elif ty in ("ints", "floats", "bools"):
+                attrs.append([float(word()) if ty == "floats" else int(word()) for _ in range(int(word()))])
+            else:
+                v = word()
+                attrs.append(float(v) if ty == "float" else v == "true" if ty == "bool" else int(v))
+        else:
+            raise JobError("unknown line kind %s" % kind)
+    return ins, attrs, outs, tensors, readbacks
 
 
 def main():
@@ -88,24 +188,25 @@ def main():
 
     if STATE and os.path.exists(state("hung")):
         return error(507899, "aclrtSetDevice(device): EL9999 the device is in an abnormal state")
-    ins, outs, attrs = [], [], []
-    for line in open(os.path.join(job, "job.txt")):
-        f = line.split()
-        if not f:
-            continue
-        if f[0] == "attr":
-            attrs.append((f[1], f[2]))
-            continue
-        fmt, rank = ACL[int(f[1])], int(f[2])
-        shape = [int(v) for v in f[3:3 + rank]]
-        path = os.path.join(job, f[3 + rank])
-        raw = open(path, "rb").read()
-        n = 1
-        for d in shape:
-            n *= d
-        if len(raw) != n * struct.calcsize(fmt):
-            return error(-1, "%s: %d bytes, the shape %s needs %d" % (path, len(raw), shape, n * struct.calcsize(fmt)))
-        (ins if f[0] == "in" else outs).append((fmt, shape, path, list(struct.unpack("<%d%s" % (n, fmt), raw)), len(raw)))
+    try:
+        ins, attrs, outs, tensors, readbacks = read_job(job)
+    except (JobError, ValueError, KeyError) as e:
+        return error(-1, "job.txt: %s" % e)
+    # The arguments against the operator's (kInputs, kAttrs, kOutputs of
+    # the generated runner), as the runner checks them.
+    sig = os.environ.get("ASCENDOPT_STANDIN_SIG", "").split(":")
+    if len(sig) >= 3:
+        want_in, want_attrs, want_out = sig[:3]
+        if (len(ins), len(attrs), len(outs)) != (len(want_in), len(want_attrs), len(want_out)):
+            return error(-1, "job.txt has %d inputs, %d attributes, %d outputs; %s takes %d, %d, %d"
+                         % (len(ins), len(attrs), len(outs), m["op"], len(want_in), len(want_attrs), len(want_out)))
+        for a, want in zip(ins, want_in):
+            got = "N" if a is None else "L" if isinstance(a, list) else "T"
+            if not (got == want or (want == "O" and got in "TN")):
+                return error(-1, "job.txt: an input argument of the wrong kind (tensor, list, absent)")
+        for a, want in zip(outs, want_out):
+            if ("L" if isinstance(a, list) else "T") != want:
+                return error(-1, "job.txt: an output argument of the wrong kind (tensor, list)")
     fail = m.get("fail", "none")
     if fail == "561002":
         return error(561002, "aclnn%sGetWorkspaceSize(...): EZ1001 tiling func failed" % m["op"])
@@ -123,12 +224,28 @@ def main():
     if fail in ("507015", "507035"):
         return error(int(fail), "aclrtSynchronizeStreamWithTimeout(stream, %d): EZ9999 The error from device(chipId:%d), "
                      "exception of aivec error, core id is 3" % (sync_ms, device))
-    values = op([t[3] for t in ins], attrs, [(t[0], t[1]) for t in outs])
-    for (fmt, shape, path, _, _), v in zip(outs, values):
-        with open(path, "wb") as f:
-            f.write(pack(fmt, v))
+    args = [None if a is None else [tensors[k]["values"] for k in a] if isinstance(a, list) else tensors[a]["values"] for a in ins]
+    values, changed = op(args, attrs)
+    for k, v in changed.items():
+        tensors[k]["values"] = v
+    flat_outs, flat_values = [], []
+    for spec, v in zip(outs, values):
+        if isinstance(spec, list):
+            flat_outs += spec
+            flat_values += v
+        else:
+            flat_outs.append(spec)
+            flat_values.append(v)
+    for spec, v in zip(flat_outs, flat_values):
+        if "alias" in spec:
+            tensors[spec["alias"]]["values"] = v
+    for spec, v in list(zip(flat_outs, flat_values)) + [(r, None) for r in readbacks]:
+        if "alias" in spec:
+            v = tensors[spec["alias"]]["values"]
+        with open(spec["path"], "wb") as f:
+            f.write(pack(spec["fmt"], v))
     result.write("outputs written\n")
-    moved = sum(t[4] for t in ins) + sum(t[4] for t in outs)
+    moved = sum(t["bytes"] for t in tensors) + sum(spec["bytes"] for spec in flat_outs)
     scale = float(m["scale"]) if m.get("scale") else 0.85 + (int(m["hash"][:8], 16) % 300) / 1000.0
     clean = (4.0 + moved / 800e3) * scale
     if os.environ.get("STANDIN_MSPROF_OUT"):

@@ -230,8 +230,8 @@ fn add_custom_16m_fp16_scales_with_cores_and_saturates_hbm() {
         (full.hbm_read_bytes, full.hbm_write_bytes),
         (Some(0), Some(0))
     );
-    assert_eq!(full.gm_read_bytes, 2 * total * 2);
-    assert_eq!(full.gm_write_bytes, total * 2);
+    assert_eq!(full.gm_read_bytes, Some(2 * total * 2));
+    assert_eq!(full.gm_write_bytes, Some(total * 2));
 }
 
 #[test]
