@@ -467,10 +467,10 @@ impl KeyHasher {
             for &d in shape {
                 self.count(d);
             }
-            match *dist {
+            match dist {
                 Dist::Mixed { scale, sign } => {
                     self.text("mixed");
-                    self.f64(scale);
+                    self.f64(*scale);
                     self.text(match sign {
                         Sign::Any => "any",
                         Sign::Positive => "positive",
@@ -479,18 +479,18 @@ impl KeyHasher {
                 }
                 Dist::Uniform { low, high } => {
                     self.text("uniform");
-                    self.f64(low);
-                    self.f64(high);
+                    self.f64(*low);
+                    self.f64(*high);
                 }
                 Dist::Normal { mean, scale } => {
                     self.text("normal");
-                    self.f64(mean);
-                    self.f64(scale);
+                    self.f64(*mean);
+                    self.f64(*scale);
                 }
                 Dist::Int { low, high } => {
                     self.text("int");
-                    self.u64(low as u64);
-                    self.u64(high as u64);
+                    self.u64(*low as u64);
+                    self.u64(*high as u64);
                 }
             }
             self.count(specials.len());
