@@ -37,8 +37,11 @@ constexpr unsigned kLineShift = 6;  // 64-byte lines (trace::GM_LINE_BYTES)
 // One load or store of `size` bytes at `addr` by the kernel's code: every
 // line it covers that is not among the four touched just before goes to
 // the runtime, which records it when it is GM; the counters remember the
-// answer, so a loop over a line asks once.
-inline void touch(uintptr_t addr, size_t size, uint32_t store) {
+// answer, so a loop over a line asks once. A line in the guard around a GM
+// allocation (out of bounds) is never remembered: the runtime is told
+// where (`pc`, the return address into the kernel's code) and ends the
+// launch with a fault naming the tensor and the offset.
+inline void touch(uintptr_t addr, size_t size, uint32_t store, const void* pc) {
   AscScalarCounters& c = ascendopt_scalar;
   uintptr_t first = addr >> kLineShift;
   uintptr_t last = (addr + (size ? size - 1 : 0)) >> kLineShift;
@@ -52,6 +55,13 @@ inline void touch(uintptr_t addr, size_t size, uint32_t store) {
     } else {
       const AscRuntime* rt = ascendopt::g_rt;
       int32_t is_gm = rt ? rt->scalar_touch((const void*)(line << kLineShift), store) : 0;
+      if (is_gm == 2) {
+        // From the access's first byte in that line on.
+        uintptr_t from = line << kLineShift;
+        if (from < addr) from = addr;
+        rt->scalar_stray((const void*)from, (uint64_t)(addr + size - from), store, pc);
+        is_gm = 0;
+      }
       entry = ((uint64_t)line << 1) | (is_gm ? 1u : 0u);
       k = 3;
     }
@@ -74,7 +84,7 @@ inline void count_block(size_t len, bool loads, bool stores) {
 
 #define ASC_HOOK(kind, n, store)                                                                  \
   extern "C" __attribute__((visibility("hidden"))) void __asan_##kind##n##_noabort(uintptr_t a) { \
-    touch(a, n, store);                                                                           \
+    touch(a, n, store, __builtin_return_address(0));                                              \
   }
 ASC_HOOK(load, 1, 0)
 ASC_HOOK(load, 2, 0)
@@ -88,8 +98,12 @@ ASC_HOOK(store, 8, 1)
 ASC_HOOK(store, 16, 1)
 #undef ASC_HOOK
 
-extern "C" __attribute__((visibility("hidden"))) void __asan_loadN_noabort(uintptr_t a, size_t n) { touch(a, n, 0); }
-extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(uintptr_t a, size_t n) { touch(a, n, 1); }
+extern "C" __attribute__((visibility("hidden"))) void __asan_loadN_noabort(uintptr_t a, size_t n) {
+  touch(a, n, 0, __builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(uintptr_t a, size_t n) {
+  touch(a, n, 1, __builtin_return_address(0));
+}
 extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return(void) {}
 // Dynamic initialisers of an instrumented unit (the kernel type's
 // registration, ascendopt/kernel/kernel_type.h, or a kernel's own global
@@ -102,28 +116,134 @@ extern "C" __attribute__((visibility("hidden"))) void __asan_after_dynamic_init(
 // memcpy/memmove/memset/memcmp called by the kernel's own code (the pass
 // renames those calls): counted as the 8-byte loads and stores they are.
 extern "C" __attribute__((visibility("hidden"))) void* ascendopt_memcpy(void* d, const void* s, size_t n) {
-  touch((uintptr_t)s, n, 0);
-  touch((uintptr_t)d, n, 1);
+  touch((uintptr_t)s, n, 0, __builtin_return_address(0));
+  touch((uintptr_t)d, n, 1, __builtin_return_address(0));
   count_block(n, true, true);
   return memcpy(d, s, n);
 }
 extern "C" __attribute__((visibility("hidden"))) void* ascendopt_memmove(void* d, const void* s, size_t n) {
-  touch((uintptr_t)s, n, 0);
-  touch((uintptr_t)d, n, 1);
+  touch((uintptr_t)s, n, 0, __builtin_return_address(0));
+  touch((uintptr_t)d, n, 1, __builtin_return_address(0));
   count_block(n, true, true);
   return memmove(d, s, n);
 }
 extern "C" __attribute__((visibility("hidden"))) void* ascendopt_memset(void* d, int v, size_t n) {
-  touch((uintptr_t)d, n, 1);
+  touch((uintptr_t)d, n, 1, __builtin_return_address(0));
   count_block(n, false, true);
   return memset(d, v, n);
 }
 extern "C" __attribute__((visibility("hidden"))) int ascendopt_memcmp(const void* a, const void* b, size_t n) {
-  touch((uintptr_t)a, n, 0);
-  touch((uintptr_t)b, n, 0);
+  touch((uintptr_t)a, n, 0, __builtin_return_address(0));
+  touch((uintptr_t)b, n, 0, __builtin_return_address(0));
   count_block(2 * n, true, false);
   return memcmp(a, b, n);
 }
+
+// ---- indirect calls of the kernel's own code ------------------------------
+// Code outside the kernel library (the host library, the C library, the
+// simulator) is not instrumented: a kernel that called it through a
+// function pointer would have its work done uncounted. The build's pass
+// (instrument.rs) checks the target (in %r11) of every indirect call the
+// kernel's own code makes: inside the library's code, [__ehdr_start,
+// etext), it goes ahead at once; otherwise it calls ascendopt_check_call,
+// which returns (every register as it was) only for an entry of the
+// runtime table (the AscendC macros expanded in the kernel's own lines,
+// GET_TILING_DATA and the like, call those) and ends the launch with a
+// fault naming the target for anything else.
+extern "C" const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern "C" const char etext[] __attribute__((visibility("hidden")));
+extern "C" {
+__attribute__((visibility("hidden"))) extern const uintptr_t ascendopt_text_lo;
+__attribute__((visibility("hidden"))) extern const uintptr_t ascendopt_text_hi;
+const uintptr_t ascendopt_text_lo = (uintptr_t)__ehdr_start;
+const uintptr_t ascendopt_text_hi = (uintptr_t)etext;
+}
+extern "C" __attribute__((visibility("hidden"), used)) void ascendopt_call_allowed(const void* target, const void* pc) {
+  const AscRuntime* rt = ascendopt::g_rt;
+  if (rt) {
+    // The table: two 32-bit words, then function pointers to its end.
+    const void* const* entry = (const void* const*)((const char*)rt + 8);
+    const void* const* end = (const void* const*)((const char*)rt + sizeof(AscRuntime));
+    for (; entry < end; ++entry)
+      if (*entry == target) return;
+    rt->stray_call(target, pc);
+  }
+  __builtin_trap();
+}
+// Saves the argument registers (general and vector) and %r11, asks
+// (with call-frame information, so the fault's exception unwinds through)
+// ascendopt_call_allowed about the target in %r11 (with the kernel's return
+// address, 200 bytes up once everything is saved), restores them, returns.
+asm(R"(
+  .text
+  .globl ascendopt_check_call
+  .hidden ascendopt_check_call
+  .type ascendopt_check_call, @function
+ascendopt_check_call:
+  .cfi_startproc
+  pushq %rdi
+  .cfi_adjust_cfa_offset 8
+  pushq %rsi
+  .cfi_adjust_cfa_offset 8
+  pushq %rdx
+  .cfi_adjust_cfa_offset 8
+  pushq %rcx
+  .cfi_adjust_cfa_offset 8
+  pushq %r8
+  .cfi_adjust_cfa_offset 8
+  pushq %r9
+  .cfi_adjust_cfa_offset 8
+  pushq %rax
+  .cfi_adjust_cfa_offset 8
+  pushq %r10
+  .cfi_adjust_cfa_offset 8
+  pushq %r11
+  .cfi_adjust_cfa_offset 8
+  subq $128, %rsp
+  .cfi_adjust_cfa_offset 128
+  movdqu %xmm0, 0(%rsp)
+  movdqu %xmm1, 16(%rsp)
+  movdqu %xmm2, 32(%rsp)
+  movdqu %xmm3, 48(%rsp)
+  movdqu %xmm4, 64(%rsp)
+  movdqu %xmm5, 80(%rsp)
+  movdqu %xmm6, 96(%rsp)
+  movdqu %xmm7, 112(%rsp)
+  movq %r11, %rdi
+  movq 200(%rsp), %rsi
+  call ascendopt_call_allowed
+  movdqu 0(%rsp), %xmm0
+  movdqu 16(%rsp), %xmm1
+  movdqu 32(%rsp), %xmm2
+  movdqu 48(%rsp), %xmm3
+  movdqu 64(%rsp), %xmm4
+  movdqu 80(%rsp), %xmm5
+  movdqu 96(%rsp), %xmm6
+  movdqu 112(%rsp), %xmm7
+  addq $128, %rsp
+  .cfi_adjust_cfa_offset -128
+  popq %r11
+  .cfi_adjust_cfa_offset -8
+  popq %r10
+  .cfi_adjust_cfa_offset -8
+  popq %rax
+  .cfi_adjust_cfa_offset -8
+  popq %r9
+  .cfi_adjust_cfa_offset -8
+  popq %r8
+  .cfi_adjust_cfa_offset -8
+  popq %rcx
+  .cfi_adjust_cfa_offset -8
+  popq %rdx
+  .cfi_adjust_cfa_offset -8
+  popq %rsi
+  .cfi_adjust_cfa_offset -8
+  popq %rdi
+  .cfi_adjust_cfa_offset -8
+  ret
+  .cfi_endproc
+  .size ascendopt_check_call, .-ascendopt_check_call
+)");
 
 // The device compiler's block variables (declared in
 // ascendopt/kernel/builtins.h), set per block thread below.

@@ -10,7 +10,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 /// Version of the kernel ABI (`ASC_ABI_VERSION`).
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -253,6 +253,10 @@ pub struct AscRuntime {
     // Appended in ABI 5.
     pub core_info: extern "C-unwind" fn(what: u32) -> i64,
     pub group_mailbox: extern "C-unwind" fn() -> *mut c_void,
+    // Appended in ABI 6.
+    pub scalar_stray:
+        extern "C-unwind" fn(addr: *const c_void, size: u64, store: u32, pc: *const c_void),
+    pub stray_call: extern "C-unwind" fn(target: *const c_void, pc: *const c_void),
 }
 
 /// `AscScalarCounters`: the kernel's own code on one block thread.

@@ -8,6 +8,8 @@ use ascendopt_harness::store::{RunStore, Stage};
 use ascendopt_harness::verdict::{CorrectnessCheck, RuntimeErrorKind, Verdict};
 
 use crate::common;
+mod bounds;
+mod cheats;
 mod hostile;
 
 use common::{cfg, device, package};

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define ASC_ABI_VERSION 5u
+#define ASC_ABI_VERSION 6u
 
 #ifdef __cplusplus
 extern "C" {
@@ -384,7 +384,9 @@ typedef struct AscRuntime {
   /* The kernel's own code touched the 64-byte line at `line` (an address
    * rounded down to 64) with a plain load or store (kernel_entry.cpp's
    * instrumentation hooks call it for lines not touched just before).
-   * Returns 1 when the line is GM (the touch is recorded), else 0. */
+   * Returns 1 when the line is GM (the touch is recorded), 2 when it lies
+   * in the guard before or after a GM allocation (an access out of
+   * bounds: the hook then calls `scalar_stray`), else 0. */
   int32_t (*scalar_touch)(const void* line, uint32_t store);
 
   /* ---- appended in ABI 4 ---- */
@@ -402,6 +404,19 @@ typedef struct AscRuntime {
   /* The 4096-byte scratch shared by the cores of the caller's AI core
    * (the Matmul API's messages; null in an untyped launch). */
   void* (*group_mailbox)(void);
+
+  /* ---- appended in ABI 6 ---- */
+  /* The kernel's own code loaded (`store` 0) or stored `size` bytes at
+   * `addr`, and a line of it lies in the guard of a GM allocation
+   * (`scalar_touch` returned 2): the runtime records the fault, naming the
+   * allocation and the offset, at `pc` (the return address in the
+   * kernel's code), and unwinds the kernel; it returns only when no line
+   * of the access is out of bounds after all. */
+  void (*scalar_stray)(const void* addr, uint64_t size, uint32_t store, const void* pc);
+  /* The kernel's own code called `target`, outside the kernel library's
+   * code, through a pointer (the build's check before every indirect call;
+   * kernel_entry.cpp): the runtime records the fault at `pc` and unwinds. */
+  void (*stray_call)(const void* target, const void* pc);
 } AscRuntime;
 
 /* Counters of the kernel's own code on the calling block's thread

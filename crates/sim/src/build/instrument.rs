@@ -54,6 +54,12 @@
 //! add a few internal branches), and jumps into the middle of a stretch
 //! without a hook count only from the next hook or call.
 //!
+//! Indirect calls: before every indirect call of the kernel's own code the
+//! pass checks that the target lies in the kernel library's code; a call
+//! of code outside it (a host-library function whose address the tiling
+//! smuggled in, `&memcpy` of the C library), whose work nothing counts,
+//! ends the launch with a fault instead ([`checked_indirect_call`]).
+//!
 //! Refusals ([`InstrumentError`]): a function of the kernel's code that
 //! holds a loop but no basic-block hook, or pointer loads and stores but no
 //! load/store hook, was compiled without the instrumentation (an attribute
@@ -106,6 +112,8 @@ pub struct Stats {
     pub counted_stretches: u32,
     /// Counted instructions over all stretches (static, not executed).
     pub counted_instructions: u64,
+    /// Indirect calls of the kernel's code given a target check.
+    pub checked_calls: u32,
 }
 
 /// The rewritten assembly.
@@ -321,6 +329,10 @@ pub fn instrument(asm: &str, options: &Options) -> Result<Instrumented, Instrume
                     text = line.replacen(target, &format!("ascendopt_{name}@PLT"), 1);
                 }
             }
+            if let Some(checked) = checked_indirect_call(&insn, stats.checked_calls) {
+                stats.checked_calls += 1;
+                text = checked;
+            }
             let counts = classify(&insn);
             let f = function.as_mut().expect("inside a function");
             if insn.mnemonic.starts_with('j') {
@@ -366,6 +378,42 @@ pub fn instrument(asm: &str, options: &Options) -> Result<Instrumented, Instrume
         }
     }
     Ok(Instrumented { text, stats })
+}
+
+/// An indirect call of the kernel's own code (`call *%rax`,
+/// `call *8(%rbx)`) with its target checked first: inside the kernel
+/// library's code (`kernel_entry.cpp`'s `ascendopt_text_lo`/`_hi`) it is
+/// made as before, through `%r11`; elsewhere `ascendopt_check_call`
+/// lets an entry of the runtime table through (macros expanded in the
+/// kernel's lines call it) and ends the launch with a fault for anything
+/// else (the host library, the C library: code that is not counted).
+/// `%r11` and the flags hold nothing at a call (see the module docs); the
+/// check runs at the call's own stack pointer, so its call is aligned as
+/// the original was, and it keeps every argument register. A call through the GOT
+/// (`-fno-plt`: `call *f@GOTPCREL(%rip)`) names an import, which the
+/// static check's import list governs, and is left alone.
+fn checked_indirect_call(insn: &Insn<'_>, n: u32) -> Option<String> {
+    if !insn.mnemonic.starts_with("call") {
+        return None;
+    }
+    let [target] = insn.operands.as_slice() else {
+        return None;
+    };
+    let target = target.strip_prefix('*')?;
+    if target.contains("@GOTPCREL") {
+        return None;
+    }
+    Some(format!(
+        "\tmovq\t{target}, %r11\n\
+         \tcmpq\tascendopt_text_lo(%rip), %r11\n\
+         \tjb\t.Lascendopt_check{n}\n\
+         \tcmpq\tascendopt_text_hi(%rip), %r11\n\
+         \tjb\t.Lascendopt_call{n}\n\
+         .Lascendopt_check{n}:\n\
+         \tcall\tascendopt_check_call\n\
+         .Lascendopt_call{n}:\n\
+         \tcall\t*%r11"
+    ))
 }
 
 /// Starts a stretch at the current end of the output.

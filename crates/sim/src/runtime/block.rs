@@ -8,7 +8,7 @@
 //! calling the kernel library's `ascendopt_kernel_throw`.
 
 use super::fault::Fault;
-use super::gm::GmSpace;
+use super::gm::{GmSpace, LineClass};
 use super::mix::{self, CoreSlot, LaunchSync};
 use super::vec::MaskState;
 use crate::abi::AscLoc;
@@ -374,21 +374,22 @@ impl Block {
         self.scalar_counters = counters as usize;
     }
 
-    /// The kernel's code touched the GM line at `addr`: records it when it
-    /// is GM. Returns whether it is.
-    pub fn scalar_touch(&mut self, addr: usize) -> bool {
-        let Some((space, offset)) = self.shared.gm.locate(addr) else {
-            return false;
-        };
-        if self.gm_lines.len() < MAX_GM_LINES_PER_BLOCK {
-            self.gm_lines.push(GmLine {
-                space,
-                offset: offset / GM_LINE_BYTES * GM_LINE_BYTES,
-            });
-        } else {
-            self.lines_dropped += 1;
+    /// The kernel's code touched the line at `addr` (a multiple of 64):
+    /// records it when it is GM. Returns what it is
+    /// ([`GmSpace::classify_line`](super::gm::GmSpace::classify_line)).
+    pub fn scalar_touch(&mut self, addr: usize) -> LineClass {
+        let class = self.shared.gm.classify_line(addr);
+        if let LineClass::Gm { space, offset } = class {
+            if self.gm_lines.len() < MAX_GM_LINES_PER_BLOCK {
+                self.gm_lines.push(GmLine {
+                    space,
+                    offset: offset / GM_LINE_BYTES * GM_LINE_BYTES,
+                });
+            } else {
+                self.lines_dropped += 1;
+            }
         }
-        true
+        class
     }
 
     /// Records what the kernel's own code did since the last call (if

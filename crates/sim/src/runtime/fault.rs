@@ -94,6 +94,16 @@ pub enum Fault {
         /// The access (a `LocalOutOfRange` message).
         access: String,
     },
+    /// The kernel's own code called code outside the kernel library
+    /// through a pointer (the host library, the C library, the runtime):
+    /// that code is not instrumented, so its work would go uncounted.
+    #[error("the kernel's code calls {what} at {target:#x} through a pointer: code outside the kernel library is not counted by the timing model")]
+    StrayCall {
+        /// The call's target.
+        target: u64,
+        /// The object and offset of the target, or what it is.
+        what: String,
+    },
     /// The kernel called `trap`/`ASSERT`.
     #[error("kernel trap: {message}")]
     Trap {

@@ -1,12 +1,30 @@
 //! Global memory of one launch: the allocations the runtime made (inputs,
 //! outputs, workspace, tiling data), each 512-byte aligned, and the lookup
 //! that bounds-checks every GM access a kernel makes.
+//!
+//! Invariant (the guard): every allocation is surrounded by [`GUARD`]
+//! bytes of address space before its start and after its device span that
+//! hold nothing else: our own allocations reserve them inaccessible
+//! (`mmap` with `PROT_NONE`), and the tensor arena of the worker leaves at
+//! least that much unmapped between its regions (`worker/arena.rs`). So a
+//! plain C++ access of the kernel's code whose address lies in a guard is
+//! an access past (or before) that allocation, never one of the kernel's
+//! stack, local memories or statics: [`GmSpace::classify_line`] names it,
+//! and the runtime ends the launch with a fault that says so.
 
 use super::fault::Fault;
 
 /// Alignment of every GM allocation (the 512 B request size of the DMA,
 /// hardware-facts.md section F "GM behaviour").
 pub const GM_ALIGN: usize = 512;
+
+/// Address space before every allocation and after its device span that
+/// holds no other memory (see the module's invariant): 1 MiB, the least gap
+/// the tensor arena leaves between its regions.
+pub const GUARD: usize = 1 << 20;
+
+/// Page size of the reservations.
+const PAGE: usize = 4096;
 
 /// The bytes a device allocation of `len` bytes really spans: the
 /// AscendCL allocator (`aclrtMalloc`) rounds a request up to a multiple of
@@ -42,9 +60,10 @@ pub struct GmAlloc {
 
 /// Where an allocation's bytes live.
 enum Backing {
-    /// A buffer of our own (`device_span(len) + GM_ALIGN` bytes; the
-    /// allocation starts at `offset`, the first aligned byte).
-    Owned { buf: Vec<u8>, offset: usize },
+    /// A mapping of our own: [`GUARD`] inaccessible bytes, the allocation's
+    /// device span rounded up to pages (readable and writable), then
+    /// [`GUARD`] inaccessible bytes again; `map_len` bytes from `map`.
+    Owned { map: *mut u8, map_len: usize },
     /// Memory the launch's caller owns (a tensor region shared with the
     /// parent process), valid for the whole launch.
     Borrowed { ptr: *mut u8 },
@@ -57,18 +76,62 @@ unsafe impl Send for GmAlloc {}
 // SAFETY: as above.
 unsafe impl Sync for GmAlloc {}
 
+impl Drop for GmAlloc {
+    fn drop(&mut self) {
+        if let Backing::Owned { map, map_len } = self.backing {
+            // SAFETY: our own mapping; no slice of it outlives `self`.
+            unsafe {
+                libc::munmap(map.cast(), map_len);
+            }
+        }
+    }
+}
+
 impl GmAlloc {
+    /// A zeroed allocation of `len` bytes between two guards. Panics (as
+    /// `vec!` would) when the address space is exhausted.
     fn new(name: String, len: usize) -> GmAlloc {
-        let buf = vec![0u8; device_span(len) + GM_ALIGN];
-        let misalign = buf.as_ptr() as usize % GM_ALIGN;
-        let offset = if misalign == 0 {
-            0
-        } else {
-            GM_ALIGN - misalign
+        let span = device_span(len).div_ceil(PAGE).max(1) * PAGE;
+        let map_len = span
+            .checked_add(2 * GUARD)
+            .expect("GM allocation size overflows");
+        // SAFETY: reserving fresh address space, no access yet.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
         };
+        // SAFETY: opening the middle of our own reservation (page-aligned:
+        // GUARD and the mapping are).
+        let opened = map != libc::MAP_FAILED
+            && unsafe {
+                libc::mprotect(
+                    map.cast::<u8>().add(GUARD).cast(),
+                    span,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                )
+            } == 0;
+        if !opened {
+            if map != libc::MAP_FAILED {
+                // SAFETY: our own reservation.
+                unsafe { libc::munmap(map, map_len) };
+            }
+            std::alloc::handle_alloc_error(
+                std::alloc::Layout::from_size_align(map_len, PAGE)
+                    .unwrap_or(std::alloc::Layout::new::<u8>()),
+            );
+        }
         GmAlloc {
             name,
-            backing: Backing::Owned { buf, offset },
+            backing: Backing::Owned {
+                map: map.cast(),
+                map_len,
+            },
             len,
         }
     }
@@ -76,7 +139,7 @@ impl GmAlloc {
     /// Address of the first byte.
     pub fn base(&self) -> usize {
         match &self.backing {
-            Backing::Owned { buf, offset } => buf.as_ptr() as usize + offset,
+            Backing::Owned { map, .. } => *map as usize + GUARD,
             Backing::Borrowed { ptr } => *ptr as usize,
         }
     }
@@ -93,20 +156,14 @@ impl GmAlloc {
 
     /// Contents (only read when no kernel runs).
     pub fn bytes(&self) -> &[u8] {
-        match &self.backing {
-            Backing::Owned { buf, offset } => &buf[*offset..*offset + self.len],
-            // SAFETY: `adopt`'s contract: `len` bytes at `ptr`, alive.
-            Backing::Borrowed { ptr } => unsafe { std::slice::from_raw_parts(*ptr, self.len) },
-        }
+        // SAFETY: `len` bytes at `base()` are readable: our own mapping's
+        // open pages, or `adopt`'s contract.
+        unsafe { std::slice::from_raw_parts(self.base() as *const u8, self.len) }
     }
 
     fn bytes_mut(&mut self) -> &mut [u8] {
-        let len = self.len;
-        match &mut self.backing {
-            Backing::Owned { buf, offset } => &mut buf[*offset..*offset + len],
-            // SAFETY: as in `bytes`, and we hold the allocation mutably.
-            Backing::Borrowed { ptr } => unsafe { std::slice::from_raw_parts_mut(*ptr, len) },
-        }
+        // SAFETY: as in `bytes`, and we hold the allocation mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.base() as *mut u8, self.len) }
     }
 }
 
@@ -130,6 +187,26 @@ pub struct GmRef {
     pub past_end: u64,
 }
 
+/// What a line of memory is to the kernel's own code
+/// ([`GmSpace::classify_line`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineClass {
+    /// GM: allocation `space`, `offset` bytes from its start.
+    Gm {
+        /// Allocation index.
+        space: u32,
+        /// Byte offset of the line inside the allocation.
+        offset: u64,
+    },
+    /// The guard before or after allocation `space`: out of bounds.
+    Guard {
+        /// Allocation index.
+        space: u32,
+    },
+    /// Anything else (the stack, local memories, statics).
+    Other,
+}
+
 impl GmSpace {
     /// Adds an allocation holding `init` (padded with zeros to `len`).
     /// Returns its index.
@@ -148,7 +225,10 @@ impl GmSpace {
     /// # Safety
     /// `memory`, and the bytes after it up to [`device_span`] of its
     /// length, must stay valid, and untouched by anyone but the kernel
-    /// through this space, for as long as this space lives.
+    /// through this space, for as long as this space lives. The [`GUARD`]
+    /// bytes before `memory` and after that span should hold nothing the
+    /// kernel may use (the worker's arena leaves them unmapped): an access
+    /// of the kernel's own code there is reported as out of bounds.
     pub unsafe fn adopt(&mut self, name: &str, memory: &mut [u8]) -> Option<u32> {
         if !(memory.as_ptr() as usize).is_multiple_of(GM_ALIGN) {
             return None;
@@ -180,14 +260,65 @@ impl GmSpace {
         &self.allocs
     }
 
-    /// The allocation holding byte `addr` (its padding included) and the
-    /// offset in it, if any: a cheap test of whether a pointer is GM.
-    pub fn locate(&self, addr: usize) -> Option<(u32, u64)> {
-        self.allocs.iter().enumerate().find_map(|(i, a)| {
+    /// What the 64-byte line at `line` (a multiple of 64) is to a plain
+    /// load or store of the kernel's own code: GM of an allocation (its
+    /// device allocator's padding included: the span ends on a line
+    /// boundary, as the allocation starts on one), a guard before or after
+    /// one (out of bounds: see the module's invariant), or other memory.
+    pub fn classify_line(&self, line: usize) -> LineClass {
+        for (i, a) in self.allocs.iter().enumerate() {
             let base = a.base();
-            (addr >= base && addr - base < device_span(a.len))
-                .then(|| (i as u32, (addr - base) as u64))
-        })
+            if line >= base && line - base < device_span(a.len) {
+                return LineClass::Gm {
+                    space: i as u32,
+                    offset: (line - base) as u64,
+                };
+            }
+        }
+        for (i, a) in self.allocs.iter().enumerate() {
+            let base = a.base();
+            let end = base.saturating_add(device_span(a.len));
+            let before = line < base && base - line <= GUARD;
+            let after = line >= end && line - end < GUARD;
+            if before || after {
+                return LineClass::Guard { space: i as u32 };
+            }
+        }
+        LineClass::Other
+    }
+
+    /// The fault of a plain `len`-byte load or store (`store`) of the
+    /// kernel's own code at `addr`, in the guard of allocation `space`.
+    pub fn stray_fault(&self, space: u32, addr: usize, len: u64, store: bool) -> Fault {
+        let operand = if store {
+            "a plain C++ store"
+        } else {
+            "a plain C++ load"
+        };
+        let near = match self.allocs.get(space as usize) {
+            None => String::new(),
+            Some(a) if addr < a.base() => format!(
+                "; it lies {} bytes before the start of `{}` ({} bytes)",
+                a.base() - addr,
+                a.name,
+                a.len
+            ),
+            Some(a) => {
+                let off = (addr - a.base()) as u64;
+                let span = device_span(a.len) as u64;
+                format!(
+                    "; it is byte {off} of `{}` ({} bytes), past the {span} bytes the device \
+                     allocator gives it",
+                    a.name, a.len,
+                )
+            }
+        };
+        Fault::GmOutOfBounds {
+            operand,
+            addr: addr as u64,
+            len,
+            near,
+        }
     }
 
     /// Resolves `[addr, addr+len)`; it must lie inside one allocation, or
@@ -334,5 +465,45 @@ mod tests {
         assert!(gm.resolve("dst", base + 6010, 4).is_err());
         // An access inside the tensor has nothing past its end.
         assert_eq!(gm.resolve("src", base, 6006).unwrap().past_end, 0);
+    }
+
+    #[test]
+    fn lines_in_the_guard_around_an_allocation_are_out_of_bounds() {
+        let mut gm = GmSpace::default();
+        let idx = gm.alloc("output 0", 6006, &[]);
+        let base = gm.allocs()[idx as usize].base();
+        // The padding is the allocation's: [6006, 6080) ends on a line.
+        assert_eq!(
+            gm.classify_line(base + 6016),
+            LineClass::Gm {
+                space: idx,
+                offset: 6016
+            }
+        );
+        // The line after the span, the last line of the guard, the line
+        // before the start: out of bounds.
+        for line in [
+            base + 6080,
+            base + 6080 + GUARD - 64,
+            base - 64,
+            base - GUARD,
+        ] {
+            assert_eq!(gm.classify_line(line), LineClass::Guard { space: idx });
+        }
+        // Past the guard: other memory.
+        assert_eq!(gm.classify_line(base + 6080 + GUARD), LineClass::Other);
+        let fault = gm.stray_fault(idx, base + 6144, 2, true).to_string();
+        assert!(
+            fault.contains("a plain C++ store")
+                && fault.contains("byte 6144 of `output 0` (6006 bytes), past the 6080 bytes"),
+            "{fault}"
+        );
+        let fault = gm.stray_fault(idx, base - 4, 4, false).to_string();
+        assert!(
+            fault.contains("4 bytes before the start of `output 0`"),
+            "{fault}"
+        );
+        // The allocation's own bytes start zeroed, as before.
+        assert!(gm.allocs()[idx as usize].bytes().iter().all(|&b| b == 0));
     }
 }

@@ -5,6 +5,7 @@
 
 use super::block::{with_block, Block};
 use super::fault::Fault;
+use super::gm::LineClass;
 use super::queue::dtype_size;
 use super::vec::{self, MaskState};
 use crate::abi::{
@@ -52,6 +53,8 @@ pub static TABLE: AscRuntime = AscRuntime {
     cube: rt_cube,
     core_info: rt_core_info,
     group_mailbox: rt_group_mailbox,
+    scalar_stray: rt_scalar_stray,
+    stray_call: rt_stray_call,
 };
 
 const NO_LOC: AscLoc = AscLoc {
@@ -366,7 +369,80 @@ extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
 
 extern "C-unwind" fn rt_scalar_touch(line: *const c_void, _store: u32) -> i32 {
     with_block(&NO_LOC, "kernel code", |b| {
-        Ok(i32::from(b.scalar_touch(line as usize)))
+        Ok(match b.scalar_touch(line as usize) {
+            LineClass::Other => 0,
+            LineClass::Gm { .. } => 1,
+            LineClass::Guard { .. } => 2,
+        })
+    })
+}
+
+/// The prefix of the `file` of a fault's location that stands for a code
+/// address not yet mapped to a source line: `<object>+0x<offset>` follows
+/// (the parent maps it with `addr2line`, `worker::resolve_code_address`).
+pub const CODE_ADDRESS: &str = "code address ";
+
+/// `object+0xoffset` of a code address (the loader's view), or None.
+fn code_place(pc: *const c_void) -> Option<(String, usize)> {
+    // SAFETY: dladdr only reads the loader's tables; `dl` is a local.
+    unsafe {
+        let mut dl: libc::Dl_info = std::mem::zeroed();
+        if pc.is_null() || libc::dladdr(pc, &mut dl) == 0 || dl.dli_fname.is_null() {
+            return None;
+        }
+        let object = CStr::from_ptr(dl.dli_fname).to_string_lossy().into_owned();
+        Some((object, (pc as usize).wrapping_sub(dl.dli_fbase as usize)))
+    }
+}
+
+/// Runs `f` on the current block with the location of the kernel's code
+/// at return address `pc` (the instruction after a call: one byte back is
+/// the call's own line), to be mapped to `file:line` by the parent.
+fn at_code_address<T>(pc: *const c_void, f: impl FnOnce(&mut Block) -> Result<T, Fault>) -> T {
+    let place = code_place(pc)
+        .map(|(object, offset)| format!("{CODE_ADDRESS}{object}+0x{:x}", offset.wrapping_sub(1)))
+        .unwrap_or_default();
+    let file = std::ffi::CString::new(place).unwrap_or_default();
+    let loc = AscLoc {
+        file: if file.as_bytes().is_empty() {
+            std::ptr::null()
+        } else {
+            file.as_ptr()
+        },
+        line: 0,
+    };
+    with_block(&loc, "kernel code", f)
+}
+
+extern "C-unwind" fn rt_stray_call(target: *const c_void, pc: *const c_void) {
+    let what = match code_place(target) {
+        Some((object, offset)) => format!("{object}+0x{offset:x}"),
+        None => "memory that holds no loaded code".to_string(),
+    };
+    at_code_address(pc, |_| {
+        Err::<(), _>(Fault::StrayCall {
+            target: target as u64,
+            what,
+        })
+    })
+}
+
+extern "C-unwind" fn rt_scalar_stray(
+    addr: *const c_void,
+    size: u64,
+    store: u32,
+    pc: *const c_void,
+) {
+    at_code_address(pc, |b| {
+        match b.shared.gm.classify_line(addr as usize & !63) {
+            LineClass::Guard { space } => {
+                Err(b
+                    .shared
+                    .gm
+                    .stray_fault(space, addr as usize, size, store != 0))
+            }
+            _ => Ok(()),
+        }
     })
 }
 

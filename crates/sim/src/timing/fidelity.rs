@@ -8,7 +8,7 @@
 //!
 //! The points here time hand-written traces ([`super::synth`]): they need
 //! no compiler and run in a second. Points that run real kernels are added
-//! by the harness (`ascendopt_harness::fidelity`).
+//! by `ascendopt_simtools::fidelity`.
 
 use super::hw::HwProfile;
 use super::synth::{gm, ub, AddKernel, TraceBuilder};

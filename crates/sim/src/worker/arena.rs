@@ -18,7 +18,12 @@
 //!   kernel that reads or writes past a tensor, even by a whole tile, lands
 //!   in no GM allocation (a fault that names the tensor) rather than in the
 //!   next tensor; the device allocator's padding after a tensor
-//!   (`runtime::gm::device_span`) is mapped, as on the chip.
+//!   (`runtime::gm::device_span`) is mapped, as on the chip;
+//! - the rest of the last mapped page after that padding (the slack) holds
+//!   a canary the parent writes before each launch ([`Arena::arm`]) and
+//!   reads after it ([`Arena::damage`]): a write there, which the kernel's
+//!   instrumented code cannot make (its hooks fault first) but a store no
+//!   hook sees could, is a write past the tensor's allocation.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -219,6 +224,47 @@ impl Arena {
         Ok(arena)
     }
 
+    /// The slack of region `i`: bytes `[device_span, end of its last
+    /// mapped page)` from the region's start (see the module docs).
+    fn slack(&self, i: usize) -> std::ops::Range<usize> {
+        let span = crate::runtime::gm::device_span(self.lens[i]);
+        span..span.div_ceil(PAGE).max(1) * PAGE
+    }
+
+    /// Writes `canary` over every region's slack (parent side, before the
+    /// launch).
+    pub(crate) fn arm(&mut self, canary: u8) {
+        for i in 0..self.count() {
+            let slack = self.slack(i);
+            // SAFETY: `layout` keeps at least one page more than the
+            // region's device span in the file from its offset, inside
+            // our mapping of the whole file.
+            unsafe {
+                std::ptr::write_bytes(
+                    self.ptr.add(self.addrs[i] + slack.start),
+                    canary,
+                    slack.len(),
+                );
+            }
+        }
+    }
+
+    /// The first region whose slack no longer holds `canary`: its index,
+    /// the offset of the first changed byte from the region's start and
+    /// the number of changed bytes (parent side, after the worker is gone).
+    pub(crate) fn damage(&self, canary: u8) -> Option<(usize, usize, usize)> {
+        (0..self.count()).find_map(|i| {
+            let slack = self.slack(i);
+            // SAFETY: as in `arm`.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(self.ptr.add(self.addrs[i] + slack.start), slack.len())
+            };
+            let first = bytes.iter().position(|&b| b != canary)?;
+            let changed = bytes.iter().filter(|&&b| b != canary).count();
+            Some((i, slack.start + first, changed))
+        })
+    }
+
     /// The file's size in bytes.
     #[cfg(test)]
     pub(crate) fn size(&self) -> usize {
@@ -338,6 +384,27 @@ mod tests {
         let dup = unsafe { libc::dup(parent.fd()) };
         let err = Arena::open(dup, &[5, 0, 3, 1 << 20]).err().unwrap();
         assert!(err.to_string().contains("the job needs"), "{err}");
+    }
+
+    #[test]
+    fn a_write_past_the_padding_is_seen_in_the_slack() {
+        // 16000 bytes: padded to 16064, the page ends at 16384.
+        let mut parent = Arena::create(&[16000, 10]).unwrap();
+        parent.arm(0xC5);
+        assert_eq!(parent.damage(0xC5), None);
+        // SAFETY: dup of our own fd.
+        let dup = unsafe { libc::dup(parent.fd()) };
+        let worker = Arena::open(dup, &[16000, 10]).unwrap();
+        let base = worker.region(0).as_ptr() as *mut u8;
+        // SAFETY: inside the worker's mapping of region 0 (its last page).
+        unsafe {
+            *base.add(16063) = 1; // the padding: allowed
+            *base.add(16064) = 1;
+            *base.add(16100) = 1;
+        }
+        assert_eq!(parent.damage(0xC5), Some((0, 16064, 2)));
+        parent.arm(0xC5);
+        assert_eq!(parent.damage(0xC5), None);
     }
 
     #[test]

@@ -230,38 +230,84 @@ fn object_offset(stderr: &str) -> Option<(&str, u64)> {
 /// `libraries` and addr2line knows it, else `object+offset`.
 pub(crate) fn locate(stderr: &str, libraries: &[&Path]) -> Option<String> {
     let (object, offset) = object_offset(stderr)?;
+    let plain = format!("{object}+0x{offset:x}");
+    let frames = frames(object, offset, libraries);
+    if frames.is_empty() {
+        return Some(plain);
+    }
+    let frames: Vec<String> = frames
+        .iter()
+        .map(|(function, place)| format!("{function} at {place}"))
+        .collect();
+    Some(frames.join("; inlined into "))
+}
+
+/// `(file, line, function)` of the code at `offset` in `object`, the
+/// outermost frame of the inlining chain that is not in a header of the
+/// simulator's own (`exclude`), when `object` is one of `libraries`.
+pub(crate) fn source_line(
+    object: &str,
+    offset: u64,
+    libraries: &[&Path],
+    exclude: &str,
+) -> Option<(String, u32, String)> {
+    let frames = frames(object, offset, libraries);
+    let (function, place) = frames
+        .iter()
+        .find(|(_, place)| !place.contains(exclude))
+        .or(frames.first())?;
+    let (file, line) = place.rsplit_once(':')?;
+    // The line tables name package files relative to the package root
+    // (`-ffile-prefix-map`); addr2line puts its own folder before them.
+    let file = std::env::current_dir()
+        .ok()
+        .and_then(|dir| {
+            Path::new(file)
+                .strip_prefix(dir)
+                .ok()
+                .map(Path::to_path_buf)
+        })
+        .map_or_else(|| file.to_string(), |rel| rel.display().to_string());
+    // `void ns::f<float>(int, char*)` -> `ns::f<float>`.
+    let name = function.split('(').next().unwrap_or(function);
+    let name = name.rsplit(' ').next().unwrap_or(name).to_string();
+    Some((file, line.trim().parse().ok()?, name))
+}
+
+/// The (function, `file:line`) frames addr2line gives for `offset` in
+/// `object`, innermost first (at most four); none when `object` is not one
+/// of `libraries` (an unknown object is only named, never handed to
+/// addr2line) or addr2line does not know it.
+fn frames(object: &str, offset: u64, libraries: &[&Path]) -> Vec<(String, String)> {
     let known = libraries.iter().any(|lib| {
         Path::new(object) == *lib
             || std::fs::canonicalize(lib).is_ok_and(|c| c == Path::new(object))
     });
-    let plain = format!("{object}+0x{offset:x}");
     if !known {
-        return Some(plain);
+        return Vec::new();
     }
-    let output = Command::new("addr2line")
+    let Ok(output) = Command::new("addr2line")
         .args(["-f", "-C", "-i", "-e"])
         .arg(object)
         .arg(format!("0x{offset:x}"))
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
-        .ok()?;
+    else {
+        return Vec::new();
+    };
     let text = String::from_utf8_lossy(&output.stdout);
     let lines: Vec<&str> = text.lines().collect();
     // Pairs of (function, file:line), innermost first.
-    let frames: Vec<String> = lines
+    lines
         .chunks(2)
         .filter(|pair| pair.len() == 2 && !pair[1].starts_with("??"))
         .take(4)
         .map(|pair| {
             let place = pair[1].split(" (discriminator").next().unwrap_or(pair[1]);
-            format!("{} at {place}", pair[0])
+            (pair[0].to_string(), place.to_string())
         })
-        .collect();
-    if frames.is_empty() {
-        return Some(plain);
-    }
-    Some(frames.join("; inlined into "))
+        .collect()
 }
 
 #[cfg(test)]

@@ -815,6 +815,7 @@ fn run_in(
         &libraries,
         arena_outputs.as_deref(),
     );
+    let outcome = check_slack(outcome, arena.as_ref(), inputs.len());
     // Kept for the next launch only when the worker was reaped: no process
     // maps it any more.
     if let (Some(arena), Some(_)) = (arena, collected.status) {
@@ -1036,7 +1037,54 @@ fn fill_arena(inputs: &[&[u8]], outputs: &[&[u8]]) -> Option<arena::Arena> {
     for (i, data) in inputs.iter().chain(outputs).enumerate() {
         arena.region_mut(i).copy_from_slice(data);
     }
+    arena.arm(canary());
     Some(arena)
+}
+
+/// The byte the arena's slack holds during a launch: one per process, not
+/// known to a kernel built in advance (a kernel that learns it at run time
+/// and writes it back gains nothing: the slack is no other tensor's).
+fn canary() -> u8 {
+    static CANARY: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *CANARY.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        // Never 0 (what an untouched page holds).
+        (nanos.wrapping_mul(2_654_435_761) >> 24) as u8 | 1
+    })
+}
+
+/// A finished launch whose kernel wrote into an arena region's slack
+/// (past the device allocator's padding; [`arena::Arena::damage`]) is a
+/// failed one, naming the tensor and the offset.
+fn check_slack(
+    outcome: WorkerOutcome,
+    arena: Option<&arena::Arena>,
+    inputs: usize,
+) -> WorkerOutcome {
+    let (WorkerOutcome::Finished(_), Some(arena)) = (&outcome, arena) else {
+        return outcome;
+    };
+    let Some((region, offset, changed)) = arena.damage(canary()) else {
+        return outcome;
+    };
+    let name = if region < inputs {
+        format!("input {region}")
+    } else {
+        format!("output {}", region - inputs)
+    };
+    let len = arena.region(region).len();
+    WorkerOutcome::Failed(LaunchFailure::Fault {
+        block: 0,
+        message: format!(
+            "(which block is not known) the kernel wrote {changed} byte(s) past `{name}` ({len} \
+             bytes), from byte {offset}, past the {} bytes the device allocator gives it: a store \
+             that no instrumentation saw accesses GM bytes outside any allocation",
+            crate::runtime::gm::device_span(len)
+        ),
+        loc: None,
+    })
 }
 
 /// Reaps the worker `pid`.
@@ -1103,6 +1151,43 @@ fn signal_name(signal: i32) -> String {
     name.to_string()
 }
 
+/// A fault located by a code address (a plain C++ access of the kernel's
+/// own code, `runtime::table::CODE_ADDRESS`) gets the kernel's `file:line`
+/// from the library's line tables: the innermost frame of the inlining
+/// chain outside any `include` folder (the simulator's headers and the
+/// system's), so `zGm(i) = 1` names the kernel's line, not the header's
+/// `operator()`.
+fn resolve_code_address(failure: LaunchFailure, libraries: &[&Path]) -> LaunchFailure {
+    let LaunchFailure::Fault {
+        block,
+        message,
+        loc: Some(mut loc),
+    } = failure
+    else {
+        return failure;
+    };
+    let code = loc
+        .file
+        .strip_prefix(crate::runtime::table::CODE_ADDRESS)
+        .and_then(|rest| rest.rsplit_once("+0x"))
+        .and_then(|(object, offset)| Some((object, u64::from_str_radix(offset, 16).ok()?)));
+    if let Some((object, offset)) = code {
+        match crash::source_line(object, offset, libraries, "/include/") {
+            Some((file, line, function)) => {
+                loc.file = file;
+                loc.line = line;
+                loc.api = format!("kernel code of {function}");
+            }
+            None => loc.file = format!("{object}+0x{offset:x}"),
+        }
+    }
+    LaunchFailure::Fault {
+        block,
+        message,
+        loc: Some(loc),
+    }
+}
+
 fn classify(
     collected: &Collected,
     stderr_tail: &str,
@@ -1126,7 +1211,9 @@ fn classify(
             Ok(reply) => {
                 return match reply {
                     Reply::Launch(Ok(output)) => WorkerOutcome::Finished(output),
-                    Reply::Launch(Err(failure)) => WorkerOutcome::Failed(failure),
+                    Reply::Launch(Err(failure)) => {
+                        WorkerOutcome::Failed(resolve_code_address(failure, libraries))
+                    }
                     Reply::Refused(message) => WorkerOutcome::WorkerError {
                         message: format!("the worker refused the job: {message}"),
                     },

@@ -219,3 +219,31 @@ fn line_directives_are_found_in_every_spelling() {
     assert_eq!(line_directive("auto r = R\"x(\n#line 9\n)x\";\n"), None);
     assert_eq!(line_directive("int a = b % c;\n"), None);
 }
+
+#[test]
+fn indirect_calls_of_the_kernels_code_get_their_target_checked() {
+    // A call through a register and one through memory in the kernel's
+    // code, one through the GOT (an import) and one in header code.
+    let asm = LOOP.replace(
+        "\tcall\tmemset@PLT\n",
+        "\t.loc 1 7 3\n\tcall\t*%rax\n\tcall\t*8(%rbx)\n\tcall\t*memcpy@GOTPCREL(%rip)\n\t.loc 2 11 1\n\tcall\t*16(%rax)\n\t.loc 1 7 2\n",
+    );
+    let out = instrument(&asm, &options()).unwrap();
+    assert_eq!(out.stats.checked_calls, 2);
+    let text = &out.text;
+    assert!(
+        text.contains("\tmovq\t%rax, %r11\n\tcmpq\tascendopt_text_lo(%rip), %r11\n"),
+        "{text}"
+    );
+    assert!(text.contains("\tmovq\t8(%rbx), %r11\n"), "{text}");
+    assert_eq!(
+        text.matches("\tcall\tascendopt_check_call\n").count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(text.matches("\tcall\t*%r11\n").count(), 2, "{text}");
+    // The import and the header's call are made as written.
+    assert!(text.contains("\tcall\t*memcpy@GOTPCREL(%rip)\n"), "{text}");
+    assert!(text.contains("\tcall\t*16(%rax)\n"), "{text}");
+    assert!(!text.contains("\tcall\t*%rax\n"), "{text}");
+}
