@@ -18,11 +18,12 @@
 
 use crate::AgentError;
 use ascendopt_device::Device;
+use ascendopt_harness::candidate::Candidate;
 use ascendopt_harness::compare::{self, CompareConfig, Decision};
 use ascendopt_harness::fresh;
 use ascendopt_harness::ledger::{BudgetConfig, Charge, Ledger};
-use ascendopt_harness::pipeline::{self, Evaluated, PipelineConfig};
-use ascendopt_harness::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
+use ascendopt_harness::pipeline::{self, Evaluated, PipelineConfig, PipelineError};
+use ascendopt_harness::store::{RunId, RunStore, Stage, StageTimings};
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
@@ -192,6 +193,9 @@ pub struct OpSession<'a> {
     ctx: &'a RunContext<'a>,
     ledger: Ledger<'a>,
     base: OpPackage,
+    /// The base package's files, in memory: every candidate is these with
+    /// its sources written over them.
+    base_files: Candidate,
     log: Vec<LogEntry>,
     /// The fresh shapes accepted candidates are held to (those the input
     /// passes; `ascendopt_harness::fresh`), found on the first acceptance.
@@ -217,10 +221,12 @@ impl<'a> OpSession<'a> {
                 message: e.to_string(),
             }
         })?;
+        let base_files = Candidate::read(base).map_err(PipelineError::from)?;
         Ok(OpSession {
             ctx,
             ledger,
             base: base.clone(),
+            base_files,
             log: Vec::new(),
             fresh: std::sync::OnceLock::new(),
         })
@@ -277,10 +283,7 @@ impl<'a> OpSession<'a> {
     /// Whether these exact sources were already judged in this run (for
     /// this operator): proposing them again would be free but useless.
     pub fn seen(&self, sources: &Sources) -> Result<bool, AgentError> {
-        let dir = self.materialise(sources)?;
-        let package = load(&dir)?;
-        let text = pipeline::candidate_source(&package)?;
-        let hash = SourceHash::of(&text);
+        let hash = self.candidate(sources)?.hash();
         Ok(self
             .ctx
             .store
@@ -288,37 +291,37 @@ impl<'a> OpSession<'a> {
             .is_some())
     }
 
-    /// Writes `sources` as a package folder (op.toml and the rest copied
-    /// from the base package) and returns the folder.
-    pub fn materialise(&self, sources: &Sources) -> Result<PathBuf, AgentError> {
-        let mut digest = String::new();
-        for (path, text) in sources.files() {
-            digest.push_str(path);
-            digest.push('\0');
-            digest.push_str(text);
-            digest.push('\0');
+    /// The candidate of `sources`: the base package's files with `sources`
+    /// written over them, in memory.
+    pub fn candidate(&self, sources: &Sources) -> Result<Candidate, AgentError> {
+        for (rel, _) in sources.files() {
+            // `Sources` holds confined paths only; checked again here,
+            // where they become a package's files.
+            ascendopt_llm::edits::confined_path(rel).map_err(|message| AgentError::Package {
+                dir: self.base.dir.clone(),
+                message,
+            })?;
         }
-        let hash = SourceHash::of(&digest);
+        Ok(self
+            .base_files
+            .with_sources(sources.files())
+            .map_err(PipelineError::from)?)
+    }
+
+    /// Writes `sources` as a package folder (the base package's other
+    /// files beside them) and returns the folder.
+    pub fn materialise(&self, sources: &Sources) -> Result<PathBuf, AgentError> {
+        self.write(&self.candidate(sources)?)
+    }
+
+    /// Writes `candidate` for the compiler, once: `<workdir>/<op>/<hash>`.
+    fn write(&self, candidate: &Candidate) -> Result<PathBuf, AgentError> {
+        let hash = candidate.hash();
         let dir = self.ctx.workdir.join(self.op()).join(&hash.as_str()[..16]);
         if !dir.join("op.toml").is_file() {
             let staging = dir.with_extension("partial");
             let _ = std::fs::remove_dir_all(&staging);
-            copy_package(&self.base.dir, &staging)?;
-            for (rel, text) in sources.files() {
-                // `Sources` holds confined paths only; checked again here,
-                // where they reach the disk.
-                let rel = ascendopt_llm::edits::confined_path(rel).map_err(|message| {
-                    AgentError::Package {
-                        dir: staging.clone(),
-                        message,
-                    }
-                })?;
-                let path = staging.join(rel);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-                }
-                std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-            }
+            candidate.write(&staging).map_err(PipelineError::from)?;
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::rename(&staging, &dir).map_err(|e| io(&dir, e))?;
         }
@@ -333,15 +336,17 @@ impl<'a> OpSession<'a> {
         sources: &Sources,
         action: Action,
     ) -> Result<Trial, AgentError> {
-        let dir = self.materialise(sources)?;
+        let candidate = self.candidate(sources)?;
+        let dir = self.write(&candidate)?;
         let package = load(&dir)?;
-        let evaluated = pipeline::evaluate(
+        let evaluated = pipeline::evaluate_candidate(
             self.ctx.device,
             self.ctx.store,
             &mut self.ledger,
             self.ctx.run,
             phase.stage(),
             &package,
+            &candidate,
             &self.ctx.pipeline,
         )?;
         let spent = self.spent(Stage::Rewind) + self.spent(Stage::Online);
@@ -587,9 +592,4 @@ fn io(path: &Path, e: std::io::Error) -> AgentError {
         path: path.to_path_buf(),
         message: e.to_string(),
     }
-}
-
-/// Copies a package folder (everything but build products).
-fn copy_package(from: &Path, to: &Path) -> Result<(), AgentError> {
-    ascendopt_op::package::copy_tree(from, to, &["build", "target"]).map_err(|(p, e)| io(&p, e))
 }

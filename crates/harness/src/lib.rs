@@ -41,6 +41,7 @@
 //!   `ascendopt-simtools`).
 #![deny(missing_docs)]
 
+pub mod candidate;
 pub mod compare;
 pub mod eval;
 pub mod fresh;

@@ -20,6 +20,7 @@
 //! the timing model with seeded measurement noise). A noise-free latency
 //! below the hardware's limit fails the evaluation (`physics.rs`).
 
+use crate::candidate::{Candidate, CandidateError};
 use crate::compare::CompareConfig;
 use crate::eval::{job_attrs, prepare_and_run, prepare_case, profile_request, Prepared};
 use crate::ledger::{Charge, Ledger, LedgerError};
@@ -31,6 +32,7 @@ use crate::verdict::{
 use ascendopt_device::{Artifact, Device, DeviceError, RunOutcome, RunRequest, RunResult};
 use ascendopt_op::compare::compare;
 use ascendopt_op::golden::output_shapes;
+use ascendopt_op::layout::ArgSlot;
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::spec::Case;
 use ascendopt_op::Tensor;
@@ -71,7 +73,10 @@ pub enum PipelineError {
     Store(#[from] crate::store::StoreError),
     /// The candidate's files could not be read.
     #[error("cannot read the candidate: {0}")]
-    Read(String),
+    Read(#[from] CandidateError),
+    /// The candidate's files could not be read for the static check.
+    #[error("cannot check the candidate: {0}")]
+    StaticCheck(#[from] static_check::StaticCheckError),
     /// The device cannot build anything (no compiler, cache unwritable).
     #[error("device setup: {0}")]
     Setup(String),
@@ -91,58 +96,10 @@ pub struct Evaluated {
     pub seed: u64,
 }
 
-/// Extensions of C/C++ files, kept as text in [`candidate_source`].
-const SOURCE_EXTENSIONS: [&str; 11] = [
-    "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp",
-];
-
-/// Every file of the package folder (recursively; hidden entries and
-/// build products left out), relative paths with `/`, sorted.
-fn package_files(package: &OpPackage) -> Result<Vec<(String, std::path::PathBuf)>, PipelineError> {
-    ascendopt_op::package::package_files(&package.dir)
-        .map_err(|e| PipelineError::Read(e.to_string()))
-}
-
 /// The identity of a candidate, the unit of the run store's `sources`
-/// table: every C/C++ file of `op_host/` and `op_kernel/` (and any source
-/// op.toml lists elsewhere) as text, each after a `//== <path> ==` line,
-/// then the SHA-256 of every other file of the package (op.toml, golden
-/// scripts, tests, ...) under `//== package files (sha256) ==`. A change to
-/// any file of the package, a header or the golden included, makes another
-/// candidate.
+/// table: [`Candidate::identity`] of the package's folder as it is on disk.
 pub fn candidate_source(package: &OpPackage) -> Result<String, PipelineError> {
-    let listed: Vec<std::path::PathBuf> = package
-        .host_sources
-        .iter()
-        .chain(&package.kernel_sources)
-        .chain(&package.tiling_header)
-        .filter_map(|p| p.strip_prefix(&package.dir).ok().map(|p| p.to_path_buf()))
-        .collect();
-    let mut text = String::new();
-    let mut manifest = String::new();
-    for (rel, path) in package_files(package)? {
-        let is_source = (rel.starts_with("op_host/") || rel.starts_with("op_kernel/"))
-            && rel
-                .rsplit_once('.')
-                .is_some_and(|(_, e)| SOURCE_EXTENSIONS.contains(&e));
-        let bytes = std::fs::read(&path)
-            .map_err(|e| PipelineError::Read(format!("{}: {e}", path.display())))?;
-        if is_source || listed.iter().any(|l| l == std::path::Path::new(&rel)) {
-            let body = String::from_utf8_lossy(&bytes);
-            text.push_str(&format!("//== {rel} ==\n"));
-            text.push_str(&body);
-            if !body.ends_with('\n') {
-                text.push('\n');
-            }
-        } else {
-            manifest.push_str(&format!("{:x}  {rel}\n", Sha256::digest(&bytes)));
-        }
-    }
-    if !manifest.is_empty() {
-        text.push_str("//== package files (sha256) ==\n");
-        text.push_str(&manifest);
-    }
-    Ok(text)
+    Ok(Candidate::read(package)?.identity())
 }
 
 /// The input seed of one evaluation.
@@ -336,8 +293,7 @@ fn check_and_build(device: &dyn Device, package: &OpPackage) -> Result<Built, Pi
         correctness_ms: 0,
         profile_ms: 0,
     };
-    let findings = static_check::check_package(device, package)
-        .map_err(|e| PipelineError::Read(e.to_string()))?;
+    let findings = static_check::check_package(device, package)?;
     if let Some(reason) = static_check::rejection_reason_for(package.name(), &findings) {
         return Ok(Built::Done(Verdict::RejectedStatic { reason }, timings));
     }
@@ -402,41 +358,252 @@ fn prefetch_bench_case(package: &OpPackage, seed: u64) -> Option<Prefetch> {
 /// shapes are known only from its golden (script goldens), or when a
 /// tiling fails (the evaluation then fails and says why).
 pub fn launch_key(device: &dyn Device, artifact: &Artifact, package: &OpPackage) -> Option<String> {
+    let candidate = Candidate::read(package).ok()?;
+    launch_key_of(device, artifact, package, &candidate)
+}
+
+/// [`launch_key`] of `candidate`, the files `package` was loaded from.
+pub fn launch_key_of(
+    device: &dyn Device,
+    artifact: &Artifact,
+    package: &OpPackage,
+    candidate: &Candidate,
+) -> Option<String> {
     let kernel = artifact
         .kernel_lib
         .file_name()?
         .to_string_lossy()
         .into_owned();
-    let mut h = Sha256::new();
-    h.update(b"ascendopt launch 2\0");
+    let mut h = KeyHasher::new(b"ascendopt launch 3");
     // The golden and every other file of the package: a launch judged with
     // another golden is another evaluation.
-    let identity = candidate_source(package).ok()?;
-    let others = identity
-        .split_once("//== package files (sha256) ==\n")
-        .map_or("", |(_, rest)| rest);
-    h.update(others.as_bytes());
-    h.update([0]);
-    h.update(kernel.as_bytes());
-    h.update([0]);
-    h.update(artifact.kernel_name.as_bytes());
-    h.update([0]);
+    h.text(&candidate.other_files_digest());
+    h.text(&kernel);
+    h.text(&artifact.kernel_name);
     // Every kernel variant (the first is `kernel_lib`).
+    h.count(artifact.kernel_variants.len());
     for variant in artifact.kernel_variants.iter().skip(1) {
-        h.update(variant.lib.file_name()?.as_encoded_bytes());
-        h.update([0]);
+        h.bytes(variant.lib.file_name()?.as_encoded_bytes());
     }
-    for case in package.cases() {
+    let cases = package.cases();
+    h.count(cases.len());
+    for case in cases {
         let request = tiling_request(package, case)?;
         let tiling = device.tiling(artifact, &request)?.ok()?;
-        h.update(format!("{case:?}").as_bytes());
-        h.update(tiling.block_dim.to_le_bytes());
-        h.update(tiling.tiling_key.to_le_bytes());
-        h.update(tiling.workspace.to_le_bytes());
-        h.update((tiling.data.len() as u64).to_le_bytes());
-        h.update(&tiling.data);
+        h.case(case);
+        h.u64(u64::from(tiling.block_dim));
+        h.u64(tiling.tiling_key);
+        h.u64(tiling.workspace);
+        h.bytes(&tiling.data);
     }
-    Some(format!("{:x}", h.finalize()))
+    Some(h.finish())
+}
+
+/// The launch key's hash: typed fields, each length-prefixed (strings,
+/// byte strings, lists) or fixed-size (numbers, as little-endian), so no
+/// two different field sequences hash alike.
+struct KeyHasher(Sha256);
+
+impl KeyHasher {
+    fn new(domain: &[u8]) -> KeyHasher {
+        let mut h = KeyHasher(Sha256::new());
+        h.bytes(domain);
+        h
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.update(v.to_le_bytes());
+    }
+    fn count(&mut self, n: usize) {
+        self.u64(n as u64);
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+    fn opt(&mut self, v: Option<usize>) {
+        match v {
+            Some(v) => {
+                self.u64(1);
+                self.count(v);
+            }
+            None => self.u64(0),
+        }
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.count(b.len());
+        self.0.update(b);
+    }
+    fn text(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    /// Everything of a case that a launch or its judgement depends on. The
+    /// structs are destructured whole, so a field added to a case is a
+    /// compile error here until the key covers it.
+    fn case(&mut self, case: &Case) {
+        use ascendopt_op::layout::ArgLayout;
+        use ascendopt_op::spec::{AttrValue, CaseInput, CaseOutput, Dist, Sign, Tolerance};
+        let Case {
+            name,
+            inputs,
+            outputs,
+            attrs,
+            omitted,
+            layout,
+        } = case;
+        self.text(name);
+        self.count(inputs.len());
+        for input in inputs {
+            let CaseInput {
+                name,
+                list_index,
+                dtype,
+                shape,
+                dist,
+                specials,
+            } = input;
+            self.text(name);
+            self.opt(*list_index);
+            self.text(dtype.name());
+            self.count(shape.len());
+            for &d in shape {
+                self.count(d);
+            }
+            match dist {
+                Dist::Mixed { scale, sign } => {
+                    self.text("mixed");
+                    self.f64(*scale);
+                    self.text(match sign {
+                        Sign::Any => "any",
+                        Sign::Positive => "positive",
+                        Sign::Negative => "negative",
+                    });
+                }
+                Dist::Uniform { low, high } => {
+                    self.text("uniform");
+                    self.f64(*low);
+                    self.f64(*high);
+                }
+                Dist::Normal { mean, scale } => {
+                    self.text("normal");
+                    self.f64(*mean);
+                    self.f64(*scale);
+                }
+                Dist::Int { low, high } => {
+                    self.text("int");
+                    self.u64(*low as u64);
+                    self.u64(*high as u64);
+                }
+                Dist::File { path, tensor } => {
+                    self.text("file");
+                    self.text(path);
+                    self.text(tensor.dtype.name());
+                    self.count(tensor.shape.len());
+                    for &d in &tensor.shape {
+                        self.count(d);
+                    }
+                    self.bytes(&tensor.data);
+                }
+            }
+            self.count(specials.len());
+            for s in specials {
+                self.text(s.name());
+            }
+        }
+        self.count(outputs.len());
+        for output in outputs {
+            let CaseOutput {
+                name,
+                list_index,
+                dtype,
+                tolerance: Tolerance { atol, rtol },
+                checked,
+                inplace_of,
+            } = output;
+            self.text(name);
+            self.opt(*list_index);
+            self.text(dtype.name());
+            self.f64(*atol);
+            self.f64(*rtol);
+            self.u64(u64::from(*checked));
+            self.opt(*inplace_of);
+        }
+        self.count(attrs.len());
+        for (name, value) in attrs {
+            self.text(name);
+            match value {
+                AttrValue::Int(v) => {
+                    self.text("int");
+                    self.u64(*v as u64);
+                }
+                AttrValue::Float(v) => {
+                    self.text("float");
+                    self.f64(*v);
+                }
+                AttrValue::Bool(v) => {
+                    self.text("bool");
+                    self.u64(u64::from(*v));
+                }
+                AttrValue::Str(v) => {
+                    self.text("str");
+                    self.text(v);
+                }
+                AttrValue::ListInt(v) => {
+                    self.text("list_int");
+                    self.count(v.len());
+                    for x in v {
+                        self.u64(*x as u64);
+                    }
+                }
+                AttrValue::ListFloat(v) => {
+                    self.text("list_float");
+                    self.count(v.len());
+                    for x in v {
+                        self.f64(*x);
+                    }
+                }
+            }
+        }
+        self.count(omitted.len());
+        for name in omitted {
+            self.text(name);
+        }
+        let ArgLayout {
+            inputs,
+            outputs,
+            in_place,
+            host_values,
+        } = layout;
+        for slots in [inputs, outputs] {
+            self.count(slots.len());
+            for slot in slots {
+                match slot {
+                    ArgSlot::One(i) => {
+                        self.text("one");
+                        self.count(*i);
+                    }
+                    ArgSlot::List(list) => {
+                        self.text("list");
+                        self.count(list.len());
+                        for i in list {
+                            self.count(*i);
+                        }
+                    }
+                    ArgSlot::Absent => self.text("absent"),
+                }
+            }
+        }
+        self.count(in_place.len());
+        for (o, i) in in_place {
+            self.count(*o);
+            self.count(*i);
+        }
+        self.count(host_values.len());
+        for i in host_values {
+            self.count(*i);
+        }
+    }
+    fn finish(self) -> String {
+        format!("{:x}", self.0.finalize())
+    }
 }
 
 /// A launch request of `case` with shapes and no tensor contents (all a
@@ -725,9 +892,25 @@ pub fn evaluate(
     package: &OpPackage,
     cfg: &PipelineConfig,
 ) -> Result<Evaluated, PipelineError> {
+    let candidate = Candidate::read(package)?;
+    evaluate_candidate(device, store, ledger, run, stage, package, &candidate, cfg)
+}
+
+/// [`evaluate`] of `candidate` (held in memory), which `package` was
+/// loaded from (written to disk for the compiler).
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_candidate(
+    device: &dyn Device,
+    store: &RunStore,
+    ledger: &mut Ledger<'_>,
+    run: RunId,
+    stage: Stage,
+    package: &OpPackage,
+    candidate: &Candidate,
+    cfg: &PipelineConfig,
+) -> Result<Evaluated, PipelineError> {
     let op = package.name().to_string();
-    let source = candidate_source(package)?;
-    let hash = store.put_source(&source)?;
+    let hash = store.put_source(&candidate.identity())?;
     if let Some(prev) = store.find_by_source(run, &op, &hash)? {
         return Ok(Evaluated {
             verdict: prev.verdict,
@@ -740,7 +923,7 @@ pub fn evaluate(
     // candidate whose launches were evaluated before needs nothing else.
     let built = check_and_build(device, package)?;
     let launch = match &built {
-        Built::Ready(artifact, _) => launch_key(device, artifact, package),
+        Built::Ready(artifact, _) => launch_key_of(device, artifact, package, candidate),
         Built::Done(..) => None,
     };
     if let Some(key) = &launch {
