@@ -7,26 +7,118 @@
 //! simulator stands for skips it: newer kernels guard it with
 //! `#ifndef ASCENDC_CPU_DEBUG` (defined, see `KERNEL_DEFINES`), older ones
 //! with `#ifndef __CCE_KT_TEST__`, the older CPU-debug macro, which stays
-//! undefined here (the module doc of `build` says why). The helper is never
-//! called by the simulator, so the launch inside it only has to compile:
-//! [`ignore_chevron_launches`] replaces each launch expression
-//! `callee<<<...>>>` by `::ascendopt::ignored_launch`, a function object of
-//! the kernel headers (ascendopt/kernel/msopgen_build.h) that accepts any
-//! arguments and does nothing. Nothing else of the text changes, and every
-//! line keeps its number.
+//! undefined here (the module doc of `build` says why). Two rewrites, both
+//! in [`rewrite_launch_helpers`]:
+//! - [`skip_cpu_debug_launch_helpers`]: a `#ifndef __CCE_KT_TEST__` group
+//!   (or `#if !defined(__CCE_KT_TEST__)`) that holds a `<<<>>>` launch is a
+//!   launch helper the CPU-debug build never compiles (it defines that
+//!   macro), so its lines are blanked, whatever else they name (such
+//!   helpers may name variables declared nowhere and still build with
+//!   CANN); groups without a launch stay, as they hold device behaviour.
+//! - [`ignore_chevron_launches`]: any other helper is never called by the
+//!   simulator, so the launch inside it only has to compile: each launch
+//!   expression `callee<<<...>>>` becomes `::ascendopt::ignored_launch`, a
+//!   function object of the kernel headers (ascendopt/kernel/msopgen_build.h)
+//!   that accepts any arguments and does nothing.
 //!
 //! Invariants:
 //! - Only text that is no valid C++ is rewritten: `<<<` followed by `>>>`
-//!   and `(` within the same statement (no `;`, `{` or `}` between).
-//! - The result has as many lines as the input, each launch's line holding
-//!   the replacement.
+//!   and `(` within the same statement (no `;`, `{` or `}` between), and
+//!   the groups that hold such a launch under `!__CCE_KT_TEST__`.
+//! - The result has as many lines as the input; the directive lines of a
+//!   blanked group stay, so the preprocessor's nesting is unchanged.
 
 /// What a launch expression becomes.
 pub const IGNORED_LAUNCH: &str = "::ascendopt::ignored_launch";
 
 /// Written into the kernel build's cache key: a changed rewrite never
 /// meets a library built by the old one.
-pub const REWRITE_VERSION: &str = "chevron-launches-ignored-v1";
+pub const REWRITE_VERSION: &str = "chevron-launches-ignored-v2-kt-test-groups-skipped";
+
+/// `text` with its launch helpers made harmless: the CPU-debug build's
+/// skipped groups blanked, then the remaining launches ignored; None when
+/// neither applies.
+pub fn rewrite_launch_helpers(text: &str) -> Option<String> {
+    let skipped = skip_cpu_debug_launch_helpers(text);
+    let base = skipped.as_deref().unwrap_or(text);
+    ignore_chevron_launches(base).or(skipped)
+}
+
+/// A preprocessor directive's name and the rest of its line (`#  ifndef X`
+/// -> ("ifndef", "X")); None for any other line.
+fn directive(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    Some((&rest[..end], rest[end..].trim()))
+}
+
+/// Whether a conditional directive opens a group the CPU-debug build skips
+/// because it defines `__CCE_KT_TEST__`.
+fn opens_non_kt_test_group(name: &str, rest: &str) -> bool {
+    let rest = rest.split("//").next().unwrap_or("").trim();
+    match name {
+        "ifndef" => rest == "__CCE_KT_TEST__",
+        "if" => {
+            let compact: String = rest.chars().filter(|c| !c.is_whitespace()).collect();
+            compact == "!defined(__CCE_KT_TEST__)" || compact == "!defined__CCE_KT_TEST__"
+        }
+        _ => false,
+    }
+}
+
+/// `text` with the lines of every `#ifndef __CCE_KT_TEST__` group (up to its
+/// `#else`, `#elif` or `#endif`) that holds a `<<<>>>` launch blanked; the
+/// directive lines stay. None when there is none.
+pub fn skip_cpu_debug_launch_helpers(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut blank = vec![false; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((name, rest)) = directive(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        if !opens_non_kt_test_group(name, rest) {
+            i += 1;
+            continue;
+        }
+        // The group's body: up to the directive that ends it at depth 0.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (j, line) in lines.iter().enumerate().skip(i + 1) {
+            match directive(line) {
+                Some(("if" | "ifdef" | "ifndef", _)) => depth += 1,
+                Some(("endif", _)) if depth > 0 => depth -= 1,
+                Some(("else" | "elif" | "endif", _)) if depth == 0 => {
+                    end = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            break;
+        };
+        let body = lines[i + 1..end].join("\n");
+        if ignore_chevron_launches(&body).is_some() {
+            for b in &mut blank[i + 1..end] {
+                *b = true;
+            }
+        }
+        i = end;
+    }
+    if !blank.contains(&true) {
+        return None;
+    }
+    let out: Vec<&str> = lines
+        .iter()
+        .zip(&blank)
+        .map(|(line, &b)| if b { "" } else { *line })
+        .collect();
+    Some(out.join("\n"))
+}
 
 /// `text` with every `callee<<<...>>>` launch expression replaced by
 /// [`IGNORED_LAUNCH`]; None when there is none.
@@ -137,6 +229,50 @@ mod tests {
         let got = ignore_chevron_launches(text).unwrap();
         assert_eq!(got, "::ascendopt::ignored_launch\n (a);\nint z = 1;\n");
         assert_eq!(got.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn a_kt_test_guarded_helper_is_blanked_whatever_it_names() {
+        let text = "__global__ void k(GM_ADDR x) {}\n#ifndef __CCE_KT_TEST__\nvoid k_do(uint32_t b, void* s) {\n    k<<<b, nullptr, s>>>(undeclared_x);\n}\n#endif\nint after = 1;\n";
+        let got = rewrite_launch_helpers(text).unwrap();
+        assert_eq!(
+            got,
+            "__global__ void k(GM_ADDR x) {}\n#ifndef __CCE_KT_TEST__\n\n\n\n#endif\nint after = 1;\n"
+        );
+        assert_eq!(got.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn only_the_skipped_branch_of_a_kt_test_group_is_blanked() {
+        // `#if !defined(...)` with an #else: the else branch is what the
+        // CPU-debug build compiles; nested conditionals stay balanced.
+        let text = "#if !defined( __CCE_KT_TEST__ )\n#ifdef X\nint a;\n#endif\nvoid h() { k<<<1, 0, 0>>>(y); }\n#else\nint kept;\n#endif\n";
+        let got = rewrite_launch_helpers(text).unwrap();
+        assert_eq!(
+            got,
+            "#if !defined( __CCE_KT_TEST__ )\n\n\n\n\n#else\nint kept;\n#endif\n"
+        );
+    }
+
+    #[test]
+    fn a_kt_test_group_without_a_launch_stays_and_other_launches_are_ignored() {
+        // Device behaviour under the macro stays; an unguarded helper's
+        // launch is still ignored.
+        let text = "#ifndef __CCE_KT_TEST__\nSyncAll();\n#endif\nvoid h() { k<<<1, 0, 0>>>(y); }\n";
+        let got = rewrite_launch_helpers(text).unwrap();
+        assert_eq!(
+            got,
+            "#ifndef __CCE_KT_TEST__\nSyncAll();\n#endif\nvoid h() { ::ascendopt::ignored_launch(y); }\n"
+        );
+        assert_eq!(
+            skip_cpu_debug_launch_helpers("#ifndef __CCE_KT_TEST__\nSyncAll();\n#endif\n"),
+            None
+        );
+        // An unterminated group is left to the compiler's own error.
+        assert_eq!(
+            skip_cpu_debug_launch_helpers("#ifndef __CCE_KT_TEST__\nk<<<1,0,0>>>(y);\n"),
+            None
+        );
     }
 
     #[test]

@@ -1548,8 +1548,8 @@ impl UnitPlan {
         result
     }
 
-    /// A copy of `source` whose `<<<>>>` launch expressions are ignored
-    /// ([`launch::ignore_chevron_launches`]), starting with a line marker
+    /// A copy of `source` whose launch helpers are made harmless
+    /// ([`launch::rewrite_launch_helpers`]), starting with a line marker
     /// that names `source` (diagnostics, line tables and the counting pass
     /// see the source's own name and lines); None when it has none.
     fn without_launches(
@@ -1561,7 +1561,7 @@ impl UnitPlan {
             path: source.to_path_buf(),
             source: e,
         })?;
-        let Some(rewritten) = launch::ignore_chevron_launches(&text) else {
+        let Some(rewritten) = launch::rewrite_launch_helpers(&text) else {
             return Ok(None);
         };
         let name = source

@@ -810,7 +810,8 @@ fn gold_is_used_only_when_the_compiler_reaches_it() {
 
 /// Constructs of kernels and host code written for CANN's build that are
 /// no AscendC API (clean-room fixture, issue 21): a `<<<>>>` launch helper
-/// guarded only by `#ifndef __CCE_KT_TEST__`, `<cmath>` included after
+/// guarded only by `#ifndef __CCE_KT_TEST__` that names a variable
+/// declared nowhere (CANN's CPU-debug build skips it), `<cmath>` included after
 /// kernel_operator.h, a namespace-scope constant initialised at load time
 /// (ASan's init-order hooks), the internal kernel_utils.h; on the host
 /// side, a non-inline function defined by a header that two host sources
@@ -831,7 +832,7 @@ fn cann_build_constructs_that_are_not_apis_build() {
          void add_custom_do(uint32_t blockDim, void* l2ctrl, void* stream, uint8_t* x, uint8_t* y, uint8_t* z,\n\
                             uint8_t* workspace, uint8_t* tiling) {{\n\
            add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z, workspace, tiling);\n\
-           aclrtSynchronizeStream(stream);\n\
+           aclrtSynchronizeStream(stream_declared_nowhere);\n\
          }}\n\
          #endif\n\
          extern \"C\" float ln2_of_kernel() {{ return LN2 + (float)sqrt(4.0); }}\n"
@@ -864,8 +865,8 @@ fn cann_build_constructs_that_are_not_apis_build() {
         Err(BuildError::Compile { diagnostics, .. }) => panic!("{diagnostics}"),
         Err(err) => panic!("{err}"),
     };
-    // Loading runs the constant's initialiser; the helper is compiled,
-    // never called.
+    // Loading runs the constant's initialiser; the helper is skipped as
+    // the CPU-debug build skips it.
     unsafe {
         let lib = libloading::Library::new(&built.kernel_lib).unwrap();
         let f: libloading::Symbol<unsafe extern "C" fn() -> f32> =
