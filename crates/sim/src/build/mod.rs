@@ -563,28 +563,119 @@ impl BuildError {
 /// The AscendC API names that occur in `files` (as words, outside `//`
 /// comments) but nowhere in the simulator's headers under `include_dir`,
 /// or there only as a stub that fails to compile: the APIs a package uses
-/// that the simulator lacks. Sorted, each once.
+/// that the simulator lacks. A name the package defines itself (a class,
+/// struct, enum, namespace, macro or function of its own, such as a kernel
+/// class named `Asinh`) is no API it lacks. Sorted, each once.
 /// Unreadable files are skipped.
 pub fn apis_missing_from_sim(files: &[PathBuf], include_dir: &Path) -> Vec<String> {
     let sim = diagnostics::sim_index(include_dir);
+    let codes: Vec<String> = files
+        .iter()
+        .filter_map(|file| fs::read_to_string(file).ok())
+        .map(|text| {
+            text.lines()
+                .map(|line| line.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    let mut own = std::collections::BTreeSet::new();
+    for code in &codes {
+        own.extend(names_defined_in(code));
+    }
     let mut out = std::collections::BTreeSet::new();
-    for file in files {
-        let Ok(text) = fs::read_to_string(file) else {
-            continue;
-        };
-        for line in text.lines() {
-            let code = line.split("//").next().unwrap_or("");
-            for word in code
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty())
-            {
-                if api_names::is_api_name(word) && !sim.provides(word) {
-                    out.insert(word.to_string());
-                }
+    for code in &codes {
+        for word in code
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+        {
+            if api_names::is_api_name(word) && !sim.provides(word) && !own.contains(word) {
+                out.insert(word.to_string());
             }
         }
     }
     out.into_iter().collect()
+}
+
+/// The names `code` defines: the word after `class`, `struct`, `union`,
+/// `enum`, `namespace` or `#define`, and the name of every function
+/// definition (an identifier, its parenthesised parameters, then `{`,
+/// possibly after `const`, `noexcept` or `override`).
+fn names_defined_in(code: &str) -> Vec<String> {
+    let b = code.as_bytes();
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let skip_ws = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let word_at = |i: usize| {
+        let mut j = i;
+        while j < b.len() && is_word(b[j]) {
+            j += 1;
+        }
+        (&code[i..j], j)
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !is_word(b[i]) || (i > 0 && is_word(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let (word, end) = word_at(i);
+        let after = skip_ws(end);
+        if matches!(
+            word,
+            "class" | "struct" | "union" | "enum" | "namespace" | "define"
+        ) {
+            let (mut name, mut name_end) = word_at(after);
+            if word == "enum" && name == "class" {
+                (name, name_end) = word_at(skip_ws(name_end));
+            }
+            if !name.is_empty() {
+                out.push(name.to_string());
+            }
+            i = name_end.max(end);
+            continue;
+        }
+        if after < b.len() && b[after] == b'(' {
+            // The matching `)`, then what follows it.
+            let mut depth = 0usize;
+            let mut j = after;
+            while j < b.len() {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    b';' | b'{' | b'}' => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if j < b.len() && b[j] == b')' {
+                let mut k = skip_ws(j + 1);
+                loop {
+                    let (w, e) = word_at(k);
+                    if matches!(w, "const" | "noexcept" | "override") {
+                        k = skip_ws(e);
+                    } else {
+                        break;
+                    }
+                }
+                if k < b.len() && b[k] == b'{' {
+                    out.push(word.to_string());
+                }
+            }
+        }
+        i = end;
+    }
+    out
 }
 
 /// What both [`build`] and [`build_host`] derive from a request: the

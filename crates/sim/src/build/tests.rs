@@ -909,3 +909,39 @@ fn a_kernels_own_tiling_header_of_the_same_name_is_not_hidden_by_the_hosts() {
     let built = build(&fx.request(), &fx.cache()).unwrap();
     assert_eq!(call(&built.kernel_lib, "own_value"), 16);
 }
+
+/// compat's list of missing APIs leaves out the names a package defines
+/// itself: a kernel class named like an AscendC API, a function of its own,
+/// an enum class and a macro; a call of an API it does not define stays.
+#[test]
+fn names_a_package_defines_are_no_missing_apis() {
+    let code = "class Asinh {\n public:\n  __aicore__ inline void Process() const {\n  }\n};\n\
+                enum class Mode { A };\n#define ALIGN_NUM 8\n\
+                __aicore__ inline float Spence(float x,\n  int n) noexcept {\n  return Foo(x);\n}\n\
+                void k() { if (a) { Bar(x, (y)); } for (int i = Baz(0); i < 3; ++i) {} }\n";
+    let own = names_defined_in(code);
+    for name in ["Asinh", "Process", "Mode", "ALIGN_NUM", "Spence", "k"] {
+        assert!(own.iter().any(|n| n == name), "{name} in {own:?}");
+    }
+    for name in ["Foo", "Bar", "Baz"] {
+        assert!(!own.iter().any(|n| n == name), "{name} in {own:?}");
+    }
+    // End to end: a kernel defining a class with an API's name, beside one
+    // it calls and the simulator lacks.
+    let dir = tempfile::tempdir().unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let sim = diagnostics::sim_index(&include);
+    let lacked = api_names::API_NAMES
+        .iter()
+        .copied()
+        .find(|n| !sim.provides(n))
+        .expect("the simulator lacks at least one listed API (WriteSpmBuffer, ...)");
+    let file = dir.path().join("k.cpp");
+    fs::write(&file, format!("class {lacked} {{ }};\nvoid k() {{ }}\n")).unwrap();
+    assert!(apis_missing_from_sim(std::slice::from_ref(&file), &include).is_empty());
+    fs::write(&file, format!("void k() {{ {lacked}(x); }}\n")).unwrap();
+    assert_eq!(
+        apis_missing_from_sim(std::slice::from_ref(&file), &include),
+        vec![lacked.to_string()]
+    );
+}
