@@ -269,6 +269,23 @@ impl OpDefDesc {
         (inputs, outputs)
     }
 
+    /// The SoCs the OpDef registers (`AddConfig`) when none of them is
+    /// `soc` (matched as [`OpDefDesc::params_for`] does): the operator was
+    /// written for other chips. None when it registers `soc` or none.
+    pub fn written_for_other_socs(&self, soc: &str) -> Option<Vec<&str>> {
+        let lower = soc.to_ascii_lowercase();
+        let socs: Vec<&str> = self
+            .configs
+            .iter()
+            .map(|c| c.soc.as_str())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let registers = socs
+            .iter()
+            .any(|s| lower.starts_with(&s.to_ascii_lowercase()));
+        (!socs.is_empty() && !registers).then_some(socs)
+    }
+
     /// Every dtype combination the build compiles a kernel for on `soc`,
     /// in column order, each once. Err when the lists do not line up (the
     /// CANN build rejects such a prototype too).
@@ -451,6 +468,19 @@ mod tests {
         // Another SoC keeps the top-level definition.
         let other = d.combinations("Ascend310P3").unwrap();
         assert_eq!(other[0].dtypes, ["DT_FLOAT"]);
+        // Written for 910B: no note on a 910B2; a 310B-only OpDef gets one.
+        assert_eq!(d.written_for_other_socs("Ascend910B2"), None);
+        let mut b = op(Vec::new(), Vec::new());
+        assert_eq!(b.written_for_other_socs("Ascend910B2"), None);
+        b.configs.push(ConfigDesc {
+            soc: "ascend310b".into(),
+            inputs: None,
+            outputs: None,
+        });
+        assert_eq!(
+            b.written_for_other_socs("Ascend910B2"),
+            Some(vec!["ascend310b"])
+        );
     }
 
     #[test]

@@ -344,7 +344,33 @@ pub fn check_dir(device: &dyn Device, cfg: &CompatConfig, dir: &Path) -> CompatR
             cases,
         },
     };
+    if !row.run.passed() {
+        if let Some(note) = other_soc_note(cfg, dir) {
+            row.notes.push(note);
+        }
+    }
     row
+}
+
+/// For a folder whose cases did not all pass: the note that its OpDef was
+/// written for other chips, when it registers only SoCs the simulator does
+/// not model (its host library comes from the build cache; a folder whose
+/// OpDef cannot be described gets no note).
+fn other_soc_note(cfg: &CompatConfig, dir: &Path) -> Option<String> {
+    let req = BuildRequest::for_op_dir(dir, cfg.toolchain.clone()).ok()?;
+    let host_lib = build::build_host(&req, &cfg.cache).ok()?;
+    let op = described_opdef(cfg, dir, &host_lib).ok()?;
+    written_for_other_socs_note(&op, &cfg.soc)
+}
+
+/// The note of an OpDef that registers only SoCs other than `soc`.
+fn written_for_other_socs_note(op: &OpDefDesc, soc: &str) -> Option<String> {
+    let socs = op.written_for_other_socs(soc)?;
+    Some(format!(
+        "OpDef {} registers {} only; the simulator models {soc}: a kernel written for another chip's core count or UB size may fail here and still be right there",
+        op.op_type,
+        socs.join(", "),
+    ))
 }
 
 /// One line on why a case did not pass.
@@ -538,6 +564,9 @@ fn compile_only(cfg: &CompatConfig, dir: &Path, row: &mut CompatRow) {
         }
     };
     if let Some(op) = &opdef {
+        if let Some(note) = written_for_other_socs_note(op, &cfg.soc) {
+            row.notes.push(note);
+        }
         match variants_from_opdef(op, &cfg.soc, &kernel_files(&req, dir)) {
             Ok(v) => {
                 if v.len() > 1 {
