@@ -67,6 +67,22 @@ pub struct TilingInfo {
     pub data: Vec<u8>,
     /// GetWorkspaceSizes, summed.
     pub workspace: u64,
+    /// The initial values of outputs that declare one
+    /// (`OpParamDef::InitValue`, guide 6.4.3.4.17), filled in before the
+    /// kernel runs.
+    #[serde(default)]
+    pub output_init: Vec<OutputInit>,
+}
+
+/// An output's initial value: `pattern` (one element, little-endian)
+/// repeated over the whole output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputInit {
+    /// Index into the outputs the tiling function saw (the OpDef's
+    /// outputs as the launch instantiates them).
+    pub output: u32,
+    /// One element's bytes.
+    pub pattern: Vec<u8>,
 }
 
 /// A problem found that did not stop the run (race, leftover flag, ...).

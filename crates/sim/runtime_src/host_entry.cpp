@@ -767,6 +767,107 @@ struct CallState {
   gert::TilingContext ctx;
 };
 
+// The bits of a ScalarVar as an element of its ScalarType, and that
+// element's width in bytes (0 for a type InitValue does not take).
+uint32_t scalar_bits(const ops::ScalarVar& v, uint64_t* bits) {
+  double x = v.value;
+  int64_t i = x < -9.2e18 ? INT64_MIN : x > 9.2e18 ? INT64_MAX : (int64_t)x;
+  switch (v.type) {
+    case ops::ScalarType::UINT64:
+      *bits = x < 0 ? (uint64_t)i : x >= 1.8e19 ? UINT64_MAX : (uint64_t)x;
+      return 8;
+    case ops::ScalarType::INT64:
+      *bits = (uint64_t)i;
+      return 8;
+    case ops::ScalarType::UINT32:
+    case ops::ScalarType::INT32:
+      *bits = (uint32_t)i;
+      return 4;
+    case ops::ScalarType::UINT16:
+    case ops::ScalarType::INT16:
+      *bits = (uint16_t)i;
+      return 2;
+    case ops::ScalarType::UINT8:
+    case ops::ScalarType::INT8:
+      *bits = (uint8_t)i;
+      return 1;
+    case ops::ScalarType::FLOAT32: {
+      float f = (float)x;
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      *bits = u;
+      return 4;
+    }
+    case ops::ScalarType::FLOAT16: {
+      // float -> IEEE half, round to nearest even, overflow to inf.
+      float f = (float)x;
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      uint32_t sign = (u >> 16) & 0x8000u;
+      uint32_t e = (u >> 23) & 0xFFu, m = u & 0x7FFFFFu;
+      uint32_t h;
+      if (e == 0xFFu) {
+        h = 0x7C00u | (m != 0 ? 0x200u : 0u);
+      } else {
+        int32_t he = (int32_t)e - 127 + 15;
+        if (he >= 31) {
+          h = 0x7C00u;
+        } else if (he <= 0) {
+          if (he < -10) {
+            h = 0;
+          } else {
+            uint32_t mm = m | 0x800000u;
+            uint32_t shift = (uint32_t)(14 - he);
+            uint32_t q = mm >> shift, rem = mm & ((1u << shift) - 1), half = 1u << (shift - 1);
+            h = q + (rem > half || (rem == half && (q & 1u)) ? 1u : 0u);
+          }
+        } else {
+          uint32_t q = ((uint32_t)he << 10) | (m >> 13), rem = m & 0x1FFFu;
+          h = q + (rem > 0x1000u || (rem == 0x1000u && (q & 1u)) ? 1u : 0u);
+        }
+      }
+      *bits = sign | h;
+      return 2;
+    }
+    default:
+      return 0;
+  }
+}
+
+// The initial values of the outputs that declare one (InitValue), one
+// entry per output tensor of the request.
+void output_inits(const ops::OpDef& def, const gert::AnchorInstanceInfo* infos, const gert::Tensor* tensors,
+                  AscHostTilingOut* out) {
+  for (size_t k = 0; k < def.n_outputs_; ++k) {
+    const ops::OpParamDef& p = def.outputs_[k];
+    if (p.init_kind_ == 0) continue;
+    for (uint32_t r = 0; r < infos[k].num_; ++r) {
+      uint32_t i = infos[k].start_ + r;
+      const ops::ScalarVar* v = &p.init_value_;
+      if (p.init_kind_ == 3) {
+        size_t col = p.n_dtypes_;
+        for (size_t d = 0; d < p.n_dtypes_ && col == p.n_dtypes_; ++d)
+          if (p.dtypes_[d] == tensors[i].dtype_) col = d;
+        if (col >= p.n_init_values_)
+          request_error("output '%s' of %s has InitValue with %zu values, none for its dtype %s (column %zu)", p.name_,
+                        def.type_, p.n_init_values_, ge_dtype_name(tensors[i].dtype_), col);
+        v = &p.init_values_[col];
+      }
+      uint64_t bits = 0;
+      uint32_t width = scalar_bits(*v, &bits);
+      if (width == 0)
+        request_error("output '%s' of %s has an InitValue of ScalarType %u, which the guide does not list", p.name_,
+                      def.type_, (unsigned)v->type);
+      if (out->n_output_inits == ASC_HOST_MAX_OUTPUT_INITS)
+        request_error("more than %d output tensors with an InitValue", ASC_HOST_MAX_OUTPUT_INITS);
+      AscHostOutputInit& e = out->output_inits[out->n_output_inits++];
+      e.output = i;
+      e.width = width;
+      e.bits = bits;
+    }
+  }
+}
+
 // Restores the PlatformAscendCManager platform when the call ends.
 struct CurrentPlatform {
   explicit CurrentPlatform(fe::PlatFormInfos* p) { g_current_platform = p; }
@@ -873,6 +974,7 @@ void run(const AscHostTilingIn* in, AscHostTilingOut* out) {
     }
   }
   out->status = (int32_t)status;
+  if (status == ge::GRAPH_SUCCESS) output_inits(*def, st->output_params, st->outputs, out);
   out->block_dim = ctx.block_dim_;
   out->tiling_key = ctx.tiling_key_;
   out->tiling_size = ctx.raw_tiling_.size_;

@@ -17,7 +17,7 @@
 use crate::host_abi::{
     self, AscHostAttr, AscHostPlatform, AscHostTensor, AscHostTilingIn, AscHostTilingOut,
 };
-use crate::launch::{AttrValue, JobAttr, LaunchFailure, Platform, TilingInfo};
+use crate::launch::{AttrValue, JobAttr, LaunchFailure, OutputInit, Platform, TilingInfo};
 use ascendopt_op::Dtype;
 use std::ffi::{c_char, CString};
 use std::path::{Path, PathBuf};
@@ -288,12 +288,33 @@ fn check_result(out: &AscHostTilingOut, mut buf: Vec<u8>) -> Result<TilingInfo, 
             &out.workspaces[..n_ws]
         ));
     };
+    let n_init = out.n_output_inits as usize;
+    if n_init > host_abi::MAX_OUTPUT_INITS {
+        return bad(format!(
+            "{n_init} output initial values; at most {}",
+            host_abi::MAX_OUTPUT_INITS
+        ));
+    }
+    let mut output_init = Vec::with_capacity(n_init);
+    for e in &out.output_inits[..n_init] {
+        if !matches!(e.width, 1 | 2 | 4 | 8) {
+            return bad(format!(
+                "an output initial value of {} bytes (1, 2, 4 or 8)",
+                e.width
+            ));
+        }
+        output_init.push(OutputInit {
+            output: e.output,
+            pattern: e.bits.to_le_bytes()[..e.width as usize].to_vec(),
+        });
+    }
     buf.truncate(size as usize);
     Ok(TilingInfo {
         block_dim: out.block_dim,
         tiling_key: out.tiling_key,
         data: buf,
         workspace,
+        output_init,
     })
 }
 
@@ -1445,6 +1466,7 @@ OP_ADD(Helpers);
                 tiling_key: 0,
                 data: [16384u32.to_le_bytes(), 8u32.to_le_bytes()].concat(),
                 workspace: 0,
+                output_init: Vec::new(),
             }
         );
         let missing = run_tiling(&dir.path().join("nope.so"), &req).unwrap_err();
@@ -1488,15 +1510,95 @@ OP_ADD(Helpers);
                 "{call}\n{err}"
             );
         }
-        let init_value = "#include \"register/op_def_registry.h\"\n\
-            namespace ops { class Z : public OpDef { public: explicit Z(const char* n) : OpDef(n) {\n\
-              this->Output(\"z\").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).InitValue(0);\n\
-            } }; OP_ADD(Z); }\n";
-        let err = syntax_check(dir.path(), &[("z.cpp", init_value)], &[]).unwrap_err();
-        assert!(
-            err.contains("error: static assertion failed: not supported by the ascendopt simulator: OpParamDef::InitValue"),
-            "{err}"
+    }
+
+    /// An OpDef whose outputs declare initial values (InitValue, guide
+    /// 6.4.3.4.17) in each of its three forms.
+    const INIT_VALUE_HOST_CPP: &str = r#"
+#include <vector>
+#include "register/op_def_registry.h"
+static ge::graphStatus Tiling(gert::TilingContext* context) {
+  context->SetBlockDim(1);
+  context->SetNeedAtomic(true);
+  return ge::GRAPH_SUCCESS;
+}
+namespace ops {
+class Hist : public OpDef {
+ public:
+  explicit Hist(const char* name) : OpDef(name) {
+    this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_FLOAT16});
+    this->Output("zero").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_FLOAT16}).InitValue(0);
+    this->Output("one").ParamType(REQUIRED).DataType({ge::DT_INT32, ge::DT_INT32})
+        .InitValue({ScalarType::INT32, -2});
+    std::vector<ScalarVar> per_column = {ScalarVar(ScalarType::FLOAT32, 1.5f),
+                                         ScalarVar(ScalarType::FLOAT16, -2.0)};
+    this->Output("col").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_FLOAT16}).InitValue(per_column);
+    this->Output("plain").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_FLOAT16});
+    this->AICore().SetTiling(Tiling);
+    this->AICore().AddConfig("ascend910b");
+  }
+};
+OP_ADD(Hist);
+}  // namespace ops
+"#;
+
+    #[test]
+    fn init_values_of_outputs_come_back_per_output_in_their_scalar_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = compile_host(dir.path(), &[("hist.cpp", INIT_VALUE_HOST_CPP)]).unwrap();
+        let req = |dt: Dtype| TilingRequest {
+            op_type: None,
+            inputs: vec![(dt, vec![8])],
+            outputs: vec![
+                (dt, vec![8]),
+                (Dtype::Int32, vec![8]),
+                (dt, vec![8]),
+                (dt, vec![8]),
+            ],
+            attrs: vec![],
+            platform: platform(),
+            input_params: vec![],
+            output_params: vec![],
+            input_data: vec![],
+            lib_api_workspace: 0,
+        };
+        let init = |output: u32, pattern: &[u8]| OutputInit {
+            output,
+            pattern: pattern.to_vec(),
+        };
+        // float column: zero as a uint64, -2 as an int32, 1.5f (0x3FC00000).
+        let info = run_tiling(&lib, &req(Dtype::Float32)).unwrap();
+        assert_eq!(
+            info.output_init,
+            vec![
+                init(0, &[0; 8]),
+                init(1, &(-2i32).to_le_bytes()),
+                init(2, &0x3FC0_0000u32.to_le_bytes()),
+            ]
         );
+        // half column: the list's second value, -2.0 as a half (0xC000).
+        let info = run_tiling(&lib, &req(Dtype::Float16)).unwrap();
+        assert_eq!(info.output_init[2], init(2, &0xC000u16.to_le_bytes()));
+    }
+
+    #[test]
+    fn init_value_of_a_nonzero_integer_is_refused_with_the_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = INIT_VALUE_HOST_CPP.replace(".InitValue(0)", ".InitValue(3)");
+        let lib = compile_host(dir.path(), &[("hist.cpp", &src)]).unwrap();
+        let req = TilingRequest {
+            op_type: None,
+            inputs: vec![(Dtype::Float32, vec![8])],
+            outputs: vec![(Dtype::Float32, vec![8]); 4],
+            attrs: vec![],
+            platform: platform(),
+            input_params: vec![],
+            output_params: vec![],
+            input_data: vec![],
+            lib_api_workspace: 0,
+        };
+        let err = run_tiling(&lib, &req).unwrap_err().to_string();
+        assert!(err.contains("InitValue(uint64_t) takes only 0"), "{err}");
     }
 
     /// A kernel that reads the probe tiling struct; its static_asserts pin

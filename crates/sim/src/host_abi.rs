@@ -10,11 +10,13 @@
 use std::ffi::{c_char, CStr};
 
 /// Version of the host ABI (`ASC_HOST_ABI_VERSION`).
-pub const HOST_ABI_VERSION: u32 = 3;
+pub const HOST_ABI_VERSION: u32 = 4;
 /// `ASC_HOST_MAX_DIMS`.
 pub const MAX_DIMS: usize = 8;
 /// `ASC_HOST_MAX_WORKSPACES`.
 pub const MAX_WORKSPACES: usize = 8;
+/// `ASC_HOST_MAX_OUTPUT_INITS`.
+pub const MAX_OUTPUT_INITS: usize = 64;
 /// Name of the entry point every host library exports.
 pub const ENTRY_SYMBOL: &[u8] = b"ascendopt_host_tiling\0";
 
@@ -92,6 +94,16 @@ pub struct AscHostTilingIn {
     pub tiling_capacity: u64,
 }
 
+/// An output's initial value (`AscHostOutputInit`): `bits`, an element of
+/// `width` bytes, repeated over the output before the launch.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct AscHostOutputInit {
+    pub output: u32,
+    pub width: u32,
+    pub bits: u64,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct AscHostTilingOut {
@@ -103,6 +115,8 @@ pub struct AscHostTilingOut {
     pub n_workspaces: u32,
     pub workspaces: [u64; MAX_WORKSPACES],
     pub message: [c_char; 1024],
+    pub n_output_inits: u32,
+    pub output_inits: [AscHostOutputInit; MAX_OUTPUT_INITS],
 }
 
 impl AscHostTilingOut {
@@ -117,6 +131,8 @@ impl AscHostTilingOut {
             n_workspaces: 0,
             workspaces: [0; MAX_WORKSPACES],
             message: [0; 1024],
+            n_output_inits: 0,
+            output_inits: [AscHostOutputInit::default(); MAX_OUTPUT_INITS],
         }
     }
 
@@ -172,6 +188,9 @@ int main() {
   S(AscHostTilingOut) F(AscHostTilingOut, status) F(AscHostTilingOut, error_kind) F(AscHostTilingOut, block_dim)
   F(AscHostTilingOut, tiling_key) F(AscHostTilingOut, tiling_size) F(AscHostTilingOut, n_workspaces)
   F(AscHostTilingOut, workspaces) F(AscHostTilingOut, message)
+  F(AscHostTilingOut, n_output_inits) F(AscHostTilingOut, output_inits)
+  S(AscHostOutputInit) F(AscHostOutputInit, output) F(AscHostOutputInit, width) F(AscHostOutputInit, bits)
+  printf("max_output_inits %d\n", ASC_HOST_MAX_OUTPUT_INITS);
   return 0;
 }
 "#;
@@ -248,6 +267,13 @@ int main() {
             f!(AscHostTilingOut, n_workspaces),
             f!(AscHostTilingOut, workspaces),
             f!(AscHostTilingOut, message),
+            f!(AscHostTilingOut, n_output_inits),
+            f!(AscHostTilingOut, output_inits),
+            s!(AscHostOutputInit),
+            f!(AscHostOutputInit, output),
+            f!(AscHostOutputInit, width),
+            f!(AscHostOutputInit, bits),
+            format!("max_output_inits {MAX_OUTPUT_INITS}"),
         ]
     }
 

@@ -13,7 +13,7 @@ use crate::runtime::mix;
 use crate::runtime::table::TABLE;
 use crate::trace::{BlockTrace, SrcLoc, Trace};
 
-pub use ascendopt_device::launch::{AttrValue, Finding, JobAttr, Platform, TilingInfo};
+pub use ascendopt_device::launch::{AttrValue, Finding, JobAttr, OutputInit, Platform, TilingInfo};
 use ascendopt_op::layout::{ArgLayout, ArgSlot};
 use ascendopt_op::Dtype;
 use libloading::Library;
@@ -236,6 +236,7 @@ pub fn describe_only(job: &LaunchJob) -> Result<LaunchOutput, LaunchFailure> {
             tiling_key: 0,
             data: Vec::new(),
             workspace: 0,
+            output_init: Vec::new(),
         },
         outputs: Vec::new(),
         trace: Default::default(),
@@ -299,17 +300,7 @@ fn tiling_for_job(job: &LaunchJob, data: &[&[u8]]) -> Result<TilingInfo, LaunchF
             })
             .collect()
     };
-    // An in-place output without a kernel argument is no OpDef output:
-    // the tiling does not see it.
-    let host_outputs: Vec<usize> = match layout {
-        Some(l) => {
-            let op = l.output_params(job.outputs.len());
-            (0..job.outputs.len())
-                .filter(|&o| op[o].is_some() || l.in_place_input(o).is_none())
-                .collect()
-        }
-        None => (0..job.outputs.len()).collect(),
-    };
+    let host_outputs = host_outputs(job);
     let (input_params, output_params) = match layout {
         Some(l) => {
             let op = l.output_params(job.outputs.len());
@@ -345,6 +336,20 @@ fn tiling_for_job(job: &LaunchJob, data: &[&[u8]]) -> Result<TilingInfo, LaunchF
         lib_api_workspace: LIB_API_WORKSPACE,
     };
     crate::host::run_tiling(&job.host_lib, &req).map_err(LaunchFailure::from)
+}
+
+/// The job's outputs the tiling function sees, in its order: an in-place
+/// output without a kernel argument is no OpDef output.
+fn host_outputs(job: &LaunchJob) -> Vec<usize> {
+    match job.layout.as_ref() {
+        Some(l) => {
+            let op = l.output_params(job.outputs.len());
+            (0..job.outputs.len())
+                .filter(|&o| op[o].is_some() || l.in_place_input(o).is_none())
+                .collect()
+        }
+        None => (0..job.outputs.len()).collect(),
+    }
 }
 
 /// The GM bytes of a tensor list as the kernel receives it (guide 2.10.9.1
@@ -521,6 +526,29 @@ fn launch(
                     output_spaces.push(s);
                 }
                 arg_spaces.push(s);
+            }
+        }
+    }
+    // Outputs with an initial value (InitValue) are set as CANN's memset
+    // before the launch would; an in-place output keeps its input's data.
+    if !tiling.output_init.is_empty() {
+        let host = host_outputs(job);
+        for init in &tiling.output_init {
+            let o = host.get(init.output as usize).copied().ok_or_else(|| {
+                memory_err(format!(
+                    "an initial value for output {} of the tiling, which sees {}",
+                    init.output,
+                    host.len()
+                ))
+            })?;
+            let in_place = job
+                .layout
+                .as_ref()
+                .is_some_and(|l| l.in_place_input(o).is_some());
+            if !in_place {
+                if let Some(&s) = output_spaces.get(o) {
+                    gm.fill(s, &init.pattern);
+                }
             }
         }
     }

@@ -354,6 +354,7 @@ impl CannDevice {
                 tiling_key: 0,
                 data: Vec::new(),
                 workspace: 0,
+                output_init: Vec::new(),
             },
             detail: None,
             findings: Vec::new(),

@@ -10,9 +10,10 @@
 
 #include <stdint.h>
 
-#define ASC_HOST_ABI_VERSION 3u
+#define ASC_HOST_ABI_VERSION 4u
 #define ASC_HOST_MAX_DIMS 8
 #define ASC_HOST_MAX_WORKSPACES 8
+#define ASC_HOST_MAX_OUTPUT_INITS 64
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,6 +96,15 @@ enum AscHostErrorKind {
   ASC_HOST_ERR_TILING = 2
 };
 
+/* An output's initial value (OpParamDef::InitValue, guide 6.4.3.4.17): the
+ * output's GM is filled with `bits`, an element of `width` bytes
+ * (little-endian), repeated, before the kernel runs. */
+typedef struct AscHostOutputInit {
+  uint32_t output; /* index into AscHostTilingIn.outputs */
+  uint32_t width;  /* 1, 2, 4 or 8 */
+  uint64_t bits;
+} AscHostOutputInit;
+
 typedef struct AscHostTilingOut {
   int32_t status; /* 0 = ge::GRAPH_SUCCESS; anything else is a failed tiling */
   uint32_t error_kind; /* AscHostErrorKind */
@@ -104,6 +114,8 @@ typedef struct AscHostTilingOut {
   uint32_t n_workspaces;
   uint64_t workspaces[ASC_HOST_MAX_WORKSPACES];
   char message[1024]; /* error text when status != 0 */
+  uint32_t n_output_inits;
+  AscHostOutputInit output_inits[ASC_HOST_MAX_OUTPUT_INITS];
 } AscHostTilingOut;
 
 /* Exported by every host library (crates/sim/runtime_src/host_entry.cpp).

@@ -288,6 +288,23 @@ const DEVICE_INTRINSICS: &[&str] = &[
     "vtranspose",
 ];
 
+/// The third-party library a header belongs to and the Debian package that
+/// installs it, for the ones public operators include.
+fn third_party_library(header: &str) -> Option<(&'static str, &'static str)> {
+    let header = header.trim_matches(|c| c == '"' || c == '<' || c == '>');
+    if header.starts_with("nlohmann/") {
+        Some(("nlohmann/json", "nlohmann-json3-dev"))
+    } else {
+        None
+    }
+}
+
+/// `VA0` ... `VA7`, the vector address registers kernels name when they
+/// call `set_va_reg_sb` and the transposition intrinsics directly.
+fn is_va_register(name: &str) -> bool {
+    name.len() == 3 && name.starts_with("VA") && name.as_bytes()[2].is_ascii_digit() && name < "VA8"
+}
+
 /// The summary of an error line's message: a missing header named as such,
 /// a missing API as unsupported, and an API that the simulator has but
 /// that g++ did not find where it was called (unqualified, or a member of
@@ -295,6 +312,13 @@ const DEVICE_INTRINSICS: &[&str] = &[
 fn interpret(kind: &str, message: &str, sim_include: &Path) -> String {
     if kind == "fatal error" {
         if let Some(header) = message.strip_suffix(": No such file or directory") {
+            if let Some((library, package)) = third_party_library(header) {
+                return format!(
+                    "header {header}: from {library}, a third-party library (not part of CANN \
+                     or the ascendopt simulator); install it where g++ finds it (Debian/Ubuntu: \
+                     apt-get install {package})"
+                );
+            }
             return format!(
                 "header {header}: not in the package and not provided by the ascendopt simulator"
             );
@@ -302,11 +326,30 @@ fn interpret(kind: &str, message: &str, sim_include: &Path) -> String {
     }
     let Some(api) = unsupported_api(message) else {
         if message.contains("was not declared in this scope") {
-            if let Some(name) = quoted_name(message).filter(|n| DEVICE_INTRINSICS.contains(n)) {
-                return format!(
-                    "not supported by the ascendopt simulator: {name} (a raw device intrinsic; \
-                     the simulator emulates the AscendC APIs, not the intrinsics under them)"
-                );
+            if let Some(name) = quoted_name(message) {
+                if DEVICE_INTRINSICS.contains(&name) {
+                    return format!(
+                        "not supported by the ascendopt simulator: {name} (a raw device intrinsic; \
+                         the simulator emulates the AscendC APIs, not the intrinsics under them)"
+                    );
+                }
+                if is_va_register(name) {
+                    return format!(
+                        "not supported by the ascendopt simulator: {name} (a vector address \
+                         register of the raw intrinsic set_va_reg_sb; the simulator emulates \
+                         the AscendC APIs, not the intrinsics under them)"
+                    );
+                }
+                if let Some(api) = name
+                    .strip_suffix("Impl")
+                    .filter(|api| !api.is_empty() && sim_index(sim_include).provides(api))
+                {
+                    return format!(
+                        "not supported by the ascendopt simulator: {name} (an internal function \
+                         of CANN's kernel library under {api}, not a documented AscendC API; \
+                         the simulator emulates {api} itself)"
+                    );
+                }
             }
         }
         return message.to_string();
@@ -750,11 +793,44 @@ In file included from /w/crates/sim/include/kernel_operator.h:14,
     }
 
     #[test]
+    fn third_party_headers_say_how_to_install_them() {
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+        let m = interpret(
+            "fatal error",
+            "nlohmann/json.hpp: No such file or directory",
+            &include,
+        );
+        assert!(
+            m.starts_with("header nlohmann/json.hpp: from nlohmann/json, a third-party library")
+                && m.ends_with("apt-get install nlohmann-json3-dev)"),
+            "{m}"
+        );
+    }
+
+    #[test]
     fn raw_device_intrinsics_say_so() {
         let e = first_error_of("  vcadd(nullptr, nullptr, 1, 1, 1, 8);");
         assert!(
             e.message.starts_with(
                 "not supported by the ascendopt simulator: vcadd (a raw device intrinsic"
+            ),
+            "{}",
+            e.message
+        );
+        let e = first_error_of("  uint64_t va[8] = {0};\n  set_va_reg_sb(VA0, va);");
+        assert!(
+            e.message.starts_with(
+                "not supported by the ascendopt simulator: VA0 (a vector address register"
+            ),
+            "{}",
+            e.message
+        );
+        // A kernel-library internal under a provided API.
+        let e = first_error_of("  DuplicateImpl<int16_t>((int16_t*)nullptr, 0, 16);");
+        assert!(
+            e.message.starts_with(
+                "not supported by the ascendopt simulator: DuplicateImpl (an internal function \
+                 of CANN's kernel library under Duplicate"
             ),
             "{}",
             e.message

@@ -306,6 +306,7 @@ fn plain_output(outputs: Vec<Vec<u8>>) -> LaunchOutput {
             tiling_key: 0,
             data: Vec::new(),
             workspace: 0,
+            output_init: Vec::new(),
         },
         outputs,
         trace: Default::default(),

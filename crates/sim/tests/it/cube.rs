@@ -314,6 +314,7 @@ fn try_launch(
         tiling_key: 0,
         data: tiling.iter().flat_map(|v| v.to_le_bytes()).collect(),
         workspace: 0,
+        output_init: Vec::new(),
     };
     run_kernel(&job, &tiling)
 }
@@ -973,6 +974,7 @@ fn mix_launch_with(
         tiling_key,
         data,
         workspace,
+        output_init: Vec::new(),
     };
     run_kernel(&job, &tiling)
 }

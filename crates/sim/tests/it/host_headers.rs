@@ -2,7 +2,8 @@
 //! (clean-room fixtures, issue 21), compiled with g++ against the
 //! emulation headers and run: graph-mode shape inference that reads a
 //! constant input as a ge::Tensor (never run by the simulator; it must
-//! compile) and GE's unknown-dimension markers.
+//! compile), GE's unknown-dimension markers, and GE's Status codes used
+//! unqualified after `using namespace ge`.
 
 use std::process::Command;
 
@@ -32,12 +33,13 @@ int main() {
 }
 "#;
 
-#[test]
-fn graph_inference_on_constant_inputs_compiles() {
+/// Compiles `source` against the emulation headers and runs it; the
+/// program's exit status must be 0.
+fn compile_and_run(source: &str) {
     let dir = tempfile::tempdir().unwrap();
     let cpp = dir.path().join("graph.cpp");
     let exe = dir.path().join("graph");
-    std::fs::write(&cpp, GRAPH_INFERENCE).unwrap();
+    std::fs::write(&cpp, source).unwrap();
     let out = Command::new("g++")
         .args(["-std=c++17", "-O0", "-I"])
         .arg(sim_dir().join("include"))
@@ -52,4 +54,33 @@ fn graph_inference_on_constant_inputs_compiles() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(Command::new(&exe).status().unwrap().success());
+}
+
+#[test]
+fn graph_inference_on_constant_inputs_compiles() {
+    compile_and_run(GRAPH_INFERENCE);
+}
+
+/// A tiling helper returning GE's Status, checked against SUCCESS without
+/// qualification after `using namespace ge` (SUCCESS is 0, FAILED is not),
+/// in a file that also defines its own SUCCESS macro before the headers.
+const GE_STATUS: &str = r#"
+#define SUCCESS 0
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+static const int kMacro = SUCCESS;
+#undef SUCCESS
+using namespace ge;
+namespace optiling {
+static Status CheckRows(int64_t rows) { return rows > 0 ? ge::SUCCESS : FAILED; }
+}  // namespace optiling
+int main() {
+  bool ok = optiling::CheckRows(3) == SUCCESS && optiling::CheckRows(0) != SUCCESS;
+  return ok && kMacro == 0 && SUCCESS == GRAPH_SUCCESS ? 0 : 1;
+}
+"#;
+
+#[test]
+fn ge_status_codes_are_usable_unqualified() {
+    compile_and_run(GE_STATUS);
 }

@@ -551,6 +551,7 @@ fn launch(ty: Ty, words: [u32; 5], x: &[f64]) -> Result<LaunchOutput, LaunchFail
         tiling_key: 0,
         data: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
         workspace: 0,
+        output_init: Vec::new(),
     };
     run_kernel(&job, &tiling)
 }
@@ -1084,6 +1085,7 @@ fn launch_outs(
         tiling_key: 0,
         data: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
         workspace: 0,
+        output_init: Vec::new(),
     };
     run_kernel(&job, &tiling)
 }

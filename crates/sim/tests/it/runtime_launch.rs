@@ -3,7 +3,7 @@
 
 use ascendopt_op::Dtype;
 use ascendopt_sim::launch::{
-    run_kernel, JobTensor, LaunchFailure, LaunchJob, Platform, TilingInfo,
+    run_kernel, JobTensor, LaunchFailure, LaunchJob, OutputInit, Platform, TilingInfo,
 };
 use ascendopt_sim::trace::{InstrKind, SyncOrigin};
 use std::path::{Path, PathBuf};
@@ -70,6 +70,7 @@ fn tiling(block_dim: u32) -> TilingInfo {
         tiling_key: 0,
         data: vec![0; 8],
         workspace: 0,
+        output_init: Vec::new(),
     }
 }
 
@@ -1435,4 +1436,60 @@ fn data_copy_with_slice_info() {
         want.extend_from_slice(&x[row * 87 + 47..row * 87 + 71]);
     }
     assert_eq!(got, want);
+}
+
+/// Every block adds its slice of x into the whole of y with atomic adds
+/// (y = x[0..8] + x[8..16]); z is never written. The outputs arrive
+/// poisoned, so y is right only once the launch applies the OpDef's
+/// initial values (InitValue(0) for y, 1.5f for z, guide 6.4.3.4.17).
+const ATOMIC_SUM_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void atomic_sum(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR ws, GM_ADDR tiling) {
+  TPipe pipe;
+  TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> q;
+  pipe.InitBuffer(q, 1, 8 * sizeof(float));
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x + 8 * GetBlockIdx(), 8);
+  yg.SetGlobalBuffer((__gm__ float*)y, 8);
+  auto t = q.AllocTensor<float>();
+  DataCopy(t, xg, 8);
+  q.EnQue(t);
+  auto u = q.DeQue<float>();
+  SetAtomicAdd<float>();
+  DataCopy(yg, u, 8);
+  SetAtomicNone();
+  q.FreeTensor(u);
+}
+"#;
+
+#[test]
+fn output_initial_values_are_set_before_the_kernel_runs() {
+    let (_d, so) = compile(ATOMIC_SUM_KERNEL);
+    let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    let j = job(
+        &so,
+        "atomic_sum",
+        vec![f32_tensor(&x)],
+        vec![f32_tensor(&[f32::NAN; 8]), f32_tensor(&[f32::NAN; 8])],
+    );
+    let mut t = tiling(2);
+    t.output_init = vec![
+        OutputInit {
+            output: 0,
+            pattern: vec![0; 8],
+        },
+        OutputInit {
+            output: 1,
+            pattern: 1.5f32.to_le_bytes().to_vec(),
+        },
+    ];
+    let out = run_kernel(&j, &t).unwrap();
+    // y[i] = i + (i + 8).
+    let want: Vec<f32> = (0..8).map(|i| (2 * i + 8) as f32).collect();
+    assert_eq!(f32s(&out.outputs[0]), want);
+    assert_eq!(f32s(&out.outputs[1]), vec![1.5; 8]);
+    // Without them the poison stays: NaN + x is NaN.
+    let out = run_kernel(&j, &tiling(2)).unwrap();
+    assert!(f32s(&out.outputs[0]).iter().all(|v| v.is_nan()));
 }

@@ -186,6 +186,7 @@ fn launch(
         tiling_key: 0,
         data,
         workspace: 0,
+        output_init: Vec::new(),
     };
     run_kernel(&job, &tiling).unwrap()
 }

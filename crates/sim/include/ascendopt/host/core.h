@@ -48,6 +48,23 @@ constexpr graphStatus GRAPH_PARAM_INVALID = 50331649u;
 // tiling function's result it is not GRAPH_SUCCESS, so the tiling fails.
 constexpr graphStatus GRAPH_NOT_CHANGED = 1343242304u;
 
+// GE's general status, which host code returns and compares unqualified
+// after `using namespace ge` (the guide's adapter examples, 2.10.4.4 and
+// 2.10.5, return SUCCESS / FAILED from a `Status` function). SUCCESS is 0
+// like GRAPH_SUCCESS; the guide gives no value for FAILED, so it is the
+// same non-zero code as GRAPH_FAILED (an assumption: only "not SUCCESS"
+// matters to the simulator). A project macro of the same name (some
+// samples `#define SUCCESS 0`) is set aside here and restored after.
+#pragma push_macro("SUCCESS")
+#pragma push_macro("FAILED")
+#undef SUCCESS
+#undef FAILED
+using Status = uint32_t;
+constexpr Status SUCCESS = 0;
+constexpr Status FAILED = 0xFFFFFFFFu;
+#pragma pop_macro("FAILED")
+#pragma pop_macro("SUCCESS")
+
 // GE's element type codes. The values are GE's own (operators pass them as
 // attributes, e.g. Cast's dst_type).
 enum DataType {

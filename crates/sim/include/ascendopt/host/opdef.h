@@ -214,25 +214,27 @@ class OpParamDef {
   OpParamDef& Comment(const char*) { return *this; }
   OpParamDef& Follow(const char* param_name);
   OpParamDef& Follow(const char* param_name, FollowType) { return Follow(param_name); }
-  // Outputs cleared or set before the launch: the simulator's outputs start
-  // poisoned, so accepting this silently would break the kernel.
-  template <class T0 = void>
-  OpParamDef& InitValue(uint64_t) {
-    static_assert(::ascendopt::host::always_false<T0>,
-                  "not supported by the ascendopt simulator: OpParamDef::InitValue");
+  // The output's initial value (guide 6.4.3.4.17): before the kernel runs,
+  // the output's GM is cleared (InitValue(0), the only uint64_t value the
+  // guide allows) or filled with a value of the given ScalarType; the list
+  // form gives one value per DataType() column. The simulator fills the
+  // output when the tiling of a launch has run (SetNeedAtomic is accepted
+  // either way).
+  OpParamDef& InitValue(uint64_t value) {
+    if (value != 0) error_ = "InitValue(uint64_t) takes only 0 (guide 6.4.3.4.17); give a ScalarVar for another value";
+    init_kind_ = 1;
+    init_value_ = ScalarVar(ScalarType::UINT64, 0);
     return *this;
   }
-  template <class T0 = void>
-  OpParamDef& InitValue(const ScalarVar&) {
-    static_assert(::ascendopt::host::always_false<T0>,
-                  "not supported by the ascendopt simulator: OpParamDef::InitValue");
+  OpParamDef& InitValue(const ScalarVar& value) {
+    init_kind_ = 2;
+    init_value_ = value;
     return *this;
   }
-  template <class T0 = void>
-  OpParamDef& InitValue(std::initializer_list<ScalarVar>) {
-    static_assert(::ascendopt::host::always_false<T0>,
-                  "not supported by the ascendopt simulator: OpParamDef::InitValue");
-    return *this;
+  OpParamDef& InitValue(std::initializer_list<ScalarVar> values) { return init_list(values); }
+  template <class C, class = decltype(((const C*)nullptr)->begin())>
+  OpParamDef& InitValue(const C& values) {
+    return init_list(values);
   }
   template <class T0 = void>
   OpParamDef& OutputShapeDependOnCompute() {
@@ -245,6 +247,19 @@ class OpParamDef {
   void add_dtype(ge::DataType t);
   void add_format(ge::Format f);
   void add_bin_query(ge::DataType t);
+  template <class C>
+  OpParamDef& init_list(const C& values) {
+    size_t n = 0;
+    for (auto it = values.begin(); it != values.end(); ++it) ++n;
+    // Kept for the life of the library, like the OpDef itself.
+    ScalarVar* list = new ScalarVar[n > 0 ? n : 1];
+    n = 0;
+    for (const ScalarVar& v : values) list[n++] = v;
+    init_kind_ = 3;
+    init_values_ = list;
+    n_init_values_ = n;
+    return *this;
+  }
   const char* name_ = "";
   Option param_type_ = REQUIRED;
   Option value_depend_ = IGNORE;
@@ -259,6 +274,12 @@ class OpParamDef {
   size_t n_formats_ = 0;
   const char* follow_ = nullptr;
   const char* error_ = nullptr;
+  // InitValue: 0 none, 1 zero, 2 init_value_ for every column, 3 one of
+  // init_values_ per column.
+  uint8_t init_kind_ = 0;
+  ScalarVar init_value_;
+  const ScalarVar* init_values_ = nullptr;
+  size_t n_init_values_ = 0;
 };
 
 // An attribute of the prototype, with its type and default.

@@ -400,10 +400,21 @@ pub fn execute(ub: &mut [u8], mask: &MaskState, op: &AscVecOp) -> Result<VecEffe
         _ => dst,
     };
     if !supported(kind).contains(&(dst, src)) {
+        let listed = supported(kind)
+            .iter()
+            .map(|&(d, s)| {
+                if d == s {
+                    d.to_string()
+                } else {
+                    format!("{d} from {s}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
         let what = if src == dst {
-            format!("{dst} on Atlas A2")
+            format!("{dst} on Atlas A2 (the guide lists {listed})")
         } else {
-            format!("{src} sources with a {dst} destination on Atlas A2")
+            format!("{src} sources with a {dst} destination on Atlas A2 (the guide lists {listed})")
         };
         return Err(Fault::Unsupported { api, what });
     }
@@ -1428,7 +1439,15 @@ mod tests {
         assert!(unsupported(26, I16)); // Relu int16
         assert!(unsupported(60, Dtype::Int8)); // Duplicate int8
         assert!(unsupported(48, F32)); // ShiftLeft float
-                                       // Misaligned dst and out-of-range src1 in the executed op.
+                                       // int32 division names the dtypes the guide lists for Div on A2.
+        let mut mem = new_ub();
+        let err = run(&mut mem, &count_op(4, I32, 16)).unwrap_err();
+        assert!(
+            matches!(&err, Fault::Unsupported { api: "Div", what }
+                if what == "int32 on Atlas A2 (the guide lists float16, float32)"),
+            "{err:?}"
+        );
+        // Misaligned dst and out-of-range src1 in the executed op.
         let mut mem = new_ub();
         let mut op = count_op(1, F16, 16);
         op.dst = ub(16, F16.abi_code());
