@@ -99,7 +99,7 @@ pub fn confirm(
         return Ok(out);
     };
     let dir = session.materialise(&first)?;
-    let pkg = match OpPackage::load(&dir) {
+    let pkg = match OpPackage::load(&dir, &ascendopt_golden::BUILTINS) {
         Ok(p) => p,
         Err(e) => {
             out.notes
@@ -243,7 +243,7 @@ fn tiling_built(
         return Ok(None);
     };
     let dir = session.materialise(&src)?;
-    let Ok(pkg) = OpPackage::load(&dir) else {
+    let Ok(pkg) = OpPackage::load(&dir, &ascendopt_golden::BUILTINS) else {
         return Ok(None);
     };
     let device = session.context().device;

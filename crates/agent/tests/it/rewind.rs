@@ -107,7 +107,7 @@ fn small_package(
         None => full.as_str(),
     };
     std::fs::write(dir.join("op.toml"), format!("{head}\n{cases}")).unwrap();
-    OpPackage::load(&dir).unwrap()
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
 /// A run context over a fresh run in `store`.

@@ -69,7 +69,7 @@ fn package(root: &Path, name: &str, marker: &str) -> OpPackage {
         text.push_str(&format!("// {marker}\n"));
         std::fs::write(&k, text).unwrap();
     }
-    OpPackage::load(&dir).unwrap()
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
 fn request(n: usize, keep_trace: bool) -> RunRequest {
@@ -184,7 +184,7 @@ fn builtin(root: &Path, name: &str) -> OpPackage {
         &[],
     )
     .unwrap();
-    OpPackage::load(&dir).unwrap()
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
 /// A foreach operator (a tensor list in, a tensor list out, a scalar

@@ -13,12 +13,12 @@
 //! input given with zero elements (shape `[0]`) is absent. The host code of
 //! the operators follows the same convention.
 
-use super::common::{arity, msg, PerValue};
-use super::{Builtin, Reject};
-use crate::float::round_f64;
-use crate::spec::{AttrValue, Case, CaseInput};
-use crate::tensor::{numel, shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, msg, PerValue};
+use ascendopt_op::float::round_f64;
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::{AttrValue, Case, CaseInput};
+use ascendopt_op::tensor::{numel, shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// This file's goldens.
 pub(super) const TABLE: &[Builtin] = &[
@@ -154,7 +154,7 @@ fn quant_int8(v: f64) -> f64 {
     if v.is_nan() {
         return 0.0;
     }
-    crate::float::rint(v).clamp(-128.0, 127.0)
+    ascendopt_op::float::rint(v).clamp(-128.0, 127.0)
 }
 
 // ---- GELU and its derivative in f64 -------------------------------------------
@@ -1010,23 +1010,7 @@ fn add_layer_norm_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Ten
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::golden::golden;
-    use crate::spec::OpSpec;
-    use std::path::Path;
-
-    fn spec(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
-    }
-
-    fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml"))
-            .unwrap_err()
-            .to_string()
-    }
-
-    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
-    }
+    use crate::testutil::{parse_err, run, spec};
 
     fn close(a: f64, b: f64, tol: f64) {
         assert!((a - b).abs() <= tol, "{a} vs {b}");

@@ -3,10 +3,10 @@
 //! every bit pattern of a 16-bit input (the large cases' elementwise work
 //! done once per value).
 
-use super::Reject;
-use crate::spec::{AttrValue, Case};
-use crate::tensor::Tensor;
-use crate::Dtype;
+use ascendopt_op::golden::Reject;
+use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::tensor::Tensor;
+use ascendopt_op::Dtype;
 
 /// Rejects a case whose input or output count differs from the golden's.
 pub(super) fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_odometer_gives_the_offsets_of_the_multi_indices() {
-        use crate::tensor::multi_index;
+        use ascendopt_op::tensor::multi_index;
         let cases: [(&[usize], &[usize]); 5] = [
             (&[2, 3, 4], &[2, 3, 4]),
             (&[3, 1], &[2, 3, 4]),
