@@ -5,7 +5,7 @@
 //! precision of f16/bf16 plus two bits, so this equals the correctly rounded
 //! 16-bit result (no double-rounding error). float64 is computed in f64.
 
-use crate::common::{arity, float_attr};
+use crate::common::{arity, float_attr, float_inputs};
 use ascendopt_op::golden::{Builtin, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
@@ -47,21 +47,6 @@ pub(super) const TABLE: &[Builtin] = &[
 ];
 
 // ---- helpers --------------------------------------------------------------
-
-fn float_only(case: &Case, op: &str) -> Result<(), Reject> {
-    for i in &case.inputs {
-        if !i.dtype.is_float() {
-            return Err(Reject::new(
-                "dtype",
-                format!(
-                    "{op} is defined for float dtypes; input `{}` is {}",
-                    i.name, i.dtype
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
 
 fn no_bool(case: &Case, op: &str) -> Result<(), Reject> {
     for i in &case.inputs {
@@ -191,7 +176,7 @@ fn muls_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
 
 fn sqrt_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 1, 1)?;
-    float_only(case, "sqrt")?;
+    float_inputs(case, "sqrt")?;
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
@@ -308,7 +293,7 @@ fn clip_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
 
 fn rms_norm_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 2, 2)?;
-    float_only(case, "rms_norm")?;
+    float_inputs(case, "rms_norm")?;
     let (x, gamma) = (&case.inputs[0], &case.inputs[1]);
     let Some(&d) = x.shape.last() else {
         return Err(Reject::new(

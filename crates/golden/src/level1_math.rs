@@ -10,7 +10,7 @@
 //! than twice the precision of f16/bf16 plus two bits. Comparisons are
 //! exact (IEEE for floats: NaN compares false, +0 == -0; exact integers).
 
-use crate::common::{arity, broadcast_shape, Odometer};
+use crate::common::{arity, broadcast_shape, float_inputs, Odometer};
 use ascendopt_op::golden::{Builtin, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
@@ -91,21 +91,6 @@ pub(super) const TABLE: &[Builtin] = &[
 ];
 
 // ---- helpers --------------------------------------------------------------
-
-fn float_inputs(case: &Case, op: &str) -> Result<(), Reject> {
-    for i in &case.inputs {
-        if !i.dtype.is_float() {
-            return Err(Reject::new(
-                "dtype",
-                format!(
-                    "{op} is defined for float dtypes; input `{}` is {}",
-                    i.name, i.dtype
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
 
 fn no_bool_inputs(case: &Case, op: &str) -> Result<(), Reject> {
     for i in &case.inputs {

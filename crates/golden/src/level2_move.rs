@@ -19,7 +19,7 @@
 //! `axes` of strided_slice_assign_v2) are `list_int` attributes here, with
 //! the same layout and meaning (as the older CANN `*D` operators do).
 
-use crate::common::{arity, int_attr, msg, Odometer};
+use crate::common::{arity, bool_attr, int_attr, msg, str_attr, Odometer};
 use ascendopt_op::golden::{Builtin, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
@@ -123,26 +123,6 @@ fn f32_attr(case: &Case, name: &str) -> Result<f32, Reject> {
         .and_then(AttrValue::as_f64)
         .map(|v| v as f32)
         .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be a number")))
-}
-
-fn bool_attr(case: &Case, name: &str) -> Result<bool, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::Bool(b)) => Ok(*b),
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a bool"),
-        )),
-    }
-}
-
-fn str_attr<'a>(case: &'a Case, name: &str) -> Result<&'a str, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::Str(s)) => Ok(s),
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a string"),
-        )),
-    }
 }
 
 fn need_rank(name: &str, shape: &[usize], ranks: &[usize], op: &str) -> Result<(), Reject> {
