@@ -21,7 +21,7 @@
 use crate::session::OpSession;
 use crate::AgentError;
 use ascendopt_device::Artifact;
-use ascendopt_device::TilingInfo;
+use ascendopt_device::{QueryError, TilingInfo};
 use ascendopt_harness::pipeline::{bench_case, tiling_request};
 use ascendopt_motif::knobfind::{knobbed, with_values, Discovery, FoundKnob};
 use ascendopt_motif::Sources;
@@ -237,7 +237,7 @@ fn tiling_built(
     knob: &FoundKnob,
     value: i64,
     request: &ascendopt_device::RunRequest,
-) -> Result<Option<Result<TilingInfo, String>>, AgentError> {
+) -> Result<Option<Result<TilingInfo, QueryError>>, AgentError> {
     let values = BTreeMap::from([(knob.name.clone(), value)]);
     let Some(src) = with_values(plain, std::slice::from_ref(knob), &values) else {
         return Ok(None);
@@ -249,7 +249,7 @@ fn tiling_built(
     let device = session.context().device;
     Ok(match device.build(&pkg) {
         Ok(a) => device.tiling(&a, request),
-        Err(e) => Some(Err(e.to_string())),
+        Err(e) => Some(Err(QueryError::Failed(e.to_string()))),
     })
 }
 
