@@ -362,7 +362,7 @@ fn restored(
         // Only the launch could answer it; without budget a miss would be
         // an error, so the marked form stays.
         let dir = session.materialise(&plain)?;
-        let Ok(pkg) = OpPackage::load(&dir) else {
+        let Ok(pkg) = OpPackage::load(&dir, &ascendopt_golden::BUILTINS) else {
             return Ok(None);
         };
         let device = session.context().device;
@@ -449,7 +449,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), AgentError> {
 }
 
 fn load(dir: &Path) -> Result<OpPackage, AgentError> {
-    OpPackage::load(dir).map_err(|e| AgentError::Package {
+    OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
         dir: dir.to_path_buf(),
         message: e.to_string(),
     })

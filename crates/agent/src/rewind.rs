@@ -869,7 +869,7 @@ fn rebuild(base: &OpPackage, text: &str, dir: &Path) -> Result<OpPackage, AgentE
     sources.write_to(&staging)?;
     let _ = std::fs::remove_dir_all(dir);
     std::fs::rename(&staging, dir).map_err(|e| io(dir, e))?;
-    OpPackage::load(dir).map_err(|e| AgentError::Package {
+    OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
         dir: dir.to_path_buf(),
         message: e.to_string(),
     })

@@ -581,7 +581,7 @@ impl<'a> OpSession<'a> {
 }
 
 fn load(dir: &Path) -> Result<OpPackage, AgentError> {
-    OpPackage::load(dir).map_err(|e| AgentError::Package {
+    OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
         dir: dir.to_path_buf(),
         message: e.to_string(),
     })

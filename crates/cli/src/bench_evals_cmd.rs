@@ -54,7 +54,7 @@ pub fn run(args: BenchEvalsArgs) -> Result<Status> {
     let dirs = if args.ops.is_empty() {
         let mut l1 = Vec::new();
         for dir in package_dirs(&builtin_ops_dir()).context("listing the built-in operators")? {
-            if OpPackage::load(&dir)
+            if OpPackage::load(&dir, &ascendopt_golden::BUILTINS)
                 .map(|p| p.spec.level == 1)
                 .unwrap_or(false)
             {

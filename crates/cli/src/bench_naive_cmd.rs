@@ -65,7 +65,10 @@ pub fn run(args: BenchNaiveArgs) -> Result<Status> {
     };
     let ops = dirs
         .iter()
-        .map(|d| OpPackage::load(d).with_context(|| format!("loading {}", d.display())))
+        .map(|d| {
+            OpPackage::load(d, &ascendopt_golden::BUILTINS)
+                .with_context(|| format!("loading {}", d.display()))
+        })
         .collect::<Result<Vec<_>>>()?;
     let cfg = NaiveBenchConfig {
         ops,

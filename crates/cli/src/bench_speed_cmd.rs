@@ -53,7 +53,7 @@ pub fn run(args: BenchSpeedArgs) -> Result<Status> {
     let mut compile = Vec::new();
     let mut sim = Vec::new();
     for (i, dir) in dirs.iter().enumerate() {
-        let pkg = OpPackage::load(dir)?;
+        let pkg = OpPackage::load(dir, &ascendopt_golden::BUILTINS)?;
         if i == 0 {
             // Warm the shared runtime objects so every figure is one operator.
             let _ = device.build(&pkg);

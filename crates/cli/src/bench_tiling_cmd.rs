@@ -199,7 +199,8 @@ fn shrink(pkg: OpPackage, max: usize, dst: &Path) -> Result<Shrunk> {
     });
     std::fs::write(&spec, doc.to_string())
         .with_context(|| format!("writing {}", spec.display()))?;
-    let small = OpPackage::load(&out).with_context(|| format!("loading {}", out.display()))?;
+    let small = OpPackage::load(&out, &ascendopt_golden::BUILTINS)
+        .with_context(|| format!("loading {}", out.display()))?;
     if small.cases().len() != keep.len() {
         anyhow::bail!(
             "{}: {} cases kept instead of {}",
@@ -241,7 +242,8 @@ pub fn run(args: BenchTilingArgs) -> Result<Status> {
     std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
     let mut packages = Vec::new();
     for d in &dirs {
-        let pkg = OpPackage::load(d).with_context(|| format!("loading {}", d.display()))?;
+        let pkg = OpPackage::load(d, &ascendopt_golden::BUILTINS)
+            .with_context(|| format!("loading {}", d.display()))?;
         if pkg.tiling.knobs().next().is_none() {
             eprintln!("{}: no tiling knobs, skipped", pkg.name());
             continue;
@@ -416,7 +418,8 @@ mod tests {
     #[test]
     fn max_elements_drops_the_large_cases_of_a_copy_and_keeps_the_rest() {
         let tmp = tempfile::tempdir().unwrap();
-        let pkg = OpPackage::load(&builtin_ops_dir().join("gelu")).unwrap();
+        let pkg =
+            OpPackage::load(&builtin_ops_dir().join("gelu"), &ascendopt_golden::BUILTINS).unwrap();
         let all = pkg.cases().len();
         let small = match shrink(pkg, 400_000, tmp.path()).unwrap() {
             // gelu's 33.6 M-element case goes.
@@ -435,7 +438,8 @@ mod tests {
         assert!(small.dir.join("op_host").is_dir());
         assert!(small.dir.join("op_kernel").is_dir());
         // Nothing to drop: the operator itself.
-        let pkg = OpPackage::load(&builtin_ops_dir().join("gelu")).unwrap();
+        let pkg =
+            OpPackage::load(&builtin_ops_dir().join("gelu"), &ascendopt_golden::BUILTINS).unwrap();
         assert!(matches!(
             shrink(pkg, usize::MAX, tmp.path()).unwrap(),
             Shrunk::Unchanged(_)
@@ -443,7 +447,8 @@ mod tests {
         // Too small a bound: left out rather than benchmarked on a case
         // where the tiling hardly matters (gelu's cases of at most 3000
         // elements: 100).
-        let pkg = OpPackage::load(&builtin_ops_dir().join("gelu")).unwrap();
+        let pkg =
+            OpPackage::load(&builtin_ops_dir().join("gelu"), &ascendopt_golden::BUILTINS).unwrap();
         assert!(matches!(
             shrink(pkg, 3000, tmp.path()).unwrap(),
             Shrunk::LeftOut(_)

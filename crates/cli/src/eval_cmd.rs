@@ -75,7 +75,7 @@ pub fn run(args: EvalArgs) -> Result<Status> {
     )?;
     let mut packages = Vec::new();
     for dir in &dirs {
-        packages.push(OpPackage::load(dir)?);
+        packages.push(OpPackage::load(dir, &ascendopt_golden::BUILTINS)?);
     }
     let mut checks = Vec::new();
     let mut all_passed = true;

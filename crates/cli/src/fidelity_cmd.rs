@@ -129,7 +129,7 @@ fn side_by_side(args: &FidelityArgs, id: u32) -> Result<Status> {
     let chip = crate::hiargs::device_of(DeviceChoice::Cann { id }, None, pipeline.repeats)?;
     let mut rows = Vec::new();
     for op in &args.ops {
-        let pkg = OpPackage::load(&crate::hiargs::resolve_op(op)?)?;
+        let pkg = OpPackage::load(&crate::hiargs::resolve_op(op)?, &ascendopt_golden::BUILTINS)?;
         let ctx = |device: &'static str| -> Result<(ascendopt_harness::store::RunId, std::path::PathBuf)> {
             Ok((
                 store.create_run(&serde_json::json!({

@@ -52,7 +52,10 @@ pub fn op_dirs(args: &[String]) -> Result<Vec<PathBuf>> {
 /// The packages in `dirs`, each load error naming its folder.
 pub fn load_packages(dirs: &[PathBuf]) -> Result<Vec<OpPackage>> {
     dirs.iter()
-        .map(|d| OpPackage::load(d).with_context(|| format!("loading {}", d.display())))
+        .map(|d| {
+            OpPackage::load(d, &ascendopt_golden::BUILTINS)
+                .with_context(|| format!("loading {}", d.display()))
+        })
         .collect()
 }
 

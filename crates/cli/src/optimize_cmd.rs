@@ -231,7 +231,8 @@ fn summary(
 /// Runs the command.
 pub fn run(args: OptimizeArgs) -> Result<Status> {
     let dir = resolve_op(&args.op)?;
-    let pkg = OpPackage::load(&dir).with_context(|| format!("loading {}", dir.display()))?;
+    let pkg = OpPackage::load(&dir, &ascendopt_golden::BUILTINS)
+        .with_context(|| format!("loading {}", dir.display()))?;
     if args.budget < 2 {
         anyhow::bail!(
             "--budget must be at least 2 (the input's own measurement and one candidate)"

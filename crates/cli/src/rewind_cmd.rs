@@ -171,7 +171,10 @@ pub fn run(args: RewindArgs) -> Result<Status> {
     };
     let packages = dirs
         .iter()
-        .map(|d| OpPackage::load(d).with_context(|| format!("loading {}", d.display())))
+        .map(|d| {
+            OpPackage::load(d, &ascendopt_golden::BUILTINS)
+                .with_context(|| format!("loading {}", d.display()))
+        })
         .collect::<Result<Vec<_>>>()?;
     if args.budget == 0 {
         anyhow::bail!("--budget must be at least 1 (the strong kernel's own evaluation)");

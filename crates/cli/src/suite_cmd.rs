@@ -69,7 +69,7 @@ pub fn run(args: SuiteArgs) -> Result<Status> {
     for dir in &dirs {
         // A package that does not load is a failed row, not the end of the
         // table.
-        let row = match OpPackage::load(dir) {
+        let row = match OpPackage::load(dir, &ascendopt_golden::BUILTINS) {
             Ok(pkg) => suite_row(&*device, &pkg, args.seed),
             Err(e) => SuiteRow::failed(
                 &dir.file_name().unwrap_or_default().to_string_lossy(),

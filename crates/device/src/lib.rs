@@ -313,6 +313,27 @@ pub enum DeviceError {
     },
 }
 
+/// Why a device could not answer a question about a package or a
+/// finished run (its preprocessed units, its tiling, its profile, its
+/// latency samples, its timeline). It shows as the device's own message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// The run kept nothing to answer from (no trace, not profiled, no
+    /// measured latencies).
+    #[error("{0}")]
+    NoDetail(String),
+    /// The device's own step failed (the timing model, the preprocessor,
+    /// the host tiling, the build behind it) and said why.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<QueryError> for String {
+    fn from(e: QueryError) -> String {
+        e.to_string()
+    }
+}
+
 /// One compilation unit that did not build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitFailure {
@@ -346,7 +367,7 @@ pub trait Device: Send + Sync {
         &self,
         artifact: &Artifact,
         request: &RunRequest,
-    ) -> Option<Result<TilingInfo, String>> {
+    ) -> Option<Result<TilingInfo, QueryError>> {
         let _ = (artifact, request);
         None
     }
@@ -354,13 +375,13 @@ pub trait Device: Send + Sync {
     /// with the build's flags, line markers kept): (unit name, text), for
     /// the static check; None when the device has no preprocessor, Err when
     /// preprocessing failed (the build will say why).
-    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, String>> {
+    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, QueryError>> {
         let _ = package;
         None
     }
     /// The msprof-style profile of a finished run, with its roofline (the
     /// run kept its detail: [`RunRequest::keep_trace`]).
-    fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String>;
+    fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, QueryError>;
     /// `seeds.len()` measured latencies (Task Duration, µs) of a finished
     /// run, as repeated profiling would give them; `clean` is the run's
     /// noise-free profile ([`Device::profile`] with `deterministic` set).
@@ -372,7 +393,7 @@ pub trait Device: Send + Sync {
         result: &RunResult,
         clean: &Profile,
         seeds: &[u64],
-    ) -> Result<Vec<f64>, String>;
+    ) -> Result<Vec<f64>, QueryError>;
     /// Why the run's measured time cannot be trusted because some of its
     /// work escaped the measurement, or None: on the simulator, output
     /// bytes that no recorded instruction wrote (plain C++ stores through a
@@ -385,5 +406,5 @@ pub trait Device: Send + Sync {
     }
     /// A Chrome Trace Event JSON timeline of a finished run, when the
     /// device can produce one.
-    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>>;
+    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, QueryError>>;
 }

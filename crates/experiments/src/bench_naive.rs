@@ -131,7 +131,7 @@ fn strong_package(
         path: toml.clone(),
         message: e.to_string(),
     })?;
-    OpPackage::load(&dst)
+    OpPackage::load(&dst, &ascendopt_golden::BUILTINS)
         .map(Some)
         .map_err(|e| BenchError::Config(format!("{}: {e}", dst.display())))
 }

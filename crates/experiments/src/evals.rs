@@ -242,7 +242,7 @@ pub fn bench_evals(
         .unwrap_or(0);
     let mut rows = Vec::new();
     for dir in dirs {
-        let package = OpPackage::load(dir)
+        let package = OpPackage::load(dir, &ascendopt_golden::BUILTINS)
             .map_err(|e| EvalsError::Operator(format!("loading {}: {e}", dir.display())))?;
         let cands = variants(&package, cfg.evals, nonce, &scratch.path().join("cands"))?;
         let budgets = BudgetConfig {
@@ -355,7 +355,7 @@ fn variants(
             std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         }
         out.push(
-            OpPackage::load(&dir)
+            OpPackage::load(&dir, &ascendopt_golden::BUILTINS)
                 .map_err(|e| EvalsError::Operator(format!("loading {}: {e}", dir.display())))?,
         );
     }

@@ -203,7 +203,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let pkg = OpPackage::load(&root).unwrap();
+        let pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
         (dir, pkg)
     }
 
@@ -237,7 +237,8 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         let dir = out.path().join("add_custom");
         edited.write(&dir).unwrap();
-        let back = Candidate::read(&OpPackage::load(&dir).unwrap()).unwrap();
+        let back =
+            Candidate::read(&OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()).unwrap();
         assert_eq!(back, edited);
         assert_eq!(
             std::fs::read_to_string(dir.join("op_kernel/add_custom.cpp")).unwrap(),

@@ -119,9 +119,9 @@ pub struct CaseCheck {
     /// Wall time of the launch in ms.
     pub run_ms: u64,
     /// The profile, when asked for and the case passed.
-    pub profile: Option<Result<Profile, String>>,
+    pub profile: Option<Result<Profile, ascendopt_device::QueryError>>,
     /// The Chrome trace timeline, when asked for and the case passed.
-    pub timeline: Option<Result<String, String>>,
+    pub timeline: Option<Result<String, ascendopt_device::QueryError>>,
 }
 
 /// One input of a case, as data.
@@ -725,7 +725,7 @@ pub fn to_json(check: &OpCheck) -> serde_json::Value {
                 "hazards": c.run.as_ref().map(|r| r.hazards.iter().map(|f| serde_json::json!({"kind": f.kind, "message": f.message})).collect::<Vec<_>>()),
                 "profile": match &c.profile {
                     Some(Ok(p)) => serde_json::to_value(p).unwrap_or(serde_json::Value::Null),
-                    Some(Err(e)) => serde_json::json!({ "error": e }),
+                    Some(Err(e)) => serde_json::json!({ "error": e.to_string() }),
                     None => serde_json::Value::Null,
                 },
                 "outputs": c.outputs.iter().map(|o| {

@@ -80,6 +80,10 @@ pub enum PipelineError {
     /// The device cannot build anything (no compiler, cache unwritable).
     #[error("device setup: {0}")]
     Setup(String),
+    /// The device could not measure a run that finished (no latency
+    /// samples, the timing model failed).
+    #[error("device setup: {0}")]
+    Measure(#[from] ascendopt_device::QueryError),
 }
 
 /// An evaluation and where it came from.
@@ -839,9 +843,7 @@ fn launch_and_judge(
     } else {
         // The profile above is the noise-free one the samples are measured
         // around.
-        device
-            .latency_samples(&result, &profile, &seeds)
-            .map_err(PipelineError::Setup)?
+        device.latency_samples(&result, &profile, &seeds)?
     };
     timings.profile_ms = t.elapsed().as_millis() as u64;
 

@@ -549,6 +549,7 @@ dtype = "uint8"
         OpSpec::parse(
             &SPEC.replace("shapes = [[20000], [1]]", "shapes = [[20000], [20000]]"),
             Path::new("g/op.toml"),
+            &crate::golden::testing::BUILTINS,
         )
         .unwrap()
     }
@@ -615,6 +616,7 @@ shapes = [[100000], [100000]]
 dtype = "bool"
 "#,
             Path::new("g/op.toml"),
+            &crate::golden::testing::BUILTINS,
         )
         .unwrap();
         let inputs = gen_inputs(spec.case("b").unwrap(), 9);

@@ -7,15 +7,46 @@
 //! validates packages ([`OpPackage::load`]), generates fresh inputs for a
 //! case ([`gen_inputs`]), computes the expected outputs ([`golden()`]),
 //! compares a kernel's outputs with them ([`compare::compare`]) and reads and
-//! rewrites the tunable tiling knobs of the host code ([`tiling`]).
+//! rewrites the tunable tiling knobs of the host code ([`tiling`]). The
+//! builtin goldens are not here: the loader is given them as a
+//! [`golden::Builtins`] registry (every built-in operator's is
+//! `ascendopt_golden::BUILTINS`, a crate above this one).
 //!
 //! ```
-//! use ascendopt_op::{builtin_ops_dir, compare, gen_inputs, OpPackage};
+//! use ascendopt_op::golden::{Builtin, Builtins, Reject};
+//! use ascendopt_op::{compare, gen_inputs, Case, OpSpec, Tensor};
+//! use std::path::Path;
 //!
-//! let pkg = OpPackage::load(&builtin_ops_dir().join("add_custom")).unwrap();
-//! let case = pkg.case("f32_7").unwrap();
+//! // A builtin golden: the output is the input.
+//! fn same(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
+//!     Ok(vec![case.inputs[0].shape.clone()])
+//! }
+//! fn copy(_: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+//!     Ok(vec![inputs[0].clone()])
+//! }
+//! static BUILTINS: Builtins =
+//!     Builtins::new(&[&[Builtin { name: "copy", infer: same, compute: copy }]]);
+//!
+//! let text = r#"
+//! [op]
+//! name = "copy"
+//! level = 1
+//! op_type = "Copy"
+//! [[inputs]]
+//! name = "x"
+//! dtypes = ["float32"]
+//! [[outputs]]
+//! name = "y"
+//! dtype = { same_as = "x" }
+//! [[cases]]
+//! name = "f32_7"
+//! shapes = [[7]]
+//! dtype = "float32"
+//! "#;
+//! let spec = OpSpec::parse(text, Path::new("copy/op.toml"), &BUILTINS).unwrap();
+//! let case = spec.case("f32_7").unwrap();
 //! let inputs = gen_inputs(case, 42);
-//! let expected = pkg.golden(case, &inputs).unwrap();
+//! let expected = ascendopt_op::golden(&spec, case, &inputs).unwrap();
 //! // A kernel that never wrote its output:
 //! let out = compare::poisoned(expected[0].dtype, &expected[0].shape);
 //! let report = compare::compare(&expected[0], &out, case.outputs[0].tolerance).unwrap();

@@ -2,7 +2,7 @@
 //! `op_kernel/` and optionally a golden script.
 
 use crate::error::{KeyPath, OpError};
-use crate::golden;
+use crate::golden::{self, Builtins};
 use crate::spec::{Case, GoldenSpec, OpSpec};
 use crate::tensor::Tensor;
 use crate::tiling::{TilingSource, TilingSpace};
@@ -237,11 +237,13 @@ impl OpPackage {
     /// Loads `dir/op.toml`, resolves the sources (listed ones must exist;
     /// by default every `*.cpp` of `op_host/` and `op_kernel/`), parses the
     /// tiling regions of the host sources and the tiling header, and checks
-    /// the `[tiling]` constraints and the golden script.
-    pub fn load(dir: &Path) -> Result<OpPackage, OpError> {
+    /// the `[tiling]` constraints and the golden script. A builtin golden
+    /// the spec names is looked up in `builtins` (every built-in
+    /// operator's: `ascendopt_golden::BUILTINS`).
+    pub fn load(dir: &Path, builtins: &Builtins) -> Result<OpPackage, OpError> {
         let dir = normalize(dir);
         let file = dir.join("op.toml");
-        let spec = OpSpec::load(&file)?;
+        let spec = OpSpec::load(&file, builtins)?;
         let op = KeyPath::root().key("op");
 
         let resolve = |listed: &Option<Vec<PathBuf>>,
@@ -422,20 +424,7 @@ mod tests {
             assert!(err.contains("folders nested too deep"), "{err}");
         }
     }
-    use crate::compare::{compare, poisoned};
-    use crate::gen::gen_inputs;
-    use crate::golden::output_shapes;
-    use crate::tensor::numel;
     use crate::Dtype;
-
-    const SIX: [&str; 6] = [
-        "add_custom",
-        "muls",
-        "sqrt",
-        "cast",
-        "clip_by_value_v2",
-        "rms_norm",
-    ];
 
     #[test]
     fn op_api_sources_are_told_by_their_includes_or_their_headers() {
@@ -479,138 +468,6 @@ mod tests {
             ops_dir_from(Some("/elsewhere/ops".into())),
             PathBuf::from("/elsewhere/ops")
         );
-    }
-
-    /// The conventions the C++ sources rely on (op.md): OpDef class names,
-    /// kernel entries equal to the folder names, attr names.
-    #[test]
-    fn the_six_builtin_packages_load_and_follow_the_conventions() {
-        let dir = ops_dir_from(None);
-        let found: Vec<String> = package_dirs(&dir)
-            .unwrap()
-            .iter()
-            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .collect();
-        let op_types = [
-            "AddCustom",
-            "Muls",
-            "Sqrt",
-            "Cast",
-            "ClipByValueV2",
-            "RmsNorm",
-        ];
-        for (name, op_type) in SIX.iter().zip(op_types) {
-            assert!(
-                found.iter().any(|f| f == name),
-                "{name} missing in {found:?}"
-            );
-            let p = OpPackage::load(&dir.join(name)).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(p.name(), *name);
-            assert_eq!(p.spec.kernel, *name);
-            assert_eq!(p.spec.op_type, op_type);
-            assert!(!p.host_sources.is_empty() && !p.kernel_sources.is_empty());
-            assert!(p
-                .tiling_header
-                .as_ref()
-                .is_some_and(|h| h.ends_with(format!("{name}_tiling.h"))));
-            assert!(
-                p.tiling.knobs().any(|k| k.name == "TILE_BYTES"),
-                "{name} has no TILE_BYTES knob"
-            );
-            assert!(p.cases().len() >= 3);
-            // Review rules: a tail case, a large case, fp16 and fp32.
-            let bytes = |c: &Case| {
-                c.inputs
-                    .iter()
-                    .map(|i| numel(&i.shape) * i.dtype.size())
-                    .collect::<Vec<_>>()
-            };
-            assert!(
-                p.cases()
-                    .iter()
-                    .any(|c| bytes(c).iter().any(|b| b % 32 != 0)),
-                "{name}: no tail case"
-            );
-            let largest = p
-                .cases()
-                .iter()
-                .map(|c| c.input_elements())
-                .max()
-                .unwrap_or(0);
-            // Large enough that the launch head is under 20% of its Task
-            // Duration (`ascendopt suite` checks the share), small enough
-            // to simulate in seconds at every evaluation.
-            assert!(
-                (4_000_000..=80_000_000).contains(&largest),
-                "{name}: largest case has {largest} elements"
-            );
-            let dtypes: Vec<Dtype> = p.cases().iter().map(|c| c.inputs[0].dtype).collect();
-            assert!(
-                dtypes.contains(&Dtype::Float16) && dtypes.contains(&Dtype::Float32),
-                "{name}"
-            );
-            for c in p.cases() {
-                assert!(output_shapes(&p.spec, c).unwrap().is_some());
-            }
-        }
-        let attr = |op: &str, a: &str| {
-            OpPackage::load(&dir.join(op))
-                .unwrap()
-                .spec
-                .attr(a)
-                .is_some()
-        };
-        assert!(attr("muls", "value") && attr("cast", "dst_type") && attr("rms_norm", "epsilon"));
-    }
-
-    /// Every small case of the six packages runs through generation, golden
-    /// and comparison; the golden agrees with itself and a poisoned output
-    /// is reported unwritten.
-    #[test]
-    fn small_cases_generate_and_compute() {
-        let dir = ops_dir_from(None);
-        for name in SIX {
-            let p = OpPackage::load(&dir.join(name)).unwrap();
-            for c in p.cases().iter().filter(|c| c.input_elements() <= 70_000) {
-                let inputs = gen_inputs(c, 11);
-                let out = p.golden(c, &inputs).unwrap_or_else(|e| panic!("{e}"));
-                let shapes = output_shapes(&p.spec, c).unwrap().unwrap();
-                for ((t, co), shape) in out.iter().zip(&c.outputs).zip(&shapes) {
-                    assert_eq!(&t.shape, shape);
-                    let r = compare(t, t, co.tolerance).unwrap();
-                    assert!(r.passed(), "{name}/{}: {r}", c.name);
-                    let r = compare(t, &poisoned(t.dtype, &t.shape), co.tolerance).unwrap();
-                    assert_eq!(r.unwritten, t.numel(), "{name}/{}", c.name);
-                }
-            }
-        }
-    }
-
-    /// The large cases too; slow in debug builds, so only with
-    /// `ASCENDOPT_SLOW_TESTS=1`.
-    #[test]
-    fn large_cases_generate_and_compute() {
-        if std::env::var_os("ASCENDOPT_SLOW_TESTS").is_none() {
-            return;
-        }
-        let dir = ops_dir_from(None);
-        for name in SIX {
-            let p = OpPackage::load(&dir.join(name)).unwrap();
-            for c in p.cases().iter().filter(|c| c.input_elements() > 70_000) {
-                let start = std::time::Instant::now();
-                let inputs = gen_inputs(c, 5);
-                let generated = start.elapsed();
-                let out = p.golden(c, &inputs).unwrap_or_else(|e| panic!("{e}"));
-                eprintln!(
-                    "{name}/{}: {} elements, gen {:?}, golden {:?}",
-                    c.name,
-                    c.input_elements(),
-                    generated,
-                    start.elapsed() - generated
-                );
-                assert_eq!(out.len(), c.outputs.len());
-            }
-        }
     }
 
     fn write(dir: &Path, rel: &str, text: &str) {
@@ -659,7 +516,7 @@ shapes = [[10]]
     #[test]
     fn user_package_with_knobs_in_source_and_header() {
         let tmp = user_package();
-        let p = OpPackage::load(tmp.path()).unwrap();
+        let p = OpPackage::load(tmp.path(), &crate::golden::testing::BUILTINS).unwrap();
         assert_eq!(p.spec.kernel, "my_add");
         assert_eq!(p.host_sources, vec![tmp.path().join("op_host/my_add.cpp")]);
         assert_eq!(
@@ -688,7 +545,9 @@ shapes = [[10]]
         let d = tmp.path();
         let file = d.join("op.toml");
         write(d, "op.toml", &TOML.replace("TILE * BUF", "TILE * BUFS"));
-        let e = OpPackage::load(d).unwrap_err().to_string();
+        let e = OpPackage::load(d, &crate::golden::testing::BUILTINS)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             format!(
@@ -697,7 +556,9 @@ shapes = [[10]]
             )
         );
         write(d, "op.toml", &TOML.replace("<= 4096", "<= 1024"));
-        let e = OpPackage::load(d).unwrap_err().to_string();
+        let e = OpPackage::load(d, &crate::golden::testing::BUILTINS)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("tiling.constraints: the knobs' current values violate a constraint"),
             "{e}"
@@ -711,7 +572,9 @@ shapes = [[10]]
             ),
         );
         write(d, "op_host/a.cpp", "");
-        let e = OpPackage::load(d).unwrap_err().to_string();
+        let e = OpPackage::load(d, &crate::golden::testing::BUILTINS)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             format!(
@@ -722,20 +585,26 @@ shapes = [[10]]
         );
         write(d, "op.toml", TOML);
         std::fs::remove_file(d.join("op_kernel/my_add.cpp")).unwrap();
-        let e = OpPackage::load(d).unwrap_err().to_string();
+        let e = OpPackage::load(d, &crate::golden::testing::BUILTINS)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(": op: ") && e.contains("op_kernel has no .cpp file"),
             "{e}"
         );
         write(d, "op_kernel/k.cpp", "");
         write(d, "op_host/my_add_tiling.h", &HEADER.replace("BUF", "TILE"));
-        let e = OpPackage::load(d).unwrap_err().to_string();
+        let e = OpPackage::load(d, &crate::golden::testing::BUILTINS)
+            .unwrap_err()
+            .to_string();
         let want = format!(
             "my_add_tiling.h:2: knob `TILE` is already declared at {}:2",
             d.join("op_host/my_add.cpp").display()
         );
         assert!(e.ends_with(&want), "{e}");
-        let e = OpPackage::load(&d.join("nowhere")).unwrap_err().to_string();
+        let e = OpPackage::load(&d.join("nowhere"), &crate::golden::testing::BUILTINS)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("cannot read "), "{e}");
     }
 
@@ -762,7 +631,9 @@ shapes = [[10]]
             "dtypes = [\"float32\"]\n\n[[attrs]]\nname = \"k\"\ntype = \"float\"\ndefault = 0.1",
         );
         write(d, "op.toml", &toml);
-        let e = OpPackage::load(d).unwrap_err().to_string();
+        let e = OpPackage::load(d, &crate::golden::testing::BUILTINS)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("golden.script: ") && e.contains("golden.py does not exist"),
             "{e}"
@@ -772,7 +643,7 @@ shapes = [[10]]
             "golden.py",
             "import numpy as np\n\ndef golden(inputs, attrs, case):\n    if case['name'] == 'bad':\n        raise ValueError('boom')\n    return {'y': inputs['x'].astype(np.float64) * attrs['k']}\n",
         );
-        let p = OpPackage::load(d).unwrap();
+        let p = OpPackage::load(d, &crate::golden::testing::BUILTINS).unwrap();
         if !have_numpy() {
             eprintln!(
                 "script_golden: python3 with numpy not available; only the loader was checked"

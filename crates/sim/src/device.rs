@@ -14,8 +14,8 @@ use crate::timing::{self, HwProfile, Profile, TimingOptions};
 use crate::trace::Trace;
 use crate::worker::{self, WorkerLimits, WorkerOutcome};
 use ascendopt_device::{
-    Artifact, Device, DeviceError, KernelVariant, ProfileRequest, RunDetail, RunOutcome,
-    RunRequest, RunResult, UnitFailure,
+    Artifact, Device, DeviceError, KernelVariant, ProfileRequest, QueryError, RunDetail,
+    RunOutcome, RunRequest, RunResult, UnitFailure,
 };
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Dtype;
@@ -321,7 +321,7 @@ impl Device for SimDevice {
         &self.platform
     }
 
-    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, String>> {
+    fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, QueryError>> {
         let (req, _) = self.request(package);
         Some(
             build::preprocess(&req)
@@ -331,7 +331,7 @@ impl Device for SimDevice {
                         .map(|(unit, text)| (unit.name().to_string(), text))
                         .collect()
                 })
-                .map_err(|e| e.to_string()),
+                .map_err(|e| QueryError::Failed(e.to_string())),
         )
     }
 
@@ -424,10 +424,10 @@ impl Device for SimDevice {
         &self,
         artifact: &Artifact,
         request: &RunRequest,
-    ) -> Option<Result<TilingInfo, String>> {
+    ) -> Option<Result<TilingInfo, QueryError>> {
         let job = match self.job(artifact, request, true) {
             Ok(job) => job,
-            Err(message) => return Some(Err(message)),
+            Err(message) => return Some(Err(QueryError::Failed(message))),
         };
         // Shapes are in the job; no contents are needed.
         let inputs: Vec<&[u8]> = vec![&[]; job.inputs.len()];
@@ -435,19 +435,21 @@ impl Device for SimDevice {
         Some(
             match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
                 WorkerOutcome::Finished(out) => Ok(out.tiling),
-                other => Err(unfinished(other).summary()),
+                other => Err(QueryError::Failed(unfinished(other).summary())),
             },
         )
     }
 
-    fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, String> {
-        let trace = trace_of(result).ok_or("the run has no trace")?;
+    fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, QueryError> {
+        let trace = trace_of(result)
+            .ok_or_else(|| QueryError::NoDetail("the run has no trace".to_string()))?;
         let opts = if request.deterministic {
             TimingOptions::deterministic()
         } else {
             TimingOptions::device_default(&self.config.hw, request.seed)
         };
-        let sim = timing::simulate(trace, &self.config.hw, &opts).map_err(|e| e.to_string())?;
+        let sim = timing::simulate(trace, &self.config.hw, &opts)
+            .map_err(|e| QueryError::Failed(e.to_string()))?;
         let mut profile = sim.profile;
         profile.hotspots = timing::hotspots(trace, &sim.timeline, &self.config.hw);
         let traffic = timing::Traffic {
@@ -470,7 +472,7 @@ impl Device for SimDevice {
         _result: &RunResult,
         clean: &Profile,
         seeds: &[u64],
-    ) -> Result<Vec<f64>, String> {
+    ) -> Result<Vec<f64>, QueryError> {
         let clean = clean.task_duration_us;
         Ok(seeds
             .iter()
@@ -496,12 +498,12 @@ impl Device for SimDevice {
         check::untraced_output_writes(trace_of(result)?, request.inputs.len(), &sizes)
     }
 
-    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>> {
+    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, QueryError>> {
         let trace = trace_of(result)?;
         Some(
             timing::simulate(trace, &self.config.hw, &TimingOptions::deterministic())
                 .map(|sim| timing::chrome_trace_json(trace, &sim))
-                .map_err(|e| e.to_string()),
+                .map_err(|e| QueryError::Failed(e.to_string())),
         )
     }
 }

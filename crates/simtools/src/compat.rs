@@ -269,7 +269,7 @@ pub fn check_dir(device: &dyn Device, cfg: &CompatConfig, dir: &Path) -> CompatR
         }
         return row;
     }
-    let package = match OpPackage::load(dir) {
+    let package = match OpPackage::load(dir, &ascendopt_golden::BUILTINS) {
         Ok(p) => p,
         Err(e) => {
             compile_only(cfg, dir, &mut row);

@@ -136,7 +136,8 @@ fn add_custom_span(
     let head = toml.split("[[cases]]").next().unwrap_or(&toml);
     std::fs::write(&toml_path, format!("{head}{FIXTURE_CASES}"))
         .map_err(|e| fixture(e.to_string()))?;
-    let package = OpPackage::load(&root).map_err(|e| fixture(e.to_string()))?;
+    let package =
+        OpPackage::load(&root, &ascendopt_golden::BUILTINS).map_err(|e| fixture(e.to_string()))?;
     let cfg = PipelineConfig {
         repeats: 1,
         deterministic: true,

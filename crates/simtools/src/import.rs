@@ -139,7 +139,7 @@ fn import_into(cfg: &ImportConfig, op_dir: &Path, report: &mut ImportReport) -> 
         write(&golden_path, golden)?;
         report.written.push(golden_path.clone());
     }
-    if let Err(e) = OpPackage::load(op_dir) {
+    if let Err(e) = OpPackage::load(op_dir, &ascendopt_golden::BUILTINS) {
         for p in &report.written {
             let _ = std::fs::remove_file(p);
         }

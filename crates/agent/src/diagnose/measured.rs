@@ -127,7 +127,7 @@ fn tensor_names(sources: &Sources) -> Vec<String> {
     let Some(dir) = sources.origin() else {
         return Vec::new();
     };
-    match ascendopt_op::package::OpPackage::load(dir) {
+    match ascendopt_op::package::OpPackage::load(dir, &ascendopt_golden::BUILTINS) {
         Ok(p) => p
             .spec
             .inputs

@@ -21,7 +21,7 @@
 use crate::session::OpSession;
 use crate::AgentError;
 use ascendopt_device::Artifact;
-use ascendopt_device::TilingInfo;
+use ascendopt_device::{QueryError, TilingInfo};
 use ascendopt_harness::pipeline::{bench_case, tiling_request};
 use ascendopt_motif::knobfind::{knobbed, with_values, Discovery, FoundKnob};
 use ascendopt_motif::Sources;
@@ -99,7 +99,7 @@ pub fn confirm(
         return Ok(out);
     };
     let dir = session.materialise(&first)?;
-    let pkg = match OpPackage::load(&dir) {
+    let pkg = match OpPackage::load(&dir, &ascendopt_golden::BUILTINS) {
         Ok(p) => p,
         Err(e) => {
             out.notes
@@ -237,19 +237,19 @@ fn tiling_built(
     knob: &FoundKnob,
     value: i64,
     request: &ascendopt_device::RunRequest,
-) -> Result<Option<Result<TilingInfo, String>>, AgentError> {
+) -> Result<Option<Result<TilingInfo, QueryError>>, AgentError> {
     let values = BTreeMap::from([(knob.name.clone(), value)]);
     let Some(src) = with_values(plain, std::slice::from_ref(knob), &values) else {
         return Ok(None);
     };
     let dir = session.materialise(&src)?;
-    let Ok(pkg) = OpPackage::load(&dir) else {
+    let Ok(pkg) = OpPackage::load(&dir, &ascendopt_golden::BUILTINS) else {
         return Ok(None);
     };
     let device = session.context().device;
     Ok(match device.build(&pkg) {
         Ok(a) => device.tiling(&a, request),
-        Err(e) => Some(Err(e.to_string())),
+        Err(e) => Some(Err(QueryError::Failed(e.to_string()))),
     })
 }
 

@@ -168,10 +168,11 @@ struct KnobSpace {
 
 impl KnobSpace {
     fn of(dir: &Path) -> Result<KnobSpace, AgentError> {
-        let pkg = OpPackage::load(dir).map_err(|e| AgentError::Package {
-            dir: dir.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let pkg =
+            OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
+                dir: dir.to_path_buf(),
+                message: e.to_string(),
+            })?;
         let mut names = Vec::new();
         let mut values = Vec::new();
         for k in pkg.tiling.knobs() {
@@ -400,7 +401,7 @@ pub fn tune(
         tried.insert(&sources);
         let trial = session.evaluate(Phase::Tune, &sources, proposal.action.clone())?;
         attempts += 1;
-        if trial.is_correct() && OpPackage::load(&trial.dir).is_ok() {
+        if trial.is_correct() && OpPackage::load(&trial.dir, &ascendopt_golden::BUILTINS).is_ok() {
             let d = session.accept(&trial, &incumbent);
             settle(session, on_attempt, d.faster, d.reason.clone());
             if d.faster {

@@ -76,7 +76,7 @@ pub fn small_copy(op: &str, tag: &str, max_elems: u64, bench: Option<&str>) -> P
         }
     }
     std::fs::write(dst.join("op.toml"), out).unwrap();
-    OpPackage::load(&dst).unwrap();
+    OpPackage::load(&dst, &ascendopt_golden::BUILTINS).unwrap();
     dst
 }
 
@@ -147,8 +147,11 @@ pub fn rewind_bank() -> &'static Path {
             .unwrap();
         let ctx = rig.ctx(run, 3);
         for op in ["neg", "sqrt"] {
-            let pkg =
-                OpPackage::load(&small_copy(op, "bank-src", 70_000, Some(BENCH_SHAPE))).unwrap();
+            let pkg = OpPackage::load(
+                &small_copy(op, "bank-src", 70_000, Some(BENCH_SHAPE)),
+                &ascendopt_golden::BUILTINS,
+            )
+            .unwrap();
             let out = rewind_operator(
                 &ctx,
                 &pkg,

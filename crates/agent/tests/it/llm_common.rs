@@ -43,5 +43,5 @@ pub fn add_custom_with_cases(dir: &Path, cases: &str) -> OpPackage {
     let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
     let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
     std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).unwrap();
-    OpPackage::load(dir).unwrap()
+    OpPackage::load(dir, &ascendopt_golden::BUILTINS).unwrap()
 }

@@ -70,7 +70,7 @@ fn package(root: &Path, name: &str, weak: bool) -> OpPackage {
         assert!(host.contains(DB_LINE), "add_custom's host code changed");
         std::fs::write(dir.join(HOST), host.replace(DB_LINE, SB_LINE)).unwrap();
     }
-    OpPackage::load(&dir).unwrap()
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
 fn llm_config(base: &str) -> LlmConfig {

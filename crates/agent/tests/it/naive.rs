@@ -222,7 +222,7 @@ fn package(name: &str, host: &[(&str, &str)], kernel: &[(&str, &str)]) -> PathBu
     std::fs::write(dir.join("op_host/add_custom_tiling.h"), TILING_H).unwrap();
     std::fs::write(dir.join("op_host/add_custom.cpp"), apply(HOST, host)).unwrap();
     std::fs::write(dir.join("op_kernel/add_custom.cpp"), apply(KERNEL, kernel)).unwrap();
-    OpPackage::load(&dir).unwrap();
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     dir
 }
 
@@ -250,7 +250,7 @@ fn diagnosis_and_findings(dir: &Path) -> (Diagnosis, Vec<measured::Finding>) {
         .create_run(&serde_json::json!({"diagnose": dir.display().to_string()}))
         .unwrap();
     let ctx = rig.ctx(run, 5);
-    let pkg = OpPackage::load(dir).unwrap();
+    let pkg = OpPackage::load(dir, &ascendopt_golden::BUILTINS).unwrap();
     let mut s = OpSession::open(
         &ctx,
         &pkg,
@@ -288,7 +288,7 @@ fn optimise(dir: &Path, budget: u32) -> OpOutcome {
         .create_run(&serde_json::json!({"optimize": dir.display().to_string(), "budget": budget}))
         .unwrap();
     let ctx = rig.ctx(run, 7);
-    let pkg = OpPackage::load(dir).unwrap();
+    let pkg = OpPackage::load(dir, &ascendopt_golden::BUILTINS).unwrap();
     let mut s = OpSession::open(
         &ctx,
         &pkg,
@@ -699,7 +699,7 @@ fn two_pass_package() -> PathBuf {
         format!("{head}\n[[cases]]\nname = \"tail\"\nshapes = [[7, 100], [100]]\ndtype = \"float32\"\n\n[[cases]]\nname = \"bench\"\nshapes = [[192, 2048], [2048]]\ndtype = \"float32\"\n"),
     )
     .unwrap();
-    OpPackage::load(&dir).unwrap();
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     dir
 }
 

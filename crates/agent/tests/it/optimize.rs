@@ -34,7 +34,7 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
         .create_run(&serde_json::json!({"strong": 1}))
         .unwrap();
     let ctx = rig.ctx(run, 11);
-    let strong_pkg = OpPackage::load(&strong_dir).unwrap();
+    let strong_pkg = OpPackage::load(&strong_dir, &ascendopt_golden::BUILTINS).unwrap();
     let mut s = OpSession::open(
         &ctx,
         &strong_pkg,
@@ -58,7 +58,7 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
         .create_run(&serde_json::json!({"optimize": 1}))
         .unwrap();
     let ctx = rig.ctx(run, 12);
-    let weak_pkg = OpPackage::load(&weak_dir).unwrap();
+    let weak_pkg = OpPackage::load(&weak_dir, &ascendopt_golden::BUILTINS).unwrap();
     let mut session = OpSession::open(
         &ctx,
         &weak_pkg,
@@ -157,7 +157,7 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
     std::fs::write(pkg_dir.join("op.toml"), toml).unwrap();
     let check = check_op(
         &rig.device,
-        &OpPackage::load(&pkg_dir).unwrap(),
+        &OpPackage::load(&pkg_dir, &ascendopt_golden::BUILTINS).unwrap(),
         &CheckConfig {
             case: None,
             seed: 987_654,

@@ -76,7 +76,7 @@ fn each_ablation_switch_changes_the_evaluation_log_as_named() {
         &Sources::load(&strong_dir).unwrap(),
         &["double_buffer", "multi_core", "tile_size"],
     );
-    let pkg = OpPackage::load(&weak_dir).unwrap();
+    let pkg = OpPackage::load(&weak_dir, &ascendopt_golden::BUILTINS).unwrap();
     let rig = Rig::new("ablation");
     let mut logs = BTreeMap::new();
     for method in Method::ALL {
@@ -156,7 +156,7 @@ fn uncapped_add() -> std::path::PathBuf {
             "constexpr uint32_t MAX_CORE_NUM = 1;  ",
         );
     std::fs::write(&host, text).unwrap();
-    let pkg = OpPackage::load(&dir).unwrap();
+    let pkg = OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     let cur = pkg.tiling.current();
     // The smallest tile (its largest, double-buffered, does not fit in
     // UB), one core.
@@ -170,7 +170,7 @@ fn uncapped_add() -> std::path::PathBuf {
 #[test]
 fn stage2_learns_infeasible_regions_and_never_repeats_a_candidate() {
     let dir = uncapped_add();
-    let pkg = OpPackage::load(&dir).unwrap();
+    let pkg = OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     let rig = Rig::new("infeasible");
     let run = rig
         .store

@@ -107,7 +107,7 @@ fn small_package(
         None => full.as_str(),
     };
     std::fs::write(dir.join("op.toml"), format!("{head}\n{cases}")).unwrap();
-    OpPackage::load(&dir).unwrap()
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
 /// A run context over a fresh run in `store`.
@@ -530,7 +530,7 @@ impl Device for Disturbed {
         &self,
         result: &RunResult,
         request: &ProfileRequest,
-    ) -> Result<ascendopt_device::Profile, String> {
+    ) -> Result<ascendopt_device::Profile, ascendopt_device::QueryError> {
         self.inner.profile(result, request)
     }
     fn latency_samples(
@@ -538,7 +538,7 @@ impl Device for Disturbed {
         result: &RunResult,
         clean: &ascendopt_device::Profile,
         seeds: &[u64],
-    ) -> Result<Vec<f64>, String> {
+    ) -> Result<Vec<f64>, ascendopt_device::QueryError> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let samples = self.inner.latency_samples(result, clean, seeds)?;
         Ok(if call == self.disturbed {
@@ -550,7 +550,10 @@ impl Device for Disturbed {
     fn unmeasured_output_writes(&self, result: &RunResult, request: &RunRequest) -> Option<String> {
         self.inner.unmeasured_output_writes(result, request)
     }
-    fn timeline_json(&self, result: &RunResult) -> Option<Result<String, String>> {
+    fn timeline_json(
+        &self,
+        result: &RunResult,
+    ) -> Option<Result<String, ascendopt_device::QueryError>> {
         self.inner.timeline_json(result)
     }
 }

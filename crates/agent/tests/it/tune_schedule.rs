@@ -64,7 +64,11 @@ fn open_with_baseline<'a>(
 
 #[test]
 fn stage2_caps_the_one_knob_round_and_never_evaluates_a_known_candidate() {
-    let pkg = OpPackage::load(&small_copy("muls", "tune-schedule", 70_000, None)).unwrap();
+    let pkg = OpPackage::load(
+        &small_copy("muls", "tune-schedule", 70_000, None),
+        &ascendopt_golden::BUILTINS,
+    )
+    .unwrap();
     let rig = Rig::new("tune-schedule");
     let run = rig
         .store
@@ -233,7 +237,11 @@ fn stage2_caps_the_one_knob_round_and_never_evaluates_a_known_candidate() {
 
 #[test]
 fn with_noisy_measurements_the_best_is_re_measured_with_the_last_evaluation() {
-    let pkg = OpPackage::load(&small_copy("muls", "tune-noisy", 70_000, None)).unwrap();
+    let pkg = OpPackage::load(
+        &small_copy("muls", "tune-noisy", 70_000, None),
+        &ascendopt_golden::BUILTINS,
+    )
+    .unwrap();
     let rig = Rig::new("tune-noisy");
     let run = rig
         .store

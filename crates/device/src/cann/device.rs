@@ -34,7 +34,8 @@ use super::{chip_profile, diagnostics, job, msprof, runner};
 use crate::launch::{Platform, TilingInfo};
 use crate::profile::Profile;
 use crate::{
-    Artifact, Device, DeviceError, Measurement, ProfileRequest, RunOutcome, RunRequest, RunResult,
+    Artifact, Device, DeviceError, Measurement, ProfileRequest, QueryError, RunOutcome, RunRequest,
+    RunResult,
 };
 use ascendopt_op::opdef::{ge_name, AttrDesc, OpDefDesc, ParamDesc, ParamType};
 use ascendopt_op::package::OpPackage;
@@ -729,11 +730,17 @@ impl Device for CannDevice {
         outcome
     }
 
-    fn profile(&self, result: &RunResult, _request: &ProfileRequest) -> Result<Profile, String> {
+    fn profile(
+        &self,
+        result: &RunResult,
+        _request: &ProfileRequest,
+    ) -> Result<Profile, QueryError> {
         match result.measured.as_ref().and_then(|m| m.profile.as_ref()) {
             Some(Ok(p)) => Ok(p.clone()),
-            Some(Err(e)) => Err(e.clone()),
-            None => Err("the run was not profiled (run it with keep_trace)".into()),
+            Some(Err(e)) => Err(QueryError::Failed(e.clone())),
+            None => Err(QueryError::NoDetail(
+                "the run was not profiled (run it with keep_trace)".into(),
+            )),
         }
     }
 
@@ -742,23 +749,23 @@ impl Device for CannDevice {
         result: &RunResult,
         _clean: &Profile,
         seeds: &[u64],
-    ) -> Result<Vec<f64>, String> {
+    ) -> Result<Vec<f64>, QueryError> {
         let samples = &result
             .measured
             .as_ref()
-            .ok_or("the run has no measured latencies")?
+            .ok_or_else(|| QueryError::NoDetail("the run has no measured latencies".into()))?
             .samples_us;
         if samples.len() < seeds.len() {
-            return Err(format!(
+            return Err(QueryError::NoDetail(format!(
                 "the run measured {} latency samples on the chip and {} were asked for: raise the CANN device's repeats",
                 samples.len(),
                 seeds.len()
-            ));
+            )));
         }
         Ok(samples[..seeds.len()].to_vec())
     }
 
-    fn timeline_json(&self, _result: &RunResult) -> Option<Result<String, String>> {
+    fn timeline_json(&self, _result: &RunResult) -> Option<Result<String, QueryError>> {
         None
     }
 }

@@ -69,7 +69,7 @@ fn package(root: &Path, name: &str, marker: &str) -> OpPackage {
         text.push_str(&format!("// {marker}\n"));
         std::fs::write(&k, text).unwrap();
     }
-    OpPackage::load(&dir).unwrap()
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
 fn request(n: usize, keep_trace: bool) -> RunRequest {
@@ -158,7 +158,10 @@ fn a_case_is_built_run_checked_timed_and_profiled_on_the_stand_in() {
     let s = dev.latency_samples(&result, &p, &[1, 2, 3, 4, 5]).unwrap();
     assert_eq!(s, measured.samples_us[..5].to_vec());
     let many: Vec<u64> = (0..13).collect();
-    let err = dev.latency_samples(&result, &p, &many).unwrap_err();
+    let err = dev
+        .latency_samples(&result, &p, &many)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("measured 12") && err.contains("13"), "{err}");
 
     // A run nobody profiles is not profiled, and its job folder is gone.
@@ -184,7 +187,7 @@ fn builtin(root: &Path, name: &str) -> OpPackage {
         &[],
     )
     .unwrap();
-    OpPackage::load(&dir).unwrap()
+    OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
 /// A foreach operator (a tensor list in, a tensor list out, a scalar
@@ -362,7 +365,7 @@ fn chip_failures_end_as_outcomes_and_the_device_stays_usable() {
     // A down-clocked chip's profile is rejected after the retries.
     match outcome("STANDIN_DOWNCLOCK") {
         RunOutcome::Finished(r) => {
-            let err = dev.profile(&r, &profile_request()).unwrap_err();
+            let err = dev.profile(&r, &profile_request()).unwrap_err().to_string();
             assert!(err.contains("800") && err.contains("rated 1800"), "{err}");
         }
         other => panic!("{other:?}"),

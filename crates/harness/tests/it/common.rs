@@ -82,7 +82,7 @@ pub fn variant(
         let code = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, edit(&code)).unwrap();
     }
-    let pkg = OpPackage::load(&root).unwrap();
+    let pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
     (dir, pkg)
 }
 

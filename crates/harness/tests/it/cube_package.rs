@@ -15,7 +15,7 @@ use crate::common;
 #[test]
 fn matmul_cube_fixture_passes_and_its_profile_shows_the_cube_pipes() {
     let root = common::repo().join("crates/harness/tests/fixtures/matmul_cube");
-    let pkg = OpPackage::load(&root).unwrap();
+    let pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
     let dev = common::device(120_000);
     let (verdict, _) = evaluate_package(&dev, &pkg, 7, &common::cfg()).unwrap();
     let Verdict::Correct { profile, .. } = &verdict else {
@@ -47,7 +47,7 @@ fn matmul_cube_fixture_passes_and_its_profile_shows_the_cube_pipes() {
 #[test]
 fn matmul_api_constant_passes_as_a_mix_kernel() {
     let root = common::repo().join("ops/matmul_api_constant");
-    let pkg = OpPackage::load(&root).unwrap();
+    let pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
     let dev = common::device(120_000);
     let (verdict, _) = evaluate_package(&dev, &pkg, 7, &common::cfg()).unwrap();
     let Verdict::Correct { profile, .. } = &verdict else {

@@ -80,7 +80,8 @@ fn the_tiling_alone_is_the_tiling_a_launch_runs_with() {
     let err = dev
         .tiling(&artifact, &shapes_only(&failing, 0))
         .unwrap()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("tiling"), "{err}");
     assert_eq!(launch_key(&dev, &artifact, &failing), None);
 }

@@ -421,7 +421,7 @@ shapes = [[8, 1000], [8, 1000]]
 dtype = "int32"
 "#;
     std::fs::write(root.join("op.toml"), format!("{head}{cases}")).unwrap();
-    let pkg = ascendopt_op::package::OpPackage::load(&root).unwrap();
+    let pkg = ascendopt_op::package::OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
     let v = evaluate_package(&device(20_000), &pkg, 5, &cfg())
         .unwrap()
         .0;

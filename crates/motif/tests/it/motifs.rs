@@ -59,7 +59,7 @@ fn latency(op: &str, cases: &str, sources: &Sources, what: &str) -> f64 {
     let dir = tmp.path().join(op);
     sources.write_to(&dir).unwrap();
     std::fs::write(dir.join("op.toml"), small_spec(op, cases)).unwrap();
-    let pkg = OpPackage::load(&dir).unwrap();
+    let pkg = OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     let cfg = PipelineConfig {
         repeats: 1,
         deterministic: true,

@@ -413,7 +413,8 @@ shapes = [[[2]]]
             .join("\n"),
         )
         .unwrap();
-        let spec = crate::spec::OpSpec::parse(LIST_SPEC, &file).unwrap();
+        let spec = crate::spec::OpSpec::parse(LIST_SPEC, &file, &crate::golden::testing::BUILTINS)
+            .unwrap();
         let json = case_json(spec.case("alone").unwrap());
         assert!(
             json.contains(
@@ -469,7 +470,8 @@ import torch
 ",
         )
         .unwrap();
-        let spec = crate::spec::OpSpec::parse(LIST_SPEC, &file).unwrap();
+        let spec = crate::spec::OpSpec::parse(LIST_SPEC, &file, &crate::golden::testing::BUILTINS)
+            .unwrap();
         let case = spec.case("alone").unwrap();
         let x = [Tensor::zeros(crate::Dtype::Float32, &[2])];
         let e = run(&dir.path().join("golden2.py"), case, &x)

@@ -16,7 +16,7 @@ mod tests_params;
 pub mod types;
 
 use crate::error::{KeyPath, OpError};
-use crate::golden;
+use crate::golden::Builtins;
 use crate::layout::{ArgLayout, ArgSlot};
 use crate::tiling::Constraint;
 use crate::Dtype;
@@ -30,18 +30,24 @@ use crate::tensor::{numel, shape_str, Tensor};
 pub use types::*;
 
 impl OpSpec {
-    /// Reads and validates an op.toml file.
-    pub fn load(file: &Path) -> Result<OpSpec, OpError> {
+    /// Reads and validates an op.toml file; a builtin golden it names is
+    /// looked up in `builtins`.
+    pub fn load(file: &Path, builtins: &Builtins) -> Result<OpSpec, OpError> {
         let text = std::fs::read_to_string(file).map_err(|e| OpError::io("read", file, e))?;
-        OpSpec::parse(&text, file)
+        OpSpec::parse(&text, file, builtins)
     }
 
-    /// Validates the text of an op.toml; `file` is used in messages.
-    pub fn parse(text: &str, file: &Path) -> Result<OpSpec, OpError> {
+    /// Validates the text of an op.toml; `file` is used in messages, and a
+    /// builtin golden it names is looked up in `builtins`.
+    pub fn parse(text: &str, file: &Path, builtins: &Builtins) -> Result<OpSpec, OpError> {
         let loc = Locator::new(file, text);
         let raw: RawSpec =
             toml::from_str(text).map_err(|e| loc.error_at_span(e.span(), e.message()))?;
-        Builder { loc: &loc }.build(raw, text, file)
+        Builder {
+            loc: &loc,
+            builtins,
+        }
+        .build(raw, text, file)
     }
 
     /// An input by name.
@@ -112,6 +118,7 @@ fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 struct Builder<'a> {
     loc: &'a Locator<'a>,
+    builtins: &'a Builtins,
 }
 
 impl Builder<'_> {
@@ -262,10 +269,8 @@ impl Builder<'_> {
             if let GoldenSpec::Files(map) = &mut spec.golden {
                 map.insert(case.name.clone(), expected);
             }
-            if let GoldenSpec::Builtin(name) = &spec.golden {
-                if let Some(b) = golden::builtin(name) {
-                    (b.infer)(&case).map_err(|r| self.err(path.key(r.key), r.message))?;
-                }
+            if let GoldenSpec::Builtin(b) = &spec.golden {
+                (b.infer)(&case).map_err(|r| self.err(path.key(r.key), r.message))?;
             }
             cases.push(case);
         }
@@ -689,8 +694,8 @@ impl Builder<'_> {
     fn golden(&self, raw: &RawSpec) -> Result<GoldenSpec, OpError> {
         let path = root().key("golden");
         let Some(g) = &raw.golden else {
-            return match golden::builtin(&raw.op.name) {
-                Some(_) => Ok(GoldenSpec::Builtin(raw.op.name.clone())),
+            return match self.builtins.get(&raw.op.name) {
+                Some(b) => Ok(GoldenSpec::Builtin(*b)),
                 None => Err(self.err(
                     root(),
                     format!(
@@ -711,16 +716,16 @@ impl Builder<'_> {
         }
         match (&g.builtin, &g.script) {
             (Some(name), None) => {
-                if golden::builtin(name).is_none() {
+                let Some(b) = self.builtins.get(name) else {
                     return Err(self.err(
                         path.key("builtin"),
                         format!(
                             "no builtin golden named `{name}` (builtins: {})",
-                            names_list(golden::builtins().map(|b| b.name))
+                            names_list(self.builtins.iter().map(|b| b.name))
                         ),
                     ));
-                }
-                Ok(GoldenSpec::Builtin(name.clone()))
+                };
+                Ok(GoldenSpec::Builtin(*b))
             }
             (None, Some(script)) => {
                 self.relative_path(script, path.key("script"))?;
@@ -1681,13 +1686,22 @@ dtype = "float32"
 "#;
 
     fn err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("ops/add_custom/op.toml"))
-            .unwrap_err()
-            .to_string()
+        OpSpec::parse(
+            text,
+            Path::new("ops/add_custom/op.toml"),
+            &crate::golden::testing::BUILTINS,
+        )
+        .unwrap_err()
+        .to_string()
     }
 
     fn ok(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("ops/add_custom/op.toml")).unwrap()
+        OpSpec::parse(
+            text,
+            Path::new("ops/add_custom/op.toml"),
+            &crate::golden::testing::BUILTINS,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -1810,7 +1824,7 @@ dtype = "float16"
     fn base_parses_with_defaults() {
         let s = ok(BASE);
         assert_eq!(s.kernel, "add_custom");
-        assert_eq!(s.golden, GoldenSpec::Builtin("add_custom".to_string()));
+        assert!(matches!(&s.golden, GoldenSpec::Builtin(b) if b.name == "add_custom"));
         assert_eq!(s.cases.len(), 2);
         let b = &s.cases[1];
         assert_eq!(b.inputs[1].dtype, Dtype::Float32);

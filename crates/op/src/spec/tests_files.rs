@@ -71,7 +71,7 @@ fn data() -> Vec<(&'static str, Vec<u8>)> {
 #[test]
 fn inputs_and_expected_outputs_come_from_the_users_files() {
     let (_d, toml) = package(&data());
-    let spec = OpSpec::parse(SPEC, &toml).unwrap();
+    let spec = OpSpec::parse(SPEC, &toml, &crate::golden::testing::BUILTINS).unwrap();
     let case = &spec.cases[0];
     assert!(case.inputs.iter().all(|i| i.specials.is_empty()));
     // The same values for every seed.
@@ -89,7 +89,9 @@ fn inputs_and_expected_outputs_come_from_the_users_files() {
 
 fn load_err(text: &str, files: &[(&str, Vec<u8>)]) -> String {
     let (_d, toml) = package(files);
-    OpSpec::parse(text, &toml).unwrap_err().to_string()
+    OpSpec::parse(text, &toml, &crate::golden::testing::BUILTINS)
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]

@@ -51,7 +51,12 @@ dtypes = { x = "float16" }
 "#;
 
 fn parse(text: &str) -> Result<OpSpec, String> {
-    OpSpec::parse(text, Path::new("ops/foreach_axpy/op.toml")).map_err(|e| e.to_string())
+    OpSpec::parse(
+        text,
+        Path::new("ops/foreach_axpy/op.toml"),
+        &crate::golden::testing::BUILTINS,
+    )
+    .map_err(|e| e.to_string())
 }
 
 #[test]
@@ -215,7 +220,12 @@ script = "golden.py"
 name = "small"
 shapes = [[8, 4], [3]]
 "#;
-    let spec = OpSpec::parse(text, Path::new("ops/scatter_sub/op.toml")).unwrap();
+    let spec = OpSpec::parse(
+        text,
+        Path::new("ops/scatter_sub/op.toml"),
+        &crate::golden::testing::BUILTINS,
+    )
+    .unwrap();
     assert!(!spec.outputs[0].argument);
     let case = spec.case("small").unwrap();
     assert_eq!(case.outputs[0].inplace_of, Some(0));

@@ -249,8 +249,9 @@ pub fn default_tolerance(dtype: Dtype) -> Tolerance {
 /// How the expected outputs are computed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GoldenSpec {
-    /// A Rust function of this crate ([`crate::golden::builtins`]).
-    Builtin(String),
+    /// A Rust function, resolved by name when the spec loads from the
+    /// [`crate::golden::Builtins`] the loader was given.
+    Builtin(crate::golden::Builtin),
     /// A Python script (python3 + numpy), relative to the package.
     Script(PathBuf),
     /// Expected-output files the user already has (`[golden] files =

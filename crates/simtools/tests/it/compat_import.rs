@@ -86,7 +86,8 @@ fn import_and_run(dir: &Path) -> (ascendopt_simtools::import::ImportReport, comp
     let report = reports.into_iter().next().unwrap();
     assert!(report.ok(), "{report:?}");
     let op_dir = report.dir.clone();
-    ascendopt_op::OpPackage::load(&op_dir).expect("the imported op.toml loads");
+    ascendopt_op::OpPackage::load(&op_dir, &ascendopt_golden::BUILTINS)
+        .expect("the imported op.toml loads");
     let device = common::device(60_000);
     let row = compat::check_dir(&device, &compat_cfg(), &op_dir);
     (report, row)

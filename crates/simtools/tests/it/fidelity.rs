@@ -35,7 +35,7 @@ fn evaluate_as(kernel: &str, dtype: &str) -> (Verdict, OpPackage, tempfile::Temp
     let toml = pkg.dir.join("op.toml");
     let text = std::fs::read_to_string(&toml).unwrap();
     std::fs::write(&toml, with_bench_case(&text, dtype)).unwrap();
-    let pkg = OpPackage::load(&pkg.dir).unwrap();
+    let pkg = OpPackage::load(&pkg.dir, &ascendopt_golden::BUILTINS).unwrap();
     let verdict = evaluate_package(&device(60_000), &pkg, 5, &cfg())
         .unwrap()
         .0;
@@ -153,7 +153,11 @@ fn hoisting_a_per_element_index_computation_saves_about_its_instructions() {
 
 #[test]
 fn the_chrome_trace_of_add_custom_nests_on_every_thread_and_shows_the_scalar_work() {
-    let pkg = OpPackage::load(&common::repo().join("ops/add_custom")).unwrap();
+    let pkg = OpPackage::load(
+        &common::repo().join("ops/add_custom"),
+        &ascendopt_golden::BUILTINS,
+    )
+    .unwrap();
     let cfg = CheckConfig {
         case: Some(CaseSelector::Name("f16_48x8192".into())),
         seed: 5,

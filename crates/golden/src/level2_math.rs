@@ -18,12 +18,12 @@
 //! mul_sigmoid is specified in float16 arithmetic and gcd in integers; their
 //! sections say how.
 
-use super::common::{arity, broadcast_shape, float_attr, Odometer, PerValue};
-use super::{Builtin, Reject};
-use crate::float::round_f64;
-use crate::spec::{AttrValue, Case};
-use crate::tensor::{shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, broadcast_shape, float_attr, Odometer, PerValue};
+use ascendopt_op::float::round_f64;
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::tensor::{shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// This file's goldens.
 pub(super) const TABLE: &[Builtin] = &[
@@ -159,7 +159,7 @@ fn same_shapes(case: &Case, op: &str) -> Result<Vec<usize>, Reject> {
 fn map_exact(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor {
     if let [x] = inputs {
         let direct = |t: &Tensor| map_exact_direct(std::slice::from_ref(t), out, &f);
-        if let Some(y) = super::common::unary_by_table16(x, out, direct) {
+        if let Some(y) = crate::common::unary_by_table16(x, out, direct) {
             return y;
         }
     }
@@ -170,7 +170,7 @@ fn map_exact(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor
 fn map_exact_direct(inputs: &[Tensor], out: Dtype, f: impl Fn(&[f64]) -> f64) -> Tensor {
     let mut y = Tensor::zeros(out, &inputs[0].shape);
     let refs: Vec<&Tensor> = inputs.iter().collect();
-    super::common::map_into(&refs, &mut y, f);
+    crate::common::map_into(&refs, &mut y, f);
     y
 }
 
@@ -185,10 +185,10 @@ fn map_f32(
 ) -> Tensor {
     let mut y = Tensor::zeros(out, &inputs[0].shape);
     if out == Dtype::Float64 {
-        super::common::map_into(inputs, &mut y, wide);
+        crate::common::map_into(inputs, &mut y, wide);
     } else {
         let mut args = vec![0.0f32; inputs.len()];
-        super::common::map_into(inputs, &mut y, |wide_args| {
+        crate::common::map_into(inputs, &mut y, |wide_args| {
             for (a, &w) in args.iter_mut().zip(wide_args) {
                 *a = w as f32;
             }
@@ -368,7 +368,7 @@ fn addc_infer(case: &Case, op: &str, ints: bool) -> Result<Vec<Vec<usize>>, Reje
             ));
         }
     }
-    if crate::tensor::numel(&value.shape) != 1 && value.shape != input.shape {
+    if ascendopt_op::tensor::numel(&value.shape) != 1 && value.shape != input.shape {
         return Err(Reject::new(
             "shapes",
             format!(
@@ -476,7 +476,7 @@ struct HalfView {
 
 /// Splits `x` (input `name`) in halves along the `dim` attr (negative counts
 /// from the end); the size of `dim` must be even.
-fn half_view(case: &Case, x: &crate::spec::CaseInput) -> Result<HalfView, Reject> {
+fn half_view(case: &Case, x: &ascendopt_op::spec::CaseInput) -> Result<HalfView, Reject> {
     let dim = case
         .attr("dim")
         .and_then(AttrValue::as_i64)
@@ -739,24 +739,9 @@ fn gcd_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::golden::golden;
-    use crate::spec::OpSpec;
-    use crate::{Dtype, Tensor};
-    use std::path::Path;
+    use crate::testutil::{parse_err, run, spec};
 
-    fn spec(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
-    }
-
-    fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml"))
-            .unwrap_err()
-            .to_string()
-    }
-
-    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
-    }
+    use ascendopt_op::{Dtype, Tensor};
 
     const GELU: &str = r#"
 [op]

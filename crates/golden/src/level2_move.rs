@@ -19,11 +19,11 @@
 //! `axes` of strided_slice_assign_v2) are `list_int` attributes here, with
 //! the same layout and meaning (as the older CANN `*D` operators do).
 
-use super::common::{arity, int_attr, msg, Odometer};
-use super::{Builtin, Reject};
-use crate::spec::{AttrValue, Case};
-use crate::tensor::{numel, shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, bool_attr, int_attr, msg, str_attr, Odometer};
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::tensor::{numel, shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// This file's goldens.
 pub(super) const TABLE: &[Builtin] = &[
@@ -123,26 +123,6 @@ fn f32_attr(case: &Case, name: &str) -> Result<f32, Reject> {
         .and_then(AttrValue::as_f64)
         .map(|v| v as f32)
         .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be a number")))
-}
-
-fn bool_attr(case: &Case, name: &str) -> Result<bool, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::Bool(b)) => Ok(*b),
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a bool"),
-        )),
-    }
-}
-
-fn str_attr<'a>(case: &'a Case, name: &str) -> Result<&'a str, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::Str(s)) => Ok(s),
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a string"),
-        )),
-    }
 }
 
 fn need_rank(name: &str, shape: &[usize], ranks: &[usize], op: &str) -> Result<(), Reject> {
@@ -880,24 +860,9 @@ fn slice_assign_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, S
 
 #[cfg(test)]
 mod tests {
-    use crate::golden::golden;
-    use crate::spec::OpSpec;
-    use crate::{Dtype, Tensor};
-    use std::path::Path;
+    use crate::testutil::{parse_err, run, spec};
 
-    fn spec(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
-    }
-
-    fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml"))
-            .unwrap_err()
-            .to_string()
-    }
-
-    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
-    }
+    use ascendopt_op::{Dtype, Tensor};
 
     fn iota(dtype: Dtype, shape: &[usize]) -> Tensor {
         let n: usize = shape.iter().product();

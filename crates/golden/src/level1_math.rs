@@ -10,11 +10,11 @@
 //! than twice the precision of f16/bf16 plus two bits. Comparisons are
 //! exact (IEEE for floats: NaN compares false, +0 == -0; exact integers).
 
-use super::common::{arity, broadcast_shape, Odometer};
-use super::{Builtin, Reject};
-use crate::spec::{AttrValue, Case};
-use crate::tensor::{numel, shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, broadcast_shape, float_inputs, Odometer};
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::tensor::{numel, shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// This file's goldens.
 pub(super) const TABLE: &[Builtin] = &[
@@ -92,21 +92,6 @@ pub(super) const TABLE: &[Builtin] = &[
 
 // ---- helpers --------------------------------------------------------------
 
-fn float_inputs(case: &Case, op: &str) -> Result<(), Reject> {
-    for i in &case.inputs {
-        if !i.dtype.is_float() {
-            return Err(Reject::new(
-                "dtype",
-                format!(
-                    "{op} is defined for float dtypes; input `{}` is {}",
-                    i.name, i.dtype
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn no_bool_inputs(case: &Case, op: &str) -> Result<(), Reject> {
     for i in &case.inputs {
         if i.dtype == Dtype::Bool {
@@ -161,13 +146,13 @@ fn same_shape_and_dtype(case: &Case, op: &str) -> Result<(), Reject> {
 /// rounded once to `out`.
 fn map_exact(x: &Tensor, out: Dtype, f: impl Fn(f64) -> f64) -> Tensor {
     let direct = |t: &Tensor| map_exact_direct(t, out, &f);
-    super::common::unary_by_table16(x, out, direct).unwrap_or_else(|| direct(x))
+    crate::common::unary_by_table16(x, out, direct).unwrap_or_else(|| direct(x))
 }
 
 /// [`map_exact`] element by element.
 fn map_exact_direct(x: &Tensor, out: Dtype, f: impl Fn(f64) -> f64) -> Tensor {
     let mut y = Tensor::zeros(out, &x.shape);
-    super::common::map_into(&[x], &mut y, |a| f(a[0]));
+    crate::common::map_into(&[x], &mut y, |a| f(a[0]));
     y
 }
 
@@ -468,29 +453,13 @@ fn fill_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::golden::golden;
-    use crate::spec::OpSpec;
-    use crate::{Dtype, Tensor};
-    use std::path::Path;
+    use crate::testutil::{self, bits, parse_err, spec};
 
-    fn spec(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
-    }
-
-    fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml"))
-            .unwrap_err()
-            .to_string()
-    }
+    use ascendopt_op::spec::OpSpec;
+    use ascendopt_op::{Dtype, Tensor};
 
     fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Tensor {
-        golden(spec, spec.case(case).unwrap(), &inputs)
-            .unwrap()
-            .remove(0)
-    }
-
-    fn bits(t: &Tensor) -> Vec<u64> {
-        (0..t.numel()).map(|i| t.bits(i)).collect()
+        testutil::run(spec, case, inputs).remove(0)
     }
 
     /// A one-input spec named `op` with cases `h` (float16 [n]), `b`

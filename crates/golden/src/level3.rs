@@ -6,11 +6,11 @@
 //! dtype (the cube sums float32; the op.toml cases keep every sum exact or
 //! say which tolerance covers the difference).
 
-use super::common::arity;
-use super::{Builtin, Reject};
-use crate::spec::Case;
-use crate::tensor::{shape_str, Tensor};
-use crate::Dtype;
+use crate::common::arity;
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::Case;
+use ascendopt_op::tensor::{shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// This file's goldens.
 pub(super) const TABLE: &[Builtin] = &[
@@ -112,7 +112,10 @@ fn matmul_bias_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, St
 // ---- matmul_all_reduce: y = AllReduce_sum(x1 @ x2), one rank ---------------
 
 fn bool_attr(case: &Case, name: &str) -> bool {
-    matches!(case.attr(name), Some(crate::spec::AttrValue::Bool(true)))
+    matches!(
+        case.attr(name),
+        Some(ascendopt_op::spec::AttrValue::Bool(true))
+    )
 }
 
 fn matmul_all_reduce_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
@@ -154,7 +157,7 @@ fn matmul_all_reduce_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
         return Err(Reject::new("dtype", "x1 and x2 must be float16"));
     }
     match case.attr("reduce_op") {
-        Some(crate::spec::AttrValue::Str(s)) if s != "sum" => {
+        Some(ascendopt_op::spec::AttrValue::Str(s)) if s != "sum" => {
             return Err(Reject::new("attrs", "reduce_op must be \"sum\""))
         }
         _ => {}
@@ -185,7 +188,7 @@ fn matmul_all_reduce_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tenso
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::OpSpec;
+    use ascendopt_op::spec::OpSpec;
     use std::path::Path;
 
     #[test]
@@ -213,6 +216,7 @@ name = "t"
 shapes = [[2, 3], [3, 8], [8]]
 "#,
             Path::new("t/op.toml"),
+            &crate::BUILTINS,
         )
         .expect("spec");
         let case = &spec.cases[0];

@@ -19,11 +19,11 @@
 //!   correctly rounded operation (x + s, x * s, x / y) is exact either way;
 //! - **int32**: wraps at every step like the vector unit.
 
-use super::common::{arity, map_into};
-use super::{Builtin, Reject};
-use crate::spec::Case;
-use crate::tensor::{shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, map_into};
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::Case;
+use ascendopt_op::tensor::{shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// How a member's scalar input is typed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,11 +5,11 @@
 //! precision of f16/bf16 plus two bits, so this equals the correctly rounded
 //! 16-bit result (no double-rounding error). float64 is computed in f64.
 
-use super::common::{arity, float_attr};
-use super::{Builtin, Reject};
-use crate::spec::{AttrValue, Case};
-use crate::tensor::{numel, shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, float_attr, float_inputs};
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::tensor::{numel, shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// The registry. Adding an operator is one `Builtin` line plus its two
 /// functions.
@@ -48,21 +48,6 @@ pub(super) const TABLE: &[Builtin] = &[
 
 // ---- helpers --------------------------------------------------------------
 
-fn float_only(case: &Case, op: &str) -> Result<(), Reject> {
-    for i in &case.inputs {
-        if !i.dtype.is_float() {
-            return Err(Reject::new(
-                "dtype",
-                format!(
-                    "{op} is defined for float dtypes; input `{}` is {}",
-                    i.name, i.dtype
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn no_bool(case: &Case, op: &str) -> Result<(), Reject> {
     for i in &case.inputs {
         if i.dtype == Dtype::Bool {
@@ -84,7 +69,7 @@ fn map_float(
     f64op: impl Fn(f64) -> f64,
 ) -> Tensor {
     let direct = |t: &Tensor| map_float_direct(t, out, &f32op, &f64op);
-    super::common::unary_by_table16(x, out, direct).unwrap_or_else(|| direct(x))
+    crate::common::unary_by_table16(x, out, direct).unwrap_or_else(|| direct(x))
 }
 
 /// [`map_float`] element by element.
@@ -96,9 +81,9 @@ fn map_float_direct(
 ) -> Tensor {
     let mut y = Tensor::zeros(out, &x.shape);
     if x.dtype == Dtype::Float64 || out == Dtype::Float64 {
-        super::common::map_into(&[x], &mut y, |a| f64op(a[0]));
+        crate::common::map_into(&[x], &mut y, |a| f64op(a[0]));
     } else {
-        super::common::map_into(&[x], &mut y, |a| f64::from(f32op(a[0] as f32)));
+        crate::common::map_into(&[x], &mut y, |a| f64::from(f32op(a[0] as f32)));
     }
     y
 }
@@ -138,9 +123,9 @@ fn add_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     let out = case.outputs[0].dtype;
     let mut z = Tensor::zeros(out, &x.shape);
     if x.dtype == Dtype::Float64 {
-        super::common::map_into(&[x, y], &mut z, |a| a[0] + a[1]);
+        crate::common::map_into(&[x, y], &mut z, |a| a[0] + a[1]);
     } else if x.dtype.is_float() {
-        super::common::map_into(&[x, y], &mut z, |a| f64::from(a[0] as f32 + a[1] as f32));
+        crate::common::map_into(&[x, y], &mut z, |a| f64::from(a[0] as f32 + a[1] as f32));
     } else {
         // Integers wrap (set_i128 reduces modulo 2^width).
         for i in 0..x.numel() {
@@ -191,7 +176,7 @@ fn muls_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
 
 fn sqrt_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 1, 1)?;
-    float_only(case, "sqrt")?;
+    float_inputs(case, "sqrt")?;
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
@@ -308,7 +293,7 @@ fn clip_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
 
 fn rms_norm_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     arity(case, 2, 2)?;
-    float_only(case, "rms_norm")?;
+    float_inputs(case, "rms_norm")?;
     let (x, gamma) = (&case.inputs[0], &case.inputs[1]);
     let Some(&d) = x.shape.last() else {
         return Err(Reject::new(
@@ -374,28 +359,10 @@ fn rms_norm_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Strin
 
 #[cfg(test)]
 mod tests {
-    use crate::golden::golden;
-    use crate::spec::OpSpec;
-    use crate::{Dtype, OpError, Tensor};
-    use std::path::Path;
+    use crate::testutil::{bits, parse_err, run, spec};
+    use ascendopt_op::golden::golden;
 
-    fn spec(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
-    }
-
-    fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml"))
-            .unwrap_err()
-            .to_string()
-    }
-
-    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
-    }
-
-    fn bits(t: &Tensor) -> Vec<u64> {
-        (0..t.numel()).map(|i| t.bits(i)).collect()
-    }
+    use ascendopt_op::{Dtype, OpError, Tensor};
 
     const ADD: &str = r#"
 [op]

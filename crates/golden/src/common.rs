@@ -1,12 +1,13 @@
-//! Helpers shared by the builtin golden files: arity and attribute checks,
+//! The guards and helpers shared by the builtin golden files: arity, dtype
+//! and attribute checks,
 //! NumPy-style broadcasting of shapes, rejection messages, and tables over
 //! every bit pattern of a 16-bit input (the large cases' elementwise work
 //! done once per value).
 
-use super::Reject;
-use crate::spec::{AttrValue, Case};
-use crate::tensor::Tensor;
-use crate::Dtype;
+use ascendopt_op::golden::Reject;
+use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::tensor::Tensor;
+use ascendopt_op::Dtype;
 
 /// Rejects a case whose input or output count differs from the golden's.
 pub(super) fn arity(case: &Case, inputs: usize, outputs: usize) -> Result<(), Reject> {
@@ -35,6 +36,44 @@ pub(super) fn float_attr(case: &Case, name: &str) -> Result<f64, String> {
     case.attr(name)
         .and_then(AttrValue::as_f64)
         .ok_or_else(|| format!("attr `{name}` has no numeric value"))
+}
+
+/// Rejects a case with an input of a non-float dtype.
+pub(crate) fn float_inputs(case: &Case, op: &str) -> Result<(), Reject> {
+    for i in &case.inputs {
+        if !i.dtype.is_float() {
+            return Err(Reject::new(
+                "dtype",
+                format!(
+                    "{op} is defined for float dtypes; input `{}` is {}",
+                    i.name, i.dtype
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The value of bool attr `name`.
+pub(crate) fn bool_attr(case: &Case, name: &str) -> Result<bool, Reject> {
+    match case.attr(name) {
+        Some(AttrValue::Bool(b)) => Ok(*b),
+        _ => Err(Reject::new(
+            "attrs",
+            format!("attr `{name}` must be a bool"),
+        )),
+    }
+}
+
+/// The value of string attr `name`.
+pub(crate) fn str_attr<'a>(case: &'a Case, name: &str) -> Result<&'a str, Reject> {
+    match case.attr(name) {
+        Some(AttrValue::Str(s)) => Ok(s),
+        _ => Err(Reject::new(
+            "attrs",
+            format!("attr `{name}` must be a string"),
+        )),
+    }
 }
 
 /// The NumPy broadcast of two shapes (trailing dimensions aligned; equal
@@ -182,7 +221,7 @@ mod tests {
 
     #[test]
     fn the_odometer_gives_the_offsets_of_the_multi_indices() {
-        use crate::tensor::multi_index;
+        use ascendopt_op::tensor::multi_index;
         let cases: [(&[usize], &[usize]); 5] = [
             (&[2, 3, 4], &[2, 3, 4]),
             (&[3, 1], &[2, 3, 4]),

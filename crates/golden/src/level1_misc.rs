@@ -14,13 +14,13 @@
 //! shape. Unbounded distributions (`mixed`, `normal`) and injected special
 //! values are rejected for such inputs, with a message that says so. The
 //! `compute` half recomputes the shape from the drawn values, and
-//! [`super::golden`] checks it against the inferred one.
+//! [`ascendopt_op::golden::golden`] checks it against the inferred one.
 
-use super::common::{arity, int_attr};
-use super::{Builtin, Reject};
-use crate::spec::{AttrValue, Case, CaseInput, Dist};
-use crate::tensor::{numel, shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, int_attr};
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::{AttrValue, Case, CaseInput, Dist};
+use ascendopt_op::tensor::{numel, shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// This file's goldens.
 pub(super) const TABLE: &[Builtin] = &[
@@ -780,24 +780,9 @@ fn triu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::golden::golden;
-    use crate::spec::OpSpec;
-    use crate::{Dtype, Tensor};
-    use std::path::Path;
+    use crate::testutil::{parse_err, run, spec};
 
-    fn spec(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
-    }
-
-    fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml"))
-            .unwrap_err()
-            .to_string()
-    }
-
-    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
-    }
+    use ascendopt_op::{Dtype, Tensor};
 
     fn scalar(dtype: Dtype, v: f64) -> Tensor {
         Tensor::from_f64s(dtype, &[1], &[v])
@@ -892,7 +877,7 @@ inputs = { start = { kind = "int", low = 4294967290, high = 4294967290 }, end = 
         // [C] example: int32 (1, -1113, -5) gives 223 elements.
         let c = s.case("i32_neg").unwrap();
         assert_eq!(
-            crate::golden::output_shapes(&s, c).unwrap(),
+            ascendopt_op::golden::output_shapes(&s, c).unwrap(),
             Some(vec![vec![223]])
         );
         let i = |v: i64| Tensor::from_i64s(Dtype::Int32, &[1], &[v]);
@@ -1103,7 +1088,7 @@ inputs = { shape = { kind = "int", low = 0, high = 0 } }
     fn reshape_shapes_follow_caffe_rules() {
         let s = spec(RESHAPE);
         let shape_of = |case: &str| {
-            crate::golden::output_shapes(&s, s.case(case).unwrap())
+            ascendopt_op::golden::output_shapes(&s, s.case(case).unwrap())
                 .unwrap()
                 .unwrap()
         };
@@ -1278,9 +1263,9 @@ attrs = { diagonal = -1 }
     /// output shapes of arange, lin_space and reshape must not move).
     #[test]
     fn the_packages_load_and_their_small_cases_compute() {
-        use crate::compare::{compare, poisoned};
-        use crate::golden::output_shapes;
-        use crate::{builtin_ops_dir, gen_inputs, OpPackage};
+        use ascendopt_op::compare::{compare, poisoned};
+        use ascendopt_op::golden::output_shapes;
+        use ascendopt_op::{builtin_ops_dir, gen_inputs, OpPackage};
         let packages = [
             ("angle_v2", "AngleV2"),
             ("arange", "Arange"),
@@ -1294,8 +1279,8 @@ attrs = { diagonal = -1 }
             ("triu", "Triu"),
         ];
         for (name, op_type) in packages {
-            let p =
-                OpPackage::load(&builtin_ops_dir().join(name)).unwrap_or_else(|e| panic!("{e}"));
+            let p = OpPackage::load(&builtin_ops_dir().join(name), &crate::BUILTINS)
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(
                 (p.spec.kernel.as_str(), p.spec.op_type.as_str()),
                 (name, op_type)
@@ -1304,7 +1289,7 @@ attrs = { diagonal = -1 }
             assert!(p.cases().len() >= 3, "{name}");
             for c in p.cases() {
                 let shapes = output_shapes(&p.spec, c).unwrap().unwrap();
-                let elements: usize = shapes.iter().map(|s| crate::tensor::numel(s)).sum();
+                let elements: usize = shapes.iter().map(|s| ascendopt_op::tensor::numel(s)).sum();
                 if c.input_elements().max(elements) > 70_000 {
                     continue;
                 }

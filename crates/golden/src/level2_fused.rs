@@ -13,12 +13,12 @@
 //! input given with zero elements (shape `[0]`) is absent. The host code of
 //! the operators follows the same convention.
 
-use super::common::{arity, msg, PerValue};
-use super::{Builtin, Reject};
-use crate::float::round_f64;
-use crate::spec::{AttrValue, Case, CaseInput};
-use crate::tensor::{numel, shape_str, Tensor};
-use crate::Dtype;
+use crate::common::{arity, bool_attr, msg, str_attr, PerValue};
+use ascendopt_op::float::round_f64;
+use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::spec::{AttrValue, Case, CaseInput};
+use ascendopt_op::tensor::{numel, shape_str, Tensor};
+use ascendopt_op::Dtype;
 
 /// This file's goldens.
 pub(super) const TABLE: &[Builtin] = &[
@@ -114,26 +114,6 @@ fn attr_int(case: &Case, name: &str) -> Result<i64, Reject> {
         .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be an integer")))
 }
 
-fn attr_bool(case: &Case, name: &str) -> Result<bool, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::Bool(b)) => Ok(*b),
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a bool"),
-        )),
-    }
-}
-
-fn attr_str<'a>(case: &'a Case, name: &str) -> Result<&'a str, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::Str(s)) => Ok(s),
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a string"),
-        )),
-    }
-}
-
 /// A float attr as the f32 the OpDef stores, widened to f64.
 fn attr_f32(case: &Case, name: &str) -> Result<f64, Reject> {
     case.attr(name)
@@ -154,7 +134,7 @@ fn quant_int8(v: f64) -> f64 {
     if v.is_nan() {
         return 0.0;
     }
-    crate::float::rint(v).clamp(-128.0, 127.0)
+    ascendopt_op::float::rint(v).clamp(-128.0, 127.0)
 }
 
 // ---- GELU and its derivative in f64 -------------------------------------------
@@ -279,7 +259,7 @@ fn glu_view(x: &CaseInput, case: &Case, op: &str) -> Result<(GluView, Vec<usize>
             format!("{op}: approximate = {approximate}; expected 0 (erf) or 1 (tanh)"),
         ));
     }
-    attr_bool(case, "activate_left")?;
+    bool_attr(case, "activate_left")?;
     let mut half_shape = x.shape.clone();
     half_shape[d] = size / 2;
     let pre = numel(&x.shape[..d]);
@@ -304,7 +284,7 @@ fn ge_glu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 fn ge_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     let (view, half_shape) = glu_view(&case.inputs[0], case, "ge_glu").map_err(msg)?;
     let tanh_form = attr_int(case, "approximate").map_err(msg)? == 1;
-    let left = attr_bool(case, "activate_left").map_err(msg)?;
+    let left = bool_attr(case, "activate_left").map_err(msg)?;
     let x = &inputs[0];
     let mut y = Tensor::zeros(case.outputs[0].dtype, &half_shape);
     let mut g = Tensor::zeros(case.outputs[1].dtype, &half_shape);
@@ -359,7 +339,7 @@ fn ge_glu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 fn ge_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     let (view, _) = glu_view(&case.inputs[1], case, "ge_glu_grad_v2").map_err(msg)?;
     let tanh_form = attr_int(case, "approximate").map_err(msg)? == 1;
-    let left = attr_bool(case, "activate_left").map_err(msg)?;
+    let left = bool_attr(case, "activate_left").map_err(msg)?;
     let (dy, x, g) = (&inputs[0], &inputs[1], &inputs[2]);
     let mut dx = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     let l = view.half;
@@ -407,7 +387,7 @@ fn channel_value(t: &Tensor, c: usize, absent: f64) -> f64 {
 }
 
 fn gelu_quant_modes(case: &Case) -> Result<(bool, bool), Reject> {
-    let tanh_form = match attr_str(case, "approximate")? {
+    let tanh_form = match str_attr(case, "approximate")? {
         "none" => false,
         "tanh" => true,
         other => {
@@ -417,7 +397,7 @@ fn gelu_quant_modes(case: &Case) -> Result<(bool, bool), Reject> {
             ))
         }
     };
-    let dynamic = match attr_str(case, "quant_mode")? {
+    let dynamic = match str_attr(case, "quant_mode")? {
         "static" => false,
         "dynamic" => true,
         other => {
@@ -593,7 +573,7 @@ fn add_rms_norm_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
             format!("{OP}: only axis = -1 is supported"),
         ));
     }
-    if !attr_bool(case, "div_mode")? {
+    if !bool_attr(case, "div_mode")? {
         return Err(Reject::new(
             "attrs",
             format!("{OP}: only div_mode = true is supported"),
@@ -836,7 +816,7 @@ fn group_norm_swish_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
             format!("{OP}: gamma and beta must share one dtype"),
         ));
     }
-    if attr_str(case, "data_format")? != "NCHW" {
+    if str_attr(case, "data_format")? != "NCHW" {
         return Err(Reject::new(
             "attrs",
             format!("{OP}: data_format must be \"NCHW\""),
@@ -844,7 +824,7 @@ fn group_norm_swish_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     }
     attr_f32(case, "eps")?;
     attr_f32(case, "swish_scale")?;
-    attr_bool(case, "activate_swish")?;
+    bool_attr(case, "activate_swish")?;
     let (n, _, _, g) = group_dims(case)?;
     Ok(vec![x.shape.clone(), vec![n, g], vec![n, g]])
 }
@@ -852,7 +832,7 @@ fn group_norm_swish_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 fn group_norm_swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
     let (n, c, hw, groups) = group_dims(case).map_err(msg)?;
     let eps = attr_f32(case, "eps").map_err(msg)?;
-    let swish = attr_bool(case, "activate_swish").map_err(msg)?;
+    let swish = bool_attr(case, "activate_swish").map_err(msg)?;
     let scale = attr_f32(case, "swish_scale").map_err(msg)?;
     let (x, gamma, beta) = (&inputs[0], &inputs[1], &inputs[2]);
     let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
@@ -1010,23 +990,7 @@ fn add_layer_norm_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Ten
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::golden::golden;
-    use crate::spec::OpSpec;
-    use std::path::Path;
-
-    fn spec(text: &str) -> OpSpec {
-        OpSpec::parse(text, Path::new("t/op.toml")).unwrap()
-    }
-
-    fn parse_err(text: &str) -> String {
-        OpSpec::parse(text, Path::new("t/op.toml"))
-            .unwrap_err()
-            .to_string()
-    }
-
-    fn run(spec: &OpSpec, case: &str, inputs: Vec<Tensor>) -> Vec<Tensor> {
-        golden(spec, spec.case(case).unwrap(), &inputs).unwrap()
-    }
+    use crate::testutil::{parse_err, run, spec};
 
     fn close(a: f64, b: f64, tol: f64) {
         assert!((a - b).abs() <= tol, "{a} vs {b}");
