@@ -337,7 +337,7 @@ fn stage2_refuses_matmul_tilings_that_do_not_fit_without_an_evaluation() {
     // the 128-row base block that is 128 KB of A in L0A double-buffered,
     // more than its 64 KB, so GetTiling fails and the candidate is refused
     // before an evaluation.
-    assert!(out.skipped_tiling >= 1, "{out:?}");
+    assert!(out.skipped_tiling >= 1, "{}: {:?}", out.stopped, out.tried);
     assert!(out.stopped.contains("host tiling fails"), "{}", out.stopped);
     // No evaluated candidate failed: the screen caught every tiling that
     // does not fit.
