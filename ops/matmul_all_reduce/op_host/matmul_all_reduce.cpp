@@ -27,11 +27,49 @@ namespace {
 constexpr uint32_t MIX_RATIO = 2;  // vector cores per AI core (AIC:AIV 1:2)
 constexpr uint32_t RANK_NUM = 1;   // one card
 
+// The Matmul tiling the host may choose (guide 6.2.4.2.2): SetFixSplit's
+// base block (BASE_K -1: the tiling's own), SetTraverse's order (1 FIRSTM,
+// 2 FIRSTN), SetBufferSpace's L1 bytes (-1: all of L1, which with the
+// base block sets how many K blocks one L1 load holds), SetDim's cores;
+// then GetTiling's steps and L1 depth adjusted as the guide allows (a
+// TCubeTiling from GetTiling may be changed within table 6-1073's
+// constraints): STEP_K K blocks per GM -> L1 load of A and of B (0:
+// GetTiling's), L1_DB loads of each kept in L1 (depthA1 = stepM x stepKa x
+// L1_DB; 2 double-buffers, 1 leaves room for a whole K). A choice whose
+// blocks do not fit L0A/L0B/L0C or L1 fails the tiling.
 // ascendopt:tiling-begin
 constexpr int32_t BASE_M = 128;        // ascendopt:knob choices=64,128,256
 constexpr int32_t BASE_N = 256;        // ascendopt:knob choices=64,128,256
+constexpr int32_t BASE_K = -1;         // ascendopt:knob choices=-1,32,64,128,256
+constexpr int32_t TRAVERSE = 1;        // ascendopt:knob choices=1,2
+constexpr int32_t L1_BYTES = -1;       // ascendopt:knob choices=-1,131072,262144,393216
 constexpr uint32_t MAX_VEC_CORES = 48;  // ascendopt:knob min=2 max=48 step=2
+constexpr int32_t STEP_K = 0;          // ascendopt:knob choices=0,1,2,4,8,16,32
+constexpr int32_t L1_DB = 2;           // ascendopt:knob choices=1,2
 // ascendopt:tiling-end
+constexpr int32_t IN_BYTES = 2;    // float16 A and B
+constexpr int32_t BIAS_BYTES = 0;  // the bias row's element in L1 (0: no bias)
+
+// STEP_K and L1_DB applied to GetTiling's `t`; false when the A and B
+// blocks and the bias row then do not fit `l1Bytes` (table 6-1073:
+// baseM x baseK x depthA1 + baseN x baseK x depthB1 elements + the bias
+// row <= L1).
+bool AdjustL1(optiling::TCubeTiling& t, int64_t l1Bytes)
+{
+    const int32_t kBlocks = (t.get_singleCoreK() + t.get_baseK() - 1) / t.get_baseK();
+    int32_t step = t.get_stepKa();
+    if (STEP_K > 0) {
+        step = STEP_K < kBlocks ? STEP_K : kBlocks;
+    }
+    t.set_stepKa(step);
+    t.set_stepKb(step);
+    t.set_depthA1(t.get_stepM() * step * L1_DB);
+    t.set_depthB1(t.get_stepN() * step * L1_DB);
+    const int64_t need = static_cast<int64_t>(t.get_baseM()) * t.get_baseK() * t.get_depthA1() * IN_BYTES +
+                         static_cast<int64_t>(t.get_baseN()) * t.get_baseK() * t.get_depthB1() * IN_BYTES +
+                         static_cast<int64_t>(t.get_baseN()) * BIAS_BYTES;
+    return need <= l1Bytes;
+}
 }  // namespace
 
 static ge::graphStatus TilingFunc(gert::TilingContext* context)
@@ -78,11 +116,17 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
                         matmul_tiling::DataType::DT_FLOAT16);
     cubeTiling.SetShape(m, n, k);
     cubeTiling.SetOrgShape(m, n, k);
-    cubeTiling.SetFixSplit(BASE_M, BASE_N, -1);
+    cubeTiling.SetFixSplit(BASE_M, BASE_N, BASE_K);
+    cubeTiling.SetTraverse(static_cast<matmul_tiling::MatrixTraverse>(TRAVERSE));
     cubeTiling.SetBias(false);
-    cubeTiling.SetBufferSpace(-1, -1, -1);
+    cubeTiling.SetBufferSpace(L1_BYTES, -1, -1);
     MatmulAllReduceTilingData tiling;
     if (cubeTiling.GetTiling(tiling.cubeTilingData) == -1) {
+        return ge::GRAPH_FAILED;
+    }
+    uint64_t l1Size = 0;
+    ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, l1Size);
+    if (!AdjustL1(tiling.cubeTilingData, L1_BYTES > 0 ? L1_BYTES : static_cast<int64_t>(l1Size))) {
         return ge::GRAPH_FAILED;
     }
     tiling.set_transA(transA ? 1 : 0);

@@ -35,6 +35,11 @@
 //!   step of up to a quarter of the knob's range, or a random value with
 //!   probability 0.15), preferring knobs whose moves changed the latency;
 //! - a candidate that violates a constraint is refused without evaluation;
+//! - so is one whose host tiling fails on a case ([`screen`]: the host
+//!   tiling of the incumbent's parametrised build runs alone with the
+//!   candidate's values, a few milliseconds a case): a Matmul tiling whose
+//!   blocks do not fit L0A/L0B/L0C or L1 never costs an evaluation; the
+//!   infeasible region is learnt as from a failed evaluation;
 //! - a candidate that fails (UB overflow, misalignment, out of bounds,
 //!   compile error, wrong result, time-out) teaches an *infeasible region*:
 //!   relative to the parent it came from, every knob it moved bounds the
@@ -94,6 +99,7 @@ use std::path::Path;
 
 pub mod confirm;
 mod planner;
+mod screen;
 
 use planner::{noise_tolerance, probe_cap, Origin, Planner};
 
@@ -142,6 +148,9 @@ pub struct TuneOutcome {
     pub skipped_infeasible: u32,
     /// Candidates refused because they violate a constraint.
     pub skipped_constraint: u32,
+    /// Candidates refused without an evaluation because their host tiling
+    /// fails on a case (run alone, [`screen`]).
+    pub skipped_tiling: u32,
     /// Candidates not evaluated because their latency was already known:
     /// measured, or inside a box spanned by two candidates that measured
     /// the same (noise-free), where the knobs they differ in were
@@ -448,10 +457,13 @@ pub fn tune(
                 found.len()
             )
         };
-    } else if out.stopped == "no untried admissible assignment left" {
-        out.stopped =
-            "search space exhausted: every admissible knob assignment was tried or is known"
-                .to_string();
+    } else if let Some(rest) = out
+        .stopped
+        .strip_prefix("no untried admissible assignment left")
+    {
+        out.stopped = format!(
+            "search space exhausted: every admissible knob assignment was tried or is known{rest}"
+        );
     }
     if let Some(why) = edits_stop {
         out.stopped = format!("{} (tiling edits skipped: {why})", out.stopped);
@@ -580,6 +592,7 @@ fn search(
         regions: Vec::new(),
         skipped_infeasible: 0,
         skipped_constraint: 0,
+        skipped_tiling: 0,
         skipped_redundant: 0,
         stopped: String::new(),
         found: Vec::new(),
@@ -595,6 +608,7 @@ fn search(
         return Ok(out);
     }
     let mut rng = Rng(cfg.seed ^ 0x5354_4147_4532);
+    let screen = screen::TilingScreen::new(session.context().device, &incumbent.dir);
     let base = space.current();
     tried.insert(&incumbent.sources);
     let mut seen: BTreeSet<Genome> = BTreeSet::from([base.clone()]);
@@ -682,6 +696,20 @@ fn search(
             seen.insert(g.clone());
             match space.render(&incumbent.sources, &g) {
                 Ok(s) if !tried.contains(&s) => {
+                    let refused = screen
+                        .as_ref()
+                        .and_then(|sc| sc.refuses(&space.assignment(&g)));
+                    if let Some(why) = refused {
+                        // Infeasible without an evaluation: learnt as if
+                        // it had failed.
+                        out.skipped_tiling += 1;
+                        tried.insert(&s);
+                        if strategy == Strategy::Evolution {
+                            planner.refused(&g, origin);
+                            regions.push(Region::learn(&g, parent.as_ref(), &why));
+                        }
+                        continue;
+                    }
                     found = Some((g, parent, origin, s, probe));
                     break;
                 }
@@ -772,6 +800,12 @@ fn search(
         }
     };
 
+    if out.skipped_tiling > 0 {
+        out.stopped.push_str(&format!(
+            " ({} candidates refused without an evaluation: their host tiling fails)",
+            out.skipped_tiling
+        ));
+    }
     out.regions = regions
         .iter()
         .map(|r| {

@@ -610,6 +610,13 @@ impl Planner {
         self.learn(g, origin, latency);
     }
 
+    /// Tells the planner that a proposed candidate was refused without an
+    /// evaluation because its host tiling fails (`screen`): learnt from
+    /// as an infeasible one, without spending a probe.
+    pub(super) fn refused(&mut self, g: &Genome, origin: Origin) {
+        self.learn(g, origin, None);
+    }
+
     /// Tells the planner that a proposed candidate was not evaluated
     /// because its latency is already known ([`Planner::redundant`]): it
     /// is learnt from as if measured, without spending an evaluation.

@@ -282,3 +282,74 @@ fn with_noisy_measurements_the_best_is_re_measured_with_the_last_evaluation() {
         assert!(out.steps.is_empty());
     }
 }
+
+/// The Matmul tiling's knobs (a small copy of `matmul_api_constant`, whose
+/// host sets the base block, the iterate order, the L1 space and the
+/// cores): a candidate whose base block does not fit L0A or L0B fails
+/// GetTiling, and Stage II refuses it by running the host tiling alone,
+/// without spending an evaluation.
+#[test]
+fn stage2_refuses_matmul_tilings_that_do_not_fit_without_an_evaluation() {
+    let dir = small_copy("matmul_api_constant", "tune-matmul", 20_000, None);
+    // The cores and the L1 steps fixed (one choice each), so that the
+    // widest knob left, BASE_K, moves first.
+    let host = dir.join("op_host/matmul_api_constant.cpp");
+    let text = std::fs::read_to_string(&host)
+        .unwrap()
+        .replace(
+            "MAX_VEC_CORES = 48;  // ascendopt:knob min=2 max=48 step=2",
+            "MAX_VEC_CORES = 48;  // ascendopt:knob choices=48",
+        )
+        .replace(
+            "STEP_K = 0;          // ascendopt:knob choices=0,1,2,4,8,16,32",
+            "STEP_K = 0;          // ascendopt:knob choices=0",
+        )
+        .replace(
+            "L1_DB = 2;           // ascendopt:knob choices=1,2",
+            "L1_DB = 2;           // ascendopt:knob choices=2",
+        );
+    std::fs::write(&host, text).unwrap();
+    let pkg = OpPackage::load(&dir).unwrap();
+    let names: Vec<&str> = pkg.tiling.knobs().map(|k| k.name.as_str()).collect();
+    for k in [
+        "BASE_M",
+        "BASE_N",
+        "BASE_K",
+        "TRAVERSE",
+        "L1_BYTES",
+        "MAX_VEC_CORES",
+        "STEP_K",
+        "L1_DB",
+    ] {
+        assert!(names.contains(&k), "{names:?}");
+    }
+    let rig = Rig::new("tune-matmul");
+    let run = rig
+        .store
+        .create_run(&serde_json::json!({"test": "tune-matmul"}))
+        .unwrap();
+    let ctx = rig.ctx(run, 1);
+    let budget = 8;
+    let (mut session, base) = open_with_baseline(&ctx, &pkg, budget);
+    let out = tune(
+        &mut session,
+        &mut NoEdits,
+        base,
+        &TuneConfig::new(budget, 1),
+        &mut Tried::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let log = common::tune_log(&session);
+    // BASE_K's first move goes to the far end of its range (256): with
+    // the 128-row base block that is 128 KB of A in L0A double-buffered,
+    // more than its 64 KB, so GetTiling fails and the candidate is refused
+    // before an evaluation.
+    assert!(out.skipped_tiling >= 1, "{}: {:?}", out.stopped, out.tried);
+    assert!(out.stopped.contains("host tiling fails"), "{}", out.stopped);
+    // No evaluated candidate failed: the screen caught every tiling that
+    // does not fit.
+    for e in log.iter().filter(|e| e.budget_index.is_some()) {
+        assert!(e.latency_us.is_some(), "{} {}", e.action.summary, e.verdict);
+    }
+}

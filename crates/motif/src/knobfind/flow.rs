@@ -9,7 +9,11 @@
 //! arguments, returns to the call) and any other call (its value depends
 //! on its arguments). The fixpoint says which candidates reach which
 //! *sinks*: `SetBlockDim(e)`, `SetTilingKey(e)` and the tiling-data
-//! setters `set_<field>(e)` (or assignments to a declared tiling field).
+//! setters `set_<field>(e)` (or assignments to a declared tiling field),
+//! and the Matmul tiling's setters (guide 6.2.4.2.2): `SetDim(e)` decides
+//! the cores as `SetBlockDim` does, and the arguments of `SetFixSplit`,
+//! `SetBufferSpace` and `SetSingleShape` the TCubeTiling fields they set
+//! (`baseM`, `baseN`, `baseK`, `l1Size`, ...).
 //!
 //! Names are merged across functions (two locals called `len` share a
 //! taint): the analysis over-approximates, and the host tiling run
@@ -225,6 +229,33 @@ pub(crate) fn analyse(
             let Some(call) = Call::of(parsed, node) else {
                 continue;
             };
+            // The Matmul tiling's setters (guide 6.2.4.2.2): each argument
+            // decides a TCubeTiling field through GetTiling, and SetDim the
+            // cores the split may use.
+            if call.object.is_some() {
+                let fields: &[&str] = match call.name.as_str() {
+                    "SetFixSplit" => &["baseM", "baseN", "baseK"],
+                    "SetBufferSpace" => &["l1Size", "l0CSize", "ubSize", "btSize"],
+                    "SetSingleShape" => &["singleCoreM", "singleCoreN", "singleCoreK"],
+                    _ => &[],
+                };
+                for (field, arg) in fields.iter().zip(&call.args) {
+                    sinks
+                        .entry(Sink::Field((*field).to_string()))
+                        .or_default()
+                        .extend(ctx.cands(*arg));
+                }
+                if call.name == "SetDim" {
+                    if let Some(arg) = call.args.first() {
+                        direct_block_dim.extend(ctx.direct(*arg));
+                        sinks
+                            .entry(Sink::BlockDim)
+                            .or_default()
+                            .extend(ctx.cands(*arg));
+                    }
+                    continue;
+                }
+            }
             let Some(arg) = call.args.first() else {
                 continue;
             };

@@ -351,6 +351,22 @@ fn domain_of(role: Role, value: i64, chip: &ChipLimits) -> (i64, i64, Step) {
     }
 }
 
+/// A Matmul base block size (`SetFixSplit`'s baseM, baseN or baseK):
+/// TCubeTiling wants them aligned to the 16 x 16 fractal (guide 6.2.4.2.2
+/// table 6-1073), so their domain is multiples of 16, not byte sizes.
+fn base_block(sinks: &BTreeSet<Sink>) -> bool {
+    sinks
+        .iter()
+        .any(|s| matches!(s, Sink::Field(f) if f == "baseM" || f == "baseN" || f == "baseK"))
+}
+
+/// Multiples of 16 up to 512 (L0A and L0B hold 64 KB: a double-buffered
+/// 2-byte block of 512 x 32; GetTiling refuses what does not fit), or the
+/// value's own when it is larger.
+fn base_block_domain(value: i64) -> (i64, i64, Step) {
+    (16, value.max(512), Step::Every(16))
+}
+
 /// Integer literal text → (value, suffix).
 fn int_literal(text: &str) -> Option<(i64, String)> {
     let t = text.trim();
@@ -788,7 +804,11 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
             if stated.iter().any(|r| covers(*r, role)) {
                 continue;
             }
-            let (min, max, step) = domain_of(role, c.value, chip);
+            let (min, max, step) = if role == Role::Size && base_block(&sinks) {
+                base_block_domain(c.value)
+            } else {
+                domain_of(role, c.value, chip)
+            };
             let name = match (&c.form, &c.name) {
                 (Form::Constant { .. }, Some(n)) => n.clone(),
                 _ => {

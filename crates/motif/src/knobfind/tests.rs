@@ -255,3 +255,64 @@ fn where_the_user_annotated_a_role_no_knob_of_that_role_is_added() {
     let got: Vec<(String, Role)> = found(host).into_iter().map(|k| (k.name, k.role)).collect();
     assert_eq!(got, [("BUFFER_NUM".to_string(), Role::Buffers)]);
 }
+
+/// An unannotated Matmul host in the style of the guide's samples: the
+/// base block, the L1 space and the cores reach the TCubeTiling only
+/// through the Matmul tiling's setters and GetTiling.
+const MATMUL: &str = r#"#include "mm_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/tiling_api.h"
+
+namespace optiling {
+constexpr int32_t BASE_M = 128;
+constexpr int32_t BASE_N = 256;
+constexpr int32_t L1_SPACE = 262144;
+constexpr uint32_t MAX_VEC_CORES = 40;
+
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t vecCores = ascendcPlatform.GetCoreNumAiv();
+    if (vecCores > MAX_VEC_CORES) {
+        vecCores = MAX_VEC_CORES;
+    }
+    matmul_tiling::MultiCoreMatmulTiling cubeTiling(ascendcPlatform);
+    cubeTiling.SetDim(vecCores);
+    cubeTiling.SetShape(1024, 1024, 512);
+    cubeTiling.SetFixSplit(BASE_M, BASE_N, -1);
+    cubeTiling.SetBufferSpace(L1_SPACE, -1, -1);
+    MmTilingData tiling;
+    cubeTiling.GetTiling(tiling.cubeTilingData);
+    context->SetBlockDim((tiling.cubeTilingData.usedCoreNum + 1) / 2);
+    return ge::GRAPH_SUCCESS;
+}
+}
+"#;
+
+#[test]
+fn the_matmul_tiling_setters_make_base_blocks_l1_space_and_cores_knobs() {
+    let knobs = found(MATMUL);
+    let got: Vec<(&str, Role, i64, i64)> = knobs
+        .iter()
+        .map(|k| (k.name.as_str(), k.role, k.min, k.max))
+        .collect();
+    assert!(got.contains(&("BASE_M", Role::Size, 16, 512)), "{got:?}");
+    assert!(got.contains(&("BASE_N", Role::Size, 16, 512)), "{got:?}");
+    assert!(
+        got.iter().any(|k| k.0 == "L1_SPACE" && k.1 == Role::Size),
+        "{got:?}"
+    );
+    assert!(
+        got.iter()
+            .any(|k| k.0 == "MAX_VEC_CORES" && k.1 == Role::Cores),
+        "{got:?}"
+    );
+    let base_m = knobs
+        .iter()
+        .find(|k| k.name == "BASE_M")
+        .map(|k| k.candidates());
+    assert_eq!(
+        base_m.as_ref().map(|c| c[..3].to_vec()),
+        Some(vec![16, 32, 48])
+    );
+}

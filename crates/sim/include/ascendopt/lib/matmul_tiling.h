@@ -20,10 +20,20 @@
 //   double-buffered block does not fit L0A / L0B (64 KB) and baseN while
 //   baseM x baseN x 4 does not fit L0C (128 KB) or the bias table (1 KB of
 //   float).
-// - L1: stepM = stepN = 1, stepKa = stepKb = the K blocks that fit (at most
-//   4 and at most the whole K), depthA1 = stepM * stepKa * 2 (double
-//   buffered), depthB1 likewise; the A and B blocks and the bias row must
-//   fit L1 (512 KB, or SetBufferSpace's L1 size).
+// - L1: stepM = stepN = 1; stepKa = stepKb = the whole K (in base blocks)
+//   when its double-buffered blocks fit L1 (the guide's tuning advice,
+//   TCubeTiling结构体 "性能调优推荐取值": set stepKa/stepKb first so that K
+//   is fully loaded; the guide bounds the steps only by L1, table 6-1073);
+//   otherwise (ours: the guide gives no rule for a K that cannot be fully
+//   loaded) 4 blocks, or fewer so that they fit. Fewer, larger partial
+//   loads keep no L1 buffer free for the next tile's load: on
+//   matmul_all_reduce's benchmark case (K = 10 blocks) 2 loads of 5
+//   measured 406 us against 375 us for 3 loads of 4. depthA1 = stepM * stepKa * 2 (double buffered,
+//   depthA1 / (stepM * stepKa) = 2 as the guide recommends), depthB1
+//   likewise; the A and B blocks (2 x step x base block each) and the bias
+//   row must fit L1 (512 KB, or SetBufferSpace's L1 size). (Until
+//   2026-12-06 the step was capped at 4 even when the whole K fit: a rule
+//   of ours the guide does not have.)
 // - dbL0A = dbL0B = 2, dbL0C = 1; iterateOrder 0 (M first); isBias from
 //   SetBias / EnableBias.
 // GetTiling returns 0, or -1 when the types, shapes or split cannot work
@@ -276,12 +286,16 @@ class MatmulApiTilingBase {
     if (baseN * bias_elem > bt_) return fail("the bias row of baseN does not fit the bias table");
     // L1 depth.
     const int32_t kBlocks = cdiv(singleK, baseK);
-    int32_t step = kBlocks < 4 ? kBlocks : 4;
     auto l1_need = [&](int32_t s) {
       return (int64_t)2 * s * baseM * baseK * sa + (int64_t)2 * s * baseN * baseK * sb + (int64_t)baseN * bias_elem;
     };
-    while (step > 1 && l1_need(step) > l1_) --step;
-    if (l1_need(step) > l1_) return fail("the A and B blocks do not fit L1");
+    // K fully loaded when it fits; else up to 4 blocks.
+    int32_t step = kBlocks;
+    if (l1_need(step) > l1_) {
+      step = kBlocks < 4 ? kBlocks : 4;
+      while (step > 1 && l1_need(step) > l1_) --step;
+      if (l1_need(step) > l1_) return fail("the A and B blocks do not fit L1");
+    }
     AscendC::tiling::TCubeTiling t;
     t.usedCoreNum = cdiv(m_, singleM) * cdiv(n_, singleN);
     t.M = orgM;
