@@ -37,7 +37,7 @@ impl<'d> TilingScreen<'d> {
     /// The screen of the package in `dir`, or None when it cannot screen
     /// (see the module header).
     pub(crate) fn new(device: &'d dyn Device, dir: &Path) -> Option<TilingScreen<'d>> {
-        let pkg = OpPackage::load(dir).ok()?;
+        let pkg = OpPackage::load(dir, &ascendopt_golden::BUILTINS).ok()?;
         let order: Vec<(String, i64)> = pkg
             .tiling
             .knobs()
@@ -82,7 +82,8 @@ impl<'d> TilingScreen<'d> {
         }
         for (case, request) in &self.requests {
             if let Some(Err(e)) = self.device.tiling(&a, request) {
-                let first = e.lines().next().unwrap_or("").trim().to_string();
+                let message = e.to_string();
+                let first = message.lines().next().unwrap_or("").trim().to_string();
                 return Some(format!("the host tiling fails on case {case}: {first}"));
             }
         }

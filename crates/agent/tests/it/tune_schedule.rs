@@ -309,7 +309,7 @@ fn stage2_refuses_matmul_tilings_that_do_not_fit_without_an_evaluation() {
             "L1_DB = 2;           // ascendopt:knob choices=2",
         );
     std::fs::write(&host, text).unwrap();
-    let pkg = OpPackage::load(&dir).unwrap();
+    let pkg = OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     let names: Vec<&str> = pkg.tiling.knobs().map(|k| k.name.as_str()).collect();
     for k in [
         "BASE_M",
