@@ -32,9 +32,12 @@ constexpr uint32_t MIX_RATIO = 2;  // vector cores per AI core (AIC:AIV 1:2)
 // L1_DB; 2 double-buffers, 1 leaves room for a whole K). A choice whose
 // blocks do not fit L0A/L0B/L0C or L1 fails the tiling.
 // ascendopt:tiling-begin
-constexpr int32_t BASE_M = 128;        // ascendopt:knob choices=64,128,256
-constexpr int32_t BASE_N = 128;        // ascendopt:knob choices=64,128,256
-constexpr int32_t BASE_K = -1;         // ascendopt:knob choices=-1,32,64,128,256
+// The base block is the kernel's constant MatmulConfig (basicM/N/K =
+// 128/128/64, tiling constantisation): the runtime tiling must agree, so
+// it is no knob here (the simulator traps on a disagreement).
+constexpr int32_t BASE_M = 128;
+constexpr int32_t BASE_N = 128;
+constexpr int32_t BASE_K = 64;
 constexpr int32_t TRAVERSE = 1;        // ascendopt:knob choices=1,2
 constexpr int32_t L1_BYTES = -1;       // ascendopt:knob choices=-1,131072,262144,393216
 constexpr uint32_t MAX_VEC_CORES = 48;  // ascendopt:knob min=2 max=48 step=2

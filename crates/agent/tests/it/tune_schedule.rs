@@ -291,11 +291,35 @@ fn with_noisy_measurements_the_best_is_re_measured_with_the_last_evaluation() {
 #[test]
 fn stage2_refuses_matmul_tilings_that_do_not_fit_without_an_evaluation() {
     let dir = small_copy("matmul_api_constant", "tune-matmul", 20_000, None);
+    // The package's kernel fixes its base block at compile time (its
+    // MatmulConfig), so its host offers no base-block knobs; this copy
+    // leaves the block to the runtime tiling and makes it three knobs.
+    let kernel = dir.join("op_kernel/matmul_api_constant.cpp");
+    let ktext = std::fs::read_to_string(&kernel).unwrap();
+    let shape = "MatmulShapeParams SHAPE = {0, 0, 0, 128, 128, 64};";
+    assert!(ktext.contains(shape), "the package's kernel changed: update this test");
+    std::fs::write(
+        &kernel,
+        ktext.replace(shape, "MatmulShapeParams SHAPE = {0, 0, 0, 0, 0, 0};"),
+    )
+    .unwrap();
     // The cores and the L1 steps fixed (one choice each), so that the
     // widest knob left, BASE_K, moves first.
     let host = dir.join("op_host/matmul_api_constant.cpp");
     let text = std::fs::read_to_string(&host)
         .unwrap()
+        .replace(
+            "constexpr int32_t BASE_M = 128;\n",
+            "constexpr int32_t BASE_M = 128;  // ascendopt:knob choices=64,128,256\n",
+        )
+        .replace(
+            "constexpr int32_t BASE_N = 128;\n",
+            "constexpr int32_t BASE_N = 128;  // ascendopt:knob choices=64,128,256\n",
+        )
+        .replace(
+            "constexpr int32_t BASE_K = 64;\n",
+            "constexpr int32_t BASE_K = -1;  // ascendopt:knob choices=-1,32,64,128,256\n",
+        )
         .replace(
             "MAX_VEC_CORES = 48;  // ascendopt:knob min=2 max=48 step=2",
             "MAX_VEC_CORES = 48;  // ascendopt:knob choices=48",

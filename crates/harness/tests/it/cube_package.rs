@@ -69,3 +69,30 @@ fn matmul_api_constant_passes_as_a_mix_kernel() {
         .filter(|b| b.core_type == CoreType::Aic)
         .all(|b| b.aic.as_ref().is_some_and(|c| c.cube_ratio > 0.0)));
 }
+
+/// A host tiling whose base block differs from the kernel's constant
+/// MatmulConfig (tiling constantisation: the chip computes with the
+/// constant) fails the evaluation with a message naming both, instead of
+/// running the runtime block as a speedup the chip would never see.
+#[test]
+fn a_runtime_base_block_that_disagrees_with_the_kernels_constant_fails() {
+    let src = common::repo().join("ops/matmul_api_constant");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("matmul_api_constant");
+    ascendopt_op::package::copy_tree(&src, &root, &[]).unwrap();
+    let host = root.join("op_host/matmul_api_constant.cpp");
+    let text = std::fs::read_to_string(&host).unwrap();
+    let old = "constexpr int32_t BASE_N = 128;";
+    assert!(text.contains(old), "the package's host code changed: update this test");
+    std::fs::write(&host, text.replace(old, "constexpr int32_t BASE_N = 256;")).unwrap();
+    let pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
+    let dev = common::device(120_000);
+    let (verdict, _) = evaluate_package(&dev, &pkg, 7, &common::cfg()).unwrap();
+    let Verdict::RuntimeError { message, .. } = &verdict else {
+        panic!("{verdict:?}");
+    };
+    assert!(
+        message.contains("constant base block") && message.contains("128/256/64"),
+        "{message}"
+    );
+}

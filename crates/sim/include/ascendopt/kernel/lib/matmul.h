@@ -57,6 +57,7 @@
 #include "../pipe.h"
 #include "../sync.h"
 #include "../workspace.h"
+#include "../misc.h"
 
 namespace AscendC {
 // Bytes of one C0 block (the guide's CV-fusion sample divides by it to
@@ -811,6 +812,7 @@ class Matmul {
     ++st_.gen;
     if (MM_CFG_ORDER() >= 0) st_.order = MM_CFG_ORDER();
     st_.hasBias = t.isBias;
+    if (!agrees_with_constant_base(loc_)) return;
     validate(loc_);
   }
   void SetSubBlockIdx(uint8_t idx) { sub_ = idx; }
@@ -974,6 +976,35 @@ class Matmul {
     }
   }
   static bool g_in_cube() { return AscendC::g_coreType == AscendC::AIC; }
+
+  // A base block fixed at compile time (MatmulConfig basicM/N/K, or the
+  // baseM/N/K of a MatmulApiStaticTiling: the guide's tiling
+  // constantisation, 3.10.4.6) is what the chip's kernel computes with;
+  // the runtime TCubeTiling must say the same, or the host's steps and
+  // depths describe another block. A disagreement traps, so a host tiling
+  // change the kernel's constants ignore cannot pass for a speedup.
+  bool agrees_with_constant_base(const ::ascendopt::Loc& loc) {
+    int32_t m = 0, n = 0, k = 0;
+    if constexpr (std::is_same<std::decay_t<decltype(MM_CFG)>, MatmulConfig>::value) {
+      m = (int32_t)MM_CFG.basicM;
+      n = (int32_t)MM_CFG.basicN;
+      k = (int32_t)MM_CFG.basicK;
+    } else if constexpr (std::is_same<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>::value) {
+      m = MM_CFG.baseM;
+      n = MM_CFG.baseN;
+      k = MM_CFG.baseK;
+    }
+    const bool bad = (m > 0 && m != st_.baseM) || (n > 0 && n != st_.baseN) || (k > 0 && k != st_.baseK);
+    if (!bad) return true;
+    char msg[320];
+    ::snprintf(msg, sizeof(msg),
+             "Matmul::Init: the kernel's constant base block (basicM/N/K %d/%d/%d in its MatmulConfig; 0 = not fixed) "
+             "differs from the runtime TCubeTiling's baseM/N/K %d/%d/%d: the two must agree (guide 3.10.4.6, tiling "
+             "constantisation)",
+             m, n, k, st_.baseM, st_.baseN, st_.baseK);
+    detail::trap(msg, loc);
+    return false;
+  }
 
   void from_static(const ::ascendopt::Loc& loc) {
     if constexpr (std::is_same<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>::value) {
