@@ -297,7 +297,10 @@ fn stage2_refuses_matmul_tilings_that_do_not_fit_without_an_evaluation() {
     let kernel = dir.join("op_kernel/matmul_api_constant.cpp");
     let ktext = std::fs::read_to_string(&kernel).unwrap();
     let shape = "MatmulShapeParams SHAPE = {0, 0, 0, 128, 128, 64};";
-    assert!(ktext.contains(shape), "the package's kernel changed: update this test");
+    assert!(
+        ktext.contains(shape),
+        "the package's kernel changed: update this test"
+    );
     std::fs::write(
         &kernel,
         ktext.replace(shape, "MatmulShapeParams SHAPE = {0, 0, 0, 0, 0, 0};"),

@@ -83,7 +83,10 @@ fn a_runtime_base_block_that_disagrees_with_the_kernels_constant_fails() {
     let host = root.join("op_host/matmul_api_constant.cpp");
     let text = std::fs::read_to_string(&host).unwrap();
     let old = "constexpr int32_t BASE_N = 128;";
-    assert!(text.contains(old), "the package's host code changed: update this test");
+    assert!(
+        text.contains(old),
+        "the package's host code changed: update this test"
+    );
     std::fs::write(&host, text.replace(old, "constexpr int32_t BASE_N = 256;")).unwrap();
     let pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
     let dev = common::device(120_000);
