@@ -7,9 +7,10 @@
 //!   kernel compiles once);
 //! - [`scratch`] and [`tempdir`]: a process-wide scratch folder and a fresh
 //!   temporary one;
-//! - [`small_copy`], [`with_cases`]: small operators, copies of built-in
-//!   ones with their large cases dropped or their cases replaced (a test's
-//!   evaluation then takes about a second);
+//! - [`small_copy`], [`with_cases`], [`small_add_custom`]: small
+//!   operators, copies of built-in ones with their large cases dropped or
+//!   their cases replaced, or add_custom with two small cases and edited
+//!   sources (a test's evaluation then takes about a second);
 //! - [`Cmd`]: runs a binary (the CLI's tests run `ascendopt`) with the
 //!   shared build cache and returns its exit code and output as text;
 //! - [`llm_server`]: a scripted OpenAI-protocol server on loopback, for
@@ -139,6 +140,71 @@ pub fn with_cases(op: &str, dir: &Path, cases: &str) -> PathBuf {
     let head = &spec[..spec.find("\n[[cases]]").expect("a [[cases]] table") + 1];
     std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).expect("writing the op.toml");
     dir.to_path_buf()
+}
+
+/// The op.toml of [`small_add_custom`]. Two small cases keep every evaluation quick: 16000 and 6006 bytes, so
+/// MIN_CORE_BYTES (1024) caps the cores at 16 and 6, below MAX_CORE_NUM.
+pub const SMALL_ADD_CUSTOM_TOML: &str = r#"
+[op]
+name = "add_custom"
+level = 1
+op_type = "AddCustom"
+description = "test copy of add_custom"
+
+[[inputs]]
+name = "x"
+dtypes = ["float16", "float32", "int32"]
+
+[[inputs]]
+name = "y"
+dtypes = ["float16", "float32", "int32"]
+dtype = { same_as = "x" }
+
+[[outputs]]
+name = "z"
+dtype = { same_as = "x" }
+
+[golden]
+builtin = "add_custom"
+
+[[cases]]
+name = "f32_4x1000"
+shapes = [[4, 1000], [4, 1000]]
+dtype = "float32"
+
+[[cases]]
+name = "f16_3x1001"
+shapes = [[3, 1001], [3, 1001]]
+dtype = "float16"
+"#;
+
+/// A small copy of ops/add_custom in `dst/add_custom`: its op_host and
+/// op_kernel sources with `host` and `kernel` applied to add_custom.cpp
+/// of each, and [`SMALL_ADD_CUSTOM_TOML`] as its op.toml.
+pub fn small_add_custom(
+    dst: &Path,
+    host: &dyn Fn(&str) -> String,
+    kernel: &dyn Fn(&str) -> String,
+) -> PathBuf {
+    let root = dst.join("add_custom");
+    let src = ops_dir().join("add_custom");
+    for sub in ["op_host", "op_kernel"] {
+        std::fs::create_dir_all(root.join(sub)).expect("creating the copy");
+        for e in std::fs::read_dir(src.join(sub)).expect("reading ops/add_custom") {
+            let e = e.expect("reading ops/add_custom");
+            std::fs::copy(e.path(), root.join(sub).join(e.file_name())).expect("copying");
+        }
+    }
+    std::fs::write(root.join("op.toml"), SMALL_ADD_CUSTOM_TOML).expect("writing the op.toml");
+    for (rel, edit) in [
+        ("op_host/add_custom.cpp", host),
+        ("op_kernel/add_custom.cpp", kernel),
+    ] {
+        let path = root.join(rel);
+        let code = std::fs::read_to_string(&path).expect("reading a source");
+        std::fs::write(&path, edit(&code)).expect("writing a source");
+    }
+    root
 }
 
 /// A binary to run, with the shared build cache

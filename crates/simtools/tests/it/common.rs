@@ -7,47 +7,8 @@
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::{SimDevice, SimDeviceConfig};
-use std::path::{Path, PathBuf};
 
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Two small cases keep every evaluation quick: 16000 and 6006 bytes, so
-/// MIN_CORE_BYTES (1024) caps the cores at 16 and 6, below MAX_CORE_NUM.
-pub const SMALL_TOML: &str = r#"
-[op]
-name = "add_custom"
-level = 1
-op_type = "AddCustom"
-description = "test copy of add_custom"
-
-[[inputs]]
-name = "x"
-dtypes = ["float16", "float32", "int32"]
-
-[[inputs]]
-name = "y"
-dtypes = ["float16", "float32", "int32"]
-dtype = { same_as = "x" }
-
-[[outputs]]
-name = "z"
-dtype = { same_as = "x" }
-
-[golden]
-builtin = "add_custom"
-
-[[cases]]
-name = "f32_4x1000"
-shapes = [[4, 1000], [4, 1000]]
-dtype = "float32"
-
-[[cases]]
-name = "f16_3x1001"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-"#;
+pub use ascendopt_testkit::repo;
 
 /// The sources unchanged.
 pub fn same(code: &str) -> String {
@@ -55,7 +16,8 @@ pub fn same(code: &str) -> String {
 }
 
 /// A copy of add_custom with the two small cases and `host` and `kernel`
-/// applied to its host and kernel sources.
+/// applied to its host and kernel sources
+/// ([`ascendopt_testkit::small_add_custom`]).
 pub fn variant(
     host: impl Fn(&str) -> String,
     kernel: impl Fn(&str) -> String,
@@ -64,24 +26,7 @@ pub fn variant(
         .prefix("add_custom")
         .tempdir()
         .unwrap();
-    let root = dir.path().join("add_custom");
-    let src = repo().join("ops/add_custom");
-    for sub in ["op_host", "op_kernel"] {
-        std::fs::create_dir_all(root.join(sub)).unwrap();
-        for e in std::fs::read_dir(src.join(sub)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), root.join(sub).join(e.file_name())).unwrap();
-        }
-    }
-    std::fs::write(root.join("op.toml"), SMALL_TOML).unwrap();
-    for (rel, edit) in [
-        ("op_host/add_custom.cpp", &host as &dyn Fn(&str) -> String),
-        ("op_kernel/add_custom.cpp", &kernel),
-    ] {
-        let path = root.join(rel);
-        let code = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, edit(&code)).unwrap();
-    }
+    let root = ascendopt_testkit::small_add_custom(dir.path(), &host, &kernel);
     let pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
     (dir, pkg)
 }
@@ -95,7 +40,7 @@ pub fn package(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, OpPackage) 
 /// `wall_ms`.
 pub fn device(wall_ms: u64) -> SimDevice {
     let mut cfg = SimDeviceConfig::standard().unwrap();
-    cfg.cache = ascendopt_sim::build::BuildCache::at(repo().join("target/ascendopt-test-cache"));
+    cfg.cache = ascendopt_sim::build::BuildCache::at(ascendopt_testkit::build_cache_dir());
     cfg.limits.wall_ms = wall_ms;
     SimDevice::new(cfg)
 }
