@@ -541,11 +541,6 @@ pub fn doctor(input: &DoctorInput) -> Doctor {
             "unset it before operator builds: an installed custom package would shadow the build".into()
         }),
     });
-    let cann_tools_present = home.is_some()
-        && bisheng.is_some()
-        && msopgen.is_some()
-        && msprof.is_some()
-        && chips.iter().any(|c| c.health.eq_ignore_ascii_case("OK"));
     let missing: Vec<&str> = [
         ("the toolkit", home.is_some()),
         ("bisheng", bisheng.is_some()),
@@ -560,6 +555,7 @@ pub fn doctor(input: &DoctorInput) -> Doctor {
     .filter(|(_, present)| !present)
     .map(|(name, _)| *name)
     .collect();
+    let cann_tools_present = missing.is_empty();
     lines.push(DoctorLine {
         device: "cann",
         item: "cann device".into(),
