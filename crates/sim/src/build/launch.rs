@@ -244,8 +244,10 @@ mod tests {
 
     #[test]
     fn only_the_skipped_branch_of_a_kt_test_group_is_blanked() {
-        // `#if !defined(...)` with an #else: the else branch is what the
-        // CPU-debug build compiles; nested conditionals stay balanced.
+        // `#if !defined(...)` with an #else: only the launch's branch is
+        // blanked; the #else text stays as written (the preprocessor still
+        // skips it, as the macro stays undefined); nested conditionals
+        // stay balanced.
         let text = "#if !defined( __CCE_KT_TEST__ )\n#ifdef X\nint a;\n#endif\nvoid h() { k<<<1, 0, 0>>>(y); }\n#else\nint kept;\n#endif\n";
         let got = rewrite_launch_helpers(text).unwrap();
         assert_eq!(
