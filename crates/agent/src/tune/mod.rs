@@ -506,10 +506,11 @@ fn mark_found_knobs(
     let plain = knobfind::restore(&incumbent.sources);
     let discovery = knobfind::discover(&plain, &chip_limits(session));
     if discovery.knobs.is_empty() {
-        return Ok((incumbent, Vec::new(), false));
+        return Ok((incumbent, discovery.not_knobs, false));
     }
     let confirmed = confirm::confirm(session, &plain, &discovery)?;
-    let notes = confirmed.notes.clone();
+    let mut notes = discovery.not_knobs.clone();
+    notes.extend(confirmed.notes.iter().cloned());
     let Some(marked) = confirmed.sources else {
         return Ok((incumbent, notes, false));
     };
@@ -549,7 +550,6 @@ fn mark_found_knobs(
                 "marking the found knobs broke the operator ({verdict}): searched without them"
             ),
         );
-        let mut notes = notes;
         notes.push(format!(
             "the marked host code failed ({verdict}); found knobs not searched"
         ));

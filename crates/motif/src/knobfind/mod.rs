@@ -250,6 +250,9 @@ fn is_pow2(v: i64) -> bool {
 pub struct Discovery {
     /// The knobs.
     pub knobs: Vec<FoundKnob>,
+    /// Decisions the host makes that are not knobs, and why (a Matmul
+    /// base block the kernel fixes at compile time).
+    pub not_knobs: Vec<String>,
 }
 
 /// Names that are alignments, keys or identities, never tiling choices.
@@ -644,7 +647,9 @@ fn bound_name(parsed: &Parsed<'_>, lit: Node<'_>) -> String {
 pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
     let fields = tiling_fields(sources);
     let stated = annotated_roles(sources);
+    let fixed_base = kernel_fixed_base_block(sources);
     let mut knobs = Vec::new();
+    let mut not_knobs = Vec::new();
     for (file, text) in sources.host_files() {
         if !file.ends_with(".cpp") && !file.ends_with(".cc") {
             continue;
@@ -804,6 +809,16 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
             if stated.iter().any(|r| covers(*r, role)) {
                 continue;
             }
+            if role == Role::Size && base_block(&sinks) {
+                if let Some(at) = &fixed_base {
+                    not_knobs.push(format!(
+                        "{} ({file}:{}): the kernel fixes the Matmul base block at compile time \
+                         ({at}); a host value other than the kernel's cannot run on the chip",
+                        c.label, c.line
+                    ));
+                    continue;
+                }
+            }
             let (min, max, step) = if role == Role::Size && base_block(&sinks) {
                 base_block_domain(c.value)
             } else {
@@ -841,7 +856,72 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
         }
     }
     knobs.sort_by(|a, b| (&a.file, a.literal.start).cmp(&(&b.file, b.literal.start)));
-    Discovery { knobs }
+    Discovery { knobs, not_knobs }
+}
+
+/// Where a kernel fixes its Matmul base block at compile time (the guide's
+/// tiling constantisation, 3.10.4.6 and 6.2.4.2.1): a `MatmulShapeParams`
+/// whose basicM/N/K (its 4th to 6th values) are not all 0, a
+/// `GetBasicConfig` call, a `GetMatmulApiTiling` constant tiling, or a
+/// non-zero value assigned to a config's `basicM`/`basicN`/`basicK`.
+/// Such a kernel computes with its own block whatever the host's
+/// TCubeTiling says, so the host's base block is not a knob.
+fn kernel_fixed_base_block(sources: &Sources) -> Option<String> {
+    for (file, text) in sources.kernel_files() {
+        let Some(parsed) = Parsed::new(text) else {
+            continue;
+        };
+        for node in parsed.all() {
+            let fixed = match node.kind() {
+                "call_expression" => syntax::Call::of(&parsed, node)
+                    .is_some_and(|c| c.name == "GetBasicConfig" || c.name == "GetMatmulApiTiling"),
+                "declaration" => {
+                    parsed.src(node).contains("MatmulShapeParams")
+                        && first_initializer_list(node).is_some_and(|list| {
+                            let values: Vec<&str> = syntax::named_children(list)
+                                .into_iter()
+                                .map(|n| parsed.src(n).trim())
+                                .collect();
+                            values.len() > 3
+                                && values[3..values.len().min(6)].iter().any(|v| *v != "0")
+                        })
+                }
+                "assignment_expression" => {
+                    let field = node
+                        .child_by_field_name("left")
+                        .filter(|l| l.kind() == "field_expression")
+                        .and_then(|l| l.child_by_field_name("field"))
+                        .map(|f| parsed.src(f));
+                    let value = node
+                        .child_by_field_name("right")
+                        .map(|r| parsed.src(r).trim());
+                    matches!(field, Some("basicM" | "basicN" | "basicK")) && value != Some("0")
+                }
+                _ => false,
+            };
+            if fixed {
+                return Some(format!(
+                    "{file}:{}",
+                    syntax::line_of(text, node.start_byte())
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The first initializer list under `node` (a braced initializer).
+fn first_initializer_list(node: Node<'_>) -> Option<Node<'_>> {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "initializer_list" {
+            return Some(n);
+        }
+        let mut cursor = n.walk();
+        let children: Vec<Node<'_>> = n.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    None
 }
 
 /// The roles of the knobs a user annotated (`// ascendopt:knob` in a

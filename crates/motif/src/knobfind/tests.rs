@@ -316,3 +316,65 @@ fn the_matmul_tiling_setters_make_base_blocks_l1_space_and_cores_knobs() {
         Some(vec![16, 32, 48])
     );
 }
+
+/// A kernel that fixes the Matmul base block at compile time (the guide's
+/// tiling constantisation): basicM/N/K are the 4th to 6th values.
+fn matmul_pkg(kernel: &str) -> Sources {
+    Sources::from_files([
+        ("op_host/k.cpp", MATMUL),
+        ("op_host/k_tiling.h", HEADER),
+        ("op_kernel/k.cpp", kernel),
+    ])
+}
+
+const CONSTANT_BASE_KERNEL: &str = r#"#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+constexpr matmul::MatmulShapeParams SHAPE = {0, 0, 0, 128, 256, 64};
+constexpr matmul::MatmulConfig CFG = matmul::GetMMConfig<matmul::MatmulConfigMode::CONFIG_NORM>(SHAPE);
+"#;
+
+#[test]
+fn a_base_block_the_kernel_fixes_at_compile_time_is_not_a_knob() {
+    let d = discover(&matmul_pkg(CONSTANT_BASE_KERNEL), &ChipLimits::default());
+    let names: Vec<&str> = d.knobs.iter().map(|k| k.name.as_str()).collect();
+    assert!(
+        !names.contains(&"BASE_M") && !names.contains(&"BASE_N"),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"L1_SPACE") && names.contains(&"MAX_VEC_CORES"),
+        "{names:?}"
+    );
+    expect_test::expect![[r#"
+        [
+            "BASE_M (op_host/k.cpp:6): the kernel fixes the Matmul base block at compile time (op_kernel/k.cpp:3); a host value other than the kernel's cannot run on the chip",
+            "BASE_N (op_host/k.cpp:7): the kernel fixes the Matmul base block at compile time (op_kernel/k.cpp:3); a host value other than the kernel's cannot run on the chip",
+        ]
+    "#]]
+    .assert_debug_eq(&d.not_knobs);
+}
+
+#[test]
+fn the_other_forms_of_a_constant_base_block_are_recognised_and_zeros_are_not() {
+    let fixed = |kernel: &str| {
+        let d = discover(&matmul_pkg(kernel), &ChipLimits::default());
+        !d.not_knobs.is_empty()
+    };
+    assert!(fixed(
+        "constexpr auto CFG = GetBasicConfig(128, 128, 64);\n"
+    ));
+    assert!(fixed(
+        "constexpr auto T = matmul::GetMatmulApiTiling<A, B, C, Bias>(CFG);\n"
+    ));
+    assert!(fixed(
+        "constexpr MatmulConfig make() { MatmulConfig c = CFG_NORM; c.basicM = 128; return c; }\n"
+    ));
+    // basicM/N/K of 0 leave the base block to the runtime tiling.
+    assert!(!fixed(
+        "constexpr matmul::MatmulShapeParams SHAPE = {1024, 640, 256, 0, 0, 0};\n"
+    ));
+    assert!(!fixed(
+        "constexpr matmul::MatmulShapeParams SHAPE = {1024, 640, 256};\n"
+    ));
+    assert!(!fixed("int k;\n"));
+}
