@@ -6,14 +6,18 @@
 // m0 = mul_0_input1 [1], m1 = mult_1_input1 [B, S, 1],
 // m2 = mult_2_input1 [B, S, H] and out [B, H], all float16 (ND).
 //
-// Tiling: a work unit is one batch and one chunk of hidden columns; the
-// chunk width is chosen so that the B * chunkNum units spread evenly over
-// the vector cores (the cost of a core is its unit count times the chunk
-// width plus CHUNK_OVERHEAD columns for the per-row DMA and instruction
-// cost), and is a multiple of 16 (32 B of float16) so that every UB row of a
-// tile starts on a 32 B block. Each unit streams its S rows in tiles of
+// Tiling: a work unit is one batch, one part of the S rows and one chunk of
+// hidden columns; the part count and the chunk width are chosen so that the
+// B * parts * chunkNum units spread evenly over the vector cores (the cost
+// of a core is its unit count times the rows of a part times the chunk width
+// plus CHUNK_OVERHEAD columns for the per-row DMA and instruction cost, plus
+// PART_OVERHEAD_ROWS rows for the workspace pass when S is split). The
+// chunk width is a multiple of 16 (32 B of float16) so that every UB row of
+// a tile starts on a 32 B block. Each unit streams its rows in tiles of
 // tileRows rows (TILE_BYTES of a0 per tile, capped by UB and by the 255
-// repeats of one vector instruction).
+// repeats of one vector instruction). With S split, the units store float32
+// partial sums in the workspace ([B, parts, H]) and, after SyncAll, the
+// B * chunkNum final units add the parts and store out.
 #include <cstdint>
 
 #include "add_sigmoid_mul_reduce_sum_d_tiling.h"
@@ -28,15 +32,21 @@ constexpr uint64_t MAX_TILE_ROWS = 248; // repeats of one instruction (at most 2
 constexpr uint64_t UB_SLACK = 1024;     // bytes kept free in UB
 
 // ascendopt:tiling-begin
-constexpr uint32_t TILE_BYTES = 16384;      // ascendopt:knob min=1024 max=65536 step=pow2
+constexpr uint32_t TILE_BYTES = 32768;      // ascendopt:knob min=1024 max=65536 step=pow2
 constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2
 constexpr uint32_t MAX_CORE_NUM = 48;       // ascendopt:knob min=1 max=48 step=1
 constexpr uint32_t CHUNK_OVERHEAD = 64;     // ascendopt:knob min=0 max=1024 step=pow2
+constexpr uint32_t MAX_PARTS = 8;           // ascendopt:knob min=1 max=16 step=1
+constexpr uint32_t PART_OVERHEAD_ROWS = 32; // ascendopt:knob min=0 max=1024 step=pow2
 
 struct AsmrPlan {
     uint32_t coreNum;
     uint32_t chunkLen;
     uint32_t chunkNum;
+    uint32_t parts;
+    uint32_t partRows;
+    uint32_t finalUnits;
+    uint32_t finalTailCoreNum;
     uint32_t blockUnits;
     uint32_t tailCoreNum;
     uint32_t tileRows;
@@ -58,8 +68,10 @@ bool MakeAsmrPlan(uint64_t batch, uint64_t seq, uint64_t hidden, uint32_t aivNum
     if (coreNum == 0 || ubBytes <= UB_SLACK) {
         return false;
     }
-    // Chunk width: the least core cost over every chunk count.
+    // Chunk width and parts of S: the least core cost over every chunk count
+    // and part count.
     uint64_t bestLen = 0;
+    uint64_t bestParts = 1;
     uint64_t bestCost = 0;
     uint64_t maxChunks = (hidden + ALIGN_ELEMS - 1) / ALIGN_ELEMS;
     for (uint64_t k = 1; k <= maxChunks; k++) {
@@ -68,19 +80,26 @@ bool MakeAsmrPlan(uint64_t batch, uint64_t seq, uint64_t hidden, uint32_t aivNum
             continue;
         }
         uint64_t chunks = (hidden + len - 1) / len;
-        uint64_t units = batch * chunks;
-        uint64_t cores = units < coreNum ? units : coreNum;
-        uint64_t cost = (units + cores - 1) / cores * (len + CHUNK_OVERHEAD);
-        if (bestLen == 0 || cost < bestCost) {
-            bestLen = len;
-            bestCost = cost;
+        for (uint64_t p = 1; p <= MAX_PARTS && p <= seq; p++) {
+            uint64_t partRows = (seq + p - 1) / p;
+            uint64_t parts = (seq + partRows - 1) / partRows;
+            uint64_t units = batch * parts * chunks;
+            uint64_t cores = units < coreNum ? units : coreNum;
+            uint64_t rows = (units + cores - 1) / cores * partRows + (parts > 1 ? PART_OVERHEAD_ROWS : 0);
+            uint64_t cost = rows * (len + CHUNK_OVERHEAD);
+            if (bestLen == 0 || cost < bestCost) {
+                bestLen = len;
+                bestParts = parts;
+                bestCost = cost;
+            }
         }
     }
     if (bestLen == 0) {
         return false;
     }
     uint64_t chunkNum = (hidden + bestLen - 1) / bestLen;
-    uint64_t units = batch * chunkNum;
+    uint64_t partRows = (seq + bestParts - 1) / bestParts;
+    uint64_t units = batch * bestParts * chunkNum;
     if (coreNum > units) {
         coreNum = units;
     }
@@ -99,8 +118,14 @@ bool MakeAsmrPlan(uint64_t batch, uint64_t seq, uint64_t hidden, uint32_t aivNum
     if (TileBytes(rowsMax, bestLen) > ubBytes - UB_SLACK) {
         return false;
     }
-    uint64_t tileNum = (seq + rowsMax - 1) / rowsMax;
-    uint64_t tileRows = tileNum == 0 ? 1 : (seq + tileNum - 1) / tileNum;
+    uint64_t tileNum = (partRows + rowsMax - 1) / rowsMax;
+    uint64_t tileRows = tileNum == 0 ? 1 : (partRows + tileNum - 1) / tileNum;
+    // The final units (batch, chunk) over the same cores.
+    uint64_t finalUnits = batch * chunkNum;
+    plan.parts = static_cast<uint32_t>(bestParts);
+    plan.partRows = static_cast<uint32_t>(partRows);
+    plan.finalUnits = static_cast<uint32_t>(finalUnits / coreNum);
+    plan.finalTailCoreNum = static_cast<uint32_t>(finalUnits % coreNum);
     plan.coreNum = static_cast<uint32_t>(coreNum);
     plan.chunkLen = static_cast<uint32_t>(bestLen);
     plan.chunkNum = static_cast<uint32_t>(chunkNum);
@@ -167,6 +192,10 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     tiling.set_hidden(static_cast<uint32_t>(hidden));
     tiling.set_chunkLen(plan.chunkLen);
     tiling.set_chunkNum(plan.chunkNum);
+    tiling.set_parts(plan.parts);
+    tiling.set_partRows(plan.partRows);
+    tiling.set_finalUnits(plan.finalUnits);
+    tiling.set_finalTailCoreNum(plan.finalTailCoreNum);
     tiling.set_blockUnits(plan.blockUnits);
     tiling.set_tailCoreNum(plan.tailCoreNum);
     tiling.set_tileRows(plan.tileRows);
@@ -176,8 +205,9 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     context->SetTilingKey(1);
     tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
     context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    // Float32 partial sums [B, parts, H] when S is split.
     size_t* workspaces = context->GetWorkspaceSizes(1);
-    workspaces[0] = 0;
+    workspaces[0] = plan.parts > 1 ? static_cast<size_t>(batch) * plan.parts * hidden * sizeof(float) : 0;
     return ge::GRAPH_SUCCESS;
 }
 }  // namespace optiling

@@ -1,8 +1,9 @@
 // AddSigmoidMulReduceSumD kernel (float16 in and out, float32 inside):
 // out[b, h] = sum over s of sigmoid((a0[b, s, h] + a1[h]) * m0) * m1[b, s] * m2[b, s, h].
 //
-// Work units (tiling): one batch b and one chunk of hidden columns
-// [h0, h0 + w); every core takes a run of units. A unit streams its S rows
+// Work units (tiling): one batch b, one part of the S rows and one chunk of
+// hidden columns [h0, h0 + w); every core takes a run of units. A unit
+// streams its rows
 // through UB in tiles of tileRows rows with double-buffered queues for a0,
 // m2 and m1, so the copies overlap the vector work. A tile of a0 or m2 is
 // one strided DataCopyPad (rows of w elements, H apart in GM; each row
@@ -18,7 +19,11 @@
 //                         then Mul with a zero block stride on it
 //   sum += rows of u      a halving Add tree over the rows, then one Add
 // At the end of a unit the float32 sums are rounded to float16 once and
-// stored (DataCopyPad for a chunk that is not a multiple of 32 B).
+// stored (DataCopyPad for a chunk that is not a multiple of 32 B). When S is
+// split into parts (so that B * parts * chunks units spread evenly over the
+// cores), a unit stores its float32 partial sums in the workspace instead,
+// every core waits at SyncAll, and the final units (batch, chunk) add the
+// parts up (one strided copy, a halving Add tree), round once and store.
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -33,9 +38,19 @@ public:
 
     template <typename TilingData>
     __aicore__ inline void Init(GM_ADDR a0, GM_ADDR a1, GM_ADDR m0, GM_ADDR m1, GM_ADDR m2, GM_ADDR out,
-                                const TilingData& tiling, TPipe* pipe)
+                                GM_ADDR workspace, const TilingData& tiling, TPipe* pipe)
     {
         uint32_t blockIdx = GetBlockIdx();
+        if (blockIdx < tiling.finalTailCoreNum) {
+            firstFinal = blockIdx * (tiling.finalUnits + 1);
+            finalCount = tiling.finalUnits + 1;
+        } else {
+            firstFinal = tiling.finalTailCoreNum * (tiling.finalUnits + 1) +
+                         (blockIdx - tiling.finalTailCoreNum) * tiling.finalUnits;
+            finalCount = tiling.finalUnits;
+        }
+        parts = tiling.parts;
+        partRows = tiling.partRows;
         if (blockIdx < tiling.tailCoreNum) {
             firstUnit = blockIdx * (tiling.blockUnits + 1);
             unitCount = tiling.blockUnits + 1;
@@ -55,13 +70,16 @@ public:
         m1Gm.SetGlobalBuffer((__gm__ half*)m1, rows);
         m2Gm.SetGlobalBuffer((__gm__ half*)m2, rows * hidden);
         outGm.SetGlobalBuffer((__gm__ half*)out, static_cast<uint64_t>(tiling.batch) * hidden);
+        if (parts > 1) {
+            partGm.SetGlobalBuffer((__gm__ float*)workspace, static_cast<uint64_t>(tiling.batch) * parts * hidden);
+        }
 
         uint32_t rows16 = (tileRows + HALF_BLOCK - 1) / HALF_BLOCK * HALF_BLOCK;
         uint32_t tileElems = tileRows * chunkLen;
         pipe->InitBuffer(inQueueA0, tiling.bufferNum, tileElems * sizeof(half));
         pipe->InitBuffer(inQueueM2, tiling.bufferNum, tileElems * sizeof(half));
         pipe->InitBuffer(inQueueM1, tiling.bufferNum, rows16 * sizeof(half));
-        pipe->InitBuffer(outQueue, 1, chunkLen * sizeof(half));
+        pipe->InitBuffer(outQueue, 1, chunkLen * sizeof(float));
         pipe->InitBuffer(tBuf, tileElems * sizeof(float));
         pipe->InitBuffer(uBuf, tileElems * sizeof(float));
         pipe->InitBuffer(m1FloatBuf, rows16 * sizeof(float));
@@ -73,21 +91,35 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (unitCount == 0) {
-            return;
-        }
         negScale = -static_cast<float>(m0Gm.GetValue(0));
         for (uint32_t u = 0; u < unitCount; u++) {
             uint32_t unit = firstUnit + u;
+            uint32_t chunk = unit % chunkNum;
+            uint32_t rest = unit / chunkNum;
+            uint32_t part = rest % parts;
+            uint32_t b = rest / parts;
+            uint32_t h0 = chunk * chunkLen;
+            uint32_t width = hidden - h0 < chunkLen ? hidden - h0 : chunkLen;
+            uint32_t s0 = part * partRows;
+            uint32_t rows = seq - s0 < partRows ? seq - s0 : partRows;
+            Unit(b, part, s0, rows, h0, width);
+        }
+        if (parts == 1) {
+            return;
+        }
+        SyncAll();
+        for (uint32_t u = 0; u < finalCount; u++) {
+            uint32_t unit = firstFinal + u;
             uint32_t b = unit / chunkNum;
             uint32_t h0 = (unit - b * chunkNum) * chunkLen;
             uint32_t width = hidden - h0 < chunkLen ? hidden - h0 : chunkLen;
-            Unit(b, h0, width);
+            Final(b, h0, width);
         }
     }
 
 private:
-    __aicore__ inline void Unit(uint32_t b, uint32_t h0, uint32_t width)
+    __aicore__ inline void Unit(uint32_t b, uint32_t part, uint32_t first, uint32_t count, uint32_t h0,
+                                uint32_t width)
     {
         uint32_t wPad = (width + HALF_BLOCK - 1) / HALF_BLOCK * HALF_BLOCK;
         // a1 of the chunk, in float32; the sums start at zero.
@@ -101,21 +133,68 @@ private:
         inQueueA1.FreeTensor(a1Half);
         Duplicate(sum, 0.0f, wPad);
 
-        uint64_t rowBase = static_cast<uint64_t>(b) * seq;
-        uint32_t tileNum = (seq + tileRows - 1) / tileRows;
+        uint64_t rowBase = static_cast<uint64_t>(b) * seq + first;
+        uint32_t tileNum = (count + tileRows - 1) / tileRows;
         for (uint32_t t = 0; t < tileNum; t++) {
             uint32_t s0 = t * tileRows;
-            uint32_t rows = seq - s0 < tileRows ? seq - s0 : tileRows;
+            uint32_t rows = count - s0 < tileRows ? count - s0 : tileRows;
             CopyIn(rowBase + s0, h0, rows, width, wPad);
             Compute(rows, wPad, a1, sum);
         }
 
+        if (parts == 1) {
+            StoreSum(sum, b, h0, width, wPad);
+            return;
+        }
+        // The float32 partial sums of this part, into the workspace.
+        LocalTensor<float> partLocal = outQueue.AllocTensor<float>();
+        Adds(partLocal, sum, 0.0f, wPad);
+        outQueue.EnQue(partLocal);
+        partLocal = outQueue.DeQue<float>();
+        DataCopyExtParams params{1, static_cast<uint32_t>(width * sizeof(float)), 0, 0, 0};
+        DataCopyPad(partGm[(static_cast<uint64_t>(b) * parts + part) * hidden + h0], partLocal, params);
+        outQueue.FreeTensor(partLocal);
+    }
+
+    // Rounds the sums of (b, chunk) to float16 once and stores them.
+    __aicore__ inline void StoreSum(const LocalTensor<float>& sum, uint32_t b, uint32_t h0, uint32_t width,
+                                    uint32_t wPad)
+    {
         LocalTensor<half> outLocal = outQueue.AllocTensor<half>();
         Cast(outLocal, sum, RoundMode::CAST_RINT, wPad);
         outQueue.EnQue(outLocal);
         outLocal = outQueue.DeQue<half>();
         CopyRowsOut(static_cast<uint64_t>(b) * hidden + h0, outLocal, width);
         outQueue.FreeTensor(outLocal);
+    }
+
+    // Adds up the parts' partial sums of (b, chunk) and stores them.
+    __aicore__ inline void Final(uint32_t b, uint32_t h0, uint32_t width)
+    {
+        uint32_t wPad = (width + HALF_BLOCK - 1) / HALF_BLOCK * HALF_BLOCK;
+        uint32_t used = (width * sizeof(float) + 31) / 32;
+        uint32_t gap = wPad * sizeof(float) / 32 - used;
+        LocalTensor<float> t = tBuf.Get<float>();
+        LocalTensor<float> sum = sumBuf.Get<float>();
+        PipeBarrier<PIPE_ALL>();
+        Duplicate(sum, 0.0f, wPad);
+        for (uint32_t q0 = 0; q0 < parts; q0 += tileRows) {
+            uint32_t group = parts - q0 < tileRows ? parts - q0 : tileRows;
+            DataCopyExtParams params{static_cast<uint16_t>(group), static_cast<uint32_t>(width * sizeof(float)),
+                                     static_cast<uint32_t>((hidden - width) * sizeof(float)), gap, 0};
+            DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+            DataCopyPad(t, partGm[(static_cast<uint64_t>(b) * parts + q0) * hidden + h0], params, pad);
+            PipeBarrier<PIPE_ALL>();
+            uint32_t left = group;
+            while (left > 1) {
+                uint32_t moved = left / 2;
+                Add(t, t, t[(left - moved) * wPad], moved * wPad);
+                left -= moved;
+            }
+            Add(sum, sum, t, wPad);
+            PipeBarrier<PIPE_ALL>();
+        }
+        StoreSum(sum, b, h0, width, wPad);
     }
 
     // `rows` rows of `width` elements from gm[offset], H apart, into UB
@@ -227,8 +306,13 @@ private:
     GlobalTensor<half> m1Gm;
     GlobalTensor<half> m2Gm;
     GlobalTensor<half> outGm;
+    GlobalTensor<float> partGm;
     float negScale = 0.0f;
     uint32_t firstUnit = 0;
+    uint32_t firstFinal = 0;
+    uint32_t finalCount = 0;
+    uint32_t parts = 1;
+    uint32_t partRows = 0;
     uint32_t unitCount = 0;
     uint32_t seq = 0;
     uint32_t hidden = 0;
@@ -247,7 +331,8 @@ extern "C" __global__ __aicore__ void add_sigmoid_mul_reduce_sum_d(GM_ADDR add_0
     TPipe pipe;
     if (TILING_KEY_IS(1)) {
         KernelAddSigmoidMulReduceSum op;
-        op.Init(add_0_input0, add_0_input1, mul_0_input1, mult_1_input1, mult_2_input1, out, tilingData, &pipe);
+        op.Init(add_0_input0, add_0_input1, mul_0_input1, mult_1_input1, mult_2_input1, out, workspace, tilingData,
+                &pipe);
         op.Process();
     }
 }
