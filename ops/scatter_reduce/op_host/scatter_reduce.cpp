@@ -16,8 +16,15 @@
 // there are about as many units as cores (a multiple of 16 columns, at most
 // MAX_CHUNK), and the row block is as many target rows as fit in UB beside
 // the src and index tiles (TILE_BYTES of index per tile).
+// Two kernel paths: the scalar loop (every src element read, reduced into
+// its target and written back by the scalar unit) and, without counts
+// (include_self and not mean), the one-hot vector path (per target row, one
+// CompareScalar of the index tile, one Select of the values, a halving tree
+// over the tile's rows and one combine), chosen by the cost model of
+// VectorIsCheaper.
 // Tiling keys: 1 + 2 * reduce + include_self for float32 (reduce 0 sum,
-// 1 prod, 2 mean, 3 amax, 4 amin), 10 more for float16.
+// 1 prod, 2 mean, 3 amax, 4 amin), 10 more for float16, 20 more for the
+// vector path.
 #include <cstdint>
 #include <cstring>
 
@@ -36,6 +43,8 @@ constexpr uint32_t TILE_BYTES = 16384;   // ascendopt:knob min=1024 max=65536 st
 constexpr uint32_t BUFFER_NUM = 2;       // ascendopt:knob choices=1,2
 constexpr uint32_t MAX_CORE_NUM = 48;    // ascendopt:knob min=1 max=48 step=1
 constexpr uint32_t MAX_CHUNK = 1024;     // ascendopt:knob min=16 max=4096 step=pow2
+constexpr uint32_t SCALAR_CYCLES = 60;   // ascendopt:knob min=1 max=1024 step=1
+constexpr uint32_t ISSUE_CYCLES = 40;    // ascendopt:knob min=1 max=1024 step=1
 
 struct ScatterPlan {
     uint32_t coreNum;
@@ -46,7 +55,25 @@ struct ScatterPlan {
     uint32_t blockUnits;
     uint32_t tailCoreNum;
     uint32_t tileRows;
+    bool vectorPath;
 };
+
+// The one-hot vector path against the scalar loop, per tile of `tileRows`
+// src rows of `chunkLen` columns reduced into `blockRows` target rows:
+// scalar: SCALAR_CYCLES per element; vector: per target row a compare, a
+// select, log2(tileRows) tree steps and a combine, each ISSUE_CYCLES plus
+// one cycle per 64 lanes.
+bool VectorIsCheaper(uint64_t blockRows, uint64_t tileRows, uint64_t chunkLen)
+{
+    uint64_t steps = 3;
+    for (uint64_t r = 1; r < tileRows; r *= 2) {
+        steps++;
+    }
+    uint64_t lanes = (tileRows * chunkLen + 63) / 64;
+    uint64_t vectorCost = blockRows * steps * (ISSUE_CYCLES + lanes);
+    uint64_t scalarCost = tileRows * chunkLen * SCALAR_CYCLES;
+    return vectorCost < scalarCost;
+}
 
 // elemBytes: x's element size; counted: the kernel keeps a float32 count per
 // target (mean, or include_self false).
@@ -80,7 +107,11 @@ bool MakeScatterPlan(uint64_t outer, uint64_t dimX, uint64_t dimSrc, uint64_t in
     if (tileRows > MAX_COPY_ROWS) {
         tileRows = MAX_COPY_ROWS;
     }
-    uint64_t tileBytes = tileRows * chunkLen * (BUFFER_NUM * (elemBytes + 4) + (elemBytes == 2 ? 4 : 0));
+    // Tiles rounded up to 64 lanes; without counts, the vector path's float
+    // index, selected values and mask.
+    uint64_t tileElems = (tileRows * chunkLen + 63) / 64 * 64;
+    uint64_t tileBytes = tileElems * (BUFFER_NUM * (elemBytes + 4) + (elemBytes == 2 ? 4 : 0)) +
+                         (counted ? 0 : tileElems * 8 + tileElems / 8 + 32);
     if (tileBytes + UB_SLACK >= ubBytes) {
         return false;
     }
@@ -107,6 +138,7 @@ bool MakeScatterPlan(uint64_t outer, uint64_t dimX, uint64_t dimSrc, uint64_t in
     plan.blockUnits = static_cast<uint32_t>(units / coreNum);
     plan.tailCoreNum = static_cast<uint32_t>(units % coreNum);
     plan.tileRows = static_cast<uint32_t>(tileRows);
+    plan.vectorPath = !counted && VectorIsCheaper(blockRows, tileRows, chunkLen);
     return true;
 }
 // ascendopt:tiling-end
@@ -202,9 +234,11 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     tiling.set_tailCoreNum(plan.tailCoreNum);
     tiling.set_tileRows(plan.tileRows);
     tiling.set_bufferNum(BUFFER_NUM);
+    tiling.set_vectorPath(plan.vectorPath ? 1 : 0);
 
     context->SetBlockDim(plan.coreNum);
-    context->SetTilingKey((dtype == ge::DT_FLOAT16 ? 10 : 0) + 1 + 2 * reduce + (includeSelf ? 1 : 0));
+    context->SetTilingKey((plan.vectorPath ? 20 : 0) + (dtype == ge::DT_FLOAT16 ? 10 : 0) + 1 + 2 * reduce +
+                          (includeSelf ? 1 : 0));
     tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
     context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
     size_t* workspaces = context->GetWorkspaceSizes(1);

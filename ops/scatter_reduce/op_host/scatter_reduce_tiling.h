@@ -28,6 +28,7 @@ TILING_DATA_FIELD_DEF(uint32_t, blockUnits);   // units of a non-tail core
 TILING_DATA_FIELD_DEF(uint32_t, tailCoreNum);  // cores that take one unit more
 TILING_DATA_FIELD_DEF(uint32_t, tileRows);     // src and index rows per UB tile
 TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per input queue (2 = double buffering)
+TILING_DATA_FIELD_DEF(uint32_t, vectorPath);   // 1: one-hot vector reduction per target row (keys + 20)
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(ScatterReduce, ScatterReduceTilingData)

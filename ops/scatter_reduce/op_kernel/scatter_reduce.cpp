@@ -16,6 +16,12 @@
 //      operator's scalar part);
 //   3. mean divides by the counts (Maxs, Div); float16 casts back once;
 //   4. the block goes back to y in one strided DataCopyPad.
+// The vector path (include_self and not mean, when the host's cost model
+// prefers it) replaces step 2's scalar loop: per target row r of the block,
+// CompareScalar(index tile == r) makes a mask, Select takes the values
+// where it is set and the reduction's identity elsewhere, a halving tree
+// (Add, Mul, Max or Min) folds the tile's rows and one more instruction
+// combines the result into row r of the targets. Max and Min propagate NaN.
 // Without include_self a target's first value replaces x, so a target never
 // hit keeps x and a hit one holds the reduction of its values only.
 // amax and amin propagate NaN as torch does. Index values outside the row
@@ -34,10 +40,11 @@ constexpr int32_t RED_MEAN = 2;
 constexpr int32_t RED_AMAX = 3;
 constexpr int32_t RED_AMIN = 4;
 
-template <typename T, int32_t RED, bool SELF>
+template <typename T, int32_t RED, bool SELF, bool VEC>
 class KernelScatterReduce {
 public:
     static constexpr bool COUNTED = RED == RED_MEAN || !SELF;
+    static_assert(!(VEC && COUNTED), "the vector path keeps no counts");
     static constexpr bool HALF = IsSameType<T, half>::value;
 
     __aicore__ inline KernelScatterReduce() {}
@@ -70,7 +77,7 @@ public:
         indexGm.SetGlobalBuffer((__gm__ int32_t*)index, srcLen);
 
         uint32_t targets = blockRows * chunkLen;
-        uint32_t tileElems = tileRows * chunkLen;
+        tileElems = (tileRows * chunkLen + 63) / 64 * 64;
         pipe->InitBuffer(accBuf, targets * sizeof(float));
         if constexpr (COUNTED) {
             pipe->InitBuffer(countBuf, targets * sizeof(float));
@@ -81,6 +88,11 @@ public:
         }
         pipe->InitBuffer(srcQueue, tiling.bufferNum, tileElems * sizeof(T));
         pipe->InitBuffer(indexQueue, tiling.bufferNum, tileElems * sizeof(int32_t));
+        if constexpr (VEC) {
+            pipe->InitBuffer(indexFloatBuf, tileElems * sizeof(float));
+            pipe->InitBuffer(selectBuf, tileElems * sizeof(float));
+            pipe->InitBuffer(maskBuf, (tileElems / 8 + 31) / 32 * 32);
+        }
         vsEvent = static_cast<int32_t>(pipe->FetchEventID(HardEvent::V_S));
     }
 
@@ -190,11 +202,19 @@ private:
         LocalTensor<float> values;
         if constexpr (HALF) {
             values = srcFloatBuf.Get<float>();
-            Cast(values, srcLocal, RoundMode::CAST_NONE, tile * wPad);
-            SetFlag<HardEvent::V_S>(vsEvent);
-            WaitFlag<HardEvent::V_S>(vsEvent);
+            Cast(values, srcLocal, RoundMode::CAST_NONE, VEC ? tileElems : tile * wPad);
+            if constexpr (!VEC) {
+                SetFlag<HardEvent::V_S>(vsEvent);
+                WaitFlag<HardEvent::V_S>(vsEvent);
+            }
         } else {
             values = srcLocal;
+        }
+        if constexpr (VEC) {
+            ReduceVector(values, indexLocal, tile, wPad, r0, rows);
+            srcQueue.FreeTensor(srcLocal);
+            indexQueue.FreeTensor(indexLocal);
+            return;
         }
         LocalTensor<float> acc = accBuf.Get<float>();
         LocalTensor<float> count;
@@ -225,6 +245,45 @@ private:
         indexQueue.FreeTensor(indexLocal);
     }
 
+    // The one-hot vector reduction of a tile into the block's target rows.
+    __aicore__ inline void ReduceVector(const LocalTensor<float>& values, const LocalTensor<int32_t>& indexLocal,
+                                        uint32_t tile, uint32_t wPad, uint32_t r0, uint32_t rows)
+    {
+        LocalTensor<float> acc = accBuf.Get<float>();
+        LocalTensor<float> index = indexFloatBuf.Get<float>();
+        LocalTensor<float> picked = selectBuf.Get<float>();
+        LocalTensor<uint8_t> mask = maskBuf.Get<uint8_t>();
+        Cast(index, indexLocal, RoundMode::CAST_NONE, tileElems);  // exact below 2^24
+        float big = 3.0e38f;
+        float inf = big * big;
+        float identity = RED == RED_PROD ? 1.0f : (RED == RED_AMAX ? -inf : (RED == RED_AMIN ? inf : 0.0f));
+        for (uint32_t r = 0; r < rows; r++) {
+            CompareScalar(mask, index, static_cast<float>(r0 + r), CMPMODE::EQ, tileElems);
+            Select(picked, mask, values, identity, SELMODE::VSEL_TENSOR_SCALAR_MODE, tileElems);
+            uint32_t left = tile;
+            while (left > 1) {
+                uint32_t moved = left / 2;
+                Combine(picked, picked, picked[(left - moved) * wPad], moved * wPad);
+                left -= moved;
+            }
+            Combine(acc[r * wPad], acc[r * wPad], picked, wPad);
+        }
+    }
+
+    __aicore__ inline void Combine(const LocalTensor<float>& dst, const LocalTensor<float>& a,
+                                   const LocalTensor<float>& b, uint32_t n)
+    {
+        if constexpr (RED == RED_SUM || RED == RED_MEAN) {
+            Add(dst, a, b, n);
+        } else if constexpr (RED == RED_PROD) {
+            Mul(dst, a, b, n);
+        } else if constexpr (RED == RED_AMAX) {
+            Max(dst, a, b, n);
+        } else {
+            Min(dst, a, b, n);
+        }
+    }
+
     __aicore__ inline float Step(float a, float v)
     {
         if constexpr (RED == RED_SUM || RED == RED_MEAN) {
@@ -243,6 +302,9 @@ private:
     TBuf<TPosition::VECCALC> countBuf;
     TBuf<TPosition::VECCALC> stageBuf;
     TBuf<TPosition::VECCALC> srcFloatBuf;
+    TBuf<TPosition::VECCALC> indexFloatBuf;
+    TBuf<TPosition::VECCALC> selectBuf;
+    TBuf<TPosition::VECCALC> maskBuf;
     TQue<QuePosition::VECIN, BUFFER_NUM> srcQueue;
     TQue<QuePosition::VECIN, BUFFER_NUM> indexQueue;
     GlobalTensor<T> xGm;
@@ -260,13 +322,14 @@ private:
     uint32_t blockRows = 0;
     uint32_t rowBlockNum = 0;
     uint32_t tileRows = 0;
+    uint32_t tileElems = 0;
 };
 
-template <typename T, int32_t RED, bool SELF, typename TilingData>
+template <typename T, int32_t RED, bool SELF, bool VEC = false, typename TilingData>
 __aicore__ inline void RunScatterReduce(GM_ADDR x, GM_ADDR index, GM_ADDR src, GM_ADDR y, const TilingData& tiling,
                                         TPipe* pipe)
 {
-    KernelScatterReduce<T, RED, SELF> op;
+    KernelScatterReduce<T, RED, SELF, VEC> op;
     op.Init(x, index, src, y, tiling, pipe);
     op.Process();
 }
@@ -317,5 +380,21 @@ extern "C" __global__ __aicore__ void scatter_reduce(GM_ADDR x, GM_ADDR index, G
         RunScatterReduce<half, RED_AMIN, false>(x, index, src, y, tilingData, &pipe);
     } else if (TILING_KEY_IS(20)) {
         RunScatterReduce<half, RED_AMIN, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(22)) {
+        RunScatterReduce<float, RED_SUM, true, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(24)) {
+        RunScatterReduce<float, RED_PROD, true, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(28)) {
+        RunScatterReduce<float, RED_AMAX, true, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(30)) {
+        RunScatterReduce<float, RED_AMIN, true, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(32)) {
+        RunScatterReduce<half, RED_SUM, true, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(34)) {
+        RunScatterReduce<half, RED_PROD, true, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(38)) {
+        RunScatterReduce<half, RED_AMAX, true, true>(x, index, src, y, tilingData, &pipe);
+    } else if (TILING_KEY_IS(40)) {
+        RunScatterReduce<half, RED_AMIN, true, true>(x, index, src, y, tilingData, &pipe);
     }
 }
