@@ -490,12 +490,19 @@ impl Device for SimDevice {
     }
 
     fn unmeasured_output_writes(&self, result: &RunResult, request: &RunRequest) -> Option<String> {
-        let sizes: Vec<u64> = request
+        if result.outputs.len() != request.outputs.len() {
+            return None;
+        }
+        let outputs: Vec<check::OutputBytes<'_>> = request
             .outputs
             .iter()
-            .map(|t| t.data.len() as u64)
+            .zip(&result.outputs)
+            .map(|(before, after)| check::OutputBytes {
+                before: &before.data,
+                after: &after.data,
+            })
             .collect();
-        check::untraced_output_writes(trace_of(result)?, request.inputs.len(), &sizes)
+        check::untraced_output_writes(trace_of(result)?, request.inputs.len(), &outputs)
     }
 
     fn timeline_json(&self, result: &RunResult) -> Option<Result<String, QueryError>> {

@@ -35,7 +35,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 mod cross;
 pub mod untraced;
-pub use untraced::untraced_output_writes;
+pub use untraced::{untraced_output_writes, OutputBytes};
 
 /// Races reported at most (the rest are counted in one last finding).
 const MAX_RACE_FINDINGS: usize = 20;
