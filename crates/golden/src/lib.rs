@@ -31,6 +31,7 @@ mod level2_fused;
 mod level2_math;
 mod level2_move;
 mod level3;
+mod level3_image;
 #[cfg(test)]
 mod tests_packages;
 #[cfg(test)]
@@ -49,6 +50,7 @@ pub const TABLES: &[&[Builtin]] = &[
     level2_move::TABLE,
     level2_foreach::TABLE,
     level3::TABLE,
+    level3_image::TABLE,
 ];
 
 /// Every builtin golden of the built-in operators.
