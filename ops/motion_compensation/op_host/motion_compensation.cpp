@@ -45,24 +45,24 @@ constexpr uint32_t UNIT_POINTS = 128;    // ascendopt:knob choices=8,16,32,64,12
 constexpr uint32_t MIN_CORE_POINTS = 1024;  // ascendopt:knob min=64 max=65536 step=pow2
 
 // UB bytes per tile point: queues (3 rows in, 2 timestamp words, 3 rows
-// out, 2 extra rows, each BUFFER_NUM deep), 10 float scratch rows, the
+// out, 1 extra row, each BUFFER_NUM deep), 10 float scratch rows, the
 // tMax constant and the 2 constant, and the compare mask (1 bit).
 uint64_t UbBytes(uint64_t points, uint64_t sinTmp)
 {
-    uint64_t queues = BUFFER_NUM * (3 + 2 + 3 + 2) * FLOAT_BYTES * points;
+    uint64_t queues = BUFFER_NUM * (3 + 2 + 3 + 1) * FLOAT_BYTES * points;
     uint64_t scratch = (10 + 2) * FLOAT_BYTES * points + points / 8 + 32;
     return queues + scratch + sinTmp;
 }
 // ascendopt:tiling-end
 
-// Temporary space of the Sin API for a tile: half of what one call over
-// its 2 x points lanes could use, at least its minimum, in 32 B blocks.
+// Temporary space of the Sin API for a tile: what one call over its 2 x
+// points lanes can use, in 32 B blocks.
 uint32_t SinTmp(uint64_t points)
 {
     uint32_t maxTmp = 0;
     uint32_t minTmp = 0;
     AscendC::GetSinMaxMinTmpSize(ge::Shape({static_cast<int64_t>(2 * points)}), FLOAT_BYTES, false, maxTmp, minTmp);
-    uint32_t tmp = maxTmp / 2 > minTmp ? maxTmp / 2 : minTmp;
+    uint32_t tmp = maxTmp > minTmp ? maxTmp : minTmp;
     return (tmp + 31) / 32 * 32;
 }
 
@@ -142,14 +142,14 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     // f = 1 / (tmax - tmin) in double (the difference of two int64 may
     // overflow int64; it cannot overflow double).
     double span = static_cast<double>(tMax) - static_cast<double>(tMin);
-    tiling.set_f(tMax != tMin ? static_cast<float>(1.0 / span) : 0.0f);
+    double f = tMax != tMin ? 1.0 / span : 0.0;
     tiling.set_tMaxLow32(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(tMax) & 0xffffffffu)));
 
     double conj[4] = {hi.q[0], -hi.q[1], -hi.q[2], -hi.q[3]};
     double dt[3] = {lo.t[0] - hi.t[0], lo.t[1] - hi.t[1], lo.t[2] - hi.t[2]};
     double tr[3];
     Rotate(conj, dt, tr);
-    float tf[3] = {static_cast<float>(tr[0]), static_cast<float>(tr[1]), static_cast<float>(tr[2])};
+    float tf[3] = {static_cast<float>(tr[0] * f), static_cast<float>(tr[1] * f), static_cast<float>(tr[2] * f)};
     tiling.set_t(tf);
 
     double rel[4];
@@ -170,17 +170,13 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     double sign = d >= 0.0 ? 1.0 : -1.0;
     tiling.set_rotate(rotate ? 1 : 0);
     tiling.set_theta(static_cast<float>(theta));
-    tiling.set_c0Scale(rotate ? static_cast<float>(1.0 / sinTheta) : 0.0f);
-    tiling.set_c1Scale(rotate ? static_cast<float>(sign / sinTheta) : 0.0f);
+    tiling.set_thetaF(static_cast<float>(theta * f));
+    tiling.set_sign(static_cast<float>(sign));
     tiling.set_qw(static_cast<float>(rel[0]));
     double vv = rel[1] * rel[1] + rel[2] * rel[2] + rel[3] * rel[3];
     tiling.set_vv(static_cast<float>(vv));
     float vf[3] = {static_cast<float>(rel[1]), static_cast<float>(rel[2]), static_cast<float>(rel[3])};
     tiling.set_v(vf);
-    float af[6] = {static_cast<float>(rel[1] * rel[1] - vv), static_cast<float>(rel[1] * rel[2]),
-                   static_cast<float>(rel[1] * rel[3]),      static_cast<float>(rel[2] * rel[2] - vv),
-                   static_cast<float>(rel[2] * rel[3]),      static_cast<float>(rel[3] * rel[3] - vv)};
-    tiling.set_a(af);
 
     auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     uint32_t aivNum = ascendcPlatform.GetCoreNumAiv();
@@ -206,8 +202,8 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
 
     // Tile: the fewest tiles of at most TILE_POINTS (and what fits in UB)
     // that cover the largest core range, each a multiple of TILE_ALIGN
-    // points. The Sin API gets half the space of one call over the whole
-    // 2 x tile lanes (it then runs in two chunks).
+    // points. The Sin API gets the space of one call over all 2 x tile
+    // lanes.
     uint64_t cap = TILE_POINTS / TILE_ALIGN * TILE_ALIGN;
     while (cap > TILE_ALIGN && UbBytes(cap, SinTmp(cap)) > ubSize) {
         cap -= TILE_ALIGN;

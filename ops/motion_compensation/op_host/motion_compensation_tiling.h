@@ -3,12 +3,15 @@
 //
 // The host folds the poses into per-launch constants (see
 // op_host/motion_compensation.cpp): tau = float(int32(tMaxLow32 - ts low
-// word)) * f; with rotation, c1 = sign(d) sin(tau theta) / sin theta, w =
-// sin((1 - tau) theta) / sin theta + qw c1, rn = 2 / (w^2 + vv c1^2), and
-// p' = p + rn c1^2 (A p) + rn w c1 (v x p) + tau T, where v = (qx, qy, qz)
-// is the vector part of the relative rotation, vv = |v|^2 and A = v v^T -
-// vv I (the symmetric part of the rotation of a scaled quaternion). Without
-// rotation p' = p + tau T. A column whose x is NaN is copied.
+// word)) * f; with rotation, c1 = sign(d) sin(tau theta), w = sin((1 -
+// tau) theta) + qw c1 (the slerp quaternion times sin theta, which R does
+// not see), rn = 2 / (w^2 + vv c1^2), alpha = rn c1^2, beta = rn w c1 and
+// p' = (1 - vv alpha) p + alpha (v . p)
+// v + beta (v x p) + tau T, where v = (qx, qy, qz) is the vector part of
+// the relative rotation and vv = |v|^2 (the rotation of the scaled
+// quaternion (w, c1 v)). Without rotation p' = p + tau T. A column whose x
+// is NaN is copied. The kernel multiplies by f through thetaF = theta f and
+// tf = T f, so it never forms tau itself.
 //
 // Work split: the N columns are cut into split units of `unitPoints`; every
 // core takes `blockUnits` units and the first `tailCoreNum` cores one more.
@@ -30,15 +33,13 @@ TILING_DATA_FIELD_DEF(uint32_t, sinTmpBytes);  // temporary space of the Sin API
 TILING_DATA_FIELD_DEF(uint32_t, bufferNum);    // buffers per queue (2 = double buffering)
 TILING_DATA_FIELD_DEF(uint32_t, rotate);       // 1: the rotation is interpolated
 TILING_DATA_FIELD_DEF(int32_t, tMaxLow32);     // low word of timestamp_max
-TILING_DATA_FIELD_DEF(float, f);               // 1 / (tmax - tmin), 0 if equal
 TILING_DATA_FIELD_DEF(float, theta);           // acos |d|
-TILING_DATA_FIELD_DEF(float, c0Scale);         // 1 / sin theta
-TILING_DATA_FIELD_DEF(float, c1Scale);         // sign(d) / sin theta
+TILING_DATA_FIELD_DEF(float, thetaF);          // theta f
+TILING_DATA_FIELD_DEF(float, sign);           // sign of d (+1 at 0)
 TILING_DATA_FIELD_DEF(float, qw);              // w of the relative rotation
 TILING_DATA_FIELD_DEF(float, vv);              // |v|^2
 TILING_DATA_FIELD_DEF_ARR(float, 3, v);        // x, y, z of the relative rotation
-TILING_DATA_FIELD_DEF_ARR(float, 6, a);        // A00 A01 A02 A11 A12 A22
-TILING_DATA_FIELD_DEF_ARR(float, 3, t);        // T = R(conj q_max) (t_min - t_max)
+TILING_DATA_FIELD_DEF_ARR(float, 3, t);        // T f, T = R(conj q_max) (t_min - t_max)
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(MotionCompensation, MotionCompensationTilingData)

@@ -4,17 +4,19 @@
 // Every vector core takes a balanced, contiguous range of columns and
 // streams it through UB in tiles of tilePoints columns with double-buffered
 // queues, so MTE2, V and MTE3 overlap. Per tile:
-// - one DataCopyPad brings the three rows x, y, z (a strided 3-block copy),
-//   one the timestamps (two int32 words each), one stores the three output
-//   rows; tile i + 1 is read while tile i is computed. The extra rows (3
-//   onward) go GM -> UB -> GM through a bound queue after the main loop,
-//   each chunk's read overlapping the previous chunk's store.
+// - three DataCopyPads bring the rows x, y, z (one each: in the model a
+//   strided 3-block copy costs more than three plain ones), one the
+//   timestamps (two int32 words each), three store the output rows; tile
+//   i + 1 is read while tile i is computed. The extra rows (3
+//   onward) go GM -> UB -> GM through a bound queue, their chunks spread
+//   over the tiles.
 // - GatherMask (pattern 1: the even words) takes the low 32 bits of the
-//   timestamps; tau = float(tMaxLow32 - low) * f.
+//   timestamps; tau' = float(tMaxLow32 - low) (int32 difference), and
+//   tau = tau' f, with f folded into the host's constants.
 // - with rotation, one Sin call over 2 x m lanes gives sin(tau theta) and
-//   sin((1 - tau) theta); then c1, w = c0 + qw c1, rn = 2 / (w^2 + vv c1^2),
-//   alpha = rn c1^2, beta = rn w c1 and per row p' = p + alpha (A p) +
-//   beta (v x p) + tau T with the host's constants (tiling header).
+//   sin((1 - tau) theta); then w, rn = 2 / |q|^2, alpha, beta and per row
+//   p' = gamma p + alpha (v . p) v + beta (v x p) + tau T with the host's
+//   constants (tiling header): 24 vector instructions besides the Sin.
 // - Compare(x == x) and one Select per row copy the columns whose x is NaN.
 // All vector work runs over m = the tile's columns rounded up to 64 (whole
 // 256 B repeats); the extra lanes are never stored.
@@ -26,7 +28,7 @@ constexpr int32_t QUE_DEPTH = 2;  // queue depth; buffers per queue = tiling buf
 constexpr uint32_t LANES = 64;    // floats per 256 B repeat
 constexpr uint32_t BLOCK_BYTES = 32;
 constexpr uint32_t SCRATCH_ROWS = 10;
-constexpr uint32_t EXTRA_ROWS = 2;  // tile rows per chunk of the extra-row copy
+constexpr uint32_t EXTRA_ROWS = 1;  // tile rows per chunk of the extra-row copy
 
 class KernelMotionCompensation {
 public:
@@ -59,18 +61,14 @@ public:
         ndim_ = td.ndim;
         tile_ = td.tilePoints;
         rotate_ = td.rotate != 0;
-        f_ = td.f;
-        theta_ = td.theta;
-        c0Scale_ = td.c0Scale;
-        c1Scale_ = td.c1Scale;
-        qw_ = td.qw;
+        theta_ = td.thetaF;
+        thetaFull_ = td.theta;
+        signQw_ = td.sign * td.qw;
         vv_ = td.vv;
         for (int i = 0; i < 3; ++i) {
             v_[i] = td.v[i];
+            sv_[i] = td.sign * td.v[i];
             t_[i] = td.t[i];
-        }
-        for (int i = 0; i < 6; ++i) {
-            a_[i] = td.a[i];
         }
 
         uint64_t elems = static_cast<uint64_t>(td.n) * td.ndim;
@@ -111,9 +109,17 @@ public:
         if (length_ == 0) {
             return;
         }
-        // Tile i + 1 is read while tile i is computed and stored.
+        // Tile i + 1 is read while tile i is computed and stored; the
+        // extra rows' chunks are spread over the tiles, each chunk read one
+        // ahead, so their copies overlap the vector work.
         uint32_t tileNum = (length_ + tile_ - 1) / tile_;
+        uint32_t perRow = (length_ + EXTRA_ROWS * tile_ - 1) / (EXTRA_ROWS * tile_);
+        uint32_t chunks = ndim_ > 3 ? (ndim_ - 3) * perRow : 0;
+        uint32_t done = 0;
         CopyIn(0, TileCount(0, tileNum));
+        if (chunks > 0) {
+            ExtraIn(0, perRow);
+        }
         for (uint32_t i = 0; i < tileNum; i++) {
             if (i + 1 < tileNum) {
                 CopyIn(i + 1, TileCount(i + 1, tileNum));
@@ -121,17 +127,17 @@ public:
             uint32_t cnt = TileCount(i, tileNum);
             Compute(cnt);
             CopyOut(start_ + static_cast<uint64_t>(i) * tile_, cnt);
+            uint32_t target = static_cast<uint32_t>((static_cast<uint64_t>(i) + 1) * chunks / tileNum);
+            for (; done < target; ++done) {
+                if (done + 1 < chunks) {
+                    ExtraIn(done + 1, perRow);
+                }
+                ExtraOut(done, perRow);
+            }
         }
-        CopyExtras();
     }
 
 private:
-    __aicore__ inline uint32_t UbGapBlocks(uint32_t cnt) const
-    {
-        uint32_t used = (cnt * sizeof(float) + BLOCK_BYTES - 1) / BLOCK_BYTES;
-        return tile_ * sizeof(float) / BLOCK_BYTES - used;
-    }
-
     __aicore__ inline uint32_t TileCount(uint32_t i, uint32_t tileNum) const
     {
         return (i + 1 == tileNum) ? length_ - (tileNum - 1) * tile_ : tile_;
@@ -142,10 +148,11 @@ private:
         uint64_t col = start_ + static_cast<uint64_t>(i) * tile_;
         LocalTensor<float> p = inP.AllocTensor<float>();
         LocalTensor<int32_t> ts = inTs.AllocTensor<int32_t>();
-        DataCopyExtParams rows{3, static_cast<uint32_t>(cnt * sizeof(float)),
-                               static_cast<uint32_t>((n_ - cnt) * sizeof(float)), UbGapBlocks(cnt), 0};
+        DataCopyExtParams row{1, static_cast<uint32_t>(cnt * sizeof(float)), 0, 0, 0};
         DataCopyPadExtParams<float> padF{false, 0, 0, 0.0f};
-        DataCopyPad(p, pGm[col], rows, padF);
+        for (uint32_t r = 0; r < 3; ++r) {
+            DataCopyPad(p[r * tile_], pGm[static_cast<uint64_t>(r) * n_ + col], row, padF);
+        }
         DataCopyExtParams words{1, static_cast<uint32_t>(cnt * 2 * sizeof(int32_t)), 0, 0, 0};
         DataCopyPadExtParams<int32_t> padI{false, 0, 0, 0};
         DataCopyPad(ts, tsGm[2 * col], words, padI);
@@ -165,28 +172,41 @@ private:
                    GatherMaskParams(1, static_cast<uint16_t>(m / 32), 8, 0), kept);
         inTs.FreeTensor(ts);
         Sub(lo, tMax, lo, m);
+        // tau' = tMaxLow32 - low; f is folded into theta_ and t_ (host).
         Cast(tau, lo, RoundMode::CAST_NONE, m);
-        Muls(tau, tau, f_, m);
 
         if (rotate_) {
-            // ang = [tau theta | (1 - tau) theta], one Sin over both.
+            // ang = [tau theta | (1 - tau) theta], one Sin over both
+            // (theta_ is theta f, thetaFull_ theta).
             Muls(ang, tau, theta_, m);
             Muls(ang[m], tau, -theta_, m);
-            Adds(ang[m], ang[m], theta_, m);
-            Sin(sn, ang, sinTmp, 2 * m);
-            Muls(ca, sn, c1Scale_, m);       // c1
-            Muls(cb, sn[m], c0Scale_, m);    // c0
-            Axpy(cb, ca, qw_, m);            // w = c0 + qw c1
-            Mul(ang, ca, ca, m);             // c1^2
-            Mul(cn, cb, cb, m);              // w^2
+            Adds(ang[m], ang[m], thetaFull_, m);
+            Sin(sn, ang, sinTmp, 2 * m);     // S1 = sin(tau theta), S0 = sin((1 - tau) theta)
+            // q = (S0 + sign qw S1, sign S1 v) / sin theta; R(q) does not
+            // depend on the scale of q, so 1 / sin theta drops out and the
+            // sign moves into the cross term.
+            Axpy(sn[m], sn, signQw_, m);     // w = S0 + sign qw S1
+            Mul(ang, sn, sn, m);             // S1^2
+            Mul(cn, sn[m], sn[m], m);        // w^2
             Axpy(cn, ang, vv_, m);           // |q|^2
             Div(cn, two, cn, m);             // rn = 2 / |q|^2
-            Mul(ang, ang, cn, m);            // alpha = rn c1^2
-            Mul(cb, cb, ca, m);
-            Mul(cb, cb, cn, m);              // beta = rn w c1
-            RotateRow(o, p, 0, 0, 1, 2, m);
-            RotateRow(o, p, 1, 1, 2, 0, m);
-            RotateRow(o, p, 2, 2, 0, 1, m);
+            Mul(ang, ang, cn, m);            // alpha = rn S1^2
+            Mul(cb, sn[m], sn, m);
+            Mul(cb, cb, cn, m);              // sign beta = rn w S1
+            // s = v . p; ca = alpha s; cn = gamma = 1 - vv alpha.
+            Muls(ap, p, v_[0], m);
+            Axpy(ap, p[tile_], v_[1], m);
+            Axpy(ap, p[2 * tile_], v_[2], m);
+            Mul(ca, ang, ap, m);
+            Muls(cn, ang, -vv_, m);
+            Adds(cn, cn, 1.0f, m);
+            // sign beta p, row by row: bp, ang, ang[tile] (alpha is dead).
+            Mul(bp, cb, p, m);
+            Mul(ang, cb, p[tile_], m);
+            Mul(ang[tile_], cb, p[2 * tile_], m);
+            RotateRow(o, p, 0, 1, 2, m);
+            RotateRow(o, p, 1, 2, 0, m);
+            RotateRow(o, p, 2, 0, 1, m);
         } else {
             for (uint32_t r = 0; r < 3; ++r) {
                 Muls(o[r * tile_], tau, t_[r], m);
@@ -202,52 +222,37 @@ private:
         inP.FreeTensor(p);
     }
 
-    // Row r of p' = p + alpha (A p) + beta (v x p) + tau T; (v x p)_r =
-    // v_j p_k - v_k p_j with (r, j, k) a cyclic order.
-    __aicore__ inline void RotateRow(const LocalTensor<float>& o, const LocalTensor<float>& p, uint32_t r, uint32_t i,
-                                     uint32_t j, uint32_t k, uint32_t m)
+    // Row r of p' = gamma p + alpha (v . p) v + beta (v x p) + tau T, with
+    // (v x p)_r = v_j p_k - v_k p_j for (r, j, k) a cyclic order; the
+    // rows of sign beta p are bp, ang and ang[tile], sv_ = sign v.
+    __aicore__ inline void RotateRow(const LocalTensor<float>& o, const LocalTensor<float>& p, uint32_t r, uint32_t j,
+                                     uint32_t k, uint32_t m)
     {
-        // A is symmetric: a_ = A00 A01 A02 A11 A12 A22.
-        const uint32_t idx[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
         LocalTensor<float> out = o[r * tile_];
-        Muls(ap, p, a_[idx[r][0]], m);
-        Axpy(ap, p[tile_], a_[idx[r][1]], m);
-        Axpy(ap, p[2 * tile_], a_[idx[r][2]], m);
-        Muls(bp, p[k * tile_], v_[j], m);
-        Axpy(bp, p[j * tile_], -v_[k], m);
-        Mul(out, ap, ang, m);
-        MulAddDst(out, bp, cb, m);
-        Add(out, out, p[i * tile_], m);
+        Mul(out, p[r * tile_], cn, m);
+        Axpy(out, ca, v_[r], m);
+        Axpy(out, BetaRow(k), sv_[j], m);
+        Axpy(out, BetaRow(j), -sv_[k], m);
         Axpy(out, tau, t_[r], m);
+    }
+
+    __aicore__ inline LocalTensor<float> BetaRow(uint32_t i) const
+    {
+        return i == 0 ? bp : (i == 1 ? ang : ang[tile_]);
     }
 
     __aicore__ inline void CopyOut(uint64_t col, uint32_t cnt)
     {
         LocalTensor<float> o = outQ.DeQue<float>();
-        DataCopyExtParams rows{3, static_cast<uint32_t>(cnt * sizeof(float)), UbGapBlocks(cnt),
-                               static_cast<uint32_t>((n_ - cnt) * sizeof(float)), 0};
-        DataCopyPad(outGm[col], o, rows);
+        DataCopyExtParams row{1, static_cast<uint32_t>(cnt * sizeof(float)), 0, 0, 0};
+        for (uint32_t r = 0; r < 3; ++r) {
+            DataCopyPad(outGm[static_cast<uint64_t>(r) * n_ + col], o[r * tile_], row);
+        }
         outQ.FreeTensor(o);
     }
 
-    // Rows 3 onward of this core's columns, GM -> UB -> GM in chunks of a
-    // EXTRA_ROWS tile rows: chunk c + 1 is read while chunk c is stored.
-    __aicore__ inline void CopyExtras()
-    {
-        if (ndim_ <= 3) {
-            return;
-        }
-        uint32_t perRow = (length_ + EXTRA_ROWS * tile_ - 1) / (EXTRA_ROWS * tile_);
-        uint32_t chunks = (ndim_ - 3) * perRow;
-        ExtraIn(0, perRow);
-        for (uint32_t c = 0; c < chunks; ++c) {
-            if (c + 1 < chunks) {
-                ExtraIn(c + 1, perRow);
-            }
-            ExtraOut(c, perRow);
-        }
-    }
-
+    // Chunk c of the extra rows (3 onward) of this core's columns: row 3 +
+    // c / perRow, EXTRA_ROWS tile rows long.
     __aicore__ inline void ExtraAt(uint32_t c, uint32_t perRow, uint64_t& at, uint32_t& cnt) const
     {
         uint32_t row = 3 + c / perRow;
@@ -312,15 +317,13 @@ private:
     uint32_t ndim_ = 0;
     uint32_t tile_ = 0;
     bool rotate_ = false;
-    float f_ = 0.0f;
     float theta_ = 0.0f;
-    float c0Scale_ = 0.0f;
-    float c1Scale_ = 0.0f;
-    float qw_ = 0.0f;
+    float thetaFull_ = 0.0f;
+    float signQw_ = 0.0f;
     float vv_ = 0.0f;
     float v_[3] = {0.0f, 0.0f, 0.0f};
+    float sv_[3] = {0.0f, 0.0f, 0.0f};
     float t_[3] = {0.0f, 0.0f, 0.0f};
-    float a_[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
 };
 
 extern "C" __global__ __aicore__ void motion_compensation(GM_ADDR points, GM_ADDR timestamp, GM_ADDR out,
