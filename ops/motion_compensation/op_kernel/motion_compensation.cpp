@@ -178,10 +178,15 @@ private:
         if (rotate_) {
             // ang = [tau theta | (1 - tau) theta], one Sin over both
             // (theta_ is theta f, thetaFull_ theta).
-            Muls(ang, tau, theta_, m);
+            // (Local names for the scratch rows written by vector-scalar
+            // ops keep their data flow inside this function.)
+            LocalTensor<float> angles = ang;
+            LocalTensor<float> dot = ap;
+            LocalTensor<float> gamma = cn;
+            Muls(angles, tau, theta_, m);
             Muls(ang[m], tau, -theta_, m);
             Adds(ang[m], ang[m], thetaFull_, m);
-            Sin(sn, ang, sinTmp, 2 * m);     // S1 = sin(tau theta), S0 = sin((1 - tau) theta)
+            Sin(sn, angles, sinTmp, 2 * m);     // S1 = sin(tau theta), S0 = sin((1 - tau) theta)
             // q = (S0 + sign qw S1, sign S1 v) / sin theta; R(q) does not
             // depend on the scale of q, so 1 / sin theta drops out and the
             // sign moves into the cross term.
@@ -194,12 +199,12 @@ private:
             Mul(cb, sn[m], sn, m);
             Mul(cb, cb, cn, m);              // sign beta = rn w S1
             // s = v . p; ca = alpha s; cn = gamma = 1 - vv alpha.
-            Muls(ap, p, v_[0], m);
-            Axpy(ap, p[tile_], v_[1], m);
-            Axpy(ap, p[2 * tile_], v_[2], m);
-            Mul(ca, ang, ap, m);
-            Muls(cn, ang, -vv_, m);
-            Adds(cn, cn, 1.0f, m);
+            Muls(dot, p, v_[0], m);
+            Axpy(dot, p[tile_], v_[1], m);
+            Axpy(dot, p[2 * tile_], v_[2], m);
+            Mul(ca, ang, dot, m);
+            Muls(gamma, ang, -vv_, m);
+            Adds(gamma, gamma, 1.0f, m);
             // sign beta p, row by row: bp, ang, ang[tile] (alpha is dead).
             Mul(bp, cb, p, m);
             Mul(ang, cb, p[tile_], m);
