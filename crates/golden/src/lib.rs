@@ -32,6 +32,7 @@ mod level2_math;
 mod level2_move;
 mod level3;
 mod level3_math;
+mod level3_image;
 #[cfg(test)]
 mod tests_packages;
 #[cfg(test)]
@@ -51,6 +52,7 @@ pub const TABLES: &[&[Builtin]] = &[
     level2_foreach::TABLE,
     level3::TABLE,
     level3_math::TABLE,
+    level3_image::TABLE,
 ];
 
 /// Every builtin golden of the built-in operators.
