@@ -39,6 +39,7 @@ pub use ascendopt_device::msprof_csv;
 
 pub mod fidelity;
 pub(crate) mod synth;
+pub(crate) mod synth_matmul;
 #[cfg(test)]
 mod tests;
 
