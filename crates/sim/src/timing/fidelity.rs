@@ -351,7 +351,7 @@ pub fn synthetic_points() -> Result<Vec<Point>, String> {
         model: held.achieved_gbps / beyond.achieved_gbps,
         band: (0.8, 1.2),
         source: "[G §3.10.4.7] 'L2 Cache纯读带宽约为GM的3到4倍'",
-        known_miss: Some("the model caps every core's GM reads at the guide's single-core curve (45 GB/s), so 72 cores reach ~3.2 TB/s from L2; the guide's L2 figure is reached by cube cores' GM->L1 path ([INI] L2->L1 110 B/cycle), which the model does not give a rate of its own"),
+        known_miss: Some("the model caps each vector core's GM reads at the guide's single-core curve (45 GB/s) and each cube core's GM->L1 copies at [PTO]'s 80.5 B/cycle (145 GB/s), so 48 + 24 cores reach only about 2x the HBM rate from L2; the [INI] L2->L1 rate (110 B/cycle) would give the cube cores' hits more, but the model has one GM->L1 rate for L2 hits and misses"),
     });
     points.push(Point {
         group: "launch",
@@ -564,6 +564,7 @@ pub fn synthetic_points() -> Result<Vec<Point>, String> {
             known_miss: Some(why_wall),
         });
     }
+    points.extend(super::fidelity_cube::catlass_points()?);
     Ok(points)
 }
 

@@ -38,7 +38,9 @@ pub mod report;
 pub use ascendopt_device::msprof_csv;
 
 pub mod fidelity;
+pub mod fidelity_cube;
 pub(crate) mod synth;
+pub(crate) mod synth_matmul;
 #[cfg(test)]
 mod tests;
 

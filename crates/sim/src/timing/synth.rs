@@ -12,8 +12,8 @@
 #![cfg_attr(not(test), allow(dead_code))]
 
 use crate::trace::{
-    BlockTrace, DmaDir, FlagKey, Instr, InstrKind, Mem, Pipe, Region, ScalarOp, SrcLoc, SyncOrigin,
-    Trace, VecOp,
+    BlockTrace, DmaDir, FlagKey, Instr, InstrKind, Mem, MmadShape, Pipe, Region, ScalarOp, SrcLoc,
+    SyncOrigin, Trace, VecOp,
 };
 use ascendopt_op::Dtype;
 use std::collections::VecDeque;
@@ -32,6 +32,16 @@ pub(crate) fn gm(space: u32, start: u64, len: u64) -> Region {
 pub(crate) fn ub(start: u64, len: u64) -> Region {
     Region {
         mem: Mem::Ub,
+        space: 0,
+        start,
+        len,
+    }
+}
+
+/// A region of an on-chip memory (L1, L0A, L0B, L0C, UB).
+pub(crate) fn local(mem: Mem, start: u64, len: u64) -> Region {
+    Region {
+        mem,
         space: 0,
         start,
         len,
@@ -187,6 +197,86 @@ impl TraceBuilder {
         self.push(Pipe::V, kind, srcs.to_vec(), vec![dst], op.name(), line);
     }
 
+    /// A GM -> L1 copy on MTE2 as the runtime records it: `bursts` bursts
+    /// of `burst_bytes` (one per source row of an ND2NZ copy, one per
+    /// fractal column of an NZ copy), `src` the bounding GM range; strided
+    /// when the bursts are not back to back in GM.
+    pub(crate) fn copy_gm_to_l1(
+        &mut self,
+        line: u32,
+        src: Region,
+        dst: Region,
+        bursts: u32,
+        burst_bytes: u64,
+    ) {
+        let bytes = u64::from(bursts) * burst_bytes;
+        let kind = InstrKind::Dma {
+            dir: DmaDir::GmToL1,
+            bytes,
+            bursts,
+            burst_bytes,
+            gm_offset: src.start,
+            gm_strided: bursts > 1 && src.len != bytes,
+            atomic: false,
+        };
+        self.push(Pipe::Mte2, kind, vec![src], vec![dst], "DataCopy", line);
+    }
+
+    /// LoadData L1 -> L0A or L0B on MTE1 (one burst: MTE1 moves fractal
+    /// after fractal at its path rate, as the runtime records it).
+    pub(crate) fn load_l0(&mut self, line: u32, src: Region, dst: Region) {
+        let kind = InstrKind::Dma {
+            dir: DmaDir::L1ToL0,
+            bytes: dst.len,
+            bursts: 1,
+            burst_bytes: dst.len,
+            gm_offset: 0,
+            gm_strided: false,
+            atomic: false,
+        };
+        self.push(Pipe::Mte1, kind, vec![src], vec![dst], "LoadData", line);
+    }
+
+    /// Mmad on PIPE_M: `c` (L0C) (+)= `a` (L0A) x `b` (L0B).
+    pub(crate) fn mmad(&mut self, line: u32, a: Region, b: Region, c: Region, shape: MmadShape) {
+        let reads = if shape.init {
+            vec![a, b]
+        } else {
+            vec![a, b, c]
+        };
+        self.push(
+            Pipe::M,
+            InstrKind::Mmad(shape),
+            reads,
+            vec![c],
+            "Mmad",
+            line,
+        );
+    }
+
+    /// Fixpipe L0C -> GM on PIPE_FIX, NZ to ND: one burst per row of C
+    /// (`rows` bursts of `row_bytes`), `dst` the bounding GM range.
+    pub(crate) fn fixpipe(
+        &mut self,
+        line: u32,
+        src: Region,
+        dst: Region,
+        rows: u32,
+        row_bytes: u64,
+    ) {
+        let bytes = u64::from(rows) * row_bytes;
+        let kind = InstrKind::Dma {
+            dir: DmaDir::L0cOut,
+            bytes,
+            bursts: rows,
+            burst_bytes: row_bytes,
+            gm_offset: dst.start,
+            gm_strided: rows > 1 && dst.len != bytes,
+            atomic: false,
+        };
+        self.push(Pipe::Fix, kind, vec![src], vec![dst], "Fixpipe", line);
+    }
+
     pub(crate) fn set_flag(&mut self, line: u32, src: Pipe, dst: Pipe, id: u32) {
         let kind = InstrKind::SetFlag {
             src,
@@ -239,6 +329,20 @@ impl TraceBuilder {
         num: usize,
         bytes: u64,
     ) -> Queue {
+        self.queue_in(Mem::Ub, src, dst, base, num, bytes)
+    }
+
+    /// `pipe.InitBuffer(q, num, bytes)` at address `base` of `mem` (A1/B1
+    /// queues in L1, A2 in L0A, B2 in L0B, CO1 in L0C).
+    pub(crate) fn queue_in(
+        &mut self,
+        mem: Mem,
+        src: Pipe,
+        dst: Pipe,
+        base: u64,
+        num: usize,
+        bytes: u64,
+    ) -> Queue {
         let id = self.next_queue;
         self.next_queue += 1;
         Queue {
@@ -246,7 +350,7 @@ impl TraceBuilder {
             src,
             dst,
             slots: (0..num)
-                .map(|i| ub(base + i as u64 * bytes, bytes))
+                .map(|i| local(mem, base + i as u64 * bytes, bytes))
                 .collect(),
             used: vec![false; num],
             next_alloc: 0,
