@@ -586,20 +586,18 @@ impl Device for SimDevice {
     ) -> Result<Vec<f64>, QueryError> {
         let clean = clean.task_duration_us;
         let level = match detail_of(result) {
-            Some(d) => self.chip(Some(&d.chip)).map_err(QueryError::Failed)?.0.noise,
+            Some(d) => {
+                self.chip(Some(&d.chip))
+                    .map_err(QueryError::Failed)?
+                    .0
+                    .noise
+            }
             None => self.config.hw.noise,
         };
         Ok(seeds
             .iter()
             .map(|&seed| {
-                clean
-                    * timing::noise::factor(
-                        &timing::Noise::Seeded {
-                            seed,
-                            level,
-                        },
-                        clean,
-                    )
+                clean * timing::noise::factor(&timing::Noise::Seeded { seed, level }, clean)
             })
             .collect())
     }

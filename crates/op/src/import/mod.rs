@@ -1138,8 +1138,7 @@ mod tests {
 
     #[test]
     fn inputs_the_tiling_reads_become_value_depend_and_the_chip_is_written() {
-        let dir =
-            std::env::temp_dir().join(format!("ascendopt-import-vd-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("ascendopt-import-vd-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("op_host")).unwrap();
         // A clean-room tiling: the pad amounts come from input 1's values.
         std::fs::write(

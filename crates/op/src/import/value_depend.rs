@@ -113,14 +113,18 @@ fn is_get_data(rest: &str) -> bool {
 /// The index argument of a call whose name ends at `from`: `(N)` with N an
 /// integer literal or a known constant; the index and the position after
 /// the closing parenthesis.
-fn call_index(code: &str, from: usize, constants: &BTreeMap<String, usize>) -> Option<(usize, usize)> {
+fn call_index(
+    code: &str,
+    from: usize,
+    constants: &BTreeMap<String, usize>,
+) -> Option<(usize, usize)> {
     let rest = code[from..].trim_start();
     let open = code.len() - rest.len();
     let rest = rest.strip_prefix('(')?;
     let close = rest.find(')')?;
     let arg = rest[..close].trim();
     let arg = arg
-        .trim_end_matches(|c: char| c == 'u' || c == 'U' || c == 'l' || c == 'L')
+        .trim_end_matches(['u', 'U', 'l', 'L'])
         .trim();
     let index = match arg.parse::<usize>() {
         Ok(i) => i,
@@ -135,9 +139,7 @@ fn assigned_variable(code: &str, start: usize, after: usize) -> Option<String> {
     if !code[after..].trim_start().starts_with(';') {
         return None;
     }
-    let stmt_start = code[..start]
-        .rfind([';', '{', '}'])
-        .map_or(0, |p| p + 1);
+    let stmt_start = code[..start].rfind([';', '{', '}']).map_or(0, |p| p + 1);
     let stmt = &code[stmt_start..start];
     let eq = stmt.rfind('=')?;
     if stmt[..eq].ends_with(['=', '!', '<', '>']) {
@@ -263,10 +265,7 @@ mod tests {
                     \x20 auto shape = ctx->GetInputTensor(0)->GetStorageShape();\n\
                     \x20 const int64_t* sizes = ctx->GetInputTensor(2)->GetData<int64_t>();\n\
                     \x20 return ge::GRAPH_SUCCESS;\n}\n";
-        assert_eq!(
-            value_reads(text),
-            vec![ValueRead { input: 2, line: 3 }]
-        );
+        assert_eq!(value_reads(text), vec![ValueRead { input: 2, line: 3 }]);
     }
 
     #[test]

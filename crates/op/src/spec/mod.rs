@@ -167,10 +167,11 @@ impl Builder<'_> {
             None => None,
         };
         let chip = match &op.chip {
-            Some(c) if c.is_empty()
-                || !c
-                    .chars()
-                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') =>
+            Some(c)
+                if c.is_empty()
+                    || !c
+                        .chars()
+                        .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') =>
             {
                 return Err(self.err(
                     op_path.key("chip"),
@@ -1724,10 +1725,18 @@ dtype = "float32"
     #[test]
     fn the_chip_is_a_profile_name_or_absent() {
         assert_eq!(ok(BASE).chip, None);
-        let with = BASE.replacen("op_type = \"AddCustom\"\n", "op_type = \"AddCustom\"\nchip = \"ascend310b\"\n", 1);
+        let with = BASE.replacen(
+            "op_type = \"AddCustom\"\n",
+            "op_type = \"AddCustom\"\nchip = \"ascend310b\"\n",
+            1,
+        );
         assert_ne!(with, BASE, "the replacement must hit");
         assert_eq!(ok(&with).chip.as_deref(), Some("ascend310b"));
-        let bad = BASE.replacen("op_type = \"AddCustom\"\n", "op_type = \"AddCustom\"\nchip = \"Ascend 310B\"\n", 1);
+        let bad = BASE.replacen(
+            "op_type = \"AddCustom\"\n",
+            "op_type = \"AddCustom\"\nchip = \"Ascend 310B\"\n",
+            1,
+        );
         let e = err(&bad);
         assert!(
             e.contains("op.chip") && e.contains("is not a chip profile name"),

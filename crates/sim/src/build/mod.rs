@@ -139,8 +139,11 @@ pub const KERNEL_DEFINES: &[&str] = &[KERNEL_SIDE_DEFINE, "ASCENDC_CPU_DEBUG=1"]
 /// 2201 for Atlas A2 (guide 2.4.1, table 2-17), `__CCE_AICORE__` 220 (the
 /// dav-c220 cores; real kernels test `__CCE_AICORE__ == 220` for the 910B)
 /// and `__DAV_C220_VEC__` (the vector core's half of a mixed build).
-pub const DEFAULT_ARCH_DEFINES: &[&str] =
-    &["__NPU_ARCH__=2201", "__CCE_AICORE__=220", "__DAV_C220_VEC__"];
+pub const DEFAULT_ARCH_DEFINES: &[&str] = &[
+    "__NPU_ARCH__=2201",
+    "__CCE_AICORE__=220",
+    "__DAV_C220_VEC__",
+];
 
 /// Force-included into every kernel unit before the tiling header: the
 /// names the msopgen build's per-variant macros expand to (`DT_FLOAT16`,

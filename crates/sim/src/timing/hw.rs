@@ -473,9 +473,9 @@ impl<'a> Reader<'a> {
     /// A sourced string `{ value = "...", source = "..." }` at a dotted key.
     fn sourced_string(&mut self, key: &str) -> Result<String, HwProfileError> {
         let value = self.lookup(key).ok_or_else(|| self.err(key, "missing"))?;
-        let table = value.as_table().ok_or_else(|| {
-            self.err(key, "expected `{ value = \"...\", source = \"...\" }`")
-        })?;
+        let table = value
+            .as_table()
+            .ok_or_else(|| self.err(key, "expected `{ value = \"...\", source = \"...\" }`"))?;
         for name in table.keys() {
             if name != "value" && name != "source" {
                 return Err(self.err(key, format!("unknown field `{name}`")));
@@ -822,7 +822,11 @@ mod tests {
         let b2 = HwProfile::builtin(DEFAULT_CHIP).unwrap();
         assert_eq!(
             b2.kernel_arch_defines(),
-            ["__NPU_ARCH__=2201", "__CCE_AICORE__=220", "__DAV_C220_VEC__"]
+            [
+                "__NPU_ARCH__=2201",
+                "__CCE_AICORE__=220",
+                "__DAV_C220_VEC__"
+            ]
         );
         assert_eq!(b2.kernel_arch_defines(), crate::build::DEFAULT_ARCH_DEFINES);
     }

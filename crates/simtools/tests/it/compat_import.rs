@@ -218,7 +218,9 @@ fn an_operator_written_for_the_310b_is_imported_for_it_and_judged_on_it() {
     // the core count under the 310B's architecture macros).
     assert_eq!(row.chip.as_deref(), Some("ascend310b"), "{row:?}");
     assert!(
-        row.notes.iter().any(|n| n.contains("judged on the simulated ascend310b")),
+        row.notes
+            .iter()
+            .any(|n| n.contains("judged on the simulated ascend310b")),
         "{:?}",
         row.notes
     );
