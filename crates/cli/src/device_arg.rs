@@ -16,6 +16,11 @@ pub struct DeviceArg {
     /// ~/.config/ascendopt/config.toml), else sim.
     #[arg(long = "device", value_name = "DEVICE")]
     pub device: Option<String>,
+    /// The simulated chip every operator runs on, over the `chip` its
+    /// op.toml names: a built-in profile (`ascend910b2`, `ascend910b3`,
+    /// `ascend310b`). Default: each operator's own, else the 910B2.
+    #[arg(long = "chip", value_name = "CHIP")]
+    pub chip: Option<String>,
 }
 
 impl DeviceArg {
@@ -24,6 +29,18 @@ impl DeviceArg {
         let env = |k: &str| std::env::var(k).ok();
         let file = config_file::load(&env).map_err(anyhow::Error::msg)?;
         select::choose(self.device.as_deref(), &env, &file).map_err(anyhow::Error::msg)
+    }
+
+    /// The chip of `--chip`, checked against the built-in profiles.
+    pub fn chip(&self) -> Result<Option<String>> {
+        match &self.chip {
+            None => Ok(None),
+            Some(name) => {
+                let hw = ascendopt_sim::timing::HwProfile::builtin(name)
+                    .map_err(|e| anyhow::anyhow!("--chip {name}: {e}"))?;
+                Ok(Some(hw.name))
+            }
+        }
     }
 
     /// The one device named.

@@ -194,9 +194,17 @@ fn print_text(check: &OpCheck, device: &dyn Device) {
     }
     match &check.build {
         Ok(a) => println!(
-            "{} on {}: built{}",
+            "{} on {}{}: built{}",
             check.op,
             device.name(),
+            match &a.chip {
+                // The chip the operator is judged on, when it is not the
+                // device's default (op.toml `chip`, or --chip).
+                Some(chip) if !device.name().ends_with(chip.as_str()) => {
+                    format!(", chip {chip}")
+                }
+                _ => String::new(),
+            },
             if a.cached {
                 " (cached)".to_string()
             } else {

@@ -77,7 +77,7 @@ pub fn device(
     timeout_s: Option<u64>,
     samples: usize,
 ) -> Result<Box<dyn Device>> {
-    device_of(arg.choice()?, timeout_s, samples)
+    device_on(arg.choice()?, arg.chip()?, timeout_s, samples)
 }
 
 /// The device `choice`, as [`device`] opens the choice of `--device`.
@@ -86,7 +86,19 @@ pub fn device_of(
     timeout_s: Option<u64>,
     samples: usize,
 ) -> Result<Box<dyn Device>> {
+    device_on(choice, None, timeout_s, samples)
+}
+
+/// The device `choice` whose simulator runs every operator on `chip` when
+/// given (`--chip`), else on the chip its op.toml names.
+fn device_on(
+    choice: DeviceChoice,
+    chip: Option<String>,
+    timeout_s: Option<u64>,
+    samples: usize,
+) -> Result<Box<dyn Device>> {
     let mut config = SimDeviceConfig::standard()?;
+    config.chip_override = chip;
     if let Some(s) = timeout_s {
         config.limits.wall_ms = s.saturating_mul(1000);
     }

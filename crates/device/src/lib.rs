@@ -69,6 +69,9 @@ pub struct Artifact {
     /// host build, shared by every knob assignment of one tiling region);
     /// empty when the values are compiled in.
     pub host_knobs: Vec<i64>,
+    /// The chip it was built for and runs on (the simulator's profile name,
+    /// e.g. `ascend310b`); None: the device's only chip.
+    pub chip: Option<String>,
 }
 
 /// A kernel library built for one dtype combination.

@@ -688,7 +688,7 @@ fn finite_or_null(v: f64) -> serde_json::Value {
 pub fn to_json(check: &OpCheck) -> serde_json::Value {
     let build = match &check.build {
         Ok(a) => {
-            serde_json::json!({ "ok": true, "cached": a.cached, "compile_ms": a.compile_ms, "key": a.key })
+            serde_json::json!({ "ok": true, "cached": a.cached, "compile_ms": a.compile_ms, "key": a.key, "chip": a.chip })
         }
         Err(DeviceError::Compile {
             summary,

@@ -1,6 +1,12 @@
 //! The built-in device: g++ + the Ascend 910B2 simulator, each launch in a
 //! sandboxed worker process, implementing `ascendopt_device::Device`.
 //!
+//! The chip is chosen per operator: the profile op.toml's `chip` names
+//! (another built-in profile, e.g. `ascend310b`), the configuration's
+//! override over every operator, else the configuration's profile. The
+//! kernel is compiled with that chip's architecture macros, the tiling and
+//! kernel see its platform, and its trace is timed on it.
+//!
 //! What it keeps of a run ([`RunDetail`]) is the instruction trace
 //! ([`trace_of`]); profiles, latency samples (with the profile's seeded
 //! measurement noise), timelines and the check for output bytes no
@@ -21,6 +27,7 @@ use ascendopt_op::package::OpPackage;
 use ascendopt_op::Dtype;
 use ascendopt_op::Tensor;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Everything the simulator device needs.
 #[derive(Debug, Clone)]
@@ -35,6 +42,9 @@ pub struct SimDeviceConfig {
     pub limits: WorkerLimits,
     /// Instruction limit per block (catches endless loops that call APIs).
     pub max_instrs_per_block: u64,
+    /// The chip every operator runs on, over its op.toml `chip` (a
+    /// built-in profile name, `--chip`); None: each operator's own.
+    pub chip_override: Option<String>,
 }
 
 impl SimDeviceConfig {
@@ -52,8 +62,27 @@ impl SimDeviceConfig {
             toolchain: Toolchain::from_env(),
             limits: WorkerLimits::standard(),
             max_instrs_per_block: 4_000_000,
+            chip_override: None,
         })
     }
+}
+
+/// What a run of the simulator device keeps ([`RunDetail`]): the
+/// instruction trace and the chip it ran on, whose profile times it.
+#[derive(Debug)]
+pub struct SimRunDetail {
+    /// The instruction trace.
+    pub trace: Trace,
+    /// The profile name of the chip the launch ran on.
+    pub chip: String,
+}
+
+/// A chip the device can run an operator on: its profile and the platform
+/// its tiling and kernel see.
+#[derive(Debug, Clone)]
+struct Chip {
+    hw: HwProfile,
+    platform: Platform,
 }
 
 /// The simulator device.
@@ -61,18 +90,74 @@ impl SimDeviceConfig {
 pub struct SimDevice {
     config: SimDeviceConfig,
     platform: Platform,
+    /// The other built-in chips, loaded when an operator first names one.
+    others: OnceLock<Vec<Chip>>,
 }
 
 impl SimDevice {
     /// A device with this configuration.
     pub fn new(config: SimDeviceConfig) -> SimDevice {
         let platform = launch::platform_of(&config.hw);
-        SimDevice { config, platform }
+        SimDevice {
+            config,
+            platform,
+            others: OnceLock::new(),
+        }
     }
 
-    /// The hardware profile.
+    /// The hardware profile of the default chip.
     pub fn hw(&self) -> &HwProfile {
         &self.config.hw
+    }
+
+    /// The profile and platform of the chip named `wanted` (an op.toml's
+    /// `chip`), or of the configuration's override when it has one; the
+    /// default chip for None. Err names the chips there are.
+    fn chip(&self, wanted: Option<&str>) -> Result<(&HwProfile, &Platform), String> {
+        let name = match self.config.chip_override.as_deref().or(wanted) {
+            None => return Ok((&self.config.hw, &self.platform)),
+            Some(n) => n.trim().to_ascii_lowercase(),
+        };
+        if name == self.config.hw.name {
+            return Ok((&self.config.hw, &self.platform));
+        }
+        let others = self.others.get_or_init(|| {
+            HwProfile::builtin_names()
+                .into_iter()
+                .filter(|n| *n != self.config.hw.name)
+                .filter_map(|n| HwProfile::builtin(n).ok())
+                .map(|hw| Chip {
+                    platform: launch::platform_of(&hw),
+                    hw,
+                })
+                .collect()
+        });
+        others
+            .iter()
+            .find(|c| c.hw.name == name)
+            .map(|c| (&c.hw, &c.platform))
+            .ok_or_else(|| {
+                let mut known = vec![self.config.hw.name.clone()];
+                known.extend(others.iter().map(|c| c.hw.name.clone()));
+                format!(
+                    "the simulator has no chip profile `{name}` (it has: {})",
+                    known.join(", ")
+                )
+            })
+    }
+
+    /// The chip `package` runs on: its op.toml's `chip`, or the override.
+    fn chip_of_package(&self, package: &OpPackage) -> Result<(&HwProfile, &Platform), DeviceError> {
+        self.chip(package.spec.chip.as_deref())
+            .map_err(|message| DeviceError::Setup {
+                message: format!("{}: {message}", package.spec.file.display()),
+            })
+    }
+
+    /// The name of the chip `package` runs on (the default chip's when its
+    /// op.toml names none), or the error that its chip is unknown.
+    pub fn chip_name(&self, package: &OpPackage) -> Result<String, DeviceError> {
+        self.chip_of_package(package).map(|(hw, _)| hw.name.clone())
     }
 
     /// The worker job of a launch of `request` on `artifact` (of its host
@@ -95,6 +180,7 @@ impl SimDevice {
             }
         };
         let dtypes = layout.param_dtypes(&inputs, &outputs);
+        let (_, platform) = self.chip(artifact.chip.as_deref())?;
         let kernel_lib = artifact.kernel_for(&dtypes).cloned().ok_or_else(|| {
             let names: Vec<&str> = dtypes.iter().map(|d| d.map_or("-", |d| d.name())).collect();
             format!(
@@ -110,7 +196,7 @@ impl SimDevice {
             inputs: request.inputs.iter().map(to_job_tensor).collect(),
             outputs: request.outputs.iter().map(to_job_tensor).collect(),
             attrs: request.attrs.clone(),
-            platform: self.platform.clone(),
+            platform: platform.clone(),
             seed: request.seed,
             max_instrs_per_block: self.config.max_instrs_per_block,
             knobs: artifact.host_knobs.clone(),
@@ -121,8 +207,9 @@ impl SimDevice {
         })
     }
 
-    /// The build request of `package` and its kernel variants' dtypes.
-    fn request(&self, package: &OpPackage) -> (BuildRequest, Vec<Vec<Dtype>>) {
+    /// The build request of `package` for the chip `hw` and its kernel
+    /// variants' dtypes.
+    fn request(&self, package: &OpPackage, hw: &HwProfile) -> (BuildRequest, Vec<Vec<Dtype>>) {
         let spec = &package.spec;
         let combos = Self::variants_of(package);
         let names: Vec<&str> = spec
@@ -177,6 +264,7 @@ impl SimDevice {
             include_dirs,
             tiling_header,
             defines: Vec::new(),
+            arch_defines: hw.kernel_arch_defines(),
             kernel_variants,
             timeout: build::DEFAULT_COMPILE_TIMEOUT,
         };
@@ -232,7 +320,12 @@ impl SimDevice {
 /// The instruction trace a run of the simulator device kept (None when the
 /// request did not keep it, or the run is another device's).
 pub fn trace_of(result: &RunResult) -> Option<&Trace> {
-    result.detail.as_ref()?.downcast_ref::<Trace>()
+    detail_of(result).map(|d| &d.trace)
+}
+
+/// What a run of the simulator device kept (see [`trace_of`]).
+pub fn detail_of(result: &RunResult) -> Option<&SimRunDetail> {
+    result.detail.as_ref()?.downcast_ref::<SimRunDetail>()
 }
 
 /// A failed unit of a build, device-neutral.
@@ -322,7 +415,11 @@ impl Device for SimDevice {
     }
 
     fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, QueryError>> {
-        let (req, _) = self.request(package);
+        let hw = match self.chip_of_package(package) {
+            Ok((hw, _)) => hw,
+            Err(e) => return Some(Err(QueryError::Failed(e.to_string()))),
+        };
+        let (req, _) = self.request(package, hw);
         Some(
             build::preprocess(&req)
                 .map(|units| {
@@ -337,7 +434,8 @@ impl Device for SimDevice {
 
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
         let spec = &package.spec;
-        let (req, combos) = self.request(package);
+        let (hw, _) = self.chip_of_package(package)?;
+        let (req, combos) = self.request(package, hw);
         let setup = |e: BuildError| DeviceError::Setup {
             message: e.to_string(),
         };
@@ -356,6 +454,7 @@ impl Device for SimDevice {
                 cached: b.cached,
                 compile_ms: b.host_ms.max(b.kernel_ms),
                 host_knobs: b.host_knobs,
+                chip: Some(hw.name.clone()),
             }),
             Err(e @ BuildError::Compile { .. }) => {
                 let diagnostics = match &e {
@@ -387,6 +486,10 @@ impl Device for SimDevice {
             Ok(job) => job,
             Err(message) => return RunOutcome::DeviceFailed { message },
         };
+        let chip = artifact
+            .chip
+            .clone()
+            .unwrap_or_else(|| self.config.hw.name.clone());
         let inputs: Vec<&[u8]> = request.inputs.iter().map(|t| t.data.as_slice()).collect();
         let outputs: Vec<&[u8]> = request.outputs.iter().map(|t| t.data.as_slice()).collect();
         match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
@@ -404,7 +507,13 @@ impl Device for SimDevice {
                 // The worker checked the trace when it was not wanted here.
                 let (hazards, detail) = match out.hazards {
                     Some(hazards) if !request.keep_trace => (hazards, None),
-                    _ => (check::check(&out.trace), Some(RunDetail::new(out.trace))),
+                    _ => (
+                        check::check(&out.trace),
+                        Some(RunDetail::new(SimRunDetail {
+                            trace: out.trace,
+                            chip,
+                        })),
+                    ),
                 };
                 RunOutcome::Finished(RunResult {
                     outputs,
@@ -441,24 +550,26 @@ impl Device for SimDevice {
     }
 
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, QueryError> {
-        let trace = trace_of(result)
+        let detail = detail_of(result)
             .ok_or_else(|| QueryError::NoDetail("the run has no trace".to_string()))?;
+        let trace = &detail.trace;
+        let (hw, _) = self.chip(Some(&detail.chip)).map_err(QueryError::Failed)?;
         let opts = if request.deterministic {
             TimingOptions::deterministic()
         } else {
-            TimingOptions::device_default(&self.config.hw, request.seed)
+            TimingOptions::device_default(hw, request.seed)
         };
-        let sim = timing::simulate(trace, &self.config.hw, &opts)
-            .map_err(|e| QueryError::Failed(e.to_string()))?;
+        let sim =
+            timing::simulate(trace, hw, &opts).map_err(|e| QueryError::Failed(e.to_string()))?;
         let mut profile = sim.profile;
-        profile.hotspots = timing::hotspots(trace, &sim.timeline, &self.config.hw);
+        profile.hotspots = timing::hotspots(trace, &sim.timeline, hw);
         let traffic = timing::Traffic {
             read_bytes: request.input_bytes.min(request.min_bytes),
             write_bytes: request.min_bytes.saturating_sub(request.input_bytes),
         };
         let kind = profile.launch_kind();
         profile.attach_roofline(timing::roofline(
-            &self.config.hw,
+            hw,
             traffic,
             timing::report::with_traced_cube(request.ops, trace),
             result.tiling.block_dim,
@@ -469,22 +580,24 @@ impl Device for SimDevice {
 
     fn latency_samples(
         &self,
-        _result: &RunResult,
+        result: &RunResult,
         clean: &Profile,
         seeds: &[u64],
     ) -> Result<Vec<f64>, QueryError> {
         let clean = clean.task_duration_us;
+        let level = match detail_of(result) {
+            Some(d) => {
+                self.chip(Some(&d.chip))
+                    .map_err(QueryError::Failed)?
+                    .0
+                    .noise
+            }
+            None => self.config.hw.noise,
+        };
         Ok(seeds
             .iter()
             .map(|&seed| {
-                clean
-                    * timing::noise::factor(
-                        &timing::Noise::Seeded {
-                            seed,
-                            level: self.config.hw.noise,
-                        },
-                        clean,
-                    )
+                clean * timing::noise::factor(&timing::Noise::Seeded { seed, level }, clean)
             })
             .collect())
     }
@@ -506,9 +619,14 @@ impl Device for SimDevice {
     }
 
     fn timeline_json(&self, result: &RunResult) -> Option<Result<String, QueryError>> {
-        let trace = trace_of(result)?;
+        let detail = detail_of(result)?;
+        let trace = &detail.trace;
+        let hw = match self.chip(Some(&detail.chip)) {
+            Ok((hw, _)) => hw,
+            Err(e) => return Some(Err(QueryError::Failed(e))),
+        };
         Some(
-            timing::simulate(trace, &self.config.hw, &TimingOptions::deterministic())
+            timing::simulate(trace, hw, &TimingOptions::deterministic())
                 .map(|sim| timing::chrome_trace_json(trace, &sim))
                 .map_err(|e| QueryError::Failed(e.to_string())),
         )

@@ -129,9 +129,21 @@ pub struct CompatRow {
     /// What else was found on the way (the OpDef could not be described,
     /// how many kernel variants were compiled, ...).
     pub notes: Vec<String>,
+    /// The chip the operator was built for and judged on (a simulator
+    /// profile name, from op.toml's `chip` or `--chip`); None when it was
+    /// not built through its op.toml.
+    pub chip: Option<String>,
 }
 
 impl CompatRow {
+    /// Whether it ran on the simulator's default chip (or was not built
+    /// through op.toml).
+    pub fn run_on_default_chip(&self) -> bool {
+        self.chip
+            .as_deref()
+            .is_none_or(|c| c == ascendopt_sim::timing::hw::DEFAULT_CHIP)
+    }
+
     /// Both units compile.
     pub fn compiles(&self) -> bool {
         self.host.compiles() && self.kernel.compiles()
@@ -259,6 +271,7 @@ pub fn check_dir(device: &dyn Device, cfg: &CompatConfig, dir: &Path) -> CompatR
         run: RunState::NotBuilt,
         missing_apis,
         notes: Vec::new(),
+        chip: None,
     };
     if !dir.join("op.toml").is_file() {
         compile_only(cfg, dir, &mut row);
@@ -297,9 +310,10 @@ pub fn check_dir(device: &dyn Device, cfg: &CompatConfig, dir: &Path) -> CompatR
         }
     };
     match &check.build {
-        Ok(_) => {
+        Ok(artifact) => {
             row.host = UnitState::Compiles;
             row.kernel = UnitState::Compiles;
+            row.chip = artifact.chip.clone();
         }
         Err(DeviceError::Compile { summary, units, .. }) => {
             row.host = UnitState::Compiles;
@@ -344,7 +358,14 @@ pub fn check_dir(device: &dyn Device, cfg: &CompatConfig, dir: &Path) -> CompatR
             cases,
         },
     };
-    if !row.run.passed() {
+    if !row.run_on_default_chip() {
+        if let Some(chip) = &row.chip {
+            row.notes.push(format!(
+                "judged on the simulated {chip}, the chip op.toml names (`chip`) or --chip, not on the default {}",
+                ascendopt_sim::timing::hw::DEFAULT_CHIP
+            ));
+        }
+    } else if !row.run.passed() {
         if let Some(note) = other_soc_note(cfg, dir) {
             row.notes.push(note);
         }
@@ -629,7 +650,10 @@ pub fn render_table(rows: &[CompatRow]) -> String {
         "operator"
     );
     for r in rows {
-        let blocker = r.first_blocker().unwrap_or_default();
+        let mut blocker = r.first_blocker().unwrap_or_default();
+        if let (Some(chip), false) = (&r.chip, r.run_on_default_chip()) {
+            blocker = format!("[judged on {chip}] {blocker}");
+        }
         let missing = if r.missing_apis.is_empty() {
             String::new()
         } else {

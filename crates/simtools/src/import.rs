@@ -20,6 +20,7 @@ use ascendopt_op::import::{self, opdef_source, Options, Sources};
 use ascendopt_op::opdef::{Described, OpDefDesc};
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::build::{self, BuildCache, BuildRequest, Toolchain};
+use ascendopt_sim::timing::HwProfile;
 use ascendopt_sim::worker::{self, WorkerLimits};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -124,10 +125,27 @@ fn import_into(cfg: &ImportConfig, op_dir: &Path, report: &mut ImportReport) -> 
         kernel,
         kernel_sources,
     };
-    let opts = Options {
+    let mut opts = Options {
         soc: cfg.soc.clone(),
+        chip: None,
         python: cfg.python.clone(),
     };
+    if let Some((chip, soc)) = chip_written_for(&sources.opdef, &cfg.soc) {
+        report.notes.push(format!(
+            "OpDef {} registers {} and not the default {}: op.toml names chip = \"{chip}\" ({soc}), the chip it is written for, so it is built, run and timed on that chip",
+            sources.opdef.op_type,
+            sources
+                .opdef
+                .configs
+                .iter()
+                .map(|c| c.soc.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            cfg.soc
+        ));
+        opts.soc = soc;
+        opts.chip = Some(chip);
+    }
     let imported = import::plan_and_render(&sources, &opts)?;
     report.notes.extend(imported.notes.iter().cloned());
     let write = |path: &Path, text: &str| {
@@ -147,6 +165,28 @@ fn import_into(cfg: &ImportConfig, op_dir: &Path, report: &mut ImportReport) -> 
         return Err(format!("the op.toml written does not load (removed): {e}"));
     }
     Ok(())
+}
+
+/// The chip an OpDef is written for, when it does not register the
+/// default SoC `default_soc` (its `AddConfig` list names other SoCs only)
+/// and one of the SoCs it registers has a built-in simulator profile: that
+/// profile's name and SoC version (the first such SoC in `AddConfig`
+/// order, matched as the OpDef's per-SoC configurations are: the SoC
+/// version starts with the registered name, `ascend310b` for
+/// `Ascend310B1`). None otherwise (the default chip judges it).
+pub fn chip_written_for(op: &OpDefDesc, default_soc: &str) -> Option<(String, String)> {
+    let registered = op.written_for_other_socs(default_soc)?;
+    let profiles: Vec<HwProfile> = HwProfile::builtin_names()
+        .into_iter()
+        .filter_map(|n| HwProfile::builtin(n).ok())
+        .collect();
+    registered.iter().find_map(|soc| {
+        let soc = soc.to_ascii_lowercase();
+        profiles
+            .iter()
+            .find(|hw| hw.soc_version.to_ascii_lowercase().starts_with(&soc))
+            .map(|hw| (hw.name.clone(), hw.soc_version.clone()))
+    })
 }
 
 /// The OpDef of the folder and where it came from.

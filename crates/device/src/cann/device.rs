@@ -626,6 +626,7 @@ impl Device for CannDevice {
                 started.elapsed().as_millis() as u64
             },
             host_knobs: Vec::new(),
+            chip: None,
         };
         let _one = self.builds.lock().unwrap_or_else(|p| p.into_inner());
         if dir.join("done").is_file() && runner_bin.is_file() {

@@ -511,6 +511,7 @@ mod tests {
             op_type: "AddnCustom".into(),
             kernel: "addn_custom".into(),
             kernel_sources: None,
+            chip: None,
             opdef_from: String::new(),
             inputs: vec![param("x", true, None)],
             outputs: vec![param(
@@ -600,6 +601,7 @@ mod tests {
             op_type: "ScatterReduce".into(),
             kernel: "scatter_reduce".into(),
             kernel_sources: None,
+            chip: None,
             opdef_from: String::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),

@@ -30,6 +30,7 @@ pub mod gen_data;
 pub mod msopst;
 pub mod opdef_source;
 mod render;
+pub mod value_depend;
 
 use crate::opdef::{dtype_of_ge, OpDefDesc, ParamDesc, ParamType};
 use crate::Dtype;
@@ -59,6 +60,9 @@ pub struct Sources {
 pub struct Options {
     /// The simulated SoC (picks the OpDef's per-SoC configuration).
     pub soc: String,
+    /// The chip profile op.toml names (`chip`), when the operator is
+    /// written for a chip other than the device's default.
+    pub chip: Option<String>,
     /// The Python interpreter for gen_data.py discovery.
     pub python: String,
 }
@@ -147,6 +151,8 @@ pub(crate) struct Plan {
     pub op_type: String,
     pub kernel: String,
     pub kernel_sources: Option<Vec<String>>,
+    /// op.toml's `chip`, when not the default.
+    pub chip: Option<String>,
     pub opdef_from: String,
     pub inputs: Vec<Param>,
     pub outputs: Vec<Param>,
@@ -583,6 +589,49 @@ fn golden_source(
     (GoldenSource::None, st, notes)
 }
 
+/// Marks `value_depend` the inputs whose values the host code of
+/// `op_dir` reads ([`value_depend::value_reads`]) though the OpDef does
+/// not declare them `ValueDepend`, each with a note naming the read.
+fn mark_value_reads(op_dir: &Path, ins: &mut [Param], notes: &mut Vec<String>) {
+    let host = op_dir.join("op_host");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&host)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension()
+                        .is_some_and(|x| x == "cpp" || x == "cc" || x == "h" || x == "hpp")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let texts: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).ok()?;
+            let name = f.strip_prefix(op_dir).unwrap_or(f).display().to_string();
+            Some((name, text))
+        })
+        .collect();
+    let reads =
+        value_depend::value_read_inputs(texts.iter().map(|(f, t)| (f.as_str(), t.as_str())));
+    for (index, (file, line)) in reads {
+        let Some(p) = ins.get_mut(index) else {
+            continue;
+        };
+        if p.value_depend || p.list {
+            continue;
+        }
+        p.value_depend = true;
+        notes.push(format!(
+            "input `{}` is marked value_depend: the tiling reads its values ({file}:{line}, GetInputTensor({index}) then GetData) though the OpDef declares no ValueDepend for it; CANN gives a tiling an input's values only for a ValueDepend input",
+            p.name
+        ));
+    }
+}
+
 /// The spec of an operator folder, where its golden comes from and (for a
 /// gen_data.py) how to rerun it.
 pub(crate) fn plan(
@@ -592,7 +641,8 @@ pub(crate) fn plan(
     let op = &src.opdef;
     let (inputs, outputs) = op.params_for(&opts.soc);
     let mut notes = vec![format!("the interface comes from {}", src.opdef_from)];
-    let (ins, outs) = params(inputs, outputs, &mut notes)?;
+    let (mut ins, outs) = params(inputs, outputs, &mut notes)?;
+    mark_value_reads(&src.op_dir, &mut ins, &mut notes);
     let mut outs = outs;
     if outs.is_empty() {
         outs = written_inputs(&ins, &msopst_cases(&src.op_dir), &mut notes).ok_or_else(|| {
@@ -642,6 +692,7 @@ pub(crate) fn plan(
         op_type: op.op_type.clone(),
         kernel: src.kernel.clone(),
         kernel_sources: src.kernel_sources.clone(),
+        chip: opts.chip.clone(),
         opdef_from: src.opdef_from.clone(),
         inputs: ins,
         outputs: outs,
@@ -1055,6 +1106,7 @@ mod tests {
         };
         let opts = Options {
             soc: "Ascend910B2".into(),
+            chip: None,
             python: "python3".into(),
         };
         let imported = plan_and_render(&src, &opts).unwrap();
@@ -1079,6 +1131,77 @@ mod tests {
                 .notes
                 .iter()
                 .any(|n| n.contains("tail case suggested_float32_tail is written commented out")),
+            "{:?}",
+            imported.notes
+        );
+    }
+
+    #[test]
+    fn inputs_the_tiling_reads_become_value_depend_and_the_chip_is_written() {
+        let dir = std::env::temp_dir().join(format!("ascendopt-import-vd-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("op_host")).unwrap();
+        // A clean-room tiling: the pad amounts come from input 1's values.
+        std::fs::write(
+            dir.join("op_host/pad_edge.cpp"),
+            "namespace optiling {\n\
+             static ge::graphStatus TilingFunc(gert::TilingContext* context) {\n\
+             \x20 auto dt = context->GetInputTensor(0)->GetDataType();\n\
+             \x20 const gert::Tensor* amounts = context->GetInputTensor(1);\n\
+             \x20 const int32_t* pad = amounts->GetData<int32_t>();\n\
+             \x20 return ge::GRAPH_SUCCESS;\n}\n}\n",
+        )
+        .unwrap();
+        let opdef: OpDefDesc = serde_json::from_value(serde_json::json!({
+            "op_type": "PadEdge",
+            "inputs": [param("x", &["DT_FLOAT"]), param("amounts", &["DT_INT32"])],
+            "outputs": [param("y", &["DT_FLOAT"])],
+            "configs": [{"soc": "ascend310b"}],
+        }))
+        .unwrap();
+        let src = Sources {
+            op_dir: dir.clone(),
+            opdef,
+            opdef_from: "test".into(),
+            kernel: "pad_edge".into(),
+            kernel_sources: None,
+        };
+        let opts = Options {
+            soc: "Ascend310B1".into(),
+            chip: Some("ascend310b".into()),
+            python: "python3".into(),
+        };
+        let imported = plan_and_render(&src, &opts).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let head: String = imported
+            .toml
+            .lines()
+            .skip_while(|l| *l != "[op]")
+            .take_while(|l| !l.starts_with("[[cases]]") && !l.starts_with("[golden]"))
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        expect_test::expect![[r#"
+            [op]
+            name = "pad_edge"
+            level = 1
+            op_type = "PadEdge"
+            kernel = "pad_edge"
+            chip = "ascend310b"
+            [[inputs]]
+            name = "x"
+            dtypes = ["float32"]
+            [[inputs]]
+            name = "amounts"
+            dtypes = ["int32"]
+            value_depend = true
+            [[outputs]]
+            name = "y"
+            dtypes = ["float32"]"#]]
+        .assert_eq(&head);
+        assert!(
+            imported.notes.iter().any(|n| n.contains(
+                "input `amounts` is marked value_depend: the tiling reads its values (op_host/pad_edge.cpp:5"
+            )),
             "{:?}",
             imported.notes
         );

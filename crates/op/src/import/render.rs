@@ -88,6 +88,9 @@ pub(crate) fn render(plan: &Plan) -> String {
             list.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")
         );
     }
+    if let Some(chip) = &plan.chip {
+        let _ = writeln!(t, "chip = {}", quote(chip));
+    }
     for (side, params) in [("inputs", &plan.inputs), ("outputs", &plan.outputs)] {
         for p in params.iter() {
             let _ = writeln!(t, "\n[[{side}]]");

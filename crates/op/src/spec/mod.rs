@@ -166,6 +166,23 @@ impl Builder<'_> {
             }
             None => None,
         };
+        let chip = match &op.chip {
+            Some(c)
+                if c.is_empty()
+                    || !c
+                        .chars()
+                        .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') =>
+            {
+                return Err(self.err(
+                    op_path.key("chip"),
+                    format!(
+                        "`{c}` is not a chip profile name (lower-case letters, digits and `_`, e.g. `ascend310b`)"
+                    ),
+                ));
+            }
+            Some(c) => Some(c.clone()),
+            None => None,
+        };
 
         let attrs = self.attrs(&raw)?;
         let inputs = self.tensors(&raw.inputs, "inputs", &raw, &attrs)?;
@@ -242,6 +259,7 @@ impl Builder<'_> {
             host_sources,
             kernel_sources,
             tiling_header,
+            chip,
             inputs,
             outputs,
             attrs,
@@ -1702,6 +1720,28 @@ dtype = "float32"
             &crate::golden::testing::BUILTINS,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn the_chip_is_a_profile_name_or_absent() {
+        assert_eq!(ok(BASE).chip, None);
+        let with = BASE.replacen(
+            "op_type = \"AddCustom\"\n",
+            "op_type = \"AddCustom\"\nchip = \"ascend310b\"\n",
+            1,
+        );
+        assert_ne!(with, BASE, "the replacement must hit");
+        assert_eq!(ok(&with).chip.as_deref(), Some("ascend310b"));
+        let bad = BASE.replacen(
+            "op_type = \"AddCustom\"\n",
+            "op_type = \"AddCustom\"\nchip = \"Ascend 310B\"\n",
+            1,
+        );
+        let e = err(&bad);
+        assert!(
+            e.contains("op.chip") && e.contains("is not a chip profile name"),
+            "{e}"
+        );
     }
 
     #[test]

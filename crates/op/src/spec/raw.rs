@@ -35,6 +35,7 @@ pub(crate) struct RawOp {
     pub(crate) host_sources: Option<Vec<String>>,
     pub(crate) kernel_sources: Option<Vec<String>>,
     pub(crate) tiling_header: Option<String>,
+    pub(crate) chip: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -34,6 +34,10 @@ pub struct OpSpec {
     pub kernel_sources: Option<Vec<PathBuf>>,
     /// Tiling header relative to the package, when given explicitly.
     pub tiling_header: Option<PathBuf>,
+    /// The chip the operator is written for and judged on (`chip =
+    /// "ascend310b"`): a device profile name, which the device checks;
+    /// None: the device's default chip.
+    pub chip: Option<String>,
     /// Inputs in kernel argument order.
     pub inputs: Vec<TensorSpec>,
     /// Outputs in kernel argument order.

@@ -126,18 +126,20 @@ pub const KERNEL_SIDE_DEFINE: &str = "ASCENDOPT_KERNEL_SIDE";
 /// CANN's CPU-debug build of a kernel defines to 1 (guide 6.2.3.11.3 "CPU
 /// 孪生调试", and the `ASCENDC_CPU_DEBUG == 1` branches of 6.2.2.1.1
 /// LocalTensor): real kernels guard their `<<<>>>` launch helpers with
-/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is;
-/// and the device compiler's architecture macros of the 910B's vector
-/// cores, so a kernel takes the branches it takes on that chip:
-/// `__NPU_ARCH__` 2201 for Atlas A2 (guide 2.4.1, table 2-17),
-/// `__CCE_AICORE__` 220 (the dav-c220 cores; real kernels test
-/// `__CCE_AICORE__ == 220` for the 910B) and `__DAV_C220_VEC__` (the vector
-/// core's half of a mixed build). `__CCE_KT_TEST__`, the other CPU-debug
-/// macro, stays undefined: kernels drop device behaviour under it (a
-/// SyncAll), and the simulator runs the device's.
-pub const KERNEL_DEFINES: &[&str] = &[
-    KERNEL_SIDE_DEFINE,
-    "ASCENDC_CPU_DEBUG=1",
+/// `#ifndef ASCENDC_CPU_DEBUG`, and a CPU build is what the simulator is.
+/// `__CCE_KT_TEST__`, the other CPU-debug macro, stays undefined: kernels
+/// drop device behaviour under it (a SyncAll), and the simulator runs the
+/// device's. The device compiler's architecture macros come from the chip
+/// ([`BuildRequest::arch_defines`]).
+pub const KERNEL_DEFINES: &[&str] = &[KERNEL_SIDE_DEFINE, "ASCENDC_CPU_DEBUG=1"];
+
+/// The device compiler's architecture macros of the default chip, the
+/// 910B2's vector cores (its profile's `[arch]`, checked equal by a test),
+/// so a kernel takes the branches it takes on that chip: `__NPU_ARCH__`
+/// 2201 for Atlas A2 (guide 2.4.1, table 2-17), `__CCE_AICORE__` 220 (the
+/// dav-c220 cores; real kernels test `__CCE_AICORE__ == 220` for the 910B)
+/// and `__DAV_C220_VEC__` (the vector core's half of a mixed build).
+pub const DEFAULT_ARCH_DEFINES: &[&str] = &[
     "__NPU_ARCH__=2201",
     "__CCE_AICORE__=220",
     "__DAV_C220_VEC__",
@@ -253,6 +255,10 @@ pub struct BuildRequest {
     pub tiling_header: Option<PathBuf>,
     /// Extra defines for both units, `NAME` or `NAME=VALUE`.
     pub defines: Vec<String>,
+    /// The device compiler's architecture macros of the chip the kernel is
+    /// built for (`HwProfile::kernel_arch_defines`), added to the kernel
+    /// unit: [`DEFAULT_ARCH_DEFINES`] for the 910B2.
+    pub arch_defines: Vec<String>,
     /// The kernel variants: one kernel library is built for each entry,
     /// with that entry's defines added to the kernel unit (the msopgen
     /// build's `DTYPE_<ARG>`, `ORIG_DTYPE_<ARG>`, `FORMAT_<ARG>` of one
@@ -270,8 +276,8 @@ impl BuildRequest {
     /// the msopgen build compiles, which includes the others), include dirs
     /// `op_host` and `op_kernel`, what the project around the folder adds
     /// ([`project::discover`]), and the tiling header `op_host/*_tiling.h`
-    /// (if several, the one named after the folder). No defines,
-    /// [`DEFAULT_COMPILE_TIMEOUT`].
+    /// (if several, the one named after the folder). No defines, the
+    /// default chip's [`DEFAULT_ARCH_DEFINES`], [`DEFAULT_COMPILE_TIMEOUT`].
     pub fn for_op_dir(op_dir: &Path, toolchain: Toolchain) -> Result<BuildRequest, BuildError> {
         let host_dir = op_dir.join("op_host");
         let kernel_dir = op_dir.join("op_kernel");
@@ -344,6 +350,7 @@ impl BuildRequest {
             include_dirs,
             tiling_header,
             defines: Vec::new(),
+            arch_defines: DEFAULT_ARCH_DEFINES.iter().map(|d| d.to_string()).collect(),
             kernel_variants: Vec::new(),
             timeout: DEFAULT_COMPILE_TIMEOUT,
         })
@@ -979,6 +986,7 @@ fn plans(req: &BuildRequest) -> Result<Plans, BuildError> {
         param: None,
     };
     let mut kernel_defines: Vec<String> = KERNEL_DEFINES.iter().map(|d| d.to_string()).collect();
+    kernel_defines.extend(req.arch_defines.iter().cloned());
     kernel_defines.extend(req.defines.iter().cloned());
     let mut kernel_forced = vec![toolchain.include_dir.join(MSOPGEN_KERNEL_HEADER)];
     kernel_forced.extend(tiling_header);

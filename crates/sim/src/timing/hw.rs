@@ -66,7 +66,16 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "ascend910b3.toml",
         include_str!("../../profiles/ascend910b3.toml"),
     ),
+    (
+        "ascend310b",
+        "ascend310b.toml",
+        include_str!("../../profiles/ascend310b.toml"),
+    ),
 ];
+
+/// The name of the default built-in profile (the chip an operator runs on
+/// unless its op.toml names another).
+pub const DEFAULT_CHIP: &str = "ascend910b2";
 
 /// Cost of one data path (a DMA direction).
 #[derive(Debug, Clone, PartialEq)]
@@ -227,6 +236,14 @@ pub struct HwProfile {
     pub name: String,
     /// SoC name reported by the platform (`Ascend910B2`).
     pub soc_version: String,
+    /// `__NPU_ARCH__` of the device compiler for this chip's AI cores
+    /// (2201 on the 910B).
+    pub npu_arch: u32,
+    /// `__CCE_AICORE__` of the device compiler (220 on the 910B).
+    pub cce_aicore: u32,
+    /// The core macro the device compiler defines for a vector kernel
+    /// (`__DAV_C220_VEC__` on the 910B).
+    pub core_macro: String,
     /// Core clock, Hz.
     pub clock_hz: f64,
     /// Vector cores (AIV).
@@ -278,8 +295,19 @@ pub struct HwProfile {
 }
 
 impl HwProfile {
-    /// A built-in profile by name (`ascend910b2`, `ascend910b3`; case and a
-    /// `.toml` suffix are ignored).
+    /// The defines of the device compiler's architecture macros for a
+    /// kernel built for this chip: `__NPU_ARCH__`, `__CCE_AICORE__` and the
+    /// core macro, so a kernel takes the branches it takes on the chip.
+    pub fn kernel_arch_defines(&self) -> Vec<String> {
+        vec![
+            format!("__NPU_ARCH__={}", self.npu_arch),
+            format!("__CCE_AICORE__={}", self.cce_aicore),
+            self.core_macro.clone(),
+        ]
+    }
+
+    /// A built-in profile by name (`ascend910b2`, `ascend910b3`,
+    /// `ascend310b`; case and a `.toml` suffix are ignored).
     pub fn builtin(name: &str) -> Result<HwProfile, HwProfileError> {
         let wanted = name.trim().to_ascii_lowercase();
         let wanted = wanted.strip_suffix(".toml").unwrap_or(&wanted);
@@ -440,6 +468,34 @@ impl<'a> Reader<'a> {
         }
         self.sources.insert(key.to_string(), source.to_string());
         Ok(number)
+    }
+
+    /// A sourced string `{ value = "...", source = "..." }` at a dotted key.
+    fn sourced_string(&mut self, key: &str) -> Result<String, HwProfileError> {
+        let value = self.lookup(key).ok_or_else(|| self.err(key, "missing"))?;
+        let table = value
+            .as_table()
+            .ok_or_else(|| self.err(key, "expected `{ value = \"...\", source = \"...\" }`"))?;
+        for name in table.keys() {
+            if name != "value" && name != "source" {
+                return Err(self.err(key, format!("unknown field `{name}`")));
+            }
+        }
+        let text = table
+            .get("value")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| self.err(key, "`value` must be a string"))?;
+        let source = table
+            .get("source")
+            .and_then(|s| s.as_str())
+            .map(str::trim)
+            .unwrap_or("");
+        if source.is_empty() {
+            return Err(self.err(key, "missing `source` (every number names its source)"));
+        }
+        self.sources.insert(key.to_string(), source.to_string());
+        self.used.insert(key.to_string());
+        Ok(text.to_string())
     }
 
     fn positive(&mut self, key: &str) -> Result<f64, HwProfileError> {
@@ -606,6 +662,19 @@ pub fn vec_op_by_name(name: &str) -> Option<VecOp> {
 fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
     let name = r.string("name")?;
     let soc_version = r.string("soc_version")?;
+    let npu_arch = r.count("arch.npu_arch")?;
+    let cce_aicore = r.count("arch.cce_aicore")?;
+    let core_macro = r.sourced_string("arch.core_macro")?;
+    if !core_macro.starts_with("__")
+        || !core_macro
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(r.err(
+            "arch.core_macro",
+            format!("`{core_macro}` is not a compiler macro name (`__DAV_...__`)"),
+        ));
+    }
     let clock_hz = r.positive("chip.clock_mhz")? * 1e6;
     let hbm_gbps = r.positive("chip.hbm_gbps")?;
     let l2_gbps = r.positive("chip.l2_gbps")?;
@@ -679,6 +748,9 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
     Ok(HwProfile {
         name,
         soc_version,
+        npu_arch,
+        cce_aicore,
+        core_macro,
         clock_hz,
         aiv_cores: r.count("chip.aiv_cores")?,
         aic_cores: r.count("chip.aic_cores")?,
@@ -728,6 +800,45 @@ mod tests {
         // Full-core launch head ~20-21 us [G §3.8.1].
         let head = hw.launch_overhead_us(48, 48);
         assert!((20.0..=21.0).contains(&head), "{head}");
+    }
+
+    #[test]
+    fn builtin_310b_is_a_one_core_coupled_chip_with_its_own_memories() {
+        let hw = HwProfile::builtin("ascend310b").unwrap();
+        assert_eq!(hw.soc_version, "Ascend310B1");
+        assert_eq!((hw.aiv_cores, hw.aic_cores), (1, 1));
+        assert_eq!(hw.ub_bytes, 248 * 1024);
+        assert_eq!(hw.l1_bytes, 1024 * 1024);
+        assert_eq!(hw.l0c_bytes, 128 * 1024);
+        assert_eq!(hw.l2_bytes, 4 * 1024 * 1024);
+        assert!((hw.clock_hz - 0.5e9).abs() < 1.0);
+        assert!((hw.hbm_gbps() - 25.6).abs() < 1e-9);
+        assert_eq!(
+            hw.kernel_arch_defines(),
+            ["__NPU_ARCH__=3002", "__CCE_AICORE__=300", "__DAV_M300__"]
+        );
+        assert!(hw.sources.values().all(|s| !s.trim().is_empty()));
+        // The 910B2 keeps its macros, the build's defaults.
+        let b2 = HwProfile::builtin(DEFAULT_CHIP).unwrap();
+        assert_eq!(
+            b2.kernel_arch_defines(),
+            [
+                "__NPU_ARCH__=2201",
+                "__CCE_AICORE__=220",
+                "__DAV_C220_VEC__"
+            ]
+        );
+        assert_eq!(b2.kernel_arch_defines(), crate::build::DEFAULT_ARCH_DEFINES);
+    }
+
+    #[test]
+    fn a_core_macro_that_is_no_macro_name_is_refused() {
+        let text = BUILTIN[0]
+            .2
+            .replacen("\"__DAV_C220_VEC__\"", "\"-DX; rm\"", 1);
+        assert_ne!(text, BUILTIN[0].2, "the replacement must hit");
+        let err = HwProfile::parse(Path::new("x.toml"), &text).unwrap_err();
+        assert!(err.to_string().contains("arch.core_macro"), "{err}");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! (clean-room fixtures, issue 21), compiled with g++ against the
 //! emulation headers and run: graph-mode shape inference that reads a
 //! constant input as a ge::Tensor (never run by the simulator; it must
-//! compile), GE's unknown-dimension markers, and GE's Status codes used
-//! unqualified after `using namespace ge`.
+//! compile), GE's unknown-dimension markers, GE's Status codes used
+//! unqualified after `using namespace ge`, and the std names
+//! platform/platform_info.h declares globally.
 
 use std::process::Command;
 
@@ -83,4 +84,34 @@ int main() {
 #[test]
 fn ge_status_codes_are_usable_unqualified() {
     compile_and_run(GE_STATUS);
+}
+
+/// A tiling source that includes platform/platform_info.h and names
+/// `map`, `vector` and `string` unqualified, as CANN's header of that name
+/// lets it (its global `using` declarations); the names are std's own.
+const PLATFORM_INFO_STD_NAMES: &str = r#"
+#include <type_traits>
+#include "platform/platform_info.h"
+#include "register/op_def_registry.h"
+namespace optiling {
+static const map<ge::DataType, int32_t> BUFFERS_PER_DTYPE = {
+    {ge::DT_FLOAT, 3}, {ge::DT_FLOAT16, 5}};
+static int32_t Buffers(ge::DataType dt) {
+  auto it = BUFFERS_PER_DTYPE.find(dt);
+  return it == BUFFERS_PER_DTYPE.end() ? -1 : it->second;
+}
+}  // namespace optiling
+int main() {
+  vector<string> names{"x", "y"};
+  bool same = std::is_same<map<int, int>, std::map<int, int>>::value;
+  return optiling::Buffers(ge::DT_FLOAT16) == 5 && optiling::Buffers(ge::DT_INT8) == -1 &&
+                 names.size() == 2 && same
+             ? 0
+             : 1;
+}
+"#;
+
+#[test]
+fn platform_info_brings_map_string_and_vector_into_scope() {
+    compile_and_run(PLATFORM_INFO_STD_NAMES);
 }

@@ -199,3 +199,51 @@ fn import_takes_an_input_the_kernel_writes_into_as_the_output_of_an_opdef_withou
     // x scaled by 0.5 where it lies, compared after the launch.
     assert_eq!(row.run, RunState::Passed { cases: 1 }, "{row:?}");
 }
+
+#[test]
+fn an_operator_written_for_the_310b_is_imported_for_it_and_judged_on_it() {
+    let (_tmp, dir) = copy_fixture("msopgen_one_core");
+    let (report, row) = import_and_run(&dir);
+    let toml = std::fs::read_to_string(dir.join("op.toml")).unwrap();
+    assert!(toml.contains("\nchip = \"ascend310b\"\n"), "{toml}");
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("registers ascend310b") && n.contains("chip = \"ascend310b\"")),
+        "{:?}",
+        report.notes
+    );
+    // Built for the 310B (its tiling refuses other SoCs, its kernel adds
+    // the core count under the 310B's architecture macros).
+    assert_eq!(row.chip.as_deref(), Some("ascend310b"), "{row:?}");
+    assert!(
+        row.notes
+            .iter()
+            .any(|n| n.contains("judged on the simulated ascend310b")),
+        "{:?}",
+        row.notes
+    );
+    assert!(
+        compat::render_table(std::slice::from_ref(&row)).contains("[judged on ascend310b]"),
+        "{}",
+        compat::render_table(std::slice::from_ref(&row))
+    );
+    if !have_numpy() {
+        eprintln!("python3 with numpy not available: the cases were not run");
+        return;
+    }
+    assert_eq!(row.run, RunState::Passed { cases: 1 }, "{row:?}");
+    // The same operator judged on the 910B2 (--chip): its tiling refuses
+    // the SoC, as it would on that chip.
+    let mut cfg = ascendopt_sim::SimDeviceConfig::standard().unwrap();
+    cfg.cache = BuildCache::at(ascendopt_testkit::build_cache_dir());
+    cfg.chip_override = Some("ascend910b2".into());
+    let on_910b2 = ascendopt_sim::SimDevice::new(cfg);
+    let row = compat::check_dir(&on_910b2, &compat_cfg(), &dir);
+    assert_eq!(row.chip.as_deref(), Some("ascend910b2"), "{row:?}");
+    match &row.run {
+        RunState::Failed { reason, .. } => assert!(reason.contains("tiling"), "{row:?}"),
+        other => panic!("expected the tiling to refuse the 910B2: {other:?}"),
+    }
+}
