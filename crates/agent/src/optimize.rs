@@ -18,13 +18,13 @@
 
 use crate::attempts::{self, Tried};
 use crate::diagnose::Diagnoser;
-use crate::llm::DenseRetrieval;
 use crate::outcome::{curve, roofline, OpOutcome, StageStop, Step};
 use crate::proposer::Proposer;
 use crate::refine::{self, RefineConfig};
 use crate::session::{Action, LogEntry, OpSession, Phase};
 use crate::tune::{self, TuneConfig};
 use crate::AgentError;
+use ascendopt_bank::retrieval::{Lexical, Retrieval};
 use ascendopt_bank::store::Bank;
 use ascendopt_device::msprof_csv;
 use ascendopt_device::Device;
@@ -36,6 +36,7 @@ use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The variants of the method's Table 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -77,7 +78,7 @@ impl Method {
 }
 
 /// How one operator is optimised.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct OptimizeConfig {
     /// Which stages, with or without experience.
     pub method: Method,
@@ -97,9 +98,10 @@ pub struct OptimizeConfig {
     /// Stage II stops after this many attempts in a row without a new
     /// best candidate (None: it uses its whole share of the budget).
     pub patience: Option<u32>,
-    /// Dense retrieval through an embeddings endpoint for Stage I (None:
-    /// lexical retrieval; see [`crate::llm::DenseRetrieval`]).
-    pub dense: Option<DenseRetrieval>,
+    /// How Stage I ranks the bank's entries: lexical
+    /// ([`ascendopt_bank::retrieval::Lexical`], the default) or dense
+    /// through an embeddings endpoint ([`crate::llm::DenseRetrieval`]).
+    pub retrieval: Arc<dyn Retrieval>,
 }
 
 impl Default for OptimizeConfig {
@@ -112,7 +114,7 @@ impl Default for OptimizeConfig {
             stagnation: 12,
             seed: 0,
             patience: None,
-            dense: None,
+            retrieval: Arc::new(Lexical),
         }
     }
 }
@@ -253,6 +255,7 @@ pub fn optimize_operator_with(
             let r = refine::refine(
                 session,
                 bank,
+                &*cfg.retrieval,
                 proposer,
                 diagnoser,
                 incumbent,
@@ -261,7 +264,6 @@ pub fn optimize_operator_with(
                     k: cfg.k,
                     use_bank: cfg.method.uses_bank(),
                     stagnation,
-                    dense: cfg.dense.clone(),
                 },
                 &mut tried,
                 on_attempt,

@@ -329,14 +329,10 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         stagnation: args.stagnation,
         seed: args.seed,
         patience: args.patience,
-        dense: agents.dense.clone(),
+        retrieval: agents.retrieval(),
     };
-    if let Some(d) = &cfg.dense {
-        eprintln!(
-            "retrieval: lexical + dense ({} via {}), reciprocal-rank fusion",
-            d.model(),
-            d.client().config().embeddings_url()
-        );
+    if agents.dense.is_some() {
+        eprintln!("retrieval: {}", cfg.retrieval.describe());
     }
     // Without a terminal, a heartbeat line every few seconds as well (an
     // LLM's answer or a heavy evaluation can take minutes).
@@ -367,7 +363,7 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         &mut on_attempt,
     );
     drop(heartbeat);
-    for warning in cfg.dense.iter().flat_map(|d| d.fallbacks()) {
+    for warning in cfg.retrieval.fallbacks() {
         eprintln!("warning: {warning}");
     }
     let outcome = match result {

@@ -503,7 +503,7 @@ fn run_pair(
                     budget,
                     stage1_budget: cfg.stage1_budget,
                     seed: cfg.seed,
-                    dense: agents.dense(),
+                    retrieval: agents.retrieval(),
                     ..OptimizeConfig::default()
                 },
             )?

@@ -24,6 +24,7 @@ use ascendopt_agent::llm::{
 use ascendopt_agent::refine::{refine, RefineConfig, RefineOutcome};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
+use ascendopt_bank::retrieval::{Lexical, Retrieval};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
@@ -219,6 +220,10 @@ fn one_round(
     let outcome = refine(
         &mut session,
         Some(&s.bank),
+        match &dense {
+            Some(d) => d as &dyn Retrieval,
+            None => &Lexical,
+        },
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -227,7 +232,6 @@ fn one_round(
             k: 3,
             use_bank: true,
             stagnation: None,
-            dense,
         },
         &mut Tried::new(),
         &mut |_| {},

@@ -26,6 +26,7 @@ use ascendopt_agent::refine::{refine, RefineConfig};
 use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_agent::AgentError;
+use ascendopt_bank::retrieval::Lexical;
 use ascendopt_bank::store::{Bank, EntryFilter};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
@@ -278,6 +279,7 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
     let refined = refine(
         &mut session,
         Some(&bank),
+        &Lexical,
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -286,7 +288,6 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
             k: 3,
             use_bank: true,
             stagnation: None,
-            dense: None,
         },
         &mut tried,
         &mut |_| {},
@@ -427,6 +428,7 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
     let replayed = refine(
         &mut session,
         Some(&bank),
+        &Lexical,
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -435,7 +437,6 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
             k: 3,
             use_bank: true,
             stagnation: None,
-            dense: None,
         },
         &mut Tried::new(),
         &mut |_| {},
@@ -603,6 +604,7 @@ fn edits_that_leave_the_sources_are_refused_and_cost_nothing() {
     let refined = refine(
         &mut session,
         None,
+        &Lexical,
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -611,7 +613,6 @@ fn edits_that_leave_the_sources_are_refused_and_cost_nothing() {
             k: 3,
             use_bank: false,
             stagnation: None,
-            dense: None,
         },
         &mut Tried::new(),
         &mut |_| {},
