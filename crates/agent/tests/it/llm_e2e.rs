@@ -43,17 +43,9 @@ use std::time::Duration;
 
 /// A tail case and 48 cores x 8 tiles of 32 KB (with fewer tiles per core
 /// the simulator shows no gain from double buffering on this kernel).
-const CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[48, 131072], [48, 131072]]
-dtype = "float16"
-"#;
+fn cases() -> String {
+    ascendopt_testkit::binary_cases(48, 131072)
+}
 
 const HOST: &str = "op_host/add_custom.cpp";
 const DB_LINE: &str = "constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2";
@@ -65,7 +57,7 @@ const SB_LINE: &str = "constexpr uint32_t BUFFER_NUM = 1;          // ascendopt:
 /// `weak` switches double buffering off.
 fn package(root: &Path, name: &str, weak: bool) -> OpPackage {
     let dir = root.join(name).join("add_custom");
-    add_custom_with_cases(&dir, CASES);
+    add_custom_with_cases(&dir, &cases());
     if weak {
         let host = std::fs::read_to_string(dir.join(HOST)).unwrap();
         assert!(host.contains(DB_LINE), "add_custom's host code changed");
