@@ -12,6 +12,7 @@ use crate::llm::{
 };
 use crate::proposer::Proposer;
 use crate::AgentError;
+use ascendopt_bank::retrieval::{Lexical, Retrieval};
 use ascendopt_harness::store::RunId;
 use std::path::Path;
 use std::sync::Arc;
@@ -38,6 +39,14 @@ pub trait AgentFactory: Sync {
     /// configured.
     fn dense(&self) -> Option<DenseRetrieval> {
         None
+    }
+    /// How Stage I ranks the bank: [`AgentFactory::dense`] when there is
+    /// one, else the bank's lexical ranking.
+    fn retrieval(&self) -> Arc<dyn Retrieval> {
+        match self.dense() {
+            Some(d) => Arc::new(d),
+            None => Arc::new(Lexical),
+        }
     }
     /// The same agents with their LLM calls recorded under `run` in the
     /// store at `store_path` (None: nothing to record, use `self`). The
@@ -182,6 +191,7 @@ mod tests {
         assert!(DenseRetrieval::from_client(client.clone()).is_none());
         let agents = LlmAgents::new(client);
         assert!(agents.dense().is_none());
+        assert!(agents.retrieval().describe().starts_with("lexical ("));
         assert_eq!(agents.name(), "llm:chat");
         cfg.embedding_model = Some("embed".into());
         let client = Arc::new(LlmClient::with_key(cfg, Some("k".into()), log).unwrap());
@@ -194,5 +204,9 @@ mod tests {
         assert!(!agents.has_llm() && agents.llm_client().is_none());
         assert_eq!(agents.proposer(1).unwrap().name(), "builtin");
         assert!(agents.dense().is_some());
+        assert!(agents
+            .retrieval()
+            .describe()
+            .starts_with("lexical + dense (embed via http://127.0.0.1:9/v1"));
     }
 }

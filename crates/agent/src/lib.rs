@@ -61,6 +61,17 @@ pub enum AgentError {
     /// The motif engine could not read or write sources.
     #[error(transparent)]
     Motif(#[from] ascendopt_motif::MotifError),
+    /// A loop over several operators failed on one of them.
+    #[error("{doing} {op}")]
+    Operator {
+        /// What was being done (`rewinding`).
+        doing: &'static str,
+        /// The operator.
+        op: String,
+        /// Why.
+        #[source]
+        source: Box<AgentError>,
+    },
     /// A package folder is invalid.
     #[error("{}: {message}", dir.display())]
     Package {

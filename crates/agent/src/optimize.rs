@@ -18,24 +18,27 @@
 
 use crate::attempts::{self, Tried};
 use crate::diagnose::Diagnoser;
-use crate::llm::DenseRetrieval;
 use crate::outcome::{curve, roofline, OpOutcome, StageStop, Step};
 use crate::proposer::Proposer;
 use crate::refine::{self, RefineConfig};
-use crate::session::{Action, LogEntry, OpSession, Phase};
+use crate::session::{Action, LogEntry, OpSession, Phase, RunContext};
 use crate::tune::{self, TuneConfig};
 use crate::AgentError;
+use ascendopt_bank::retrieval::{Lexical, Retrieval};
 use ascendopt_bank::store::Bank;
 use ascendopt_device::msprof_csv;
 use ascendopt_device::Device;
 use ascendopt_device::Profile;
 use ascendopt_harness::eval::{self, CaseSelector, CheckConfig};
 use ascendopt_harness::fresh;
+use ascendopt_harness::ledger::BudgetConfig;
 use ascendopt_harness::pipeline::bench_case;
+use ascendopt_harness::store::RunStatus;
 use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The variants of the method's Table 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -77,7 +80,7 @@ impl Method {
 }
 
 /// How one operator is optimised.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct OptimizeConfig {
     /// Which stages, with or without experience.
     pub method: Method,
@@ -97,9 +100,10 @@ pub struct OptimizeConfig {
     /// Stage II stops after this many attempts in a row without a new
     /// best candidate (None: it uses its whole share of the budget).
     pub patience: Option<u32>,
-    /// Dense retrieval through an embeddings endpoint for Stage I (None:
-    /// lexical retrieval; see [`crate::llm::DenseRetrieval`]).
-    pub dense: Option<DenseRetrieval>,
+    /// How Stage I ranks the bank's entries: lexical
+    /// ([`ascendopt_bank::retrieval::Lexical`], the default) or dense
+    /// through an embeddings endpoint ([`crate::llm::DenseRetrieval`]).
+    pub retrieval: Arc<dyn Retrieval>,
 }
 
 impl Default for OptimizeConfig {
@@ -112,7 +116,7 @@ impl Default for OptimizeConfig {
             stagnation: 12,
             seed: 0,
             patience: None,
-            dense: None,
+            retrieval: Arc::new(Lexical),
         }
     }
 }
@@ -156,6 +160,54 @@ pub fn optimize_operator(
     cfg: &OptimizeConfig,
 ) -> Result<OpOutcome, AgentError> {
     optimize_operator_with(session, bank, proposer, diagnoser, cfg, &mut |_| {})
+}
+
+/// What [`optimize_into`] did: the operator's outcome and what was
+/// written.
+#[derive(Debug, Clone)]
+pub struct Optimized {
+    /// Both stages' outcome.
+    pub outcome: OpOutcome,
+    /// The output folder's files and the re-check on fresh inputs.
+    pub report: OutputReport,
+}
+
+/// One `ascendopt optimize` in `ctx`'s run: opens the operator's session
+/// with `cfg.budget` online evaluations, optimises it
+/// ([`optimize_operator_with`]), writes the output into `out_dir`
+/// ([`write_output`], re-checked on inputs of `check_seed`) and marks the
+/// run finished, or failed when the loop stops with an error.
+#[allow(clippy::too_many_arguments)]
+pub fn optimize_into(
+    ctx: &RunContext<'_>,
+    pkg: &OpPackage,
+    bank: Option<&Bank>,
+    proposer: &mut dyn Proposer,
+    diagnoser: &mut dyn Diagnoser,
+    cfg: &OptimizeConfig,
+    out_dir: &Path,
+    check_seed: u64,
+    on_attempt: &mut dyn FnMut(&LogEntry),
+) -> Result<Optimized, AgentError> {
+    let mut session = OpSession::open(
+        ctx,
+        pkg,
+        BudgetConfig {
+            rewind: 0,
+            online: cfg.budget,
+        },
+    )?;
+    let outcome =
+        match optimize_operator_with(&mut session, bank, proposer, diagnoser, cfg, on_attempt) {
+            Ok(o) => o,
+            Err(e) => {
+                ctx.store.set_run_status(ctx.run, RunStatus::Failed)?;
+                return Err(e);
+            }
+        };
+    let report = write_output(ctx.device, &outcome, pkg, out_dir, check_seed)?;
+    ctx.store.set_run_status(ctx.run, RunStatus::Finished)?;
+    Ok(Optimized { outcome, report })
 }
 
 /// [`optimize_operator`], calling `on_attempt` with every settled attempt
@@ -253,6 +305,7 @@ pub fn optimize_operator_with(
             let r = refine::refine(
                 session,
                 bank,
+                &*cfg.retrieval,
                 proposer,
                 diagnoser,
                 incumbent,
@@ -261,7 +314,6 @@ pub fn optimize_operator_with(
                     k: cfg.k,
                     use_bank: cfg.method.uses_bank(),
                     stagnation,
-                    dense: cfg.dense.clone(),
                 },
                 &mut tried,
                 on_attempt,

@@ -9,9 +9,10 @@
 //! - A candidate judged before in this optimisation (same sources) is
 //!   never proposed to the harness again (the `tried` set), so a rejected
 //!   rewrite is not retried; the proposer gets the attempts as feedback.
-//! - Retrieval is lexical ([`Bank::search`]) or, with
-//!   [`RefineConfig::dense`], a reciprocal-rank fusion of that ranking and
-//!   the embedding similarity ([`Bank::search_fused`]).
+//! - Retrieval is whatever [`Retrieval`] the caller passes: lexical
+//!   ([`ascendopt_bank::retrieval::Lexical`], [`Bank::search`]) or dense
+//!   ([`crate::llm::DenseRetrieval`], a reciprocal-rank fusion of that
+//!   ranking and the embedding similarity, [`Bank::search_fused`]).
 //! - With experience, motifs whose rewrites were all rejected on the
 //!   current incumbent are excluded from the next retrieval, so that
 //!   lower-ranked entries get their turn; the exclusions reset when the
@@ -28,12 +29,12 @@
 use crate::attempts::{affordable, notify, settle, Tried};
 use crate::diagnose::{DiagnoseRequest, Diagnoser, Diagnosis};
 use crate::features::applicable_motifs;
-use crate::llm::DenseRetrieval;
 use crate::outcome::Step;
 use crate::proposer::{Feedback, Proposer, RewriteRequest};
 use crate::session::{LogEntry, OpSession, Phase, Trial};
 use crate::AgentError;
 use crate::ProposeError;
+use ascendopt_bank::retrieval::Retrieval;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query};
 use ascendopt_bank::store::{Bank, StoredEntry};
 use ascendopt_harness::store::Stage;
@@ -52,11 +53,6 @@ pub struct RefineConfig {
     /// Stop after this many attempts in a row without an accepted rewrite
     /// (None: never for this reason).
     pub stagnation: Option<u32>,
-    /// Dense retrieval: rank by reciprocal-rank fusion of the lexical and
-    /// the embedding ranking (None: lexical only). An embeddings failure
-    /// falls back to lexical retrieval for that round, with a warning in
-    /// the call log ([`DenseRetrieval::search_or_fallback`]).
-    pub dense: Option<DenseRetrieval>,
 }
 
 /// What Stage I ends with.
@@ -80,7 +76,7 @@ pub struct RefineOutcome {
 /// could apply to `current` and not in `exclude`.
 fn retrieve(
     bank: &Bank,
-    dense: Option<&DenseRetrieval>,
+    retrieval: &dyn Retrieval,
     op: &str,
     diagnosis: &Diagnosis,
     current: &Sources,
@@ -103,19 +99,18 @@ fn retrieve(
         exclude_motifs: exclude.iter().cloned().collect(),
         avoid: AvoidPolicy::Demote,
     };
-    let hits = match dense {
-        Some(d) => d.search_or_fallback(bank, &query, k, op)?,
-        None => bank.search(&query, k)?,
-    };
+    let hits = retrieval.search(bank, &query, k, op)?;
     Ok(hits.into_iter().map(|h| h.entry).collect())
 }
 
-/// Runs Stage I from `incumbent` (a correct, profiled trial), calling
-/// `on_attempt` with every settled attempt.
+/// Runs Stage I from `incumbent` (a correct, profiled trial), ranking the
+/// bank's entries with `retrieval`, calling `on_attempt` with every
+/// settled attempt.
 #[allow(clippy::too_many_arguments)]
 pub fn refine(
     session: &mut OpSession<'_>,
     bank: Option<&Bank>,
+    retrieval: &dyn Retrieval,
     proposer: &mut dyn Proposer,
     diagnoser: &mut dyn Diagnoser,
     incumbent: Trial,
@@ -162,7 +157,7 @@ pub fn refine(
             Some(bank) if !unguided => {
                 let entries = retrieve(
                     bank,
-                    cfg.dense.as_ref(),
+                    retrieval,
                     session.op(),
                     &diagnosis,
                     &incumbent.sources,

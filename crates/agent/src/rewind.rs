@@ -432,6 +432,69 @@ pub fn rewind_all(
         .collect()
 }
 
+/// What `ascendopt rewind` does after the chains ([`rewind_into`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RewindFinish {
+    /// Re-evaluate every new entry on fresh seeds ([`verify_entry`]).
+    pub verify: bool,
+    /// Freeze the bank afterwards (it takes no more entries).
+    pub freeze: bool,
+}
+
+/// What [`rewind_into`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rewound {
+    /// One outcome per operator, in order.
+    pub outcomes: Vec<RewindOutcome>,
+    /// Per operator, the verification of each new entry (with `verify`),
+    /// in the order of its kept removals.
+    pub verified: Vec<Vec<(KeptRemoval, Verification)>>,
+}
+
+/// One `ascendopt rewind` in `ctx`'s run: rewinds every operator in turn
+/// into `bank` ([`rewind_operator_with`]; `on_operator` sees each
+/// finished one), marks the run finished, then verifies the new entries
+/// and freezes the bank as `finish` asks. An error names the operator.
+#[allow(clippy::too_many_arguments)]
+pub fn rewind_into(
+    ctx: &RunContext<'_>,
+    pkgs: &[OpPackage],
+    proposer: &mut dyn Proposer,
+    distiller: &mut dyn Distiller,
+    bank: &Bank,
+    cfg: &RewindConfig,
+    finish: RewindFinish,
+    on_attempt: &mut dyn FnMut(&LogEntry),
+    on_operator: &mut dyn FnMut(&RewindOutcome),
+) -> Result<Rewound, AgentError> {
+    let mut outcomes = Vec::new();
+    for pkg in pkgs {
+        let outcome = rewind_operator_with(ctx, pkg, proposer, distiller, bank, cfg, on_attempt)
+            .map_err(|e| AgentError::Operator {
+                doing: "rewinding",
+                op: pkg.name().to_string(),
+                source: Box::new(e),
+            })?;
+        on_operator(&outcome);
+        outcomes.push(outcome);
+    }
+    ctx.store
+        .set_run_status(ctx.run, ascendopt_harness::store::RunStatus::Finished)?;
+    let mut verified = vec![Vec::new(); outcomes.len()];
+    if finish.verify {
+        for (i, (pkg, outcome)) in pkgs.iter().zip(&outcomes).enumerate() {
+            for kept in outcome.kept.iter().filter(|k| k.new) {
+                let stored = bank.show(kept.id)?;
+                verified[i].push((kept.clone(), verify_entry(ctx, pkg, &stored.entry)?));
+            }
+        }
+    }
+    if finish.freeze {
+        bank.freeze()?;
+    }
+    Ok(Rewound { outcomes, verified })
+}
+
 /// The first line of a runtime error's message, in parentheses (the
 /// proposer tells a resource failure, e.g. `out of memory`, from a wrong
 /// edit by it); empty for other verdicts.

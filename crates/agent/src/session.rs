@@ -297,9 +297,9 @@ impl<'a> OpSession<'a> {
         for (rel, _) in sources.files() {
             // `Sources` holds confined paths only; checked again here,
             // where they become a package's files.
-            ascendopt_llm::edits::confined_path(rel).map_err(|message| AgentError::Package {
+            ascendopt_llm::edits::confined_path(rel).map_err(|e| AgentError::Package {
                 dir: self.base.dir.clone(),
-                message,
+                message: e.to_string(),
             })?;
         }
         Ok(self

@@ -11,6 +11,8 @@
 //! - [`retrieve`]: top-k search (FTS5 BM25 + signature similarity +
 //!   applicability filters; optionally fused with dense similarity by
 //!   reciprocal-rank fusion, [`retrieve`]'s `search_fused`).
+//! - [`retrieval`]: the [`retrieval::Retrieval`] trait Stage I ranks
+//!   through, and [`retrieval::Lexical`], the bank's own ranking.
 //! - [`embed`]: the [`embed::Embedder`] trait, cosine similarity and the
 //!   per-model embedding cache in the bank file.
 //! - [`signature`]: [`signature::ProfileSignature`] from the harness's
@@ -69,6 +71,7 @@ pub mod docs;
 pub mod embed;
 pub mod entry;
 pub mod error;
+pub mod retrieval;
 pub mod retrieve;
 pub mod signature;
 pub mod store;

@@ -709,4 +709,17 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    #[test]
+    fn lexical_retrieval_is_the_banks_own_ranking_behind_the_trait() {
+        use crate::retrieval::{Lexical, Retrieval};
+        let bank = hand_made_bank();
+        let query = Query::text("MTE2-bound copies not overlapped with compute");
+        let r: &dyn Retrieval = &Lexical;
+        let hits = r.search(&bank, &query, 3, "add_custom").unwrap();
+        assert!(!hits.is_empty());
+        assert_eq!(hits, bank.search(&query, 3).unwrap());
+        assert!(r.fallbacks().is_empty());
+        assert!(r.describe().starts_with("lexical"), "{}", r.describe());
+    }
 }

@@ -74,8 +74,7 @@ pub fn run(args: BenchRuleArgs) -> Result<Status> {
     }
     for op in &args.ops {
         let pkg = OpPackage::load(&resolve_op(op)?, &ascendopt_golden::BUILTINS)?;
-        let r = rule_bench(&*device, &pkg, &cfg, args.speedup, args.trials, args.seed)
-            .map_err(anyhow::Error::msg)?;
+        let r = rule_bench(&*device, &pkg, &cfg, args.speedup, args.trials, args.seed)?;
         if args.json {
             doc.operator(serde_json::json!({
                 "op": pkg.name(),

@@ -4,11 +4,9 @@
 
 use crate::json_doc::JsonDoc;
 use crate::Status;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ascendopt_harness::pool;
-use ascendopt_sim::build::{BuildCache, Toolchain};
-use ascendopt_sim::SimDeviceConfig;
-use ascendopt_simtools::compat::{self, CompatConfig};
+use ascendopt_simtools::compat;
 use std::path::PathBuf;
 
 /// Arguments of `ascendopt compat`.
@@ -53,17 +51,10 @@ pub fn run(args: CompatArgs) -> Result<Status> {
                 .join(", ")
         );
     }
-    let sim_config = SimDeviceConfig::standard()?;
-    let cfg = CompatConfig {
-        toolchain: Toolchain::from_env(),
-        cache: BuildCache::from_env().context("the build cache")?,
-        seed: args.seed,
-        limits: sim_config.limits.clone(),
-        soc: sim_config.hw.soc_version.clone(),
-    };
+    let cfg = crate::hiargs::compat_config(args.seed)?;
     let device = crate::hiargs::device(&args.device, None, 1)?;
     if args.import {
-        let import_cfg = crate::import_cmd::config(false)?;
+        let import_cfg = crate::hiargs::import_config(false)?;
         let todo: Vec<PathBuf> = dirs
             .iter()
             .filter(|d| !d.join("op.toml").exists())

@@ -8,14 +8,9 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::{bail, Result};
-use ascendopt_agent::session::RunContext;
 use ascendopt_device::select::DeviceChoice;
 use ascendopt_experiments::sim_vs_chip;
 use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::pipeline::PipelineConfig;
-use ascendopt_harness::store::RunStore;
-use ascendopt_op::package::OpPackage;
-use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use ascendopt_simtools::fidelity::{self, Options};
 
 /// Arguments of `ascendopt fidelity`.
@@ -116,55 +111,19 @@ fn side_by_side(args: &FidelityArgs, id: u32) -> Result<Status> {
             tmp.path().to_path_buf()
         }
     };
-    std::fs::create_dir_all(&root)?;
-    let store = RunStore::open(&root.join("runs.sqlite"))?;
-    let compare = CompareConfig::RECOMMENDED;
-    let pipeline = PipelineConfig {
-        repeats: compare.repeats,
-        deterministic: false,
-        seed: args.seed,
-    };
-    let sim_cfg = SimDeviceConfig::standard()?;
-    let sim = SimDevice::new(sim_cfg.clone());
-    let chip = crate::hiargs::device_of(DeviceChoice::Cann { id }, None, pipeline.repeats)?;
-    let mut rows = Vec::new();
-    for op in &args.ops {
-        let pkg = OpPackage::load(&crate::hiargs::resolve_op(op)?, &ascendopt_golden::BUILTINS)?;
-        let ctx = |device: &'static str| -> Result<(ascendopt_harness::store::RunId, std::path::PathBuf)> {
-            Ok((
-                store.create_run(&serde_json::json!({
-                    "command": "fidelity", "device": device, "op": pkg.name(),
-                    "budget": args.budget, "seed": args.seed,
-                }))?,
-                root.join("work").join(device),
-            ))
-        };
-        let (run, workdir) = ctx("sim")?;
-        let sim_ctx = RunContext {
-            device: &sim,
-            store: &store,
-            run,
-            pipeline: pipeline.clone(),
-            compare,
-            workdir,
-        };
-        let (run, workdir) = ctx("chip")?;
-        let chip_ctx = RunContext {
-            device: &*chip,
-            store: &store,
-            run,
-            pipeline: pipeline.clone(),
-            compare,
-            workdir,
-        };
-        rows.push(sim_vs_chip::compare_devices(
-            &sim_ctx,
-            &chip_ctx,
-            &pkg,
-            args.budget,
-            args.seed,
-        )?);
-    }
+    let sim = crate::hiargs::sim_device(None)?;
+    let chip = crate::hiargs::device_of(
+        DeviceChoice::Cann { id },
+        None,
+        CompareConfig::RECOMMENDED.repeats,
+    )?;
+    let dirs = args
+        .ops
+        .iter()
+        .map(|op| crate::hiargs::resolve_op(op))
+        .collect::<Result<Vec<_>>>()?;
+    let pkgs = crate::hiargs::load_packages(&dirs)?;
+    let rows = sim_vs_chip::compare_all(&sim, &*chip, &pkgs, &root, args.budget, args.seed)?;
     if args.json {
         let mut doc = JsonDoc::new("fidelity device");
         doc.field("device", serde_json::json!(chip.name()));

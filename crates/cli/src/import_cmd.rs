@@ -2,10 +2,8 @@
 //! operator folders written elsewhere.
 
 use crate::Status;
-use anyhow::{Context, Result};
-use ascendopt_sim::build::{BuildCache, Toolchain};
-use ascendopt_sim::SimDeviceConfig;
-use ascendopt_simtools::import::{self, ImportConfig};
+use anyhow::Result;
+use ascendopt_simtools::import;
 use std::path::PathBuf;
 
 /// Arguments of `ascendopt import`.
@@ -22,24 +20,11 @@ pub struct ImportArgs {
     json: bool,
 }
 
-/// The import settings of this machine (also `compat --import`'s).
-pub fn config(force: bool) -> Result<ImportConfig> {
-    let sim = SimDeviceConfig::standard()?;
-    Ok(ImportConfig {
-        toolchain: Toolchain::from_env(),
-        cache: BuildCache::from_env().context("the build cache")?,
-        limits: sim.limits,
-        soc: sim.hw.soc_version,
-        python: std::env::var("ASCENDOPT_PYTHON").unwrap_or_else(|_| "python3".into()),
-        force,
-    })
-}
-
 pub fn run(args: ImportArgs) -> Result<Status> {
     if !args.dir.is_dir() {
         anyhow::bail!("{}: not a folder", args.dir.display());
     }
-    let reports = import::import_dir(&config(args.force)?, &args.dir);
+    let reports = import::import_dir(&crate::hiargs::import_config(args.force)?, &args.dir);
     if reports.is_empty() {
         anyhow::bail!(
             "no operator folder (one with op_host/ and op_kernel/) at or under {}",

@@ -23,6 +23,7 @@ use ascendopt_agent::llm::{
     LlmSettings, ReplayMode, StoreCallLog,
 };
 use ascendopt_agent::proposer::Proposer;
+use ascendopt_bank::retrieval::{Lexical, Retrieval};
 use ascendopt_harness::store::RunId;
 use std::path::Path;
 use std::sync::Arc;
@@ -179,6 +180,15 @@ impl Agents {
     pub fn attach_run(&self, run: RunId) {
         if let Some((_, log)) = &self.llm {
             log.attach(run);
+        }
+    }
+
+    /// How Stage I ranks the bank: the dense retrieval when there is one,
+    /// else the bank's lexical ranking.
+    pub fn retrieval(&self) -> Arc<dyn Retrieval> {
+        match &self.dense {
+            Some(d) => Arc::new(d.clone()),
+            None => Arc::new(Lexical),
         }
     }
 

@@ -16,21 +16,16 @@
 //! Exit code 1 when the input is not correct or the output fails its
 //! re-check on fresh inputs; 2 on bad input.
 
-use crate::hiargs::{self, resolve_op};
+use crate::hiargs::{self, resolve_op, MethodArgs, MethodRun};
 use crate::json_doc::JsonDoc;
-use crate::llm_args::{agents, LlmArgs};
+use crate::llm_args::LlmArgs;
 use crate::progress::Heartbeat;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::optimize::{
-    optimize_operator_with, write_output, Method, OptimizeConfig, OutputReport,
-};
+use ascendopt_agent::optimize::{optimize_into, Method, OptimizeConfig, Optimized, OutputReport};
 use ascendopt_agent::outcome::OpOutcome;
-use ascendopt_agent::session::{LogEntry, OpSession, RunContext};
-use ascendopt_bank::store::Bank;
-use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::ledger::BudgetConfig;
-use ascendopt_harness::store::{RunId, RunStatus};
+use ascendopt_agent::session::LogEntry;
+use ascendopt_harness::store::RunId;
 use ascendopt_op::package::OpPackage;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -245,82 +240,59 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
     }
     let method = Method::from_switches(stage1, stage2, !args.no_retrieval)
         .ok_or_else(|| anyhow::anyhow!("--stages selects no stage"))?;
-    let bank = if method.uses_bank() && !args.no_retrieval {
-        let Some(path) = &args.bank else {
-            anyhow::bail!("Stage I with experience needs --bank FILE (or pass --no-retrieval)");
-        };
-        if !path.is_file() {
-            anyhow::bail!(
-                "{}: no such bank (build one with `ascendopt rewind`)",
-                path.display()
-            );
-        }
-        Some(Bank::open(path).with_context(|| format!("opening the bank {}", path.display()))?)
-    } else {
-        None
-    };
-
+    let bank = hiargs::stage1_bank(
+        args.bank.as_deref(),
+        method.uses_bank() && !args.no_retrieval,
+    )?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     // One process per output folder (held until this command returns).
     let _lock = ascendopt_harness::out_lock::lock(&args.out)?;
-    let runs_path = args.out.join("runs.sqlite");
-    // The one place where the proposer and diagnoser are made (built-in,
-    // or the LLM with --proposer llm, checked before any budget is spent).
-    let mut agents = agents(&args.llm, args.seed, &runs_path)?;
-    let store = hiargs::open_store(&runs_path)?;
-    let compare = CompareConfig::RECOMMENDED;
-    let pipeline = hiargs::pipeline(args.repeats, args.deterministic, args.seed);
     let input = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
     let bank_digest = match &bank {
         Some(b) => Some(b.content_digest()?),
         None => None,
     };
-    let config = serde_json::json!({
-        "command": "optimize",
-        "op": pkg.name(),
-        "input": input.display().to_string(),
-        "method": method.as_str(),
-        "retrieval": !args.no_retrieval,
-        "budget": args.budget,
-        "stage1_budget": args.stage1_budget,
-        "stagnation": args.stagnation,
-        "patience": args.patience,
-        "k": args.k,
-        "seed": args.seed,
-        "deterministic": args.deterministic,
-        "repeats": pipeline.repeats,
-        "proposer": agents.describe(),
-        "diagnoser": agents.diagnoser.name(),
-        "bank": bank_digest,
-    });
-    let (run, resumed) = hiargs::find_or_create_run(&store, &config)?;
-    agents.attach_run(run);
-    let device = hiargs::device(&args.device, Some(args.timeout), pipeline.repeats)?;
-    let ctx = RunContext {
-        device: &*device,
-        store: &store,
-        run,
-        pipeline,
-        compare,
+    let method_args = MethodArgs {
+        device: &args.device,
+        llm: &args.llm,
+        seed: args.seed,
+        repeats: args.repeats,
+        deterministic: args.deterministic,
+        timeout_s: args.timeout,
+        runs: args.out.join("runs.sqlite"),
         workdir: args.out.join("work"),
+        resume: true,
     };
+    let MethodRun { mut agents, env } = MethodRun::open(&method_args, |agents, pipeline| {
+        serde_json::json!({
+            "command": "optimize",
+            "op": pkg.name(),
+            "input": input.display().to_string(),
+            "method": method.as_str(),
+            "retrieval": !args.no_retrieval,
+            "budget": args.budget,
+            "stage1_budget": args.stage1_budget,
+            "stagnation": args.stagnation,
+            "patience": args.patience,
+            "k": args.k,
+            "seed": args.seed,
+            "deterministic": args.deterministic,
+            "repeats": pipeline.repeats,
+            "proposer": agents.describe(),
+            "diagnoser": agents.diagnoser.name(),
+            "bank": bank_digest,
+        })
+    })?;
+    let run = env.run;
     eprintln!(
         "optimize {}: method {}, budget {}, run {run} ({}) in {}",
         pkg.name(),
         method.as_str(),
         args.budget,
-        if resumed { "resumed" } else { "new" },
-        runs_path.display()
+        if env.resumed { "resumed" } else { "new" },
+        env.runs.display()
     );
-    let mut session = OpSession::open(
-        &ctx,
-        &pkg,
-        BudgetConfig {
-            rewind: 0,
-            online: args.budget,
-        },
-    )?;
     let cfg = OptimizeConfig {
         method,
         budget: args.budget,
@@ -329,14 +301,10 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
         stagnation: args.stagnation,
         seed: args.seed,
         patience: args.patience,
-        dense: agents.dense.clone(),
+        retrieval: agents.retrieval(),
     };
-    if let Some(d) = &cfg.dense {
-        eprintln!(
-            "retrieval: lexical + dense ({} via {}), reciprocal-rank fusion",
-            d.model(),
-            d.client().config().embeddings_url()
-        );
+    if agents.dense.is_some() {
+        eprintln!("retrieval: {}", cfg.retrieval.describe());
     }
     // Without a terminal, a heartbeat line every few seconds as well (an
     // LLM's answer or a heavy evaluation can take minutes).
@@ -358,38 +326,27 @@ pub fn run(args: OptimizeArgs) -> Result<Status> {
             heartbeat.best(format!("{} {:.3}x accepted", entry.op, b / f));
         }
     };
-    let result = optimize_operator_with(
-        &mut session,
+    let result = optimize_into(
+        &env.ctx(),
+        &pkg,
         bank.as_ref(),
         agents.proposer.as_mut(),
         agents.diagnoser.as_mut(),
         &cfg,
+        &args.out,
+        args.seed ^ 0x6672_6573_6821,
         &mut on_attempt,
     );
     drop(heartbeat);
-    for warning in cfg.dense.iter().flat_map(|d| d.fallbacks()) {
+    for warning in cfg.retrieval.fallbacks() {
         eprintln!("warning: {warning}");
     }
-    let outcome = match result {
-        Ok(o) => o,
-        Err(e) => {
-            store.set_run_status(run, RunStatus::Failed)?;
-            return Err(e).with_context(|| format!("optimizing {}", pkg.name()));
-        }
-    };
-    let report = write_output(
-        &*device,
-        &outcome,
-        &pkg,
-        &args.out,
-        args.seed ^ 0x6672_6573_6821,
-    )
-    .with_context(|| format!("writing {}", args.out.display()))?;
-    store.set_run_status(run, RunStatus::Finished)?;
+    let Optimized { outcome, report } =
+        result.with_context(|| format!("optimizing {}", pkg.name()))?;
     let text = summary(&outcome, &args.out, report.output_passed, &report.failures);
     if args.json {
         eprint!("{text}");
-        json_doc(&outcome, &report, &config, run, &args.out).print()?;
+        json_doc(&outcome, &report, &env.config, run, &args.out).print()?;
     } else {
         print!("{text}");
     }

@@ -25,17 +25,14 @@
 //! `reproduced` (exit code 0). `crates/cli/tests/rewind_cli.rs` runs it
 //! when `ASCENDOPT_SLOW_TESTS=1`.
 
-use crate::hiargs::{self, resolve_op};
+use crate::hiargs::{self, resolve_op, MethodArgs, MethodRun};
 use crate::json_doc::JsonDoc;
-use crate::llm_args::{agents, LlmArgs};
+use crate::llm_args::LlmArgs;
 use crate::Status;
 use anyhow::{Context, Result};
-use ascendopt_agent::rewind::{rewind_operator_with, verify_entry, RewindConfig, RewindOutcome};
-use ascendopt_agent::session::{LogEntry, RunContext};
-use ascendopt_bank::store::Bank;
-use ascendopt_harness::compare::CompareConfig;
-use ascendopt_harness::store::RunStatus;
-use ascendopt_op::package::{builtin_ops_dir, package_dirs, OpPackage};
+use ascendopt_agent::rewind::{rewind_into, RewindConfig, RewindFinish, RewindOutcome, Rewound};
+use ascendopt_agent::session::LogEntry;
+use ascendopt_op::package::{builtin_ops_dir, package_dirs};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -169,67 +166,42 @@ pub fn run(args: RewindArgs) -> Result<Status> {
             .map(|a| resolve_op(a))
             .collect::<Result<Vec<_>>>()?
     };
-    let packages = dirs
-        .iter()
-        .map(|d| {
-            OpPackage::load(d, &ascendopt_golden::BUILTINS)
-                .with_context(|| format!("loading {}", d.display()))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let packages = hiargs::load_packages(&dirs)?;
     if args.budget == 0 {
         anyhow::bail!("--budget must be at least 1 (the strong kernel's own evaluation)");
     }
-    let bank =
-        Bank::open(&args.bank).with_context(|| format!("opening {}", args.bank.display()))?;
-    if bank.is_frozen()? {
-        anyhow::bail!(
-            "bank {} is frozen: Rewind cannot add entries to it",
-            args.bank.display()
-        );
-    }
-    let runs_path = args
-        .runs
-        .clone()
-        .unwrap_or_else(|| side_dir(&args.bank).join(SIDE_RUNS));
-    let workdir = args
-        .workdir
-        .clone()
-        .unwrap_or_else(|| side_dir(&args.bank).join(SIDE_WORK));
-    if let Some(parent) = runs_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    std::fs::create_dir_all(&workdir).with_context(|| format!("creating {}", workdir.display()))?;
-    // The proposer and distiller (built-in, or the LLM's, checked before
-    // any run is created).
-    let mut agents = agents(&args.llm, args.seed, &runs_path)?;
-    let store = hiargs::open_store(&runs_path)?;
-
-    let compare = CompareConfig::RECOMMENDED;
-    let pipeline = hiargs::pipeline(args.repeats, args.deterministic, args.seed);
-    let config = serde_json::json!({
-        "command": "rewind",
-        "ops": packages.iter().map(|p| p.name()).collect::<Vec<_>>(),
-        "budget": args.budget,
-        "seed": args.seed,
-        "deterministic": args.deterministic,
-        "repeats": pipeline.repeats,
-        "max_chain": args.max_chain,
-        "proposer": agents.describe(),
-        "distiller": agents.distiller.name(),
-        "bank": args.bank.display().to_string(),
-    });
-    let run = store.create_run(&config)?;
-    agents.attach_run(run);
-    let device = hiargs::device(&args.device, Some(args.timeout), pipeline.repeats)?;
-    let ctx = RunContext {
-        device: &*device,
-        store: &store,
-        run,
-        pipeline,
-        compare,
-        workdir,
+    let bank = hiargs::rewind_bank(&args.bank)?;
+    let method_args = MethodArgs {
+        device: &args.device,
+        llm: &args.llm,
+        seed: args.seed,
+        repeats: args.repeats,
+        deterministic: args.deterministic,
+        timeout_s: args.timeout,
+        runs: args
+            .runs
+            .clone()
+            .unwrap_or_else(|| side_dir(&args.bank).join(SIDE_RUNS)),
+        workdir: args
+            .workdir
+            .clone()
+            .unwrap_or_else(|| side_dir(&args.bank).join(SIDE_WORK)),
+        resume: false,
     };
+    let MethodRun { mut agents, env } = MethodRun::open(&method_args, |agents, pipeline| {
+        serde_json::json!({
+            "command": "rewind",
+            "ops": packages.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            "budget": args.budget,
+            "seed": args.seed,
+            "deterministic": args.deterministic,
+            "repeats": pipeline.repeats,
+            "max_chain": args.max_chain,
+            "proposer": agents.describe(),
+            "distiller": agents.distiller.name(),
+            "bank": args.bank.display().to_string(),
+        })
+    })?;
     let cfg = RewindConfig {
         budget: args.budget,
         seed: args.seed,
@@ -237,48 +209,34 @@ pub fn run(args: RewindArgs) -> Result<Status> {
         created_ms: None,
     };
     eprintln!(
-        "rewind: {} operators, budget {} each, run {run} in {}, bank {}",
+        "rewind: {} operators, budget {} each, run {} in {}, bank {}",
         packages.len(),
         args.budget,
-        runs_path.display(),
+        env.run,
+        env.runs.display(),
         args.bank.display()
     );
-
-    let mut outcomes = Vec::new();
-    let mut failed = false;
-    for pkg in &packages {
-        let outcome = rewind_operator_with(
-            &ctx,
-            pkg,
-            agents.proposer.as_mut(),
-            agents.distiller.as_mut(),
-            &bank,
-            &cfg,
-            &mut progress,
-        )
-        .with_context(|| format!("rewinding {}", pkg.name()))?;
-        eprintln!("[{}] done: {}", outcome.op, outcome.stop);
-        failed |= outcome.strong_us.is_none();
-        outcomes.push(outcome);
-    }
-    store.set_run_status(run, RunStatus::Finished)?;
-
+    let Rewound { outcomes, verified } = rewind_into(
+        &env.ctx(),
+        &packages,
+        agents.proposer.as_mut(),
+        agents.distiller.as_mut(),
+        &bank,
+        &cfg,
+        RewindFinish {
+            verify: args.verify,
+            freeze: args.freeze,
+        },
+        &mut progress,
+        &mut |outcome| eprintln!("[{}] done: {}", outcome.op, outcome.stop),
+    )?;
+    let mut failed = outcomes.iter().any(|o| o.strong_us.is_none());
     let mut summary_text = render_summary(&outcomes);
-    let mut verified: Vec<Vec<serde_json::Value>> = vec![Vec::new(); outcomes.len()];
     if args.verify {
         let mut text = String::from("\nverification (fresh seeds, no store cache):\n");
-        for (i, (pkg, outcome)) in packages.iter().zip(&outcomes).enumerate() {
-            for kept in outcome.kept.iter().filter(|k| k.new) {
-                let stored = bank.show(kept.id)?;
-                let v = verify_entry(&ctx, pkg, &stored.entry)?;
+        for (outcome, checks) in outcomes.iter().zip(&verified) {
+            for (kept, v) in checks {
                 failed |= !v.reproduced;
-                verified[i].push(serde_json::json!({
-                    "id": kept.id.0,
-                    "reproduced": v.reproduced,
-                    "slow_us": v.slow_us,
-                    "fast_us": v.fast_us,
-                    "reason": v.reason,
-                }));
                 let _ = writeln!(
                     text,
                     "  {} {:<16} {:<18} {}  slow {}  fast {}  {}",
@@ -299,22 +257,33 @@ pub fn run(args: RewindArgs) -> Result<Status> {
         summary_text.push_str(&text);
     }
     if args.freeze {
-        bank.freeze()?;
         let _ = writeln!(summary_text, "bank {} frozen", args.bank.display());
     }
     if args.json {
         eprint!("{summary_text}");
         let mut doc = JsonDoc::new("rewind");
-        for (o, v) in outcomes.iter().zip(&verified) {
-            doc.operator(outcome_json(o, v));
+        for (o, checks) in outcomes.iter().zip(&verified) {
+            let v: Vec<serde_json::Value> = checks
+                .iter()
+                .map(|(kept, v)| {
+                    serde_json::json!({
+                        "id": kept.id.0,
+                        "reproduced": v.reproduced,
+                        "slow_us": v.slow_us,
+                        "fast_us": v.fast_us,
+                        "reason": v.reason,
+                    })
+                })
+                .collect();
+            doc.operator(outcome_json(o, &v));
         }
-        doc.field("config", config.clone());
+        doc.field("config", env.config.clone());
         doc.field(
             "files",
             serde_json::json!({
                 "bank": args.bank.display().to_string(),
-                "runs": runs_path.display().to_string(),
-                "run": run.0,
+                "runs": env.runs.display().to_string(),
+                "run": env.run.0,
                 "frozen": args.freeze,
             }),
         );

@@ -27,6 +27,39 @@ use std::path::{Path, PathBuf};
 /// The setting that names the configuration file.
 pub const CONFIG_ENV: &str = "ASCENDOPT_CONFIG";
 
+/// Why the configuration file could not be used; each names the file (and
+/// the line, or the variable that named it).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigFileError {
+    /// The file is not valid TOML or holds an unknown key or a value of
+    /// the wrong type.
+    #[error("{}:{line}: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What is wrong there.
+        message: String,
+    },
+    /// The file that `$ASCENDOPT_CONFIG` names cannot be read.
+    #[error("{CONFIG_ENV}={}: {error}", path.display())]
+    Named {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The file at the usual place exists but cannot be read.
+    #[error("{}: {error}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
 /// What the file says (empty when there is no file).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigFile {
@@ -80,10 +113,11 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// Reads the file at `path` (`text` is its contents).
-pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, String> {
-    let raw: Raw = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-        format!("{}:{line}: {}", path.display(), e.message())
+pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigFileError> {
+    let raw: Raw = toml::from_str(text).map_err(|e| ConfigFileError::Parse {
+        path: path.to_path_buf(),
+        line: e.span().map(|s| line_of(text, s.start)).unwrap_or(1),
+        message: e.message().to_string(),
     })?;
     let device = raw.device.map(|d| {
         let at = format!("{}:{}", path.display(), line_of(text, d.span().start));
@@ -122,7 +156,7 @@ pub fn location(env: &dyn Fn(&str) -> Option<String>) -> Option<(PathBuf, bool)>
 
 /// Reads the configuration file of this environment (read through `env`);
 /// empty when there is none.
-pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<ConfigFile, String> {
+pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<ConfigFile, ConfigFileError> {
     let Some((path, required)) = location(env) else {
         return Ok(ConfigFile::default());
     };
@@ -131,8 +165,8 @@ pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<ConfigFile, String> 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
             Ok(ConfigFile::default())
         }
-        Err(e) if required => Err(format!("{CONFIG_ENV}={}: {e}", path.display())),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(error) if required => Err(ConfigFileError::Named { path, error }),
+        Err(error) => Err(ConfigFileError::Read { path, error }),
     }
 }
 
@@ -157,14 +191,19 @@ mod tests {
             Path::new("c.toml"),
             "device = \"sim\"\n[cann]\nwarmup = \"ten\"\n",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.starts_with("c.toml:3: "), "{err}");
-        let err = parse(Path::new("c.toml"), "\n\ndevise = \"sim\"\n").unwrap_err();
+        let err = parse(Path::new("c.toml"), "\n\ndevise = \"sim\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("c.toml:3: ") && err.contains("devise"),
             "{err}"
         );
-        let err = parse(Path::new("c.toml"), "device = \n").unwrap_err();
+        let err = parse(Path::new("c.toml"), "device = \n")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("c.toml:1: "), "{err}");
     }
 
@@ -181,7 +220,9 @@ mod tests {
             load(&only("XDG_CONFIG_HOME", d.clone())).unwrap(),
             ConfigFile::default()
         );
-        let err = load(&only(CONFIG_ENV, format!("{d}/nope.toml"))).unwrap_err();
+        let err = load(&only(CONFIG_ENV, format!("{d}/nope.toml")))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("ASCENDOPT_CONFIG=") && err.contains("nope.toml"),
             "{err}"

@@ -66,12 +66,12 @@ pub enum BenchError {
     /// The bank failed.
     #[error(transparent)]
     Bank(#[from] BankError),
-    /// The device cannot be set up.
-    #[error("device setup: {0}")]
-    Device(String),
     /// The configuration is not usable.
     #[error("{0}")]
     Config(String),
+    /// A benchmark thread panicked.
+    #[error("a benchmark thread panicked")]
+    Panicked,
     /// A file could not be read or written.
     #[error("{}: {message}", path.display())]
     Io {
@@ -503,7 +503,7 @@ fn run_pair(
                     budget,
                     stage1_budget: cfg.stage1_budget,
                     seed: cfg.seed,
-                    dense: agents.dense(),
+                    retrieval: agents.retrieval(),
                     ..OptimizeConfig::default()
                 },
             )?

@@ -9,7 +9,8 @@
 //! - [`baselines`]: best-of-N sampling and coder + judge;
 //! - [`report`]: `results.json`, `report.md`, `report.html`;
 //! - [`evals`]: how fast the evaluation loop itself is (`ascendopt bench-evals`);
-//! - [`tiling`]: Stage II against random search (`ascendopt bench-tiling`);
+//! - [`tiling`]: Stage II against random search on one operator, and
+//!   [`tiling_bench`], the benchmark over many (`ascendopt bench-tiling`);
 //! - [`rule_bench`]: the acceptance rule's false-accept rate and power on
 //!   the device (`ascendopt bench-rule`);
 //! - [`suite`]: the operator-suite quality table (`ascendopt suite`).
@@ -29,3 +30,4 @@ pub mod rule_bench;
 pub mod sim_vs_chip;
 pub mod suite;
 pub mod tiling;
+pub mod tiling_bench;

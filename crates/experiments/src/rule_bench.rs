@@ -7,7 +7,7 @@
 //! profiler, interleaving candidate and incumbent samples as the agent does.
 //! A "true speedup" candidate is the same measurement scaled by 1/speedup.
 
-use ascendopt_device::{Device, RunOutcome};
+use ascendopt_device::{Device, DeviceError, QueryError, RunOutcome};
 use ascendopt_harness::compare::{faster, CompareConfig};
 use ascendopt_harness::eval::{prepare_case, profile_request};
 use ascendopt_harness::pipeline::bench_case;
@@ -34,6 +34,27 @@ pub struct RuleBench {
     pub repeats: usize,
 }
 
+/// Why the rule could not be measured on an operator.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleBenchError {
+    /// The operator has no case to measure.
+    #[error("the operator has no cases")]
+    NoCases,
+    /// The operator did not build.
+    #[error(transparent)]
+    Build(#[from] DeviceError),
+    /// The benchmark case's inputs or golden could not be made.
+    #[error("preparing the benchmark case: {0}")]
+    Prepare(String),
+    /// The launch did not finish (fault, timeout, crash), as the device
+    /// summed it up.
+    #[error("{0}")]
+    Run(String),
+    /// The device could not profile the run or sample its latency.
+    #[error(transparent)]
+    Measure(#[from] QueryError),
+}
+
 /// Measures the rule on `package`'s benchmark case.
 pub fn rule_bench(
     device: &dyn Device,
@@ -42,13 +63,13 @@ pub fn rule_bench(
     speedup: f64,
     trials: usize,
     seed: u64,
-) -> Result<RuleBench, String> {
-    let case = bench_case(package).ok_or("the operator has no cases")?;
-    let artifact = device.build(package).map_err(|e| e.to_string())?;
-    let prepared = prepare_case(package, case, seed)?;
+) -> Result<RuleBench, RuleBenchError> {
+    let case = bench_case(package).ok_or(RuleBenchError::NoCases)?;
+    let artifact = device.build(package)?;
+    let prepared = prepare_case(package, case, seed).map_err(RuleBenchError::Prepare)?;
     let result = match device.run(&artifact, &prepared.request) {
         RunOutcome::Finished(r) => r,
-        other => return Err(other.summary()),
+        other => return Err(RuleBenchError::Run(other.summary())),
     };
     let per_trial = 3 * cfg.repeats;
     let seeds: Vec<u64> = (0..(trials * per_trial) as u64)

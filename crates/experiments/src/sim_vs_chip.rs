@@ -7,14 +7,20 @@
 //! candidates correct on both, and whether both pick the same fastest
 //! one). docs/cann.md says how to recalibrate a profile from it.
 
+use crate::bench::BenchError;
 use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_agent::tune::{tune, TuneConfig};
 use ascendopt_agent::AgentError;
+use ascendopt_device::Device;
+use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
+use ascendopt_harness::pipeline::PipelineConfig;
+use ascendopt_harness::store::RunStore;
 use ascendopt_harness::store::SourceHash;
-use ascendopt_motif::Sources;
+use ascendopt_motif::{MotifError, Sources};
 use ascendopt_op::package::OpPackage;
+use std::path::Path;
 
 /// One operator's comparison.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -84,13 +90,13 @@ pub fn spearman(pairs: &[(f64, f64)]) -> Option<f64> {
 
 /// `text` (a candidate as the run store holds it: `//== <path> ==`
 /// sections) applied over `input`'s sources.
-fn sources_of(input: &Sources, text: &str) -> Result<Sources, String> {
+fn sources_of(input: &Sources, text: &str) -> Result<Sources, MotifError> {
     let mut out = input.clone();
     let mut current: Option<(String, String)> = None;
-    let flush = |cur: Option<(String, String)>, out: &mut Sources| -> Result<(), String> {
+    let flush = |cur: Option<(String, String)>, out: &mut Sources| -> Result<(), MotifError> {
         if let Some((path, body)) = cur {
             if path != "package files (sha256)" {
-                out.set(&path, body).map_err(|e| e.to_string())?;
+                out.set(&path, body)?;
             }
         }
         Ok(())
@@ -175,10 +181,7 @@ pub fn compare_devices(
                 dir: pkg.dir.clone(),
                 message: format!("candidate {hash} is not in the run store"),
             })?;
-        let sources = sources_of(&input, &text).map_err(|message| AgentError::Package {
-            dir: pkg.dir.clone(),
-            message,
-        })?;
+        let sources = sources_of(&input, &text)?;
         let phase = if i == 0 { Phase::Baseline } else { Phase::Tune };
         let trial = on_chip.evaluate(phase, &sources, action("a Stage II candidate"))?;
         candidates.push((Some(*sim_us), trial.latency_us()));
@@ -215,6 +218,59 @@ pub fn compare_devices(
         same_best,
         candidates,
     })
+}
+
+/// `ascendopt fidelity --device cann:N` as one call: every package of
+/// `pkgs` compared ([`compare_devices`]), each side in a run of its own in
+/// the run store `root/runs.sqlite` (candidates under `root/work/sim` and
+/// `root/work/chip`), measured with noise and the acceptance rule's
+/// repeats.
+pub fn compare_all(
+    sim: &dyn Device,
+    chip: &dyn Device,
+    pkgs: &[OpPackage],
+    root: &Path,
+    budget: u32,
+    seed: u64,
+) -> Result<Vec<DeviceComparison>, BenchError> {
+    std::fs::create_dir_all(root).map_err(|e| BenchError::Io {
+        path: root.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let store = RunStore::open(&root.join("runs.sqlite"))?;
+    let compare = CompareConfig::RECOMMENDED;
+    let pipeline = PipelineConfig {
+        repeats: compare.repeats,
+        deterministic: false,
+        seed,
+    };
+    let mut rows = Vec::new();
+    for pkg in pkgs {
+        let run = |name: &str| {
+            store.create_run(&serde_json::json!({
+                "command": "fidelity", "device": name, "op": pkg.name(),
+                "budget": budget, "seed": seed,
+            }))
+        };
+        let sim_ctx = RunContext {
+            device: sim,
+            store: &store,
+            run: run("sim")?,
+            pipeline: pipeline.clone(),
+            compare,
+            workdir: root.join("work").join("sim"),
+        };
+        let chip_ctx = RunContext {
+            device: chip,
+            store: &store,
+            run: run("chip")?,
+            pipeline: pipeline.clone(),
+            compare,
+            workdir: root.join("work").join("chip"),
+        };
+        rows.push(compare_devices(&sim_ctx, &chip_ctx, pkg, budget, seed)?);
+    }
+    Ok(rows)
 }
 
 /// The comparison as a table, one row per operator.

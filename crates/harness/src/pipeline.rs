@@ -77,9 +77,17 @@ pub enum PipelineError {
     /// The candidate's files could not be read for the static check.
     #[error("cannot check the candidate: {0}")]
     StaticCheck(#[from] static_check::StaticCheckError),
-    /// The device cannot build anything (no compiler, cache unwritable).
+    /// The device cannot build anything (no compiler, cache unwritable):
+    /// its [`DeviceError::Setup`].
     #[error("device setup: {0}")]
-    Setup(String),
+    Setup(DeviceError),
+    /// The device measured a finished run but returned no latency sample.
+    #[error("device setup: the device returned no latency samples")]
+    NoSamples,
+    /// A job of a batch evaluation ended without a result (a worker
+    /// thread of the batch stopped).
+    #[error("a batch job produced no result")]
+    LostJob,
     /// The device could not measure a run that finished (no latency
     /// samples, the timing model failed).
     #[error("device setup: {0}")]
@@ -324,7 +332,7 @@ fn check_and_build(device: &dyn Device, package: &OpPackage) -> Result<Built, Pi
             },
             timings,
         )),
-        Err(DeviceError::Setup { message }) => Err(PipelineError::Setup(message)),
+        Err(e @ DeviceError::Setup { .. }) => Err(PipelineError::Setup(e)),
     }
 }
 
@@ -869,8 +877,7 @@ fn launch_and_judge(
     }
     timings.correctness_ms += t.elapsed().as_millis() as u64;
 
-    let latency = LatencyStats::from_samples(&samples)
-        .ok_or_else(|| PipelineError::Setup("no latency samples".into()))?;
+    let latency = LatencyStats::from_samples(&samples).ok_or(PipelineError::NoSamples)?;
     Ok((
         Verdict::Correct {
             latency,
@@ -1048,9 +1055,7 @@ pub fn evaluate_batch(
                 e
             }
             Plan::Run { ticket, hash, seed } => {
-                let (verdict, timings) = by_index.remove(&i).ok_or_else(|| {
-                    PipelineError::Setup("a batch job produced no result".into())
-                })??;
+                let (verdict, timings) = by_index.remove(&i).ok_or(PipelineError::LostJob)??;
                 let index = ticket.index();
                 let recorded = ledger.record(
                     ticket,

@@ -49,15 +49,26 @@ pub fn request_hash(body: &serde_json::Value) -> String {
     format!("{:x}", Sha256::digest(body.to_string().as_bytes()))
 }
 
+/// Why a [`CallLog`] could not record a call or answer a look-up.
+#[derive(Debug, thiserror::Error)]
+pub enum CallLogError {
+    /// A thread panicked while holding the log's lock.
+    #[error("call log lock poisoned")]
+    Poisoned,
+    /// The storage behind the log failed (e.g. the run store).
+    #[error(transparent)]
+    Storage(Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// Receives every call; answers replay look-ups.
 pub trait CallLog: Send + Sync {
     /// Stores one record. An error stops the call (an unaudited call must
     /// not feed the loop).
-    fn record(&self, record: &CallRecord) -> Result<(), String>;
+    fn record(&self, record: &CallRecord) -> Result<(), CallLogError>;
 
     /// The raw response body of an earlier successful call with this
     /// request hash, if any.
-    fn replay(&self, request_hash: &str) -> Result<Option<String>, String>;
+    fn replay(&self, request_hash: &str) -> Result<Option<String>, CallLogError>;
 }
 
 /// A [`CallLog`] in memory.
@@ -82,19 +93,16 @@ impl MemoryCallLog {
 }
 
 impl CallLog for MemoryCallLog {
-    fn record(&self, record: &CallRecord) -> Result<(), String> {
+    fn record(&self, record: &CallRecord) -> Result<(), CallLogError> {
         self.records
             .lock()
-            .map_err(|_| "call log lock poisoned".to_string())?
+            .map_err(|_| CallLogError::Poisoned)?
             .push(record.clone());
         Ok(())
     }
 
-    fn replay(&self, request_hash: &str) -> Result<Option<String>, String> {
-        let records = self
-            .records
-            .lock()
-            .map_err(|_| "call log lock poisoned".to_string())?;
+    fn replay(&self, request_hash: &str) -> Result<Option<String>, CallLogError> {
+        let records = self.records.lock().map_err(|_| CallLogError::Poisoned)?;
         Ok(records
             .iter()
             .rev()

@@ -97,20 +97,64 @@ pub const WRITABLE_EXTENSIONS: [&str; 11] = [
     "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp",
 ];
 
+/// Why [`confined_path`] refused a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unconfined {
+    /// A backslash or a control character.
+    BadCharacter,
+    /// An absolute (or home-relative) path.
+    Absolute,
+    /// `..` climbs out of the candidate's folder.
+    LeavesFolder,
+    /// Normalised, it lies outside `op_kernel/` and `op_host/`.
+    OutsideSourceDirs {
+        /// The normalised path.
+        normal: String,
+    },
+    /// Not a C/C++ source or header.
+    NotSource,
+}
+
+impl fmt::Display for Unconfined {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unconfined::BadCharacter => write!(f, "has a backslash or control character"),
+            Unconfined::Absolute => write!(f, "is absolute"),
+            Unconfined::LeavesFolder => write!(f, "leaves the candidate's folder"),
+            Unconfined::OutsideSourceDirs { normal } => write!(
+                f,
+                "is {normal:?} once normalised, outside op_kernel/ and op_host/"
+            ),
+            Unconfined::NotSource => write!(f, "is not a C/C++ source or header"),
+        }
+    }
+}
+
+/// A path a proposer may not write ([`confined_path`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path:?} {why}: a proposer writes only C/C++ files under op_kernel/ and op_host/ of the candidate (never op.toml, goldens, tests or anything else)")]
+pub struct PathRefused {
+    /// The path as given.
+    pub path: String,
+    /// Why it is refused.
+    pub why: Unconfined,
+}
+
 /// `path` normalised (`./`, empty components and `dir/..` resolved), when it
 /// names a C/C++ file inside `op_kernel/` or `op_host/` of a candidate;
 /// otherwise why a proposer may not write it.
-pub fn confined_path(path: &str) -> Result<String, String> {
-    let refuse = |why: &str| {
-        Err(format!(
-            "{path:?} {why}: a proposer writes only C/C++ files under op_kernel/ and op_host/ of the candidate (never op.toml, goldens, tests or anything else)"
-        ))
+pub fn confined_path(path: &str) -> Result<String, PathRefused> {
+    let refuse = |why: Unconfined| {
+        Err(PathRefused {
+            path: path.to_string(),
+            why,
+        })
     };
     if path.contains(['\\', '\0']) || path.chars().any(char::is_control) {
-        return refuse("has a backslash or control character");
+        return refuse(Unconfined::BadCharacter);
     }
     if path.starts_with('/') || path.starts_with('~') {
-        return refuse("is absolute");
+        return refuse(Unconfined::Absolute);
     }
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
@@ -118,7 +162,7 @@ pub fn confined_path(path: &str) -> Result<String, String> {
             "" | "." => {}
             ".." => {
                 if parts.pop().is_none() {
-                    return refuse("leaves the candidate's folder");
+                    return refuse(Unconfined::LeavesFolder);
                 }
             }
             p => parts.push(p),
@@ -126,13 +170,11 @@ pub fn confined_path(path: &str) -> Result<String, String> {
     }
     let normal = parts.join("/");
     if parts.len() < 2 || !WRITABLE_DIRS.contains(&parts[0]) {
-        return refuse(&format!(
-            "is {normal:?} once normalised, outside op_kernel/ and op_host/"
-        ));
+        return refuse(Unconfined::OutsideSourceDirs { normal });
     }
     let ext = parts[parts.len() - 1].rsplit_once('.').map(|(_, e)| e);
     if !ext.is_some_and(|e| WRITABLE_EXTENSIONS.contains(&e)) {
-        return refuse("is not a C/C++ source or header");
+        return refuse(Unconfined::NotSource);
     }
     Ok(normal)
 }
@@ -288,9 +330,30 @@ pub fn parse_blocks(text: &str) -> Parsed {
     parsed
 }
 
+/// Why an edit block's path names no one file of the kernel.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Unresolved {
+    /// No file has that path.
+    #[error("no file {path} in this kernel (files: {})", files.join(", "))]
+    NoSuchFile {
+        /// The path as given.
+        path: String,
+        /// The kernel's files.
+        files: Vec<String>,
+    },
+    /// Several files end with that path.
+    #[error("{path} could be any of {}", candidates.join(", "))]
+    Ambiguous {
+        /// The path as given.
+        path: String,
+        /// The files it could mean.
+        candidates: Vec<String>,
+    },
+}
+
 /// The key of `files` that `path` names: itself, or the one key it ends
 /// with (or that ends with it) at a `/` boundary.
-fn resolve(files: &BTreeMap<String, String>, path: &str) -> Result<String, String> {
+fn resolve(files: &BTreeMap<String, String>, path: &str) -> Result<String, Unresolved> {
     let path = path.trim_start_matches("./");
     if files.contains_key(path) {
         return Ok(path.to_string());
@@ -301,17 +364,14 @@ fn resolve(files: &BTreeMap<String, String>, path: &str) -> Result<String, Strin
         .collect();
     match hits.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(format!(
-            "no file {path} in this kernel (files: {})",
-            files.keys().cloned().collect::<Vec<_>>().join(", ")
-        )),
-        many => Err(format!(
-            "{path} could be any of {}",
-            many.iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        [] => Err(Unresolved::NoSuchFile {
+            path: path.to_string(),
+            files: files.keys().cloned().collect(),
+        }),
+        many => Err(Unresolved::Ambiguous {
+            path: path.to_string(),
+            candidates: many.iter().map(|s| s.to_string()).collect(),
+        }),
     }
 }
 
@@ -391,7 +451,7 @@ pub fn apply_blocks(files: &BTreeMap<String, String>, parsed: &Parsed) -> Applie
             if let Err(reason) = &confined {
                 rejected.push(Rejection {
                     outside: true,
-                    ..reject(reason.clone())
+                    ..reject(reason.to_string())
                 });
                 continue;
             }
@@ -423,7 +483,7 @@ pub fn apply_blocks(files: &BTreeMap<String, String>, parsed: &Parsed) -> Applie
         let path = match existing {
             Ok(p) => p,
             Err(reason) => {
-                rejected.push(reject(reason));
+                rejected.push(reject(reason.to_string()));
                 continue;
             }
         };
@@ -623,7 +683,7 @@ mod tests {
             "op_kernel\\..\\op.toml",
             "op_kernel/x.cpp\0",
         ] {
-            let err = confined_path(bad).unwrap_err();
+            let err = confined_path(bad).unwrap_err().to_string();
             assert!(err.contains("a proposer writes only"), "{bad}: {err}");
         }
         // As edit blocks: nothing outside is written, each refusal says why.

@@ -98,5 +98,5 @@ pub enum LlmError {
     },
     /// The audit log failed (the call is not made or not trusted).
     #[error("LLM call log: {0}")]
-    Log(String),
+    Log(#[from] crate::audit::CallLogError),
 }

@@ -777,9 +777,21 @@ mod tests {
         let weak = FusedVecOps
             .remove(&strong, &FusedVecOps.detect(&strong)[0])
             .unwrap();
-        assert!(weak.get("op_kernel/k.cpp").unwrap().contains(
-            "        if (length > 0) { Duplicate(yLocal, scalar, length);\n        Mul(yLocal, xLocal, yLocal, length); }"
-        ));
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -3,7 +3,8 @@
+                 {
+                     LocalTensor<T> xLocal = inQueueX.DeQue<T>();
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+            -        if (length > 0) Muls(yLocal, xLocal, scalar, length);
+            +        if (length > 0) { Duplicate(yLocal, scalar, length);
+            +        Mul(yLocal, xLocal, yLocal, length); }
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&strong, &weak));
     }
 
     #[test]
@@ -834,9 +846,23 @@ mod tests {
             .find(|s| s.state == SiteState::Absent)
             .unwrap();
         let strong = FusedVecOps.apply(&used, &site).unwrap();
-        assert!(strong.get("op_kernel/k.cpp").unwrap().contains(
-            "        Adds(yLocal, xLocal, -bias, length);\n        Adds(yLocal, yLocal, bias, length);\n"
-        ));
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -4,9 +4,8 @@
+                     LocalTensor<T> xLocal = inQueueX.DeQue<T>();
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+                     LocalTensor<T> k = kBuf.Get<T>();
+            -        Duplicate(k, bias, length);
+            -        Sub(yLocal, xLocal, k, length);
+            -        Add(yLocal, yLocal, k, length);
+            +        Adds(yLocal, xLocal, -bias, length);
+            +        Adds(yLocal, yLocal, bias, length);
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&used, &strong));
         // Read by something other than a vector op: left alone.
         let passed = kernel("        LocalTensor<T> k = kBuf.Get<T>();\n        Duplicate(k, bias, length);\n        Sub(yLocal, xLocal, k, length);\n        Helper(k);");
         assert!(FusedVecOps
@@ -867,16 +893,30 @@ mod tests {
                 .count(),
             2
         );
-        let k = cur.get("op_kernel/k.cpp").unwrap();
-        assert!(!k.contains("Duplicate"), "{k}");
-        assert!(k.contains("Maxs(yLocal, xLocal, minValue, length);"), "{k}");
-        assert!(k.contains("Mins(yLocal, yLocal, maxValue, length);"), "{k}");
-        assert!(
-            k.contains(
-                "Muls(yLocal, yLocal, static_cast<T>(1.0f / static_cast<float>(2.0f)), length);"
-            ),
-            "{k}"
-        );
+        // No Duplicate left: Maxs, Mins and a Muls by the reciprocal.
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -5,14 +5,11 @@
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+                     LocalTensor<T> lo = loBuf.Get<T>();
+                     LocalTensor<T> hi = hiBuf.Get<T>();
+            -        Duplicate(lo, minValue, length);
+            -        Duplicate(hi, maxValue, length);
+                     PipeBarrier<PIPE_ALL>();
+            -        Max(yLocal, xLocal, lo, length);
+            +        Maxs(yLocal, xLocal, minValue, length);
+                     PipeBarrier<PIPE_ALL>();
+            -        Min(yLocal, yLocal, hi, length);
+            -        Duplicate(lo, 2.0f, length);
+            -        Div(yLocal, yLocal, lo, length);
+            +        Mins(yLocal, yLocal, maxValue, length);
+            +        Muls(yLocal, yLocal, static_cast<T>(1.0f / static_cast<float>(2.0f)), length);
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&weak, &cur));
     }
 
     #[test]
@@ -909,9 +949,21 @@ mod tests {
             .find(|s| s.state == SiteState::Present && s.note.starts_with("FusedMulAdd"))
             .unwrap();
         let weak2 = FusedVecOps.remove(&strong, &back).unwrap();
-        assert!(weak2.get("op_kernel/k.cpp").unwrap().contains(
-            "Mul(yLocal, wLocal, yLocal, length);\n        Add(yLocal, yLocal, sLocal, length);"
-        ));
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -4,7 +4,8 @@
+                     LocalTensor<T> xLocal = inQueueX.DeQue<T>();
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+                     Sub(yLocal, eLocal, sLocal, length);
+            -        FusedMulAdd(yLocal, wLocal, sLocal, length);
+            +        Mul(yLocal, wLocal, yLocal, length);
+            +        Add(yLocal, yLocal, sLocal, length);
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&strong, &weak2));
         let recip = kernel("        LocalTensor<T> t = tBuf.Get<T>();\n        Reciprocal(t, xLocal, length);\n        Mul(yLocal, yLocal, t, length);");
         let site = FusedVecOps
             .detect(&recip)
@@ -919,10 +971,21 @@ mod tests {
             .find(|s| s.state == SiteState::Absent)
             .unwrap();
         let k = FusedVecOps.apply(&recip, &site).unwrap();
-        assert!(k
-            .get("op_kernel/k.cpp")
-            .unwrap()
-            .contains("Div(yLocal, yLocal, xLocal, length);"));
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -4,8 +4,7 @@
+                     LocalTensor<T> xLocal = inQueueX.DeQue<T>();
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+                     LocalTensor<T> t = tBuf.Get<T>();
+            -        Reciprocal(t, xLocal, length);
+            -        Mul(yLocal, yLocal, t, length);
+            +        Div(yLocal, yLocal, xLocal, length);
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&recip, &k));
     }
 
     #[test]
@@ -934,9 +997,20 @@ mod tests {
             .find(|s| s.state == SiteState::Absent)
             .unwrap();
         let strong = FusedVecOps.apply(&weak, &site).unwrap();
-        assert!(strong
-            .get("op_kernel/k.cpp")
-            .unwrap()
-            .contains("        Axpy(yLocal, xLocal, alpha, length);\n"));
+        expect![[r#"
+            --- a/op_kernel/k.cpp
+            +++ b/op_kernel/k.cpp
+            @@ -4,8 +4,7 @@
+                     LocalTensor<T> xLocal = inQueueX.DeQue<T>();
+                     LocalTensor<T> yLocal = outQueueY.AllocTensor<T>();
+                     LocalTensor<T> t = tBuf.Get<T>();
+            -        Muls(t, xLocal, alpha, length);
+            -        Add(yLocal, yLocal, t, length);
+            +        Axpy(yLocal, xLocal, alpha, length);
+                     outQueueY.EnQue<T>(yLocal);
+                 }
+             };
+        "#]]
+        .assert_eq(&crate::diff(&weak, &strong));
     }
 }

@@ -412,6 +412,7 @@ fn tensor_kind<'a>(parsed: &Parsed<'a>, at: Node<'_>, name: &str) -> Option<(&'a
 #[cfg(test)]
 mod tests {
     use super::*;
+    use expect_test::expect;
 
     fn first_loop(body: &str) -> Option<RowCopy> {
         let text = format!("template <typename T>\nclass K {{\n    void F() {{\n        AscendC::LocalTensor<T> xLocal = q.AllocTensor<T>();\n{body}\n    }}\n    AscendC::GlobalTensor<T> xGm;\n}};\n");
@@ -426,24 +427,57 @@ mod tests {
     #[test]
     fn a_row_loop_becomes_one_strided_copy_with_the_loop_as_fallback() {
         let c = first_loop("        for (uint32_t r = 0; r < rows; r++) {\n            uint32_t gmOff = (rowStart + r) * cols;\n            AscendC::DataCopyPad(xLocal[r * paddedCols], xGm[gmOff], {1, static_cast<uint32_t>(cols * sizeof(T)), 0, 0, 0}, {false, 0, 0, 0});\n        }").unwrap();
-        assert!(
-            c.text.contains(
-                "const int64_t ascGm0 = static_cast<int64_t>(((rowStart + (0)) * cols));"
-            ),
-            "{}",
-            c.text
-        );
-        assert!(c.text.contains("const int64_t ascGmPitch = (static_cast<int64_t>(((rowStart + ((0) + 1)) * cols)) - ascGm0)"), "{}", c.text);
-        assert!(c.text.contains("AscendC::DataCopyExtParams ascP{static_cast<uint16_t>(ascRows), ascRowBytes, static_cast<uint32_t>(ascGmPitch - ascRowBytes), static_cast<uint32_t>((ascUbPitch - ascUbRow) / 32), 0};"), "{}", c.text);
-        assert!(c.text.contains("} else {\n"), "{}", c.text);
+        // The first row's offset and the pitch from the second, one
+        // strided copy, the loop kept as the fallback.
+        expect![[r#"
+            {
+                        // one strided copy for the rows of this loop (the loop itself when the strides do not fit)
+                        const int64_t ascRows = static_cast<int64_t>(rows) - static_cast<int64_t>(0);
+                        const uint32_t ascRowBytes = static_cast<uint32_t>(static_cast<uint32_t>(cols * sizeof(T)));
+                        const int64_t ascGm0 = static_cast<int64_t>(((rowStart + (0)) * cols));
+                        const int64_t ascGmPitch = (static_cast<int64_t>(((rowStart + ((0) + 1)) * cols)) - ascGm0) * static_cast<int64_t>(sizeof(T));
+                        const int64_t ascUb0 = static_cast<int64_t>((0) * paddedCols);
+                        const int64_t ascUbPitch = (static_cast<int64_t>(((0) + 1) * paddedCols) - ascUb0) * static_cast<int64_t>(sizeof(T));
+                        const int64_t ascUbRow = (static_cast<int64_t>(ascRowBytes) + 31) / 32 * 32;
+                        AscendC::DataCopyPadExtParams<T> ascPad{false, 0, 0, 0};
+                        if (ascRows > 0 && ascGmPitch == ascRowBytes && ascUbPitch == ascRowBytes && ascRowBytes % 32 == 0 && ascRows * ascRowBytes < 2097152) {
+                            AscendC::DataCopyExtParams ascP{1, static_cast<uint32_t>(ascRows * ascRowBytes), 0, 0, 0};
+                            AscendC::DataCopyPad(xLocal[ascUb0], xGm[ascGm0], ascP, {false, 0, 0, 0});
+                        } else if (ascRows > 0 && ascRows <= 4095 && ascGmPitch >= ascRowBytes && ascUbPitch >= ascUbRow && ascUbPitch % 32 == 0) {
+                            AscendC::DataCopyExtParams ascP{static_cast<uint16_t>(ascRows), ascRowBytes, static_cast<uint32_t>(ascGmPitch - ascRowBytes), static_cast<uint32_t>((ascUbPitch - ascUbRow) / 32), 0};
+                            AscendC::DataCopyPad(xLocal[ascUb0], xGm[ascGm0], ascP, {false, 0, 0, 0});
+                        } else {
+                            for (uint32_t r = 0; r < rows; r++) {
+                            uint32_t gmOff = (rowStart + r) * cols;
+                            AscendC::DataCopyPad(xLocal[r * paddedCols], xGm[gmOff], {1, static_cast<uint32_t>(cols * sizeof(T)), 0, 0, 0}, {false, 0, 0, 0});
+                        }
+                        }
+                    }"#]].assert_eq(&c.text);
         // Out to GM with DataCopy.
         let out = first_loop("        for (uint32_t r = 0; r < rows; r++) {\n            AscendC::DataCopy(xGm[(r + base) * cols], xLocal[r * cols], cols);\n        }").unwrap();
-        assert!(
-            out.text
-                .contains("AscendC::DataCopyPad(xGm[ascGm0], xLocal[ascUb0], ascP);"),
-            "{}",
-            out.text
-        );
+        expect![[r#"
+            {
+                        // one strided copy for the rows of this loop (the loop itself when the strides do not fit)
+                        const int64_t ascRows = static_cast<int64_t>(rows) - static_cast<int64_t>(0);
+                        const uint32_t ascRowBytes = static_cast<uint32_t>((cols) * sizeof(T));
+                        const int64_t ascGm0 = static_cast<int64_t>(((0) + base) * cols);
+                        const int64_t ascGmPitch = (static_cast<int64_t>((((0) + 1) + base) * cols) - ascGm0) * static_cast<int64_t>(sizeof(T));
+                        const int64_t ascUb0 = static_cast<int64_t>((0) * cols);
+                        const int64_t ascUbPitch = (static_cast<int64_t>(((0) + 1) * cols) - ascUb0) * static_cast<int64_t>(sizeof(T));
+                        const int64_t ascUbRow = (static_cast<int64_t>(ascRowBytes) + 31) / 32 * 32;
+                        AscendC::DataCopyPadExtParams<T> ascPad{false, 0, 0, 0};
+                        if (ascRows > 0 && ascGmPitch == ascRowBytes && ascUbPitch == ascRowBytes && ascRowBytes % 32 == 0 && ascRows * ascRowBytes < 2097152) {
+                            AscendC::DataCopyExtParams ascP{1, static_cast<uint32_t>(ascRows * ascRowBytes), 0, 0, 0};
+                            AscendC::DataCopyPad(xGm[ascGm0], xLocal[ascUb0], ascP);
+                        } else if (ascRows > 0 && ascRows <= 4095 && ascGmPitch >= ascRowBytes && ascUbPitch >= ascUbRow && ascUbPitch % 32 == 0) {
+                            AscendC::DataCopyExtParams ascP{static_cast<uint16_t>(ascRows), ascRowBytes, static_cast<uint32_t>((ascUbPitch - ascUbRow) / 32), static_cast<uint32_t>(ascGmPitch - ascRowBytes), 0};
+                            AscendC::DataCopyPad(xGm[ascGm0], xLocal[ascUb0], ascP);
+                        } else {
+                            for (uint32_t r = 0; r < rows; r++) {
+                            AscendC::DataCopy(xGm[(r + base) * cols], xLocal[r * cols], cols);
+                        }
+                        }
+                    }"#]].assert_eq(&out.text);
     }
 
     #[test]

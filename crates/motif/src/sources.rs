@@ -123,7 +123,8 @@ impl Sources {
     /// `op_host/`, named by a path that is normalised first; anything else
     /// (op.toml, a golden, a path leaving those folders) is refused.
     pub fn set(&mut self, path: &str, text: String) -> Result<(), MotifError> {
-        let path = ascendopt_llm::edits::confined_path(path).map_err(MotifError::Outside)?;
+        let path = ascendopt_llm::edits::confined_path(path)
+            .map_err(|e| MotifError::Outside(e.to_string()))?;
         self.files.insert(path, text);
         Ok(())
     }

@@ -176,7 +176,7 @@ impl TilingSource {
                         "knob annotation outside a tiling region".to_string(),
                     ));
                 }
-                let knob = parse_knob(file, n, line, p).map_err(|m| err(n, m))?;
+                let knob = parse_knob(file, n, line, p).map_err(|e| err(n, e.to_string()))?;
                 if let Some(other) = knobs.iter().find(|k| k.name == knob.name) {
                     return Err(err(
                         n,
@@ -296,28 +296,92 @@ fn parse_int(s: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<Knob, String> {
+/// Why a `// ascendopt:knob` annotation is malformed (the caller adds the
+/// file and line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KnobError {
+    /// The annotation is not in a `//` comment.
+    #[error("the knob annotation must be a `//` comment")]
+    NotComment,
+    /// The annotated line is not an integer constant's definition.
+    #[error("{0}: expected `constexpr <type> NAME = <integer>; // ascendopt:knob ...`")]
+    Form(String),
+    /// A `key=value` item is not one.
+    #[error("`{0}` is not key=value")]
+    NotKeyValue(String),
+    /// A value that must be an integer is not one.
+    #[error("{key}={value}: not an integer")]
+    NotInteger {
+        /// The key.
+        key: String,
+        /// Its value.
+        value: String,
+    },
+    /// `step=` below 1.
+    #[error("step={0} must be >= 1 or pow2")]
+    BadStep(i64),
+    /// `choices=` with no value.
+    #[error("choices= is empty")]
+    EmptyChoices,
+    /// A key other than min, max, step or choices.
+    #[error("unknown knob key `{0}`; expected min, max, step or choices")]
+    UnknownKey(String),
+    /// `choices=` together with a range.
+    #[error("choices= excludes min, max and step")]
+    ChoicesWithRange,
+    /// Neither a range nor choices.
+    #[error("give min= and max= (or choices=)")]
+    NoRange,
+    /// An empty range.
+    #[error("min={min} exceeds max={max}")]
+    MinAboveMax {
+        /// `min=`.
+        min: i64,
+        /// `max=`.
+        max: i64,
+    },
+    /// The constant's own value is outside the domain it declares.
+    #[error("{name} = {value} is not admitted by its own domain ({domain})")]
+    OutsideDomain {
+        /// The knob.
+        name: String,
+        /// Its value.
+        value: i64,
+        /// Its domain, as text.
+        domain: String,
+    },
+    /// `step=pow2` over a range without a power of two.
+    #[error("no power of two in [{min}, {max}]")]
+    NoPowerOfTwo {
+        /// `min=`.
+        min: i64,
+        /// `max=`.
+        max: i64,
+    },
+}
+
+fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<Knob, KnobError> {
     let code = match line[..marker].rfind("//") {
         Some(p) => &line[..p],
-        None => return Err("the knob annotation must be a `//` comment".to_string()),
+        None => return Err(KnobError::NotComment),
     };
-    let form = "expected `constexpr <type> NAME = <integer>; // ascendopt:knob ...`";
+    let form = |what: &str| KnobError::Form(what.to_string());
     if !code
         .split_whitespace()
         .any(|w| w == "constexpr" || w == "const")
     {
-        return Err(format!("not a constant: {form}"));
+        return Err(form("not a constant"));
     }
-    let eq = code.find('=').ok_or_else(|| format!("no `=`: {form}"))?;
+    let eq = code.find('=').ok_or_else(|| form("no `=`"))?;
     let semi = code[eq..]
         .find(';')
         .map(|p| p + eq)
-        .ok_or_else(|| format!("no `;`: {form}"))?;
+        .ok_or_else(|| form("no `;`"))?;
     let name = code[..eq]
         .split_whitespace()
         .last()
         .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        .ok_or_else(|| format!("no constant name: {form}"))?
+        .ok_or_else(|| form("no constant name"))?
         .to_string();
     // The literal: the value text without surrounding spaces and without an
     // integer suffix (u, U, l, L, ul, ULL, ...), which rendering keeps.
@@ -327,7 +391,7 @@ fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<
     let digits_len = trimmed.trim_end_matches(['u', 'U', 'l', 'L']).len();
     let end = start + digits_len;
     let value = parse_int(&code[start..end])
-        .ok_or_else(|| format!("`{}` is not an integer literal: {form}", trimmed))?;
+        .ok_or_else(|| form(&format!("`{trimmed}` is not an integer literal")))?;
 
     let mut min = None;
     let mut max = None;
@@ -336,8 +400,13 @@ fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<
     for item in line[marker + KNOB.len()..].split_whitespace() {
         let (key, val) = item
             .split_once('=')
-            .ok_or_else(|| format!("`{item}` is not key=value"))?;
-        let int = |v: &str| parse_int(v).ok_or_else(|| format!("{key}={v}: not an integer"));
+            .ok_or_else(|| KnobError::NotKeyValue(item.to_string()))?;
+        let int = |v: &str| {
+            parse_int(v).ok_or_else(|| KnobError::NotInteger {
+                key: key.to_string(),
+                value: v.to_string(),
+            })
+        };
         match key {
             "min" => min = Some(int(val)?),
             "max" => max = Some(int(val)?),
@@ -345,29 +414,24 @@ fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<
             "step" => {
                 let n = int(val)?;
                 if n < 1 {
-                    return Err(format!("step={n} must be >= 1 or pow2"));
+                    return Err(KnobError::BadStep(n));
                 }
                 step = Some(KnobStep::Every(n));
             }
             "choices" => {
-                let list: Result<Vec<i64>, String> = val.split(',').map(int).collect();
-                let list = list?;
+                let list: Vec<i64> = val.split(',').map(int).collect::<Result<_, _>>()?;
                 if list.is_empty() {
-                    return Err("choices= is empty".to_string());
+                    return Err(KnobError::EmptyChoices);
                 }
                 choices = Some(list);
             }
-            other => {
-                return Err(format!(
-                    "unknown knob key `{other}`; expected min, max, step or choices"
-                ))
-            }
+            other => return Err(KnobError::UnknownKey(other.to_string())),
         }
     }
     let (min, max, step) = match choices {
         Some(c) => {
             if min.is_some() || max.is_some() || step.is_some() {
-                return Err("choices= excludes min, max and step".to_string());
+                return Err(KnobError::ChoicesWithRange);
             }
             let lo = c.iter().copied().min().unwrap_or(0);
             let hi = c.iter().copied().max().unwrap_or(0);
@@ -375,10 +439,10 @@ fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<
         }
         None => {
             let (Some(lo), Some(hi)) = (min, max) else {
-                return Err("give min= and max= (or choices=)".to_string());
+                return Err(KnobError::NoRange);
             };
             if lo > hi {
-                return Err(format!("min={lo} exceeds max={hi}"));
+                return Err(KnobError::MinAboveMax { min: lo, max: hi });
             }
             (lo, hi, step.unwrap_or(KnobStep::Every(1)))
         }
@@ -394,14 +458,17 @@ fn parse_knob(file: &Path, line_no: usize, line: &str, marker: usize) -> Result<
         literal: (start, end),
     };
     if !knob.admits(value) {
-        return Err(format!(
-            "{} = {value} is not admitted by its own domain ({})",
-            knob.name,
-            knob.domain()
-        ));
+        return Err(KnobError::OutsideDomain {
+            name: knob.name.clone(),
+            value,
+            domain: knob.domain(),
+        });
     }
     if matches!(knob.step, KnobStep::Pow2) && knob.candidates().is_empty() {
-        return Err(format!("no power of two in [{}, {}]", knob.min, knob.max));
+        return Err(KnobError::NoPowerOfTwo {
+            min: knob.min,
+            max: knob.max,
+        });
     }
     Ok(knob)
 }
@@ -518,30 +585,65 @@ enum Expr {
     Bin(char, Box<Expr>, Box<Expr>),
 }
 
+/// Why a constraint between knobs does not parse or cannot be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConstraintError {
+    /// A number that does not parse.
+    #[error("bad number `{0}`")]
+    BadNumber(String),
+    /// A character that is no part of the grammar.
+    #[error("unexpected `{0}`")]
+    UnexpectedChar(char),
+    /// An opening parenthesis without its closing one.
+    #[error("missing `)`")]
+    MissingParen,
+    /// A token where an operand was expected.
+    #[error("unexpected {0}")]
+    UnexpectedToken(String),
+    /// The expression stops where an operand was expected.
+    #[error("unexpected end of expression")]
+    UnexpectedEnd,
+    /// No comparison between the two sides.
+    #[error("`{0}`: expected a comparison (==, !=, <, <=, >, >=)")]
+    NoComparison(String),
+    /// Text after the right-hand side.
+    #[error("`{0}`: unexpected text after the comparison")]
+    TrailingText(String),
+    /// A name that is no knob's.
+    #[error("unknown knob `{0}`")]
+    UnknownKnob(String),
+    /// A result outside 64-bit integers.
+    #[error("overflow")]
+    Overflow,
+    /// `/ 0`.
+    #[error("division by zero")]
+    DivisionByZero,
+    /// `% 0`.
+    #[error("modulo by zero")]
+    ModuloByZero,
+}
+
 impl Expr {
-    fn eval(&self, vars: &BTreeMap<String, i64>) -> Result<i64, String> {
+    fn eval(&self, vars: &BTreeMap<String, i64>) -> Result<i64, ConstraintError> {
         match self {
             Expr::Num(n) => Ok(*n),
             Expr::Var(v) => vars
                 .get(v)
                 .copied()
-                .ok_or_else(|| format!("unknown knob `{v}`")),
-            Expr::Neg(e) => e
-                .eval(vars)?
-                .checked_neg()
-                .ok_or_else(|| "overflow".to_string()),
+                .ok_or_else(|| ConstraintError::UnknownKnob(v.clone())),
+            Expr::Neg(e) => e.eval(vars)?.checked_neg().ok_or(ConstraintError::Overflow),
             Expr::Bin(op, a, b) => {
                 let (a, b) = (a.eval(vars)?, b.eval(vars)?);
                 let r = match op {
                     '+' => a.checked_add(b),
                     '-' => a.checked_sub(b),
                     '*' => a.checked_mul(b),
-                    '/' if b == 0 => return Err("division by zero".to_string()),
+                    '/' if b == 0 => return Err(ConstraintError::DivisionByZero),
                     '/' => a.checked_div(b),
-                    '%' if b == 0 => return Err("modulo by zero".to_string()),
+                    '%' if b == 0 => return Err(ConstraintError::ModuloByZero),
                     _ => a.checked_rem(b),
                 };
-                r.ok_or_else(|| "overflow".to_string())
+                r.ok_or(ConstraintError::Overflow)
             }
         }
     }
@@ -585,7 +687,7 @@ enum Tok {
     RParen,
 }
 
-fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
+fn tokenize(s: &str) -> Result<Vec<Tok>, ConstraintError> {
     let chars: Vec<char> = s.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -600,7 +702,7 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
             }
             let lit: String = chars[start..i].iter().collect();
             out.push(Tok::Num(
-                parse_int(&lit).ok_or_else(|| format!("bad number `{lit}`"))?,
+                parse_int(&lit).ok_or(ConstraintError::BadNumber(lit))?,
             ));
         } else if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
@@ -620,7 +722,7 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                 ('(', _) => (Tok::LParen, 1),
                 (')', _) => (Tok::RParen, 1),
                 ('+' | '-' | '*' | '/' | '%', _) => (Tok::Op(c), 1),
-                _ => return Err(format!("unexpected `{c}`")),
+                _ => return Err(ConstraintError::UnexpectedChar(c)),
             };
             out.push(tok);
             i += len;
@@ -639,7 +741,7 @@ impl ExprParser {
         self.toks.get(self.pos)
     }
 
-    fn expr(&mut self) -> Result<Expr, String> {
+    fn expr(&mut self) -> Result<Expr, ConstraintError> {
         let mut lhs = self.term()?;
         while let Some(Tok::Op(op @ ('+' | '-'))) = self.peek().cloned() {
             self.pos += 1;
@@ -648,7 +750,7 @@ impl ExprParser {
         Ok(lhs)
     }
 
-    fn term(&mut self) -> Result<Expr, String> {
+    fn term(&mut self) -> Result<Expr, ConstraintError> {
         let mut lhs = self.unary()?;
         while let Some(Tok::Op(op @ ('*' | '/' | '%'))) = self.peek().cloned() {
             self.pos += 1;
@@ -657,7 +759,7 @@ impl ExprParser {
         Ok(lhs)
     }
 
-    fn unary(&mut self) -> Result<Expr, String> {
+    fn unary(&mut self) -> Result<Expr, ConstraintError> {
         if let Some(Tok::Op('-')) = self.peek() {
             self.pos += 1;
             return Ok(Expr::Neg(Box::new(self.unary()?)));
@@ -674,33 +776,29 @@ impl ExprParser {
                         self.pos += 1;
                         Ok(e)
                     }
-                    _ => Err("missing `)`".to_string()),
+                    _ => Err(ConstraintError::MissingParen),
                 }
             }
-            Some(t) => Err(format!("unexpected {t:?}")),
-            None => Err("unexpected end of expression".to_string()),
+            Some(t) => Err(ConstraintError::UnexpectedToken(format!("{t:?}"))),
+            None => Err(ConstraintError::UnexpectedEnd),
         }
     }
 }
 
 impl Constraint {
     /// Parses `expr CMP expr`.
-    pub fn parse(text: &str) -> Result<Constraint, String> {
+    pub fn parse(text: &str) -> Result<Constraint, ConstraintError> {
         let toks = tokenize(text)?;
         let mut p = ExprParser { toks, pos: 0 };
         let lhs = p.expr()?;
         let cmp = match p.peek() {
             Some(Tok::Cmp(c)) => *c,
-            _ => {
-                return Err(format!(
-                    "`{text}`: expected a comparison (==, !=, <, <=, >, >=)"
-                ))
-            }
+            _ => return Err(ConstraintError::NoComparison(text.to_string())),
         };
         p.pos += 1;
         let rhs = p.expr()?;
         if p.pos != p.toks.len() {
-            return Err(format!("`{text}`: unexpected text after the comparison"));
+            return Err(ConstraintError::TrailingText(text.to_string()));
         }
         Ok(Constraint {
             text: text.trim().to_string(),
@@ -719,7 +817,7 @@ impl Constraint {
     }
 
     /// Evaluates the constraint with the given knob values.
-    pub fn eval(&self, vars: &BTreeMap<String, i64>) -> Result<bool, String> {
+    pub fn eval(&self, vars: &BTreeMap<String, i64>) -> Result<bool, ConstraintError> {
         let (a, b) = (self.lhs.eval(vars)?, self.rhs.eval(vars)?);
         Ok(match self.cmp {
             Cmp::Eq => a == b,
@@ -822,9 +920,20 @@ constexpr uint32_t FIXED = 7; // not a knob
         let out = s
             .render_with(&values(&[("TILE_BYTES", 4096), ("ALIGN", 64)]))
             .unwrap();
-        assert!(out.contains("constexpr uint32_t TILE_BYTES = 4096; // ascendopt:knob min=1024 max=65536 step=pow2\n"));
-        assert!(out.contains("static constexpr int64_t ALIGN = 64U;  // ascendopt:knob"));
-        assert!(out.contains("BUFFER_NUM = 2;"));
+        // TILE_BYTES and ALIGN (its suffix kept) take the new values;
+        // BUFFER_NUM keeps its own.
+        expect_test::expect![[r##"
+            #include "add_custom_tiling.h"
+            namespace optiling {
+            // ascendopt:tiling-begin
+            constexpr uint32_t TILE_BYTES = 4096; // ascendopt:knob min=1024 max=65536 step=pow2
+            static constexpr int64_t ALIGN = 64U;  // ascendopt:knob min=32 max=1024 step=32
+            constexpr uint32_t BUFFER_NUM = 2; // ascendopt:knob choices=1,2
+            constexpr uint32_t FIXED = 7; // not a knob
+            // ascendopt:tiling-end
+            }
+        "##]]
+        .assert_eq(&out);
         let again = TilingSource::parse(Path::new("a.cpp"), &out).unwrap();
         assert_eq!(again.knobs[0].value, 4096);
         assert_eq!(again.knobs[1].value, 64);
@@ -891,20 +1000,24 @@ constexpr uint32_t FIXED = 7; // not a knob
         // (4 + 2) % 3 = 0; -1 / 2 = 0 (truncation).
         assert!(c.eval(&values(&[("A", 4), ("B", 1)])).unwrap());
         assert_eq!(
-            c.eval(&values(&[("A", 4)])).unwrap_err(),
+            c.eval(&values(&[("A", 4)])).unwrap_err().to_string(),
             "unknown knob `B`"
         );
-        assert!(Constraint::parse("A * 2")
-            .unwrap_err()
-            .contains("expected a comparison"));
+        assert_eq!(
+            Constraint::parse("A * 2").unwrap_err().to_string(),
+            "`A * 2`: expected a comparison (==, !=, <, <=, >, >=)"
+        );
         assert!(Constraint::parse("A < 2 <").is_err());
-        assert!(Constraint::parse("A / 0 > 1")
-            .unwrap()
-            .eval(&values(&[("A", 1)]))
-            .is_err());
-        assert!(Constraint::parse("A # 1 > 0")
-            .unwrap_err()
-            .contains("unexpected `#`"));
+        assert_eq!(
+            Constraint::parse("A / 0 > 1")
+                .unwrap()
+                .eval(&values(&[("A", 1)])),
+            Err(ConstraintError::DivisionByZero)
+        );
+        assert_eq!(
+            Constraint::parse("A # 1 > 0").unwrap_err(),
+            ConstraintError::UnexpectedChar('#')
+        );
     }
 
     #[test]
@@ -925,7 +1038,18 @@ constexpr uint32_t FIXED = 7; // not a knob
             .is_ok());
         let files = space.render_with(&values(&[("BUFFER_NUM", 1)])).unwrap();
         assert_eq!(files.len(), 1);
-        assert!(files[0].1.contains("BUFFER_NUM = 1;"));
+        expect_test::expect![[r##"
+            #include "add_custom_tiling.h"
+            namespace optiling {
+            // ascendopt:tiling-begin
+            constexpr uint32_t TILE_BYTES = 16384; // ascendopt:knob min=1024 max=65536 step=pow2
+            static constexpr int64_t ALIGN = 256U;  // ascendopt:knob min=32 max=1024 step=32
+            constexpr uint32_t BUFFER_NUM = 1; // ascendopt:knob choices=1,2
+            constexpr uint32_t FIXED = 7; // not a knob
+            // ascendopt:tiling-end
+            }
+        "##]]
+        .assert_eq(&files[0].1);
         assert_eq!(space.current()["ALIGN"], 256);
     }
 }

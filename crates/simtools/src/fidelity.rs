@@ -11,9 +11,8 @@
 use ascendopt_device::Device;
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
 use ascendopt_harness::verdict::Verdict;
-use ascendopt_op::package::{builtin_ops_dir, OpPackage};
+use ascendopt_op::package::{builtin_ops_dir, copy_tree, OpPackage};
 pub use ascendopt_sim::timing::fidelity::{render, Point, Status};
-use std::path::Path;
 
 /// What to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +28,7 @@ pub struct Options {
 pub enum FidelityError {
     /// A hand-written trace could not be timed (a bug of the table).
     #[error("timing a fidelity trace: {0}")]
-    Timing(String),
+    Timing(#[from] ascendopt_sim::timing::fidelity::FidelityTraceError),
     /// The fixture package could not be prepared.
     #[error("preparing the fixture {what}: {message}")]
     Fixture {
@@ -50,8 +49,7 @@ pub enum FidelityError {
 
 /// Every point of the table (only the trace-timed ones when `fast`).
 pub fn run(device: &dyn Device, options: &Options) -> Result<Vec<Point>, FidelityError> {
-    let mut points =
-        ascendopt_sim::timing::fidelity::synthetic_points().map_err(FidelityError::Timing)?;
+    let mut points = ascendopt_sim::timing::fidelity::synthetic_points()?;
     if !options.fast {
         points.extend(kernel_points(device, options.seed)?);
     }
@@ -124,7 +122,8 @@ fn add_custom_span(
         .tempdir()
         .map_err(|e| fixture(e.to_string()))?;
     let root = dir.path().join("add_custom");
-    copy_package(&src, &root).map_err(|e| fixture(e.to_string()))?;
+    copy_tree(&src, &root, &["build"])
+        .map_err(|(path, e)| fixture(format!("copying {}: {e}", path.display())))?;
     let kernel_path = root.join("op_kernel/add_custom.cpp");
     let kernel = std::fs::read_to_string(&kernel_path).map_err(|e| fixture(e.to_string()))?;
     let edited =
@@ -152,21 +151,6 @@ fn add_custom_span(
             verdict: other.label(),
         }),
     }
-}
-
-/// Copies a package's op.toml, op_host/ and op_kernel/.
-fn copy_package(src: &Path, dst: &Path) -> std::io::Result<()> {
-    for sub in ["op_host", "op_kernel"] {
-        std::fs::create_dir_all(dst.join(sub))?;
-        for entry in std::fs::read_dir(src.join(sub))? {
-            let entry = entry?;
-            if entry.file_type()?.is_file() {
-                std::fs::copy(entry.path(), dst.join(sub).join(entry.file_name()))?;
-            }
-        }
-    }
-    std::fs::copy(src.join("op.toml"), dst.join("op.toml"))?;
-    Ok(())
 }
 
 /// The points that run real kernels.

@@ -3,7 +3,8 @@
 //! compat`), [`import`] (an op.toml for an msopgen project, from what its
 //! host library registers, `ascendopt import`) and [`fidelity`] (the
 //! timing model against figures measured on real hardware, `ascendopt
-//! fidelity`).
+//! fidelity`) and [`speed`] (how fast the tool itself compiles and
+//! simulates, `ascendopt bench-speed`).
 //!
 //! They build with the simulator's toolchain directly, describe host
 //! libraries in its worker and time hand-written traces, so they need the
@@ -17,3 +18,4 @@
 pub mod compat;
 pub mod fidelity;
 pub mod import;
+pub mod speed;

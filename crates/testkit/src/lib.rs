@@ -10,7 +10,10 @@
 //! - [`small_copy`], [`with_cases`], [`small_add_custom`]: small
 //!   operators, copies of built-in ones with their large cases dropped or
 //!   their cases replaced, or add_custom with two small cases and edited
-//!   sources (a test's evaluation then takes about a second);
+//!   sources (a test's evaluation then takes about a second); and the
+//!   op.toml edits they are made of, for a test's own copy (edited
+//!   sources, a weakened kernel): [`map_cases`], [`replace_cases`],
+//!   [`binary_cases`], [`first_shape_elements`];
 //! - [`Cmd`]: runs a binary (the CLI's tests run `ascendopt`) with the
 //!   shared build cache and returns its exit code and output as text;
 //! - [`llm_server`]: a scripted OpenAI-protocol server on loopback, for
@@ -98,6 +101,92 @@ pub fn case_elements(block: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The elements of the first shape of an op.toml `[[cases]]` block (its
+/// first input), when the block has a `shapes` line.
+pub fn first_shape_elements(block: &str) -> Option<u64> {
+    let line = block
+        .lines()
+        .find(|l| l.trim_start().starts_with("shapes"))?;
+    let start = line.find("[[")? + 2;
+    let end = line[start..].find(']')? + start;
+    line[start..end]
+        .split(',')
+        .map(|x| x.trim().parse::<u64>().ok())
+        .try_fold(1u64, |acc, x| x.map(|v| acc * v))
+}
+
+/// Rewrites the cases of the op.toml in `dir`: each `[[cases]]` table, as
+/// text from its header up to the next table (its own `[cases.x]`
+/// sub-tables included), goes through `map`, which
+/// returns the table to keep (the same, or edited) or `None` to drop it;
+/// everything before the first case is kept as it is. Returns how many
+/// cases were dropped.
+pub fn map_cases(dir: &Path, mut map: impl FnMut(&str) -> Option<String>) -> usize {
+    let path = dir.join("op.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let mut kept = String::new();
+    let mut block = String::new();
+    let mut dropped = 0;
+    let mut flush = |block: &mut String, kept: &mut String| {
+        if block.starts_with("[[cases]]") {
+            match map(block) {
+                Some(b) => kept.push_str(&b),
+                None => dropped += 1,
+            }
+        } else {
+            kept.push_str(block);
+        }
+        block.clear();
+    };
+    for line in text.lines() {
+        // A case's own sub-tables (`[cases.x]`) belong to its block.
+        let sub_table = line.starts_with("[cases.") || line.starts_with("[[cases.");
+        if line.starts_with('[') && !sub_table {
+            flush(&mut block, &mut kept);
+        }
+        block.push_str(line);
+        block.push('\n');
+    }
+    flush(&mut block, &mut kept);
+    std::fs::write(&path, kept).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    dropped
+}
+
+/// Replaces the cases of the op.toml in `dir` by `cases` (TOML
+/// `[[cases]]` tables), keeping everything before its first case.
+pub fn replace_cases(dir: &Path, cases: &str) {
+    let path = dir.join("op.toml");
+    let spec = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let head = match spec.find("\n[[cases]]") {
+        Some(i) => &spec[..i + 1],
+        None => spec.as_str(),
+    };
+    std::fs::write(&path, format!("{head}{cases}"))
+        .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+}
+
+/// The `[[cases]]` of a small copy of an element-wise operator with two
+/// inputs of one shape (add_custom and its kind): a float16 tail case
+/// `f16_tail` of 3 x 1001 and a float16 benchmark case `f16_bench` of
+/// `rows` x `cols`.
+pub fn binary_cases(rows: usize, cols: usize) -> String {
+    format!(
+        r#"
+[[cases]]
+name = "f16_tail"
+shapes = [[3, 1001], [3, 1001]]
+dtype = "float16"
+
+[[cases]]
+name = "f16_bench"
+shapes = [[{rows}, {cols}], [{rows}, {cols}]]
+dtype = "float16"
+"#
+    )
+}
+
 /// A copy of built-in operator `op` in `dst/<op>` without its cases of
 /// more than `max_elements` input elements ([`case_elements`]): a small
 /// operator for quick tests. Panics when no case is dropped or none is
@@ -105,40 +194,20 @@ pub fn case_elements(block: &str) -> u64 {
 pub fn small_copy(op: &str, dst: &Path, max_elements: u64) -> PathBuf {
     let out = dst.join(op);
     copy_dir(&ops_dir().join(op), &out);
-    let text = std::fs::read_to_string(out.join("op.toml")).expect("the op.toml");
-    let mut kept = String::new();
-    let mut block = String::new();
-    let mut dropped = 0;
-    let flush = |block: &mut String, kept: &mut String, dropped: &mut usize| {
-        if block.starts_with("[[cases]]") && case_elements(block) > max_elements {
-            *dropped += 1;
-        } else {
-            kept.push_str(block);
-        }
-        block.clear();
-    };
-    for line in text.lines() {
-        if line.starts_with('[') {
-            flush(&mut block, &mut kept, &mut dropped);
-        }
-        block.push_str(line);
-        block.push('\n');
-    }
-    flush(&mut block, &mut kept, &mut dropped);
+    let dropped = map_cases(&out, |block| {
+        (case_elements(block) <= max_elements).then(|| block.to_string())
+    });
     assert!(dropped > 0, "{op}: no large case to drop");
+    let kept = std::fs::read_to_string(out.join("op.toml")).expect("the op.toml");
     assert!(kept.contains("[[cases]]"), "{op}: no case left");
-    std::fs::write(out.join("op.toml"), kept).expect("writing the op.toml");
     out
 }
 
 /// A copy of built-in operator `op` in `dir` whose op.toml keeps its head
 /// and takes `cases` (TOML `[[cases]]` tables) instead of its own cases.
 pub fn with_cases(op: &str, dir: &Path, cases: &str) -> PathBuf {
-    let src = ops_dir().join(op);
-    copy_dir(&src, dir);
-    let spec = std::fs::read_to_string(src.join("op.toml")).expect("the op.toml");
-    let head = &spec[..spec.find("\n[[cases]]").expect("a [[cases]] table") + 1];
-    std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).expect("writing the op.toml");
+    copy_dir(&ops_dir().join(op), dir);
+    replace_cases(dir, cases);
     dir.to_path_buf()
 }
 
@@ -322,6 +391,31 @@ mod tests {
         let text = std::fs::read_to_string(op.join("op.toml")).unwrap();
         assert_eq!(text.matches("[[cases]]").count(), 1);
         assert!(text.ends_with(cases));
+    }
+
+    #[test]
+    fn cases_are_mapped_in_place_and_the_head_is_kept() {
+        let dir = tempdir();
+        let op = with_cases("add_custom", &dir.path().join("a"), &binary_cases(8, 4096));
+        assert_eq!(
+            first_shape_elements("[[cases]]\nshapes = [[8, 4096], [8, 4096]]\n"),
+            Some(32768)
+        );
+        let dropped = map_cases(&op, |b| {
+            (first_shape_elements(b) < Some(10_000)).then(|| b.replace("f16_tail", "tail"))
+        });
+        assert_eq!(dropped, 1);
+        let text = std::fs::read_to_string(op.join("op.toml")).unwrap();
+        assert!(
+            text.starts_with("[op]") || text.contains("\n[op]"),
+            "{text}"
+        );
+        assert_eq!(text.matches("[[cases]]").count(), 1);
+        assert!(text.contains("name = \"tail\"") && !text.contains("f16_bench"));
+        replace_cases(&op, &binary_cases(2, 64));
+        let text = std::fs::read_to_string(op.join("op.toml")).unwrap();
+        assert!(text.ends_with(&binary_cases(2, 64)), "{text}");
+        assert!(text.contains("[golden]"));
     }
 
     #[test]

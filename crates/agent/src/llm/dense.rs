@@ -22,6 +22,7 @@
 
 use ascendopt_bank::embed::Embedder;
 use ascendopt_bank::error::BankError;
+use ascendopt_bank::retrieval::Retrieval;
 use ascendopt_bank::retrieve::{Hit, Query};
 use ascendopt_bank::store::Bank;
 use ascendopt_llm::client::LlmClient;
@@ -149,6 +150,31 @@ impl DenseRetrieval {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+}
+
+/// Stage I's dense retrieval: [`DenseRetrieval::search_or_fallback`].
+impl Retrieval for DenseRetrieval {
+    fn search(
+        &self,
+        bank: &Bank,
+        query: &Query,
+        k: usize,
+        op: &str,
+    ) -> Result<Vec<Hit>, BankError> {
+        self.search_or_fallback(bank, query, k, op)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "lexical + dense ({} via {}), reciprocal-rank fusion",
+            self.model,
+            self.client.config().embeddings_url()
+        )
+    }
+
+    fn fallbacks(&self) -> Vec<String> {
+        DenseRetrieval::fallbacks(self)
     }
 }
 

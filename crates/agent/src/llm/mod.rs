@@ -36,7 +36,7 @@ use crate::proposer::Feedback;
 use crate::AgentError;
 use crate::ProposeError;
 use ascendopt_harness::store::{NewLlmCall, RunId, RunStore};
-use ascendopt_llm::audit::{CallLog, CallRecord};
+use ascendopt_llm::audit::{CallLog, CallLogError, CallRecord};
 use ascendopt_llm::error::LlmError;
 
 pub use ascendopt_llm::client::LlmClient;
@@ -81,11 +81,8 @@ impl StoreCallLog {
 }
 
 impl CallLog for StoreCallLog {
-    fn record(&self, r: &CallRecord) -> Result<(), String> {
-        let store = self
-            .store
-            .lock()
-            .map_err(|_| "store lock poisoned".to_string())?;
+    fn record(&self, r: &CallRecord) -> Result<(), CallLogError> {
+        let store = self.store.lock().map_err(|_| CallLogError::Poisoned)?;
         let run = {
             let mut slot = self.run.lock().unwrap_or_else(|p| p.into_inner());
             match *slot {
@@ -93,7 +90,7 @@ impl CallLog for StoreCallLog {
                 None => {
                     let run = store
                         .create_run(&serde_json::json!({"llm_calls": "detached"}))
-                        .map_err(|e| e.to_string())?;
+                        .map_err(storage)?;
                     *slot = Some(run);
                     run
                 }
@@ -116,18 +113,18 @@ impl CallLog for StoreCallLog {
                 request_hash: &r.request_hash,
             })
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(storage)
     }
 
-    fn replay(&self, request_hash: &str) -> Result<Option<String>, String> {
-        let store = self
-            .store
-            .lock()
-            .map_err(|_| "store lock poisoned".to_string())?;
-        store
-            .find_llm_response(request_hash)
-            .map_err(|e| e.to_string())
+    fn replay(&self, request_hash: &str) -> Result<Option<String>, CallLogError> {
+        let store = self.store.lock().map_err(|_| CallLogError::Poisoned)?;
+        store.find_llm_response(request_hash).map_err(storage)
     }
+}
+
+/// A run store failure, as the call log reports it.
+fn storage(e: ascendopt_harness::store::StoreError) -> CallLogError {
+    CallLogError::Storage(Box::new(e))
 }
 
 /// Builds the client for a run: its calls go to the run store at

@@ -32,19 +32,6 @@ pub fn scratch() -> &'static Path {
     DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
-/// Product of the first shape of a `shapes = [[a, b], ...]` line.
-fn first_shape_elems(block: &str) -> Option<u64> {
-    let line = block
-        .lines()
-        .find(|l| l.trim_start().starts_with("shapes"))?;
-    let start = line.find("[[")? + 2;
-    let end = line[start..].find(']')? + start;
-    line[start..end]
-        .split(',')
-        .map(|x| x.trim().parse::<u64>().ok())
-        .try_fold(1u64, |acc, x| x.map(|v| acc * v))
-}
-
 /// A copy of built-in operator `op` under `scratch()/<tag>/<op>` whose
 /// op.toml keeps only the cases with at most `max_elems` elements in their
 /// first input, plus the first larger case with its shapes replaced by
@@ -56,26 +43,25 @@ pub fn small_copy(op: &str, tag: &str, max_elems: u64, bench: Option<&str>) -> P
     }
     let src = Sources::load(&ops_dir().join(op)).unwrap();
     src.write_to(&dst).unwrap();
-    let text = std::fs::read_to_string(dst.join("op.toml")).unwrap();
-    let mut parts = text.split("\n[[cases]]");
-    let mut out = parts.next().unwrap().to_string();
     let mut bench = bench;
-    for block in parts {
-        if first_shape_elems(block).is_some_and(|n| n <= max_elems) {
-            out.push_str("\n[[cases]]");
-            out.push_str(block);
-        } else if let Some(shapes) = bench.take() {
-            out.push_str("\n[[cases]]");
-            for line in block.split_inclusive('\n') {
-                if line.trim_start().starts_with("shapes") {
-                    out.push_str(&format!("shapes = {shapes}\n"));
-                } else {
-                    out.push_str(line);
-                }
-            }
+    ascendopt_testkit::map_cases(&dst, |block| {
+        if ascendopt_testkit::first_shape_elements(block).is_some_and(|n| n <= max_elems) {
+            return Some(block.to_string());
         }
-    }
-    std::fs::write(dst.join("op.toml"), out).unwrap();
+        let shapes = bench.take()?;
+        Some(
+            block
+                .split_inclusive('\n')
+                .map(|line| {
+                    if line.trim_start().starts_with("shapes") {
+                        format!("shapes = {shapes}\n")
+                    } else {
+                        line.to_string()
+                    }
+                })
+                .collect(),
+        )
+    });
     OpPackage::load(&dst, &ascendopt_golden::BUILTINS).unwrap();
     dst
 }

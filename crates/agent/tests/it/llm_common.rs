@@ -3,7 +3,6 @@
 //! cache, and copies of ops/add_custom with the test's own small cases.
 #![allow(dead_code)]
 
-use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
 use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::path::{Path, PathBuf};
@@ -21,27 +20,9 @@ pub fn device() -> SimDevice {
     SimDevice::new(cfg)
 }
 
-/// Two small float16 cases of add_custom: a tail shape and a benchmark
-/// shape of 32 K elements.
-pub const TWO_SMALL_CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[8, 4096], [8, 4096]]
-dtype = "float16"
-"#;
-
 /// A copy of ops/add_custom in `dir` whose op.toml keeps its head and
 /// takes `cases` (TOML `[[cases]]` tables) instead of the built-in cases.
 pub fn add_custom_with_cases(dir: &Path, cases: &str) -> OpPackage {
-    let src = repo().join("ops/add_custom");
-    Sources::load(&src).unwrap().write_to(dir).unwrap();
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).unwrap();
+    ascendopt_testkit::with_cases("add_custom", dir, cases);
     OpPackage::load(dir, &ascendopt_golden::BUILTINS).unwrap()
 }

@@ -14,7 +14,7 @@
 
 use crate::llm_common;
 use ascendopt_testkit::llm_server as server;
-use llm_common::{add_custom_with_cases, device, TWO_SMALL_CASES as CASES};
+use llm_common::{add_custom_with_cases, device};
 
 use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::features::applicable_motifs;
@@ -24,6 +24,7 @@ use ascendopt_agent::llm::{
 use ascendopt_agent::refine::{refine, RefineConfig, RefineOutcome};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
+use ascendopt_bank::retrieval::{Lexical, Retrieval};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
@@ -41,7 +42,7 @@ use std::sync::Arc;
 /// ops/add_custom with small cases, double buffering off.
 fn weak_package(root: &Path) -> OpPackage {
     let dir = root.join("add_custom");
-    add_custom_with_cases(&dir, CASES);
+    add_custom_with_cases(&dir, &ascendopt_testkit::binary_cases(8, 4096));
     let host_path = dir.join("op_host/add_custom.cpp");
     let host = std::fs::read_to_string(&host_path).unwrap();
     let weak = host.replace("BUFFER_NUM = 2;", "BUFFER_NUM = 1;");
@@ -219,6 +220,10 @@ fn one_round(
     let outcome = refine(
         &mut session,
         Some(&s.bank),
+        match &dense {
+            Some(d) => d as &dyn Retrieval,
+            None => &Lexical,
+        },
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -227,7 +232,6 @@ fn one_round(
             k: 3,
             use_bank: true,
             stagnation: None,
-            dense,
         },
         &mut Tried::new(),
         &mut |_| {},

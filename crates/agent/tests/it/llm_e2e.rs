@@ -26,6 +26,7 @@ use ascendopt_agent::refine::{refine, RefineConfig};
 use ascendopt_agent::rewind::{rewind_operator, RewindConfig};
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_agent::AgentError;
+use ascendopt_bank::retrieval::Lexical;
 use ascendopt_bank::store::{Bank, EntryFilter};
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
@@ -42,17 +43,9 @@ use std::time::Duration;
 
 /// A tail case and 48 cores x 8 tiles of 32 KB (with fewer tiles per core
 /// the simulator shows no gain from double buffering on this kernel).
-const CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[48, 131072], [48, 131072]]
-dtype = "float16"
-"#;
+fn cases() -> String {
+    ascendopt_testkit::binary_cases(48, 131072)
+}
 
 const HOST: &str = "op_host/add_custom.cpp";
 const DB_LINE: &str = "constexpr uint32_t BUFFER_NUM = 2;          // ascendopt:knob choices=1,2";
@@ -64,7 +57,7 @@ const SB_LINE: &str = "constexpr uint32_t BUFFER_NUM = 1;          // ascendopt:
 /// `weak` switches double buffering off.
 fn package(root: &Path, name: &str, weak: bool) -> OpPackage {
     let dir = root.join(name).join("add_custom");
-    add_custom_with_cases(&dir, CASES);
+    add_custom_with_cases(&dir, &cases());
     if weak {
         let host = std::fs::read_to_string(dir.join(HOST)).unwrap();
         assert!(host.contains(DB_LINE), "add_custom's host code changed");
@@ -278,6 +271,7 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
     let refined = refine(
         &mut session,
         Some(&bank),
+        &Lexical,
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -286,7 +280,6 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
             k: 3,
             use_bank: true,
             stagnation: None,
-            dense: None,
         },
         &mut tried,
         &mut |_| {},
@@ -427,6 +420,7 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
     let replayed = refine(
         &mut session,
         Some(&bank),
+        &Lexical,
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -435,7 +429,6 @@ fn rewind_and_stage1_with_the_llm_proposer_through_every_fault() {
             k: 3,
             use_bank: true,
             stagnation: None,
-            dense: None,
         },
         &mut Tried::new(),
         &mut |_| {},
@@ -603,6 +596,7 @@ fn edits_that_leave_the_sources_are_refused_and_cost_nothing() {
     let refined = refine(
         &mut session,
         None,
+        &Lexical,
         &mut proposer,
         &mut diagnoser,
         baseline,
@@ -611,7 +605,6 @@ fn edits_that_leave_the_sources_are_refused_and_cost_nothing() {
             k: 3,
             use_bank: false,
             stagnation: None,
-            dense: None,
         },
         &mut Tried::new(),
         &mut |_| {},

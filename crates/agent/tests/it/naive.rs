@@ -692,13 +692,11 @@ fn two_pass_package() -> PathBuf {
             .replace("TILE_LENGTH = 1024;", "TILE_LENGTH = 2048;"),
     )
     .unwrap();
-    let toml = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &toml[..toml.find("\n[[cases]]").unwrap() + 1];
-    std::fs::write(
-        dir.join("op.toml"),
-        format!("{head}\n[[cases]]\nname = \"tail\"\nshapes = [[7, 100], [100]]\ndtype = \"float32\"\n\n[[cases]]\nname = \"bench\"\nshapes = [[192, 2048], [2048]]\ndtype = \"float32\"\n"),
-    )
-    .unwrap();
+    std::fs::copy(src.join("op.toml"), dir.join("op.toml")).unwrap();
+    ascendopt_testkit::replace_cases(
+        &dir,
+        "\n[[cases]]\nname = \"tail\"\nshapes = [[7, 100], [100]]\ndtype = \"float32\"\n\n[[cases]]\nname = \"bench\"\nshapes = [[192, 2048], [2048]]\ndtype = \"float32\"\n",
+    );
     OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     dir
 }

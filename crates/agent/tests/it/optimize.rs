@@ -76,7 +76,7 @@ fn a_weakened_kernel_recovers_90_percent_of_the_strong_speed_within_60_evaluatio
         stagnation: 12,
         seed: 5,
         patience: Some(8),
-        dense: None,
+        retrieval: std::sync::Arc::new(ascendopt_bank::retrieval::Lexical),
     };
     let outcome = optimize_operator(
         &mut session,

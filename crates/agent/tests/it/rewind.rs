@@ -32,7 +32,7 @@ use ascendopt_sim::{SimDevice, SimDeviceConfig};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{LazyLock, Mutex, OnceLock};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -50,30 +50,12 @@ fn device() -> &'static SimDevice {
 }
 
 /// fp16 streaming cases of a binary op: a tail and 48 cores x 2 tiles.
-const BINARY_CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[48, 32768], [48, 32768]]
-dtype = "float16"
-"#;
+static BINARY_CASES: LazyLock<String> =
+    LazyLock::new(|| ascendopt_testkit::binary_cases(48, 32768));
 
 /// Smaller: 48 cores x 1 tile (quick; motif effects are smaller).
-const SMALL_BINARY_CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[48, 16384], [48, 16384]]
-dtype = "float16"
-"#;
+static SMALL_BINARY_CASES: LazyLock<String> =
+    LazyLock::new(|| ascendopt_testkit::binary_cases(48, 16384));
 
 /// fast_gelu_grad: dy and x in, vector-heavy in fp16.
 const FAST_GELU_GRAD_CASES: &str = r#"
@@ -101,12 +83,7 @@ fn small_package(
     let sources = edit(Sources::load(&repo().join("ops").join(op)).unwrap());
     let dir = root.join(op);
     sources.write_to(&dir).unwrap();
-    let full = std::fs::read_to_string(repo().join("ops").join(op).join("op.toml")).unwrap();
-    let head = match full.find("\n[[cases]]") {
-        Some(i) => &full[..i + 1],
-        None => full.as_str(),
-    };
-    std::fs::write(dir.join("op.toml"), format!("{head}\n{cases}")).unwrap();
+    ascendopt_testkit::replace_cases(&dir, &format!("\n{cases}"));
     OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap()
 }
 
@@ -187,7 +164,7 @@ fn shared() -> &'static Mutex<Rewound> {
         let r = rewind(
             &[
                 ("fast_gelu_grad", FAST_GELU_GRAD_CASES, 6),
-                ("add_custom", SMALL_BINARY_CASES, 5),
+                ("add_custom", SMALL_BINARY_CASES.as_str(), 5),
             ],
             true,
             11,
@@ -284,7 +261,7 @@ fn rewind_over_two_operators_covers_eight_motifs() {
     }
     let r = rewind(
         &[
-            ("add_custom", BINARY_CASES, 20),
+            ("add_custom", BINARY_CASES.as_str(), 20),
             ("fast_gelu_grad", FAST_GELU_GRAD_CASES, 20),
         ],
         true,
@@ -299,7 +276,7 @@ fn a_known_missing_motif_is_retrieved_in_the_top_3() {
     let shared = shared().lock().unwrap();
     // add_custom with BUFFER_NUM 1: single-buffered, otherwise balanced.
     let dir = tempfile::tempdir().unwrap();
-    let single = small_package(dir.path(), "add_custom", BINARY_CASES, |s| {
+    let single = small_package(dir.path(), "add_custom", BINARY_CASES.as_str(), |s| {
         let motif = by_tag("double_buffer").unwrap();
         let site = motif
             .detect(&s)
@@ -388,7 +365,7 @@ fn broken_and_within_noise_removals_are_never_stored_but_charged() {
     let pkg = small_package(
         &dir.path().join("ops"),
         "add_custom",
-        SMALL_BINARY_CASES,
+        SMALL_BINARY_CASES.as_str(),
         |s| s,
     );
     let strong = Sources::load(&pkg.dir).unwrap();
@@ -469,7 +446,7 @@ fn same_seeds_give_the_same_bank() {
     // Budget for removals and their confirmations (re-measurements), on
     // the larger benchmark case (at 48 x 16384 the 0.5 us noise floor
     // is 2 % of the latency and few removals pass twice).
-    let ops = [("add_custom", BINARY_CASES, 8)];
+    let ops = [("add_custom", BINARY_CASES.as_str(), 8)];
     let a = rewind(&ops, false, 21);
     let b = rewind(&ops, false, 21);
     print_outcomes(&a.outcomes);
@@ -496,7 +473,7 @@ fn same_seeds_give_the_same_bank() {
     };
     assert_eq!(strip(export(&a.bank)), strip(export(&b.bank)));
     // Another seed gives other measurements.
-    let c = rewind(&[("add_custom", BINARY_CASES, 1)], false, 22);
+    let c = rewind(&[("add_custom", BINARY_CASES.as_str(), 1)], false, 22);
     let first = |r: &Rewound| r.outcomes[0].strong_us;
     assert_ne!(first(&a), first(&c));
 }
@@ -572,7 +549,12 @@ fn without(strong: &Sources, tag: &str) -> Sources {
 #[test]
 fn a_slowdown_that_does_not_hold_on_remeasurement_is_not_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let pkg = small_package(&dir.path().join("ops"), "add_custom", BINARY_CASES, |s| s);
+    let pkg = small_package(
+        &dir.path().join("ops"),
+        "add_custom",
+        BINARY_CASES.as_str(),
+        |s| s,
+    );
     let strong = Sources::load(&pkg.dir).unwrap();
     let mut proposer = Scripted {
         proposals: vec![

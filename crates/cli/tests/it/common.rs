@@ -32,18 +32,9 @@ pub fn text(o: &Output) -> String {
 /// ops/add_custom in `root/add_custom` with two cases only: a tail case
 /// (3 x 1001) and a benchmark case of `bench_rows` x 16384 elements.
 pub fn small_add(root: &Path, bench_rows: usize) -> PathBuf {
-    let cases = format!(
-        r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[{bench_rows}, 16384], [{bench_rows}, 16384]]
-dtype = "float16"
-"#
-    );
-    ascendopt_testkit::with_cases("add_custom", &root.join("add_custom"), &cases)
+    ascendopt_testkit::with_cases(
+        "add_custom",
+        &root.join("add_custom"),
+        &ascendopt_testkit::binary_cases(bench_rows, 16384),
+    )
 }

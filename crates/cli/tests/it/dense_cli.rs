@@ -10,31 +10,18 @@ use ascendopt_testkit::llm_server as server;
 use ascendopt_bank::entry::{family_of, Applicability, Entry, Origin, Provenance, SourceOp};
 use ascendopt_bank::store::Bank;
 use ascendopt_harness::store::RunStore;
-use ascendopt_motif::Sources;
 use server::{dead_base_url, ScriptedServer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[8, 4096], [8, 4096]]
-dtype = "float16"
-"#;
-
 fn weak_add_custom(root: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops/add_custom");
     let dir = root.join("add_custom");
-    Sources::load(&src).unwrap().write_to(&dir).unwrap();
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    std::fs::write(dir.join("op.toml"), format!("{head}{CASES}")).unwrap();
+    ascendopt_testkit::with_cases(
+        "add_custom",
+        &dir,
+        &ascendopt_testkit::binary_cases(8, 4096),
+    );
     let host_path = dir.join("op_host/add_custom.cpp");
     let host = std::fs::read_to_string(&host_path).unwrap();
     let weak = host.replace("BUFFER_NUM = 2;", "BUFFER_NUM = 1;");

@@ -27,29 +27,12 @@ fn var(name: &str) -> Option<String> {
 /// add_custom with single buffering (something for the model to fix) and
 /// small cases.
 fn weak_add(root: &Path) -> PathBuf {
-    let src = repo().join("ops/add_custom");
     let dir = root.join("add_custom");
-    for sub in ["op_host", "op_kernel"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-        for e in std::fs::read_dir(src.join(sub)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).unwrap();
-        }
-    }
-    let spec = std::fs::read_to_string(src.join("op.toml")).unwrap();
-    let head = &spec[..spec.find("\n[[cases]]").unwrap() + 1];
-    let cases = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[16, 16384], [16, 16384]]
-dtype = "float16"
-"#;
-    std::fs::write(dir.join("op.toml"), format!("{head}{cases}")).unwrap();
+    ascendopt_testkit::with_cases(
+        "add_custom",
+        &dir,
+        &ascendopt_testkit::binary_cases(16, 16384),
+    );
     let host = dir.join("op_host/add_custom.cpp");
     let text = std::fs::read_to_string(&host).unwrap();
     let weak = text.replace("BUFFER_NUM = 2;", "BUFFER_NUM = 1;");

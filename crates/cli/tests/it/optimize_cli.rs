@@ -28,26 +28,10 @@ fn small_weak_copy(op: &str, dst: &Path, remove: &[&str]) -> PathBuf {
     }
     let dir = dst.join(op);
     s.write_to(&dir).unwrap();
-    let text = std::fs::read_to_string(dir.join("op.toml")).unwrap();
-    let mut parts = text.split("\n[[cases]]");
-    let mut out = parts.next().unwrap().to_string();
-    for block in parts {
-        let line = block
-            .lines()
-            .find(|l| l.trim_start().starts_with("shapes"))
-            .unwrap();
-        let start = line.find("[[").unwrap() + 2;
-        let end = line[start..].find(']').unwrap() + start;
-        let n: u64 = line[start..end]
-            .split(',')
-            .map(|x| x.trim().parse::<u64>().unwrap())
-            .product();
-        if n <= 70_000 {
-            out.push_str("\n[[cases]]");
-            out.push_str(block);
-        }
-    }
-    std::fs::write(dir.join("op.toml"), out).unwrap();
+    ascendopt_testkit::map_cases(&dir, |block| {
+        let n = ascendopt_testkit::first_shape_elements(block).expect("a case's shapes");
+        (n <= 70_000).then(|| block.to_string())
+    });
     dir
 }
 

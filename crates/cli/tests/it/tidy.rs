@@ -277,6 +277,31 @@ fn only_the_worker_code_loads_shared_objects() {
 }
 
 #[test]
+fn only_hiargs_builds_the_live_objects_of_a_command() {
+    // A command file parses, makes one library call and prints: the
+    // device, the run store and the runs come from hiargs.rs (or from the
+    // library call).
+    // (Unit tests, after `#[cfg(test)]`, may make their own.)
+    let root = root();
+    let needles = [
+        "SimDevice::new",
+        "RunStore::open",
+        "create_run(",
+        "RunContext {",
+    ];
+    let builders: BTreeSet<String> = files_naming(&root, "crates/cli/src", &needles)
+        .into_iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(root.join(f)).unwrap_or_default();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            needles.iter().any(|n| code.contains(n))
+        })
+        .collect();
+    let want: BTreeSet<String> = ["crates/cli/src/hiargs.rs".to_string()].into();
+    assert_eq!(builders, want);
+}
+
+#[test]
 fn the_runtime_and_the_timing_model_never_read_time() {
     let root = root();
     for dir in ["crates/sim/src/runtime", "crates/sim/src/timing"] {

@@ -21,23 +21,14 @@ use server::{Scripted, ScriptedServer};
 use std::path::Path;
 use std::sync::Arc;
 
-const CASES: &str = r#"
-[[cases]]
-name = "f16_tail"
-shapes = [[3, 1001], [3, 1001]]
-dtype = "float16"
-
-[[cases]]
-name = "f16_bench"
-shapes = [[48, 32768], [48, 32768]]
-dtype = "float16"
-"#;
-
 const HOST: &str = "op_host/add_custom.cpp";
 const TILE: &str = "constexpr uint32_t TILE_BYTES = 32768;";
 
 fn package(root: &Path) -> OpPackage {
-    add_custom_with_cases(&root.join("add_custom"), CASES)
+    add_custom_with_cases(
+        &root.join("add_custom"),
+        &ascendopt_testkit::binary_cases(48, 32768),
+    )
 }
 
 fn pipeline() -> PipelineConfig {

@@ -5,7 +5,7 @@
 
 use crate::llm_common;
 use ascendopt_testkit::llm_server as server;
-use llm_common::{add_custom_with_cases, TWO_SMALL_CASES as CASES};
+use llm_common::add_custom_with_cases;
 
 use ascendopt_agent::factory::{AgentFactory, LlmAgents};
 use ascendopt_agent::llm;
@@ -19,7 +19,10 @@ use server::{Scripted, ScriptedServer};
 use std::path::Path;
 
 fn package(root: &Path) -> OpPackage {
-    add_custom_with_cases(&root.join("ops").join("add_custom"), CASES)
+    add_custom_with_cases(
+        &root.join("ops").join("add_custom"),
+        &ascendopt_testkit::binary_cases(8, 4096),
+    )
 }
 
 fn config(base: &str, embeddings: bool) -> LlmConfig {

@@ -405,8 +405,6 @@ fn unwritten_elements_whose_expected_value_is_the_poison_are_caught() {
         "LocalTensor<T> zLocal = outQueueZ.DeQue<T>(); length = length / 2;",
     ));
     let root = dir.path().join("add_custom");
-    let toml = std::fs::read_to_string(root.join("op.toml")).unwrap();
-    let head = &toml[..toml.find("[[cases]]").unwrap()];
     // x + y = 0x5A5A5A5A everywhere: the integer poison's bytes.
     let cases = r#"
 [[cases]]
@@ -420,7 +418,7 @@ name = "i32_bench"
 shapes = [[8, 1000], [8, 1000]]
 dtype = "int32"
 "#;
-    std::fs::write(root.join("op.toml"), format!("{head}{cases}")).unwrap();
+    ascendopt_testkit::replace_cases(&root, cases);
     let pkg = ascendopt_op::package::OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
     let v = evaluate_package(&device(20_000), &pkg, 5, &cfg())
         .unwrap()

@@ -1,6 +1,7 @@
 //! Tests of knob discovery on hosts in the styles real operators use.
 
 use super::*;
+use expect_test::expect;
 
 /// A first-attempt host in the style of the samples: constants at
 /// namespace scope, a hard-coded block dim, a literal tile count.
@@ -90,11 +91,34 @@ fn values_are_written_in_place_and_marked_regions_restore_to_the_plain_text() {
     )
     .unwrap();
     let host = moved.get("op_host/k.cpp").unwrap();
-    assert!(
-        host.contains("const uint32_t BLOCK_DIM = 48;  // cores to use\n"),
-        "{host}"
-    );
-    assert!(host.contains("uint32_t ubFactor = 2;\n"), "{host}");
+    // BLOCK_DIM = 48 and ubFactor = 2, written in place.
+    expect![[r##"
+        #include "add_custom_tiling.h"
+        #include "register/op_def_registry.h"
+
+        namespace optiling {
+        const uint32_t BLOCK_DIM = 48;  // cores to use
+        const uint32_t TILE_LENGTH = 1024;
+        constexpr uint32_t ALIGN_NUM = 16;
+
+        static ge::graphStatus TilingFunc(gert::TilingContext* context)
+        {
+            TilingData tiling;
+            uint32_t totalLength = context->GetInputShape(0)->GetOriginShape().GetShapeSize();
+            uint32_t ubFactor = 2;
+            uint32_t tileNum = totalLength / BLOCK_DIM / TILE_LENGTH;
+            context->SetBlockDim(BLOCK_DIM);
+            tiling.set_totalLength(totalLength);
+            tiling.set_tileLength(TILE_LENGTH);
+            tiling.set_tileNum(tileNum);
+            tiling.set_ubFactor(ubFactor);
+            tiling.set_align((totalLength + ALIGN_NUM - 1) / ALIGN_NUM);
+            context->SetTilingKey(2);
+            return ge::GRAPH_SUCCESS;
+        }
+        }
+    "##]]
+    .assert_eq(host);
 
     let marked = knobbed(&src, &knobs, &BTreeMap::new()).unwrap();
     let text = marked.get("op_host/k.cpp").unwrap();
@@ -116,10 +140,41 @@ fn values_are_written_in_place_and_marked_regions_restore_to_the_plain_text() {
     );
     // Every knob line can be read at run time by a parametrised build.
     assert!(parsed.parametrised(0).is_some(), "{text}");
-    assert!(
-        text.contains("uint32_t ubFactor = ASCENDOPT_UB_FACTOR;"),
-        "{text}"
-    );
+    // The knobs' region, ubFactor read from ASCENDOPT_UB_FACTOR.
+    expect![[r##"
+        #include "add_custom_tiling.h"
+        #include "register/op_def_registry.h"
+
+        namespace optiling {
+        // ascendopt:tiling-begin found: BLOCK_DIM (core count; SetBlockDim, tiling field tileNum) was: const uint32_t BLOCK_DIM = 8;
+        // cores to use
+        constexpr uint32_t BLOCK_DIM = 8; // ascendopt:knob min=1 max=48 step=1
+        // ascendopt:tiling-end
+        // ascendopt:tiling-begin found: TILE_LENGTH (tile or UB size; tiling field tileLength, tiling field tileNum) was: const uint32_t TILE_LENGTH = 1024;
+        constexpr uint32_t TILE_LENGTH = 1024; // ascendopt:knob min=1 max=196608 step=pow2
+        // ascendopt:tiling-end
+        constexpr uint32_t ALIGN_NUM = 16;
+
+        // ascendopt:tiling-begin found: ubFactor = 3 (count or split factor; tiling field ubFactor)
+        constexpr int ASCENDOPT_UB_FACTOR = 3; // ascendopt:knob min=1 max=64 step=1
+        // ascendopt:tiling-end
+        static ge::graphStatus TilingFunc(gert::TilingContext* context)
+        {
+            TilingData tiling;
+            uint32_t totalLength = context->GetInputShape(0)->GetOriginShape().GetShapeSize();
+            uint32_t ubFactor = ASCENDOPT_UB_FACTOR;
+            uint32_t tileNum = totalLength / BLOCK_DIM / TILE_LENGTH;
+            context->SetBlockDim(BLOCK_DIM);
+            tiling.set_totalLength(totalLength);
+            tiling.set_tileLength(TILE_LENGTH);
+            tiling.set_tileNum(tileNum);
+            tiling.set_ubFactor(ubFactor);
+            tiling.set_align((totalLength + ALIGN_NUM - 1) / ALIGN_NUM);
+            context->SetTilingKey(2);
+            return ge::GRAPH_SUCCESS;
+        }
+        }
+    "##]].assert_eq(text);
     assert_eq!(restore(&marked), src);
     // A new value survives the round trip.
     let values = BTreeMap::from([
@@ -131,12 +186,34 @@ fn values_are_written_in_place_and_marked_regions_restore_to_the_plain_text() {
     again.set("op_host/k.cpp", rendered).unwrap();
     let plain = restore(&again);
     let host = plain.get("op_host/k.cpp").unwrap();
-    assert!(
-        host.contains("const uint32_t TILE_LENGTH = 4096;\n"),
-        "{host}"
-    );
-    assert!(host.contains("uint32_t ubFactor = 2;\n"), "{host}");
-    assert!(!host.contains("ascendopt"), "{host}");
+    // TILE_LENGTH = 4096 and ubFactor = 2, no marks left.
+    expect![[r##"
+        #include "add_custom_tiling.h"
+        #include "register/op_def_registry.h"
+
+        namespace optiling {
+        const uint32_t BLOCK_DIM = 8;  // cores to use
+        const uint32_t TILE_LENGTH = 4096;
+        constexpr uint32_t ALIGN_NUM = 16;
+
+        static ge::graphStatus TilingFunc(gert::TilingContext* context)
+        {
+            TilingData tiling;
+            uint32_t totalLength = context->GetInputShape(0)->GetOriginShape().GetShapeSize();
+            uint32_t ubFactor = 2;
+            uint32_t tileNum = totalLength / BLOCK_DIM / TILE_LENGTH;
+            context->SetBlockDim(BLOCK_DIM);
+            tiling.set_totalLength(totalLength);
+            tiling.set_tileLength(TILE_LENGTH);
+            tiling.set_tileNum(tileNum);
+            tiling.set_ubFactor(ubFactor);
+            tiling.set_align((totalLength + ALIGN_NUM - 1) / ALIGN_NUM);
+            context->SetTilingKey(2);
+            return ge::GRAPH_SUCCESS;
+        }
+        }
+    "##]]
+    .assert_eq(host);
 }
 
 #[test]
@@ -170,11 +247,34 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     let src = pkg(host);
     let marked = knobbed(&src, &knobs, &BTreeMap::new()).unwrap();
     let text = marked.get("op_host/k.cpp").unwrap();
-    assert!(
-        text.contains("#define CORE_CAP ASCENDOPT_CORE_CAP\n"),
-        "{text}"
-    );
-    assert!(text.contains("uint32_t t = ASCENDOPT_T;"), "{text}");
+    // CORE_CAP and t read from their knobs.
+    expect![[r#"
+        // ascendopt:tiling-begin found: CORE_CAP (core count; SetBlockDim)
+        constexpr int ASCENDOPT_CORE_CAP = 8; // ascendopt:knob min=1 max=48 step=1
+        // ascendopt:tiling-end
+        #define CORE_CAP ASCENDOPT_CORE_CAP
+        namespace optiling {
+        struct Plan { uint32_t cores; uint32_t tile; };
+        // ascendopt:tiling-begin found: t = 2048 (tile or UB size; tiling field tileLength)
+        constexpr int ASCENDOPT_T = 2048; // ascendopt:knob min=1 max=196608 step=pow2
+        // ascendopt:tiling-end
+        static void MakePlan(uint32_t total, Plan& plan)
+        {
+            uint32_t t = ASCENDOPT_T;
+            plan.cores = total < CORE_CAP ? total : CORE_CAP;
+            plan.tile = t;
+        }
+        static ge::graphStatus TilingFunc(gert::TilingContext* context)
+        {
+            Plan plan;
+            MakePlan(100000, plan);
+            context->SetBlockDim(plan.cores);
+            tiling.set_tileLength(plan.tile);
+            return ge::GRAPH_SUCCESS;
+        }
+        }
+    "#]]
+    .assert_eq(text);
     assert_eq!(restore(&marked), src);
 }
 

@@ -760,8 +760,12 @@ impl Builder<'_> {
         let mut out = Vec::new();
         if let Some(t) = &raw.tiling {
             for (i, text) in t.constraints.iter().enumerate() {
-                let c = Constraint::parse(text)
-                    .map_err(|m| self.err(root().key("tiling").key("constraints").index(i), m))?;
+                let c = Constraint::parse(text).map_err(|e| {
+                    self.err(
+                        root().key("tiling").key("constraints").index(i),
+                        e.to_string(),
+                    )
+                })?;
                 out.push(c);
             }
         }

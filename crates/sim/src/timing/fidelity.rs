@@ -10,9 +10,9 @@
 //! no compiler and run in a second. Points that run real kernels are added
 //! by `ascendopt_simtools::fidelity`.
 
-use super::hw::HwProfile;
+use super::hw::{HwProfile, HwProfileError};
 use super::synth::{gm, ub, AddKernel, TraceBuilder};
-use super::{simulate, SimResult, TimingOptions};
+use super::{simulate, SimResult, TimingError, TimingOptions};
 use crate::trace::{DmaDir, InstrKind, Mem, Region, Trace, VecOp};
 use ascendopt_op::Dtype;
 use serde::Serialize;
@@ -142,8 +142,24 @@ fn short(x: f64) -> String {
     }
 }
 
-fn sim(trace: &Trace, hw: &HwProfile) -> Result<SimResult, String> {
-    simulate(trace, hw, &TimingOptions::deterministic()).map_err(|e| e.to_string())
+/// Why a point of the table could not be computed (a bug of the table,
+/// not of a kernel).
+#[derive(Debug, thiserror::Error)]
+pub enum FidelityTraceError {
+    /// A built-in hardware profile did not load.
+    #[error(transparent)]
+    Profile(#[from] HwProfileError),
+    /// The timing model refused a hand-written trace.
+    #[error(transparent)]
+    Timing(#[from] TimingError),
+    /// No pipeline trace of the double-buffering point reported its
+    /// vector and copy times.
+    #[error("no pipeline")]
+    NoPipeline,
+}
+
+fn sim(trace: &Trace, hw: &HwProfile) -> Result<SimResult, FidelityTraceError> {
+    Ok(simulate(trace, hw, &TimingOptions::deterministic())?)
 }
 
 /// Cycles of the first span whose instruction `want` picks, in block 0.
@@ -156,7 +172,7 @@ fn span_cycles(result: &SimResult, trace: &Trace, want: impl Fn(&InstrKind) -> b
 }
 
 /// GB/s of one GM->UB copy of `bytes` at GM offset `offset` on one core.
-fn copy_gbps(hw: &HwProfile, bytes: u64, offset: u64) -> Result<f64, String> {
+fn copy_gbps(hw: &HwProfile, bytes: u64, offset: u64) -> Result<f64, FidelityTraceError> {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     tb.copy_in(1, gm(0, offset, bytes), ub(0, bytes.min(192 * 1024)));
@@ -168,7 +184,13 @@ fn copy_gbps(hw: &HwProfile, bytes: u64, offset: u64) -> Result<f64, String> {
 }
 
 /// Cycles of one vector call on `n` elements.
-fn vec_cycles(hw: &HwProfile, op: VecOp, dtype: Dtype, src: Dtype, n: u64) -> Result<f64, String> {
+fn vec_cycles(
+    hw: &HwProfile,
+    op: VecOp,
+    dtype: Dtype,
+    src: Dtype,
+    n: u64,
+) -> Result<f64, FidelityTraceError> {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     let bytes = n * dtype.size().max(src.size()) as u64;
@@ -261,7 +283,11 @@ fn pipeline(tiles: u64, tile_bytes: u64, exps: u32, buffers: usize) -> Trace {
 
 /// Total span, cycles, of a chain of dependent vector calls repeated
 /// `loops` times on one core.
-fn chain_cycles(hw: &HwProfile, chain: &[(VecOp, u64)], loops: usize) -> Result<f64, String> {
+fn chain_cycles(
+    hw: &HwProfile,
+    chain: &[(VecOp, u64)],
+    loops: usize,
+) -> Result<f64, FidelityTraceError> {
     let mut tb = TraceBuilder::new();
     tb.begin_block(0);
     for _ in 0..loops {
@@ -278,7 +304,7 @@ fn chain_cycles(hw: &HwProfile, chain: &[(VecOp, u64)], loops: usize) -> Result<
 
 /// Task Duration of an 8-block element-wise kernel on `n` elements: each
 /// block copies its part in, runs `ops` vector calls on it, copies it out.
-fn small_op_us(hw: &HwProfile, n: u64, ops: usize) -> Result<f64, String> {
+fn small_op_us(hw: &HwProfile, n: u64, ops: usize) -> Result<f64, FidelityTraceError> {
     let mut kernel = AddKernel::new(8, n, n.div_ceil(8).max(16), 1);
     kernel.extra_ops = vec![VecOp::Muls; ops.saturating_sub(1)];
     Ok(sim(&kernel.build(), hw)?.profile.task_duration_us)
@@ -286,9 +312,9 @@ fn small_op_us(hw: &HwProfile, n: u64, ops: usize) -> Result<f64, String> {
 
 /// The points that time hand-written traces on the built-in 910B2 (and
 /// 910B3, for figures measured there) profiles.
-pub fn synthetic_points() -> Result<Vec<Point>, String> {
-    let b2 = HwProfile::builtin("ascend910b2").map_err(|e| e.to_string())?;
-    let b3 = HwProfile::builtin("ascend910b3").map_err(|e| e.to_string())?;
+pub fn synthetic_points() -> Result<Vec<Point>, FidelityTraceError> {
+    let b2 = HwProfile::builtin("ascend910b2")?;
+    let b3 = HwProfile::builtin("ascend910b3")?;
     let mut points = Vec::new();
     let guide_copy = "[G §3.8.5.1-2 figs 3-99..3-101] via hardware-facts §F";
     for (bytes, gbps) in [
@@ -468,7 +494,7 @@ pub fn synthetic_points() -> Result<Vec<Point>, String> {
             best = Some((balance, p, exps));
         }
     }
-    let (_, single, exps) = best.ok_or("no pipeline")?;
+    let (_, single, exps) = best.ok_or(FidelityTraceError::NoPipeline)?;
     let double = sim(&pipeline(32, 16 * 1024, exps, 2), &b2)?.profile;
     let v = single.blocks[0].aiv.as_ref().map_or(0.0, |a| a.vec_ratio);
     points.push(Point {

@@ -2,6 +2,7 @@
 //! fixture projects in the msopgen layout (crates/harness/tests/fixtures/).
 
 use crate::common;
+use expect_test::expect;
 
 use ascendopt_sim::build::{BuildCache, Toolchain};
 use ascendopt_sim::worker::WorkerLimits;
@@ -14,21 +15,9 @@ fn fixtures() -> PathBuf {
 
 /// A copy of fixture `name` in a fresh folder (tests may write op.toml).
 fn copy_fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let target = to.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy(&e.path(), &target);
-            } else {
-                std::fs::copy(e.path(), &target).unwrap();
-            }
-        }
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = ascendopt_testkit::tempdir();
     let dir = tmp.path().join(name);
-    copy(&fixtures().join(name), &dir);
+    ascendopt_testkit::copy_dir(&fixtures().join(name), &dir);
     (tmp, dir)
 }
 
@@ -98,23 +87,57 @@ fn import_takes_the_msopst_cases_and_their_expected_output_function() {
     let (_tmp, dir) = copy_fixture("msopgen_vec_add");
     let (report, row) = import_and_run(&dir);
     let toml = std::fs::read_to_string(dir.join("op.toml")).unwrap();
-    assert!(
-        toml.contains("op_type = \"VecAdd\"") && toml.contains("kernel = \"vec_add\""),
-        "{toml}"
-    );
-    // Two msopst cases, the first with two type columns; no tail case
-    // added (Test_VecAdd_002, 3 x 77 float, is one).
-    for name in ["Test_VecAdd_001_0", "Test_VecAdd_001_1", "Test_VecAdd_002"] {
-        assert!(
-            toml.contains(&format!("\nname = \"{name}\"")),
-            "{name}\n{toml}"
-        );
-    }
-    assert!(!toml.contains("_tail"), "{toml}");
-    assert!(
-        toml.contains("x = { kind = \"uniform\", low = -2.0, high = 2.0 }"),
-        "{toml}"
-    );
+    // VecAdd's kernel vec_add; two msopst cases, the first with two type
+    // columns; no tail case added (Test_VecAdd_002, 3 x 77 float, is
+    // one); inputs uniform in the case's value range.
+    expect![[r##"
+        # Written by `ascendopt import`; the interface comes from the OpDef the host code registers (compiled and run).
+        # Check the suggested cases and tolerances; the schema is in ops/README-schema.md.
+
+        [op]
+        name = "vec_add"
+        level = 1
+        op_type = "VecAdd"
+        kernel = "vec_add"
+
+        [[inputs]]
+        name = "x"
+        dtypes = ["float16", "float32"]
+
+        [[inputs]]
+        name = "y"
+        dtypes = ["float16", "float32"]
+        dtype = { same_as = "x" }
+
+        [[outputs]]
+        name = "z"
+        dtypes = ["float16", "float32"]
+        dtype = { same_as = "x" }
+
+        [golden]
+        script = "golden.py"
+
+        # msopst case Test_VecAdd_001_0 of VecAdd
+        [[cases]]
+        name = "Test_VecAdd_001_0"
+        shapes = [[8, 2048], [8, 2048]]
+        dtypes = { x = "float16" }
+        inputs = { x = { kind = "uniform", low = -2.0, high = 2.0 }, y = { kind = "uniform", low = -2.0, high = 2.0 } }
+
+        # msopst case Test_VecAdd_001_1 of VecAdd
+        [[cases]]
+        name = "Test_VecAdd_001_1"
+        shapes = [[8, 2048], [8, 2048]]
+        dtypes = { x = "float32" }
+        inputs = { x = { kind = "uniform", low = -2.0, high = 2.0 }, y = { kind = "uniform", low = -2.0, high = 2.0 } }
+
+        # msopst case Test_VecAdd_002 of VecAdd
+        [[cases]]
+        name = "Test_VecAdd_002"
+        shapes = [[3, 77], [3, 77]]
+        dtypes = { x = "float32" }
+        inputs = { x = { kind = "uniform", low = -1.0, high = 1.0 }, y = { kind = "uniform", low = -1.0, high = 1.0 } }
+    "##]].assert_eq(&toml);
     assert!(
         report.notes.iter().any(|n| n.contains("calc_expect_func")),
         "{:?}",
@@ -146,19 +169,51 @@ fn import_reruns_gen_data_with_the_case_inputs_and_reads_the_msopgen_json_beside
     let up = "../".repeat(cwd.components().count() - 1);
     let relative = Path::new(&up).join(dir.strip_prefix("/").unwrap());
     let (report, row) = import_and_run(&relative);
-    let toml = std::fs::read_to_string(dir.join("ScaleCustom/op.toml")).unwrap();
-    assert!(
-        toml.contains("name = \"gen_data\"") && toml.contains("shapes = [[16, 256]]"),
-        "{toml}"
-    );
-    assert!(
-        toml.contains("x = { kind = \"uniform\", low = -4.0, high = 4.0 }"),
-        "{toml}"
-    );
-    assert!(
-        toml.contains("name = \"factor\"") && toml.contains("default = 2.0"),
-        "{toml}"
-    );
+    let toml = std::fs::read_to_string(dir.join("ScaleCustom/op.toml"))
+        .unwrap()
+        .replace(&relative.display().to_string(), "<fixture>");
+    // The gen_data case (16 x 256, inputs in [-4, 4]), the factor
+    // attribute with its default 2.0, the tail case commented out.
+    expect![[r##"
+        # Written by `ascendopt import`; the interface comes from the OpDef the host code registers (compiled and run).
+        # Check the suggested cases and tolerances; the schema is in ops/README-schema.md.
+
+        [op]
+        name = "scale_custom"
+        level = 1
+        op_type = "ScaleCustom"
+        kernel = "scale_custom"
+
+        [[inputs]]
+        name = "x"
+        dtypes = ["float16"]
+
+        [[outputs]]
+        name = "y"
+        dtypes = ["float16"]
+
+        [[attrs]]
+        name = "factor"
+        type = "float"
+        default = 2.0
+
+        [golden]
+        script = "golden.py"
+
+        # the shapes and value ranges of <fixture>/AclNNInvocation/scripts/gen_data.py
+        [[cases]]
+        name = "gen_data"
+        shapes = [[16, 256]]
+        inputs = { x = { kind = "uniform", low = -4.0, high = 4.0 } }
+
+        # Not run: the project's own cases never have a tail (bytes no multiple of 32),
+        # so its tiling may not handle one. Uncomment to test it.
+        # # tail: case gen_data with [16, 256] made [3, 37]
+        # [[cases]]
+        # name = "gen_data_tail"
+        # shapes = [[3, 37]]
+        # inputs = { x = { kind = "uniform", low = -4.0, high = 4.0 } }
+    "##]].assert_eq(&toml);
     assert!(
         report
             .notes
@@ -167,7 +222,6 @@ fn import_reruns_gen_data_with_the_case_inputs_and_reads_the_msopgen_json_beside
         "{:?}",
         report.notes
     );
-    assert!(toml.contains("\n# name = \"gen_data_tail\""), "{toml}");
     assert_eq!(row.run, RunState::Passed { cases: 1 }, "{row:?}");
 }
 
@@ -176,12 +230,43 @@ fn import_takes_an_input_the_kernel_writes_into_as_the_output_of_an_opdef_withou
     let (_tmp, dir) = copy_fixture("msopgen_scale_inplace");
     let (report, row) = import_and_run(&dir);
     let toml = std::fs::read_to_string(dir.join("op.toml")).unwrap();
-    assert!(
-        toml.contains("name = \"x_out\"")
-            && toml.contains("inplace = \"x\"")
-            && toml.contains("argument = false"),
-        "{toml}"
-    );
+    // The output x_out, written in place into x, not a kernel argument.
+    expect![[r##"
+        # Written by `ascendopt import`; the interface comes from the OpDef the host code registers (compiled and run).
+        # Check the suggested cases and tolerances; the schema is in ops/README-schema.md.
+
+        [op]
+        name = "scale_inplace"
+        level = 1
+        op_type = "ScaleInplace"
+        kernel = "scale_inplace"
+
+        [[inputs]]
+        name = "x"
+        dtypes = ["float32"]
+
+        [[outputs]]
+        name = "x_out"
+        dtypes = ["float32"]
+        dtype = { same_as = "x" }
+        inplace = "x"
+        argument = false
+
+        [[attrs]]
+        name = "scale"
+        type = "float"
+        default = 2.0
+
+        [golden]
+        script = "golden.py"
+
+        # msopst case Test_ScaleInplace_001 of ScaleInplace
+        [[cases]]
+        name = "Test_ScaleInplace_001"
+        shapes = [[4, 61]]
+        attrs = { scale = 0.5 }
+        inputs = { x = { kind = "uniform", low = -3.0, high = 3.0 } }
+    "##]].assert_eq(&toml);
     assert!(
         report
             .notes
