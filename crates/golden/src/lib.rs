@@ -31,8 +31,8 @@ mod level2_fused;
 mod level2_math;
 mod level2_move;
 mod level3;
-mod level3_math;
 mod level3_image;
+mod level3_math;
 #[cfg(test)]
 mod tests_packages;
 #[cfg(test)]

@@ -123,9 +123,7 @@ fn call_index(
     let rest = rest.strip_prefix('(')?;
     let close = rest.find(')')?;
     let arg = rest[..close].trim();
-    let arg = arg
-        .trim_end_matches(['u', 'U', 'l', 'L'])
-        .trim();
+    let arg = arg.trim_end_matches(['u', 'U', 'l', 'L']).trim();
     let index = match arg.parse::<usize>() {
         Ok(i) => i,
         Err(_) => *constants.get(arg)?,

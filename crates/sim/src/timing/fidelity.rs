@@ -152,6 +152,9 @@ pub enum FidelityTraceError {
     /// The timing model refused a hand-written trace.
     #[error(transparent)]
     Timing(#[from] TimingError),
+    /// A synthesised matmul's tiles do not fit its buffers.
+    #[error(transparent)]
+    Tiles(#[from] super::synth_matmul::TileError),
     /// No pipeline trace of the double-buffering point reported its
     /// vector and copy times.
     #[error("no pipeline")]

@@ -9,7 +9,7 @@
 //! pingpong matmul ([`super::synth_matmul`]) on the chip's profile
 //! (910B3 for the 20-AIC figures, 910B2 for the 24-AIC one).
 
-use super::fidelity::Point;
+use super::fidelity::{FidelityTraceError, Point};
 use super::hw::HwProfile;
 use super::synth_matmul::{BasicMatmul, GmLayout, IdentitySwizzle};
 use super::{simulate, TimingOptions};
@@ -169,17 +169,16 @@ const A_MISS: &str = "on the chip the 4 cores with a second block ran it in abou
 const C_MISS: &str = "the guide says row-major/column-major GM->L1 copies run faster when the L1 tile dims are multiples of 256 (zN barely cares) but gives no rate or rule; the model's only related effect is the 512 B-alignment rate factor (0.7, [G 3.8.5.2]) on the 640 B rows of the 320-wide B tile, which does not outweigh the better load balance of 32x320x128, so the model orders the pair the other way";
 
 /// Task Duration (µs) of a matmul's trace on a profile.
-fn task_us(mm: &BasicMatmul, hw: &HwProfile) -> Result<f64, String> {
-    let trace = mm.build().map_err(|e| e.to_string())?;
-    let result =
-        simulate(&trace, hw, &TimingOptions::deterministic()).map_err(|e| e.to_string())?;
+fn task_us(mm: &BasicMatmul, hw: &HwProfile) -> Result<f64, FidelityTraceError> {
+    let trace = mm.build()?;
+    let result = simulate(&trace, hw, &TimingOptions::deterministic())?;
     Ok(result.profile.task_duration_us)
 }
 
 /// The model's latencies (µs) of every pair: (slow, fast).
-fn model_latencies(pairs: &[Pair]) -> Result<Vec<(f64, f64)>, String> {
-    let b2 = HwProfile::builtin("ascend910b2").map_err(|e| e.to_string())?;
-    let b3 = HwProfile::builtin("ascend910b3").map_err(|e| e.to_string())?;
+fn model_latencies(pairs: &[Pair]) -> Result<Vec<(f64, f64)>, FidelityTraceError> {
+    let b2 = HwProfile::builtin("ascend910b2")?;
+    let b3 = HwProfile::builtin("ascend910b3")?;
     pairs
         .iter()
         .map(|p| {
@@ -192,7 +191,7 @@ fn model_latencies(pairs: &[Pair]) -> Result<Vec<(f64, f64)>, String> {
 /// One point per pair (the ratio slow / fast: the model's within 15% of
 /// the chip's, and above 1, as the chip's), and one for the rank order of
 /// all pairs.
-pub fn catlass_points() -> Result<Vec<Point>, String> {
+pub fn catlass_points() -> Result<Vec<Point>, FidelityTraceError> {
     let pairs = pairs();
     let times = model_latencies(&pairs)?;
     let mut points = Vec::new();

@@ -123,9 +123,12 @@ pub(crate) struct BasicMatmul {
 /// Why a matmul's tiles do not fit the core's buffers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the {what} tiles need {need} bytes, the buffer holds {have}")]
-pub(crate) struct TileError {
+pub struct TileError {
+    /// Which buffer (`L1`, `L0A`, ...).
     pub what: &'static str,
+    /// Bytes the tiles need.
     pub need: u64,
+    /// Bytes the buffer holds.
     pub have: u64,
 }
 
