@@ -355,6 +355,12 @@ pub trait Device: Send + Sync {
     fn name(&self) -> String;
     /// What the tiling functions are told about the hardware.
     fn platform(&self) -> &Platform;
+    /// What the tiling functions of `package` are told: the platform of
+    /// the chip it runs on (its op.toml `chip`), the device's own by
+    /// default.
+    fn platform_of(&self, _package: &OpPackage) -> Platform {
+        self.platform().clone()
+    }
     /// Compiles an operator package.
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError>;
     /// Runs one launch.

@@ -414,6 +414,14 @@ impl Device for SimDevice {
         &self.platform
     }
 
+    fn platform_of(&self, package: &OpPackage) -> Platform {
+        // An unknown chip fails the build with its own message; the
+        // default chip's platform serves until then.
+        self.chip_of_package(package)
+            .map(|(_, p)| p.clone())
+            .unwrap_or_else(|_| self.platform.clone())
+    }
+
     fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, QueryError>> {
         let hw = match self.chip_of_package(package) {
             Ok((hw, _)) => hw,

@@ -482,9 +482,10 @@ pub fn tune(
     Ok(out)
 }
 
-/// The chip limits a found knob's domain is derived from.
+/// The chip limits a found knob's domain is derived from: those of the
+/// chip the operator runs on (its op.toml `chip`).
 pub fn chip_limits(session: &OpSession<'_>) -> ChipLimits {
-    let p = session.context().device.platform();
+    let p = session.context().device.platform_of(session.base());
     ChipLimits {
         cores: p.core_num_aiv.max(1),
         ub_bytes: p.ub_size.max(1),

@@ -319,6 +319,17 @@ fn an_operator_written_for_the_310b_is_imported_for_it_and_judged_on_it() {
         return;
     }
     assert_eq!(row.run, RunState::Passed { cases: 1 }, "{row:?}");
+    // What its tiling is told (and Stage II's knob domains start from):
+    // the 310B's one core, not the default chip's 48.
+    {
+        use ascendopt_device::Device;
+        let mut cfg = ascendopt_sim::SimDeviceConfig::standard().unwrap();
+        cfg.cache = BuildCache::at(ascendopt_testkit::build_cache_dir());
+        let dev = ascendopt_sim::SimDevice::new(cfg);
+        let pkg = ascendopt_op::OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
+        assert_eq!(dev.platform().core_num_aiv, 48);
+        assert_eq!(dev.platform_of(&pkg).core_num_aiv, 1);
+    }
     // The same operator judged on the 910B2 (--chip): its tiling refuses
     // the SoC, as it would on that chip.
     let mut cfg = ascendopt_sim::SimDeviceConfig::standard().unwrap();
