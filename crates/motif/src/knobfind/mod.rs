@@ -877,14 +877,17 @@ fn kernel_fixed_base_block(sources: &Sources) -> Option<String> {
                     .is_some_and(|c| c.name == "GetBasicConfig" || c.name == "GetMatmulApiTiling"),
                 "declaration" => {
                     parsed.src(node).contains("MatmulShapeParams")
-                        && first_initializer_list(node).is_some_and(|list| {
-                            let values: Vec<&str> = syntax::named_children(list)
-                                .into_iter()
-                                .map(|n| parsed.src(n).trim())
-                                .collect();
-                            values.len() > 3
-                                && values[3..values.len().min(6)].iter().any(|v| *v != "0")
-                        })
+                        && syntax::descendants(node)
+                            .into_iter()
+                            .find(|n| n.kind() == "initializer_list")
+                            .is_some_and(|list| {
+                                let values: Vec<&str> = syntax::named_children(list)
+                                    .into_iter()
+                                    .map(|n| parsed.src(n).trim())
+                                    .collect();
+                                values.len() > 3
+                                    && values[3..values.len().min(6)].iter().any(|v| *v != "0")
+                            })
                 }
                 "assignment_expression" => {
                     let field = node
@@ -906,20 +909,6 @@ fn kernel_fixed_base_block(sources: &Sources) -> Option<String> {
                 ));
             }
         }
-    }
-    None
-}
-
-/// The first initializer list under `node` (a braced initializer).
-fn first_initializer_list(node: Node<'_>) -> Option<Node<'_>> {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if n.kind() == "initializer_list" {
-            return Some(n);
-        }
-        let mut cursor = n.walk();
-        let children: Vec<Node<'_>> = n.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
     }
     None
 }

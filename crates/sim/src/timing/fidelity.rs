@@ -161,7 +161,7 @@ pub enum FidelityTraceError {
     NoPipeline,
 }
 
-fn sim(trace: &Trace, hw: &HwProfile) -> Result<SimResult, FidelityTraceError> {
+pub(super) fn sim(trace: &Trace, hw: &HwProfile) -> Result<SimResult, FidelityTraceError> {
     Ok(simulate(trace, hw, &TimingOptions::deterministic())?)
 }
 

@@ -12,7 +12,6 @@
 use super::fidelity::{FidelityTraceError, Point};
 use super::hw::HwProfile;
 use super::synth_matmul::{BasicMatmul, GmLayout, IdentitySwizzle};
-use super::{simulate, TimingOptions};
 use ascendopt_op::Dtype;
 
 /// Where the figures come from.
@@ -170,9 +169,9 @@ const C_MISS: &str = "the guide says row-major/column-major GM->L1 copies run fa
 
 /// Task Duration (µs) of a matmul's trace on a profile.
 fn task_us(mm: &BasicMatmul, hw: &HwProfile) -> Result<f64, FidelityTraceError> {
-    let trace = mm.build()?;
-    let result = simulate(&trace, hw, &TimingOptions::deterministic())?;
-    Ok(result.profile.task_duration_us)
+    Ok(super::fidelity::sim(&mm.build()?, hw)?
+        .profile
+        .task_duration_us)
 }
 
 /// The model's latencies (µs) of every pair: (slow, fast).
