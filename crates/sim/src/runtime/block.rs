@@ -586,12 +586,34 @@ pub fn with_block<T>(
     api: &'static str,
     f: impl FnOnce(&mut Block) -> Result<T, Fault>,
 ) -> T {
+    with_block_stopping(loc, api, true, f)
+}
+
+/// [`with_block`] for the hooks in the kernel's own code (every load and
+/// store it makes): they unwind on their own fault only, not when another
+/// block faulted. The kernel's code runs in destructors too (TPipe's,
+/// the kernel's own classes'), which C++ makes noexcept: unwinding there
+/// would abort the worker. The other blocks stop at their next API call.
+pub fn with_block_own_faults<T>(
+    loc: &AscLoc,
+    api: &'static str,
+    f: impl FnOnce(&mut Block) -> Result<T, Fault>,
+) -> T {
+    with_block_stopping(loc, api, false, f)
+}
+
+fn with_block_stopping<T>(
+    loc: &AscLoc,
+    api: &'static str,
+    stop_on_abort: bool,
+    f: impl FnOnce(&mut Block) -> Result<T, Fault>,
+) -> T {
     let outcome = CURRENT.with(|c| {
         let mut guard = c.borrow_mut();
         let Some(block) = guard.as_mut() else {
             return Err((None, None));
         };
-        if block.shared.aborted() {
+        if stop_on_abort && block.shared.aborted() {
             return Err((Some(block.shared.clone()), None));
         }
         match f(block) {

@@ -3,7 +3,7 @@
 //! current block (see [`super::block::with_block`]), plus the small
 //! handlers for flags, barriers, masks and scalar access.
 
-use super::block::{with_block, Block};
+use super::block::{with_block, with_block_own_faults, Block};
 use super::fault::Fault;
 use super::gm::LineClass;
 use super::queue::dtype_size;
@@ -368,7 +368,7 @@ extern "C-unwind" fn rt_trap(message: *const c_char, loc: AscLoc) {
 }
 
 extern "C-unwind" fn rt_scalar_touch(line: *const c_void, _store: u32) -> i32 {
-    with_block(&NO_LOC, "kernel code", |b| {
+    with_block_own_faults(&NO_LOC, "kernel code", |b| {
         Ok(match b.scalar_touch(line as usize) {
             LineClass::Other => 0,
             LineClass::Gm { .. } => 1,
