@@ -885,10 +885,12 @@ mod tests {
 
     #[test]
     fn vector_rules_cover_every_op_and_size() {
-        let hw = HwProfile::builtin("ascend910b2").unwrap();
-        for op in (0..=128u32).filter_map(VecOp::from_code) {
-            for size in [1, 2, 4, 8] {
-                assert!(hw.vector_rule(op, size).is_some(), "{op:?} {size}");
+        for (chip, _, _) in BUILTIN {
+            let hw = HwProfile::builtin(chip).unwrap();
+            for op in (0..=128u32).filter_map(VecOp::from_code) {
+                for size in [1, 2, 4, 8] {
+                    assert!(hw.vector_rule(op, size).is_some(), "{chip} {op:?} {size}");
+                }
             }
         }
         assert_eq!(
