@@ -582,11 +582,17 @@ inline int32_t b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h
     }
     const int32_t colsP = up(cols, 16);
     const int32_t full = ktc / 16, tail = ktc % 16;
-    if (full > 0) {
+    if (full > 0 && 16 * s.orgN <= 65535 && 16 * colsP <= 65535) {
       DataCopy(b1, bGm[(uint64_t)kc0 * s.orgN + c0],
                Nd2NzParams((uint16_t)full, 16, (uint16_t)cols, (uint16_t)(16 * s.orgN), (uint16_t)s.orgN, 16, 1,
                            (uint16_t)(16 * colsP)),
                loc);
+    } else {
+      // The matrix strides do not fit Nd2NzParams' 16 bits: a copy per block.
+      for (int32_t f = 0; f < full; ++f) {
+        DataCopy(b1[f * 16 * colsP], bGm[(uint64_t)(kc0 + f * 16) * s.orgN + c0],
+                 Nd2NzParams(1, 16, (uint16_t)cols, 0, (uint16_t)s.orgN, 16, 1, 0), loc);
+      }
     }
     if (tail > 0) {
       DataCopy(b1[full * 16 * colsP], bGm[(uint64_t)(kc0 + full * 16) * s.orgN + c0],
