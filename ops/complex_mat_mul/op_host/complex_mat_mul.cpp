@@ -37,13 +37,36 @@ constexpr int64_t MAX_ND_VALUE = 65535;  // Nd2NzParams' 16-bit row lengths (2K,
 // SetTraverse's order (1 FIRSTM, 2 FIRSTN), SetBufferSpace's L1 bytes
 // (-1: all of L1) and the vector cores.
 // ascendopt:tiling-begin
-constexpr int32_t BASE_M = 128;         // ascendopt:knob choices=64,128,256
-constexpr int32_t BASE_N = 128;         // ascendopt:knob choices=64,128,256
-constexpr int32_t BASE_K = 32;          // ascendopt:knob choices=16,32,64
+constexpr int32_t BASE_M = 80;         // ascendopt:knob min=16 max=256 step=16
+constexpr int32_t BASE_N = 336;         // ascendopt:knob min=16 max=512 step=16
+constexpr int32_t BASE_K = 16;          // ascendopt:knob choices=16,32,64
 constexpr int32_t TRAVERSE = 1;         // ascendopt:knob choices=1,2
 constexpr int32_t L1_BYTES = -1;        // ascendopt:knob choices=-1,131072,262144,393216
 constexpr uint32_t MAX_VEC_CORES = 48;  // ascendopt:knob min=2 max=48 step=2
+constexpr int32_t STEP_K = 8;           // ascendopt:knob choices=0,1,2,4,8,16
+constexpr int32_t L1_DB = 2;            // ascendopt:knob choices=1,2
 // ascendopt:tiling-end
+constexpr int32_t IN_BYTES = 4;  // float A and B
+
+// STEP_K (K base blocks per GM -> L1 load of A and of B; 0: GetTiling's)
+// and L1_DB (loads of each kept in L1) applied to GetTiling's `t`, as the
+// guide allows within table 6-1073's constraints; false when the A and B
+// blocks then do not fit `l1Bytes`.
+bool AdjustL1(optiling::TCubeTiling& t, int64_t l1Bytes)
+{
+    const int32_t kBlocks = (t.get_singleCoreK() + t.get_baseK() - 1) / t.get_baseK();
+    int32_t step = t.get_stepKa();
+    if (STEP_K > 0) {
+        step = STEP_K < kBlocks ? STEP_K : kBlocks;
+    }
+    t.set_stepKa(step);
+    t.set_stepKb(step);
+    t.set_depthA1(t.get_stepM() * step * L1_DB);
+    t.set_depthB1(t.get_stepN() * step * L1_DB);
+    const int64_t need = static_cast<int64_t>(t.get_baseM()) * t.get_baseK() * t.get_depthA1() * IN_BYTES +
+                         static_cast<int64_t>(t.get_baseN()) * t.get_baseK() * t.get_depthB1() * IN_BYTES;
+    return need <= l1Bytes;
+}
 
 int64_t BatchOf(const gert::Shape& s)
 {
@@ -124,6 +147,11 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     cubeTiling.SetBufferSpace(L1_BYTES, -1, -1);
     ComplexMatMulTilingData tiling;
     if (cubeTiling.GetTiling(tiling.cubeTilingData) == -1) {
+        return ge::GRAPH_FAILED;
+    }
+    uint64_t l1Size = 0;
+    ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, l1Size);
+    if (!AdjustL1(tiling.cubeTilingData, L1_BYTES > 0 ? L1_BYTES : static_cast<int64_t>(l1Size))) {
         return ge::GRAPH_FAILED;
     }
     const int64_t blocks = tiling.cubeTilingData.get_usedCoreNum();
