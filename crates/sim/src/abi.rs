@@ -166,6 +166,7 @@ pub mod cube_op {
     pub const MMAD: u32 = 3;
     pub const FIXPIPE: u32 = 4;
     pub const FILL: u32 = 5;
+    pub const LOAD2D_TRANSPOSE: u32 = 6;
 }
 
 /// `AscQuantMode` codes (Fixpipe quantPre).

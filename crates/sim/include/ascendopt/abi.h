@@ -286,7 +286,11 @@ enum AscCubeOpCode {
   /* Fill / InitConstValue of an A1/B1 (L1) or A2/B2 (L0A/L0B) tensor: p[0]
      repeatTimes, p[1] blockNum, p[2] dstGap (blocks: 32 B in L1, 512 B in
      L0); scalar = initValue as bits of dtype */
-  ASC_CUBE_FILL = 5
+  ASC_CUBE_FILL = 5,
+  /* LoadDataWithTranspose (LoadData2dTransposeParams), A1 -> A2 / B1 -> B2:
+     p[0] startIndex, p[1] repeatTimes, p[2] srcStride (square matrices), p[3]
+     dstGap (512 B), p[4] dstFracGap (512 B), p[5] addrMode (1 = decreasing) */
+  ASC_CUBE_LOAD2D_TRANSPOSE = 6
 };
 
 /* Fixpipe quantisation modes (QuantMode_t). */

@@ -239,6 +239,52 @@ pub fn transpose_fractal_b16(src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// The square matrix LoadDataWithTranspose transposes per repeat for
+/// elements of `size` bytes (guide 6.2.3.2.1.5): its side and how many
+/// 512-byte fractals it spans.
+pub fn transpose_square(size: usize) -> Option<(usize, usize)> {
+    match size {
+        1 => Some((32, 2)),
+        2 => Some((16, 1)),
+        4 => Some((16, 2)),
+        _ => None,
+    }
+}
+
+/// One repeat of LoadDataWithTranspose on elements of `size` bytes: `src`
+/// holds the square's fractals as they lie in L1, `dst` receives the
+/// transposed fractals, fractal after fractal (the caller places them).
+/// The square is read as the guide describes (6.2.3.2.1.5): for a 2-byte
+/// type one 16 x 16 fractal; for a 4-byte type two 16 x 8 fractals side by
+/// side (columns 0-7, then 8-15), transposed and split again into columns
+/// 0-7 and 8-15; for a 1-byte type two 16 x 32 fractals one above the
+/// other (rows 0-15, then 16-31), transposed and split into rows 0-15 and
+/// 16-31. Each fractal is row-major.
+pub fn transpose_square_bytes(size: usize, src: &[u8], dst: &mut [u8]) {
+    let Some((side, fracs)) = transpose_square(size) else {
+        return;
+    };
+    // (fractal, row, column) of the square's element (r, c) with
+    // fractals of `fr` x `fc`, side by side or stacked.
+    let (fr, fc) = (FRACTAL_ROWS, FRACTAL_BYTES as usize / FRACTAL_ROWS / size);
+    let at = |r: usize, c: usize| -> usize {
+        let (f, rr, cc) = if fracs == 1 {
+            (0, r, c)
+        } else if fc < side {
+            (c / fc, r, c % fc)
+        } else {
+            (r / fr, r % fr, c)
+        };
+        size * (f * fr * fc + rr * fc + cc)
+    };
+    for r in 0..side {
+        for c in 0..side {
+            let (s, d) = (at(r, c), at(c, r));
+            dst[d..d + size].copy_from_slice(&src[s..s + size]);
+        }
+    }
+}
+
 fn dtype_of(code: u8, api: &'static str, operand: &str) -> Result<Dtype, Fault> {
     Dtype::from_abi_code(code).ok_or_else(|| Fault::InvalidArg {
         api,
@@ -310,6 +356,7 @@ impl Block {
             cube_op::MMAD => self.mmad(op, loc),
             cube_op::FIXPIPE => self.fixpipe(op, loc),
             cube_op::FILL => self.fill(op, loc),
+            cube_op::LOAD2D_TRANSPOSE => self.load2d_transpose(op, loc),
             other => Err(Fault::Unsupported {
                 api: "cube",
                 what: format!("cube instruction code {other}"),
@@ -538,6 +585,113 @@ impl Block {
                 burst_bytes,
                 src_region.start,
                 src_mem == Mem::Gm && stride != 1,
+                false,
+            ),
+            vec![src_region],
+            vec![dst_region],
+            loc,
+        )
+    }
+
+    /// LoadDataWithTranspose(dst, src, LoadData2dTransposeParams): A1 -> A2
+    /// or B1 -> B2, one square per repeat ([`transpose_square_bytes`]).
+    fn load2d_transpose(&mut self, op: &AscCubeOp, loc: u32) -> Result<(), Fault> {
+        let api = "LoadDataWithTranspose";
+        let dtype = dtype_of(op.dtype, api, "dst")?;
+        let size = dtype.size();
+        let Some((_, fracs)) = transpose_square(size) else {
+            return Err(Fault::Unsupported {
+                api,
+                what: format!("{dtype} (1-, 2- and 4-byte types on Atlas A2)"),
+            });
+        };
+        let src_mem = mem_of(&op.src0, api, "src")?;
+        let dst_mem = mem_of(&op.dst, api, "dst")?;
+        if !matches!((src_mem, dst_mem), (Mem::L1, Mem::L0a | Mem::L0b)) {
+            return Err(Fault::Unsupported {
+                api,
+                what: format!(
+                    "loads from {} to {} (A1 -> A2 and B1 -> B2 only)",
+                    src_mem.name(),
+                    dst_mem.name()
+                ),
+            });
+        }
+        let [start, repeat, stride, gap, frac_gap, decreasing] =
+            [0, 1, 2, 3, 4, 5].map(|i| op.p[i]);
+        check_range(api, "repeatTimes", repeat, 0, 255)?;
+        let dst_base = base_of(&op.dst, dst_mem);
+        let src_base = base_of(&op.src0, src_mem);
+        check_align("dst", dst_mem, dst_base, FRACTAL_BYTES)?;
+        check_align("src", src_mem, src_base, 32)?;
+        if repeat == 0 {
+            return self.record(
+                Pipe::Mte1,
+                dma(DmaDir::L1ToL0, 0, 0, 0, 0, false, false),
+                vec![],
+                vec![],
+                loc,
+            );
+        }
+        let square = fracs as u64 * FRACTAL_BYTES;
+        let repeat = u64::from(repeat);
+        let src_index = |i: u64| -> Option<u64> {
+            let step = i * u64::from(stride);
+            if decreasing != 0 {
+                u64::from(start).checked_sub(step)
+            } else {
+                Some(u64::from(start) + step)
+            }
+        };
+        let first = src_index(0).unwrap_or(0);
+        let last = src_index(repeat - 1).ok_or_else(|| Fault::InvalidArg {
+            api,
+            what: format!(
+                "addrMode decreasing from startIndex {start} by srcStride {stride} for {repeat} repeats goes below the source"
+            ),
+        })?;
+        let (lo, hi) = (first.min(last), first.max(last));
+        let src_region = self.region(
+            "src",
+            src_mem,
+            (src_base + lo * square, src_base + (hi + 1) * square),
+        )?;
+        let dst_step = (1 + u64::from(gap)) * FRACTAL_BYTES;
+        let second = (1 + u64::from(frac_gap)) * FRACTAL_BYTES;
+        let span = if fracs == 2 {
+            second + FRACTAL_BYTES
+        } else {
+            FRACTAL_BYTES
+        };
+        let dst_region = self.region(
+            "dst",
+            dst_mem,
+            (dst_base, dst_base + (repeat - 1) * dst_step + span),
+        )?;
+        let mut sq = vec![0u8; square as usize];
+        let mut out = vec![0u8; square as usize];
+        let frac = FRACTAL_BYTES as usize;
+        for i in 0..repeat {
+            let idx = src_index(i).unwrap_or(0);
+            self.read_bytes(src_mem, src_base + idx * square, &mut sq);
+            transpose_square_bytes(size, &sq, &mut out);
+            let at = dst_base + i * dst_step;
+            self.write_bytes(dst_mem, at, &out[..frac], None)?;
+            if fracs == 2 {
+                self.write_bytes(dst_mem, at + second, &out[frac..], None)?;
+            }
+        }
+        // MTE1 moves the squares at its path rate: one burst, as LoadData.
+        let bytes = repeat * square;
+        self.record(
+            Pipe::Mte1,
+            dma(
+                DmaDir::L1ToL0,
+                bytes,
+                1,
+                bytes,
+                src_region.start,
+                false,
                 false,
             ),
             vec![src_region],
@@ -1143,6 +1297,56 @@ mod tests {
         let mut c = vec![0u8; 16 * 16 * 4];
         mmad_compute(MmadTypes::Bf16, &a, &b, &mut c, (16, 16, 16), CInit::Zero);
         assert_eq!(c_at(&c, 0, 15, 1), 72.0);
+    }
+
+    #[test]
+    fn transpose_square_of_floats_is_two_side_by_side_fractals() {
+        // The guide's float example (6.2.3.2.1.5, 示例3): B [16 k, 16 n] in
+        // L1 as two 16 x 8 fractals (n 0-7, n 8-15); after the transpose the
+        // first fractal holds k 0-7 and the second k 8-15, each row one n.
+        let mut src = vec![0u8; 1024];
+        for k in 0..16 {
+            for n in 0..16 {
+                let at = 4 * ((n / 8) * 128 + k * 8 + n % 8);
+                src[at..at + 4].copy_from_slice(&((100 * k + n) as f32).to_le_bytes());
+            }
+        }
+        let mut dst = vec![0u8; 1024];
+        transpose_square_bytes(4, &src, &mut dst);
+        let at = |f: usize, r: usize, c: usize| {
+            let i = 4 * (f * 128 + r * 8 + c);
+            f32::from_le_bytes([dst[i], dst[i + 1], dst[i + 2], dst[i + 3]])
+        };
+        // Fractal 0, row n = 3, column k = 5: B[5][3].
+        assert_eq!(at(0, 3, 5), 503.0);
+        // Fractal 1, row n = 12, column k - 8 = 7: B[15][12].
+        assert_eq!(at(1, 12, 7), 1512.0);
+        // That is the ZN layout of L0B: k of one column together.
+        assert_eq!(at(1, 0, 0), 800.0);
+    }
+
+    #[test]
+    fn transpose_square_of_int8_is_two_stacked_fractals() {
+        // Two 16 x 32 fractals (rows 0-15, 16-31) form a 32 x 32 square;
+        // element (r, c) = r * 32 + c mod 256 goes to (c, r).
+        let src: Vec<u8> = (0..1024usize).map(|i| (i % 251) as u8).collect();
+        let mut dst = vec![0u8; 1024];
+        transpose_square_bytes(1, &src, &mut dst);
+        // (r, c) = (20, 3) -> (3, 20): fractal 0, row 3, column 20.
+        assert_eq!(dst[3 * 32 + 20], ((20 * 32 + 3) % 251) as u8);
+        // (r, c) = (2, 30) -> (30, 2): fractal 1, row 14, column 2.
+        assert_eq!(dst[512 + 14 * 32 + 2], (2 * 32 + 30) as u8);
+    }
+
+    #[test]
+    fn transpose_square_of_halves_is_the_fractal_transpose() {
+        let src: Vec<u8> = (0..256u16).flat_map(|v| v.to_le_bytes()).collect();
+        let mut a = vec![0u8; 512];
+        let mut b = vec![0u8; 512];
+        transpose_square_bytes(2, &src, &mut a);
+        transpose_fractal_b16(&src, &mut b);
+        assert_eq!(a, b);
+        assert_eq!(transpose_square(8), None);
     }
 
     #[test]

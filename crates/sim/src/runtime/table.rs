@@ -252,6 +252,7 @@ extern "C-unwind" fn rt_cube(op: *const AscCubeOp) {
         cube_op::MMAD => "Mmad",
         cube_op::FIXPIPE => "Fixpipe",
         cube_op::FILL => "Fill",
+        cube_op::LOAD2D_TRANSPOSE => "LoadDataWithTranspose",
         _ => "cube",
     };
     with_block(&op.loc, api, |b| {

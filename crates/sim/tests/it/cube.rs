@@ -864,10 +864,10 @@ extern "C" __global__ __aicore__ void mix_aiv_sync(GM_ADDR y, GM_ADDR ws, GM_ADD
 #include "lib/matrix/matmul/matmul.h"
 #include "lib/matrix/matmul/tiling.h"
 
-template <bool UB>
+template <bool UB, class IN = half>
 __aicore__ inline void MmApi(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tiling) {
-  using A = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, half>;
-  using B = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, half>;
+  using A = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, IN>;
+  using B = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, IN>;
   using C = matmul::MatmulType<UB ? TPosition::VECIN : TPosition::GM, matmul::CubeFormat::ND, float>;
   using Bias = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, float>;
   TCubeTiling t = *(__gm__ TCubeTiling*)tiling;
@@ -876,10 +876,10 @@ __aicore__ inline void MmApi(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_A
   REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
   int32_t mBlocks = (t.M + t.singleCoreM - 1) / t.singleCoreM;
   int32_t mi = GetBlockIdx() % mBlocks, ni = GetBlockIdx() / mBlocks;
-  GlobalTensor<half> aGm, bGm;
+  GlobalTensor<IN> aGm, bGm;
   GlobalTensor<float> biasGm, cGm;
-  aGm.SetGlobalBuffer((__gm__ half*)a + mi * t.singleCoreM * t.Ka);
-  bGm.SetGlobalBuffer((__gm__ half*)b + ni * t.singleCoreN);
+  aGm.SetGlobalBuffer((__gm__ IN*)a + mi * t.singleCoreM * t.Ka);
+  bGm.SetGlobalBuffer((__gm__ IN*)b + ni * t.singleCoreN);
   biasGm.SetGlobalBuffer((__gm__ float*)bias + ni * t.singleCoreN);
   cGm.SetGlobalBuffer((__gm__ float*)c + mi * t.singleCoreM * t.N + ni * t.singleCoreN);
   mm.SetTensorA(aGm);
@@ -916,6 +916,11 @@ extern "C" __global__ __aicore__ void mm_api_gm(GM_ADDR a, GM_ADDR b, GM_ADDR bi
 }
 extern "C" __global__ __aicore__ void mm_api_ub(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws, GM_ADDR t) {
   MmApi<true>(a, b, bias, c, t);
+}
+// float A and B, B not transposed (LoadDataWithTranspose to L0B).
+extern "C" __global__ __aicore__ void mm_api_gm_f32(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws,
+                                                    GM_ADDR t) {
+  MmApi<false, float>(a, b, bias, c, t);
 }
 // Tiling key 7 runs on the cube cores alone: each AIC computes in place.
 extern "C" __global__ __aicore__ void mm_api_cube_only(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws,
@@ -1233,6 +1238,49 @@ fn the_matmul_api_computes_on_the_cube_for_the_vector_cores() {
     assert_eq!(out.trace.blocks.len(), 2);
     assert_eq!(T::F32.decode(&out.outputs[0]), want);
     assert!(check(&out.trace).is_empty());
+}
+
+/// A float B that is not transposed goes to L0B by LoadDataWithTranspose
+/// (guide 6.2.3.2.1.5): on 64 x 40 x 40 with base blocks 32 x 32 x 16 the
+/// N tail (8 of a 16-column square) and the K tail (8 rows of a 16-row
+/// square, in an L1 load of its own) are exercised; the result is the exact
+/// product, every B load to L0B is a transposing one, and the checker is
+/// silent.
+#[test]
+fn the_matmul_api_takes_a_float_b_as_it_is_in_gm() {
+    let (m, n, k) = (64usize, 40usize, 40usize);
+    let a = values(m * k, 7);
+    let b = values(k * n, 8);
+    let bias: Vec<f32> = (0..n).map(|j| (j % 3) as f32).collect();
+    let mut want = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = bias[j] + (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f32>();
+        }
+    }
+    let tiling = cube_tiling((64, 40, 40), (32, 40), (32, 32, 16), true);
+    let out = mix_launch_with(
+        "mm_api_gm_f32",
+        vec![T::F32.tensor(&a), T::F32.tensor(&b), T::F32.tensor(&bias)],
+        vec![T::F32.tensor(&vec![f32::NAN; m * n])],
+        1,
+        (16 << 20) + 64,
+        0,
+        tiling,
+    )
+    .unwrap_or_else(|e| panic!("mm_api_gm_f32: {e}"));
+    assert_eq!(T::F32.decode(&out.outputs[0]), want);
+    let findings = check(&out.trace);
+    assert!(findings.is_empty(), "{findings:?}");
+    let aic = &out.trace.blocks[0].instrs;
+    let loads = |api: &str| {
+        aic.iter()
+            .filter(|i| out.trace.locs[i.loc as usize].api == api)
+            .count()
+    };
+    // Per AIV: 2 tiles x 3 K blocks; per block one LoadDataWithTranspose per
+    // 16-row square (1, 1, 1: K blocks of 16, 16, 8).
+    assert_eq!(loads("LoadDataWithTranspose"), 2 * 2 * 3);
 }
 
 /// The Matmul API keeps the blocks it loaded in L1 as the tiling's depth

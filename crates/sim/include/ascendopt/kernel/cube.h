@@ -148,6 +148,49 @@ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
   detail::load2d(op, p);
 }
 
+// ---- LoadDataWithTranspose (guide 6.2.3.2.1.5) -------------------------------
+// Each repeat transposes one square of the source: 16 x 16 of a 2-byte type
+// (one fractal), 16 x 16 of a 4-byte type (two 16 x 8 fractals side by
+// side) or 32 x 32 of int8/uint8 (two 16 x 32 fractals one above the
+// other), and writes it back as one or two fractals: the second
+// (1 + dstFracGap) fractals after the first; a repeat's first fractal
+// (1 + dstGap) fractals after the previous repeat's. startIndex and
+// srcStride count squares.
+struct LoadData2dTransposeParams {
+  uint16_t startIndex = 0;
+  uint8_t repeatTimes = 0;
+  uint16_t srcStride = 0;
+  uint16_t dstGap = 0;
+  uint16_t dstFracGap = 0;
+  bool addrMode = false;
+  LoadData2dTransposeParams() {}
+  LoadData2dTransposeParams(uint16_t startIndexIn, uint8_t repeatTimesIn, uint16_t srcStrideIn, uint16_t dstGapIn,
+                            uint16_t dstFracGapIn, bool addrModeIn = false)
+      : startIndex(startIndexIn),
+        repeatTimes(repeatTimesIn),
+        srcStride(srcStrideIn),
+        dstGap(dstGapIn),
+        dstFracGap(dstFracGapIn),
+        addrMode(addrModeIn) {}
+};
+
+template <class T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& p, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_LOAD2D_TRANSPOSE, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.src0 = detail::local_addr(src);
+  op.p[0] = p.startIndex;
+  op.p[1] = p.repeatTimes;
+  op.p[2] = p.srcStride;
+  op.p[3] = p.dstGap;
+  op.p[4] = p.dstFracGap;
+  op.p[5] = p.addrMode ? 1u : 0u;
+  ASC_RT->cube(&op);
+}
+
 // ---- Fill / InitConstValue (guide 6.2.3.2.1.1) -------------------------------
 template <class U>
 struct InitConstValueParams {

@@ -13,7 +13,6 @@
   }
 
 namespace AscendC {
-ASCENDOPT_UNSUPPORTED(LoadDataWithTranspose)
 ASCENDOPT_UNSUPPORTED(SimpleSoftMax)
 ASCENDOPT_UNSUPPORTED(LogSoftMax)
 ASCENDOPT_UNSUPPORTED(SoftmaxFlash)

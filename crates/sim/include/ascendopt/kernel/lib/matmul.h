@@ -42,9 +42,10 @@
 //   pipe waits for that copy.
 //
 // Limits (each a fault or a compile error naming it): ND only (NZ inputs
-// or outputs); A transposed only for half/bfloat16; B not transposed only
-// for half/bfloat16 (float and int8 B must be given transposed, the
-// LoadData transpose of the guide is 16 x 16 of 2-byte types); the bias
+// or outputs); A transposed only for half/bfloat16; B not transposed for
+// half/bfloat16 (LoadData's 16 x 16 transpose) and float (B in L1 as one
+// small NZ matrix per 16 K rows, LoadDataWithTranspose to L0B, baseK a
+// multiple of 16), int8 B must be given transposed; the bias
 // row is float (int32 for int8) and N a multiple of 8; batch matmul,
 // quantised outputs, MDL/IBShare differences (all run as NORM), callbacks,
 // async (Iterate<false>) runs synchronously.
@@ -571,7 +572,33 @@ inline int32_t b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h
   GlobalTensor<BT> bGm;
   bGm.SetGlobalBuffer((__gm__ BT*)s.b);
   LocalTensor<BT>& b1 = q.b1.slot[i].t;
-  if (!s.transB) {
+  if (!s.transB && sizeof(BT) == 4) {
+    // A 4-byte B for LoadDataWithTranspose (guide 6.2.3.2.1.5): each 16-row
+    // K block is its own small NZ matrix of up(cols, 16) / 8 fractals, so
+    // the two 16 x 8 fractals of one 16 x 16 square lie side by side; a K
+    // tail under 16 rows is a copy of its own.
+    if (s.baseK % 16 != 0) {
+      trap("Matmul: a float B not transposed needs baseK a multiple of 16 (LoadDataWithTranspose squares)", loc);
+    }
+    const int32_t colsP = up(cols, 16);
+    const int32_t full = ktc / 16, tail = ktc % 16;
+    if (full > 0 && 16 * s.orgN <= 65535 && 16 * colsP <= 65535) {
+      DataCopy(b1, bGm[(uint64_t)kc0 * s.orgN + c0],
+               Nd2NzParams((uint16_t)full, 16, (uint16_t)cols, (uint16_t)(16 * s.orgN), (uint16_t)s.orgN, 16, 1,
+                           (uint16_t)(16 * colsP)),
+               loc);
+    } else {
+      // The matrix strides do not fit Nd2NzParams' 16 bits: a copy per block.
+      for (int32_t f = 0; f < full; ++f) {
+        DataCopy(b1[f * 16 * colsP], bGm[(uint64_t)(kc0 + f * 16) * s.orgN + c0],
+                 Nd2NzParams(1, 16, (uint16_t)cols, 0, (uint16_t)s.orgN, 16, 1, 0), loc);
+      }
+    }
+    if (tail > 0) {
+      DataCopy(b1[full * 16 * colsP], bGm[(uint64_t)(kc0 + full * 16) * s.orgN + c0],
+               Nd2NzParams(1, (uint16_t)tail, (uint16_t)cols, 0, (uint16_t)s.orgN, 16, 1, 0), loc);
+    }
+  } else if (!s.transB) {
     DataCopy(b1, bGm[(uint64_t)kc0 * s.orgN + c0],
              Nd2NzParams(1, (uint16_t)ktc, (uint16_t)cols, 0, (uint16_t)s.orgN, (uint16_t)up(ktc, C0), 1, 0), loc);
   } else {
@@ -663,7 +690,17 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
     q.a2.EnQue(a2, loc);
     // L1 -> L0B (ZN): K fractal row kb takes fractals (kb, 0 .. nB).
     LocalTensor<BT> b2 = q.b2.template AllocTensor<BT>(loc);
-    if (!s.transB) {
+    if (!s.transB && sizeof(BT) == 4) {
+      // Square (16 K rows, 16 N columns) kq of the tile's K to fractal rows
+      // 2kq (k 0-7) and 2kq + 1 (k 8-15) of the ZN layout, nB apart.
+      const int32_t kq0 = (k0 - kcb) / 16;
+      for (int32_t kq = 0; kq < up(kt, 16) / 16; ++kq) {
+        LoadDataWithTranspose(b2[2 * kq * nB * FRAC], b1,
+                              LoadData2dTransposeParams((uint16_t)((kq0 + kq) * hB + jOff), (uint8_t)nB, 1, 0,
+                                                        (uint16_t)(nB - 1)),
+                              loc);
+      }
+    } else if (!s.transB) {
       for (int32_t kb = 0; kb < kB; ++kb) {
         LoadData(b2[kb * nB * FRAC], b1,
                  LoadData2DParams((uint16_t)(jOff * kBb + kbb + kb), (uint8_t)nB, (uint16_t)kBb, 0, 0, true, 0), loc);
@@ -1043,6 +1080,7 @@ class Matmul {
     if (st_.baseK % (32 / (int32_t)sizeof(AT)) != 0) {
       detail::trap("Matmul::Init: baseK must be a multiple of C0 (32 bytes of the input type)", loc);
     }
+
     st_.ready = 1;
   }
 
