@@ -33,6 +33,7 @@ mod level2_move;
 mod level3;
 mod level3_image;
 mod level3_math;
+mod level3_resample;
 #[cfg(test)]
 mod tests_packages;
 #[cfg(test)]
@@ -53,6 +54,7 @@ pub const TABLES: &[&[Builtin]] = &[
     level3::TABLE,
     level3_math::TABLE,
     level3_image::TABLE,
+    level3_resample::TABLE,
 ];
 
 /// Every builtin golden of the built-in operators.
