@@ -129,16 +129,15 @@ void SrcRows(const MapAxis& a, int64_t h0, int64_t h1, int64_t& lo, int64_t& hi)
 // The H sums of every chunk as runs of vector instructions (the kernel's
 // BuildRowPlans, done once here instead of on every core's scalar unit).
 constexpr uint32_t HOST_CHUNKS = 16;
-constexpr uint32_t HOST_RUNS = 128;
+constexpr uint32_t HOST_RUNS = 64;
 constexpr uint32_t HOST_TERMS = 8;
 constexpr uint32_t HOST_ROWS = 256;
 
 struct RowPlan {
     uint32_t runs = 0;  // 0: not planned
     uint32_t start[HOST_CHUNKS + 1] = {};
-    uint32_t rows[HOST_CHUNKS] = {}, h0[HOST_CHUNKS] = {}, lo[HOST_CHUNKS] = {}, srcRows[HOST_CHUNKS] = {};
-    uint32_t r0[HOST_RUNS] = {}, n[HOST_RUNS] = {}, kind[HOST_RUNS] = {};
-    int32_t s0[HOST_RUNS] = {}, ds[HOST_RUNS] = {};
+    uint32_t rows[HOST_RUNS] = {};  // r0 | n << 8 | kind << 16
+    uint32_t src[HOST_RUNS] = {};   // s0 | ds << 16
     float w[HOST_RUNS] = {};
 };
 
@@ -172,10 +171,9 @@ bool PlanRows(const MapAxis& a, uint32_t chunkNum, uint32_t baseRows, uint32_t e
         int64_t lo;
         int64_t hi;
         SrcRows(a, h0, h0 + rows, lo, hi);
-        p.rows[c] = rows;
-        p.h0[c] = h0;
-        p.lo[c] = static_cast<uint32_t>(lo);
-        p.srcRows[c] = static_cast<uint32_t>(hi - lo);
+        if (hi - lo > 32767) {
+            return false;
+        }
         int32_t srcOf[HOST_ROWS][HOST_TERMS];
         float wOf[HOST_ROWS][HOST_TERMS];
         uint32_t countOf[HOST_ROWS] = {};
@@ -209,9 +207,7 @@ bool PlanRows(const MapAxis& a, uint32_t chunkNum, uint32_t baseRows, uint32_t e
                 if (n == HOST_RUNS) {
                     return false;
                 }
-                p.r0[n] = r;
-                p.n[n] = 1;
-                p.kind[n] = 0;
+                p.rows[n] = r | (1u << 8);
                 n++;
             }
         }
@@ -240,11 +236,8 @@ bool PlanRows(const MapAxis& a, uint32_t chunkNum, uint32_t baseRows, uint32_t e
                 if (n == HOST_RUNS) {
                     return false;
                 }
-                p.r0[n] = r0;
-                p.n[n] = len;
-                p.kind[n] = j == 0 ? 1 : 2;
-                p.s0[n] = srcOf[r0][j];
-                p.ds[n] = ds;
+                p.rows[n] = r0 | (len << 8) | ((j == 0 ? 1u : 2u) << 16);
+                p.src[n] = static_cast<uint32_t>(srcOf[r0][j]) | (static_cast<uint32_t>(ds) << 16);
                 p.w[n] = wOf[r0][j];
                 n++;
                 r0 += len;
@@ -461,15 +454,8 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     UpsampleTrilinear3dBackwardTilingData tiling;
     tiling.set_planRuns(rowPlan.runs);
     tiling.set_planStart(rowPlan.start);
-    tiling.set_chunkRows(rowPlan.rows);
-    tiling.set_chunkH0(rowPlan.h0);
-    tiling.set_chunkLo(rowPlan.lo);
-    tiling.set_chunkSrcRows(rowPlan.srcRows);
-    tiling.set_runR0(rowPlan.r0);
-    tiling.set_runN(rowPlan.n);
-    tiling.set_runKind(rowPlan.kind);
-    tiling.set_runS0(rowPlan.s0);
-    tiling.set_runDs(rowPlan.ds);
+    tiling.set_runRows(rowPlan.rows);
+    tiling.set_runSrc(rowPlan.src);
     tiling.set_runW(rowPlan.w);
     uint32_t src[3];
     uint32_t dst[3];

@@ -69,20 +69,16 @@ public:
         baseRows = t.baseRows;
         extraRows = t.extraRows;
         dParts = t.dParts;
-        if (t.planRuns > 0 && t.planRuns <= PLAN_RUNS && chunkNum <= PLAN_CHUNKS) {
-            // The host planned the H sums: copy the plan.
+        if (t.planRuns > 0 && chunkNum <= PLAN_CHUNKS) {
+            // The host planned the H sums: read its runs where they are.
             for (uint32_t c = 0; c < chunkNum; c++) {
-                chunkRowsOf[c] = t.chunkRows[c];
-                chunkH0Of[c] = t.chunkH0[c];
-                chunkLoOf[c] = t.chunkLo[c];
-                chunkSrcRowsOf[c] = t.chunkSrcRows[c];
+                ChunkRows(c, chunkRowsOf[c], chunkH0Of[c], chunkLoOf[c], chunkSrcRowsOf[c]);
                 planStart[c] = t.planStart[c];
             }
             planStart[chunkNum] = t.planStart[chunkNum];
-            for (uint32_t i = 0; i < t.planRuns; i++) {
-                plan[i] = RowRun{t.runR0[i], 1, t.runN[i], t.runS0[i], t.runDs[i], t.runW[i],
-                                 static_cast<uint8_t>(t.runKind[i])};
-            }
+            hostRows = t.runRows;
+            hostSrc = t.runSrc;
+            hostW = t.runW;
             planned = true;
         }
         baseD = t.baseD;
@@ -544,6 +540,18 @@ private:
         }
     }
 
+    // Run i of the plan: the host's (packed), else the kernel's.
+    __aicore__ inline auto RunAt(uint32_t i)
+    {
+        if (hostRows == nullptr) {
+            return plan[i];
+        }
+        uint32_t rows = hostRows[i];
+        uint32_t src = hostSrc[i];
+        return RowRun{rows & 0xffu, 1, (rows >> 8) & 0xffu, static_cast<int32_t>(src & 0xffffu),
+                      static_cast<int32_t>(src >> 16), hostW[i], static_cast<uint8_t>(rows >> 16)};
+    }
+
     // H: vrow[r] = sum over t of wH(h0 + r, base + t) * source row (base + t).
     __aicore__ inline void SumRows(const Load& l, const LocalTensor<float>& source)
     {
@@ -551,7 +559,7 @@ private:
         if (planned) {
             uint8_t blocks = static_cast<uint8_t>(ys / FLOAT_PER_BLOCK);
             for (uint32_t i = planStart[l.chunk]; i < planStart[l.chunk + 1]; i++) {
-                const RowRun& u = plan[i];
+                RowRun u = RunAt(i);
                 LocalTensor<float> dstRow = v[u.r0 * ys];
                 if (u.kind == RUN_ZERO) {
                     Duplicate(dstRow, 0.0f, ys);
@@ -688,6 +696,9 @@ private:
         uint8_t kind;
     };
     bool planned = false;
+    const uint32_t* hostRows = nullptr;
+    const uint32_t* hostSrc = nullptr;
+    const float* hostW = nullptr;
     uint32_t planStart[PLAN_CHUNKS + 1] = {};
     uint32_t chunkRowsOf[PLAN_CHUNKS] = {}, chunkH0Of[PLAN_CHUNKS] = {}, chunkLoOf[PLAN_CHUNKS] = {},
              chunkSrcRowsOf[PLAN_CHUNKS] = {};
