@@ -433,4 +433,39 @@ attrs = { output_size = [4, 2], input_size = [1, 1, 8, 4], align_corners = true 
         let total: f64 = (0..32).map(|i| out[0].get_f64(i)).sum();
         assert!((total - 28.0).abs() < 1e-4, "{total}");
     }
+
+    #[test]
+    fn the_aa_packages_load_and_their_small_cases_compute() {
+        use ascendopt_op::compare::{compare, poisoned};
+        use ascendopt_op::golden::output_shapes;
+        use ascendopt_op::{builtin_ops_dir, gen_inputs, OpPackage};
+        for (name, op_type) in [("upsample_bilinear2d_aa", "UpsampleBilinear2dAA")] {
+            let p = OpPackage::load(&builtin_ops_dir().join(name), &crate::BUILTINS)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                (
+                    p.spec.kernel.as_str(),
+                    p.spec.op_type.as_str(),
+                    p.spec.level
+                ),
+                (name, op_type, 3)
+            );
+            assert!(p.tiling.knobs().any(|k| k.name == "TILE_BYTES"), "{name}");
+            assert!(p.cases().len() >= 3, "{name}");
+            for c in p.cases() {
+                let shapes = output_shapes(&p.spec, c).unwrap().unwrap();
+                if c.input_elements() > 70_000 {
+                    continue;
+                }
+                let inputs = gen_inputs(c, 1);
+                let out = p.golden(c, &inputs).unwrap_or_else(|e| panic!("{e}"));
+                for ((t, co), shape) in out.iter().zip(&c.outputs).zip(&shapes) {
+                    assert_eq!(&t.shape, shape, "{name}/{}", c.name);
+                    assert!(compare(t, t, co.tolerance).unwrap().passed());
+                    let r = compare(t, &poisoned(t.dtype, &t.shape), co.tolerance).unwrap();
+                    assert_eq!(r.unwritten, t.numel(), "{name}/{}", c.name);
+                }
+            }
+        }
+    }
 }
