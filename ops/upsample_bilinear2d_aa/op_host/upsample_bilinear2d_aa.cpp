@@ -276,7 +276,7 @@ uint64_t UbBytes(const MapAxis* ax, uint64_t srcRows, uint64_t tableRows, uint64
     uint64_t bytes = BUFFER_NUM * AlignUp(srcRows * ys * eb, BLOCK_BYTES)  // Y rows
                      + half * srcRows * ys * FLOAT_BYTES                   // cast scratch (16-bit types)
                      + rows * ys * FLOAT_BYTES                             // H sums
-                     + tw * (tableRows + 1) * ws * FLOAT_BYTES             // gather tables + weights
+                     + tw * 2 * tableRows * ws * FLOAT_BYTES               // gather tables + weights
                      + (1 + half) * rows * ws * FLOAT_BYTES                // gathered (+ float X)
                      + BUFFER_NUM * AlignUp(rows * ws * eb, BLOCK_BYTES)  // X out
                      + SETUP_ARRAYS * ws * FLOAT_BYTES;                    // table set-up

@@ -99,7 +99,7 @@ public:
         pipe->InitBuffer(vBuf, tileRows * ys * sizeof(float));
         pipe->InitBuffer(gatBuf, tileRows * ws * sizeof(float));
         pipe->InitBuffer(tableBuf, terms[2] * tableRows * ws * sizeof(uint32_t));
-        pipe->InitBuffer(weightBuf, terms[2] * ws * sizeof(float));
+        pipe->InitBuffer(weightBuf, terms[2] * tableRows * ws * sizeof(float));
         pipe->InitBuffer(outQueue, t.bufferNum, tileRows * ws * sizeof(T));
         pipe->InitBuffer(setupBuf, SETUP_ARRAYS * ws * sizeof(float));
     }
@@ -343,10 +343,12 @@ private:
         // 0.5), in)) (trunc and floor agree after the clamp at 0).
         Adds(c, idx, 0.5f, n);
         Muls(c, c, ratio[2], n);
-        Adds(lo, c, 0.5f - support[2], n);
+        Adds(lo, c, -support[2], n);  // (c - support) + 0.5, the host's order
+        Adds(lo, lo, 0.5f, n);
         Floor(lo, scratch, n);
         Maxs(lo, lo, 0.0f, n);
-        Adds(hi, c, 0.5f + support[2], n);
+        Adds(hi, c, support[2], n);
+        Adds(hi, hi, 0.5f, n);
         Floor(hi, scratch, n);
         Mins(hi, hi, srcLen, n);
         Duplicate(total, 0.0f, n);
@@ -362,7 +364,7 @@ private:
             Step(t1, n);
             Mul(valid, valid, t1, n);
             // triangle: max(0, 1 - |(o - c + 0.5) inv|)
-            LocalTensor<float> w = weights[t * n];
+            LocalTensor<float> w = weights[t * tableRows * n];
             Sub(t1, o, c, n);
             Adds(t1, t1, 0.5f, n);
             Muls(t1, t1, inv[2], n);
@@ -386,7 +388,14 @@ private:
         // Normalise (a column without taps keeps weights 0: 0 / tiny).
         Maxs(total, total, 1e-30f, n);
         for (uint32_t t = 0; t < terms[2]; t++) {
-            Div(weights[t * n], weights[t * n], total, n);
+            LocalTensor<float> w = weights[t * tableRows * n];
+            Div(w, w, total, n);
+            // Row 0 repeated for every table row (one count-mode product
+            // per block of rows).
+            for (uint32_t done = 1; done < tableRows; done *= 2) {
+                uint32_t m = tableRows - done < done ? tableRows - done : done;
+                Adds(w[done * n], w, 0.0f, m * n);
+            }
         }
     }
 
@@ -485,8 +494,6 @@ private:
         } else {
             xf = xfBuf.Get<float>();
         }
-        uint8_t rep = static_cast<uint8_t>(ws / FLOAT_PER_BLOCK);
-        BinaryRepeatParams rp(1, 1, 1, rep, rep, 0);
         if (zero) {
             Duplicate(xf, 0.0f, l.rows * ws);
         }
@@ -494,14 +501,10 @@ private:
             for (uint32_t rb = 0; rb < l.rows; rb += tableRows) {
                 uint32_t nr = l.rows - rb < tableRows ? l.rows - rb : tableRows;
                 Gather(gat[rb * ws], v, tables[t * tableRows * ws], rb * ys * sizeof(float), nr * ws);
-                for (uint32_t c0 = 0; c0 < ws; c0 += FLOAT_PER_REPEAT) {
-                    uint64_t lanes = ws - c0 < FLOAT_PER_REPEAT ? ws - c0 : FLOAT_PER_REPEAT;
-                    if (t == 0) {
-                        Mul(xf[rb * ws + c0], gat[rb * ws + c0], weights[c0], lanes, static_cast<uint8_t>(nr), rp);
-                    } else {
-                        MulAddDst(xf[rb * ws + c0], gat[rb * ws + c0], weights[t * ws + c0], lanes,
-                                  static_cast<uint8_t>(nr), rp);
-                    }
+                if (t == 0) {
+                    Mul(xf[rb * ws], gat[rb * ws], weights[t * tableRows * ws], nr * ws);
+                } else {
+                    MulAddDst(xf[rb * ws], gat[rb * ws], weights[t * tableRows * ws], nr * ws);
                 }
             }
         }
