@@ -280,7 +280,7 @@ attrs = { output_size = [1, 2] }
 [op]
 name = "upsample_bilinear2d_aa_backward"
 level = 3
-op_type = "UpsampleBilinear2dAAGrad"
+op_type = "UpsampleBilinear2dAABackward"
 [[inputs]]
 name = "grad_output"
 dtypes = ["float16", "float32", "bfloat16"]
@@ -439,7 +439,13 @@ attrs = { output_size = [4, 2], input_size = [1, 1, 8, 4], align_corners = true 
         use ascendopt_op::compare::{compare, poisoned};
         use ascendopt_op::golden::output_shapes;
         use ascendopt_op::{builtin_ops_dir, gen_inputs, OpPackage};
-        for (name, op_type) in [("upsample_bilinear2d_aa", "UpsampleBilinear2dAA")] {
+        for (name, op_type) in [
+            ("upsample_bilinear2d_aa", "UpsampleBilinear2dAA"),
+            (
+                "upsample_bilinear2d_aa_backward",
+                "UpsampleBilinear2dAABackward",
+            ),
+        ] {
             let p = OpPackage::load(&builtin_ops_dir().join(name), &crate::BUILTINS)
                 .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(
