@@ -796,6 +796,11 @@ name = "w_only"
 shapes = [[1, 1, 1, 1, 4]]
 dtype = "float32"
 attrs = { output_size = [1, 1, 4], input_size = [1, 1, 1, 1, 2] }
+[[cases]]
+name = "ac_identity_d"
+shapes = [[1, 1, 2, 3, 1]]
+dtype = "float32"
+attrs = { output_size = [2, 3, 1], input_size = [1, 1, 2, 2, 1], align_corners = true, scales_d = 3.0 }
 "#;
 
     #[test]
@@ -823,5 +828,57 @@ attrs = { output_size = [1, 1, 4], input_size = [1, 1, 1, 1, 2] }
         let g = Tensor::from_f64s(Dtype::Float32, &[1, 1, 1, 1, 4], &[1.0, 2.0, 3.0, 4.0]);
         let out = run(&s, "w_only", vec![g]);
         assert_eq!((out[0].get_f64(0), out[0].get_f64(1)), (3.25, 6.75));
+    }
+
+    #[test]
+    fn trilinear_backward_align_corners_and_an_identity_axis() {
+        let s = spec(TRI_SPEC);
+        // D: 2 -> 2 is the identity whatever scales_d says. H: 2 -> 3 with
+        // align_corners, ratio 1/2: sources 0, 0.5 and 1 (the last index:
+        // all of its weight stays on row 1). Depth 0 holds grad 1, 2, 3:
+        // h0 = 1 + 2 / 2, h1 = 2 / 2 + 3; depth 1 holds 4, 5, 6.
+        let g = Tensor::from_f64s(
+            Dtype::Float32,
+            &[1, 1, 2, 3, 1],
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        );
+        let out = run(&s, "ac_identity_d", vec![g]);
+        assert_eq!(out[0].shape, vec![1, 1, 2, 2, 1]);
+        let got: Vec<f64> = (0..4).map(|i| out[0].get_f64(i)).collect();
+        assert_eq!(got, vec![2.0, 4.0, 6.5, 8.5]);
+    }
+
+    #[test]
+    fn the_trilinear_package_loads_and_its_small_cases_compute() {
+        use ascendopt_op::compare::{compare, poisoned};
+        use ascendopt_op::golden::output_shapes;
+        use ascendopt_op::{builtin_ops_dir, gen_inputs, OpPackage};
+        let name = "upsample_trilinear3d_backward";
+        let p = OpPackage::load(&builtin_ops_dir().join(name), &crate::BUILTINS)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (
+                p.spec.kernel.as_str(),
+                p.spec.op_type.as_str(),
+                p.spec.level
+            ),
+            (name, "UpsampleTrilinear3dBackward", 3)
+        );
+        assert!(p.tiling.knobs().any(|k| k.name == "TILE_BYTES"));
+        assert!(p.cases().len() >= 3);
+        for c in p.cases() {
+            let shapes = output_shapes(&p.spec, c).unwrap().unwrap();
+            if c.input_elements() > 70_000 {
+                continue;
+            }
+            let inputs = gen_inputs(c, 1);
+            let out = p.golden(c, &inputs).unwrap_or_else(|e| panic!("{e}"));
+            for ((t, co), shape) in out.iter().zip(&c.outputs).zip(&shapes) {
+                assert_eq!(&t.shape, shape, "{}", c.name);
+                assert!(compare(t, t, co.tolerance).unwrap().passed());
+                let r = compare(t, &poisoned(t.dtype, &t.shape), co.tolerance).unwrap();
+                assert_eq!(r.unwritten, t.numel(), "{}", c.name);
+            }
+        }
     }
 }

@@ -34,6 +34,7 @@ mod level3;
 mod level3_cube;
 mod level3_image;
 mod level3_math;
+mod level3_resample;
 #[cfg(test)]
 mod tests_packages;
 #[cfg(test)]
@@ -55,6 +56,7 @@ pub const TABLES: &[&[Builtin]] = &[
     level3_math::TABLE,
     level3_image::TABLE,
     level3_cube::TABLE,
+    level3_resample::TABLE,
 ];
 
 /// Every builtin golden of the built-in operators.
