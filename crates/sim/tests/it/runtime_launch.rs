@@ -1174,6 +1174,61 @@ fn the_tail_block_in_the_allocators_padding_is_allowed_and_noted() {
     );
 }
 
+/// A scalar read of the element just past a tensor's end (a kernel whose
+/// loop runs one element too far): it starts in the device allocator's
+/// padding, which holds no other tensor, so it is allowed and noted like a
+/// tail block running into it; a read that starts past the padding faults.
+const PAST_END_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void past(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 3);
+  yg.SetGlobalBuffer((__gm__ float*)y, 3);
+  float extra = xg.GetValue(AT);
+  yg.SetValue(0, xg.GetValue(0) + extra * 0.0f);
+  yg.SetValue(1, xg.GetValue(1));
+  yg.SetValue(2, xg.GetValue(2));
+}
+"#;
+
+#[test]
+fn a_read_starting_in_the_allocators_padding_is_allowed_and_noted() {
+    // 3 floats: 12 bytes, span 64; element 3 is bytes [12, 16), element 15
+    // bytes [60, 64), element 16 the first byte past the span.
+    for at in [3, 15] {
+        let (_d, so) = compile(&format!("#define AT {at}\n{PAST_END_KERNEL}"));
+        let out = run_kernel(
+            &job(
+                &so,
+                "past",
+                vec![f32_tensor(&[1.0, 2.0, 3.0])],
+                vec![f32_tensor(&[0.0; 3])],
+            ),
+            &tiling(1),
+        )
+        .unwrap();
+        assert_eq!(f32s(&out.outputs[0]), vec![1.0, 2.0, 3.0]);
+        assert!(
+            out.findings.iter().any(|f| f.kind == "gm-padding"),
+            "element {at}: no padding note"
+        );
+    }
+    let (_d, so) = compile(&format!("#define AT 16\n{PAST_END_KERNEL}"));
+    let err = run_kernel(
+        &job(
+            &so,
+            "past",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("outside any allocation"), "{err}");
+}
+
 /// GlobalTensor::operator() (guide 6.2.2.2.6: the element itself), the
 /// queue form of InitBuffer called with a TBuf, and <cmath> after
 /// kernel_operator.h (clean-room fixture, issue 21).
