@@ -526,7 +526,12 @@ impl KeyHasher {
                 name,
                 list_index,
                 dtype,
-                tolerance: Tolerance { atol, rtol },
+                tolerance:
+                    Tolerance {
+                        atol,
+                        rtol,
+                        max_mismatch_ratio,
+                    },
                 checked,
                 inplace_of,
             } = output;
@@ -535,6 +540,7 @@ impl KeyHasher {
             self.text(dtype.name());
             self.f64(*atol);
             self.f64(*rtol);
+            self.f64(*max_mismatch_ratio);
             self.u64(u64::from(*checked));
             self.opt(*inplace_of);
         }

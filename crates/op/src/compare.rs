@@ -143,9 +143,11 @@ pub struct CompareReport {
 }
 
 impl CompareReport {
-    /// True when every element matched.
+    /// True when every element matched, or no more than the tolerance's
+    /// `max_mismatch_ratio` of them failed.
     pub fn passed(&self) -> bool {
         self.mismatches == 0
+            || (self.mismatches as f64) <= self.total as f64 * self.tolerance.max_mismatch_ratio
     }
 }
 
@@ -162,6 +164,14 @@ impl fmt::Display for CompareReport {
             self.max_abs_err,
             self.max_rel_err
         )?;
+        if self.tolerance.max_mismatch_ratio > 0.0 {
+            write!(
+                f,
+                "; up to {} of them may fail (max_mismatch_ratio {})",
+                (self.total as f64 * self.tolerance.max_mismatch_ratio).floor(),
+                self.tolerance.max_mismatch_ratio
+            )?;
+        }
         if let Some(b) = &self.first_bad {
             write!(f, "; first: {b}")?;
         }
@@ -442,6 +452,7 @@ pub fn find_unwritten(
         Tolerance {
             atol: f64::INFINITY,
             rtol: f64::INFINITY,
+            max_mismatch_ratio: 0.0,
         },
     )?;
     Ok((r.unwritten, r.first_unwritten))
@@ -458,7 +469,11 @@ mod tests {
     use super::*;
 
     fn tol(t: f64) -> Tolerance {
-        Tolerance { atol: t, rtol: t }
+        Tolerance {
+            atol: t,
+            rtol: t,
+            max_mismatch_ratio: 0.0,
+        }
     }
 
     #[test]
@@ -512,6 +527,7 @@ mod tests {
         let tol = Tolerance {
             atol: 1e-4,
             rtol: 1e-4,
+            max_mismatch_ratio: 0.0,
         };
         let same = compare(&expected, &expected.clone(), tol).unwrap();
         assert!(same.passed(), "{same}");
@@ -527,6 +543,26 @@ mod tests {
         let r = compare(&expected, &poison, tol).unwrap();
         assert_eq!(r.unwritten, 6);
         assert!(!r.passed());
+    }
+
+    #[test]
+    fn a_mismatch_ratio_lets_that_share_of_elements_fail() {
+        // 1 of 1000 elements off: fails by default, passes at 0.001 (the
+        // CANN sample check: no more than 0.1% may fail), 2 of 1000 do not.
+        let e = f32s(&[1.0; 1000]);
+        let mut values = vec![1.0; 1000];
+        values[7] = 2.0;
+        let one = f32s(&values);
+        assert!(!compare(&e, &one, tol(1e-3)).unwrap().passed());
+        let ratio = Tolerance {
+            max_mismatch_ratio: 0.001,
+            ..tol(1e-3)
+        };
+        let r = compare(&e, &one, ratio).unwrap();
+        assert!(r.passed(), "{r}");
+        assert!(r.to_string().contains("up to 1 of them may fail"), "{r}");
+        values[8] = 2.0;
+        assert!(!compare(&e, &f32s(&values), ratio).unwrap().passed());
     }
 
     #[test]
@@ -664,12 +700,14 @@ mod tests {
         let loose = Tolerance {
             atol: 1.0,
             rtol: 0.0,
+            max_mismatch_ratio: 0.0,
         };
         let r = compare(&expected, &actual, loose).unwrap();
         assert!(r.passed(), "{r}");
         let tight = Tolerance {
             atol: 0.0,
             rtol: 0.0,
+            max_mismatch_ratio: 0.0,
         };
         assert!(!compare(&expected, &actual, tight).unwrap().passed());
     }

@@ -629,6 +629,7 @@ fn launch(
         job.max_instrs_per_block,
     );
     shared.throw_fn = Some(throw);
+    shared.product = crate::runtime::product::Product::of_soc(&job.platform.soc_version);
     shared.set_layout(slots);
     // The workspace argument (after inputs and outputs) is where the
     // system workspace starts; its size is what the host was told.

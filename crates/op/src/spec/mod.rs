@@ -703,9 +703,17 @@ impl Builder<'_> {
                 ));
             }
         }
+        let ratio = t.max_mismatch_ratio.unwrap_or(0.0);
+        if !(ratio.is_finite() && (0.0..1.0).contains(&ratio)) {
+            return Err(self.err(
+                path.key("max_mismatch_ratio"),
+                format!("max_mismatch_ratio = {ratio} must be at least 0 and below 1 (0.001 allows one element in a thousand)"),
+            ));
+        }
         Ok(Tolerance {
             atol: t.atol,
             rtol: t.rtol,
+            max_mismatch_ratio: ratio,
         })
     }
 
@@ -1886,14 +1894,16 @@ dtype = "float16"
             b.outputs[0].tolerance,
             Tolerance {
                 atol: 1e-4,
-                rtol: 1e-4
+                rtol: 1e-4,
+                max_mismatch_ratio: 0.0,
             }
         );
         assert_eq!(
             s.cases[0].outputs[0].tolerance,
             Tolerance {
                 atol: 1e-3,
-                rtol: 1e-3
+                rtol: 1e-3,
+                max_mismatch_ratio: 0.0,
             }
         );
     }
@@ -2047,7 +2057,8 @@ dtype = "float16"
             s.cases[0].outputs[0].tolerance,
             Tolerance {
                 atol: 1e-2,
-                rtol: 2e-2
+                rtol: 2e-2,
+                max_mismatch_ratio: 0.0,
             }
         );
         let text = BASE.replace(
@@ -2058,7 +2069,8 @@ dtype = "float16"
             ok(&text).cases[1].outputs[0].tolerance,
             Tolerance {
                 atol: 0.5,
-                rtol: 0.25
+                rtol: 0.25,
+                max_mismatch_ratio: 0.0,
             }
         );
         let text = BASE.replace(
@@ -2066,6 +2078,24 @@ dtype = "float16"
             "dtype = \"float32\"\ntolerance = { atol = -1.0, rtol = 0.25 }",
         );
         assert!(err(&text).contains("cases[1].tolerance.atol: atol = -1 must be finite and >= 0"));
+        // A share of elements allowed to fail, per case or per dtype.
+        let text = BASE.replace(
+            "dtype = \"float32\"",
+            "dtype = \"float32\"\ntolerance = { atol = 1e-3, rtol = 1e-3, max_mismatch_ratio = 0.001 }",
+        );
+        assert_eq!(
+            ok(&text).cases[1].outputs[0].tolerance.max_mismatch_ratio,
+            0.001
+        );
+        let text = BASE.replace(
+            "[[cases]]\nname = \"a\"",
+            "[tolerance.float16]\natol = 1e-3\nrtol = 1e-3\nmax_mismatch_ratio = 1.0\n\n[[cases]]\nname = \"a\"",
+        );
+        assert!(
+            err(&text).contains("max_mismatch_ratio = 1 must be at least 0 and below 1"),
+            "{}",
+            err(&text)
+        );
     }
 
     #[test]

@@ -105,6 +105,8 @@ pub(crate) struct RawCase {
 pub(crate) struct RawTolerance {
     pub(crate) atol: f64,
     pub(crate) rtol: f64,
+    #[serde(default)]
+    pub(crate) max_mismatch_ratio: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -57,6 +57,8 @@ pub struct Shared {
     pub tiling_key: u64,
     /// Bytes of each on-chip memory, by `Mem` index (0 for GM).
     pub mem_sizes: [u64; 8],
+    /// The product family of the chip, for the guide's per-product rules.
+    pub product: super::product::Product,
     /// Seed of on-chip garbage.
     pub seed: u64,
     /// Instruction limit per block.
@@ -106,6 +108,7 @@ impl Shared {
             block_dim,
             tiling_key,
             mem_sizes,
+            product: super::product::Product::default(),
             seed,
             max_instrs,
             throw_fn: None,

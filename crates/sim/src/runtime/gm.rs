@@ -322,7 +322,8 @@ impl GmSpace {
     }
 
     /// Resolves `[addr, addr+len)`; it must lie inside one allocation, or
-    /// end in the device allocator's padding after it ([`device_span`]).
+    /// inside it and the device allocator's padding after it
+    /// ([`device_span`]), wherever in that span it starts.
     pub fn resolve(&self, operand: &'static str, addr: usize, len: u64) -> Result<GmRef, Fault> {
         // An allocation holding the whole range wins (one may end exactly
         // where the next begins); then one whose padding holds it;
@@ -349,7 +350,11 @@ impl GmSpace {
                 .filter(|&b| b > base)
                 .map(|b| b - base)
                 .fold(device_span(a.len), usize::min);
-            if addr >= base && addr - base < a.len && end <= span as u64 {
+            // The access may start anywhere in the span: a read or write
+            // that begins in the padding (the element just past the end)
+            // touches the same allocation's spare bytes as one that runs
+            // into it, no other tensor's.
+            if addr >= base && ((addr - base) as u64) < span as u64 && end <= span as u64 {
                 return Ok(GmRef {
                     space: i as u32,
                     offset: (addr - base) as u64,
@@ -360,7 +365,7 @@ impl GmSpace {
         }
         for a in &self.allocs {
             let base = a.base();
-            if addr >= base && addr <= base + a.len {
+            if addr >= base && addr - base < device_span(a.len) {
                 let off = (addr - base) as u64;
                 return Err(Fault::GmOutOfBounds {
                     operand,
@@ -461,8 +466,18 @@ mod tests {
             err.contains("6080 bytes the device allocator gives it"),
             "{err}"
         );
-        // Starting in the padding is not starting in the tensor.
-        assert!(gm.resolve("dst", base + 6010, 4).is_err());
+        // Starting in the padding (the element just past the end) is
+        // still inside the span: nothing of another tensor is touched.
+        let r = gm.resolve("src", base + 6006, 4).unwrap();
+        assert_eq!((r.offset, r.past_end), (6006, 4));
+        let r = gm.resolve("dst", base + 6076, 4).unwrap();
+        assert_eq!(r.past_end, 74);
+        // Starting in the padding and running past it faults.
+        let err = gm.resolve("src", base + 6076, 8).unwrap_err().to_string();
+        assert!(
+            err.contains("6080 bytes the device allocator gives it"),
+            "{err}"
+        );
         // An access inside the tensor has nothing past its end.
         assert_eq!(gm.resolve("src", base, 6006).unwrap().past_end, 0);
     }

@@ -12,6 +12,7 @@ pub mod cube;
 pub mod fault;
 pub mod gm;
 pub mod mix;
+pub mod product;
 pub mod queue;
 pub mod table;
 pub mod vec;

@@ -6,6 +6,7 @@
 use super::block::{with_block, with_block_own_faults, Block};
 use super::fault::Fault;
 use super::gm::LineClass;
+use super::product::Product;
 use super::queue::dtype_size;
 use super::vec::{self, MaskState};
 use crate::abi::{
@@ -484,7 +485,11 @@ impl Block {
             let table = unsafe { std::ptr::read_unaligned(table) };
             vec::transpose::trans_data_to_5hd(self.mem(Mem::Ub), op, &table)?
         } else {
-            vec::execute(self.mem(Mem::Ub), &mask, op)?
+            let product = self.shared.product;
+            if vop == VecOp::Duplicate && product != Product::AtlasA2 {
+                product.check_duplicate(dtype)?;
+            }
+            vec::execute(self.mem(Mem::Ub), &mask, op).map_err(|f| product.restate(f))?
         };
         if vop == VecOp::GatherMask {
             // GatherMask leaves the mask in normal mode (guide 6.2.3.3.4.9).

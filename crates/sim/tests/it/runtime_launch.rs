@@ -1174,6 +1174,61 @@ fn the_tail_block_in_the_allocators_padding_is_allowed_and_noted() {
     );
 }
 
+/// A scalar read of the element just past a tensor's end (a kernel whose
+/// loop runs one element too far): it starts in the device allocator's
+/// padding, which holds no other tensor, so it is allowed and noted like a
+/// tail block running into it; a read that starts past the padding faults.
+const PAST_END_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void past(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 3);
+  yg.SetGlobalBuffer((__gm__ float*)y, 3);
+  float extra = xg.GetValue(AT);
+  yg.SetValue(0, xg.GetValue(0) + extra * 0.0f);
+  yg.SetValue(1, xg.GetValue(1));
+  yg.SetValue(2, xg.GetValue(2));
+}
+"#;
+
+#[test]
+fn a_read_starting_in_the_allocators_padding_is_allowed_and_noted() {
+    // 3 floats: 12 bytes, span 64; element 3 is bytes [12, 16), element 15
+    // bytes [60, 64), element 16 the first byte past the span.
+    for at in [3, 15] {
+        let (_d, so) = compile(&format!("#define AT {at}\n{PAST_END_KERNEL}"));
+        let out = run_kernel(
+            &job(
+                &so,
+                "past",
+                vec![f32_tensor(&[1.0, 2.0, 3.0])],
+                vec![f32_tensor(&[0.0; 3])],
+            ),
+            &tiling(1),
+        )
+        .unwrap();
+        assert_eq!(f32s(&out.outputs[0]), vec![1.0, 2.0, 3.0]);
+        assert!(
+            out.findings.iter().any(|f| f.kind == "gm-padding"),
+            "element {at}: no padding note"
+        );
+    }
+    let (_d, so) = compile(&format!("#define AT 16\n{PAST_END_KERNEL}"));
+    let err = run_kernel(
+        &job(
+            &so,
+            "past",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("outside any allocation"), "{err}");
+}
+
 /// GlobalTensor::operator() (guide 6.2.2.2.6: the element itself), the
 /// queue form of InitBuffer called with a TBuf, and <cmath> after
 /// kernel_operator.h (clean-room fixture, issue 21).
@@ -1492,4 +1547,58 @@ fn output_initial_values_are_set_before_the_kernel_runs() {
     // Without them the poison stays: NaN + x is NaN.
     let out = run_kernel(&j, &tiling(2)).unwrap();
     assert!(f32s(&out.outputs[0]).iter().all(|v| v.is_nan()));
+}
+
+/// Duplicate's element types differ by product (guide 6.2.3.3.8.1): the
+/// Atlas A2 list has bfloat16, the Atlas 200I/500 A2 (Ascend 310B) list
+/// does not; a fault on the 310B names its family, not "Atlas A2".
+const DUP_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void dup(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<ELEM> yg;
+  yg.SetGlobalBuffer((__gm__ ELEM*)y, 16);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 256);
+  LocalTensor<ELEM> t = buf.Get<ELEM>();
+  Duplicate(t, (ELEM)1, 16);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t, 16);
+}
+"#;
+
+#[test]
+fn duplicate_follows_the_product_list_and_a_310b_fault_names_its_family() {
+    let bf16_out = || JobTensor {
+        dtype: Dtype::Bfloat16,
+        shape: vec![16],
+        data: vec![0u8; 32],
+    };
+    let (_d, so) = compile(&format!("#define ELEM bfloat16_t\n{DUP_KERNEL}"));
+    let out = run_kernel(&job(&so, "dup", vec![], vec![bf16_out()]), &tiling(1)).unwrap();
+    // bfloat16 1.0 is 0x3f80.
+    assert_eq!(&out.outputs[0][..2], &[0x80, 0x3f]);
+    let mut on_310b = job(&so, "dup", vec![], vec![bf16_out()]);
+    on_310b.platform.soc_version = "Ascend310B1".into();
+    let err = run_kernel(&on_310b, &tiling(1)).unwrap_err().to_string();
+    assert!(
+        err.contains("Duplicate does not support bfloat16 on Atlas 200I/500 A2"),
+        "{err}"
+    );
+    // A one-byte type is in neither list; on the 310B the message names it.
+    let (_d2, so) = compile(&format!("#define ELEM uint8_t\n{DUP_KERNEL}"));
+    let u8_out = JobTensor {
+        dtype: Dtype::Uint8,
+        shape: vec![16],
+        data: vec![0u8; 16],
+    };
+    let mut on_310b = job(&so, "dup", vec![], vec![u8_out]);
+    on_310b.platform.soc_version = "Ascend310B1".into();
+    let err = run_kernel(&on_310b, &tiling(1)).unwrap_err().to_string();
+    assert!(
+        err.contains("uint8 on Atlas 200I/500 A2") && !err.contains("on Atlas A2"),
+        "{err}"
+    );
 }
