@@ -41,6 +41,7 @@
 
 mod barrier;
 mod count_mode;
+mod cube_buffer;
 mod diff;
 mod fuse;
 mod hoist;
@@ -165,6 +166,7 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(scalar::VectorizeScalar),
         Box::new(reuse::BufferReuse),
         Box::new(staging::StagingCopy),
+        Box::new(cube_buffer::CubeDoubleBuffer),
     ]
 }
 
@@ -276,11 +278,11 @@ mod tests {
     #[test]
     fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 12);
+        assert_eq!(motifs.len(), 13);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 12);
+        assert_eq!(tags.len(), 13);
         for m in &motifs {
             let info = m.describe();
             assert!(
