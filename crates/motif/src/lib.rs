@@ -47,6 +47,7 @@ mod fuse;
 mod hoist;
 pub mod knobfind;
 mod knobs;
+mod l0c_accum;
 mod load_once;
 mod one_pass;
 mod reuse;
@@ -167,6 +168,7 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(reuse::BufferReuse),
         Box::new(staging::StagingCopy),
         Box::new(cube_buffer::CubeDoubleBuffer),
+        Box::new(l0c_accum::L0cAccumulate),
     ]
 }
 
@@ -278,11 +280,11 @@ mod tests {
     #[test]
     fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 13);
+        assert_eq!(motifs.len(), 14);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 13);
+        assert_eq!(tags.len(), 14);
         for m in &motifs {
             let info = m.describe();
             assert!(

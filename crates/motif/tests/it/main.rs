@@ -5,4 +5,5 @@
 //! a binary of its own, linked separately (slower CI, more disk).
 
 mod motif_survey;
+mod cube_motifs;
 mod motifs;
