@@ -209,7 +209,7 @@ fn kernel_plans(pkg: &Sources) -> Vec<Plan> {
             let values: Vec<i64> = counts.iter().filter_map(|(_, v)| *v).collect();
             let (state, new) = if values.iter().all(|&v| v >= 2) {
                 (SiteState::Present, "1")
-            } else if values.iter().any(|&v| v == 1) && values.iter().all(|&v| v >= 1) {
+            } else if values.contains(&1) && values.iter().all(|&v| v >= 1) {
                 (SiteState::Absent, "2")
             } else {
                 continue;
@@ -217,15 +217,18 @@ fn kernel_plans(pkg: &Sources) -> Vec<Plan> {
             let mut ranges: Vec<Range<usize>> = counts.into_iter().map(|(r, _)| r).collect();
             ranges.sort_by_key(|r| r.start);
             ranges.dedup();
-            let Some(anchor) = mine.iter().find_map(|q| q.depth).map(|d| d.byte_range())
-            else {
+            let Some(anchor) = mine.iter().find_map(|q| q.depth).map(|d| d.byte_range()) else {
                 continue;
             };
             let names: Vec<&str> = mine.iter().map(|q| q.name.as_str()).collect();
             let note = format!(
                 "{level} queues {} with {} buffers",
                 names.join(", "),
-                if state == SiteState::Present { "2" } else { "1" }
+                if state == SiteState::Present {
+                    "2"
+                } else {
+                    "1"
+                }
             );
             let site = site_at::<CubeDoubleBuffer>(file, text, anchor, state, note);
             let edits: Vec<(Range<usize>, String)> =
@@ -396,7 +399,10 @@ fn get_tiling_plan(pkg: &Sources, file: &str, parsed: &Parsed<'_>) -> Option<Pla
         text,
         call.node.byte_range(),
         SiteState::Present,
-        format!("Matmul L1 depths left to {} (double-buffered)", parsed.src(call.node)),
+        format!(
+            "Matmul L1 depths left to {} (double-buffered)",
+            parsed.src(call.node)
+        ),
     );
     let output = syntax::apply_edits(text, &[(at..at, insert)]).map(|t| with_file(pkg, file, t));
     Some(Plan { site, output })
@@ -542,12 +548,18 @@ private:
     #[test]
     fn a_queue_without_init_buffer_or_an_unknown_count_gives_no_site() {
         // The depth is a runtime value: nothing is known.
-        let text = KERNEL.replace("pipe->InitBuffer(qA1, BUFFER_NUM,", "pipe->InitBuffer(qA1, n,");
+        let text = KERNEL.replace(
+            "pipe->InitBuffer(qA1, BUFFER_NUM,",
+            "pipe->InitBuffer(qA1, n,",
+        );
         let sites = CubeDoubleBuffer.detect(&Sources::from_files([("op_kernel/mm.cpp", text)]));
         assert_eq!(sites.len(), 1, "{sites:?}");
         assert!(sites[0].note.starts_with("L0"));
         // No InitBuffer for qB2.
-        let text = KERNEL.replace("        pipe->InitBuffer(qB2, 2, baseK * baseN * sizeof(half));\n", "");
+        let text = KERNEL.replace(
+            "        pipe->InitBuffer(qB2, 2, baseK * baseN * sizeof(half));\n",
+            "",
+        );
         let sites = CubeDoubleBuffer.detect(&Sources::from_files([("op_kernel/mm.cpp", text)]));
         assert_eq!(sites.len(), 1, "{sites:?}");
         assert!(sites[0].note.starts_with("L1"));
@@ -597,7 +609,10 @@ bool AdjustL1(optiling::TCubeTiling& t, int32_t step)
         assert_eq!(absent[0].state, SiteState::Absent);
         let back = CubeDoubleBuffer.apply(&weak, &absent[0]).unwrap();
         let host = back.get("op_host/mm.cpp").unwrap();
-        assert!(host.contains("t.set_depthA1(t.get_stepM() * step * 2);"), "{host}");
+        assert!(
+            host.contains("t.set_depthA1(t.get_stepM() * step * 2);"),
+            "{host}"
+        );
         // Depths made of steps alone get a factor two appended.
         let plain = HOST.replace(" * step * L1_DB", " * t.get_stepKa()");
         let plain = Sources::from_files([("op_host/mm.cpp", plain)]);
@@ -605,7 +620,10 @@ bool AdjustL1(optiling::TCubeTiling& t, int32_t step)
         assert_eq!(sites.len(), 1, "{sites:?}");
         let back = CubeDoubleBuffer.apply(&plain, &sites[0]).unwrap();
         let host = back.get("op_host/mm.cpp").unwrap();
-        assert!(host.contains("t.set_depthB1(t.get_stepN() * t.get_stepKa() * 2);"), "{host}");
+        assert!(
+            host.contains("t.set_depthB1(t.get_stepN() * t.get_stepKa() * 2);"),
+            "{host}"
+        );
         // A factor nobody can read (a runtime db) is left alone.
         let odd = HOST.replace(" * step * L1_DB", " * step * db");
         assert!(CubeDoubleBuffer

@@ -64,10 +64,14 @@ fn param_index(parsed: &Parsed<'_>, func: Node<'_>, name: &str) -> Option<usize>
     let params = declarator.child_by_field_name("parameters")?;
     syntax::named_children(params)
         .into_iter()
-        .filter(|p| p.kind() == "parameter_declaration" || p.kind() == "optional_parameter_declaration")
+        .filter(|p| {
+            p.kind() == "parameter_declaration" || p.kind() == "optional_parameter_declaration"
+        })
         .position(|p| {
             let mut cursor = p.walk();
-            let ds: Vec<Node<'_>> = p.children_by_field_name("declarator", &mut cursor).collect();
+            let ds: Vec<Node<'_>> = p
+                .children_by_field_name("declarator", &mut cursor)
+                .collect();
             ds.into_iter()
                 .any(|d| syntax::declared_name(parsed, d) == Some(name))
         })
@@ -89,7 +93,10 @@ fn statement_in<'t>(node: Node<'t>, block: Node<'t>) -> Option<Node<'t>> {
 fn k_loops<'t>(parsed: &'t Parsed<'_>) -> Vec<KLoop<'t>> {
     let mut out = Vec::new();
     let calls = parsed.calls();
-    for mmad in calls.iter().filter(|c| c.name == "Mmad" && c.args.len() >= 4) {
+    for mmad in calls
+        .iter()
+        .filter(|c| c.name == "Mmad" && c.args.len() >= 4)
+    {
         let Some(func) = syntax::enclosing_function(mmad.node) else {
             continue;
         };
@@ -111,11 +118,13 @@ fn k_loops<'t>(parsed: &'t Parsed<'_>) -> Vec<KLoop<'t>> {
             continue;
         };
         // An Mmad inside the loop.
-        if let Some(for_node) = syntax::ancestor(mmad.node, &["for_statement"])
-            .filter(|f| syntax::within(*f, func))
+        if let Some(for_node) =
+            syntax::ancestor(mmad.node, &["for_statement"]).filter(|f| syntax::within(*f, func))
         {
-            let (Some(body), Some(var)) = (syntax::for_body(for_node), syntax::loop_var(parsed, for_node))
-            else {
+            let (Some(body), Some(var)) = (
+                syntax::for_body(for_node),
+                syntax::loop_var(parsed, for_node),
+            ) else {
                 continue;
             };
             let Some(compute) = statement_in(mmad.node, body) else {
@@ -150,13 +159,16 @@ fn k_loops<'t>(parsed: &'t Parsed<'_>) -> Vec<KLoop<'t>> {
             let Some(for_node) = syntax::ancestor(call.node, &["for_statement"]) else {
                 continue;
             };
-            let (Some(body), Some(var)) = (syntax::for_body(for_node), syntax::loop_var(parsed, for_node))
-            else {
+            let (Some(body), Some(var)) = (
+                syntax::for_body(for_node),
+                syntax::loop_var(parsed, for_node),
+            ) else {
                 continue;
             };
-            let (Some(compute), Some(tensor)) =
-                (statement_in(call.node, body), syntax::tensor_root(parsed, *tensor))
-            else {
+            let (Some(compute), Some(tensor)) = (
+                statement_in(call.node, body),
+                syntax::tensor_root(parsed, *tensor),
+            ) else {
                 continue;
             };
             out.push(KLoop {
@@ -176,7 +188,10 @@ fn is_float_alloc(parsed: &Parsed<'_>, stmt: Node<'_>, tensor: &str) -> bool {
     stmt.kind() == "declaration"
         && syntax::declares(parsed, stmt, tensor)
         && parsed.src(stmt).contains("AllocTensor")
-        && parsed.src(stmt).replace(' ', "").starts_with("LocalTensor<float>")
+        && parsed
+            .src(stmt)
+            .replace(' ', "")
+            .starts_with("LocalTensor<float>")
 }
 
 /// The call of `name` on tensor `tensor` (`q.FreeTensor(c)`) that is the
@@ -229,7 +244,9 @@ fn framed_fixpipe(drain: &str, flag: &str, indent_of: impl Fn(&str) -> String) -
         let trimmed = line.trim_start();
         if trimmed.starts_with("Fixpipe(") || trimmed.starts_with("AscendC::Fixpipe(") {
             let indent = indent_of(line);
-            out.push_str(&format!("{indent}if (!({flag})) {{ SetAtomicAdd<float>(); }}\n"));
+            out.push_str(&format!(
+                "{indent}if (!({flag})) {{ SetAtomicAdd<float>(); }}\n"
+            ));
             out.push_str(line);
             out.push_str(&format!("{indent}if (!({flag})) {{ SetAtomicNone(); }}\n"));
         } else {
@@ -240,7 +257,9 @@ fn framed_fixpipe(drain: &str, flag: &str, indent_of: impl Fn(&str) -> String) -
 }
 
 fn leading(line: &str) -> String {
-    line.chars().take_while(|c| *c == ' ' || *c == '\t').collect()
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect()
 }
 
 /// The condition `X` of an atomic frame `if (!(X)) { SetAtomic...(); }`.
@@ -263,7 +282,10 @@ fn present_plan(pkg: &Sources, file: &str, parsed: &Parsed<'_>, k: &KLoop<'_>) -
     if !mentions(parsed, k.flag, &k.var) || text.contains("SetAtomic") {
         return None;
     }
-    let block = k.for_node.parent().filter(|p| p.kind() == "compound_statement")?;
+    let block = k
+        .for_node
+        .parent()
+        .filter(|p| p.kind() == "compound_statement")?;
     let stmts = syntax::block_statements(block);
     let at = stmts.iter().position(|s| s.id() == k.for_node.id())?;
     // The allocation before the loop, nothing in between touching it.
@@ -278,7 +300,11 @@ fn present_plan(pkg: &Sources, file: &str, parsed: &Parsed<'_>, k: &KLoop<'_>) -
         return None;
     }
     // The drain after the loop.
-    let free_at = at + 1 + stmts[at + 1..].iter().position(|s| frees(parsed, *s, &k.tensor))?;
+    let free_at = at
+        + 1
+        + stmts[at + 1..]
+            .iter()
+            .position(|s| frees(parsed, *s, &k.tensor))?;
     let drain = &stmts[at + 1..=free_at];
     if !drains(parsed, drain, &k.tensor) {
         return None;
@@ -303,7 +329,10 @@ fn present_plan(pkg: &Sources, file: &str, parsed: &Parsed<'_>, k: &KLoop<'_>) -
         (k.flag.byte_range(), "true".to_string()),
         (close_line..close_line, moved_drain),
         (
-            syntax::line_range(text, drain[0].start_byte()..drain[drain.len() - 1].end_byte()),
+            syntax::line_range(
+                text,
+                drain[0].start_byte()..drain[drain.len() - 1].end_byte(),
+            ),
             String::new(),
         ),
     ];
@@ -332,14 +361,16 @@ fn absent_plan(pkg: &Sources, file: &str, parsed: &Parsed<'_>, k: &KLoop<'_>) ->
     let alloc_at = stmts[..compute_at]
         .iter()
         .position(|s| syntax::declares(parsed, *s, &k.tensor))?;
-    if !is_float_alloc(parsed, stmts[alloc_at], &k.tensor) || !frees(parsed, *stmts.last()?, &k.tensor) {
+    if !is_float_alloc(parsed, stmts[alloc_at], &k.tensor)
+        || !frees(parsed, *stmts.last()?, &k.tensor)
+    {
         return None;
     }
     let drain_at = compute_at
         + 1
-        + stmts[compute_at + 1..].iter().position(|s| {
-            mentions(parsed, *s, &k.tensor) || frame_flag(parsed, *s).is_some()
-        })?;
+        + stmts[compute_at + 1..]
+            .iter()
+            .position(|s| mentions(parsed, *s, &k.tensor) || frame_flag(parsed, *s).is_some())?;
     let drain = &stmts[drain_at..];
     let frames: Vec<Node<'_>> = drain
         .iter()
@@ -370,7 +401,10 @@ fn absent_plan(pkg: &Sources, file: &str, parsed: &Parsed<'_>, k: &KLoop<'_>) ->
         (syntax::line_range(text, alloc.byte_range()), String::new()),
         (k.flag.byte_range(), flag.to_string()),
         (
-            syntax::line_range(text, drain[0].start_byte()..drain[drain.len() - 1].end_byte()),
+            syntax::line_range(
+                text,
+                drain[0].start_byte()..drain[drain.len() - 1].end_byte(),
+            ),
             String::new(),
         ),
         (loop_lines.end..loop_lines.end, moved),
@@ -610,14 +644,21 @@ mod tests {
             "LocalTensor<float> acc = qC.AllocTensor<float>();",
             "LocalTensor<half> acc = qC.AllocTensor<half>();",
         );
-        let quant = VIA_CALL.replace("fp.mSize = mc;", "fp.mSize = mc;\n        fp.quantPre = QuantMode_t::F322F16;");
-        let atomic = VIA_CALL.replace("qC.FreeTensor(acc);\n    }", "qC.FreeTensor(acc);\n        SetAtomicNone();\n    }");
+        let quant = VIA_CALL.replace(
+            "fp.mSize = mc;",
+            "fp.mSize = mc;\n        fp.quantPre = QuantMode_t::F322F16;",
+        );
+        let atomic = VIA_CALL.replace(
+            "qC.FreeTensor(acc);\n    }",
+            "qC.FreeTensor(acc);\n        SetAtomicNone();\n    }",
+        );
         let touched = VIA_CALL.replace(
             "uint32_t steps = (k + baseK - 1) / baseK;",
             "Duplicate(acc, 0.0f, 256);",
         );
         for text in [half, quant, atomic, touched] {
-            let sites = L0cAccumulate.detect(&Sources::from_files([("op_kernel/mm.cpp", text.as_str())]));
+            let sites =
+                L0cAccumulate.detect(&Sources::from_files([("op_kernel/mm.cpp", text.as_str())]));
             assert!(sites.is_empty(), "{sites:?}\n{text}");
         }
     }

@@ -63,8 +63,14 @@ fn measure(origin: &Path, cases: &str, tag: &str, note: &str) -> (f64, f64, f64)
 /// `measure`, and the removal must be slower, the application faster.
 fn round_trip(origin: &Path, cases: &str, tag: &str, note: &str) {
     let (strong_us, weak_us, back_us) = measure(origin, cases, tag, note);
-    assert!(weak_us > strong_us, "removing {tag} ({note}) did not slow it down");
-    assert!(back_us < weak_us, "applying {tag} ({note}) did not speed it up");
+    assert!(
+        weak_us > strong_us,
+        "removing {tag} ({note}) did not slow it down"
+    );
+    assert!(
+        back_us < weak_us,
+        "applying {tag} ({note}) did not speed it up"
+    );
 }
 
 // The fixture's K loop runs its stages in program order, each DeQue
