@@ -255,12 +255,32 @@ pub struct Discovery {
     pub not_knobs: Vec<String>,
 }
 
-/// Names that are alignments, keys or identities, never tiling choices.
+/// Names that are alignments, keys or identities, never tiling choices;
+/// `MIX_RATIO`/`TASK_RATIO`: the AIC:AIV ratio of a MIX launch (2 vector
+/// cores per AI core, guide 6.2.3.13.3 GetTaskRatio), a hardware fact.
 fn excluded_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     [
-        "ALIGN", "KEY", "DTYPE", "TYPE", "MODE", "FLAG", "INDEX", "IDX", "VERSION", "ATTR",
-        "DIM_NUM", "RANK", "EPS", "MASK", "BIT", "SHIFT", "MIN_VAL", "MAX_VAL",
+        "ALIGN",
+        "KEY",
+        "DTYPE",
+        "TYPE",
+        "MODE",
+        "FLAG",
+        "INDEX",
+        "IDX",
+        "VERSION",
+        "ATTR",
+        "DIM_NUM",
+        "RANK",
+        "EPS",
+        "MASK",
+        "BIT",
+        "SHIFT",
+        "MIN_VAL",
+        "MAX_VAL",
+        "MIX_RATIO",
+        "TASK_RATIO",
     ]
     .iter()
     .any(|w| n.contains(w))

@@ -519,14 +519,12 @@ fn the_builtin_matmul_hosts_without_annotations_give_their_tiling_knobs() {
     }
     expect![[r#"
         matmul_all_reduce:
-          MIX_RATIO = 2 Count [1, 64] -> SetBlockDim
           BASE_M = 128 Size [16, 512] -> tiling field baseM
           BASE_N = 256 Size [16, 512] -> tiling field baseN
           TRAVERSE = 1 Count [1, 2] -> tiling field iterateOrder
           MAX_VEC_CORES = 48 Cores [1, 48] -> SetBlockDim
           L1_DB = 2 Buffers [1, 2] -> tiling field depthA1, tiling field depthB1
         matmul_api_constant:
-          MIX_RATIO = 2 Count [1, 64] -> SetBlockDim
           TRAVERSE = 1 Count [1, 2] -> tiling field iterateOrder
           MAX_VEC_CORES = 48 Cores [1, 48] -> SetBlockDim
           L1_DB = 2 Buffers [1, 2] -> tiling field depthA1, tiling field depthB1
