@@ -24,6 +24,8 @@ pub fn lacking_phrase(tag: &str) -> &'static str {
         "vectorize_scalar" => "scalar-loop",
         "buffer_reuse" => "separate-buffers",
         "staging_copy" => "staged-copy",
+        "cube_double_buffer" => "single-buffered-cube-blocks",
+        "l0c_accumulate" => "fixpipe-per-k-step",
         _ => "unknown-motif",
     }
 }

@@ -41,11 +41,13 @@
 
 mod barrier;
 mod count_mode;
+mod cube_buffer;
 mod diff;
 mod fuse;
 mod hoist;
 pub mod knobfind;
 mod knobs;
+mod l0c_accum;
 mod load_once;
 mod one_pass;
 mod reuse;
@@ -165,6 +167,8 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(scalar::VectorizeScalar),
         Box::new(reuse::BufferReuse),
         Box::new(staging::StagingCopy),
+        Box::new(cube_buffer::CubeDoubleBuffer),
+        Box::new(l0c_accum::L0cAccumulate),
     ]
 }
 
@@ -276,11 +280,11 @@ mod tests {
     #[test]
     fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 12);
+        assert_eq!(motifs.len(), 14);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 12);
+        assert_eq!(tags.len(), 14);
         for m in &motifs {
             let info = m.describe();
             assert!(

@@ -12,7 +12,8 @@
 //! setters `set_<field>(e)` (or assignments to a declared tiling field),
 //! and the Matmul tiling's setters (guide 6.2.4.2.2): `SetDim(e)` decides
 //! the cores as `SetBlockDim` does, and the arguments of `SetFixSplit`,
-//! `SetBufferSpace` and `SetSingleShape` the TCubeTiling fields they set
+//! `SetBufferSpace`, `SetSingleShape` and `SetTraverse` the TCubeTiling
+//! fields they set
 //! (`baseM`, `baseN`, `baseK`, `l1Size`, ...).
 //!
 //! Names are merged across functions (two locals called `len` share a
@@ -237,6 +238,7 @@ pub(crate) fn analyse(
                     "SetFixSplit" => &["baseM", "baseN", "baseK"],
                     "SetBufferSpace" => &["l1Size", "l0CSize", "ubSize", "btSize"],
                     "SetSingleShape" => &["singleCoreM", "singleCoreN", "singleCoreK"],
+                    "SetTraverse" => &["iterateOrder"],
                     _ => &[],
                 };
                 for (field, arg) in fields.iter().zip(&call.args) {

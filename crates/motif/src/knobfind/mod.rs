@@ -255,12 +255,32 @@ pub struct Discovery {
     pub not_knobs: Vec<String>,
 }
 
-/// Names that are alignments, keys or identities, never tiling choices.
+/// Names that are alignments, keys or identities, never tiling choices;
+/// `MIX_RATIO`/`TASK_RATIO`: the AIC:AIV ratio of a MIX launch (2 vector
+/// cores per AI core, guide 6.2.3.13.3 GetTaskRatio), a hardware fact.
 fn excluded_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     [
-        "ALIGN", "KEY", "DTYPE", "TYPE", "MODE", "FLAG", "INDEX", "IDX", "VERSION", "ATTR",
-        "DIM_NUM", "RANK", "EPS", "MASK", "BIT", "SHIFT", "MIN_VAL", "MAX_VAL",
+        "ALIGN",
+        "KEY",
+        "DTYPE",
+        "TYPE",
+        "MODE",
+        "FLAG",
+        "INDEX",
+        "IDX",
+        "VERSION",
+        "ATTR",
+        "DIM_NUM",
+        "RANK",
+        "EPS",
+        "MASK",
+        "BIT",
+        "SHIFT",
+        "MIN_VAL",
+        "MAX_VAL",
+        "MIX_RATIO",
+        "TASK_RATIO",
     ]
     .iter()
     .any(|w| n.contains(w))
@@ -278,6 +298,18 @@ fn words(name: &str) -> String {
 /// `direct_cores`: its value reaches `SetBlockDim` as a value
 /// ([`flow::Flow::direct_block_dim`]).
 fn role_of(name: &str, sinks: &BTreeSet<Sink>, direct_cores: bool, value: i64) -> Role {
+    // A Matmul base block is a size whatever its value (baseK 64 too),
+    // and what sets the L1 depths or the L0 buffer counts of a
+    // TCubeTiling (depthA1 = stepM x stepKa x db, dbL0A; table 6-1073:
+    // db 1 or 2) is a buffer count.
+    if base_block(sinks) {
+        return Role::Size;
+    }
+    if sinks.iter().any(|s| {
+        matches!(s, Sink::Field(f) if ["depthA1", "depthB1", "dbL0A", "dbL0B", "dbL0C"].contains(&f.as_str()))
+    }) {
+        return Role::Buffers;
+    }
     let n = words(name);
     let lengthy = ["len", "size", "byte", "elem", "length", "width"]
         .iter()
@@ -361,6 +393,13 @@ fn base_block(sinks: &BTreeSet<Sink>) -> bool {
     sinks
         .iter()
         .any(|s| matches!(s, Sink::Field(f) if f == "baseM" || f == "baseN" || f == "baseK"))
+}
+
+/// The Matmul iterate order (`SetTraverse`: 1 FIRSTM, 2 FIRSTN).
+fn traverse(sinks: &BTreeSet<Sink>) -> bool {
+    sinks
+        .iter()
+        .any(|s| matches!(s, Sink::Field(f) if f == "iterateOrder"))
 }
 
 /// Multiples of 16 up to 512 (L0A and L0B hold 64 KB: a double-buffered
@@ -821,6 +860,8 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
             }
             let (min, max, step) = if role == Role::Size && base_block(&sinks) {
                 base_block_domain(c.value)
+            } else if traverse(&sinks) {
+                (1, 2, Step::Every(1))
             } else {
                 domain_of(role, c.value, chip)
             };

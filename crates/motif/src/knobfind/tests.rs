@@ -478,3 +478,58 @@ fn the_other_forms_of_a_constant_base_block_are_recognised_and_zeros_are_not() {
     ));
     assert!(!fixed("int k;\n"));
 }
+
+/// What the finder makes of the built-in Matmul hosts once their knob
+/// annotations are stripped (issue 27 item 5: the Stage II knobs of a
+/// Matmul tiling nobody annotated).
+#[test]
+fn the_builtin_matmul_hosts_without_annotations_give_their_tiling_knobs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops");
+    let mut report = String::new();
+    for op in ["matmul_all_reduce", "matmul_api_constant"] {
+        let pkg = Sources::load(&root.join(op)).unwrap();
+        let mut plain = pkg.clone();
+        for (path, text) in pkg.host_files() {
+            let stripped: String = text
+                .split_inclusive('\n')
+                .filter(|l| !l.contains("ascendopt:tiling-"))
+                .map(|l| match l.find("// ascendopt:knob") {
+                    Some(at) => format!("{}\n", l[..at].trim_end()),
+                    None => l.to_string(),
+                })
+                .collect();
+            plain.set(path, stripped).unwrap();
+        }
+        let d = discover(&plain, &ChipLimits::default());
+        report.push_str(&format!("{op}:\n"));
+        for k in &d.knobs {
+            report.push_str(&format!(
+                "  {} = {} {:?} [{}, {}] -> {}\n",
+                k.name,
+                k.value,
+                k.role,
+                k.min,
+                k.max,
+                k.sinks.join(", ")
+            ));
+        }
+        for n in &d.not_knobs {
+            report.push_str(&format!("  not a knob: {n}\n"));
+        }
+    }
+    expect![[r#"
+        matmul_all_reduce:
+          BASE_M = 128 Size [16, 512] -> tiling field baseM
+          BASE_N = 256 Size [16, 512] -> tiling field baseN
+          TRAVERSE = 1 Count [1, 2] -> tiling field iterateOrder
+          MAX_VEC_CORES = 48 Cores [1, 48] -> SetBlockDim
+          L1_DB = 2 Buffers [1, 2] -> tiling field depthA1, tiling field depthB1
+        matmul_api_constant:
+          TRAVERSE = 1 Count [1, 2] -> tiling field iterateOrder
+          MAX_VEC_CORES = 48 Cores [1, 48] -> SetBlockDim
+          L1_DB = 2 Buffers [1, 2] -> tiling field depthA1, tiling field depthB1
+          not a knob: BASE_M (op_host/matmul_api_constant.cpp:37): the kernel fixes the Matmul base block at compile time (op_kernel/matmul_api_constant.cpp:16); a host value other than the kernel's cannot run on the chip
+          not a knob: BASE_N (op_host/matmul_api_constant.cpp:38): the kernel fixes the Matmul base block at compile time (op_kernel/matmul_api_constant.cpp:16); a host value other than the kernel's cannot run on the chip
+          not a knob: BASE_K (op_host/matmul_api_constant.cpp:39): the kernel fixes the Matmul base block at compile time (op_kernel/matmul_api_constant.cpp:16); a host value other than the kernel's cannot run on the chip
+    "#]].assert_eq(&report);
+}

@@ -4,5 +4,6 @@
 //! `tests/it/NAME.rs`), not as a new file in `tests/`: each file there is
 //! a binary of its own, linked separately (slower CI, more disk).
 
+mod cube_motifs;
 mod motif_survey;
 mod motifs;

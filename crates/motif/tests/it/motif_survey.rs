@@ -5,6 +5,12 @@
 //! motif (the weak kernel shows an absent site whose application restores
 //! a kernel with the motif present again), and every motif must find
 //! something to remove somewhere in ops/.
+//!
+//! Motifs of hand-written cube kernels (Mmad, Fixpipe) have no built-in
+//! operator to act on: every cube operator under ops/ uses the Matmul
+//! API, whose K loop lives in the library. They are surveyed on the
+//! harness's hand-written cube fixture (`matmul_cube`) instead and must
+//! be removable there.
 
 use ascendopt_motif::{registry, SiteState, Sources};
 use std::collections::BTreeMap;
@@ -14,6 +20,12 @@ fn ops_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops")
 }
 
+/// Motifs that act only on hand-written cube kernels (see the header).
+const HAND_WRITTEN_CUBE: [&str; 1] = ["l0c_accumulate"];
+
+/// The hand-written cube fixture of the harness's tests.
+const CUBE_FIXTURE: &str = "matmul_cube";
+
 fn builtins() -> Vec<(String, Sources)> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(ops_dir())
         .unwrap()
@@ -21,6 +33,11 @@ fn builtins() -> Vec<(String, Sources)> {
         .filter(|p| p.join("op.toml").is_file())
         .collect();
     dirs.sort();
+    dirs.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../harness/tests/fixtures")
+            .join(CUBE_FIXTURE),
+    );
     dirs.into_iter()
         .map(|d| {
             (
@@ -129,6 +146,16 @@ fn every_motif_round_trips_on_the_builtin_operators() {
             .get(motif.tag())
             .map(|v| v.iter().map(|s| s.split(':').next().unwrap()).collect())
             .unwrap_or_default();
+        if HAND_WRITTEN_CUBE.contains(&motif.tag()) {
+            assert!(
+                ops.contains(CUBE_FIXTURE),
+                "{} is not removable in the cube fixture {CUBE_FIXTURE}",
+                motif.tag()
+            );
+            continue;
+        }
+        let ops: std::collections::BTreeSet<&str> =
+            ops.into_iter().filter(|o| *o != CUBE_FIXTURE).collect();
         assert!(
             ops.len() >= 2,
             "{} is removable in fewer than two operators: {ops:?}",

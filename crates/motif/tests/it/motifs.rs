@@ -32,9 +32,9 @@ fn device() -> &'static SimDevice {
     })
 }
 
-/// The operator's op.toml with its cases replaced by `cases`.
-fn small_spec(op: &str, cases: &str) -> String {
-    let full = std::fs::read_to_string(repo().join("ops").join(op).join("op.toml")).unwrap();
+/// The package's op.toml with its cases replaced by `cases`.
+fn small_spec(dir: &Path, cases: &str) -> String {
+    let full = std::fs::read_to_string(dir.join("op.toml")).unwrap();
     let head = match full.find("\n[[cases]]") {
         Some(i) => &full[..i + 1],
         None => full.as_str(),
@@ -45,6 +45,17 @@ fn small_spec(op: &str, cases: &str) -> String {
 /// Latency (us) of `sources` under the small spec; panics with the verdict
 /// when the candidate is not correct. Results are memoised per text.
 fn latency(op: &str, cases: &str, sources: &Sources, what: &str) -> f64 {
+    latency_in(&repo().join("ops").join(op), cases, sources, what)
+}
+
+/// Latency (us) of `sources` of the package in `origin` (its op.toml with
+/// the cases replaced by `cases`); panics when it is not correct.
+pub(crate) fn latency_in(origin: &Path, cases: &str, sources: &Sources, what: &str) -> f64 {
+    let op = origin
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("op")
+        .to_string();
     static MEMO: OnceLock<Mutex<HashMap<String, f64>>> = OnceLock::new();
     let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
     let files: String = sources
@@ -56,9 +67,9 @@ fn latency(op: &str, cases: &str, sources: &Sources, what: &str) -> f64 {
         return *v;
     }
     let tmp = tempfile::Builder::new().prefix("motif").tempdir().unwrap();
-    let dir = tmp.path().join(op);
+    let dir = tmp.path().join(&op);
     sources.write_to(&dir).unwrap();
-    std::fs::write(dir.join("op.toml"), small_spec(op, cases)).unwrap();
+    std::fs::write(dir.join("op.toml"), small_spec(origin, cases)).unwrap();
     let pkg = OpPackage::load(&dir, &ascendopt_golden::BUILTINS).unwrap();
     let cfg = PipelineConfig {
         repeats: 1,
