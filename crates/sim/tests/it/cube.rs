@@ -1358,3 +1358,146 @@ fn the_matmul_api_reads_a_block_in_l1_from_gm_once() {
     // tiles' blocks, the second tile reads its half of it.
     assert_eq!(gm_to_l1_with(4, 2, 0), 2 * a_grp + b_full + bias_rows);
 }
+
+/// With two L1 buffers per matrix (depthA1 = stepM x stepKa x 2, the
+/// guide's db = 2, 6.2.4.2.2 TCubeTiling) the Matmul API moves the next K
+/// chunk from GM while MTE1 and the cube work on this one; with one it
+/// cannot start before this chunk's last L1 -> L0 read. On 128 x 128 x 512
+/// half in one 128 x 128 x 64 tile, 2 K blocks per L1 load (4 chunks of A
+/// and B, 32 KB each): depth 4 starts the copy of chunk c + 1 before
+/// chunk c's first L1 -> L0 load and keeps it in flight over chunk c's
+/// Mmads; depth 2 starts it after chunk c's last load. Both
+/// give the exact product with the checker silent, the same GM -> L1
+/// bytes, and depth 4 ends sooner.
+#[test]
+fn the_matmul_api_copies_the_next_k_chunk_during_this_one_with_two_l1_buffers() {
+    let (m, n, k) = (128usize, 128usize, 512usize);
+    let a = values(m * k, 9);
+    let b = values(k * n, 10);
+    let bias: Vec<f32> = (0..n).map(|j| (j % 4) as f32).collect();
+    let mut want = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = bias[j] + (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f32>();
+        }
+    }
+    // Per chunk c: (copy start, copy end) of A's and B's loads, first
+    // L1 -> L0 load start, last L1 -> L0 load end, first Mmad start, last
+    // Mmad end; and the makespan and GM -> L1 bytes.
+    struct Chunks {
+        copies: Vec<[(u64, u64); 2]>,
+        loads: Vec<(u64, u64)>,
+        mmads: Vec<(u64, u64)>,
+        makespan: u64,
+        gm_to_l1: u64,
+    }
+    let run = |depth: i32| -> Chunks {
+        let mut tiling = cube_tiling((128, 128, 512), (128, 128), (128, 128, 64), true);
+        tiling[11 * 4..11 * 4 + 4].copy_from_slice(&depth.to_le_bytes()); // depthA1
+        tiling[12 * 4..12 * 4 + 4].copy_from_slice(&depth.to_le_bytes()); // depthB1
+        let out = mix_launch_with(
+            "mm_api_cube_only",
+            vec![T::F16.tensor(&a), T::F16.tensor(&b), T::F32.tensor(&bias)],
+            vec![T::F32.tensor(&vec![f32::NAN; m * n])],
+            1,
+            (16 << 20) + 64,
+            7,
+            tiling,
+        )
+        .unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+        assert_eq!(T::F32.decode(&out.outputs[0]), want, "depth {depth}");
+        let findings = check(&out.trace);
+        assert!(findings.is_empty(), "depth {depth}: {findings:?}");
+        let sim = simulate(&out.trace, &hw(), &TimingOptions::deterministic()).unwrap();
+        let tl = &sim.timeline.blocks[0];
+        let span = |i: usize| {
+            let s = tl
+                .spans
+                .iter()
+                .find(|s| s.instr as usize == i)
+                .unwrap_or_else(|| panic!("no span for instruction {i}"));
+            (s.start, s.end)
+        };
+        let (mut copies, mut loads, mut mmads) = (Vec::new(), Vec::new(), Vec::new());
+        let mut gm_to_l1 = 0;
+        let mut block = 0usize; // K base block of the next Mmad
+        for (i, ins) in out.trace.blocks[0].instrs.iter().enumerate() {
+            match ins.kind {
+                // A and B chunks (32 KB); the bias row (512 B) is not one.
+                InstrKind::Dma {
+                    dir: DmaDir::GmToL1,
+                    bytes,
+                    ..
+                } => {
+                    gm_to_l1 += bytes;
+                    if bytes >= 4096 {
+                        copies.push(span(i));
+                    }
+                }
+                // A's and B's L1 -> L0 loads (2 and 4 KB); the bias row's
+                // C1 -> C2 copy (512 B) is none.
+                InstrKind::Dma {
+                    dir: DmaDir::L1ToL0,
+                    bytes,
+                    ..
+                } if bytes >= 1024 => {
+                    let (s, e) = span(i);
+                    let c = block / 2;
+                    if loads.len() <= c {
+                        loads.push((s, e));
+                    }
+                    loads[c].1 = loads[c].1.max(e);
+                }
+                InstrKind::Mmad(_) => {
+                    let (s, e) = span(i);
+                    let c = block / 2;
+                    if mmads.len() <= c {
+                        mmads.push((s, e));
+                    }
+                    mmads[c].1 = e;
+                    block += 1;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!((copies.len(), block), (8, 8), "depth {depth}");
+        Chunks {
+            copies: copies.chunks(2).map(|p| [p[0], p[1]]).collect(),
+            loads,
+            mmads,
+            makespan: sim.timeline.makespan,
+            gm_to_l1,
+        }
+    };
+    let two = run(4);
+    let one = run(2);
+    for c in 0..3 {
+        // MTE2 is the slower pipe here (a 32 KB copy takes about three
+        // chunks' Mmads), so B's copy queues behind A's: the first copy of
+        // chunk c + 1 is the one that must be under way over chunk c.
+        let (start, end) = two.copies[c + 1][0];
+        assert!(
+            start < two.loads[c].0 && end > two.mmads[c].0,
+            "depth 4: A chunk {} copy {start}..{end} not over chunk {c} (loads from {}, Mmads {:?})",
+            c + 1,
+            two.loads[c].0,
+            two.mmads[c]
+        );
+        for (x, name) in [(0, "A"), (1, "B")] {
+            let (start, _) = one.copies[c + 1][x];
+            assert!(
+                start >= one.loads[c].1,
+                "depth 2: {name} chunk {} copy starts at {start}, before chunk {c}'s loads end at {}",
+                c + 1,
+                one.loads[c].1
+            );
+        }
+    }
+    assert_eq!(two.gm_to_l1, one.gm_to_l1);
+    assert!(
+        two.makespan < one.makespan,
+        "depth 4 {} cycles, depth 2 {}",
+        two.makespan,
+        one.makespan
+    );
+}

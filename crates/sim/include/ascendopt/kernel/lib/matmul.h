@@ -33,9 +33,14 @@
 //   DataCopy(Nd2NzParams) of stepM x stepKa base blocks of A (stepN x
 //   stepKb of B); A1 keeps depthA1 / (stepM x stepKa) loads (B1 likewise,
 //   at most two), and a tile whose blocks are still in L1 takes them from
-//   there (L1Cache below). So with K in one load B is read from GM once
-//   per column of tiles in M-first order, A once per row in N-first order;
-//   with K in more loads than L1 keeps, every tile reads its blocks again.
+//   there (L1Cache below). With two loads kept (db = 2), entering a K
+//   chunk also issues the load of the tile's next K chunk into the other
+//   buffer, so MTE2 moves it while MTE1 and the cube work on this one
+//   (within a tile; the guide's MTE2 Preload across tiles, doMTE2Preload
+//   of the MDL template, is not emulated). So with K in one load B is
+//   read from GM once per column of tiles in M-first order, A once per row
+//   in N-first order; with K in more loads than L1 keeps, every tile reads
+//   its blocks again.
 // - C in UB (MatmulType<VECIN/VECCALC/VECOUT>): the AIC writes the tile to
 //   the AIV's slice of the system workspace (baseM x baseN, row stride
 //   baseN) and the AIV copies it into the tensor (MTE2), then its vector
@@ -407,6 +412,7 @@ struct L1Slot {
   int32_t group = -1;
   int32_t chunk = -1;
   uint32_t used = 0;  // last use, for least-recently-used replacement
+  bool pending = false;  // enqueued by its load, not yet dequeued by MTE1
   AscendC::LocalTensor<T> t;
   bool valid() const { return group >= 0; }
 };
@@ -538,7 +544,10 @@ inline int32_t a_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t g
   constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
   int32_t i = q.a1.find(s, g, ch);
   fresh = false;
-  if (i >= 0) return i;
+  if (i >= 0) {
+    fresh = q.a1.slot[i].pending;
+    return i;
+  }
   i = q.a1.take(s, g, ch, loc);
   const int32_t r0 = g * s.stepM * s.baseM;
   const int32_t rows = s.singleM - r0 < s.stepM * s.baseM ? s.singleM - r0 : s.stepM * s.baseM;
@@ -553,6 +562,7 @@ inline int32_t a_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t g
              Nd2NzParams(1, (uint16_t)ktc, (uint16_t)rows, 0, (uint16_t)s.orgM, (uint16_t)up(ktc, C0), 1, 0), loc);
   }
   q.a1.q.EnQue(a1, loc);
+  q.a1.slot[i].pending = true;
   fresh = true;
   return i;
 }
@@ -565,7 +575,10 @@ inline int32_t b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h
   constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
   int32_t i = q.b1.find(s, h, ch);
   fresh = false;
-  if (i >= 0) return i;
+  if (i >= 0) {
+    fresh = q.b1.slot[i].pending;
+    return i;
+  }
   i = q.b1.take(s, h, ch, loc);
   const int32_t c0 = h * s.stepN * s.baseN;
   const int32_t cols = s.singleN - c0 < s.stepN * s.baseN ? s.singleN - c0 : s.stepN * s.baseN;
@@ -606,6 +619,7 @@ inline int32_t b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h
              Nd2NzParams(1, (uint16_t)cols, (uint16_t)ktc, 0, (uint16_t)s.orgKb, (uint16_t)up(cols, 16), 1, 0), loc);
   }
   q.b1.q.EnQue(b1, loc);
+  q.b1.slot[i].pending = true;
   fresh = true;
   return i;
 }
@@ -647,8 +661,9 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
   }
   LocalTensor<L0C> c1 = q.c.template AllocTensor<L0C>(loc);
   // K in chunks: A loads stepKa base blocks, B stepKb. The emulation walks
-  // K in steps of the smaller and loads a chunk of each when the walk
-  // enters it (a chunk still in L1 is not loaded again).
+  // K in base blocks and loads a chunk of each when the walk enters it (a
+  // chunk still in L1 is not loaded again); with two L1 buffers the next
+  // chunk's load goes out then too (below).
   const int32_t kLa = s.baseK * s.stepK, kLb = s.baseK * s.stepKb;
   // A load the iterate order cannot use again before least-recently-used
   // replacement drops it (a tile's K needs more loads than A1 keeps, or,
@@ -672,8 +687,29 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
     bool freshA = false, freshB = false;
     const int32_t sa = a_in_l1(q, s, g, cha, kca, kta, freshA, loc);
     const int32_t sb = b_in_l1(q, s, h, chb, kcb, ktb, freshB, loc);
-    if (freshA) q.a1.slot[sa].t = q.a1.q.template DeQue<AT>(loc);
-    if (freshB) q.b1.slot[sb].t = q.b1.q.template DeQue<BT>(loc);
+    if (freshA) {
+      q.a1.slot[sa].t = q.a1.q.template DeQue<AT>(loc);
+      q.a1.slot[sa].pending = false;
+    }
+    if (freshB) {
+      q.b1.slot[sb].t = q.b1.q.template DeQue<BT>(loc);
+      q.b1.slot[sb].pending = false;
+    }
+    // Entering a chunk with two L1 buffers (depth = 2 x step x stepK, the
+    // guide's db = 2): the next chunk of this tile's K goes to the other
+    // buffer now, so MTE2 moves it while MTE1 and the cube work on this
+    // one; it is dequeued when the walk enters it. With one buffer the
+    // next load must wait for this chunk's last L1 -> L0 read.
+    if (q.a1.slots >= 2 && k0 == kca && kca + kLa < s.singleK) {
+      const int32_t kn = kca + kLa;
+      bool f = false;
+      a_in_l1(q, s, g, cha + 1, kn, s.singleK - kn < kLa ? s.singleK - kn : kLa, f, loc);
+    }
+    if (q.b1.slots >= 2 && k0 == kcb && kcb + kLb < s.singleK) {
+      const int32_t kn = kcb + kLb;
+      bool f = false;
+      b_in_l1(q, s, h, chb + 1, kn, s.singleK - kn < kLb ? s.singleK - kn : kLb, f, loc);
+    }
     const LocalTensor<AT>& a1 = q.a1.slot[sa].t;
     const LocalTensor<BT>& b1 = q.b1.slot[sb].t;
     // L1 -> L0A (ZZ): fractal row i takes fractals (i, kba ..).
