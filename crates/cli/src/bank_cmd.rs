@@ -9,8 +9,8 @@ use crate::rewind_cmd::side_dir;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_bank::commands::{
-    export_to_file, from_docs_into, import_from_file, render_entry, render_from_docs,
-    render_hits, render_import, render_list,
+    export_to_file, from_docs_into, import_from_file, render_entry, render_from_docs, render_hits,
+    render_import, render_list,
 };
 use ascendopt_bank::entry::Origin;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query, DEFAULT_K};

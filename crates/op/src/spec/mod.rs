@@ -7,6 +7,7 @@
 //! and column, and the key path (`cases[2].shapes`). The schema is documented
 //! in `ops/README-schema.md`.
 
+pub mod edit;
 pub(crate) mod locate;
 mod raw;
 #[cfg(test)]
