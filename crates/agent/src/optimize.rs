@@ -623,7 +623,7 @@ pub fn write_output(
                 Err(_) => Vec::new(),
             };
             if let Err(reason) = fresh::check(device, &output, artifact, &cases, fresh_seed) {
-                failures.push(reason);
+                failures.push(reason.to_string());
             }
         }
     }

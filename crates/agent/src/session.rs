@@ -564,7 +564,7 @@ impl<'a> OpSession<'a> {
     }
 
     /// Err when `candidate` fails one of the fresh cases.
-    fn fresh_shapes(&self, candidate: &Trial) -> Result<(), String> {
+    fn fresh_shapes(&self, candidate: &Trial) -> Result<(), FreshRejection> {
         let device = self.ctx.device;
         let seed = self.ctx.pipeline.seed ^ 0x6672_6573_6873;
         let cases = self.fresh.get_or_init(|| match device.build(&self.base) {
@@ -574,10 +574,24 @@ impl<'a> OpSession<'a> {
         if cases.is_empty() {
             return Ok(());
         }
-        let package = load(&candidate.dir).map_err(|e| e.to_string())?;
-        let artifact = device.build(&package).map_err(|e| e.to_string())?;
-        fresh::check(device, &package, &artifact, cases, seed)
+        let package = load(&candidate.dir)?;
+        let artifact = device.build(&package)?;
+        Ok(fresh::check(device, &package, &artifact, cases, seed)?)
     }
+}
+
+/// Why a faster candidate is not accepted on the fresh shapes.
+#[derive(Debug, thiserror::Error)]
+enum FreshRejection {
+    /// Its folder does not load.
+    #[error(transparent)]
+    Load(#[from] AgentError),
+    /// It does not build.
+    #[error(transparent)]
+    Build(#[from] ascendopt_device::DeviceError),
+    /// It is wrong on a fresh case.
+    #[error(transparent)]
+    Wrong(#[from] fresh::FreshFailure),
 }
 
 fn load(dir: &Path) -> Result<OpPackage, AgentError> {

@@ -1,14 +1,16 @@
 //! `ascendopt bank`: inspect and move experience banks. Every subcommand
-//! is one call of `ascendopt_bank::commands` (or the bank's API) and one
-//! `render_*` print. Commands that only read a bank never create one.
+//! takes its bank from `hiargs.rs`, makes one call of
+//! `ascendopt_bank::commands` (or the bank's API) and one `render_*`
+//! print. Commands that only read a bank never create one.
 
+use crate::hiargs;
 use crate::json_doc::JsonDoc;
 use crate::rewind_cmd::side_dir;
 use crate::Status;
 use anyhow::{Context, Result};
 use ascendopt_bank::commands::{
-    export_to_file, from_docs_into, import_from_file, open_existing, render_entry,
-    render_from_docs, render_hits, render_import, render_list,
+    export_to_file, from_docs_into, import_from_file, render_entry, render_from_docs, render_hits,
+    render_import, render_list,
 };
 use ascendopt_bank::entry::Origin;
 use ascendopt_bank::retrieve::{AvoidPolicy, Query, DEFAULT_K};
@@ -263,7 +265,7 @@ pub fn run(args: BankArgs) -> Result<Status> {
                     })?),
                     None => None,
                 };
-            let bank = open_existing(&path)?;
+            let bank = hiargs::existing_bank(&path)?;
             let entries = bank.list(&EntryFilter {
                 motif,
                 family,
@@ -283,12 +285,12 @@ pub fn run(args: BankArgs) -> Result<Status> {
             }
         }
         BankCommand::Show { id: None } => {
-            let bank = open_existing(&path)?;
+            let bank = hiargs::existing_bank(&path)?;
             show_bank(&path, &bank, json)?;
         }
         BankCommand::Show { id: Some(id) } => {
             let id = parse_id(&id)?;
-            let bank = open_existing(&path)?;
+            let bank = hiargs::existing_bank(&path)?;
             let stored = bank.show(id)?;
             if json {
                 let mut doc = JsonDoc::new("bank show");
@@ -322,7 +324,7 @@ pub fn run(args: BankArgs) -> Result<Status> {
                 }
                 None => None,
             };
-            let bank = open_existing(&path)?;
+            let bank = hiargs::existing_bank(&path)?;
             let query_text = text.clone();
             let query = Query {
                 text,
@@ -375,21 +377,21 @@ pub fn run(args: BankArgs) -> Result<Status> {
             }
         }
         BankCommand::Export { out } => {
-            let bank = open_existing(&path)?;
+            let bank = hiargs::existing_bank(&path)?;
             let n = export_to_file(&bank, &out)?;
             println!("exported {n} entries to {}", out.display());
         }
         BankCommand::Import { file } => {
-            let bank = Bank::open(&path)?;
+            let bank = hiargs::bank_to_fill(&path)?;
             print!("{}", render_import(&import_from_file(&bank, &file)?));
         }
         BankCommand::FromDocs { dir, created_ms } => {
-            let bank = Bank::open(&path)?;
+            let bank = hiargs::bank_to_fill(&path)?;
             let report = from_docs_into(&bank, &dir, created_ms.unwrap_or_else(now_ms))?;
             print!("{}", render_from_docs(&report));
         }
         BankCommand::Freeze => {
-            let bank = open_existing(&path)?;
+            let bank = hiargs::existing_bank(&path)?;
             bank.freeze()?;
             println!("bank {} frozen ({} entries)", path.display(), bank.len()?);
         }

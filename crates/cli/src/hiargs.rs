@@ -284,6 +284,19 @@ pub fn open_bank(path: &Path) -> Result<Bank> {
     Bank::open(path).with_context(|| format!("opening the bank {}", path.display()))
 }
 
+/// The bank `ascendopt bank list|show|search|export|freeze` works on: it
+/// must exist already (a command that only reads a bank never creates
+/// one).
+pub fn existing_bank(path: &Path) -> Result<Bank> {
+    Ok(ascendopt_bank::commands::open_existing(path)?)
+}
+
+/// The bank `ascendopt bank import|from-docs` adds entries to, created
+/// when missing.
+pub fn bank_to_fill(path: &Path) -> Result<Bank> {
+    Ok(Bank::open(path)?)
+}
+
 /// The frozen bank Stage I retrieves from, when it `retrieves`: `path`
 /// must name an existing bank (`--bank FILE`).
 pub fn stage1_bank(path: Option<&Path>, retrieves: bool) -> Result<Option<Bank>> {

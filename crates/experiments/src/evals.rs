@@ -39,23 +39,52 @@ pub enum EvalsError {
     /// No evaluation asked for.
     #[error("-n must be at least 1")]
     NoEvaluations,
-    /// An operator could not be loaded, built or run for the breakdown.
-    #[error("{0}")]
-    Operator(String),
+    /// An operator folder does not load.
+    #[error("loading {}: {source}", dir.display())]
+    Load {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: ascendopt_op::OpError,
+    },
+    /// An operator did not build for the breakdown.
+    #[error("{op}: {source}")]
+    Build {
+        /// The operator.
+        op: String,
+        /// Why.
+        #[source]
+        source: ascendopt_device::DeviceError,
+    },
+    /// A case's inputs or golden could not be made for the breakdown.
+    #[error(transparent)]
+    Prepare(#[from] ascendopt_harness::eval::PrepareError),
+    /// A case's launch did not finish for the breakdown.
+    #[error("{op} case {case}: {summary}")]
+    Run {
+        /// The operator.
+        op: String,
+        /// The case.
+        case: String,
+        /// The device's summary of how the launch ended.
+        summary: String,
+    },
     /// A file or folder could not be read or written.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The path.
         path: PathBuf,
-        /// What went wrong.
-        message: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> EvalsError {
+fn io(path: &Path, source: std::io::Error) -> EvalsError {
     EvalsError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     }
 }
 
@@ -242,8 +271,12 @@ pub fn bench_evals(
         .unwrap_or(0);
     let mut rows = Vec::new();
     for dir in dirs {
-        let package = OpPackage::load(dir, &ascendopt_golden::BUILTINS)
-            .map_err(|e| EvalsError::Operator(format!("loading {}: {e}", dir.display())))?;
+        let package = OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|source| {
+            EvalsError::Load {
+                dir: dir.to_path_buf(),
+                source,
+            }
+        })?;
         let cands = variants(&package, cfg.evals, nonce, &scratch.path().join("cands"))?;
         let budgets = BudgetConfig {
             rewind: 0,
@@ -303,25 +336,25 @@ pub fn bench_evals(
 }
 
 fn case_costs(device: &dyn Device, package: &OpPackage) -> Result<Vec<CaseCost>, EvalsError> {
-    let artifact = device
-        .build(package)
-        .map_err(|e| EvalsError::Operator(format!("{}: {e}", package.name())))?;
+    let artifact = device.build(package).map_err(|source| EvalsError::Build {
+        op: package.name().to_string(),
+        source,
+    })?;
     let bench = bench_case(package).map(|c| c.name.clone());
     let mut out = Vec::new();
     for (i, case) in package.cases().iter().enumerate() {
         let t = Instant::now();
-        let prepared = prepare_case(package, case, 11 + i as u64).map_err(EvalsError::Operator)?;
+        let prepared = prepare_case(package, case, 11 + i as u64)?;
         let prepare_ms = t.elapsed().as_millis() as u64;
         let t = Instant::now();
         let outcome = device.run(&artifact, &prepared.request);
         let run_ms = t.elapsed().as_millis() as u64;
         if !matches!(outcome, RunOutcome::Finished(_)) {
-            return Err(EvalsError::Operator(format!(
-                "{} case {}: {}",
-                package.name(),
-                case.name,
-                outcome.summary()
-            )));
+            return Err(EvalsError::Run {
+                op: package.name().to_string(),
+                case: case.name.clone(),
+                summary: outcome.summary(),
+            });
         }
         out.push(CaseCost {
             name: case.name.clone(),
@@ -346,7 +379,7 @@ fn variants(
     for k in 0..n {
         let dir = root.join(format!("{}-{k}", package.name()));
         ascendopt_op::package::copy_tree(&package.dir, &dir, &["build", "target"])
-            .map_err(|(p, e)| io(&p, format!("copying: {e}")))?;
+            .map_err(|(p, e)| io(&p, e))?;
         for src in &package.kernel_sources {
             let rel = src.strip_prefix(&package.dir).unwrap_or(src);
             let path = dir.join(rel);
@@ -355,8 +388,12 @@ fn variants(
             std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         }
         out.push(
-            OpPackage::load(&dir, &ascendopt_golden::BUILTINS)
-                .map_err(|e| EvalsError::Operator(format!("loading {}: {e}", dir.display())))?,
+            OpPackage::load(&dir, &ascendopt_golden::BUILTINS).map_err(|source| {
+                EvalsError::Load {
+                    dir: dir.clone(),
+                    source,
+                }
+            })?,
         );
     }
     Ok(out)

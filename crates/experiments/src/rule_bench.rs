@@ -45,7 +45,7 @@ pub enum RuleBenchError {
     Build(#[from] DeviceError),
     /// The benchmark case's inputs or golden could not be made.
     #[error("preparing the benchmark case: {0}")]
-    Prepare(String),
+    Prepare(#[source] ascendopt_harness::eval::PrepareError),
     /// The launch did not finish (fault, timeout, crash), as the device
     /// summed it up.
     #[error("{0}")]

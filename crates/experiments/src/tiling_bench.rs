@@ -12,6 +12,7 @@ use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::pipeline::PipelineConfig;
 use ascendopt_harness::store::{RunStatus, RunStore};
 use ascendopt_op::package::OpPackage;
+use ascendopt_op::spec::edit::SpecEdit;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -265,25 +266,10 @@ pub fn shrink(pkg: OpPackage, max: usize, dst: &Path) -> Result<Shrunk, BenchErr
     ascendopt_op::package::copy_tree(&pkg.dir, &out, &["build"])
         .map_err(|(p, e)| io(&p, format!("copying: {e}")))?;
     let spec = out.join("op.toml");
-    let text = std::fs::read_to_string(&spec).map_err(|e| io(&spec, format!("reading: {e}")))?;
-    let mut doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e| io(&spec, format!("parsing: {e}")))?;
-    let Some(cases) = doc
-        .get_mut("cases")
-        .and_then(toml_edit::Item::as_array_of_tables_mut)
-    else {
-        return Err(io(
-            &spec,
-            "cases are not written as [[cases]] tables; cannot drop the large ones",
-        ));
-    };
-    cases.retain(|t| {
-        t.get("name")
-            .and_then(toml_edit::Item::as_str)
-            .is_some_and(|n| keep.contains(&n))
-    });
-    std::fs::write(&spec, doc.to_string()).map_err(|e| io(&spec, format!("writing: {e}")))?;
+    let mut edit = SpecEdit::read(&spec).map_err(|e| io(&spec, e))?;
+    edit.retain_cases(|n| keep.contains(&n))
+        .map_err(|e| io(&spec, format!("{e}; cannot drop the large ones")))?;
+    edit.write().map_err(|e| io(&spec, e))?;
     let small = OpPackage::load(&out, &ascendopt_golden::BUILTINS)
         .map_err(|e| io(&out, format!("loading: {e}")))?;
     if small.cases().len() != keep.len() {

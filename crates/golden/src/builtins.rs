@@ -6,7 +6,7 @@
 //! 16-bit result (no double-rounding error). float64 is computed in f64.
 
 use crate::common::{arity, float_attr, float_inputs};
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -118,7 +118,7 @@ fn add_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn add_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn add_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (x, y) = (&inputs[0], &inputs[1]);
     let out = case.outputs[0].dtype;
     let mut z = Tensor::zeros(out, &x.shape);
@@ -156,7 +156,7 @@ fn muls_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn muls_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn muls_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let x = &inputs[0];
     let value = float_attr(case, "value")?;
     let out = case.outputs[0].dtype;
@@ -180,7 +180,7 @@ fn sqrt_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn sqrt_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn sqrt_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // IEEE sqrt: sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(inf) = inf.
     Ok(vec![map_float(
         &inputs[0],
@@ -215,7 +215,7 @@ fn cast_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn cast_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn cast_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // float -> float: exact read, one rounding to nearest even.
     // float -> int: truncation toward zero, then wrap to the width (NaN -> 0;
     //   out-of-range values are undefined on the device, cases avoid them).
@@ -260,7 +260,7 @@ fn clip_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn clip_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn clip_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (x, lo, hi) = (&inputs[0], &inputs[1], &inputs[2]);
     let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     if x.dtype.is_float() {
@@ -326,7 +326,7 @@ fn rms_norm_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone(), rstd_shape])
 }
 
-fn rms_norm_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn rms_norm_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (x, gamma) = (&inputs[0], &inputs[1]);
     // The OpDef attr is a float (f32); everything else is computed in f64
     // from the exact inputs and rounded once.

@@ -32,10 +32,10 @@ pub(super) fn int_attr(case: &Case, name: &str) -> Result<i64, Reject> {
 }
 
 /// The numeric value of attr `name`.
-pub(super) fn float_attr(case: &Case, name: &str) -> Result<f64, String> {
+pub(super) fn float_attr(case: &Case, name: &str) -> Result<f64, Reject> {
     case.attr(name)
         .and_then(AttrValue::as_f64)
-        .ok_or_else(|| format!("attr `{name}` has no numeric value"))
+        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` has no numeric value")))
 }
 
 /// Rejects a case with an input of a non-float dtype.
@@ -157,11 +157,6 @@ impl Iterator for Odometer {
         }
         Some(here)
     }
-}
-
-/// A rejection as a compute error message.
-pub(super) fn msg(r: Reject) -> String {
-    format!("{}: {}", r.key, r.message)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! exact (IEEE for floats: NaN compares false, +0 == -0; exact integers).
 
 use crate::common::{arity, broadcast_shape, float_inputs, Odometer};
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -186,12 +186,12 @@ fn float_unary_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn cos_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn cos_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // cos(±inf) = NaN, cos(NaN) = NaN, cos(±0) = 1.
     Ok(vec![map_exact(&inputs[0], case.outputs[0].dtype, f64::cos)])
 }
 
-fn reciprocal_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn reciprocal_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // 1/±0 = ±inf, 1/±inf = ±0. f32 arithmetic for 16/32-bit floats (one
     // rounding to f32, exact enough to round once more to f16/bf16).
     let x = &inputs[0];
@@ -210,7 +210,7 @@ fn reciprocal_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, Str
     Ok(vec![y])
 }
 
-fn rsqrt_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn rsqrt_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // 1/sqrt(x): +0 -> +inf, -0 -> -inf (1/sqrt(-0) = 1/-0, as torch),
     // x < 0 -> NaN, +inf -> +0.
     Ok(vec![map_exact(&inputs[0], case.outputs[0].dtype, |v| {
@@ -226,7 +226,7 @@ fn neg_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn neg_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn neg_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // Floats flip the sign (exact; -0 <-> +0, NaN stays NaN). Integers wrap:
     // -(-128) = -128 in int8 (set_i128 reduces modulo 2^width).
     let x = &inputs[0];
@@ -249,7 +249,7 @@ fn trunc_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn trunc_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn trunc_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // f64::trunc keeps the sign (trunc(-0.5) = -0.0) and keeps inf and NaN;
     // integers are copied.
     let x = &inputs[0];
@@ -290,19 +290,19 @@ fn compare_with(
     vec![y]
 }
 
-fn equal_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn equal_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     Ok(compare_with(inputs, |a, b| a == b, |a, b| a == b))
 }
 
-fn greater_equal_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn greater_equal_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     Ok(compare_with(inputs, |a, b| a >= b, |a, b| a >= b))
 }
 
-fn less_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn less_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     Ok(compare_with(inputs, |a, b| a < b, |a, b| a < b))
 }
 
-fn less_equal_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn less_equal_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     Ok(compare_with(inputs, |a, b| a <= b, |a, b| a <= b))
 }
 
@@ -314,7 +314,7 @@ fn logical_not_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn logical_not_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn logical_not_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // Any non-zero byte (or non-zero number, NaN included) is true.
     let x = &inputs[0];
     Ok(vec![bool_map(&x.shape, |i| !truthy(x, i))])
@@ -327,7 +327,7 @@ fn logical_or_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn logical_or_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn logical_or_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (a, b) = (&inputs[0], &inputs[1]);
     Ok(vec![bool_map(&a.shape, |i| truthy(a, i) || truthy(b, i))])
 }
@@ -341,7 +341,7 @@ fn is_inf_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn is_inf_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn is_inf_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // True for +inf and -inf only (NaN is not infinite).
     let x = &inputs[0];
     Ok(vec![bool_map(&x.shape, |i| x.get_f64(i).is_infinite())])
@@ -377,11 +377,11 @@ fn heaviside_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![shape])
 }
 
-fn heaviside_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn heaviside_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // NaN input gives 0 (it is neither < 0, == 0 nor > 0); -0 counts as 0.
     let (x, v) = (&inputs[0], &inputs[1]);
     let shape = broadcast_shape(&x.shape, &v.shape)
-        .ok_or_else(|| "heaviside: the inputs do not broadcast".to_string())?;
+        .ok_or_else(|| Reject::new("shapes", "heaviside: the inputs do not broadcast"))?;
     let mut y = Tensor::zeros(case.outputs[0].dtype, &shape);
     let sources = Odometer::broadcast(&x.shape, &shape).zip(Odometer::broadcast(&v.shape, &shape));
     for (i, (xi, vi)) in sources.enumerate() {
@@ -438,10 +438,10 @@ fn fill_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![fill_dims(case)?])
 }
 
-fn fill_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn fill_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // The element's bytes are copied as they are (the output dtype is the
     // value's dtype), so NaN payloads and -0 are kept.
-    let shape = fill_dims(case).map_err(|r| r.message)?;
+    let shape = fill_dims(case)?;
     let value = &inputs[0];
     let size = value.dtype.size();
     Ok(vec![Tensor::filled(

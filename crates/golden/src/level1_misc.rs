@@ -17,7 +17,7 @@
 //! [`ascendopt_op::golden::golden`] checks it against the inferred one.
 
 use crate::common::{arity, int_attr};
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case, CaseInput, Dist};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -226,7 +226,7 @@ fn angle_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn angle_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn angle_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let x = &inputs[0];
     let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     if let Some(parts) = x.complex_parts() {
@@ -265,45 +265,50 @@ const ARANGE_DTYPES: &[Dtype] = &[
     Dtype::Int64,
 ];
 
+/// A rejection of the values of the case's inputs.
+fn bad_input(message: impl Into<String>) -> Reject {
+    Reject::new("inputs", message)
+}
+
 /// L = ceil((end - start) / step) on integers.
-fn arange_len_int(start: i128, end: i128, step: i128) -> Result<u64, String> {
+fn arange_len_int(start: i128, end: i128, step: i128) -> Result<u64, Reject> {
     if step == 0 {
-        return Err("step must not be 0".into());
+        return Err(bad_input("step must not be 0"));
     }
     let span = end - start;
     if span != 0 && (span > 0) != (step > 0) {
-        return Err(format!(
+        return Err(bad_input(format!(
             "the sign of end - start ({span}) differs from the sign of step ({step})"
-        ));
+        )));
     }
     let (q, r) = (span / step, span % step);
     let len = if r != 0 { q + 1 } else { q };
     u64::try_from(len)
         .ok()
         .filter(|&l| l <= MAX_LEN)
-        .ok_or_else(|| format!("{len} elements is too many"))
+        .ok_or_else(|| bad_input(format!("{len} elements is too many")))
 }
 
 /// L = ceil((end - start) / step) on float values (f64 arithmetic on the
 /// stored values, as torch computes the size).
-fn arange_len_float(start: f64, end: f64, step: f64) -> Result<u64, String> {
+fn arange_len_float(start: f64, end: f64, step: f64) -> Result<u64, Reject> {
     if !(start.is_finite() && end.is_finite() && step.is_finite()) {
-        return Err(format!(
+        return Err(bad_input(format!(
             "start {start}, end {end} and step {step} must be finite"
-        ));
+        )));
     }
     if step == 0.0 {
-        return Err("step must not be 0".into());
+        return Err(bad_input("step must not be 0"));
     }
     let span = end - start;
     if span != 0.0 && (span > 0.0) != (step > 0.0) {
-        return Err(format!(
+        return Err(bad_input(format!(
             "the sign of end - start ({span}) differs from the sign of step ({step})"
-        ));
+        )));
     }
     let len = (span / step).ceil();
     if len > MAX_LEN as f64 {
-        return Err(format!("{len} elements is too many"));
+        return Err(bad_input(format!("{len} elements is too many")));
     }
     Ok(len as u64)
 }
@@ -344,7 +349,7 @@ fn arange_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
             for s in [s0, s1] {
                 for e in [e0, e1] {
                     for d in [d0, d1] {
-                        lens.push(arange_len_int(s, e, d).map_err(|m| Reject::new("inputs", m))?);
+                        lens.push(arange_len_int(s, e, d)?);
                     }
                 }
             }
@@ -359,7 +364,7 @@ fn arange_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
             for s in [s0, s1] {
                 for e in [e0, e1] {
                     for d in [d0, d1] {
-                        lens.push(arange_len_float(s, e, d).map_err(|m| Reject::new("inputs", m))?);
+                        lens.push(arange_len_float(s, e, d)?);
                     }
                 }
             }
@@ -386,7 +391,7 @@ fn arange_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![vec![min as usize]])
 }
 
-fn arange_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn arange_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (start, end, step) = (&inputs[0], &inputs[1], &inputs[2]);
     let out = case.outputs[0].dtype;
     if start.dtype.is_float() {
@@ -460,8 +465,8 @@ fn eye_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![shape])
 }
 
-fn eye_compute(case: &Case, _inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let (mut shape, rows, cols) = eye_dims(case).map_err(|r| r.message)?;
+fn eye_compute(case: &Case, _inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let (mut shape, rows, cols) = eye_dims(case)?;
     shape.push(rows);
     shape.push(cols);
     let mut y = Tensor::zeros(case.outputs[0].dtype, &shape);
@@ -527,10 +532,10 @@ fn icamax_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 
 /// |Re| + |Im| of the first n complex elements, in f32 (as BLAS ICAMAX); x
 /// is complex64 or its float32 pairs.
-fn complex_abs1(case: &Case, x: &Tensor) -> Result<Vec<f32>, String> {
+fn complex_abs1(case: &Case, x: &Tensor) -> Result<Vec<f32>, Reject> {
     let parts = x.complex_parts();
     let x = parts.as_ref().unwrap_or(x);
-    let n = blas_n(case, x.numel() / 2).map_err(|r| r.message)?;
+    let n = blas_n(case, x.numel() / 2)?;
     Ok((0..n)
         .map(|i| (x.get_f64(2 * i) as f32).abs() + (x.get_f64(2 * i + 1) as f32).abs())
         .collect())
@@ -540,12 +545,12 @@ fn index_result(index: i32) -> Vec<Tensor> {
     vec![Tensor::from_i64s(Dtype::Int32, &[1], &[i64::from(index)])]
 }
 
-fn icamax_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn icamax_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let vals = complex_abs1(case, &inputs[0])?;
     Ok(index_result(first_index(&vals, |v, best| v > best)))
 }
 
-fn icamin_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn icamin_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let vals = complex_abs1(case, &inputs[0])?;
     Ok(index_result(first_index(&vals, |v, best| v < best)))
 }
@@ -567,9 +572,9 @@ fn isamin_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![vec![1]])
 }
 
-fn isamin_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn isamin_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let x = &inputs[0];
-    let n = blas_n(case, x.numel()).map_err(|r| r.message)?;
+    let n = blas_n(case, x.numel())?;
     let vals: Vec<f32> = (0..n).map(|i| (x.get_f64(i) as f32).abs()).collect();
     Ok(index_result(first_index(&vals, |v, best| v < best)))
 }
@@ -584,19 +589,21 @@ fn reshape_dims(
     spec: &[i128],
     axis: i64,
     num_axes: i64,
-) -> Result<Vec<usize>, String> {
+) -> Result<Vec<usize>, Reject> {
     let rank = x.len() as i64;
     let start = if axis >= 0 { axis } else { rank + axis + 1 };
     if !(0..=rank).contains(&start) {
-        return Err(format!("axis = {axis} is out of range for a {rank}-D x"));
+        return Err(bad_input(format!(
+            "axis = {axis} is out of range for a {rank}-D x"
+        )));
     }
     let end = match num_axes {
         -1 => rank,
         n if n >= 0 && start + n <= rank => start + n,
         n => {
-            return Err(format!(
+            return Err(bad_input(format!(
                 "num_axes = {n} is out of range for axis {start} of a {rank}-D x"
-            ))
+            )))
         }
     };
     let (start, end) = (start as usize, end as usize);
@@ -606,17 +613,22 @@ fn reshape_dims(
         match v {
             0 => match x.get(start + i) {
                 Some(&d) if start + i < end => mid.push(d),
-                _ => return Err(format!("shape[{i}] = 0 copies no dimension of x")),
+                _ => {
+                    return Err(bad_input(format!(
+                        "shape[{i}] = 0 copies no dimension of x"
+                    )))
+                }
             },
             -1 if infer_at.is_none() => {
                 infer_at = Some(i);
                 mid.push(1);
             }
-            -1 => return Err("shape holds more than one -1".into()),
-            v if v > 0 => {
-                mid.push(usize::try_from(v).map_err(|_| format!("shape[{i}] = {v} is too large"))?)
-            }
-            v => return Err(format!("shape[{i}] = {v} is not a dimension")),
+            -1 => return Err(bad_input("shape holds more than one -1")),
+            v if v > 0 => mid.push(
+                usize::try_from(v)
+                    .map_err(|_| bad_input(format!("shape[{i}] = {v} is too large")))?,
+            ),
+            v => return Err(bad_input(format!("shape[{i}] = {v} is not a dimension"))),
         }
     }
     let total = numel(x);
@@ -624,21 +636,21 @@ fn reshape_dims(
     let known = numel(&mid);
     if let Some(i) = infer_at {
         if known == 0 || !replaced.is_multiple_of(known) {
-            return Err(format!(
+            return Err(bad_input(format!(
                 "-1 cannot be inferred: {replaced} elements do not split into {known}-element parts"
-            ));
+            )));
         }
         mid[i] = replaced / known;
     } else if known != replaced {
-        return Err(format!(
+        return Err(bad_input(format!(
             "shape gives {known} elements where x's dims {start}..{end} hold {replaced}"
-        ));
+        )));
     }
     let mut out = x[..start].to_vec();
     out.extend(mid);
     out.extend_from_slice(&x[end..]);
     if numel(&out) != total {
-        return Err("the element count changes".into());
+        return Err(bad_input("the element count changes"));
     }
     Ok(out)
 }
@@ -664,15 +676,14 @@ fn reshape_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
         &spec,
         int_attr(case, "axis")?,
         int_attr(case, "num_axes")?,
-    )
-    .map_err(|m| Reject::new("inputs", m))?;
+    )?;
     Ok(vec![dims])
 }
 
-fn reshape_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn reshape_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (x, shape) = (&inputs[0], &inputs[1]);
     let spec: Vec<i128> = (0..shape.numel()).map(|i| shape.get_i128(i)).collect();
-    let int = |name: &str| int_attr(case, name).map_err(|r| r.message);
+    let int = |name: &str| int_attr(case, name);
     let dims = reshape_dims(&x.shape, &spec, int("axis")?, int("num_axes")?)?;
     Ok(vec![Tensor {
         dtype: case.outputs[0].dtype,
@@ -703,10 +714,10 @@ fn lin_space_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![vec![n as usize]])
 }
 
-fn lin_space_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn lin_space_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (start, stop, num) = (&inputs[0], &inputs[1], &inputs[2]);
     let n = num.get_i128(0);
-    let n = usize::try_from(n).map_err(|_| format!("num = {n} is negative"))?;
+    let n = usize::try_from(n).map_err(|_| bad_input(format!("num = {n} is negative")))?;
     // f32 arithmetic, as torch computes float32 linspace and the kernel:
     // step = (stop - start) / (num - 1); the first half counts up from
     // start, the second half down from stop.
@@ -768,13 +779,13 @@ fn tri(case: &Case, x: &Tensor, keep: impl Fn(i64) -> bool) -> Vec<Tensor> {
     vec![y]
 }
 
-fn tril_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let k = int_attr(case, "diagonal").map_err(|r| r.message)?;
+fn tril_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let k = int_attr(case, "diagonal")?;
     Ok(tri(case, &inputs[0], |d| d <= k))
 }
 
-fn triu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let k = int_attr(case, "diagonal").map_err(|r| r.message)?;
+fn triu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let k = int_attr(case, "diagonal")?;
     Ok(tri(case, &inputs[0], |d| d >= k))
 }
 

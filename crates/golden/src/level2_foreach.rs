@@ -20,7 +20,7 @@
 //! - **int32**: wraps at every step like the vector unit.
 
 use crate::common::{arity, map_into};
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::Case;
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -622,7 +622,7 @@ impl Member {
             .collect())
     }
 
-    fn compute(&self, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    fn compute(&self, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
         let first = group(case, self.lists[0]);
         let lists: Vec<Vec<usize>> = self.lists.iter().map(|l| group(case, l)).collect();
         let scalar = self.scalar.map(|sc| &inputs[group(case, sc.name)[0]]);
@@ -631,7 +631,7 @@ impl Member {
             let out = case
                 .outputs
                 .get(k)
-                .ok_or_else(|| format!("no output for tensor {k}"))?;
+                .ok_or_else(|| Reject::new("shapes", format!("no output for tensor {k}")))?;
             let mut y = Tensor::zeros(out.dtype, &inputs[f].shape);
             let args: Vec<&Tensor> = lists.iter().map(|l| &inputs[l[k]]).collect();
             let s_index = match self.scalar {
@@ -653,9 +653,9 @@ impl Member {
                     }
                 });
             } else {
-                let g = self
-                    .int
-                    .ok_or_else(|| format!("{} has no integer form", self.name))?;
+                let g = self.int.ok_or_else(|| {
+                    Reject::new("dtype", format!("{} has no integer form", self.name))
+                })?;
                 let sv = scalar.map(|t| t.get_i64(s_index));
                 let mut buf = vec![0i64; args.len() + 1];
                 for i in 0..y.numel() {
@@ -712,7 +712,7 @@ fn zero_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(case.inputs.iter().map(|i| i.shape.clone()).collect())
 }
 
-fn zero_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn zero_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     Ok(inputs
         .iter()
         .zip(&case.outputs)
@@ -743,7 +743,7 @@ fn copy_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(case.inputs.iter().map(|i| i.shape.clone()).collect())
 }
 
-fn copy_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn copy_compute(_case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     Ok(inputs.to_vec())
 }
 
@@ -755,9 +755,9 @@ macro_rules! member_fns {
                     .ok_or_else(|| Reject::new("shapes", concat!("no foreach member ", $name)))?
                     .infer(case)
             }
-            fn $compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+            fn $compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
                 Member::by_name($name)
-                    .ok_or_else(|| concat!("no foreach member ", $name).to_string())?
+                    .ok_or_else(|| Reject::new("shapes", concat!("no foreach member ", $name)))?
                     .compute(case, inputs)
             }
         )*

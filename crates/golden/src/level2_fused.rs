@@ -13,9 +13,9 @@
 //! input given with zero elements (shape `[0]`) is absent. The host code of
 //! the operators follows the same convention.
 
-use crate::common::{arity, bool_attr, msg, str_attr, PerValue};
+use crate::common::{arity, bool_attr, str_attr, PerValue};
 use ascendopt_op::float::round_f64;
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case, CaseInput};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -281,10 +281,10 @@ fn ge_glu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![half.clone(), half])
 }
 
-fn ge_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let (view, half_shape) = glu_view(&case.inputs[0], case, "ge_glu").map_err(msg)?;
-    let tanh_form = attr_int(case, "approximate").map_err(msg)? == 1;
-    let left = bool_attr(case, "activate_left").map_err(msg)?;
+fn ge_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let (view, half_shape) = glu_view(&case.inputs[0], case, "ge_glu")?;
+    let tanh_form = attr_int(case, "approximate")? == 1;
+    let left = bool_attr(case, "activate_left")?;
     let x = &inputs[0];
     let mut y = Tensor::zeros(case.outputs[0].dtype, &half_shape);
     let mut g = Tensor::zeros(case.outputs[1].dtype, &half_shape);
@@ -336,10 +336,10 @@ fn ge_glu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn ge_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let (view, _) = glu_view(&case.inputs[1], case, "ge_glu_grad_v2").map_err(msg)?;
-    let tanh_form = attr_int(case, "approximate").map_err(msg)? == 1;
-    let left = bool_attr(case, "activate_left").map_err(msg)?;
+fn ge_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let (view, _) = glu_view(&case.inputs[1], case, "ge_glu_grad_v2")?;
+    let tanh_form = attr_int(case, "approximate")? == 1;
+    let left = bool_attr(case, "activate_left")?;
     let (dy, x, g) = (&inputs[0], &inputs[1], &inputs[2]);
     let mut dx = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     let l = view.half;
@@ -452,8 +452,8 @@ fn need_dtype_out(case: &Case, index: usize, dtype: Dtype, op: &str) -> Result<(
     Ok(())
 }
 
-fn gelu_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let (tanh_form, dynamic) = gelu_quant_modes(case).map_err(msg)?;
+fn gelu_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let (tanh_form, dynamic) = gelu_quant_modes(case)?;
     let (x, scale, offset) = (&inputs[0], &inputs[1], &inputs[2]);
     let channels = x.shape[x.shape.len() - 1];
     let rows = x.numel() / channels.max(1);
@@ -586,10 +586,10 @@ fn add_rms_norm_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.clone(), x.clone(), x.clone()])
 }
 
-fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn add_rms_norm_quant_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (x1, x2, gamma, scales1, zp1) =
         (&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[5]);
-    let eps = attr_f32(case, "epsilon").map_err(msg)?;
+    let eps = attr_f32(case, "epsilon")?;
     let dtype = x1.dtype;
     let half = dtype == Dtype::Float16;
     let d = gamma.numel();
@@ -695,9 +695,9 @@ fn add_rms_norm_dynamic_quant_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reje
 fn add_rms_norm_dynamic_quant_compute(
     case: &Case,
     inputs: &[Tensor],
-) -> Result<Vec<Tensor>, String> {
+) -> Result<Vec<Tensor>, GoldenError> {
     let (x1, x2, gamma, s1, s2) = (&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[4]);
-    let eps = attr_f32(case, "epsilon").map_err(msg)?;
+    let eps = attr_f32(case, "epsilon")?;
     let d = gamma.numel();
     let rows = x1.numel() / d;
     let row_shape = &x1.shape[..x1.shape.len() - 1];
@@ -829,11 +829,11 @@ fn group_norm_swish_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone(), vec![n, g], vec![n, g]])
 }
 
-fn group_norm_swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let (n, c, hw, groups) = group_dims(case).map_err(msg)?;
-    let eps = attr_f32(case, "eps").map_err(msg)?;
-    let swish = bool_attr(case, "activate_swish").map_err(msg)?;
-    let scale = attr_f32(case, "swish_scale").map_err(msg)?;
+fn group_norm_swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let (n, c, hw, groups) = group_dims(case)?;
+    let eps = attr_f32(case, "eps")?;
+    let swish = bool_attr(case, "activate_swish")?;
+    let scale = attr_f32(case, "swish_scale")?;
     let (x, gamma, beta) = (&inputs[0], &inputs[1], &inputs[2]);
     let mut y = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     let mut mean_t = Tensor::zeros(case.outputs[1].dtype, &[n, groups]);
@@ -942,7 +942,7 @@ fn add_layer_norm_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     ])
 }
 
-fn add_layer_norm_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn add_layer_norm_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (dy, x1, x2, rstd, mean, gamma, dsum) = (
         &inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[4], &inputs[5], &inputs[6],
     );

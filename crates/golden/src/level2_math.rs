@@ -20,7 +20,7 @@
 
 use crate::common::{arity, broadcast_shape, float_attr, Odometer, PerValue};
 use ascendopt_op::float::round_f64;
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -218,7 +218,7 @@ fn gelu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn gelu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn gelu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     Ok(vec![map_exact(inputs, case.outputs[0].dtype, |a| {
         gelu_value(a[0])
     })])
@@ -232,7 +232,7 @@ fn swish_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![case.inputs[0].shape.clone()])
 }
 
-fn swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn swish_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // The OpDef attr is a float (f32). x / (1 + exp(-scale x)): swish(-inf)
     // with scale > 0 is -inf / inf = NaN, as torch's x * sigmoid(scale x).
     let scale = f64::from(float_attr(case, "scale")? as f32);
@@ -275,7 +275,7 @@ fn gelu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![same_shapes(case, "gelu_grad")?])
 }
 
-fn gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // Inputs: dy, x, y; y (the forward output) is not used by the formula.
     Ok(vec![times_factor(
         &inputs[0],
@@ -308,7 +308,7 @@ fn fast_gelu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![same_shapes(case, "fast_gelu_grad")?])
 }
 
-fn fast_gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn fast_gelu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // Inputs: dy, x.
     Ok(vec![times_factor(
         &inputs[0],
@@ -399,7 +399,7 @@ fn addcmul_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     addc_infer(case, "addcmul", true)
 }
 
-fn addcmul_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn addcmul_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // t = x1 * x2; t = value * t; y = input_data + t. Floats in f32 steps,
     // int32 wraps.
     let value = addc_value(inputs);
@@ -427,7 +427,7 @@ fn addcdiv_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     addc_infer(case, "addcdiv", false)
 }
 
-fn addcdiv_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn addcdiv_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // t = x1 / x2; t = value * t; y = input_data + t, in f32 steps (IEEE:
     // x / 0 = +-inf, 0 / 0 = NaN).
     let value = addc_value(inputs);
@@ -448,7 +448,7 @@ fn lerp_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![same_shapes(case, "lerp")?])
 }
 
-fn lerp_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn lerp_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // The one-sided form of the CANN kernel: d = end - start; d = weight * d;
     // y = start + d, in f32 steps. (torch.lerp switches to
     // end - (end - start) * (1 - weight) for |weight| >= 0.5, which differs by
@@ -534,9 +534,9 @@ fn swi_glu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![half_view(case, &case.inputs[0])?.half_shape])
 }
 
-fn swi_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn swi_glu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // y = (A * sigmoid(A)) * B: SiLU(-inf) = -inf * 0 = NaN, as torch.
-    let view = half_view(case, &case.inputs[0]).map_err(|r| r.message)?;
+    let view = half_view(case, &case.inputs[0])?;
     let x = &inputs[0];
     let mut y = Tensor::zeros(case.outputs[0].dtype, &view.half_shape);
     let silu = PerValue::new(x, |a| a * sigmoid_f32(a));
@@ -577,11 +577,11 @@ fn swi_glu_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn swi_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn swi_glu_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // s = sigmoid(A); dA = g * B * (s * (1 + A * (1 - s))); dB = g * (A * s).
     // At A = +-inf, A * (1 - s) and A * s are inf * 0 = NaN, as autograd of
     // torch's SiLU.
-    let view = half_view(case, &case.inputs[1]).map_err(|r| r.message)?;
+    let view = half_view(case, &case.inputs[1])?;
     let (grad, x) = (&inputs[0], &inputs[1]);
     let mut dx = Tensor::zeros(case.outputs[0].dtype, &x.shape);
     // The two factors of A, looked up per value where PerValue can.
@@ -648,12 +648,12 @@ fn mul_sigmoid_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     }
 }
 
-fn mul_sigmoid_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn mul_sigmoid_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // Every step rounds to float16, t1..t3 included (attr f32 -> half):
     // a = x1 * t1; e = exp(-a); d = 1 + e; s = 1 / d; s' = s < t2 ? s : 2 s;
     // p = x2 * t3; out = s' * p.
     let t =
-        |name: &str| -> Result<f64, String> { Ok(f16r(f64::from(float_attr(case, name)? as f32))) };
+        |name: &str| -> Result<f64, Reject> { Ok(f16r(f64::from(float_attr(case, name)? as f32))) };
     let (t1, t2, t3) = (t("t1")?, t("t2")?, t("t3")?);
     let (x1, x2) = (&inputs[0], &inputs[1]);
     let cols = x2.numel();
@@ -717,12 +717,12 @@ fn gcd_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
         })
 }
 
-fn gcd_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn gcd_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     // gcd(|a|, |b|) >= 0 with gcd(0, 0) = 0, exact in i128, then wrapped to
     // the dtype: gcd(INT32_MIN, 0) = 2^31 wraps to INT32_MIN (numpy, torch).
     let (x1, x2) = (&inputs[0], &inputs[1]);
     let shape = broadcast_shape(&x1.shape, &x2.shape)
-        .ok_or_else(|| "the input shapes do not broadcast".to_string())?;
+        .ok_or_else(|| Reject::new("shapes", "the input shapes do not broadcast"))?;
     let mut y = Tensor::zeros(case.outputs[0].dtype, &shape);
     let sources =
         Odometer::broadcast(&x1.shape, &shape).zip(Odometer::broadcast(&x2.shape, &shape));

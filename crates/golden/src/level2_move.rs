@@ -19,8 +19,8 @@
 //! `axes` of strided_slice_assign_v2) are `list_int` attributes here, with
 //! the same layout and meaning (as the older CANN `*D` operators do).
 
-use crate::common::{arity, bool_attr, int_attr, msg, str_attr, Odometer};
-use ascendopt_op::golden::{Builtin, Reject};
+use crate::common::{arity, bool_attr, int_attr, str_attr, Odometer};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{numel, shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -242,13 +242,13 @@ fn nearest_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![vec![x.shape[0], x.shape[1], out[0], out[1], out[2]]])
 }
 
-fn nearest_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn nearest_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let x = &inputs[0];
-    let out = nearest_sizes(case).map_err(msg)?;
+    let out = nearest_sizes(case)?;
     let in3 = [x.shape[2], x.shape[3], x.shape[4]];
     let mut maps: [Vec<Vec<usize>>; 3] = Default::default();
     for (a, name) in ["scale_d", "scale_h", "scale_w"].iter().enumerate() {
-        let r = inverse_scale(f32_attr(case, name).map_err(msg)?, in3[a], out[a]);
+        let r = inverse_scale(f32_attr(case, name)?, in3[a], out[a]);
         maps[a] = (0..out[a])
             .map(|o| vec![nearest_exact_src(o, r, in3[a])])
             .collect();
@@ -349,11 +349,15 @@ fn pad_preimages(len: usize, before: usize, after: usize, reflect: bool) -> Vec<
     pre
 }
 
-fn pad_grad_compute(case: &Case, inputs: &[Tensor], reflect: bool) -> Result<Vec<Tensor>, String> {
+fn pad_grad_compute(
+    case: &Case,
+    inputs: &[Tensor],
+    reflect: bool,
+) -> Result<Vec<Tensor>, GoldenError> {
     let x = &inputs[0];
-    let shapes = pad_grad_infer(case).map_err(msg)?;
+    let shapes = pad_grad_infer(case)?;
     let rank = x.shape.len();
-    let pads = pad_pairs(case, rank).map_err(msg)?;
+    let pads = pad_pairs(case, rank)?;
     let out_shape = &shapes[0];
     let lead: usize = out_shape[..rank - 3].iter().product();
     let out3 = [
@@ -368,11 +372,11 @@ fn pad_grad_compute(case: &Case, inputs: &[Tensor], reflect: bool) -> Result<Vec
     Ok(vec![round_sums(case.outputs[0].dtype, out_shape, &sums)])
 }
 
-fn replication_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn replication_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     pad_grad_compute(case, inputs, false)
 }
 
-fn reflection_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn reflection_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     pad_grad_compute(case, inputs, true)
 }
 
@@ -406,7 +410,7 @@ fn adaptive_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn adaptive_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn adaptive_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (g, x) = (&inputs[0], &inputs[1]);
     let r = g.shape.len();
     let lead: usize = g.shape[..r - 3].iter().product();
@@ -583,12 +587,12 @@ fn avg_pool_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     }])
 }
 
-fn avg_pool_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn avg_pool_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let x = &inputs[0];
-    let (axes, ndhwc) = avg_pool_geometry(case).map_err(msg)?;
-    let shape = avg_pool_infer(case).map_err(msg)?.remove(0);
-    let divisor = int_attr(case, "divisor_override").map_err(msg)?;
-    let include_pad = bool_attr(case, "count_include_pad").map_err(msg)?;
+    let (axes, ndhwc) = avg_pool_geometry(case)?;
+    let shape = avg_pool_infer(case)?.remove(0);
+    let divisor = int_attr(case, "divisor_override")?;
+    let include_pad = bool_attr(case, "count_include_pad")?;
     let (n, c) = if ndhwc {
         (x.shape[0], x.shape[4])
     } else {
@@ -720,13 +724,13 @@ fn bilinear_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![inp.iter().map(|&v| v as usize).collect()])
 }
 
-fn bilinear_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn bilinear_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let g = &inputs[0];
-    let shape = bilinear_grad_infer(case).map_err(msg)?.remove(0);
-    let ac = bool_attr(case, "align_corners").map_err(msg)?;
+    let shape = bilinear_grad_infer(case)?.remove(0);
+    let ac = bool_attr(case, "align_corners")?;
     let (hin, win, hout, wout) = (shape[2], shape[3], g.shape[2], g.shape[3]);
-    let rh = bilinear_ratio(hin, hout, ac, f32_attr(case, "scales_h").map_err(msg)?);
-    let rw = bilinear_ratio(win, wout, ac, f32_attr(case, "scales_w").map_err(msg)?);
+    let rh = bilinear_ratio(hin, hout, ac, f32_attr(case, "scales_h")?);
+    let rw = bilinear_ratio(win, wout, ac, f32_attr(case, "scales_w")?);
     let hs: Vec<_> = (0..hout).map(|o| bilinear_src(o, rh, ac, hin)).collect();
     let ws: Vec<_> = (0..wout).map(|o| bilinear_src(o, rw, ac, win)).collect();
     let planes = shape[0] * shape[1];
@@ -840,9 +844,9 @@ fn slice_assign_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![var.shape.clone()])
 }
 
-fn slice_assign_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn slice_assign_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (var, val) = (&inputs[0], &inputs[1]);
-    let geo = slice_geometry(case).map_err(msg)?;
+    let geo = slice_geometry(case)?;
     let mut out = var.clone();
     let vs = strides_of(&var.shape);
     // Element `idx` of val goes to var[b + idx * s] in every dimension.

@@ -7,7 +7,7 @@
 //! say which tolerance covers the difference).
 
 use crate::common::arity;
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::Case;
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -92,7 +92,7 @@ fn matmul_bias_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![vec![a.shape[0], b.shape[1]]])
 }
 
-fn matmul_bias_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn matmul_bias_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (a, b, bias) = (&inputs[0], &inputs[1], &inputs[2]);
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
     let av = a.to_f64s();
@@ -165,7 +165,7 @@ fn matmul_all_reduce_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![vec![m, n]])
 }
 
-fn matmul_all_reduce_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn matmul_all_reduce_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (a, b) = (&inputs[0], &inputs[1]);
     let (ta, tb) = (bool_attr(case, "is_trans_a"), bool_attr(case, "is_trans_b"));
     let (m, k) = if ta {

@@ -8,7 +8,7 @@
 
 use crate::common::{arity, int_attr};
 use ascendopt_op::float::round_f64;
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -200,8 +200,8 @@ fn motion_compensation_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![p.shape.clone()])
 }
 
-fn motion_compensation_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let motion = Motion::of(case).map_err(crate::common::msg)?;
+fn motion_compensation_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let motion = Motion::of(case)?;
     let (points, ts) = (&inputs[0], &inputs[1]);
     let (ndim, n) = (points.shape[0], points.shape[1]);
     let p = points.to_f64s();
@@ -292,8 +292,8 @@ fn bev_pool_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 /// fp16); then out = g transposed to [B, C, Dz, Dy, Dx]. Interval entries
 /// outside [0, P) and points whose ranks fall outside their tensors are
 /// skipped (the kernel does the same; the reference data never has them).
-fn bev_pool_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let [b, dz, dy, dx, c] = bev_shape(case).map_err(crate::common::msg)?;
+fn bev_pool_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let [b, dz, dy, dx, c] = bev_shape(case)?;
     let dtype = case.outputs[0].dtype;
     let depth = inputs[0].to_f64s();
     let feat = inputs[1].to_f64s();
@@ -422,11 +422,9 @@ fn trilinear_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 /// grad_input = the sum over output voxels of grad * lambda_d lambda_h
 /// lambda_w into their 8 source voxels, in f64 from the f32 weights,
 /// rounded once.
-fn trilinear_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let shape = trilinear_grad_infer(case)
-        .map_err(crate::common::msg)?
-        .remove(0);
-    let ac = crate::common::bool_attr(case, "align_corners").map_err(crate::common::msg)?;
+fn trilinear_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let shape = trilinear_grad_infer(case)?.remove(0);
+    let ac = crate::common::bool_attr(case, "align_corners")?;
     let g = &inputs[0];
     let gv = g.to_f64s();
     let (ins, outs) = (
@@ -435,12 +433,7 @@ fn trilinear_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>,
     );
     let mut maps = Vec::new();
     for (a, name) in ["scales_d", "scales_h", "scales_w"].into_iter().enumerate() {
-        let r = linear_ratio(
-            ins[a],
-            outs[a],
-            ac,
-            f32_scale(case, name).map_err(crate::common::msg)?,
-        );
+        let r = linear_ratio(ins[a], outs[a], ac, f32_scale(case, name)?);
         maps.push(
             (0..outs[a])
                 .map(|o| linear_src(o, r, ac, ins[a], outs[a]))

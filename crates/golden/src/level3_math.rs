@@ -6,7 +6,7 @@
 //! docs' known errors corrected there.
 
 use crate::common::{arity, bool_attr, int_attr, str_attr};
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::Case;
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -77,9 +77,12 @@ fn snc_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 
 /// Flips the sign bit of every element whose column (index along the last
 /// dimension) is at least C / 2: exact for every value, NaN included.
-fn snc_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn snc_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let x = &inputs[0];
-    let cols = *x.shape.last().ok_or("input has no last dimension")?;
+    let cols = *x
+        .shape
+        .last()
+        .ok_or_else(|| Reject::new("shapes", "input has no last dimension"))?;
     let half = cols / 2;
     let size = x.dtype.size();
     let mut y = x.clone();
@@ -142,7 +145,7 @@ fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
-fn asmr_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn asmr_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (a0, a1, m0, m1, m2) = (&inputs[0], &inputs[1], &inputs[2], &inputs[3], &inputs[4]);
     let (b, s, h) = (a0.shape[0], a0.shape[1], a0.shape[2]);
     let a1v = a1.to_f64s();
@@ -228,7 +231,7 @@ fn nfcu_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(shapes)
 }
 
-fn nfcu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn nfcu_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let n = grads_of(case).len();
     let scale = inputs[n + 1].get_f64(0) as f32;
     let mut found = false;
@@ -353,13 +356,12 @@ fn scatter_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![x.shape.clone()])
 }
 
-fn scatter_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    use crate::common::msg;
+fn scatter_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (x, index, src) = (&inputs[0], &inputs[1], &inputs[2]);
-    let axis = scatter_axis(case, x.shape.len()).map_err(msg)?;
-    let reduce = Reduce::parse(str_attr(case, "reduce").map_err(msg)?)
-        .ok_or("reduce is not one of sum, prod, mean, amax, amin")?;
-    let include_self = bool_attr(case, "include_self").map_err(msg)?;
+    let axis = scatter_axis(case, x.shape.len())?;
+    let reduce = Reduce::parse(str_attr(case, "reduce")?)
+        .ok_or_else(|| Reject::new("attrs", "reduce is not one of sum, prod, mean, amax, amin"))?;
+    let include_self = bool_attr(case, "include_self")?;
     // x as [outer, dim_x, inner], index and src as [outer, dim_src, inner].
     let outer: usize = x.shape[..axis].iter().product();
     let inner: usize = x.shape[axis + 1..].iter().product();
@@ -372,9 +374,11 @@ fn scatter_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String
                 let at = (b * dim_src + j) * inner + s;
                 let t = index.get_i64(at);
                 if t < 0 || t >= dim_x as i64 {
-                    return Err(format!(
-                        "index value {t} at element {at} is outside [0, {dim_x})"
-                    ));
+                    return Err(Reject::new(
+                        "inputs",
+                        format!("index value {t} at element {at} is outside [0, {dim_x})"),
+                    )
+                    .into());
                 }
                 let target = (b * dim_x + t as usize) * inner + s;
                 let v = src.get_f64(at);

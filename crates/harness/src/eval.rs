@@ -313,10 +313,25 @@ impl Prepared {
     }
 }
 
+/// Why a case's expected outputs could not be computed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PrepareError {
+    /// The golden refused the case or failed (it names the case).
+    #[error(transparent)]
+    Golden(#[from] ascendopt_op::OpError),
+    /// The golden panicked (a bug of a builtin golden).
+    #[error("case {case}: the golden panicked")]
+    GoldenPanicked {
+        /// The case.
+        case: String,
+    },
+}
+
 /// Generates inputs for `case` with `seed` and computes the golden.
-pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepared, String> {
+pub fn prepare_case(package: &OpPackage, case: &Case, seed: u64) -> Result<Prepared, PrepareError> {
     let inputs = gen_inputs(case, seed);
-    let expected = package.golden(case, &inputs).map_err(|e| e.to_string())?;
+    let expected = package.golden(case, &inputs)?;
     let shapes: Vec<Vec<usize>> = expected.iter().map(|t| t.shape.clone()).collect();
     let outputs = initial_outputs(case, &shapes, &inputs);
     Ok(Prepared {
@@ -345,7 +360,7 @@ pub fn prepare_and_run(
     case: &Case,
     seed: u64,
     garbage_seed: u64,
-) -> (Result<Prepared, String>, Option<RunOutcome>) {
+) -> (Result<Prepared, PrepareError>, Option<RunOutcome>) {
     let shapes = match output_shapes(&package.spec, case) {
         Ok(Some(shapes)) if shapes.len() == case.outputs.len() => shapes,
         _ => {
@@ -373,8 +388,10 @@ pub fn prepare_and_run(
         let golden = scope.spawn(|| package.golden(case, &request.inputs));
         let outcome = device.run(artifact, &request);
         let expected = match golden.join() {
-            Ok(r) => r.map_err(|e| e.to_string()),
-            Err(_) => Err(format!("case {}: the golden panicked", case.name)),
+            Ok(r) => r.map_err(PrepareError::Golden),
+            Err(_) => Err(PrepareError::GoldenPanicked {
+                case: case.name.clone(),
+            }),
         };
         (expected, outcome)
     });
@@ -429,7 +446,7 @@ pub fn check_case(
     let prepared = match prepare_case(package, case, seed) {
         Ok(p) => p,
         Err(e) => {
-            check.verdict = CaseVerdict::GoldenFailed(e);
+            check.verdict = CaseVerdict::GoldenFailed(e.to_string());
             return check;
         }
     };

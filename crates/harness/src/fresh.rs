@@ -153,6 +153,19 @@ pub fn validated(
         .collect()
 }
 
+/// A candidate wrong on a fresh shape: the case and how it failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("wrong on a shape it was not tuned for: case {case} ({signature}): {detail}")]
+pub struct FreshFailure {
+    /// The fresh case.
+    pub case: String,
+    /// Its shapes and dtypes.
+    pub signature: String,
+    /// How it failed: the first wrong output with its comparison, or the
+    /// launch's or golden's failure.
+    pub detail: String,
+}
+
 /// Runs `cases` on `candidate` (built as `artifact`) with fresh inputs:
 /// Err names the first case it fails and how.
 pub fn check(
@@ -161,7 +174,7 @@ pub fn check(
     artifact: &Artifact,
     cases: &[Case],
     seed: u64,
-) -> Result<(), String> {
+) -> Result<(), FreshFailure> {
     for (i, case) in cases.iter().enumerate() {
         let got = check_case(
             device,
@@ -183,10 +196,11 @@ pub fn check(
                     .map(|o| format!("{}: {}", o.name, o.report))
                     .unwrap_or_else(|| got.verdict.label().to_string()),
             };
-            return Err(format!(
-                "wrong on a shape it was not tuned for: case {} ({}): {detail}",
-                case.name, got.signature
-            ));
+            return Err(FreshFailure {
+                case: case.name.clone(),
+                signature: got.signature.clone(),
+                detail,
+            });
         }
     }
     Ok(())

@@ -22,7 +22,9 @@
 
 use crate::candidate::{Candidate, CandidateError};
 use crate::compare::CompareConfig;
-use crate::eval::{job_attrs, prepare_and_run, prepare_case, profile_request, Prepared};
+use crate::eval::{
+    job_attrs, prepare_and_run, prepare_case, profile_request, PrepareError, Prepared,
+};
 use crate::ledger::{Charge, Ledger, LedgerError};
 use crate::static_check;
 use crate::store::{RunId, RunStore, SourceHash, Stage, StageTimings};
@@ -229,7 +231,7 @@ fn first_run(
     what: &str,
 ) -> Result<(Prepared, RunResult), Verdict> {
     let (prepared, outcome) = prepare_and_run(device, artifact, package, case, seed, garbage_seed);
-    let prepared = prepared.map_err(|message| golden_failed(what, &message))?;
+    let prepared = prepared.map_err(|e| golden_failed(what, &e.to_string()))?;
     let outcome = outcome.ok_or_else(|| Verdict::RuntimeError {
         kind: RuntimeErrorKind::Fault,
         message: format!("{what}: not launched"),
@@ -340,7 +342,7 @@ fn check_and_build(device: &dyn Device, package: &OpPackage) -> Result<Built, Pi
 /// another thread while the small cases run (and the candidate compiles,
 /// when it is spawned first); a candidate that fails first leaves the
 /// thread to finish alone.
-type Prefetch = std::thread::JoinHandle<Result<Prepared, String>>;
+type Prefetch = std::thread::JoinHandle<Result<Prepared, PrepareError>>;
 
 fn prefetch_bench_case(package: &OpPackage, seed: u64) -> Option<Prefetch> {
     let bench = bench_case(package).map(|c| c.name.clone());
@@ -705,7 +707,7 @@ fn launch_and_judge(
                     run_case(device, artifact, &mut prepared, case_seed ^ 0xa5a5, true)
                         .map(|first| (prepared, first))
                 }
-                Ok(Err(message)) => Err(golden_failed(&what, &message)),
+                Ok(Err(e)) => Err(golden_failed(&what, &e.to_string())),
                 Err(_) => Err(golden_failed(&what, "the golden panicked")),
             },
             None => first_run(

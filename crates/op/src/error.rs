@@ -126,6 +126,17 @@ pub enum OpError {
         /// What is wrong.
         message: String,
     },
+    /// A builtin golden cannot compute the case.
+    #[error("case `{case}`: builtin `{builtin}`: {source}")]
+    Golden {
+        /// The case name.
+        case: String,
+        /// The builtin's name.
+        builtin: &'static str,
+        /// Why.
+        #[source]
+        source: crate::golden::GoldenError,
+    },
     /// A golden script failed or returned unusable outputs.
     #[error("golden script {}: {message}", script.display())]
     Script {

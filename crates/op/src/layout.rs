@@ -126,7 +126,7 @@ impl ArgLayout {
 
     /// Checks that every tensor index is in range and used once; Err names
     /// the first problem.
-    pub fn check(&self, inputs: usize, outputs: usize) -> Result<(), String> {
+    pub fn check(&self, inputs: usize, outputs: usize) -> Result<(), LayoutError> {
         for (side, slots, n) in [
             ("input", &self.inputs, inputs),
             ("output", &self.outputs, outputs),
@@ -135,27 +135,32 @@ impl ArgLayout {
             for slot in slots {
                 for &t in slot.tensors() {
                     if t >= n {
-                        return Err(format!("{side} tensor {t} of {n} in the argument layout"));
+                        return Err(LayoutError::OutOfRange {
+                            side,
+                            tensor: t,
+                            count: n,
+                        });
                     }
                     if std::mem::replace(&mut seen[t], true) {
-                        return Err(format!("{side} tensor {t} is in two kernel arguments"));
+                        return Err(LayoutError::Twice { side, tensor: t });
                     }
                 }
             }
             let argless_in_place =
                 |t: usize| side == "output" && self.in_place.iter().any(|&(o, _)| o == t);
             if let Some(t) = (0..n).find(|&t| !seen[t] && !argless_in_place(t)) {
-                return Err(format!("{side} tensor {t} is in no kernel argument"));
+                return Err(LayoutError::Unused { side, tensor: t });
             }
         }
         if let Some(&i) = self.host_values.iter().find(|&&i| i >= inputs) {
-            return Err(format!("input tensor {i} of {inputs} has host values"));
+            return Err(LayoutError::HostValuesOutOfRange { input: i, inputs });
         }
         for &(o, i) in &self.in_place {
             if o >= outputs || i >= inputs {
-                return Err(format!(
-                    "in-place pair (output {o}, input {i}) is out of range"
-                ));
+                return Err(LayoutError::InPlaceOutOfRange {
+                    output: o,
+                    input: i,
+                });
             }
         }
         Ok(())
@@ -172,6 +177,54 @@ fn params_of(slots: &[ArgSlot], tensors: usize) -> Vec<Option<usize>> {
         }
     }
     out
+}
+
+/// What is wrong with an argument layout, naming the tensor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// A slot names a tensor the operator does not have.
+    #[error("{side} tensor {tensor} of {count} in the argument layout")]
+    OutOfRange {
+        /// `input` or `output`.
+        side: &'static str,
+        /// The tensor index.
+        tensor: usize,
+        /// How many tensors of that side the operator has.
+        count: usize,
+    },
+    /// A tensor is in two kernel arguments.
+    #[error("{side} tensor {tensor} is in two kernel arguments")]
+    Twice {
+        /// `input` or `output`.
+        side: &'static str,
+        /// The tensor index.
+        tensor: usize,
+    },
+    /// A tensor is in no kernel argument (and is not an in-place output).
+    #[error("{side} tensor {tensor} is in no kernel argument")]
+    Unused {
+        /// `input` or `output`.
+        side: &'static str,
+        /// The tensor index.
+        tensor: usize,
+    },
+    /// Host values are declared for an input the operator does not have.
+    #[error("input tensor {input} of {inputs} has host values")]
+    HostValuesOutOfRange {
+        /// The input index.
+        input: usize,
+        /// How many inputs the operator has.
+        inputs: usize,
+    },
+    /// An in-place pair names a tensor the operator does not have.
+    #[error("in-place pair (output {output}, input {input}) is out of range")]
+    InPlaceOutOfRange {
+        /// The output index.
+        output: usize,
+        /// The input index.
+        input: usize,
+    },
 }
 
 #[cfg(test)]
@@ -191,7 +244,11 @@ mod tests {
         assert_eq!(layout.in_place_input(1), Some(1));
         assert!(layout.check(3, 2).is_ok());
         assert!(!layout.is_plain());
-        assert!(layout.check(4, 2).unwrap_err().contains("input tensor 3"));
+        assert!(layout
+            .check(4, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("input tensor 3"));
         assert!(ArgLayout::plain(2, 1).is_plain());
         let twice = ArgLayout {
             inputs: vec![ArgSlot::One(0), ArgSlot::One(0)],
@@ -202,6 +259,7 @@ mod tests {
         assert!(twice
             .check(1, 0)
             .unwrap_err()
+            .to_string()
             .contains("two kernel arguments"));
     }
 }

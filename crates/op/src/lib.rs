@@ -13,7 +13,7 @@
 //! `ascendopt_golden::BUILTINS`, a crate above this one).
 //!
 //! ```
-//! use ascendopt_op::golden::{Builtin, Builtins, Reject};
+//! use ascendopt_op::golden::{Builtin, Builtins, GoldenError, Reject};
 //! use ascendopt_op::{compare, gen_inputs, Case, OpSpec, Tensor};
 //! use std::path::Path;
 //!
@@ -21,7 +21,7 @@
 //! fn same(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 //!     Ok(vec![case.inputs[0].shape.clone()])
 //! }
-//! fn copy(_: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+//! fn copy(_: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
 //!     Ok(vec![inputs[0].clone()])
 //! }
 //! static BUILTINS: Builtins =

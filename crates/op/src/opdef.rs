@@ -213,35 +213,65 @@ pub fn ge_name(dtype: Dtype) -> &'static str {
     }
 }
 
+/// Why the OpDefs a host library registers give no usable description.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpDefError {
+    /// The JSON of `ascendopt_host_describe` does not parse.
+    #[error("bad OpDef description: {0}")]
+    BadJson(#[from] serde_json::Error),
+    /// No OpDef of the asked type is registered.
+    #[error("no OpDef {wanted} is registered (registered: {})", .registered.join(", "))]
+    NotRegistered {
+        /// The op type asked for.
+        wanted: String,
+        /// The op types the host code registers.
+        registered: Vec<String>,
+    },
+    /// The host code registers no OpDef at all.
+    #[error("the host code registers no OpDef (no OP_ADD)")]
+    NoneRegistered,
+    /// The OpDef's own constructor reported an error.
+    #[error("OpDef {op_type}: {message}")]
+    Broken {
+        /// The OpDef's op type.
+        op_type: String,
+        /// What the host code reported.
+        message: String,
+    },
+    /// Several OpDefs are registered and none was named.
+    #[error("the host code registers {} OpDefs ({}); name one", .registered.len(), .registered.join(", "))]
+    Ambiguous {
+        /// The op types the host code registers.
+        registered: Vec<String>,
+    },
+}
+
 impl Described {
     /// Parses the JSON of `ascendopt_host_describe`.
-    pub fn from_json(text: &str) -> Result<Described, String> {
-        serde_json::from_str(text).map_err(|e| format!("bad OpDef description: {e}"))
+    pub fn from_json(text: &str) -> Result<Described, OpDefError> {
+        Ok(serde_json::from_str(text)?)
     }
 
     /// The OpDef named `op_type`, or the only one when `op_type` is None.
-    pub fn op(&self, op_type: Option<&str>) -> Result<&OpDefDesc, String> {
-        let names = || {
-            self.ops
-                .iter()
-                .map(|o| o.op_type.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+    pub fn op(&self, op_type: Option<&str>) -> Result<&OpDefDesc, OpDefError> {
+        let names = || self.ops.iter().map(|o| o.op_type.clone()).collect();
         match op_type {
-            Some(t) => self
-                .ops
-                .iter()
-                .find(|o| o.op_type == t)
-                .ok_or_else(|| format!("no OpDef {t} is registered (registered: {})", names())),
+            Some(t) => {
+                self.ops
+                    .iter()
+                    .find(|o| o.op_type == t)
+                    .ok_or_else(|| OpDefError::NotRegistered {
+                        wanted: t.to_string(),
+                        registered: names(),
+                    })
+            }
             None => match self.ops.as_slice() {
                 [one] => Ok(one),
-                [] => Err("the host code registers no OpDef (no OP_ADD)".into()),
-                _ => Err(format!(
-                    "the host code registers {} OpDefs ({}); name one",
-                    self.ops.len(),
-                    names()
-                )),
+                [] => Err(OpDefError::NoneRegistered),
+                _ => Err(OpDefError::Ambiguous {
+                    registered: names(),
+                }),
             },
         }
     }
@@ -496,6 +526,10 @@ mod tests {
         assert_eq!(op.attrs[0].default, Some(serde_json::json!(1.5)));
         let combos = op.combinations("Ascend910B2").unwrap();
         assert_eq!(combos[1].launch_dtypes(), None);
-        assert!(d.op(Some("Other")).unwrap_err().contains("AddCustom"));
+        assert!(d
+            .op(Some("Other"))
+            .unwrap_err()
+            .to_string()
+            .contains("AddCustom"));
     }
 }

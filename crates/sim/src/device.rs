@@ -94,6 +94,26 @@ pub struct SimDevice {
     others: OnceLock<Vec<Chip>>,
 }
 
+/// Why a launch cannot be put to the worker.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JobError {
+    /// The package names a chip the simulator has no profile of.
+    #[error("the simulator has no chip profile `{name}` (it has: {})", .known.join(", "))]
+    UnknownChip {
+        /// The chip asked for.
+        name: String,
+        /// The chips there are.
+        known: Vec<String>,
+    },
+    /// The build has no kernel for the launch's dtypes.
+    #[error("no kernel variant was built for the dtypes ({}) of this launch", .dtypes.join(", "))]
+    NoKernelVariant {
+        /// The dtype of each kernel parameter (`-` for none).
+        dtypes: Vec<String>,
+    },
+}
+
 impl SimDevice {
     /// A device with this configuration.
     pub fn new(config: SimDeviceConfig) -> SimDevice {
@@ -113,7 +133,7 @@ impl SimDevice {
     /// The profile and platform of the chip named `wanted` (an op.toml's
     /// `chip`), or of the configuration's override when it has one; the
     /// default chip for None. Err names the chips there are.
-    fn chip(&self, wanted: Option<&str>) -> Result<(&HwProfile, &Platform), String> {
+    fn chip(&self, wanted: Option<&str>) -> Result<(&HwProfile, &Platform), JobError> {
         let name = match self.config.chip_override.as_deref().or(wanted) {
             None => return Ok((&self.config.hw, &self.platform)),
             Some(n) => n.trim().to_ascii_lowercase(),
@@ -139,18 +159,15 @@ impl SimDevice {
             .ok_or_else(|| {
                 let mut known = vec![self.config.hw.name.clone()];
                 known.extend(others.iter().map(|c| c.hw.name.clone()));
-                format!(
-                    "the simulator has no chip profile `{name}` (it has: {})",
-                    known.join(", ")
-                )
+                JobError::UnknownChip { name, known }
             })
     }
 
     /// The chip `package` runs on: its op.toml's `chip`, or the override.
     fn chip_of_package(&self, package: &OpPackage) -> Result<(&HwProfile, &Platform), DeviceError> {
         self.chip(package.spec.chip.as_deref())
-            .map_err(|message| DeviceError::Setup {
-                message: format!("{}: {message}", package.spec.file.display()),
+            .map_err(|e| DeviceError::Setup {
+                message: format!("{}: {e}", package.spec.file.display()),
             })
     }
 
@@ -168,7 +185,7 @@ impl SimDevice {
         artifact: &Artifact,
         request: &RunRequest,
         tiling_only: bool,
-    ) -> Result<LaunchJob, String> {
+    ) -> Result<LaunchJob, JobError> {
         let inputs: Vec<Dtype> = request.inputs.iter().map(|t| t.dtype).collect();
         let outputs: Vec<Dtype> = request.outputs.iter().map(|t| t.dtype).collect();
         let plain;
@@ -181,13 +198,16 @@ impl SimDevice {
         };
         let dtypes = layout.param_dtypes(&inputs, &outputs);
         let (_, platform) = self.chip(artifact.chip.as_deref())?;
-        let kernel_lib = artifact.kernel_for(&dtypes).cloned().ok_or_else(|| {
-            let names: Vec<&str> = dtypes.iter().map(|d| d.map_or("-", |d| d.name())).collect();
-            format!(
-                "no kernel variant was built for the dtypes ({}) of this launch",
-                names.join(", ")
-            )
-        })?;
+        let kernel_lib =
+            artifact
+                .kernel_for(&dtypes)
+                .cloned()
+                .ok_or_else(|| JobError::NoKernelVariant {
+                    dtypes: dtypes
+                        .iter()
+                        .map(|d| d.map_or("-", |d| d.name()).to_string())
+                        .collect(),
+                })?;
         Ok(LaunchJob {
             host_lib: artifact.host_lib.clone(),
             kernel_lib,
@@ -492,7 +512,11 @@ impl Device for SimDevice {
     fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome {
         let job = match self.job(artifact, request, false) {
             Ok(job) => job,
-            Err(message) => return RunOutcome::DeviceFailed { message },
+            Err(e) => {
+                return RunOutcome::DeviceFailed {
+                    message: e.to_string(),
+                }
+            }
         };
         let chip = artifact
             .chip
@@ -544,7 +568,7 @@ impl Device for SimDevice {
     ) -> Option<Result<TilingInfo, QueryError>> {
         let job = match self.job(artifact, request, true) {
             Ok(job) => job,
-            Err(message) => return Some(Err(QueryError::Failed(message))),
+            Err(e) => return Some(Err(QueryError::Failed(e.to_string()))),
         };
         // Shapes are in the job; no contents are needed.
         let inputs: Vec<&[u8]> = vec![&[]; job.inputs.len()];
@@ -561,7 +585,9 @@ impl Device for SimDevice {
         let detail = detail_of(result)
             .ok_or_else(|| QueryError::NoDetail("the run has no trace".to_string()))?;
         let trace = &detail.trace;
-        let (hw, _) = self.chip(Some(&detail.chip)).map_err(QueryError::Failed)?;
+        let (hw, _) = self
+            .chip(Some(&detail.chip))
+            .map_err(|e| QueryError::Failed(e.to_string()))?;
         let opts = if request.deterministic {
             TimingOptions::deterministic()
         } else {
@@ -596,7 +622,7 @@ impl Device for SimDevice {
         let level = match detail_of(result) {
             Some(d) => {
                 self.chip(Some(&d.chip))
-                    .map_err(QueryError::Failed)?
+                    .map_err(|e| QueryError::Failed(e.to_string()))?
                     .0
                     .noise
             }
@@ -631,7 +657,7 @@ impl Device for SimDevice {
         let trace = &detail.trace;
         let hw = match self.chip(Some(&detail.chip)) {
             Ok((hw, _)) => hw,
-            Err(e) => return Some(Err(QueryError::Failed(e))),
+            Err(e) => return Some(Err(QueryError::Failed(e.to_string()))),
         };
         Some(
             timing::simulate(trace, hw, &TimingOptions::deterministic())

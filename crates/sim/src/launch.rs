@@ -561,9 +561,9 @@ fn launch(
             let n_in = job.inputs.len();
             layout
                 .check(n_in, job.outputs.len())
-                .map_err(|message| LaunchFailure::Load {
+                .map_err(|e| LaunchFailure::Load {
                     what: "the kernel arguments".into(),
-                    message,
+                    message: e.to_string(),
                 })?;
             let input_addr = |gm: &GmSpace, i: usize| match layout.in_place_input_of(i) {
                 // In place: the input is the output's memory.
@@ -641,7 +641,7 @@ fn launch(
 
     let entry_addr = entry as usize;
     let call_addr = call as *const () as usize;
-    let results: Vec<Result<(Block, i32), String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<(Block, i32), BlockThreadError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..shared.threads())
             .map(|idx| {
                 let shared = shared.clone();
@@ -674,17 +674,15 @@ fn launch(
                         block::flush_current_scalar_code();
                         block::uninstall()
                             .map(|b| (b, rc))
-                            .ok_or_else(|| "block state lost".to_string())
+                            .ok_or(BlockThreadError::StateLost)
                     })
             })
             .collect();
         handles
             .into_iter()
             .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| Err("block thread panicked".to_string())),
-                Err(e) => Err(format!("cannot start a block thread: {e}")),
+                Ok(h) => h.join().unwrap_or(Err(BlockThreadError::Panicked)),
+                Err(e) => Err(BlockThreadError::Spawn(e)),
             })
             .collect()
     });
@@ -720,10 +718,10 @@ fn launch(
                     loc: None,
                 })
             }
-            Err(message) => {
+            Err(e) => {
                 return Err(LaunchFailure::Fault {
                     block: 0,
-                    message,
+                    message: e.to_string(),
                     loc: None,
                 })
             }
@@ -788,4 +786,17 @@ fn launch(
         hazards: None,
         description: None,
     })
+}
+/// Why a block's thread gave no block state back.
+#[derive(Debug, thiserror::Error)]
+enum BlockThreadError {
+    /// The thread could not be started.
+    #[error("cannot start a block thread: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The thread panicked.
+    #[error("block thread panicked")]
+    Panicked,
+    /// The block's state was not installed when the kernel returned.
+    #[error("block state lost")]
+    StateLost,
 }

@@ -463,7 +463,11 @@ fn failed_unit(e: &BuildError) -> (Option<Unit>, UnitState) {
 /// The OpDef a folder's host library registers, described in a worker:
 /// the one named after the folder (or its kernel) when it registers
 /// several.
-fn described_opdef(cfg: &CompatConfig, dir: &Path, host_lib: &Path) -> Result<OpDefDesc, String> {
+fn described_opdef(
+    cfg: &CompatConfig,
+    dir: &Path,
+    host_lib: &Path,
+) -> Result<OpDefDesc, worker::DescribeError> {
     let json = worker::describe_host(host_lib, &cfg.limits)?;
     let described = Described::from_json(&json)?;
     let folder = dir
@@ -480,7 +484,11 @@ fn described_opdef(cfg: &CompatConfig, dir: &Path, host_lib: &Path) -> Result<Op
         None => described.op(None)?,
     };
     if let Some(e) = &op.error {
-        return Err(format!("OpDef {}: {e}", op.op_type));
+        return Err(ascendopt_op::opdef::OpDefError::Broken {
+            op_type: op.op_type.clone(),
+            message: e.clone(),
+        }
+        .into());
     }
     Ok(op.clone())
 }

@@ -12,6 +12,7 @@ use ascendopt_device::Device;
 use ascendopt_harness::pipeline::{evaluate_package, PipelineConfig};
 use ascendopt_harness::verdict::Verdict;
 use ascendopt_op::package::{builtin_ops_dir, copy_tree, OpPackage};
+use ascendopt_op::spec::edit::SpecEdit;
 pub use ascendopt_sim::timing::fidelity::{render, Point, Status};
 
 /// What to run.
@@ -131,10 +132,10 @@ fn add_custom_span(
     std::fs::write(&kernel_path, edited).map_err(|e| fixture(e.to_string()))?;
     // Only the fixture case: keep the spec, replace the cases.
     let toml_path = root.join("op.toml");
-    let toml = std::fs::read_to_string(&toml_path).map_err(|e| fixture(e.to_string()))?;
-    let head = toml.split("[[cases]]").next().unwrap_or(&toml);
-    std::fs::write(&toml_path, format!("{head}{FIXTURE_CASES}"))
+    let mut spec = SpecEdit::read(&toml_path).map_err(|e| fixture(e.to_string()))?;
+    spec.replace_cases(FIXTURE_CASES)
         .map_err(|e| fixture(e.to_string()))?;
+    spec.write().map_err(|e| fixture(e.to_string()))?;
     let package =
         OpPackage::load(&root, &ascendopt_golden::BUILTINS).map_err(|e| fixture(e.to_string()))?;
     let cfg = PipelineConfig {

@@ -88,7 +88,7 @@ pub fn import_one(cfg: &ImportConfig, op_dir: &Path) -> ImportReport {
     }));
     match outcome {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => report.error = Some(e),
+        Ok(Err(e)) => report.error = Some(e.to_string()),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<String>()
@@ -101,20 +101,54 @@ pub fn import_one(cfg: &ImportConfig, op_dir: &Path) -> ImportReport {
     report
 }
 
-fn import_into(cfg: &ImportConfig, op_dir: &Path, report: &mut ImportReport) -> Result<(), String> {
+/// Why an operator folder got no op.toml.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportFolderError {
+    /// A file the import writes is there already.
+    #[error("{} exists (import --force overwrites it)", .0.display())]
+    Exists(PathBuf),
+    /// The folder's sources cannot be listed.
+    #[error(transparent)]
+    Sources(#[from] ascendopt_sim::build::BuildError),
+    /// No OpDef anywhere in the folder.
+    #[error("no OpDef found in {} (no OP_ADD, no msopgen JSON)", .0.display())]
+    NoOpDef(PathBuf),
+    /// No kernel entry in op_kernel.
+    #[error("no kernel entry (extern \"C\" __global__ __aicore__ void NAME(...)) in {}", .0.display())]
+    NoKernelEntry(PathBuf),
+    /// The spec cannot be planned from the OpDef.
+    #[error(transparent)]
+    Plan(#[from] import::ImportError),
+    /// A file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The op.toml written does not load; it was removed.
+    #[error("the op.toml written does not load (removed): {0}")]
+    DoesNotLoad(#[source] ascendopt_op::OpError),
+}
+
+fn import_into(
+    cfg: &ImportConfig,
+    op_dir: &Path,
+    report: &mut ImportReport,
+) -> Result<(), ImportFolderError> {
     let toml_path = op_dir.join("op.toml");
     let golden_path = op_dir.join("golden.py");
     if !cfg.force {
         for p in [&toml_path, &golden_path] {
             if p.exists() {
-                return Err(format!(
-                    "{} exists (import --force overwrites it)",
-                    p.display()
-                ));
+                return Err(ImportFolderError::Exists(p.clone()));
             }
         }
     }
-    let req = BuildRequest::for_op_dir(op_dir, cfg.toolchain.clone()).map_err(|e| e.to_string())?;
+    let req = BuildRequest::for_op_dir(op_dir, cfg.toolchain.clone())?;
     let (opdef, from) = opdef(cfg, op_dir, &req, &mut report.notes)?;
     report.op_type = Some(opdef.op_type.clone());
     let (kernel, kernel_sources) = kernel_entry(op_dir, &req.kernel_sources)?;
@@ -149,7 +183,10 @@ fn import_into(cfg: &ImportConfig, op_dir: &Path, report: &mut ImportReport) -> 
     let imported = import::plan_and_render(&sources, &opts)?;
     report.notes.extend(imported.notes.iter().cloned());
     let write = |path: &Path, text: &str| {
-        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::write(path, text).map_err(|source| ImportFolderError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     write(&toml_path, &imported.toml)?;
     report.written.push(toml_path.clone());
@@ -162,7 +199,7 @@ fn import_into(cfg: &ImportConfig, op_dir: &Path, report: &mut ImportReport) -> 
             let _ = std::fs::remove_file(p);
         }
         report.written.clear();
-        return Err(format!("the op.toml written does not load (removed): {e}"));
+        return Err(ImportFolderError::DoesNotLoad(e));
     }
     Ok(())
 }
@@ -195,7 +232,7 @@ fn opdef(
     op_dir: &Path,
     req: &BuildRequest,
     notes: &mut Vec<String>,
-) -> Result<(OpDefDesc, String), String> {
+) -> Result<(OpDefDesc, String), ImportFolderError> {
     let folder = op_dir
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase().replace('_', ""))
@@ -209,7 +246,9 @@ fn opdef(
     };
     match build::build_host(req, &cfg.cache) {
         Ok(lib) => {
-            match worker::describe_host(&lib, &cfg.limits).and_then(|j| Described::from_json(&j)) {
+            let described = worker::describe_host(&lib, &cfg.limits)
+                .and_then(|j| Ok(Described::from_json(&j)?));
+            match described {
                 Ok(described) => {
                     if let Some(op) = pick(described.ops) {
                         match &op.error {
@@ -265,12 +304,7 @@ fn opdef(
                 "the OpDef's source text in op_host (read, not compiled)".into(),
             )
         })
-        .ok_or_else(|| {
-            format!(
-                "no OpDef found in {} (no OP_ADD, no msopgen JSON)",
-                op_dir.join("op_host").display()
-            )
-        })
+        .ok_or_else(|| ImportFolderError::NoOpDef(op_dir.join("op_host")))
 }
 
 /// The kernel entry symbol (`extern "C" __global__ __aicore__ void NAME(`)
@@ -278,7 +312,7 @@ fn opdef(
 fn kernel_entry(
     op_dir: &Path,
     sources: &[PathBuf],
-) -> Result<(String, Option<Vec<String>>), String> {
+) -> Result<(String, Option<Vec<String>>), ImportFolderError> {
     let mut found: Vec<(String, PathBuf)> = Vec::new();
     for src in sources {
         let Ok(text) = std::fs::read_to_string(src) else {
@@ -298,10 +332,7 @@ fn kernel_entry(
         }
     }
     let Some((name, file)) = found.first().cloned() else {
-        return Err(format!(
-            "no kernel entry (extern \"C\" __global__ __aicore__ void NAME(...)) in {}",
-            op_dir.join("op_kernel").display()
-        ));
+        return Err(ImportFolderError::NoKernelEntry(op_dir.join("op_kernel")));
     };
     let listed = (sources.len() > 1).then(|| {
         vec![file

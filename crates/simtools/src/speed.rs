@@ -67,12 +67,13 @@ pub struct SpeedSummary {
 #[derive(Debug, thiserror::Error)]
 pub enum SpeedError {
     /// The largest case's inputs or golden could not be made.
-    #[error("{op}: preparing the largest case: {message}")]
+    #[error("{op}: preparing the largest case: {source}")]
     Prepare {
         /// The operator.
         op: String,
         /// Why.
-        message: String,
+        #[source]
+        source: ascendopt_harness::eval::PrepareError,
     },
     /// The private build cache could not be cleared.
     #[error("{}: {error}", path.display())]
@@ -137,9 +138,9 @@ pub fn measure(
         let Some(case) = bench_case(pkg) else {
             continue;
         };
-        let prepared = prepare_case(pkg, case, 1).map_err(|message| SpeedError::Prepare {
+        let prepared = prepare_case(pkg, case, 1).map_err(|source| SpeedError::Prepare {
             op: op.clone(),
-            message,
+            source,
         })?;
         let t = Instant::now();
         let outcome = device.run(&artifact, &prepared.request);

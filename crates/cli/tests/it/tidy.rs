@@ -279,8 +279,8 @@ fn only_the_worker_code_loads_shared_objects() {
 #[test]
 fn only_hiargs_builds_the_live_objects_of_a_command() {
     // A command file parses, makes one library call and prints: the
-    // device, the run store and the runs come from hiargs.rs (or from the
-    // library call).
+    // device, the run store, the runs and the banks come from hiargs.rs
+    // (or from the library call).
     // (Unit tests, after `#[cfg(test)]`, may make their own.)
     let root = root();
     let needles = [
@@ -288,6 +288,8 @@ fn only_hiargs_builds_the_live_objects_of_a_command() {
         "RunStore::open",
         "create_run(",
         "RunContext {",
+        "Bank::open",
+        "open_existing(",
     ];
     let builders: BTreeSet<String> = files_naming(&root, "crates/cli/src", &needles)
         .into_iter()

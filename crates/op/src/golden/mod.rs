@@ -36,12 +36,29 @@ impl Reject {
     }
 }
 
+/// Why a builtin cannot compute a case and its inputs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GoldenError {
+    /// The case breaks a rule of the golden (the shared guards its
+    /// [`InferFn`] also applies, or a check of the input values): names the
+    /// case key the problem is about.
+    #[error("{}: {}", .0.key, .0.message)]
+    Rejected(Reject),
+}
+
+impl From<Reject> for GoldenError {
+    fn from(reject: Reject) -> GoldenError {
+        GoldenError::Rejected(reject)
+    }
+}
+
 /// Output shapes of a case, computed from input shapes, dtypes and attrs.
 pub type InferFn = fn(&Case) -> Result<Vec<Vec<usize>>, Reject>;
 
 /// The outputs for inputs that match the case (count, dtype, shape) and an
 /// accepted [`InferFn`]. Outputs have the case's output dtypes.
-pub type ComputeFn = fn(&Case, &[Tensor]) -> Result<Vec<Tensor>, String>;
+pub type ComputeFn = fn(&Case, &[Tensor]) -> Result<Vec<Tensor>, GoldenError>;
 
 /// A golden implemented in Rust.
 #[derive(Clone, Copy)]
@@ -153,7 +170,11 @@ pub fn golden(spec: &OpSpec, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tenso
             let name = b.name;
             let shapes = (b.infer)(case)
                 .map_err(|r| OpError::case(&case.name, format!("{}: {}", r.key, r.message)))?;
-            let outputs = (b.compute)(case, inputs).map_err(|m| OpError::case(&case.name, m))?;
+            let outputs = (b.compute)(case, inputs).map_err(|source| OpError::Golden {
+                case: case.name.clone(),
+                builtin: name,
+                source,
+            })?;
             for ((t, co), shape) in outputs.iter().zip(&case.outputs).zip(&shapes) {
                 if &t.shape != shape {
                     return Err(OpError::case(
@@ -213,7 +234,7 @@ pub fn golden(spec: &OpSpec, case: &Case, inputs: &[Tensor]) -> Result<Vec<Tenso
 /// first input's shape, and computes nothing.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{Builtin, Builtins, Reject};
+    use super::{Builtin, Builtins, GoldenError, Reject};
     use crate::spec::Case;
     use crate::tensor::Tensor;
 
@@ -226,8 +247,8 @@ pub(crate) mod testing {
         Ok(vec![shape; case.outputs.len()])
     }
 
-    fn nothing(_: &Case, _: &[Tensor]) -> Result<Vec<Tensor>, String> {
-        Err("a stand-in builtin computes nothing".to_string())
+    fn nothing(_: &Case, _: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+        Err(Reject::new("golden", "a stand-in builtin computes nothing").into())
     }
 
     const fn stand_in(name: &'static str) -> Builtin {

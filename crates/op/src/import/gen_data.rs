@@ -103,15 +103,84 @@ pub fn scripts(op_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Why a gen_data.py gives no case: it could not be run and watched, or
+/// what it writes does not fit the operator.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GenDataError {
+    /// A file operation around the run failed.
+    #[error("{}: cannot {action} it: {source}", script.display())]
+    Io {
+        /// The script.
+        script: PathBuf,
+        /// What was attempted.
+        action: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Python did not start.
+    #[error("{}: cannot start `{python}`: {source}", script.display())]
+    Start {
+        /// The script.
+        script: PathBuf,
+        /// The interpreter.
+        python: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The script ran too long and was killed.
+    #[error("{}: ran longer than {seconds} s", script.display())]
+    Timeout {
+        /// The script.
+        script: PathBuf,
+        /// The limit.
+        seconds: u64,
+    },
+    /// The script exited with a failure.
+    #[error("{}: failed: {stderr_tail}", script.display())]
+    Failed {
+        /// The script.
+        script: PathBuf,
+        /// The last lines of its stderr, joined by ` | `.
+        stderr_tail: String,
+    },
+    /// The runner's report of what the script wrote does not parse.
+    #[error("{}: unreadable discovery ({source})", script.display())]
+    Unreadable {
+        /// The script.
+        script: PathBuf,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// What the script writes does not fit the operator (counts, dtypes,
+    /// draws that cannot be replayed).
+    #[error("{}: {reason}", script.display())]
+    Unusable {
+        /// The script.
+        script: PathBuf,
+        /// What does not fit.
+        reason: String,
+    },
+}
+
 /// Runs `script` once with `python` (numpy required), watching it.
-pub fn discover(script: &Path, python: &str) -> Result<Discovered, String> {
-    let fail = |m: String| format!("{}: {m}", script.display());
-    let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+pub fn discover(script: &Path, python: &str) -> Result<Discovered, GenDataError> {
+    let io = |action: &'static str| {
+        move |source: std::io::Error| GenDataError::Io {
+            script: script.to_path_buf(),
+            action,
+            source,
+        }
+    };
+    let dir = tempfile::tempdir().map_err(io("make a scratch folder for"))?;
     let runner = dir.path().join("ascendopt_gen_data_runner.py");
     let text = format!("{}{RUNNER}", crate::golden::script::MISSING_MODULE_PY);
-    std::fs::write(&runner, text).map_err(|e| fail(e.to_string()))?;
+    std::fs::write(&runner, text).map_err(io("write the runner of"))?;
     // The script runs in a scratch folder: a relative path would not reach it.
-    let script_abs = std::path::absolute(script).map_err(|e| fail(e.to_string()))?;
+    let script_abs = std::path::absolute(script).map_err(io("resolve"))?;
     let mut child = Command::new(python)
         .arg(&runner)
         .arg("--discover")
@@ -121,7 +190,11 @@ pub fn discover(script: &Path, python: &str) -> Result<Discovered, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| fail(format!("cannot start `{python}`: {e}")))?;
+        .map_err(|source| GenDataError::Start {
+            script: script.to_path_buf(),
+            python: python.to_string(),
+            source,
+        })?;
     let out_reader = child.stdout.take().map(|mut p| {
         std::thread::spawn(move || {
             use std::io::Read;
@@ -145,10 +218,13 @@ pub fn discover(script: &Path, python: &str) -> Result<Discovered, String> {
             Ok(None) if start.elapsed() > TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(fail(format!("ran longer than {} s", TIMEOUT.as_secs())));
+                return Err(GenDataError::Timeout {
+                    script: script.to_path_buf(),
+                    seconds: TIMEOUT.as_secs(),
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(fail(e.to_string())),
+            Err(e) => return Err(io("wait for")(e)),
         }
     };
     let stdout = out_reader.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -156,10 +232,16 @@ pub fn discover(script: &Path, python: &str) -> Result<Discovered, String> {
     if !status.success() {
         let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(fail(format!("failed: {}", tail.join(" | "))));
+        return Err(GenDataError::Failed {
+            script: script.to_path_buf(),
+            stderr_tail: tail.join(" | "),
+        });
     }
     let line = stdout.lines().last().unwrap_or("");
-    serde_json::from_str(line).map_err(|e| fail(format!("unreadable discovery ({e})")))
+    serde_json::from_str(line).map_err(|source| GenDataError::Unreadable {
+        script: script.to_path_buf(),
+        source,
+    })
 }
 
 fn is_output(file: &str) -> bool {
@@ -233,8 +315,11 @@ pub(crate) fn case_and_mapping(
     found: &Discovered,
     plan: &Plan,
     script: &Path,
-) -> Result<(CaseSpec, Mapping), String> {
-    let fail = |m: String| format!("{}: {m}", script.display());
+) -> Result<(CaseSpec, Mapping), GenDataError> {
+    let fail = |reason: String| GenDataError::Unusable {
+        script: script.to_path_buf(),
+        reason,
+    };
     if let [only] = plan.inputs.as_slice() {
         if only.list && !plan.outputs.iter().any(|p| p.list) {
             return list_case(found, plan, script);
@@ -358,8 +443,11 @@ fn list_case(
     found: &Discovered,
     plan: &Plan,
     script: &Path,
-) -> Result<(CaseSpec, Mapping), String> {
-    let fail = |m: String| format!("{}: {m}", script.display());
+) -> Result<(CaseSpec, Mapping), GenDataError> {
+    let fail = |reason: String| GenDataError::Unusable {
+        script: script.to_path_buf(),
+        reason,
+    };
     let p = &plan.inputs[0];
     let ins: Vec<&Write> = found
         .writes
@@ -434,8 +522,8 @@ fn output_files(
     outs: &[&Write],
     inputs: &[CaseTensor],
     mapping: &mut Mapping,
-    fail: &dyn Fn(String) -> String,
-) -> Result<Vec<(String, Dtype)>, String> {
+    fail: &dyn Fn(String) -> GenDataError,
+) -> Result<Vec<(String, Dtype)>, GenDataError> {
     let out_names: Vec<String> = plan.outputs.iter().map(|p| p.name.clone()).collect();
     let out_matched = match_names(&out_names, outs, "golden_");
     let mut outputs = Vec::new();
@@ -552,7 +640,9 @@ mod tests {
         // An element that is no draw cannot be replaced by the case's.
         let mut literal = found.clone();
         literal.writes[1].draw = None;
-        let e = case_and_mapping(&literal, &plan, Path::new("gen_data.py")).unwrap_err();
+        let e = case_and_mapping(&literal, &plan, Path::new("gen_data.py"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a plain random draw"), "{e}");
     }
 

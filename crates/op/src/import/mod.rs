@@ -232,30 +232,108 @@ fn distinct(col: &[Option<Dtype>]) -> Vec<Dtype> {
     out
 }
 
+/// Why an operator folder gives no op.toml.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The OpDef names an input's dtypes through something the reader
+    /// cannot follow.
+    #[error("input `{input}`: no dtypes found (an OpDef that names them through a variable is read only when the host unit compiles)")]
+    NoDtypes {
+        /// The input.
+        input: String,
+    },
+    /// None of a parameter's dtypes is one the simulator knows.
+    #[error("{side} `{param}` has no dtype the simulator knows ({})", .dtypes.join(", "))]
+    UnknownDtypes {
+        /// `input` or `output`.
+        side: &'static str,
+        /// The parameter.
+        param: String,
+        /// The OpDef's dtype names.
+        dtypes: Vec<String>,
+    },
+    /// The OpDef declares no output and no input looks written.
+    #[error("the OpDef {op_type} declares no Output and no input looks written (inputs: {}): op.toml needs an output", .inputs.join(", "))]
+    NoOutput {
+        /// The OpDef's op type.
+        op_type: String,
+        /// Its inputs.
+        inputs: Vec<String>,
+    },
+}
+
+/// Why an msopst case is left out of the imported op.toml.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CaseLeftOut {
+    /// The case lacks a required input.
+    #[error("it gives no input `{input}`")]
+    NoInput {
+        /// The input.
+        input: String,
+    },
+    /// A required input's dtype is UNDEFINED.
+    #[error("input `{input}` is UNDEFINED but not optional")]
+    Undefined {
+        /// The input.
+        input: String,
+    },
+    /// An input's dtype is not among the OpDef's.
+    #[error("input `{input}` is {dtype}, which the OpDef does not allow")]
+    DtypeNotAllowed {
+        /// The input.
+        input: String,
+        /// Its dtype in the case.
+        dtype: Dtype,
+    },
+    /// An input has no shape.
+    #[error("input `{input}` has no shape")]
+    NoShape {
+        /// The input.
+        input: String,
+    },
+    /// Neither the case nor the output's rule gives the output a dtype.
+    #[error("no dtype for output `{output}`")]
+    NoOutputDtype {
+        /// The output.
+        output: String,
+    },
+    /// An output's dtype differs from what its op.toml rule gives.
+    #[error("output `{output}` is {dtype} here, where op.toml's rule for it gives {rule_gives}")]
+    OutputDtype {
+        /// The output.
+        output: String,
+        /// Its dtype in the case.
+        dtype: Dtype,
+        /// The dtype the rule gives.
+        rule_gives: Dtype,
+    },
+}
+
 /// The tensor parameters of the spec, with dtype rules read off the
 /// OpDef's columns.
 fn params(
     inputs: &[ParamDesc],
     outputs: &[ParamDesc],
     notes: &mut Vec<String>,
-) -> Result<(Vec<Param>, Vec<Param>), String> {
+) -> Result<(Vec<Param>, Vec<Param>), ImportError> {
     let mut ins: Vec<Param> = Vec::new();
     let mut in_cols: Vec<Vec<Option<Dtype>>> = Vec::new();
     for p in inputs {
         let col = column(p);
         let dtypes = distinct(&col);
         if p.dtypes.is_empty() {
-            return Err(format!(
-                "input `{}`: no dtypes found (an OpDef that names them through a variable is read only when the host unit compiles)",
-                p.name
-            ));
+            return Err(ImportError::NoDtypes {
+                input: p.name.clone(),
+            });
         }
         if dtypes.is_empty() {
-            return Err(format!(
-                "input `{}` has no dtype the simulator knows ({})",
-                p.name,
-                p.dtypes.join(", ")
-            ));
+            return Err(ImportError::UnknownDtypes {
+                side: "input",
+                param: p.name.clone(),
+                dtypes: p.dtypes.clone(),
+            });
         }
         // Same column as an earlier input: same dtype in every case.
         let rule = (!p.dtype_list && col.len() > 1)
@@ -284,11 +362,11 @@ fn params(
         let col = column(p);
         let dtypes = distinct(&col);
         if dtypes.is_empty() {
-            return Err(format!(
-                "output `{}` has no dtype the simulator knows ({})",
-                p.name,
-                p.dtypes.join(", ")
-            ));
+            return Err(ImportError::UnknownDtypes {
+                side: "output",
+                param: p.name.clone(),
+                dtypes: p.dtypes.clone(),
+            });
         }
         let same = inputs
             .iter()
@@ -464,7 +542,7 @@ pub(crate) enum GoldenSource {
 }
 
 /// Plans the spec of an operator folder and renders its texts.
-pub fn plan_and_render(src: &Sources, opts: &Options) -> Result<Imported, String> {
+pub fn plan_and_render(src: &Sources, opts: &Options) -> Result<Imported, ImportError> {
     let (plan, golden, mapping) = plan(src, opts)?;
     let golden_py = match (&golden, &mapping) {
         (GoldenSource::Msopst { file, func }, _) => {
@@ -583,7 +661,7 @@ fn golden_source(
         }
         match gen_data::discover(&script, &opts.python) {
             Ok(found) => return (GoldenSource::GenData { script, found }, st, notes),
-            Err(e) => notes.push(e),
+            Err(e) => notes.push(e.to_string()),
         }
     }
     (GoldenSource::None, st, notes)
@@ -637,7 +715,7 @@ fn mark_value_reads(op_dir: &Path, ins: &mut [Param], notes: &mut Vec<String>) {
 pub(crate) fn plan(
     src: &Sources,
     opts: &Options,
-) -> Result<(Plan, GoldenSource, Option<gen_data::Mapping>), String> {
+) -> Result<(Plan, GoldenSource, Option<gen_data::Mapping>), ImportError> {
     let op = &src.opdef;
     let (inputs, outputs) = op.params_for(&opts.soc);
     let mut notes = vec![format!("the interface comes from {}", src.opdef_from)];
@@ -646,12 +724,10 @@ pub(crate) fn plan(
     let mut outs = outs;
     if outs.is_empty() {
         outs = written_inputs(&ins, &msopst_cases(&src.op_dir), &mut notes).ok_or_else(|| {
-            let inputs: Vec<&str> = ins.iter().map(|p| p.name.as_str()).collect();
-            format!(
-                "the OpDef {} declares no Output and no input looks written (inputs: {}): op.toml needs an output",
-                op.op_type,
-                inputs.join(", ")
-            )
+            ImportError::NoOutput {
+                op_type: op.op_type.clone(),
+                inputs: ins.iter().map(|p| p.name.clone()).collect(),
+            }
         })?;
     }
     let attrs: Vec<Attr> = op
@@ -712,7 +788,7 @@ pub(crate) fn plan(
                     mapping = Some(m);
                 }
                 Err(e) => {
-                    plan.notes.push(e);
+                    plan.notes.push(e.to_string());
                     golden = GoldenSource::None;
                 }
             }
@@ -768,7 +844,7 @@ pub(crate) fn plan(
 }
 
 /// A case from an msopst case.
-fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, String> {
+fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, CaseLeftOut> {
     let mut inputs = Vec::new();
     let mut omit = Vec::new();
     for p in &plan.inputs {
@@ -777,23 +853,29 @@ fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, String>
                 omit.push(p.name.clone());
                 continue;
             }
-            return Err(format!("it gives no input `{}`", p.name));
+            return Err(CaseLeftOut::NoInput {
+                input: p.name.clone(),
+            });
         };
         let Some(dtype) = t.dtype else {
             if p.optional {
                 omit.push(p.name.clone());
                 continue;
             }
-            return Err(format!("input `{}` is UNDEFINED but not optional", p.name));
+            return Err(CaseLeftOut::Undefined {
+                input: p.name.clone(),
+            });
         };
         if !p.dtypes.contains(&dtype) {
-            return Err(format!(
-                "input `{}` is {dtype}, which the OpDef does not allow",
-                p.name
-            ));
+            return Err(CaseLeftOut::DtypeNotAllowed {
+                input: p.name.clone(),
+                dtype,
+            });
         }
         if t.shapes.is_empty() {
-            return Err(format!("input `{}` has no shape", p.name));
+            return Err(CaseLeftOut::NoShape {
+                input: p.name.clone(),
+            });
         }
         let shapes = if p.list {
             t.shapes.clone()
@@ -823,7 +905,9 @@ fn case_from_msopst(c: &msopst::StCase, plan: &Plan) -> Result<CaseSpec, String>
             .find(|t| t.name == p.name)
             .and_then(|t| t.dtype)
             .or_else(|| implied(p, &inputs))
-            .ok_or_else(|| format!("no dtype for output `{}`", p.name))?;
+            .ok_or_else(|| CaseLeftOut::NoOutputDtype {
+                output: p.name.clone(),
+            })?;
         outputs.push((p.name.clone(), dtype));
     }
     // msopst files often spell attributes in camel case (`dstType` for
@@ -869,13 +953,15 @@ fn implied(p: &Param, inputs: &[CaseTensor]) -> Option<Dtype> {
 
 /// Checks that each output's dtype is what its rule gives (op.toml
 /// rejects a case otherwise).
-fn check_outputs(plan: &Plan, case: &CaseSpec) -> Result<(), String> {
+fn check_outputs(plan: &Plan, case: &CaseSpec) -> Result<(), CaseLeftOut> {
     for (p, (name, d)) in plan.outputs.iter().zip(&case.outputs) {
         if let Some(want) = implied(p, &case.inputs) {
             if want != *d {
-                return Err(format!(
-                    "output `{name}` is {d} here, where op.toml's rule for it gives {want}"
-                ));
+                return Err(CaseLeftOut::OutputDtype {
+                    output: name.clone(),
+                    dtype: *d,
+                    rule_gives: want,
+                });
             }
         }
     }

@@ -7,6 +7,7 @@
 //! and column, and the key path (`cases[2].shapes`). The schema is documented
 //! in `ops/README-schema.md`.
 
+pub mod edit;
 pub(crate) mod locate;
 mod raw;
 #[cfg(test)]
@@ -84,12 +85,29 @@ fn root() -> KeyPath {
     KeyPath::root()
 }
 
-fn parse_dtype(name: &str) -> Result<Dtype, String> {
-    Dtype::parse(name).ok_or_else(|| {
-        format!(
-            "unknown dtype `{name}`; expected one of {}",
-            Dtype::all_names()
-        )
+/// A value of op.toml that has the wrong form; the parser wraps it in a
+/// [`crate::error::SpecError`] with the file, line and key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ValueError {
+    /// A dtype name the crate does not know.
+    #[error("unknown dtype `{name}`; expected one of {}", Dtype::all_names())]
+    UnknownDtype {
+        /// The name given.
+        name: String,
+    },
+    /// An attribute value of the wrong TOML type.
+    #[error("expected a value of type {expected}, got {got}")]
+    AttrType {
+        /// The attribute type's name.
+        expected: &'static str,
+        /// The TOML type given.
+        got: &'static str,
+    },
+}
+
+fn parse_dtype(name: &str) -> Result<Dtype, ValueError> {
+    Dtype::parse(name).ok_or_else(|| ValueError::UnknownDtype {
+        name: name.to_string(),
     })
 }
 
@@ -242,7 +260,7 @@ impl Builder<'_> {
         let mut tolerances = BTreeMap::new();
         for (name, tol) in &raw.tolerance {
             let path = root().key("tolerance").key(name);
-            let dtype = parse_dtype(name).map_err(|m| self.err(path.clone(), m))?;
+            let dtype = parse_dtype(name).map_err(|m| self.err(path.clone(), m.to_string()))?;
             tolerances.insert(dtype, self.tolerance(tol, &path)?);
         }
 
@@ -357,7 +375,9 @@ impl Builder<'_> {
                 )
             })?;
             let default = match &ra.default {
-                Some(v) => Some(attr_value(ty, v).map_err(|m| self.err(path.key("default"), m))?),
+                Some(v) => Some(
+                    attr_value(ty, v).map_err(|m| self.err(path.key("default"), m.to_string()))?,
+                ),
                 None => None,
             };
             match (ra.required, &default) {
@@ -414,8 +434,8 @@ impl Builder<'_> {
         let mut pairs: Vec<(Dtype, Dtype)> = Vec::new();
         for (from, to) in table {
             let at = rpath.key("table").key(from);
-            let f = parse_dtype(from).map_err(|m| self.err(at.clone(), m))?;
-            let t = parse_dtype(to).map_err(|m| self.err(at.clone(), m))?;
+            let f = parse_dtype(from).map_err(|m| self.err(at.clone(), m.to_string()))?;
+            let t = parse_dtype(to).map_err(|m| self.err(at.clone(), m.to_string()))?;
             if pairs.iter().any(|(g, _)| *g == f) {
                 return Err(self.err(at, format!("{f} is mapped twice (names of one dtype)")));
             }
@@ -465,7 +485,7 @@ impl Builder<'_> {
                     }
                     for (j, name) in list.iter().enumerate() {
                         let d = parse_dtype(name)
-                            .map_err(|m| self.err(path.key("dtypes").index(j), m))?;
+                            .map_err(|m| self.err(path.key("dtypes").index(j), m.to_string()))?;
                         if dtypes.contains(&d) {
                             return Err(self
                                 .err(path.key("dtypes").index(j), format!("{d} is listed twice")));
@@ -537,7 +557,8 @@ impl Builder<'_> {
                             Some(DtypeRule::RealOf(other.clone()))
                         }
                     } else if let Some(name) = &r.fixed {
-                        let d = parse_dtype(name).map_err(|m| self.err(rpath.key("fixed"), m))?;
+                        let d = parse_dtype(name)
+                            .map_err(|m| self.err(rpath.key("fixed"), m.to_string()))?;
                         Some(DtypeRule::Fixed(d))
                     } else if let Some(attr) = &r.from_attr {
                         match attrs.iter().find(|a| &a.name == attr) {
@@ -883,9 +904,8 @@ impl Builder<'_> {
         let mut attrs = Vec::new();
         for a in &spec.attrs {
             let value = match rc.attrs.get(&a.name) {
-                Some(v) => {
-                    attr_value(a.ty, v).map_err(|m| self.err(path.key("attrs").key(&a.name), m))?
-                }
+                Some(v) => attr_value(a.ty, v)
+                    .map_err(|m| self.err(path.key("attrs").key(&a.name), m.to_string()))?,
                 None => match &a.default {
                     Some(d) => d.clone(),
                     None => {
@@ -906,7 +926,9 @@ impl Builder<'_> {
 
         // Dtypes of inputs.
         let single = match &rc.dtype {
-            Some(name) => Some(parse_dtype(name).map_err(|m| self.err(path.key("dtype"), m))?),
+            Some(name) => {
+                Some(parse_dtype(name).map_err(|m| self.err(path.key("dtype"), m.to_string()))?)
+            }
             None => None,
         };
         let mut per_tensor = BTreeMap::new();
@@ -931,7 +953,7 @@ impl Builder<'_> {
                     ),
                 ));
             }
-            let d = parse_dtype(name).map_err(|m| self.err(kpath, m))?;
+            let d = parse_dtype(name).map_err(|m| self.err(kpath, m.to_string()))?;
             per_tensor.insert(key.clone(), d);
         }
         // Per spec input (None: left out).
@@ -1078,7 +1100,7 @@ impl Builder<'_> {
                             })?
                         }
                         Some(AttrValue::Str(name)) => {
-                            parse_dtype(name).map_err(|m| self.err(at.clone(), m))?
+                            parse_dtype(name).map_err(|m| self.err(at.clone(), m.to_string()))?
                         }
                         _ => {
                             return Err(self.err(at, format!("attr `{attr}` does not give a dtype")))
@@ -1618,13 +1640,10 @@ impl Builder<'_> {
     }
 }
 
-fn attr_value(ty: AttrType, v: &toml::Value) -> Result<AttrValue, String> {
-    let bad = || {
-        format!(
-            "expected a value of type {}, got {}",
-            ty.name(),
-            v.type_str()
-        )
+fn attr_value(ty: AttrType, v: &toml::Value) -> Result<AttrValue, ValueError> {
+    let bad = || ValueError::AttrType {
+        expected: ty.name(),
+        got: v.type_str(),
     };
     Ok(match (ty, v) {
         (AttrType::Int, toml::Value::Integer(i)) => AttrValue::Int(*i),

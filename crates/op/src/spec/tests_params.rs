@@ -249,6 +249,7 @@ shapes = [[8, 4], [3]]
     assert!(lost
         .check(2, 1)
         .unwrap_err()
+        .to_string()
         .contains("output tensor 0 is in no kernel argument"));
 }
 

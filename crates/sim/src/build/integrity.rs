@@ -133,17 +133,45 @@ pub fn cached(path: &Path) -> bool {
     false
 }
 
+/// Why a library of the build cache is not loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadRefused {
+    /// Its contents changed since it was built.
+    #[error("{} changed since it was built (sha256 {actual}, recorded {recorded}): not loaded", path.display())]
+    Changed {
+        /// The library.
+        path: std::path::PathBuf,
+        /// The hash of the contents now.
+        actual: String,
+        /// The recorded hash.
+        recorded: String,
+    },
+    /// It cannot be read to check it.
+    #[error("{}: {message}", path.display())]
+    Unreadable {
+        /// The library.
+        path: std::path::PathBuf,
+        /// The OS error's text.
+        message: String,
+    },
+}
+
 /// Err when `path` (a library about to be loaded) changed since it was
 /// built; a library without a recorded hash (not from the build cache) is
 /// let through.
-pub fn check_before_load(path: &Path) -> Result<(), String> {
+pub fn check_before_load(path: &Path) -> Result<(), LoadRefused> {
     match check(path) {
         Integrity::Intact | Integrity::Unrecorded => Ok(()),
-        Integrity::Changed { recorded, actual } => Err(format!(
-            "{} changed since it was built (sha256 {actual}, recorded {recorded}): not loaded",
-            path.display()
-        )),
-        Integrity::Unreadable(e) => Err(format!("{}: {e}", path.display())),
+        Integrity::Changed { recorded, actual } => Err(LoadRefused::Changed {
+            path: path.to_path_buf(),
+            actual,
+            recorded,
+        }),
+        Integrity::Unreadable(message) => Err(LoadRefused::Unreadable {
+            path: path.to_path_buf(),
+            message,
+        }),
     }
 }
 
@@ -168,6 +196,7 @@ mod tests {
         assert!(matches!(check(&lib), Integrity::Changed { .. }));
         assert!(check_before_load(&lib)
             .unwrap_err()
+            .to_string()
             .contains("changed since it was built"));
         assert!(!cached(&lib));
         assert!(!lib.exists(), "the changed file is removed to be rebuilt");

@@ -5,10 +5,24 @@ use crate::abi::sync_kind;
 use ascendopt_op::Dtype;
 use half::{bf16, f16};
 
+/// What an atomic accumulation cannot do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AtomicUnsupported {
+    /// The ABI element-type code names no dtype.
+    #[error("element type code {0}")]
+    TypeCode(u8),
+    /// Accumulation of this dtype is not emulated.
+    #[error("atomic accumulation of {0}")]
+    Dtype(Dtype),
+    /// The atomic mode code is none of add, max and min.
+    #[error("atomic mode {0}")]
+    Mode(u32),
+}
+
 /// Merges `new` into `old` element-wise for atomic `kind` (an
 /// `ASC_SYNC_ATOMIC_*` code) and ABI dtype code `dtype`.
-pub fn merge(kind: u32, dtype: u8, old: &[u8], new: &[u8]) -> Result<Vec<u8>, String> {
-    let dt = Dtype::from_abi_code(dtype).ok_or_else(|| format!("element type code {dtype}"))?;
+pub fn merge(kind: u32, dtype: u8, old: &[u8], new: &[u8]) -> Result<Vec<u8>, AtomicUnsupported> {
+    let dt = Dtype::from_abi_code(dtype).ok_or(AtomicUnsupported::TypeCode(dtype))?;
     let size = dt.size();
     let mut out = Vec::with_capacity(old.len());
     for (o, n) in old.chunks(size).zip(new.chunks(size)) {
@@ -58,27 +72,27 @@ pub fn merge(kind: u32, dtype: u8, old: &[u8], new: &[u8]) -> Result<Vec<u8>, St
                 let v = int_op(kind, o[0] as i8 as i64, n[0] as i8 as i64)? as i8;
                 out.push(v as u8);
             }
-            other => return Err(format!("atomic accumulation of {other}")),
+            other => return Err(AtomicUnsupported::Dtype(other)),
         }
     }
     Ok(out)
 }
 
-fn float_op(kind: u32, a: f64, b: f64) -> Result<f64, String> {
+fn float_op(kind: u32, a: f64, b: f64) -> Result<f64, AtomicUnsupported> {
     Ok(match kind {
         sync_kind::ATOMIC_ADD => a + b,
         sync_kind::ATOMIC_MAX => a.max(b),
         sync_kind::ATOMIC_MIN => a.min(b),
-        k => return Err(format!("atomic mode {k}")),
+        k => return Err(AtomicUnsupported::Mode(k)),
     })
 }
 
-fn int_op(kind: u32, a: i64, b: i64) -> Result<i64, String> {
+fn int_op(kind: u32, a: i64, b: i64) -> Result<i64, AtomicUnsupported> {
     Ok(match kind {
         sync_kind::ATOMIC_ADD => a.wrapping_add(b),
         sync_kind::ATOMIC_MAX => a.max(b),
         sync_kind::ATOMIC_MIN => a.min(b),
-        k => return Err(format!("atomic mode {k}")),
+        k => return Err(AtomicUnsupported::Mode(k)),
     })
 }
 

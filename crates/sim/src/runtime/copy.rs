@@ -521,10 +521,10 @@ impl Block {
                         old.len(),
                     )
                 };
-                let merged = super::atomic::merge(kind, dtype, &old, data).map_err(|what| {
+                let merged = super::atomic::merge(kind, dtype, &old, data).map_err(|e| {
                     Fault::Unsupported {
                         api: "SetAtomicAdd/Max/Min",
-                        what,
+                        what: e.to_string(),
                     }
                 })?;
                 // SAFETY: as above.

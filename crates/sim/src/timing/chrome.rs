@@ -421,13 +421,36 @@ pub fn chrome_trace_json(trace: &Trace, result: &SimResult) -> String {
     doc.to_string()
 }
 
+/// A Chrome trace whose slices do not nest.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NestingError {
+    /// The document has no `traceEvents` array.
+    #[error("no traceEvents array")]
+    NoEvents,
+    /// A slice starts inside another and ends after it.
+    #[error(
+        "pid {pid} tid {tid}: `{}` [{}, {}] overlaps `{}` [{}, {}] without nesting",
+        .inner.0, .inner.1, .inner.2, .outer.0, .outer.1, .outer.2
+    )]
+    Overlap {
+        /// The process id.
+        pid: u64,
+        /// The thread id.
+        tid: u64,
+        /// The later slice: name, start and end (µs).
+        inner: (String, f64, f64),
+        /// The slice it overlaps: name, start and end (µs).
+        outer: (String, f64, f64),
+    },
+}
+
 /// Checks that the slices ("X" events) of every thread of a Chrome trace
 /// nest: a slice that starts inside another ends inside it too. Returns the
 /// first offence, naming the thread and both slices.
-pub fn check_nesting(doc: &Value) -> Result<(), String> {
+pub fn check_nesting(doc: &Value) -> Result<(), NestingError> {
     let events = doc["traceEvents"]
         .as_array()
-        .ok_or_else(|| "no traceEvents array".to_string())?;
+        .ok_or(NestingError::NoEvents)?;
     type Interval<'a> = (f64, f64, &'a str);
     let mut threads: BTreeMap<(u64, u64), Vec<Interval<'_>>> = BTreeMap::new();
     for e in events.iter().filter(|e| e["ph"] == "X") {
@@ -453,10 +476,12 @@ pub fn check_nesting(doc: &Value) -> Result<(), String> {
             }
             if let Some(top) = open.last() {
                 if slice.1 > top.1 + EPS {
-                    return Err(format!(
-                        "pid {pid} tid {tid}: `{}` [{}, {}] overlaps `{}` [{}, {}] without nesting",
-                        slice.2, slice.0, slice.1, top.2, top.0, top.1
-                    ));
+                    return Err(NestingError::Overlap {
+                        pid,
+                        tid,
+                        inner: (slice.2.to_string(), slice.0, slice.1),
+                        outer: (top.2.to_string(), top.0, top.1),
+                    });
                 }
             }
             open.push(slice);

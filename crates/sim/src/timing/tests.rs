@@ -855,7 +855,7 @@ fn nesting_check_finds_overlapping_slices() {
         { "ph": "X", "pid": 0, "tid": 1, "ts": 0.0, "dur": 10.0, "name": "a" },
         { "ph": "X", "pid": 0, "tid": 1, "ts": 5.0, "dur": 10.0, "name": "b" },
     ]});
-    let err = chrome::check_nesting(&bad).unwrap_err();
+    let err = chrome::check_nesting(&bad).unwrap_err().to_string();
     assert!(err.contains("`b`") && err.contains("`a`"), "{err}");
 }
 

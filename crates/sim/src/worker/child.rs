@@ -192,12 +192,31 @@ fn run_as_init(result_fd: i32, exit_fd: Option<i32>) -> Option<ExitCode> {
 
 /// Installs a seccomp filter on every thread; an architecture without
 /// filters goes on without.
-fn seal(filter: Option<Vec<libc::sock_filter>>, which: &str) -> Result<(), String> {
+fn seal(filter: Option<Vec<libc::sock_filter>>, which: &'static str) -> Result<(), SetupError> {
     let Some(filter) = filter else {
         return Ok(());
     };
-    super::seccomp::install(&filter)
-        .map_err(|e| format!("cannot install the {which} seccomp filter: {e}"))
+    super::seccomp::install(&filter).map_err(|source| SetupError::Seccomp { which, source })
+}
+
+/// Why the worker cannot take a job: its sandbox or its tensor arena.
+#[derive(Debug, thiserror::Error)]
+enum SetupError {
+    /// A seccomp filter was refused.
+    #[error("cannot install the {which} seccomp filter: {source}")]
+    Seccomp {
+        /// Which filter (`loading`, `running`).
+        which: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The arena's fd is not in the environment.
+    #[error("{ARENA_FD_ENV} is not set")]
+    NoArena,
+    /// The arena could not be mapped.
+    #[error("{0}")]
+    Arena(#[source] std::io::Error),
 }
 
 /// Loads the libraries the job will use (running their static
@@ -220,16 +239,16 @@ fn preload(job: &LaunchJob) -> Vec<libloading::Library> {
 }
 
 /// Maps the arena whose fd is in [`ARENA_FD_ENV`].
-fn open_arena(lens: &[usize]) -> Result<Arena, String> {
+fn open_arena(lens: &[usize]) -> Result<Arena, SetupError> {
     let fd: i32 = std::env::var(ARENA_FD_ENV)
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|&fd| fd > 2)
-        .ok_or_else(|| format!("{ARENA_FD_ENV} is not set"))?;
+        .ok_or(SetupError::NoArena)?;
     // Keep the arena away from any program the kernel might exec.
     // SAFETY: fcntl on an fd number only sets a flag.
     unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    Arena::open(fd, lens).map_err(|e| e.to_string())
+    Arena::open(fd, lens).map_err(SetupError::Arena)
 }
 
 /// Runs the job (on the arena's memory when there is one), turning a panic

@@ -360,10 +360,28 @@ pub fn run_job(job: &LaunchJob, limits: &WorkerLimits) -> WorkerOutcome {
     }
 }
 
+/// Why a host library's OpDefs could not be described.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DescribeError {
+    /// The worker finished without a description.
+    #[error("the worker sent no description")]
+    NoDescription,
+    /// The worker did not finish (crash, fault, time-out, refusal).
+    #[error("{}", .0.summary())]
+    Unfinished(Box<WorkerOutcome>),
+    /// The description does not parse or names no usable OpDef.
+    #[error(transparent)]
+    OpDef(#[from] ascendopt_op::opdef::OpDefError),
+}
+
 /// The JSON description of the OpDefs a host library registers
 /// (`ascendopt_host_describe`), computed in a worker: building an OpDef
 /// runs the user's constructor, so it is confined like any launch.
-pub fn describe_host(host_lib: &std::path::Path, limits: &WorkerLimits) -> Result<String, String> {
+pub fn describe_host(
+    host_lib: &std::path::Path,
+    limits: &WorkerLimits,
+) -> Result<String, DescribeError> {
     let job = LaunchJob {
         host_lib: host_lib.to_path_buf(),
         kernel_lib: host_lib.to_path_buf(),
@@ -393,10 +411,8 @@ pub fn describe_host(host_lib: &std::path::Path, limits: &WorkerLimits) -> Resul
         describe: true,
     };
     match run_job(&job, limits) {
-        WorkerOutcome::Finished(out) => out
-            .description
-            .ok_or_else(|| "the worker sent no description".to_string()),
-        other => Err(other.summary()),
+        WorkerOutcome::Finished(out) => out.description.ok_or(DescribeError::NoDescription),
+        other => Err(DescribeError::Unfinished(Box::new(other))),
     }
 }
 
@@ -663,7 +679,7 @@ fn run_in(
     let encoded = protocol::encode_job_parts(job, inputs, outputs, arena.is_some());
     let encoded = match encoded {
         Ok(encoded) => encoded,
-        Err(message) => return fail(message),
+        Err(err) => return fail(err.to_string()),
     };
     let (reply_read, reply_write) = match pipe() {
         Ok(p) => p,
@@ -1207,7 +1223,7 @@ fn classify(
     let mut decode_error = None;
     if !collected.reply.bytes.is_empty() && !collected.reply.overflow {
         match protocol::decode_reply(&collected.reply.bytes, arena_outputs) {
-            Err(err) => decode_error = Some(err),
+            Err(err) => decode_error = Some(err.to_string()),
             Ok(reply) => {
                 return match reply {
                     Reply::Launch(Ok(output)) => WorkerOutcome::Finished(output),

@@ -83,7 +83,7 @@ pub(crate) struct EncodedJob<'a> {
 /// Encodes `job` with its contents in the frame; `job` keeps its data (the
 /// frame borrows it).
 #[cfg(test)]
-pub(crate) fn encode_job(job: &LaunchJob) -> Result<EncodedJob<'_>, String> {
+pub(crate) fn encode_job(job: &LaunchJob) -> Result<EncodedJob<'_>, FrameError> {
     let inputs: Vec<&[u8]> = job.inputs.iter().map(|t| t.data.as_slice()).collect();
     let outputs: Vec<&[u8]> = job.outputs.iter().map(|t| t.data.as_slice()).collect();
     encode_job_parts(job, &inputs, &outputs, false)
@@ -97,15 +97,14 @@ pub(crate) fn encode_job_parts<'a>(
     inputs: &[&'a [u8]],
     outputs: &[&'a [u8]],
     in_arena: bool,
-) -> Result<EncodedJob<'a>, String> {
+) -> Result<EncodedJob<'a>, FrameError> {
     if inputs.len() != job.inputs.len() || outputs.len() != job.outputs.len() {
-        return Err(format!(
-            "the job has {} inputs and {} outputs, {} and {} contents were given",
-            job.inputs.len(),
-            job.outputs.len(),
-            inputs.len(),
-            outputs.len()
-        ));
+        return Err(FrameError::Contents {
+            inputs: job.inputs.len(),
+            outputs: job.outputs.len(),
+            given_inputs: inputs.len(),
+            given_outputs: outputs.len(),
+        });
     }
     let strip = |t: &crate::launch::JobTensor| crate::launch::JobTensor {
         dtype: t.dtype,
@@ -144,11 +143,87 @@ pub(crate) fn encode_job_parts<'a>(
     Ok(EncodedJob { head, bulk })
 }
 
+/// A frame of the worker protocol that cannot be written or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// The header does not serialise.
+    #[error("cannot encode: {0}")]
+    Encode(#[source] bincode::Error),
+    /// The stream ended inside a frame.
+    #[error("truncated {what}{}", .source.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
+    Truncated {
+        /// `frame`, `header` or `tensor data`.
+        what: &'static str,
+        /// The read error, if the read failed rather than came up short.
+        #[source]
+        source: Option<io::Error>,
+    },
+    /// The other side speaks another version of the protocol.
+    #[error(
+        "frame version {theirs} where this side speaks {ours}: the worker and ascendopt \
+         come from different builds (rebuild both, or set ASCENDOPT_WORKER)"
+    )]
+    Version {
+        /// The version in the frame.
+        theirs: String,
+        /// This side's version.
+        ours: String,
+    },
+    /// The frame does not start with a worker magic.
+    #[error("bad magic (not an ascendopt worker frame)")]
+    BadMagic,
+    /// The header announces more bytes than a header may have.
+    #[error("header of {len} bytes is too large")]
+    HeaderTooLarge {
+        /// The announced length.
+        len: u64,
+    },
+    /// The header does not deserialise.
+    #[error("bad header: {0}")]
+    BadHeader(#[source] bincode::Error),
+    /// Bulk data announced longer than what follows.
+    #[error("frame announces {len} bytes but only {available} follow")]
+    ShortBulk {
+        /// The announced length.
+        len: u64,
+        /// The bytes that follow.
+        available: u64,
+    },
+    /// A length that does not fit in this process's memory.
+    #[error("{len} bytes do not fit in memory")]
+    TooLarge {
+        /// The announced length.
+        len: u64,
+    },
+    /// The job and the tensor contents given to encode it disagree.
+    #[error("the job has {inputs} inputs and {outputs} outputs, {given_inputs} and {given_outputs} contents were given")]
+    Contents {
+        /// The job's inputs.
+        inputs: usize,
+        /// The job's outputs.
+        outputs: usize,
+        /// Input contents given.
+        given_inputs: usize,
+        /// Output contents given.
+        given_outputs: usize,
+    },
+    /// Bytes after a complete reply.
+    #[error("{bytes} unexpected bytes after the reply")]
+    Trailing {
+        /// How many.
+        bytes: usize,
+    },
+    /// The header and the data (or the arena) disagree.
+    #[error("{0}")]
+    Inconsistent(&'static str),
+}
+
 /// Magic + length + bincode of `value`.
-fn frame<T: Serialize>(magic: [u8; 8], value: &T) -> Result<Vec<u8>, String> {
+fn frame<T: Serialize>(magic: [u8; 8], value: &T) -> Result<Vec<u8>, FrameError> {
     let body = options(MAX_HEADER)
         .serialize(value)
-        .map_err(|e| format!("cannot encode: {e}"))?;
+        .map_err(FrameError::Encode)?;
     let mut out = Vec::with_capacity(16 + body.len());
     out.extend_from_slice(&magic);
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
@@ -160,73 +235,87 @@ fn frame<T: Serialize>(magic: [u8; 8], value: &T) -> Result<Vec<u8>, String> {
 fn read_header<T: for<'de> Deserialize<'de>>(
     reader: &mut impl Read,
     magic: [u8; 8],
-) -> Result<T, String> {
+) -> Result<T, FrameError> {
     let mut head = [0u8; 16];
     reader
         .read_exact(&mut head)
-        .map_err(|e| format!("truncated frame: {e}"))?;
+        .map_err(|e| FrameError::Truncated {
+            what: "frame",
+            source: Some(e),
+        })?;
     if head[..8] != magic {
         if head[..6] == magic[..6] {
-            return Err(format!(
-                "frame version {} where this side speaks {}: the worker and ascendopt \
-                 come from different builds (rebuild both, or set ASCENDOPT_WORKER)",
-                String::from_utf8_lossy(&head[6..8]),
-                String::from_utf8_lossy(&magic[6..8])
-            ));
+            return Err(FrameError::Version {
+                theirs: String::from_utf8_lossy(&head[6..8]).into_owned(),
+                ours: String::from_utf8_lossy(&magic[6..8]).into_owned(),
+            });
         }
-        return Err("bad magic (not an ascendopt worker frame)".into());
+        return Err(FrameError::BadMagic);
     }
     let mut len_bytes = [0u8; 8];
     len_bytes.copy_from_slice(&head[8..]);
     let len = u64::from_le_bytes(len_bytes);
     if len > MAX_HEADER {
-        return Err(format!("header of {len} bytes is too large"));
+        return Err(FrameError::HeaderTooLarge { len });
     }
     let mut body = Vec::new();
     reader
         .take(len)
         .read_to_end(&mut body)
-        .map_err(|e| format!("truncated header: {e}"))?;
+        .map_err(|e| FrameError::Truncated {
+            what: "header",
+            source: Some(e),
+        })?;
     if body.len() as u64 != len {
-        return Err("truncated header".into());
+        return Err(FrameError::Truncated {
+            what: "header",
+            source: None,
+        });
     }
     options(len)
         .deserialize(&body)
-        .map_err(|e| format!("bad header: {e}"))
+        .map_err(FrameError::BadHeader)
 }
 
 /// Reads `len` bytes of bulk data.
-fn read_bulk(reader: &mut impl Read, len: u64, available: Option<u64>) -> Result<Vec<u8>, String> {
+fn read_bulk(
+    reader: &mut impl Read,
+    len: u64,
+    available: Option<u64>,
+) -> Result<Vec<u8>, FrameError> {
     if let Some(available) = available {
         if len > available {
-            return Err(format!(
-                "frame announces {len} bytes but only {available} follow"
-            ));
+            return Err(FrameError::ShortBulk { len, available });
         }
     }
-    let len = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
+    let len = usize::try_from(len).map_err(|_| FrameError::TooLarge { len })?;
     let mut data = vec![0u8; len];
     reader
         .read_exact(&mut data)
-        .map_err(|e| format!("truncated tensor data: {e}"))?;
+        .map_err(|e| FrameError::Truncated {
+            what: "tensor data",
+            source: Some(e),
+        })?;
     Ok(data)
 }
 
 /// Reads a job (worker side).
-pub(crate) fn read_job(reader: &mut impl Read) -> Result<ReceivedJob, String> {
+pub(crate) fn read_job(reader: &mut impl Read) -> Result<ReceivedJob, FrameError> {
     let header: JobHeader = read_header(reader, JOB_MAGIC)?;
     let mut job = header.job;
     if header.input_lens.len() != job.inputs.len() || header.output_lens.len() != job.outputs.len()
     {
-        return Err("tensor count does not match the header".into());
+        return Err(FrameError::Inconsistent(
+            "tensor count does not match the header",
+        ));
     }
     if header.in_arena {
         let lens = header
             .input_lens
             .iter()
             .chain(&header.output_lens)
-            .map(|&l| usize::try_from(l).map_err(|_| format!("{l} bytes do not fit in memory")))
-            .collect::<Result<Vec<usize>, String>>()?;
+            .map(|&l| usize::try_from(l).map_err(|_| FrameError::TooLarge { len: l }))
+            .collect::<Result<Vec<usize>, FrameError>>()?;
         return Ok(ReceivedJob {
             job,
             arena_lens: Some(lens),
@@ -281,7 +370,10 @@ pub(crate) fn write_reply(
 /// Decodes a complete reply (parent side). `arena_outputs` are the output
 /// regions of the job's arena, if it had one: a reply whose outputs stayed
 /// there gets copies of them.
-pub(crate) fn decode_reply(bytes: &[u8], arena_outputs: Option<&[&[u8]]>) -> Result<Reply, String> {
+pub(crate) fn decode_reply(
+    bytes: &[u8],
+    arena_outputs: Option<&[&[u8]]>,
+) -> Result<Reply, FrameError> {
     let mut reader = bytes;
     let header: ReplyHeader = read_header(&mut reader, REPLY_MAGIC)?;
     let mut reply = header.reply;
@@ -291,19 +383,28 @@ pub(crate) fn decode_reply(bytes: &[u8], arena_outputs: Option<&[&[u8]]>) -> Res
         outputs.push(read_bulk(&mut reader, *len, Some(available))?);
     }
     if !reader.is_empty() {
-        return Err(format!("{} unexpected bytes after the reply", reader.len()));
+        return Err(FrameError::Trailing {
+            bytes: reader.len(),
+        });
     }
     if header.outputs_in_arena {
         if !outputs.is_empty() {
-            return Err("output data after a reply whose outputs are in the arena".into());
+            return Err(FrameError::Inconsistent(
+                "output data after a reply whose outputs are in the arena",
+            ));
         }
-        let regions =
-            arena_outputs.ok_or("the reply's outputs are in an arena the job did not have")?;
+        let regions = arena_outputs.ok_or(FrameError::Inconsistent(
+            "the reply's outputs are in an arena the job did not have",
+        ))?;
         outputs = regions.iter().map(|r| r.to_vec()).collect();
     }
     match &mut reply {
         Reply::Launch(Ok(output)) => output.outputs = outputs,
-        _ if !outputs.is_empty() => return Err("output data after a reply without outputs".into()),
+        _ if !outputs.is_empty() => {
+            return Err(FrameError::Inconsistent(
+                "output data after a reply without outputs",
+            ))
+        }
         _ => {}
     }
     Ok(reply)
@@ -388,14 +489,17 @@ mod tests {
         let encoded = encode_job(&job).unwrap();
         let mut bytes = encoded.head.clone();
         bytes.extend_from_slice(encoded.bulk[0]);
-        let err = read_job(&mut bytes.as_slice()).err().unwrap();
+        let err = read_job(&mut bytes.as_slice()).err().unwrap().to_string();
         assert!(err.starts_with("truncated tensor data"), "{err}");
-        let err = read_job(&mut &b"GET / HTTP/1.1\r\n\r\n"[..]).err().unwrap();
+        let err = read_job(&mut &b"GET / HTTP/1.1\r\n\r\n"[..])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("bad magic"), "{err}");
         // A job of another build's protocol version says so.
         let mut other = encoded.head.clone();
         other[6..8].copy_from_slice(b"01");
-        let err = read_job(&mut other.as_slice()).err().unwrap();
+        let err = read_job(&mut other.as_slice()).err().unwrap().to_string();
         assert!(
             err.contains("frame version 01 where this side speaks 04"),
             "{err}"
@@ -436,7 +540,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // A reply that says "in the arena" for a job without one is refused.
-        let err = decode_reply(&bytes, None).err().unwrap();
+        let err = decode_reply(&bytes, None).err().unwrap().to_string();
         assert!(err.contains("arena the job did not have"), "{err}");
     }
 
@@ -469,6 +573,7 @@ mod tests {
         longer.push(0);
         assert!(decode_reply(&longer, None)
             .unwrap_err()
+            .to_string()
             .contains("unexpected bytes"));
         let mut lying = bytes.clone();
         lying[8..16].copy_from_slice(&(u64::MAX / 2).to_le_bytes());

@@ -577,7 +577,9 @@ fn is_right_only_on_the_listed_shapes() {
     assert!(matches!(v, Verdict::Correct { .. }), "{v:?}");
     // ...the fresh shapes do not.
     let built = dev.build(&shaped).unwrap();
-    let err = fresh::check(&dev, &shaped, &built, &cases, 9).unwrap_err();
+    let err = fresh::check(&dev, &shaped, &built, &cases, 9)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("wrong on a shape it was not tuned for"),
         "{err}"
