@@ -4,7 +4,7 @@
 //! Semantics follow shared/ref/operators-l1-l3.md (Level 3). Products sum
 //! in f64 from the exact inputs and round once to float32.
 
-use ascendopt_op::golden::{Builtin, Reject};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::Case;
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -62,15 +62,15 @@ fn complex_mat_mul_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
     Ok(vec![z])
 }
 
-fn complex_mat_mul_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+fn complex_mat_mul_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
     let (x, y) = (&inputs[0], &inputs[1]);
     let r = x.shape.len();
     let (m, k, n) = (x.shape[r - 2], x.shape[r - 1], y.shape[r - 1]);
     let batch: usize = x.shape[..r - 2].iter().product();
-    let parts = |t: &Tensor| -> Result<Vec<f64>, String> {
+    let parts = |t: &Tensor| -> Result<Vec<f64>, Reject> {
         t.complex_parts()
             .map(|p| p.to_f64s())
-            .ok_or_else(|| format!("case `{}`: a tensor is not complex", case.name))
+            .ok_or_else(|| Reject::new("dtype", "a tensor is not complex"))
     };
     let xv = parts(x)?;
     let yv = parts(y)?;
@@ -101,7 +101,7 @@ fn complex_mat_mul_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>
     part_shape.push(2);
     let out = Tensor::from_f64s(Dtype::Float32, &part_shape, &z);
     let out = Tensor::from_complex_parts(&out)
-        .ok_or_else(|| format!("case `{}`: no complex type of float32 parts", case.name))?;
+        .ok_or_else(|| Reject::new("dtype", "no complex type of float32 parts"))?;
     debug_assert_eq!(out.dtype, case.outputs[0].dtype);
     Ok(vec![out])
 }

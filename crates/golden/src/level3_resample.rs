@@ -6,8 +6,8 @@
 //! filter's weights and the sums are computed in f64 and rounded once to
 //! the output dtype.
 
-use crate::common::{arity, bool_attr, msg};
-use ascendopt_op::golden::{Builtin, Reject};
+use crate::common::{arity, bool_attr};
+use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
@@ -157,11 +157,11 @@ fn aa_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 
 /// out[p, i, j] = sum over taps of wh[i][a] ww[j][b] x[p, first_h(i) + a,
 /// first_w(j) + b].
-fn aa_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let shape = aa_infer(case).map_err(msg)?.remove(0);
+fn aa_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let shape = aa_infer(case)?.remove(0);
     let x = &inputs[0];
     let (h, w, oh, ow) = (x.shape[2], x.shape[3], shape[2], shape[3]);
-    let [th, tw] = axes(case, [h, w], [oh, ow]).map_err(msg)?;
+    let [th, tw] = axes(case, [h, w], [oh, ow])?;
     let xv = x.to_f64s();
     let planes = shape[0] * shape[1];
     let mut out = vec![0f64; planes * oh * ow];
@@ -204,11 +204,11 @@ fn aa_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {
 
 /// grad_input[p, h, w] = sum over (i, j) of wh[i](h) ww[j](w) grad[p, i, j]:
 /// every grad_output element scatters into its filter's taps.
-fn aa_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
-    let shape = aa_grad_infer(case).map_err(msg)?.remove(0);
+fn aa_grad_compute(case: &Case, inputs: &[Tensor]) -> Result<Vec<Tensor>, GoldenError> {
+    let shape = aa_grad_infer(case)?.remove(0);
     let g = &inputs[0];
     let (h, w, oh, ow) = (shape[2], shape[3], g.shape[2], g.shape[3]);
-    let [th, tw] = axes(case, [h, w], [oh, ow]).map_err(msg)?;
+    let [th, tw] = axes(case, [h, w], [oh, ow])?;
     let gv = g.to_f64s();
     let planes = shape[0] * shape[1];
     let mut sums = vec![0f64; planes * h * w];
