@@ -146,13 +146,15 @@ impl CannConfig {
     }
 }
 
-/// `Ascend910B2` -> `ascend910b` (the OpDef's `AddConfig` name).
+/// `Ascend910B2` -> `ascend910b`, `Ascend310B1` -> `ascend310b` (the
+/// OpDef's `AddConfig` name); also maps an op.toml `chip` (`ascend910b3`)
+/// to the compute unit it builds for.
 fn compute_unit(soc: &str) -> String {
     let lower = soc.to_ascii_lowercase();
-    match lower.strip_prefix("ascend910b") {
-        Some(_) => "ascend910b".into(),
-        None => lower,
-    }
+    ["ascend910b", "ascend310b", "ascend310p"]
+        .into_iter()
+        .find(|family| lower.starts_with(family))
+        .map_or(lower.clone(), str::to_string)
 }
 
 /// An Ascend NPU driven through the CANN toolkit.
@@ -596,6 +598,19 @@ impl Device for CannDevice {
 
     fn build(&self, package: &OpPackage) -> Result<Artifact, DeviceError> {
         let started = Instant::now();
+        // The op.toml's chip is the chip it is judged on: an NPU of
+        // another family cannot run what its OpDef registers for it.
+        if let Some(chip) = &package.spec.chip {
+            if compute_unit(chip) != self.config.target.compute_unit {
+                return Err(Self::setup(format!(
+                    "{}: op.toml's chip `{chip}` is not this NPU's {} (`{}`): judge it on an NPU \
+                     of that chip, or on the simulator's `{chip}` profile (`--device sim`)",
+                    package.dir.join("op.toml").display(),
+                    self.config.platform.soc_version,
+                    self.config.target.compute_unit
+                )));
+            }
+        }
         let toolkit = self.config.toolkit.clone().ok_or_else(|| {
             Self::setup("ASCEND_HOME_PATH is not set: source the toolkit's set_env.sh (ascendopt doctor says where it is)")
         })?;

@@ -423,6 +423,28 @@ fn compile_errors_name_the_package_file_and_line() {
         matches!(&err, DeviceError::Setup { message } if message.contains("msopgen")),
         "{err:?}"
     );
+
+    // An operator written for another chip: refused before any tool runs,
+    // naming the op.toml, its chip and the NPU's; its own family builds.
+    let other = |name: &str, chip: &str| {
+        let pkg = package(root.path(), name, "");
+        let toml = pkg.dir.join("op.toml");
+        let text = std::fs::read_to_string(&toml).unwrap();
+        let text = text.replacen("[op]\n", &format!("[op]\nchip = \"{chip}\"\n"), 1);
+        std::fs::write(&toml, text).unwrap();
+        OpPackage::load(&pkg.dir, &ascendopt_golden::BUILTINS).unwrap()
+    };
+    let pkg = other("for_310b", "ascend310b");
+    assert_eq!(pkg.spec.chip.as_deref(), Some("ascend310b"));
+    let err = dev.build(&pkg).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(&err, DeviceError::Setup { .. })
+            && message.contains("op.toml's chip `ascend310b` is not this NPU's Ascend910B2 (`ascend910b`)"),
+        "{message}"
+    );
+    dev.build(&other("for_910b3", "ascend910b3"))
+        .expect("a 910B3 operator builds for the 910B2's compute unit");
 }
 
 /// On a real NPU (CANN sourced, `ASCENDOPT_CANN_TESTS=1`): the built-in
