@@ -159,6 +159,35 @@ impl Iterator for Odometer {
     }
 }
 
+/// Attr `name`: a list of `len` positive integers.
+pub(crate) fn list_int(case: &Case, name: &str, len: usize) -> Result<Vec<usize>, Reject> {
+    match case.attr(name) {
+        Some(AttrValue::ListInt(v)) if v.len() == len && v.iter().all(|&d| d >= 1) => {
+            Ok(v.iter().map(|&d| d as usize).collect())
+        }
+        _ => Err(Reject::new(
+            "attrs",
+            format!("attr `{name}` must be a list of {len} positive integers"),
+        )),
+    }
+}
+
+/// Attr `name`: a finite scale >= 0, as float32 (0: the in/out ratio).
+pub(crate) fn f32_scale(case: &Case, name: &str) -> Result<f32, Reject> {
+    let s = case
+        .attr(name)
+        .and_then(AttrValue::as_f64)
+        .map(|v| v as f32)
+        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be a number")))?;
+    if !s.is_finite() || s < 0.0 {
+        return Err(Reject::new(
+            "attrs",
+            format!("{name} = {s} must be finite and >= 0 (0: in/out)"),
+        ));
+    }
+    Ok(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

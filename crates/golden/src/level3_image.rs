@@ -6,7 +6,7 @@
 //! exact inputs and rounds once to the output dtype, unless its section
 //! says otherwise.
 
-use crate::common::{arity, int_attr};
+use crate::common::{arity, f32_scale, int_attr, list_int};
 use ascendopt_op::float::round_f64;
 use ascendopt_op::golden::{Builtin, GoldenError, Reject};
 use ascendopt_op::spec::{AttrValue, Case};
@@ -363,33 +363,6 @@ fn linear_ratio(input: usize, output: usize, align_corners: bool, scale: f32) ->
     } else {
         input as f32 / output as f32
     }
-}
-
-fn list_int(case: &Case, name: &str, len: usize) -> Result<Vec<usize>, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::ListInt(v)) if v.len() == len && v.iter().all(|&d| d >= 1) => {
-            Ok(v.iter().map(|&d| d as usize).collect())
-        }
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a list of {len} positive integers"),
-        )),
-    }
-}
-
-fn f32_scale(case: &Case, name: &str) -> Result<f32, Reject> {
-    let s = case
-        .attr(name)
-        .and_then(AttrValue::as_f64)
-        .map(|v| v as f32)
-        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be a number")))?;
-    if !s.is_finite() || s < 0.0 {
-        return Err(Reject::new(
-            "attrs",
-            format!("{name} = {s} must be finite and >= 0 (0: in/out)"),
-        ));
-    }
-    Ok(s)
 }
 
 fn trilinear_grad_infer(case: &Case) -> Result<Vec<Vec<usize>>, Reject> {

@@ -6,9 +6,9 @@
 //! filter's weights and the sums are computed in f64 and rounded once to
 //! the output dtype.
 
-use crate::common::{arity, bool_attr};
+use crate::common::{arity, bool_attr, f32_scale, list_int};
 use ascendopt_op::golden::{Builtin, GoldenError, Reject};
-use ascendopt_op::spec::{AttrValue, Case};
+use ascendopt_op::spec::Case;
 use ascendopt_op::tensor::{shape_str, Tensor};
 use ascendopt_op::Dtype;
 
@@ -80,33 +80,6 @@ pub(crate) fn aa_taps(input: usize, output: usize, scale: f32) -> Vec<Taps> {
             Taps { first: lo, weights }
         })
         .collect()
-}
-
-fn list_int(case: &Case, name: &str, len: usize) -> Result<Vec<usize>, Reject> {
-    match case.attr(name) {
-        Some(AttrValue::ListInt(v)) if v.len() == len && v.iter().all(|&d| d >= 1) => {
-            Ok(v.iter().map(|&d| d as usize).collect())
-        }
-        _ => Err(Reject::new(
-            "attrs",
-            format!("attr `{name}` must be a list of {len} positive integers"),
-        )),
-    }
-}
-
-fn f32_scale(case: &Case, name: &str) -> Result<f32, Reject> {
-    let s = case
-        .attr(name)
-        .and_then(AttrValue::as_f64)
-        .map(|v| v as f32)
-        .ok_or_else(|| Reject::new("attrs", format!("attr `{name}` must be a number")))?;
-    if !s.is_finite() || s < 0.0 {
-        return Err(Reject::new(
-            "attrs",
-            format!("{name} = {s} must be finite and >= 0 (0: in/out)"),
-        ));
-    }
-    Ok(s)
 }
 
 fn float_dtype(t: &Dtype, what: &str) -> Result<(), Reject> {
