@@ -440,7 +440,9 @@ fn compile_errors_name_the_package_file_and_line() {
     let message = err.to_string();
     assert!(
         matches!(&err, DeviceError::Setup { .. })
-            && message.contains("op.toml's chip `ascend310b` is not this NPU's Ascend910B2 (`ascend910b`)"),
+            && message.contains(
+                "op.toml's chip `ascend310b` is not this NPU's Ascend910B2 (`ascend910b`)"
+            ),
         "{message}"
     );
     dev.build(&other("for_910b3", "ascend910b3"))
