@@ -336,27 +336,37 @@ pub fn plan(
     })
 }
 
+/// Why `CMakePresets.json` could not be edited.
+#[derive(Debug, thiserror::Error)]
+pub enum PresetsError {
+    /// It is not JSON.
+    #[error("CMakePresets.json: {0}")]
+    Json(#[from] serde_json::Error),
+    /// It is JSON of another shape.
+    #[error("CMakePresets.json: {0}")]
+    Shape(&'static str),
+}
+
 /// `CMakePresets.json` with `vars` set in the `cacheVariables` of every
 /// configure preset (each variable's `value`, its `type` kept or, for a
 /// new one, `STRING`/`BOOL` by value).
-pub fn set_presets(text: &str, vars: &[(String, String)]) -> Result<String, String> {
-    let mut doc: Value =
-        serde_json::from_str(text).map_err(|e| format!("CMakePresets.json: {e}"))?;
+pub fn set_presets(text: &str, vars: &[(String, String)]) -> Result<String, PresetsError> {
+    let mut doc: Value = serde_json::from_str(text)?;
     let presets = doc
         .get_mut("configurePresets")
         .and_then(Value::as_array_mut)
-        .ok_or("CMakePresets.json: no configurePresets list")?;
+        .ok_or(PresetsError::Shape("no configurePresets list"))?;
     if presets.is_empty() {
-        return Err("CMakePresets.json: configurePresets is empty".into());
+        return Err(PresetsError::Shape("configurePresets is empty"));
     }
     for preset in presets {
         let obj = preset
             .as_object_mut()
-            .ok_or("CMakePresets.json: a configure preset is not an object")?;
+            .ok_or(PresetsError::Shape("a configure preset is not an object"))?;
         let cache = obj.entry("cacheVariables").or_insert_with(|| json!({}));
         let cache = cache
             .as_object_mut()
-            .ok_or("CMakePresets.json: cacheVariables is not an object")?;
+            .ok_or(PresetsError::Shape("cacheVariables is not an object"))?;
         for (name, value) in vars {
             match cache.get_mut(name) {
                 Some(Value::Object(var)) => {
@@ -373,7 +383,7 @@ pub fn set_presets(text: &str, vars: &[(String, String)]) -> Result<String, Stri
             }
         }
     }
-    Ok(serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n")
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 
 fn quote(s: &str) -> String {
@@ -532,8 +542,8 @@ pub fn execute_steps(
                         format!("{}: {e}", file.display()),
                     )
                 })?;
-                let edited =
-                    set_presets(&text, vars).map_err(|e| fail(index, "CMakePresets.json", e))?;
+                let edited = set_presets(&text, vars)
+                    .map_err(|e| fail(index, "CMakePresets.json", e.to_string()))?;
                 std::fs::write(file, edited).map_err(|e| {
                     fail(
                         index,
@@ -563,7 +573,7 @@ pub fn execute_steps(
                     cmd.env(k, v);
                 }
                 let ended = super::child::run(cmd, limit.unwrap_or(std::time::Duration::MAX), &log)
-                    .map_err(|e| fail(index, &what, e))?;
+                    .map_err(|e| fail(index, &what, e.to_string()))?;
                 let (status, ok, text) = match ended {
                     super::child::Ended::Exited { status, output } => {
                         (status.to_string(), status.success(), output)

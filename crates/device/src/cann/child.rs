@@ -3,7 +3,7 @@
 //! kept in files, the whole group killed when the limit passes.
 
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,23 +26,54 @@ pub enum Ended {
     },
 }
 
+/// Why a child could not be run to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    /// Its output file could not be created.
+    #[error("{}: {source}", path.display())]
+    Log {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It could not be started.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program, as the command names it.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Waiting for it failed.
+    #[error("waiting for {program}: {source}")]
+    Wait {
+        /// The program, as the command names it.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Runs `cmd` (stdin closed) with `limit`, its output captured in
 /// `<log>.out`; Err when it cannot be started.
-pub fn run(mut cmd: Command, limit: Duration, log: &Path) -> Result<Ended, String> {
+pub fn run(mut cmd: Command, limit: Duration, log: &Path) -> Result<Ended, ChildError> {
     let out_path = log.with_extension("out");
     let err_path = log.with_extension("err");
-    let out =
-        std::fs::File::create(&out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
-    let err =
-        std::fs::File::create(&err_path).map_err(|e| format!("{}: {e}", err_path.display()))?;
+    let create = |path: PathBuf| {
+        std::fs::File::create(&path).map_err(|source| ChildError::Log { path, source })
+    };
+    let out = create(out_path.clone())?;
+    let err = create(err_path.clone())?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
         .process_group(0);
     let program = format!("{:?}", cmd.get_program());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let mut child = cmd.spawn().map_err(|source| ChildError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
     let start = Instant::now();
     let read = || {
         let mut text = std::fs::read_to_string(&out_path).unwrap_or_default();
@@ -60,7 +91,7 @@ pub fn run(mut cmd: Command, limit: Duration, log: &Path) -> Result<Ended, Strin
                 });
             }
             Ok(None) => {}
-            Err(e) => return Err(format!("waiting for {program}: {e}")),
+            Err(source) => return Err(ChildError::Wait { program, source }),
         }
         if start.elapsed() >= limit {
             kill_group(child.id());

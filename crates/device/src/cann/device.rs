@@ -157,6 +157,88 @@ fn compute_unit(soc: &str) -> String {
         .map_or(lower.clone(), str::to_string)
 }
 
+/// Why a step of a job on the chip failed (the job folder, a reset,
+/// `msprof op`, the build key); its message becomes the run's outcome or
+/// the setup error.
+#[derive(Debug, thiserror::Error)]
+enum StepFailure {
+    /// A file or folder of the job could not be made or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A tool could not be run.
+    #[error(transparent)]
+    Child(#[from] child::ChildError),
+    /// A tool exited with a failure.
+    #[error("{tool} failed ({status}): {tail}")]
+    Failed {
+        /// `aclrtResetDevice`, `msprof op`.
+        tool: &'static str,
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// The last lines it printed.
+        tail: String,
+    },
+    /// A reset did not end within the limit.
+    #[error("aclrtResetDevice hung ({after_ms} ms)")]
+    ResetHung {
+        /// How long it ran.
+        after_ms: u64,
+    },
+    /// `msprof op` did not end within the limit.
+    #[error("msprof op did not finish in {after_ms} ms")]
+    MsprofHung {
+        /// How long it ran.
+        after_ms: u64,
+    },
+    /// `msprof op` said some kernels failed to profile.
+    #[error("msprof op: {failed} kernel(s) failed to profile: {tail}")]
+    NotProfiled {
+        /// How many.
+        failed: u32,
+        /// The last lines of its console.
+        tail: String,
+    },
+    /// Its output folder could not be read.
+    #[error(transparent)]
+    Output(#[from] msprof::MsprofError),
+    /// Its output held no kernel.
+    #[error("{}: msprof profiled no kernel", place.display())]
+    NoKernel {
+        /// Where it saved its output.
+        place: PathBuf,
+    },
+    /// The operator's OpDef has no op JSON (the build key covers it).
+    #[error(transparent)]
+    Plan(#[from] build::PlanError),
+    /// The package's files could not be listed.
+    #[error(transparent)]
+    Package(#[from] ascendopt_op::OpError),
+    /// Every attempt ran below the rated clock.
+    #[error("the chip ran at {current_mhz} MHz, below its rated {rated_mhz} MHz, in {attempts} attempts: the profile is rejected")]
+    BelowClock {
+        /// The clock of the last attempt.
+        current_mhz: f64,
+        /// The rated clock.
+        rated_mhz: f64,
+        /// Attempts made.
+        attempts: u32,
+    },
+}
+
+impl StepFailure {
+    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StepFailure + '_ {
+        move |source| StepFailure::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// An Ascend NPU driven through the CANN toolkit.
 #[derive(Debug)]
 pub struct CannDevice {
@@ -193,7 +275,7 @@ impl CannDevice {
 
     /// A fresh job folder, private to the user (msprof refuses an output
     /// folder whose parent others can write).
-    fn job_dir(&self) -> Result<PathBuf, String> {
+    fn job_dir(&self) -> Result<PathBuf, StepFailure> {
         let n = self.jobs.fetch_add(1, Ordering::Relaxed);
         let dir = self
             .config
@@ -201,10 +283,10 @@ impl CannDevice {
             .join("jobs")
             .join(format!("{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(StepFailure::io(&dir))?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+            .map_err(StepFailure::io(&dir))?;
         Ok(dir)
     }
 
@@ -223,19 +305,17 @@ impl CannDevice {
 
     /// `aclrtResetDevice` in a fresh process; Err with its output when
     /// that fails too.
-    fn reset(&self, runner: &Path, dir: &Path) -> Result<(), String> {
+    fn reset(&self, runner: &Path, dir: &Path) -> Result<(), StepFailure> {
         let mut cmd = self.command(runner);
         cmd.arg("--reset").arg(self.config.device_id.to_string());
-        match child::run(cmd, self.config.run_limit, &dir.join("reset")) {
-            Ok(Ended::Exited { status, .. }) if status.success() => Ok(()),
-            Ok(Ended::Exited { status, output }) => Err(format!(
-                "aclrtResetDevice failed ({status}): {}",
-                child::tail(&output, 4)
-            )),
-            Ok(Ended::TimedOut { after_ms, .. }) => {
-                Err(format!("aclrtResetDevice hung ({after_ms} ms)"))
-            }
-            Err(e) => Err(e),
+        match child::run(cmd, self.config.run_limit, &dir.join("reset"))? {
+            Ended::Exited { status, .. } if status.success() => Ok(()),
+            Ended::Exited { status, output } => Err(StepFailure::Failed {
+                tool: "aclrtResetDevice",
+                status,
+                tail: child::tail(&output, 4),
+            }),
+            Ended::TimedOut { after_ms, .. } => Err(StepFailure::ResetHung { after_ms }),
         }
     }
 
@@ -248,8 +328,11 @@ impl CannDevice {
             .arg(self.config.warmup.to_string())
             .arg(self.config.repeats.to_string())
             .arg(self.sync_ms().to_string());
-        let ended = child::run(cmd, self.config.run_limit, &dir.join("runner"))
-            .map_err(|message| Box::new(RunOutcome::DeviceFailed { message }))?;
+        let ended = child::run(cmd, self.config.run_limit, &dir.join("runner")).map_err(|e| {
+            Box::new(RunOutcome::DeviceFailed {
+                message: e.to_string(),
+            })
+        })?;
         let reset_after = |outcome: RunOutcome| match self.reset(runner, dir) {
             Ok(()) => outcome,
             Err(e) => RunOutcome::DeviceFailed {
@@ -342,7 +425,7 @@ impl CannDevice {
         let profile = if !request.keep_trace {
             None
         } else if self.config.msprof {
-            Some(self.msprof(artifact, &pristine))
+            Some(self.msprof(artifact, &pristine).map_err(|e| e.to_string()))
         } else {
             Some(Ok(self.events_profile(&samples)))
         };
@@ -372,13 +455,17 @@ impl CannDevice {
 
     /// Profiles the checked launch of job `dir` (a copy of the run's job
     /// taken before it ran) with `msprof op`.
-    fn msprof(&self, artifact: &Artifact, dir: &Path) -> Result<Profile, String> {
+    fn msprof(&self, artifact: &Artifact, dir: &Path) -> Result<Profile, StepFailure> {
         let out = dir.join("msprof");
-        let mut last = String::new();
+        let mut last = StepFailure::BelowClock {
+            current_mhz: f64::NAN,
+            rated_mhz: f64::NAN,
+            attempts: 0,
+        };
         // A sample below the rated clock is taken again, twice at most.
         for attempt in 0..3 {
             let _ = std::fs::remove_dir_all(&out);
-            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            std::fs::create_dir_all(&out).map_err(StepFailure::io(&out))?;
             let mut cmd = self.command(Path::new("msprof"));
             cmd.arg("op")
                 .arg(format!("--output={}", out.display()))
@@ -392,36 +479,36 @@ impl CannDevice {
             let console = match child::run(cmd, self.config.run_limit, &log)? {
                 Ended::Exited { status, output } if status.success() => output,
                 Ended::Exited { status, output } => {
-                    return Err(format!(
-                        "msprof op failed ({status}): {}",
-                        child::tail(&output, 6)
-                    ))
+                    return Err(StepFailure::Failed {
+                        tool: "msprof op",
+                        status,
+                        tail: child::tail(&output, 6),
+                    })
                 }
                 Ended::TimedOut { after_ms, .. } => {
-                    return Err(format!("msprof op did not finish in {after_ms} ms"))
+                    return Err(StepFailure::MsprofHung { after_ms })
                 }
             };
             let said = msprof::parse_console(&console);
             if let Some((_, failed)) = said.success_failed.filter(|(_, f)| *f > 0) {
-                return Err(format!(
-                    "msprof op: {failed} kernel(s) failed to profile: {}",
-                    child::tail(&console, 6)
-                ));
+                return Err(StepFailure::NotProfiled {
+                    failed,
+                    tail: child::tail(&console, 6),
+                });
             }
             let place = said.saved_in.unwrap_or_else(|| out.clone());
-            let kernels = msprof::read_output(&place).map_err(|e| e.to_string())?;
+            let kernels = msprof::read_output(&place)?;
             let kernel = kernels
                 .into_iter()
                 .next()
-                .ok_or_else(|| format!("{}: msprof profiled no kernel", place.display()))?;
+                .ok_or(StepFailure::NoKernel { place })?;
             match kernel.at_rated_clock() {
                 Some(false) => {
-                    last = format!(
-                        "the chip ran at {} MHz, below its rated {} MHz, in {} attempts: the profile is rejected",
-                        kernel.basic.current_freq_mhz.unwrap_or(f64::NAN),
-                        kernel.basic.rated_freq_mhz.unwrap_or(f64::NAN),
-                        attempt + 1
-                    );
+                    last = StepFailure::BelowClock {
+                        current_mhz: kernel.basic.current_freq_mhz.unwrap_or(f64::NAN),
+                        rated_mhz: kernel.basic.rated_freq_mhz.unwrap_or(f64::NAN),
+                        attempts: attempt + 1,
+                    };
                 }
                 _ => {
                     return Ok(chip_profile::from_msprof(
@@ -562,20 +649,22 @@ pub fn opdef_of(spec: &OpSpec) -> OpDefDesc {
 
 /// The content hash of a build: the description, the target, the runner
 /// and every file of `op_host/` and `op_kernel/`.
-fn build_key(package: &OpPackage, def: &OpDefDesc, config: &CannConfig) -> Result<String, String> {
+fn build_key(
+    package: &OpPackage,
+    def: &OpDefDesc,
+    config: &CannConfig,
+) -> Result<String, StepFailure> {
     let mut h = Sha256::new();
     h.update(b"ascendopt-cann-build-v1\0");
-    h.update(
-        serde_json::to_string(&build::op_json(def).map_err(|e| e.to_string())?).unwrap_or_default(),
-    );
+    h.update(serde_json::to_string(&build::op_json(def)?).unwrap_or_default());
     h.update(format!("{:?}\0{:?}\0", config.target, config.runner_libs));
     h.update(runner::source(def));
     for sub in ["op_host", "op_kernel"] {
         let root = package.dir.join(sub);
-        for (rel, f) in ascendopt_op::package::package_files(&root).map_err(|e| e.to_string())? {
+        for (rel, f) in ascendopt_op::package::package_files(&root)? {
             h.update(format!("{sub}/{rel}"));
             h.update([0]);
-            h.update(std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?);
+            h.update(std::fs::read(&f).map_err(StepFailure::io(&f))?);
             h.update([0]);
         }
     }
@@ -615,7 +704,7 @@ impl Device for CannDevice {
             Self::setup("ASCEND_HOME_PATH is not set: source the toolkit's set_env.sh (ascendopt doctor says where it is)")
         })?;
         let def = opdef_of(&package.spec);
-        let key = build_key(package, &def, &self.config).map_err(Self::setup)?;
+        let key = build_key(package, &def, &self.config).map_err(|e| Self::setup(e.to_string()))?;
         let dir = self.config.work_dir.join("builds").join(&key);
         let plan = build::plan(
             &package.dir,
@@ -739,7 +828,11 @@ impl Device for CannDevice {
     fn run(&self, artifact: &Artifact, request: &RunRequest) -> RunOutcome {
         let dir = match self.job_dir() {
             Ok(d) => d,
-            Err(message) => return RunOutcome::DeviceFailed { message },
+            Err(e) => {
+                return RunOutcome::DeviceFailed {
+                    message: e.to_string(),
+                }
+            }
         };
         let outcome = self.run_in(&dir, artifact, request);
         let _ = std::fs::remove_dir_all(&dir);

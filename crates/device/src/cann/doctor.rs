@@ -126,13 +126,58 @@ pub struct Doctor {
     pub cann_tools_present: bool,
 }
 
+/// Why a tool the doctor asks did not answer.
+#[derive(Debug, thiserror::Error)]
+enum ToolError {
+    /// It could not be started.
+    #[error("cannot run {}: {source}", program.display())]
+    Spawn {
+        /// The tool.
+        program: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It did not end within the limit.
+    #[error("{} {args} did not finish within {} s", program.display(), timeout.as_secs_f64())]
+    Hung {
+        /// The tool.
+        program: PathBuf,
+        /// Its arguments, joined.
+        args: String,
+        /// The limit.
+        timeout: Duration,
+    },
+    /// Waiting for it, or reading its output, failed.
+    #[error("{doing} {}: {source}", program.display())]
+    Wait {
+        /// `waiting for`, `reading`.
+        doing: &'static str,
+        /// The tool.
+        program: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It exited with a failure.
+    #[error("{} {args} failed ({status}){}", program.display(), said.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
+    Failed {
+        /// The tool.
+        program: PathBuf,
+        /// Its arguments, joined.
+        args: String,
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// The first line it printed (stderr first).
+        said: Option<String>,
+    },
+}
+
 /// Runs a tool with a time limit; its stdout, or why not.
 fn run_tool(
     program: &Path,
     args: &[&str],
     env: &BTreeMap<String, String>,
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::null())
@@ -141,9 +186,10 @@ fn run_tool(
     if let Some(path) = env.get("PATH") {
         cmd.env("PATH", path);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    let mut child = cmd.spawn().map_err(|source| ToolError::Spawn {
+        program: program.to_path_buf(),
+        source,
+    })?;
     let deadline = Instant::now() + timeout;
     loop {
         match child.try_wait() {
@@ -151,20 +197,27 @@ fn run_tool(
             Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{} {} did not finish within {} s",
-                    program.display(),
-                    args.join(" "),
-                    timeout.as_secs_f64()
-                ));
+                return Err(ToolError::Hung {
+                    program: program.to_path_buf(),
+                    args: args.join(" "),
+                    timeout,
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for {}: {e}", program.display())),
+            Err(source) => {
+                return Err(ToolError::Wait {
+                    doing: "waiting for",
+                    program: program.to_path_buf(),
+                    source,
+                })
+            }
         }
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("reading {}: {e}", program.display()))?;
+    let out = child.wait_with_output().map_err(|source| ToolError::Wait {
+        doing: "reading",
+        program: program.to_path_buf(),
+        source,
+    })?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if out.status.success() {
         Ok(stdout)
@@ -173,14 +226,14 @@ fn run_tool(
         let said = stderr
             .lines()
             .chain(stdout.lines())
-            .find(|l| !l.trim().is_empty());
-        Err(format!(
-            "{} {} failed ({}){}",
-            program.display(),
-            args.join(" "),
-            out.status,
-            said.map(|l| format!(": {}", l.trim())).unwrap_or_default()
-        ))
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string());
+        Err(ToolError::Failed {
+            program: program.to_path_buf(),
+            args: args.join(" "),
+            status: out.status,
+            said,
+        })
     }
 }
 
@@ -293,7 +346,7 @@ pub fn doctor(input: &DoctorInput) -> Doctor {
             device: "sim",
             item: "C++ compiler".into(),
             status: LineStatus::Missing,
-            detail: why,
+            detail: why.to_string(),
             fix: Some(
                 "install g++ with C++17 (Debian/Ubuntu: `apt install g++`), or set ASCENDOPT_CXX"
                     .into(),
@@ -472,7 +525,7 @@ pub fn doctor(input: &DoctorInput) -> Doctor {
                 device: "cann",
                 item: "npu-smi".into(),
                 status: LineStatus::Missing,
-                detail: why,
+                detail: why.to_string(),
                 fix: Some("check the driver: `npu-smi info` must list the chips".into()),
             }),
             Ok(out) => {
