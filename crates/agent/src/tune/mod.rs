@@ -225,19 +225,27 @@ impl KnobSpace {
             .join(" ")
     }
 
-    /// `base` with the knobs set to `g`; Err when a constraint refuses it.
-    fn render(&self, base: &Sources, g: &Genome) -> Result<Sources, String> {
-        let files = self
-            .tiling
-            .render_with(&self.assignment(g))
-            .map_err(|e| e.to_string())?;
+    /// `base` with the knobs set to `g`; Err when a constraint refuses it
+    /// (or a rendered file lies outside the package).
+    fn render(&self, base: &Sources, g: &Genome) -> Result<Sources, RenderError> {
+        let files = self.tiling.render_with(&self.assignment(g))?;
         let mut out = base.clone();
         for (path, text) in files {
-            out.set_at(&self.dir, &path, text)
-                .map_err(|e| e.to_string())?;
+            out.set_at(&self.dir, &path, text)?;
         }
         Ok(out)
     }
+}
+
+/// Why a genome has no sources ([`KnobSpace::render`]).
+#[derive(Debug, thiserror::Error)]
+enum RenderError {
+    /// The tiling refused the values (a constraint, a domain).
+    #[error(transparent)]
+    Tiling(#[from] ascendopt_op::OpError),
+    /// A rendered file could not be set.
+    #[error(transparent)]
+    Sources(#[from] ascendopt_motif::MotifError),
 }
 
 /// A bound on one knob's value index.
