@@ -239,6 +239,48 @@ pub fn transpose_fractal_b16(src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// The source blocks a LoadData walks: `startIndex`, then `srcStride`
+/// blocks up per repeat, or down with addrMode decreasing.
+struct SourceWalk {
+    start: u64,
+    stride: u64,
+    decreasing: bool,
+}
+
+impl SourceWalk {
+    fn new(start: u32, stride: u32, decreasing: u32) -> SourceWalk {
+        SourceWalk {
+            start: u64::from(start),
+            stride: u64::from(stride),
+            decreasing: decreasing != 0,
+        }
+    }
+
+    /// Block index of repeat `i`; None below the source.
+    fn index(&self, i: u64) -> Option<u64> {
+        let step = i * self.stride;
+        if self.decreasing {
+            self.start.checked_sub(step)
+        } else {
+            Some(self.start + step)
+        }
+    }
+
+    /// The lowest and highest block `repeat` repeats touch; a decreasing
+    /// walk that goes below the source is a fault.
+    fn span(&self, api: &'static str, repeat: u64) -> Result<(u64, u64), Fault> {
+        let first = self.index(0).unwrap_or(0);
+        let last = self.index(repeat - 1).ok_or_else(|| Fault::InvalidArg {
+            api,
+            what: format!(
+                "addrMode decreasing from startIndex {} by srcStride {} for {repeat} repeats goes below the source",
+                self.start, self.stride
+            ),
+        })?;
+        Ok((first.min(last), first.max(last)))
+    }
+}
+
 /// The square matrix LoadDataWithTranspose transposes per repeat for
 /// elements of `size` bytes (guide 6.2.3.2.1.5): its side and how many
 /// 512-byte fractals it spans.
@@ -524,23 +566,9 @@ impl Block {
             );
         }
         // Fractal i of the source, in 512 B units from src_base.
-        let src_index = |i: u64| -> Option<u64> {
-            let step = i * u64::from(stride);
-            if decreasing != 0 {
-                u64::from(start).checked_sub(step)
-            } else {
-                Some(u64::from(start) + step)
-            }
-        };
+        let walk = SourceWalk::new(start, stride, decreasing);
         let repeat = u64::from(repeat);
-        let first = src_index(0).unwrap_or(0);
-        let last = src_index(repeat - 1).ok_or_else(|| Fault::InvalidArg {
-            api,
-            what: format!(
-                "addrMode decreasing from startIndex {start} by srcStride {stride} for {repeat} repeats goes below the source"
-            ),
-        })?;
-        let (lo, hi) = (first.min(last), first.max(last));
+        let (lo, hi) = walk.span(api, repeat)?;
         let src_region = self.region(
             "src",
             src_mem,
@@ -558,7 +586,7 @@ impl Block {
         let mut frac = [0u8; FRACTAL_BYTES as usize];
         let mut out = [0u8; FRACTAL_BYTES as usize];
         for i in 0..repeat {
-            let idx = src_index(i).unwrap_or(0);
+            let idx = walk.index(i).unwrap_or(0);
             self.read_bytes(src_mem, src_base + idx * FRACTAL_BYTES, &mut frac);
             let data = if transpose {
                 transpose_fractal_b16(&frac, &mut out);
@@ -635,22 +663,9 @@ impl Block {
         }
         let square = fracs as u64 * FRACTAL_BYTES;
         let repeat = u64::from(repeat);
-        let src_index = |i: u64| -> Option<u64> {
-            let step = i * u64::from(stride);
-            if decreasing != 0 {
-                u64::from(start).checked_sub(step)
-            } else {
-                Some(u64::from(start) + step)
-            }
-        };
-        let first = src_index(0).unwrap_or(0);
-        let last = src_index(repeat - 1).ok_or_else(|| Fault::InvalidArg {
-            api,
-            what: format!(
-                "addrMode decreasing from startIndex {start} by srcStride {stride} for {repeat} repeats goes below the source"
-            ),
-        })?;
-        let (lo, hi) = (first.min(last), first.max(last));
+        // Square i of the source, in `square` units from src_base.
+        let walk = SourceWalk::new(start, stride, decreasing);
+        let (lo, hi) = walk.span(api, repeat)?;
         let src_region = self.region(
             "src",
             src_mem,
@@ -672,7 +687,7 @@ impl Block {
         let mut out = vec![0u8; square as usize];
         let frac = FRACTAL_BYTES as usize;
         for i in 0..repeat {
-            let idx = src_index(i).unwrap_or(0);
+            let idx = walk.index(i).unwrap_or(0);
             self.read_bytes(src_mem, src_base + idx * square, &mut sq);
             transpose_square_bytes(size, &sq, &mut out);
             let at = dst_base + i * dst_step;

@@ -438,17 +438,11 @@ impl<'a> Reader<'a> {
     }
 
     fn sourced(&mut self, key: &str, value: &toml::Value) -> Result<f64, HwProfileError> {
-        let table = value.as_table().ok_or_else(|| {
-            self.err(
-                key,
-                "expected `{ value = <number>, source = \"...\" }` (every number names its source)",
-            )
-        })?;
-        for name in table.keys() {
-            if name != "value" && name != "source" {
-                return Err(self.err(key, format!("unknown field `{name}`")));
-            }
-        }
+        let table = self.sourced_table(
+            key,
+            value,
+            "expected `{ value = <number>, source = \"...\" }` (every number names its source)",
+        )?;
         let number = match table.get("value") {
             Some(toml::Value::Integer(i)) => *i as f64,
             Some(toml::Value::Float(f)) => *f,
@@ -458,33 +452,28 @@ impl<'a> Reader<'a> {
         if !number.is_finite() || number < 0.0 {
             return Err(self.err(key, format!("value {number} must be finite and >= 0")));
         }
-        let source = table
-            .get("source")
-            .and_then(|s| s.as_str())
-            .map(str::trim)
-            .unwrap_or("");
-        if source.is_empty() {
-            return Err(self.err(key, "missing `source` (every number names its source)"));
-        }
-        self.sources.insert(key.to_string(), source.to_string());
+        self.record_source(key, table)?;
         Ok(number)
     }
 
-    /// A sourced string `{ value = "...", source = "..." }` at a dotted key.
-    fn sourced_string(&mut self, key: &str) -> Result<String, HwProfileError> {
-        let value = self.lookup(key).ok_or_else(|| self.err(key, "missing"))?;
-        let table = value
-            .as_table()
-            .ok_or_else(|| self.err(key, "expected `{ value = \"...\", source = \"...\" }`"))?;
+    /// `value` as a `{ value, source }` table with no other field.
+    fn sourced_table<'v>(
+        &self,
+        key: &str,
+        value: &'v toml::Value,
+        expected: &str,
+    ) -> Result<&'v toml::Table, HwProfileError> {
+        let table = value.as_table().ok_or_else(|| self.err(key, expected))?;
         for name in table.keys() {
             if name != "value" && name != "source" {
                 return Err(self.err(key, format!("unknown field `{name}`")));
             }
         }
-        let text = table
-            .get("value")
-            .and_then(|v| v.as_str())
-            .ok_or_else(|| self.err(key, "`value` must be a string"))?;
+        Ok(table)
+    }
+
+    /// Records the non-empty `source` of the table at `key`.
+    fn record_source(&mut self, key: &str, table: &toml::Table) -> Result<(), HwProfileError> {
         let source = table
             .get("source")
             .and_then(|s| s.as_str())
@@ -494,6 +483,22 @@ impl<'a> Reader<'a> {
             return Err(self.err(key, "missing `source` (every number names its source)"));
         }
         self.sources.insert(key.to_string(), source.to_string());
+        Ok(())
+    }
+
+    /// A sourced string `{ value = "...", source = "..." }` at a dotted key.
+    fn sourced_string(&mut self, key: &str) -> Result<String, HwProfileError> {
+        let value = self.lookup(key).ok_or_else(|| self.err(key, "missing"))?;
+        let table = self.sourced_table(
+            key,
+            value,
+            "expected `{ value = \"...\", source = \"...\" }`",
+        )?;
+        let text = table
+            .get("value")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| self.err(key, "`value` must be a string"))?;
+        self.record_source(key, table)?;
         self.used.insert(key.to_string());
         Ok(text.to_string())
     }
