@@ -4,6 +4,7 @@
 // kernel back to ascendopt_kernel_call (see abi.h).
 #include "ascendopt/abi.h"
 #include "ascendopt/kernel/kernel_type.h"
+#include "ascendopt/kernel/tpl_table.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -259,6 +260,25 @@ __attribute__((visibility("hidden"))) KernelTypes g_kernel_types = {-1, 0, {}, {
 // the cores (runtime/mix.rs).
 extern "C" __attribute__((visibility("default"))) const void* ascendopt_kernel_types(void) {
   return &ascendopt::g_kernel_types;
+}
+
+// A kernel whose entry is a tiling template (ascendopt/kernel/tpl_instances.h):
+// the instance registered under `key`, or null; `*count` says how many the
+// library holds (0: the entry is no template).
+namespace ascendopt {
+namespace tpl {
+__attribute__((visibility("hidden"))) Instances g_tpl_instances = {0, {}, {}};
+}
+}  // namespace ascendopt
+
+extern "C" __attribute__((visibility("default"))) const void* ascendopt_kernel_tpl_entry(uint64_t key,
+                                                                                        uint32_t* count) {
+  const ascendopt::tpl::Instances& t = ascendopt::tpl::g_tpl_instances;
+  if (count != nullptr) *count = t.count;
+  for (uint32_t i = 0; i < t.count; ++i) {
+    if (t.keys[i] == key) return t.entries[i];
+  }
+  return nullptr;
 }
 
 thread_local int64_t block_idx = 0;

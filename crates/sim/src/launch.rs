@@ -384,10 +384,43 @@ type CallFn = unsafe extern "C" fn(*const c_void, u32, *mut *mut u8) -> i32;
 type ThrowFn = unsafe extern "C-unwind" fn();
 type CountersFn = unsafe extern "C" fn() -> *mut crate::abi::AscScalarCounters;
 type TypesFn = unsafe extern "C" fn() -> *const mix::RegisteredTypes;
+type TplEntryFn = unsafe extern "C" fn(u64, *mut u32) -> *const c_void;
 
 /// Runs the kernel of `job` on every block with the given tiling decisions.
 pub fn run_kernel(job: &LaunchJob, tiling: &TilingInfo) -> Result<LaunchOutput, LaunchFailure> {
     launch(job, tiling, None)
+}
+
+/// The instance of a tiling-template kernel that `key` selects; None when
+/// the library holds no template instances (its entry is no template).
+///
+/// # Safety
+/// `lib` is a kernel library linked with kernel_entry.cpp, whose
+/// `ascendopt_kernel_tpl_entry` has the signature of [`TplEntryFn`].
+unsafe fn template_instance(
+    lib: &Library,
+    job: &LaunchJob,
+    key: u64,
+) -> Result<Option<*const c_void>, LaunchFailure> {
+    // SAFETY: as the function's contract states.
+    let Ok(lookup) = (unsafe { lib.get::<TplEntryFn>(b"ascendopt_kernel_tpl_entry\0") }) else {
+        return Ok(None);
+    };
+    let mut count = 0u32;
+    // SAFETY: reads the library's own table; `count` is a valid u32.
+    let entry = unsafe { lookup(key, &mut count) };
+    if count == 0 {
+        return Ok(None);
+    }
+    if entry.is_null() {
+        return Err(LaunchFailure::Tiling {
+            message: format!(
+                "tiling key {key} selects no instance of the template kernel `{}`: the key is not one of the {count} combinations its ASCENDC_TPL_SEL selects (set it with GET_TPL_TILING_KEY)",
+                job.kernel_name
+            ),
+        });
+    }
+    Ok(Some(entry))
 }
 
 fn launch(
@@ -437,13 +470,18 @@ fn launch(
             .map(|s| *s);
         let mut name = job.kernel_name.clone().into_bytes();
         name.push(0);
-        let entry: libloading::Symbol<*const c_void> = lib.get(&name).map_err(|e| {
-            load_err(format!(
-                "kernel entry `{}` not found ({e}); declare it extern \"C\" __global__ __aicore__",
-                job.kernel_name
-            ))
-        })?;
-        (*attach, *call, *throw, *entry, counters, types)
+        let entry = match lib.get::<*const c_void>(&name) {
+            Ok(entry) => *entry,
+            // A tiling-template entry: the instance the key selects
+            // (ascendopt/kernel/tpl_instances.h).
+            Err(e) => template_instance(&lib, job, tiling.tiling_key)?.ok_or_else(|| {
+                load_err(format!(
+                    "kernel entry `{}` not found ({e}); declare it extern \"C\" __global__ __aicore__",
+                    job.kernel_name
+                ))
+            })?,
+        };
+        (*attach, *call, *throw, entry, counters, types)
     };
     let kernel_type = match types {
         None => None,

@@ -719,6 +719,8 @@ const FAMILY_PREFIXES: &[&str] = &[
     "graph/",
     "exe_graph/",
     "platform/",
+    // ascendc/host_api/tiling/template_argument.h (tiling templates).
+    "ascendc/",
 ];
 
 /// Standard headers without side effects, allowed everywhere.

@@ -8,3 +8,4 @@ mod common;
 mod cube_package;
 mod launches;
 mod redteam;
+mod tiling_template;

@@ -68,6 +68,7 @@ pub mod integrity;
 pub mod launch;
 mod pch;
 pub mod project;
+pub mod tpl;
 pub mod variants;
 
 use crate::worker::contained::{self, ContainedLimits};
@@ -1412,6 +1413,7 @@ impl UnitPlan {
         if self.unit == Unit::Kernel {
             hasher.field(instrument::SOURCE.as_bytes());
             hasher.field(launch::REWRITE_VERSION.as_bytes());
+            hasher.field(tpl::FOOTER_VERSION.as_bytes());
             for flag in instrument::KERNEL_FLAGS {
                 hasher.field(flag.as_bytes());
             }
@@ -1648,9 +1650,11 @@ impl UnitPlan {
     }
 
     /// A copy of `source` whose launch helpers are made harmless
-    /// ([`launch::rewrite_launch_helpers`]), starting with a line marker
-    /// that names `source` (diagnostics, line tables and the counting pass
-    /// see the source's own name and lines); None when it has none.
+    /// ([`launch::rewrite_launch_helpers`]) and whose tiling-template entry,
+    /// if it has one, gets its instances ([`tpl::with_instances`]), starting
+    /// with a line marker that names `source` (diagnostics, line tables and
+    /// the counting pass see the source's own name and lines); None when
+    /// neither applies.
     fn without_launches(
         &self,
         source: &Path,
@@ -1660,8 +1664,13 @@ impl UnitPlan {
             path: source.to_path_buf(),
             source: e,
         })?;
-        let Some(rewritten) = launch::rewrite_launch_helpers(&text) else {
-            return Ok(None);
+        let rewritten = launch::rewrite_launch_helpers(&text);
+        // A tiling-template entry gets its instances (see `tpl`).
+        let entry = tpl::template_entry(&text);
+        let rewritten = match (rewritten, entry) {
+            (None, None) => return Ok(None),
+            (Some(r), None) => r,
+            (r, Some(entry)) => tpl::with_instances(r.as_deref().unwrap_or(&text), &entry),
         };
         let name = source
             .file_name()

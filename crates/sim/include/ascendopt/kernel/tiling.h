@@ -41,6 +41,27 @@ struct AscendoptTilingAny {
     return {};
   }
 };
+// Per-instance structs of a tiling-template kernel
+// (ASCENDOPT_REGISTER_TILING_FOR_TEMPLATE): GET_TILING_DATA first asks
+// ascendopt_keyed_tiling_struct with an AscendoptKeyedCall, which converts
+// only to the parameter of a registration whose condition holds
+// (AscendoptKeyedFor<line>; an AscendoptTilingNever<line> otherwise);
+// when none holds it reads the default struct as before.
+// Each registration site has its own parameter types (a registration's
+// declaration names one function for every instance of the kernel, so the
+// true and false forms must differ per site, not per condition).
+template <int N>
+struct AscendoptKeyedFor {};
+template <int N>
+struct AscendoptTilingNever {
+  AscendoptTilingNever() = delete;
+};
+struct AscendoptKeyedCall {
+  template <int N>
+  operator AscendoptKeyedFor<N>() const {
+    return {};
+  }
+};
 struct AscendoptNoDefaultTiling {};
 struct AscendoptTrue {
   static constexpr bool value = true;
@@ -52,6 +73,7 @@ struct AscendoptFalse {
 // Fallbacks, chosen only when no registration matches (an ellipsis is the
 // worst conversion).
 AscendoptNoDefaultTiling ascendopt_default_tiling_struct(AscendoptTilingTag<true>, ...);
+AscendoptNoDefaultTiling ascendopt_keyed_tiling_struct(AscendoptTilingTag<true>, ...);
 
 // `<OpType>_<digits>`: a struct for one tiling key.
 constexpr bool ascendopt_is_keyed_registration(const char* op) {
@@ -105,6 +127,14 @@ template <class Any>
 struct AscendoptTilingPick<AscendoptNoDefaultTiling, Any> {
   using type = typename AscendoptSoleTiling<Any>::type;
 };
+template <class Keyed, class Default>
+struct AscendoptKeyedPick {
+  using type = Keyed;
+};
+template <class Default>
+struct AscendoptKeyedPick<AscendoptNoDefaultTiling, Default> {
+  using type = Default;
+};
 }  // namespace optiling
 
 namespace ascendopt {
@@ -154,17 +184,35 @@ inline void check_default_tiling(const Loc& loc) {
 
 #define REGISTER_TILING_FOR_TILINGKEY(condition, tiling_type)                                         \
   static_assert(::ascendopt::always_false<tiling_type>,                                              \
-                "not supported by the ascendopt simulator: REGISTER_TILING_FOR_TILINGKEY")
+                "not supported by the ascendopt simulator: REGISTER_TILING_FOR_TILINGKEY outside a "        \
+                "tiling-template kernel (template <...> __global__ __aicore__ void ...)")
+
+// REGISTER_TILING_FOR_TILINGKEY("<condition>", T) in a tiling-template
+// kernel (guide 2.10.2.5.5): the build (crates/sim/src/build/tpl.rs) turns
+// the condition string into the expression over the template parameters,
+// so GET_TILING_DATA in the instance where it holds reads T. Two conditions
+// that hold in one instance make the declarations clash (a compile error).
+#define ASCENDOPT_REGISTER_TILING_FOR_TEMPLATE(condition, tiling_type) \
+  ASCENDOPT_REGISTER_TILING_FOR_TEMPLATE_AT(condition, tiling_type, __COUNTER__)
+#define ASCENDOPT_REGISTER_TILING_FOR_TEMPLATE_AT(condition, tiling_type, site)                     \
+  ::optiling::AscendoptNoDefaultTiling ascendopt_keyed_tiling_struct(::optiling::AscendoptTilingTag<true>, ...); \
+  tiling_type ascendopt_keyed_tiling_struct(                                                       \
+      ::optiling::AscendoptTilingTag<true>,                                                        \
+      ::std::conditional_t<(condition), ::optiling::AscendoptKeyedFor<site>,                       \
+                           ::optiling::AscendoptTilingNever<site>>)
 
 #define ASCENDOPT_READ_TILING(var, tiling_arg) \
   ASC_RT->gm_read_bytes((const void*)(tiling_arg), (void*)&(var), sizeof(var), ::ascendopt::Loc().c())
 
 // Declares `tiling_data` of the default tiling struct and fills it from GM.
 #define GET_TILING_DATA(tiling_data, tiling_arg)                                                       \
-  using ascendopt_tiling_type_##tiling_data = typename ::optiling::AscendoptTilingPick<               \
-      decltype(ascendopt_default_tiling_struct(::optiling::AscendoptTilingTag<true>{},                \
-                                               ::optiling::AscendoptTilingAny{})),                    \
-      ::optiling::AscendoptTilingAny>::type;                                                          \
+  using ascendopt_tiling_type_##tiling_data = typename ::optiling::AscendoptKeyedPick<                \
+      decltype(ascendopt_keyed_tiling_struct(::optiling::AscendoptTilingTag<true>{},                  \
+                                             ::optiling::AscendoptKeyedCall{})),                      \
+      typename ::optiling::AscendoptTilingPick<                                                       \
+          decltype(ascendopt_default_tiling_struct(::optiling::AscendoptTilingTag<true>{},            \
+                                                   ::optiling::AscendoptTilingAny{})),                \
+          ::optiling::AscendoptTilingAny>::type>::type;                                               \
   static_assert(!::std::is_same<ascendopt_tiling_type_##tiling_data, ::optiling::AscendoptNoDefaultTiling>::value, \
                 "GET_TILING_DATA: no default tiling struct (the tiling header registers none with "       \
                 "REGISTER_TILING_DATA_CLASS(<OpType>, <Struct>) and defines none or several); register "  \
