@@ -41,7 +41,7 @@ constexpr uint32_t WORK_BYTES = 10240;  // ascendopt:knob min=4096 max=32768 ste
 // the N tiles, so half the reloads of A's blocks and fewer, larger B copies).
 constexpr int32_t BASE_N = 256;        // ascendopt:knob choices=64,128,256
 constexpr int32_t BASE_K = 32;         // ascendopt:knob choices=32,64
-constexpr int32_t SINGLE_B = 0;        // ascendopt:knob choices=0,1
+constexpr int32_t L1_DB = 2;           // ascendopt:knob choices=1,2
 // ascendopt:tiling-end
 
 uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -51,9 +51,10 @@ uint32_t RoundUp(uint32_t a, uint32_t b) { return CeilDiv(a, b) * b; }
 // (a TCubeTiling from GetTiling may be changed; guide 6.2.4.2.2): A (one
 // M tile: the task's rows) whole in L1 in one load, kept across the N
 // tiles (stepKa = K blocks, depthA1 = stepKa, one buffer), and B in the
-// fewest loads that fit beside it, double-buffered (SINGLE_B = 1: one
-// buffer when the whole K fits only so), as fewer, larger GM -> L1 copies
-// pay their fixed cost fewer times (ref_1x2048x576: 372 -> 327 us). Unchanged
+// fewest loads of L1_DB buffers (2: the next load overlaps the cube's
+// work) that fit beside it, as fewer, larger GM -> L1 copies pay their
+// fixed cost fewer times (ref_1x2048x576, 128 x 64 blocks: 372 -> 327 us;
+// with 256 x 32 blocks L1_DB 1 gives 325 us, 2 gives 309 us). Unchanged
 // when A alone does not fit.
 void KeepAInL1(optiling::TCubeTiling& t, int64_t l1Bytes)
 {
@@ -61,21 +62,15 @@ void KeepAInL1(optiling::TCubeTiling& t, int64_t l1Bytes)
     const int32_t kBlocks = (t.get_singleCoreK() + t.get_baseK() - 1) / t.get_baseK();
     const int64_t a = static_cast<int64_t>((t.get_baseM() * t.get_stepM() + 15) / 16 * 16) * kBlocks *
                       t.get_baseK() * IN_BYTES;
-    const int64_t bRow = static_cast<int64_t>((t.get_baseN() * t.get_stepN() + 15) / 16 * 16) * t.get_baseK() * IN_BYTES;
-    if (SINGLE_B != 0 && a + bRow * kBlocks <= l1Bytes && a + 2 * bRow * kBlocks > l1Bytes) {
-        t.set_stepKa(kBlocks);
-        t.set_depthA1(t.get_stepM() * kBlocks);
-        t.set_stepKb(kBlocks);
-        t.set_depthB1(t.get_stepN() * kBlocks);
-        return;
-    }
+    const int64_t bBlock =
+        static_cast<int64_t>((t.get_baseN() * t.get_stepN() + 15) / 16 * 16) * t.get_baseK() * IN_BYTES;
     for (int32_t loads = 1; loads <= kBlocks; ++loads) {
         const int32_t stepB = (kBlocks + loads - 1) / loads;
-        if (a + 2 * bRow * stepB <= l1Bytes) {
+        if (a + bBlock * stepB * L1_DB <= l1Bytes) {
             t.set_stepKa(kBlocks);
             t.set_depthA1(t.get_stepM() * kBlocks);
             t.set_stepKb(stepB);
-            t.set_depthB1(t.get_stepN() * stepB * 2);
+            t.set_depthB1(t.get_stepN() * stepB * L1_DB);
             return;
         }
     }
