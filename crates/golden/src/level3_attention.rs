@@ -24,6 +24,9 @@ pub(super) const TABLE: &[Builtin] = &[Builtin {
 /// The largest head dimension of the operator (operators-l1-l3.md: D <= 576).
 const MAX_HEAD_DIM: usize = 576;
 
+/// The longest query or key row the kernel copies (a 16-bit stride).
+const MAX_ROW_STRIDE: usize = 65535;
+
 /// The values every softmax statistic is repeated to (one 32-byte block of
 /// float32 per row, as the operator writes them).
 const STAT_REPEAT: usize = 8;
@@ -102,6 +105,14 @@ fn dims(case: &Case) -> Result<Dims, Reject> {
             format!(
                 "key's Hkv = {hkv} must be a multiple of the head dimension {d} whose head count divides head_num {n}"
             ),
+        ));
+    }
+    // The kernel's GM -> L1 copies (Nd2NzParams) take a row stride of at
+    // most 65535 elements.
+    if h > MAX_ROW_STRIDE || hkv > MAX_ROW_STRIDE {
+        return Err(Reject::new(
+            "shapes",
+            format!("H = {h} and Hkv = {hkv} must be at most {MAX_ROW_STRIDE}"),
         ));
     }
     if !float_attr(case, "scale_value")?.is_finite() {
@@ -294,5 +305,10 @@ attrs = {{ head_num = {head_num}, scale_value = {scale} }}
         assert!(err.contains("whose head count divides head_num 3"), "{err}");
         let err = spec("[[1, 4, 1154], [1, 4, 1154], [1, 4, 1154]]", 2, 1.0).expect_err("D 577");
         assert!(err.contains("577 exceeds 576"), "{err}");
+        let err = spec("[[1, 1, 65536], [1, 1, 512], [1, 1, 512]]", 128, 1.0).expect_err("H");
+        assert!(
+            err.contains("H = 65536 and Hkv = 512 must be at most 65535"),
+            "{err}"
+        );
     }
 }

@@ -27,6 +27,7 @@ namespace {
 constexpr uint32_t MIX_RATIO = 2;       // vector cores per AI core (AIC:AIV 1:2)
 constexpr uint32_t MAX_HEAD_DIM = 576;  // the operator's limit on D
 constexpr uint32_t STAT_BYTES = 32;     // one softmax statistic: 8 floats
+constexpr uint32_t MAX_ROW_STRIDE = 65535;  // Nd2NzParams' srcDValue
 
 // ascendopt:tiling-begin
 constexpr uint32_t MAX_ROWS = 128;     // ascendopt:knob min=16 max=128 step=16
@@ -139,6 +140,10 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     const uint32_t hkv = static_cast<uint32_t>(k.GetDim(2));
     const uint32_t heads = static_cast<uint32_t>(*headPtr);
     if (batch == 0 || s1 == 0 || s2 == 0 || hq == 0 || hq % heads != 0) {
+        return ge::GRAPH_FAILED;
+    }
+    // The Matmul API copies rows of Q and K with a 16-bit row stride.
+    if (hq > MAX_ROW_STRIDE || hkv > MAX_ROW_STRIDE) {
         return ge::GRAPH_FAILED;
     }
     const uint32_t d = hq / heads;
