@@ -31,6 +31,7 @@ mod level2_fused;
 mod level2_math;
 mod level2_move;
 mod level3;
+mod level3_attention;
 mod level3_cube;
 mod level3_image;
 mod level3_math;
@@ -53,6 +54,7 @@ pub const TABLES: &[&[Builtin]] = &[
     level2_move::TABLE,
     level2_foreach::TABLE,
     level3::TABLE,
+    level3_attention::TABLE,
     level3_math::TABLE,
     level3_image::TABLE,
     level3_cube::TABLE,

@@ -70,6 +70,42 @@ fn matmul_api_constant_passes_as_a_mix_kernel() {
         .all(|b| b.aic.as_ref().is_some_and(|c| c.cube_ratio > 0.0)));
 }
 
+/// The Level-3 `flash_attention_score_with_large_head_dim` package (two
+/// Matmul objects, Q K^T and P V, that one AIC serves for its two AIVs;
+/// the online softmax on the vector cores) passes its smallest and its
+/// tail case (S1, S2 and D tails, grouped KV), each run twice, as a MIX
+/// launch whose AICs use the cube. The larger cases are `ascendopt
+/// suite`'s.
+#[test]
+fn flash_attention_passes_its_small_and_tail_cases_as_a_mix_kernel() {
+    let root = common::repo().join("ops/flash_attention_score_with_large_head_dim");
+    let mut pkg = OpPackage::load(&root, &ascendopt_golden::BUILTINS).unwrap();
+    pkg.spec
+        .cases
+        .retain(|c| c.name.starts_with("small_") || c.name.starts_with("tails_"));
+    assert_eq!(pkg.spec.cases.len(), 2);
+    let dev = common::device(120_000);
+    let (verdict, _) = evaluate_package(&dev, &pkg, 7, &common::cfg()).unwrap();
+    let Verdict::Correct { profile, .. } = &verdict else {
+        panic!("{verdict:?}");
+    };
+    assert_eq!(profile.op_type, "mix", "{profile:?}");
+    let aic: Vec<_> = profile
+        .blocks
+        .iter()
+        .filter(|b| b.core_type == CoreType::Aic)
+        .collect();
+    let aiv = profile
+        .blocks
+        .iter()
+        .filter(|b| b.core_type == CoreType::Aiv)
+        .count();
+    assert!(!aic.is_empty() && aiv == 2 * aic.len(), "{profile:?}");
+    assert!(aic
+        .iter()
+        .all(|b| b.aic.as_ref().is_some_and(|c| c.cube_ratio > 0.0)));
+}
+
 /// A host tiling whose base block differs from the kernel's constant
 /// MatmulConfig (tiling constantisation: the chip computes with the
 /// constant) fails the evaluation with a message naming both, instead of
