@@ -338,6 +338,8 @@ pub enum DmaDir {
     UbToL1,
     /// L1 -> L0A/L0B (MTE1).
     L1ToL0,
+    /// L1 -> L0A/L0B through img2col (Load3D, MTE1).
+    L1Img2Col,
     /// L0C -> GM/L1/UB (FIX).
     L0cOut,
 }

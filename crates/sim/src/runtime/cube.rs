@@ -399,6 +399,17 @@ impl Block {
             cube_op::FIXPIPE => self.fixpipe(op, loc),
             cube_op::FILL => self.fill(op, loc),
             cube_op::LOAD2D_TRANSPOSE => self.load2d_transpose(op, loc),
+            cube_op::LOAD3D_V2 => self.load3d_v2(op, loc),
+            cube_op::LOAD3D_V1 => Err(Fault::Unsupported {
+                api: "LoadData (Load3Dv1)",
+                what: "LoadData3DParamsV1: Atlas A2 has no Load3Dv1 (guide table 6-168); use \
+                       LoadData3DParamsV2"
+                    .into(),
+            }),
+            code @ (cube_op::SET_FMATRIX
+            | cube_op::SET_LOAD3D_PAD
+            | cube_op::SET_LOAD3D_REPEAT
+            | cube_op::SET_LOAD3D_BOUNDARY) => self.load3d_register(op, code),
             other => Err(Fault::Unsupported {
                 api: "cube",
                 what: format!("cube instruction code {other}"),

@@ -6,6 +6,7 @@
 
 mod cube;
 mod host_headers;
+mod img2col;
 mod kernel_lib;
 mod lib_api;
 mod runtime_launch;
