@@ -10,6 +10,7 @@ pub mod block;
 pub mod copy;
 pub mod cube;
 pub mod fault;
+pub mod fixpipe_quant;
 pub mod gm;
 pub mod img2col;
 pub mod mix;

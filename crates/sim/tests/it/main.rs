@@ -5,6 +5,7 @@
 //! a binary of its own, linked separately (slower CI, more disk).
 
 mod cube;
+mod fixpipe_quant;
 mod host_headers;
 mod img2col;
 mod kernel_lib;

@@ -536,9 +536,11 @@ struct FixpipeParamsV220 {
       : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
 };
 
-template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
-inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p, ASC_LOC) {
-  AscCubeOp op = detail::cube_op(ASC_CUBE_FIXPIPE, loc_);
+namespace detail {
+template <class T, class U>
+inline AscCubeOp fixpipe_op(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                            CO2Layout format, const ::ascendopt::Loc& loc) {
+  AscCubeOp op = cube_op(ASC_CUBE_FIXPIPE, loc);
   op.dtype = ::ascendopt::dtype_of<T>();
   op.src_dtype = ::ascendopt::dtype_of<U>();
   op.dst = detail::global_addr(dst);
@@ -554,8 +556,26 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
   op.p[7] = p.dstNdStride;
   op.p[8] = p.reluEn ? 1u : 0u;
   op.p[9] = p.unitFlag;
-  op.p[10] = (uint32_t)config.format;
+  op.p[10] = (uint32_t)format;
   op.p[11] = p.isChannelSplit ? 1u : 0u;
+  return op;
+}
+}  // namespace detail
+
+// CO1 -> GM with NZ2ND (CFG_ROW_MAJOR) or not (CFG_NZ), quantPre, reluEn.
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p, ASC_LOC) {
+  AscCubeOp op = detail::fixpipe_op(dst, src, p, config.format, loc_);
+  ASC_RT->cube(&op);
+}
+// With per-channel quantisation parameters (VDEQF16, VQF322B8_PRE,
+// VREQ8): one uint64_t per column in cbufWorkspace (A1).
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR, class S = uint64_t,
+          typename std::enable_if<std::is_same<S, uint64_t>::value, bool>::type = true>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<S>& cbufWorkspace,
+                    const FixpipeParamsV220& p, ASC_LOC) {
+  AscCubeOp op = detail::fixpipe_op(dst, src, p, config.format, loc_);
+  op.src1 = detail::local_addr(cbufWorkspace);
   ASC_RT->cube(&op);
 }
 
