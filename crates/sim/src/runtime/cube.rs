@@ -944,8 +944,15 @@ impl Block {
                 what: format!("a destination in {} (Atlas A2: CO1 -> GM)", dst_mem.name()),
             });
         }
-        let [n_size, m_size, src_stride, dst_stride, quant_pre, nd_num, src_nd, dst_nd, relu, _unit, layout, split] =
+        let [n_size, m_size, src_stride, dst_stride, quant_pre, nd_num, src_nd, dst_nd, relu, unit, layout, split] =
             op.p;
+        // unitFlag 2 or 3 enables the fine-grained overlap with the Mmad
+        // (table 6-197); 0 and other values leave it off.
+        let out_dir = if matches!(unit, 2 | 3) {
+            DmaDir::L0cOutUnit
+        } else {
+            DmaDir::L0cOut
+        };
         if split != 0 {
             return Err(Fault::Unsupported {
                 api,
@@ -1187,7 +1194,7 @@ impl Block {
         self.record(
             Pipe::Fix,
             dma(
-                DmaDir::L0cOut,
+                out_dir,
                 nd * m * n * dsize,
                 bursts,
                 burst_bytes,

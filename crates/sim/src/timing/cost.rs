@@ -100,7 +100,7 @@ pub fn dma_path<'h>(hw: &'h HwProfile, dir: DmaDir, instr: &Instr) -> &'h DmaPat
                 &hw.dma.l1_to_l0a
             }
         }
-        DmaDir::L0cOut => &hw.dma.l0c_out,
+        DmaDir::L0cOut | DmaDir::L0cOutUnit => &hw.dma.l0c_out,
     }
 }
 
@@ -133,7 +133,9 @@ pub fn dma_cost(
     let (gm_read, gm_write) = match dir {
         DmaDir::GmToUb | DmaDir::GmToL1 => (bytes, 0),
         DmaDir::UbToGm => (0, bytes),
-        DmaDir::L0cOut if instr.writes.iter().any(|r| r.mem == Mem::Gm) => (0, bytes),
+        DmaDir::L0cOut | DmaDir::L0cOutUnit if instr.writes.iter().any(|r| r.mem == Mem::Gm) => {
+            (0, bytes)
+        }
         _ => (0, 0),
     };
     let uses_hbm = gm_read > 0 || gm_write > 0;
@@ -325,7 +327,7 @@ pub fn exec_pipe(instr: &Instr) -> Pipe {
                     DmaDir::GmToUb | DmaDir::GmToL1 | DmaDir::UbToUb => Pipe::Mte2,
                     DmaDir::UbToGm | DmaDir::UbToL1 => Pipe::Mte3,
                     DmaDir::L1ToL0 | DmaDir::L1Img2Col => Pipe::Mte1,
-                    DmaDir::L0cOut => Pipe::Fix,
+                    DmaDir::L0cOut | DmaDir::L0cOutUnit => Pipe::Fix,
                 }
             } else {
                 instr.pipe

@@ -12,4 +12,5 @@ mod kernel_lib;
 mod lib_api;
 mod runtime_launch;
 mod timing_e2e;
+mod unit_flag;
 mod worker;
