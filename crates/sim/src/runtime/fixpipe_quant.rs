@@ -197,9 +197,9 @@ mod tests {
 
     /// DEQF16: 1000 x 0.5 = 500; -7 x 0.25 = -1.75; 100000 x 1 saturates at
     /// 65504 (no infinity); 3 x 0.1 with the cut scale 0x3dccc000 =
-    /// 0.0999755859375: 0.2999267578125, rounded to half (10-bit mantissa,
-    /// step 2^-12 between 0.25 and 0.5): 0.2998046875 (1228 steps of 2^-12
-    /// = 0.2998046875; 0.2999267578125 is 1228.5 steps, ties to even).
+    /// 0.0999755859375: 0.2999267578125 = 1228.5 steps of 2^-12 (the half
+    /// step between 0.25 and 0.5), rounded to half, ties to even: 1228 /
+    /// 4096.
     #[test]
     fn deqf16_scales_int32_to_half_and_saturates() {
         let h = |raw, p, relu| {
@@ -218,7 +218,7 @@ mod tests {
         assert_eq!(h(s32(-7), scale(0.25), true), 0.0);
         assert_eq!(h(s32(100_000), scale(1.0), false), 65504.0);
         assert_eq!(h(s32(-100_000), scale(1.0), false), -65504.0);
-        assert_eq!(h(s32(3), scale(0.1), false), 0.2998046875);
+        assert_eq!(h(s32(3), scale(0.1), false), 1228.0 / 4096.0);
         // A negative scale, then ReLU: -4 x -0.5 = 2 survives.
         assert_eq!(h(s32(-4), scale(-0.5), true), 2.0);
     }

@@ -19,8 +19,9 @@
 //! - element (m, k) is the feature map at h = ho strideH - padTop + kh
 //!   dilationH, w = wo strideW - padLeft + kw dilationW, or padValue where
 //!   (h, w) lies outside the map;
-//! - the destination is the window [mStartPt, + mExtension) x [kStartPt,
-//!   + kExtension) of that matrix, as whole fractals: in A2 ZZ (16 x C0
+//! - the destination is the window of mExtension rows from mStartPt and
+//!   kExtension columns from kStartPt of that matrix, as whole fractals:
+//!   in A2 ZZ (16 x C0
 //!   fractals, row-major inside and between, the layout Mmad reads), in B2
 //!   ZN (the window as the k x n matrix B with n = m), with enTranspose (A2,
 //!   half) the window's transpose in ZZ; fractal positions past the window
@@ -358,7 +359,7 @@ impl Block {
         // The guide gives channelSize in [1, 63] and, in the same table,
         // forms N * 16 (half) for any positive N; we take its forms.
         range(api, "channelSize", channels, 1, 65535)?;
-        if channels % c0 != 0 {
+        if !channels.is_multiple_of(c0) {
             return Err(Fault::Unsupported {
                 api,
                 what: format!(
