@@ -281,7 +281,8 @@ enum AscCubeOpCode {
      p[0] nSize, p[1] mSize, p[2] srcStride, p[3] dstStride, p[4] quantPre
      (AscQuantMode), p[5] ndNum, p[6] srcNdStride, p[7] dstNdStride, p[8]
      reluEn, p[9] unitFlag, p[10] layout (AscCo2Layout), p[11]
-     isChannelSplit; scalar = deqScalar */
+     isChannelSplit; scalar = deqScalar; src1 = the cbufWorkspace (A1,
+     uint64 per column) of the per-channel modes, else mem 0xff */
   ASC_CUBE_FIXPIPE = 4,
   /* Fill / InitConstValue of an A1/B1 (L1) or A2/B2 (L0A/L0B) tensor: p[0]
      repeatTimes, p[1] blockNum, p[2] dstGap (blocks: 32 B in L1, 512 B in
