@@ -167,6 +167,21 @@ pub mod cube_op {
     pub const FIXPIPE: u32 = 4;
     pub const FILL: u32 = 5;
     pub const LOAD2D_TRANSPOSE: u32 = 6;
+    pub const LOAD3D_V2: u32 = 7;
+    pub const LOAD3D_V1: u32 = 8;
+    pub const SET_FMATRIX: u32 = 9;
+    pub const SET_LOAD3D_PAD: u32 = 10;
+    pub const SET_LOAD3D_REPEAT: u32 = 11;
+    pub const SET_LOAD3D_BOUNDARY: u32 = 12;
+}
+
+/// `AscLoad3dFlag` bits of a Load3Dv2's `p[7]`.
+pub mod load3d_flag {
+    pub const TRANSPOSE: u32 = 1;
+    pub const SMALL_K: u32 = 2;
+    pub const FMATRIX_RIGHT: u32 = 4;
+    pub const SET_FMATRIX: u32 = 8;
+    pub const SET_PADDING: u32 = 16;
 }
 
 /// `AscQuantMode` codes (Fixpipe quantPre).

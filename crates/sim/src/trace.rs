@@ -338,8 +338,14 @@ pub enum DmaDir {
     UbToL1,
     /// L1 -> L0A/L0B (MTE1).
     L1ToL0,
+    /// L1 -> L0A/L0B through img2col (Load3D, MTE1).
+    L1Img2Col,
     /// L0C -> GM/L1/UB (FIX).
     L0cOut,
+    /// L0C -> GM by a Fixpipe with unitFlag (2 or 3; FIX): it moves each
+    /// fractal of C as the Mmad with unitFlag that writes it finishes it
+    /// (guide 6.2.3.2.1.12 table 6-197), so it may overlap that Mmad.
+    L0cOutUnit,
 }
 
 /// What a scalar-pipe instruction did.

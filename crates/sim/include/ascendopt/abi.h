@@ -281,7 +281,8 @@ enum AscCubeOpCode {
      p[0] nSize, p[1] mSize, p[2] srcStride, p[3] dstStride, p[4] quantPre
      (AscQuantMode), p[5] ndNum, p[6] srcNdStride, p[7] dstNdStride, p[8]
      reluEn, p[9] unitFlag, p[10] layout (AscCo2Layout), p[11]
-     isChannelSplit; scalar = deqScalar */
+     isChannelSplit; scalar = deqScalar; src1 = the cbufWorkspace (A1,
+     uint64 per column) of the per-channel modes, else mem 0xff */
   ASC_CUBE_FIXPIPE = 4,
   /* Fill / InitConstValue of an A1/B1 (L1) or A2/B2 (L0A/L0B) tensor: p[0]
      repeatTimes, p[1] blockNum, p[2] dstGap (blocks: 32 B in L1, 512 B in
@@ -290,7 +291,37 @@ enum AscCubeOpCode {
   /* LoadDataWithTranspose (LoadData2dTransposeParams), A1 -> A2 / B1 -> B2:
      p[0] startIndex, p[1] repeatTimes, p[2] srcStride (square matrices), p[3]
      dstGap (512 B), p[4] dstFracGap (512 B), p[5] addrMode (1 = decreasing) */
-  ASC_CUBE_LOAD2D_TRANSPOSE = 6
+  ASC_CUBE_LOAD2D_TRANSPOSE = 6,
+  /* LoadData with LoadData3DParamsV2 (Load3Dv2, img2col), A1 -> A2 / B1 ->
+     B2: p[0] padList (left | right << 8 | top << 16 | bottom << 24), p[1] l1H
+     | l1W << 16, p[2] channelSize, p[3] kExtension | mExtension << 16, p[4]
+     kStartPt | mStartPt << 16, p[5] strideW | strideH << 8 | dilationFilterW
+     << 16 | dilationFilterH << 24, p[6] filterW | filterH << 16 (the +256 of
+     filterSizeW/H included), p[7] flags (ASC_LOAD3D_*); scalar = padValue
+     as bits of dtype */
+  ASC_CUBE_LOAD3D_V2 = 7,
+  /* LoadData with LoadData3DParamsV1 (Load3Dv1): recorded to be refused on
+     Atlas A2 (guide table 6-168); no parameters */
+  ASC_CUBE_LOAD3D_V1 = 8,
+  /* SetFmatrix: p[0] l1H | l1W << 16, p[1] padList (as ASC_CUBE_LOAD3D_V2),
+     p[2] FmatrixMode (0 left, 1 right) */
+  ASC_CUBE_SET_FMATRIX = 9,
+  /* SetLoadDataPaddingValue: dtype, scalar = the value as bits of dtype */
+  ASC_CUBE_SET_LOAD3D_PAD = 10,
+  /* SetLoadDataRepeat (LoadDataRepeatParam): p[0] repeatStride, p[1]
+     repeatTime, p[2] repeatMode */
+  ASC_CUBE_SET_LOAD3D_REPEAT = 11,
+  /* SetLoadDataBoundary: p[0] boundaryValue */
+  ASC_CUBE_SET_LOAD3D_BOUNDARY = 12
+};
+
+/* Flags of ASC_CUBE_LOAD3D_V2 p[7]. */
+enum AscLoad3dFlag {
+  ASC_LOAD3D_TRANSPOSE = 1,    /* enTranspose */
+  ASC_LOAD3D_SMALL_K = 2,      /* enSmallK */
+  ASC_LOAD3D_FMATRIX_RIGHT = 4, /* fMatrixCtrl */
+  ASC_LOAD3D_SET_FMATRIX = 8,  /* IsResetLoad3dConfig::isSetFMatrix */
+  ASC_LOAD3D_SET_PADDING = 16  /* IsResetLoad3dConfig::isSetPadding */
 };
 
 /* Fixpipe quantisation modes (QuantMode_t). */

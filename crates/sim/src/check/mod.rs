@@ -45,6 +45,20 @@ const MAX_LIVE_ACCESSES: usize = 4096;
 
 type Clock = [u32; 7];
 
+/// An Mmad with unitFlag and a later Fixpipe with unitFlag on its L0C
+/// tile: the hardware moves each fractal once the cube finished it (guide
+/// 6.2.3.2.1.12, table 6-197), so they need no flag between them.
+fn unit_flag_pair(first: &Instr, later: &Instr) -> bool {
+    matches!(&first.kind, InstrKind::Mmad(shape) if matches!(shape.unit_flag, 2 | 3))
+        && matches!(
+            later.kind,
+            InstrKind::Dma {
+                dir: crate::trace::DmaDir::L0cOutUnit,
+                ..
+            }
+        )
+}
+
 fn pipe_index(pipe: Pipe) -> usize {
     match pipe {
         Pipe::S => 0,
@@ -507,6 +521,9 @@ impl<'t> BlockCheck<'t> {
                     continue;
                 }
                 let first = &self.block.instrs[old.idx as usize];
+                if unit_flag_pair(first, instr) {
+                    continue;
+                }
                 let key = (first.loc, instr.loc, old.pipe, pipe);
                 if !report.seen_races.insert(key) {
                     continue;

@@ -306,6 +306,8 @@ pub struct Block {
     pub atomic: Option<(u32, u8)>,
     /// Event ids handed out by FetchEventID, per HardEvent.
     pub event_ids: HashMap<u32, u8>,
+    /// The Load3D registers (SetFmatrix, SetLoadDataPaddingValue, ...).
+    pub load3d: super::img2col::Load3dRegs,
     /// SyncAll calls so far.
     pub sync_all_count: u32,
     /// The instructions recorded so far.
@@ -349,6 +351,7 @@ impl Block {
             mask: MaskState::reset(),
             atomic: None,
             event_ids: HashMap::new(),
+            load3d: Default::default(),
             sync_all_count: 0,
             instrs: Vec::new(),
             locs: Vec::new(),

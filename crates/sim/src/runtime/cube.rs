@@ -399,6 +399,17 @@ impl Block {
             cube_op::FIXPIPE => self.fixpipe(op, loc),
             cube_op::FILL => self.fill(op, loc),
             cube_op::LOAD2D_TRANSPOSE => self.load2d_transpose(op, loc),
+            cube_op::LOAD3D_V2 => self.load3d_v2(op, loc),
+            cube_op::LOAD3D_V1 => Err(Fault::Unsupported {
+                api: "LoadData (Load3Dv1)",
+                what: "LoadData3DParamsV1: Atlas A2 has no Load3Dv1 (guide table 6-168); use \
+                       LoadData3DParamsV2"
+                    .into(),
+            }),
+            code @ (cube_op::SET_FMATRIX
+            | cube_op::SET_LOAD3D_PAD
+            | cube_op::SET_LOAD3D_REPEAT
+            | cube_op::SET_LOAD3D_BOUNDARY) => self.load3d_register(op, code),
             other => Err(Fault::Unsupported {
                 api: "cube",
                 what: format!("cube instruction code {other}"),
@@ -933,37 +944,98 @@ impl Block {
                 what: format!("a destination in {} (Atlas A2: CO1 -> GM)", dst_mem.name()),
             });
         }
-        let [n_size, m_size, src_stride, dst_stride, quant_pre, nd_num, src_nd, dst_nd, relu, _unit, layout, split] =
+        let [n_size, m_size, src_stride, dst_stride, quant_pre, nd_num, src_nd, dst_nd, relu, unit, layout, split] =
             op.p;
+        // unitFlag 2 or 3 enables the fine-grained overlap with the Mmad
+        // (table 6-197); 0 and other values leave it off.
+        let out_dir = if matches!(unit, 2 | 3) {
+            DmaDir::L0cOutUnit
+        } else {
+            DmaDir::L0cOut
+        };
         if split != 0 {
             return Err(Fault::Unsupported {
                 api,
                 what: "isChannelSplit (not emulated yet)".into(),
             });
         }
-        let expected = match quant_pre {
-            quant::NONE => match src_type {
-                Dtype::Float32 | Dtype::Int32 => Some((src_type, src_type)),
-                _ => None,
-            },
-            quant::F322F16 => Some((Dtype::Float32, Dtype::Float16)),
-            quant::F322BF16 => Some((Dtype::Float32, Dtype::Bfloat16)),
-            other => {
-                return Err(Fault::Unsupported {
-                    api,
-                    what: format!(
-                        "quantPre code {other} (emulated: NoQuant, F322F16, F322BF16; the DEQ/REQ/QF32 modes are not yet)"
-                    ),
-                })
-            }
-        };
-        if expected != Some((src_type, dst_type)) {
+        // (conversion, the L0C types it takes, the destination types it
+        // makes, per-channel parameters) (guide table 6-197).
+        use super::fixpipe_quant::{Conversion, QuantParam};
+        let (conv, srcs, dsts, per_channel): (Conversion, &[Dtype], &[Dtype], bool) =
+            match quant_pre {
+                quant::NONE => (
+                    Conversion::Keep,
+                    &[src_type],
+                    &[Dtype::Float32, Dtype::Int32],
+                    false,
+                ),
+                quant::F322F16 => (
+                    Conversion::ToHalf,
+                    &[Dtype::Float32],
+                    &[Dtype::Float16],
+                    false,
+                ),
+                quant::F322BF16 => (
+                    Conversion::ToBf16,
+                    &[Dtype::Float32],
+                    &[Dtype::Bfloat16],
+                    false,
+                ),
+                quant::DEQF16 | quant::VDEQF16 => (
+                    Conversion::DeqHalf,
+                    &[Dtype::Int32],
+                    &[Dtype::Float16],
+                    quant_pre == quant::VDEQF16,
+                ),
+                quant::QF322B8_PRE | quant::VQF322B8_PRE => (
+                    Conversion::Quant8,
+                    &[Dtype::Float32],
+                    &[Dtype::Int8, Dtype::Uint8],
+                    quant_pre == quant::VQF322B8_PRE,
+                ),
+                quant::REQ8 | quant::VREQ8 => (
+                    Conversion::Quant8,
+                    &[Dtype::Int32],
+                    &[Dtype::Int8, Dtype::Uint8],
+                    quant_pre == quant::VREQ8,
+                ),
+                other => {
+                    return Err(Fault::InvalidArg {
+                        api,
+                        what: format!("quantPre code {other} (not a QuantMode_t of Atlas A2)"),
+                    })
+                }
+            };
+        let fits = srcs.contains(&src_type)
+            && dsts.contains(&dst_type)
+            && (conv != Conversion::Keep || src_type == dst_type);
+        if !fits {
             return Err(Fault::InvalidArg {
                 api,
                 what: format!(
                     "src {src_type} -> dst {dst_type} does not match quantPre code {quant_pre} \
-                     (NoQuant: float -> float or int32 -> int32; F322F16: float -> half; F322BF16: float -> bfloat16)"
+                     (NoQuant: float -> float or int32 -> int32; F322F16: float -> half; F322BF16: \
+                     float -> bfloat16; DEQF16/VDEQF16: int32 -> half; QF322B8_PRE/VQF322B8_PRE: \
+                     float -> int8/uint8; REQ8/VREQ8: int32 -> int8/uint8)"
                 ),
+            });
+        }
+        let has_workspace = op.src1.mem != MEM_NONE;
+        if per_channel != has_workspace {
+            return Err(Fault::InvalidArg {
+                api,
+                what: if per_channel {
+                    format!(
+                        "quantPre code {quant_pre} quantises per channel: it takes the overload with \
+                         a cbufWorkspace (LocalTensor<uint64_t> in A1)"
+                    )
+                } else {
+                    format!(
+                        "a cbufWorkspace with quantPre code {quant_pre}: only VDEQF16, VQF322B8_PRE \
+                         and VREQ8 take one (guide table 6-196)"
+                    )
+                },
             });
         }
         let nd_layout = match layout {
@@ -996,7 +1068,51 @@ impl Block {
                 what: "dstStride = 0 (it must not be 0)".into(),
             });
         }
+        if !nd_layout && dst_type.size() == 1 {
+            return Err(Fault::Unsupported {
+                api,
+                what: format!(
+                    "an NZ destination of {dst_type} (the guide does not describe the 8-bit NZ \
+                     output; use CFG_ROW_MAJOR)"
+                ),
+            });
+        }
         let nd_num = if nd_layout { nd_num } else { 1 };
+        // The quantisation parameters: deqScalar, or one per column from
+        // the cbufWorkspace in A1 (the guide's hardware moves them through
+        // the fixpipe buffer; we read them from L1 and charge no time).
+        let mut params = vec![QuantParam::from_bits(op.scalar)];
+        let mut param_region = None;
+        if per_channel {
+            let ws_mem = mem_of(&op.src1, api, "cbufWorkspace")?;
+            if ws_mem != Mem::L1 {
+                return Err(Fault::InvalidArg {
+                    api,
+                    what: format!(
+                        "cbufWorkspace is in {}, it must be in A1 (L1)",
+                        ws_mem.name()
+                    ),
+                });
+            }
+            let ws_base = u64::from(op.src1.addr);
+            check_align("cbufWorkspace", Mem::L1, ws_base, 32)?;
+            let region = self.region(
+                "cbufWorkspace",
+                Mem::L1,
+                (ws_base, ws_base + 8 * u64::from(n_size)),
+            )?;
+            let mut raw = vec![0u8; region.len as usize];
+            self.read_bytes(Mem::L1, ws_base, &mut raw);
+            params = raw
+                .chunks_exact(8)
+                .map(|b| {
+                    QuantParam::from_bits(u64::from_le_bytes([
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                    ]))
+                })
+                .collect();
+            param_region = Some(region);
+        }
         let src_base = u64::from(op.src0.addr);
         check_align("src", Mem::L0c, src_base, 64)?;
         let dst_base = op.dst.gm as u64;
@@ -1039,24 +1155,10 @@ impl Block {
             let at = (idx * 4) as usize;
             [l0c[at], l0c[at + 1], l0c[at + 2], l0c[at + 3]]
         };
-        let convert = |raw: [u8; 4], out: &mut Vec<u8>| {
-            if src_type == Dtype::Int32 {
-                let mut v = i32::from_le_bytes(raw);
-                if relu != 0 {
-                    v = v.max(0);
-                }
-                out.extend_from_slice(&v.to_le_bytes());
-                return;
-            }
-            let mut v = f32::from_le_bytes(raw);
-            if relu != 0 && v < 0.0 {
-                v = 0.0;
-            }
-            match dst_type {
-                Dtype::Float16 => out.extend_from_slice(&half::f16::from_f32(v).to_le_bytes()),
-                Dtype::Bfloat16 => out.extend_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
-                _ => out.extend_from_slice(&v.to_le_bytes()),
-            }
+        let relu = relu != 0;
+        let convert = |raw: [u8; 4], column: u64, out: &mut Vec<u8>| {
+            let param = params[if per_channel { column as usize } else { 0 }];
+            super::fixpipe_quant::convert(conv, src_type, dst_type, raw, param, relu, out);
         };
         let atomic = self.atomic;
         let mut row = Vec::with_capacity((n.max(16) * dsize) as usize);
@@ -1066,7 +1168,7 @@ impl Block {
                 for r in 0..m {
                     row.clear();
                     for c in 0..n {
-                        convert(value(src_elem(t, r, c)), &mut row);
+                        convert(value(src_elem(t, r, c)), c, &mut row);
                     }
                     let at = dst_base + (t * u64::from(dst_nd) + r * u64::from(dst_stride)) * dsize;
                     self.write_bytes(Mem::Gm, at, &row, atomic)?;
@@ -1079,7 +1181,7 @@ impl Block {
                 row.clear();
                 for r in 0..m {
                     for c in 0..16 {
-                        convert(value(src_elem(0, r, j * 16 + c)), &mut row);
+                        convert(value(src_elem(0, r, j * 16 + c)), j * 16 + c, &mut row);
                     }
                 }
                 let at = dst_base + j * u64::from(dst_stride) * C0_BYTES;
@@ -1092,7 +1194,7 @@ impl Block {
         self.record(
             Pipe::Fix,
             dma(
-                DmaDir::L0cOut,
+                out_dir,
                 nd * m * n * dsize,
                 bursts,
                 burst_bytes,
@@ -1100,7 +1202,7 @@ impl Block {
                 strided,
                 atomic.is_some(),
             ),
-            vec![src_region],
+            std::iter::once(src_region).chain(param_region).collect(),
             vec![dst_region],
             loc,
         )

@@ -93,14 +93,14 @@ pub fn dma_path<'h>(hw: &'h HwProfile, dir: DmaDir, instr: &Instr) -> &'h DmaPat
         DmaDir::UbToUb => &hw.dma.ub_to_ub,
         DmaDir::GmToL1 => &hw.dma.gm_to_l1,
         DmaDir::UbToL1 => &hw.dma.ub_to_l1,
-        DmaDir::L1ToL0 => {
+        DmaDir::L1ToL0 | DmaDir::L1Img2Col => {
             if instr.writes.iter().any(|r| r.mem == Mem::L0b) {
                 &hw.dma.l1_to_l0b
             } else {
                 &hw.dma.l1_to_l0a
             }
         }
-        DmaDir::L0cOut => &hw.dma.l0c_out,
+        DmaDir::L0cOut | DmaDir::L0cOutUnit => &hw.dma.l0c_out,
     }
 }
 
@@ -133,7 +133,9 @@ pub fn dma_cost(
     let (gm_read, gm_write) = match dir {
         DmaDir::GmToUb | DmaDir::GmToL1 => (bytes, 0),
         DmaDir::UbToGm => (0, bytes),
-        DmaDir::L0cOut if instr.writes.iter().any(|r| r.mem == Mem::Gm) => (0, bytes),
+        DmaDir::L0cOut | DmaDir::L0cOutUnit if instr.writes.iter().any(|r| r.mem == Mem::Gm) => {
+            (0, bytes)
+        }
         _ => (0, 0),
     };
     let uses_hbm = gm_read > 0 || gm_write > 0;
@@ -157,7 +159,11 @@ pub fn dma_cost(
         charged_bytes: charged as f64,
         rate_cap: path.bytes_per_cycle * factor,
         uses_hbm,
-        latency: path.latency_cycles.round() as u64,
+        latency: if dir == DmaDir::L1Img2Col {
+            hw.cube.load3d_latency_cycles.round() as u64
+        } else {
+            path.latency_cycles.round() as u64
+        },
         gm_read,
         gm_write,
         misaligned,
@@ -320,8 +326,8 @@ pub fn exec_pipe(instr: &Instr) -> Pipe {
                 match dir {
                     DmaDir::GmToUb | DmaDir::GmToL1 | DmaDir::UbToUb => Pipe::Mte2,
                     DmaDir::UbToGm | DmaDir::UbToL1 => Pipe::Mte3,
-                    DmaDir::L1ToL0 => Pipe::Mte1,
-                    DmaDir::L0cOut => Pipe::Fix,
+                    DmaDir::L1ToL0 | DmaDir::L1Img2Col => Pipe::Mte1,
+                    DmaDir::L0cOut | DmaDir::L0cOutUnit => Pipe::Fix,
                 }
             } else {
                 instr.pipe
@@ -428,6 +434,51 @@ mod tests {
             mmad_cost(&hw(), &shape(0, 0, 0, Dtype::Float16)).occupancy,
             1
         );
+    }
+
+    /// A Load3D (img2col) runs on MTE1 at the L1 -> L0A (512 B/cycle) or
+    /// L1 -> L0B (256 B/cycle) path rate of the profile, with the [PYPTO]
+    /// Load3D latency of 43 cycles where a Load2D has 25.
+    #[test]
+    fn load3d_moves_at_the_l0_path_rate_with_its_own_latency() {
+        let hw = hw();
+        let l0 = |mem: Mem, dir: DmaDir| Instr {
+            pipe: Pipe::Mte1,
+            kind: InstrKind::Dma {
+                dir,
+                bytes: 4608,
+                bursts: 1,
+                burst_bytes: 4608,
+                gm_offset: 0,
+                gm_strided: false,
+                atomic: false,
+            },
+            reads: vec![Region {
+                mem: Mem::L1,
+                space: 0,
+                start: 0,
+                len: 1600,
+            }],
+            writes: vec![Region {
+                mem,
+                space: 0,
+                start: 0,
+                len: 4608,
+            }],
+            loc: 0,
+        };
+        let cost = |mem, dir| {
+            let i = l0(mem, dir);
+            dma_cost(&hw, &i, dir, 4608, 1, 4608, 0, false)
+        };
+        let a = cost(Mem::L0a, DmaDir::L1Img2Col);
+        assert_eq!((a.rate_cap, a.latency, a.issue), (512.0, 43, 4));
+        assert!(!a.uses_hbm && a.gm_read == 0);
+        let b = cost(Mem::L0b, DmaDir::L1Img2Col);
+        assert_eq!((b.rate_cap, b.latency), (256.0, 43));
+        let load2d = cost(Mem::L0a, DmaDir::L1ToL0);
+        assert_eq!((load2d.rate_cap, load2d.latency), (512.0, 25));
+        assert_eq!(exec_pipe(&l0(Mem::L0a, DmaDir::L1Img2Col)), Pipe::Mte1);
     }
 
     #[test]

@@ -36,7 +36,7 @@ use super::hbm::Hbm;
 use super::hw::HwProfile;
 use super::l2::L2;
 use super::TimingError;
-use crate::trace::{BlockTrace, FlagKey, Instr, InstrKind, Mem, Pipe, Trace};
+use crate::trace::{BlockTrace, DmaDir, FlagKey, Instr, InstrKind, Mem, Pipe, Trace};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
@@ -213,6 +213,16 @@ struct BlockSim {
     dcache: DCache,
     code: CodeStats,
     l2: L2Stats,
+}
+
+/// What a Fixpipe with unitFlag waits for ([`Sim::unit_flag_gate`]).
+enum UnitGate {
+    /// Nothing: no Mmad with unitFlag feeds it.
+    Free,
+    /// The Mmad that feeds it has not started.
+    Wait,
+    /// Its transfer starts no earlier than this cycle.
+    From(Cycle),
 }
 
 fn pipe_index(pipe: Pipe) -> usize {
@@ -819,6 +829,14 @@ impl<'a> Sim<'a> {
                     *gm_offset,
                     *gm_strided,
                 );
+                let mut xfer_at = now + c.issue;
+                if *dir == DmaDir::L0cOutUnit {
+                    match self.unit_flag_gate(block, idx, &c) {
+                        UnitGate::Free => {}
+                        UnitGate::Wait => return false,
+                        UnitGate::From(at) => xfer_at = xfer_at.max(at),
+                    }
+                }
                 let b = &mut self.blocks[block];
                 let p = &mut b.pipes[pi];
                 p.queue.pop_front();
@@ -827,7 +845,7 @@ impl<'a> Sim<'a> {
                 b.spans[idx as usize] = (now, Cycle::MAX);
                 b.started_instr[idx as usize] = true;
                 self.push(
-                    now + c.issue,
+                    xfer_at,
                     Event::XferStart {
                         block: block as u32,
                         idx,
@@ -842,6 +860,50 @@ impl<'a> Sim<'a> {
                 true
             }
         }
+    }
+
+    /// When a Fixpipe with unitFlag (`idx`, cost `c`) may start moving:
+    /// the latest earlier Mmad of the block that writes what it reads
+    /// decides. Without unitFlag on that Mmad, or without such an Mmad, the
+    /// Fixpipe is not gated (flags order it as any instruction). With it,
+    /// the Fixpipe waits for the Mmad to start, moves fractal after fractal
+    /// of C as the cube finishes them (guide 6.2.3.2.1.12: "each time the
+    /// hardware finishes a fractal, the result is moved out"): the Mmad's
+    /// steps are spread evenly over its ceil(m/16) x ceil(n/16) fractals,
+    /// a fractal is in L0C `mmad_head_cycles` after its last step, and
+    /// the transfer, at its uncontended rate, starts late enough that the
+    /// last fractal's share comes after the Mmad's last result.
+    fn unit_flag_gate(&self, block: usize, idx: u32, c: &cost::DmaCost) -> UnitGate {
+        let instrs = &self.trace.blocks[block].instrs;
+        let fixpipe = &instrs[idx as usize];
+        let Some((m, shape)) =
+            instrs[..idx as usize]
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(i, other)| match &other.kind {
+                    InstrKind::Mmad(shape) if conflicts(other, fixpipe) => Some((i, *shape)),
+                    _ => None,
+                })
+        else {
+            return UnitGate::Free;
+        };
+        if !matches!(shape.unit_flag, 2 | 3) {
+            return UnitGate::Free;
+        }
+        let b = &self.blocks[block];
+        if !b.started_instr[m] {
+            return UnitGate::Wait;
+        }
+        let start = b.spans[m].0;
+        let occupancy = b.busy_end[m].saturating_sub(start).max(1);
+        let fractals = (u64::from(shape.m.div_ceil(16)) * u64::from(shape.n.div_ceil(16))).max(1);
+        let head = self.hw.cube.mmad_head_cycles.round() as Cycle;
+        let first = start + occupancy.div_ceil(fractals) + head;
+        let last = start + occupancy + head;
+        let transfer = (c.charged_bytes / c.rate_cap.max(1e-9)).ceil() as Cycle;
+        let share = transfer.div_ceil(fractals);
+        UnitGate::From(first.max((last + share).saturating_sub(transfer)))
     }
 
     /// True when `instr` touches what a running instruction of the same pipe

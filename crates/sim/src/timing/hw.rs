@@ -207,6 +207,9 @@ pub struct CubeCosts {
     pub k_step_b8: f64,
     /// K elements per step for fp32 inputs.
     pub k_step_b32: f64,
+    /// Cycles from the end of a Load3D (img2col) transfer to its data in
+    /// L0A/L0B (in place of the L1 -> L0 path's Load2D latency).
+    pub load3d_latency_cycles: f64,
 }
 
 impl CubeCosts {
@@ -745,6 +748,7 @@ fn read_profile(r: &mut Reader<'_>) -> Result<HwProfile, HwProfileError> {
         k_step_b16: r.positive("cube.k_step_b16")?,
         k_step_b8: r.positive("cube.k_step_b8")?,
         k_step_b32: r.positive("cube.k_step_b32")?,
+        load3d_latency_cycles: r.num("cube.load3d_latency_cycles")?,
     };
     let noise = NoiseLevel {
         rel_sigma: r.num("noise.rel_sigma")?,

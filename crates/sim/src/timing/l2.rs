@@ -62,7 +62,7 @@ pub(crate) fn gm_side(instr: &Instr) -> Option<(Region, bool)> {
     let InstrKind::Dma { dir, .. } = instr.kind else {
         return None;
     };
-    let write = matches!(dir, DmaDir::UbToGm | DmaDir::L0cOut);
+    let write = matches!(dir, DmaDir::UbToGm | DmaDir::L0cOut | DmaDir::L0cOutUnit);
     let regions = if write { &instr.writes } else { &instr.reads };
     regions
         .iter()

@@ -15,7 +15,7 @@ use ascendopt_sim::launch::{
     run_kernel, JobTensor, LaunchFailure, LaunchJob, LaunchOutput, TilingInfo,
 };
 use ascendopt_sim::timing::{simulate, HwProfile, Profile, TimingOptions};
-use ascendopt_sim::trace::{DmaDir, InstrKind, Pipe};
+use ascendopt_sim::trace::{DmaDir, InstrKind, Mem, Pipe};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -1238,6 +1238,63 @@ fn the_matmul_api_computes_on_the_cube_for_the_vector_cores() {
     assert_eq!(out.trace.blocks.len(), 2);
     assert_eq!(T::F32.decode(&out.outputs[0]), want);
     assert!(check(&out.trace).is_empty());
+}
+
+/// dbL0A / dbL0B (guide 6.2.4.2.2 TCubeTiling: whether MTE1 of the left /
+/// right matrix double-buffers, 1 or 2): with 2 the loads of consecutive K
+/// blocks alternate between two L0A (L0B) buffers, so MTE1 fills one while
+/// the cube reads the other; with 1 every load goes to the one buffer and
+/// waits for the Mmad before it. Same product, half the L0A and L0B
+/// addresses, and a longer run.
+#[test]
+fn the_matmul_api_double_buffers_l0_as_db_l0a_and_db_l0b_say() {
+    let (m, n, k) = (64usize, 48usize, 40usize);
+    let a = values(m * k, 3);
+    let b = values(k * n, 4);
+    let bias: Vec<f32> = (0..n).map(|j| (j % 5) as f32).collect();
+    let mut want = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = bias[j] + (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f32>();
+        }
+    }
+    let run = |db: i32| {
+        let mut tiling = cube_tiling((64, 48, 40), (32, 48), (32, 32, 16), true);
+        // Fields 20 and 21: dbL0A, dbL0B.
+        tiling[80..84].copy_from_slice(&db.to_le_bytes());
+        tiling[84..88].copy_from_slice(&db.to_le_bytes());
+        let out = mix_launch_with(
+            "mm_api_gm",
+            vec![T::F16.tensor(&a), T::F16.tensor(&b), T::F32.tensor(&bias)],
+            vec![T::F32.tensor(&vec![f32::NAN; m * n])],
+            1,
+            (16 << 20) + 64,
+            0,
+            tiling,
+        )
+        .unwrap_or_else(|e| panic!("dbL0 {db}: {e}"));
+        assert_eq!(T::F32.decode(&out.outputs[0]), want, "dbL0 {db}");
+        assert!(check(&out.trace).is_empty(), "dbL0 {db}");
+        let l0_addresses = |mem: Mem| {
+            out.trace.blocks[0]
+                .instrs
+                .iter()
+                .filter(|i| i.pipe == Pipe::Mte1)
+                .flat_map(|i| i.writes.iter())
+                .filter(|r| r.mem == mem)
+                .map(|r| r.start)
+                .collect::<std::collections::BTreeSet<u64>>()
+                .len()
+        };
+        let duration = profile(&out).task_duration_us;
+        (l0_addresses(Mem::L0a), l0_addresses(Mem::L0b), duration)
+    };
+    let (a1, b1, single) = run(1);
+    let (a2, b2, double) = run(2);
+    // A's 32-row tiles load as two fractal rows (two LoadData, two start
+    // addresses per buffer); B's in one LoadData.
+    assert_eq!((a1, b1, a2, b2), (2, 1, 4, 2));
+    assert!(single > double, "dbL0 1: {single} us, 2: {double} us");
 }
 
 /// A float B that is not transposed goes to L0B by LoadDataWithTranspose

@@ -5,9 +5,12 @@
 //! a binary of its own, linked separately (slower CI, more disk).
 
 mod cube;
+mod fixpipe_quant;
 mod host_headers;
+mod img2col;
 mod kernel_lib;
 mod lib_api;
 mod runtime_launch;
 mod timing_e2e;
+mod unit_flag;
 mod worker;

@@ -191,6 +191,223 @@ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T
   ASC_RT->cube(&op);
 }
 
+// ---- Load3D: img2col from A1/B1 to A2/B2 (guide 6.2.3.2.1.4 Load3D,
+// 6.2.3.2.1.7 SetFmatrix, 6.2.3.2.1.9-11) ------------------------------------
+// Whether a Load3D call sets the feature-map registers (l1H, l1W, padList)
+// and the padding value from its parameters, or uses what SetFmatrix and
+// SetLoadDataPaddingValue set.
+struct IsResetLoad3dConfig {
+  bool isSetFMatrix = true;
+  bool isSetPadding = true;
+};
+constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+
+enum class FmatrixMode : uint8_t { FMATRIX_LEFT = 0, FMATRIX_RIGHT = 1 };
+
+namespace detail {
+inline uint32_t pad_list(const uint8_t p[4]) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+}  // namespace detail
+
+// Load3Dv1 (table 6-170). Atlas A2 has no Load3Dv1 (table 6-168 lists it
+// for the training series and the inference AI Core only): the runtime
+// refuses it with a fault naming the call.
+template <class T>
+struct LoadData3DParamsV1 {
+  uint8_t padList[4] = {0, 0, 0, 0};
+  uint16_t l1H = 0;
+  uint16_t l1W = 0;
+  uint16_t c1Index = 0;
+  uint8_t fetchFilterW = 0;
+  uint8_t fetchFilterH = 0;
+  int16_t leftTopW = 0;
+  int16_t leftTopH = 0;
+  uint8_t strideW = 0;
+  uint8_t strideH = 0;
+  uint8_t filterW = 0;
+  uint8_t filterH = 0;
+  uint8_t dilationFilterW = 0;
+  uint8_t dilationFilterH = 0;
+  uint8_t jumpStride = 0;
+  uint8_t repeatMode = 0;
+  uint8_t repeatTime = 0;
+  uint8_t cSize = 0;
+  T padValue = T(0);
+  LoadData3DParamsV1() {}
+  LoadData3DParamsV1(const uint8_t padListIn[4], uint16_t l1HIn, uint16_t l1WIn, uint16_t c1IndexIn,
+                     uint8_t fetchFilterWIn, uint8_t fetchFilterHIn, int16_t leftTopWIn, int16_t leftTopHIn,
+                     uint8_t strideWIn, uint8_t strideHIn, uint8_t filterWIn, uint8_t filterHIn,
+                     uint8_t dilationFilterWIn, uint8_t dilationFilterHIn, uint8_t jumpStrideIn,
+                     uint8_t repeatModeIn, uint8_t repeatTimeIn, uint8_t cSizeIn, T padValueIn)
+      : l1H(l1HIn),
+        l1W(l1WIn),
+        c1Index(c1IndexIn),
+        fetchFilterW(fetchFilterWIn),
+        fetchFilterH(fetchFilterHIn),
+        leftTopW(leftTopWIn),
+        leftTopH(leftTopHIn),
+        strideW(strideWIn),
+        strideH(strideHIn),
+        filterW(filterWIn),
+        filterH(filterHIn),
+        dilationFilterW(dilationFilterWIn),
+        dilationFilterH(dilationFilterHIn),
+        jumpStride(jumpStrideIn),
+        repeatMode(repeatModeIn),
+        repeatTime(repeatTimeIn),
+        cSize(cSizeIn),
+        padValue(padValueIn) {
+    for (int i = 0; i < 4; i++) padList[i] = padListIn[i];
+  }
+};
+
+// Load3Dv2 (table 6-171): the feature map in A1/B1 is C1 x l1H x l1W x C0
+// (C0 = 32 B of T, C1 = channelSize / C0); the destination is the part
+// [mStartPt, +mExtension) x [kStartPt, +kExtension) of the img2col matrix
+// whose row m is output position (m / Wo, m % Wo) and whose column k is
+// (c1, kh, kw, c0) with c0 fastest. The runtime documents the reading.
+template <class T>
+struct LoadData3DParamsV2 {
+  uint8_t padList[4] = {0, 0, 0, 0};
+  uint16_t l1H = 0;
+  uint16_t l1W = 0;
+  uint16_t channelSize = 0;
+  uint16_t kExtension = 0;
+  uint16_t mExtension = 0;
+  uint16_t kStartPt = 0;
+  uint16_t mStartPt = 0;
+  uint8_t strideW = 1;
+  uint8_t strideH = 1;
+  uint8_t filterW = 1;
+  uint8_t filterH = 1;
+  uint8_t dilationFilterW = 1;
+  uint8_t dilationFilterH = 1;
+  bool enTranspose = false;
+  bool enSmallK = false;
+  T padValue = T(0);
+  bool filterSizeW = false;
+  bool filterSizeH = false;
+  bool fMatrixCtrl = false;
+  LoadData3DParamsV2() {}
+  LoadData3DParamsV2(const uint8_t padListIn[4], uint16_t l1HIn, uint16_t l1WIn, uint16_t channelSizeIn,
+                     uint16_t kExtensionIn, uint16_t mExtensionIn, uint16_t kStartPtIn, uint16_t mStartPtIn,
+                     uint8_t strideWIn, uint8_t strideHIn, uint8_t filterWIn, uint8_t filterHIn,
+                     uint8_t dilationFilterWIn, uint8_t dilationFilterHIn, bool enTransposeIn, bool enSmallKIn,
+                     T padValueIn)
+      : LoadData3DParamsV2(padListIn, l1HIn, l1WIn, channelSizeIn, kExtensionIn, mExtensionIn, kStartPtIn,
+                           mStartPtIn, strideWIn, strideHIn, filterWIn, filterHIn, dilationFilterWIn,
+                           dilationFilterHIn, enTransposeIn, enSmallKIn, padValueIn, false, false, false) {}
+  // The full form (20 fields; 19 would read as a LoadData3DParamsV1).
+  LoadData3DParamsV2(const uint8_t padListIn[4], uint16_t l1HIn, uint16_t l1WIn, uint16_t channelSizeIn,
+                     uint16_t kExtensionIn, uint16_t mExtensionIn, uint16_t kStartPtIn, uint16_t mStartPtIn,
+                     uint8_t strideWIn, uint8_t strideHIn, uint8_t filterWIn, uint8_t filterHIn,
+                     uint8_t dilationFilterWIn, uint8_t dilationFilterHIn, bool enTransposeIn, bool enSmallKIn,
+                     T padValueIn, bool filterSizeWIn, bool filterSizeHIn, bool fMatrixCtrlIn)
+      : l1H(l1HIn),
+        l1W(l1WIn),
+        channelSize(channelSizeIn),
+        kExtension(kExtensionIn),
+        mExtension(mExtensionIn),
+        kStartPt(kStartPtIn),
+        mStartPt(mStartPtIn),
+        strideW(strideWIn),
+        strideH(strideHIn),
+        filterW(filterWIn),
+        filterH(filterHIn),
+        dilationFilterW(dilationFilterWIn),
+        dilationFilterH(dilationFilterHIn),
+        enTranspose(enTransposeIn),
+        enSmallK(enSmallKIn),
+        padValue(padValueIn),
+        filterSizeW(filterSizeWIn),
+        filterSizeH(filterSizeHIn),
+        fMatrixCtrl(fMatrixCtrlIn) {
+    for (int i = 0; i < 4; i++) padList[i] = padListIn[i];
+  }
+};
+
+// SetLoadDataRepeat's parameters (table 6-193), in the order the guide's
+// examples initialise them: {repeatStride, repeatTime, repeatMode}.
+struct LoadDataRepeatParam {
+  uint16_t repeatStride = 0;
+  uint8_t repeatTime = 1;
+  uint8_t repeatMode = 0;
+  LoadDataRepeatParam() {}
+  LoadDataRepeatParam(uint16_t repeatStrideIn, uint8_t repeatTimeIn, uint8_t repeatModeIn)
+      : repeatStride(repeatStrideIn), repeatTime(repeatTimeIn), repeatMode(repeatModeIn) {}
+};
+
+template <class T, const IsResetLoad3dConfig& defaultConfig = IS_RESER_LOAD3D_DEFAULT_CONFIG, class U = T,
+          typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& p,
+                     ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_LOAD3D_V2, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.src0 = detail::local_addr(src);
+  op.scalar = ::ascendopt::to_bits<T>(p.padValue);
+  op.p[0] = detail::pad_list(p.padList);
+  op.p[1] = (uint32_t)p.l1H | ((uint32_t)p.l1W << 16);
+  op.p[2] = p.channelSize;
+  op.p[3] = (uint32_t)p.kExtension | ((uint32_t)p.mExtension << 16);
+  op.p[4] = (uint32_t)p.kStartPt | ((uint32_t)p.mStartPt << 16);
+  op.p[5] = (uint32_t)p.strideW | ((uint32_t)p.strideH << 8) | ((uint32_t)p.dilationFilterW << 16) |
+            ((uint32_t)p.dilationFilterH << 24);
+  op.p[6] = ((uint32_t)p.filterW + (p.filterSizeW ? 256u : 0u)) |
+            (((uint32_t)p.filterH + (p.filterSizeH ? 256u : 0u)) << 16);
+  op.p[7] = (p.enTranspose ? (uint32_t)ASC_LOAD3D_TRANSPOSE : 0u) | (p.enSmallK ? (uint32_t)ASC_LOAD3D_SMALL_K : 0u) |
+            (p.fMatrixCtrl ? (uint32_t)ASC_LOAD3D_FMATRIX_RIGHT : 0u) |
+            (defaultConfig.isSetFMatrix ? (uint32_t)ASC_LOAD3D_SET_FMATRIX : 0u) |
+            (defaultConfig.isSetPadding ? (uint32_t)ASC_LOAD3D_SET_PADDING : 0u);
+  ASC_RT->cube(&op);
+}
+
+template <class T, const IsResetLoad3dConfig& defaultConfig = IS_RESER_LOAD3D_DEFAULT_CONFIG, class U = T,
+          typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV1<U>& p,
+                     ASC_LOC) {
+  (void)p;
+  AscCubeOp op = detail::cube_op(ASC_CUBE_LOAD3D_V1, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.src_dtype = op.dtype;
+  op.dst = detail::local_addr(dst);
+  op.src0 = detail::local_addr(src);
+  ASC_RT->cube(&op);
+}
+
+inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], const FmatrixMode& fmatrixMode,
+                       ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_SET_FMATRIX, loc_);
+  op.p[0] = (uint32_t)l1H | ((uint32_t)l1W << 16);
+  op.p[1] = detail::pad_list(padList);
+  op.p[2] = (uint32_t)fmatrixMode;
+  ASC_RT->cube(&op);
+}
+
+template <class T>
+inline void SetLoadDataPaddingValue(const T padValue, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_SET_LOAD3D_PAD, loc_);
+  op.dtype = ::ascendopt::dtype_of<T>();
+  op.scalar = ::ascendopt::to_bits<T>(padValue);
+  ASC_RT->cube(&op);
+}
+
+inline void SetLoadDataRepeat(const LoadDataRepeatParam& repeatParams, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_SET_LOAD3D_REPEAT, loc_);
+  op.p[0] = repeatParams.repeatStride;
+  op.p[1] = repeatParams.repeatTime;
+  op.p[2] = repeatParams.repeatMode;
+  ASC_RT->cube(&op);
+}
+
+inline void SetLoadDataBoundary(uint32_t boundaryValue, ASC_LOC) {
+  AscCubeOp op = detail::cube_op(ASC_CUBE_SET_LOAD3D_BOUNDARY, loc_);
+  op.p[0] = boundaryValue;
+  ASC_RT->cube(&op);
+}
+
 // ---- Fill / InitConstValue (guide 6.2.3.2.1.1) -------------------------------
 template <class U>
 struct InitConstValueParams {
@@ -319,9 +536,11 @@ struct FixpipeParamsV220 {
       : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
 };
 
-template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
-inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p, ASC_LOC) {
-  AscCubeOp op = detail::cube_op(ASC_CUBE_FIXPIPE, loc_);
+namespace detail {
+template <class T, class U>
+inline AscCubeOp fixpipe_op(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                            CO2Layout format, const ::ascendopt::Loc& loc) {
+  AscCubeOp op = cube_op(ASC_CUBE_FIXPIPE, loc);
   op.dtype = ::ascendopt::dtype_of<T>();
   op.src_dtype = ::ascendopt::dtype_of<U>();
   op.dst = detail::global_addr(dst);
@@ -337,8 +556,26 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
   op.p[7] = p.dstNdStride;
   op.p[8] = p.reluEn ? 1u : 0u;
   op.p[9] = p.unitFlag;
-  op.p[10] = (uint32_t)config.format;
+  op.p[10] = (uint32_t)format;
   op.p[11] = p.isChannelSplit ? 1u : 0u;
+  return op;
+}
+}  // namespace detail
+
+// CO1 -> GM with NZ2ND (CFG_ROW_MAJOR) or not (CFG_NZ), quantPre, reluEn.
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p, ASC_LOC) {
+  AscCubeOp op = detail::fixpipe_op(dst, src, p, config.format, loc_);
+  ASC_RT->cube(&op);
+}
+// With per-channel quantisation parameters (VDEQF16, VQF322B8_PRE,
+// VREQ8): one uint64_t per column in cbufWorkspace (A1).
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR, class S = uint64_t,
+          typename std::enable_if<std::is_same<S, uint64_t>::value, bool>::type = true>
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const LocalTensor<S>& cbufWorkspace,
+                    const FixpipeParamsV220& p, ASC_LOC) {
+  AscCubeOp op = detail::fixpipe_op(dst, src, p, config.format, loc_);
+  op.src1 = detail::local_addr(cbufWorkspace);
   ASC_RT->cube(&op);
 }
 

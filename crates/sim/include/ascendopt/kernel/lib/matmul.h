@@ -24,7 +24,8 @@
 //   computes in place.
 // - Work per output tile (baseM x baseN of singleCoreM x singleCoreN,
 //   tails clipped): for each baseK block of K, A and B in L1 (see below),
-//   L1 -> L0A/L0B with LoadData (double-buffered queues), Mmad
+//   L1 -> L0A/L0B with LoadData (dbL0A / dbL0B buffers: 2 double-buffers
+//   MTE1 against the cube, 1 makes each load wait for the last Mmad), Mmad
 //   accumulating in L0C, the bias row through C1 -> C2 on the first block;
 //   then one Fixpipe to GM (ND, F322F16/F322BF16 for a half/bfloat16 C;
 //   SetAtomicAdd with enAtomic). Tiles go in iterateOrder (0: M first).
@@ -378,6 +379,9 @@ struct MmState {
   int32_t stepKb = 1;
   int32_t stepM = 1, stepN = 1;
   int32_t depthA1 = 0, depthB1 = 0;  // 0: not given (two loads' worth)
+  // L0A / L0B buffers (TCubeTiling dbL0A / dbL0B: "whether MTE1 of the
+  // left / right matrix double-buffers", 1 or 2).
+  int32_t dbA = 2, dbB = 2;
   uint32_t gen = 0;  // bumped by every setter: A1/B1 contents go stale
   int32_t next = 0;  // tiles handed out by Iterate
   int32_t current = -1;
@@ -523,8 +527,10 @@ struct CubeQueues {
     b1.slots = l1_slots(s.depthB1, s.stepN, s.stepKb);
     pipe->InitBuffer(a1.q, (uint8_t)a1.slots, (uint32_t)(amL1 * akL1 * sizeof(AT)), loc);
     pipe->InitBuffer(b1.q, (uint8_t)b1.slots, (uint32_t)(bnL1 * bkL1 * sizeof(BT)), loc);
-    pipe->InitBuffer(a2, 2, (uint32_t)(bm * bk * sizeof(AT)), loc);
-    pipe->InitBuffer(b2, 2, (uint32_t)(bn * bk * sizeof(BT)), loc);
+    // One L0A (L0B) buffer with dbL0A (dbL0B) = 1: the next block's
+    // LoadData waits for the Mmad that reads the previous one.
+    pipe->InitBuffer(a2, (uint8_t)s.dbA, (uint32_t)(bm * bk * sizeof(AT)), loc);
+    pipe->InitBuffer(b2, (uint8_t)s.dbB, (uint32_t)(bn * bk * sizeof(BT)), loc);
     pipe->InitBuffer(c, 1, (uint32_t)(bm * bn * sizeof(L0C)), loc);
     if (s.hasBias) {
       pipe->InitBuffer(bias1, 1, (uint32_t)(bn * sizeof(BiasT)), loc);
@@ -882,6 +888,8 @@ class Matmul {
     st_.stepN = t.stepN > 0 ? t.stepN : 1;
     st_.depthA1 = t.depthA1 > 0 ? t.depthA1 : 0;
     st_.depthB1 = t.depthB1 > 0 ? t.depthB1 : 0;
+    st_.dbA = l0_buffers(t.dbL0A, loc_);
+    st_.dbB = l0_buffers(t.dbL0B, loc_);
     ++st_.gen;
     if (MM_CFG_ORDER() >= 0) st_.order = MM_CFG_ORDER();
     st_.hasBias = t.isBias;
@@ -1097,12 +1105,24 @@ class Matmul {
       st_.stepN = MM_CFG.stepN > 0 ? MM_CFG.stepN : 1;
       st_.depthA1 = MM_CFG.depthA1 > 0 ? MM_CFG.depthA1 : 0;
       st_.depthB1 = MM_CFG.depthB1 > 0 ? MM_CFG.depthB1 : 0;
+      st_.dbA = l0_buffers(MM_CFG.dbL0A, loc);
+      st_.dbB = l0_buffers(MM_CFG.dbL0B, loc);
       ++st_.gen;
       validate(loc);
     } else {
       detail::trap("Matmul::Init: no tiling (REGIST_MATMUL_OBJ with nullptr needs a constant tiling in the template)",
                    loc);
     }
+  }
+
+  // dbL0A / dbL0B: 1 or 2 (guide 6.2.4.2.2 TCubeTiling: other values are
+  // undefined, refused here); 0 or less is a tiling that does not set it,
+  // taken as 2 (the host tiling's value).
+  static int32_t l0_buffers(int32_t db, const ::ascendopt::Loc& loc) {
+    if (db <= 0 || db == 2) return 2;
+    if (db == 1) return 1;
+    detail::trap("Matmul: dbL0A / dbL0B must be 1 or 2 (guide: TCubeTiling, other values are undefined)", loc);
+    return 2;
   }
 
   void validate(const ::ascendopt::Loc& loc) {
