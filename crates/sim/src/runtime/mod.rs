@@ -11,6 +11,7 @@ pub mod copy;
 pub mod cube;
 pub mod fault;
 pub mod gm;
+pub mod gm_read;
 pub mod mix;
 pub mod product;
 pub mod queue;

@@ -97,7 +97,7 @@ extern "C" __global__ __aicore__ void copy_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR 
 #ifdef OOB
   if (GetBlockIdx() == 1) {
     auto t = q.AllocTensor<float>();
-    DataCopy(t, xg[per], 256);
+    DataCopy(t, xg[per + 64], 256);
   }
 #endif
 }
@@ -186,7 +186,7 @@ fn gm_out_of_bounds_is_a_fault_naming_the_line() {
             );
             let loc = loc.unwrap();
             assert_eq!(loc.api, "DataCopy");
-            assert_eq!(loc.line, line_of(&src, "DataCopy(t, xg[per]"));
+            assert_eq!(loc.line, line_of(&src, "DataCopy(t, xg[per + 64]"));
         }
         other => panic!("expected a fault, got {other:?}"),
     }
@@ -1227,6 +1227,107 @@ fn a_read_starting_in_the_allocators_padding_is_allowed_and_noted() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("outside any allocation"), "{err}");
+}
+
+/// A whole tile copied in from a tensor far smaller than it (a kernel that
+/// reads 1024 indices and uses 8): the chip's DMA reads whatever follows;
+/// here the read is allowed, the bytes past the device allocator's span
+/// are poison (0xFF) and a note names the line, the tensor and how far.
+/// `USE` picks the 8 floats copied out: 0 = the tensor's own 3 and its
+/// padding, 16 = bytes [64, 96), past the span. `OUT` is the count copied
+/// out to the 3-float output; `FROM` where the read starts.
+const OVERREAD_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void over(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 3);
+  yg.SetGlobalBuffer((__gm__ float*)y, 3);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 4096);
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xg[FROM], 1024);
+  set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t[USE], OUT);
+}
+"#;
+
+fn overread(defines: &str) -> Result<ascendopt_sim::launch::LaunchOutput, LaunchFailure> {
+    let (_d, so) = compile(&format!("{defines}\n{OVERREAD_KERNEL}"));
+    run_kernel(
+        &job(
+            &so,
+            "over",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+}
+
+#[test]
+fn a_dma_read_past_the_span_reads_poison_and_is_noted() {
+    // Uses only its own elements: correct, with a note at the line.
+    let out = overread("#define FROM 0\n#define USE 0\n#define OUT 8").unwrap();
+    assert_eq!(f32s(&out.outputs[0]), vec![1.0, 2.0, 3.0]);
+    let notes: Vec<_> = out
+        .findings
+        .iter()
+        .filter(|f| f.kind == "gm-overread")
+        .collect();
+    assert_eq!(notes.len(), 1, "{:#?}", out.findings);
+    let line = line_of(OVERREAD_KERNEL, "DataCopy(t, xg[FROM], 1024)") + 3;
+    let msg = &notes[0].message;
+    assert!(
+        msg.contains(&format!(
+            "k.cpp:{line}: DataCopy reads past the end of `input 0`"
+        )) && msg.contains("(12 bytes; 64 with the device allocator's padding)")
+            && msg.contains("4032 byte(s) past it, from byte 0"),
+        "{msg}"
+    );
+    // The trace's region is the memory really read: the span.
+    let copy = &out.trace.blocks[0]
+        .instrs
+        .iter()
+        .find(|i| matches!(i.kind, InstrKind::Dma { .. }))
+        .unwrap();
+    assert_eq!(copy.reads[0].len, 64);
+    // Uses bytes past the span: they are poison, never another tensor's.
+    let out = overread("#define FROM 0\n#define USE 16\n#define OUT 8").unwrap();
+    let bits: Vec<u32> = out.outputs[0]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(bits, vec![0xFFFF_FFFF; 3]);
+    // Starting in the padding (element 8, byte 32) is a read of the span
+    // too.
+    let out = overread("#define FROM 8\n#define USE 0\n#define OUT 8").unwrap();
+    assert!(out
+        .findings
+        .iter()
+        .any(|f| f.kind == "gm-overread" && f.message.contains("from byte 32")));
+}
+
+#[test]
+fn writes_past_the_span_and_reads_starting_past_it_still_fault() {
+    // The 4 KB tile written back to the 3-float output.
+    let err = overread("#define FROM 0\n#define USE 0\n#define OUT 1024")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("dst accesses GM") && err.contains("64 bytes the device allocator gives it"),
+        "{err}"
+    );
+    // A read starting at element 16 (byte 64, the first past the span).
+    let err = overread("#define FROM 16\n#define USE 0\n#define OUT 8")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("src accesses GM") && err.contains("outside any allocation"),
+        "{err}"
+    );
 }
 
 /// GlobalTensor::operator() (guide 6.2.2.2.6: the element itself), the
