@@ -115,3 +115,39 @@ int main() {
 fn platform_info_brings_map_string_and_vector_into_scope() {
     compile_and_run(PLATFORM_INFO_STD_NAMES);
 }
+
+/// TilingData fields named like the setters' parameters (`value`,
+/// `values`): `set_value(2.5f)` sets the field (a public Addcdiv sample
+/// names its attribute's field `value`; the setter once assigned its
+/// parameter to itself and the kernel read 0).
+const FIELD_NAMED_VALUE: &str = r#"
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(Inner)
+  TILING_DATA_FIELD_DEF(uint32_t, value);
+END_TILING_DATA_DEF;
+BEGIN_TILING_DATA_DEF(ValueTiling)
+  TILING_DATA_FIELD_DEF(float, value);
+  TILING_DATA_FIELD_DEF_ARR(uint32_t, 2, values);
+  TILING_DATA_FIELD_DEF_STRUCT(Inner, ascendopt_new_value_holder);
+END_TILING_DATA_DEF;
+}  // namespace optiling
+int main() {
+  optiling::ValueTiling t;
+  t.set_value(2.5f);
+  const uint32_t two[2] = {7, 9};
+  t.set_values(two);
+  optiling::Inner inner;
+  inner.set_value(11);
+  t.set_ascendopt_new_value_holder(inner);
+  return t.get_value() == 2.5f && t.values[0] == 7 && t.values[1] == 9 &&
+                 t.ascendopt_new_value_holder.value == 11
+             ? 0
+             : 1;
+}
+"#;
+
+#[test]
+fn tiling_fields_named_value_are_set_by_their_setters() {
+    compile_and_run(FIELD_NAMED_VALUE);
+}
