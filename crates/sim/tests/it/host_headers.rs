@@ -151,3 +151,19 @@ int main() {
 fn tiling_fields_named_value_are_set_by_their_setters() {
     compile_and_run(FIELD_NAMED_VALUE);
 }
+
+/// The matmul tiling's TPosition::LCM, VECCALC's other name (guide
+/// 6.2.6.7), as the CV fusion examples set the C matrix's position.
+const MATMUL_TILING_LCM: &str = r#"
+#include "register/op_def_registry.h"
+#include "tiling/tiling_api.h"
+using namespace matmul_tiling;
+int main() {
+  return TPosition::LCM == TPosition::VECCALC && TPosition::LCM != TPosition::GM ? 0 : 1;
+}
+"#;
+
+#[test]
+fn matmul_tiling_positions_know_lcm() {
+    compile_and_run(MATMUL_TILING_LCM);
+}
