@@ -1703,3 +1703,30 @@ fn duplicate_follows_the_product_list_and_a_310b_fault_names_its_family() {
         "{err}"
     );
 }
+
+/// TOTAL_VEC_LOCAL_SIZE, the UB a kernel's own buffers may take (184 KB on
+/// the 910B), as older Matmul samples size a format buffer with it: a
+/// buffer of that size is allocatable.
+const VEC_LOCAL_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void vec_local(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> yg;
+  yg.SetGlobalBuffer((__gm__ float*)y, 8);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, TOTAL_VEC_LOCAL_SIZE + EXTRA);
+  yg.SetValue(0, (float)TOTAL_VEC_LOCAL_SIZE);
+}
+"#;
+
+#[test]
+fn total_vec_local_size_is_the_ub_left_to_kernels() {
+    let (_d, so) = compile(&format!("#define EXTRA 0\n{VEC_LOCAL_KERNEL}"));
+    let out = run_kernel(
+        &job(&so, "vec_local", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    assert_eq!(f32s(&out.outputs[0])[0], 188416.0);
+}
