@@ -67,23 +67,26 @@ inline void save_tiling(void* buf, size_t capacity, const void* data, size_t siz
     class_name() { memset((void*)this, 0, sizeof(*this)); }    \
     ASCENDOPT_TILING_HOST_METHODS(class_name)
 
+// The setters' parameters have names no field takes (a field named `value`
+// would otherwise be assigned to itself in `set_value`).
 #define TILING_DATA_FIELD_DEF(data_type, field_name)           \
   data_type field_name;                                        \
-  void set_##field_name(data_type value) { field_name = value; } \
+  void set_##field_name(data_type ascendopt_new_value) { field_name = ascendopt_new_value; } \
   data_type get_##field_name() const { return field_name; }
 
 // set_ copies `arr_size` elements from the pointer (guide 6.4.4.2).
 #define TILING_DATA_FIELD_DEF_ARR(arr_type, arr_size, field_name)            \
   arr_type field_name[arr_size];                                             \
-  void set_##field_name(const arr_type* values) {                            \
-    if (values != nullptr) memcpy(field_name, values, sizeof(field_name));   \
+  void set_##field_name(const arr_type* ascendopt_new_values) {              \
+    if (ascendopt_new_values != nullptr)                                     \
+      memcpy(field_name, ascendopt_new_values, sizeof(field_name));          \
   }                                                                          \
   arr_type* get_##field_name() { return field_name; }                        \
   const arr_type* get_##field_name() const { return field_name; }
 
 #define TILING_DATA_FIELD_DEF_STRUCT(struct_type, field_name)                     \
   struct_type field_name;                                                        \
-  void set_##field_name(const struct_type& value) { field_name = value; }         \
+  void set_##field_name(const struct_type& ascendopt_new_value) { field_name = ascendopt_new_value; } \
   struct_type& get_##field_name() { return field_name; }                          \
   const struct_type& get_##field_name() const { return field_name; }
 

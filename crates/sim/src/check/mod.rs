@@ -33,6 +33,7 @@ use crate::launch::Finding;
 use crate::trace::{BlockTrace, FlagKey, Instr, InstrKind, Mem, Pipe, Region, SyncOrigin, Trace};
 use std::collections::{HashMap, HashSet, VecDeque};
 
+mod benign;
 mod cross;
 pub mod untraced;
 pub use untraced::{untraced_output_writes, OutputBytes};
@@ -138,6 +139,10 @@ struct BlockCheck<'t> {
 struct Report {
     findings: Vec<Finding>,
     seen_races: HashSet<(u32, u32, Pipe, Pipe)>,
+    /// Races found harmless ([`benign`]), by the same key: one note each.
+    seen_benign: HashSet<(u32, u32, Pipe, Pipe)>,
+    /// What reads GM, built at the first race a copy out takes part in.
+    gm_reads: Option<benign::GmReads>,
     races: usize,
     suppressed: usize,
 }
@@ -201,8 +206,19 @@ fn flag_text(src: Pipe, dst: Pipe, key: &FlagKey) -> String {
     }
 }
 
+/// The kind of the finding of a race no output can see ([`benign`]): a
+/// note, not a hazard ([`split_notes`]).
+pub const BENIGN_RACE: &str = "race-benign";
+
+/// Splits [`check`]'s findings into the hazards and the notes (the
+/// [`BENIGN_RACE`] findings).
+pub fn split_notes(findings: Vec<Finding>) -> (Vec<Finding>, Vec<Finding>) {
+    findings.into_iter().partition(|f| f.kind != BENIGN_RACE)
+}
+
 /// Checks a trace: races between pipes and flag misuse, one finding per
-/// problem (races deduplicated by source lines over all blocks).
+/// problem (races deduplicated by source lines over all blocks). Races
+/// that cannot change any output are [`BENIGN_RACE`] notes.
 pub fn check(trace: &Trace) -> Vec<Finding> {
     let mut report = Report::default();
     let mut clocks = Vec::with_capacity(trace.blocks.len());
@@ -525,16 +541,52 @@ impl<'t> BlockCheck<'t> {
                     continue;
                 }
                 let key = (first.loc, instr.loc, old.pipe, pipe);
-                if !report.seen_races.insert(key) {
+                if report.seen_races.contains(&key) {
                     continue;
                 }
+                let both = intersection(&old.region, region);
+                let verb = |w: bool| if w { "writes" } else { "reads" };
+                // A read-write race whose read is a copy out that a later
+                // copy of the same pipe overwrites: a note, not a hazard.
+                let reader = match (old.write, write) {
+                    (true, false) => Some(idx),
+                    (false, true) => Some(old.idx),
+                    _ => None,
+                };
+                let harmless = reader.and_then(|r| {
+                    let reads = report
+                        .gm_reads
+                        .get_or_insert_with(|| benign::GmReads::of(self.trace));
+                    benign::overwritten_read(self.trace, self.block, r, &both, reads)
+                });
+                if let Some(why) = harmless {
+                    if report.seen_benign.insert(key) {
+                        report.findings.push(Finding {
+                            kind: BENIGN_RACE.to_string(),
+                            loc: self.trace.loc_of(instr).cloned(),
+                            message: format!(
+                                "race on {}: {} ({}, {}) and {} ({}, {}) are not ordered (block {}), \
+                                 but no output depends on it: {why}. Allowed; the copy still reads \
+                                 a buffer another pipe is writing, worth ordering",
+                                region_text(&both),
+                                describe(self.trace, first),
+                                old.pipe.name(),
+                                verb(old.write),
+                                describe(self.trace, instr),
+                                pipe.name(),
+                                verb(write),
+                                self.block.block
+                            ),
+                        });
+                    }
+                    continue;
+                }
+                report.seen_races.insert(key);
                 report.races += 1;
                 if report.races > MAX_RACE_FINDINGS {
                     report.suppressed += 1;
                     continue;
                 }
-                let both = intersection(&old.region, region);
-                let verb = |w: bool| if w { "writes" } else { "reads" };
                 report.findings.push(Finding {
                     kind: "race".to_string(),
                     loc: self.trace.loc_of(instr).cloned(),

@@ -346,3 +346,60 @@ fn a_scalar_access_in_between_orders_two_pipes_through_auto_sync() {
     assert_eq!(check(&build(true)), vec![]);
     assert_eq!(kinds(&check(&build(false))), vec!["race"]);
 }
+
+/// A copy out of a whole block's length from a half-size buffer (UB
+/// [0, 8 KB) to GM [0, 8 KB)) while the vector unit fills the other half
+/// ([4 KB, 8 KB)); `rewrite`: the second half copied out again after it is
+/// filled, in MTE3's order; `read_back`: a copy in of that GM half.
+fn copy_out_past_its_buffer(rewrite: bool, read_back: bool) -> crate::trace::Trace {
+    let mut tb = TraceBuilder::new();
+    tb.begin_block(0);
+    tb.vec(1, VecOp::Duplicate, Dtype::Float32, ub(0, 4096), &[], 1024);
+    tb.set_flag(2, Pipe::V, Pipe::Mte3, 0);
+    tb.wait_flag(3, Pipe::V, Pipe::Mte3, 0);
+    tb.copy_out(4, ub(0, 8192), gm(1, 0, 8192));
+    tb.vec(
+        5,
+        VecOp::Duplicate,
+        Dtype::Float32,
+        ub(4096, 4096),
+        &[],
+        1024,
+    );
+    tb.set_flag(6, Pipe::V, Pipe::Mte3, 1);
+    tb.wait_flag(7, Pipe::V, Pipe::Mte3, 1);
+    if rewrite {
+        tb.copy_out(8, ub(4096, 4096), gm(1, 4096, 4096));
+    }
+    if read_back {
+        tb.barrier(9, None);
+        tb.copy_in(10, gm(1, 6144, 64), ub(16384, 64));
+    }
+    tb.end_block();
+    tb.finish()
+}
+
+#[test]
+fn a_race_whose_copied_bytes_are_rewritten_before_any_read_is_a_note() {
+    let findings = check(&copy_out_past_its_buffer(true, false));
+    assert_eq!(kinds(&findings), vec![super::BENIGN_RACE], "{findings:#?}");
+    let msg = &findings[0].message;
+    assert!(
+        msg.contains("UB [0x1000, 0x2000)")
+            && msg.contains("GM allocation #1 bytes [0x1000, 0x2000)")
+            && msg.contains("DataCopy at k.cpp:8 overwrites"),
+        "{msg}"
+    );
+    let (hazards, notes) = super::split_notes(findings);
+    assert_eq!((hazards.len(), notes.len()), (0, 1));
+}
+
+#[test]
+fn a_race_whose_copied_bytes_survive_or_are_read_stays_a_race() {
+    // Never rewritten: GM keeps whatever the racy read got.
+    let findings = check(&copy_out_past_its_buffer(false, false));
+    assert_eq!(kinds(&findings), vec!["race"], "{findings:#?}");
+    // Rewritten, but read in between... or anywhere (kept strict).
+    let findings = check(&copy_out_past_its_buffer(true, true));
+    assert_eq!(kinds(&findings), vec!["race"], "{findings:#?}");
+}

@@ -154,6 +154,21 @@ impl Shared {
         }
     }
 
+    /// Adds a note unless one of `kind` whose message starts with `key`
+    /// is there already (one note per place for a repeated event; the
+    /// message should start with `key`).
+    pub fn note_first(&self, kind: &'static str, key: &str, message: String) {
+        if let Ok(mut n) = self.notes.lock() {
+            if n.len() < 1000
+                && !n
+                    .iter()
+                    .any(|x| x.kind == kind && x.message.starts_with(key))
+            {
+                n.push(Note { kind, message });
+            }
+        }
+    }
+
     /// All notes.
     pub fn notes(&self) -> Vec<Note> {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()

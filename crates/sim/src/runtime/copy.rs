@@ -346,7 +346,7 @@ impl Block {
         let last = bursts[bursts.len() - 1];
         let src_span = (first.src, last.src + last.src_footprint);
         let dst_span = (first.dst, last.dst + last.dst_footprint);
-        let src_region = self.region("src", src_mem, src_span)?;
+        let src_region = self.source_region("src", src_mem, src_span, loc)?;
         let dst_region = self.region("dst", dst_mem, dst_span)?;
 
         // Move the bytes.
@@ -358,7 +358,7 @@ impl Block {
         let pad_bytes = op.pad_bits.to_le_bytes();
         for b in &bursts {
             let mut data = vec![0u8; b.len as usize];
-            self.read_bytes(src_mem, b.src, &mut data);
+            self.read_source(&src_region, b.src, &mut data);
             if b.dst_footprint > b.len {
                 // GM -> UB with padding: [left][data][right][dummy].
                 let left = op.left_pad as u64 * size;

@@ -41,7 +41,10 @@ const PAGE: usize = 4096;
 /// that span on the chip and reads nothing of another tensor; a write
 /// there only touches the same allocation's padding, which nothing reads
 /// back. Accesses inside the span are allowed (and noted); past it, where
-/// the next tensor would start and a write would corrupt it, they fault.
+/// the next tensor would start and a write would corrupt it, they fault,
+/// except a DMA read that starts inside the span: the chip's DMA reads on,
+/// and here the bytes past the span read as [`GM_POISON`]
+/// ([`GmSpace::resolve_read`], `runtime/gm_read.rs`).
 pub fn device_span(len: usize) -> usize {
     len.div_ceil(32)
         .saturating_mul(32)
@@ -49,6 +52,16 @@ pub fn device_span(len: usize) -> usize {
         .div_ceil(64)
         .saturating_mul(64)
 }
+
+/// The byte a DMA read gets for every byte past its allocation's device
+/// span (see [`GmSpace::resolve_read`]). The chip's DMA does not bound-check
+/// a read per allocation: it returns whatever memory follows, which may be
+/// another tensor's. The simulator never hands out another tensor's bytes;
+/// it gives this pattern instead: all-ones is a NaN in half, bfloat16 and
+/// float and -1 in every signed integer type, so a result computed from
+/// those bytes is wrong and fails the comparison, while a kernel that reads
+/// a whole tile and uses only its own elements stays correct.
+pub const GM_POISON: u8 = 0xFF;
 
 /// One GM allocation.
 pub struct GmAlloc {
@@ -185,6 +198,18 @@ pub struct GmRef {
     /// Bytes of the access past the tensor's end, inside the device
     /// allocator's padding ([`device_span`]); 0 for an access inside it.
     pub past_end: u64,
+    /// Bytes of a read past the allocation's span (only
+    /// [`GmSpace::resolve_read`] accepts them): they are no memory of the
+    /// tensor's and read as [`GM_POISON`].
+    pub past_span: u64,
+}
+
+impl GmRef {
+    /// Bytes of the access that lie in the allocation's span (the part
+    /// that reads or writes memory).
+    pub fn in_span(&self, len: u64) -> u64 {
+        len - self.past_span
+    }
 }
 
 /// What a line of memory is to the kernel's own code
@@ -321,10 +346,50 @@ impl GmSpace {
         }
     }
 
-    /// Resolves `[addr, addr+len)`; it must lie inside one allocation, or
-    /// inside it and the device allocator's padding after it
-    /// ([`device_span`]), wherever in that span it starts.
+    /// The bytes of allocation `a`'s span: its [`device_span`], cut short
+    /// where another allocation begins.
+    fn span_of(&self, a: &GmAlloc) -> usize {
+        let base = a.base();
+        self.allocs
+            .iter()
+            .map(|b| b.base())
+            .filter(|&b| b > base)
+            .map(|b| b - base)
+            .fold(device_span(a.len), usize::min)
+    }
+
+    /// Resolves a write (or any access that is not a DMA read)
+    /// `[addr, addr+len)`; it must lie inside one allocation, or inside it
+    /// and the device allocator's padding after it ([`device_span`]),
+    /// wherever in that span it starts. Past the span a write would
+    /// corrupt whatever follows on the chip (another tensor): a fault.
     pub fn resolve(&self, operand: &'static str, addr: usize, len: u64) -> Result<GmRef, Fault> {
+        self.resolve_as(operand, addr, len, false)
+    }
+
+    /// Resolves a DMA read (GM to a local memory) `[addr, addr+len)`: as
+    /// [`GmSpace::resolve`], and besides a read that starts inside an
+    /// allocation's span and runs past it is accepted, as the chip's DMA
+    /// accepts it (it does not bound-check a read per allocation); the
+    /// bytes past the span are counted in [`GmRef::past_span`] and read as
+    /// [`GM_POISON`], never as another tensor's. A read that starts
+    /// outside every allocation's span still faults.
+    pub fn resolve_read(
+        &self,
+        operand: &'static str,
+        addr: usize,
+        len: u64,
+    ) -> Result<GmRef, Fault> {
+        self.resolve_as(operand, addr, len, true)
+    }
+
+    fn resolve_as(
+        &self,
+        operand: &'static str,
+        addr: usize,
+        len: u64,
+        read: bool,
+    ) -> Result<GmRef, Fault> {
         // An allocation holding the whole range wins (one may end exactly
         // where the next begins); then one whose padding holds it;
         // otherwise the one it starts in names the overrun.
@@ -336,6 +401,7 @@ impl GmSpace {
                     offset: (addr - base) as u64,
                     ptr: addr,
                     past_end: 0,
+                    past_span: 0,
                 });
             }
         }
@@ -343,13 +409,7 @@ impl GmSpace {
             let base = a.base();
             let end = ((addr.wrapping_sub(base)) as u64).saturating_add(len);
             // The padding ends where another allocation begins, if sooner.
-            let span = self
-                .allocs
-                .iter()
-                .map(|b| b.base())
-                .filter(|&b| b > base)
-                .map(|b| b - base)
-                .fold(device_span(a.len), usize::min);
+            let span = self.span_of(a);
             // The access may start anywhere in the span: a read or write
             // that begins in the padding (the element just past the end)
             // touches the same allocation's spare bytes as one that runs
@@ -360,7 +420,24 @@ impl GmSpace {
                     offset: (addr - base) as u64,
                     ptr: addr,
                     past_end: end - a.len as u64,
+                    past_span: 0,
                 });
+            }
+        }
+        if read {
+            for (i, a) in self.allocs.iter().enumerate() {
+                let base = a.base();
+                let span = self.span_of(a);
+                if addr >= base && addr - base < span {
+                    let offset = (addr - base) as u64;
+                    return Ok(GmRef {
+                        space: i as u32,
+                        offset,
+                        ptr: addr,
+                        past_end: span as u64 - offset.max(a.len as u64),
+                        past_span: offset.saturating_add(len) - span as u64,
+                    });
+                }
             }
         }
         for a in &self.allocs {
@@ -480,6 +557,59 @@ mod tests {
         );
         // An access inside the tensor has nothing past its end.
         assert_eq!(gm.resolve("src", base, 6006).unwrap().past_end, 0);
+    }
+
+    #[test]
+    fn a_read_may_run_past_the_span_a_write_may_not() {
+        // 3 floats: 12 bytes, span 64.
+        let mut gm = GmSpace::default();
+        let idx = gm.alloc("input 0", 12, &[1u8; 12]);
+        let base = gm.allocs()[idx as usize].base();
+        // A 4 KB read from byte 0: 64 bytes in the span, the rest past it.
+        let r = gm.resolve_read("src", base, 4096).unwrap();
+        assert_eq!((r.space, r.offset), (idx, 0));
+        assert_eq!((r.past_end, r.past_span, r.in_span(4096)), (52, 4032, 64));
+        // Starting in the padding and running past it.
+        let r = gm.resolve_read("src", base + 40, 100).unwrap();
+        assert_eq!((r.past_end, r.past_span, r.in_span(100)), (24, 76, 24));
+        // A read inside the span is as before.
+        let r = gm.resolve_read("src", base, 64).unwrap();
+        assert_eq!((r.past_end, r.past_span), (52, 0));
+        // The same accesses as writes fault.
+        for (at, len) in [(0, 4096), (40, 100)] {
+            let err = gm.resolve("dst", base + at, len).unwrap_err().to_string();
+            assert!(
+                err.contains("64 bytes the device allocator gives it"),
+                "{err}"
+            );
+        }
+        // A read starting past the span (or before the tensor) faults.
+        for at in [base + 64, base - 4] {
+            let err = gm.resolve_read("src", at, 4).unwrap_err().to_string();
+            assert!(err.contains("nearest is `input 0`"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_read_past_the_span_stops_where_the_next_allocation_starts() {
+        // Two adopted regions, the second starting where the first ends
+        // (its device span, 576 bytes, is cut at 512): a 1 KB read from the
+        // first's byte 256 reads 256 bytes of it; the rest, the second's
+        // bytes included, is past its span (poison, never the neighbour's).
+        let mut memory = vec![0u8; 3 * GM_ALIGN];
+        let start = memory.as_ptr() as usize;
+        let skip = (GM_ALIGN - start % GM_ALIGN) % GM_ALIGN;
+        let (first, second) = memory[skip..skip + 2 * GM_ALIGN].split_at_mut(GM_ALIGN);
+        let mut gm = GmSpace::default();
+        // SAFETY: `memory` outlives `gm`, and nothing else touches it.
+        unsafe {
+            gm.adopt("input 0", first).unwrap();
+            gm.adopt("input 1", second).unwrap();
+        }
+        let base = gm.allocs()[0].base();
+        let r = gm.resolve_read("src", base + 256, 1024).unwrap();
+        assert_eq!((r.space, r.offset), (0, 256));
+        assert_eq!((r.in_span(1024), r.past_span, r.past_end), (256, 768, 0));
     }
 
     #[test]

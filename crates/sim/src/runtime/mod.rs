@@ -12,6 +12,7 @@ pub mod cube;
 pub mod fault;
 pub mod fixpipe_quant;
 pub mod gm;
+pub mod gm_read;
 pub mod img2col;
 pub mod mix;
 pub mod product;

@@ -325,9 +325,9 @@ extern "C-unwind" fn rt_gm_set(p: *mut c_void, dtype: u8, bits: u64, loc: AscLoc
 extern "C-unwind" fn rt_gm_read_bytes(p: *const c_void, dst: *mut c_void, len: u64, loc: AscLoc) {
     with_block(&loc, "GET_TILING_DATA", |b| {
         let l = b.loc(&loc, "GET_TILING_DATA");
-        let region = b.region("src", Mem::Gm, (p as u64, p as u64 + len))?;
+        let region = b.source_region("src", Mem::Gm, (p as u64, p as u64 + len), l)?;
         let mut buf = vec![0u8; len as usize];
-        b.read_bytes(Mem::Gm, p as u64, &mut buf);
+        b.read_source(&region, p as u64, &mut buf);
         // SAFETY: the kernel passes a pointer to a local of `len` bytes.
         unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), dst as *mut u8, buf.len()) };
         b.record(
@@ -784,12 +784,16 @@ impl Block {
         loc: u32,
     ) -> Result<u64, Fault> {
         let size = dtype_size(dtype)? as u64;
-        let region = self.region("GlobalTensor", Mem::Gm, (addr, addr + size))?;
+        let span = (addr, addr + size);
+        let region = match write {
+            None => self.source_region("GlobalTensor", Mem::Gm, span, loc)?,
+            Some(_) => self.region("GlobalTensor", Mem::Gm, span)?,
+        };
         let mut value = 0u64;
         let (op, reads, writes) = match write {
             None => {
                 let mut buf = [0u8; 8];
-                self.read_bytes(Mem::Gm, addr, &mut buf[..size as usize]);
+                self.read_source(&region, addr, &mut buf[..size as usize]);
                 value = u64::from_le_bytes(buf);
                 (ScalarOp::GmGet, vec![region], vec![])
             }

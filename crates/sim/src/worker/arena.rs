@@ -16,8 +16,10 @@
 //! - in the worker, the regions are mapped apart: each is followed by
 //!   unmapped address space at least as long as itself (and 1 MiB), so a
 //!   kernel that reads or writes past a tensor, even by a whole tile, lands
-//!   in no GM allocation (a fault that names the tensor) rather than in the
-//!   next tensor; the device allocator's padding after a tensor
+//!   in no GM allocation (a fault that names the tensor; an API read that
+//!   starts in the tensor's span gets poison for the rest, never memory
+//!   past the span: `runtime/gm_read.rs`) rather than in the next tensor;
+//!   the device allocator's padding after a tensor
 //!   (`runtime::gm::device_span`) is mapped, as on the chip;
 //! - the rest of the last mapped page after that padding (the slack) holds
 //!   a canary the parent writes before each launch ([`Arena::arm`]) and

@@ -115,3 +115,55 @@ int main() {
 fn platform_info_brings_map_string_and_vector_into_scope() {
     compile_and_run(PLATFORM_INFO_STD_NAMES);
 }
+
+/// TilingData fields named like the setters' parameters (`value`,
+/// `values`): `set_value(2.5f)` sets the field (a public Addcdiv sample
+/// names its attribute's field `value`; the setter once assigned its
+/// parameter to itself and the kernel read 0).
+const FIELD_NAMED_VALUE: &str = r#"
+#include "register/tilingdata_base.h"
+namespace optiling {
+BEGIN_TILING_DATA_DEF(Inner)
+  TILING_DATA_FIELD_DEF(uint32_t, value);
+END_TILING_DATA_DEF;
+BEGIN_TILING_DATA_DEF(ValueTiling)
+  TILING_DATA_FIELD_DEF(float, value);
+  TILING_DATA_FIELD_DEF_ARR(uint32_t, 2, values);
+  TILING_DATA_FIELD_DEF_STRUCT(Inner, ascendopt_new_value_holder);
+END_TILING_DATA_DEF;
+}  // namespace optiling
+int main() {
+  optiling::ValueTiling t;
+  t.set_value(2.5f);
+  const uint32_t two[2] = {7, 9};
+  t.set_values(two);
+  optiling::Inner inner;
+  inner.set_value(11);
+  t.set_ascendopt_new_value_holder(inner);
+  return t.get_value() == 2.5f && t.values[0] == 7 && t.values[1] == 9 &&
+                 t.ascendopt_new_value_holder.value == 11
+             ? 0
+             : 1;
+}
+"#;
+
+#[test]
+fn tiling_fields_named_value_are_set_by_their_setters() {
+    compile_and_run(FIELD_NAMED_VALUE);
+}
+
+/// The matmul tiling's TPosition::LCM, VECCALC's other name (guide
+/// 6.2.6.7), as the CV fusion examples set the C matrix's position.
+const MATMUL_TILING_LCM: &str = r#"
+#include "register/op_def_registry.h"
+#include "tiling/tiling_api.h"
+using namespace matmul_tiling;
+int main() {
+  return TPosition::LCM == TPosition::VECCALC && TPosition::LCM != TPosition::GM ? 0 : 1;
+}
+"#;
+
+#[test]
+fn matmul_tiling_positions_know_lcm() {
+    compile_and_run(MATMUL_TILING_LCM);
+}

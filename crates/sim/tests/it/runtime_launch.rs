@@ -97,7 +97,7 @@ extern "C" __global__ __aicore__ void copy_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR 
 #ifdef OOB
   if (GetBlockIdx() == 1) {
     auto t = q.AllocTensor<float>();
-    DataCopy(t, xg[per], 256);
+    DataCopy(t, xg[per + 64], 256);
   }
 #endif
 }
@@ -186,7 +186,7 @@ fn gm_out_of_bounds_is_a_fault_naming_the_line() {
             );
             let loc = loc.unwrap();
             assert_eq!(loc.api, "DataCopy");
-            assert_eq!(loc.line, line_of(&src, "DataCopy(t, xg[per]"));
+            assert_eq!(loc.line, line_of(&src, "DataCopy(t, xg[per + 64]"));
         }
         other => panic!("expected a fault, got {other:?}"),
     }
@@ -1229,6 +1229,107 @@ fn a_read_starting_in_the_allocators_padding_is_allowed_and_noted() {
     assert!(err.contains("outside any allocation"), "{err}");
 }
 
+/// A whole tile copied in from a tensor far smaller than it (a kernel that
+/// reads 1024 indices and uses 8): the chip's DMA reads whatever follows;
+/// here the read is allowed, the bytes past the device allocator's span
+/// are poison (0xFF) and a note names the line, the tensor and how far.
+/// `USE` picks the 8 floats copied out: 0 = the tensor's own 3 and its
+/// padding, 16 = bytes [64, 96), past the span. `OUT` is the count copied
+/// out to the 3-float output; `FROM` where the read starts.
+const OVERREAD_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void over(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 3);
+  yg.SetGlobalBuffer((__gm__ float*)y, 3);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 4096);
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xg[FROM], 1024);
+  set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t[USE], OUT);
+}
+"#;
+
+fn overread(defines: &str) -> Result<ascendopt_sim::launch::LaunchOutput, LaunchFailure> {
+    let (_d, so) = compile(&format!("{defines}\n{OVERREAD_KERNEL}"));
+    run_kernel(
+        &job(
+            &so,
+            "over",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 3])],
+        ),
+        &tiling(1),
+    )
+}
+
+#[test]
+fn a_dma_read_past_the_span_reads_poison_and_is_noted() {
+    // Uses only its own elements: correct, with a note at the line.
+    let out = overread("#define FROM 0\n#define USE 0\n#define OUT 8").unwrap();
+    assert_eq!(f32s(&out.outputs[0]), vec![1.0, 2.0, 3.0]);
+    let notes: Vec<_> = out
+        .findings
+        .iter()
+        .filter(|f| f.kind == "gm-overread")
+        .collect();
+    assert_eq!(notes.len(), 1, "{:#?}", out.findings);
+    let line = line_of(OVERREAD_KERNEL, "DataCopy(t, xg[FROM], 1024)") + 3;
+    let msg = &notes[0].message;
+    assert!(
+        msg.contains(&format!(
+            "k.cpp:{line}: DataCopy reads past the end of `input 0`"
+        )) && msg.contains("(12 bytes; 64 with the device allocator's padding)")
+            && msg.contains("4032 byte(s) past it, from byte 0"),
+        "{msg}"
+    );
+    // The trace's region is the memory really read: the span.
+    let copy = &out.trace.blocks[0]
+        .instrs
+        .iter()
+        .find(|i| matches!(i.kind, InstrKind::Dma { .. }))
+        .unwrap();
+    assert_eq!(copy.reads[0].len, 64);
+    // Uses bytes past the span: they are poison, never another tensor's.
+    let out = overread("#define FROM 0\n#define USE 16\n#define OUT 8").unwrap();
+    let bits: Vec<u32> = out.outputs[0]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(bits, vec![0xFFFF_FFFF; 3]);
+    // Starting in the padding (element 8, byte 32) is a read of the span
+    // too.
+    let out = overread("#define FROM 8\n#define USE 0\n#define OUT 8").unwrap();
+    assert!(out
+        .findings
+        .iter()
+        .any(|f| f.kind == "gm-overread" && f.message.contains("from byte 32")));
+}
+
+#[test]
+fn writes_past_the_span_and_reads_starting_past_it_still_fault() {
+    // The 4 KB tile written back to the 3-float output.
+    let err = overread("#define FROM 0\n#define USE 0\n#define OUT 1024")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("dst accesses GM") && err.contains("64 bytes the device allocator gives it"),
+        "{err}"
+    );
+    // A read starting at element 16 (byte 64, the first past the span).
+    let err = overread("#define FROM 16\n#define USE 0\n#define OUT 8")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("src accesses GM") && err.contains("outside any allocation"),
+        "{err}"
+    );
+}
+
 /// GlobalTensor::operator() (guide 6.2.2.2.6: the element itself), the
 /// queue form of InitBuffer called with a TBuf, and <cmath> after
 /// kernel_operator.h (clean-room fixture, issue 21).
@@ -1601,4 +1702,97 @@ fn duplicate_follows_the_product_list_and_a_310b_fault_names_its_family() {
         err.contains("uint8 on Atlas 200I/500 A2") && !err.contains("on Atlas A2"),
         "{err}"
     );
+}
+
+/// TOTAL_VEC_LOCAL_SIZE, the UB a kernel's own buffers may take (184 KB on
+/// the 910B), as older Matmul samples size a format buffer with it: a
+/// buffer of that size is allocatable.
+const VEC_LOCAL_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void vec_local(GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> yg;
+  yg.SetGlobalBuffer((__gm__ float*)y, 8);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, TOTAL_VEC_LOCAL_SIZE + EXTRA);
+  yg.SetValue(0, (float)TOTAL_VEC_LOCAL_SIZE);
+}
+"#;
+
+#[test]
+fn total_vec_local_size_is_the_ub_left_to_kernels() {
+    let (_d, so) = compile(&format!("#define EXTRA 0\n{VEC_LOCAL_KERNEL}"));
+    let out = run_kernel(
+        &job(&so, "vec_local", vec![], vec![f32_tensor(&[0.0; 8])]),
+        &tiling(1),
+    )
+    .unwrap();
+    assert_eq!(f32s(&out.outputs[0])[0], 188416.0);
+}
+
+/// A copy out of two tiles from a one-tile buffer while the vector unit
+/// fills the second tile (a race on it); with `REWRITE` the second tile is
+/// copied out again once it is filled, in MTE3's order, so no output
+/// depends on the race: a race-benign note instead of a race.
+const COPY_PAST_TILE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void past_tile(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 256);
+  yg.SetGlobalBuffer((__gm__ float*)y, 512);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 512 * sizeof(float));
+  LocalTensor<float> a = buf.Get<float>();
+  LocalTensor<float> b = a[256];
+  DataCopy(a, xg, 256);
+  set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+  Adds(a, a, 1.0f, 256);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, a, 512);
+  Adds(b, a, 1.0f, 256);
+  set_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+  wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID1);
+#ifdef REWRITE
+  DataCopy(yg[256], b, 256);
+#endif
+}
+"#;
+
+#[test]
+fn a_copy_out_race_is_a_note_only_when_its_bytes_are_rewritten() {
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let run = |defines: &str| {
+        let (_d, so) = compile(&format!("{defines}\n{COPY_PAST_TILE_KERNEL}"));
+        run_kernel(
+            &job(
+                &so,
+                "past_tile",
+                vec![f32_tensor(&x)],
+                vec![f32_tensor(&[0.0; 512])],
+            ),
+            &tiling(1),
+        )
+        .unwrap()
+    };
+    let out = run("#define REWRITE");
+    let y = f32s(&out.outputs[0]);
+    assert_eq!(y[..256], x.iter().map(|v| v + 1.0).collect::<Vec<_>>()[..]);
+    assert_eq!(y[256..], x.iter().map(|v| v + 2.0).collect::<Vec<_>>()[..]);
+    let findings = ascendopt_sim::check::check(&out.trace);
+    let kinds: Vec<&str> = findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        vec![ascendopt_sim::check::BENIGN_RACE],
+        "{findings:#?}"
+    );
+    // Without the second copy, y[256..] keeps what the racy copy read.
+    let out = run("");
+    let findings = ascendopt_sim::check::check(&out.trace);
+    let kinds: Vec<&str> = findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, vec!["race"], "{findings:#?}");
 }

@@ -343,3 +343,35 @@ fn an_operator_written_for_the_310b_is_imported_for_it_and_judged_on_it() {
         other => panic!("expected the tiling to refuse the 910B2: {other:?}"),
     }
 }
+
+/// A kernel that copies in a whole tile of `x` whatever is left of it: on
+/// the last core the read runs past x's allocation, as the chip's DMA lets
+/// it; the run passes (the extra elements are never used) and compat says
+/// what the simulator allowed, naming the kernel's line.
+#[test]
+fn compat_repeats_the_note_of_a_read_past_a_tensor() {
+    if !have_numpy() {
+        eprintln!("skipped: numpy is not installed");
+        return;
+    }
+    let (_tmp, dir) = copy_fixture("msopgen_vec_add");
+    let kernel = dir.join("op_kernel/vec_add.cpp");
+    let code = std::fs::read_to_string(&kernel).unwrap();
+    let read = "            DataCopyPad(a, xGm[off], io, pad);\n";
+    assert!(code.contains(read));
+    let code = code.replacen(
+        read,
+        "            DataCopyExtParams whole{1, static_cast<uint32_t>(tile * sizeof(T)), 0, 0, 0};\n            DataCopyPad(a, xGm[off], whole, pad);\n",
+        1,
+    );
+    std::fs::write(&kernel, code).unwrap();
+    let (_report, row) = import_and_run(&dir);
+    assert!(row.run.passed(), "{row:?}");
+    assert!(
+        row.notes.iter().any(|n| n.contains("vec_add.cpp:")
+            && n.contains("DataCopyPad reads past the end of `input 0`")
+            && n.ends_with("(gm-overread)")),
+        "{:?}",
+        row.notes
+    );
+}

@@ -17,7 +17,8 @@ use ascendopt_harness::verdict::{RuntimeErrorKind, Verdict};
 /// add_custom with `code` run by block 0 after its real work, with the
 /// tensors as `__gm__ T*` pointers `px`, `py`, `pz` and their element
 /// count `n` in scope.
-fn after_the_work(code: &'static str) -> impl Fn(&str) -> String {
+fn after_the_work(code: impl Into<String>) -> impl Fn(&str) -> String {
+    let code = code.into();
     move |c: &str| {
         let call = "        op.Process();\n";
         let entry = "extern \"C\" __global__";
@@ -146,4 +147,69 @@ fn a_store_no_hook_sees_is_caught_by_the_canary_after_the_padding() {
         ),
         other => panic!("expected the canary to catch the store, got {other:?}"),
     }
+}
+
+/// Block 0, after its work, copies in 2 KB of `x` from 64 bytes before the
+/// end of its device span (the chip's DMA reads on, whatever follows; a
+/// kernel reading a whole tile from a small tensor does it), then runs
+/// `then` with the tile `t`, the poison's first element `k` (byte 64 of
+/// the tile) and the tensors `gx`, `gz`.
+fn reads_past_the_span(then: &str) -> impl Fn(&str) -> String {
+    after_the_work(format!(
+        "uint64_t span = ((n * sizeof(T) + 31) / 32 * 32 + 32 + 63) / 64 * 64; \
+         TPipe p2; TBuf<TPosition::VECCALC> b; p2.InitBuffer(b, 4096); \
+         LocalTensor<T> t = b.Get<T>(); \
+         GlobalTensor<T> gx, gz; gx.SetGlobalBuffer(px, n); gz.SetGlobalBuffer(pz, n); \
+         DataCopy(t, gx[(span - 64) / sizeof(T)], 2048 / sizeof(T)); \
+         PipeBarrier<PIPE_ALL>(); uint32_t k = 64 / sizeof(T); (void)k; {then}"
+    ))
+}
+
+#[test]
+fn a_dma_read_past_the_span_is_allowed_and_noted_when_its_poison_is_unused() {
+    let edit = reads_past_the_span("");
+    assert!(matches!(verdict_of(&edit), Verdict::Correct { .. }));
+    // The note names the kernel's line, the tensor and how far past.
+    use ascendopt_device::{Device, RunOutcome};
+    let (_d, pkg) = package(edit);
+    let dev = device(20_000);
+    let artifact = dev.build(&pkg).expect("the kernel compiles");
+    let prepared = ascendopt_harness::eval::prepare_case(&pkg, &pkg.cases()[0], 3).unwrap();
+    let RunOutcome::Finished(result) = dev.run(&artifact, &prepared.request) else {
+        panic!("the run did not finish");
+    };
+    let note = result
+        .findings
+        .iter()
+        .find(|f| f.kind == "gm-overread")
+        .expect("a note of the read past the span");
+    // f32_4x1000: 16000 bytes, span 16064; 2048 bytes from byte 16000.
+    assert!(
+        note.message.contains("add_custom.cpp:")
+            && note
+                .message
+                .contains("DataCopy reads past the end of `input 0` (16000 bytes; 16064")
+            && note
+                .message
+                .contains("1984 byte(s) past it, from byte 16000"),
+        "{}",
+        note.message
+    );
+    assert!(result.hazards.is_empty(), "{:?}", result.hazards);
+}
+
+#[test]
+fn a_result_that_uses_the_poison_past_the_span_is_incorrect() {
+    // z's first 32 bytes (block 0's own, written before in MTE3 order)
+    // replaced by the tile's bytes past the span.
+    let v = verdict_of(reads_past_the_span("DataCopy(gz, t[k], 32 / sizeof(T));"));
+    assert!(matches!(v, Verdict::Incorrect { .. }), "{v:?}");
+}
+
+#[test]
+fn a_dma_write_past_the_span_still_faults() {
+    let v = verdict_of(reads_past_the_span(
+        "DataCopy(gz[n - k], t, 2048 / sizeof(T));",
+    ));
+    assert_out_of_bounds(&v, &["dst accesses GM", "`output 0`", "gives it"]);
 }

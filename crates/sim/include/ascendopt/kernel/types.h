@@ -378,6 +378,13 @@ enum KernelMetaType {
 };
 
 constexpr int32_t ONE_BLK_SIZE = 32;
+// The UB bytes the kernel library leaves to a kernel's own buffers: 184 KB
+// on both chips of the simulator (__NPU_ARCH__ 2201, the 910B's 192 KB UB,
+// and 3002, the 310B's 248 KB). Not in the guide: the kernel library's
+// constants header (hicann/asc-devkit impl/basic_api/utils/
+// kernel_utils_constants.h @28e7aba2, its 2201 and 3002 branches). Older
+// samples size a Matmul format buffer with it.
+constexpr int32_t TOTAL_VEC_LOCAL_SIZE = 184 * 1024;
 constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;
 constexpr int32_t DEFAULT_BLK_NUM = 8;
 constexpr int32_t DEFAULT_REPEAT_STRIDE = 8;

@@ -68,7 +68,25 @@ static_assert(sizeof(optiling::TCubeTiling) == sizeof(AscendC::tiling::TCubeTili
 
 namespace matmul_tiling {
 
-enum class TPosition : int32_t { GM = 0, VECIN, VECCALC, VECOUT, A1, A2, B1, B2, C1, C2, CO1, CO2, TSCM, MAX };
+// LCM is VECCALC's other name (guide 6.2.6.7 TPosition: `LCM = VECCALC`;
+// CV fusion examples set the C matrix's position with it).
+enum class TPosition : int32_t {
+  GM = 0,
+  VECIN,
+  VECCALC,
+  VECOUT,
+  A1,
+  A2,
+  B1,
+  B2,
+  C1,
+  C2,
+  CO1,
+  CO2,
+  TSCM,
+  MAX,
+  LCM = VECCALC
+};
 enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR, ROW_MAJOR, COLUMN_MAJOR };
 // The values of ge::DataType for the types the cube takes.
 enum class DataType : int32_t {
