@@ -498,7 +498,10 @@ mod tests {
             .set("op_host/h.cpp", host.replace("int z = 0", "int z = 1"))
             .unwrap();
         let err = confined_to_tiling(&before, &outside, "op_host/h.cpp").unwrap_err();
-        assert!(err.contains("outside"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "the edit changes op_host/h.cpp outside the ascendopt:tiling-begin/end region"
+        );
         let mut kernel = before.clone();
         kernel.set("op_kernel/k.cpp", "int k2;\n".into()).unwrap();
         assert!(confined_to_tiling(&before, &kernel, "op_host/h.cpp").is_err());

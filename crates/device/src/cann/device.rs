@@ -722,8 +722,10 @@ fn build_key(
             h.update([0]);
         }
     }
-    let digest = h.finalize();
-    Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())
+    // The first 12 bytes of the digest, in hex.
+    let mut key = format!("{:x}", h.finalize());
+    key.truncate(24);
+    Ok(key)
 }
 
 impl Device for CannDevice {
