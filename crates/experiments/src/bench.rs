@@ -130,8 +130,8 @@ pub enum BenchError {
     Read {
         /// The operator.
         op: String,
-        /// Why.
-        source: ascendopt_harness::pipeline::PipelineError,
+        /// Why (boxed: a pipeline error is large).
+        source: Box<ascendopt_harness::pipeline::PipelineError>,
     },
     /// Rewind gave an operator no experience to bank.
     #[error("rewind of {op} produced nothing")]
@@ -329,7 +329,7 @@ fn identity(pkgs: &[OpPackage]) -> Result<serde_json::Value, BenchError> {
         let source = ascendopt_harness::pipeline::candidate_source(pkg).map_err(|source| {
             BenchError::Read {
                 op: pkg.name().to_string(),
-                source,
+                source: Box::new(source),
             }
         })?;
         h.update(pkg.name().as_bytes());
