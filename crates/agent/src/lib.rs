@@ -72,22 +72,52 @@ pub enum AgentError {
         #[source]
         source: Box<AgentError>,
     },
-    /// A package folder is invalid.
-    #[error("{}: {message}", dir.display())]
+    /// A package folder cannot be used.
+    #[error("{}: {source}", dir.display())]
     Package {
         /// The folder.
         dir: PathBuf,
         /// What is wrong.
-        message: String,
+        source: PackageError,
     },
     /// A file or folder could not be read or written.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The path.
         path: PathBuf,
         /// What went wrong.
-        message: String,
+        source: std::io::Error,
     },
+    /// A record could not be written as JSON.
+    #[error("{}: {source}", path.display())]
+    Json {
+        /// The file it was for.
+        path: PathBuf,
+        /// What went wrong.
+        source: serde_json::Error,
+    },
+}
+
+/// Why a package folder cannot be used ([`AgentError::Package`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PackageError {
+    /// It does not load (its op.toml, its golden, its sources).
+    #[error(transparent)]
+    Load(#[from] ascendopt_op::OpError),
+    /// Its cases cannot be selected as asked.
+    #[error(transparent)]
+    Cases(#[from] ascendopt_harness::eval::SelectError),
+    /// Its sources cannot be scanned.
+    #[error(transparent)]
+    Scan(#[from] ascendopt_harness::static_check::StaticCheckError),
+    /// A path of a candidate leaves the package.
+    #[error(transparent)]
+    Path(#[from] ascendopt_llm::edits::PathRefused),
+    /// It cannot serve as asked: what the caller found (a comparison
+    /// that produced nothing, a candidate missing from the store).
+    #[error("{0}")]
+    Unusable(String),
 }
 
 /// Errors a proposer reports that are not the candidate's fault, never

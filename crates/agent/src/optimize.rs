@@ -483,7 +483,7 @@ pub struct OutputReport {
 fn io(path: &Path, e: std::io::Error) -> AgentError {
     AgentError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source: e,
     }
 }
 
@@ -503,7 +503,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), AgentError> {
 fn load(dir: &Path) -> Result<OpPackage, AgentError> {
     OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
         dir: dir.to_path_buf(),
-        message: e.to_string(),
+        source: e.into(),
     })
 }
 
@@ -532,7 +532,7 @@ fn profile_and_trace(
     )
     .map_err(|e| AgentError::Package {
         dir: pkg.dir.clone(),
-        message: e.to_string(),
+        source: e.into(),
     })?;
     let Some(c) = check.cases.first() else {
         return Ok((None, None, None));
@@ -606,7 +606,7 @@ pub fn write_output(
     )
     .map_err(|e| AgentError::Package {
         dir: pkg_dir.clone(),
-        message: e.to_string(),
+        source: e.into(),
     })?;
     let mut failures: Vec<String> = check
         .cases

@@ -934,7 +934,7 @@ fn rebuild(base: &OpPackage, text: &str, dir: &Path) -> Result<OpPackage, AgentE
     std::fs::rename(&staging, dir).map_err(|e| io(dir, e))?;
     OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
         dir: dir.to_path_buf(),
-        message: e.to_string(),
+        source: e.into(),
     })
 }
 
@@ -958,7 +958,7 @@ fn sections(text: &str) -> Vec<(String, String)> {
 fn io(path: &Path, e: std::io::Error) -> AgentError {
     AgentError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source: e,
     }
 }
 

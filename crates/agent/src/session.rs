@@ -218,7 +218,7 @@ impl<'a> OpSession<'a> {
         ascendopt_harness::static_check::register_input(ctx.device, base).map_err(|e| {
             AgentError::Package {
                 dir: base.dir.clone(),
-                message: e.to_string(),
+                source: e.into(),
             }
         })?;
         let base_files = Candidate::read(base).map_err(PipelineError::from)?;
@@ -299,7 +299,7 @@ impl<'a> OpSession<'a> {
             // where they become a package's files.
             ascendopt_llm::edits::confined_path(rel).map_err(|e| AgentError::Package {
                 dir: self.base.dir.clone(),
-                message: e.to_string(),
+                source: e.into(),
             })?;
         }
         Ok(self
@@ -597,13 +597,13 @@ enum FreshRejection {
 fn load(dir: &Path) -> Result<OpPackage, AgentError> {
     OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
         dir: dir.to_path_buf(),
-        message: e.to_string(),
+        source: e.into(),
     })
 }
 
 fn io(path: &Path, e: std::io::Error) -> AgentError {
     AgentError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source: e,
     }
 }

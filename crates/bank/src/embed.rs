@@ -22,8 +22,12 @@ pub trait Embedder {
     /// Where the vectors come from (for error messages).
     fn endpoint(&self) -> String;
     /// One vector per text, in order.
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
+
+/// Why an [`Embedder`] gave no vectors: its own error (the LLM client's,
+/// in production), kept whole as the source of [`BankError::Embeddings`].
+pub type EmbedError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Most texts sent in one request.
 pub const EMBED_BATCH: usize = 64;
@@ -75,9 +79,9 @@ impl Bank {
         self.cached(embedder.model(), texts, &mut |batch| {
             embedder
                 .embed(batch)
-                .map_err(|reason| BankError::Embeddings {
+                .map_err(|source| BankError::Embeddings {
                     url: embedder.endpoint(),
-                    reason,
+                    source,
                 })
         })
     }
@@ -117,9 +121,10 @@ impl Bank {
         for batch in missing.chunks(EMBED_BATCH) {
             let vectors = fetch(batch)?;
             if vectors.len() != batch.len() {
-                return Err(BankError::Embeddings {
-                    url: model.to_string(),
-                    reason: format!("{} vectors for {} texts", vectors.len(), batch.len()),
+                return Err(BankError::EmbeddingCount {
+                    model: model.to_string(),
+                    vectors: vectors.len(),
+                    texts: batch.len(),
                 });
             }
             for (text, vector) in batch.iter().zip(&vectors) {

@@ -95,13 +95,23 @@ pub enum BankError {
         /// What is wrong.
         reason: String,
     },
-    /// The embedder failed or answered something unexpected.
-    #[error("embeddings endpoint {url}: {reason}")]
+    /// The embedder failed.
+    #[error("embeddings endpoint {url}: {source}")]
     Embeddings {
         /// Where the vectors came from ([`crate::embed::Embedder::endpoint`]).
         url: String,
-        /// What went wrong.
-        reason: String,
+        /// The embedder's own error.
+        source: crate::embed::EmbedError,
+    },
+    /// The embedder answered a batch with another number of vectors.
+    #[error("embeddings of model {model}: {vectors} vectors for {texts} texts")]
+    EmbeddingCount {
+        /// The embedder's model.
+        model: String,
+        /// Vectors answered.
+        vectors: usize,
+        /// Texts sent.
+        texts: usize,
     },
     /// A profile JSON lacks what a signature needs.
     #[error("profile JSON: {reason}")]

@@ -644,7 +644,7 @@ mod tests {
         fn endpoint(&self) -> String {
             "toy://".into()
         }
-        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
             if self.fail {
                 return Err("toy is down".into());
             }
@@ -702,9 +702,9 @@ mod tests {
             fail: true,
         };
         match bank.search_fused(&Query::text("something new"), 3, &down) {
-            Err(BankError::Embeddings { url, reason }) => {
+            Err(BankError::Embeddings { url, source }) => {
                 assert_eq!(url, "toy://");
-                assert!(reason.contains("down"));
+                assert_eq!(source.to_string(), "toy is down");
             }
             other => panic!("{other:?}"),
         }

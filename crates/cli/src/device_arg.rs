@@ -28,7 +28,7 @@ impl DeviceArg {
     pub fn choices(&self) -> Result<Vec<DeviceChoice>> {
         let env = |k: &str| std::env::var(k).ok();
         let file = config_file::load(&env).map_err(anyhow::Error::msg)?;
-        select::choose(self.device.as_deref(), &env, &file).map_err(anyhow::Error::msg)
+        Ok(select::choose(self.device.as_deref(), &env, &file)?)
     }
 
     /// The chip of `--chip`, checked against the built-in profiles.

@@ -5,7 +5,8 @@
 use crate::json_doc::JsonDoc;
 use crate::Status;
 use anyhow::Result;
-use ascendopt_device::cann::doctor::{doctor, render, DoctorInput, SimFacts};
+use ascendopt_device::cann::doctor::{doctor, render, DoctorInput, SimFacts, SimProfileFacts};
+use ascendopt_device::SharedError;
 use ascendopt_sim::build::Toolchain;
 use ascendopt_sim::timing::HwProfile;
 
@@ -20,15 +21,13 @@ pub struct DoctorArgs {
 pub fn run(args: DoctorArgs) -> Result<Status> {
     let toolchain = Toolchain::from_env();
     let profile = HwProfile::builtin("ascend910b2")
-        .map(|hw| {
-            (
-                hw.name.clone(),
-                hw.soc_version.clone(),
-                hw.aiv_cores,
-                hw.aic_cores,
-            )
+        .map(|hw| SimProfileFacts {
+            name: hw.name.clone(),
+            soc: hw.soc_version.clone(),
+            vector_cores: hw.aiv_cores,
+            cube_cores: hw.aic_cores,
         })
-        .map_err(|e| e.to_string());
+        .map_err(SharedError::new);
     let input = DoctorInput::from_env(SimFacts {
         cxx: toolchain.cxx,
         include_dir: toolchain.include_dir,

@@ -124,8 +124,24 @@ fn main() -> ExitCode {
         Ok(Status::Ok) => ExitCode::SUCCESS,
         Ok(Status::Failed) => ExitCode::from(1),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", chain_text(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// `err` and its causes joined with `: ` (as `{:#}` does), leaving out a
+/// cause whose message the text already holds: the libraries' errors show
+/// their typed source in their own message (`path: why`) and also hand it
+/// on as their `source()`.
+fn chain_text(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }

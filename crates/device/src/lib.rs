@@ -29,6 +29,7 @@ pub mod launch;
 pub mod msprof_csv;
 pub mod profile;
 pub mod select;
+mod shared_error;
 
 pub use cann::device::{CannConfig, CannDevice};
 pub use launch::{AttrValue, Finding, JobAttr, Platform, SrcLoc, TilingInfo};
@@ -36,6 +37,7 @@ pub use profile::{
     AicFields, AivFields, BlockProfile, CoreType, GmReread, Hotspots, KernelCode, LaunchKind,
     LineCost, Ops, Profile, Roofline, Traffic,
 };
+pub use shared_error::SharedError;
 
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Tensor;
@@ -165,8 +167,8 @@ pub struct Measurement {
     /// documents how it times them).
     pub samples_us: Vec<f64>,
     /// The profile of the run's launch: None when it was not profiled,
-    /// Err when profiling failed (why).
-    pub profile: Option<Result<Profile, String>>,
+    /// Err when profiling failed (the device's own error).
+    pub profile: Option<Result<Profile, SharedError>>,
 }
 
 /// What a device keeps of one finished run for its own later answers,
@@ -308,12 +310,10 @@ pub enum DeviceError {
         /// empty when the device cannot tell units apart.
         units: Vec<UnitFailure>,
     },
-    /// The build could not be attempted (no compiler, unreadable folder).
-    #[error("{message}")]
-    Setup {
-        /// Why.
-        message: String,
-    },
+    /// The build could not be attempted (no compiler, unreadable folder,
+    /// unknown chip): the device's own error, shown as it is.
+    #[error(transparent)]
+    Setup(SharedError),
 }
 
 /// Why a device could not answer a question about a package or a
@@ -321,20 +321,53 @@ pub enum DeviceError {
 /// latency samples, its timeline). It shows as the device's own message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QueryError {
-    /// The run kept nothing to answer from (no trace, not profiled, no
-    /// measured latencies).
-    #[error("{0}")]
-    NoDetail(String),
+    /// The run kept nothing to answer from.
+    #[error(transparent)]
+    NoDetail(#[from] MissingDetail),
     /// The device's own step failed (the timing model, the preprocessor,
-    /// the host tiling, the build behind it) and said why.
-    #[error("{0}")]
-    Failed(String),
+    /// the chip's profile, the build behind it): its error, shown as it is.
+    #[error(transparent)]
+    Failed(#[from] SharedError),
+    /// The launch that answers the question (the host tiling's) did not
+    /// finish: the device's one-line summary of its outcome
+    /// ([`RunOutcome::summary`]).
+    #[error("{summary}")]
+    Unfinished {
+        /// What became of the launch.
+        summary: String,
+    },
 }
 
-impl From<QueryError> for String {
-    fn from(e: QueryError) -> String {
-        e.to_string()
+impl QueryError {
+    /// The device's own `error`, as a failed step.
+    pub fn failed(error: impl std::error::Error + Send + Sync + 'static) -> QueryError {
+        QueryError::Failed(SharedError::new(error))
     }
+}
+
+/// What a finished run did not keep that a question needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MissingDetail {
+    /// The run kept no trace (the simulator's answers come from it).
+    #[error("the run has no trace")]
+    NoTrace,
+    /// The run was not profiled.
+    #[error("the run was not profiled (run it with keep_trace)")]
+    NotProfiled,
+    /// The run measured no latencies.
+    #[error("the run has no measured latencies")]
+    NoSamples,
+    /// The run measured fewer latencies than were asked for.
+    #[error(
+        "the run measured {measured} latency samples on the chip and {asked} were asked for: \
+         raise the CANN device's repeats"
+    )]
+    TooFewSamples {
+        /// How many it measured.
+        measured: usize,
+        /// How many were asked for.
+        asked: usize,
+    },
 }
 
 /// One compilation unit that did not build.

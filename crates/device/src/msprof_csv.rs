@@ -274,7 +274,7 @@ pub fn write_dir(dir: &Path, op_name: &str, profile: &Profile) -> std::io::Resul
 /// Splits one CSV line into cells (double quotes allowed, `""` inside
 /// quotes is a quote); the trailing empty cell of msprof's final comma is
 /// dropped.
-fn split_line(text: &str) -> Result<Vec<String>, String> {
+fn split_line(text: &str) -> Result<Vec<String>, UnterminatedQuote> {
     let mut cells = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -292,13 +292,18 @@ fn split_line(text: &str) -> Result<Vec<String>, String> {
         }
     }
     if quoted {
-        return Err("unterminated quote".into());
+        return Err(UnterminatedQuote);
     }
     if !cur.trim().is_empty() || !text.trim_end().ends_with(',') {
         cells.push(cur);
     }
     Ok(cells.into_iter().map(|c| c.trim().to_string()).collect())
 }
+
+/// A CSV line whose last quoted cell does not end.
+#[derive(Debug, thiserror::Error)]
+#[error("unterminated quote")]
+struct UnterminatedQuote;
 
 /// A parsed CSV: lower-cased header → column, and the data rows.
 struct Table {
@@ -322,14 +327,14 @@ impl Table {
         let (hline, header) = lines
             .next()
             .ok_or_else(|| err(1, "empty file: no header line".into()))?;
-        let names = split_line(header).map_err(|m| err(hline, m))?;
+        let names = split_line(header).map_err(|e| err(hline, e.to_string()))?;
         let mut columns = HashMap::new();
         for (i, n) in names.iter().enumerate() {
             columns.entry(n.to_ascii_lowercase()).or_insert(i);
         }
         let mut rows = Vec::new();
         for (n, l) in lines {
-            let cells = split_line(l).map_err(|m| err(n, m))?;
+            let cells = split_line(l).map_err(|e| err(n, e.to_string()))?;
             if cells.len() > names.len() {
                 return Err(err(
                     n,

@@ -34,10 +34,29 @@ impl fmt::Display for DeviceChoice {
     }
 }
 
-impl FromStr for DeviceChoice {
-    type Err = String;
+/// Why a device name does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceNameError {
+    /// `cann:` followed by something that is not an NPU id.
+    #[error("device `{name}`: `{id}` is not an NPU id (cann:0, cann:1, ...)")]
+    BadId {
+        /// The whole name.
+        name: String,
+        /// What followed `cann:`.
+        id: String,
+    },
+    /// Not a device name.
+    #[error("device `{name}`: expected `sim`, `cann` or `cann:N` (N the NPU id)")]
+    Unknown {
+        /// The name.
+        name: String,
+    },
+}
 
-    fn from_str(s: &str) -> Result<DeviceChoice, String> {
+impl FromStr for DeviceChoice {
+    type Err = DeviceNameError;
+
+    fn from_str(s: &str) -> Result<DeviceChoice, DeviceNameError> {
         let s = s.trim();
         match s {
             "sim" => return Ok(DeviceChoice::Sim),
@@ -46,13 +65,38 @@ impl FromStr for DeviceChoice {
         }
         if let Some(id) = s.strip_prefix("cann:") {
             return id.parse().map(|id| DeviceChoice::Cann { id }).map_err(|_| {
-                format!("device `{s}`: `{id}` is not an NPU id (cann:0, cann:1, ...)")
+                DeviceNameError::BadId {
+                    name: s.to_string(),
+                    id: id.to_string(),
+                }
             });
         }
-        Err(format!(
-            "device `{s}`: expected `sim`, `cann` or `cann:N` (N the NPU id)"
-        ))
+        Err(DeviceNameError::Unknown {
+            name: s.to_string(),
+        })
     }
+}
+
+/// Why the device setting cannot be used; each names where the value came
+/// from (`--device`, `ASCENDOPT_DEVICE`, `file:line: device`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChooseError {
+    /// One name of the list is not a device.
+    #[error("{from}: {source}")]
+    Name {
+        /// Where the value came from.
+        from: String,
+        /// Why the name does not parse.
+        source: DeviceNameError,
+    },
+    /// The list names one device twice.
+    #[error("{from}: device `{device}` is named twice")]
+    Twice {
+        /// Where the value came from.
+        from: String,
+        /// The device.
+        device: DeviceChoice,
+    },
 }
 
 /// The devices of `--device` (`sim`, `cann:1`, `sim,cann`), else of
@@ -62,7 +106,7 @@ pub fn choose(
     flag: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
     file: &ConfigFile,
-) -> Result<Vec<DeviceChoice>, String> {
+) -> Result<Vec<DeviceChoice>, ChooseError> {
     let (text, from) = match flag {
         Some(f) => (f.to_string(), "--device".to_string()),
         None => match env(DEVICE_ENV).filter(|v| !v.trim().is_empty()) {
@@ -75,11 +119,16 @@ pub fn choose(
     };
     let list: Vec<DeviceChoice> = text
         .split(',')
-        .map(|part| part.parse().map_err(|e| format!("{from}: {e}")))
+        .map(|part| {
+            part.parse().map_err(|source| ChooseError::Name {
+                from: from.clone(),
+                source,
+            })
+        })
         .collect::<Result<_, _>>()?;
     for (i, c) in list.iter().enumerate() {
         if list[..i].contains(c) {
-            return Err(format!("{from}: device `{c}` is named twice"));
+            return Err(ChooseError::Twice { from, device: *c });
         }
     }
     Ok(list)
@@ -113,12 +162,15 @@ mod tests {
             vec![DeviceChoice::Sim],
             "the flag wins"
         );
-        let err = choose(Some("npu"), &none).unwrap_err();
+        let err = choose(Some("npu"), &none).unwrap_err().to_string();
         assert!(err.contains("--device") && err.contains("cann:N"), "{err}");
-        let err = choose(None, &|_: &str| Some("cann:x".into())).unwrap_err();
+        let err = choose(None, &|_: &str| Some("cann:x".into()))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(DEVICE_ENV) && err.contains("NPU id"), "{err}");
         assert!(choose(Some("sim,sim"), &none)
             .unwrap_err()
+            .to_string()
             .contains("twice"));
         assert_eq!(DeviceChoice::Cann { id: 2 }.to_string(), "cann:2");
     }
@@ -148,12 +200,14 @@ mod tests {
         );
         let bad = crate::config_file::parse(std::path::Path::new("c.toml"), "\ndevice = \"npu\"\n")
             .unwrap();
-        let err = choose(None, &none, &bad).unwrap_err();
+        let err = choose(None, &none, &bad).unwrap_err().to_string();
         assert!(err.starts_with("c.toml:2: device: device `npu`"), "{err}");
         // The flag and the variable hide a bad file value.
         assert!(choose(Some("cann"), &none, &bad).is_ok());
         assert!(choose(None, &env, &bad).is_ok());
-        let err = choose(None, &|_: &str| Some("gpu".into()), &file).unwrap_err();
+        let err = choose(None, &|_: &str| Some("gpu".into()), &file)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("ASCENDOPT_DEVICE: "), "{err}");
     }
 }

@@ -66,26 +66,92 @@ pub enum BenchError {
     /// The bank failed.
     #[error(transparent)]
     Bank(#[from] BankError),
-    /// The configuration is not usable.
+    /// The configuration is not usable: a message naming the flag or the
+    /// values that do not fit (no typed source exists).
     #[error("{0}")]
     Config(String),
     /// A benchmark thread panicked.
     #[error("a benchmark thread panicked")]
     Panicked,
     /// A file could not be read or written.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {source}", path.display())]
     Io {
         /// The path.
         path: PathBuf,
         /// What went wrong.
-        message: String,
+        source: std::io::Error,
+    },
+    /// A folder could not be prepared (removed, copied).
+    #[error("{}: {doing}: {source}", path.display())]
+    Prepare {
+        /// The path.
+        path: PathBuf,
+        /// `removing`, `copying`.
+        doing: &'static str,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// A record could not be written as JSON.
+    #[error("{}: {source}", path.display())]
+    Json {
+        /// The file it was for.
+        path: PathBuf,
+        /// What went wrong.
+        source: serde_json::Error,
+    },
+    /// An operator's op.toml could not be read, edited or loaded.
+    #[error("{}: {source}", path.display())]
+    Operator {
+        /// Its folder or op.toml.
+        path: PathBuf,
+        /// Why.
+        source: ascendopt_op::OpError,
+    },
+    /// An operator's cases could not be reduced to the small ones.
+    #[error("{}: {source}; cannot drop the large ones", path.display())]
+    Shrink {
+        /// Its op.toml.
+        path: PathBuf,
+        /// Why.
+        source: ascendopt_op::OpError,
+    },
+    /// An operator's copy kept another number of cases than asked.
+    #[error("{}: {kept} cases kept instead of {asked}", path.display())]
+    ShrinkCount {
+        /// Its op.toml.
+        path: PathBuf,
+        /// Cases the copy has.
+        kept: usize,
+        /// Cases it should have.
+        asked: usize,
+    },
+    /// An operator's sources could not be read.
+    #[error("reading operator {op}: {source}")]
+    Read {
+        /// The operator.
+        op: String,
+        /// Why (boxed: a pipeline error is large).
+        source: Box<ascendopt_harness::pipeline::PipelineError>,
+    },
+    /// Rewind gave an operator no experience to bank.
+    #[error("rewind of {op} produced nothing")]
+    NoRewind {
+        /// The operator.
+        op: String,
     },
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> BenchError {
+pub(crate) fn io(path: &Path, source: std::io::Error) -> BenchError {
     BenchError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
+    }
+}
+
+pub(crate) fn json(path: &Path, source: serde_json::Error) -> BenchError {
+    BenchError::Json {
+        path: path.to_path_buf(),
+        source,
     }
 }
 
@@ -260,8 +326,12 @@ fn identity(pkgs: &[OpPackage]) -> Result<serde_json::Value, BenchError> {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for pkg in pkgs {
-        let source = ascendopt_harness::pipeline::candidate_source(pkg)
-            .map_err(|e| BenchError::Config(format!("reading operator {}: {e}", pkg.name())))?;
+        let source = ascendopt_harness::pipeline::candidate_source(pkg).map_err(|source| {
+            BenchError::Read {
+                op: pkg.name().to_string(),
+                source: Box::new(source),
+            }
+        })?;
         h.update(pkg.name().as_bytes());
         h.update([0]);
         h.update(source.as_bytes());
@@ -435,8 +505,8 @@ fn build_bank(
     });
     let bank = Bank::open(&bank_path)?;
     for (pkg, r) in pkgs.iter().zip(per_op) {
-        let r = r.ok_or_else(|| {
-            BenchError::Config(format!("rewind of {} produced nothing", pkg.name()))
+        let r = r.ok_or_else(|| BenchError::NoRewind {
+            op: pkg.name().to_string(),
         })?;
         let (jsonl, _) = r?;
         bank.import_jsonl(&mut std::io::BufReader::new(jsonl.as_slice()))?;
@@ -451,7 +521,7 @@ fn build_bank(
         digest: bank.content_digest()?,
         entries: bank.len()?,
     };
-    let text = serde_json::to_string_pretty(&rec).map_err(|e| io(&record_path, e))?;
+    let text = serde_json::to_string_pretty(&rec).map_err(|e| json(&record_path, e))?;
     write_atomic(&record_path, &text)?;
     RunStore::open(&store_path)?.set_run_status(run, RunStatus::Finished)?;
     Ok((rec, Some(run)))
@@ -744,7 +814,7 @@ pub fn run_bench(
                             summary: summary.clone(),
                         };
                         let saved = serde_json::to_string_pretty(&rec)
-                            .map_err(|e| io(&finished_path(cfg, m, pkg.name()), e))
+                            .map_err(|e| json(&finished_path(cfg, m, pkg.name()), e))
                             .and_then(|t| write_atomic(&finished_path(cfg, m, pkg.name()), &t));
                         if let Err(e) = saved {
                             first_error.get_or_insert(e);

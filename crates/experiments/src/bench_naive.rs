@@ -127,20 +127,15 @@ fn strong_package(
         copy_dir(&src.join(sub), &dst.join(sub))?;
     }
     let toml = naive.dir.join("op.toml");
-    std::fs::copy(&toml, dst.join("op.toml")).map_err(|e| BenchError::Io {
-        path: toml.clone(),
-        message: e.to_string(),
-    })?;
+    std::fs::copy(&toml, dst.join("op.toml")).map_err(|e| crate::bench::io(&toml, e))?;
     OpPackage::load(&dst, &ascendopt_golden::BUILTINS)
         .map(Some)
-        .map_err(|e| BenchError::Config(format!("{}: {e}", dst.display())))
+        .map_err(|source| BenchError::Operator { path: dst, source })
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<(), BenchError> {
-    ascendopt_op::package::copy_tree(from, to, &[]).map_err(|(p, e)| BenchError::Io {
-        path: p,
-        message: e.to_string(),
-    })
+    ascendopt_op::package::copy_tree(from, to, &[])
+        .map_err(|(path, source)| BenchError::Io { path, source })
 }
 
 fn bench_config(
@@ -179,10 +174,7 @@ pub fn run_naive_bench(
                 .into(),
         ));
     }
-    std::fs::create_dir_all(&cfg.out).map_err(|e| BenchError::Io {
-        path: cfg.out.clone(),
-        message: e.to_string(),
-    })?;
+    std::fs::create_dir_all(&cfg.out).map_err(|e| crate::bench::io(&cfg.out, e))?;
     // The strong references: one measurement each.
     let mut strong = Vec::new();
     for op in &cfg.ops {
@@ -263,14 +255,8 @@ pub fn run_naive_bench(
         .collect();
     let report = NaiveReport { rows, summaries };
     let path = cfg.out.join("naive.json");
-    let text = serde_json::to_string_pretty(&report).map_err(|e| BenchError::Io {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
-    std::fs::write(&path, text).map_err(|e| BenchError::Io {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    let text = serde_json::to_string_pretty(&report).map_err(|e| crate::bench::json(&path, e))?;
+    std::fs::write(&path, text).map_err(|e| crate::bench::io(&path, e))?;
     Ok(report)
 }
 

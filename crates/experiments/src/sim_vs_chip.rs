@@ -11,7 +11,7 @@ use crate::bench::BenchError;
 use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::session::{Action, OpSession, Phase, RunContext};
 use ascendopt_agent::tune::{tune, TuneConfig};
-use ascendopt_agent::AgentError;
+use ascendopt_agent::{AgentError, PackageError};
 use ascendopt_device::Device;
 use ascendopt_harness::compare::CompareConfig;
 use ascendopt_harness::ledger::BudgetConfig;
@@ -179,7 +179,7 @@ pub fn compare_devices(
             .and_then(|h| sim.store.get_source(&h).ok().flatten())
             .ok_or_else(|| AgentError::Package {
                 dir: pkg.dir.clone(),
-                message: format!("candidate {hash} is not in the run store"),
+                source: PackageError::Unusable(format!("candidate {hash} is not in the run store")),
             })?;
         let sources = sources_of(&input, &text)?;
         let phase = if i == 0 { Phase::Baseline } else { Phase::Tune };
@@ -233,10 +233,7 @@ pub fn compare_all(
     budget: u32,
     seed: u64,
 ) -> Result<Vec<DeviceComparison>, BenchError> {
-    std::fs::create_dir_all(root).map_err(|e| BenchError::Io {
-        path: root.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    std::fs::create_dir_all(root).map_err(|e| crate::bench::io(root, e))?;
     let store = RunStore::open(&root.join("runs.sqlite"))?;
     let compare = CompareConfig::RECOMMENDED;
     let pipeline = PipelineConfig {

@@ -6,7 +6,7 @@ use ascendopt_agent::attempts::Tried;
 use ascendopt_agent::proposer::Proposer;
 use ascendopt_agent::session::{Action, OpSession, Phase};
 use ascendopt_agent::tune::{random_search, tune, TuneConfig};
-use ascendopt_agent::AgentError;
+use ascendopt_agent::{AgentError, PackageError};
 use ascendopt_harness::store::Stage;
 use ascendopt_motif::Sources;
 use ascendopt_op::package::OpPackage;
@@ -26,7 +26,7 @@ pub fn compare_with_random(
     let mut rows = compare_with_random_at(&[tune_ctx], random_ctx, pkg, &[budget], seed)?;
     rows.pop().ok_or_else(|| AgentError::Package {
         dir: pkg.dir.clone(),
-        message: "no comparison made".into(),
+        source: PackageError::Unusable("no comparison made".into()),
     })
 }
 
@@ -48,11 +48,11 @@ pub fn compare_with_random_at(
     if tune_ctxs.len() != budgets.len() {
         return Err(AgentError::Package {
             dir: pkg.dir.clone(),
-            message: format!(
+            source: PackageError::Unusable(format!(
                 "{} Stage II runs for {} budgets",
                 tune_ctxs.len(),
                 budgets.len()
-            ),
+            )),
         });
     }
     let input = Sources::load(&pkg.dir)?;

@@ -55,7 +55,7 @@ pub fn bench_tiling(
         return Err(BenchError::Config("--max-elements must be positive".into()));
     }
     let root = &cfg.root;
-    std::fs::create_dir_all(root).map_err(|e| io(root, e))?;
+    std::fs::create_dir_all(root).map_err(|e| crate::bench::io(root, e))?;
     let mut packages = Vec::new();
     for pkg in pkgs {
         if pkg.tiling.knobs().next().is_none() {
@@ -201,13 +201,6 @@ pub fn by_budget(rows: &[TilingComparison], budgets: &[u32]) -> Vec<BudgetSummar
         .collect()
 }
 
-fn io(path: &Path, e: impl std::fmt::Display) -> BenchError {
-    BenchError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
-}
-
 /// What `--max-elements` makes of one operator.
 #[derive(Debug)]
 pub enum Shrunk {
@@ -260,27 +253,44 @@ pub fn shrink(pkg: OpPackage, max: usize, dst: &Path) -> Result<Shrunk, BenchErr
     }
     let out = dst.join(pkg.name());
     if out.exists() {
-        std::fs::remove_dir_all(&out).map_err(|e| io(&out, format!("removing: {e}")))?;
+        std::fs::remove_dir_all(&out).map_err(|source| BenchError::Prepare {
+            path: out.clone(),
+            doing: "removing",
+            source,
+        })?;
     }
     // The operator's folder without build products.
-    ascendopt_op::package::copy_tree(&pkg.dir, &out, &["build"])
-        .map_err(|(p, e)| io(&p, format!("copying: {e}")))?;
+    ascendopt_op::package::copy_tree(&pkg.dir, &out, &["build"]).map_err(|(path, source)| {
+        BenchError::Prepare {
+            path,
+            doing: "copying",
+            source,
+        }
+    })?;
     let spec = out.join("op.toml");
-    let mut edit = SpecEdit::read(&spec).map_err(|e| io(&spec, e))?;
+    let operator = |source| BenchError::Operator {
+        path: spec.clone(),
+        source,
+    };
+    let mut edit = SpecEdit::read(&spec).map_err(operator)?;
     edit.retain_cases(|n| keep.contains(&n))
-        .map_err(|e| io(&spec, format!("{e}; cannot drop the large ones")))?;
-    edit.write().map_err(|e| io(&spec, e))?;
-    let small = OpPackage::load(&out, &ascendopt_golden::BUILTINS)
-        .map_err(|e| io(&out, format!("loading: {e}")))?;
+        .map_err(|source| BenchError::Shrink {
+            path: spec.clone(),
+            source,
+        })?;
+    edit.write().map_err(operator)?;
+    let small = OpPackage::load(&out, &ascendopt_golden::BUILTINS).map_err(|source| {
+        BenchError::Operator {
+            path: out.clone(),
+            source,
+        }
+    })?;
     if small.cases().len() != keep.len() {
-        return Err(io(
-            &spec,
-            format!(
-                "{} cases kept instead of {}",
-                small.cases().len(),
-                keep.len()
-            ),
-        ));
+        return Err(BenchError::ShrinkCount {
+            path: spec,
+            kept: small.cases().len(),
+            asked: keep.len(),
+        });
     }
     Ok(Shrunk::Copy(small))
 }

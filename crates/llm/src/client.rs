@@ -295,7 +295,9 @@ impl LlmClient {
                 let raw = r
                     .into_string()
                     .map_err(|e| fail(format!("reading the answer: {e}")))?;
-                parse_embeddings(&raw, 1).map(|_| ()).map_err(fail)
+                parse_embeddings(&raw, 1)
+                    .map(|_| ())
+                    .map_err(|e| fail(e.to_string()))
             }
             Err(ureq::Error::Status(status @ (401 | 403), r)) => Err(LlmError::Unauthorized {
                 url: url.clone(),
@@ -506,7 +508,7 @@ impl LlmClient {
         op: &str,
         body: &serde_json::Value,
         hash: &str,
-        parse: &dyn Fn(&str) -> Result<(T, Usage, Option<f64>), String>,
+        parse: &dyn Fn(&str) -> Result<(T, Usage, Option<f64>), MalformedAnswer>,
     ) -> Result<(T, Usage, Option<f64>, u32), LlmError> {
         let text = body.to_string();
         let _slot = self.gate.acquire();
@@ -537,7 +539,7 @@ impl LlmClient {
         text: &str,
         hash: &str,
         attempt: u32,
-        parse: &dyn Fn(&str) -> Result<(T, Usage, Option<f64>), String>,
+        parse: &dyn Fn(&str) -> Result<(T, Usage, Option<f64>), MalformedAnswer>,
     ) -> Result<Attempt<T>, LlmError> {
         let url = url.to_string();
         let mut request = self
@@ -656,20 +658,69 @@ impl LlmClient {
     }
 }
 
+/// Why an answer body of the chat or the embeddings endpoint does not
+/// read as an answer (the call is retried).
+#[derive(Debug, thiserror::Error)]
+pub enum MalformedAnswer {
+    /// The body is not JSON.
+    #[error("not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    /// A chat answer without `choices[0].message`.
+    #[error("no choices[0].message")]
+    NoMessage,
+    /// A chat answer whose `content` is neither a string nor null.
+    #[error("content is not a string: {0}")]
+    ContentNotString(serde_json::Value),
+    /// An embeddings answer without its `data` array.
+    #[error("no `data` array")]
+    NoData,
+    /// An embedding placed past the inputs.
+    #[error("index {index} for {inputs} inputs")]
+    IndexOutOfRange {
+        /// Its `index`.
+        index: usize,
+        /// How many inputs were sent.
+        inputs: usize,
+    },
+    /// An item of `data` without its vector.
+    #[error("item {item} has no `embedding` array")]
+    NoEmbedding {
+        /// The item's position in `data`.
+        item: usize,
+    },
+    /// A vector with something else than numbers.
+    #[error("item {item} has a non-number in its embedding")]
+    NotANumber {
+        /// The item's position in `data`.
+        item: usize,
+    },
+    /// An empty vector.
+    #[error("item {item} has an empty embedding")]
+    EmptyEmbedding {
+        /// The item's position in `data`.
+        item: usize,
+    },
+    /// An input the answer gave no vector for.
+    #[error("no embedding for input {input}")]
+    MissingInput {
+        /// The input's position.
+        input: usize,
+    },
+}
+
 /// `choices[0].message.content` and `usage` of an answer body.
-pub fn parse_answer(raw: &str) -> Result<(String, Usage), String> {
-    let json: serde_json::Value =
-        serde_json::from_str(raw).map_err(|e| format!("not JSON ({e})"))?;
+pub fn parse_answer(raw: &str) -> Result<(String, Usage), MalformedAnswer> {
+    let json: serde_json::Value = serde_json::from_str(raw).map_err(MalformedAnswer::NotJson)?;
     let message = json
         .get("choices")
         .and_then(|c| c.as_array())
         .and_then(|c| c.first())
         .and_then(|c| c.get("message"))
-        .ok_or_else(|| "no choices[0].message".to_string())?;
+        .ok_or(MalformedAnswer::NoMessage)?;
     let content = match message.get("content") {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Null) | None => String::new(),
-        Some(other) => return Err(format!("content is not a string: {other}")),
+        Some(other) => return Err(MalformedAnswer::ContentNotString(other.clone())),
     };
     let usage = json.get("usage");
     let field = |name: &str| {
@@ -689,13 +740,12 @@ pub fn parse_answer(raw: &str) -> Result<(String, Usage), String> {
 
 /// The vectors of an embeddings answer body (`data[i].embedding`, placed
 /// by `data[i].index` when given) for `n` inputs, and its usage.
-pub fn parse_embeddings(raw: &str, n: usize) -> Result<(Vec<Vec<f32>>, Usage), String> {
-    let json: serde_json::Value =
-        serde_json::from_str(raw).map_err(|e| format!("not JSON ({e})"))?;
+pub fn parse_embeddings(raw: &str, n: usize) -> Result<(Vec<Vec<f32>>, Usage), MalformedAnswer> {
+    let json: serde_json::Value = serde_json::from_str(raw).map_err(MalformedAnswer::NotJson)?;
     let data = json
         .get("data")
         .and_then(|d| d.as_array())
-        .ok_or_else(|| "no `data` array".to_string())?;
+        .ok_or(MalformedAnswer::NoData)?;
     let mut out: Vec<Option<Vec<f32>>> = vec![None; n];
     for (position, item) in data.iter().enumerate() {
         let index = item
@@ -704,24 +754,24 @@ pub fn parse_embeddings(raw: &str, n: usize) -> Result<(Vec<Vec<f32>>, Usage), S
             .map_or(position, |i| usize::try_from(i).unwrap_or(usize::MAX));
         let slot = out
             .get_mut(index)
-            .ok_or_else(|| format!("index {index} for {n} inputs"))?;
+            .ok_or(MalformedAnswer::IndexOutOfRange { index, inputs: n })?;
         let vector = item
             .get("embedding")
             .and_then(|e| e.as_array())
-            .ok_or_else(|| format!("item {position} has no `embedding` array"))?
+            .ok_or(MalformedAnswer::NoEmbedding { item: position })?
             .iter()
             .map(|x| x.as_f64().map(|x| x as f32))
             .collect::<Option<Vec<f32>>>()
-            .ok_or_else(|| format!("item {position} has a non-number in its embedding"))?;
+            .ok_or(MalformedAnswer::NotANumber { item: position })?;
         if vector.is_empty() {
-            return Err(format!("item {position} has an empty embedding"));
+            return Err(MalformedAnswer::EmptyEmbedding { item: position });
         }
         *slot = Some(vector);
     }
     let vectors = out
         .into_iter()
         .enumerate()
-        .map(|(i, v)| v.ok_or_else(|| format!("no embedding for input {i}")))
+        .map(|(i, v)| v.ok_or(MalformedAnswer::MissingInput { input: i }))
         .collect::<Result<Vec<_>, _>>()?;
     let tokens = json
         .get("usage")
@@ -878,8 +928,14 @@ mod tests {
         let (v, usage) = parse_embeddings(raw, 2).unwrap();
         assert_eq!(v, vec![vec![2.0, 0.0], vec![0.5, 1.0]]);
         assert_eq!(usage.prompt_tokens, 7);
-        assert!(parse_embeddings(raw, 3).unwrap_err().contains("input 2"));
-        assert!(parse_embeddings(raw, 1).unwrap_err().contains("index 1"));
+        assert_eq!(
+            parse_embeddings(raw, 3).unwrap_err().to_string(),
+            "no embedding for input 2"
+        );
+        assert_eq!(
+            parse_embeddings(raw, 1).unwrap_err().to_string(),
+            "index 1 for 1 inputs"
+        );
         assert!(parse_embeddings("{}", 1).is_err());
         assert!(parse_embeddings(r#"{"data":[{"embedding":["x"]}]}"#, 1).is_err());
     }

@@ -213,6 +213,26 @@ pub fn ge_name(dtype: Dtype) -> &'static str {
     }
 }
 
+/// An OpDef whose `DataType()` lists differ in length, so that they give
+/// no dtype combinations (the CANN build rejects such a prototype too).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "OpDef {op_type}: `{param}` lists {count} dtype(s) where `{first_param}` lists {first}; \
+     DataType() lists must have one entry per supported combination"
+)]
+pub struct MisalignedDtypes {
+    /// The OpDef's op type.
+    pub op_type: String,
+    /// The parameter whose list differs.
+    pub param: String,
+    /// Its length.
+    pub count: usize,
+    /// The first parameter with a `DataType()` list.
+    pub first_param: String,
+    /// Its length.
+    pub first: usize,
+}
+
 /// Why the OpDefs a host library registers give no usable description.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -319,7 +339,7 @@ impl OpDefDesc {
     /// Every dtype combination the build compiles a kernel for on `soc`,
     /// in column order, each once. Err when the lists do not line up (the
     /// CANN build rejects such a prototype too).
-    pub fn combinations(&self, soc: &str) -> Result<Vec<Combination>, String> {
+    pub fn combinations(&self, soc: &str) -> Result<Vec<Combination>, MisalignedDtypes> {
         let (inputs, outputs) = self.params_for(soc);
         let params: Vec<&ParamDesc> = inputs.iter().chain(outputs).collect();
         if params.is_empty() {
@@ -338,13 +358,16 @@ impl OpDefDesc {
                     .filter(|p| !p.dtype_list)
                     .find(|p| p.dtypes.len() != first)
                 {
-                    return Err(format!(
-                        "OpDef {}: `{}` lists {} dtype(s) where `{}` lists {first}; DataType() lists must have one entry per supported combination",
-                        self.op_type,
-                        bad.name,
-                        bad.dtypes.len(),
-                        params.iter().find(|p| !p.dtype_list).map_or("", |p| p.name.as_str())
-                    ));
+                    return Err(MisalignedDtypes {
+                        op_type: self.op_type.clone(),
+                        param: bad.name.clone(),
+                        count: bad.dtypes.len(),
+                        first_param: params
+                            .iter()
+                            .find(|p| !p.dtype_list)
+                            .map_or_else(String::new, |p| p.name.clone()),
+                        first,
+                    });
                 }
                 first
             }
@@ -469,7 +492,7 @@ mod tests {
             vec![param("x", &["DT_FLOAT16", "DT_FLOAT"], false)],
             vec![param("y", &["DT_FLOAT16"], false)],
         );
-        let e = d.combinations("Ascend910B2").unwrap_err();
+        let e = d.combinations("Ascend910B2").unwrap_err().to_string();
         assert!(
             e.contains("`y` lists 1") && e.contains("`x` lists 2"),
             "{e}"

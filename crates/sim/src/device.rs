@@ -20,8 +20,8 @@ use crate::timing::{self, HwProfile, Profile, TimingOptions};
 use crate::trace::Trace;
 use crate::worker::{self, WorkerLimits, WorkerOutcome};
 use ascendopt_device::{
-    Artifact, Device, DeviceError, KernelVariant, ProfileRequest, QueryError, RunDetail,
-    RunOutcome, RunRequest, RunResult, UnitFailure,
+    Artifact, Device, DeviceError, KernelVariant, MissingDetail, ProfileRequest, QueryError,
+    RunDetail, RunOutcome, RunRequest, RunResult, SharedError, UnitFailure,
 };
 use ascendopt_op::package::OpPackage;
 use ascendopt_op::Dtype;
@@ -50,12 +50,9 @@ pub struct SimDeviceConfig {
 impl SimDeviceConfig {
     /// The 910B2 profile, the cache from the environment, standard limits.
     pub fn standard() -> Result<SimDeviceConfig, DeviceError> {
-        let hw = HwProfile::builtin("ascend910b2").map_err(|e| DeviceError::Setup {
-            message: e.to_string(),
-        })?;
-        let cache = BuildCache::from_env().map_err(|e| DeviceError::Setup {
-            message: e.to_string(),
-        })?;
+        let hw = HwProfile::builtin("ascend910b2")
+            .map_err(|e| DeviceError::Setup(SharedError::new(e)))?;
+        let cache = BuildCache::from_env().map_err(|e| DeviceError::Setup(SharedError::new(e)))?;
         Ok(SimDeviceConfig {
             hw,
             cache,
@@ -166,9 +163,7 @@ impl SimDevice {
     /// The chip `package` runs on: its op.toml's `chip`, or the override.
     fn chip_of_package(&self, package: &OpPackage) -> Result<(&HwProfile, &Platform), DeviceError> {
         self.chip(package.spec.chip.as_deref())
-            .map_err(|e| DeviceError::Setup {
-                message: format!("{}: {e}", package.spec.file.display()),
-            })
+            .map_err(|e| DeviceError::Setup(SharedError::at(&package.spec.file, e)))
     }
 
     /// The name of the chip `package` runs on (the default chip's when its
@@ -445,7 +440,7 @@ impl Device for SimDevice {
     fn preprocess(&self, package: &OpPackage) -> Option<Result<Vec<(String, String)>, QueryError>> {
         let hw = match self.chip_of_package(package) {
             Ok((hw, _)) => hw,
-            Err(e) => return Some(Err(QueryError::Failed(e.to_string()))),
+            Err(e) => return Some(Err(QueryError::failed(e))),
         };
         let (req, _) = self.request(package, hw);
         Some(
@@ -456,7 +451,7 @@ impl Device for SimDevice {
                         .map(|(unit, text)| (unit.name().to_string(), text))
                         .collect()
                 })
-                .map_err(|e| QueryError::Failed(e.to_string())),
+                .map_err(QueryError::failed),
         )
     }
 
@@ -464,9 +459,7 @@ impl Device for SimDevice {
         let spec = &package.spec;
         let (hw, _) = self.chip_of_package(package)?;
         let (req, combos) = self.request(package, hw);
-        let setup = |e: BuildError| DeviceError::Setup {
-            message: e.to_string(),
-        };
+        let setup = |e: BuildError| DeviceError::Setup(SharedError::new(e));
         match build::build(&req, &self.config.cache) {
             Ok(b) => Ok(Artifact {
                 key: b.key,
@@ -572,7 +565,7 @@ impl Device for SimDevice {
     ) -> Option<Result<TilingInfo, QueryError>> {
         let job = match self.job(artifact, request, true) {
             Ok(job) => job,
-            Err(e) => return Some(Err(QueryError::Failed(e.to_string()))),
+            Err(e) => return Some(Err(QueryError::failed(e))),
         };
         // Shapes are in the job; no contents are needed.
         let inputs: Vec<&[u8]> = vec![&[]; job.inputs.len()];
@@ -580,25 +573,23 @@ impl Device for SimDevice {
         Some(
             match worker::run_job_borrowed(&job, &inputs, &outputs, &self.config.limits) {
                 WorkerOutcome::Finished(out) => Ok(out.tiling),
-                other => Err(QueryError::Failed(unfinished(other).summary())),
+                other => Err(QueryError::Unfinished {
+                    summary: unfinished(other).summary(),
+                }),
             },
         )
     }
 
     fn profile(&self, result: &RunResult, request: &ProfileRequest) -> Result<Profile, QueryError> {
-        let detail = detail_of(result)
-            .ok_or_else(|| QueryError::NoDetail("the run has no trace".to_string()))?;
+        let detail = detail_of(result).ok_or(MissingDetail::NoTrace)?;
         let trace = &detail.trace;
-        let (hw, _) = self
-            .chip(Some(&detail.chip))
-            .map_err(|e| QueryError::Failed(e.to_string()))?;
+        let (hw, _) = self.chip(Some(&detail.chip)).map_err(QueryError::failed)?;
         let opts = if request.deterministic {
             TimingOptions::deterministic()
         } else {
             TimingOptions::device_default(hw, request.seed)
         };
-        let sim =
-            timing::simulate(trace, hw, &opts).map_err(|e| QueryError::Failed(e.to_string()))?;
+        let sim = timing::simulate(trace, hw, &opts).map_err(QueryError::failed)?;
         let mut profile = sim.profile;
         profile.hotspots = timing::hotspots(trace, &sim.timeline, hw);
         let traffic = timing::Traffic {
@@ -626,7 +617,7 @@ impl Device for SimDevice {
         let level = match detail_of(result) {
             Some(d) => {
                 self.chip(Some(&d.chip))
-                    .map_err(|e| QueryError::Failed(e.to_string()))?
+                    .map_err(QueryError::failed)?
                     .0
                     .noise
             }
@@ -661,12 +652,12 @@ impl Device for SimDevice {
         let trace = &detail.trace;
         let hw = match self.chip(Some(&detail.chip)) {
             Ok((hw, _)) => hw,
-            Err(e) => return Some(Err(QueryError::Failed(e.to_string()))),
+            Err(e) => return Some(Err(QueryError::failed(e))),
         };
         Some(
             timing::simulate(trace, hw, &TimingOptions::deterministic())
                 .map(|sim| timing::chrome_trace_json(trace, &sim))
-                .map_err(|e| QueryError::Failed(e.to_string())),
+                .map_err(QueryError::failed),
         )
     }
 }

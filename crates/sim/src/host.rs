@@ -718,9 +718,25 @@ OP_ADD(AddCustom);
 }
 "#;
 
+    /// g++ rejected a test's sources.
+    #[derive(Debug, thiserror::Error)]
+    #[error("g++ failed:\n{stderr}")]
+    struct GxxFailed {
+        /// What it printed.
+        stderr: String,
+    }
+
+    impl GxxFailed {
+        fn from(out: &std::process::Output) -> GxxFailed {
+            GxxFailed {
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            }
+        }
+    }
+
     /// Compiles `files` (name, text; the first is the source) in `dir` as
     /// the build does; Err carries g++'s stderr.
-    fn compile_host(dir: &Path, files: &[(&str, &str)]) -> Result<PathBuf, String> {
+    fn compile_host(dir: &Path, files: &[(&str, &str)]) -> Result<PathBuf, GxxFailed> {
         let op_host = dir.join("op_host");
         std::fs::create_dir_all(&op_host).unwrap();
         for (name, text) in files {
@@ -751,14 +767,14 @@ OP_ADD(AddCustom);
         if out.status.success() {
             Ok(lib)
         } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+            Err(GxxFailed::from(&out))
         }
     }
 
     /// Compiles a translation unit with -fsyntax-only (warnings allowed:
     /// the kernel side includes headers of other parts of the simulator);
     /// Err carries stderr.
-    fn syntax_check(dir: &Path, files: &[(&str, &str)], extra: &[&str]) -> Result<(), String> {
+    fn syntax_check(dir: &Path, files: &[(&str, &str)], extra: &[&str]) -> Result<(), GxxFailed> {
         for (name, text) in files {
             std::fs::write(dir.join(name), text).unwrap();
         }
@@ -776,7 +792,7 @@ OP_ADD(AddCustom);
         if out.status.success() {
             Ok(())
         } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+            Err(GxxFailed::from(&out))
         }
     }
 
@@ -1504,7 +1520,9 @@ OP_ADD(Helpers);
                  }}\n\
                  ge::graphStatus (*keep)(gert::TilingContext*) = Tiling;\n"
             );
-            let err = syntax_check(dir.path(), &[("t.cpp", &src)], &[]).unwrap_err();
+            let err = syntax_check(dir.path(), &[("t.cpp", &src)], &[])
+                .unwrap_err()
+                .stderr;
             assert!(
                 err.contains(&format!("error: static assertion failed: {message}")),
                 "{call}\n{err}"
@@ -1668,7 +1686,8 @@ extern "C" __global__ __aicore__ void plain(GM_ADDR tiling) {
             &[("k.cpp", KERNEL_CPP), ("probe_tiling.h", &keyed_only)],
             &["-DASCENDOPT_KERNEL_SIDE", "-include", include],
         )
-        .unwrap_err();
+        .unwrap_err()
+        .stderr;
         assert!(
             err.contains("GET_TILING_DATA: no default tiling struct"),
             "{err}"

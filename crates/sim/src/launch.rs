@@ -493,7 +493,9 @@ fn launch(
                 None => None,
                 Some(r) => r
                     .for_key(tiling.tiling_key)
-                    .map_err(|message| LaunchFailure::Tiling { message })?,
+                    .map_err(|e| LaunchFailure::Tiling {
+                        message: e.to_string(),
+                    })?,
             }
         }
     };

@@ -514,6 +514,25 @@ fn described_opdef(
     Ok(op.clone())
 }
 
+/// Why a folder's OpDef gives no kernel variants to compile.
+#[derive(Debug, thiserror::Error)]
+enum NoVariants {
+    /// Its `DataType()` lists do not line up.
+    #[error(transparent)]
+    Misaligned(#[from] ascendopt_op::opdef::MisalignedDtypes),
+    /// Every combination has a dtype the simulator does not know.
+    #[error(
+        "no dtype combination of OpDef {op_type} has dtypes the simulator knows ({})",
+        .skipped.join(", ")
+    )]
+    UnknownDtypes {
+        /// The OpDef's op type.
+        op_type: String,
+        /// The combinations skipped (`a/b/c`).
+        skipped: Vec<String>,
+    },
+}
+
 /// The kernel variants of a folder compiled without op.toml, as the
 /// msopgen build makes them: one per dtype combination of the OpDef
 /// (inputs then outputs, the binary's dtypes) when the kernel sources use
@@ -522,7 +541,7 @@ fn variants_from_opdef(
     op: &OpDefDesc,
     soc: &str,
     kernel_files: &[PathBuf],
-) -> Result<Vec<Vec<String>>, String> {
+) -> Result<Vec<Vec<String>>, NoVariants> {
     let combos = op.combinations(soc)?;
     let names: Vec<&str> = combos
         .first()
@@ -556,11 +575,10 @@ fn variants_from_opdef(
         }
     }
     if out.is_empty() && !skipped.is_empty() {
-        return Err(format!(
-            "no dtype combination of OpDef {} has dtypes the simulator knows ({})",
-            op.op_type,
-            skipped.join(", ")
-        ));
+        return Err(NoVariants::UnknownDtypes {
+            op_type: op.op_type.clone(),
+            skipped,
+        });
     }
     Ok(out)
 }
@@ -628,7 +646,7 @@ fn compile_only(cfg: &CompatConfig, dir: &Path, row: &mut CompatRow) {
                 }
                 req.kernel_variants = v;
             }
-            Err(e) => row.notes.push(e),
+            Err(e) => row.notes.push(e.to_string()),
         }
     }
     row.kernel = match build::build_kernels(&req, &cfg.cache) {

@@ -20,7 +20,7 @@
 //!   (role `embeddings`, status [`FALLBACK_STATUS`], the reason as its
 //!   response) and kept for the caller ([`DenseRetrieval::fallbacks`]).
 
-use ascendopt_bank::embed::Embedder;
+use ascendopt_bank::embed::{EmbedError, Embedder};
 use ascendopt_bank::error::BankError;
 use ascendopt_bank::retrieval::Retrieval;
 use ascendopt_bank::retrieve::{Hit, Query};
@@ -193,11 +193,11 @@ impl Embedder for OpEmbedder<'_> {
         self.dense.client.config().embeddings_url()
     }
 
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.dense
             .client
             .embed(self.op, texts)
             .map(|r| r.vectors)
-            .map_err(|e| e.to_string())
+            .map_err(EmbedError::from)
     }
 }

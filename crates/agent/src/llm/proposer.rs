@@ -106,7 +106,7 @@ impl LlmProposer {
         vars: &[(&str, &str)],
         current: &Sources,
         action_of: &dyn Fn(&str, String) -> Action,
-        check: &dyn Fn(&Sources) -> Result<(), String>,
+        check: &dyn Fn(&Sources) -> Result<(), Unconfined>,
     ) -> Result<Vec<Proposal>, ProposeError> {
         let system = prompts::SYSTEM.render(&[]).map_err(llm_error)?;
         let user = template.render(vars).map_err(llm_error)?;
@@ -115,8 +115,11 @@ impl LlmProposer {
         for turn in 0..=self.repairs {
             let reply = self.client.chat(role, op, &messages).map_err(llm_error)?;
             let answer = reply.content;
-            let result = apply_answer(current, &answer)
-                .and_then(|(s, note)| check(&s).map(|()| (s, note)).map_err(NoCandidate::no_edit));
+            let result = apply_answer(current, &answer).and_then(|(s, note)| {
+                check(&s)
+                    .map(|()| (s, note))
+                    .map_err(|e| NoCandidate::no_edit(e.to_string()))
+            });
             match result {
                 Ok((sources, note)) => {
                     let summary =
@@ -201,22 +204,57 @@ fn tiling_regions(sources: &Sources) -> Option<(String, String)> {
     None
 }
 
+/// Why an applied edit of the tiling agent is refused: it reaches outside
+/// the tiling region. Its message is the repair feedback the model reads.
+#[derive(Debug, thiserror::Error)]
+enum Unconfined {
+    /// Another file changed.
+    #[error("the edit changes {changed}; only the tiling region of {file} may change")]
+    OtherFile {
+        /// The file that changed.
+        changed: String,
+        /// The file whose region may change.
+        file: String,
+    },
+    /// The file with the region is gone.
+    #[error("{file} disappeared")]
+    Disappeared {
+        /// The file.
+        file: String,
+    },
+    /// The edited file's regions no longer parse.
+    #[error("the edited tiling region does not parse: {source}")]
+    Unparsable {
+        /// Why.
+        source: ascendopt_op::error::OpError,
+    },
+    /// A line outside the region changed.
+    #[error("the edit changes {file} outside the ascendopt:tiling-begin/end region")]
+    Outside {
+        /// The file.
+        file: String,
+    },
+}
+
 /// Whether `after` differs from `before` only inside the tiling regions
 /// of `file` (and nowhere else).
-fn confined_to_tiling(before: &Sources, after: &Sources, file: &str) -> Result<(), String> {
+fn confined_to_tiling(before: &Sources, after: &Sources, file: &str) -> Result<(), Unconfined> {
     for changed in after.changed_files(before) {
         if changed != file {
-            return Err(format!(
-                "the edit changes {changed}; only the tiling region of {file} may change"
-            ));
+            return Err(Unconfined::OtherFile {
+                changed,
+                file: file.to_string(),
+            });
         }
     }
     let (Some(old), Some(new)) = (before.get(file), after.get(file)) else {
-        return Err(format!("{file} disappeared"));
+        return Err(Unconfined::Disappeared {
+            file: file.to_string(),
+        });
     };
-    let outside = |text: &str| -> Result<Vec<String>, String> {
+    let outside = |text: &str| -> Result<Vec<String>, Unconfined> {
         let ts = TilingSource::parse(Path::new(file), text)
-            .map_err(|e| format!("the edited tiling region does not parse: {e}"))?;
+            .map_err(|source| Unconfined::Unparsable { source })?;
         let mut keep = Vec::new();
         let mut inside = false;
         for (i, line) in text.lines().enumerate() {
@@ -236,9 +274,9 @@ fn confined_to_tiling(before: &Sources, after: &Sources, file: &str) -> Result<(
     };
     let (a, b) = (outside(old)?, outside(new)?);
     if a != b {
-        return Err(format!(
-            "the edit changes {file} outside the ascendopt:tiling-begin/end region"
-        ));
+        return Err(Unconfined::Outside {
+            file: file.to_string(),
+        });
     }
     Ok(())
 }
@@ -460,7 +498,10 @@ mod tests {
             .set("op_host/h.cpp", host.replace("int z = 0", "int z = 1"))
             .unwrap();
         let err = confined_to_tiling(&before, &outside, "op_host/h.cpp").unwrap_err();
-        assert!(err.contains("outside"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "the edit changes op_host/h.cpp outside the ascendopt:tiling-begin/end region"
+        );
         let mut kernel = before.clone();
         kernel.set("op_kernel/k.cpp", "int k2;\n".into()).unwrap();
         assert!(confined_to_tiling(&before, &kernel, "op_host/h.cpp").is_err());

@@ -249,7 +249,7 @@ fn tiling_built(
     let device = session.context().device;
     Ok(match device.build(&pkg) {
         Ok(a) => device.tiling(&a, request),
-        Err(e) => Some(Err(QueryError::Failed(e.to_string()))),
+        Err(e) => Some(Err(QueryError::failed(e))),
     })
 }
 

@@ -180,7 +180,7 @@ impl KnobSpace {
         let pkg =
             OpPackage::load(dir, &ascendopt_golden::BUILTINS).map_err(|e| AgentError::Package {
                 dir: dir.to_path_buf(),
-                message: e.to_string(),
+                source: e.into(),
             })?;
         let mut names = Vec::new();
         let mut values = Vec::new();

@@ -34,8 +34,8 @@ use super::{chip_profile, diagnostics, job, msprof, runner};
 use crate::launch::{Platform, TilingInfo};
 use crate::profile::Profile;
 use crate::{
-    Artifact, Device, DeviceError, Measurement, ProfileRequest, QueryError, RunOutcome, RunRequest,
-    RunResult,
+    Artifact, Device, DeviceError, Measurement, MissingDetail, ProfileRequest, QueryError,
+    RunOutcome, RunRequest, RunResult, SharedError,
 };
 use ascendopt_op::opdef::{ge_name, AttrDesc, OpDefDesc, ParamDesc, ParamType};
 use ascendopt_op::package::OpPackage;
@@ -157,6 +157,62 @@ fn compute_unit(soc: &str) -> String {
         .map_or(lower.clone(), str::to_string)
 }
 
+/// Why a build on the chip could not be attempted
+/// ([`DeviceError::Setup`]).
+#[derive(Debug, thiserror::Error)]
+enum BuildSetup {
+    /// The op.toml names a chip of another family than this NPU's.
+    #[error(
+        "{}: op.toml's chip `{chip}` is not this NPU's {soc_version} (`{compute_unit}`): judge \
+         it on an NPU of that chip, or on the simulator's `{chip}` profile (`--device sim`)",
+        file.display()
+    )]
+    OtherChip {
+        /// The op.toml.
+        file: PathBuf,
+        /// Its chip.
+        chip: String,
+        /// This NPU's SoC version.
+        soc_version: String,
+        /// This NPU's compute unit.
+        compute_unit: String,
+    },
+    /// No toolkit to build with.
+    #[error(
+        "ASCEND_HOME_PATH is not set: source the toolkit's set_env.sh (ascendopt doctor says \
+         where it is)"
+    )]
+    NoToolkit,
+    /// The build key could not be computed, or a file of the build could
+    /// not be written.
+    #[error(transparent)]
+    Step(#[from] StepFailure),
+    /// The msopgen project could not be planned.
+    #[error(transparent)]
+    Plan(#[from] build::PlanError),
+    /// A step of the msopgen build could not be run.
+    #[error(transparent)]
+    Build(#[from] build::StepError),
+    /// The aclnn runner did not compile.
+    #[error("compiling the aclnn runner: {0}")]
+    Runner(#[source] build::StepError),
+    /// The runner's compiler finished without leaving the runner.
+    #[error("bisheng finished but left no {}", path.display())]
+    NoRunner {
+        /// Where the runner should be.
+        path: PathBuf,
+    },
+}
+
+impl BuildSetup {
+    fn io(path: &Path, source: std::io::Error) -> BuildSetup {
+        BuildSetup::Step(StepFailure::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
 /// Why a step of a job on the chip failed (the job folder, a reset,
 /// `msprof op`, the build key); its message becomes the run's outcome or
 /// the setup error.
@@ -267,10 +323,8 @@ impl CannDevice {
         &self.config
     }
 
-    fn setup(message: impl Into<String>) -> DeviceError {
-        DeviceError::Setup {
-            message: message.into(),
-        }
+    fn setup(failure: BuildSetup) -> DeviceError {
+        DeviceError::Setup(SharedError::new(failure))
     }
 
     /// A fresh job folder, private to the user (msprof refuses an output
@@ -425,7 +479,7 @@ impl CannDevice {
         let profile = if !request.keep_trace {
             None
         } else if self.config.msprof {
-            Some(self.msprof(artifact, &pristine).map_err(|e| e.to_string()))
+            Some(self.msprof(artifact, &pristine).map_err(SharedError::new))
         } else {
             Some(Ok(self.events_profile(&samples)))
         };
@@ -668,8 +722,10 @@ fn build_key(
             h.update([0]);
         }
     }
-    let digest = h.finalize();
-    Ok(digest.iter().take(12).map(|b| format!("{b:02x}")).collect())
+    // The first 12 bytes of the digest, in hex.
+    let mut key = format!("{:x}", h.finalize());
+    key.truncate(24);
+    Ok(key)
 }
 
 impl Device for CannDevice {
@@ -691,20 +747,21 @@ impl Device for CannDevice {
         // another family cannot run what its OpDef registers for it.
         if let Some(chip) = &package.spec.chip {
             if compute_unit(chip) != self.config.target.compute_unit {
-                return Err(Self::setup(format!(
-                    "{}: op.toml's chip `{chip}` is not this NPU's {} (`{}`): judge it on an NPU \
-                     of that chip, or on the simulator's `{chip}` profile (`--device sim`)",
-                    package.dir.join("op.toml").display(),
-                    self.config.platform.soc_version,
-                    self.config.target.compute_unit
-                )));
+                return Err(Self::setup(BuildSetup::OtherChip {
+                    file: package.dir.join("op.toml"),
+                    chip: chip.clone(),
+                    soc_version: self.config.platform.soc_version.clone(),
+                    compute_unit: self.config.target.compute_unit.clone(),
+                }));
             }
         }
-        let toolkit = self.config.toolkit.clone().ok_or_else(|| {
-            Self::setup("ASCEND_HOME_PATH is not set: source the toolkit's set_env.sh (ascendopt doctor says where it is)")
-        })?;
+        let toolkit = self
+            .config
+            .toolkit
+            .clone()
+            .ok_or_else(|| Self::setup(BuildSetup::NoToolkit))?;
         let def = opdef_of(&package.spec);
-        let key = build_key(package, &def, &self.config).map_err(|e| Self::setup(e.to_string()))?;
+        let key = build_key(package, &def, &self.config).map_err(|e| Self::setup(e.into()))?;
         let dir = self.config.work_dir.join("builds").join(&key);
         let plan = build::plan(
             &package.dir,
@@ -713,7 +770,7 @@ impl Device for CannDevice {
             &dir.join("work"),
             &format!("ascendopt_{key}"),
         )
-        .map_err(|e| Self::setup(e.to_string()))?;
+        .map_err(|e| Self::setup(e.into()))?;
         let runner_dir = dir.join("runner");
         let runner_bin = runner_dir.join("runner");
         let artifact = |cached: bool| Artifact {
@@ -738,9 +795,9 @@ impl Device for CannDevice {
         }
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&runner_dir)
-            .map_err(|e| Self::setup(format!("{}: {e}", runner_dir.display())))?;
+            .map_err(|e| Self::setup(BuildSetup::io(&runner_dir, e)))?;
         std::fs::write(dir.join("build.sh"), build::render_script(&plan))
-            .map_err(|e| Self::setup(format!("{}: {e}", dir.display())))?;
+            .map_err(|e| Self::setup(BuildSetup::io(&dir, e)))?;
         if let Err(e) =
             build::execute_limited(&plan, &self.config.path, Some(self.config.build_limit))
         {
@@ -764,15 +821,15 @@ impl Device for CannDevice {
                     units,
                 });
             }
-            return Err(Self::setup(e.to_string()));
+            return Err(Self::setup(e.into()));
         }
         // The runner, linked against this build's libcust_opapi.so.
         let source = runner_dir.join("runner.cpp");
         std::fs::write(&source, runner::source(&def))
-            .map_err(|e| Self::setup(format!("{}: {e}", source.display())))?;
+            .map_err(|e| Self::setup(BuildSetup::io(&source, e)))?;
         let attrs: Vec<&str> = def.attrs.iter().map(|a| a.name.as_str()).collect();
         std::fs::write(runner_dir.join("attrs.txt"), attrs.join("\n"))
-            .map_err(|e| Self::setup(format!("{}: {e}", runner_dir.display())))?;
+            .map_err(|e| Self::setup(BuildSetup::io(&runner_dir, e)))?;
         let op_api = plan
             .opapi_lib
             .parent()
@@ -813,15 +870,11 @@ impl Device for CannDevice {
             &self.config.path,
             Some(self.config.build_limit),
         )
-        .map_err(|e| Self::setup(format!("compiling the aclnn runner: {e}")))?;
+        .map_err(|e| Self::setup(BuildSetup::Runner(e)))?;
         if !runner_bin.is_file() {
-            return Err(Self::setup(format!(
-                "bisheng finished but left no {}",
-                runner_bin.display()
-            )));
+            return Err(Self::setup(BuildSetup::NoRunner { path: runner_bin }));
         }
-        std::fs::write(dir.join("done"), "")
-            .map_err(|e| Self::setup(format!("{}: {e}", dir.display())))?;
+        std::fs::write(dir.join("done"), "").map_err(|e| Self::setup(BuildSetup::io(&dir, e)))?;
         Ok(artifact(false))
     }
 
@@ -847,9 +900,7 @@ impl Device for CannDevice {
         match result.measured.as_ref().and_then(|m| m.profile.as_ref()) {
             Some(Ok(p)) => Ok(p.clone()),
             Some(Err(e)) => Err(QueryError::Failed(e.clone())),
-            None => Err(QueryError::NoDetail(
-                "the run was not profiled (run it with keep_trace)".into(),
-            )),
+            None => Err(MissingDetail::NotProfiled.into()),
         }
     }
 
@@ -862,14 +913,14 @@ impl Device for CannDevice {
         let samples = &result
             .measured
             .as_ref()
-            .ok_or_else(|| QueryError::NoDetail("the run has no measured latencies".into()))?
+            .ok_or(MissingDetail::NoSamples)?
             .samples_us;
         if samples.len() < seeds.len() {
-            return Err(QueryError::NoDetail(format!(
-                "the run measured {} latency samples on the chip and {} were asked for: raise the CANN device's repeats",
-                samples.len(),
-                seeds.len()
-            )));
+            return Err(MissingDetail::TooFewSamples {
+                measured: samples.len(),
+                asked: seeds.len(),
+            }
+            .into());
         }
         Ok(samples[..seeds.len()].to_vec())
     }

@@ -17,6 +17,7 @@
 //! [`DoctorInput::tool_timeout`] ([`TOOL_TIMEOUT`] by default).
 
 use super::npu_smi::{self, NpuChip};
+use crate::SharedError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -71,8 +72,21 @@ pub struct SimFacts {
     /// The emulation headers' folder.
     pub include_dir: PathBuf,
     /// The hardware profile's name, SoC and core counts, or why it did not
-    /// load.
-    pub profile: Result<(String, String, u32, u32), String>,
+    /// load (the simulator's error).
+    pub profile: Result<SimProfileFacts, SharedError>,
+}
+
+/// What the doctor says of the simulator's hardware profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimProfileFacts {
+    /// The profile's name (`ascend910b2`).
+    pub name: String,
+    /// The SoC it models (`Ascend910B2`).
+    pub soc: String,
+    /// Its vector cores.
+    pub vector_cores: u32,
+    /// Its cube cores.
+    pub cube_cores: u32,
 }
 
 /// Everything the checks read.
@@ -372,7 +386,12 @@ pub fn doctor(input: &DoctorInput) -> Doctor {
     });
     let profile_ok = input.sim.profile.is_ok();
     lines.push(match &input.sim.profile {
-        Ok((name, soc, aiv, aic)) => DoctorLine {
+        Ok(SimProfileFacts {
+            name,
+            soc,
+            vector_cores: aiv,
+            cube_cores: aic,
+        }) => DoctorLine {
             device: "sim",
             item: "hardware profile".into(),
             status: LineStatus::Ok,
@@ -383,7 +402,7 @@ pub fn doctor(input: &DoctorInput) -> Doctor {
             device: "sim",
             item: "hardware profile".into(),
             status: LineStatus::Missing,
-            detail: why.clone(),
+            detail: why.to_string(),
             fix: Some("rebuild ascendopt from a clean checkout".into()),
         },
     });
@@ -563,7 +582,9 @@ pub fn doctor(input: &DoctorInput) -> Doctor {
         },
     }
     // The simulator's profile against the chips.
-    if let (Ok((name, soc, _, _)), Some(first)) = (&input.sim.profile, chips.first()) {
+    if let (Ok(SimProfileFacts { name, soc, .. }), Some(first)) =
+        (&input.sim.profile, chips.first())
+    {
         let same = first.soc_name() == *soc;
         lines.push(DoctorLine {
             device: "cann",

@@ -10,10 +10,10 @@
 //! express (an absent output) is refused with a message naming what.
 
 use crate::launch::AttrValue;
-use crate::RunRequest;
+use crate::{RunRequest, SharedError};
 use ascendopt_op::layout::{ArgLayout, ArgSlot};
 use ascendopt_op::Tensor;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::runner::acl_dtype;
 
@@ -27,12 +27,30 @@ pub enum JobError {
         what: String,
     },
     /// A file could not be written or read.
-    #[error("{0}")]
-    Io(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why (an `io::Error`, shared so that the error stays `Clone`).
+        source: SharedError,
+    },
+    /// An output file the runner wrote has the wrong size.
+    #[error("{}: {read} bytes, the output has {expected}", path.display())]
+    OutputSize {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        read: usize,
+        /// The output's size.
+        expected: usize,
+    },
 }
 
 fn io(path: &Path, e: std::io::Error) -> JobError {
-    JobError::Io(format!("{}: {e}", path.display()))
+    JobError::Io {
+        path: path.to_path_buf(),
+        source: SharedError::new(e),
+    }
 }
 
 fn tensor_line(kind: &str, t: &Tensor, file: &str) -> String {
@@ -164,12 +182,11 @@ pub fn read_outputs(dir: &Path, request: &RunRequest) -> Result<Vec<Tensor>, Job
             let path = dir.join(format!("out{k}.bin"));
             let data = std::fs::read(&path).map_err(|e| io(&path, e))?;
             if data.len() != t.data.len() {
-                return Err(JobError::Io(format!(
-                    "{}: {} bytes, the output has {}",
-                    path.display(),
-                    data.len(),
-                    t.data.len()
-                )));
+                return Err(JobError::OutputSize {
+                    path,
+                    read: data.len(),
+                    expected: t.data.len(),
+                });
             }
             Ok(Tensor {
                 dtype: t.dtype,

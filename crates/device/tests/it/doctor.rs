@@ -3,7 +3,7 @@
 //! (shell scripts named bisheng, msopgen, msprof and npu-smi that print the
 //! documented formats), failures and a hanging tool included.
 
-use ascendopt_device::cann::doctor::{doctor, DoctorInput, LineStatus, SimFacts};
+use ascendopt_device::cann::doctor::{doctor, DoctorInput, LineStatus, SimFacts, SimProfileFacts};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,12 @@ fn sim() -> SimFacts {
     SimFacts {
         cxx: PathBuf::from("g++"),
         include_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../sim/include"),
-        profile: Ok(("ascend910b2".into(), "Ascend910B2".into(), 48, 24)),
+        profile: Ok(SimProfileFacts {
+            name: "ascend910b2".into(),
+            soc: "Ascend910B2".into(),
+            vector_cores: 48,
+            cube_cores: 24,
+        }),
     }
 }
 

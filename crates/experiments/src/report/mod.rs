@@ -28,12 +28,12 @@ pub const REPORT_HTML: &str = "report.html";
 pub fn write_report(dir: &Path, results: &Results) -> Result<PathBuf, AgentError> {
     let io = |path: &Path, e: std::io::Error| AgentError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source: e,
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let json = serde_json::to_string_pretty(results).map_err(|e| AgentError::Io {
+    let json = serde_json::to_string_pretty(results).map_err(|source| AgentError::Json {
         path: dir.join(RESULTS_JSON),
-        message: e.to_string(),
+        source,
     })?;
     let write = |name: &str, text: &str| -> Result<PathBuf, AgentError> {
         let path = dir.join(name);

@@ -27,6 +27,7 @@
 //! Invariant: nothing is written; [`Imported`] holds the texts.
 
 pub mod gen_data;
+pub mod json_file;
 pub mod msopst;
 pub mod opdef_source;
 mod render;

@@ -5,6 +5,7 @@
 //! several types per tensor stands for one case per type column, as msopst
 //! runs it.
 
+use super::json_file::JsonFileError;
 use crate::Dtype;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -114,18 +115,15 @@ fn tensor(desc: &Value, column: usize) -> StTensor {
 }
 
 /// The cases of one msopst JSON file.
-pub fn read_cases(path: &Path) -> Result<Vec<StCase>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let Value::Array(list) = value else {
-        return Err(format!("{}: not a list of msopst cases", path.display()));
+pub fn read_cases(path: &Path) -> Result<Vec<StCase>, JsonFileError> {
+    let Value::Array(list) = JsonFileError::read(path)? else {
+        return Err(JsonFileError::shape(path, "not a list of msopst cases"));
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut out = Vec::new();
     for case in list {
         let Some(name) = case.get("case_name").and_then(Value::as_str) else {
-            return Err(format!("{}: a case has no case_name", path.display()));
+            return Err(JsonFileError::shape(path, "a case has no case_name"));
         };
         let descs = |key: &str| -> Vec<Value> {
             case.get(key)

@@ -6,6 +6,7 @@
 //! better than both; these are the fallbacks when the host does not
 //! compile.
 
+use super::json_file::JsonFileError;
 use crate::opdef::{AttrDesc, OpDefDesc, ParamDesc, ParamType};
 use serde_json::Value;
 use std::path::Path;
@@ -118,22 +119,19 @@ fn attr_default(ty: &str, text: &Value) -> Option<Value> {
 
 /// The OpDefs of an msopgen operator description JSON (a list of
 /// operators, or one). Err when the file is not such a description.
-pub fn from_msopgen_json(path: &Path) -> Result<Vec<OpDefDesc>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let list = match value {
+pub fn from_msopgen_json(path: &Path) -> Result<Vec<OpDefDesc>, JsonFileError> {
+    let list = match JsonFileError::read(path)? {
         Value::Array(a) => a,
         v @ Value::Object(_) => vec![v],
-        _ => return Err(format!("{}: not an operator description", path.display())),
+        _ => return Err(JsonFileError::shape(path, "not an operator description")),
     };
     let mut out = Vec::new();
     for op in list {
         let Some(op_type) = op.get("op").and_then(Value::as_str) else {
-            return Err(format!("{}: an entry has no \"op\"", path.display()));
+            return Err(JsonFileError::shape(path, "an entry has no \"op\""));
         };
         if op.get("input_desc").is_none() && op.get("output_desc").is_none() {
-            return Err(format!("{}: not an operator description", path.display()));
+            return Err(JsonFileError::shape(path, "not an operator description"));
         }
         let attrs = match op.get("attr") {
             Some(Value::Array(list)) => list

@@ -1147,7 +1147,7 @@ impl Builder<'_> {
             }
         }
         let case_specials = match &rc.specials {
-            Some(v) => specials(v).map_err(|m| self.err(path.key("specials"), m))?,
+            Some(v) => specials(v).map_err(|e| self.err(path.key("specials"), e.to_string()))?,
             None => Vec::new(),
         };
         for key in rc.inputs.keys() {
@@ -1188,7 +1188,9 @@ impl Builder<'_> {
                 self.dist(rd, &dpath, *dtype)?
             };
             let specials = match &rd.specials {
-                Some(v) => specials(v).map_err(|m| self.err(dpath.key("specials"), m))?,
+                Some(v) => {
+                    specials(v).map_err(|e| self.err(dpath.key("specials"), e.to_string()))?
+                }
                 None => case_specials.clone(),
             };
             let start = inputs.len();
@@ -1669,23 +1671,49 @@ fn attr_value(ty: AttrType, v: &toml::Value) -> Result<AttrValue, ValueError> {
     })
 }
 
-fn specials(v: &toml::Value) -> Result<Vec<Special>, String> {
-    let all_names = || Special::ALL.map(|s| s.name()).join(", ");
+/// Why a `specials` value is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadSpecials {
+    /// An item of the list is not a string.
+    #[error("expected special names ({}), got {got}", all_special_names())]
+    NotAName {
+        /// The item's TOML type.
+        got: &'static str,
+    },
+    /// An item names no special value.
+    #[error("unknown special `{name}`; expected {}", all_special_names())]
+    Unknown {
+        /// The item.
+        name: String,
+    },
+    /// Neither a boolean nor a list.
+    #[error(
+        "expected true, false or a list of specials ({}), got {got}",
+        all_special_names()
+    )]
+    NotAList {
+        /// The value's TOML type.
+        got: &'static str,
+    },
+}
+
+fn all_special_names() -> String {
+    Special::ALL.map(|s| s.name()).join(", ")
+}
+
+fn specials(v: &toml::Value) -> Result<Vec<Special>, BadSpecials> {
     match v {
         toml::Value::Boolean(true) => Ok(Special::ALL.to_vec()),
         toml::Value::Boolean(false) => Ok(Vec::new()),
         toml::Value::Array(items) => {
             let mut out = Vec::new();
             for item in items {
-                let name = item.as_str().ok_or_else(|| {
-                    format!(
-                        "expected special names ({}), got {}",
-                        all_names(),
-                        item.type_str()
-                    )
+                let name = item.as_str().ok_or(BadSpecials::NotAName {
+                    got: item.type_str(),
                 })?;
-                let s = Special::parse(name)
-                    .ok_or_else(|| format!("unknown special `{name}`; expected {}", all_names()))?;
+                let s = Special::parse(name).ok_or_else(|| BadSpecials::Unknown {
+                    name: name.to_string(),
+                })?;
                 if !out.contains(&s) {
                     out.push(s);
                 }
@@ -1693,11 +1721,9 @@ fn specials(v: &toml::Value) -> Result<Vec<Special>, String> {
             out.sort();
             Ok(out)
         }
-        other => Err(format!(
-            "expected true, false or a list of specials ({}), got {}",
-            all_names(),
-            other.type_str()
-        )),
+        other => Err(BadSpecials::NotAList {
+            got: other.type_str(),
+        }),
     }
 }
 

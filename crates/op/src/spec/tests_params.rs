@@ -50,13 +50,12 @@ shapes = [[[16]], [1]]
 dtypes = { x = "float16" }
 "#;
 
-fn parse(text: &str) -> Result<OpSpec, String> {
+fn parse(text: &str) -> Result<OpSpec, OpError> {
     OpSpec::parse(
         text,
         Path::new("ops/foreach_axpy/op.toml"),
         &crate::golden::testing::BUILTINS,
     )
-    .map_err(|e| e.to_string())
 }
 
 #[test]
@@ -184,7 +183,7 @@ fn errors_name_the_key_of_a_misused_parameter_form() {
     ];
     for (from, to, expected) in cases {
         assert!(LISTS.contains(from), "{from}");
-        let err = parse(&LISTS.replacen(from, to, 1)).unwrap_err();
+        let err = parse(&LISTS.replacen(from, to, 1)).unwrap_err().to_string();
         assert!(err.contains(expected), "{to}\n{err}");
         assert!(err.starts_with("ops/foreach_axpy/op.toml:"), "{err}");
     }
@@ -264,7 +263,7 @@ fn a_list_output_needs_a_list_input_for_its_length() {
         )
         .replacen("shapes = [[[16]], [1]]", "shapes = [[16], [1]]", 1)
         .replacen("inplace = \"x\"", "dtype = { same_as = \"x\" }", 1);
-    let err = parse(&text).unwrap_err();
+    let err = parse(&text).unwrap_err().to_string();
     assert!(
         err.contains("outputs[0].kind: list output `y` needs a list input"),
         "{err}"

@@ -368,8 +368,8 @@ fn interpret(kind: &str, message: &str, sim_include: &Path) -> String {
 }
 
 /// A better summary of the first error (the one at line `at` of `stderr`,
-/// whose raw message is `raw`) from what surrounds it, or `Err(message)`
-/// unchanged:
+/// whose raw message is `raw`) from what surrounds it, or `message`
+/// unchanged (no failure: the summary is the one it had):
 /// - a stub of an unsupported API called with arguments it cannot take (a
 ///   braced list) shows as "no matching function for call to 'Name...'";
 /// - a stub whose void result is used shows as an error about `void` on a
@@ -378,24 +378,18 @@ fn interpret(kind: &str, message: &str, sim_include: &Path) -> String {
 ///   messages is dropped;
 /// - a `<<<...>>>` kernel launch (a host-side helper in the kernel file)
 ///   shows as a syntax error at `<`.
-fn in_context(
-    message: String,
-    raw: &str,
-    stderr: &str,
-    at: usize,
-    sim_include: &Path,
-) -> Result<String, String> {
+fn in_context(message: String, raw: &str, stderr: &str, at: usize, sim_include: &Path) -> String {
     const OURS: &str = "not supported by the ascendopt simulator: ";
     if let Some(rest) = message.strip_prefix("static assertion failed: ") {
         if rest.starts_with(OURS) || rest.starts_with("GET_TILING_DATA") {
-            return Ok(rest.to_string());
+            return rest.to_string();
         }
     }
     let sim = sim_index(sim_include);
     if let Some(pos) = raw.find("no matching function for call to") {
         if let Some(name) = quoted_name(&raw[pos..]) {
             if sim.stubs.contains(name) {
-                return Ok(format!("{OURS}{name}"));
+                return format!("{OURS}{name}");
             }
         }
     }
@@ -412,18 +406,16 @@ fn in_context(
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .find(|w| sim.stubs.contains(*w) && snippet.contains(&format!("{w}(")));
         if let Some(name) = called {
-            return Ok(format!("{OURS}{name}"));
+            return format!("{OURS}{name}");
         }
     }
     if raw.contains("expected primary-expression before") && snippet.contains("<<<") {
-        return Ok(
-            "a `<<<...>>>` kernel launch (a host-side launch helper in the kernel file): the \
+        return "a `<<<...>>>` kernel launch (a host-side launch helper in the kernel file): the \
              simulator compiles op_kernel as CANN's CPU-debug build does, which leaves such \
              helpers out under `#ifndef ASCENDC_CPU_DEBUG`; guard it the same way"
-                .to_string(),
-        );
+            .to_string();
     }
-    Err(message)
+    message
 }
 
 /// The first error of `stderr`, attributed to a line of the operator rather
@@ -463,8 +455,7 @@ pub(crate) fn first_error(stderr: &str, sim_include: &Path) -> Option<FirstError
                         _ => (loc.file.to_string(), loc.line),
                     };
                     let message = interpret(loc.kind, loc.message, sim_include);
-                    let message = in_context(message, loc.message, stderr, index, sim_include)
-                        .unwrap_or_else(|message| message);
+                    let message = in_context(message, loc.message, stderr, index, sim_include);
                     return Some(FirstError {
                         file: Some(file),
                         line: Some(line_no),

@@ -109,13 +109,22 @@ pub struct RegisteredTypes {
     pub cube_only: i32,
 }
 
+/// A registered kernel type (KERNEL_TASK_TYPE, its default) that the
+/// Atlas A2 does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("kernel type {code} is not one the Atlas A2 supports (guide 6.2.3.14.12)")]
+pub struct UnsupportedKernelType {
+    /// The registered value.
+    pub code: i32,
+}
+
 impl RegisteredTypes {
     /// The kernel type for a tiling key: KERNEL_TASK_TYPE first, then the
     /// default, then MIX 1:2 (AIC only under ASCENDC_CUBE_ONLY) for a
     /// kernel that uses the Matmul API; `None` when nothing says (the
     /// blocks' type then follows from what they do). Err on a value
     /// outside the enum.
-    pub fn for_key(&self, key: u64) -> Result<Option<KernelType>, String> {
+    pub fn for_key(&self, key: u64) -> Result<Option<KernelType>, UnsupportedKernelType> {
         let n = self.count.clamp(0, 32) as usize;
         let code = self.keys[..n]
             .iter()
@@ -127,9 +136,9 @@ impl RegisteredTypes {
             // other products (the Atlas inference series); on the A2 the
             // blocks' type follows from what they do, as without a type.
             Some(6..=9) => Ok(None),
-            Some(c) => KernelType::from_code(c).map(Some).ok_or_else(|| {
-                format!("kernel type {c} is not one the Atlas A2 supports (guide 6.2.3.14.12)")
-            }),
+            Some(c) => KernelType::from_code(c)
+                .map(Some)
+                .ok_or(UnsupportedKernelType { code: c }),
             None if self.matmul_api != 0 && self.cube_only != 0 => Ok(Some(KernelType::AicOnly)),
             None if self.matmul_api != 0 => Ok(Some(KernelType::MixAic1_2)),
             None => Ok(None),

@@ -287,7 +287,7 @@ fn run(job: &LaunchJob, arena: Option<&mut Arena>) -> Reply {
     }));
     match outcome {
         Ok(Ok(result)) => Reply::Launch(result),
-        Ok(Err(message)) => Reply::Refused(message),
+        Ok(Err(e)) => Reply::Refused(e.to_string()),
         Err(panic) => {
             let message = panic
                 .downcast_ref::<&str>()
@@ -336,7 +336,35 @@ fn plain_output(outputs: Vec<Vec<u8>>) -> LaunchOutput {
     }
 }
 
-type SelftestResult = Result<Result<LaunchOutput, LaunchFailure>, String>;
+type SelftestResult = Result<Result<LaunchOutput, LaunchFailure>, SelftestError>;
+
+/// Why a self-test job was refused (its message travels back as the
+/// worker's refusal).
+#[derive(Debug, thiserror::Error)]
+enum SelftestError {
+    /// The library to call cannot be loaded.
+    #[error("cannot load {}: {source}", lib.display())]
+    Load {
+        /// The library.
+        lib: std::path::PathBuf,
+        /// Why.
+        source: libloading::Error,
+    },
+    /// The library has no such symbol.
+    #[error("no symbol {symbol}: {source}")]
+    NoSymbol {
+        /// The symbol.
+        symbol: String,
+        /// Why.
+        source: libloading::Error,
+    },
+    /// Not a self-test.
+    #[error("unknown self-test {mode:?}")]
+    Unknown {
+        /// The mode asked for.
+        mode: String,
+    },
+}
 
 fn selftest(mode: &str, job: &LaunchJob) -> SelftestResult {
     if mode == "echo" {
@@ -364,14 +392,23 @@ fn selftest(mode: &str, job: &LaunchJob) -> SelftestResult {
         // SAFETY: this is what the worker exists for: running a user
         // library in a sandboxed process.
         let value = unsafe {
-            let lib = libloading::Library::new(&job.kernel_lib)
-                .map_err(|e| format!("cannot load {}: {e}", job.kernel_lib.display()))?;
+            let lib = libloading::Library::new(&job.kernel_lib).map_err(|source| {
+                SelftestError::Load {
+                    lib: job.kernel_lib.clone(),
+                    source,
+                }
+            })?;
             let func: libloading::Symbol<unsafe extern "C" fn(u64) -> i64> = lib
                 .get(symbol.as_bytes())
-                .map_err(|e| format!("no symbol {symbol}: {e}"))?;
+                .map_err(|source| SelftestError::NoSymbol {
+                    symbol: symbol.to_string(),
+                    source,
+                })?;
             func(job.seed)
         };
         return Ok(Ok(plain_output(vec![value.to_le_bytes().to_vec()])));
     }
-    Err(format!("unknown self-test {mode:?}"))
+    Err(SelftestError::Unknown {
+        mode: mode.to_string(),
+    })
 }
