@@ -265,12 +265,12 @@ fn splits<'t>(parsed: &'t Parsed<'_>) -> Vec<Split<'t>> {
     out
 }
 
+/// A replacement of a byte range by a text.
+type Edit = (Range<usize>, String);
+
 /// The count along the other axis: its name and the edit that declares it
 /// (None when the function already declares it so).
-fn other_count(
-    parsed: &Parsed<'_>,
-    split: &Split<'_>,
-) -> Option<(String, Option<(Range<usize>, String)>)> {
+fn other_count(parsed: &Parsed<'_>, split: &Split<'_>) -> Option<(String, Option<Edit>)> {
     let name = swap_name(&split.count)?;
     let func = syntax::enclosing_function(split.decl)?;
     let text = swapped_text(parsed, split.decl)?;
