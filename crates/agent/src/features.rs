@@ -26,6 +26,9 @@ pub fn lacking_phrase(tag: &str) -> &'static str {
         "staging_copy" => "staged-copy",
         "cube_double_buffer" => "single-buffered-cube-blocks",
         "l0c_accumulate" => "fixpipe-per-k-step",
+        "block_order" => "other-block-orders-untried",
+        "nz_hoist" => "nz-conversion-repeated-in-loop",
+        "unit_flag" => "fixpipe-waits-for-whole-mmad",
         _ => "unknown-motif",
     }
 }

@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 
 mod barrier;
+mod block_order;
 mod count_mode;
 mod cube_buffer;
 mod diff;
@@ -49,6 +50,7 @@ pub mod knobfind;
 mod knobs;
 mod l0c_accum;
 mod load_once;
+mod nz_hoist;
 mod one_pass;
 mod reuse;
 mod row_copy;
@@ -59,6 +61,7 @@ mod staging;
 mod strided;
 pub(crate) mod syntax;
 mod tail;
+mod unit_flag;
 
 pub use diff::{diff, file_diff};
 pub use sources::Sources;
@@ -169,6 +172,9 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(staging::StagingCopy),
         Box::new(cube_buffer::CubeDoubleBuffer),
         Box::new(l0c_accum::L0cAccumulate),
+        Box::new(block_order::BlockOrder),
+        Box::new(nz_hoist::NzHoist),
+        Box::new(unit_flag::UnitFlag),
     ]
 }
 
@@ -280,11 +286,11 @@ mod tests {
     #[test]
     fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 14);
+        assert_eq!(motifs.len(), 17);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 14);
+        assert_eq!(tags.len(), 17);
         for m in &motifs {
             let info = m.describe();
             assert!(

@@ -6,11 +6,13 @@
 //! a kernel with the motif present again), and every motif must find
 //! something to remove somewhere in ops/.
 //!
-//! Motifs of hand-written cube kernels (Mmad, Fixpipe) have no built-in
-//! operator to act on: every cube operator under ops/ uses the Matmul
-//! API, whose K loop lives in the library. They are surveyed on the
-//! harness's hand-written cube fixture (`matmul_cube`) instead and must
-//! be removable there.
+//! Motifs of hand-written cube kernels (Mmad, Fixpipe, Nd2Nz copies) have
+//! no built-in operator to act on: every cube operator under ops/ uses the
+//! Matmul API, whose K loop lives in the library. They are surveyed on the
+//! hand-written cube fixtures (the harness's `matmul_cube`, the motif
+//! tests' `matmul_rowpanel`) instead and must be removable there; unitFlag
+//! is set in no kernel here, so `unit_flag` must be applicable in its
+//! fixture and its application removable.
 
 use ascendopt_motif::{registry, SiteState, Sources};
 use std::collections::BTreeMap;
@@ -20,11 +22,30 @@ fn ops_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops")
 }
 
-/// Motifs that act only on hand-written cube kernels (see the header).
-const HAND_WRITTEN_CUBE: [&str; 1] = ["l0c_accumulate"];
+/// Motifs that act only on hand-written cube kernels, with the fixture
+/// each must be removable in (see the header).
+const HAND_WRITTEN_CUBE: [(&str, &str); 2] = [
+    ("l0c_accumulate", "matmul_cube"),
+    ("nz_hoist", "matmul_rowpanel"),
+];
 
-/// The hand-written cube fixture of the harness's tests.
-const CUBE_FIXTURE: &str = "matmul_cube";
+/// Motifs no kernel here has, with the fixture each must apply to.
+const APPLY_ONLY: [(&str, &str); 1] = [("unit_flag", "matmul_rowpanel")];
+
+/// The hand-written cube fixtures (the harness's, the motif tests' own).
+fn cube_fixtures() -> [PathBuf; 2] {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [
+        here.join("../harness/tests/fixtures/matmul_cube"),
+        here.join("tests/fixtures/matmul_rowpanel"),
+    ]
+}
+
+fn is_fixture(op: &str) -> bool {
+    cube_fixtures()
+        .iter()
+        .any(|p| p.file_name().is_some_and(|n| n == op))
+}
 
 fn builtins() -> Vec<(String, Sources)> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(ops_dir())
@@ -33,11 +54,7 @@ fn builtins() -> Vec<(String, Sources)> {
         .filter(|p| p.join("op.toml").is_file())
         .collect();
     dirs.sort();
-    dirs.push(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../harness/tests/fixtures")
-            .join(CUBE_FIXTURE),
-    );
+    dirs.extend(cube_fixtures());
     dirs.into_iter()
         .map(|d| {
             (
@@ -73,6 +90,7 @@ fn parses(pkg: &Sources) -> Result<(), String> {
 #[test]
 fn every_motif_round_trips_on_the_builtin_operators() {
     let ops = builtins();
+    let ops_of = &ops;
     assert!(ops.len() >= 6);
     let mut removable: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     let mut failures = Vec::new();
@@ -146,16 +164,39 @@ fn every_motif_round_trips_on_the_builtin_operators() {
             .get(motif.tag())
             .map(|v| v.iter().map(|s| s.split(':').next().unwrap()).collect())
             .unwrap_or_default();
-        if HAND_WRITTEN_CUBE.contains(&motif.tag()) {
+        if let Some((_, fixture)) = HAND_WRITTEN_CUBE.iter().find(|(t, _)| *t == motif.tag()) {
             assert!(
-                ops.contains(CUBE_FIXTURE),
-                "{} is not removable in the cube fixture {CUBE_FIXTURE}",
+                ops.contains(fixture),
+                "{} is not removable in the cube fixture {fixture}",
+                motif.tag()
+            );
+            continue;
+        }
+        if let Some((_, fixture)) = APPLY_ONLY.iter().find(|(t, _)| *t == motif.tag()) {
+            let (_, weak) = ops_of.iter().find(|(op, _)| op == fixture).unwrap();
+            let round_trips = motif
+                .detect(weak)
+                .into_iter()
+                .filter(|s| s.state == SiteState::Absent)
+                .filter_map(|s| motif.apply(weak, &s))
+                .any(|strong| {
+                    parses(&strong).is_ok()
+                        && motif
+                            .detect(&strong)
+                            .into_iter()
+                            .filter(|s| s.state == SiteState::Present)
+                            .filter_map(|s| motif.remove(&strong, &s))
+                            .any(|back| back == *weak)
+                });
+            assert!(
+                round_trips,
+                "{} does not apply and remove back in {fixture}",
                 motif.tag()
             );
             continue;
         }
         let ops: std::collections::BTreeSet<&str> =
-            ops.into_iter().filter(|o| *o != CUBE_FIXTURE).collect();
+            ops.into_iter().filter(|o| !is_fixture(o)).collect();
         assert!(
             ops.len() >= 2,
             "{} is removable in fewer than two operators: {ops:?}",
