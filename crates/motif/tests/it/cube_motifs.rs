@@ -211,12 +211,10 @@ fn the_block_orders_of_matmul_all_reduce() {
 
 /// unitFlag on the fixture's Mmad/Fixpipe pair: applied, the tile drains
 /// while the cube computes; removed again, the kernel as it was.
-/// Ignored until the simulator treats unitFlag as the M -> FIX handshake:
-/// on main it records the flag but its race checker reports the Fixpipe
-/// unordered after the Mmad (the rewrite takes out the CO1 queue's
-/// EnQue/DeQue, as the guide's fine-grained sync replaces it).
+/// The rewrite takes out the CO1 queue's EnQue/DeQue, as the guide's
+/// fine-grained sync replaces it; the simulator orders a unitFlag Fixpipe
+/// after its Mmad and overlaps the two.
 #[test]
-#[ignore = "the simulator does not yet order Mmad -> Fixpipe by unitFlag"]
 fn unit_flag_on_the_fixtures_mmad_and_fixpipe() {
     let motif = by_tag("unit_flag").unwrap();
     let weak = Sources::load(&rowpanel()).unwrap();
