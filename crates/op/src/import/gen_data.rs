@@ -611,6 +611,7 @@ mod tests {
             cases: Vec::new(),
             golden_script: None,
             commented_cases: Vec::new(),
+            tolerance: None,
             notes: Vec::new(),
         };
         let draw = Draw {
@@ -698,6 +699,7 @@ mod tests {
             cases: Vec::new(),
             golden_script: None,
             commented_cases: Vec::new(),
+            tolerance: None,
             notes: Vec::new(),
         };
         let found = Discovered {

@@ -32,6 +32,7 @@ pub mod msopst;
 pub mod opdef_source;
 mod render;
 pub mod value_depend;
+pub mod verify;
 
 use crate::opdef::{dtype_of_ge, OpDefDesc, ParamDesc, ParamType};
 use crate::Dtype;
@@ -164,6 +165,9 @@ pub(crate) struct Plan {
     /// Cases written commented out (a tail case the project's own cases
     /// never exercise).
     pub commented_cases: Vec<CaseSpec>,
+    /// The tolerance of the project's own check (verify_result.py), written
+    /// as `[tolerance.<dtype>]`.
+    pub tolerance: Option<verify::ProjectTolerance>,
     pub notes: Vec<String>,
 }
 
@@ -713,6 +717,44 @@ fn mark_value_reads(op_dir: &Path, ins: &mut [Param], notes: &mut Vec<String>) {
 
 /// The spec of an operator folder, where its golden comes from and (for a
 /// gen_data.py) how to rerun it.
+/// The tolerance of the project's own check, the first verify_result.py
+/// that states one ([`verify`]); a note says which script, or why none.
+fn project_tolerance(
+    op_dir: &Path,
+    outputs: &[Param],
+    notes: &mut Vec<String>,
+) -> Option<verify::ProjectTolerance> {
+    let mut floats: Vec<crate::dtype::Dtype> = Vec::new();
+    for d in outputs.iter().flat_map(|p| p.dtypes.iter()) {
+        if d.is_float() && !floats.contains(d) {
+            floats.push(*d);
+        }
+    }
+    let scripts = verify::scripts(op_dir);
+    for script in &scripts {
+        let Ok(text) = std::fs::read_to_string(script) else {
+            continue;
+        };
+        if let Some(t) = verify::read(script, &text, &floats) {
+            notes.push(format!(
+                "the tolerance comes from the project's own check {} (rtol {}, atol {}, {} of the elements may fail)",
+                script.display(),
+                t.rtol,
+                t.atol,
+                t.max_mismatch_ratio
+            ));
+            return Some(t);
+        }
+    }
+    if let Some(script) = scripts.first() {
+        notes.push(format!(
+            "{} states no tolerance as plain module-level numbers (relative_tol, absolute_tol, error_tol): the defaults of ops/README-schema.md are written",
+            script.display()
+        ));
+    }
+    None
+}
+
 pub(crate) fn plan(
     src: &Sources,
     opts: &Options,
@@ -777,8 +819,10 @@ pub(crate) fn plan(
         cases: Vec::new(),
         golden_script: None,
         commented_cases: Vec::new(),
+        tolerance: None,
         notes,
     };
+    plan.tolerance = project_tolerance(&src.op_dir, &plan.outputs, &mut plan.notes);
     // Cases: the project's, else one per dtype combination.
     let mut mapping = None;
     match &golden {

@@ -159,6 +159,23 @@ pub(crate) fn render(plan: &Plan) -> String {
     if let Some(script) = &plan.golden_script {
         let _ = writeln!(t, "\n[golden]\nscript = {}", quote(script));
     }
+    if let Some(tol) = &plan.tolerance {
+        let _ = writeln!(
+            t,
+            "\n# The project's own check ({}): numpy isclose with these rtol and atol, and\n# max_mismatch_ratio of the elements allowed to fail.",
+            tol.script
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        );
+        for d in &tol.dtypes {
+            let _ = writeln!(t, "[tolerance.{}]", d.name());
+            let _ = writeln!(t, "atol = {}", float(tol.atol));
+            let _ = writeln!(t, "rtol = {}", float(tol.rtol));
+            if tol.max_mismatch_ratio > 0.0 {
+                let _ = writeln!(t, "max_mismatch_ratio = {}", float(tol.max_mismatch_ratio));
+            }
+        }
+    }
     for c in &plan.cases {
         render_case(&mut t, c, plan);
     }

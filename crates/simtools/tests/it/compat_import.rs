@@ -173,7 +173,8 @@ fn import_reruns_gen_data_with_the_case_inputs_and_reads_the_msopgen_json_beside
         .unwrap()
         .replace(&relative.display().to_string(), "<fixture>");
     // The gen_data case (16 x 256, inputs in [-4, 4]), the factor
-    // attribute with its default 2.0, the tail case commented out.
+    // attribute with its default 2.0, the tolerance of the project's
+    // verify_result.py, the tail case commented out.
     expect![[r##"
         # Written by `ascendopt import`; the interface comes from the OpDef the host code registers (compiled and run).
         # Check the suggested cases and tolerances; the schema is in ops/README-schema.md.
@@ -200,6 +201,13 @@ fn import_reruns_gen_data_with_the_case_inputs_and_reads_the_msopgen_json_beside
         [golden]
         script = "golden.py"
 
+        # The project's own check (verify_result.py): numpy isclose with these rtol and atol, and
+        # max_mismatch_ratio of the elements allowed to fail.
+        [tolerance.float16]
+        atol = 0.0001
+        rtol = 0.002
+        max_mismatch_ratio = 0.001
+
         # the shapes and value ranges of <fixture>/AclNNInvocation/scripts/gen_data.py
         [[cases]]
         name = "gen_data"
@@ -219,6 +227,15 @@ fn import_reruns_gen_data_with_the_case_inputs_and_reads_the_msopgen_json_beside
             .notes
             .iter()
             .any(|n| n.contains("gen_data.py rerun by golden.py")),
+        "{:?}",
+        report.notes
+    );
+    // The project's verify_result.py gives the tolerance, and says so.
+    assert!(
+        report.notes.iter().any(
+            |n| n.contains("the tolerance comes from the project's own check")
+                && n.contains("verify_result.py")
+        ),
         "{:?}",
         report.notes
     );
