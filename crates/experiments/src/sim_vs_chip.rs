@@ -175,12 +175,16 @@ pub fn compare_devices(
     )?;
     let mut candidates = Vec::new();
     for (i, (hash, sim_us)) in sim_side.iter().enumerate() {
-        let text = SourceHash::from_hex(hash)
-            .and_then(|h| sim.store.get_source(&h).ok().flatten())
-            .ok_or_else(|| AgentError::Package {
-                dir: pkg.dir.clone(),
-                source: PackageError::Unusable(format!("candidate {hash} is not in the run store")),
-            })?;
+        // A run-store failure is that error; a hash the store does not hold
+        // (or that is no hash) is a candidate the comparison cannot make.
+        let stored = match SourceHash::from_hex(hash) {
+            Some(h) => sim.store.get_source(&h)?,
+            None => None,
+        };
+        let text = stored.ok_or_else(|| AgentError::Package {
+            dir: pkg.dir.clone(),
+            source: PackageError::Unusable(format!("candidate {hash} is not in the run store")),
+        })?;
         let sources = sources_of(&input, &text)?;
         let phase = if i == 0 { Phase::Baseline } else { Phase::Tune };
         let trial = on_chip.evaluate(phase, &sources, action("a Stage II candidate"))?;
