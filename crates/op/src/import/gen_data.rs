@@ -74,14 +74,22 @@ pub struct Mapping {
 /// The gen_data.py scripts of an operator folder and the msopgen project
 /// around it, in the order they are tried.
 pub fn scripts(op_dir: &Path) -> Vec<PathBuf> {
+    project_files(op_dir, "gen_data.py")
+}
+
+/// The files named `name` in the places a project keeps its scripts: the
+/// operator folder, its `scripts/`, and the folders of `examples/` and
+/// beside the operator (the AclNNInvocation / `<Op>Test` projects) with
+/// their `scripts/`; each once, in that order.
+pub fn project_files(op_dir: &Path, name: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut push = |p: PathBuf| {
         if p.is_file() && !out.contains(&p) {
             out.push(p);
         }
     };
-    push(op_dir.join("gen_data.py"));
-    push(op_dir.join("scripts/gen_data.py"));
+    push(op_dir.join(name));
+    push(op_dir.join("scripts").join(name));
     for base in [
         op_dir.join("examples"),
         op_dir.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -96,8 +104,8 @@ pub fn scripts(op_dir: &Path) -> Vec<PathBuf> {
             .collect();
         dirs.sort();
         for d in dirs {
-            push(d.join("gen_data.py"));
-            push(d.join("scripts/gen_data.py"));
+            push(d.join(name));
+            push(d.join("scripts").join(name));
         }
     }
     out

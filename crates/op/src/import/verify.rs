@@ -34,34 +34,10 @@ pub struct ProjectTolerance {
     pub max_mismatch_ratio: f64,
 }
 
-/// The `verify_result.py` scripts of an operator folder, in the places
-/// `gen_data.py` is looked for: the folder, its `scripts/`, and the
-/// folders beside it (the AclNNInvocation / `<Op>Test` projects next to
-/// the operator) and their `scripts/`.
+/// The `verify_result.py` scripts of an operator folder, where
+/// `gen_data.py` is looked for ([`super::gen_data::project_files`]).
 pub fn scripts(op_dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut push = |p: PathBuf| {
-        if p.is_file() && !out.contains(&p) {
-            out.push(p);
-        }
-    };
-    push(op_dir.join("verify_result.py"));
-    push(op_dir.join("scripts/verify_result.py"));
-    if let Some(parent) = op_dir.parent() {
-        if let Ok(entries) = std::fs::read_dir(parent) {
-            let mut dirs: Vec<PathBuf> = entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect();
-            dirs.sort();
-            for d in dirs {
-                push(d.join("verify_result.py"));
-                push(d.join("scripts/verify_result.py"));
-            }
-        }
-    }
-    out
+    super::gen_data::project_files(op_dir, "verify_result.py")
 }
 
 /// The tolerance `text` (a verify_result.py) states; None when it does not
