@@ -59,24 +59,11 @@ pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary folder")
 }
 
-/// Copies the folder `from` to `to`, leaving out `build/` folders.
+/// Copies the folder `from` to `to`, leaving out `build/` folders (the
+/// package copy of the operator crate, so tests copy as the tool does).
 pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
-    let entries =
-        std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
-    for e in entries {
-        let e = e.expect("a folder entry");
-        if e.file_name() == "build" {
-            continue;
-        }
-        let (s, d) = (e.path(), to.join(e.file_name()));
-        if s.is_dir() {
-            copy_dir(&s, &d)
-        } else {
-            std::fs::copy(&s, &d)
-                .unwrap_or_else(|e| panic!("copying {} to {}: {e}", s.display(), d.display()));
-        }
-    }
+    ascendopt_op::package::copy_tree(from, to, &["build"])
+        .unwrap_or_else(|(path, e)| panic!("copying {} to {}: {}: {e}", from.display(), to.display(), path.display()));
 }
 
 /// The input elements of an op.toml `[[cases]]` block: the sum over its

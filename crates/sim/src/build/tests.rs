@@ -235,13 +235,11 @@ fn builds_link_runtime_objects_and_the_cache_recompiles_only_what_changed() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
-/// Copies the regular files under `from` to `to`, recursively.
+/// Copies the package folder `from` to `to` with the operator crate's
+/// package copy (the one the tool uses).
 fn copy_tree(from: &Path, to: &Path) {
-    for file in tree_files(from).unwrap() {
-        let dest = to.join(file.strip_prefix(from).unwrap());
-        fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        fs::copy(&file, dest).unwrap();
-    }
+    ascendopt_op::package::copy_tree(from, to, &[])
+        .unwrap_or_else(|(path, e)| panic!("copying {}: {e}", path.display()));
 }
 
 #[test]

@@ -545,9 +545,16 @@ fn a_constructor_sees_and_writes_nothing_of_the_build_cache() {
     let report = constructor("CTOR_WRITE_BESIDE");
     let written = returned(&report);
     let listed = returned(&constructor("CTOR_LIST_CACHE"));
+    // A build cache under /tmp lies inside the worker's private scratch
+    // tmpfs in its view: a file written beside the library lands in that
+    // scratch (gone with the worker), not in the real cache, whose
+    // untouched state the last assertion checks.
+    let in_scratch = mischief_lib().starts_with("/tmp");
     match report.sandbox.level {
         Some(SandboxLevel::Namespaces) => {
-            assert_eq!(written, -i64::from(libc::EROFS));
+            if !in_scratch {
+                assert_eq!(written, -i64::from(libc::EROFS));
+            }
             // Its folder holds only its own library in the worker's view.
             assert_eq!(listed, 1);
         }
