@@ -29,6 +29,7 @@ pub fn lacking_phrase(tag: &str) -> &'static str {
         "block_order" => "other-block-orders-untried",
         "nz_hoist" => "nz-conversion-repeated-in-loop",
         "unit_flag" => "fixpipe-waits-for-whole-mmad",
+        "tile_shape" => "small-cube-base-block",
         _ => "unknown-motif",
     }
 }

@@ -152,7 +152,7 @@ fn cube_queues<'t>(parsed: &'t Parsed<'_>) -> Vec<CubeQueue<'t>> {
 }
 
 /// The queue a tensor-buffer expression names: `q`, `this->q`, `&q`.
-fn queue_name<'a>(parsed: &Parsed<'a>, node: Node<'_>) -> &'a str {
+pub(crate) fn queue_name<'a>(parsed: &Parsed<'a>, node: Node<'_>) -> &'a str {
     let text = parsed.src(node).trim().trim_start_matches('&');
     text.rsplit("->")
         .next()
@@ -160,6 +160,51 @@ fn queue_name<'a>(parsed: &Parsed<'a>, node: Node<'_>) -> &'a str {
         .rsplit('.')
         .next()
         .unwrap_or(text)
+}
+
+/// Every `TQue` of the file on a cube position (A1, B1, A2, B2, CO1), by
+/// name: its position.
+pub(crate) fn queue_positions<'a>(parsed: &Parsed<'a>) -> BTreeMap<&'a str, &'static str> {
+    let mut out = BTreeMap::new();
+    for decl in parsed.all() {
+        if decl.kind() != "declaration" && decl.kind() != "field_declaration" {
+            continue;
+        }
+        let Some(ty) = decl.child_by_field_name("type") else {
+            continue;
+        };
+        if ty.kind() != "template_type"
+            || ty
+                .child_by_field_name("name")
+                .is_none_or(|n| parsed.src(n).rsplit("::").next() != Some("TQue"))
+        {
+            continue;
+        }
+        let Some(first) = ty
+            .child_by_field_name("arguments")
+            .and_then(|a| syntax::named_children(a).into_iter().next())
+        else {
+            continue;
+        };
+        let position = match parsed.src(first).rsplit("::").next().map(str::trim) {
+            Some("A1") => "A1",
+            Some("B1") => "B1",
+            Some("A2") => "A2",
+            Some("B2") => "B2",
+            Some("CO1") => "CO1",
+            _ => continue,
+        };
+        let mut cursor = decl.walk();
+        let declarators: Vec<Node<'_>> = decl
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
+        for d in declarators {
+            if let Some(name) = syntax::declared_name(parsed, d) {
+                out.insert(name, position);
+            }
+        }
+    }
+    out
 }
 
 /// The kernel form: one site per level of every kernel file.

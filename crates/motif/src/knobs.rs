@@ -485,6 +485,8 @@ impl Engine for TileSize {
         });
         let ub = i64::try_from(pkg.chip().ub_bytes).unwrap_or(i64::MAX);
         plans.extend(found_plans::<Self>(pkg, |k| match k.role {
+            // A cube base block is tile_shape's, which checks L0A/L0B/L0C.
+            Role::Size if is_base_block(k) => None,
             Role::Size => {
                 let all = k.candidates();
                 if k.value.saturating_mul(16) <= ub {
@@ -508,6 +510,18 @@ impl Engine for TileSize {
         }));
         plans
     }
+}
+
+/// A found size that reaches a cube base block (a tiling field or the
+/// Matmul tiling's baseM, baseN or baseK): its UB-sized ladder would
+/// overflow L0A/L0B (BASE_M -> 512 faulted on matmul_block64), and
+/// `tile_shape` moves it within L0's limits.
+fn is_base_block(k: &FoundKnob) -> bool {
+    k.sinks.iter().any(|s| {
+        ["baseM", "baseN", "baseK"]
+            .iter()
+            .any(|f| s.ends_with(&format!(" {f}")))
+    })
 }
 
 /// A count knob that divides the work into tiles or the UB into parts
@@ -692,6 +706,17 @@ mod tests {
             .get("op_host/k.cpp")
             .unwrap()
             .contains("const uint32_t BLOCK_DIM = 48;"));
+    }
+
+    #[test]
+    fn a_found_cube_base_block_is_no_tile_size_site() {
+        let host = "namespace optiling {\nconstexpr uint32_t BASE_M = 64;\nconstexpr uint32_t TILE_LENGTH = 1024;\nstatic ge::graphStatus TilingFunc(gert::TilingContext* context)\n{\n    tiling.set_baseM(BASE_M);\n    tiling.set_tileLength(TILE_LENGTH);\n    context->SetBlockDim(8);\n    return ge::GRAPH_SUCCESS;\n}\n}\n";
+        let sites = TileSize.detect(&pkg(host));
+        assert!(!sites.is_empty());
+        assert!(
+            sites.iter().all(|s| !s.note.contains("BASE_M")),
+            "{sites:#?}"
+        );
     }
 
     #[test]

@@ -61,6 +61,7 @@ mod staging;
 mod strided;
 pub(crate) mod syntax;
 mod tail;
+mod tile_shape;
 mod unit_flag;
 
 pub use diff::{diff, file_diff};
@@ -175,6 +176,7 @@ pub fn registry() -> Vec<Box<dyn Motif>> {
         Box::new(block_order::BlockOrder),
         Box::new(nz_hoist::NzHoist),
         Box::new(unit_flag::UnitFlag),
+        Box::new(tile_shape::TileShape),
     ]
 }
 
@@ -286,11 +288,11 @@ mod tests {
     #[test]
     fn the_registry_has_distinct_motifs_with_descriptions() {
         let motifs = registry();
-        assert_eq!(motifs.len(), 17);
+        assert_eq!(motifs.len(), 18);
         let mut tags: Vec<&str> = motifs.iter().map(|m| m.tag()).collect();
         tags.sort();
         tags.dedup();
-        assert_eq!(tags.len(), 17);
+        assert_eq!(tags.len(), 18);
         for m in &motifs {
             let info = m.describe();
             assert!(

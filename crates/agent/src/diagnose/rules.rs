@@ -8,6 +8,10 @@
 //!
 //! | kind                    | rule                                                                                   | motifs                                     |
 //! |-------------------------|----------------------------------------------------------------------------------------|--------------------------------------------|
+//! | `cube_mte2_bound`       | the cube side does the work (below) and the AIC's MTE2 is its busiest pipe              | tile_shape, cube_double_buffer, nz_hoist, block_order, l0c_accumulate, unit_flag |
+//! | `cube_bound`            | ... and PIPE_M (aic_cube_ratio) is the busiest                                          | unit_flag, cube_double_buffer, l0c_accumulate, tile_shape, block_order, nz_hoist |
+//! | `cube_mte1_bound`       | ... and MTE1 (L1 -> L0) is the busiest                                                  | cube_double_buffer, tile_shape, nz_hoist, unit_flag, l0c_accumulate, block_order |
+//! | `cube_fixpipe_bound`    | ... and the Fixpipe is the busiest                                                      | l0c_accumulate, unit_flag, tile_shape, cube_double_buffer, block_order, nz_hoist |
 //! | `idle_cores`            | blocks used / cores < 0.5 and the work is not tiny                                      | multi_core                                 |
 //! | `scalar_bound`          | scalar ratio ≥ 0.5 and above every data pipe                                           | vectorize_scalar, hoist_invariant, strided_copy |
 //! | `sync_bound`            | no pipe is busy above 0.35 (the time goes to waits and barriers)                        | barrier_elim, double_buffer                |
@@ -18,9 +22,18 @@
 //! | `below_roofline`        | none of the above, and the kernel reaches under 60% of its roofline                     | every applicable motif                     |
 //! | `balanced`              | none of the above, at 60% of the roofline or more (or no roofline known)                | —                                          |
 //!
-//! When the profile carries the simulator's per-line hotspots, the
-//! measured findings ([`super::measured`]) come first: the diagnosis is
-//! their sentences, naming the lines, and the table above only breaks
+//! The cube rules read the slowest `aic` block of the profile (msprof's
+//! `aic_*` fields): the cube side does the work when the launch has AIC
+//! blocks and the slowest one's busiest pipe (cube, MTE1, MTE2, FIX) is
+//! at least as busy as the slowest AIV block's busiest (a Matmul API
+//! kernel's AIVs mostly wait for their AI core). They come before every
+//! other rule, and before the measured findings: the lines those name are
+//! the AIV's or generic copy costs, while the remedy of a cube-bound
+//! kernel is a cube motif.
+//!
+//! Otherwise, when the profile carries the simulator's per-line hotspots,
+//! the measured findings ([`super::measured`]) come first: the diagnosis
+//! is their sentences, naming the lines, and the table above only breaks
 //! ties. The motifs of a diagnosis are the findings' and the fired rules'
 //! motifs that the motif engine can apply to these sources (an `Absent`
 //! site), then every other applicable motif: the diagnoser's own order,
@@ -115,6 +128,87 @@ struct Fired {
     text: String,
     rule: String,
     motifs: &'static [&'static str],
+}
+
+/// The busy ratios of the slowest cube (AIC) block.
+#[derive(Debug, Clone, Copy)]
+struct CubeSide {
+    cube: f64,
+    mte1: f64,
+    mte2: f64,
+    fixpipe: f64,
+}
+
+/// The cube side of a launch, when it does the work (module header).
+fn cube_side(profile: &Profile) -> Option<CubeSide> {
+    let aic = profile
+        .blocks
+        .iter()
+        .filter_map(|b| b.aic.as_ref())
+        .max_by(|a, b| a.time_us.total_cmp(&b.time_us))?;
+    let side = CubeSide {
+        cube: aic.cube_ratio,
+        mte1: aic.mte1_ratio,
+        mte2: aic.mte2_ratio,
+        fixpipe: aic.fixpipe_ratio,
+    };
+    let busiest = side.cube.max(side.mte1).max(side.mte2).max(side.fixpipe);
+    if busiest <= 0.0 {
+        return None;
+    }
+    let aiv = profile
+        .blocks
+        .iter()
+        .filter_map(|b| b.aiv.as_ref())
+        .max_by(|a, b| a.time_us.total_cmp(&b.time_us));
+    if let Some(v) = aiv {
+        let vector = v
+            .vec_ratio
+            .max(v.mte2_ratio)
+            .max(v.mte3_ratio)
+            .max(v.scalar_ratio);
+        if vector > busiest {
+            return None;
+        }
+    }
+    Some(side)
+}
+
+/// The cube rule that holds for a cube side: its busiest pipe.
+fn cube_rule(c: &CubeSide) -> Fired {
+    let numbers = format!(
+        "aic_mte2_ratio {:.2}, aic_cube_ratio {:.2}, aic_mte1_ratio {:.2}, aic_fixpipe_ratio {:.2}",
+        c.mte2, c.cube, c.mte1, c.fixpipe
+    );
+    if c.mte2 >= c.cube.max(c.mte1).max(c.fixpipe) {
+        Fired {
+            kind: "cube_mte2_bound",
+            text: "cube kernel bound by the AIC's MTE2: the GM -> L1 copies of the A and B blocks keep the cube waiting; small base blocks read A and B again for every block of C, in short copies, and a K loop without a second L1/L0 buffer serialises copies and Mmads".into(),
+            rule: format!("the AIC's MTE2 is its busiest pipe ({numbers})"),
+            motifs: &["tile_shape", "cube_double_buffer", "nz_hoist", "block_order", "l0c_accumulate", "unit_flag"],
+        }
+    } else if c.cube >= c.mte1.max(c.fixpipe) {
+        Fired {
+            kind: "cube_bound",
+            text: "cube-bound: PIPE_M (Mmad) is the AIC's busiest pipe; what is left is overlap: the Fixpipe of a tile with the Mmads of the next (unitFlag), accumulation in L0C instead of partial sums through GM, copies hidden behind the cube by double buffering, fewer Mmad heads with larger base blocks".into(),
+            rule: format!("PIPE_M is the AIC's busiest pipe ({numbers})"),
+            motifs: &["unit_flag", "cube_double_buffer", "l0c_accumulate", "tile_shape", "block_order", "nz_hoist"],
+        }
+    } else if c.mte1 >= c.fixpipe {
+        Fired {
+            kind: "cube_mte1_bound",
+            text: "cube kernel bound by MTE1: the L1 -> L0A/L0B loads wait for the Mmads they feed (one L0 buffer) or are repeated for small blocks".into(),
+            rule: format!("MTE1 is the AIC's busiest pipe ({numbers})"),
+            motifs: &["cube_double_buffer", "tile_shape", "nz_hoist", "unit_flag", "l0c_accumulate", "block_order"],
+        }
+    } else {
+        Fired {
+            kind: "cube_fixpipe_bound",
+            text: "cube kernel bound by the Fixpipe: L0C is drained to GM more often than the result needs (a Fixpipe per K step) or the drain waits for the whole Mmad".into(),
+            rule: format!("the Fixpipe is the AIC's busiest pipe ({numbers})"),
+            motifs: &["l0c_accumulate", "unit_flag", "tile_shape", "cube_double_buffer", "block_order", "nz_hoist"],
+        }
+    }
 }
 
 fn rules(n: &Numbers, features: &[String]) -> Vec<Fired> {
@@ -230,10 +324,12 @@ impl Diagnoser for RuleDiagnoser {
             .filter(|l| l.contains("warning"))
             .count();
         let measured = super::measured::findings(req.profile, req.sources);
+        let cube = cube_side(req.profile).map(|c| cube_rule(&c));
         let mut motifs: Vec<String> = Vec::new();
-        let named = measured
+        let named = cube
             .iter()
             .flat_map(|f| f.motifs.iter())
+            .chain(measured.iter().flat_map(|f| f.motifs.iter()))
             .chain(fired.iter().flat_map(|f| f.motifs.iter()));
         for m in named {
             if applicable.contains(m) && !motifs.iter().any(|x| x == m) {
@@ -257,6 +353,31 @@ impl Diagnoser for RuleDiagnoser {
         } else {
             String::new()
         };
+        if let Some(c) = cube {
+            // The measured lines follow the cube sentence.
+            let mut text = vec![c.text.clone()];
+            text.extend(measured.iter().take(2).map(|f| f.sentence.clone()));
+            let weights: Vec<String> = measured
+                .iter()
+                .map(|f| format!("{} {:.2}", f.kind, f.weight))
+                .collect();
+            let also = if weights.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; measured (slowest block, by source line): {}",
+                    weights.join(", ")
+                )
+            };
+            return Ok(Diagnosis {
+                kind: c.kind.to_string(),
+                text: text.join("; "),
+                rule: format!("{}: {}{also}{roofline}{warn}", c.kind, c.rule),
+                signature,
+                code_features: features,
+                motifs,
+            });
+        }
         if let Some(top) = measured.first() {
             let text: Vec<String> = measured
                 .iter()
@@ -403,5 +524,69 @@ mod tests {
         p.roofline_reached_pct = Some(90.0);
         let high = diagnose(&p);
         assert_eq!(high.kind, "balanced", "{}", high.rule);
+    }
+
+    /// A profile of `aic` blocks (and `aiv` blocks with the given vector
+    /// and MTE2 ratios) on 24 cube cores.
+    fn cube_profile(cube: f64, mte1: f64, mte2: f64, fix: f64, aiv: Option<(f64, f64)>) -> Profile {
+        let mut blocks: Vec<Value> = (0..24)
+            .map(|i| {
+                json!({"block_id": i, "core_type": "aic", "aic_time(us)": 20.0,
+                "aic_cube_ratio": cube, "aic_mte1_ratio": mte1, "aic_mte2_ratio": mte2,
+                "aic_fixpipe_ratio": fix, "aic_scalar_ratio": 0.05})
+            })
+            .collect();
+        if let Some((vec, mte2)) = aiv {
+            blocks.extend((0..48).map(|i| {
+                json!({"block_id": i, "core_type": "aiv", "aiv_time(us)": 20.0,
+                "aiv_vec_ratio": vec, "aiv_scalar_ratio": 0.05,
+                "aiv_mte2_ratio": mte2, "aiv_mte3_ratio": 0.05})
+            }));
+        }
+        serde_json::from_value(json!({"Soc Version": "Ascend910B2", "Op Type": "cube",
+               "Block Dim": 24, "cores": 24, "core_span(us)": 20.0, "blocks": blocks,
+               "roofline_reached(%)": 30.0}))
+        .unwrap()
+    }
+
+    fn cube_diagnosis(p: &Profile) -> Diagnosis {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../motif/tests/fixtures/matmul_block64");
+        let src = Sources::load(&dir).unwrap();
+        RuleDiagnoser::new()
+            .diagnose(&DiagnoseRequest {
+                sources: &src,
+                op: "matmul_block64",
+                profile: p,
+                compiler_diagnostics: "",
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_cube_kernel_bound_by_its_copies_points_at_the_cube_motifs() {
+        let d = cube_diagnosis(&cube_profile(0.2, 0.1, 0.8, 0.05, None));
+        assert_eq!(d.kind, "cube_mte2_bound", "{}", d.rule);
+        assert!(d.rule.contains("aic_mte2_ratio 0.80"), "{}", d.rule);
+        // The fixture's small block and its single L0C buffer are what
+        // the engine can change; tile_shape leads.
+        assert_eq!(
+            d.motifs.first().map(String::as_str),
+            Some("tile_shape"),
+            "{:?}",
+            d.motifs
+        );
+        assert!(d.code_features.iter().any(|f| f == "small-cube-base-block"));
+        // A busy cube points at overlap first.
+        let busy = cube_diagnosis(&cube_profile(0.9, 0.2, 0.5, 0.1, None));
+        assert_eq!(busy.kind, "cube_bound", "{}", busy.rule);
+        let fix = cube_diagnosis(&cube_profile(0.1, 0.1, 0.2, 0.6, None));
+        assert_eq!(fix.kind, "cube_fixpipe_bound", "{}", fix.rule);
+        // AIVs busier than the AIC: the vector rules decide.
+        let mix = cube_diagnosis(&cube_profile(0.2, 0.1, 0.3, 0.05, Some((0.9, 0.2))));
+        assert!(!mix.kind.starts_with("cube"), "{}", mix.rule);
+        // AIVs that wait for their AI core (a Matmul API kernel): cube.
+        let api = cube_diagnosis(&cube_profile(0.2, 0.1, 0.7, 0.05, Some((0.02, 0.01))));
+        assert_eq!(api.kind, "cube_mte2_bound", "{}", api.rule);
     }
 }

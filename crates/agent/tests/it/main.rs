@@ -5,6 +5,7 @@
 //! a binary of its own, linked separately (slower CI, more disk).
 
 mod common;
+mod cube_diagnosis;
 mod llm_common;
 mod llm_dense;
 mod llm_e2e;

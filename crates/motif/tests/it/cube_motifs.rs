@@ -234,3 +234,121 @@ fn unit_flag_on_the_fixtures_mmad_and_fixpipe() {
     eprintln!("unit_flag on matmul_rowpanel: without {weak_us:.3} us, with {strong_us:.3} us");
     assert!(strong_us < weak_us);
 }
+
+/// The motif tests' small-block fixture (`tests/fixtures/matmul_block64`):
+/// matmul_cube with 64 x 64 x 64 base blocks in plain host constants.
+fn block64() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matmul_block64")
+}
+
+/// A tail case and 12 x 12 blocks of 64 x 64 (six per cube core), K in
+/// four steps.
+const BLOCK64_CASES: &str = r#"
+[[cases]]
+name = "tails_40x56x72"
+shapes = [[40, 72], [72, 56]]
+dtype = "float16"
+tolerance = { atol = 1e-3, rtol = 1e-3 }
+
+[[cases]]
+name = "bench_768x768x256"
+shapes = [[768, 256], [256, 768]]
+dtype = "float16"
+tolerance = { atol = 1e-3, rtol = 1e-3 }
+inputs = { a = { kind = "uniform", low = -1.0, high = 1.0 }, b = { kind = "uniform", low = -1.0, high = 1.0 } }
+"#;
+
+/// The small block grown by the ladder's first rung (the largest block
+/// that fits) must be faster and correct; removed again, slower.
+#[test]
+fn the_small_base_block_of_a_hand_written_kernel_grows() {
+    let motif = by_tag("tile_shape").unwrap();
+    let weak = Sources::load(&block64()).unwrap();
+    let sites = motif.detect(&weak);
+    let first = sites
+        .iter()
+        .find(|s| s.state == SiteState::Absent)
+        .unwrap_or_else(|| panic!("no absent tile_shape site among {sites:#?}"));
+    assert!(first.note.ends_with("-> 128 x 256 x 64"), "{first:?}");
+    let strong = motif.apply(&weak, first).unwrap();
+    let weak_us = latency_in(&block64(), BLOCK64_CASES, &weak, "64 x 64 x 64");
+    let strong_us = latency_in(
+        &block64(),
+        BLOCK64_CASES,
+        &strong,
+        &format!("grown:\n{}", diff(&weak, &strong)),
+    );
+    let mut report = format!("64 x 64 x 64 {weak_us:.3} us, 128 x 256 x 64 {strong_us:.3} us");
+    for rung in sites
+        .iter()
+        .filter(|s| s.state == SiteState::Absent)
+        .skip(1)
+    {
+        let other = motif.apply(&weak, rung).unwrap();
+        let us = latency_in(&block64(), BLOCK64_CASES, &other, &rung.note);
+        report.push_str(&format!(
+            ", {} {us:.3} us",
+            rung.note.rsplit("-> ").next().unwrap_or("")
+        ));
+    }
+    eprintln!("tile_shape on matmul_block64: {report}");
+    assert!(strong_us < weak_us, "{report}");
+}
+
+/// matmul_api_constant's kernel fixes its block (128 x 128 x 64): the
+/// removal and the application change the host and the kernel together,
+/// and both must stay correct (the emulated Matmul traps on a mismatch).
+#[test]
+fn the_kernel_fixed_block_of_matmul_api_constant_moves_on_both_sides() {
+    let origin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ops/matmul_api_constant");
+    let motif = by_tag("tile_shape").unwrap();
+    let strong = Sources::load(&origin).unwrap();
+    let sites = motif.detect(&strong);
+    let present = sites
+        .iter()
+        .find(|s| s.state == SiteState::Present)
+        .unwrap_or_else(|| panic!("no present tile_shape site among {sites:#?}"));
+    let weak = motif.remove(&strong, present).unwrap();
+    assert_eq!(
+        weak.changed_files(&strong),
+        [
+            "op_host/matmul_api_constant.cpp",
+            "op_kernel/matmul_api_constant.cpp"
+        ]
+    );
+    let grown_site = sites
+        .iter()
+        .find(|s| s.state == SiteState::Absent)
+        .unwrap_or_else(|| panic!("no absent tile_shape site among {sites:#?}"));
+    let grown = motif.apply(&strong, grown_site).unwrap();
+    let cases = r#"
+[[cases]]
+name = "tails_200x136x72"
+shapes = [[200, 72], [72, 136], [136]]
+inputs = { a = { kind = "int", low = -4, high = 4 }, b = { kind = "int", low = -4, high = 4 }, bias = { kind = "int", low = -9, high = 9 } }
+
+[[cases]]
+name = "ref_1024x640x256"
+shapes = [[1024, 256], [256, 640], [640]]
+inputs = { a = { kind = "int", low = 1, high = 9 }, b = { kind = "int", low = 1, high = 9 }, bias = { kind = "int", low = 1, high = 9 } }
+"#;
+    let strong_us = latency_in(&origin, cases, &strong, "128 x 128 x 64");
+    let weak_us = latency_in(
+        &origin,
+        cases,
+        &weak,
+        &format!("{}:\n{}", present.note, diff(&strong, &weak)),
+    );
+    let grown_us = latency_in(
+        &origin,
+        cases,
+        &grown,
+        &format!("{}:\n{}", grown_site.note, diff(&strong, &grown)),
+    );
+    eprintln!(
+        "tile_shape on matmul_api_constant: 128 x 128 x 64 {strong_us:.3} us, removed ({}) {weak_us:.3} us, grown ({}) {grown_us:.3} us",
+        present.note.rsplit("-> ").next().unwrap_or(""),
+        grown_site.note.rsplit("-> ").next().unwrap_or("")
+    );
+    assert!(weak_us > strong_us, "the halved block is not slower");
+}

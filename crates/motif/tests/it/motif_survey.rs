@@ -32,6 +32,13 @@ const HAND_WRITTEN_CUBE: [(&str, &str); 2] = [
 /// Motifs no kernel here has, with the fixture each must apply to.
 const APPLY_ONLY: [(&str, &str); 1] = [("unit_flag", "matmul_rowpanel")];
 
+/// Removals with no application back: `tile_shape` on a block with a side
+/// known only at run time (flash attention's rows) halves the known side
+/// (always valid) but cannot check that a larger block fits, so it offers
+/// no application there.
+const REMOVE_ONLY: [(&str, &str); 1] =
+    [("tile_shape", "flash_attention_score_with_large_head_dim")];
+
 /// The hand-written cube fixtures (the harness's, the motif tests' own).
 fn cube_fixtures() -> [PathBuf; 2] {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -118,19 +125,21 @@ fn every_motif_round_trips_on_the_builtin_operators() {
                     ));
                     continue;
                 }
-                let restored = motif
-                    .detect(&weak)
-                    .into_iter()
-                    .filter(|s| s.state == SiteState::Absent)
-                    .filter_map(|s| motif.apply(&weak, &s))
-                    .any(|back| {
-                        back == *strong
-                            || parses(&back).is_ok()
-                                && motif
-                                    .detect(&back)
-                                    .iter()
-                                    .any(|s| s.state == SiteState::Present)
-                    });
+                let remove_only = REMOVE_ONLY.contains(&(motif.tag(), op.as_str()));
+                let restored = remove_only
+                    || motif
+                        .detect(&weak)
+                        .into_iter()
+                        .filter(|s| s.state == SiteState::Absent)
+                        .filter_map(|s| motif.apply(&weak, &s))
+                        .any(|back| {
+                            back == *strong
+                                || parses(&back).is_ok()
+                                    && motif
+                                        .detect(&back)
+                                        .iter()
+                                        .any(|s| s.state == SiteState::Present)
+                        });
                 if !restored {
                     failures.push(format!(
                         "{op}: {} removed at {}:{} cannot be applied back:\n{}",
