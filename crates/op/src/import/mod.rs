@@ -743,12 +743,19 @@ fn project_tolerance(
                 t.atol,
                 t.max_mismatch_ratio
             ));
+            if t.single_loss {
+                notes.push(format!(
+                    "{} compares absolute and relative error with one number, loss = {}, and fails a case only when both its counts exceed the share: op.toml's per-element rule never fails a case it passes, but may pass one it fails",
+                    script.display(),
+                    t.atol
+                ));
+            }
             return Some(t);
         }
     }
     if let Some(script) = scripts.first() {
         notes.push(format!(
-            "{} states no tolerance as plain module-level numbers (relative_tol, absolute_tol, error_tol): the defaults of ops/README-schema.md are written",
+            "{} states no tolerance as plain module-level numbers (relative_tol, absolute_tol, error_tol, or one loss): the defaults of ops/README-schema.md are written",
             script.display()
         ));
     }

@@ -14,6 +14,17 @@
 //! numpy's `isclose` passes `|a - e| <= atol + rtol * |e|`; op.toml's rule
 //! passes when either bound holds alone, which is never looser: the same
 //! numbers are at least as strict as the project's check.
+//!
+//! The other check of the samples (`operator_contrib` and the competition
+//! projects written from it) states one number, `loss = 1e-3`: an element's
+//! absolute error and its error relative to the larger magnitude are each
+//! compared with `loss`, and where the script counts the failures against
+//! `size * loss` a share `loss` of the elements may fail. Read as atol =
+//! rtol = `loss`, and `max_mismatch_ratio` = `loss` when the script has that
+//! count. That script fails a case only when both counts exceed the share,
+//! op.toml when the elements outside both bounds do, which never fails a
+//! case the script passes (an element outside both bounds is in both
+//! counts) but can pass one it fails; a note says so.
 
 use crate::dtype::Dtype;
 use std::path::{Path, PathBuf};
@@ -32,6 +43,8 @@ pub struct ProjectTolerance {
     pub rtol: f64,
     /// The share of elements that may fail (`error_tol`), 0 when absent.
     pub max_mismatch_ratio: f64,
+    /// Read from the one-number `loss` form (see the module docs).
+    pub single_loss: bool,
 }
 
 /// The `verify_result.py` scripts of an operator folder, where
@@ -49,6 +62,7 @@ pub fn read(script: &Path, text: &str, float_outputs: &[Dtype]) -> Option<Projec
     let mut rtol = None;
     let mut atol = None;
     let mut ratio = None;
+    let mut loss = None;
     let mut dtypes: Vec<Dtype> = Vec::new();
     for line in text.lines() {
         // Module level only: an indented assignment is inside a function.
@@ -72,11 +86,18 @@ pub fn read(script: &Path, text: &str, float_outputs: &[Dtype]) -> Option<Projec
             "relative_tol" | "rtol" | "rel_tol" => rtol = Some(value),
             "absolute_tol" | "atol" | "abs_tol" => atol = Some(value),
             "error_tol" | "error_ratio" | "err_tol" => ratio = Some(value),
+            "loss" | "LOSS" => loss = Some(value),
             _ => {}
         }
     }
-    let (rtol, atol) = (rtol?, atol?);
-    let ratio = ratio.unwrap_or(0.0);
+    let single_loss = rtol.is_none() && atol.is_none() && ratio.is_none() && loss.is_some();
+    let (rtol, atol, ratio) = match (rtol, atol, loss) {
+        (Some(r), Some(a), _) => (r, a, ratio.unwrap_or(0.0)),
+        (None, None, Some(l)) if ratio.is_none() => {
+            (l, l, if counts_against_share(text) { l } else { 0.0 })
+        }
+        _ => return None,
+    };
     let valid = |v: f64| v.is_finite() && v >= 0.0;
     if !(valid(rtol) && valid(atol) && valid(ratio) && ratio < 1.0) {
         return None;
@@ -93,7 +114,17 @@ pub fn read(script: &Path, text: &str, float_outputs: &[Dtype]) -> Option<Projec
         atol,
         rtol,
         max_mismatch_ratio: ratio,
+        single_loss,
     })
+}
+
+/// Whether a one-number check counts its failing elements against a share
+/// of the size (`np.sum(result_rtol == False) > real_result.size * loss`).
+fn counts_against_share(text: &str) -> bool {
+    let flat: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    [".size*loss", ".size*LOSS", "*loss>", "*LOSS>"]
+        .iter()
+        .any(|p| flat.contains(p))
 }
 
 /// The float dtype an `np.fromfile(..., dtype=np.<name>)` on `line` reads.
@@ -153,5 +184,33 @@ mod tests {
         // A dict per dtype is not read.
         let dict = "TOL = {'float16': (1e-3, 1e-3)}\n";
         assert_eq!(read(Path::new("v.py"), dict, &[Dtype::Float16]), None);
+        // A loss beside the named tolerances is not mixed in.
+        let both = "loss = 1e-3\nrtol = 1e-2\n";
+        assert_eq!(read(Path::new("v.py"), both, &[Dtype::Float16]), None);
+    }
+
+    /// The one-number form (clean-room text shaped like the contributed
+    /// samples' check): a share when it counts against `size * loss`.
+    const ONE_NUMBER: &str = "import sys\nimport numpy as np\n\nloss = 2e-3 # tolerated error\nminimum = 10e-10\n\ndef verify_result(real, golden):\n    real = np.fromfile(real, dtype=np.float32)\n    golden = np.fromfile(golden, dtype=np.float32)\n    err = np.abs(real - golden)\n    bad_abs = np.less_equal(err, loss) == False\n    bad_rel = np.less_equal(err / (np.maximum(np.abs(real), np.abs(golden)) + minimum), loss) == False\n    if np.sum(bad_rel) > real.size * loss and np.sum(bad_abs) > real.size * loss:\n        return False\n    return True\n";
+
+    #[test]
+    fn a_single_loss_is_both_bounds_and_the_share_when_counted_against_the_size() {
+        let t = read(Path::new("verify_result.py"), ONE_NUMBER, &[Dtype::Float16]).unwrap();
+        assert_eq!(t.dtypes, [Dtype::Float32]);
+        assert_eq!((t.rtol, t.atol, t.max_mismatch_ratio), (2e-3, 2e-3, 2e-3));
+        assert!(t.single_loss);
+        // Every element within loss, no share: a per-element loop.
+        let each = "loss = 1e-4\n\ndef verify(r, g):\n    for i in range(len(r)):\n        if abs(r[i] - g[i]) > loss and abs(r[i] - g[i]) / g[i] > loss:\n            return False\n";
+        let t = read(Path::new("verify_result.py"), each, &[Dtype::Float32]).unwrap();
+        assert_eq!((t.rtol, t.atol, t.max_mismatch_ratio), (1e-4, 1e-4, 0.0));
+        // A loss of 1 or more is no check.
+        assert_eq!(
+            read(
+                Path::new("v.py"),
+                "loss = 1\nx = a.size * loss >",
+                &[Dtype::Float16]
+            ),
+            None
+        );
     }
 }

@@ -324,7 +324,15 @@ pub fn exec_pipe(instr: &Instr) -> Pipe {
         InstrKind::Dma { dir, .. } => {
             if instr.pipe == Pipe::S || instr.pipe == Pipe::V {
                 match dir {
-                    DmaDir::GmToUb | DmaDir::GmToL1 | DmaDir::UbToUb => Pipe::Mte2,
+                    DmaDir::GmToUb | DmaDir::GmToL1 => Pipe::Mte2,
+                    // UB -> UB (DataCopy between two Local Memory tensors,
+                    // copy_ubuf_to_ubuf) runs on the vector pipe: CANN's
+                    // asc_copy_ub2ub documents 流水类型 PIPE_V for Atlas A2
+                    // (asc-devkit docs, c_api vector_datamove), and its
+                    // kernel library marks the instruction "only support
+                    // VecCore PIPE_V"; so a queue's EnQue/DeQue (V <-> MTE)
+                    // orders it like a vector instruction.
+                    DmaDir::UbToUb => Pipe::V,
                     DmaDir::UbToGm | DmaDir::UbToL1 => Pipe::Mte3,
                     DmaDir::L1ToL0 | DmaDir::L1Img2Col => Pipe::Mte1,
                     DmaDir::L0cOut | DmaDir::L0cOutUnit => Pipe::Fix,

@@ -1796,3 +1796,76 @@ fn a_copy_out_race_is_a_note_only_when_its_bytes_are_rewritten() {
     let kinds: Vec<&str> = findings.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(kinds, vec!["race"], "{findings:#?}");
 }
+
+/// A Local -> Local DataCopy between a VECIN and a VECOUT queue, the way
+/// kernels move a tile without computing on it (clean-room fixture, issue
+/// 21): the UB -> UB copy runs on PIPE_V (CANN's asc_copy_ub2ub: 流水类型
+/// PIPE_V), so the queues' EnQue/DeQue order it against the MTE2 load
+/// before and the MTE3 store after, with no race. The copy-out also writes
+/// the last element through the public `address_` member, as real kernels
+/// do for a tail shorter than a block.
+const UB_TO_UB_QUEUE_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void ub_relay(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 129);
+  yg.SetGlobalBuffer((__gm__ float*)y, 129);
+  TPipe pipe;
+  TQue<TPosition::VECIN, 2> qin;
+  TQue<TPosition::VECOUT, 2> qout;
+  pipe.InitBuffer(qin, 2, 64 * sizeof(float));
+  pipe.InitBuffer(qout, 2, 64 * sizeof(float));
+  for (int t = 0; t < 2; ++t) {
+    LocalTensor<float> a = qin.AllocTensor<float>();
+    DataCopy(a, xg[t * 64], 64);
+    qin.EnQue(a);
+    LocalTensor<float> b = qin.DeQue<float>();
+    LocalTensor<float> c = qout.AllocTensor<float>();
+    DataCopy(c, b, 64);
+    qout.EnQue<float>(c);
+    qin.FreeTensor(b);
+    LocalTensor<float> d = qout.DeQue<float>();
+    DataCopy(yg[t * 64], d, 64);
+    qout.FreeTensor(d);
+  }
+  __gm__ float* last = yg.address_ + 128;
+  *last = xg.GetValue(128) * 2.0f;
+}
+"#;
+
+#[test]
+fn a_local_to_local_copy_between_queues_is_ordered_by_them() {
+    let (_d, so) = compile(UB_TO_UB_QUEUE_KERNEL);
+    let x: Vec<f32> = (0..129).map(|i| i as f32 - 7.5).collect();
+    let out = run_kernel(
+        &job(
+            &so,
+            "ub_relay",
+            vec![f32_tensor(&x)],
+            vec![f32_tensor(&[f32::NAN; 129])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let y = f32s(&out.outputs[0]);
+    assert_eq!(y[..128], x[..128]);
+    assert_eq!(y[128], 2.0 * x[128]);
+    let local = out.trace.blocks[0]
+        .instrs
+        .iter()
+        .filter(|i| {
+            matches!(
+                i.kind,
+                InstrKind::Dma {
+                    dir: ascendopt_sim::trace::DmaDir::UbToUb,
+                    ..
+                }
+            )
+        })
+        .map(ascendopt_sim::timing::cost::exec_pipe)
+        .collect::<Vec<_>>();
+    assert_eq!(local, vec![ascendopt_sim::trace::Pipe::V; 2]);
+    let hazards = ascendopt_sim::check::check(&out.trace);
+    assert!(hazards.is_empty(), "{hazards:#?}");
+}

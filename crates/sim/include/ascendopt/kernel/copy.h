@@ -76,7 +76,7 @@ inline AscAddr global_addr(const GlobalTensor<T>& t) {
   AscAddr a{};
   a.mem = ASC_MEM_GM;
   a.addr = 0;
-  a.gm = (void*)t.base_;
+  a.gm = (void*)t.address_;
   return a;
 }
 template <class T>

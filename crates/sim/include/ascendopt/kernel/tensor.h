@@ -86,29 +86,32 @@ template <class T>
 class GlobalTensor {
  public:
   using PrimType = T;
-  __gm__ T* base_ = nullptr;
+  // The data pointer, a public member named as CANN's GlobalTensor names it:
+  // real kernels read `gm.address_` directly (not in the guide; the device
+  // compiler accepts it).
+  __gm__ T* address_ = nullptr;
   uint64_t size_ = 0;
 
   void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
-    base_ = buffer;
+    address_ = buffer;
     size_ = bufferSize;
   }
   void SetGlobalBuffer(__gm__ T* buffer) {
-    base_ = buffer;
+    address_ = buffer;
     size_ = 0;
   }
   GlobalTensor operator[](uint64_t offset) const {
     GlobalTensor t;
-    t.base_ = base_ + offset;
+    t.address_ = address_ + offset;
     t.size_ = offset <= size_ ? size_ - offset : 0;
     return t;
   }
   T GetValue(uint64_t index, ASC_LOC) const {
     return ::ascendopt::from_bits<T>(
-        ASC_RT->gm_get((const void*)(base_ + index), ::ascendopt::dtype_of<T>(), loc_.c()));
+        ASC_RT->gm_get((const void*)(address_ + index), ::ascendopt::dtype_of<T>(), loc_.c()));
   }
   void SetValue(uint64_t index, T value, ASC_LOC) const {
-    ASC_RT->gm_set((void*)(base_ + index), ::ascendopt::dtype_of<T>(), ::ascendopt::to_bits<T>(value),
+    ASC_RT->gm_set((void*)(address_ + index), ::ascendopt::dtype_of<T>(), ::ascendopt::to_bits<T>(value),
                    loc_.c());
   }
   // The element itself (guide 6.2.2.2.6 operator(), like LocalTensor's): a
@@ -116,11 +119,10 @@ class GlobalTensor {
   // where it happens, as a dereference of GetPhyAddr() is; like that
   // dereference it is not bounds-checked (docs/threat-model.md, "What is
   // not defended"), unlike GetValue/SetValue.
-  __gm__ T& operator()(uint64_t index) const { return base_[index]; }
+  __gm__ T& operator()(uint64_t index) const { return address_[index]; }
   uint64_t GetSize() const { return size_; }
-  __gm__ T* GetPhyAddr() const { return base_; }
-  __gm__ T* GetPhyAddr(uint64_t offset) const { return base_ + offset; }
-  __gm__ T* address_() const { return base_; }
+  __gm__ T* GetPhyAddr() const { return address_; }
+  __gm__ T* GetPhyAddr(uint64_t offset) const { return address_ + offset; }
   template <class Mode>
   void SetL2CacheHint(Mode) {}
 };
