@@ -559,7 +559,7 @@ impl<'a> Sim<'a> {
                 let rows = u64::from(bursts);
                 let pitch = if gm_strided && rows > 1 && r.len > burst_bytes {
                     let gaps = r.len - burst_bytes;
-                    (gaps % (rows - 1) == 0).then(|| gaps / (rows - 1))
+                    (gaps.checked_rem(rows - 1) == Some(0)).then(|| gaps / (rows - 1))
                 } else {
                     None
                 };

@@ -81,7 +81,7 @@ impl Footprint {
             let len = rows.saturating_sub(1) * stride + run;
             Footprint::span(space, start, len, g)
         };
-        if rows <= 1 || stride == 0 || stride % g != 0 {
+        if rows <= 1 || stride.checked_rem(g) != Some(0) || stride == 0 {
             return span();
         }
         let column = start % stride;
