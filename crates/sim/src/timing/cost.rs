@@ -67,12 +67,17 @@ pub fn mmad_cost(hw: &HwProfile, shape: &crate::trace::MmadShape) -> VecCost {
 /// Timing of a DMA.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DmaCost {
-    /// MTE cycles before data moves (descriptor issue, per-burst overhead).
+    /// MTE cycles before data moves (descriptor issue).
     pub issue: u64,
     /// Bytes the transfer phase moves (bursts rounded up to the granule).
     pub charged_bytes: f64,
-    /// Fastest the transfer may go, bytes per cycle (alignment included).
+    /// Fastest the transfer may go, bytes per cycle: the path's rate with
+    /// the alignment factor, at most one burst per `dma.burst_cycles`. For
+    /// a GM read, the rate of the bytes L2 does not hold.
     pub rate_cap: f64,
+    /// The same for the GM bytes a read finds in L2 (the path's
+    /// `l2_hit_bytes_per_cycle`; equal to `rate_cap` on paths without one).
+    pub l2_hit_rate_cap: f64,
     /// True when the transfer uses the shared HBM.
     pub uses_hbm: bool,
     /// Cycles from the end of the transfer to completion.
@@ -153,11 +158,20 @@ pub fn dma_cost(
     } else {
         1.0
     };
-    let extra_bursts = f64::from(bursts.saturating_sub(1));
+    // The MTE starts at most one burst every `burst_cycles`; its work on a
+    // burst overlaps the previous burst's data, so short bursts bound the
+    // rate and long ones do not.
+    let burst_cap = if bursts > 1 && hw.dma.burst_cycles > 0.0 {
+        let per_burst = burst_bytes.div_ceil(granule) * granule;
+        per_burst as f64 / hw.dma.burst_cycles
+    } else {
+        f64::INFINITY
+    };
     DmaCost {
-        issue: (path.issue_cycles + hw.dma.burst_cycles * extra_bursts).round() as u64,
+        issue: path.issue_cycles.round() as u64,
         charged_bytes: charged as f64,
-        rate_cap: path.bytes_per_cycle * factor,
+        rate_cap: (path.bytes_per_cycle * factor).min(burst_cap),
+        l2_hit_rate_cap: (path.l2_hit_bytes_per_cycle * factor).min(burst_cap),
         uses_hbm,
         latency: if dir == DmaDir::L1Img2Col {
             hw.cube.load3d_latency_cycles.round() as u64
@@ -167,6 +181,17 @@ pub fn dma_cost(
         gm_read,
         gm_write,
         misaligned,
+    }
+}
+
+impl DmaCost {
+    /// Rate cap of a GM read of which `hit_share` (0..=1) of the bytes are
+    /// in L2: each byte takes the time of its own path, so the caps combine
+    /// harmonically.
+    pub fn read_cap(&self, hit_share: f64) -> f64 {
+        let hit = hit_share.clamp(0.0, 1.0);
+        let per_byte = hit / self.l2_hit_rate_cap.max(1e-9) + (1.0 - hit) / self.rate_cap.max(1e-9);
+        1.0 / per_byte
     }
 }
 
@@ -503,7 +528,11 @@ mod tests {
         // 256 B rows of a strided copy stay aligned; 96 B rows do not.
         let rows = dma_cost(&hw, &instr, DmaDir::GmToUb, 2048, 8, 256, 0, true);
         assert!(!rows.misaligned);
-        assert_eq!(rows.issue, 27 + 4 * 7);
+        assert_eq!(rows.issue, 27, "bursts cost no issue cycles of their own");
+        assert_eq!(
+            rows.rate_cap, 25.0,
+            "256 B per 4 cycles is above the path rate"
+        );
         let odd_rows = dma_cost(&hw, &instr, DmaDir::GmToUb, 768, 8, 96, 0, true);
         assert!(odd_rows.misaligned);
         let store = dma_cost(
@@ -519,6 +548,43 @@ mod tests {
         assert_eq!((store.gm_read, store.gm_write), (0, 64));
         let local = dma_cost(&hw, &instr, DmaDir::UbToUb, 64, 1, 64, 0, false);
         assert!(!local.uses_hbm);
+    }
+
+    #[test]
+    fn short_bursts_bound_the_rate_at_one_burst_per_burst_cycles() {
+        let hw = hw();
+        let instr = dma_instr(DmaDir::GmToUb);
+        // 64 rows of 32 B: one burst per 4 cycles = 8 B/cycle, below the
+        // path's 25; a single burst is not bounded.
+        let short = dma_cost(&hw, &instr, DmaDir::GmToUb, 2048, 64, 32, 0, true);
+        assert_eq!((short.issue, short.rate_cap), (27, 8.0));
+        // A 20 B burst still occupies a 32 B granule slot.
+        let padded = dma_cost(&hw, &instr, DmaDir::GmToUb, 1280, 64, 20, 0, true);
+        assert_eq!(padded.rate_cap, 8.0);
+        let one = dma_cost(&hw, &instr, DmaDir::GmToUb, 32, 1, 32, 0, false);
+        assert_eq!(one.rate_cap, 25.0);
+    }
+
+    #[test]
+    fn gm_to_l1_reads_combine_the_l2_hit_and_gm_rates_per_byte() {
+        let mut hw = hw();
+        // The built-in profiles give no L2-hit rate: one rate for all.
+        let instr = dma_instr(DmaDir::GmToL1);
+        let c = dma_cost(&hw, &instr, DmaDir::GmToL1, 65536, 1, 65536, 0, false);
+        assert_eq!((c.rate_cap, c.l2_hit_rate_cap), (80.5, 80.5));
+        hw.dma.gm_to_l1.l2_hit_bytes_per_cycle = 110.0;
+        let c = dma_cost(&hw, &instr, DmaDir::GmToL1, 65536, 1, 65536, 0, false);
+        assert_eq!((c.rate_cap, c.l2_hit_rate_cap), (80.5, 110.0));
+        assert!((c.read_cap(0.0) - 80.5).abs() < 1e-9);
+        assert!((c.read_cap(1.0) - 110.0).abs() < 1e-9);
+        // Half the bytes at each rate: 2 / (1/110 + 1/80.5).
+        let half = 2.0 / (1.0 / 110.0 + 1.0 / 80.5);
+        assert!((c.read_cap(0.5) - half).abs() < 1e-9);
+        // The alignment factor and the burst bound apply to both.
+        let odd = dma_cost(&hw, &instr, DmaDir::GmToL1, 65536, 1, 65536, 32, false);
+        assert!((odd.l2_hit_rate_cap - 0.7 * 110.0).abs() < 1e-9);
+        let rows = dma_cost(&hw, &instr, DmaDir::GmToL1, 65536, 2048, 32, 0, true);
+        assert_eq!((rows.rate_cap, rows.l2_hit_rate_cap), (8.0, 8.0));
     }
 
     #[test]

@@ -11,8 +11,12 @@
 //!   hazards are ordered, as the compiler's barriers do on the device).
 //! - A DMA occupies its MTE for `issue + transfer` and completes `latency`
 //!   later; the transfer of a GM-side DMA runs at the lesser of its per-core
-//!   cap and its fair share of HBM; the cap shrinks when other cores are
-//!   moving data of the same 512 B ranges at the same time.
+//!   cap and its max-min fair share of the L2 and HBM bandwidths it uses
+//!   (shared with every other core's transfers in flight, [`super::hbm`]);
+//!   the cap is the path's rate for the bytes L2 misses and its L2-hit
+//!   rate for the others, at most one burst per `dma.burst_cycles`, and it
+//!   shrinks when other cores are moving data of the same 512 B ranges at
+//!   the same time.
 //! - SetFlag sits in the source pipe's queue and fires when every earlier
 //!   instruction of that pipe is done; WaitFlag sits in the destination
 //!   pipe's queue and blocks it until the flag is set, then clears it
@@ -32,7 +36,7 @@
 //! ties in insertion order, so runs reproduce; time never goes back.
 
 use super::cost::{self, DCache};
-use super::hbm::Hbm;
+use super::hbm::{Footprint, Hbm};
 use super::hw::HwProfile;
 use super::l2::L2;
 use super::TimingError;
@@ -549,13 +553,24 @@ impl<'a> Sim<'a> {
                 .chain(&instr.writes)
                 .find(|r| r.mem == Mem::Gm)
                 .copied();
+            // A strided copy touches its rows only: `len` spans
+            // (bursts - 1) pitches plus one burst.
             let footprint = gm.map(|r| {
-                let start = r.start / granule * granule;
-                let end = (r.start + r.len.max(1)).div_ceil(granule) * granule;
-                (r.space, start, end)
+                let rows = u64::from(bursts);
+                let pitch = if gm_strided && rows > 1 && r.len > burst_bytes {
+                    let gaps = r.len - burst_bytes;
+                    (gaps.checked_rem(rows - 1) == Some(0)).then(|| gaps / (rows - 1))
+                } else {
+                    None
+                };
+                match pitch {
+                    Some(pitch) => {
+                        Footprint::strided(r.space, r.start, rows, pitch, burst_bytes, granule)
+                    }
+                    None => Footprint::span(r.space, r.start, r.len, granule),
+                }
             });
             let others = footprint.map_or(0, |f| self.hbm.same_range_blocks(block as u32, f));
-            let cap = c.rate_cap / (1.0 + self.hw.dma.same_range_penalty * others as f64);
             // The L2: what the GM side finds there, what it fetches from
             // and pushes out to HBM.
             let write = c.gm_write > 0;
@@ -570,6 +585,14 @@ impl<'a> Sim<'a> {
                 access.hit.min(touched) as f64 / touched as f64
             };
             let miss_share = if write { 0.0 } else { 1.0 - hit_share };
+            // A read's bytes found in L2 move at the path's L2-hit rate,
+            // the others at its GM rate.
+            let path_cap = if write {
+                c.rate_cap
+            } else {
+                c.read_cap(hit_share)
+            };
+            let cap = path_cap / (1.0 + self.hw.dma.same_range_penalty * others as f64);
             let fetched = (miss_share * payload as f64).round() as u64;
             let hit = (hit_share * payload as f64).round() as u64;
             let l2 = &mut self.blocks[block].l2;

@@ -380,7 +380,7 @@ pub fn synthetic_points() -> Result<Vec<Point>, FidelityTraceError> {
         model: held.achieved_gbps / beyond.achieved_gbps,
         band: (0.8, 1.2),
         source: "[G §3.10.4.7] 'L2 Cache纯读带宽约为GM的3到4倍'",
-        known_miss: Some("the model caps each vector core's GM reads at the guide's single-core curve (45 GB/s) and each cube core's GM->L1 copies at [PTO]'s 80.5 B/cycle (145 GB/s), so 48 + 24 cores reach only about 2x the HBM rate from L2; the [INI] L2->L1 rate (110 B/cycle) would give the cube cores' hits more, but the model has one GM->L1 rate for L2 hits and misses"),
+        known_miss: Some("the model caps each vector core's GM reads at the guide's single-core curve (45 GB/s) and each cube core's GM->L1 copies at [PTO]'s 80.5 B/cycle (145 GB/s), so 48 + 24 cores reach only about 2x the HBM rate from L2; the vector cores' reads set the time, so the [INI] L2->L1 rate for the cube cores' hits (110 B/cycle, profile key dma.gm_to_l1.l2_hit_bytes_per_cycle, left unset: see CATLASS a) would not change it"),
     });
     points.push(Point {
         group: "launch",

@@ -29,9 +29,107 @@ struct Flow {
     load: [f64; SERVERS],
     /// Current rate, bytes per cycle.
     rate: f64,
-    /// GM footprint (space, first byte, end), rounded to the request
-    /// granule by the caller.
-    footprint: Option<(u32, u64, u64)>,
+    /// GM footprint, in request granules.
+    footprint: Option<Footprint>,
+}
+
+/// The GM bytes a transfer touches, rounded out to request granules: rows
+/// of granules `[lo, hi)` at `first_row * stride`, `first_row + 1`, ... up
+/// to `last_row` (a contiguous range is one row with stride 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Footprint {
+    space: u32,
+    /// Row pitch in bytes (a multiple of the granule), 0 for one row.
+    stride: u64,
+    first_row: u64,
+    last_row: u64,
+    /// Granule-rounded byte range inside a row (inside `[0, stride)` for a
+    /// strided footprint).
+    lo: u64,
+    hi: u64,
+}
+
+impl Footprint {
+    /// The bytes `[start, start + len)` of GM space `space`, rounded out to
+    /// `granule`.
+    pub(crate) fn span(space: u32, start: u64, len: u64, granule: u64) -> Footprint {
+        let g = granule.max(1);
+        Footprint {
+            space,
+            stride: 0,
+            first_row: 0,
+            last_row: 0,
+            lo: start / g * g,
+            hi: (start + len.max(1)).div_ceil(g) * g,
+        }
+    }
+
+    /// `rows` runs of `run` bytes, `stride` bytes apart, the first at
+    /// `start`. A stride that is no multiple of the granule, or a run that
+    /// crosses a row's end, gives the bounding span (rows then cannot be
+    /// told apart in granules).
+    pub(crate) fn strided(
+        space: u32,
+        start: u64,
+        rows: u64,
+        stride: u64,
+        run: u64,
+        granule: u64,
+    ) -> Footprint {
+        let g = granule.max(1);
+        let span = || {
+            let len = rows.saturating_sub(1) * stride + run;
+            Footprint::span(space, start, len, g)
+        };
+        if rows <= 1 || stride.checked_rem(g) != Some(0) || stride == 0 {
+            return span();
+        }
+        let column = start % stride;
+        let lo = column / g * g;
+        let hi = (column + run.max(1)).div_ceil(g) * g;
+        if hi > stride {
+            return span();
+        }
+        let first_row = start / stride;
+        Footprint {
+            space,
+            stride,
+            first_row,
+            last_row: first_row + rows - 1,
+            lo,
+            hi,
+        }
+    }
+
+    /// Byte range from the first granule to the end of the last.
+    fn bounds(&self) -> (u64, u64) {
+        (
+            self.first_row * self.stride + self.lo,
+            self.last_row * self.stride + self.hi,
+        )
+    }
+
+    /// True when the two touch a common granule.
+    fn overlaps(&self, other: &Footprint) -> bool {
+        if self.space != other.space {
+            return false;
+        }
+        let (a0, a1) = self.bounds();
+        let (b0, b1) = other.bounds();
+        if a0 >= b1 || b0 >= a1 {
+            return false;
+        }
+        if self.stride == 0 || self.stride != other.stride {
+            // Rows of different pitch (or one range): the bounding spans
+            // overlap, count it.
+            return true;
+        }
+        // Same pitch: common rows and common granules within a row.
+        self.first_row <= other.last_row
+            && other.first_row <= self.last_row
+            && self.lo < other.hi
+            && other.lo < self.hi
+    }
 }
 
 /// The shared bandwidths and the flows using them.
@@ -154,7 +252,7 @@ impl Hbm {
         bytes: f64,
         cap: f64,
         hbm_share: f64,
-        footprint: Option<(u32, u64, u64)>,
+        footprint: Option<Footprint>,
     ) {
         self.advance(now);
         self.flows.push(Flow {
@@ -170,16 +268,12 @@ impl Hbm {
 
     /// Number of distinct other blocks with a flow in progress whose GM
     /// footprint overlaps `footprint`.
-    pub(crate) fn same_range_blocks(&self, block: u32, footprint: (u32, u64, u64)) -> usize {
-        let (space, start, end) = footprint;
+    pub(crate) fn same_range_blocks(&self, block: u32, footprint: Footprint) -> usize {
         let mut blocks: Vec<u32> = self
             .flows
             .iter()
             .filter(|f| f.owner.0 != block)
-            .filter(|f| {
-                f.footprint
-                    .is_some_and(|(s, a, b)| s == space && a < end && start < b)
-            })
+            .filter(|f| f.footprint.is_some_and(|other| other.overlaps(&footprint)))
             .map(|f| f.owner.0)
             .collect();
         blocks.sort_unstable();
@@ -264,16 +358,45 @@ mod tests {
 
     #[test]
     fn overlapping_footprints_of_other_blocks_are_counted() {
+        let span = |space, start, len| Some(Footprint::span(space, start, len, 512));
         let mut hbm = Hbm::new(1e12, 100.0);
-        hbm.add(0, (0, 0), 1000.0, 10.0, 1.0, Some((1, 0, 512)));
-        hbm.add(0, (0, 1), 1000.0, 10.0, 1.0, Some((1, 512, 1024)));
-        hbm.add(0, (1, 0), 1000.0, 10.0, 1.0, Some((1, 0, 1024)));
-        hbm.add(0, (2, 0), 1000.0, 10.0, 1.0, Some((2, 0, 1024)));
+        hbm.add(0, (0, 0), 1000.0, 10.0, 1.0, span(1, 0, 512));
+        hbm.add(0, (0, 1), 1000.0, 10.0, 1.0, span(1, 512, 512));
+        hbm.add(0, (1, 0), 1000.0, 10.0, 1.0, span(1, 0, 1024));
+        hbm.add(0, (2, 0), 1000.0, 10.0, 1.0, span(2, 0, 1024));
+        let probe = |start, len| Footprint::span(1, start, len, 512);
         // Block 3 on space 1 [0, 512): blocks 0 and 1 overlap, 2 is elsewhere.
-        assert_eq!(hbm.same_range_blocks(3, (1, 0, 512)), 2);
+        assert_eq!(hbm.same_range_blocks(3, probe(0, 512)), 2);
         // Block 0's own flows do not count.
-        assert_eq!(hbm.same_range_blocks(0, (1, 0, 512)), 1);
-        assert_eq!(hbm.same_range_blocks(3, (1, 1024, 2048)), 0);
+        assert_eq!(hbm.same_range_blocks(0, probe(0, 512)), 1);
+        assert_eq!(hbm.same_range_blocks(3, probe(1024, 1024)), 0);
+        // Bytes 100..600 touch granules 0 and 1.
+        assert_eq!(Footprint::span(1, 100, 500, 512), probe(0, 1024));
+    }
+
+    #[test]
+    fn strided_tiles_of_one_matrix_overlap_only_where_rows_and_columns_meet() {
+        // A 4096-byte-pitch matrix: tiles of 8 rows x 512 B.
+        let tile = |row: u64, col: u64| Footprint::strided(0, row * 4096 + col, 8, 4096, 512, 512);
+        // Same rows, other columns (what shuffleK makes cores read): their
+        // bounding spans overlap, their granules do not.
+        assert!(!tile(0, 0).overlaps(&tile(0, 512)));
+        assert!(tile(0, 0).overlaps(&tile(4, 0)), "rows 4-7 in common");
+        assert!(!tile(0, 0).overlaps(&tile(8, 0)), "rows 0-7 against 8-15");
+        // A row of 600 B at column 100 touches granules 0 and 1.
+        let wide = Footprint::strided(0, 100, 8, 4096, 600, 512);
+        assert!(wide.overlaps(&tile(0, 512)));
+        // Another space never overlaps.
+        let other = Footprint::strided(1, 0, 8, 4096, 512, 512);
+        assert!(!other.overlaps(&tile(0, 0)));
+        // A contiguous range against a strided tile: bounding spans.
+        assert!(Footprint::span(0, 4096, 512, 512).overlaps(&tile(0, 512)));
+        // A pitch that is no multiple of the granule falls back to the span.
+        let odd = Footprint::strided(0, 0, 8, 4000, 512, 512);
+        assert_eq!(odd, Footprint::span(0, 0, 7 * 4000 + 512, 512));
+        // So does a run that crosses the row's end.
+        let crossing = Footprint::strided(0, 3800, 2, 4096, 512, 512);
+        assert_eq!(crossing, Footprint::span(0, 3800, 4096 + 512, 512));
     }
 
     #[test]

@@ -88,6 +88,10 @@ pub struct DmaPath {
     pub latency_cycles: f64,
     /// Peak bytes per cycle of one core on this path.
     pub bytes_per_cycle: f64,
+    /// Peak bytes per cycle of one core for the GM bytes of a read that
+    /// L2 holds (optional key `l2_hit_bytes_per_cycle`; `bytes_per_cycle`
+    /// when the profile gives none).
+    pub l2_hit_bytes_per_cycle: f64,
 }
 
 /// DMA costs of every path plus the GM alignment rules.
@@ -113,7 +117,9 @@ pub struct DmaCosts {
     pub gm_align_bytes: u64,
     /// Rate factor when the GM side is not `gm_align_bytes` aligned.
     pub unaligned_rate_factor: f64,
-    /// Extra MTE cycles per burst after the first of a multi-burst copy.
+    /// Cycles the MTE needs per burst of a multi-burst copy, overlapped with
+    /// the data of the previous burst: such a copy moves at most
+    /// `burst bytes / burst_cycles` bytes per cycle.
     pub burst_cycles: f64,
     /// UB/L1 granule a burst is rounded up to (32 B).
     pub granule_bytes: u64,
@@ -531,10 +537,18 @@ impl<'a> Reader<'a> {
     }
 
     fn dma_path(&mut self, name: &str) -> Result<DmaPath, HwProfileError> {
+        let bytes_per_cycle = self.positive(&format!("dma.{name}.bytes_per_cycle"))?;
+        let hit_key = format!("dma.{name}.l2_hit_bytes_per_cycle");
+        let l2_hit_bytes_per_cycle = if self.lookup(&hit_key).is_some() {
+            self.positive(&hit_key)?
+        } else {
+            bytes_per_cycle
+        };
         Ok(DmaPath {
             issue_cycles: self.num(&format!("dma.{name}.issue_cycles"))?,
             latency_cycles: self.num(&format!("dma.{name}.latency_cycles"))?,
-            bytes_per_cycle: self.positive(&format!("dma.{name}.bytes_per_cycle"))?,
+            bytes_per_cycle,
+            l2_hit_bytes_per_cycle,
         })
     }
 
@@ -884,6 +898,48 @@ mod tests {
         let missing = BUILTIN[0].2.replacen("hbm_gbps", "hbm_gbps_old", 1);
         let err = HwProfile::parse(Path::new("x.toml"), &missing).unwrap_err();
         assert!(err.to_string().contains("chip.hbm_gbps"), "{err}");
+    }
+
+    #[test]
+    fn the_l2_hit_rate_is_optional_and_defaults_to_the_path_rate() {
+        let hw = HwProfile::builtin("ascend910b2").unwrap();
+        assert_eq!(
+            hw.dma.gm_to_l1.l2_hit_bytes_per_cycle,
+            hw.dma.gm_to_l1.bytes_per_cycle
+        );
+        let with = BUILTIN[0].2.replacen(
+            "[dma.gm_to_l1]\n",
+            "[dma.gm_to_l1]\nl2_hit_bytes_per_cycle = { value = 110, source = \"[INI] L2->L1\" }\n",
+            1,
+        );
+        assert_ne!(with, BUILTIN[0].2, "the insertion must hit");
+        let hw = HwProfile::parse(Path::new("x.toml"), &with).unwrap();
+        assert_eq!(hw.dma.gm_to_l1.l2_hit_bytes_per_cycle, 110.0);
+        assert_eq!(hw.dma.gm_to_l1.bytes_per_cycle, 80.5);
+        assert_eq!(
+            hw.sources["dma.gm_to_l1.l2_hit_bytes_per_cycle"],
+            "[INI] L2->L1"
+        );
+        let zero = with.replacen(
+            "l2_hit_bytes_per_cycle = { value = 110",
+            "l2_hit_bytes_per_cycle = { value = 0",
+            1,
+        );
+        let err = HwProfile::parse(Path::new("x.toml"), &zero).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("dma.gm_to_l1.l2_hit_bytes_per_cycle"),
+            "{err}"
+        );
+        let bare = with.replacen(
+            "l2_hit_bytes_per_cycle = { value = 110, source = \"[INI] L2->L1\" }",
+            "l2_hit_bytes_per_cycle = 110",
+            1,
+        );
+        assert!(
+            HwProfile::parse(Path::new("x.toml"), &bare).is_err(),
+            "a number needs its source"
+        );
     }
 
     #[test]

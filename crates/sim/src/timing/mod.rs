@@ -15,9 +15,12 @@
 //! EnQue/DeQue/FreeTensor/AllocTensor (lowered to flags by the
 //! runtime), SetFlag/WaitFlag, PipeBarrier and SyncAll are the dependencies
 //! between pipes; a vector call costs `head + per_repeat * repeats`; a DMA
-//! costs `issue + bytes / rate + latency` with the rate cut for GM addresses
-//! that are not 512 B aligned, and all GM traffic of all cores shares the HBM
-//! bandwidth; the launch head grows with the block count. Every number comes
+//! costs `issue + bytes / rate + latency`, the rate being the lesser of the
+//! core's cap (the path's rate, or its L2-hit rate for the bytes L2 holds;
+//! cut for GM addresses that are not 512 B aligned; at most one burst per
+//! `dma.burst_cycles`) and its max-min fair share of the L2 and HBM
+//! bandwidths, which the GM traffic of every core in flight shares; the
+//! launch head grows with the block count. Every number comes
 //! from `profiles/<chip>.toml` with its source.
 //!
 //! Invariants:

@@ -59,7 +59,9 @@ pub fn with_traced_cube(ops: Ops, trace: &crate::trace::Trace) -> Ops {
 /// - all bytes over the L2 bandwidth (every GM byte passes through L2);
 /// - the inputs over the GM read paths and the outputs over the GM write
 ///   paths of every core the launch kind uses (a DMA never moves faster
-///   than its core's path rate, `dma.*.bytes_per_cycle`).
+///   than its core's path rate: `dma.*.l2_hit_bytes_per_cycle` for the
+///   reads, the inputs being in L2, `dma.*.bytes_per_cycle` for the
+///   writes).
 ///
 /// With every input resident this floor is below the plain HBM floor
 /// (bytes / HBM bandwidth) that a cold cache would give: L2 serves the
@@ -95,7 +97,10 @@ pub fn roofline(
         LaunchKind::Cube => (0.0, f64::from(hw.aic_cores)),
         LaunchKind::Mix => (f64::from(hw.aiv_cores), f64::from(hw.aic_cores)),
     };
-    let read_rate = aiv * hw.dma.gm_to_ub.bytes_per_cycle + aic * hw.dma.gm_to_l1.bytes_per_cycle;
+    // Inputs held in L2: the reads' L2-hit rates (the GM rates where a
+    // path has none), at least the GM rate.
+    let hit_rate = |p: &super::hw::DmaPath| p.l2_hit_bytes_per_cycle.max(p.bytes_per_cycle);
+    let read_rate = aiv * hit_rate(&hw.dma.gm_to_ub) + aic * hit_rate(&hw.dma.gm_to_l1);
     let write_rate = aiv * hw.dma.ub_to_gm.bytes_per_cycle
         + aic
             * hw.dma

@@ -15,7 +15,7 @@ use ascendopt_sim::launch::{
     run_kernel, JobTensor, LaunchFailure, LaunchJob, LaunchOutput, TilingInfo,
 };
 use ascendopt_sim::timing::{simulate, HwProfile, Profile, TimingOptions};
-use ascendopt_sim::trace::{DmaDir, InstrKind, Mem, Pipe};
+use ascendopt_sim::trace::{DmaDir, Instr, InstrKind, Mem, Pipe};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -864,7 +864,7 @@ extern "C" __global__ __aicore__ void mix_aiv_sync(GM_ADDR y, GM_ADDR ws, GM_ADD
 #include "lib/matrix/matmul/matmul.h"
 #include "lib/matrix/matmul/tiling.h"
 
-template <bool UB, class IN = half>
+template <bool UB, class IN = half, const matmul::MatmulConfig& CFG = matmul::CFG_NORM>
 __aicore__ inline void MmApi(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR tiling) {
   using A = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, IN>;
   using B = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, IN>;
@@ -872,7 +872,7 @@ __aicore__ inline void MmApi(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_A
   using Bias = matmul::MatmulType<TPosition::GM, matmul::CubeFormat::ND, float>;
   TCubeTiling t = *(__gm__ TCubeTiling*)tiling;
   TPipe pipe;
-  matmul::Matmul<A, B, C, Bias> mm;
+  matmul::Matmul<A, B, C, Bias, CFG> mm;
   REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
   int32_t mBlocks = (t.M + t.singleCoreM - 1) / t.singleCoreM;
   int32_t mi = GetBlockIdx() % mBlocks, ni = GetBlockIdx() / mBlocks;
@@ -927,6 +927,19 @@ extern "C" __global__ __aicore__ void mm_api_cube_only(GM_ADDR a, GM_ADDR b, GM_
                                                        GM_ADDR t) {
   KERNEL_TASK_TYPE(7, KERNEL_TYPE_AIC_ONLY);
   MmApi<false>(a, b, bias, c, t);
+}
+// The MDL template, without and with MTE2 Preload of B (doMTE2Preload 2).
+constexpr matmul::MatmulConfig MDL_PLAIN = matmul::GetMDLConfig();
+constexpr matmul::MatmulConfig MDL_PRELOAD_B = matmul::GetMDLConfig(false, false, 2);
+extern "C" __global__ __aicore__ void mm_api_mdl(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR ws,
+                                                 GM_ADDR t) {
+  KERNEL_TASK_TYPE(7, KERNEL_TYPE_AIC_ONLY);
+  MmApi<false, half, MDL_PLAIN>(a, b, bias, c, t);
+}
+extern "C" __global__ __aicore__ void mm_api_mdl_preload_b(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c,
+                                                           GM_ADDR ws, GM_ADDR t) {
+  KERNEL_TASK_TYPE(7, KERNEL_TYPE_AIC_ONLY);
+  MmApi<false, half, MDL_PRELOAD_B>(a, b, bias, c, t);
 }
 "#;
 
@@ -1414,6 +1427,103 @@ fn the_matmul_api_reads_a_block_in_l1_from_gm_once() {
     // stepM = stepN = 2 (depth 2 x 2 x 1): one load of each holds both
     // tiles' blocks, the second tile reads its half of it.
     assert_eq!(gm_to_l1_with(4, 2, 0), 2 * a_grp + b_full + bias_rows);
+}
+
+/// MTE2 Preload (guide 3.10.4.14; MatmulConfig doMTE2Preload 2 of the MDL
+/// template): with K in one load and two B1 buffers (depthB1 = stepN x
+/// stepKb x 2), entering an N tile also loads the next tile's B, so its GM
+/// -> L1 copy overlaps this tile's MTE1, cube and Fixpipe work. On a
+/// 32 x 128 x 64 product in four 32 x 32 tiles (baseK 16, stepKa = stepKb
+/// = 4: K in one load), both give the exact product and move the same GM
+/// bytes; with preload the second tile's B copy is issued before the first
+/// tile's Fixpipe (without: after it), and the launch is faster.
+#[test]
+fn mdl_mte2_preload_loads_the_next_tiles_b_while_this_tile_computes() {
+    let (m, n, k) = (32usize, 128usize, 64usize);
+    let a = values(m * k, 3);
+    let b = values(k * n, 4);
+    let mut want = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = (0..k).map(|kk| a[i * k + kk] * b[kk * n + j]).sum::<f32>();
+        }
+    }
+    let run = |kernel: &str| {
+        let mut tiling = cube_tiling((32, 128, 64), (32, 128), (32, 32, 16), false);
+        let mut set = |field: usize, v: i32| {
+            tiling[field * 4..field * 4 + 4].copy_from_slice(&v.to_le_bytes())
+        };
+        set(11, 8); // depthA1 = stepM x stepKa x 2
+        set(12, 8); // depthB1 = stepN x stepKb x 2
+        set(15, 4); // stepKa
+        set(16, 4); // stepKb
+        let out = mix_launch_with(
+            kernel,
+            vec![
+                T::F16.tensor(&a),
+                T::F16.tensor(&b),
+                T::F32.tensor(&vec![0f32; n]),
+            ],
+            vec![T::F32.tensor(&vec![f32::NAN; m * n])],
+            1,
+            (16 << 20) + 64,
+            7,
+            tiling,
+        )
+        .unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        assert_eq!(T::F32.decode(&out.outputs[0]), want, "{kernel}");
+        let findings = check(&out.trace);
+        assert!(findings.is_empty(), "{kernel}: {findings:?}");
+        let instrs = &out.trace.blocks[0].instrs;
+        let is_b_load = |i: &Instr| {
+            matches!(
+                i.kind,
+                InstrKind::Dma {
+                    dir: DmaDir::GmToL1,
+                    ..
+                }
+            ) && i.reads.iter().any(|r| r.mem == Mem::Gm && r.space == 1)
+        };
+        let first_fixpipe = instrs
+            .iter()
+            .position(|i| {
+                matches!(
+                    i.kind,
+                    InstrKind::Dma {
+                        dir: DmaDir::L0cOut,
+                        ..
+                    }
+                )
+            })
+            .unwrap_or_else(|| panic!("{kernel}: no Fixpipe"));
+        let early_b = instrs[..first_fixpipe]
+            .iter()
+            .filter(|i| is_b_load(i))
+            .count();
+        let gm_to_l1: u64 = instrs
+            .iter()
+            .filter_map(|i| match i.kind {
+                InstrKind::Dma {
+                    dir: DmaDir::GmToL1,
+                    bytes,
+                    ..
+                } => Some(bytes),
+                _ => None,
+            })
+            .sum();
+        (early_b, gm_to_l1, profile(&out).task_duration_us)
+    };
+    let (plain_early, plain_bytes, plain_us) = run("mm_api_mdl");
+    let (pre_early, pre_bytes, pre_us) = run("mm_api_mdl_preload_b");
+    assert_eq!((plain_early, pre_early), (1, 2));
+    // A (32 x 64 halves) once, B (64 x 128 halves) once, either way.
+    assert_eq!(plain_bytes, 32 * 64 * 2 + 64 * 128 * 2);
+    assert_eq!(pre_bytes, plain_bytes);
+    eprintln!("MTE2 Preload: {pre_us} us, without: {plain_us} us");
+    assert!(
+        pre_us < plain_us,
+        "preload {pre_us} us, plain {plain_us} us"
+    );
 }
 
 /// With two L1 buffers per matrix (depthA1 = stepM x stepKa x 2, the

@@ -37,8 +37,11 @@
 //   there (L1Cache below). With two loads kept (db = 2), entering a K
 //   chunk also issues the load of the tile's next K chunk into the other
 //   buffer, so MTE2 moves it while MTE1 and the cube work on this one
-//   (within a tile; the guide's MTE2 Preload across tiles, doMTE2Preload
-//   of the MDL template, is not emulated). So with K in one load B is
+//   (within a tile). Across tiles, an MDL configuration's doMTE2Preload
+//   (1: A, 2: B; guide 3.10.4.14) loads the next tile's block of that side
+//   on entering a tile when K is in one load and two buffers are kept (in
+//   IterateAll; tile-by-tile Iterate requests do not preload, since the
+//   next request may never come). So with K in one load B is
 //   read from GM once per column of tiles in M-first order, A once per row
 //   in N-first order; with K in more loads than L1 keeps, every tile reads
 //   its blocks again.
@@ -53,7 +56,8 @@
 // small NZ matrix per 16 K rows, LoadDataWithTranspose to L0B, baseK a
 // multiple of 16), int8 B must be given transposed; the bias
 // row is float (int32 for int8) and N a multiple of 8; batch matmul,
-// quantised outputs, MDL/IBShare differences (all run as NORM), callbacks,
+// quantised outputs, MDL/IBShare differences (all run as NORM but for
+// MDL's doMTE2Preload), callbacks,
 // async (Iterate<false>) runs synchronously.
 #ifndef ASCENDOPT_KERNEL_LIB_MATMUL_H
 #define ASCENDOPT_KERNEL_LIB_MATMUL_H
@@ -98,7 +102,8 @@ enum class ScheduleType : int32_t { INNER_PRODUCT = 0, OUTER_PRODUCT };
 enum class BatchMode : int32_t { NONE = 0, BATCH_LESS_THAN_L1, BATCH_LARGE_THAN_L1, SINGLE_LARGE_THAN_L1 };
 
 // The fields a kernel sets or reads (guide 6.2.4.2.1.3); the emulation
-// runs every configuration as the NORM template.
+// runs every configuration as the NORM template, with an MDL
+// configuration's doMTE2Preload.
 struct MatmulConfig {
   bool doNorm = true;
   bool doBasicBlock = false;
@@ -387,6 +392,9 @@ struct MmState {
   int32_t current = -1;
   uint64_t workspace = 0;  // this AIV's slice of the system workspace
   int32_t ready = 0;
+  // MatmulConfig doMTE2Preload of an MDL template (guide 6.2.4.2.1.3,
+  // 3.10.4.14): 1 loads the next M tile's A ahead, 2 the next N tile's B.
+  int32_t preload = 0;
 };
 
 inline int32_t up(int32_t v, int32_t a) { return (v + a - 1) / a * a; }
@@ -630,11 +638,15 @@ inline int32_t b_in_l1(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t h
   return i;
 }
 
+inline void tile_pos(const MmState& s, int32_t t, int32_t& mi, int32_t& ni);
+
 // One output tile (mi, ni) of the core's singleM x singleN: the K loop in
-// L0C, then a Fixpipe to `dst` (row stride ldc elements).
+// L0C, then a Fixpipe to `dst` (row stride ldc elements). `next` is the
+// tile the same request computes after this one (-1: none), for MTE2
+// Preload.
 template <class AT, class BT, class CT, class BiasT>
 inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t mi, int32_t ni, CT* dst,
-                         int32_t ldc, bool atomic, const ::ascendopt::Loc& loc) {
+                         int32_t ldc, bool atomic, const ::ascendopt::Loc& loc, int32_t next = -1) {
   using namespace AscendC;
   using L0C = typename L0cOf<AT>::type;
   constexpr int32_t C0 = 32 / (int32_t)sizeof(AT);
@@ -715,6 +727,21 @@ inline void compute_tile(CubeQueues<AT, BT, BiasT>& q, const MmState& s, int32_t
       const int32_t kn = kcb + kLb;
       bool f = false;
       b_in_l1(q, s, h, chb + 1, kn, s.singleK - kn < kLb ? s.singleK - kn : kLb, f, loc);
+    }
+    // MTE2 Preload (guide 3.10.4.14: MDL only, K in one load, two L1
+    // buffers on that side): entering the tile also loads the next tile's
+    // B (2) or A (1) into the other buffer, when it is another group, so
+    // MTE2 moves it while MTE1 and the cube work on this tile instead of
+    // after it. The next tile dequeues it as its own load.
+    if (k0 == 0 && next >= 0 && s.preload != 0) {
+      int32_t nm = 0, nn = 0;
+      tile_pos(s, next, nm, nn);
+      bool f = false;
+      if (s.preload == 2 && chB == 1 && q.b1.slots >= 2 && nn / s.stepN != h) {
+        b_in_l1(q, s, nn / s.stepN, 0, 0, s.singleK, f, loc);
+      } else if (s.preload == 1 && chA == 1 && q.a1.slots >= 2 && nm / s.stepM != g) {
+        a_in_l1(q, s, nm / s.stepM, 0, 0, s.singleK, f, loc);
+      }
     }
     const LocalTensor<AT>& a1 = q.a1.slot[sa].t;
     const LocalTensor<BT>& b1 = q.b1.slot[sb].t;
@@ -830,7 +857,7 @@ inline void run_request(CubeQueues<AT, BT, BiasT>& q, AscendC::TPipe* pipe, cons
       int32_t mi, ni;
       tile_pos(s, t, mi, ni);
       compute_tile<AT, BT, CT, BiasT>(q, s, mi, ni, (CT*)dst + (uint64_t)mi * s.baseM * ldc + (uint64_t)ni * s.baseN,
-                                      ldc, atomic, loc);
+                                      ldc, atomic, loc, t + 1 < total ? t + 1 : -1);
     }
   } else {
     int32_t mi, ni;
@@ -866,6 +893,7 @@ class Matmul {
   // Called by REGIST_MATMUL_OBJ (or by the kernel directly).
   void Init(const TCubeTiling* cubeTiling, AscendC::TPipe* tpipe = nullptr, ASC_LOC) {
     pipe_ = tpipe != nullptr ? tpipe : AscendC::GetTPipePtr();
+    st_.preload = MM_CFG_PRELOAD();
     if (cubeTiling == nullptr) {
       from_static(loc_);
       return;
@@ -1054,6 +1082,17 @@ class Matmul {
       return MM_CFG.iterateOrder == IterateOrder::ORDER_M ? 0 : MM_CFG.iterateOrder == IterateOrder::ORDER_N ? 1 : -1;
     } else {
       return -1;
+    }
+  }
+  // doMTE2Preload of an MDL-type configuration (NORM ignores it: the guide
+  // gives it to the MDL and SpecialMDL templates only), 0 otherwise.
+  static constexpr int32_t MM_CFG_PRELOAD() {
+    if constexpr (std::is_same<std::decay_t<decltype(MM_CFG)>, MatmulConfig>::value) {
+      return MM_CFG.doNorm ? 0 : (int32_t)MM_CFG.doMTE2Preload;
+    } else if constexpr (std::is_same<std::decay_t<decltype(MM_CFG)>, MatmulApiStaticTiling>::value) {
+      return MM_CFG.cfg.doNorm ? 0 : (int32_t)MM_CFG.cfg.doMTE2Preload;
+    } else {
+      return 0;
     }
   }
   static bool g_in_cube() { return AscendC::g_coreType == AscendC::AIC; }
