@@ -226,7 +226,24 @@ impl SimDevice {
     /// variants' dtypes.
     fn request(&self, package: &OpPackage, hw: &HwProfile) -> (BuildRequest, Vec<Vec<Dtype>>) {
         let spec = &package.spec;
-        let combos = Self::variants_of(package);
+        // What the project around the package adds (shared headers, a
+        // shared tiling source), as its CMake would; host sources only when
+        // op.toml does not list them.
+        let mut include_dirs = vec![package.dir.join("op_host"), package.dir.join("op_kernel")];
+        let mut host_sources = package.host_sources.clone();
+        let sources: Vec<PathBuf> = host_sources
+            .iter()
+            .chain(&package.kernel_sources)
+            .cloned()
+            .collect();
+        let project = build::project::discover(
+            &package.dir,
+            &sources,
+            &include_dirs,
+            &self.config.toolchain.include_dir,
+        );
+        include_dirs.extend(project.include_dirs.iter().cloned());
+        let combos = Self::variants_of(package, &include_dirs);
         let names: Vec<&str> = spec
             .inputs
             .iter()
@@ -248,27 +265,10 @@ impl SimDevice {
                 variants::variant_defines(&params)
             })
             .collect();
-        // What the project around the package adds (shared headers, a
-        // shared tiling source), as its CMake would; host sources only when
-        // op.toml does not list them.
-        let mut include_dirs = vec![package.dir.join("op_host"), package.dir.join("op_kernel")];
-        let mut host_sources = package.host_sources.clone();
-        let sources: Vec<PathBuf> = host_sources
-            .iter()
-            .chain(&package.kernel_sources)
-            .cloned()
-            .collect();
-        let project = build::project::discover(
-            &package.dir,
-            &sources,
-            &include_dirs,
-            &self.config.toolchain.include_dir,
-        );
         let tiling_header = package
             .tiling_header
             .clone()
             .or_else(|| project.tiling_header_for(&spec.op_type));
-        include_dirs.extend(project.include_dirs);
         if spec.host_sources.is_none() {
             host_sources.extend(project.host_sources);
         }
@@ -287,10 +287,11 @@ impl SimDevice {
     }
 
     /// The kernel variants `package` needs: one per dtype combination its
-    /// cases launch with, when its kernel sources (or the headers beside
-    /// them) use the msopgen build's per-variant macros of its parameters;
-    /// none otherwise. In kernel order (inputs, then outputs).
-    fn variants_of(package: &OpPackage) -> Vec<Vec<Dtype>> {
+    /// cases launch with, when its kernel sources (the headers beside them,
+    /// or the headers they include, found in `include_dirs`) use the
+    /// msopgen build's per-variant macros of its parameters; none
+    /// otherwise. In kernel order (inputs, then outputs).
+    fn variants_of(package: &OpPackage, include_dirs: &[PathBuf]) -> Vec<Vec<Dtype>> {
         let spec = &package.spec;
         let names: Vec<&str> = spec
             .inputs
@@ -307,6 +308,7 @@ impl SimDevice {
                     .filter(|p| p.extension().is_some_and(|x| x == "h" || x == "hpp")),
             );
         }
+        let files = variants::files_reached(&files, include_dirs);
         let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
         if !variants::uses_variant_macros(&names, &refs) {
             return Vec::new();

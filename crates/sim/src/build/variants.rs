@@ -17,9 +17,16 @@
 //!
 //! A kernel that uses none of these macros is compiled once, as before; one
 //! that does is compiled once per dtype combination its cases launch with.
+//! Where it uses them may be a header of its project it includes (the
+//! cann-ops foreach kernels name `DTYPE_SCALAR` in `src/common/inc`):
+//! [`files_reached`] follows the kernel's quoted includes.
 
 use ascendopt_op::Dtype;
-use std::path::Path;
+use std::collections::{BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+/// Most files [`files_reached`] reads.
+const MAX_REACHED: usize = 2_000;
 
 /// One kernel parameter (input or output, in kernel order) of a variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +148,48 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
+/// `files` and every file they reach by quoted `#include "..."`, found
+/// beside the including file or else in `include_dirs` (the first that
+/// has it), each once, `files` first; at most [`MAX_REACHED`]. Angle
+/// includes are system and simulator headers, which name no parameter.
+pub fn files_reached(files: &[PathBuf], include_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut queue: VecDeque<PathBuf> = files.iter().cloned().collect();
+    while let Some(file) = queue.pop_front() {
+        if out.len() >= MAX_REACHED {
+            break;
+        }
+        let key = file.canonicalize().unwrap_or_else(|_| file.clone());
+        if !seen.insert(key) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        out.push(file.clone());
+        let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        for name in quoted_includes(&text) {
+            let found = std::iter::once(&here)
+                .chain(include_dirs)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file());
+            if let Some(p) = found {
+                queue.push_back(p);
+            }
+        }
+    }
+    out
+}
+
+/// The names of a text's `#include "name"` directives.
+fn quoted_includes(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|line| {
+        let rest = line.trim_start().strip_prefix('#')?.trim_start();
+        let rest = rest.strip_prefix("include")?.trim_start();
+        let rest = rest.strip_prefix('"')?;
+        rest.split('"').next().filter(|n| !n.is_empty())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +246,44 @@ mod tests {
             &["x"],
             &[dir.path().join("missing.cpp").as_path()]
         ));
+    }
+
+    #[test]
+    fn the_macros_count_in_headers_the_kernel_includes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let kernel = write(
+            "op/op_kernel/k.cpp",
+            "#include \"kernel_operator.h\"\n  #  include \"fam/op_kernel/binary.h\"\n\
+             #include <vector>\n",
+        );
+        write(
+            "common/inc/fam/op_kernel/binary.h",
+            "#include \"scalar.h\"\n#include \"binary.h\"\n",
+        );
+        write(
+            "common/inc/fam/op_kernel/scalar.h",
+            "using S = DTYPE_SCALAR;\n",
+        );
+        let inc = vec![root.join("common/inc")];
+        let reached = files_reached(std::slice::from_ref(&kernel), &inc);
+        assert_eq!(
+            reached,
+            [
+                kernel.clone(),
+                root.join("common/inc/fam/op_kernel/binary.h"),
+                root.join("common/inc/fam/op_kernel/scalar.h"),
+            ]
+        );
+        let refs: Vec<&Path> = reached.iter().map(PathBuf::as_path).collect();
+        assert!(uses_variant_macros(&["x", "scalar"], &refs));
+        // Without the include directory the header is not found.
+        assert_eq!(files_reached(&[kernel], &[]).len(), 1);
     }
 }

@@ -245,16 +245,50 @@ pub struct Queue {
     pub len: u32,
     /// Slot stride (length rounded up to 32 B).
     pub stride: u32,
-    /// State of each slot.
-    pub slots: Vec<SlotState>,
-    /// Slots en-queued, oldest first.
-    pub fifo: std::collections::VecDeque<u32>,
-    /// Whether each slot was freed at least once (its free flag is set).
-    pub freed: Vec<bool>,
+    /// Each buffer of the queue (its slots).
+    pub slots: Vec<Slot>,
+    /// Buffers en-queued, oldest first: (queue that allocated it, slot).
+    /// A queue may carry another queue's buffer (EnQue of a tensor that
+    /// another queue allocated or de-queued, guide 2.9.3: a stage takes its
+    /// memory "from AllocTensor, or DeQue from the upstream queue").
+    pub fifo: std::collections::VecDeque<(u32, u32)>,
     /// Next slot AllocTensor hands out (round robin).
     pub next: u32,
     /// Where it was created.
     pub loc: u32,
+}
+
+/// One queue buffer: where it is in the hand-over chain and the backward
+/// flag it carries (the device's queue buffer holds its own event ids,
+/// guide 6.2.3.6.1 FreeAllEvent: "队列分配的Buffer关联着同步事件的eventID").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// Where the buffer is.
+    pub state: SlotState,
+    /// The queue that has it: the one whose fifo holds it (`Queued`) or
+    /// that de-queued it last (`Dequeued`); its own queue otherwise.
+    pub holder: u32,
+    /// The backward flag (source pipe, destination pipe) the FreeTensor
+    /// that gave the buffer back set, which its next AllocTensor waits.
+    /// `None`: nothing to wait (InitBuffer pre-sets the flag, and a wait
+    /// consumes it).
+    pub free_flag: Option<(Pipe, Pipe)>,
+    /// Another queue that still held the buffer when its own queue gave it
+    /// back (en-queued there, not yet freed there): that queue's FreeTensor
+    /// ends the hold and gives nothing back.
+    pub lent: Option<u32>,
+}
+
+impl Slot {
+    /// A free buffer of queue `owner`.
+    pub fn new(owner: u32) -> Slot {
+        Slot {
+            state: SlotState::Free,
+            holder: owner,
+            free_flag: None,
+            lent: None,
+        }
+    }
 }
 
 /// State of one queue buffer slot.
@@ -264,7 +298,7 @@ pub enum SlotState {
     Free,
     /// Returned by AllocTensor.
     Allocated,
-    /// In the queue (EnQue'd).
+    /// In a queue (EnQue'd).
     Queued,
     /// Returned by DeQue.
     Dequeued,

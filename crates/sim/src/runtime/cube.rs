@@ -487,13 +487,15 @@ impl Block {
             + (n_value - 1) * u64::from(n_stride) * C0_BYTES
             + (d_blocks - 1) * u64::from(c0_stride) * C0_BYTES
             + C0_BYTES;
-        let src_region = self.region("src", Mem::Gm, (src_base, src_end))?;
+        // A read past the source's allocation reads poison with a note, as
+        // every GM read of a DMA (runtime/gm_read.rs).
+        let src_region = self.source_region("src", Mem::Gm, (src_base, src_end), loc)?;
         let dst_region = self.region("dst", dst_mem, (dst_base, dst_end))?;
         let mut row = vec![0u8; (d_blocks * C0_BYTES) as usize];
         for nd in 0..nd_num {
             for r in 0..n_value {
                 let src = src_base + (nd * u64::from(src_nd) + r * u64::from(src_d)) * size;
-                self.read_bytes(Mem::Gm, src, &mut row[..d_bytes as usize]);
+                self.read_source(&src_region, src, &mut row[..d_bytes as usize]);
                 row[d_bytes as usize..].fill(0);
                 let dst_row =
                     dst_base + nd * u64::from(dst_nd) * size + r * u64::from(n_stride) * C0_BYTES;
@@ -580,13 +582,16 @@ impl Block {
         let walk = SourceWalk::new(start, stride, decreasing);
         let repeat = u64::from(repeat);
         let (lo, hi) = walk.span(api, repeat)?;
-        let src_region = self.region(
+        // From GM, a read past the allocation reads poison with a note
+        // (runtime/gm_read.rs).
+        let src_region = self.source_region(
             "src",
             src_mem,
             (
                 src_base + lo * FRACTAL_BYTES,
                 src_base + (hi + 1) * FRACTAL_BYTES,
             ),
+            loc,
         )?;
         let dst_step = (1 + u64::from(gap)) * FRACTAL_BYTES;
         let dst_region = self.region(
@@ -598,7 +603,7 @@ impl Block {
         let mut out = [0u8; FRACTAL_BYTES as usize];
         for i in 0..repeat {
             let idx = walk.index(i).unwrap_or(0);
-            self.read_bytes(src_mem, src_base + idx * FRACTAL_BYTES, &mut frac);
+            self.read_source(&src_region, src_base + idx * FRACTAL_BYTES, &mut frac);
             let data = if transpose {
                 transpose_fractal_b16(&frac, &mut out);
                 &out

@@ -1,5 +1,8 @@
 //! GM reads that run past their allocation: the source side of a DMA
-//! (DataCopy, DataCopyPad), a `GlobalTensor::GetValue` and the tiling read.
+//! (DataCopy, DataCopyPad, and the cube path's GM -> L1/L0 copies: DataCopy
+//! with Nd2NzParams and LoadData from GM, runtime/cube.rs), a
+//! `GlobalTensor::GetValue` and the tiling read. Every one goes through
+//! [`Block::source_region`] and [`Block::read_source`]: one rule, here.
 //!
 //! The chip's DMA does not bound-check a read per allocation: a read that
 //! starts in a tensor and runs past the bytes the device allocator gives it

@@ -4,8 +4,24 @@
 //! to consumer pipe); FreeTensor sets and AllocTensor waits its backward
 //! flag. InitBuffer pre-sets the backward flag, so the first AllocTensor of
 //! a slot records no wait.
+//!
+//! A queue carries a buffer (address and length) with the flags that belong
+//! to it, so EnQue on a queue may take a tensor that another queue of the
+//! same memory allocated or de-queued (guide 2.9.3: a stage gets its memory
+//! "by AllocTensor, or by DeQue from the upstream queue", then EnQue's it);
+//! the guide lists no constraint on EnQue or FreeTensor. The flags are the
+//! queue's own (its producer to its consumer pipe, forward) and the freeing
+//! queue's consumer to the allocating queue's producer (backward: the next
+//! AllocTensor waits until the memory is read, guide 2.9.3), each keyed by
+//! the buffer. A buffer its own queue gives back while another queue still
+//! holds it is free at once: the next AllocTensor may overwrite it before
+//! that queue's consumer read it, a race the checker reports when it
+//! happens; the other queue's FreeTensor then gives nothing back. Faults
+//! are kept for what the guide rules out: a TBuf's tensor in a queue (guide
+//! 2.2.3.3.1: TBuf memory "无法执行队列的入队出队操作"), a queue carrying a
+//! buffer of another memory, a buffer en-queued twice or freed twice.
 
-use super::block::{Block, Buf, Queue, SlotState, Unbacked};
+use super::block::{Block, Buf, Queue, Slot, SlotState, Unbacked};
 use super::fault::Fault;
 use crate::abi::AscLocal;
 use crate::trace::{FlagKey, InstrKind, Mem, Pipe, SyncOrigin};
@@ -37,7 +53,9 @@ pub fn mem_of(p: u32) -> Option<Mem> {
         pos::B2 => Mem::L0b,
         pos::CO1 => Mem::L0c,
         pos::C2 => Mem::Bt,
-        pos::VECIN | pos::VECOUT | pos::VECCALC | pos::CO2 => Mem::Ub,
+        // LCM is VECCALC's other name (guide 6.2.6.7 TPosition: `LCM =
+        // VECCALC`; TBuf's default position).
+        pos::VECIN | pos::VECOUT | pos::VECCALC | pos::LCM | pos::CO2 => Mem::Ub,
         _ => return None,
     })
 }
@@ -209,9 +227,8 @@ impl Block {
             base,
             len,
             stride: stride as u32,
-            slots: vec![SlotState::Free; num as usize],
+            slots: vec![Slot::new(self.queues.len() as u32); num as usize],
             fifo: Default::default(),
-            freed: vec![false; num as usize],
             next: 0,
             loc,
         });
@@ -300,12 +317,7 @@ impl Block {
     /// 大小为指定position的全部剩余空间"). LCM is the UB.
     pub fn local_rest(&mut self, pos_code: u32, dtype: u8) -> Result<AscLocal, Fault> {
         let size = dtype_size(dtype)? as u64;
-        let mem = if pos_code == pos::LCM {
-            Some(Mem::Ub)
-        } else {
-            mem_of(pos_code)
-        }
-        .ok_or_else(|| Fault::InvalidArg {
+        let mem = mem_of(pos_code).ok_or_else(|| Fault::InvalidArg {
             api: "PopStackBuffer",
             what: format!("position code {pos_code} has no on-chip memory"),
         })?;
@@ -321,7 +333,8 @@ impl Block {
         })
     }
 
-    fn queue(&mut self, handle: i32, api: &'static str) -> Result<&mut Queue, Fault> {
+    /// The index of queue `handle`, checked.
+    fn queue_index(&self, handle: i32, api: &'static str) -> Result<usize, Fault> {
         if handle < 0 || handle as usize >= self.queues.len() {
             return Err(Fault::InvalidArg {
                 api,
@@ -330,38 +343,74 @@ impl Block {
                 ),
             });
         }
-        Ok(&mut self.queues[handle as usize])
+        Ok(handle as usize)
     }
 
-    fn slot_of(q: &Queue, addr: u32, api: &'static str) -> Result<u32, Fault> {
-        if addr < q.base
-            || !(addr - q.base).is_multiple_of(q.stride)
-            || (addr - q.base) / q.stride >= q.slots.len() as u32
-        {
-            return Err(Fault::InvalidArg {
-                api,
-                what: format!("tensor at {:#x} is not a buffer of this queue", addr),
-            });
+    /// The queue buffer a tensor lies in: (queue that allocated it, slot).
+    /// A view into a buffer (`t[16]`) belongs to it, as the device's tensor
+    /// carries its buffer's handle.
+    fn buffer_of(&self, t: &AscLocal) -> Option<(u32, u32)> {
+        self.queues.iter().enumerate().find_map(|(h, q)| {
+            let off = t.addr.checked_sub(q.base)?;
+            let slot = off / q.stride;
+            (q.mem as u8 == t.mem && slot < q.slots.len() as u32 && off % q.stride < q.len)
+                .then_some((h as u32, slot))
+        })
+    }
+
+    /// The fault for a tensor no queue allocated.
+    fn not_a_queue_buffer(&self, api: &'static str, t: &AscLocal) -> Fault {
+        let mem = Mem::from_code(t.mem).map_or("?", |m| m.name());
+        let in_tbuf = self
+            .bufs
+            .iter()
+            .any(|b| b.mem as u8 == t.mem && t.addr >= b.base && t.addr - b.base < b.len);
+        Fault::InvalidArg {
+            api,
+            what: if in_tbuf {
+                format!(
+                    "the tensor at {mem} {:#x} is a TBuf's: TBuf memory takes part in computation \
+                     only and cannot be en-queued or de-queued (guide 2.2.3.3.1); allocate it \
+                     from a TQue",
+                    t.addr
+                )
+            } else {
+                format!(
+                    "the tensor at {mem} {:#x} is no buffer of a queue (AllocTensor of a TQue \
+                     gives one)",
+                    t.addr
+                )
+            },
         }
-        Ok((addr - q.base) / q.stride)
+    }
+
+    /// `file:line` of an interned location.
+    fn place(&self, loc: u32) -> String {
+        self.locs.get(loc as usize).map_or_else(
+            || "(unknown location)".to_string(),
+            |l| format!("{}:{}", l.file, l.line),
+        )
     }
 
     /// TQue::AllocTensor.
     pub fn que_alloc(&mut self, handle: i32, dtype: u8, loc: u32) -> Result<AscLocal, Fault> {
         let size = dtype_size(dtype)?;
-        let q = self.queue(handle, "AllocTensor")?;
+        let qi = self.queue_index(handle, "AllocTensor")?;
+        let q = &mut self.queues[qi];
         let n = q.slots.len() as u32;
         let slot = (0..n)
             .map(|k| (q.next + k) % n)
-            .find(|&s| q.slots[s as usize] == SlotState::Free)
+            .find(|&s| q.slots[s as usize].state == SlotState::Free)
             .ok_or_else(|| Fault::Deadlock {
                 what: format!(
                     "AllocTensor on a queue whose {n} buffer(s) are all in use: FreeTensor is missing (the hardware would wait forever)"
                 ),
             })?;
-        q.slots[slot as usize] = SlotState::Allocated;
+        let b = &mut q.slots[slot as usize];
+        b.state = SlotState::Allocated;
+        b.holder = qi as u32;
+        let wait = b.free_flag.take();
         q.next = (slot + 1) % n;
-        let (producer, consumer, freed) = (q.producer, q.consumer, q.freed[slot as usize]);
         let t = AscLocal {
             mem: q.mem as u8,
             dtype,
@@ -369,14 +418,14 @@ impl Block {
             addr: q.base + slot * q.stride,
             elems: q.len / size,
         };
-        if freed {
+        if let Some((src, dst)) = wait {
             self.record(
-                producer,
+                dst,
                 InstrKind::WaitFlag {
-                    src: consumer,
-                    dst: producer,
+                    src,
+                    dst,
                     key: FlagKey::Slot {
-                        queue: handle as u32,
+                        queue: qi as u32,
                         slot,
                         forward: false,
                     },
@@ -390,16 +439,39 @@ impl Block {
         Ok(t)
     }
 
-    /// TQue::EnQue.
+    /// TQue::EnQue: the queue's producer sets the forward flag of the
+    /// buffer, which may be another queue's (module docs).
     pub fn que_enque(&mut self, handle: i32, t: AscLocal, loc: u32) -> Result<(), Fault> {
-        let q = self.queue(handle, "EnQue")?;
-        let slot = Self::slot_of(q, t.addr, "EnQue")?;
-        match q.slots[slot as usize] {
+        let qi = self.queue_index(handle, "EnQue")?;
+        let (owner, slot) = self
+            .buffer_of(&t)
+            .ok_or_else(|| self.not_a_queue_buffer("EnQue", &t))?;
+        let (q_mem, depth, queued) = {
+            let q = &self.queues[qi];
+            (q.mem, q.depth, q.fifo.len() as u32)
+        };
+        if q_mem as u8 != t.mem {
+            return Err(Fault::InvalidArg {
+                api: "EnQue",
+                what: format!(
+                    "a queue in {} cannot carry a tensor in {}: a queue hands over buffers of \
+                     the memory its position names (guide 6.2.3.6.1.7 TQueBind)",
+                    q_mem.name(),
+                    Mem::from_code(t.mem).map_or("?", |m| m.name())
+                ),
+            });
+        }
+        let b = self.queues[owner as usize].slots[slot as usize];
+        match b.state {
             SlotState::Allocated | SlotState::Dequeued => {}
             SlotState::Queued => {
                 return Err(Fault::InvalidArg {
                     api: "EnQue",
-                    what: "tensor is already in the queue".into(),
+                    what: if b.holder == qi as u32 {
+                        "tensor is already in the queue".into()
+                    } else {
+                        "tensor is already in another queue (DeQue it there first)".into()
+                    },
                 })
             }
             SlotState::Free => {
@@ -409,25 +481,26 @@ impl Block {
                 })
             }
         }
-        if q.fifo.len() as u32 >= q.depth {
+        if queued >= depth {
             return Err(Fault::Deadlock {
                 what: format!(
-                    "EnQue on a queue of depth {} that already holds {} tensor(s): DeQue them first",
-                    q.depth,
-                    q.fifo.len()
+                    "EnQue on a queue of depth {depth} that already holds {queued} tensor(s): DeQue them first"
                 ),
             });
         }
-        q.slots[slot as usize] = SlotState::Queued;
-        q.fifo.push_back(slot);
+        let q = &mut self.queues[qi];
+        q.fifo.push_back((owner, slot));
         let (producer, consumer) = (q.producer, q.consumer);
+        let b = &mut self.queues[owner as usize].slots[slot as usize];
+        b.state = SlotState::Queued;
+        b.holder = qi as u32;
         self.record(
             producer,
             InstrKind::SetFlag {
                 src: producer,
                 dst: consumer,
                 key: FlagKey::Slot {
-                    queue: handle as u32,
+                    queue: owner,
                     slot,
                     forward: true,
                 },
@@ -439,31 +512,38 @@ impl Block {
         )
     }
 
-    /// TQue::DeQue.
+    /// TQue::DeQue: the whole buffer en-queued first, as elements of
+    /// `dtype`.
     pub fn que_deque(&mut self, handle: i32, dtype: u8, loc: u32) -> Result<AscLocal, Fault> {
         let size = dtype_size(dtype)?;
-        let q = self.queue(handle, "DeQue")?;
-        let slot = q.fifo.pop_front().ok_or_else(|| Fault::Deadlock {
+        let qi = self.queue_index(handle, "DeQue")?;
+        let q = &mut self.queues[qi];
+        let (owner, slot) = q.fifo.pop_front().ok_or_else(|| Fault::Deadlock {
             what:
                 "DeQue on an empty queue: no tensor was EnQue'd (the hardware would wait forever)"
                     .into(),
         })?;
-        q.slots[slot as usize] = SlotState::Dequeued;
         let (producer, consumer) = (q.producer, q.consumer);
+        let o = &mut self.queues[owner as usize];
         let t = AscLocal {
-            mem: q.mem as u8,
+            mem: o.mem as u8,
             dtype,
             reserved: 0,
-            addr: q.base + slot * q.stride,
-            elems: q.len / size,
+            addr: o.base + slot * o.stride,
+            elems: o.len / size,
         };
+        let b = &mut o.slots[slot as usize];
+        // A buffer its own queue gave back meanwhile stays where it is.
+        if b.state == SlotState::Queued && b.holder == qi as u32 {
+            b.state = SlotState::Dequeued;
+        }
         self.record(
             consumer,
             InstrKind::WaitFlag {
                 src: producer,
                 dst: consumer,
                 key: FlagKey::Slot {
-                    queue: handle as u32,
+                    queue: owner,
                     slot,
                     forward: true,
                 },
@@ -476,35 +556,66 @@ impl Block {
         Ok(t)
     }
 
-    /// TQue::FreeTensor.
+    /// TQue::FreeTensor: gives the buffer back to the queue that allocated
+    /// it; the freeing queue's consumer sets the flag its next AllocTensor
+    /// waits (module docs).
     pub fn que_free(&mut self, handle: i32, t: AscLocal, loc: u32) -> Result<(), Fault> {
-        let q = self.queue(handle, "FreeTensor")?;
-        let slot = Self::slot_of(q, t.addr, "FreeTensor")?;
-        match q.slots[slot as usize] {
+        let qi = self.queue_index(handle, "FreeTensor")? as u32;
+        let (owner, slot) = self
+            .buffer_of(&t)
+            .ok_or_else(|| self.not_a_queue_buffer("FreeTensor", &t))?;
+        let b = self.queues[owner as usize].slots[slot as usize];
+        if b.lent == Some(qi) {
+            // The end of a hold whose buffer was given back already.
+            self.queues[owner as usize].slots[slot as usize].lent = None;
+            return Ok(());
+        }
+        match b.state {
             SlotState::Free => {
                 return Err(Fault::InvalidArg {
                     api: "FreeTensor",
                     what: "tensor freed twice (or never allocated)".into(),
                 })
             }
-            SlotState::Queued => {
+            SlotState::Queued if b.holder == qi => {
                 return Err(Fault::InvalidArg {
                     api: "FreeTensor",
                     what: "tensor freed while still in the queue (DeQue it first)".into(),
                 })
             }
-            SlotState::Allocated | SlotState::Dequeued => {}
+            SlotState::Allocated | SlotState::Queued | SlotState::Dequeued => {}
         }
-        q.slots[slot as usize] = SlotState::Free;
-        q.freed[slot as usize] = true;
-        let (producer, consumer) = (q.producer, q.consumer);
+        let lent = (b.holder != qi && b.holder != owner).then_some(b.holder);
+        if let Some(other) = lent {
+            let place = self.place(loc);
+            let other_at = self.place(self.queues[other as usize].loc);
+            let key = format!("{place}: FreeTensor gives back a buffer another queue still holds");
+            self.shared.note_first(
+                "queue-lend",
+                &key,
+                format!(
+                    "{key} (the queue initialised at {other_at}, which it was en-queued into): it is \
+                     free at once, so the next AllocTensor of its queue may overwrite it before \
+                     that queue's consumer has read it (a race the checker reports when it \
+                     happens); that queue's FreeTensor then gives nothing back. Free a buffer \
+                     once, after its last use"
+                ),
+            );
+        }
+        let consumer = self.queues[qi as usize].consumer;
+        let producer = self.queues[owner as usize].producer;
+        let b = &mut self.queues[owner as usize].slots[slot as usize];
+        b.state = SlotState::Free;
+        b.holder = owner;
+        b.free_flag = Some((consumer, producer));
+        b.lent = lent;
         self.record(
             consumer,
             InstrKind::SetFlag {
                 src: consumer,
                 dst: producer,
                 key: FlagKey::Slot {
-                    queue: handle as u32,
+                    queue: owner,
                     slot,
                     forward: false,
                 },

@@ -116,6 +116,31 @@ fn platform_info_brings_map_string_and_vector_into_scope() {
     compile_and_run(PLATFORM_INFO_STD_NAMES);
 }
 
+/// PlatFormInfos::GetLocalMemSize, as cann-ops tilings ask it for the UB
+/// (`platformInfo->GetLocalMemSize(fe::LocalMemType::UB, ubSize)`): the
+/// platform's sizes.
+const LOCAL_MEM_SIZE: &str = r#"
+#include "register/op_def_registry.h"
+int main() {
+  fe::PlatFormInfos pi{};
+  pi.info_.ub_size = 196608;
+  pi.info_.l1_size = 524288;
+  pi.info_.l0c_size = 131072;
+  fe::PlatFormInfos* platformInfo = &pi;
+  uint64_t ub = 0, l1 = 0, l0c = 0, none = 7;
+  platformInfo->GetLocalMemSize(fe::LocalMemType::UB, ub);
+  platformInfo->GetLocalMemSize(fe::LocalMemType::L1, l1);
+  platformInfo->GetLocalMemSize(fe::LocalMemType::L0_C, l0c);
+  platformInfo->GetLocalMemSize(fe::LocalMemType::RESERVED, none);
+  return ub == 196608 && l1 == 524288 && l0c == 131072 && none == 0 ? 0 : 1;
+}
+"#;
+
+#[test]
+fn platform_infos_give_local_memory_sizes() {
+    compile_and_run(LOCAL_MEM_SIZE);
+}
+
 /// TilingData fields named like the setters' parameters (`value`,
 /// `values`): `set_value(2.5f)` sets the field (a public Addcdiv sample
 /// names its attribute's field `value`; the setter once assigned its

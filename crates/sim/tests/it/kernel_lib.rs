@@ -43,3 +43,17 @@ pub fn compile_sources(lib_name: &str, sources: &[(&str, &str)]) -> (tempfile::T
 pub fn compile(src: &str) -> (tempfile::TempDir, PathBuf) {
     compile_sources("libk.so", &[("k.cpp", src)])
 }
+
+/// The names the msopgen build's ORIG_DTYPE_<ARG> macros are compared with
+/// are GE's codes, the host's ge::DataType ones included (a quantising
+/// kernel asks `ORIG_DTYPE_Y == DT_INT4`).
+#[test]
+fn the_msopgen_dtype_names_are_ges_codes() {
+    compile(
+        "#include \"kernel_operator.h\"\n\
+         #include \"ascendopt/kernel/msopgen_build.h\"\n\
+         static_assert(DT_FLOAT16 == 1 && DT_BF16 == 27, \"\");\n\
+         static_assert(DT_STRING == 13 && DT_COMPLEX128 == 17, \"\");\n\
+         static_assert(DT_UNDEFINED == 28 && DT_INT4 == 29, \"\");\n",
+    );
+}

@@ -10,6 +10,8 @@ mod host_headers;
 mod img2col;
 mod kernel_lib;
 mod lib_api;
+mod op_frame;
+mod queue_handover;
 mod runtime_launch;
 mod timing_e2e;
 mod unit_flag;

@@ -25,7 +25,7 @@ fn platform() -> Platform {
     }
 }
 
-fn f32_tensor(v: &[f32]) -> JobTensor {
+pub(crate) fn f32_tensor(v: &[f32]) -> JobTensor {
     JobTensor {
         dtype: Dtype::Float32,
         shape: vec![v.len() as i64],
@@ -33,13 +33,18 @@ fn f32_tensor(v: &[f32]) -> JobTensor {
     }
 }
 
-fn f32s(b: &[u8]) -> Vec<f32> {
+pub(crate) fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
 
-fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -> LaunchJob {
+pub(crate) fn job(
+    so: &Path,
+    name: &str,
+    inputs: Vec<JobTensor>,
+    outputs: Vec<JobTensor>,
+) -> LaunchJob {
     LaunchJob {
         host_lib: PathBuf::new(),
         kernel_lib: so.to_path_buf(),
@@ -60,11 +65,11 @@ fn job(so: &Path, name: &str, inputs: Vec<JobTensor>, outputs: Vec<JobTensor>) -
 }
 
 /// 1-based line of the first line of `src` containing `needle`.
-fn line_of(src: &str, needle: &str) -> u32 {
+pub(crate) fn line_of(src: &str, needle: &str) -> u32 {
     src.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
 }
 
-fn tiling(block_dim: u32) -> TilingInfo {
+pub(crate) fn tiling(block_dim: u32) -> TilingInfo {
     TilingInfo {
         block_dim,
         tiling_key: 0,
@@ -1308,6 +1313,59 @@ fn a_dma_read_past_the_span_reads_poison_and_is_noted() {
         .findings
         .iter()
         .any(|f| f.kind == "gm-overread" && f.message.contains("from byte 32")));
+}
+
+/// The cube path's GM read (DataCopy with Nd2NzParams, here into the UB):
+/// 32 floats from a 3-float input, one row of four 32-byte fractal rows.
+const ND2NZ_OVERREAD_KERNEL: &str = r#"
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void nz_over(GM_ADDR x, GM_ADDR y, GM_ADDR ws, GM_ADDR tiling) {
+  GlobalTensor<float> xg, yg;
+  xg.SetGlobalBuffer((__gm__ float*)x, 3);
+  yg.SetGlobalBuffer((__gm__ float*)y, 32);
+  TPipe pipe;
+  TBuf<TPosition::VECIN> buf;
+  pipe.InitBuffer(buf, 32 * sizeof(float));
+  LocalTensor<float> t = buf.Get<float>();
+  DataCopy(t, xg, Nd2NzParams(1, 1, 32, 0, 32, 1, 1, 0));
+  set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+  DataCopy(yg, t, 32);
+}
+"#;
+
+#[test]
+fn a_cube_path_read_past_the_span_follows_the_same_rule() {
+    let (_d, so) = compile(ND2NZ_OVERREAD_KERNEL);
+    let out = run_kernel(
+        &job(
+            &so,
+            "nz_over",
+            vec![f32_tensor(&[1.0, 2.0, 3.0])],
+            vec![f32_tensor(&[0.0; 32])],
+        ),
+        &tiling(1),
+    )
+    .unwrap();
+    let y = &out.outputs[0];
+    assert_eq!(f32s(&y[..12]), vec![1.0, 2.0, 3.0]);
+    // Bytes 64..128 lie past the allocator's 64-byte span: poison.
+    assert!(y[64..].iter().all(|&b| b == 0xFF), "{:?}", &y[64..]);
+    let notes: Vec<_> = out
+        .findings
+        .iter()
+        .filter(|f| f.kind == "gm-overread")
+        .collect();
+    assert_eq!(notes.len(), 1, "{:#?}", out.findings);
+    let line = line_of(ND2NZ_OVERREAD_KERNEL, "Nd2NzParams(1, 1, 32");
+    assert!(
+        notes[0].message.contains(&format!(
+            "k.cpp:{line}: DataCopy reads past the end of `input 0`"
+        )) && notes[0].message.contains("64 byte(s) past it, from byte 0"),
+        "{}",
+        notes[0].message
+    );
 }
 
 #[test]

@@ -15,12 +15,30 @@
 
 namespace fe {
 // What GetPlatformInfo() hands to platform_ascendc::PlatformAscendC.
+// The on-chip memories a tiling asks PlatFormInfos::GetLocalMemSize about
+// (cann-ops tilings call it with UB, as platform_ascendc's GetCoreMemSize).
+enum class LocalMemType { L0_A = 0, L0_B, L0_C, L1, L2, UB, HBM, RESERVED };
+
 class PlatFormInfos {
  public:
   // The cores a vector operator runs on: the same count as
   // platform_ascendc::PlatformAscendC::GetCoreNum (the AIV cores of the
   // A2's separated architecture, guide 6.4.2.1).
   uint32_t GetCoreNum() const { return info_.core_num_aiv; }
+  // A memory's size in bytes, the platform's figure (as GetCoreMemSize
+  // before any ReserveLocalMemory); 0 for one the platform does not give.
+  void GetLocalMemSize(const LocalMemType& mem_type, uint64_t& size) const {
+    switch (mem_type) {
+      case LocalMemType::L0_A: size = info_.l0a_size; return;
+      case LocalMemType::L0_B: size = info_.l0b_size; return;
+      case LocalMemType::L0_C: size = info_.l0c_size; return;
+      case LocalMemType::L1: size = info_.l1_size; return;
+      case LocalMemType::L2: size = info_.l2_size; return;
+      case LocalMemType::UB: size = info_.ub_size; return;
+      case LocalMemType::HBM: size = info_.hbm_size; return;
+      default: size = 0; return;
+    }
+  }
   AscHostPlatform info_;
 };
 }  // namespace fe

@@ -26,8 +26,12 @@ enum AscendoptOrigDataType {
   DT_UINT64 = 10,
   DT_DOUBLE = 11,
   DT_BOOL = 12,
+  DT_STRING = 13,
   DT_COMPLEX64 = 16,
-  DT_BF16 = 27
+  DT_COMPLEX128 = 17,
+  DT_BF16 = 27,
+  DT_UNDEFINED = 28,
+  DT_INT4 = 29
 };
 
 enum AscendoptOrigFormat {

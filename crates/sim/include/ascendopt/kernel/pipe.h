@@ -39,9 +39,12 @@ class TQueBind {
     ++allocated_;
     return t;
   }
+  // The tensor may be another queue's (runtime/queue.rs); its user tag
+  // goes through the queue with it (tags_, in EnQue order).
   template <class T>
   bool EnQue(const LocalTensor<T>& t, ASC_LOC) {
     ASC_RT->que_enque(handle_, t.desc_, loc_.c());
+    tags_[(tag_head_ + queued_) % kMaxDepth] = t.tag_;
     ++queued_;
     return true;
   }
@@ -49,7 +52,7 @@ class TQueBind {
   LocalTensor<T> DeQue(ASC_LOC) {
     LocalTensor<T> t =
         LocalTensor<T>::from_desc(ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<T>(), loc_.c()), DST);
-    if (queued_ > 0) --queued_;
+    t.tag_ = pop_tag();
     return t;
   }
   // The guide's in-place form: the de-queued tensor through the argument.
@@ -62,7 +65,7 @@ class TQueBind {
   // tensor dropped.
   void DeQue(ASC_LOC) {
     ASC_RT->que_deque(handle_, ::ascendopt::dtype_of<uint8_t>(), loc_.c());
-    if (queued_ > 0) --queued_;
+    pop_tag();
   }
   // The guide's in-place form of AllocTensor.
   template <class T>
@@ -86,6 +89,19 @@ class TQueBind {
   int32_t queued_ = 0;
   int32_t allocated_ = 0;
   int32_t num_ = 0;
+  // The runtime allows depths 1..=8.
+  static constexpr int32_t kMaxDepth = 8;
+  TTagType tags_[kMaxDepth] = {};
+  int32_t tag_head_ = 0;
+
+ private:
+  TTagType pop_tag() {
+    if (queued_ <= 0) return 0;
+    TTagType tag = tags_[tag_head_];
+    tag_head_ = (tag_head_ + 1) % kMaxDepth;
+    --queued_;
+    return tag;
+  }
 };
 
 template <TPosition POS, int32_t DEPTH = 1, auto MASK = 0>

@@ -16,6 +16,10 @@ class LocalTensor {
   using PrimType = T;
   AscLocal desc_{};
   TPosition pos_ = TPosition::VECCALC;
+  // The user's tag (guide 6.2.2.1.9 SetUserTag / 6.2.2.1.10 GetUserTag: set
+  // on a tensor, read back on the tensor a later DeQue hands out; the
+  // queues carry it, pipe.h). 0 until set.
+  int32_t tag_ = 0;
 
   LocalTensor() {
     desc_.mem = ASC_MEM_UB;
@@ -67,6 +71,7 @@ class LocalTensor {
     t.desc_.dtype = ::ascendopt::dtype_of<U>();
     t.desc_.elems = (uint32_t)((uint64_t)desc_.elems * sizeof(T) / sizeof(U));
     t.pos_ = pos_;
+    t.tag_ = tag_;
     return t;
   }
 
@@ -76,8 +81,8 @@ class LocalTensor {
   uint64_t GetPhyAddr() const { return desc_.addr; }
   uint64_t GetPhyAddr(uint32_t offset) const { return desc_.addr + offset * sizeof(T); }
   TPosition GetPosition() const { return pos_; }
-  int32_t GetUserTag() const { return 0; }
-  void SetUserTag(int32_t) {}
+  TTagType GetUserTag() const { return tag_; }
+  void SetUserTag(const TTagType tag) { tag_ = tag; }
   uint8_t mem() const { return desc_.mem; }
   uint32_t addr() const { return desc_.addr; }
 };

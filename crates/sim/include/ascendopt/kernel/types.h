@@ -337,6 +337,8 @@ enum class HardEvent : uint8_t {
 };
 #undef ASC_EVT
 using TEventID = int8_t;
+// A tensor's user tag (guide 6.2.2.1.10 GetUserTag).
+using TTagType = int32_t;
 
 // ---- vector enums ---------------------------------------------------------
 enum class RoundMode : uint8_t {
@@ -385,6 +387,19 @@ constexpr int32_t ONE_BLK_SIZE = 32;
 // kernel_utils_constants.h @28e7aba2, its 2201 and 3002 branches). Older
 // samples size a Matmul format buffer with it.
 constexpr int32_t TOTAL_VEC_LOCAL_SIZE = 184 * 1024;
+// The UB's size, which the guide's own samples allocate by name (3.10.4.13
+// `InitBuffer(ubBuf, TOTAL_UB_SIZE)`): 192 KB on the 910B (__NPU_ARCH__
+// 2201), 248 KB on the 310B (3002); the same constants header as above.
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3002
+constexpr uint32_t TOTAL_UB_SIZE = 248 * 1024;
+#else
+constexpr uint32_t TOTAL_UB_SIZE = 192 * 1024;
+#endif
+// Bytes of one C0 block (the guide's CV-fusion sample divides by it to give
+// DataCopyParams block counts) and of one vector repeat as the kernel
+// library names them (same constants header: 32 and 256).
+constexpr int32_t DEFAULT_C0_SIZE = 32;
+constexpr int32_t DEFAULT_BLOCK_SIZE = 256;
 constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;
 constexpr int32_t DEFAULT_BLK_NUM = 8;
 constexpr int32_t DEFAULT_REPEAT_STRIDE = 8;

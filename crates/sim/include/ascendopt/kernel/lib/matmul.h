@@ -70,12 +70,6 @@
 #include "../workspace.h"
 #include "../misc.h"
 
-namespace AscendC {
-// Bytes of one C0 block (the guide's CV-fusion sample divides by it to
-// give DataCopyParams block counts): 32.
-constexpr int32_t DEFAULT_C0_SIZE = 32;
-}  // namespace AscendC
-
 namespace matmul {
 
 // Kernels that say `using namespace matmul;` name the basic API (DataCopy,
