@@ -62,8 +62,14 @@ pub fn tempdir() -> tempfile::TempDir {
 /// Copies the folder `from` to `to`, leaving out `build/` folders (the
 /// package copy of the operator crate, so tests copy as the tool does).
 pub fn copy_dir(from: &Path, to: &Path) {
-    ascendopt_op::package::copy_tree(from, to, &["build"])
-        .unwrap_or_else(|(path, e)| panic!("copying {} to {}: {}: {e}", from.display(), to.display(), path.display()));
+    ascendopt_op::package::copy_tree(from, to, &["build"]).unwrap_or_else(|(path, e)| {
+        panic!(
+            "copying {} to {}: {}: {e}",
+            from.display(),
+            to.display(),
+            path.display()
+        )
+    });
 }
 
 /// The input elements of an op.toml `[[cases]]` block: the sum over its
