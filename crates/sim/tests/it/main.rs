@@ -4,6 +4,7 @@
 //! `tests/it/NAME.rs`), not as a new file in `tests/`: each file there is
 //! a binary of its own, linked separately (slower CI, more disk).
 
+mod arange;
 mod cube;
 mod fixpipe_quant;
 mod host_headers;

@@ -169,6 +169,12 @@ inline void GetMeanMaxMinTmpSize(const uint32_t n, const uint32_t srcTypeSize, c
   (void)isReuseSource;
   minSize = maxSize = srcTypeSize == 0 ? 0 : ::ascendopt::lib::mean_tmp_bytes(n, srcTypeSize, accTypeSize);
 }
+// Arange needs no temporary space (guide 6.2.4.8.2); ArithProgression is
+// its former name.
+inline void GetArangeMaxMinTmpSize(uint32_t& maxValue, uint32_t& minValue) { maxValue = minValue = 0; }
+inline void GetArithProgressionMaxMinTmpSize(uint32_t& maxValue, uint32_t& minValue) {
+  maxValue = minValue = 0;
+}
 // CumSum of an [outter, inner] shape.
 inline void GetCumSumMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isLastAxis,
                                    const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {

@@ -12,5 +12,6 @@
 #include "softmax.h"
 #include "select.h"
 #include "broadcast.h"
+#include "arange.h"
 
 #endif
