@@ -251,7 +251,7 @@ fn kernel_buffer_plans(pkg: &Sources) -> Vec<Plan> {
                 continue;
             }
             seen.push(range.clone());
-            let Some(value) = int_literal(parsed.src(literal)) else {
+            let Some((value, _)) = syntax::int_literal(parsed.src(literal)) else {
                 continue;
             };
             let (state, new) = match value {
@@ -361,11 +361,6 @@ fn file_constants<'t>(parsed: &'t Parsed<'_>) -> BTreeMap<String, tree_sitter::N
         }
     }
     out
-}
-
-fn int_literal(text: &str) -> Option<i64> {
-    let t = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    t.parse().ok()
 }
 
 /// All-core launch: the tiling spreads the work over every vector core

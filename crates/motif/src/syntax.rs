@@ -616,6 +616,36 @@ pub(crate) fn elem_type_of<'a>(parsed: &Parsed<'a>, expr: Node<'_>) -> Option<&'
     tensor_elem_type(parsed, parsed.root(), root)
 }
 
+/// An integer literal's text (`128`, `64u`, `0x40UL`) as its value and
+/// suffix; None for anything else.
+pub(crate) fn int_literal(text: &str) -> Option<(i64, String)> {
+    let t = text.trim();
+    let digits_end = t.find(['u', 'U', 'l', 'L']).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(digits_end);
+    if !suffix.chars().all(|c| matches!(c, 'u' | 'U' | 'l' | 'L')) {
+        return None;
+    }
+    let v = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        i64::from_str_radix(h, 16).ok()?
+    } else if digits.chars().all(|c| c.is_ascii_digit()) && !digits.is_empty() {
+        digits.parse().ok()?
+    } else {
+        return None;
+    };
+    Some((v, suffix.to_string()))
+}
+
+/// [`int_literal`] with an optional leading minus (`-1`, `- 1`).
+pub(crate) fn signed_int_literal(text: &str) -> Option<(i64, String)> {
+    match text.trim().strip_prefix('-') {
+        Some(rest) => int_literal(rest).map(|(v, s)| (-v, s)),
+        None => int_literal(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

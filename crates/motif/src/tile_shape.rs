@@ -105,15 +105,6 @@ impl Dim {
     }
 }
 
-/// The value and suffix of an integer literal (`128`, `64u`, `-1`).
-fn int_literal(text: &str) -> Option<(i64, String)> {
-    let t = text.trim();
-    let digits = t.trim_end_matches(['u', 'U', 'l', 'L']);
-    let suffix = t[digits.len()..].to_string();
-    let value = digits.replace(' ', "").parse().ok()?;
-    Some((value, suffix))
-}
-
 /// Every file- or class-scope integer constant of the package, by name.
 fn constants(pkg: &Sources) -> BTreeMap<String, Vec<ConstDecl>> {
     let mut out: BTreeMap<String, Vec<ConstDecl>> = BTreeMap::new();
@@ -139,7 +130,7 @@ fn constants(pkg: &Sources) -> BTreeMap<String, Vec<ConstDecl>> {
                 let (Some(name), Some(value)) = (syntax::declared_name(&parsed, d), value) else {
                     continue;
                 };
-                let Some((v, suffix)) = int_literal(parsed.src(value)) else {
+                let Some((v, suffix)) = syntax::signed_int_literal(parsed.src(value)) else {
                     continue;
                 };
                 out.entry(name.to_string()).or_default().push(ConstDecl {
@@ -199,7 +190,7 @@ fn resolve(
 ) -> Dim {
     let node = strip_casts(parsed, node);
     let text = parsed.src(node);
-    if let Some((value, suffix)) = int_literal(text) {
+    if let Some((value, suffix)) = syntax::signed_int_literal(text) {
         return Dim {
             value: Some(value),
             target: Some(Target::Literal {
@@ -478,7 +469,7 @@ fn api_budget(pkg: &Sources, file: &str) -> Option<Budget> {
         calls
             .iter()
             .find(|c| c.name == name && c.args.len() == 1)
-            .and_then(|c| int_literal(parsed.src(c.args[0])))
+            .and_then(|c| syntax::signed_int_literal(parsed.src(c.args[0])))
             .map(|(v, _)| v)
     };
     let bias_on = calls.iter().any(|c| {
@@ -526,7 +517,7 @@ fn kernel_budget(pkg: &Sources) -> Option<Budget> {
             let Some(pos) = queues.get(q) else {
                 continue;
             };
-            let count = int_literal(parsed.src(c.args[1]))
+            let count = syntax::signed_int_literal(parsed.src(c.args[1]))
                 .map(|(v, _)| v)
                 .or_else(|| constants.get(parsed.src(c.args[1]).trim()).copied())?;
             counts.insert(*pos, count);

@@ -409,27 +409,6 @@ fn base_block_domain(value: i64) -> (i64, i64, Step) {
     (16, value.max(512), Step::Every(16))
 }
 
-/// Integer literal text → (value, suffix).
-fn int_literal(text: &str) -> Option<(i64, String)> {
-    let t = text.trim();
-    let digits_end = t.find(['u', 'U', 'l', 'L']).unwrap_or(t.len());
-    let (digits, suffix) = t.split_at(digits_end);
-    if !suffix.chars().all(|c| matches!(c, 'u' | 'U' | 'l' | 'L')) {
-        return None;
-    }
-    let v = if let Some(h) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        i64::from_str_radix(h, 16).ok()?
-    } else if digits.chars().all(|c| c.is_ascii_digit()) && !digits.is_empty() {
-        digits.parse().ok()?
-    } else {
-        return None;
-    };
-    Some((v, suffix.to_string()))
-}
-
 /// The C++ type of a literal with this suffix.
 fn literal_type(suffix: &str, value: i64) -> &'static str {
     let s = suffix.to_ascii_lowercase();
@@ -576,7 +555,7 @@ fn decision_position(parsed: &Parsed<'_>, lit: Node<'_>) -> bool {
                             .child_by_field_name("left")
                             .map(|l| parsed.src(l))
                             .unwrap_or("");
-                        let (v, _) = int_literal(lit).unwrap_or((0, String::new()));
+                        let (v, _) = syntax::int_literal(lit).unwrap_or((0, String::new()));
                         if left.contains(&format!("+ {}", v - 1))
                             || left.contains(&format!("{} - 1", lit))
                         {
@@ -610,7 +589,7 @@ fn decision_position(parsed: &Parsed<'_>, lit: Node<'_>) -> bool {
                         .any(|c| c.kind() == "number_literal")
                     && parsed.src(lit).trim_end_matches(['u', 'U', 'l', 'L']) != "0"
                 {
-                    let (v, _) = int_literal(parsed.src(lit)).unwrap_or((0, String::new()));
+                    let (v, _) = syntax::int_literal(parsed.src(lit)).unwrap_or((0, String::new()));
                     if v <= 1 || (v + 1).count_ones() == 1 {
                         return false;
                     }
@@ -723,7 +702,7 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
                         continue;
                     };
                     let raw = parsed.src(value);
-                    let Some((v, suffix)) = int_literal(raw) else {
+                    let Some((v, suffix)) = syntax::int_literal(raw) else {
                         continue;
                     };
                     let label = parsed.src(name).to_string();
@@ -760,7 +739,7 @@ pub fn discover(sources: &Sources, chip: &ChipLimits) -> Discovery {
             if const_literals.contains(&(r.start, r.end)) || in_marked(r.start) {
                 continue;
             }
-            let Some((v, suffix)) = int_literal(parsed.src(node)) else {
+            let Some((v, suffix)) = syntax::int_literal(parsed.src(node)) else {
                 continue;
             };
             if v < 2 {
@@ -1095,7 +1074,7 @@ fn constant_candidate(parsed: &Parsed<'_>, decl: Node<'_>) -> Option<Candidate> 
         return None;
     }
     let ty = decl.child_by_field_name("type")?;
-    let (v, suffix) = int_literal(parsed.src(value))?;
+    let (v, suffix) = syntax::int_literal(parsed.src(value))?;
     if v < 1 {
         return None;
     }
